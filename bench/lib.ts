@@ -1,0 +1,154 @@
+/**
+ * Benchmark plumbing. Every figure is printed beside a baseline measured in the
+ * same run (absolute numbers drift on shared machines): HTTP figures against a
+ * bare node:http server answering a fixed JSON, under the same bounded loopback
+ * load from autocannon.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+
+export interface HttpLoad {
+  name: string;
+  method?: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Builds a fresh request per call (e.g. to vary ids); overrides body. */
+  setupRequest?: (req: Record<string, unknown>) => Record<string, unknown>;
+}
+
+export interface LoadResult {
+  rps: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+export const BENCH_SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+export const BENCH_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+export async function load(url: string, l: HttpLoad, connections = BENCH_CONNECTIONS): Promise<LoadResult> {
+  const result = await autocannon({
+    url: url + l.path,
+    method: l.method ?? 'GET',
+    headers: { ...(l.body ? { 'content-type': 'application/json' } : {}), ...l.headers },
+    body: l.body,
+    connections,
+    duration: BENCH_SECONDS,
+    ...(l.setupRequest ? { requests: [{ setupRequest: l.setupRequest as never }] } : {}),
+  });
+  return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      const m = pattern.exec(buf);
+      if (m) {
+        child.stdout?.off('data', onData);
+        resolve(m[1] ?? m[0]);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`process exited (${code}) before it was ready: ${buf}`)));
+  });
+}
+
+export interface Spawned {
+  url: string;
+  dir: string;
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** The real server in its own process, on a fresh database. */
+export async function spawnServer(extraEnv: Record<string, string> = {}): Promise<Spawned> {
+  const dir = mkdtempSync(join(tmpdir(), 'fusegate-bench-'));
+  const env = {
+    ...(process.env as Record<string, string>),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: `file:${join(dir, 'fusegate.db')}`,
+    SIGNING_KEY_FILE: join(dir, 'keys.json'),
+    LOG_LEVEL: 'info',
+    HOP_LIMIT_DEFAULT: '100000000',
+    ...extraEnv,
+  };
+  const child = spawn(process.execPath, ['src/server.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await waitForLine(child, /"url":"(http:\/\/[^"]+)"/);
+  return { url, dir, env, stop: () => stopChild(child) };
+}
+
+/** The baseline: a bare node:http server answering a fixed JSON (reading the body on POST). */
+export async function spawnBaseline(): Promise<Spawned> {
+  const code = `
+    const http = require('node:http');
+    const payload = JSON.stringify({ ok: true, state: 'LIVE', verdict: true });
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        if (body) JSON.parse(body);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(payload);
+      });
+    });
+    server.listen(0, '127.0.0.1', () => console.log('{"url":"http://127.0.0.1:' + server.address().port + '"}'));
+  `;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await waitForLine(child, /"url":"(http:\/\/[^"]+)"/);
+  return { url, dir: '', env: {}, stop: () => stopChild(child) };
+}
+
+/** Runs a CLI command against a spawned server's database; returns its parsed --json output. */
+export async function cliJson(env: Record<string, string>, args: string[]): Promise<Record<string, unknown>> {
+  const child = spawn(process.execPath, ['src/cli.ts', ...args, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`cli ${args.join(' ')} failed (${code})`);
+  return JSON.parse(out) as Record<string, unknown>;
+}
+
+const rows: string[][] = [];
+
+/** Records one line of the final table. */
+export function report(section: string, figure: string, value: string, baseline: string, ratio: string): void {
+  rows.push([section, figure, value, baseline, ratio]);
+  console.log(`  ${section} | ${figure}: ${value}  (baseline ${baseline}; ratio ${ratio})`);
+}
+
+export function printTable(): void {
+  const header = ['section', 'figure', 'value', 'baseline', 'ratio'];
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  console.log('\n' + all.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n'));
+}
+
+export const fmt = {
+  rps: (n: number) => `${Math.round(n).toLocaleString('en-US')} req/s`,
+  ms: (n: number) => `${n.toFixed(1)} ms`,
+  ratio: (a: number, b: number) => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}x`),
+};
+
+/** Compares one HTTP load on the server against the same load on the baseline. */
+export async function compareHttp(section: string, server: Spawned, baseline: Spawned, l: HttpLoad): Promise<void> {
+  const base = await load(baseline.url, { ...l, headers: {} });
+  const ours = await load(server.url, l);
+  if (ours.non2xx > 0 || ours.errors > 0) console.log(`  note: ${l.name}: ${ours.non2xx} non-2xx, ${ours.errors} errors`);
+  report(section, `${l.name} throughput`, fmt.rps(ours.rps), fmt.rps(base.rps), fmt.ratio(ours.rps, base.rps));
+  report(section, `${l.name} p99`, fmt.ms(ours.p99), fmt.ms(base.p99), fmt.ratio(ours.p99, base.p99));
+}

@@ -1,0 +1,19 @@
+/**
+ * `npm run bench`: every section, then one table. Each figure is a ratio
+ * against a baseline measured in the same run. BENCH_SECONDS and
+ * BENCH_CONNECTIONS tune the load; BENCH_ONLY=name runs one section.
+ */
+import { benchFoundation } from './foundation.ts';
+import { printTable } from './lib.ts';
+
+const SECTIONS: Record<string, () => Promise<void>> = {
+  foundation: benchFoundation,
+};
+
+const only = process.env.BENCH_ONLY;
+for (const [name, run] of Object.entries(SECTIONS)) {
+  if (only && only !== name) continue;
+  console.log(`\n# ${name}`);
+  await run();
+}
+printTable();

@@ -1,0 +1,67 @@
+/**
+ * The one h3 application: API routes first, then the built site for every
+ * other GET, then a problem+json 404 (or 405 when the path exists for another
+ * method). Every response carries `x-request-id`.
+ */
+import { randomUUID } from 'node:crypto';
+import { H3, type H3Event } from 'h3';
+import type { AppContext } from './context.ts';
+import { Problem, notFound, problemResponse, toProblem } from './problem.ts';
+import { Router } from './router.ts';
+import { staticSiteHandler } from './static-site.ts';
+import { registerSystemRoutes } from './gate/system.ts';
+
+export type RouteModule = (router: Router, ctx: AppContext) => void;
+
+/** Every route module, in one place. Later areas add themselves here. */
+const MODULES: RouteModule[] = [registerSystemRoutes];
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface App {
+  h3: H3;
+  router: Router;
+}
+
+export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): App {
+  const h3 = new H3({
+    silent: true,
+    onRequest(event: H3Event) {
+      const incoming = event.req.headers.get('x-request-id');
+      const id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      event.context.requestId = id;
+      event.res.headers.set('x-request-id', id);
+    },
+    onError(error, event) {
+      const problem = toProblem(error);
+      if (problem.status >= 500) {
+        ctx.log('error', 'request failed', {
+          request_id: event.context.requestId,
+          path: event.url.pathname,
+          error: String((error as Error).cause ?? error),
+        });
+      }
+      return problemResponse(problem, event);
+    },
+  });
+  const router = new Router(h3);
+  for (const register of [...MODULES, ...extraModules]) register(router, ctx);
+
+  const site = staticSiteHandler(ctx.config.STATIC_DIR);
+  h3.all('/**', async (event: H3Event) => {
+    const served = await site(event);
+    if (served !== undefined) return served;
+    const allowed = router.allowed(event.url.pathname);
+    if (allowed.length > 0) {
+      throw new Problem({
+        status: 405,
+        code: 'method_not_allowed',
+        title: 'Method not allowed',
+        detail: `${event.req.method} is not allowed on ${event.url.pathname}; use ${allowed.join(', ')}`,
+        headers: { allow: allowed.join(', ') },
+      });
+    }
+    throw notFound(`nothing is served at ${event.url.pathname}`, 'route_not_found');
+  });
+  return { h3, router };
+}

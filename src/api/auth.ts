@@ -1,0 +1,58 @@
+/**
+ * Bearer authentication (SPEC part 5): `Authorization: Bearer <key>`.
+ * Missing, unknown or revoked keys get 401 with `WWW-Authenticate: Bearer`.
+ */
+import type { H3Event } from 'h3';
+import { findKeyBySecret, type ApiKey } from '../ledger/api-keys.ts';
+import type { AppContext } from './context.ts';
+import { Problem } from './problem.ts';
+
+const REALM = 'Bearer realm="fusegate"';
+
+function unauthorized(code: string, detail: string, error: string): Problem {
+  return new Problem({
+    status: 401,
+    code,
+    title: 'Unauthorized',
+    detail,
+    headers: { 'www-authenticate': `${REALM}, error="${error}"` },
+  });
+}
+
+/** The bearer token of the request, or undefined when there is none. */
+export function bearerToken(event: H3Event): string | undefined {
+  const header = event.req.headers.get('authorization');
+  if (!header) return undefined;
+  const m = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
+  if (!m) throw unauthorized('malformed_authorization', 'the Authorization header must be "Bearer <key>"', 'invalid_request');
+  return m[1];
+}
+
+/** The calling key, or undefined when the request carries none. Throws 401 for a bad key. */
+export async function optionalKey(event: H3Event, ctx: AppContext): Promise<ApiKey | undefined> {
+  if ('apiKey' in event.context) return event.context.apiKey as ApiKey | undefined;
+  const token = bearerToken(event);
+  let key: ApiKey | undefined;
+  if (token !== undefined) {
+    key = await findKeyBySecret(ctx.ledger.read, token);
+    if (!key) throw unauthorized('unknown_key', 'the API key is not known', 'invalid_token');
+    if (key.revoked_at) throw unauthorized('revoked_key', 'the API key has been revoked', 'invalid_token');
+  }
+  event.context.apiKey = key;
+  return key;
+}
+
+/** The calling key; 401 when the request carries none. */
+export async function requireKey(event: H3Event, ctx: AppContext): Promise<ApiKey> {
+  const key = await optionalKey(event, ctx);
+  if (!key) {
+    throw new Problem({
+      status: 401,
+      code: 'missing_key',
+      title: 'Unauthorized',
+      detail: 'this operation needs an API key: send "Authorization: Bearer <key>"',
+      headers: { 'www-authenticate': REALM },
+    });
+  }
+  return key;
+}

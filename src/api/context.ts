@@ -1,0 +1,14 @@
+/** What every route module receives: configuration, ledger and signing keys. */
+import type { Config } from '../config.ts';
+import type { Keyring } from '../crypto/keys.ts';
+import type { Ledger } from '../ledger/db.ts';
+
+export interface AppContext {
+  config: Config;
+  ledger: Ledger;
+  /** Replaced in place when the key file is rotated (SIGHUP). */
+  keyring: Keyring;
+  version: string;
+  /** Set by tests to observe start-up; never holds secrets. */
+  log: (level: 'info' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+}

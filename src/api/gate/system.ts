@@ -1,0 +1,77 @@
+/**
+ * Service-level routes: health (SPEC 4.1), the calling key's metadata and
+ * usage (GET /v1/me), and the current signing key (GET /crypto/public-key,
+ * foundry layer 0).
+ */
+import { isLocalUrl } from '../../config.ts';
+import { usage } from '../../ledger/meter.ts';
+import { requireKey } from '../auth.ts';
+import type { AppContext } from '../context.ts';
+import type { Router } from '../router.ts';
+import { reply, toResponse } from '../reply.ts';
+
+export function registerSystemRoutes(router: Router, ctx: AppContext): void {
+  router.get('/health', async () => {
+    const { config } = ctx;
+    const database = (await ctx.ledger.ping()) ? 'ok' : 'unreachable';
+    const localhostInProduction =
+      config.NODE_ENV === 'production' && (isLocalUrl(config.BASE_URL) || isLocalUrl(config.SITE_URL));
+    const problems: string[] = [];
+    if (database !== 'ok') problems.push('the database cannot be reached');
+    if (localhostInProduction) problems.push('production still advertises localhost in BASE_URL or SITE_URL');
+    return toResponse(
+      reply(
+        {
+          status: problems.length ? 'unavailable' : 'ok',
+          version: ctx.version,
+          database,
+          environment: config.NODE_ENV,
+          base_url: config.BASE_URL,
+          site_url: config.SITE_URL,
+          ...(problems.length ? { problems } : {}),
+        },
+        problems.length ? 503 : 200,
+      ),
+    );
+  });
+
+  router.get('/v1/me', async (event) => {
+    const key = await requireKey(event, ctx);
+    const u = await usage(ctx.ledger.read, key.id);
+    return toResponse(
+      reply({
+        object: 'api_key',
+        id: key.id,
+        name: key.name,
+        prefix: key.prefix,
+        created_at: key.created_at,
+        hop_limit: key.hop_limit,
+        usage: {
+          hops_used: key.hops_used,
+          hops_remaining: Math.max(0, key.hop_limit - key.hops_used),
+          tolls: u.by_sku,
+          total_usd: u.total_usd,
+          nap_usd: u.nap_usd,
+        },
+      }),
+    );
+  });
+
+  router.get('/crypto/public-key', () => {
+    const { current, all } = ctx.keyring;
+    return toResponse(
+      reply({
+        kid: current.kid,
+        alg: 'EdDSA',
+        crv: 'Ed25519',
+        jwk: current.jwk,
+        public_key_base64: Buffer.from(current.raw).toString('base64'),
+        created_at: current.created_at,
+        retired: all
+          .filter((k) => k.retired_at)
+          .map((k) => ({ kid: k.kid, jwk: k.jwk, public_key_base64: Buffer.from(k.raw).toString('base64'), retired_at: k.retired_at })),
+      }),
+      { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
+    );
+  });
+}

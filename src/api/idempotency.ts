@@ -1,0 +1,145 @@
+/**
+ * Idempotency-Key for metered POSTs, as the IETF draft and Stripe behave:
+ *  - a retry with the same key and the same request returns the first answer,
+ *    and the act is performed (and charged) once;
+ *  - the same key with a different request: 422;
+ *  - a retry while the first is still running: 409.
+ *
+ * The first answer is stored in the SAME transaction as the act's effects
+ * (`commitReply`), so an answer is never lost between the effect and its record.
+ * A reservation whose request died before committing is abandoned after
+ * RESERVATION_LEASE_MS and may be taken again: nothing of it was committed.
+ */
+import { createHash } from 'node:crypto';
+import type { Transaction } from '@libsql/client';
+import type { H3Event } from 'h3';
+import { nowIso } from '../ids.ts';
+import type { ApiKey } from '../ledger/api-keys.ts';
+import { readJsonValue } from './body.ts';
+import type { AppContext } from './context.ts';
+import { Problem, badRequest } from './problem.ts';
+import { type Reply, toResponse } from './reply.ts';
+
+const HEADER = 'idempotency-key';
+const RESERVATION_LEASE_MS = 60_000;
+
+interface Reservation {
+  keyId: string;
+  idemKey: string;
+}
+
+/** Hash of what makes two requests "the same": method, path and query, and the exact body text. */
+async function requestHash(event: H3Event, ctx: AppContext): Promise<string> {
+  const hasBody =
+    event.req.headers.get('content-type') !== null || Number(event.req.headers.get('content-length') ?? 0) > 0;
+  const text = hasBody ? (await readJsonValue(event, ctx.config.MAX_BODY_BYTES)).text : '';
+  return createHash('sha256').update(`${event.req.method} ${event.url.pathname}${event.url.search}\n${text}`).digest('hex');
+}
+
+/**
+ * Runs a metered POST under its Idempotency-Key (when the request has one).
+ * `handler` must make its effects through `commitReply`.
+ */
+export async function idempotent(
+  event: H3Event,
+  ctx: AppContext,
+  key: ApiKey,
+  handler: () => Promise<Reply>,
+): Promise<Response> {
+  const idemKey = event.req.headers.get(HEADER);
+  if (idemKey === null) return toResponse(await handler());
+  if (!/^[\x21-\x7e]{1,255}$/.test(idemKey)) {
+    throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+  }
+  const hash = await requestHash(event, ctx);
+  const now = Date.now();
+  const prior = await ctx.ledger.write(async (tx) => {
+    const rs = await tx.execute({
+      sql: 'SELECT request_hash, state, status, headers, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?',
+      args: [key.id, idemKey],
+    });
+    const row = rs.rows[0];
+    const abandoned = row && row.state === 'running' && now - Date.parse(String(row.created_at)) > RESERVATION_LEASE_MS;
+    if (!row || abandoned) {
+      await tx.execute({
+        sql: `INSERT INTO idempotency (key_id, idem_key, request_hash, state, created_at) VALUES (?, ?, ?, 'running', ?)
+              ON CONFLICT (key_id, idem_key) DO UPDATE SET request_hash = excluded.request_hash, state = 'running', created_at = excluded.created_at`,
+        args: [key.id, idemKey, hash, nowIso(new Date(now))],
+      });
+      return undefined;
+    }
+    return row;
+  });
+  if (prior) {
+    if (prior.request_hash !== hash) {
+      throw new Problem({
+        status: 422,
+        code: 'idempotency_key_reused',
+        title: 'Idempotency-Key reused',
+        detail: 'this Idempotency-Key was already used with a different request',
+      });
+    }
+    if (prior.state === 'running') {
+      throw new Problem({
+        status: 409,
+        code: 'idempotency_in_progress',
+        title: 'Request in progress',
+        detail: 'a request with this Idempotency-Key is still being processed; retry later',
+        headers: { 'retry-after': '1' },
+      });
+    }
+    const stored: Reply = {
+      status: Number(prior.status),
+      body: JSON.parse(String(prior.body)),
+      headers: JSON.parse(String(prior.headers ?? '{}')) as Record<string, string>,
+    };
+    return toResponse(stored, { 'idempotent-replayed': 'true' });
+  }
+  const reservation: Reservation = { keyId: key.id, idemKey };
+  event.context.idempotency = reservation;
+  try {
+    const r = await handler();
+    if (event.context.idempotency) {
+      // The handler made no write through commitReply (a read or a refusal): record the answer now.
+      await ctx.ledger.write((tx) => storeReply(tx, reservation, r));
+    }
+    return toResponse(r);
+  } catch (error) {
+    // Nothing was committed: free the key so that a corrected retry can run.
+    await ctx.ledger
+      .write((tx) =>
+        tx.execute({
+          sql: "DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'running'",
+          args: [key.id, idemKey],
+        }),
+      )
+      .catch(() => undefined);
+    throw error;
+  }
+}
+
+async function storeReply(tx: Transaction, r: Reservation, reply: Reply): Promise<void> {
+  await tx.execute({
+    sql: "UPDATE idempotency SET state = 'done', status = ?, headers = ?, body = ? WHERE key_id = ? AND idem_key = ?",
+    args: [reply.status, JSON.stringify(reply.headers ?? {}), JSON.stringify(reply.body), r.keyId, r.idemKey],
+  });
+}
+
+/**
+ * Performs the act's write and, in the same transaction, records its answer
+ * under the request's Idempotency-Key (if any).
+ */
+export async function commitReply(
+  event: H3Event,
+  ctx: AppContext,
+  job: (tx: Transaction) => Promise<Reply>,
+): Promise<Reply> {
+  const reservation = event.context.idempotency as Reservation | undefined;
+  const r = await ctx.ledger.write(async (tx) => {
+    const out = await job(tx);
+    if (reservation) await storeReply(tx, reservation, out);
+    return out;
+  });
+  event.context.idempotency = undefined;
+  return r;
+}

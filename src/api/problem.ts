@@ -1,0 +1,104 @@
+/**
+ * RFC 9457 problem details: the one shape of every error this service answers.
+ * `code` is stable and machine-readable; `detail` is for people.
+ */
+import { HTTPError, type H3Event } from 'h3';
+
+export const PROBLEM_TYPE_BASE = 'https://fusegate.dev/problems/';
+
+export interface ProblemInit {
+  status: number;
+  code: string;
+  title: string;
+  detail?: string;
+  headers?: Record<string, string>;
+  /** Extension members, merged into the body. */
+  extra?: Record<string, unknown>;
+}
+
+export class Problem extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly title: string;
+  readonly detail: string | undefined;
+  readonly headers: Record<string, string>;
+  readonly extra: Record<string, unknown>;
+
+  constructor(init: ProblemInit) {
+    super(init.detail ?? init.title);
+    this.name = 'Problem';
+    this.status = init.status;
+    this.code = init.code;
+    this.title = init.title;
+    this.detail = init.detail;
+    this.headers = init.headers ?? {};
+    this.extra = init.extra ?? {};
+  }
+
+  body(instance?: string): Record<string, unknown> {
+    return {
+      type: PROBLEM_TYPE_BASE + this.code,
+      title: this.title,
+      status: this.status,
+      ...(this.detail ? { detail: this.detail } : {}),
+      code: this.code,
+      ...(instance ? { instance } : {}),
+      ...this.extra,
+    };
+  }
+}
+
+export const badRequest = (code: string, detail: string, extra?: Record<string, unknown>) =>
+  new Problem({ status: 400, code, title: 'Bad request', detail, ...(extra ? { extra } : {}) });
+
+export const notFound = (detail: string, code = 'not_found') =>
+  new Problem({ status: 404, code, title: 'Not found', detail });
+
+export const conflict = (code: string, detail: string) => new Problem({ status: 409, code, title: 'Conflict', detail });
+
+/** Builds the problem+json Response for a Problem. */
+export function problemResponse(p: Problem, event?: H3Event): Response {
+  const headers = new Headers({ 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...p.headers });
+  const requestId = event?.context.requestId as string | undefined;
+  if (requestId) headers.set('x-request-id', requestId);
+  return new Response(JSON.stringify(p.body(event?.url.pathname)), { status: p.status, headers });
+}
+
+/** Maps anything thrown inside a handler to a Problem. Unknown errors are 500s (bugs). */
+export function toProblem(error: unknown): Problem {
+  let e: unknown = error;
+  // h3 wraps errors thrown by handlers in an HTTPError whose cause is the original.
+  if (HTTPError.isError(e) && e.cause instanceof Problem) e = e.cause;
+  if (e instanceof Problem) return e;
+  if (HTTPError.isError(e) && !e.unhandled) {
+    const status = e.status;
+    if (status === 404) return notFound('no resource at this path', 'route_not_found');
+    if (status === 405) {
+      return new Problem({ status, code: 'method_not_allowed', title: 'Method not allowed', detail: e.message });
+    }
+    if (status >= 400 && status < 500) {
+      return new Problem({ status, code: 'bad_request', title: e.statusText ?? 'Bad request', detail: e.message });
+    }
+  }
+  const cause = HTTPError.isError(e) ? (e.cause ?? e) : e;
+  if ((cause as { name?: string })?.name === 'DatabaseBusyError' || isUnreachable(cause)) {
+    return new Problem({
+      status: 503,
+      code: 'ledger_unavailable',
+      title: 'Ledger unavailable',
+      detail: 'the ledger cannot be reached; nothing was recorded; retry later',
+      headers: { 'retry-after': '1' },
+    });
+  }
+  return new Problem({ status: 500, code: 'internal_error', title: 'Internal error', detail: 'an unexpected error occurred' });
+}
+
+/** True for errors that mean the database cannot be reached at all. */
+export function isUnreachable(e: unknown): boolean {
+  const code = String((e as { code?: string })?.code ?? '');
+  const msg = String((e as { message?: string })?.message ?? e);
+  return (
+    /SQLITE_(CANTOPEN|IOERR|NOTADB|CORRUPT|READONLY)|CLIENT_CLOSED|ECONNREFUSED|HRANA_WEBSOCKET_ERROR|SERVER_ERROR/.test(code) ||
+    /unable to open database|client is closed|ECONNREFUSED|disk I\/O error/i.test(msg)
+  );
+}

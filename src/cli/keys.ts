@@ -1,0 +1,71 @@
+/** API key and signing key commands. */
+import { rotateSigningKey } from '../crypto/keys.ts';
+import { createApiKey, listApiKeys, revokeApiKey, setHopLimit } from '../ledger/api-keys.ts';
+import { type Command, UsageError, intFlag, requireFlag } from './shared.ts';
+
+export const keyCommands: Record<string, Command> = {
+  'keys create': {
+    usage: 'keys create --name NAME [--hop-limit N]',
+    summary: 'create an API key; the secret is printed once and stored only as a hash',
+    async run(ctx) {
+      const name = requireFlag(ctx, 'name');
+      const hopLimit = intFlag(ctx, 'hop-limit') ?? ctx.config.HOP_LIMIT_DEFAULT;
+      const { key, secret } = await createApiKey(await ctx.ledger(), { name, hopLimit });
+      ctx.out(
+        `created ${key.id} (${key.name}, hop limit ${key.hop_limit})\nkey: ${secret}\nStore it now: it is not shown again.`,
+        { id: key.id, key: secret, name: key.name, hop_limit: key.hop_limit, created_at: key.created_at },
+      );
+    },
+  },
+  'keys list': {
+    usage: 'keys list',
+    summary: 'list API keys (never their secrets)',
+    async run(ctx) {
+      const keys = await listApiKeys((await ctx.ledger()).read);
+      const lines = keys.map(
+        (k) => `${k.id}  ${k.prefix}…  ${k.name}  hops ${k.hops_used}/${k.hop_limit}  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}`,
+      );
+      ctx.out(lines.length ? lines.join('\n') : 'no keys', { keys });
+    },
+  },
+  'keys revoke': {
+    usage: 'keys revoke ID',
+    summary: 'revoke an API key; it answers 401 from then on',
+    async run(ctx) {
+      const id = ctx.args[0];
+      if (!id) throw new UsageError('the key ID is required');
+      if (!(await revokeApiKey(await ctx.ledger(), id))) {
+        ctx.out(`no key ${id}`, { error: 'not_found', id });
+        return 1;
+      }
+      ctx.out(`revoked ${id}`, { id, revoked: true });
+    },
+  },
+  'keys set-limit': {
+    usage: 'keys set-limit ID --hop-limit N',
+    summary: "change a key's hop limit",
+    async run(ctx) {
+      const id = ctx.args[0];
+      if (!id) throw new UsageError('the key ID is required');
+      const limit = intFlag(ctx, 'hop-limit');
+      if (limit === undefined) throw new UsageError('--hop-limit is required');
+      if (!(await setHopLimit(await ctx.ledger(), id, limit))) {
+        ctx.out(`no key ${id}`, { error: 'not_found', id });
+        return 1;
+      }
+      ctx.out(`${id} hop limit is now ${limit}`, { id, hop_limit: limit });
+    },
+  },
+  'signing-key rotate': {
+    usage: 'signing-key rotate',
+    summary: 'make a new Ed25519 signing key; the old one stays published (send SIGHUP or restart the server)',
+    async run(ctx) {
+      if (ctx.config.SIGNING_KEY_JWK) throw new UsageError('SIGNING_KEY_JWK is set: rotate the key where it is managed');
+      const ring = await rotateSigningKey(ctx.config.SIGNING_KEY_FILE);
+      ctx.out(`new signing key ${ring.current.kid}; ${ring.all.length - 1} retired key(s) stay published`, {
+        kid: ring.current.kid,
+        retired: ring.all.slice(1).map((k) => k.kid),
+      });
+    },
+  },
+};

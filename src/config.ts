@@ -1,0 +1,82 @@
+/**
+ * The service's whole configuration: environment variables validated by one
+ * zod schema. Every policy number that SPEC.md leaves "not shown" lives here
+ * with a documented default (see README, "Configuration").
+ */
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const nonNegativeInt = z.coerce.number().int().nonnegative();
+const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
+const usd = z
+  .string()
+  .regex(/^\d+(\.\d{1,6})?$/, 'a decimal USD amount such as "0.10"');
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: port.default(4321),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  BASE_URL: url.optional(),
+  SITE_URL: url.optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(file:|libsql:|https?:|wss?:)/, 'a file:, libsql:, http(s): or ws(s): URL')
+    .default('file:./data/fusegate.db'),
+  DATABASE_AUTH_TOKEN: z.string().optional(),
+  /** FULL makes every acknowledged write survive power loss; NORMAL only a crash of the process. */
+  DATABASE_SYNCHRONOUS: z.enum(['FULL', 'NORMAL']).default('FULL'),
+  /** Where the Ed25519 signing keys live (created on first start, mode 0600). */
+  SIGNING_KEY_FILE: z.string().min(1).default('./data/signing-keys.json'),
+  /** Alternatively the private signing key itself, as a JWK JSON string (takes precedence). */
+  SIGNING_KEY_JWK: z.string().optional(),
+  /** Hops (and lookups) a key may make before the gate answers 402; per key, overridable at key creation. */
+  HOP_LIMIT_DEFAULT: positiveInt.default(10000),
+  /** The operator formula's floor in USD (SPEC 8.3 leaves the value open). */
+  OPERATOR_FLOOR_USD: usd.default('0.10'),
+  /** Public demo endpoints: requests per window per client address. */
+  DEMO_RATE_LIMIT: positiveInt.default(30),
+  DEMO_RATE_WINDOW_SECONDS: positiveInt.default(60),
+  /** Lifetime of a bind ticket and the clock skew tolerated on a redeem's UTC now. */
+  TICKET_TTL_SECONDS: positiveInt.default(900),
+  TICKET_CLOCK_SKEW_SECONDS: nonNegativeInt.default(30),
+  /** Lifetime of a pre-finality receipt JWT. */
+  PREFINALITY_RECEIPT_TTL_SECONDS: positiveInt.default(600),
+  /** Largest request body accepted, in bytes (413 beyond). */
+  MAX_BODY_BYTES: positiveInt.default(65536),
+  /** How many writes the write queue commits in one transaction at most. */
+  WRITE_BATCH_MAX: positiveInt.default(512),
+  /** Where `npm start` serves the built site from. */
+  STATIC_DIR: z.string().min(1).default('./dist/client'),
+  LOG_LEVEL: z.enum(['silent', 'error', 'info']).default('info'),
+});
+
+export type RawConfig = z.infer<typeof configSchema>;
+export type Config = Omit<RawConfig, 'BASE_URL' | 'SITE_URL'> & { BASE_URL: string; SITE_URL: string };
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment; throws a ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const relevant = Object.fromEntries(
+    Object.keys(configSchema.shape)
+      .filter((k) => env[k] !== undefined && env[k] !== '')
+      .map((k) => [k, env[k]]),
+  );
+  const parsed = configSchema.safeParse(relevant);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const c = parsed.data;
+  const local = `http://localhost:${c.PORT}`;
+  return { ...c, BASE_URL: c.BASE_URL ?? local, SITE_URL: c.SITE_URL ?? c.BASE_URL ?? local };
+}
+
+/** True when a public URL still names this machine (SPEC 4.1: /health is 503 then, in production). */
+export function isLocalUrl(u: string): boolean {
+  const host = new URL(u).hostname;
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host) || host === '0.0.0.0';
+}

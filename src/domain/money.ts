@@ -1,0 +1,57 @@
+/**
+ * Money: integer micro-USD (1 USD = 1 000 000). Decimal strings are parsed
+ * exactly, never through a float; catalog numbers (JSON numbers such as 0.15)
+ * are converted through their shortest decimal text, which is exact for every
+ * amount with at most six decimals.
+ */
+
+export const MICROS_PER_USD = 1_000_000n;
+
+export class MoneyError extends Error {
+  override name = 'MoneyError';
+}
+
+const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+
+/** Parses a non-negative decimal string into integer units with `scale` decimals; throws on excess precision. */
+export function parseDecimal(text: string, scale: number): bigint {
+  const m = DECIMAL.exec(text.trim());
+  if (!m) throw new MoneyError(`"${text}" is not a non-negative decimal number`);
+  const [, whole, frac = ''] = m;
+  if (frac.length > scale && /[1-9]/.test(frac.slice(scale))) {
+    throw new MoneyError(`"${text}" has more than ${scale} decimal places`);
+  }
+  return BigInt(whole!) * 10n ** BigInt(scale) + BigInt((frac.slice(0, scale) || '0').padEnd(scale, '0'));
+}
+
+/** Decimal USD string (or catalog number) to micro-USD. */
+export function usdToMicros(usd: string | number): number {
+  const text = typeof usd === 'number' ? numberToDecimalText(usd) : usd;
+  return Number(parseDecimal(text, 6));
+}
+
+function numberToDecimalText(n: number): string {
+  if (!Number.isFinite(n) || n < 0) throw new MoneyError(`${n} is not a non-negative amount`);
+  // toString may use exponent notation for tiny or huge numbers; toFixed(6) is exact for catalog values.
+  const s = String(n);
+  return /e/i.test(s) ? n.toFixed(6) : s;
+}
+
+/** Micro-USD to a decimal string with at least two decimals: 150000 -> "0.15", 10000000 -> "10.00". */
+export function formatUsd(micros: number | bigint): string {
+  const v = BigInt(micros);
+  const neg = v < 0n;
+  const abs = neg ? -v : v;
+  const whole = abs / MICROS_PER_USD;
+  let frac = (abs % MICROS_PER_USD).toString().padStart(6, '0').replace(/0+$/, '');
+  if (frac.length < 2) frac = frac.padEnd(2, '0');
+  return `${neg ? '-' : ''}${whole}.${frac}`;
+}
+
+/** Fee in micro-USD of `bps` basis points on an exposure in micro-USD, rounded half up. */
+export function bpsFeeMicros(exposureMicros: bigint, bps: string | number): bigint {
+  // bps may be fractional (0.5): scale by 10^4 to keep it integral.
+  const bpsScaled = parseDecimal(typeof bps === 'number' ? numberToDecimalText(bps) : bps, 4);
+  const denominator = 10_000n * 10_000n;
+  return (exposureMicros * bpsScaled * 2n + denominator) / (2n * denominator);
+}

@@ -1,0 +1,14 @@
+/**
+ * Opaque, URL-safe identifiers: a type prefix and 128 random bits, so no
+ * caller can guess another tenant's id.
+ */
+import { randomBytes } from 'node:crypto';
+
+export function newId(prefix: string, bytes = 16): string {
+  return `${prefix}_${randomBytes(bytes).toString('base64url')}`;
+}
+
+/** UTC RFC 3339 timestamp with millisecond precision. */
+export function nowIso(now: Date = new Date()): string {
+  return now.toISOString();
+}

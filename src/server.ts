@@ -1,0 +1,89 @@
+/**
+ * The entry point: one process, one port, both surfaces (SPEC 4.1 gate service
+ * and 4.2 companion site). `npm start` builds the site first, then runs this.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { toNodeHandler } from 'h3';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { loadKeyring } from './crypto/keys.ts';
+import { createApp, type App } from './api/app.ts';
+import type { AppContext } from './api/context.ts';
+import { openLedger } from './ledger/db.ts';
+import { VERSION } from './version.ts';
+
+export interface RunningServer {
+  url: string;
+  ctx: AppContext;
+  app: App;
+  server: Server;
+  close(): Promise<void>;
+}
+
+function makeLogger(level: Config['LOG_LEVEL']): AppContext['log'] {
+  return (lvl, msg, fields) => {
+    if (level === 'silent' || (level === 'error' && lvl !== 'error')) return;
+    const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields });
+    (lvl === 'error' ? process.stderr : process.stdout).write(line + '\n');
+  };
+}
+
+/** Opens the ledger, loads the keys and listens. PORT 0 picks a free port (tests). */
+export async function startServer(config: Config): Promise<RunningServer> {
+  const log = makeLogger(config.LOG_LEVEL);
+  const ledger = await openLedger(config);
+  const keyring = await loadKeyring(config);
+  const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
+  const app = createApp(ctx);
+  const server = createServer({ keepAliveTimeout: 5000 }, toNodeHandler(app.h3));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid });
+  return {
+    url,
+    ctx,
+    app,
+    server,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await ledger.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`fusegate: ${e.message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const running = await startServer(config);
+  process.on('SIGHUP', () => {
+    loadKeyring(config)
+      .then((k) => {
+        running.ctx.keyring = k;
+        running.ctx.log('info', 'signing keys reloaded', { kid: k.current.kid });
+      })
+      .catch((e) => running.ctx.log('error', 'signing key reload failed', { error: String(e) }));
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      running.ctx.log('info', 'shutting down', { signal });
+      running.close().then(() => process.exit(0), () => process.exit(1));
+    });
+  }
+}
+
+if (import.meta.main) await main();
