@@ -1,0 +1,52 @@
+/**
+ * Rate limits for the public demo endpoints, per client address, in fixed
+ * windows counted in the database (they hold across processes sharing it).
+ * Answers carry the IETF structured-field headers (draft-ietf-httpapi-ratelimit-headers):
+ *   RateLimit-Policy: "demo";q=30;w=60
+ *   RateLimit: "demo";r=29;t=41
+ * and past the limit 429 problem+json with Retry-After.
+ */
+import { getRequestIP, type H3Event } from 'h3';
+import type { AppContext } from './context.ts';
+import { Problem } from './problem.ts';
+
+const POLICY = 'demo';
+
+export function clientAddress(event: H3Event): string {
+  return getRequestIP(event, { xForwardedFor: false }) ?? 'unknown';
+}
+
+/** Counts this request; throws 429 past the limit. Sets the RateLimit headers either way. */
+export async function enforceDemoRateLimit(event: H3Event, ctx: AppContext): Promise<void> {
+  const limit = ctx.config.DEMO_RATE_LIMIT;
+  const windowSeconds = ctx.config.DEMO_RATE_WINDOW_SECONDS;
+  const now = Math.floor(Date.now() / 1000);
+  const windowStart = now - (now % windowSeconds);
+  const bucket = `${POLICY}:${clientAddress(event)}`;
+  const count = await ctx.ledger.write(async (tx) => {
+    const rs = await tx.execute({
+      sql: `INSERT INTO rate_windows (bucket, window_start, count) VALUES (?, ?, 1)
+            ON CONFLICT (bucket, window_start) DO UPDATE SET count = count + 1
+            RETURNING count`,
+      args: [bucket, windowStart],
+    });
+    // Old windows are garbage: drop them while we hold the lock anyway.
+    await tx.execute({ sql: 'DELETE FROM rate_windows WHERE bucket = ? AND window_start < ?', args: [bucket, windowStart] });
+    return Number(rs.rows[0]!.count);
+  });
+  const reset = windowStart + windowSeconds - now;
+  const remaining = Math.max(0, limit - count);
+  const policy = `"${POLICY}";q=${limit};w=${windowSeconds}`;
+  const state = `"${POLICY}";r=${remaining};t=${reset}`;
+  event.res.headers.set('ratelimit-policy', policy);
+  event.res.headers.set('ratelimit', state);
+  if (count > limit) {
+    throw new Problem({
+      status: 429,
+      code: 'rate_limited',
+      title: 'Too many requests',
+      detail: `the public demo allows ${limit} requests per ${windowSeconds} s per client address; retry in ${reset} s, or use an API key`,
+      headers: { 'retry-after': String(reset), 'ratelimit-policy': policy, ratelimit: state },
+    });
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Receipts: every governed act, refusals included, gets one.
+ *
+ * Two steps, so that signing (the slow part) never runs inside the write lock:
+ *   const receipt = await signReceipt(ctx, {...});           // before the transaction
+ *   await ledger.write(async (tx) => { ...effects; await recordReceipt(tx, receipt); });
+ *
+ * A receipt is a compact JWS (EdDSA, kid = RFC 7638 thumbprint, typ
+ * "fusegate-receipt+jws") over the canonical JSON of its payload.
+ */
+import type { Transaction } from '@libsql/client';
+import { CompactSign } from 'jose';
+import type { AppContext } from '../api/context.ts';
+import { canonicalJson } from '../crypto/canonical.ts';
+import { newId, nowIso } from '../ids.ts';
+
+export const RECEIPT_TYP = 'fusegate-receipt+jws';
+
+export interface ReceiptInput {
+  /** What kind of act: hop, lookup, act, classify, execute_gate, prefinality, redeem... */
+  kind: string;
+  /** The decision word: PERMIT, DENY, ALLOW, BLOCK, HOLD, SILENCE, GO, NO_GO, HALT, or a state. */
+  decision: string;
+  /** What it was about: a fuse_id, license_id, job_id... */
+  subject?: string;
+  /** The calling key (absent for public demos). */
+  key_id?: string;
+  /** SHA-256 hex of the canonical act (see crypto/canonical.ts). */
+  fingerprint?: string;
+  demo?: boolean;
+  /** Further facts of the decision. */
+  data?: Record<string, unknown>;
+}
+
+export interface ReceiptPayload extends ReceiptInput {
+  receipt_id: string;
+  iss: string;
+  iat: string;
+}
+
+export interface SignedReceipt {
+  receipt_id: string;
+  jws: string;
+  payload: ReceiptPayload;
+  verify_url: string;
+}
+
+export function verifyUrl(ctx: AppContext, receiptId: string): string {
+  return `${ctx.config.BASE_URL}/v1/receipts/${receiptId}`;
+}
+
+export async function signReceipt(ctx: AppContext, input: ReceiptInput): Promise<SignedReceipt> {
+  const receipt_id = newId('rcpt');
+  const payload: ReceiptPayload = { ...input, receipt_id, iss: ctx.config.BASE_URL, iat: nowIso() };
+  const key = ctx.keyring.current;
+  const jws = await new CompactSign(new TextEncoder().encode(canonicalJson(payload)))
+    .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: RECEIPT_TYP })
+    .sign(key.privateKey);
+  return { receipt_id, jws, payload, verify_url: verifyUrl(ctx, receipt_id) };
+}
+
+/** Stores a signed receipt inside the caller's write transaction. */
+export async function recordReceipt(tx: Transaction, r: SignedReceipt): Promise<void> {
+  await tx.execute({
+    sql: `INSERT INTO receipts (id, kind, decision, subject, key_id, jws, payload, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    args: [
+      r.receipt_id,
+      r.payload.kind,
+      r.payload.decision,
+      r.payload.subject ?? null,
+      r.payload.key_id ?? null,
+      r.jws,
+      canonicalJson(r.payload),
+      r.payload.iat,
+    ],
+  });
+}
