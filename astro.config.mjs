@@ -7,7 +7,8 @@ import node from '@astrojs/node';
 export default defineConfig({
   output: 'static',
   adapter: node({ mode: 'middleware' }),
-  site: process.env.SITE_URL || 'http://localhost:4321',
+  // The same URLs the catalogs use (src/catalog/catalogs.ts urlsFromEnv).
+  site: process.env.SITE_URL || process.env.BASE_URL || 'http://localhost:4321',
   trailingSlash: 'ignore',
   build: { format: 'directory' },
 });

@@ -3,20 +3,13 @@
  * built from (src/content/tolls.json): no toll is written twice.
  * `base` marks the base Clear catalog's list; the others are the foundry's additions.
  */
-import { readFileSync } from 'node:fs';
-import { z } from 'zod';
 import { usdToMicros } from '../domain/money.ts';
+import { tollSchema, tollsSchema, type Toll } from './schemas.ts';
+import tollsJson from '../content/tolls.json' with { type: 'json' };
 
-export const tollSchema = z.object({
-  sku: z.string().regex(/^[a-z0-9_]+$/),
-  usd: z.number().nonnegative(),
-  base: z.boolean(),
-});
-export type Toll = z.infer<typeof tollSchema>;
+export { tollSchema, type Toll };
 
-export const TOLLS: readonly Toll[] = z
-  .array(tollSchema)
-  .parse(JSON.parse(readFileSync(new URL('../content/tolls.json', import.meta.url), 'utf8')));
+export const TOLLS: readonly Toll[] = tollsSchema.parse(tollsJson);
 
 const bySku = new Map(TOLLS.map((t) => [t.sku, t]));
 
@@ -25,4 +18,16 @@ export function tollMicros(sku: string): number {
   const t = bySku.get(sku);
   if (!t) throw new Error(`no toll is defined for SKU ${sku}`);
   return usdToMicros(t.usd);
+}
+
+/** The toll of a SKU in USD as the catalogs render it; throws for an unknown SKU. */
+export function tollUsd(sku: string): number {
+  const t = bySku.get(sku);
+  if (!t) throw new Error(`no toll is defined for SKU ${sku}`);
+  return t.usd;
+}
+
+/** `tolls_usd` of a catalog: the base Clear list, or every toll (the foundry's extended list). */
+export function tollTable(which: 'base' | 'all'): Record<string, number> {
+  return Object.fromEntries(TOLLS.filter((t) => which === 'all' || t.base).map((t) => [t.sku, t.usd]));
 }

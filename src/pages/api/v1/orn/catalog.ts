@@ -1,0 +1,4 @@
+import { catalogRoute } from '../../../../site/endpoints.ts';
+
+export const prerender = true;
+export const GET = catalogRoute('orn');
