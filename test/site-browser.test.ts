@@ -1,0 +1,102 @@
+/**
+ * Headless Chromium (Debian's /usr/bin/chromium through playwright-core)
+ * against a real server: every landing page has its heading and the
+ * navigation, axe-core finds no serious or critical violation, and the stack
+ * and foundry pages are saved as screenshots under test-output/.
+ * A missing Chromium fails this test: CI installs it.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const OUT = join(process.cwd(), 'test-output');
+const AXE = readFileSync(join(process.cwd(), 'node_modules/axe-core/axe.min.js'), 'utf8');
+
+// Page path -> its h1, by hand from SPEC 4.1 / 2.4 / 2.5 and our page titles.
+const GATE_PAGES = ['/afterward', '/bind-room', '/bound', '/capture', '/diligence', '/floor', '/inhabitant', '/only',
+  '/operator', '/register', '/scanner', '/this', '/uplink'];
+const LAYER_PAGES = ['relay', 'clear', 'nap', 'clearing', 'signal', 'orn', 'absence', 'pdtr', 'require-receipt', 'issuer-pays', 'astl'].map((l) => `/stack/${l}`);
+const FOUNDRY_PAGES = ['physics', 'print', 'obligation', 'oracle', 'trigger', 'conformity', 'depository', 'settlement', 'clearing', 'stack'].map((l) => `/foundry/${l}`);
+const PAGES = ['/', '/stack', '/foundry', '/pricing', ...GATE_PAGES, ...LAYER_PAGES, ...FOUNDRY_PAGES];
+
+let srv: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: install Debian's chromium (CI does) or set CHROMIUM_PATH`);
+  srv = await startTestServer();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  mkdirSync(OUT, { recursive: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await srv?.stop();
+});
+
+async function axeSerious(page: Page): Promise<string[]> {
+  await page.addScriptTag({ content: AXE });
+  const violations = await page.evaluate(async () => {
+    const r = await (globalThis as any).axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, help: v.help }));
+  });
+  return (violations as { id: string; impact: string; nodes: number; help: string }[])
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes): ${v.help}`);
+}
+
+describe('landing pages in Chromium', () => {
+  for (const path of PAGES) {
+    it(`${path} has one heading, the main navigation, no serious axe violation and no script`, async () => {
+      const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+      try {
+        const res = await page.goto(srv.url + path);
+        expect(res?.status(), path).toBe(200);
+        const h1 = page.locator('h1');
+        expect(await h1.count()).toBe(1);
+        expect((await h1.innerText()).trim().length).toBeGreaterThan(0);
+        const nav = page.getByRole('navigation', { name: 'Main' });
+        for (const label of ['Home', 'Stack', 'Foundry', 'Pricing', 'Diligence']) {
+          expect(await nav.getByRole('link', { name: label, exact: true }).count(), `nav ${label}`).toBe(1);
+        }
+        expect(await page.locator('script').count(), 'ships client JS').toBe(0);
+        expect(await axeSerious(page)).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    });
+  }
+
+  it('the stack page shows the eleven layers in order and the attach flow', async () => {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    await page.goto(srv.url + '/stack');
+    const names = await page.locator('ol.cards > li h3').allInnerTexts();
+    expect(names.map((n) => n.trim())).toEqual(['1. Relay', '2. Clear', '3. NAP', '4. Clearing', '5. Signal', '6. ORN',
+      '7. Absence', '8. PDTR', '9. Require-receipt', '10. Issuer-pays', '11. ASTL']);
+    expect(await page.locator('ol.flow > li').count()).toBe(11);
+    await page.screenshot({ path: join(OUT, 'stack.png'), fullPage: true });
+    await page.goto(srv.url + '/foundry');
+    expect(await page.locator('ol.cards > li').count()).toBe(10);
+    expect(await page.locator('ol.flow > li').count()).toBe(9);
+    await page.screenshot({ path: join(OUT, 'foundry.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('is readable on a phone: no horizontal scroll of the page', async () => {
+    const page = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
+    for (const path of ['/stack', '/foundry', '/pricing', '/stack/clear']) {
+      await page.goto(srv.url + path);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, path).toBeLessThanOrEqual(0);
+    }
+    await page.goto(srv.url + '/pricing');
+    await page.screenshot({ path: join(OUT, 'pricing-phone.png'), fullPage: true });
+    await page.close();
+  });
+});
