@@ -5,9 +5,11 @@
  */
 import { benchFoundation } from './foundation.ts';
 import { printTable } from './lib.ts';
+import { benchSite } from './site.ts';
 
 const SECTIONS: Record<string, () => Promise<void>> = {
   foundation: benchFoundation,
+  site: benchSite,
 };
 
 const only = process.env.BENCH_ONLY;

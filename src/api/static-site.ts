@@ -15,6 +15,8 @@ interface Asset {
   mtime: Date;
   etag: string;
   type: string;
+  /** The file's bytes, read once at start-up (the build is small and never changes while running). */
+  body: Buffer<ArrayBuffer>;
 }
 
 const TYPES: Record<string, string> = {
@@ -47,8 +49,9 @@ export function indexStaticSite(root: string): Map<string, Asset> {
   for (const file of walk(root)) {
     const id = '/' + relative(root, file).split(sep).join('/');
     const st = statSync(file);
-    const etag = '"' + createHash('sha256').update(readFileSync(file)).digest('base64url').slice(0, 27) + '"';
-    assets.set(id, { path: file, size: st.size, mtime: st.mtime, etag, type: TYPES[extname(file)] ?? 'application/octet-stream' });
+    const body = readFileSync(file) as Buffer<ArrayBuffer>;
+    const etag = '"' + createHash('sha256').update(body).digest('base64url').slice(0, 27) + '"';
+    assets.set(id, { path: file, size: st.size, mtime: st.mtime, etag, type: TYPES[extname(file)] ?? 'application/octet-stream', body });
   }
   return assets;
 }
@@ -83,7 +86,7 @@ export function staticSiteHandler(root: string) {
       },
       getContents(id) {
         const a = assets.get(id) ?? assets.get(id.replace(/\/$/, '') + '/index.html');
-        return a ? readFileSync(a.path) : undefined;
+        return a?.body;
       },
     });
     if (res === undefined || matched === undefined) return undefined;
