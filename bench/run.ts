@@ -4,10 +4,12 @@
  * BENCH_CONNECTIONS tune the load; BENCH_ONLY=name runs one section.
  */
 import { benchFoundation } from './foundation.ts';
+import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
 
 const SECTIONS: Record<string, () => Promise<void>> = {
   foundation: benchFoundation,
+  prefinality: benchPrefinality,
 };
 
 const only = process.env.BENCH_ONLY;
