@@ -4,12 +4,14 @@
  * BENCH_CONNECTIONS tune the load; BENCH_ONLY=name runs one section.
  */
 import { benchFoundation } from './foundation.ts';
+import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
 import { benchSite } from './site.ts';
 
 const SECTIONS: Record<string, () => Promise<void>> = {
   foundation: benchFoundation,
   site: benchSite,
+  prefinality: benchPrefinality,
 };
 
 const only = process.env.BENCH_ONLY;

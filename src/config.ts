@@ -42,6 +42,18 @@ export const configSchema = z.object({
   TICKET_CLOCK_SKEW_SECONDS: nonNegativeInt.default(30),
   /** Lifetime of a pre-finality receipt JWT. */
   PREFINALITY_RECEIPT_TTL_SECONDS: positiveInt.default(600),
+  /**
+   * x402 payments for pre-finality evaluate: off unless X402_PAY_TO, X402_NETWORK and
+   * X402_ASSET are all set (SPEC 5.4: x402_configured is false by default).
+   */
+  X402_PAY_TO: z.string().min(1).optional(),
+  X402_NETWORK: z.string().regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/, 'a CAIP-2 network id such as "eip155:84532"').optional(),
+  X402_ASSET: z.string().min(1).optional(),
+  X402_ASSET_NAME: z.string().min(1).default('USDC'),
+  X402_ASSET_VERSION: z.string().min(1).default('2'),
+  /** Decimals of the asset's atomic unit; the price is the GO toll, 1 USD = 1 asset unit. */
+  X402_ASSET_DECIMALS: z.coerce.number().int().min(0).max(36).default(6),
+  X402_MAX_TIMEOUT_SECONDS: positiveInt.default(60),
   /** Largest request body accepted, in bytes (413 beyond). */
   MAX_BODY_BYTES: positiveInt.default(65536),
   /** How many writes the write queue commits in one transaction at most. */
@@ -49,6 +61,14 @@ export const configSchema = z.object({
   /** Where `npm start` serves the built site from. */
   STATIC_DIR: z.string().min(1).default('./dist/client'),
   LOG_LEVEL: z.enum(['silent', 'error', 'info']).default('info'),
+}).superRefine((c, ctx) => {
+  const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET'] as const;
+  const set = x402.filter((k) => c[k] !== undefined);
+  if (set.length > 0 && set.length < x402.length) {
+    for (const k of x402.filter((k) => c[k] === undefined)) {
+      ctx.addIssue({ code: 'custom', path: [k], message: `x402 needs ${x402.join(', ')} together` });
+    }
+  }
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

@@ -10,11 +10,12 @@ import { Problem, notFound, problemResponse, toProblem } from './problem.ts';
 import { Router } from './router.ts';
 import { staticSiteHandler } from './static-site.ts';
 import { registerSystemRoutes } from './gate/system.ts';
+import { registerPrefinalityRoutes } from './gate/prefinality.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
 /** Every route module, in one place. Later areas add themselves here. */
-const MODULES: RouteModule[] = [registerSystemRoutes];
+const MODULES: RouteModule[] = [registerSystemRoutes, registerPrefinalityRoutes];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

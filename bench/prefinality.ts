@@ -1,0 +1,42 @@
+/**
+ * Pre-finality figures: POST /v1/prefinality/evaluate on the GO path (two
+ * Ed25519 signatures: the log receipt and the JWT; one metered write) and
+ * POST /v1/prefinality/verify, each against the bare node:http baseline.
+ */
+import { cliJson, compareHttp, spawnBaseline, spawnServer } from './lib.ts';
+
+const GO = JSON.stringify({
+  rail: 'rtp',
+  transfer: { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' },
+});
+
+export async function benchPrefinality(): Promise<void> {
+  const server = await spawnServer();
+  const baseline = await spawnBaseline();
+  try {
+    const { key } = await cliJson(server.env, ['keys', 'create', '--name', 'bench']);
+    const auth = { authorization: `Bearer ${String(key)}` };
+    const first = await fetch(server.url + '/v1/prefinality/evaluate', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: GO,
+    });
+    if (first.status !== 200) throw new Error(`evaluate answered ${first.status}`);
+    const { receipt_jwt } = (await first.json()) as { receipt_jwt: string };
+    await compareHttp('prefinality', server, baseline, {
+      name: 'POST /v1/prefinality/evaluate (GO, JWT signed)',
+      method: 'POST',
+      path: '/v1/prefinality/evaluate',
+      headers: auth,
+      body: GO,
+    });
+    await compareHttp('prefinality', server, baseline, {
+      name: 'POST /v1/prefinality/verify',
+      method: 'POST',
+      path: '/v1/prefinality/verify',
+      body: JSON.stringify({ receipt: receipt_jwt }),
+    });
+  } finally {
+    await Promise.all([server.stop(), baseline.stop()]);
+  }
+}
