@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Transaction } from '@libsql/client';
-import type { H3Event } from 'h3';
+import type { H3Event, HTTPResponse } from 'h3';
 import { nowIso } from '../ids.ts';
 import type { ApiKey } from '../ledger/api-keys.ts';
 import { readJsonValue } from './body.ts';
@@ -45,7 +45,7 @@ export async function idempotent(
   ctx: AppContext,
   key: ApiKey,
   handler: () => Promise<Reply>,
-): Promise<Response> {
+): Promise<HTTPResponse> {
   const idemKey = event.req.headers.get(HEADER);
   if (idemKey === null) return toResponse(await handler());
   if (!/^[\x21-\x7e]{1,255}$/.test(idemKey)) {

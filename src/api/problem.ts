@@ -2,7 +2,7 @@
  * RFC 9457 problem details: the one shape of every error this service answers.
  * `code` is stable and machine-readable; `detail` is for people.
  */
-import { HTTPError, type H3Event } from 'h3';
+import { HTTPError, HTTPResponse, type H3Event } from 'h3';
 
 export const PROBLEM_TYPE_BASE = 'https://fusegate.dev/problems/';
 
@@ -57,11 +57,17 @@ export const notFound = (detail: string, code = 'not_found') =>
 export const conflict = (code: string, detail: string) => new Problem({ status: 409, code, title: 'Conflict', detail });
 
 /** Builds the problem+json Response for a Problem. */
-export function problemResponse(p: Problem, event?: H3Event): Response {
-  const headers = new Headers({ 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...p.headers });
+export function problemResponse(p: Problem, event?: H3Event): HTTPResponse {
   const requestId = event?.context.requestId as string | undefined;
-  if (requestId) headers.set('x-request-id', requestId);
-  return new Response(JSON.stringify(p.body(event?.url.pathname)), { status: p.status, headers });
+  return new HTTPResponse(JSON.stringify(p.body(event?.url.pathname)), {
+    status: p.status,
+    headers: {
+      'content-type': 'application/problem+json',
+      'cache-control': 'no-store',
+      ...p.headers,
+      ...(requestId ? { 'x-request-id': requestId } : {}),
+    },
+  });
 }
 
 /** Maps anything thrown inside a handler to a Problem. Unknown errors are 500s (bugs). */

@@ -1,3 +1,5 @@
+import { HTTPResponse } from 'h3';
+
 /** A JSON answer as data, so it can be stored (idempotency) and replayed unchanged. */
 export interface Reply {
   status: number;
@@ -9,8 +11,14 @@ export function reply(body: unknown, status = 200, headers?: Record<string, stri
   return headers ? { status, body, headers } : { status, body };
 }
 
-export function toResponse(r: Reply, extraHeaders?: Record<string, string>): Response {
-  const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-  for (const [k, v] of Object.entries({ ...r.headers, ...extraHeaders })) headers.set(k, v);
-  return new Response(JSON.stringify(r.body), { status: r.status, headers });
+/**
+ * The HTTP answer for a Reply. h3's HTTPResponse with a string body, not a
+ * web `Response`: on Node the latter costs a body stream per request
+ * (measured: about 3x fewer requests per second on a small JSON GET).
+ */
+export function toResponse(r: Reply, extraHeaders?: Record<string, string>): HTTPResponse {
+  return new HTTPResponse(JSON.stringify(r.body), {
+    status: r.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...r.headers, ...extraHeaders },
+  });
 }
