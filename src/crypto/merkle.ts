@@ -1,0 +1,222 @@
+/**
+ * Merkle tree math of RFC 9162 (Certificate Transparency 2.0) §2.1, which is
+ * that of RFC 6962: proofs made here verify with any RFC 6962/9162 verifier
+ * (Go's golang.org/x/mod/sumdb/tlog, transparency-dev/merkle, sigstore).
+ *
+ * Storage-independent: proofs are first planned as lists of leaf ranges
+ * [lo, hi) whose subtree hashes are needed; `rangeNodes` names the stored
+ * perfect subtrees that make up a range, so a log that keeps every perfect
+ * subtree hash answers any head or proof from O(log n) stored hashes.
+ */
+import { createHash } from 'node:crypto';
+
+export type Hash = Uint8Array;
+
+const LEAF_PREFIX = Buffer.from([0x00]);
+const NODE_PREFIX = Buffer.from([0x01]);
+
+/** RFC 9162 §2.1.1: the hash of a leaf, SHA-256(0x00 || data). */
+export function leafHash(data: Uint8Array): Hash {
+  return createHash('sha256').update(LEAF_PREFIX).update(data).digest();
+}
+
+/** RFC 9162 §2.1.1: the hash of an interior node, SHA-256(0x01 || left || right). */
+export function nodeHash(left: Hash, right: Hash): Hash {
+  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+}
+
+/** The hash of the empty tree, SHA-256(""). */
+export function emptyRoot(): Hash {
+  return createHash('sha256').digest();
+}
+
+/** The largest power of two strictly less than n (n > 1). */
+function splitPoint(n: number): number {
+  let k = 1;
+  while (k * 2 < n) k *= 2;
+  return k;
+}
+
+/** A stored perfect subtree: `level` 0 is a leaf; it covers leaves [index·2^level, (index+1)·2^level). */
+export interface NodeId {
+  level: number;
+  index: number;
+}
+
+/** A half-open range of leaves whose subtree hash (MTH) a proof needs. */
+export interface LeafRange {
+  lo: number;
+  hi: number;
+}
+
+/**
+ * The perfect subtrees that make up the RFC 9162 subtree D[lo:hi], left to right,
+ * in decreasing size. Folding their hashes from the right gives MTH(D[lo:hi]).
+ */
+export function rangeNodes(lo: number, hi: number): NodeId[] {
+  const out: NodeId[] = [];
+  while (lo < hi) {
+    const n = hi - lo;
+    const size = n === 1 ? 1 : (n & (n - 1)) === 0 ? n : splitPoint(n);
+    const level = Math.log2(size);
+    out.push({ level, index: lo / size });
+    lo += size;
+  }
+  return out;
+}
+
+/** Folds the hashes of `rangeNodes(lo, hi)` (same order) into MTH(D[lo:hi]). */
+export function foldRange(hashes: Hash[]): Hash {
+  if (hashes.length === 0) return emptyRoot();
+  let h = hashes[hashes.length - 1]!;
+  for (let i = hashes.length - 2; i >= 0; i--) h = nodeHash(hashes[i]!, h);
+  return h;
+}
+
+/** RFC 9162 §2.1.3.1: the ranges whose hashes form the inclusion proof of leaf m in a tree of size n. */
+export function proveInclusion(m: number, n: number): LeafRange[] {
+  if (!(Number.isInteger(m) && Number.isInteger(n) && m >= 0 && m < n)) {
+    throw new RangeError(`no inclusion proof for index ${m} in a tree of size ${n}`);
+  }
+  const path: LeafRange[] = [];
+  let lo = 0;
+  let hi = n;
+  const stack: LeafRange[] = [];
+  while (hi - lo > 1) {
+    const k = splitPoint(hi - lo);
+    if (m < lo + k) {
+      stack.push({ lo: lo + k, hi });
+      hi = lo + k;
+    } else {
+      stack.push({ lo, hi: lo + k });
+      lo = lo + k;
+    }
+  }
+  // The proof lists siblings from the leaf upwards.
+  while (stack.length) path.push(stack.pop()!);
+  return path;
+}
+
+/** RFC 9162 §2.1.4.1: the ranges whose hashes form the consistency proof from size m to size n. */
+export function proveConsistency(m: number, n: number): LeafRange[] {
+  if (!(Number.isInteger(m) && Number.isInteger(n) && m > 0 && m <= n)) {
+    throw new RangeError(`no consistency proof from size ${m} to size ${n}`);
+  }
+  const out: LeafRange[] = [];
+  const sub = (mm: number, lo: number, hi: number, complete: boolean): void => {
+    if (mm === hi - lo) {
+      if (!complete) out.push({ lo, hi });
+      return;
+    }
+    const k = splitPoint(hi - lo);
+    if (mm <= k) {
+      sub(mm, lo, lo + k, complete);
+      out.push({ lo: lo + k, hi });
+    } else {
+      sub(mm - k, lo + k, hi, false);
+      out.push({ lo, hi: lo + k });
+    }
+  };
+  sub(m, 0, n, true);
+  return out;
+}
+
+function equal(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(a, b) === 0;
+}
+
+export class ProofError extends Error {
+  override name = 'ProofError';
+}
+
+/**
+ * RFC 9162 §2.1.3.2: checks that `leaf` (a leaf hash) sits at `index` in the
+ * tree of `size` with root `root`. Throws ProofError when it does not.
+ */
+export function verifyInclusion(index: number, size: number, leaf: Hash, proof: Hash[], root: Hash): void {
+  if (!(Number.isInteger(index) && Number.isInteger(size)) || index < 0 || index >= size) {
+    throw new ProofError(`index ${index} is beyond tree size ${size}`);
+  }
+  if (leaf.length !== 32 || root.length !== 32 || proof.some((p) => p.length !== 32)) {
+    throw new ProofError('hashes must be 32 bytes');
+  }
+  let fn = index;
+  let sn = size - 1;
+  let r = leaf;
+  for (const p of proof) {
+    if (sn === 0) throw new ProofError('proof is longer than the path');
+    if ((fn & 1) === 1 || fn === sn) {
+      r = nodeHash(p, r);
+      if ((fn & 1) === 0) {
+        while ((fn & 1) === 0 && fn !== 0) {
+          fn >>>= 1;
+          sn >>>= 1;
+        }
+      }
+    } else {
+      r = nodeHash(r, p);
+    }
+    fn >>>= 1;
+    sn >>>= 1;
+  }
+  if (sn !== 0) throw new ProofError('proof is shorter than the path');
+  if (!equal(r, root)) throw new ProofError('computed root does not match');
+}
+
+/**
+ * RFC 9162 §2.1.4.2: checks that the tree of size1 with root1 is a prefix of
+ * the tree of size2 with root2. Throws ProofError when it is not.
+ */
+export function verifyConsistency(size1: number, size2: number, proof: Hash[], root1: Hash, root2: Hash): void {
+  if (!(Number.isInteger(size1) && Number.isInteger(size2)) || size1 < 1 || size2 < size1) {
+    throw new ProofError(`no consistency between sizes ${size1} and ${size2}`);
+  }
+  if (size1 === size2) {
+    if (proof.length !== 0) throw new ProofError('proof must be empty for equal sizes');
+    if (!equal(root1, root2)) throw new ProofError('roots differ for equal sizes');
+    return;
+  }
+  if (root1.length !== 32 || root2.length !== 32 || proof.some((p) => p.length !== 32)) {
+    throw new ProofError('hashes must be 32 bytes');
+  }
+  if (proof.length === 0) throw new ProofError('empty proof');
+  let path = proof;
+  // If size1 is a power of two, the proof omits the old root: it starts the path.
+  if ((size1 & (size1 - 1)) === 0) path = [root1, ...proof];
+  let fn = size1 - 1;
+  let sn = size2 - 1;
+  while ((fn & 1) === 1) {
+    fn >>>= 1;
+    sn >>>= 1;
+  }
+  let fr = path[0]!;
+  let sr = path[0]!;
+  for (const c of path.slice(1)) {
+    if (sn === 0) throw new ProofError('proof is longer than the path');
+    if ((fn & 1) === 1 || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      if ((fn & 1) === 0) {
+        while ((fn & 1) === 0 && fn !== 0) {
+          fn >>>= 1;
+          sn >>>= 1;
+        }
+      }
+    } else {
+      sr = nodeHash(sr, c);
+    }
+    fn >>>= 1;
+    sn >>>= 1;
+  }
+  if (sn !== 0) throw new ProofError('proof is shorter than the path');
+  if (!equal(fr, root1)) throw new ProofError('computed old root does not match');
+  if (!equal(sr, root2)) throw new ProofError('computed new root does not match');
+}
+
+/** Root of a list of leaf hashes, computed directly (for tests and small trees only). */
+export function rootOf(leaves: Hash[]): Hash {
+  if (leaves.length === 0) return emptyRoot();
+  if (leaves.length === 1) return leaves[0]!;
+  const k = splitPoint(leaves.length);
+  return nodeHash(rootOf(leaves.slice(0, k)), rootOf(leaves.slice(k)));
+}
