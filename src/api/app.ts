@@ -11,11 +11,18 @@ import { Router } from './router.ts';
 import { staticSiteHandler } from './static-site.ts';
 import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
+import { registerReceiptRoutes } from './gate/receipts.ts';
+import { registerLogRoutes } from './site/logs.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
 /** Every route module, in one place. Later areas add themselves here. */
-const MODULES: RouteModule[] = [registerSystemRoutes, registerPrefinalityRoutes];
+const MODULES: RouteModule[] = [
+  registerSystemRoutes,
+  registerReceiptRoutes,
+  registerLogRoutes,
+  registerPrefinalityRoutes,
+];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

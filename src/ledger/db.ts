@@ -37,14 +37,18 @@ export async function openLedger(opts: LedgerOptions): Promise<Ledger> {
   const common = { url: opts.DATABASE_URL, authToken: opts.DATABASE_AUTH_TOKEN, intMode: 'number' as const };
   const writer = createClient({ ...common, concurrency: 1 });
   if (path) {
+    // Start-up may wait for another process's write (a blocking wait is fine before we serve).
+    await writer.execute('PRAGMA busy_timeout=10000');
     // WAL lets readers run beside the writer; it is a property of the file, set once.
     await writer.execute('PRAGMA journal_mode=WAL');
-    // The driver is synchronous: a busy timeout would block the event loop, so the
-    // queue retries SQLITE_BUSY itself, asynchronously (several processes, one file).
-    await writer.execute('PRAGMA busy_timeout=0');
     await writer.execute(`PRAGMA synchronous=${opts.DATABASE_SYNCHRONOUS}`);
   }
   await migrate(writer);
+  if (path) {
+    // Serving: the driver is synchronous, so a busy timeout would block the event loop;
+    // the write queue retries SQLITE_BUSY itself, asynchronously (several processes, one file).
+    await writer.execute('PRAGMA busy_timeout=0');
+  }
   const read = path ? createClient({ ...common, concurrency: 8 }) : writer;
   const queue = new WriteQueue(writer, { batchMax: opts.WRITE_BATCH_MAX });
   return {

@@ -8,13 +8,16 @@
  * A receipt is a compact JWS (EdDSA, kid = RFC 7638 thumbprint, typ
  * "fusegate-receipt+jws") over the canonical JSON of its payload.
  */
-import type { Transaction } from '@libsql/client';
+import type { Client, Transaction } from '@libsql/client';
 import { CompactSign } from 'jose';
 import type { AppContext } from '../api/context.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
+import { RECEIPT_TYP } from '../crypto/receipt.ts';
 import { newId, nowIso } from '../ids.ts';
+import { appendLeaf } from './log.ts';
 
-export const RECEIPT_TYP = 'fusegate-receipt+jws';
+export { RECEIPT_TYP };
+export const RECEIPTS_LOG = 'receipts';
 
 export interface ReceiptInput {
   /** What kind of act: hop, lookup, act, classify, execute_gate, prefinality, redeem... */
@@ -59,11 +62,15 @@ export async function signReceipt(ctx: AppContext, input: ReceiptInput): Promise
   return { receipt_id, jws, payload, verify_url: verifyUrl(ctx, receipt_id) };
 }
 
-/** Stores a signed receipt inside the caller's write transaction. */
+/**
+ * Stores a signed receipt inside the caller's write transaction and appends it
+ * to the `receipts` log: the leaf is the exact UTF-8 bytes of the compact JWS.
+ */
 export async function recordReceipt(tx: Transaction, r: SignedReceipt): Promise<void> {
+  const { index } = await appendLeaf(tx, RECEIPTS_LOG, new TextEncoder().encode(r.jws));
   await tx.execute({
-    sql: `INSERT INTO receipts (id, kind, decision, subject, key_id, jws, payload, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    sql: `INSERT INTO receipts (id, kind, decision, subject, key_id, jws, payload, created_at, log_index)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     args: [
       r.receipt_id,
       r.payload.kind,
@@ -73,6 +80,26 @@ export async function recordReceipt(tx: Transaction, r: SignedReceipt): Promise<
       r.jws,
       canonicalJson(r.payload),
       r.payload.iat,
+      index,
     ],
   });
+}
+
+export interface StoredReceipt {
+  receipt_id: string;
+  jws: string;
+  payload: ReceiptPayload;
+  log_index: number;
+}
+
+export async function getReceipt(db: Client, id: string): Promise<StoredReceipt | undefined> {
+  const rs = await db.execute({ sql: 'SELECT id, jws, payload, log_index FROM receipts WHERE id = ?', args: [id] });
+  const row = rs.rows[0];
+  if (!row) return undefined;
+  return {
+    receipt_id: String(row.id),
+    jws: String(row.jws),
+    payload: JSON.parse(String(row.payload)) as ReceiptPayload,
+    log_index: Number(row.log_index),
+  };
 }

@@ -1,0 +1,122 @@
+/**
+ * Public HTTP API of the Merkle logs (every log, by name): tree heads,
+ * signed checkpoints, entries, inclusion and consistency proofs.
+ * Hashes are standard base64 in JSON, as in the C2SP and transparency-dev formats.
+ */
+import { HTTPResponse, type H3Event } from 'h3';
+import { z } from 'zod';
+import { logOrigin, logVerifierKeys, signedCheckpoint } from '../../ledger/checkpoint.ts';
+import {
+  LogRangeError,
+  UnknownLogError,
+  consistencyProof,
+  inclusionProof,
+  listLogs,
+  logSize,
+  readEntries,
+  treeHead,
+} from '../../ledger/log.ts';
+import { readQuery } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { badRequest, notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { decodeLeaf } from './leaf-decoders.ts';
+
+export const b64 = (h: Uint8Array): string => Buffer.from(h).toString('base64');
+
+const index = z.coerce.number().int().nonnegative();
+const entriesQuery = z.object({ start: index.default(0), limit: z.coerce.number().int().min(1).max(1000).default(100) });
+const inclusionQuery = z.object({ index, tree_size: index });
+const consistencyQuery = z.object({ from: index, to: index });
+
+const PUBLIC = { 'access-control-allow-origin': '*' };
+
+function logName(event: H3Event): string {
+  const name = event.context.params?.log ?? '';
+  if (!/^[a-z0-9_-]{1,64}$/.test(name)) throw notFound(`no log named ${name}`, 'unknown_log');
+  return name;
+}
+
+/** Maps the log engine's errors to problems: unknown log 404, out-of-range 400. */
+async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof UnknownLogError) throw notFound(e.message, 'unknown_log');
+    if (e instanceof LogRangeError) throw badRequest('out_of_range', e.message);
+    throw e;
+  }
+}
+
+export async function describeLog(ctx: AppContext, name: string) {
+  const head = await treeHead(ctx.ledger.read, name);
+  const keys = logVerifierKeys(ctx, name);
+  return {
+    name,
+    origin: logOrigin(ctx.config.SITE_URL, name),
+    tree_size: head.size,
+    root_hash: b64(head.root),
+    verifier_key: keys[0]!,
+    verifier_keys: keys,
+    checkpoint_url: `${ctx.config.SITE_URL}/api/v1/logs/${name}/checkpoint`,
+  };
+}
+
+export function registerLogRoutes(router: Router, ctx: AppContext): void {
+  const db = () => ctx.ledger.read;
+
+  router.get('/api/v1/logs', async () => {
+    const logs = await listLogs(db());
+    return toResponse(reply({ logs: await Promise.all(logs.map((l) => describeLog(ctx, l.name))) }), PUBLIC);
+  });
+
+  router.get('/api/v1/logs/:log', async (event) => {
+    const name = logName(event);
+    return toResponse(reply(await guarded(() => describeLog(ctx, name))), PUBLIC);
+  });
+
+  router.get('/api/v1/logs/:log/checkpoint', async (event) => {
+    const name = logName(event);
+    const cp = await guarded(() => signedCheckpoint(ctx, name));
+    return new HTTPResponse(cp.note, {
+      headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache', ...PUBLIC },
+    });
+  });
+
+  router.get('/api/v1/logs/:log/entries', async (event) => {
+    const name = logName(event);
+    const q = readQuery(event, entriesQuery);
+    const entries = await guarded(() => readEntries(db(), name, q.start, q.limit));
+    const size = await guarded(() => logSize(db(), name));
+    return toResponse(
+      reply({
+        log: name,
+        tree_size: size,
+        start: q.start,
+        entries: entries.map((e) => ({ index: e.index, leaf: b64(e.leaf), created_at: e.created_at, ...decodeLeaf(name, e.leaf) })),
+        ...(q.start + entries.length < size ? { next: q.start + entries.length } : {}),
+      }),
+      PUBLIC,
+    );
+  });
+
+  router.get('/api/v1/logs/:log/proof/inclusion', async (event) => {
+    const name = logName(event);
+    const q = readQuery(event, inclusionQuery);
+    const proof = await guarded(() => inclusionProof(db(), name, q.index, q.tree_size));
+    return toResponse(
+      reply({ log: name, index: q.index, tree_size: q.tree_size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) }),
+      PUBLIC,
+    );
+  });
+
+  router.get('/api/v1/logs/:log/proof/consistency', async (event) => {
+    const name = logName(event);
+    const q = readQuery(event, consistencyQuery);
+    if (q.from > q.to) throw badRequest('out_of_range', 'from must not exceed to');
+    const hashes = await guarded(() => consistencyProof(db(), name, q.from, q.to));
+    return toResponse(reply({ log: name, from: q.from, to: q.to, hashes: hashes.map(b64) }), PUBLIC);
+  });
+}
+

@@ -1,0 +1,45 @@
+/**
+ * Signed checkpoints of the logs: C2SP tlog-checkpoint bodies in C2SP signed
+ * notes. The origin of a log is `<SITE_URL host>/<log name>`, and the note key
+ * name is that origin (so each log has its own verifier key string, all made
+ * from the service's one Ed25519 key; retired keys stay listed).
+ */
+import type { AppContext } from '../api/context.ts';
+import { checkpointText, signNote, verifierKey } from '../crypto/note.ts';
+import type { Hash } from '../crypto/merkle.ts';
+import { treeHead } from './log.ts';
+
+export function logOrigin(siteUrl: string, log: string): string {
+  return `${new URL(siteUrl).host}/${log}`;
+}
+
+/** Verifier keys of a log: the current signing key's first, then retired keys'. */
+export function logVerifierKeys(ctx: AppContext, log: string): string[] {
+  const origin = logOrigin(ctx.config.SITE_URL, log);
+  return ctx.keyring.all.map((k) => verifierKey(origin, k.raw));
+}
+
+export interface SignedCheckpoint {
+  origin: string;
+  size: number;
+  root: Hash;
+  /** The exact signed note bytes. */
+  note: string;
+}
+
+const cache = new Map<string, SignedCheckpoint>();
+
+/** The signed checkpoint of `log` at `size` (default: now). Signatures are cached per size and key. */
+export async function signedCheckpoint(ctx: AppContext, log: string, size?: number): Promise<SignedCheckpoint> {
+  const head = await treeHead(ctx.ledger.read, log, size);
+  const origin = logOrigin(ctx.config.SITE_URL, log);
+  const key = ctx.keyring.current;
+  const cacheKey = `${origin}/${head.size}/${key.kid}`;
+  const hit = cache.get(cacheKey);
+  if (hit) return hit;
+  const note = signNote(checkpointText({ origin, size: head.size, root: head.root }), origin, key.privateKey, key.raw);
+  const cp = { origin, size: head.size, root: head.root, note };
+  if (cache.size > 1024) cache.clear();
+  cache.set(cacheKey, cp);
+  return cp;
+}
