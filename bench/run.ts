@@ -7,11 +7,13 @@ import { benchFoundation } from './foundation.ts';
 import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
 import { benchSite } from './site.ts';
+import { benchTrust } from './trust.ts';
 
 const SECTIONS: Record<string, () => Promise<void>> = {
   foundation: benchFoundation,
   site: benchSite,
   prefinality: benchPrefinality,
+  trust: benchTrust,
 };
 
 const only = process.env.BENCH_ONLY;

@@ -1,0 +1,133 @@
+/**
+ * Trust core figures:
+ *  - appends per second through the group-commit write queue against one
+ *    transaction per append (the baseline), at 1, 16 and 256 concurrent writers;
+ *  - time to serve an inclusion proof and a checkpoint over HTTP for a log of
+ *    1,000,000 entries (the log is bulk-built directly in its tables).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient, type InValue } from '@libsql/client';
+import { loadConfig } from '../src/config.ts';
+import { leafHash, nodeHash, type Hash } from '../src/crypto/merkle.ts';
+import { openLedger } from '../src/ledger/db.ts';
+import { appendLeaf } from '../src/ledger/log.ts';
+import { fmt, report, spawnServer } from './lib.ts';
+
+const APPENDS = Number(process.env.BENCH_APPENDS ?? 3000);
+const BIG_LOG = Number(process.env.BENCH_BIG_LOG ?? 1_000_000);
+
+function env(dir: string) {
+  return loadConfig({ DATABASE_URL: `file:${join(dir, 'bench.db')}`, SIGNING_KEY_FILE: join(dir, 'k.json'), LOG_LEVEL: 'silent' });
+}
+
+async function appendRate(concurrency: number, grouped: boolean): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'fusegate-bench-log-'));
+  const config = env(dir);
+  const ledger = await openLedger(config);
+  // Baseline: a client of its own, one write transaction per append, one at a time.
+  const single = createClient({ url: config.DATABASE_URL, concurrency: 1 });
+  await single.execute(`PRAGMA synchronous=${config.DATABASE_SYNCHRONOUS}`);
+  let chain: Promise<unknown> = Promise.resolve();
+  const oneTx = (leaf: Uint8Array) => {
+    const next = chain.then(async () => {
+      const tx = await single.transaction('write');
+      await appendLeaf(tx, 'astl', leaf);
+      await tx.commit();
+      tx.close();
+    });
+    chain = next;
+    return next;
+  };
+  let n = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (n < APPENDS) {
+        const leaf = new TextEncoder().encode(`leaf ${n++}`);
+        if (grouped) await ledger.write((tx) => appendLeaf(tx, 'astl', leaf));
+        else await oneTx(leaf);
+      }
+    }),
+  );
+  const rate = APPENDS / ((performance.now() - started) / 1000);
+  single.close();
+  await ledger.close();
+  return rate;
+}
+
+/** Writes a log of `size` leaves straight into log_entries/log_nodes, in big batches. */
+async function bulkBuild(url: string, log: string, size: number): Promise<void> {
+  const db = createClient({ url, concurrency: 1 });
+  await db.execute('PRAGMA synchronous=OFF');
+  const stack: Array<{ level: number; hash: Hash }> = [];
+  let entries: InValue[] = [];
+  let nodes: InValue[] = [];
+  const flush = async () => {
+    const stmts = [];
+    for (let i = 0; i < entries.length; i += 4 * 200) {
+      const chunk = entries.slice(i, i + 800);
+      stmts.push({ sql: `INSERT INTO log_entries (log, idx, leaf, created_at) VALUES ${Array(chunk.length / 4).fill('(?,?,?,?)').join(',')}`, args: chunk });
+    }
+    for (let i = 0; i < nodes.length; i += 4 * 200) {
+      const chunk = nodes.slice(i, i + 800);
+      stmts.push({ sql: `INSERT INTO log_nodes (log, level, idx, hash) VALUES ${Array(chunk.length / 4).fill('(?,?,?,?)').join(',')}`, args: chunk });
+    }
+    await db.batch(stmts, 'write');
+    entries = [];
+    nodes = [];
+  };
+  const now = new Date().toISOString();
+  for (let i = 0; i < size; i++) {
+    const leaf = Buffer.from(`entry ${i}`);
+    let h = leafHash(leaf);
+    entries.push(log, i, leaf, now);
+    nodes.push(log, 0, i, h);
+    let level = 0;
+    let idx = i;
+    while (idx % 2 === 1) {
+      const left = stack.pop()!;
+      h = nodeHash(left.hash, h);
+      level++;
+      idx = (idx - 1) / 2;
+      nodes.push(log, level, idx, h);
+    }
+    stack.push({ level, hash: h });
+    if (entries.length >= 4 * 20_000) await flush();
+  }
+  await flush();
+  await db.execute({ sql: 'UPDATE logs SET size = ? WHERE name = ?', args: [size, log] });
+  db.close();
+}
+
+async function timeRequests(url: string, paths: string[], rounds: number): Promise<number> {
+  const started = performance.now();
+  for (let r = 0; r < rounds; r++) for (const p of paths) await (await fetch(url + p)).arrayBuffer();
+  return (performance.now() - started) / (rounds * paths.length);
+}
+
+export async function benchTrust(): Promise<void> {
+  for (const c of [1, 16, 256]) {
+    const grouped = await appendRate(c, true);
+    const single = await appendRate(c, false);
+    report('trust', `appends/s, ${c} writer(s)`, `${Math.round(grouped)}/s group commit`, `${Math.round(single)}/s one tx each`, fmt.ratio(grouped, single));
+  }
+
+  const server = await spawnServer();
+  try {
+    // The server has created its tables; fill the astl log behind it.
+    const built = performance.now();
+    await bulkBuild(server.env.DATABASE_URL!, 'astl', BIG_LOG);
+    console.log(`  (bulk-built ${BIG_LOG} entries in ${((performance.now() - built) / 1000).toFixed(1)} s)`);
+    await timeRequests(server.url, ['/api/v1/logs/receipts/checkpoint', '/api/v1/logs/astl/checkpoint'], 20); // warm-up
+    const small = await timeRequests(server.url, ['/api/v1/logs/receipts/checkpoint'], 50);
+    const proofPaths = Array.from({ length: 20 }, (_, i) => `/api/v1/logs/astl/proof/inclusion?index=${(i * 48_271) % BIG_LOG}&tree_size=${BIG_LOG}`);
+    const proof = await timeRequests(server.url, proofPaths, 5);
+    const cp = await timeRequests(server.url, ['/api/v1/logs/astl/checkpoint'], 50);
+    report('trust', `inclusion proof @ ${BIG_LOG.toLocaleString('en-US')} entries`, fmt.ms(proof), `${fmt.ms(small)} checkpoint of an empty log`, fmt.ratio(proof, small));
+    report('trust', `checkpoint @ ${BIG_LOG.toLocaleString('en-US')} entries`, fmt.ms(cp), `${fmt.ms(small)} checkpoint of an empty log`, fmt.ratio(cp, small));
+  } finally {
+    await server.stop();
+  }
+}
