@@ -450,7 +450,7 @@ describe('pre-finality clearance', () => {
       const row = (await s.ctx.ledger.read.execute({ sql: 'SELECT key_id, payload FROM receipts WHERE id = ?', args: [b.receipt_id] })).rows[0]!;
       expect(row.key_id).toBeNull();
       expect(JSON.parse(String(row.payload)).demo).toBe(true);
-      await insertFuse(s, 'fuse_drill_dead', '', 'DEAD');
+      // fuse_drill_dead comes with the database (migration 0020).
       const dead = await s.fetch('/demo/prefinality/evaluate', { json: { rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_drill_dead' } } });
       expect(dead.status).toBe(403);
       // A keyed caller's own fuse is invisible to the demo.

@@ -12,6 +12,8 @@ import { staticSiteHandler } from './static-site.ts';
 import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
 import { registerReceiptRoutes } from './gate/receipts.ts';
+import { registerFuseRoutes } from './gate/fuses.ts';
+import { registerHopRoutes } from './gate/hop.ts';
 import { registerLogRoutes } from './site/logs.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
@@ -20,6 +22,8 @@ export type RouteModule = (router: Router, ctx: AppContext) => void;
 const MODULES: RouteModule[] = [
   registerSystemRoutes,
   registerReceiptRoutes,
+  registerFuseRoutes,
+  registerHopRoutes,
   registerLogRoutes,
   registerPrefinalityRoutes,
 ];

@@ -102,3 +102,17 @@ export async function consumeHop(tx: Transaction, keyId: string): Promise<boolea
   });
   return rs.rowsAffected > 0;
 }
+
+/** The key's declared act surface, or undefined for the default (every preset). */
+export async function getKeySurface(db: Client | Transaction, keyId: string): Promise<string[] | undefined> {
+  const rs = await db.execute({ sql: 'SELECT surface FROM api_keys WHERE id = ?', args: [keyId] });
+  const raw = rs.rows[0]?.surface;
+  return raw == null ? undefined : (JSON.parse(String(raw)) as string[]);
+}
+
+export async function setKeySurface(ledger: Ledger, keyId: string, surface: string[] | null): Promise<boolean> {
+  const rs = await ledger.write((tx) =>
+    tx.execute({ sql: 'UPDATE api_keys SET surface = ? WHERE id = ?', args: [surface ? JSON.stringify(surface) : null, keyId] }),
+  );
+  return rs.rowsAffected > 0;
+}

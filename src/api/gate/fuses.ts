@@ -1,0 +1,85 @@
+/**
+ * Fuse management (our extension: SPEC shows no way to create or change a
+ * fuse). A fuse belongs to the key that created it; another key gets 404.
+ *   POST /v1/fuses                 {state?: "LIVE" | "UNSIGNED", label?}  -> 201 {fuse_id, state}
+ *   GET  /v1/fuses                 the calling key's fuses
+ *   POST /v1/fuses/{id}/dead       blow it: any state -> DEAD
+ *   POST /v1/fuses/{id}/charge     UNSIGNED or DEAD -> LIVE (409 otherwise)
+ * Every state change is receipted.
+ */
+import type { H3Event } from 'h3';
+import { z } from 'zod';
+import { CHARGEABLE_STATES } from '../../domain/fuse.ts';
+import { newId, nowIso } from '../../ids.ts';
+import { FUSE_STATES, createFuse, getFuse, listFuses, transitionFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
+import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { requireKey } from '../auth.ts';
+import { readBody, readQuery } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { commitReply, idempotent } from '../idempotency.ts';
+import { Problem } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { callerOf, fuseIdSchema, visibleFuse } from './governed.ts';
+
+export const createFuseRequest = z.strictObject({
+  state: z.enum(['LIVE', 'UNSIGNED']).default('LIVE'),
+  label: z.string().min(1).max(200).optional(),
+});
+const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(100), starting_after: fuseIdSchema.optional() });
+
+export function fuseObject(f: Fuse) {
+  return { object: 'fuse', fuse_id: f.id, state: f.state, label: f.label, created_at: f.created_at, updated_at: f.updated_at };
+}
+
+export function registerFuseRoutes(router: Router, ctx: AppContext): void {
+  router.post('/v1/fuses', async (event) => {
+    const key = await requireKey(event, ctx);
+    return idempotent(event, ctx, key, async () => {
+      const hasBody = event.req.headers.get('content-type') !== null;
+      const body = hasBody ? await readBody(event, createFuseRequest, ctx.config.MAX_BODY_BYTES) : createFuseRequest.parse({});
+      const id = newId('fuse');
+      const receipt = await signReceipt(ctx, { kind: 'fuse_create', decision: body.state, subject: id, key_id: key.id });
+      return commitReply(event, ctx, async (tx) => {
+        const fuse = await createFuse(tx, { id, keyId: key.id, state: body.state, label: body.label ?? null, now: nowIso() });
+        await recordReceipt(tx, receipt);
+        return reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201);
+      });
+    });
+  });
+
+  router.get('/v1/fuses', async (event) => {
+    const key = await requireKey(event, ctx);
+    const q = readQuery(event, listQuery);
+    const fuses = await listFuses(ctx.ledger.read, key.id, q.limit + 1, q.starting_after);
+    return toResponse(reply({ object: 'list', data: fuses.slice(0, q.limit).map(fuseObject), has_more: fuses.length > q.limit }));
+  });
+
+  const transition = (path: string, to: FuseState, from: readonly FuseState[], verb: string) =>
+    router.post(path, async (event: H3Event) => {
+      const key = await requireKey(event, ctx);
+      const id = fuseIdSchema.safeParse(event.context.params?.fuse_id);
+      const fuse = await visibleFuse(ctx.ledger.read, await callerOf(ctx, key), id.success ? id.data : '');
+      return idempotent(event, ctx, key, async () => {
+        const receipt = await signReceipt(ctx, { kind: `fuse_${verb}`, decision: to, subject: fuse.id, key_id: key.id, data: { from: fuse.state } });
+        return commitReply(event, ctx, async (tx) => {
+          if (!(await transitionFuse(tx, fuse.id, from, to, nowIso()))) {
+            const current = (await getFuse(tx, fuse.id))?.state;
+            throw new Problem({
+              status: 409,
+              code: 'invalid_transition',
+              title: 'Conflict',
+              detail: `cannot ${verb} a fuse that is ${current}: only ${from.join(' or ')} can be ${verb === 'dead' ? 'blown' : 'charged'}`,
+              extra: { state: current },
+            });
+          }
+          await recordReceipt(tx, receipt);
+          const after = await getFuse(tx, fuse.id);
+          return reply({ ...fuseObject(after!), previous_state: fuse.state, receipt_id: receipt.receipt_id });
+        });
+      });
+    });
+
+  transition('/v1/fuses/:fuse_id/dead', 'DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'dead');
+  transition('/v1/fuses/:fuse_id/charge', 'LIVE', CHARGEABLE_STATES, 'charge');
+}

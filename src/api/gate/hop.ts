@@ -1,0 +1,165 @@
+/**
+ * Gate core routes (SPEC 4.1): hop, lookup, OCSP alias, welded act, classify,
+ * the execute-gate demo, and the public demos on the drill fuses.
+ */
+import type { H3Event } from 'h3';
+import { z } from 'zod';
+import { classify } from '../../domain/classify.ts';
+import { decideHop } from '../../domain/fuse.ts';
+import { consumeHop } from '../../ledger/api-keys.ts';
+import { DRILL_FUSES } from '../../ledger/fuses.ts';
+import { recordCharge } from '../../ledger/meter.ts';
+import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { tollMicros } from '../../catalog/tolls.ts';
+import { fingerprint } from '../../crypto/canonical.ts';
+import { requireKey } from '../auth.ts';
+import { readBody, readQuery } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { commitReply, idempotent } from '../idempotency.ts';
+import { Problem, isUnreachable, toProblem } from '../problem.ts';
+import { enforceDemoRateLimit } from '../rate-limit.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopLimitProblem, hopReply, visibleFuse, type Caller, type HopResult } from './governed.ts';
+
+export const hopRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema.optional() });
+export const actRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema });
+export const lookupQuery = z.object({ fuse_id: fuseIdSchema });
+export const classifyRequest = z
+  .strictObject({ action: actionSchema.optional(), text: z.string().min(1).max(4000).optional() })
+  .refine((b) => (b.action === undefined) !== (b.text === undefined), { message: 'send exactly one of action or text' });
+const demoHopRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema.optional() });
+const demoActRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema });
+const demoLookupQuery = z.object({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live) });
+
+function actReply(r: HopResult) {
+  return reply({
+    ...hopBody(r),
+    acted: r.outcome.verdict,
+    act_kind: r.receipt.payload.data?.act_kind,
+    fingerprint: r.fingerprint,
+  });
+}
+
+/** A lookup counts against the key's hop limit (SPEC 8.1) but charges no toll. */
+async function lookup(ctx: AppContext, caller: Caller, fuseId: string) {
+  const fuse = await visibleFuse(ctx.ledger.read, caller, fuseId);
+  if (caller.key) {
+    const key = caller.key;
+    if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
+    const counted = await ctx.ledger.write((tx) => consumeHop(tx, key.id));
+    if (!counted) throw hopLimitProblem({ ...key, hops_used: key.hop_limit });
+  }
+  return { fuse_id: fuse.id, exists: true, state: fuse.state, ok: decideHop(fuse.state, undefined, []).ok, checked_at: new Date().toISOString() };
+}
+
+export function registerHopRoutes(router: Router, ctx: AppContext): void {
+  const limit = ctx.config.MAX_BODY_BYTES;
+  const keyed = async (event: H3Event) => callerOf(ctx, await requireKey(event, ctx));
+  const publicCaller = async (event: H3Event) => {
+    await enforceDemoRateLimit(event, ctx);
+    return callerOf(ctx, undefined);
+  };
+
+  router.post('/v1/fuse/hop', async (event) => {
+    const caller = await keyed(event);
+    return idempotent(event, ctx, caller.key!, async () => {
+      const body = await readBody(event, hopRequest, limit);
+      return governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply);
+    });
+  });
+
+  router.get('/v1/fuse/lookup', async (event) => {
+    const caller = await keyed(event);
+    const { fuse_id } = readQuery(event, lookupQuery);
+    return toResponse(reply(await lookup(ctx, caller, fuse_id)));
+  });
+
+  // OCSP-style alias: same answer while the ledger answers; 503 "halt" when it cannot be reached.
+  router.get('/v1/ocsp', async (event) => {
+    const caller = await keyed(event);
+    const { fuse_id } = readQuery(event, lookupQuery);
+    try {
+      return toResponse(reply(await lookup(ctx, caller, fuse_id)));
+    } catch (e) {
+      const p = toProblem(e);
+      if (p.status !== 503 && !isUnreachable(e)) throw e;
+      throw new Problem({
+        status: 503,
+        code: 'halt',
+        title: 'Halt',
+        detail: 'the fuse ledger cannot be reached: HALT, do not act until a lookup answers',
+        headers: { 'retry-after': '1' },
+        extra: { halt: true, fuse_id },
+      });
+    }
+  });
+
+  router.post('/v1/act', async (event) => {
+    const caller = await keyed(event);
+    return idempotent(event, ctx, caller.key!, async () => {
+      const body = await readBody(event, actRequest, limit);
+      return governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply);
+    });
+  });
+
+  router.post('/v1/classify', async (event) => {
+    const key = await requireKey(event, ctx);
+    return idempotent(event, ctx, key, async () => {
+      const body = await readBody(event, classifyRequest, limit);
+      const c = classify(body);
+      const receipt = await signReceipt(ctx, {
+        kind: 'classify',
+        decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED',
+        key_id: key.id,
+        fingerprint: fingerprint(body),
+        data: { ...c },
+      });
+      return commitReply(event, ctx, async (tx) => {
+        await recordCharge(tx, { keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify'), ref: receipt.receipt_id });
+        await recordReceipt(tx, receipt);
+        return reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
+      });
+    });
+  });
+
+  // PERMIT / DENY for a fuse and an action, with the reason. A demo: no hop is counted, nothing is charged.
+  router.post('/v1/execute-gate/demo', async (event) => {
+    const caller = await keyed(event);
+    const body = await readBody(event, actRequest, limit);
+    const fuse = await visibleFuse(ctx.ledger.read, caller, body.fuse_id);
+    const o = decideHop(fuse.state, body.action.kind, caller.surface);
+    const decision = o.verdict ? 'PERMIT' : 'DENY';
+    const receipt = await signReceipt(ctx, {
+      kind: 'execute_gate_demo',
+      decision,
+      subject: fuse.id,
+      key_id: caller.key!.id,
+      demo: true,
+      fingerprint: fingerprint(body.action),
+      data: { state: fuse.state, reason: o.reason },
+    });
+    await ctx.ledger.write((tx) => recordReceipt(tx, receipt));
+    return toResponse(reply({ fuse_id: fuse.id, state: fuse.state, decision, reason: o.reason, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }));
+  });
+
+  // Public demos on the drill fuses: never charged, rate limited per client address.
+  router.post('/demo/hop', async (event) => {
+    const caller = await publicCaller(event);
+    const body = await readBody(event, demoHopRequest, limit);
+    return toResponse(await governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply));
+  });
+
+  router.post('/demo/act', async (event) => {
+    const caller = await publicCaller(event);
+    const body = await readBody(event, demoActRequest, limit);
+    return toResponse(await governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply));
+  });
+
+  router.get('/demo/lookup', async (event) => {
+    const caller = await publicCaller(event);
+    const { fuse_id } = readQuery(event, demoLookupQuery);
+    return toResponse(reply(await lookup(ctx, caller, fuse_id)));
+  });
+
+}
