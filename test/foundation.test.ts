@@ -86,6 +86,28 @@ describe('write queue', () => {
     expect(seven.rows[0]!.n).toBe(0);
     await ledger.close();
   });
+
+  it('waits out another process holding the write lock, then commits', async () => {
+    const dir = tempDir();
+    const env = testEnv(dir);
+    const ledger = await openLedger(loadConfig(env));
+    // A second connection stands in for another process: it holds the write lock for a while.
+    const other = createClient({ url: env.DATABASE_URL! });
+    await other.execute('PRAGMA busy_timeout=0');
+    for (let round = 0; round < 5; round++) {
+      const held = await other.transaction('write');
+      const pending = ledger.write((tx) =>
+        tx.execute({ sql: "INSERT INTO meter (key_id, sku, amount_micros, created_at) VALUES ('after-lock', 'seal', ?, 'now')", args: [round] }),
+      );
+      await new Promise((r) => setTimeout(r, 60));
+      await held.commit();
+      await pending;
+    }
+    const rs = await ledger.read.execute("SELECT COUNT(*) AS n FROM meter WHERE key_id = 'after-lock'");
+    expect(rs.rows[0]!.n).toBe(5);
+    other.close();
+    await ledger.close();
+  });
 });
 
 describe('signing keys', () => {

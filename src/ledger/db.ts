@@ -44,13 +44,16 @@ export async function openLedger(opts: LedgerOptions): Promise<Ledger> {
     await writer.execute(`PRAGMA synchronous=${opts.DATABASE_SYNCHRONOUS}`);
   }
   await migrate(writer);
-  if (path) {
-    // Serving: the driver is synchronous, so a busy timeout would block the event loop;
-    // the write queue retries SQLITE_BUSY itself, asynchronously (several processes, one file).
-    await writer.execute('PRAGMA busy_timeout=0');
-  }
+  // Serving: the driver is synchronous, so a busy timeout would block the event loop;
+  // the write queue retries SQLITE_BUSY itself, asynchronously (several processes, one file).
+  const configure = async (client: Client) => {
+    if (!path) return;
+    await client.execute('PRAGMA busy_timeout=0');
+    await client.execute(`PRAGMA synchronous=${opts.DATABASE_SYNCHRONOUS}`);
+  };
+  await configure(writer);
   const read = path ? createClient({ ...common, concurrency: 8 }) : writer;
-  const queue = new WriteQueue(writer, { batchMax: opts.WRITE_BATCH_MAX });
+  const queue = new WriteQueue(writer, { batchMax: opts.WRITE_BATCH_MAX, configure });
   return {
     read,
     write: (job) => queue.push(job),

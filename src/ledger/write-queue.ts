@@ -9,6 +9,11 @@
  *
  * Jobs must touch nothing but the transaction they are given: when the database
  * is busy (another process holds the write lock) the whole batch is retried.
+ *
+ * After SQLITE_BUSY the connection is replaced, not reused: the libsql driver
+ * leaves the failed `BEGIN IMMEDIATE` statement active, and SQLite then refuses
+ * every SAVEPOINT on that connection ("SQL statements in progress") until the
+ * statement happens to be garbage-collected.
  */
 import type { Client, Transaction } from '@libsql/client';
 
@@ -33,15 +38,23 @@ function isBusy(e: unknown): boolean {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+export interface WriteQueueOptions {
+  batchMax: number;
+  /** Applies the per-connection settings to a fresh connection (after a reconnect). */
+  configure: (client: Client) => Promise<void>;
+}
+
 export class WriteQueue {
   #client: Client;
   #batchMax: number;
+  #configure: WriteQueueOptions['configure'];
   #waiting: Pending[] = [];
   #running: Promise<void> | undefined;
 
-  constructor(client: Client, opts: { batchMax: number }) {
+  constructor(client: Client, opts: WriteQueueOptions) {
     this.#client = client;
     this.#batchMax = opts.batchMax;
+    this.#configure = opts.configure;
   }
 
   push<T>(job: WriteJob<T>): Promise<T> {
@@ -98,6 +111,8 @@ export class WriteQueue {
         }
         tx?.close();
         if (isBusy(error) && Date.now() - started < BUSY_RETRY_LIMIT_MS) {
+          await this.#client.reconnect();
+          await this.#configure(this.#client);
           await sleep(1 + Math.random() * Math.min(50, 2 ** attempt));
           continue;
         }
