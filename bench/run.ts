@@ -4,6 +4,7 @@
  * BENCH_CONNECTIONS tune the load; BENCH_ONLY=name runs one section.
  */
 import { benchFoundation } from './foundation.ts';
+import { benchGate } from './gate.ts';
 import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
 import { benchSite } from './site.ts';
@@ -11,6 +12,7 @@ import { benchTrust } from './trust.ts';
 
 const SECTIONS: Record<string, () => Promise<void>> = {
   foundation: benchFoundation,
+  gate: benchGate,
   site: benchSite,
   prefinality: benchPrefinality,
   trust: benchTrust,

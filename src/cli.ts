@@ -3,12 +3,13 @@
  * `fusegate` bin. Exit codes: 0 done, 1 the command failed, 2 bad usage or config.
  */
 import { ConfigError, loadConfig } from './config.ts';
+import { fuseCommands } from './cli/fuses.ts';
 import { keyCommands } from './cli/keys.ts';
 import { type CliContext, type Command, UsageError } from './cli/shared.ts';
 import { openLedger, type Ledger } from './ledger/db.ts';
 import { VERSION } from './version.ts';
 
-const COMMANDS: Record<string, Command> = { ...keyCommands };
+const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands };
 
 function help(): string {
   const rows = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(44)} ${c.summary}`);
@@ -25,7 +26,7 @@ function help(): string {
 }
 
 /** Flags that never take a value; every other `--flag` takes the next word (or `--flag=value`). */
-const BOOLEAN_FLAGS = new Set(['json', 'help', 'offline']);
+const BOOLEAN_FLAGS = new Set(['json', 'help', 'offline', 'default']);
 
 export function parseFlags(argv: string[]): { flags: Record<string, string | boolean>; positionals: string[] } {
   const flags: Record<string, string | boolean> = {};
