@@ -4,14 +4,39 @@
  * 404, and the API description can list what is served.
  */
 import type { H3, H3Event } from 'h3';
+import type { z } from 'zod';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Handler = (event: H3Event) => unknown;
+
+/**
+ * What the API description (OpenAPI, /.well-known/gate.json, MCP tools) says
+ * about a route. The schemas are the very ones the handler parses with, so the
+ * description cannot drift from the behaviour.
+ */
+export interface RouteDoc {
+  summary: string;
+  /** `key`: Bearer API key required; `public`: no key; `demo`: no key, rate limited per client. */
+  auth: 'key' | 'public' | 'demo';
+  /** Groups operations in the reference (gate, pas, prefinality, logs, astl, triggers, clear, nap...). */
+  tag: string;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  /** Shape of the 200/201 JSON answer, when it is JSON. */
+  response?: z.ZodType;
+  /** Problem statuses the operation may answer besides 400/401/413/415 (e.g. 402, 404, 409, 422, 429, 503). */
+  problems?: number[];
+  /** Charged SKU(s) from the tolls table, for the reference. */
+  charges?: string[];
+  /** An example request body for the reference page. */
+  example?: unknown;
+}
 
 export interface RouteRecord {
   method: Method;
   path: string;
   pattern: RegExp;
+  doc?: RouteDoc | undefined;
 }
 
 function toPattern(path: string): RegExp {
@@ -29,16 +54,16 @@ export class Router {
     this.app = app;
   }
 
-  on(method: Method, path: string, handler: Handler): this {
-    this.routes.push({ method, path, pattern: toPattern(path) });
+  on(method: Method, path: string, handler: Handler, doc?: RouteDoc): this {
+    this.routes.push({ method, path, pattern: toPattern(path), doc });
     this.app.on(method, path, handler);
     return this;
   }
-  get(path: string, handler: Handler): this {
-    return this.on('GET', path, handler);
+  get(path: string, handler: Handler, doc?: RouteDoc): this {
+    return this.on('GET', path, handler, doc);
   }
-  post(path: string, handler: Handler): this {
-    return this.on('POST', path, handler);
+  post(path: string, handler: Handler, doc?: RouteDoc): this {
+    return this.on('POST', path, handler, doc);
   }
 
   /** Methods registered for a concrete path ('' when none). */
