@@ -4,7 +4,7 @@
  *   state     ok     verdict (may act now)          decision
  *   LIVE      true   true, unless the action is     PERMIT, or BLOCK when the act kind
  *   ARMED     true   outside the declared surface   is outside the surface
- *   UNSIGNED  false  false                          SILENCE (never charged: the gate stays silent)
+ *   UNSIGNED  false  false                          SILENCE (the fuse was never charged)
  *   DEAD      false  false (fails closed)           DENY
  *
  * `ok` says whether the fuse itself allows acting; `verdict` whether THIS
