@@ -18,6 +18,8 @@ export interface ApiKey {
   hops_used: number;
   created_at: string;
   revoked_at: string | null;
+  /** The declared act surface (`keys surface`), or undefined for the default: every preset. */
+  surface?: string[] | undefined;
 }
 
 export function hashSecret(secret: string): string {
@@ -33,10 +35,11 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
     hops_used: Number(r.hops_used),
     created_at: String(r.created_at),
     revoked_at: r.revoked_at == null ? null : String(r.revoked_at),
+    surface: r.surface == null ? undefined : (JSON.parse(String(r.surface)) as string[]),
   };
 }
 
-const COLUMNS = 'id, name, prefix, hop_limit, hops_used, created_at, revoked_at';
+const COLUMNS = 'id, name, prefix, hop_limit, hops_used, created_at, revoked_at, surface';
 
 export async function createApiKey(
   ledger: Ledger,
@@ -101,13 +104,6 @@ export async function consumeHop(tx: Transaction, keyId: string): Promise<boolea
     args: [keyId],
   });
   return rs.rowsAffected > 0;
-}
-
-/** The key's declared act surface, or undefined for the default (every preset). */
-export async function getKeySurface(db: Client | Transaction, keyId: string): Promise<string[] | undefined> {
-  const rs = await db.execute({ sql: 'SELECT surface FROM api_keys WHERE id = ?', args: [keyId] });
-  const raw = rs.rows[0]?.surface;
-  return raw == null ? undefined : (JSON.parse(String(raw)) as string[]);
 }
 
 export async function setKeySurface(ledger: Ledger, keyId: string, surface: string[] | null): Promise<boolean> {

@@ -54,38 +54,56 @@ export async function ensureLog(tx: Transaction, log: string): Promise<void> {
   await tx.execute({ sql: 'INSERT OR IGNORE INTO logs (name, size, created_at) VALUES (?, 0, ?)', args: [log, nowIso()] });
 }
 
-async function readNode(db: Db, log: string, level: number, index: number): Promise<Hash> {
-  const rs = await db.execute({ sql: 'SELECT hash FROM log_nodes WHERE log = ? AND level = ? AND idx = ?', args: [log, level, index] });
-  if (!rs.rows[0]) throw new Error(`log ${log} is missing node ${level}/${index}`);
-  return toHash(rs.rows[0].hash);
-}
-
 /**
  * Appends one leaf inside the caller's write transaction.
  * @returns the leaf's index and its RFC 9162 leaf hash.
  * @example await ledger.write((tx) => appendLeaf(tx, 'astl', bytes))
  */
 export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array): Promise<{ index: number; leafHash: Hash }> {
-  const index = await logSize(tx, log);
+  // Claiming the index first, under the write lock, is what keeps indexes gap-free and unique.
+  const claimed = await tx.execute({ sql: 'UPDATE logs SET size = size + 1 WHERE name = ? RETURNING size', args: [log] });
+  if (!claimed.rows[0]) throw new UnknownLogError(`no log named ${log}`);
+  const index = Number(claimed.rows[0].size) - 1;
   const lh = leafHash(leaf);
+  // Each completed pair of subtrees makes a new perfect subtree one level up: the new leaf
+  // completes one pair per trailing 1 bit of its index, whose left halves are already stored.
+  const lefts: NodeId[] = [];
+  for (let level = 0, i = index; i % 2 === 1; level++, i = (i - 1) / 2) lefts.push({ level, index: i - 1 });
+  const leftHashes = lefts.length ? await readNodes(tx, log, lefts) : [];
+  const nodes: Array<[number, number, Hash]> = [[0, index, lh]];
+  let h = lh;
+  lefts.forEach((left, k) => {
+    h = nodeHash(leftHashes[k]!, h);
+    nodes.push([left.level + 1, left.index / 2, h]);
+  });
   await tx.execute({
     sql: 'INSERT INTO log_entries (log, idx, leaf, created_at) VALUES (?, ?, ?, ?)',
     args: [log, index, leaf, nowIso()],
   });
-  await tx.execute({ sql: 'INSERT INTO log_nodes (log, level, idx, hash) VALUES (?, 0, ?, ?)', args: [log, index, lh] });
-  // Each completed pair of subtrees makes a new perfect subtree one level up.
-  let level = 0;
-  let i = index;
-  let h = lh;
-  while (i % 2 === 1) {
-    const left = await readNode(tx, log, level, i - 1);
-    h = nodeHash(left, h);
-    level += 1;
-    i = (i - 1) / 2;
-    await tx.execute({ sql: 'INSERT INTO log_nodes (log, level, idx, hash) VALUES (?, ?, ?, ?)', args: [log, level, i, h] });
-  }
-  await tx.execute({ sql: 'UPDATE logs SET size = ? WHERE name = ?', args: [index + 1, log] });
+  await tx.execute({
+    sql: `INSERT INTO log_nodes (log, level, idx, hash) VALUES ${nodes.map(() => '(?, ?, ?, ?)').join(', ')}`,
+    args: nodes.flatMap(([level, idx, hash]) => [log, level, idx, hash]),
+  });
   return { index, leafHash: lh };
+}
+
+/** The stored hashes of `ids`, in the same order, in one query. */
+async function readNodes(db: Db, log: string, ids: NodeId[]): Promise<Hash[]> {
+  const args: InArgs = [log];
+  const tuples = ids.map((n) => {
+    args.push(n.level, n.index);
+    return '(?, ?)';
+  });
+  const rs = await db.execute({
+    sql: `SELECT level, idx, hash FROM log_nodes WHERE log = ? AND (level, idx) IN (VALUES ${tuples.join(', ')})`,
+    args,
+  });
+  const found = new Map(rs.rows.map((r) => [`${Number(r.level)}/${Number(r.idx)}`, toHash(r.hash)]));
+  return ids.map((n) => {
+    const h = found.get(`${n.level}/${n.index}`);
+    if (!h) throw new Error(`log ${log} is missing node ${n.level}/${n.index}`);
+    return h;
+  });
 }
 
 /** Reads the hashes of `ranges` (each folded from its stored perfect subtrees) in one query. */
@@ -93,31 +111,15 @@ async function rangeHashes(db: Db, log: string, ranges: LeafRange[]): Promise<Ha
   const plans = ranges.map((r) => rangeNodes(r.lo, r.hi));
   const wanted = new Map<string, NodeId>();
   for (const plan of plans) for (const n of plan) wanted.set(`${n.level}/${n.index}`, n);
-  const found = new Map<string, Hash>();
   const ids = [...wanted.values()];
+  const found = new Map<string, Hash>();
   // SQLite limits bound parameters; proofs need at most a few hundred nodes.
   for (let off = 0; off < ids.length; off += 200) {
     const chunk = ids.slice(off, off + 200);
-    const args: InArgs = [log];
-    const tuples = chunk.map((n) => {
-      args.push(n.level, n.index);
-      return '(?, ?)';
-    });
-    const rs = await db.execute({
-      sql: `SELECT level, idx, hash FROM log_nodes WHERE log = ? AND (level, idx) IN (VALUES ${tuples.join(', ')})`,
-      args,
-    });
-    for (const r of rs.rows) found.set(`${Number(r.level)}/${Number(r.idx)}`, toHash(r.hash));
+    const hashes = await readNodes(db, log, chunk);
+    chunk.forEach((n, i) => found.set(`${n.level}/${n.index}`, hashes[i]!));
   }
-  return plans.map((plan) =>
-    foldRange(
-      plan.map((n) => {
-        const h = found.get(`${n.level}/${n.index}`);
-        if (!h) throw new Error(`log ${log} is missing node ${n.level}/${n.index}`);
-        return h;
-      }),
-    ),
-  );
+  return plans.map((plan) => foldRange(plan.map((n) => found.get(`${n.level}/${n.index}`)!)));
 }
 
 function checkSize(size: number, current: number, what: string): void {

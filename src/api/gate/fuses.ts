@@ -59,7 +59,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
     router.post(path, async (event: H3Event) => {
       const key = await requireKey(event, ctx);
       const id = fuseIdSchema.safeParse(event.context.params?.fuse_id);
-      const fuse = await visibleFuse(ctx.ledger.read, await callerOf(ctx, key), id.success ? id.data : '');
+      const fuse = await visibleFuse(ctx.ledger.read, callerOf(key), id.success ? id.data : '');
       return idempotent(event, ctx, key, async () => {
         const receipt = await signReceipt(ctx, { kind: `fuse_${verb}`, decision: to, subject: fuse.id, key_id: key.id, data: { from: fuse.state } });
         return commitReply(event, ctx, async (tx) => {

@@ -16,7 +16,7 @@ import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
 import { skuFor, type Sku } from '../../domain/pricing.ts';
-import { consumeHop, getKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
+import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { recordReceipt, signReceipt, type SignedReceipt } from '../../ledger/receipts.ts';
@@ -40,9 +40,8 @@ export interface Caller {
   surface: readonly string[];
 }
 
-export async function callerOf(ctx: AppContext, key: ApiKey | undefined): Promise<Caller> {
-  if (!key) return { surface: DEFAULT_SURFACE };
-  return { key, surface: (await getKeySurface(ctx.ledger.read, key.id)) ?? DEFAULT_SURFACE };
+export function callerOf(key: ApiKey | undefined): Caller {
+  return key ? { key, surface: key.surface ?? DEFAULT_SURFACE } : { surface: DEFAULT_SURFACE };
 }
 
 const owner = (c: Caller) => c.key?.id ?? DRILL_OWNER;

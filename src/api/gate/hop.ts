@@ -55,10 +55,10 @@ async function lookup(ctx: AppContext, caller: Caller, fuseId: string) {
 
 export function registerHopRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
-  const keyed = async (event: H3Event) => callerOf(ctx, await requireKey(event, ctx));
+  const keyed = async (event: H3Event) => callerOf(await requireKey(event, ctx));
   const publicCaller = async (event: H3Event) => {
     await enforceDemoRateLimit(event, ctx);
-    return callerOf(ctx, undefined);
+    return callerOf(undefined);
   };
 
   router.post('/v1/fuse/hop', async (event) => {
