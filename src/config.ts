@@ -56,6 +56,12 @@ export const configSchema = z.object({
   X402_MAX_TIMEOUT_SECONDS: positiveInt.default(60),
   /** Largest request body accepted, in bytes (413 beyond). */
   MAX_BODY_BYTES: positiveInt.default(65536),
+  /** Browser origins besides BASE_URL's and SITE_URL's that may call POST /mcp (comma separated). */
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((s) => s.split(',').map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(url)),
   /** How many writes the write queue commits in one transaction at most. */
   WRITE_BATCH_MAX: positiveInt.default(512),
   /** Where `npm start` serves the built site from. */

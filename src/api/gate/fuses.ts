@@ -28,6 +28,15 @@ export const createFuseRequest = z.strictObject({
 });
 const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(100), starting_after: fuseIdSchema.optional() });
 
+export const fuseResponse = z.object({
+  object: z.literal('fuse'),
+  fuse_id: z.string(),
+  state: z.enum(FUSE_STATES),
+  label: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
 export function fuseObject(f: Fuse) {
   return { object: 'fuse', fuse_id: f.id, state: f.state, label: f.label, created_at: f.created_at, updated_at: f.updated_at };
 }
@@ -46,16 +55,16 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
         return reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201);
       });
     });
-  });
+  }, { summary: 'Create a fuse owned by the calling key (our extension)', auth: 'key', tag: 'fuses', body: createFuseRequest, response: fuseResponse, example: { state: 'LIVE', label: 'payments agent' } });
 
   router.get('/v1/fuses', async (event) => {
     const key = await requireKey(event, ctx);
     const q = readQuery(event, listQuery);
     const fuses = await listFuses(ctx.ledger.read, key.id, q.limit + 1, q.starting_after);
     return toResponse(reply({ object: 'list', data: fuses.slice(0, q.limit).map(fuseObject), has_more: fuses.length > q.limit }));
-  });
+  }, { summary: "List the calling key's fuses", auth: 'key', tag: 'fuses', query: listQuery });
 
-  const transition = (path: string, to: FuseState, from: readonly FuseState[], verb: string) =>
+  const transition = (path: string, to: FuseState, from: readonly FuseState[], verb: string, summary: string) =>
     router.post(path, async (event: H3Event) => {
       const key = await requireKey(event, ctx);
       const id = fuseIdSchema.safeParse(event.context.params?.fuse_id);
@@ -78,8 +87,8 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
           return reply({ ...fuseObject(after!), previous_state: fuse.state, receipt_id: receipt.receipt_id });
         });
       });
-    });
+    }, { summary, auth: 'key', tag: 'fuses', response: fuseResponse, problems: [404, 409] });
 
-  transition('/v1/fuses/:fuse_id/dead', 'DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'dead');
-  transition('/v1/fuses/:fuse_id/charge', 'LIVE', CHARGEABLE_STATES, 'charge');
+  transition('/v1/fuses/:fuse_id/dead', 'DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'dead', 'Blow a fuse: it becomes DEAD and fails closed');
+  transition('/v1/fuses/:fuse_id/charge', 'LIVE', CHARGEABLE_STATES, 'charge', 'Charge an UNSIGNED or DEAD fuse back to LIVE');
 }

@@ -141,6 +141,17 @@ export async function governedHop(
   }
 }
 
+export const hopResponse = z.object({
+  fuse_id: z.string(),
+  ok: z.boolean().describe('the fuse lets the agent act at all (LIVE or ARMED)'),
+  receipt_id: z.string(),
+  state: z.enum(['LIVE', 'ARMED', 'DEAD', 'UNSIGNED']),
+  verdict: z.boolean().describe('this action may go ahead now'),
+  verify_url: z.url(),
+  decision: z.enum(['PERMIT', 'BLOCK', 'DENY', 'SILENCE']),
+  reason: z.string(),
+});
+
 /** The hop response of SPEC 2.1: every field always present, plus the decision and its reason. */
 export function hopBody(r: HopResult): Record<string, unknown> {
   return {

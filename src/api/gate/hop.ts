@@ -20,7 +20,7 @@ import { Problem, isUnreachable, toProblem } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopLimitProblem, hopReply, visibleFuse, type Caller, type HopResult } from './governed.ts';
+import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopLimitProblem, hopReply, hopResponse, visibleFuse, type Caller, type HopResult } from './governed.ts';
 
 export const hopRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema.optional() });
 export const actRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema });
@@ -28,6 +28,18 @@ export const lookupQuery = z.object({ fuse_id: fuseIdSchema });
 export const classifyRequest = z
   .strictObject({ action: actionSchema.optional(), text: z.string().min(1).max(4000).optional() })
   .refine((b) => (b.action === undefined) !== (b.text === undefined), { message: 'send exactly one of action or text' });
+export const lookupResponse = z.object({
+  fuse_id: z.string(),
+  exists: z.boolean(),
+  state: z.enum(['LIVE', 'ARMED', 'DEAD', 'UNSIGNED']),
+  ok: z.boolean(),
+  checked_at: z.string(),
+});
+export const actResponse = hopResponse.extend({
+  acted: z.boolean(),
+  act_kind: z.string(),
+  fingerprint: z.string().describe('SHA-256 hex of the canonical JSON of the action'),
+});
 const demoHopRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema.optional() });
 const demoActRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema });
 const demoLookupQuery = z.object({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live) });
@@ -67,13 +79,13 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       const body = await readBody(event, hopRequest, limit);
       return governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply);
     });
-  });
+  }, { summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_drill_live', action: { kind: 'pay', amount: '120.00' } } });
 
   router.get('/v1/fuse/lookup', async (event) => {
     const caller = await keyed(event);
     const { fuse_id } = readQuery(event, lookupQuery);
     return toResponse(reply(await lookup(ctx, caller, fuse_id)));
-  });
+  }, { summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404] });
 
   // OCSP-style alias: same answer while the ledger answers; 503 "halt" when it cannot be reached.
   router.get('/v1/ocsp', async (event) => {
@@ -93,7 +105,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
         extra: { halt: true, fuse_id },
       });
     }
-  });
+  }, { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
 
   router.post('/v1/act', async (event) => {
     const caller = await keyed(event);
@@ -101,7 +113,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       const body = await readBody(event, actRequest, limit);
       return governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply);
     });
-  });
+  }, { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', auth: 'key', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: 'fuse_drill_live', action: { kind: 'pay', amount: '120.00', payee: 'acme' } } });
 
   router.post('/v1/classify', async (event) => {
     const key = await requireKey(event, ctx);
@@ -121,7 +133,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
         return reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
       });
     });
-  });
+  }, { summary: 'Deterministic act classifier (rules in data) with a signed receipt', auth: 'key', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } });
 
   // PERMIT / DENY for a fuse and an action, with the reason. A demo: no hop is counted, nothing is charged.
   router.post('/v1/execute-gate/demo', async (event) => {
@@ -141,25 +153,25 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     });
     await ctx.ledger.write((tx) => recordReceipt(tx, receipt));
     return toResponse(reply({ fuse_id: fuse.id, state: fuse.state, decision, reason: o.reason, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }));
-  });
+  }, { summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: 'fuse_drill_dead', action: { kind: 'pay' } } });
 
   // Public demos on the drill fuses: never charged, rate limited per client address.
   router.post('/demo/hop', async (event) => {
     const caller = await publicCaller(event);
     const body = await readBody(event, demoHopRequest, limit);
     return toResponse(await governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply));
-  });
+  }, { summary: 'Public hop on a drill fuse (fuse_drill_live or fuse_drill_dead); never charged', auth: 'demo', tag: 'demo', body: demoHopRequest, response: hopResponse, problems: [404, 429], example: { fuse_id: 'fuse_drill_dead' } });
 
   router.post('/demo/act', async (event) => {
     const caller = await publicCaller(event);
     const body = await readBody(event, demoActRequest, limit);
     return toResponse(await governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply));
-  });
+  }, { summary: 'Public welded act on a drill fuse; never charged', auth: 'demo', tag: 'demo', body: demoActRequest, response: actResponse, problems: [404, 429], example: { action: { kind: 'pay' } } });
 
   router.get('/demo/lookup', async (event) => {
     const caller = await publicCaller(event);
     const { fuse_id } = readQuery(event, demoLookupQuery);
     return toResponse(reply(await lookup(ctx, caller, fuse_id)));
-  });
+  }, { summary: 'Public lookup of a drill fuse', auth: 'demo', tag: 'demo', query: demoLookupQuery, response: lookupResponse, problems: [404, 429] });
 
 }

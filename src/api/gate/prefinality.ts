@@ -221,13 +221,13 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     if (!key) return refuseUnauthenticated(event);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
     return idempotent(event, ctx, key, () => decide(event, req, { keyId: key.id }));
-  });
+  }, { summary: 'Pre-finality clearance: GO (200, signed receipt JWT), NO_GO (403) or HOLD (409) before an irreversible commit', auth: 'key', tag: 'prefinality', body: evaluateRequestSchema, problems: [401, 402, 422], charges: ['execute_gate', 'hold'] });
 
   router.post(DEMO_EVALUATE_PATH, async (event) => {
     await enforceDemoRateLimit(event, ctx);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
     return toResponse(await decide(event, req, { keyId: undefined }));
-  });
+  }, { summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged', auth: 'demo', tag: 'demo', body: evaluateRequestSchema, problems: [429] });
 
   router.post(VERIFY_PATH, async (event) => {
     const { receipt } = await readBody(event, verifyRequestSchema, ctx.config.MAX_BODY_BYTES);
@@ -239,7 +239,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           : { object: 'prefinality_verification', valid: false, reason: r.reason, detail: r.detail },
       ),
     );
-  });
+  }, { summary: 'Is a pre-finality receipt JWT valid, and why not', auth: 'public', tag: 'prefinality', body: verifyRequestSchema });
 
   router.post(RTP_GATE_PATH, async (event) => {
     const key = await requireKey(event, ctx);
@@ -307,13 +307,14 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         }
       }
     });
-  });
+  }, { summary: 'Does a GO receipt clear this RTP payment order (single use)', auth: 'key', tag: 'prefinality', body: rtpGateRequestSchema, problems: [409, 422] });
 
   router.get(JWKS_PATH, () =>
     toResponse(reply({ keys: ctx.keyring.all.map((k) => ({ ...k.jwk })) }), {
       'cache-control': 'public, max-age=300',
       'access-control-allow-origin': '*',
     }),
+    { summary: 'Ed25519 key set (current and retired) that verifies receipt JWTs', auth: 'public', tag: 'discovery' },
   );
 
   router.get(MANIFEST_PATH, () => {
@@ -351,5 +352,5 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       }),
       { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
     );
-  });
+  }, { summary: 'Pre-finality manifest: rails, statuses, rules, receipt format', auth: 'public', tag: 'discovery' });
 }

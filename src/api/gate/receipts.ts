@@ -96,7 +96,7 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
       });
     }
     return toResponse(reply(evidence), { vary: 'accept', 'access-control-allow-origin': '*' });
-  });
+  }, { summary: "A receipt's evidence: JWS, payload, log index, inclusion proof, signed checkpoint (HTML for browsers)", auth: 'public', tag: 'receipts', problems: [404] });
 
   router.post('/v1/receipts/verify', async (event) => {
     const { receipt } = await readBody(event, verifyBody, ctx.config.MAX_BODY_BYTES);
@@ -114,5 +114,5 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
         ...(inLog ? { log_index: stored.log_index, verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}),
       }),
     );
-  });
+  }, { summary: 'Verify a receipt JWS: signature, key, and whether it is in the receipts log', auth: 'public', tag: 'receipts', body: verifyBody });
 }

@@ -33,7 +33,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
         problems.length ? 503 : 200,
       ),
     );
-  });
+  }, { summary: 'Liveness and readiness: version and database reachability', auth: 'public', tag: 'system', problems: [503] });
 
   router.get('/v1/me', async (event) => {
     const key = await requireKey(event, ctx);
@@ -55,7 +55,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
         },
       }),
     );
-  });
+  }, { summary: "The calling key's metadata, hop limit and usage per SKU", auth: 'key', tag: 'system' });
 
   router.get('/crypto/public-key', () => {
     const { current, all } = ctx.keyring;
@@ -73,5 +73,5 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
       }),
       { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
     );
-  });
+  }, { summary: 'The current Ed25519 signing key (JWK and raw base64) and retired keys', auth: 'public', tag: 'system' });
 }

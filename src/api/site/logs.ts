@@ -69,12 +69,12 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
   router.get('/api/v1/logs', async () => {
     const logs = await listLogs(db());
     return toResponse(reply({ logs: await Promise.all(logs.map((l) => describeLog(ctx, l.name))) }), PUBLIC);
-  });
+  }, { summary: 'Every append-only log with its size', auth: 'public', tag: 'logs' });
 
   router.get('/api/v1/logs/:log', async (event) => {
     const name = logName(event);
     return toResponse(reply(await guarded(() => describeLog(ctx, name))), PUBLIC);
-  });
+  }, { summary: "A log's head: origin, tree size, root hash, note verifier key", auth: 'public', tag: 'logs', problems: [404] });
 
   router.get('/api/v1/logs/:log/checkpoint', async (event) => {
     const name = logName(event);
@@ -82,7 +82,7 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
     return new HTTPResponse(cp.note, {
       headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache', ...PUBLIC },
     });
-  });
+  }, { summary: 'The latest C2SP signed checkpoint (text/plain note)', auth: 'public', tag: 'logs', problems: [404] });
 
   router.get('/api/v1/logs/:log/entries', async (event) => {
     const name = logName(event);
@@ -99,7 +99,7 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
       }),
       PUBLIC,
     );
-  });
+  }, { summary: 'Log entries with their exact leaf bytes and decoded fields', auth: 'public', tag: 'logs', query: entriesQuery, problems: [404] });
 
   router.get('/api/v1/logs/:log/proof/inclusion', async (event) => {
     const name = logName(event);
@@ -109,7 +109,7 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
       reply({ log: name, index: q.index, tree_size: q.tree_size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) }),
       PUBLIC,
     );
-  });
+  }, { summary: 'RFC 9162 inclusion proof of an entry', auth: 'public', tag: 'logs', query: inclusionQuery, problems: [404] });
 
   router.get('/api/v1/logs/:log/proof/consistency', async (event) => {
     const name = logName(event);
@@ -117,6 +117,6 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
     if (q.from > q.to) throw badRequest('out_of_range', 'from must not exceed to');
     const hashes = await guarded(() => consistencyProof(db(), name, q.from, q.to));
     return toResponse(reply({ log: name, from: q.from, to: q.to, hashes: hashes.map(b64) }), PUBLIC);
-  });
+  }, { summary: 'RFC 9162 consistency proof between two tree sizes', auth: 'public', tag: 'logs', query: consistencyQuery, problems: [404] });
 }
 

@@ -1,0 +1,111 @@
+/**
+ * The MCP endpoint through the official SDK client over real HTTP.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mcpTools } from '../src/api/mcp.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown> };
+
+async function connect(s: TestServer, key?: string): Promise<Client> {
+  const client = new Client({ name: 'fusegate-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), {
+    requestInit: key ? { headers: { authorization: `Bearer ${key}` } } : {},
+  });
+  await client.connect(transport);
+  return client;
+}
+
+describe('MCP endpoint', () => {
+  let s: TestServer;
+  let key: { id: string; secret: string };
+  beforeAll(async () => {
+    s = await startTestServer();
+    key = await s.newKey('mcp');
+  });
+  afterAll(() => s.stop());
+
+  it('offers public and demo tools without a key, and runs a refusal as a tool result', async () => {
+    const client = await connect(s);
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toContain('demo_hop');
+    expect(names).toContain('receipt_verify');
+    expect(names).not.toContain('fuse_hop');
+    // The input schema is the route's zod schema.
+    const demoHop = tools.find((t) => t.name === 'demo_hop')!;
+    expect(demoHop.inputSchema.properties).toHaveProperty('fuse_id');
+
+    const dead = (await client.callTool({ name: 'demo_hop', arguments: { fuse_id: 'fuse_drill_dead' } })) as ToolResult;
+    expect(dead.isError).toBeFalsy();
+    expect(dead.structuredContent).toMatchObject({ status: 200, verdict: false, decision: 'DENY', state: 'DEAD' });
+
+    // A refusal of the arguments themselves is a tool error, not a crash.
+    const bad = (await client.callTool({ name: 'demo_hop', arguments: { fuse_id: 'no such fuse!' } })) as ToolResult;
+    expect(bad.isError).toBe(true);
+    await client.close();
+  });
+
+  it('offers keyed tools with a key, charged exactly as over HTTP', async () => {
+    const fuse = (await (await s.fetch('/v1/fuses', { key: key.secret, json: {} })).json()) as { fuse_id: string };
+    const client = await connect(s, key.secret);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['fuse_hop', 'fuse_lookup', 'act', 'classify', 'prefinality_evaluate', 'demo_hop']));
+
+    const hop = (await client.callTool({ name: 'fuse_hop', arguments: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })) as ToolResult;
+    expect(hop.structuredContent).toMatchObject({ fuse_id: fuse.fuse_id, ok: true, verdict: true, decision: 'PERMIT' });
+    const receiptId = hop.structuredContent!.receipt_id as string;
+
+    // The receipt is real: the public verifier tool accepts it.
+    const evidence = (await (await s.fetch(`/v1/receipts/${receiptId}`, { headers: { accept: 'application/json' } })).json()) as { receipt: string };
+    const verified = (await client.callTool({ name: 'receipt_verify', arguments: { receipt: evidence.receipt } })) as ToolResult;
+    expect(verified.structuredContent).toMatchObject({ valid: true });
+
+    const other = (await client.callTool({ name: 'fuse_hop', arguments: { fuse_id: 'fuse_someone_elses' } })) as ToolResult;
+    expect(other.isError).toBe(true);
+    expect(JSON.parse(other.content[0]!.text!)).toMatchObject({ status: 404, code: 'unknown_fuse' });
+
+    const me = (await (await s.fetch('/v1/me', { key: key.secret })).json()) as { usage: { hops_used: number } };
+    expect(me.usage.hops_used).toBe(1);
+    await client.close();
+  });
+
+  it('calls every tool it lists without a protocol error', async () => {
+    const client = await connect(s, key.secret);
+    const examples = new Map(mcpTools(s.app.router).map((t) => [t.name, t.route.doc?.example ?? {}]));
+    const { tools } = await client.listTools();
+    expect(tools.length).toBe(examples.size);
+    for (const tool of tools) {
+      const r = (await client.callTool({ name: tool.name, arguments: examples.get(tool.name) as Record<string, unknown> })) as ToolResult;
+      expect(r.content.length, tool.name).toBeGreaterThan(0);
+      expect(typeof r.content[0]!.text, tool.name).toBe('string');
+    }
+    await client.close();
+  });
+
+  it('follows the transport rules: Origin, Accept, methods, and a bad key', async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const accept = 'application/json, text/event-stream';
+    const evil = await s.fetch('/mcp', { json: init, headers: { accept, origin: 'http://evil.example' } });
+    expect(evil.status).toBe(403);
+    expect(evil.headers.get('content-type')).toMatch(/problem\+json/);
+    const ours = await s.fetch('/mcp', { json: init, headers: { accept, origin: new URL(s.config.BASE_URL).origin } });
+    expect(ours.status).toBe(200);
+    expect(((await ours.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe('2025-11-25');
+    expect((await s.fetch('/mcp', { json: init, headers: { accept: 'application/json' } })).status).toBe(406);
+    const get = await s.fetch('/mcp');
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    expect((await s.fetch('/mcp', { json: init, headers: { accept }, key: 'fg_live_nope' })).status).toBe(401);
+  });
+
+  it('describes itself at /.well-known/mcp.json', async () => {
+    const doc = (await (await s.fetch('/.well-known/mcp.json')).json()) as { endpoint: string; protocol_version: string; tools: Array<{ name: string; auth: string }> };
+    expect(doc.endpoint).toBe(`${s.config.BASE_URL}/mcp`);
+    expect(doc.protocol_version).toBe('2025-11-25');
+    expect(doc.tools.find((t) => t.name === 'fuse_hop')?.auth).toBe('key');
+    expect(doc.tools.find((t) => t.name === 'demo_hop')?.auth).toBe('demo');
+  });
+});
