@@ -16,6 +16,7 @@ import { registerFuseRoutes } from './gate/fuses.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerLogRoutes } from './site/logs.ts';
 import { registerMcpRoutes } from './mcp.ts';
+import { registerOpenApiRoutes } from './openapi.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -28,6 +29,7 @@ const MODULES: RouteModule[] = [
   registerLogRoutes,
   registerPrefinalityRoutes,
   registerMcpRoutes,
+  registerOpenApiRoutes,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

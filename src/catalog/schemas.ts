@@ -388,6 +388,8 @@ export const gateEndpointSchema = z.strictObject({
   path: z.string().regex(/^\/\S*$/),
   auth: z.enum(['key', 'none', 'key or x402']),
   purpose: text,
+  /** Ours, not a row of SPEC 4.1 (SPEC shows no way to do this). */
+  extension: z.boolean().optional(),
 });
 export const gateEndpointsSchema = z.array(gateEndpointSchema).min(1);
 

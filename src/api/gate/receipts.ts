@@ -85,8 +85,8 @@ ${row('Receipt (JWS)', `<code>${escape(e.receipt)}</code>`)}</table></main></bod
 }
 
 export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
-  router.get('/v1/receipts/:id', async (event) => {
-    const id = event.context.params?.id ?? '';
+  router.get('/v1/receipts/:receipt_id', async (event) => {
+    const id = event.context.params?.receipt_id ?? '';
     const r = /^[A-Za-z0-9_-]{1,64}$/.test(id) ? await getReceipt(ctx.ledger.read, id) : undefined;
     if (!r) throw notFound(`no receipt ${id}`, 'unknown_receipt');
     const evidence = await receiptEvidence(ctx, r);

@@ -1,0 +1,212 @@
+/**
+ * The OpenAPI 3.1.0 description (SPEC 9: version 1.0.0), generated from the
+ * routes' own records (src/api/router.ts RouteDoc: the zod schemas the
+ * handlers parse with) and from the catalog entries the site builds. Nothing
+ * here is written by hand twice: a route without a RouteDoc still appears,
+ * with its path and method only, and a test refuses that.
+ */
+import { z } from 'zod';
+import { CATALOGS, type Urls } from '../catalog/catalogs.ts';
+import { DISCOVERY_NAMES } from '../catalog/discovery.ts';
+import { tollUsd } from '../catalog/tolls.ts';
+import type { AppContext } from './context.ts';
+import { PROBLEM_TYPE_BASE } from './problem.ts';
+import { reply, toResponse } from './reply.ts';
+import type { RouteRecord, Router } from './router.ts';
+
+export const OPENAPI_VERSION = '3.1.0';
+export const API_DESCRIPTION_VERSION = '1.0.0';
+
+type Json = Record<string, unknown>;
+
+/** JSON Schema 2020-12 (OpenAPI 3.1's dialect) of a zod schema, as a request (`input`) or an answer (`output`). */
+export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
+  return rest;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad input: malformed JSON, an invalid field (named in `errors`), or an invalid query',
+  401: 'Missing, unknown or revoked API key',
+  402: 'Hop limit exceeded (x402-style payment requirements in the body)',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  406: 'Not acceptable',
+  409: 'Conflict (state, or an Idempotency-Key still in progress)',
+  413: 'Body too large',
+  415: 'Body is not application/json',
+  422: 'Idempotency-Key reused with another request',
+  428: 'Receipt required',
+  429: 'Rate limited (RateLimit headers, Retry-After)',
+  503: 'Unavailable (the ledger cannot be reached)',
+};
+
+/** `/v1/receipts/:id` -> `/v1/receipts/{id}` and its parameter names. */
+function openApiPath(path: string): { path: string; params: string[] } {
+  const params: string[] = [];
+  const p = path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
+    params.push(name);
+    return `{${name}}`;
+  });
+  return { path: p, params };
+}
+
+function operationId(method: string, path: string): string {
+  const words = path
+    .replace(/:([A-Za-z_]+)/g, 'by_$1')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return [method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
+}
+
+function queryParameters(schema: z.ZodType): Json[] {
+  const s = jsonSchema(schema, 'input') as { properties?: Record<string, Json>; required?: string[] };
+  return Object.entries(s.properties ?? {}).map(([name, prop]) => ({
+    name,
+    in: 'query',
+    required: (s.required ?? []).includes(name),
+    ...(typeof prop.description === 'string' ? { description: prop.description } : {}),
+    schema: prop,
+  }));
+}
+
+function operation(r: RouteRecord): Json {
+  const doc = r.doc;
+  const { params } = openApiPath(r.path);
+  const statuses = new Set<number>(doc?.problems ?? []);
+  if (doc?.body) [400, 413, 415].forEach((s) => statuses.add(s));
+  if (doc?.query || params.length) statuses.add(400);
+  if (doc?.auth === 'key') statuses.add(401);
+  if (doc?.auth === 'demo') statuses.add(429);
+  const charges = doc?.charges?.map((sku) => `\`${sku}\` ${tollUsd(sku)} USD`).join(', ');
+  const description = [
+    doc?.auth === 'demo' ? 'Public demo: no key, rate limited per client address.' : undefined,
+    charges ? `Charges: ${charges}. Accepts \`Idempotency-Key\`.` : undefined,
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return {
+    operationId: operationId(r.method, r.path),
+    summary: doc?.summary ?? `${r.method} ${r.path}`,
+    ...(description ? { description } : {}),
+    tags: [doc?.tag ?? 'other'],
+    security: doc?.auth === 'key' ? [{ bearer: [] }] : [],
+    parameters: [
+      ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+      ...(doc?.query ? queryParameters(doc.query) : []),
+      ...(doc?.charges?.length ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+    ],
+    ...(doc?.body
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: jsonSchema(doc.body, 'input'),
+                ...(doc.example !== undefined ? { example: doc.example } : {}),
+              },
+            },
+          },
+        }
+      : {}),
+    responses: {
+      '200': {
+        description: 'The answer (decisions such as DENY, BLOCK or HALT are answers, not errors)',
+        content: { 'application/json': { schema: doc?.response ? jsonSchema(doc.response, 'output') : { type: 'object' } } },
+      },
+      ...Object.fromEntries([...statuses].sort().map((s) => [String(s), { $ref: `#/components/responses/P${s}` }])),
+    },
+  };
+}
+
+/** The whole description: every documented route of the running app, and the site's static documents. */
+export function buildOpenApi(routes: readonly RouteRecord[], urls: Urls): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  const add = (path: string, method: string, op: Json) => {
+    (paths[path] ??= {})[method.toLowerCase()] = op;
+  };
+  for (const r of routes) add(openApiPath(r.path).path, r.method, operation(r));
+  for (const c of CATALOGS) {
+    if (paths[c.path]?.get) continue;
+    add(c.path, 'GET', {
+      operationId: operationId('GET', c.path),
+      summary: `Catalog ${c.key} (schema ${c.schemaId})`,
+      tags: ['catalogs'],
+      security: [],
+      responses: { '200': { description: 'The catalog', content: { 'application/json': { schema: jsonSchema(c.schema, 'output') } } } },
+    });
+  }
+  for (const name of DISCOVERY_NAMES) {
+    const path = `/.well-known/${name}.json`;
+    if (paths[path]?.get) continue;
+    add(path, 'GET', {
+      operationId: operationId('GET', path),
+      summary: `Discovery document ${name}`,
+      tags: ['discovery'],
+      security: [],
+      responses: { '200': { description: 'The document', content: { 'application/json': { schema: { type: 'object' } } } } },
+    });
+  }
+  const problem = {
+    type: 'object',
+    required: ['type', 'title', 'status', 'code'],
+    properties: {
+      type: { type: 'string', description: `${PROBLEM_TYPE_BASE}<code>` },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      instance: { type: 'string' },
+      code: { type: 'string', description: 'stable machine-readable code' },
+      errors: { type: 'array', items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } } },
+    },
+  };
+  const statuses = Object.keys(STATUS_TEXT).map(Number);
+  return {
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: 'Fuse Gate',
+      version: API_DESCRIPTION_VERSION,
+      description:
+        'A metered pre-execution gate for software agents, and its companion catalog site. Gate operations live under /v1, companion-site operations under /api/v1. Errors are RFC 9457 problem+json.',
+    },
+    servers: [
+      { url: urls.gate, description: 'gate service (BASE_URL)' },
+      ...(urls.site !== urls.gate ? [{ url: urls.site, description: 'companion site (SITE_URL)' }] : []),
+    ],
+    tags: [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((o) => o.tags as string[])))].map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' } },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Retry safely: the same key and request answer once and charge once; another request with the key is 422; a retry while the first runs is 409.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        },
+      },
+      schemas: { Problem: problem },
+      responses: Object.fromEntries(
+        statuses.map((s) => [
+          `P${s}`,
+          { description: STATUS_TEXT[s], content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } },
+        ]),
+      ),
+    },
+  };
+}
+
+/** GET /openapi.json: the description of this very process's routes (built once, on first request). */
+export function registerOpenApiRoutes(router: Router, ctx: AppContext): void {
+  let cached: Json | undefined;
+  router.get(
+    '/openapi.json',
+    () => {
+      cached ??= buildOpenApi(router.routes, { gate: ctx.config.BASE_URL, site: ctx.config.SITE_URL });
+      return toResponse(reply(cached), { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' });
+    },
+    { summary: 'This OpenAPI 3.1.0 description', auth: 'public', tag: 'discovery' },
+  );
+}

@@ -1,0 +1,65 @@
+/**
+ * The OpenAPI description: valid 3.1.0 for an independent validator, generated
+ * from every route, and consistent with /.well-known/gate.json both ways.
+ */
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+type Op = { operationId: string; security: Array<Record<string, unknown>>; requestBody?: unknown; parameters: Array<Record<string, unknown>> };
+type Doc = { openapi: string; info: { version: string }; paths: Record<string, Record<string, Op>> };
+
+describe('OpenAPI description', () => {
+  let s: TestServer;
+  let doc: Doc;
+  beforeAll(async () => {
+    s = await startTestServer();
+    doc = (await (await s.fetch('/openapi.json')).json()) as Doc;
+  });
+  afterAll(() => s.stop());
+
+  it('is a valid OpenAPI 3.1.0 document, version 1.0.0', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    const result = await new Validator().validate(doc as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('describes every registered route, each with its documentation', () => {
+    const undocumented = s.app.router.routes.filter((r) => !r.doc).map((r) => `${r.method} ${r.path}`);
+    expect(undocumented).toEqual([]);
+    for (const r of s.app.router.routes) {
+      const path = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+      expect(doc.paths[path]?.[r.method.toLowerCase()], `${r.method} ${path}`).toBeDefined();
+    }
+    const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((o) => o.operationId));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('carries the request schema the handler parses with', () => {
+    const hop = doc.paths['/v1/fuse/hop']!.post!;
+    expect(hop.security).toEqual([{ bearer: [] }]);
+    expect(JSON.stringify(hop.requestBody)).toContain('fuse_id');
+    expect(hop.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
+    const lookup = doc.paths['/v1/fuse/lookup']!.get!;
+    expect(lookup.parameters).toContainEqual(expect.objectContaining({ name: 'fuse_id', in: 'query', required: true }));
+    expect(doc.paths['/demo/hop']!.post!.security).toEqual([]);
+  });
+
+  it('agrees with /.well-known/gate.json on every keyed operation, both ways', async () => {
+    const gate = (await (await s.fetch('/.well-known/gate.json')).json()) as { endpoints: Array<{ method: string; path: string; auth: string; url: string }> };
+    const keyed = (auth: string) => auth === 'key' || auth === 'key or x402';
+    const fromGate = gate.endpoints.filter((e) => keyed(e.auth)).map((e) => `${e.method} ${e.path}`).sort();
+    const fromOpenApi = Object.entries(doc.paths)
+      .filter(([path]) => path.startsWith('/v1/'))
+      .flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.security.length > 0).map(([m]) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    expect(fromGate).toEqual(fromOpenApi);
+    // Every listed operation, keyed or not, is served, and its URL is absolute.
+    for (const e of gate.endpoints) {
+      expect(doc.paths[e.path]?.[e.method.toLowerCase()], `${e.method} ${e.path}`).toBeDefined();
+      expect(new URL(e.url).pathname.replace(/%7B/g, '{').replace(/%7D/g, '}')).toBe(e.path);
+    }
+  });
+});
