@@ -73,6 +73,23 @@ describe('landing pages in Chromium', () => {
     });
   }
 
+  it('the API reference shows every operation of the OpenAPI description with an example request', async () => {
+    const doc = (await (await fetch(srv.url + '/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> };
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    try {
+      await page.goto(srv.url + '/reference');
+      const headings = (await page.locator('article h3').allInnerTexts()).map((h) => h.trim());
+      expect(headings.sort()).toEqual(operations.sort());
+      const hop = page.locator('article', { has: page.locator('h3', { hasText: 'POST /v1/fuse/hop' }) });
+      const curl = await hop.locator('pre').innerText();
+      expect(curl).toContain('Authorization: Bearer $KEY');
+      expect(curl).toContain('"fuse_id"');
+    } finally {
+      await page.close();
+    }
+  });
+
   it('the stack page shows the eleven layers in order and the attach flow', async () => {
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     await page.goto(srv.url + '/stack');

@@ -32,6 +32,11 @@ const MODULES: RouteModule[] = [
   registerOpenApiRoutes,
 ];
 
+/** Registers every route module on `router` (also used to describe the API without serving it). */
+export function registerRoutes(router: Router, ctx: AppContext, extraModules: RouteModule[] = []): void {
+  for (const register of [...MODULES, ...extraModules]) register(router, ctx);
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface App {
@@ -61,7 +66,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
     },
   });
   const router = new Router(h3);
-  for (const register of [...MODULES, ...extraModules]) register(router, ctx);
+  registerRoutes(router, ctx, extraModules);
 
   const site = staticSiteHandler(ctx.config.STATIC_DIR);
   h3.all('/**', async (event: H3Event) => {

@@ -13,6 +13,7 @@ export const MAIN_NAV: readonly NavLink[] = [
   { href: '/foundry', label: 'Foundry' },
   { href: '/pricing', label: 'Pricing' },
   { href: '/diligence', label: 'Diligence' },
+  { href: '/reference', label: 'API' },
 ];
 
 export const LAYER_NAV: readonly NavLink[] = DATA.stack.layers.map((l) => ({ href: l.path, label: `${l.order}. ${l.name}` }));
