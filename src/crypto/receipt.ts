@@ -4,7 +4,12 @@
  * "fusegate-receipt+jws", kid looked up only in our own key set.
  */
 import { compactVerify, decodeProtectedHeader } from 'jose';
-import type { Keyring } from './keys.ts';
+import type { KeyObject } from 'node:crypto';
+
+/** Where the verifier looks a `kid` up: our keyring, or a JWKS a stranger fetched. */
+export interface KeyLookup {
+  byKid(kid: string): { kid: string; publicKey: KeyObject | CryptoKey } | undefined;
+}
 
 export const RECEIPT_TYP = 'fusegate-receipt+jws';
 const ALGS = ['EdDSA', 'Ed25519'];
@@ -13,7 +18,7 @@ export type ReceiptCheck =
   | { valid: true; kid: string; payload: Record<string, unknown> }
   | { valid: false; reason: string; detail: string };
 
-export async function verifyReceiptJws(keyring: Keyring, jws: string): Promise<ReceiptCheck> {
+export async function verifyReceiptJws(keyring: KeyLookup, jws: string): Promise<ReceiptCheck> {
   let header;
   try {
     header = decodeProtectedHeader(jws);

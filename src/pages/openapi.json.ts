@@ -4,7 +4,7 @@
  * itself (src/api/openapi.ts), with its own BASE_URL in `servers`.
  */
 import type { APIRoute } from 'astro';
-import openapi from '../generated/openapi.json';
+import openapi from '../generated/openapi.json' with { type: 'json' };
 import { jsonResponse } from '../site/endpoints.ts';
 
 export const prerender = true;

@@ -1,0 +1,149 @@
+/**
+ * `verify …`: check what the service publishes without trusting it, offline
+ * from files or against a URL. Nothing here opens the database.
+ *
+ *   verify receipt SOURCE [--jwks SOURCE]
+ *   verify checkpoint SOURCE --log-key VKEY
+ *   verify inclusion --checkpoint SOURCE --log-key VKEY --proof SOURCE (--leaf-file FILE | --leaf-hash B64)
+ *   verify consistency --old SOURCE --new SOURCE --log-key VKEY --proof SOURCE
+ *
+ * A SOURCE is a file path or an http(s) URL. Exit 0 when everything verifies, 1 when not.
+ */
+import { readFileSync } from 'node:fs';
+import { importJWK, type JWK } from 'jose';
+import { leafHash, verifyConsistency, verifyInclusion, type Hash } from '../crypto/merkle.ts';
+import { openNote, parseCheckpointText, type Checkpoint } from '../crypto/note.ts';
+import { verifyReceiptJws, type KeyLookup } from '../crypto/receipt.ts';
+import { type CliContext, type Command, UsageError, requireFlag } from './shared.ts';
+
+const isUrl = (s: string) => /^https?:\/\//.test(s);
+
+async function read(source: string, accept = 'application/json'): Promise<string> {
+  if (!isUrl(source)) return readFileSync(source, 'utf8');
+  const res = await fetch(source, { headers: { accept } });
+  if (!res.ok) throw new Error(`${source} answered ${res.status}`);
+  return res.text();
+}
+
+const unb64 = (s: string): Hash => new Uint8Array(Buffer.from(s, 'base64'));
+
+async function jwksLookup(source: string): Promise<KeyLookup> {
+  const { keys } = JSON.parse(await read(source)) as { keys: JWK[] };
+  const entries = await Promise.all(keys.map(async (k) => ({ kid: String(k.kid), publicKey: (await importJWK({ ...k, alg: 'EdDSA' }, 'EdDSA')) as CryptoKey })));
+  return { byKid: (kid) => entries.find((e) => e.kid === kid) };
+}
+
+function checkpointOf(note: string, vkey: string): Checkpoint {
+  return parseCheckpointText(openNote(note, vkey));
+}
+
+function report(ctx: CliContext, checks: Record<string, { ok: boolean; detail: string }>, extra: Record<string, unknown> = {}): number {
+  const ok = Object.values(checks).every((c) => c.ok);
+  const lines = Object.entries(checks).map(([name, c]) => `${c.ok ? 'ok  ' : 'FAIL'} ${name}: ${c.detail}`);
+  ctx.out([...lines, ok ? 'verified' : 'NOT verified'].join('\n'), { verified: ok, checks, ...extra });
+  return ok ? 0 : 1;
+}
+
+const attempt = (f: () => string): { ok: boolean; detail: string } => {
+  try {
+    return { ok: true, detail: f() };
+  } catch (e) {
+    return { ok: false, detail: (e as Error).message };
+  }
+};
+
+interface Evidence {
+  receipt: string;
+  log: { index: number; verifier_key: string };
+  inclusion: { tree_size: number; leaf_hash: string; hashes: string[] };
+  checkpoint: string;
+}
+
+export const verifyCommands: Record<string, Command> = {
+  'verify receipt': {
+    usage: 'verify receipt SOURCE [--jwks SOURCE] [--log-key VKEY]',
+    summary: "check a receipt: its signature, and (for a verify_url or evidence JSON) its inclusion in the signed receipts log",
+    async run(ctx) {
+      const source = ctx.args[0];
+      if (!source) throw new UsageError('give a receipt: a verify_url, an evidence JSON file, or a file holding the JWS');
+      const text = (await read(source)).trim();
+      const evidence = text.startsWith('{') ? (JSON.parse(text) as Evidence) : undefined;
+      const jws = evidence?.receipt ?? text;
+      const jwksSource = typeof ctx.flags.jwks === 'string' ? ctx.flags.jwks : isUrl(source) ? new URL('/.well-known/prefinality-jwks.json', source).href : undefined;
+      if (!jwksSource) throw new UsageError('--jwks is required offline (a JWKS file, e.g. saved from /.well-known/prefinality-jwks.json)');
+      const sig = await verifyReceiptJws(await jwksLookup(jwksSource), jws);
+      const checks: Record<string, { ok: boolean; detail: string }> = {
+        signature: sig.valid ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` } : { ok: false, detail: `${sig.reason}: ${sig.detail}` },
+      };
+      if (evidence) {
+        // The log key: given (trusted), else the one the evidence names (trust on first use, said so).
+        const vkey = typeof ctx.flags['log-key'] === 'string' ? ctx.flags['log-key'] : evidence.log.verifier_key;
+        let cp: Checkpoint | undefined;
+        checks.checkpoint = attempt(() => {
+          cp = checkpointOf(evidence.checkpoint, vkey);
+          return `${cp.origin} size ${cp.size}, signed by ${vkey.split('+')[0]}${ctx.flags['log-key'] ? '' : ' (key taken from the evidence: pass --log-key to pin it)'}`;
+        });
+        checks.inclusion = attempt(() => {
+          if (!cp) throw new Error('no verified checkpoint');
+          const lh = leafHash(new TextEncoder().encode(jws));
+          if (Buffer.from(lh).toString('base64') !== evidence.inclusion.leaf_hash) throw new Error('leaf hash is not the hash of this receipt');
+          verifyInclusion(evidence.log.index, cp.size, lh, evidence.inclusion.hashes.map(unb64), cp.root);
+          return `entry ${evidence.log.index} of ${cp.size}`;
+        });
+      }
+      return report(ctx, checks, sig.valid ? { payload: sig.payload } : {});
+    },
+  },
+  'verify checkpoint': {
+    usage: 'verify checkpoint SOURCE --log-key VKEY',
+    summary: 'check a signed checkpoint note against a log verifier key',
+    async run(ctx) {
+      const source = ctx.args[0];
+      if (!source) throw new UsageError('give a checkpoint file or URL');
+      const note = await read(source, 'text/plain');
+      let cp: Checkpoint | undefined;
+      const checks = { signature: attempt(() => ((cp = checkpointOf(note, requireFlag(ctx, 'log-key'))), 'note signature verifies')) };
+      return report(ctx, checks, cp ? { origin: cp.origin, tree_size: cp.size, root_hash: Buffer.from(cp.root).toString('base64') } : {});
+    },
+  },
+  'verify inclusion': {
+    usage: 'verify inclusion --checkpoint SOURCE --log-key VKEY --proof SOURCE (--leaf-file FILE | --leaf-hash B64)',
+    summary: 'check an inclusion proof (from /api/v1/logs/{log}/proof/inclusion) against a signed checkpoint',
+    async run(ctx) {
+      const vkey = requireFlag(ctx, 'log-key');
+      const cp = checkpointOf(await read(requireFlag(ctx, 'checkpoint'), 'text/plain'), vkey);
+      const proof = JSON.parse(await read(requireFlag(ctx, 'proof'))) as { index: number; tree_size: number; leaf_hash: string; hashes: string[] };
+      const file = ctx.flags['leaf-file'];
+      const hash = ctx.flags['leaf-hash'];
+      if (typeof file !== 'string' && typeof hash !== 'string') throw new UsageError('--leaf-file or --leaf-hash is required');
+      const lh = typeof file === 'string' ? leafHash(readFileSync(file)) : unb64(hash as string);
+      const checks = {
+        inclusion: attempt(() => {
+          if (proof.tree_size !== cp.size) throw new Error(`proof is for size ${proof.tree_size}, the checkpoint has ${cp.size}`);
+          verifyInclusion(proof.index, cp.size, lh, proof.hashes.map(unb64), cp.root);
+          return `entry ${proof.index} is in ${cp.origin} at size ${cp.size}`;
+        }),
+      };
+      return report(ctx, checks);
+    },
+  },
+  'verify consistency': {
+    usage: 'verify consistency --old SOURCE --new SOURCE --log-key VKEY --proof SOURCE',
+    summary: 'check that a newer checkpoint extends an older one (append-only), with a consistency proof',
+    async run(ctx) {
+      const vkey = requireFlag(ctx, 'log-key');
+      const older = checkpointOf(await read(requireFlag(ctx, 'old'), 'text/plain'), vkey);
+      const newer = checkpointOf(await read(requireFlag(ctx, 'new'), 'text/plain'), vkey);
+      const proof = JSON.parse(await read(requireFlag(ctx, 'proof'))) as { from: number; to: number; hashes: string[] };
+      const checks = {
+        consistency: attempt(() => {
+          if (older.origin !== newer.origin) throw new Error('the checkpoints are of different logs');
+          if (proof.from !== older.size || proof.to !== newer.size) throw new Error('the proof is for other sizes');
+          verifyConsistency(older.size, newer.size, proof.hashes.map(unb64), older.root, newer.root);
+          return `${older.origin}: size ${older.size} is a prefix of size ${newer.size}`;
+        }),
+      };
+      return report(ctx, checks);
+    },
+  },
+};

@@ -1,0 +1,121 @@
+/**
+ * A small typed client for the gate service (exported as `fusegate/client`).
+ * Requests are typed by the same zod schemas the routes parse with; a problem
+ * answer (4xx/5xx application/problem+json) throws FuseGateError. Decisions
+ * (DENY, NO_GO, HOLD...) are answers, returned, never thrown.
+ *
+ * @example
+ *   const gate = new FuseGateClient({ baseUrl: 'http://localhost:4321', apiKey: process.env.FUSEGATE_KEY });
+ *   const hop = await gate.hop({ fuse_id, action: { kind: 'pay' } });
+ *   if (!hop.verdict) throw new Error(`refused: ${hop.reason}`);
+ */
+import type { z } from 'zod';
+import type { hopResponse } from './api/gate/governed.ts';
+import type { actRequest, actResponse, classifyRequest, hopRequest, lookupResponse } from './api/gate/hop.ts';
+import type { createFuseRequest, fuseResponse } from './api/gate/fuses.ts';
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: string;
+  detail?: string;
+  errors?: Array<{ field: string; message: string }>;
+  [extra: string]: unknown;
+}
+
+export class FuseGateError extends Error {
+  override name = 'FuseGateError';
+  readonly status: number;
+  readonly problem: Problem;
+  constructor(problem: Problem) {
+    super(`${problem.status} ${problem.code}: ${problem.detail ?? problem.title}`);
+    this.status = problem.status;
+    this.problem = problem;
+  }
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  apiKey?: string | undefined;
+  fetch?: typeof fetch;
+}
+
+export interface CallOptions {
+  /** Sent as Idempotency-Key: a retry is answered once and charged once. */
+  idempotencyKey?: string;
+}
+
+export type HopRequest = z.input<typeof hopRequest>;
+export type HopAnswer = z.output<typeof hopResponse>;
+export type ActRequest = z.input<typeof actRequest>;
+export type ActAnswer = z.output<typeof actResponse>;
+export type LookupAnswer = z.output<typeof lookupResponse>;
+export type ClassifyRequest = z.input<typeof classifyRequest>;
+export type Fuse = z.output<typeof fuseResponse>;
+export type CreateFuseRequest = z.input<typeof createFuseRequest>;
+
+/** Answers whose shape the client does not pin (they are documented in /openapi.json). */
+export type Json = Record<string, unknown>;
+
+export class FuseGateClient {
+  readonly #base: string;
+  readonly #key: string | undefined;
+  readonly #fetch: typeof fetch;
+
+  constructor(opts: ClientOptions) {
+    this.#base = opts.baseUrl.replace(/\/+$/, '');
+    this.#key = opts.apiKey;
+    this.#fetch = opts.fetch ?? fetch;
+  }
+
+  async #call<T>(method: 'GET' | 'POST', path: string, body?: unknown, opts: CallOptions = {}): Promise<T & { status: number }> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.#key) headers.authorization = `Bearer ${this.#key}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
+    const res = await this.#fetch(this.#base + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const data = (await res.json()) as Json;
+    if ((res.headers.get('content-type') ?? '').startsWith('application/problem+json')) throw new FuseGateError(data as unknown as Problem);
+    return { ...(data as T), status: res.status };
+  }
+
+  hop(req: HopRequest, opts?: CallOptions) {
+    return this.#call<HopAnswer>('POST', '/v1/fuse/hop', req, opts);
+  }
+  lookup(fuseId: string) {
+    return this.#call<LookupAnswer>('GET', `/v1/fuse/lookup?fuse_id=${encodeURIComponent(fuseId)}`);
+  }
+  act(req: ActRequest, opts?: CallOptions) {
+    return this.#call<ActAnswer>('POST', '/v1/act', req, opts);
+  }
+  classify(req: ClassifyRequest, opts?: CallOptions) {
+    return this.#call<Json>('POST', '/v1/classify', req, opts);
+  }
+  createFuse(req: CreateFuseRequest = {}, opts?: CallOptions) {
+    return this.#call<Fuse>('POST', '/v1/fuses', req, opts);
+  }
+  blowFuse(fuseId: string, opts?: CallOptions) {
+    return this.#call<Fuse>('POST', `/v1/fuses/${encodeURIComponent(fuseId)}/dead`, undefined, opts);
+  }
+  chargeFuse(fuseId: string, opts?: CallOptions) {
+    return this.#call<Fuse>('POST', `/v1/fuses/${encodeURIComponent(fuseId)}/charge`, undefined, opts);
+  }
+  /** Pre-finality evaluate: GO (200), NO_GO (403) and HOLD (409) are all returned; see `status`. */
+  evaluate(req: Json, opts?: CallOptions) {
+    return this.#call<Json>('POST', '/v1/prefinality/evaluate', req, opts);
+  }
+  verifyPrefinality(receipt: string) {
+    return this.#call<Json>('POST', '/v1/prefinality/verify', { receipt });
+  }
+  verifyReceipt(receipt: string) {
+    return this.#call<{ valid: boolean } & Json>('POST', '/v1/receipts/verify', { receipt });
+  }
+  /** The evidence behind a receipt's verify_url. */
+  receipt(receiptId: string) {
+    return this.#call<{ receipt: string } & Json>('GET', `/v1/receipts/${encodeURIComponent(receiptId)}`);
+  }
+  me() {
+    return this.#call<Json>('GET', '/v1/me');
+  }
+}

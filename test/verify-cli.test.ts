@@ -1,0 +1,108 @@
+/**
+ * The typed client drives the gate; the `verify` CLI (a separate process, with
+ * jose and node:crypto rather than the server's code path) checks what the
+ * service published, online and offline, and refuses tampered evidence.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FuseGateClient, FuseGateError } from '../src/client.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+/** Runs the CLI as its own process; async, because the server under test lives in this process. */
+function cli(args: string[]): Promise<{ code: number | null; out?: Record<string, any>; stderr: string }> {
+  const { BASE_URL: _b, SITE_URL: _s, ...env } = process.env;
+  const child = spawn(process.execPath, ['src/cli.ts', ...args, '--json'], { env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d));
+  child.stderr.on('data', (d: Buffer) => (stderr += d));
+  return new Promise((resolve) =>
+    child.on('close', (code) => resolve({ code, stderr, ...(stdout ? { out: JSON.parse(stdout) as Record<string, any> } : {}) })),
+  );
+}
+
+describe('typed client and verify CLI', () => {
+  let s: TestServer;
+  let gate: FuseGateClient;
+  let logKey: string;
+  beforeAll(async () => {
+    s = await startTestServer();
+    gate = new FuseGateClient({ baseUrl: s.url, apiKey: (await s.newKey('client')).secret });
+    logKey = ((await (await s.fetch('/api/v1/logs/receipts')).json()) as { verifier_key: string }).verifier_key;
+  });
+  afterAll(() => s.stop());
+
+  it('hops, acts and reads through the client; problems throw FuseGateError', async () => {
+    const fuse = await gate.createFuse();
+    expect(fuse.state).toBe('LIVE');
+    const hop = await gate.hop({ fuse_id: fuse.fuse_id, action: { kind: 'pay' } }, { idempotencyKey: 'client-1' });
+    expect([hop.verdict, hop.decision]).toEqual([true, 'PERMIT']);
+    const again = await gate.hop({ fuse_id: fuse.fuse_id, action: { kind: 'pay' } }, { idempotencyKey: 'client-1' });
+    expect(again.receipt_id).toBe(hop.receipt_id);
+    await gate.blowFuse(fuse.fuse_id);
+    const act = await gate.act({ fuse_id: fuse.fuse_id, action: { kind: 'pay' } });
+    expect([act.acted, act.decision]).toEqual([false, 'DENY']);
+    expect((await gate.verifyReceipt((await gate.receipt(act.receipt_id)).receipt)).valid).toBe(true);
+    const err = await gate.lookup('fuse_nope').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FuseGateError);
+    expect((err as FuseGateError).problem.code).toBe('unknown_fuse');
+  });
+
+  it('verifies a receipt from its verify_url, and refuses a tampered one offline', async () => {
+    const fuse = await gate.createFuse();
+    const hop = await gate.hop({ fuse_id: fuse.fuse_id });
+    const online = await cli(['verify', 'receipt', `${s.url}/v1/receipts/${hop.receipt_id}`, '--log-key', logKey]);
+    expect(online.code, online.stderr).toBe(0);
+    expect(online.out).toMatchObject({ verified: true, checks: { signature: { ok: true }, checkpoint: { ok: true }, inclusion: { ok: true } } });
+
+    const evidence = (await gate.receipt(hop.receipt_id)) as Record<string, any>;
+    const jwks = join(s.dir, 'jwks.json');
+    writeFileSync(jwks, await (await s.fetch('/.well-known/prefinality-jwks.json')).text());
+    const good = join(s.dir, 'evidence.json');
+    writeFileSync(good, JSON.stringify(evidence));
+    expect((await cli(['verify', 'receipt', good, '--jwks', jwks, '--log-key', logKey])).code).toBe(0);
+
+    // Another receipt's signature under this evidence: the signature holds, the inclusion does not.
+    const other = await gate.hop({ fuse_id: fuse.fuse_id });
+    const swapped = join(s.dir, 'swapped.json');
+    writeFileSync(swapped, JSON.stringify({ ...evidence, receipt: (await gate.receipt(other.receipt_id)).receipt }));
+    const r = await cli(['verify', 'receipt', swapped, '--jwks', jwks, '--log-key', logKey]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatchObject({ verified: false, checks: { signature: { ok: true }, inclusion: { ok: false } } });
+
+    // A changed payload breaks the signature.
+    const [h, p, sig] = evidence.receipt.split('.');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), decision: 'PERMIT!' })).toString('base64url');
+    const jwsFile = join(s.dir, 'forged.jws');
+    writeFileSync(jwsFile, `${h}.${forged}.${sig}`);
+    expect((await cli(['verify', 'receipt', jwsFile, '--jwks', jwks])).out).toMatchObject({ verified: false, checks: { signature: { ok: false } } });
+  });
+
+  it('verifies checkpoints, inclusion and consistency proofs from URLs and files', async () => {
+    const base = `${s.url}/api/v1/logs/receipts`;
+    const oldFile = join(s.dir, 'old.checkpoint');
+    writeFileSync(oldFile, await (await s.fetch('/api/v1/logs/receipts/checkpoint')).text());
+    expect((await cli(['verify', 'checkpoint', `${base}/checkpoint`, '--log-key', logKey])).code).toBe(0);
+    const wrongKey = logKey.replace(/\+[0-9a-f]{8}\+/, '+00000000+');
+    expect((await cli(['verify', 'checkpoint', oldFile, '--log-key', wrongKey])).code).toBe(1);
+
+    const fuse = await gate.createFuse();
+    await gate.hop({ fuse_id: fuse.fuse_id });
+    const head = (await (await s.fetch('/api/v1/logs/receipts')).json()) as { tree_size: number };
+    const oldSize = Number(readFileSync(oldFile, 'utf8').split('\n')[1]);
+    const newFile = join(s.dir, 'new.checkpoint');
+    writeFileSync(newFile, await (await s.fetch('/api/v1/logs/receipts/checkpoint')).text());
+    const consistency = await cli(['verify', 'consistency', '--old', oldFile, '--new', newFile, '--log-key', logKey, '--proof', `${base}/proof/consistency?from=${oldSize}&to=${head.tree_size}`]);
+    expect(consistency.code, JSON.stringify(consistency.out)).toBe(0);
+
+    const entry = (await (await s.fetch(`/api/v1/logs/receipts/entries?start=0&limit=1`)).json()) as { entries: Array<{ leaf: string }> };
+    const leafFile = join(s.dir, 'leaf.bin');
+    writeFileSync(leafFile, Buffer.from(entry.entries[0]!.leaf, 'base64'));
+    const proofUrl = `${base}/proof/inclusion?index=0&tree_size=${head.tree_size}`;
+    expect((await cli(['verify', 'inclusion', '--checkpoint', newFile, '--log-key', logKey, '--proof', proofUrl, '--leaf-file', leafFile])).code).toBe(0);
+    writeFileSync(leafFile, 'not the leaf');
+    expect((await cli(['verify', 'inclusion', '--checkpoint', newFile, '--log-key', logKey, '--proof', proofUrl, '--leaf-file', leafFile])).code).toBe(1);
+  });
+});
