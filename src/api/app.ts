@@ -14,6 +14,7 @@ import { registerPrefinalityRoutes } from './gate/prefinality.ts';
 import { registerReceiptRoutes } from './gate/receipts.ts';
 import { registerFuseRoutes } from './gate/fuses.ts';
 import { registerHopRoutes } from './gate/hop.ts';
+import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
@@ -26,6 +27,7 @@ const MODULES: RouteModule[] = [
   registerHopRoutes,
   registerLogRoutes,
   registerPrefinalityRoutes,
+  registerPasRoutes,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
