@@ -14,6 +14,7 @@ import { registerPrefinalityRoutes } from './gate/prefinality.ts';
 import { registerReceiptRoutes } from './gate/receipts.ts';
 import { registerFuseRoutes } from './gate/fuses.ts';
 import { registerHopRoutes } from './gate/hop.ts';
+import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
 import { registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
@@ -28,6 +29,7 @@ const MODULES: RouteModule[] = [
   registerHopRoutes,
   registerLogRoutes,
   registerPrefinalityRoutes,
+  registerPasRoutes,
   registerMcpRoutes,
   registerOpenApiRoutes,
 ];

@@ -1,0 +1,620 @@
+/**
+ * Policy administration (SPEC 2.3, 3, 4.1 /v1/pas/*, /demo/pas/*, 7): licence
+ * parents, bind tickets (issued by PAS-A pre-bind, consumed by redeem),
+ * exclusion proofs, bind check and appendix, PAS-B pre-bind, delegated
+ * authority, and the public demos on drill data.
+ *
+ * Every decision is a receipt in the receipts log, committed in ONE
+ * transaction with its state change, its meter row and its idempotent answer.
+ * Decisions are answered with their body, never as problems: ALLOW 200;
+ * BLOCK 403; HALT 409; a raised manual-underwriting issue 202.
+ */
+import type { Transaction } from '@libsql/client';
+import type { H3Event } from 'h3';
+import { z } from 'zod';
+import { tollMicros } from '../../catalog/tolls.ts';
+import { canonicalJson } from '../../crypto/canonical.ts';
+import { exclusionProofJson, jobKey } from '../../crypto/exclusion.ts';
+import { verifierKey } from '../../crypto/note.ts';
+import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
+import { MoneyError, formatUsd, usdToMicros } from '../../domain/money.ts';
+import {
+  CHARGEABLE_LICENSE_STATES,
+  HALT_REASONS,
+  decideAuthority,
+  decideBindCheck,
+  decidePreBindA,
+  decidePreBindB,
+  decideRedeem,
+  spendFingerprint,
+  type LicenseState,
+  type RedeemDecision,
+} from '../../domain/pas.ts';
+import { newId, nowIso } from '../../ids.ts';
+import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
+import { DRILL_FUSES, DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
+import { recordCharge } from '../../ledger/meter.ts';
+import { exclusionSnapshot } from '../../ledger/pas-exclusion.ts';
+import {
+  consumeTicket,
+  getGrant,
+  getTicket,
+  insertIssue,
+  insertTicket,
+  jobBound,
+  jobReceipts,
+  licenseSnapshot,
+  licenseState,
+  recordJobReceipt,
+  storedLicenseState,
+  transitionLicense,
+  type Ticket,
+} from '../../ledger/pas.ts';
+import { recordReceipt, signReceipt, verifyUrl, type SignedReceipt } from '../../ledger/receipts.ts';
+import { requireKey } from '../auth.ts';
+import { readBody, readQuery } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { commitReply, idempotent } from '../idempotency.ts';
+import { Problem, badRequest, notFound } from '../problem.ts';
+import { enforceDemoRateLimit } from '../rate-limit.ts';
+import { reply, toResponse, type Reply } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { callerOf, fuseIdSchema, hopLimitProblem, visibleFuse, type Caller } from './governed.ts';
+
+// ---------------------------------------------------------------- schemas
+
+const identifier = (what: string) =>
+  z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, `${what}: 1 to 128 characters of A-Z a-z 0-9 . _ : -`);
+export const licenseIdSchema = identifier('a licence id').describe('licence parent id, chosen by the caller (create-free)');
+export const jobIdSchema = identifier('a job id').describe('the job (submission, policy or bind job) identifier of the caller');
+const fingerprintSchema = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, '64 lowercase hex characters (SHA-256)')
+  .describe('SHA-256 (lowercase hex) of the canonical JSON of the write the caller will forward');
+const writeSchema = z
+  .record(z.string(), z.unknown())
+  .describe('the write the caller will forward (a JSON object); its spend fingerprint is SHA-256 of its canonical JSON');
+const exactlyOneWrite = (b: { write?: unknown; spend_fingerprint?: unknown }) => (b.write === undefined) !== (b.spend_fingerprint === undefined);
+const oneWriteMessage = { message: 'send exactly one of write or spend_fingerprint', path: ['spend_fingerprint'] };
+
+export const preBindARequest = z
+  .strictObject({
+    fuse_id: fuseIdSchema,
+    license_id: licenseIdSchema,
+    job_id: jobIdSchema,
+    write: writeSchema.optional(),
+    spend_fingerprint: fingerprintSchema.optional(),
+    scope: z.enum(['bind_only', 'bind_and_issue']).default('bind_only').describe('asked scope; bind_and_issue is never granted'),
+  })
+  .refine(exactlyOneWrite, oneWriteMessage);
+
+export const redeemRequest = z
+  .strictObject({
+    ticket_id: z.string().regex(/^bt_[A-Za-z0-9_-]{1,64}$/, 'a bind ticket id such as bt_…'),
+    write: writeSchema.optional(),
+    spend_fingerprint: fingerprintSchema.optional(),
+    now: z.iso.datetime({ offset: false }).describe("the caller's UTC now (RFC 3339, Z); command radiation: a redeem must present it"),
+  })
+  .refine(exactlyOneWrite, oneWriteMessage);
+
+export const bindCheckRequest = z.strictObject({ fuse_id: fuseIdSchema, job_id: jobIdSchema });
+export const jobQuery = z.object({ job_id: jobIdSchema });
+export const preBindBRequest = z.strictObject({ fuse_id: fuseIdSchema, license_id: licenseIdSchema, job_id: jobIdSchema });
+const usdAmount = z
+  .string()
+  .regex(/^\d{1,12}(\.\d{1,6})?$/, 'a decimal USD amount such as "12500.00"')
+  .describe('premium in USD, a decimal string');
+export const authorityRequest = z.strictObject({
+  fuse_id: fuseIdSchema,
+  grant_id: z.string().regex(/^auth_[A-Za-z0-9_-]{1,64}$/, 'an authority grant id such as auth_…').describe('the grant, created with `pas grants create`'),
+  premium: usdAmount,
+  line: z.string().regex(/^[a-z0-9_]{1,64}$/, 'a line of business such as "cyber"'),
+  state: z.string().regex(/^[A-Z]{2}$/, 'a two-letter state code such as "CA"'),
+  job_id: jobIdSchema.optional(),
+});
+const demoBindCheckRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), job_id: jobIdSchema.default('job_demo') });
+const demoPreBindARequest = z
+  .strictObject({
+    fuse_id: fuseIdSchema.default(DRILL_FUSES.live),
+    license_id: licenseIdSchema.default('lic_drill_live'),
+    job_id: jobIdSchema.default('job_demo'),
+    write: writeSchema.optional(),
+    spend_fingerprint: fingerprintSchema.optional(),
+    scope: z.enum(['bind_only', 'bind_and_issue']).default('bind_only'),
+  })
+  .refine((b) => !(b.write !== undefined && b.spend_fingerprint !== undefined), oneWriteMessage);
+const demoAuthorityRequest = authorityRequest.extend({
+  fuse_id: fuseIdSchema.default(DRILL_FUSES.live),
+  grant_id: z.string().regex(/^auth_[A-Za-z0-9_-]{1,64}$/).default('auth_drill'),
+});
+
+const receiptFields = { receipt_id: z.string(), verify_url: z.url() };
+const decisionResponse = z.looseObject({ decision: z.string(), reason: z.string(), ...receiptFields });
+const snapshotResponse = z.looseObject({
+  object: z.literal('license'),
+  license_id: z.string(),
+  state: z.enum(['UNSIGNED', 'LIVE', 'ARMED', 'DEAD']),
+  charged: z.boolean(),
+  children: z.object({ issued: z.number(), outstanding: z.number(), redeemed: z.number(), expired_unredeemed: z.number() }),
+  history: z.array(z.object({ from: z.string(), to: z.string(), at: z.string(), receipt_id: z.string() })),
+});
+const transitionResponse = z.looseObject({ license_id: z.string(), previous_state: z.string(), state: z.string(), ...receiptFields });
+const exclusionResponse = z.looseObject({
+  job_id: z.string(),
+  present: z.boolean(),
+  excluded: z.boolean(),
+  proof: z.unknown(),
+  checkpoint: z.object({ origin: z.string(), tree_size: z.number(), root_hash: z.string(), note: z.string() }),
+  verifier_key: z.string(),
+});
+const appendixResponse = z.looseObject({ object: z.literal('bind_appendix'), job_id: z.string(), verify_url: z.url(), receipts: z.array(z.unknown()), notice: z.string() });
+
+// ---------------------------------------------------------------- helpers
+
+/** What a PAS decision is charged: ALLOW is one governed act; every refusal (BLOCK, HOLD, HALT) is the NAP `hold`. */
+function chargeOf(decision: string): { sku: string; nap: boolean; amountMicros: number } {
+  const sku = decision === 'ALLOW' ? 'execute_gate' : 'hold';
+  return { sku, nap: sku === 'hold', amountMicros: tollMicros(sku) };
+}
+
+const ownerOf = (c: Caller) => c.key?.id ?? DRILL_OWNER;
+const receiptBody = (r: SignedReceipt) => ({ receipt_id: r.receipt_id, verify_url: r.verify_url });
+
+class Changed extends Error {}
+const ATTEMPTS = 8;
+
+interface PasAct<S, D extends { decision: string }> {
+  kind: string;
+  fuseId: string;
+  jobId: string | undefined;
+  /** Area state the decision depends on; read before signing and again in the transaction. */
+  read: (db: Parameters<typeof licenseState>[0], nowIso: string) => Promise<S>;
+  decide: (hop: HopOutcome, s: S) => D;
+  data: (d: D, s: S) => Record<string, unknown>;
+  write?: (tx: Transaction, d: D, s: S, receipt: SignedReceipt, now: string) => Promise<Record<string, unknown> | void>;
+  answer: (d: D, s: S, fuse: Fuse, receipt: SignedReceipt, written: Record<string, unknown> | void) => Reply;
+}
+
+/**
+ * A PAS decision that hops first: read, decide (pure), sign, then in ONE
+ * transaction re-read and re-decide (a change in between is decided again),
+ * count the hop, charge, record the receipt and the area's writes.
+ */
+async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ctx: AppContext, caller: Caller, act: PasAct<S, D>): Promise<Reply> {
+  if (caller.key && caller.key.hops_used >= caller.key.hop_limit) throw hopLimitProblem(caller.key);
+  for (let attempt = 0; ; attempt++) {
+    const now = nowIso();
+    const fuse = await visibleFuse(ctx.ledger.read, caller, act.fuseId);
+    const s = await act.read(ctx.ledger.read, now);
+    const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
+    const receipt = await signReceipt(ctx, {
+      kind: act.kind,
+      decision: d.decision,
+      subject: act.jobId ?? fuse.id,
+      ...(caller.key ? { key_id: caller.key.id } : { demo: true }),
+      data: { fuse_id: fuse.id, fuse_state: fuse.state, ...act.data(d, s) },
+    });
+    try {
+      return await commitReply(event, ctx, async (tx) => {
+        const fuseNow = await getFuse(tx, fuse.id);
+        if (!fuseNow || fuseNow.state !== fuse.state) throw new Changed();
+        const again = act.decide(decideHop(fuseNow.state, undefined, caller.surface), await act.read(tx, now));
+        if (canonicalJson(again) !== canonicalJson(d)) throw new Changed();
+        if (caller.key) {
+          if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
+          await recordCharge(tx, { keyId: caller.key.id, ...chargeOf(d.decision), ref: receipt.receipt_id });
+          if (act.jobId) await recordJobReceipt(tx, { keyId: caller.key.id, jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
+        }
+        await recordReceipt(tx, receipt);
+        const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
+        return act.answer(d, s, fuse, receipt, written);
+      });
+    } catch (e) {
+      if (e instanceof Changed && attempt < ATTEMPTS) continue;
+      throw e;
+    }
+  }
+}
+
+function presentedFingerprint(b: { write?: Record<string, unknown> | undefined; spend_fingerprint?: string | undefined }): string | undefined {
+  return b.spend_fingerprint ?? (b.write !== undefined ? spendFingerprint(b.write) : undefined);
+}
+
+// ---------------------------------------------------------------- acts
+
+function bindCheck(event: H3Event, ctx: AppContext, caller: Caller, body: { fuse_id: string; job_id: string }) {
+  const owner = ownerOf(caller);
+  return pasGoverned(event, ctx, caller, {
+    kind: 'pas_bind_check',
+    fuseId: body.fuse_id,
+    jobId: body.job_id,
+    read: (db) => jobBound(db, owner, body.job_id),
+    decide: (hop, bound) => decideBindCheck(hop, bound),
+    data: (d) => ({ job_id: body.job_id, code: d.code }),
+    answer: (d, _s, fuse, r) =>
+      reply({ decision: d.decision, allow: d.decision === 'ALLOW', code: d.code, reason: d.reason, fuse_id: fuse.id, job_id: body.job_id, fuse_state: fuse.state, demo: !caller.key, ...receiptBody(r) }, d.decision === 'ALLOW' ? 200 : 403),
+  });
+}
+
+interface PreBindA {
+  fuse_id: string;
+  license_id: string;
+  job_id: string;
+  write?: Record<string, unknown> | undefined;
+  spend_fingerprint?: string | undefined;
+  scope: 'bind_only' | 'bind_and_issue';
+}
+
+function preBindA(event: H3Event, ctx: AppContext, caller: Caller, body: PreBindA) {
+  const owner = ownerOf(caller);
+  const fp = presentedFingerprint(body) ?? spendFingerprint({ job_id: body.job_id, demo: true });
+  return pasGoverned(event, ctx, caller, {
+    kind: 'pas_pre_bind_a',
+    fuseId: body.fuse_id,
+    jobId: body.job_id,
+    read: (db, now) => licenseState(db, owner, body.license_id, now),
+    // ARMED is a reading of LIVE; a new ticket turns LIVE into ARMED, so compare on "may issue".
+    decide: (hop, parent) => decidePreBindA(hop, parent === 'ARMED' ? 'LIVE' : parent, body.scope),
+    data: (d, parent) => ({ license_id: body.license_id, license_state: parent, next_step: d.next_step, spend_fingerprint: fp, ...(d.next_step === 'manual_underwriting' ? { code: d.code } : {}) }),
+    async write(tx, d, _parent, receipt, now) {
+      if (d.next_step === 'manual_underwriting') {
+        const id = newId('uwi');
+        if (caller.key) await insertIssue(tx, { id, keyId: owner, jobId: body.job_id, licenseId: body.license_id, fuseId: body.fuse_id, reason: d.code, receiptId: receipt.receipt_id, now });
+        return { issue: { object: 'manual_underwriting_issue', issue_id: id, job_id: body.job_id, license_id: body.license_id, code: d.code, reason: d.reason, raised_at: now } };
+      }
+      const expires = new Date(Date.parse(now) + ctx.config.TICKET_TTL_SECONDS * 1000).toISOString();
+      const ticket = { id: newId(caller.key ? 'bt' : 'bt_demo'), key_id: owner, license_id: body.license_id, job_id: body.job_id, fuse_id: body.fuse_id, spend_fingerprint: fp, issued_at: now, expires_at: expires };
+      // Demo tickets are shown, never stored: nobody can redeem them.
+      if (caller.key) await insertTicket(tx, ticket);
+      return {
+        ticket: {
+          object: 'bind_ticket',
+          ticket_id: ticket.id,
+          license_id: ticket.license_id,
+          job_id: ticket.job_id,
+          fuse_id: ticket.fuse_id,
+          spend_fingerprint: fp,
+          scope: 'bind_only',
+          bind_and_issue: false,
+          issued_at: now,
+          expires_at: expires,
+          state: 'issued',
+          redeemable: !!caller.key,
+        },
+      };
+    },
+    answer: (d, parent, fuse, r, written) =>
+      reply(
+        { decision: d.decision, next_step: d.next_step, reason: d.reason, bind_and_issue: false, fuse_id: fuse.id, fuse_state: fuse.state, license_state: parent, demo: !caller.key, ...written, ...receiptBody(r) },
+        d.next_step === 'bind_only_ticket' ? 200 : 202,
+      ),
+  });
+}
+
+function preBindB(event: H3Event, ctx: AppContext, caller: Caller, body: { fuse_id: string; license_id: string; job_id: string }) {
+  const owner = ownerOf(caller);
+  return pasGoverned(event, ctx, caller, {
+    kind: 'pas_pre_bind_b',
+    fuseId: body.fuse_id,
+    jobId: body.job_id,
+    read: async (db, now) => ({ parent: await licenseState(db, owner, body.license_id, now), bound: await jobBound(db, owner, body.job_id) }),
+    decide: (hop, s) => decidePreBindB(hop, s.parent === 'ARMED' ? 'LIVE' : s.parent, s.bound),
+    data: (d, s) => ({ license_id: body.license_id, license_state: s.parent, result: d.result, ...(d.result === 'halt' ? { code: d.code } : {}) }),
+    answer: (d, s, fuse, r) =>
+      reply(
+        {
+          decision: d.decision,
+          result: d.result,
+          ...(d.result === 'halt' ? { code: d.code, halt: true, call_issue: false, instruction: 'HALT: do not call issue.' } : { call_issue: true }),
+          reason: d.reason,
+          fuse_id: fuse.id,
+          license_id: body.license_id,
+          license_state: s.parent,
+          job_id: body.job_id,
+          ...receiptBody(r),
+        },
+        d.result === 'proceed' ? 200 : 409,
+      ),
+  });
+}
+
+async function authority(event: H3Event, ctx: AppContext, caller: Caller, body: z.infer<typeof authorityRequest>) {
+  const owner = ownerOf(caller);
+  const grant = await getGrant(ctx.ledger.read, owner, body.grant_id);
+  if (!grant || grant.revoked_at) throw notFound(`no active authority grant ${body.grant_id}`, 'unknown_grant');
+  let premium: number;
+  try {
+    premium = usdToMicros(body.premium);
+  } catch (e) {
+    if (e instanceof MoneyError) throw badRequest('invalid_body', `premium: ${e.message}`, { errors: [{ field: 'premium', message: e.message }] });
+    throw e;
+  }
+  const req = { premium_micros: premium, line: body.line, state: body.state };
+  return pasGoverned(event, ctx, caller, {
+    kind: 'pas_mga_authority',
+    fuseId: body.fuse_id,
+    jobId: body.job_id,
+    read: async (db) => {
+      const g = await getGrant(db, owner, grant.id);
+      return g && !g.revoked_at ? g : undefined;
+    },
+    decide: (hop, g) => {
+      if (!g) throw notFound(`no active authority grant ${body.grant_id}`, 'unknown_grant');
+      return decideAuthority(hop, g, req);
+    },
+    data: (d) => ({ grant_id: grant.id, failed: d.failed, premium: body.premium, line: body.line, state: body.state }),
+    answer: (d, g, fuse, r) =>
+      reply(
+        {
+          decision: d.decision,
+          failed: d.failed,
+          reason: d.reason,
+          fuse_id: fuse.id,
+          fuse_state: fuse.state,
+          grant_id: grant.id,
+          limits: { max_premium: formatUsd(g!.max_premium_micros), lines: g!.lines, states: g!.states },
+          request: { premium: formatUsd(premium), line: body.line, state: body.state },
+          demo: !caller.key,
+          ...receiptBody(r),
+        },
+        d.decision === 'ALLOW' ? 200 : 403,
+      ),
+  });
+}
+
+/** Consumes a bind ticket, exactly once; every refusal is a HALT with its reason. */
+async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infer<typeof redeemRequest>): Promise<Reply> {
+  const presented = presentedFingerprint(body)!;
+  const callerNow = new Date(body.now);
+  const read = async (db: Parameters<typeof getTicket>[0]) => {
+    const ticket = await getTicket(db, key.id, body.ticket_id);
+    if (!ticket) throw notFound(`no bind ticket ${body.ticket_id}`, 'unknown_ticket');
+    const parent = await storedLicenseState(db, key.id, ticket.license_id);
+    const bound = ticket.redeemed_at === null && (await jobBound(db, key.id, ticket.job_id));
+    return { ticket, parent, bound };
+  };
+  const decide = (s: { ticket: Ticket; parent: Awaited<ReturnType<typeof storedLicenseState>>; bound: boolean }, serverNow: Date): RedeemDecision =>
+    decideRedeem({
+      ticket: { spend_fingerprint: s.ticket.spend_fingerprint, expires_at: s.ticket.expires_at, redeemed: s.ticket.redeemed_at !== null },
+      parent: s.parent,
+      jobBound: s.bound,
+      presented,
+      callerNow,
+      serverNow,
+      skewSeconds: ctx.config.TICKET_CLOCK_SKEW_SECONDS,
+    });
+  for (let attempt = 0; ; attempt++) {
+    const serverNow = new Date();
+    const s = await read(ctx.ledger.read);
+    const d = decide(s, serverNow);
+    const decision = d.redeem ? 'ALLOW' : 'HALT';
+    const receipt = await signReceipt(ctx, {
+      kind: 'pas_bind_ticket_redeem',
+      decision,
+      subject: s.ticket.id,
+      key_id: key.id,
+      fingerprint: presented,
+      data: { license_id: s.ticket.license_id, job_id: s.ticket.job_id, caller_now: body.now, ...(d.redeem ? {} : { reason: d.reason }) },
+    });
+    try {
+      return await commitReply(event, ctx, async (tx) => {
+        const again = decide(await read(tx), serverNow);
+        if (canonicalJson(again) !== canonicalJson(d)) throw new Changed();
+        const at = nowIso(serverNow);
+        if (d.redeem) {
+          try {
+            if (!(await consumeTicket(tx, s.ticket, receipt.receipt_id, at))) throw new Changed();
+          } catch (e) {
+            throw e instanceof Changed ? e : new Changed();
+          }
+        }
+        await recordCharge(tx, { keyId: key.id, ...chargeOf(decision), ref: receipt.receipt_id });
+        await recordReceipt(tx, receipt);
+        await recordJobReceipt(tx, { keyId: key.id, jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
+        const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
+        if (d.redeem) return reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common });
+        return reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409);
+      });
+    } catch (e) {
+      if (e instanceof Changed && attempt < ATTEMPTS) continue;
+      throw e;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- routes
+
+export function registerPasRoutes(router: Router, ctx: AppContext): void {
+  const limit = ctx.config.MAX_BODY_BYTES;
+  const keyed = async (event: H3Event) => callerOf(ctx, await requireKey(event, ctx));
+  const publicCaller = async (event: H3Event) => {
+    await enforceDemoRateLimit(event, ctx);
+    return callerOf(ctx, undefined);
+  };
+  const licenseParam = (event: H3Event) => {
+    const id = licenseIdSchema.safeParse(event.context.params?.license_id);
+    if (!id.success) throw badRequest('invalid_path', `license_id: ${id.error.issues[0]!.message}`, { errors: [{ field: 'license_id', message: id.error.issues[0]!.message }] });
+    return id.data;
+  };
+
+  router.get(
+    '/v1/pas/licenses/:license_id',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return toResponse(reply(await licenseSnapshot(ctx.ledger.read, key.id, licenseParam(event), nowIso())));
+    },
+    { summary: 'Licence parent snapshot: UNSIGNED until charge, ARMED when LIVE with unredeemed children; children counts and state history', auth: 'key', tag: 'pas', response: snapshotResponse },
+  );
+
+  const transition = (verb: 'charge' | 'dead', to: 'LIVE' | 'DEAD', from: readonly LicenseState[]) =>
+    router.post(
+      `/v1/pas/licenses/:license_id/${verb}`,
+      async (event) => {
+        const key = await requireKey(event, ctx);
+        const licenseId = licenseParam(event);
+        return idempotent(event, ctx, key, async () => {
+          const receipt = await signReceipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
+          return commitReply(event, ctx, async (tx) => {
+            const now = nowIso();
+            const previous = await transitionLicense(tx, { keyId: key.id, licenseId, from, to, receiptId: receipt.receipt_id, now });
+            if (previous === null) {
+              throw new Problem({
+                status: 409,
+                code: 'invalid_transition',
+                title: 'Conflict',
+                detail: `licence ${licenseId} is already LIVE: charge resurrects only an UNSIGNED or DEAD parent`,
+                extra: { license_id: licenseId, state: await licenseState(tx, key.id, licenseId, now) },
+              });
+            }
+            await recordReceipt(tx, receipt);
+            const state = await licenseState(tx, key.id, licenseId, now);
+            return reply({ object: 'license_transition', license_id: licenseId, action: verb, previous_state: previous, state, at: now, ...receiptBody(receipt) });
+          });
+        });
+      },
+      verb === 'charge'
+        ? { summary: 'Charge-only resurrection: UNSIGNED or DEAD to LIVE (no bind-only write is made); 409 when already LIVE', auth: 'key', tag: 'pas', response: transitionResponse, problems: [409, 422] }
+        : { summary: 'Blow the licence parent (stored and reported as DEAD); outstanding tickets cannot redeem until a charge', auth: 'key', tag: 'pas', response: transitionResponse, problems: [422] },
+    );
+  transition('charge', 'LIVE', CHARGEABLE_LICENSE_STATES);
+  transition('dead', 'DEAD', ['UNSIGNED', 'LIVE', 'ARMED', 'DEAD']);
+
+  router.post(
+    '/v1/pas/pas-a/pre-bind',
+    async (event) => {
+      const caller = await keyed(event);
+      return idempotent(event, ctx, caller.key!, async () => preBindA(event, ctx, caller, await readBody(event, preBindARequest, limit)));
+    },
+    {
+      summary: 'PAS-A pre-bind: hop, then a bind-only ticket (200) or a raised manual-underwriting issue (202); bind-and-issue is never granted',
+      auth: 'key',
+      tag: 'pas',
+      body: preBindARequest,
+      response: decisionResponse,
+      problems: [402, 404, 409, 422],
+      charges: ['execute_gate', 'hold'],
+      example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' } },
+    },
+  );
+
+  router.post(
+    '/v1/pas/bind-ticket/redeem',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => redeem(event, ctx, key, await readBody(event, redeemRequest, limit)));
+    },
+    {
+      summary: `Consume a single-use bind ticket for the write it is bound to; HALT (409) with reason ${HALT_REASONS.join(', ')}`,
+      auth: 'key',
+      tag: 'pas',
+      body: redeemRequest,
+      response: decisionResponse,
+      problems: [404, 409, 422],
+      charges: ['execute_gate', 'hold'],
+      example: { ticket_id: 'bt_…', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' }, now: '2026-11-22T10:00:00Z' },
+    },
+  );
+
+  router.get(
+    '/v1/pas/exclusion',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const { job_id } = readQuery(event, jobQuery);
+      const snap = await exclusionSnapshot(ctx, key.id);
+      const head = { origin: snap.origin, tree_size: snap.tree.size, root_hash: Buffer.from(snap.tree.root()).toString('base64'), note: snap.note };
+      return toResponse(
+        reply({
+          ...exclusionProofJson(job_id, snap.tree.prove(jobKey(job_id)), head),
+          verifier_key: verifierKey(snap.origin, ctx.keyring.current.raw),
+          public_key_url: `${ctx.config.BASE_URL}/crypto/public-key`,
+        }),
+      );
+    },
+    { summary: 'Exclusion proof (our extension): the job has no redeemed spend leaf (adjacent neighbours with inclusion proofs), or its inclusion, against a signed tree head', auth: 'key', tag: 'pas', query: jobQuery, response: exclusionResponse },
+  );
+
+  router.post(
+    '/v1/pas/bind-check',
+    async (event) => {
+      const caller = await keyed(event);
+      return idempotent(event, ctx, caller.key!, async () => bindCheck(event, ctx, caller, await readBody(event, bindCheckRequest, limit)));
+    },
+    { summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', auth: 'key', tag: 'pas', body: bindCheckRequest, response: decisionResponse, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', job_id: 'job_1042' } },
+  );
+
+  router.get(
+    '/v1/pas/bind-appendix',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const { job_id } = readQuery(event, jobQuery);
+      const rows = await jobReceipts(ctx.ledger.read, key.id, job_id);
+      if (rows.length === 0) throw notFound(`no receipts for job ${job_id}`, 'unknown_job');
+      const receipts = rows.map((r) => ({ ...r, verify_url: verifyUrl(ctx, r.receipt_id) }));
+      return toResponse(
+        reply({
+          object: 'bind_appendix',
+          job_id,
+          verify_url: receipts.at(-1)!.verify_url,
+          receipts,
+          exclusion_url: `${ctx.config.BASE_URL}/v1/pas/exclusion?job_id=${encodeURIComponent(job_id)}`,
+          notice: 'On-request examiner appendix. It is not the regulatory filing.',
+          generated_at: nowIso(),
+        }),
+      );
+    },
+    { summary: 'On-request examiner appendix: job_id, verify_url and the receipts of the job; not the regulatory filing', auth: 'key', tag: 'pas', query: jobQuery, response: appendixResponse, problems: [404] },
+  );
+
+  router.post(
+    '/v1/pas/pas-b/pre-bind',
+    async (event) => {
+      const caller = await keyed(event);
+      return idempotent(event, ctx, caller.key!, async () => preBindB(event, ctx, caller, await readBody(event, preBindBRequest, limit)));
+    },
+    { summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', auth: 'key', tag: 'pas', body: preBindBRequest, response: decisionResponse, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
+  );
+
+  router.post(
+    '/v1/pas/mga-authority',
+    async (event) => {
+      const caller = await keyed(event);
+      return idempotent(event, ctx, caller.key!, async () => authority(event, ctx, caller, await readBody(event, authorityRequest, limit)));
+    },
+    {
+      summary: 'Delegated-authority check: hop plus the premium, line and state limits of a grant; ALLOW (200) or BLOCK (403) naming the failed limits',
+      auth: 'key',
+      tag: 'pas',
+      body: authorityRequest,
+      response: decisionResponse,
+      problems: [402, 404, 422],
+      charges: ['execute_gate', 'hold'],
+      example: { fuse_id: 'fuse_…', grant_id: 'auth_…', premium: '12500.00', line: 'cyber', state: 'CA' },
+    },
+  );
+
+  // Public demos on drill data (fuse_drill_live/dead, lic_drill_live/dead, auth_drill): never charged, rate limited.
+  router.post(
+    '/demo/pas/bind-check',
+    async (event) => {
+      const caller = await publicCaller(event);
+      return toResponse(await bindCheck(event, ctx, caller, await readBody(event, demoBindCheckRequest, limit)));
+    },
+    { summary: 'Public bind ALLOW/BLOCK demo on the drill fuses', auth: 'demo', tag: 'pas', body: demoBindCheckRequest, response: decisionResponse, problems: [404, 429], example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' } },
+  );
+  router.post(
+    '/demo/pas/mga-authority',
+    async (event) => {
+      const caller = await publicCaller(event);
+      return toResponse(await authority(event, ctx, caller, await readBody(event, demoAuthorityRequest, limit)));
+    },
+    { summary: 'Public delegated-authority check on the drill grant (auth_drill)', auth: 'demo', tag: 'pas', body: demoAuthorityRequest, response: decisionResponse, problems: [404, 429], example: { premium: '300000.00', line: 'cyber', state: 'CA' } },
+  );
+  router.post(
+    '/demo/pas/pas-a/pre-bind',
+    async (event) => {
+      const caller = await publicCaller(event);
+      return toResponse(await preBindA(event, ctx, caller, await readBody(event, demoPreBindARequest, limit)));
+    },
+    { summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
+  );
+}

@@ -1,0 +1,237 @@
+/**
+ * Policy-administration persistence: licence parents, bind tickets, spend
+ * leaves, manual-underwriting issues, authority grants, job receipts. Decides
+ * nothing (the rules are in domain/pas.ts); every write runs in the caller's
+ * transaction.
+ */
+import type { Client, Transaction } from '@libsql/client';
+import type { AuthorityGrant, LicenseState, StoredLicenseState } from '../domain/pas.ts';
+import { reportedLicenseState } from '../domain/pas.ts';
+
+type Db = Client | Transaction;
+
+export async function storedLicenseState(db: Db, keyId: string, licenseId: string): Promise<StoredLicenseState | undefined> {
+  const rs = await db.execute({ sql: 'SELECT state FROM pas_licenses WHERE key_id = ? AND license_id = ?', args: [keyId, licenseId] });
+  return rs.rows[0] ? (String(rs.rows[0].state) as StoredLicenseState) : undefined;
+}
+
+/** Issued children not redeemed and not yet expired at `now`. */
+export async function outstandingChildren(db: Db, keyId: string, licenseId: string, now: string): Promise<number> {
+  const rs = await db.execute({
+    sql: 'SELECT COUNT(*) AS n FROM pas_tickets WHERE key_id = ? AND license_id = ? AND redeemed_at IS NULL AND expires_at > ?',
+    args: [keyId, licenseId, now],
+  });
+  return Number(rs.rows[0]!.n);
+}
+
+export async function licenseState(db: Db, keyId: string, licenseId: string, now: string): Promise<LicenseState> {
+  const stored = await storedLicenseState(db, keyId, licenseId);
+  return reportedLicenseState(stored, stored === 'LIVE' ? await outstandingChildren(db, keyId, licenseId, now) : 0);
+}
+
+export interface LicenseSnapshot {
+  object: 'license';
+  license_id: string;
+  state: LicenseState;
+  charged: boolean;
+  children: { issued: number; outstanding: number; redeemed: number; expired_unredeemed: number };
+  history: Array<{ from: string; to: string; at: string; receipt_id: string }>;
+  as_of: string;
+}
+
+export async function licenseSnapshot(db: Db, keyId: string, licenseId: string, now: string): Promise<LicenseSnapshot> {
+  const stored = await storedLicenseState(db, keyId, licenseId);
+  const counts = await db.execute({
+    sql: `SELECT COUNT(*) AS issued,
+                 COALESCE(SUM(CASE WHEN redeemed_at IS NULL AND expires_at > ? THEN 1 ELSE 0 END), 0) AS outstanding,
+                 COALESCE(SUM(CASE WHEN redeemed_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS redeemed,
+                 COALESCE(SUM(CASE WHEN redeemed_at IS NULL AND expires_at <= ? THEN 1 ELSE 0 END), 0) AS expired
+          FROM pas_tickets WHERE key_id = ? AND license_id = ?`,
+    args: [now, now, keyId, licenseId],
+  });
+  const c = counts.rows[0]!;
+  const history = await db.execute({
+    sql: 'SELECT from_state, to_state, at, receipt_id FROM pas_license_events WHERE key_id = ? AND license_id = ? ORDER BY seq',
+    args: [keyId, licenseId],
+  });
+  const outstanding = Number(c.outstanding);
+  return {
+    object: 'license',
+    license_id: licenseId,
+    state: reportedLicenseState(stored, outstanding),
+    charged: stored !== undefined,
+    children: { issued: Number(c.issued), outstanding, redeemed: Number(c.redeemed), expired_unredeemed: Number(c.expired) },
+    history: history.rows.map((r) => ({ from: String(r.from_state), to: String(r.to_state), at: String(r.at), receipt_id: String(r.receipt_id) })),
+    as_of: now,
+  };
+}
+
+/**
+ * Moves a parent to `to` when its stored state (undefined = never charged) is
+ * one of `from`; records the transition. Returns the previous state, or null
+ * when it did not move.
+ */
+export async function transitionLicense(
+  tx: Transaction,
+  t: { keyId: string; licenseId: string; from: readonly LicenseState[]; to: StoredLicenseState; receiptId: string; now: string },
+): Promise<LicenseState | null> {
+  const stored = await storedLicenseState(tx, t.keyId, t.licenseId);
+  const current: LicenseState = stored ?? 'UNSIGNED';
+  // ARMED is a reading of LIVE: a transition allowed from LIVE is allowed from ARMED.
+  if (!t.from.includes(current)) return null;
+  await tx.execute({
+    sql: `INSERT INTO pas_licenses (key_id, license_id, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+          ON CONFLICT (key_id, license_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
+    args: [t.keyId, t.licenseId, t.to, t.now, t.now],
+  });
+  await tx.execute({
+    sql: 'INSERT INTO pas_license_events (key_id, license_id, from_state, to_state, receipt_id, at) VALUES (?, ?, ?, ?, ?, ?)',
+    args: [t.keyId, t.licenseId, current, t.to, t.receiptId, t.now],
+  });
+  return current;
+}
+
+export interface Ticket {
+  id: string;
+  key_id: string;
+  license_id: string;
+  job_id: string;
+  fuse_id: string;
+  spend_fingerprint: string;
+  issued_at: string;
+  expires_at: string;
+  redeemed_at: string | null;
+}
+
+export async function insertTicket(tx: Transaction, t: Omit<Ticket, 'redeemed_at'>): Promise<void> {
+  await tx.execute({
+    sql: `INSERT INTO pas_tickets (id, key_id, license_id, job_id, fuse_id, spend_fingerprint, issued_at, expires_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    args: [t.id, t.key_id, t.license_id, t.job_id, t.fuse_id, t.spend_fingerprint, t.issued_at, t.expires_at],
+  });
+}
+
+export async function getTicket(db: Db, keyId: string, id: string): Promise<Ticket | undefined> {
+  const rs = await db.execute({
+    sql: 'SELECT id, key_id, license_id, job_id, fuse_id, spend_fingerprint, issued_at, expires_at, redeemed_at FROM pas_tickets WHERE id = ? AND key_id = ?',
+    args: [id, keyId],
+  });
+  const r = rs.rows[0];
+  if (!r) return undefined;
+  return {
+    id: String(r.id),
+    key_id: String(r.key_id),
+    license_id: String(r.license_id),
+    job_id: String(r.job_id),
+    fuse_id: String(r.fuse_id),
+    spend_fingerprint: String(r.spend_fingerprint),
+    issued_at: String(r.issued_at),
+    expires_at: String(r.expires_at),
+    redeemed_at: r.redeemed_at == null ? null : String(r.redeemed_at),
+  };
+}
+
+/**
+ * Consumes a ticket and adds its job's spend leaf, exactly once: the UPDATE
+ * claims only an unredeemed ticket and the leaf is UNIQUE per (key, job).
+ * Returns false when another redeem won.
+ */
+export async function consumeTicket(tx: Transaction, t: Ticket, receiptId: string, now: string): Promise<boolean> {
+  const rs = await tx.execute({
+    sql: 'UPDATE pas_tickets SET redeemed_at = ?, redeem_receipt_id = ? WHERE id = ? AND redeemed_at IS NULL',
+    args: [now, receiptId, t.id],
+  });
+  if (rs.rowsAffected !== 1) return false;
+  const leaf = await tx.execute({
+    sql: `INSERT INTO pas_spend_leaves (key_id, job_id, ticket_id, spend_fingerprint, redeemed_at) VALUES (?, ?, ?, ?, ?)
+          ON CONFLICT (key_id, job_id) DO NOTHING`,
+    args: [t.key_id, t.job_id, t.id, t.spend_fingerprint, now],
+  });
+  if (leaf.rowsAffected !== 1) throw new Error('job already bound'); // undone by the caller's retry
+  return true;
+}
+
+export async function jobBound(db: Db, keyId: string, jobId: string): Promise<boolean> {
+  const rs = await db.execute({ sql: 'SELECT 1 FROM pas_spend_leaves WHERE key_id = ? AND job_id = ?', args: [keyId, jobId] });
+  return rs.rows.length > 0;
+}
+
+/** Identifies a key's current set of spend leaves (leaves are never deleted): count and last seq. */
+export async function spendLeafVersion(db: Db, keyId: string): Promise<{ count: number; last: number }> {
+  const rs = await db.execute({ sql: 'SELECT COUNT(*) AS n, COALESCE(MAX(seq), 0) AS last FROM pas_spend_leaves WHERE key_id = ?', args: [keyId] });
+  return { count: Number(rs.rows[0]!.n), last: Number(rs.rows[0]!.last) };
+}
+
+export async function spendLeafJobIds(db: Db, keyId: string, upToSeq: number): Promise<string[]> {
+  const rs = await db.execute({ sql: 'SELECT job_id FROM pas_spend_leaves WHERE key_id = ? AND seq <= ?', args: [keyId, upToSeq] });
+  return rs.rows.map((r) => String(r.job_id));
+}
+
+export async function insertIssue(
+  tx: Transaction,
+  i: { id: string; keyId: string; jobId: string; licenseId: string; fuseId: string; reason: string; receiptId: string; now: string },
+): Promise<void> {
+  await tx.execute({
+    sql: 'INSERT INTO pas_issues (id, key_id, job_id, license_id, fuse_id, reason, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    args: [i.id, i.keyId, i.jobId, i.licenseId, i.fuseId, i.reason, i.receiptId, i.now],
+  });
+}
+
+export async function recordJobReceipt(tx: Transaction, r: { keyId: string; jobId: string; receiptId: string; kind: string; decision: string; at: string }): Promise<void> {
+  await tx.execute({
+    sql: 'INSERT OR IGNORE INTO pas_job_receipts (key_id, job_id, receipt_id, kind, decision, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    args: [r.keyId, r.jobId, r.receiptId, r.kind, r.decision, r.at],
+  });
+}
+
+export async function jobReceipts(db: Db, keyId: string, jobId: string): Promise<Array<{ receipt_id: string; kind: string; decision: string; created_at: string }>> {
+  const rs = await db.execute({
+    sql: 'SELECT receipt_id, kind, decision, created_at FROM pas_job_receipts WHERE key_id = ? AND job_id = ? ORDER BY created_at, receipt_id',
+    args: [keyId, jobId],
+  });
+  return rs.rows.map((r) => ({ receipt_id: String(r.receipt_id), kind: String(r.kind), decision: String(r.decision), created_at: String(r.created_at) }));
+}
+
+export interface StoredGrant extends AuthorityGrant {
+  id: string;
+  key_id: string;
+  name: string | null;
+  max_premium_micros: number;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+function rowToGrant(r: Record<string, unknown>): StoredGrant {
+  return {
+    id: String(r.id),
+    key_id: String(r.key_id),
+    name: r.name == null ? null : String(r.name),
+    lines: JSON.parse(String(r.lines)) as string[],
+    states: JSON.parse(String(r.states)) as string[],
+    max_premium_micros: Number(r.max_premium_micros),
+    created_at: String(r.created_at),
+    revoked_at: r.revoked_at == null ? null : String(r.revoked_at),
+  };
+}
+
+export async function getGrant(db: Db, keyId: string, id: string): Promise<StoredGrant | undefined> {
+  const rs = await db.execute({ sql: 'SELECT * FROM pas_authority_grants WHERE id = ? AND key_id = ?', args: [id, keyId] });
+  return rs.rows[0] ? rowToGrant(rs.rows[0]) : undefined;
+}
+
+export async function listGrants(db: Db, keyId: string): Promise<StoredGrant[]> {
+  const rs = await db.execute({ sql: 'SELECT * FROM pas_authority_grants WHERE key_id = ? ORDER BY created_at, id', args: [keyId] });
+  return rs.rows.map(rowToGrant);
+}
+
+export async function insertGrant(tx: Transaction, g: Omit<StoredGrant, 'revoked_at'>): Promise<void> {
+  await tx.execute({
+    sql: 'INSERT INTO pas_authority_grants (id, key_id, name, lines, states, max_premium_micros, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    args: [g.id, g.key_id, g.name, JSON.stringify(g.lines), JSON.stringify(g.states), g.max_premium_micros, g.created_at],
+  });
+}
+
+export async function revokeGrant(tx: Transaction, id: string, now: string): Promise<boolean> {
+  const rs = await tx.execute({ sql: 'UPDATE pas_authority_grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', args: [now, id] });
+  return rs.rowsAffected === 1;
+}

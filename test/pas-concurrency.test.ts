@@ -1,0 +1,99 @@
+/**
+ * Exactly once under load (issue 6, point 3): 100 concurrent redeems of one
+ * bind ticket give one success and 99 HALT replay, on a file database, in one
+ * process and across several server processes sharing the database.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, testEnv, type TestServer } from './support/server.ts';
+
+const WRITE = { op: 'bind', policy: 'P-7', premium: '100.00' };
+
+let s: TestServer;
+let key: { id: string; secret: string };
+let fuseId: string;
+const children: ChildProcess[] = [];
+
+async function issue(licenseId: string, jobId: string): Promise<string> {
+  const r = await s.fetch('/v1/pas/pas-a/pre-bind', { json: { fuse_id: fuseId, license_id: licenseId, job_id: jobId, write: WRITE }, key: key.secret });
+  expect(r.status).toBe(200);
+  return (await r.json()).ticket.ticket_id;
+}
+
+async function storm(urls: string[], ticketId: string, n = 100) {
+  const results = await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const r = await fetch(urls[i % urls.length] + '/v1/pas/bind-ticket/redeem', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ticket_id: ticketId, write: WRITE, now: new Date().toISOString() }),
+      });
+      return { status: r.status, body: await r.json() };
+    }),
+  );
+  return {
+    ok: results.filter((r) => r.status === 200 && r.body.decision === 'ALLOW').length,
+    replay: results.filter((r) => r.status === 409 && r.body.decision === 'HALT' && r.body.reason === 'replay').length,
+    other: results.filter((r) => !(r.status === 200 || (r.status === 409 && r.body.reason === 'replay'))),
+  };
+}
+
+async function ledgerCounts(ticketId: string) {
+  const db = s.ctx.ledger.read;
+  const leaves = await db.execute({ sql: 'SELECT COUNT(*) AS n FROM pas_spend_leaves WHERE ticket_id = ?', args: [ticketId] });
+  const receipts = await db.execute({ sql: "SELECT decision, COUNT(*) AS n FROM receipts WHERE subject = ? GROUP BY decision ORDER BY decision", args: [ticketId] });
+  return { leaves: Number(leaves.rows[0]!.n), receipts: Object.fromEntries(receipts.rows.map((r) => [String(r.decision), Number(r.n)])) };
+}
+
+function spawnServer(env: Record<string, string>): Promise<string> {
+  const { BASE_URL: _b, SITE_URL: _s, ...parent } = process.env;
+  const child = spawn(process.execPath, ['src/server.ts'], { env: { ...parent, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const m = /"url":"(http:\/\/[^"]+)"/.exec(buf);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${buf}`)));
+  });
+}
+
+beforeAll(async () => {
+  s = await startTestServer();
+  key = await s.newKey('storm');
+  fuseId = (await (await s.fetch('/v1/fuses', { json: { state: 'LIVE' }, key: key.secret })).json()).fuse_id;
+  expect((await s.fetch('/v1/pas/licenses/lic_storm/charge', { method: 'POST', key: key.secret })).status).toBe(200);
+});
+afterAll(async () => {
+  await Promise.all(
+    children.map((c) => (c.exitCode !== null ? undefined : new Promise<void>((r) => { c.once('exit', () => r()); c.kill('SIGTERM'); }))),
+  );
+  await s.stop();
+});
+
+describe('exactly-once redeem', () => {
+  it('100 concurrent redeems in one process: one ALLOW, 99 HALT replay, one spend leaf', async () => {
+    const ticket = await issue('lic_storm', 'job_storm_1');
+    const r = await storm([s.url], ticket);
+    expect(r.other).toEqual([]);
+    expect(r.ok).toBe(1);
+    expect(r.replay).toBe(99);
+    expect(await ledgerCounts(ticket)).toEqual({ leaves: 1, receipts: { ALLOW: 1, HALT: 99 } });
+  });
+
+  it('100 concurrent redeems spread over three server processes on one database file: the same', async () => {
+    const env = testEnv(s.dir);
+    const urls = await Promise.all([spawnServer(env), spawnServer(env)]);
+    const ticket = await issue('lic_storm', 'job_storm_2');
+    const r = await storm([s.url, ...urls], ticket);
+    expect(r.other).toEqual([]);
+    expect(r.ok).toBe(1);
+    expect(r.replay).toBe(99);
+    expect(await ledgerCounts(ticket)).toEqual({ leaves: 1, receipts: { ALLOW: 1, HALT: 99 } });
+    const meter = await s.ctx.ledger.read.execute({ sql: 'SELECT sku, COUNT(*) AS n FROM meter WHERE key_id = ? GROUP BY sku ORDER BY sku', args: [key.id] });
+    // 2 pre-binds + 2 successful redeems are execute_gate; 198 HALTs are NAP hold.
+    expect(Object.fromEntries(meter.rows.map((x) => [String(x.sku), Number(x.n)]))).toEqual({ execute_gate: 4, hold: 198 });
+  });
+});
