@@ -426,10 +426,10 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
 
 export function registerPasRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
-  const keyed = async (event: H3Event) => callerOf(ctx, await requireKey(event, ctx));
+  const keyed = async (event: H3Event) => callerOf(await requireKey(event, ctx));
   const publicCaller = async (event: H3Event) => {
     await enforceDemoRateLimit(event, ctx);
-    return callerOf(ctx, undefined);
+    return callerOf(undefined);
   };
   const licenseParam = (event: H3Event) => {
     const id = licenseIdSchema.safeParse(event.context.params?.license_id);
