@@ -15,6 +15,12 @@ import { registerReceiptRoutes } from './gate/receipts.ts';
 import { registerFuseRoutes } from './gate/fuses.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerLogRoutes } from './site/logs.ts';
+import { registerAstlRoutes } from './site/astl.ts';
+import { registerAbsenceRoutes } from './site/absence.ts';
+import { registerOracleRoutes } from './site/oracle.ts';
+import { registerTriggerRoutes } from './site/triggers.ts';
+import { registerWebhookRoutes } from './site/webhooks.ts';
+import { registerClearingRoutes } from './site/clearing.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -26,6 +32,12 @@ const MODULES: RouteModule[] = [
   registerHopRoutes,
   registerLogRoutes,
   registerPrefinalityRoutes,
+  registerAstlRoutes,
+  registerAbsenceRoutes,
+  registerOracleRoutes,
+  registerTriggerRoutes,
+  registerWebhookRoutes,
+  registerClearingRoutes,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
