@@ -331,7 +331,9 @@ describe('webhooks', () => {
       const list = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret })).json();
       expect(list.deliveries.every((d: { state: string }) => d.state === 'delivered')).toBe(true);
       const attempts = list.deliveries.flatMap((d: { attempts: Array<{ status: number }> }) => d.attempts.map((a) => a.status));
-      expect(attempts.filter((x: number) => x === 503)).toHaveLength(failFirst);
+      // The receiver saw every attempt; the one in flight when the first server stopped may have no record (it was retried after its lease).
+      expect(calls).toBe(failFirst + 2);
+      expect(attempts.filter((x: number) => x === 503).length).toBeGreaterThanOrEqual(failFirst - 1);
       expect(attempts.filter((x: number) => x === 204)).toHaveLength(2);
     } finally {
       failFirst = 0;

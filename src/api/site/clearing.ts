@@ -5,6 +5,10 @@
  * A timer seals a checkpoint every CLEARING_INTERVAL_HOURS (weekly by default);
  * `npm run cli -- clearing seal` seals one now.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HTTPResponse } from 'h3';
 import { z } from 'zod';
 import { catalogByKey } from '../../catalog/catalogs.ts';
 import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
@@ -95,10 +99,22 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
+  // The catalog as built (same URLs and bytes as the static file), with network_checkpoint overlaid live.
+  let built: Record<string, unknown> | undefined;
+  const baseCatalog = (): Record<string, unknown> => {
+    if (!built) {
+      try {
+        built = JSON.parse(readFileSync(join(ctx.config.STATIC_DIR, 'api/v1/clearing/catalog'), 'utf8')) as Record<string, unknown>;
+      } catch {
+        built = catalogByKey('clearing').build({ site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL }) as Record<string, unknown>;
+      }
+    }
+    return { ...built };
+  };
   router.get(
     '/api/v1/clearing/catalog',
-    async () => {
-      const cat = catalogByKey('clearing').build({ site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL }) as Record<string, unknown>;
+    async (event) => {
+      const cat = baseCatalog();
       const ev = await latestEvidence(ctx);
       cat.network_checkpoint = ev
         ? {
@@ -112,7 +128,11 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
             checkpoint: ev.clearing.checkpoint.note,
           }
         : null;
-      return toResponse(reply(cat), PUBLIC);
+      const text = JSON.stringify(cat);
+      const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
+      const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=0, must-revalidate', etag, ...PUBLIC };
+      if (event.req.headers.get('if-none-match') === etag) return new HTTPResponse(null, { status: 304, headers });
+      return new HTTPResponse(text, { headers });
     },
     { summary: 'The clearing catalog (svc-clearing-window-v1) with network_checkpoint showing the newest checkpoint', auth: 'public', tag: 'clearing' },
   );
