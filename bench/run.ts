@@ -6,6 +6,7 @@
 import { benchFoundation } from './foundation.ts';
 import { benchGate } from './gate.ts';
 import { benchPas } from './pas.ts';
+import { benchLedger } from './ledger.ts';
 import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
 import { benchSite } from './site.ts';
@@ -18,6 +19,7 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   prefinality: benchPrefinality,
   trust: benchTrust,
   pas: benchPas,
+  ledger: benchLedger,
 };
 
 const only = process.env.BENCH_ONLY;

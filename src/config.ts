@@ -67,6 +67,17 @@ export const configSchema = z.object({
   /** Where `npm start` serves the built site from. */
   STATIC_DIR: z.string().min(1).default('./dist/client'),
   LOG_LEVEL: z.enum(['silent', 'error', 'info']).default('info'),
+  /** Oracle aggregate: fewest readings for a value, % trimmed at each end, tolerated spread (bps of the value). */
+  ORACLE_MIN_SOURCES: positiveInt.default(3),
+  ORACLE_TRIM_PERCENT: z.coerce.number().int().min(0).max(49).default(20),
+  ORACLE_TOLERANCE_BPS: nonNegativeInt.default(500),
+  /** Webhook delivery: attempts before giving up, first retry delay (doubles each time, capped at an hour), timeout, poll period. */
+  WEBHOOK_MAX_ATTEMPTS: positiveInt.default(8),
+  WEBHOOK_BACKOFF_MS: positiveInt.default(1000),
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(5000),
+  WEBHOOK_POLL_MS: positiveInt.default(1000),
+  /** Clearing checkpoints: hours between automatic seals (168 = weekly); 0 turns the timer off (the CLI still seals). */
+  CLEARING_INTERVAL_HOURS: nonNegativeInt.default(168),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET'] as const;
   const set = x402.filter((k) => c[k] !== undefined);

@@ -18,6 +18,12 @@ import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
 import { registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
+import { registerAstlRoutes } from './site/astl.ts';
+import { registerAbsenceRoutes } from './site/absence.ts';
+import { registerOracleRoutes } from './site/oracle.ts';
+import { registerTriggerRoutes } from './site/triggers.ts';
+import { registerWebhookRoutes } from './site/webhooks.ts';
+import { registerClearingRoutes } from './site/clearing.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -30,6 +36,12 @@ const MODULES: RouteModule[] = [
   registerLogRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
+  registerAstlRoutes,
+  registerAbsenceRoutes,
+  registerOracleRoutes,
+  registerTriggerRoutes,
+  registerWebhookRoutes,
+  registerClearingRoutes,
   registerMcpRoutes,
   registerOpenApiRoutes,
 ];

@@ -1,0 +1,223 @@
+/**
+ * ASTL, the attempt-surface transparency log (SPEC 2.4, 4.2):
+ *   POST /api/v1/astl/publish   key, astl_publish   append a surface manifest (a new version per republish)
+ *   GET  /api/v1/astl/lookup    public              an entity's manifests, newest first
+ *   POST /api/v1/astl/verify    public              is a manifest in the log: inclusion proof + signed checkpoint
+ *   GET  /api/v1/astl/log.json  public              the append-only feed, paged, newest checkpoint included
+ *   GET  /api/v1/astl/scale     public              illustrative projection
+ */
+import { z } from 'zod';
+import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
+import { tollMicros, tollUsd } from '../../catalog/tolls.ts';
+import { leafHash } from '../../crypto/merkle.ts';
+import { SortedMerkleTree } from '../../crypto/sorted-merkle.ts';
+import { formatUsd } from '../../domain/money.ts';
+import { newId, nowIso } from '../../ids.ts';
+import { ASTL_LOG, appendManifest, entityHead, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest } from '../../ledger/astl.ts';
+import { logSize } from '../../ledger/log.ts';
+import { recordCharge } from '../../ledger/meter.ts';
+import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { requireKey } from '../auth.ts';
+import { readBody, readQuery } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { commitReply, idempotent } from '../idempotency.ts';
+import { Problem, notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
+
+export const entitySchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/, 'an entity id: letters, digits and . _ : @ / - (1 to 128)')
+  .describe('who declares the surface: an agent, a tenant, a product (first publisher owns it)');
+export const actKindSchema = z.string().regex(/^[a-z0-9_]{1,64}$/, 'an act kind such as "pay" (lowercase letters, digits, _)');
+export const presetSchema = z.enum(Object.keys(SURFACE_PRESETS) as [string, ...string[]]).describe('a surface preset of the absence catalog');
+
+export const astlPublishRequest = z
+  .strictObject({
+    entity: entitySchema,
+    act_kinds: z.array(actKindSchema).min(1).max(512).optional().describe('the declared attempt surface: every act kind the entity may attempt'),
+    preset: presetSchema.optional(),
+  })
+  .refine((b) => (b.act_kinds === undefined) !== (b.preset === undefined), { message: 'send exactly one of act_kinds or preset', path: ['act_kinds'] });
+export const astlLookupQuery = z.object({ entity: entitySchema, limit: z.coerce.number().int().min(1).max(100).default(20) });
+export const astlVerifyRequest = z
+  .strictObject({
+    manifest_id: z.string().regex(/^mfst_[A-Za-z0-9_-]{1,64}$/, 'a manifest id such as mfst_…').optional(),
+    manifest: z.looseObject({}).optional().describe('the manifest leaf exactly as published (its canonical JSON is the leaf)'),
+  })
+  .refine((b) => (b.manifest_id === undefined) !== (b.manifest === undefined), { message: 'send exactly one of manifest_id or manifest', path: ['manifest_id'] });
+export const astlScaleQuery = z.object({
+  entities: z.coerce.number().int().min(1).max(1e9).default(1000),
+  versions_per_year: z.coerce.number().int().min(1).max(1e6).default(4),
+});
+
+const manifestSchema = z.object({
+  type: z.literal('astl.manifest'),
+  manifest_id: z.string(),
+  entity: z.string(),
+  version: z.number().int(),
+  act_kinds: z.array(z.string()),
+  surface_root: z.string(),
+  published_at: z.string(),
+});
+export const astlPublishResponse = z.object({
+  manifest: manifestSchema,
+  index: z.number().int(),
+  leaf_hash: z.string(),
+  inclusion: inclusionSchema,
+  checkpoint: checkpointSchema,
+  receipt_id: z.string(),
+  verify_url: z.string(),
+  charge: z.object({ sku: z.string(), amount_usd: z.string() }),
+});
+
+const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
+
+export function surfaceTree(kinds: readonly string[]): SortedMerkleTree {
+  return new SortedMerkleTree(kinds.map((k) => new TextEncoder().encode(k)));
+}
+
+function publicManifest(m: StoredManifest) {
+  const { key_id: _k, log_index, leaf_hash, receipt_id, ...leaf } = m;
+  return { manifest: leaf, index: log_index, leaf_hash, receipt_id };
+}
+
+export function registerAstlRoutes(router: Router, ctx: AppContext): void {
+  const limit = ctx.config.MAX_BODY_BYTES;
+
+  router.post(
+    '/api/v1/astl/publish',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const res = await idempotent(event, ctx, key, async () => {
+        const body = await readBody(event, astlPublishRequest, limit);
+        const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
+        const owner = await entityHead(ctx.ledger.read, body.entity);
+        if (owner && owner.key_id !== key.id) throw entityOwned(body.entity);
+        const manifestId = newId('mfst');
+        const surfaceRoot = b64(surfaceTree(kinds).root());
+        const receipt = await signReceipt(ctx, {
+          kind: 'astl_publish',
+          decision: 'PUBLISHED',
+          subject: body.entity,
+          key_id: key.id,
+          data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot },
+        });
+        const amount = tollMicros('astl_publish');
+        return commitReply(event, ctx, async (tx) => {
+          // The version is taken under the write lock: two publishes of one entity get consecutive versions.
+          const head = await entityHead(tx, body.entity);
+          if (head && head.key_id !== key.id) throw entityOwned(body.entity);
+          const leaf: ManifestLeaf = {
+            type: 'astl.manifest',
+            manifest_id: manifestId,
+            entity: body.entity,
+            version: (head?.version ?? 0) + 1,
+            act_kinds: kinds,
+            surface_root: surfaceRoot,
+            published_at: nowIso(),
+          };
+          const { index, leafHash: lh } = await appendManifest(tx, leaf, key.id, receipt.receipt_id);
+          await recordCharge(tx, { keyId: key.id, sku: 'astl_publish', amountMicros: amount, ref: receipt.receipt_id });
+          await recordReceipt(tx, receipt);
+          const proof = await proofAt(ctx, tx, ASTL_LOG, index);
+          return reply(
+            {
+              manifest: leaf,
+              index,
+              leaf_hash: b64(lh),
+              ...proof,
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+              charge: { sku: 'astl_publish', amount_usd: formatUsd(amount) },
+            },
+            201,
+          );
+        });
+      });
+      return withCheckpointNotes(ctx, res);
+    },
+    {
+      summary: 'Publish an attempt-surface manifest to the ASTL before bind; answers its index, leaf hash, inclusion proof and signed checkpoint',
+      auth: 'key',
+      tag: 'astl',
+      body: astlPublishRequest,
+      response: astlPublishResponse,
+      problems: [403, 409, 422],
+      charges: ['astl_publish'],
+      example: { entity: 'agent:acme-buyer', preset: 'agentic' },
+    },
+  );
+
+  router.get(
+    '/api/v1/astl/lookup',
+    async (event) => {
+      const q = readQuery(event, astlLookupQuery);
+      const found = await manifestsOf(ctx.ledger.read, q.entity, q.limit);
+      if (found.length === 0) throw notFound(`no manifest is published for ${q.entity}`, 'unknown_entity');
+      return toResponse(reply({ entity: q.entity, latest_version: found[0]!.version, manifests: found.map(publicManifest) }), { 'access-control-allow-origin': '*' });
+    },
+    {
+      summary: "An entity's published manifests, newest version first",
+      auth: 'public',
+      tag: 'astl',
+      query: astlLookupQuery,
+      response: z.object({ entity: z.string(), latest_version: z.number().int(), manifests: z.array(z.object({ manifest: manifestSchema, index: z.number().int(), leaf_hash: z.string(), receipt_id: z.string() })) }),
+      problems: [404],
+    },
+  );
+
+  router.post(
+    '/api/v1/astl/verify',
+    async (event) => {
+      const body = await readBody(event, astlVerifyRequest, limit);
+      const m = body.manifest_id
+        ? await findManifest(ctx.ledger.read, { id: body.manifest_id })
+        : await findManifest(ctx.ledger.read, { leafHash: b64(leafHash(leafBytes(body.manifest))) });
+      if (!m) return toResponse(reply({ included: false, reason: body.manifest_id ? 'unknown_manifest' : 'leaf_not_in_log' }));
+      const size = await logSize(ctx.ledger.read, ASTL_LOG);
+      const proof = await proofAt(ctx, ctx.ledger.read, ASTL_LOG, m.log_index, size);
+      return withCheckpointNotes(ctx, toResponse(reply({ included: true, ...publicManifest(m), ...proof })));
+    },
+    {
+      summary: "Check a manifest's inclusion in the ASTL: inclusion proof against the newest signed checkpoint",
+      auth: 'public',
+      tag: 'astl',
+      body: astlVerifyRequest,
+      response: z.object({ included: z.boolean(), reason: z.string().optional(), manifest: manifestSchema.optional(), inclusion: inclusionSchema.optional(), checkpoint: checkpointSchema.optional() }),
+      example: { manifest_id: 'mfst_…' },
+    },
+  );
+
+  router.get(
+    '/api/v1/astl/log.json',
+    async (event) => toResponse(reply(await feedPage(ctx, ASTL_LOG, readQuery(event, feedQuery))), { 'access-control-allow-origin': '*' }),
+    { summary: 'The public append-only ASTL feed, paged (newest page by default), with the newest signed checkpoint', auth: 'public', tag: 'astl', query: feedQuery },
+  );
+
+  router.get(
+    '/api/v1/astl/scale',
+    async (event) => {
+      const q = readQuery(event, astlScaleQuery);
+      const publishes = q.entities * q.versions_per_year;
+      return toResponse(
+        reply({
+          illustrative: true,
+          note: 'Scale examples are illustrative projections and carry no contract.',
+          unit: 'publishes = entities x versions_per_year',
+          entities: q.entities,
+          versions_per_year: q.versions_per_year,
+          publishes_per_year: publishes,
+          publish_toll_usd: tollUsd('astl_publish'),
+          annual_usd: formatUsd(BigInt(tollMicros('astl_publish')) * BigInt(publishes)),
+        }),
+      );
+    },
+    { summary: 'Illustrative projection of ASTL publish tolls', auth: 'public', tag: 'astl', query: astlScaleQuery },
+  );
+}
+
+function entityOwned(entity: string): Problem {
+  return new Problem({ status: 403, code: 'entity_owned', title: 'Forbidden', detail: `${entity} is published by another key; only its first publisher may add versions` });
+}

@@ -1,0 +1,139 @@
+/**
+ * Clearing checkpoints (SPEC 2.4 clearing, 2.5 layer 8):
+ *   GET /api/v1/clearing/network/latest.json   public   the newest Merkle net attestation, with the proofs to check it
+ *   GET /api/v1/clearing/catalog               public   the clearing catalog with network_checkpoint live
+ * A timer seals a checkpoint every CLEARING_INTERVAL_HOURS (weekly by default);
+ * `npm run cli -- clearing seal` seals one now.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HTTPResponse } from 'h3';
+import { z } from 'zod';
+import { catalogByKey } from '../../catalog/catalogs.ts';
+import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
+import { CLEARING_LOG, latestClearing, sealClearing, type ClearingAttestation } from '../../ledger/clearing.ts';
+import { consistencyProof, readEntries } from '../../ledger/log.ts';
+import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
+import type { Ledger } from '../../ledger/db.ts';
+import type { AppContext } from '../context.ts';
+import { notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { b64 } from './logs.ts';
+import { proofAt } from './log-answers.ts';
+
+const PUBLIC = { 'access-control-allow-origin': '*' };
+
+/** Seals the period since the last checkpoint now (used by the timer and the CLI). */
+export function sealNow(ledger: Ledger, now = new Date()) {
+  return ledger.write((tx) => sealClearing(tx, now));
+}
+
+/** The newest checkpoint with everything a stranger needs to check it, or undefined when none was sealed. */
+export async function latestEvidence(ctx: AppContext) {
+  const db = ctx.ledger.read;
+  const latest = await latestClearing(db);
+  if (!latest) return undefined;
+  const [entry] = await readEntries(db, CLEARING_LOG, latest.log_index, 1);
+  const attestation = JSON.parse(new TextDecoder().decode(entry!.leaf)) as ClearingAttestation;
+  const clearingCp = await signedCheckpoint(ctx, CLEARING_LOG);
+  const proof = await proofAt(ctx, db, CLEARING_LOG, latest.log_index, clearingCp.size);
+  const receiptsCp = await signedCheckpoint(ctx, RECEIPTS_LOG);
+  const to = attestation.receipts.to;
+  const consistency = to > 0 && to <= receiptsCp.size ? (await consistencyProof(db, RECEIPTS_LOG, to, receiptsCp.size)).map(b64) : [];
+  return {
+    attestation,
+    leaf: b64(entry!.leaf),
+    clearing: { ...proof.inclusion, checkpoint: { ...proof.checkpoint, note: clearingCp.note } },
+    receipts: {
+      log: RECEIPTS_LOG,
+      origin: logOrigin(ctx.config.SITE_URL, RECEIPTS_LOG),
+      checkpoint: { tree_size: receiptsCp.size, root_hash: b64(receiptsCp.root), note: receiptsCp.note },
+      consistency: { from: to, to: receiptsCp.size, hashes: consistency },
+    },
+    how_to_verify: [
+      'Check clearing.checkpoint.note with the verifier_key of GET /api/v1/logs/clearing; check clearing.hashes as the RFC 9162 inclusion proof of SHA-256(0x00 || base64-decoded leaf) at clearing.index.',
+      'The leaf is the canonical JSON of attestation. net_root is the RFC 9162 root over the canonical JSON of each per_sku entry, in order.',
+      'Check receipts.checkpoint.note with the verifier_key of GET /api/v1/logs/receipts; check receipts.consistency from the attested size (attestation.receipts.to, root attestation.receipts.tree_root) to the checkpoint: the attested receipts log is a prefix of the signed one.',
+      'Recount attestation.receipts.acts from GET /api/v1/logs/receipts/entries over [from, to): each leaf is a receipt JWS whose payload has kind and decision.',
+    ],
+  };
+}
+
+export function registerClearingRoutes(router: Router, ctx: AppContext): void {
+  const hours = ctx.config.CLEARING_INTERVAL_HOURS;
+  if (hours > 0) {
+    const periodMs = hours * 3_600_000;
+    const tick = async () => {
+      const last = await latestClearing(ctx.ledger.read);
+      let since = last?.period_end;
+      if (!since) {
+        const rs = await ctx.ledger.read.execute('SELECT MIN(created_at) AS t FROM receipts');
+        since = rs.rows[0]?.t ? String(rs.rows[0].t) : undefined;
+      }
+      if (since && Date.now() - Date.parse(since) >= periodMs) await sealNow(ctx.ledger);
+    };
+    const timer = setInterval(() => {
+      tick().catch((e) => {
+        if (/closed/i.test(String((e as Error)?.message ?? e))) clearInterval(timer);
+        else ctx.log('error', 'clearing seal failed', { error: String(e) });
+      });
+    }, Math.min(periodMs, 60_000));
+    timer.unref();
+  }
+
+  router.get(
+    '/api/v1/clearing/network/latest.json',
+    async () => {
+      const ev = await latestEvidence(ctx);
+      if (!ev) throw notFound('no clearing checkpoint has been sealed yet', 'no_clearing_checkpoint');
+      return toResponse(reply(ev), PUBLIC);
+    },
+    {
+      summary: 'The newest clearing checkpoint: a Merkle net attestation of per-SKU totals over a range of the receipts log, with its proofs',
+      auth: 'public',
+      tag: 'clearing',
+      response: z.looseObject({ attestation: z.looseObject({}), leaf: z.string(), clearing: z.looseObject({}), receipts: z.looseObject({}) }),
+      problems: [404],
+    },
+  );
+
+  // The catalog as built (same URLs and bytes as the static file), with network_checkpoint overlaid live.
+  let built: Record<string, unknown> | undefined;
+  const baseCatalog = (): Record<string, unknown> => {
+    if (!built) {
+      try {
+        built = JSON.parse(readFileSync(join(ctx.config.STATIC_DIR, 'api/v1/clearing/catalog'), 'utf8')) as Record<string, unknown>;
+      } catch {
+        built = catalogByKey('clearing').build({ site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL }) as Record<string, unknown>;
+      }
+    }
+    return { ...built };
+  };
+  router.get(
+    '/api/v1/clearing/catalog',
+    async (event) => {
+      const cat = baseCatalog();
+      const ev = await latestEvidence(ctx);
+      cat.network_checkpoint = ev
+        ? {
+            checkpoint_id: ev.attestation.checkpoint_id,
+            period_start: ev.attestation.period_start,
+            period_end: ev.attestation.period_end,
+            receipts: { from: ev.attestation.receipts.from, to: ev.attestation.receipts.to, tree_root: ev.attestation.receipts.tree_root },
+            net_root: ev.attestation.net_root,
+            total_usd: ev.attestation.total_usd,
+            clearing_index: ev.clearing.index,
+            checkpoint: ev.clearing.checkpoint.note,
+          }
+        : null;
+      const text = JSON.stringify(cat);
+      const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
+      const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=0, must-revalidate', etag, ...PUBLIC };
+      if (event.req.headers.get('if-none-match') === etag) return new HTTPResponse(null, { status: 304, headers });
+      return new HTTPResponse(text, { headers });
+    },
+    { summary: 'The clearing catalog (svc-clearing-window-v1) with network_checkpoint showing the newest checkpoint', auth: 'public', tag: 'clearing' },
+  );
+}

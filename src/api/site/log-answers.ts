@@ -1,0 +1,76 @@
+/**
+ * What the companion logs (astl, triggers, clearing) answer about a leaf: its
+ * index, leaf hash and RFC 9162 inclusion proof at a tree size, and the signed
+ * checkpoint of that size. Proofs are read inside the write transaction (so a
+ * stored idempotent answer has them); the checkpoint note is signed AFTER the
+ * commit, never inside it, and added to the answer by `withCheckpointNotes`.
+ */
+import type { Transaction } from '@libsql/client';
+import { HTTPResponse } from 'h3';
+import { z } from 'zod';
+import { leafHash } from '../../crypto/merkle.ts';
+import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
+import { inclusionProof, readEntries, treeHead, type Db } from '../../ledger/log.ts';
+import type { AppContext } from '../context.ts';
+import { b64 } from './logs.ts';
+import { decodeLeaf } from './leaf-decoders.ts';
+
+export const checkpointSchema = z.object({
+  log: z.string(),
+  origin: z.string(),
+  tree_size: z.number().int(),
+  root_hash: z.string().describe('base64 RFC 9162 root of the log at tree_size'),
+  note: z.string().optional().describe('the C2SP signed checkpoint note of that size (verify with GET /api/v1/logs/{log} verifier_key)'),
+});
+
+export const inclusionSchema = z.object({
+  log: z.string(),
+  index: z.number().int(),
+  tree_size: z.number().int(),
+  leaf_hash: z.string(),
+  hashes: z.array(z.string()).describe('RFC 9162 inclusion proof, base64, leaf upwards'),
+});
+
+/** Inclusion of `index` and the (unsigned) checkpoint, at `size` (default index + 1). */
+export async function proofAt(ctx: AppContext, db: Db, log: string, index: number, size = index + 1) {
+  const p = await inclusionProof(db, log, index, size);
+  const head = await treeHead(db, log, size);
+  return {
+    inclusion: { log, index, tree_size: size, leaf_hash: b64(p.leafHash), hashes: p.hashes.map(b64) },
+    checkpoint: { log, origin: logOrigin(ctx.config.SITE_URL, log), tree_size: size, root_hash: b64(head.root) } as z.infer<typeof checkpointSchema>,
+  };
+}
+
+export const proofInTx = (ctx: AppContext, tx: Transaction, log: string, index: number) => proofAt(ctx, tx, log, index);
+
+/** Adds the signed note to every `checkpoint` object of a JSON answer (first answers and idempotent replays alike). */
+export async function withCheckpointNotes(ctx: AppContext, res: HTTPResponse): Promise<HTTPResponse> {
+  if (typeof res.body !== 'string' || (res.status ?? 200) >= 300) return res;
+  const body = JSON.parse(res.body) as Record<string, unknown>;
+  const cp = body.checkpoint as z.infer<typeof checkpointSchema> | undefined;
+  if (!cp || cp.note) return res;
+  cp.note = (await signedCheckpoint(ctx, cp.log, cp.tree_size)).note;
+  return new HTTPResponse(JSON.stringify(body), { status: res.status ?? 200, headers: res.headers });
+}
+
+export const feedQuery = z.object({
+  start: z.coerce.number().int().nonnegative().optional().describe('first index (default: the newest page)'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+/** A public page of a log: entries with their decoded JSON, and the newest signed checkpoint. */
+export async function feedPage(ctx: AppContext, log: string, q: z.infer<typeof feedQuery>) {
+  const cp = await signedCheckpoint(ctx, log);
+  const start = q.start ?? Math.max(0, cp.size - q.limit);
+  const entries = await readEntries(ctx.ledger.read, log, start, Math.min(q.limit, Math.max(0, cp.size - start)));
+  return {
+    log,
+    tree_size: cp.size,
+    start,
+    entries: entries.map((e) => ({ index: e.index, leaf_hash: b64(leafHash(e.leaf)), created_at: e.created_at, ...decodeLeaf(log, e.leaf) })),
+    ...(start + entries.length < cp.size ? { next: start + entries.length } : {}),
+    ...(start > 0 ? { previous: Math.max(0, start - q.limit) } : {}),
+    checkpoint: { log, origin: cp.origin, tree_size: cp.size, root_hash: b64(cp.root), note: cp.note },
+    verifier_key_url: `${ctx.config.SITE_URL}/api/v1/logs/${log}`,
+  };
+}

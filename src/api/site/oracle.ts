@@ -1,0 +1,105 @@
+/**
+ * POST /api/v1/oracle/aggregate (SPEC 2.5 foundry layer 3): readings from the
+ * catalog's five sources, their weights, a weighted trimmed mean and the
+ * DISPUTED guard (src/domain/oracle.ts). The result is sealed: a receipt over
+ * it, stored with its meter row (oracle_aggregate) in one transaction. Its
+ * aggregate_id can then fire a trigger (POST /api/v1/foundry/trigger/fire).
+ */
+import { z } from 'zod';
+import { DATA } from '../../catalog/catalogs.ts';
+import { tollMicros } from '../../catalog/tolls.ts';
+import { aggregate } from '../../domain/oracle.ts';
+import { formatUsd } from '../../domain/money.ts';
+import { newId, nowIso } from '../../ids.ts';
+import { recordCharge } from '../../ledger/meter.ts';
+import { insertAggregate } from '../../ledger/oracle.ts';
+import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { requireKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { commitReply, idempotent } from '../idempotency.ts';
+import { reply } from '../reply.ts';
+import type { Router } from '../router.ts';
+
+export const SOURCES = DATA.foundry.oracle.sources;
+const sourceIds = SOURCES.map((s) => s.source_id) as [string, ...string[]];
+
+export const decimalSchema = z.string().regex(/^-?\d{1,15}(\.\d{1,6})?$/, 'a decimal string such as "101.25" (up to 6 decimals)');
+export const metricSchema = z.string().regex(/^[a-z0-9_.:-]{1,64}$/, 'a metric name such as "model_drift_score"');
+
+export const aggregateRequest = z.strictObject({
+  metric: metricSchema.describe('what the readings measure; a trigger fired with this aggregate must watch the same metric'),
+  readings: z
+    .array(z.strictObject({ source_id: z.enum(sourceIds).describe('one of the foundry catalog oracle sources'), value: decimalSchema, observed_at: z.iso.datetime().optional() }))
+    .min(1)
+    .max(SOURCES.length)
+    .refine((rs) => new Set(rs.map((r) => r.source_id)).size === rs.length, { message: 'each source may give one reading' }),
+});
+
+export const aggregateResponse = z.object({
+  aggregate_id: z.string(),
+  metric: z.string(),
+  status: z.enum(['CONSENSUS', 'DISPUTED']),
+  value: z.string().nullable().describe('the weighted trimmed mean; null when DISPUTED'),
+  reason: z.string().optional(),
+  spread: z.string().nullable(),
+  kept: z.array(z.object({ source_id: z.string(), value: z.string(), weight: z.number() })),
+  trimmed: z.array(z.object({ source_id: z.string(), value: z.string() })),
+  receipt_id: z.string(),
+  verify_url: z.string(),
+});
+
+export function registerOracleRoutes(router: Router, ctx: AppContext): void {
+  const policy = { minSources: ctx.config.ORACLE_MIN_SOURCES, trimPercent: ctx.config.ORACLE_TRIM_PERCENT, toleranceBps: ctx.config.ORACLE_TOLERANCE_BPS };
+  router.post(
+    '/api/v1/oracle/aggregate',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const body = await readBody(event, aggregateRequest, ctx.config.MAX_BODY_BYTES);
+        const result = aggregate(body.readings, SOURCES, policy);
+        const id = newId('agg');
+        const receipt = await signReceipt(ctx, {
+          kind: 'oracle_aggregate',
+          decision: result.status,
+          subject: id,
+          key_id: key.id,
+          data: { metric: body.metric, readings: body.readings, ...result },
+        });
+        const amount = tollMicros('oracle_aggregate');
+        return commitReply(event, ctx, async (tx) => {
+          await insertAggregate(tx, { id, key_id: key.id, metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() }, result);
+          await recordCharge(tx, { keyId: key.id, sku: 'oracle_aggregate', amountMicros: amount, ref: receipt.receipt_id });
+          await recordReceipt(tx, receipt);
+          return reply({
+            aggregate_id: id,
+            metric: body.metric,
+            ...result,
+            receipt_id: receipt.receipt_id,
+            verify_url: receipt.verify_url,
+            charge: { sku: 'oracle_aggregate', amount_usd: formatUsd(amount) },
+          });
+        });
+      });
+    },
+    {
+      summary: 'Aggregate oracle readings: weighted trimmed mean with a DISPUTED guard; the result is sealed as a receipt',
+      auth: 'key',
+      tag: 'foundry',
+      body: aggregateRequest,
+      response: aggregateResponse,
+      problems: [409, 422],
+      charges: ['oracle_aggregate'],
+      example: {
+        metric: 'model_drift_score',
+        readings: [
+          { source_id: 'network_a', value: '100' },
+          { source_id: 'network_b', value: '101' },
+          { source_id: 'network_c', value: '102' },
+          { source_id: 'first_party', value: '103' },
+          { source_id: 'sealed_reading', value: '150' },
+        ],
+      },
+    },
+  );
+}

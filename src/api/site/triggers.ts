@@ -1,0 +1,319 @@
+/**
+ * The trigger rail (SPEC 2.5 layers 2, 4, 7; SPEC 3 trigger row; SPEC 6):
+ *   POST /signal/trigger/publish        key, trigger_publish   arm an obligation from a template (ARMED)
+ *   POST /api/v1/foundry/trigger/fire   key, bps_fire + fee    ARMED -> FIRED once, when the threshold is reached
+ *   GET  /signal/trigger/feed.json      public                 the `triggers` log, paged, with its signed checkpoint
+ *   GET  /signal/trigger-oracle         public                 how oracle readings drive fires
+ * Every publish and fire is an event in the `triggers` log and a webhook
+ * delivery to each matching subscriber, in the transaction of the act.
+ */
+import { z } from 'zod';
+import { DATA } from '../../catalog/catalogs.ts';
+import { tollMicros } from '../../catalog/tolls.ts';
+import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { OPERATORS, fireFee, thresholdReached, type FireFee } from '../../domain/trigger.ts';
+import { newId, nowIso } from '../../ids.ts';
+import { recordCharge } from '../../ledger/meter.ts';
+import { getAggregate } from '../../ledger/oracle.ts';
+import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { TRIGGERS_LOG, firedExposureSince, getTrigger, insertTrigger, markFired, newEventId, recordEvent, type Trigger } from '../../ledger/triggers.ts';
+import { requireKey } from '../auth.ts';
+import { readBody, readQuery } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { commitReply, idempotent } from '../idempotency.ts';
+import { Problem, notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
+import { decimalSchema, metricSchema } from './oracle.ts';
+import { nudgeDeliverer } from './webhooks.ts';
+
+export const TEMPLATES = DATA.foundry.trigger_templates;
+const templateIds = TEMPLATES.map((t) => t.template_id) as [string, ...string[]];
+/** SKU of the bps fee on enabled exposure (the amount is computed, not a toll). */
+export const FEE_SKU = 'bps_fee';
+
+export const thresholdSchema = z
+  .strictObject({
+    metric: metricSchema,
+    operator: z.enum(OPERATORS).describe('fires when reading <operator> value: gte, gt, lte, lt, eq'),
+    value: decimalSchema,
+  })
+  .describe('our threshold condition (SPEC leaves it open): a metric, an operator and a decimal value');
+
+export const publishRequest = z.strictObject({
+  template_id: z.enum(templateIds).describe('a trigger template of the foundry catalog'),
+  threshold: thresholdSchema,
+  obligation: z
+    .strictObject({
+      callable_actions: z.array(z.string()).min(1).optional().describe("a subset of the template's callable_actions"),
+      exposure_ceiling_usd: z.number().int().positive().optional().describe("at most the template's exposure_ceiling_usd"),
+      fee_bps: z.number().min(0).max(10000).nullable().optional().describe("the obligation's fee; null falls back to the Clear bps tier"),
+    })
+    .optional(),
+  enabled_exposure_usd: decimalSchema.optional().describe('the exposure a fire enables and is charged bps on (default: the exposure ceiling)'),
+  label: z.string().min(1).max(200).optional(),
+});
+
+export const fireRequest = z
+  .strictObject({
+    trigger_id: z.string().regex(/^trg_[A-Za-z0-9_-]{1,64}$/, 'a trigger id such as trg_…'),
+    reading: decimalSchema.optional().describe("a reading of the threshold's metric"),
+    aggregate_id: z.string().regex(/^agg_[A-Za-z0-9_-]{1,64}$/, 'an oracle aggregate id such as agg_…').optional().describe('a CONSENSUS oracle aggregate of the same metric'),
+  })
+  .refine((b) => (b.reading === undefined) !== (b.aggregate_id === undefined), { message: 'send exactly one of reading or aggregate_id', path: ['reading'] });
+
+const triggerSchema = z.object({
+  object: z.literal('trigger'),
+  trigger_id: z.string(),
+  template_id: z.string(),
+  state: z.enum(['ARMED', 'FIRED']),
+  obligation_surface: z.looseObject({}),
+  threshold: thresholdSchema,
+  enabled_exposure_usd: z.string(),
+  published_at: z.string(),
+  fired_at: z.string().nullable(),
+});
+
+function triggerObject(t: Trigger) {
+  return {
+    object: 'trigger' as const,
+    trigger_id: t.id,
+    template_id: t.template_id,
+    state: t.state,
+    obligation_surface: t.obligation,
+    threshold: t.threshold,
+    enabled_exposure_usd: formatUsd(t.enabled_exposure_micros),
+    published_at: t.published_at,
+    fired_at: t.fired_at,
+    ...(t.fire ? { fire: t.fire } : {}),
+  };
+}
+
+const monthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString();
+const tiers = () => DATA.clear.bps_tiers;
+
+class FeeChanged extends Error {}
+
+const refused = (status: number, code: string, detail: string, extra?: Record<string, unknown>) =>
+  new Problem({ status, code, title: status === 409 ? 'Conflict' : 'Unprocessable', detail, ...(extra ? { extra } : {}) });
+
+export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
+  const limit = ctx.config.MAX_BODY_BYTES;
+
+  router.post(
+    '/signal/trigger/publish',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const res = await idempotent(event, ctx, key, async () => {
+        const body = await readBody(event, publishRequest, limit);
+        const tpl = TEMPLATES.find((t) => t.template_id === body.template_id)!;
+        const surface = tpl.obligation_surface;
+        const o = body.obligation ?? {};
+        const bad = (field: string, message: string) => new Problem({ status: 400, code: 'invalid_body', title: 'Bad request', detail: `${field}: ${message}`, extra: { errors: [{ field, message }] } });
+        const actions = o.callable_actions ?? surface.callable_actions;
+        const stray = actions.filter((a) => !surface.callable_actions.includes(a));
+        if (stray.length) throw bad('obligation.callable_actions', `not callable for ${tpl.template_id}: ${stray.join(', ')}`);
+        const ceiling = o.exposure_ceiling_usd ?? surface.exposure_ceiling_usd;
+        if (ceiling > surface.exposure_ceiling_usd) throw bad('obligation.exposure_ceiling_usd', `at most ${surface.exposure_ceiling_usd} for ${tpl.template_id}`);
+        const ceilingMicros = usdToMicros(ceiling);
+        let exposure = ceilingMicros;
+        if (body.enabled_exposure_usd !== undefined) {
+          if (body.enabled_exposure_usd.startsWith('-')) throw bad('enabled_exposure_usd', 'must not be negative');
+          exposure = usdToMicros(body.enabled_exposure_usd);
+          if (exposure > ceilingMicros) throw bad('enabled_exposure_usd', `exceeds the exposure ceiling ${ceiling}`);
+        }
+        const t: Trigger = {
+          id: newId('trg'),
+          key_id: key.id,
+          template_id: tpl.template_id,
+          state: 'ARMED',
+          obligation: { callable_actions: actions, exposure_ceiling_usd: ceiling, fee_bps: o.fee_bps === undefined ? surface.fee_bps : o.fee_bps, regulatory_hooks: surface.regulatory_hooks },
+          threshold: body.threshold,
+          enabled_exposure_micros: exposure,
+          published_at: nowIso(),
+          fired_at: null,
+          fire: null,
+          fee_micros: null,
+        };
+        const receipt = await signReceipt(ctx, {
+          kind: 'trigger_publish',
+          decision: 'ARMED',
+          subject: t.id,
+          key_id: key.id,
+          data: { template_id: t.template_id, obligation: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure) },
+        });
+        const amount = tollMicros('trigger_publish');
+        const r = await commitReply(event, ctx, async (tx) => {
+          await insertTrigger(tx, t);
+          const { index } = await recordEvent(tx, key.id, {
+            event_id: newEventId(),
+            type: 'trigger.published',
+            trigger_id: t.id,
+            template_id: t.template_id,
+            state: 'ARMED',
+            at: t.published_at,
+            data: { obligation_surface: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
+          });
+          await recordCharge(tx, { keyId: key.id, sku: 'trigger_publish', amountMicros: amount, ref: receipt.receipt_id });
+          await recordReceipt(tx, receipt);
+          const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
+          return reply(
+            { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: { sku: 'trigger_publish', amount_usd: formatUsd(amount) } },
+            201,
+          );
+        });
+        nudgeDeliverer();
+        return r;
+      });
+      return withCheckpointNotes(ctx, res);
+    },
+    {
+      summary: 'Publish a trigger from a template: arms its obligation surface (ARMED) with a threshold',
+      auth: 'key',
+      tag: 'triggers',
+      body: publishRequest,
+      response: triggerSchema.extend({ inclusion: inclusionSchema, checkpoint: checkpointSchema, receipt_id: z.string(), verify_url: z.string() }),
+      problems: [409, 422],
+      charges: ['trigger_publish'],
+      example: { template_id: 'ai_model_change', threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.8' } },
+    },
+  );
+
+  router.post(
+    '/api/v1/foundry/trigger/fire',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const res = await idempotent(event, ctx, key, async () => {
+        const body = await readBody(event, fireRequest, limit);
+        const t = await getTrigger(ctx.ledger.read, body.trigger_id);
+        if (!t || t.key_id !== key.id) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
+        if (t.state === 'FIRED') throw alreadyFired(t);
+        let reading = body.reading;
+        let source: Record<string, unknown> = { kind: 'reading' };
+        if (body.aggregate_id) {
+          const a = await getAggregate(ctx.ledger.read, body.aggregate_id);
+          if (!a || a.key_id !== key.id) throw notFound(`no oracle aggregate ${body.aggregate_id}`, 'unknown_aggregate');
+          if (a.metric !== t.threshold.metric) throw refused(422, 'metric_mismatch', `the aggregate measures ${a.metric}; the trigger watches ${t.threshold.metric}`);
+          if (a.status !== 'CONSENSUS' || a.value === null) throw refused(409, 'reading_disputed', `aggregate ${a.id} is DISPUTED: it cannot fire a trigger`);
+          reading = a.value;
+          source = { kind: 'oracle_aggregate', aggregate_id: a.id, receipt_id: a.receipt_id };
+        }
+        const reached = thresholdReached(t.threshold, reading!);
+        if (!reached) {
+          // Not an error: the trigger stays ARMED. Receipted, not charged (nothing was enabled).
+          const receipt = await signReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
+          return commitReply(event, ctx, async (tx) => {
+            await recordReceipt(tx, receipt);
+            return reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
+          });
+        }
+        const exposure = BigInt(t.enabled_exposure_micros);
+        const feeFor = async (db: Parameters<typeof firedExposureSince>[0], at: Date) =>
+          fireFee(exposure, t.obligation.fee_bps, tiers(), t.obligation.fee_bps === null ? await firedExposureSince(db, key.id, monthStart(at)) : 0n);
+        for (let attempt = 0; ; attempt++) {
+          const at = new Date();
+          const fee = await feeFor(ctx.ledger.read, at);
+          const toll = tollMicros('bps_fire');
+          const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
+          const receipt = await signReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
+          try {
+            const r = await commitReply(event, ctx, async (tx) => {
+              const again = await feeFor(tx, at);
+              if (again.feeMicros !== fee.feeMicros) throw new FeeChanged();
+              if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
+              const { index } = await recordEvent(tx, key.id, {
+                event_id: newEventId(),
+                type: 'trigger.fired',
+                trigger_id: t.id,
+                template_id: t.template_id,
+                state: 'FIRED',
+                at: at.toISOString(),
+                data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
+              });
+              await recordCharge(tx, { keyId: key.id, sku: 'bps_fire', amountMicros: toll, ref: receipt.receipt_id });
+              await recordCharge(tx, { keyId: key.id, sku: FEE_SKU, amountMicros: Number(fee.feeMicros), ref: receipt.receipt_id });
+              await recordReceipt(tx, receipt);
+              const after = (await getTrigger(tx, t.id))!;
+              const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
+              return reply({
+                fired: true,
+                ...triggerObject(after),
+                ...proof,
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+                charges: [
+                  { sku: 'bps_fire', amount_usd: formatUsd(toll) },
+                  { sku: FEE_SKU, amount_usd: formatUsd(fee.feeMicros) },
+                ],
+              });
+            });
+            nudgeDeliverer();
+            return r;
+          } catch (e) {
+            if (e instanceof FeeChanged && attempt < 3) continue;
+            throw e;
+          }
+        }
+      });
+      return withCheckpointNotes(ctx, res);
+    },
+    {
+      summary: 'Fire a trigger with a reading or an oracle aggregate: ARMED -> FIRED once when the threshold is reached; charges bps on the enabled exposure',
+      auth: 'key',
+      tag: 'triggers',
+      body: fireRequest,
+      response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string() }),
+      problems: [404, 409, 422],
+      charges: ['bps_fire', FEE_SKU],
+      example: { trigger_id: 'trg_…', reading: '0.91' },
+    },
+  );
+
+  router.get(
+    '/signal/trigger/feed.json',
+    async (event) => toResponse(reply(await feedPage(ctx, TRIGGERS_LOG, readQuery(event, feedQuery))), { 'access-control-allow-origin': '*' }),
+    { summary: 'The public trigger feed: publish and fire events of the triggers log, paged, with the newest signed checkpoint', auth: 'public', tag: 'triggers', query: feedQuery },
+  );
+
+  router.get(
+    '/signal/trigger-oracle',
+    async () => toResponse(reply(triggerOracleDoc(ctx)), { 'access-control-allow-origin': '*' }),
+    { summary: 'How oracle readings drive trigger fires', auth: 'public', tag: 'triggers' },
+  );
+}
+
+function alreadyFired(t: Trigger): Problem {
+  return new Problem({ status: 409, code: 'trigger_already_fired', title: 'Conflict', detail: `trigger ${t.id} is FIRED: a trigger fires once`, extra: { state: 'FIRED' } });
+}
+
+function feeView(f: FireFee, exposure: bigint) {
+  return { bps: f.bps, source: f.source, ...(f.tier ? { tier: f.tier } : {}), on_exposure_usd: formatUsd(exposure), amount_usd: formatUsd(f.feeMicros) };
+}
+
+function triggerOracleDoc(ctx: AppContext) {
+  const site = ctx.config.SITE_URL;
+  return {
+    schema: 'fusegate-trigger-oracle-v1',
+    title: 'How oracle readings drive trigger fires',
+    steps: [
+      `POST ${site}/signal/trigger/publish arms a trigger from a template with a threshold {metric, operator, value} (state ARMED).`,
+      `POST ${site}/api/v1/oracle/aggregate with readings of that metric from the oracle sources gives a sealed aggregate: CONSENSUS with a value, or DISPUTED.`,
+      `POST ${site}/api/v1/foundry/trigger/fire with {trigger_id, aggregate_id} (or a direct reading) fires it when "value <operator> threshold" holds: ARMED -> FIRED, once.`,
+      'A DISPUTED aggregate never fires a trigger (409 reading_disputed); an aggregate of another metric is refused (422 metric_mismatch); a reading below the threshold leaves the trigger ARMED.',
+      'A fire charges bps_fire plus bps on the enabled exposure: the obligation fee_bps, or, when fee_bps is null, the Clear bps tier of the key\'s cleared exposure this month.',
+      `Every publish and fire is an event in the public feed ${site}/signal/trigger/feed.json and a signed webhook to each subscriber.`,
+    ],
+    aggregation: {
+      method: 'weighted trimmed mean',
+      trim_percent_each_side: ctx.config.ORACLE_TRIM_PERCENT,
+      min_sources: ctx.config.ORACLE_MIN_SOURCES,
+      tolerance_bps: ctx.config.ORACLE_TOLERANCE_BPS,
+      disputed_when: ['fewer readings than min_sources', 'spread (max - min of the kept readings) * 10000 > tolerance_bps * |value|'],
+      sources: DATA.foundry.oracle.sources,
+    },
+    operators: OPERATORS,
+    templates: TEMPLATES.map((t) => ({ template_id: t.template_id, default_action: t.default_action, obligation_surface: t.obligation_surface })),
+    bps_tiers: DATA.clear.bps_tiers,
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * Webhook subscribers of the trigger rail (SPEC 2.5 layer 4, SPEC 6).
+ *   POST /signal/trigger/webhooks   key   subscribe a URL to one trigger, one template, or all of the key's triggers
+ *   GET  /signal/trigger/webhooks   key   the key's subscriptions and recent deliveries with every attempt
+ *
+ * Delivery (our format, after Standard Webhooks, with its asymmetric "v1a" scheme):
+ *   POST <url>, body = the event JSON (as in the trigger feed, plus log_index)
+ *   webhook-id:        the event id (the same on every retry: deduplicate on it)
+ *   webhook-timestamp: Unix seconds of this attempt
+ *   webhook-signature: "v1a," + base64(Ed25519(service key, `${webhook-id}.${webhook-timestamp}.${body}`))
+ *   webhook-key-id:    kid of the signing key (GET /crypto/public-key lists current and retired keys)
+ * Any 2xx is success. Otherwise it is retried after WEBHOOK_BACKOFF_MS, doubling (capped at one hour),
+ * up to WEBHOOK_MAX_ATTEMPTS. Deliveries are rows written with their event, so none is lost on restart.
+ */
+import { sign } from 'node:crypto';
+import { z } from 'zod';
+import { newId, nowIso } from '../../ids.ts';
+import { getTrigger } from '../../ledger/triggers.ts';
+import { claimDue, createSubscription, deliveriesOf, listSubscriptions, recordAttempt, type DueDelivery } from '../../ledger/webhooks.ts';
+import { requireKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+
+export const subscribeRequest = z
+  .strictObject({
+    url: z.url({ protocol: /^https?$/ }).max(2048).describe('where events are POSTed'),
+    trigger_id: z.string().regex(/^trg_[A-Za-z0-9_-]{1,64}$/, 'a trigger id such as trg_…').optional(),
+    template_id: z.string().regex(/^[a-z0-9_]{1,64}$/, 'a template id such as ai_model_change').optional(),
+  })
+  .refine((b) => b.trigger_id === undefined || b.template_id === undefined, { message: 'send at most one of trigger_id or template_id', path: ['trigger_id'] });
+
+const HOUR_MS = 3_600_000;
+
+/** The signed content and headers of one delivery attempt. */
+export function signDelivery(ctx: AppContext, d: Pick<DueDelivery, 'event_id' | 'body'>, now = Date.now()): Record<string, string> {
+  const ts = String(Math.floor(now / 1000));
+  const key = ctx.keyring.current;
+  const sig = sign(null, Buffer.from(`${d.event_id}.${ts}.${d.body}`, 'utf8'), key.privateKey).toString('base64');
+  return { 'content-type': 'application/json', 'webhook-id': d.event_id, 'webhook-timestamp': ts, 'webhook-signature': `v1a,${sig}`, 'webhook-key-id': key.kid };
+}
+
+/** Delivers due webhooks of one process; several processes may run one each on one database (claims are leased). */
+export class Deliverer {
+  readonly #ctx: AppContext;
+  #timer: NodeJS.Timeout | undefined;
+  #running = false;
+  #again = false;
+
+  constructor(ctx: AppContext) {
+    this.#ctx = ctx;
+  }
+
+  start(): void {
+    this.#timer = setInterval(() => this.nudge(), this.#ctx.config.WEBHOOK_POLL_MS);
+    this.#timer.unref();
+    this.nudge();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    DELIVERERS.delete(this);
+  }
+
+  /** Runs a delivery round now (or right after the current one). */
+  nudge(): void {
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = true;
+    this.#round()
+      .catch((e) => {
+        if (/client is closed|CLIENT_CLOSED|closed/i.test(String((e as Error)?.message ?? e))) this.stop();
+        else this.#ctx.log('error', 'webhook round failed', { error: String(e) });
+      })
+      .finally(() => {
+        this.#running = false;
+        if (this.#again && this.#timer) {
+          this.#again = false;
+          this.nudge();
+        }
+      });
+  }
+
+  async #round(): Promise<void> {
+    const c = this.#ctx.config;
+    for (;;) {
+      const due = await this.#ctx.ledger.write((tx) => claimDue(tx, Date.now(), c.WEBHOOK_TIMEOUT_MS + 1000, 64));
+      if (due.length === 0) return;
+      await Promise.all(due.map((d) => this.#attempt(d)));
+    }
+  }
+
+  async #attempt(d: DueDelivery): Promise<void> {
+    const c = this.#ctx.config;
+    const started = Date.now();
+    let status: number | null = null;
+    let error: string | null = null;
+    try {
+      const res = await fetch(d.url, { method: 'POST', headers: signDelivery(this.#ctx, d), body: d.body, signal: AbortSignal.timeout(c.WEBHOOK_TIMEOUT_MS), redirect: 'manual' });
+      status = res.status;
+      await res.body?.cancel();
+      if (status < 200 || status >= 300) error = `HTTP ${status}`;
+    } catch (e) {
+      error = String((e as Error)?.cause ?? (e as Error)?.message ?? e).slice(0, 500);
+    }
+    const ok = error === null;
+    const n = d.attempts + 1;
+    const retryAt = ok || n >= c.WEBHOOK_MAX_ATTEMPTS ? null : Date.now() + Math.min(HOUR_MS, c.WEBHOOK_BACKOFF_MS * 2 ** (n - 1));
+    await this.#ctx.ledger.write((tx) => recordAttempt(tx, d, { ok, status, error, durationMs: Date.now() - started, retryAt }));
+  }
+}
+
+const DELIVERERS = new Set<Deliverer>();
+
+/** Wakes every deliverer of this process (after an event committed). */
+export function nudgeDeliverer(): void {
+  for (const d of DELIVERERS) d.nudge();
+}
+
+export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
+  const deliverer = new Deliverer(ctx);
+  DELIVERERS.add(deliverer);
+  deliverer.start();
+
+  router.post(
+    '/signal/trigger/webhooks',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const body = await readBody(event, subscribeRequest, ctx.config.MAX_BODY_BYTES);
+      if (body.trigger_id) {
+        const t = await getTrigger(ctx.ledger.read, body.trigger_id);
+        if (!t || t.key_id !== key.id) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
+      }
+      const sub = { id: newId('whs'), key_id: key.id, url: body.url, trigger_id: body.trigger_id ?? null, template_id: body.template_id ?? null, created_at: nowIso() };
+      await ctx.ledger.write((tx) => createSubscription(tx, sub));
+      const { key_id: _k, ...view } = sub;
+      return toResponse(reply({ object: 'webhook_subscription', ...view, signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` } }, 201));
+    },
+    {
+      summary: 'Subscribe a URL to trigger events (one trigger, one template, or every trigger of the key); deliveries are signed with Ed25519',
+      auth: 'key',
+      tag: 'triggers',
+      body: subscribeRequest,
+      response: z.object({ object: z.literal('webhook_subscription'), id: z.string(), url: z.string(), trigger_id: z.string().nullable(), template_id: z.string().nullable(), created_at: z.string() }),
+      problems: [404],
+      example: { url: 'https://agent.example/hooks/fusegate', template_id: 'bind_gate_hold' },
+    },
+  );
+
+  router.get(
+    '/signal/trigger/webhooks',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const subs = await listSubscriptions(ctx.ledger.read, key.id);
+      return toResponse(reply({ subscriptions: subs.map(({ key_id: _k, ...s }) => s), deliveries: await deliveriesOf(ctx.ledger.read, key.id) }));
+    },
+    { summary: "The key's webhook subscriptions and recent deliveries with every attempt", auth: 'key', tag: 'triggers' },
+  );
+}

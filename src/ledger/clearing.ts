@@ -1,0 +1,105 @@
+/**
+ * Clearing checkpoints: a Merkle net attestation over the governed acts of a
+ * period, appended to the `clearing` log. A period is a range of the receipts
+ * log, [end of the previous checkpoint, receipts tree size at sealing): exact,
+ * gap-free, and checkable by anyone against the receipts log.
+ */
+import type { Transaction } from '@libsql/client';
+import { leafHash, rootOf } from '../crypto/merkle.ts';
+import { formatUsd } from '../domain/money.ts';
+import { newId } from '../ids.ts';
+import { leafBytes } from './astl.ts';
+import { RECEIPTS_LOG } from './receipts.ts';
+import { appendLeaf, treeHead, type Db } from './log.ts';
+
+export const CLEARING_LOG = 'clearing';
+
+export interface SkuTotal {
+  sku: string;
+  nap: boolean;
+  count: number;
+  amount_micros: number;
+  amount_usd: string;
+}
+
+/** The leaf of a clearing checkpoint (its canonical JSON). */
+export interface ClearingAttestation {
+  type: 'clearing.network';
+  checkpoint_id: string;
+  period_start: string;
+  period_end: string;
+  receipts: {
+    origin_log: 'receipts';
+    /** Receipts log indexes [from, to) this checkpoint covers. */
+    from: number;
+    to: number;
+    /** Root (base64) of the receipts log at size `to`. */
+    tree_root: string;
+    /** Governed acts in the range, per receipt kind and decision (recountable from the log's entries). */
+    acts: Array<{ kind: string; decision: string; count: number }>;
+  };
+  /** Meter totals of the acts in the range, per SKU. */
+  per_sku: SkuTotal[];
+  total_usd: string;
+  /** RFC 9162 root (base64) over the canonical JSON of each per_sku entry, in order: the net. */
+  net_root: string;
+}
+
+const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
+
+export async function latestClearing(db: Db): Promise<{ id: string; log_index: number; receipts_to: number; period_end: string } | undefined> {
+  const rs = await db.execute('SELECT id, log_index, receipts_to, period_end FROM clearing_checkpoints ORDER BY log_index DESC LIMIT 1');
+  const r = rs.rows[0];
+  return r ? { id: String(r.id), log_index: Number(r.log_index), receipts_to: Number(r.receipts_to), period_end: String(r.period_end) } : undefined;
+}
+
+/** Seals the period since the last checkpoint, inside the caller's write transaction. */
+export async function sealClearing(tx: Transaction, now: Date): Promise<{ attestation: ClearingAttestation; index: number }> {
+  const prev = await latestClearing(tx);
+  const from = prev?.receipts_to ?? 0;
+  const head = await treeHead(tx, RECEIPTS_LOG);
+  const to = head.size;
+  let periodStart = prev?.period_end;
+  if (!periodStart) {
+    const first = await tx.execute('SELECT MIN(created_at) AS t FROM receipts');
+    periodStart = first.rows[0]?.t ? String(first.rows[0].t) : now.toISOString();
+  }
+  const acts = await tx.execute({
+    sql: 'SELECT kind, decision, COUNT(*) AS n FROM receipts WHERE log_index >= ? AND log_index < ? GROUP BY kind, decision ORDER BY kind, decision',
+    args: [from, to],
+  });
+  const skus = await tx.execute({
+    sql: `SELECT m.sku, MAX(m.nap) AS nap, COUNT(*) AS n, SUM(m.amount_micros) AS micros FROM meter m
+          JOIN receipts r ON r.id = m.ref WHERE r.log_index >= ? AND r.log_index < ? GROUP BY m.sku ORDER BY m.sku`,
+    args: [from, to],
+  });
+  const per_sku: SkuTotal[] = skus.rows.map((r) => ({
+    sku: String(r.sku),
+    nap: Number(r.nap) === 1,
+    count: Number(r.n),
+    amount_micros: Number(r.micros),
+    amount_usd: formatUsd(Number(r.micros)),
+  }));
+  const attestation: ClearingAttestation = {
+    type: 'clearing.network',
+    checkpoint_id: newId('clr'),
+    period_start: periodStart,
+    period_end: now.toISOString(),
+    receipts: {
+      origin_log: 'receipts',
+      from,
+      to,
+      tree_root: b64(head.root),
+      acts: acts.rows.map((r) => ({ kind: String(r.kind), decision: String(r.decision), count: Number(r.n) })),
+    },
+    per_sku,
+    total_usd: formatUsd(per_sku.reduce((a, s) => a + s.amount_micros, 0)),
+    net_root: b64(rootOf(per_sku.map((s) => leafHash(leafBytes(s))))),
+  };
+  const { index } = await appendLeaf(tx, CLEARING_LOG, leafBytes(attestation));
+  await tx.execute({
+    sql: 'INSERT INTO clearing_checkpoints (id, log_index, receipts_from, receipts_to, period_start, period_end, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    args: [attestation.checkpoint_id, index, from, to, attestation.period_start, attestation.period_end, attestation.period_end],
+  });
+  return { attestation, index };
+}

@@ -1,0 +1,106 @@
+/**
+ * Triggers of the trigger rail: ARMED on publish, FIRED once. Every publish and
+ * fire appends an event leaf to the `triggers` log (the public feed) and queues
+ * one webhook delivery per matching subscriber, in the same transaction.
+ */
+import type { Transaction } from '@libsql/client';
+import type { Threshold, TriggerState } from '../domain/trigger.ts';
+import { newId } from '../ids.ts';
+import { leafBytes } from './astl.ts';
+import { appendLeaf, type Db } from './log.ts';
+import { enqueueDeliveries } from './webhooks.ts';
+
+export const TRIGGERS_LOG = 'triggers';
+
+export interface Obligation {
+  callable_actions: string[];
+  exposure_ceiling_usd: number;
+  fee_bps: number | null;
+  regulatory_hooks: string[];
+}
+
+export interface Trigger {
+  id: string;
+  key_id: string;
+  template_id: string;
+  state: TriggerState;
+  obligation: Obligation;
+  threshold: Threshold;
+  enabled_exposure_micros: number;
+  published_at: string;
+  fired_at: string | null;
+  fire: Record<string, unknown> | null;
+  fee_micros: number | null;
+}
+
+function toTrigger(r: Record<string, unknown>): Trigger {
+  return {
+    id: String(r.id),
+    key_id: String(r.key_id),
+    template_id: String(r.template_id),
+    state: String(r.state) as TriggerState,
+    obligation: JSON.parse(String(r.obligation)) as Obligation,
+    threshold: JSON.parse(String(r.threshold)) as Threshold,
+    enabled_exposure_micros: Number(r.enabled_exposure_micros),
+    published_at: String(r.published_at),
+    fired_at: r.fired_at === null ? null : String(r.fired_at),
+    fire: r.fire === null ? null : (JSON.parse(String(r.fire)) as Record<string, unknown>),
+    fee_micros: r.fee_micros === null ? null : Number(r.fee_micros),
+  };
+}
+
+export async function getTrigger(db: Db, id: string): Promise<Trigger | undefined> {
+  const rs = await db.execute({ sql: 'SELECT * FROM triggers WHERE id = ?', args: [id] });
+  return rs.rows[0] ? toTrigger(rs.rows[0] as unknown as Record<string, unknown>) : undefined;
+}
+
+/** A trigger rail event: the feed leaf and the webhook body are the same canonical JSON. */
+export interface TriggerEvent {
+  event_id: string;
+  type: 'trigger.published' | 'trigger.fired';
+  trigger_id: string;
+  template_id: string;
+  state: TriggerState;
+  at: string;
+  data: Record<string, unknown>;
+}
+
+/** Appends the event to the `triggers` log and queues its webhook deliveries. */
+export async function recordEvent(tx: Transaction, keyId: string, e: TriggerEvent): Promise<{ index: number }> {
+  const { index } = await appendLeaf(tx, TRIGGERS_LOG, leafBytes(e));
+  await enqueueDeliveries(tx, keyId, { trigger_id: e.trigger_id, template_id: e.template_id }, { id: e.event_id, type: e.type, body: { ...e, log_index: index } });
+  return { index };
+}
+
+export async function insertTrigger(tx: Transaction, t: Trigger): Promise<void> {
+  await tx.execute({
+    sql: `INSERT INTO triggers (id, key_id, template_id, state, obligation, threshold, enabled_exposure_micros, published_at)
+          VALUES (?, ?, ?, 'ARMED', ?, ?, ?, ?)`,
+    args: [t.id, t.key_id, t.template_id, JSON.stringify(t.obligation), JSON.stringify(t.threshold), t.enabled_exposure_micros, t.published_at],
+  });
+}
+
+/** ARMED -> FIRED, once: false when the trigger is not ARMED any more (a second fire). */
+export async function markFired(tx: Transaction, id: string, at: string, fire: Record<string, unknown>, feeMicros: number): Promise<boolean> {
+  const rs = await tx.execute({
+    sql: "UPDATE triggers SET state = 'FIRED', fired_at = ?, fire = ?, fee_micros = ? WHERE id = ? AND state = 'ARMED'",
+    args: [at, JSON.stringify(fire), feeMicros, id],
+  });
+  return rs.rowsAffected === 1;
+}
+
+/** Enabled exposure (micro-USD) the key's triggers fired since `since` (the month's cleared exposure). */
+export async function firedExposureSince(db: Db, keyId: string, since: string): Promise<bigint> {
+  const rs = await db.execute({
+    sql: "SELECT COALESCE(SUM(enabled_exposure_micros), 0) AS m FROM triggers WHERE key_id = ? AND state = 'FIRED' AND fired_at >= ?",
+    args: [keyId, since],
+  });
+  return BigInt(Number(rs.rows[0]!.m));
+}
+
+export async function recentFires(db: Db, limit: number): Promise<Trigger[]> {
+  const rs = await db.execute({ sql: "SELECT * FROM triggers WHERE state = 'FIRED' ORDER BY fired_at DESC LIMIT ?", args: [limit] });
+  return rs.rows.map((r) => toTrigger(r as unknown as Record<string, unknown>));
+}
+
+export const newEventId = () => newId('evt');

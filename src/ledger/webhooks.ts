@@ -1,0 +1,148 @@
+/**
+ * Webhook subscriptions and the durable delivery queue. A delivery row is
+ * written in the transaction of its event, so it survives any restart; the
+ * deliverer (src/api/site/webhook-deliverer.ts) claims due rows with a lease,
+ * so that two processes never send the same attempt at once.
+ */
+import type { Transaction } from '@libsql/client';
+import { newId, nowIso } from '../ids.ts';
+import type { Db } from './log.ts';
+
+export interface Subscription {
+  id: string;
+  key_id: string;
+  url: string;
+  trigger_id: string | null;
+  template_id: string | null;
+  created_at: string;
+}
+
+export async function createSubscription(tx: Transaction, s: Subscription): Promise<void> {
+  await tx.execute({
+    sql: 'INSERT INTO webhook_subscriptions (id, key_id, url, trigger_id, template_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    args: [s.id, s.key_id, s.url, s.trigger_id, s.template_id, s.created_at],
+  });
+}
+
+export async function listSubscriptions(db: Db, keyId: string): Promise<Subscription[]> {
+  const rs = await db.execute({
+    sql: 'SELECT id, key_id, url, trigger_id, template_id, created_at FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NULL ORDER BY created_at',
+    args: [keyId],
+  });
+  return rs.rows.map((r) => ({
+    id: String(r.id),
+    key_id: String(r.key_id),
+    url: String(r.url),
+    trigger_id: r.trigger_id === null ? null : String(r.trigger_id),
+    template_id: r.template_id === null ? null : String(r.template_id),
+    created_at: String(r.created_at),
+  }));
+}
+
+/** Queues one delivery per subscriber of the key that matches the trigger, its template, or everything. */
+export async function enqueueDeliveries(
+  tx: Transaction,
+  keyId: string,
+  match: { trigger_id: string; template_id: string },
+  event: { id: string; type: string; body: unknown },
+): Promise<number> {
+  const subs = await tx.execute({
+    sql: `SELECT id FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NULL
+          AND (trigger_id = ? OR template_id = ? OR (trigger_id IS NULL AND template_id IS NULL))`,
+    args: [keyId, match.trigger_id, match.template_id],
+  });
+  const body = JSON.stringify(event.body);
+  for (const s of subs.rows) {
+    await tx.execute({
+      sql: `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
+            VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
+      args: [newId('whd'), String(s.id), event.id, event.type, body, Date.now(), nowIso()],
+    });
+  }
+  return subs.rows.length;
+}
+
+export interface DueDelivery {
+  id: string;
+  url: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  attempts: number;
+}
+
+/** Claims up to `limit` due deliveries: their next attempt moves `leaseMs` ahead, so no other worker takes them meanwhile. */
+export async function claimDue(tx: Transaction, now: number, leaseMs: number, limit: number): Promise<DueDelivery[]> {
+  const rs = await tx.execute({
+    sql: `SELECT d.id, s.url, d.event_id, d.event_type, d.body, d.attempts FROM webhook_deliveries d
+          JOIN webhook_subscriptions s ON s.id = d.subscription_id
+          WHERE d.state = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?`,
+    args: [now, limit],
+  });
+  for (const r of rs.rows) {
+    await tx.execute({ sql: 'UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?', args: [now + leaseMs, String(r.id)] });
+  }
+  return rs.rows.map((r) => ({
+    id: String(r.id),
+    url: String(r.url),
+    event_id: String(r.event_id),
+    event_type: String(r.event_type),
+    body: String(r.body),
+    attempts: Number(r.attempts),
+  }));
+}
+
+export interface AttemptOutcome {
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+  /** When to try again (epoch ms), or null to give up. Ignored when ok. */
+  retryAt: number | null;
+}
+
+export async function recordAttempt(tx: Transaction, d: DueDelivery, o: AttemptOutcome): Promise<void> {
+  const n = d.attempts + 1;
+  const at = nowIso();
+  await tx.execute({
+    sql: 'INSERT INTO webhook_attempts (delivery_id, n, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)',
+    args: [d.id, n, at, o.status, o.error, o.durationMs],
+  });
+  const state = o.ok ? 'delivered' : o.retryAt === null ? 'failed' : 'pending';
+  await tx.execute({
+    sql: `UPDATE webhook_deliveries SET attempts = ?, state = ?, last_status = ?, last_error = ?, next_attempt_at = ?, delivered_at = ? WHERE id = ?`,
+    args: [n, state, o.status, o.error, o.retryAt ?? 0, o.ok ? at : null, d.id],
+  });
+}
+
+export interface DeliveryView {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  state: string;
+  attempts: Array<{ n: number; at: string; status: number | null; error: string | null }>;
+  delivered_at: string | null;
+}
+
+export async function deliveriesOf(db: Db, keyId: string, limit = 100): Promise<DeliveryView[]> {
+  const rs = await db.execute({
+    sql: `SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.state, d.delivered_at FROM webhook_deliveries d
+          JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE s.key_id = ? ORDER BY d.created_at DESC LIMIT ?`,
+    args: [keyId, limit],
+  });
+  const out: DeliveryView[] = [];
+  for (const r of rs.rows) {
+    const a = await db.execute({ sql: 'SELECT n, at, status, error FROM webhook_attempts WHERE delivery_id = ? ORDER BY n', args: [String(r.id)] });
+    out.push({
+      id: String(r.id),
+      subscription_id: String(r.subscription_id),
+      event_id: String(r.event_id),
+      event_type: String(r.event_type),
+      state: String(r.state),
+      delivered_at: r.delivered_at === null ? null : String(r.delivered_at),
+      attempts: a.rows.map((x) => ({ n: Number(x.n), at: String(x.at), status: x.status === null ? null : Number(x.status), error: x.error === null ? null : String(x.error) })),
+    });
+  }
+  return out;
+}

@@ -1,0 +1,344 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compactVerify, importJWK } from 'jose';
+import { leafHash, rootOf, verifyConsistency, verifyInclusion } from '../src/crypto/merkle.ts';
+import { openNote, parseCheckpointText } from '../src/crypto/note.ts';
+import { canonicalJson } from '../src/crypto/canonical.ts';
+import { sealNow } from '../src/api/site/clearing.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
+
+async function meter(s: TestServer, keyId: string) {
+  const rs = await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros FROM meter WHERE key_id = ? ORDER BY id', args: [keyId] });
+  return rs.rows.map((r) => ({ sku: String(r.sku), micros: Number(r.amount_micros) }));
+}
+
+/** Checks a C2SP checkpoint note with the log's published verifier key and an inclusion proof against it. */
+async function checkInclusion(s: TestServer, log: string, note: string, index: number, leaf: Uint8Array, hashes: string[]) {
+  const { verifier_key } = await (await s.fetch(`/api/v1/logs/${log}`)).json();
+  const cp = parseCheckpointText(openNote(note, verifier_key));
+  verifyInclusion(index, cp.size, leafHash(leaf), hashes.map(unb64), cp.root);
+  return cp;
+}
+
+function expectBadInput(body: { code: string; errors?: Array<{ field: string }> }, field: string) {
+  expect(body.code).toMatch(/^invalid_(body|query)$/);
+  expect(body.errors!.map((e) => e.field)).toContain(field);
+}
+
+describe('companion ledger', () => {
+  let s: TestServer;
+  let key: { id: string; secret: string };
+  const post = (path: string, json: unknown, k = key.secret, headers: Record<string, string> = {}) => s.fetch(path, { method: 'POST', json, key: k, headers });
+
+  beforeAll(async () => {
+    s = await startTestServer({ CLEARING_INTERVAL_HOURS: '0', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '50' });
+    key = await s.newKey('ledger');
+  });
+  afterAll(() => s.stop());
+
+  it('ASTL: publishes manifests with proofs against a signed checkpoint; republish appends a version; lookup, verify, feed', async () => {
+    const r1 = await post('/api/v1/astl/publish', { entity: 'agent:acme', act_kinds: ['wire', 'pay', 'pay'] });
+    expect(r1.status).toBe(201);
+    const a = await r1.json();
+    expect(a.manifest).toMatchObject({ type: 'astl.manifest', entity: 'agent:acme', version: 1, act_kinds: ['pay', 'wire'] });
+    await checkInclusion(s, 'astl', a.checkpoint.note, a.index, new TextEncoder().encode(canonicalJson(a.manifest)), a.inclusion.hashes);
+    const r2 = await post('/api/v1/astl/publish', { entity: 'agent:acme', preset: 'hiring' });
+    const b = await r2.json();
+    expect(b.manifest.version).toBe(2);
+    expect(b.index).toBe(a.index + 1);
+    // Another key may not write the entity's versions.
+    const other = await s.newKey('other');
+    const r3 = await post('/api/v1/astl/publish', { entity: 'agent:acme', preset: 'agentic' }, other.secret);
+    expect(r3.status).toBe(403);
+    expect((await r3.json()).code).toBe('entity_owned');
+    // Lookup: newest first; the first version is still there, unchanged.
+    const look = await (await s.fetch('/api/v1/astl/lookup?entity=agent:acme')).json();
+    expect(look.manifests.map((m: { manifest: { version: number } }) => m.manifest.version)).toEqual([2, 1]);
+    expect(look.manifests[1].manifest).toEqual(a.manifest);
+    expect((await s.fetch('/api/v1/astl/lookup?entity=nobody')).status).toBe(404);
+    // Verify the old version against the newest checkpoint.
+    const v = await (await post('/api/v1/astl/verify', { manifest: a.manifest }, '')).json();
+    expect(v.included).toBe(true);
+    const cp = await checkInclusion(s, 'astl', v.checkpoint.note, a.index, new TextEncoder().encode(canonicalJson(a.manifest)), v.inclusion.hashes);
+    expect(cp.size).toBe(b.index + 1);
+    const forged = await (await post('/api/v1/astl/verify', { manifest: { ...a.manifest, act_kinds: ['pay'] } }, '')).json();
+    expect(forged).toEqual({ included: false, reason: 'leaf_not_in_log' });
+    // Feed: both leaves, and the newest checkpoint.
+    const feed = await (await s.fetch('/api/v1/astl/log.json')).json();
+    expect(feed.entries.map((e: { value: { version: number } }) => e.value.version)).toEqual([1, 2]);
+    expect(feed.checkpoint.tree_size).toBe(2);
+    // Metered once per publish (the refusal charged nothing).
+    expect((await meter(s, key.id)).filter((m) => m.sku === 'astl_publish')).toEqual([
+      { sku: 'astl_publish', micros: 250_000 },
+      { sku: 'astl_publish', micros: 250_000 },
+    ]);
+    expect(await meter(s, other.id)).toEqual([]);
+    const scale = await (await s.fetch('/api/v1/astl/scale?entities=10&versions_per_year=2')).json();
+    expect(scale).toMatchObject({ illustrative: true, publishes_per_year: 20, annual_usd: '5.00' });
+  });
+
+  it('ASTL: bad input is a 400 naming the field, idempotent retries charge once', async () => {
+    const before = (await meter(s, key.id)).length;
+    for (const [body, field] of [
+      [{ entity: 'agent:x' }, 'act_kinds'],
+      [{ entity: '', preset: 'agentic' }, 'entity'],
+      [{ entity: 'x', act_kinds: ['Pay!'] }, 'act_kinds.0'],
+      [{ entity: 'x', preset: 'nope' }, 'preset'],
+    ] as const) {
+      const r = await post('/api/v1/astl/publish', body);
+      expect(r.status).toBe(400);
+      expect(r.headers.get('content-type')).toContain('application/problem+json');
+      expectBadInput(await r.json(), field);
+    }
+    expect((await s.fetch('/api/v1/astl/publish', { method: 'POST', json: { entity: 'x', preset: 'agentic' } })).status).toBe(401);
+    const headers = { 'idempotency-key': 'astl-1' };
+    const first = await (await post('/api/v1/astl/publish', { entity: 'idem', preset: 'agentic' }, key.secret, headers)).json();
+    const again = await post('/api/v1/astl/publish', { entity: 'idem', preset: 'agentic' }, key.secret, headers);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const second = await again.json();
+    expect(second).toEqual(first);
+    expect((await meter(s, key.id)).length).toBe(before + 1);
+  });
+
+  it('absence: witnesses non-membership over a preset and an ASTL surface; the public verifier and jose agree', async () => {
+    const r = await post('/api/v1/absence/witness', { act_kind: 'wire', preset: 'hiring' });
+    expect(r.status).toBe(200);
+    const w = await r.json();
+    expect(w).toMatchObject({ absent: true, act_kind: 'wire', surface: { source: 'preset', preset: 'hiring', tree_size: 5 } });
+    // Second implementation: jose checks the witness signature with the published key.
+    const pub = await (await s.fetch('/crypto/public-key')).json();
+    const { payload } = await compactVerify(w.witness, await importJWK(pub.jwk, 'EdDSA'));
+    const claims = JSON.parse(new TextDecoder().decode(payload));
+    expect(claims).toMatchObject({ kind: 'absence_witness', decision: 'ABSENT', data: { act_kind: 'wire', surface: { root: w.surface.root } } });
+    // The signed root is the RFC 9162 root of the sorted preset, computed here independently.
+    const sorted = ['background_check', 'extend_offer', 'hire', 'reject_candidate', 'schedule_interview'];
+    expect(Buffer.from(rootOf(sorted.map((k) => leafHash(new TextEncoder().encode(k))))).toString('base64')).toBe(w.surface.root);
+    expect(w.proof.left.key < 'wire' && 'wire' < (w.proof.right?.key ?? '~')).toBe(true);
+    const ok = await (await post('/standards/absence-ledger/verify', { witness: w.witness, proof: w.proof }, '')).json();
+    expect(ok).toMatchObject({ valid: true, absent: true, act_kind: 'wire' });
+    // A proof for another act, or a tampered witness, fails.
+    const hire = await (await post('/api/v1/absence/witness', { act_kind: 'hire', preset: 'hiring' })).json();
+    expect(hire.absent).toBe(false);
+    const mixed = await (await post('/standards/absence-ledger/verify', { witness: w.witness, proof: hire.proof }, '')).json();
+    expect(mixed.valid).toBe(false);
+    const [h, p, sig] = w.witness.split('.');
+    const tampered = `${h}.${p}.${sig.startsWith('A') ? 'B' : 'A'}${sig.slice(1)}`;
+    expect((await (await post('/standards/absence-ledger/verify', { witness: tampered, proof: w.proof }, '')).json()).reason).toBe('bad_signature');
+    // Over an ASTL manifest: the entity's newest version.
+    const e = await (await post('/api/v1/absence/witness', { act_kind: 'pay', entity: 'agent:acme' })).json();
+    expect(e).toMatchObject({ absent: true, surface: { source: 'astl', entity: 'agent:acme', version: 2 } });
+    expect((await post('/api/v1/absence/witness', { act_kind: 'pay', entity: 'nobody' })).status).toBe(404);
+    const bad = await post('/api/v1/absence/witness', { act_kind: 'pay', preset: 'hiring', entity: 'agent:acme' });
+    expect(bad.status).toBe(400);
+    expectBadInput(await bad.json(), 'entity');
+    expect((await meter(s, key.id)).filter((m) => m.sku === 'absence_witness').every((m) => m.micros === 50_000)).toBe(true);
+    expect((await meter(s, key.id)).filter((m) => m.sku === 'absence_witness')).toHaveLength(3);
+  });
+
+  it('oracle: a weighted trimmed mean checked by hand, the DISPUTED guard, bad input', async () => {
+    const readings = [
+      { source_id: 'network_a', value: '100' },
+      { source_id: 'network_b', value: '101' },
+      { source_id: 'network_c', value: '102' },
+      { source_id: 'first_party', value: '103' },
+      { source_id: 'sealed_reading', value: '150' },
+    ];
+    const r = await post('/api/v1/oracle/aggregate', { metric: 'drift', readings });
+    expect(r.status).toBe(200);
+    const a = await r.json();
+    // 5 readings, 20 % trimmed at each end: drop 100 and 150. (101*1.0 + 102*0.9 + 103*1.1) / 3.0 = 306.1 / 3 = 102.0333...
+    expect(a).toMatchObject({ status: 'CONSENSUS', value: '102.033333', spread: '2', trim_per_side: 1 });
+    expect(a.trimmed.map((t: { source_id: string }) => t.source_id).sort()).toEqual(['network_a', 'sealed_reading']);
+    // Spread 90 - 110 = 20 on a mean near 100 is 20 % > 5 %: DISPUTED, no value.
+    const d = await (await post('/api/v1/oracle/aggregate', { metric: 'drift', readings: [
+      { source_id: 'network_a', value: '90' }, { source_id: 'network_b', value: '110' }, { source_id: 'network_c', value: '100' },
+    ] })).json();
+    expect(d).toMatchObject({ status: 'DISPUTED', value: null, reason: 'spread' });
+    const few = await (await post('/api/v1/oracle/aggregate', { metric: 'drift', readings: readings.slice(0, 2) })).json();
+    expect(few).toMatchObject({ status: 'DISPUTED', reason: 'too_few_sources' });
+    // 3 readings, no trim: (1.0*10 + 1.0*10 + 0.9*10.5) / 2.9 = 29.45 / 2.9 = 10.155172...
+    const three = await (await post('/api/v1/oracle/aggregate', { metric: 'm', readings: [
+      { source_id: 'network_a', value: '10' }, { source_id: 'network_b', value: '10' }, { source_id: 'network_c', value: '10.5' },
+    ] })).json();
+    expect(three).toMatchObject({ status: 'CONSENSUS', value: '10.155172' });
+    const before = (await meter(s, key.id)).length;
+    for (const [body, field] of [
+      [{ metric: 'm', readings: [{ source_id: 'network_z', value: '1' }] }, 'readings.0.source_id'],
+      [{ metric: 'm', readings: [{ source_id: 'network_a', value: '1e3' }] }, 'readings.0.value'],
+      [{ metric: 'm', readings: [{ source_id: 'network_a', value: '1' }, { source_id: 'network_a', value: '2' }] }, 'readings'],
+      [{ readings: [] }, 'metric'],
+    ] as const) {
+      const res = await post('/api/v1/oracle/aggregate', body);
+      expect(res.status).toBe(400);
+      expectBadInput(await res.json(), field);
+    }
+    expect((await meter(s, key.id)).length).toBe(before);
+    expect((await meter(s, key.id)).filter((m) => m.sku === 'oracle_aggregate')).toHaveLength(4);
+    // The result is sealed: its receipt verifies and is in the receipts log.
+    const e = await (await s.fetch(new URL(a.verify_url).pathname)).json();
+    expect(e.verification).toEqual({ signature: true, inclusion: true });
+  });
+
+  it('trigger rail: publish ARMED, fire only at the threshold, fee on enabled exposure, never twice; Clear tier fallback; feed', async () => {
+    const pub = await post('/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'drift', operator: 'gte', value: '100' }, enabled_exposure_usd: '1000000' });
+    expect(pub.status).toBe(201);
+    const t = await pub.json();
+    expect(t).toMatchObject({ state: 'ARMED', obligation_surface: { fee_bps: 25, exposure_ceiling_usd: 5000000 }, enabled_exposure_usd: '1000000.00' });
+    await checkInclusion(s, 'triggers', t.checkpoint.note, t.inclusion.index, unb64((await (await s.fetch(`/api/v1/logs/triggers/entries?start=${t.inclusion.index}&limit=1`)).json()).entries[0].leaf), t.inclusion.hashes);
+    // Below the threshold: stays ARMED, nothing charged.
+    const low = await (await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, reading: '99.999999' })).json();
+    expect(low).toMatchObject({ fired: false, state: 'ARMED' });
+    // A DISPUTED aggregate is refused; a CONSENSUS one fires.
+    const disputed = await (await post('/api/v1/oracle/aggregate', { metric: 'drift', readings: [{ source_id: 'network_a', value: '1' }] })).json();
+    const rd = await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, aggregate_id: disputed.aggregate_id });
+    expect(rd.status).toBe(409);
+    expect((await rd.json()).code).toBe('reading_disputed');
+    const agg = await (await post('/api/v1/oracle/aggregate', { metric: 'drift', readings: [
+      { source_id: 'network_a', value: '101' }, { source_id: 'network_b', value: '101' }, { source_id: 'sealed_reading', value: '101' },
+    ] })).json();
+    const before = (await meter(s, key.id)).length;
+    const fired = await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, aggregate_id: agg.aggregate_id });
+    expect(fired.status).toBe(200);
+    const f = await fired.json();
+    // 25 bps of 1,000,000 USD = 2,500 USD, plus the bps_fire toll of 1.00.
+    expect(f).toMatchObject({ fired: true, state: 'FIRED', fire: { reading: '101', fee: { bps: 25, source: 'obligation', amount_usd: '2500.00' } } });
+    expect((await meter(s, key.id)).slice(before)).toEqual([
+      { sku: 'bps_fire', micros: 1_000_000 },
+      { sku: 'bps_fee', micros: 2_500_000_000 },
+    ]);
+    // A second fire is refused and charges nothing.
+    const twice = await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, reading: '500' });
+    expect(twice.status).toBe(409);
+    expect((await twice.json()).code).toBe('trigger_already_fired');
+    expect((await meter(s, key.id)).length).toBe(before + 2);
+    // Concurrent fires of one trigger: exactly one wins.
+    const t2 = await (await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'x', operator: 'gt', value: '0' }, obligation: { fee_bps: null }, enabled_exposure_usd: '10000000' })).json();
+    const results = await Promise.all([1, 2, 3, 4].map(() => post('/api/v1/foundry/trigger/fire', { trigger_id: t2.trigger_id, reading: '1' })));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    // fee_bps null: Clear tier of this month's cleared exposure (1,000,000 + 10,000,000 USD > 10,000,000): growth, 1 bps of 10,000,000 = 1,000 USD.
+    const won = await results.find((r) => r.status === 200)!.json();
+    expect(won.fire.fee).toMatchObject({ source: 'clear_tier', tier: 'growth', bps: 1, amount_usd: '1000.00' });
+    // Bad input.
+    for (const [path, body, field] of [
+      ['/signal/trigger/publish', { template_id: 'nope', threshold: { metric: 'x', operator: 'gte', value: '1' } }, 'template_id'],
+      ['/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'about', value: '1' } }, 'threshold.operator'],
+      ['/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'gte', value: '1' }, obligation: { callable_actions: ['bind_hold', 'launch'] } }, 'obligation.callable_actions'],
+      ['/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'gte', value: '1' }, enabled_exposure_usd: '5000000.01' }, 'enabled_exposure_usd'],
+      ['/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id }, 'reading'],
+    ] as const) {
+      const r = await post(path, body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expectBadInput(await r.json(), field);
+    }
+    expect((await post('/api/v1/foundry/trigger/fire', { trigger_id: 'trg_missing', reading: '1' })).status).toBe(404);
+    // Feed: publish and fire events, newest checkpoint.
+    const feed = await (await s.fetch('/signal/trigger/feed.json?start=0')).json();
+    const mine = feed.entries.filter((e: { value: { trigger_id: string } }) => e.value.trigger_id === t.trigger_id).map((e: { value: { type: string } }) => e.value.type);
+    expect(mine).toEqual(['trigger.published', 'trigger.fired']);
+    expect(feed.checkpoint.tree_size).toBe(feed.entries.length);
+    const doc = await (await s.fetch('/signal/trigger-oracle')).json();
+    expect(doc.aggregation.sources).toHaveLength(5);
+  });
+
+  it('clearing: seals per-SKU totals over a receipts range; a stranger checks it against the receipts log', async () => {
+    expect((await s.fetch('/api/v1/clearing/network/latest.json')).status).toBe(404);
+    const sealed = await sealNow(s.ctx.ledger);
+    const ev = await (await s.fetch('/api/v1/clearing/network/latest.json')).json();
+    expect(ev.attestation).toEqual(sealed.attestation);
+    const att = ev.attestation;
+    expect(att.receipts.from).toBe(0);
+    // Per-SKU totals equal the meter, summed here.
+    const rows = await meter(s, key.id);
+    const astl = att.per_sku.find((x: { sku: string }) => x.sku === 'astl_publish');
+    expect(astl.amount_micros).toBe(rows.filter((r) => r.sku === 'astl_publish').reduce((a, r) => a + r.micros, 0));
+    expect(att.net_root).toBe(Buffer.from(rootOf(att.per_sku.map((x: unknown) => leafHash(new TextEncoder().encode(canonicalJson(x)))))).toString('base64'));
+    // The leaf is in the clearing log under a signed checkpoint.
+    await checkInclusion(s, 'clearing', ev.clearing.checkpoint.note, ev.clearing.index, unb64(ev.leaf), ev.clearing.hashes);
+    expect(new TextDecoder().decode(unb64(ev.leaf))).toBe(canonicalJson(att));
+    // The attested receipts root is a prefix of the signed receipts log.
+    const { verifier_key } = await (await s.fetch('/api/v1/logs/receipts')).json();
+    const rcp = parseCheckpointText(openNote(ev.receipts.checkpoint.note, verifier_key));
+    verifyConsistency(att.receipts.to, rcp.size, ev.receipts.consistency.hashes.map(unb64), unb64(att.receipts.tree_root), rcp.root);
+    // Recount acts from the receipts log's entries.
+    const entries = (await (await s.fetch(`/api/v1/logs/receipts/entries?start=0&limit=1000`)).json()).entries.slice(0, att.receipts.to);
+    const counted = new Map<string, number>();
+    for (const e of entries) counted.set(`${e.payload.kind}/${e.payload.decision}`, (counted.get(`${e.payload.kind}/${e.payload.decision}`) ?? 0) + 1);
+    for (const a of att.receipts.acts) expect(counted.get(`${a.kind}/${a.decision}`)).toBe(a.count);
+    // The catalog shows it; the next seal starts where this one ended.
+    const cat = await (await s.fetch('/api/v1/clearing/catalog')).json();
+    expect(cat).toMatchObject({ schema: 'svc-clearing-window-v1', network_checkpoint: { checkpoint_id: att.checkpoint_id, net_root: att.net_root } });
+    await post('/api/v1/absence/witness', { act_kind: 'zzz', preset: 'agentic' });
+    const next = await sealNow(s.ctx.ledger);
+    expect(next.attestation.receipts.from).toBe(att.receipts.to);
+    expect(next.attestation.per_sku).toEqual([expect.objectContaining({ sku: 'absence_witness', count: 1, amount_usd: '0.05' })]);
+  });
+});
+
+describe('webhooks', () => {
+  it('delivers signed publish and fire events, retries with backoff, and survives a restart', async () => {
+    let calls = 0;
+    const received: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
+    let failFirst = 3;
+    const receiver: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        calls++;
+        if (calls <= failFirst) {
+          res.writeHead(503).end();
+          return;
+        }
+        received.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const env = { CLEARING_INTERVAL_HOURS: '0', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '400', WEBHOOK_TIMEOUT_MS: '1000' };
+    let s = await startTestServer(env);
+    const dir = s.dir;
+    try {
+      const key = await s.newKey('hooks');
+      const bad = await s.fetch('/signal/trigger/webhooks', { method: 'POST', key: key.secret, json: { url: 'ftp://x' } });
+      expect(bad.status).toBe(400);
+      expectBadInput(await bad.json(), 'url');
+      const sub = await s.fetch('/signal/trigger/webhooks', { method: 'POST', key: key.secret, json: { url, template_id: 'bind_gate_hold' } });
+      expect(sub.status).toBe(201);
+      const t = await (await s.fetch('/signal/trigger/publish', { method: 'POST', key: key.secret, json: { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } } })).json();
+      const f = await s.fetch('/api/v1/foundry/trigger/fire', { method: 'POST', key: key.secret, json: { trigger_id: t.trigger_id, reading: '2' } });
+      expect(f.status).toBe(200);
+      // Wait for the first failed attempt, then stop the server mid-retry.
+      while (calls < 1) await new Promise((r) => setTimeout(r, 20));
+      await s.close();
+      s = await startTestServer(env, dir);
+      const deadline = Date.now() + 20_000;
+      while (received.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(received.map((r) => JSON.parse(r.body).type).sort()).toEqual(['trigger.fired', 'trigger.published']);
+      // Verify each signature with WebCrypto (a second implementation).
+      const pub = await (await s.fetch('/crypto/public-key')).json();
+      const k = await crypto.subtle.importKey('jwk', pub.jwk, { name: 'Ed25519' }, false, ['verify']);
+      for (const r of received) {
+        const [scheme, sig] = String(r.headers['webhook-signature']).split(',');
+        expect(scheme).toBe('v1a');
+        const signed = new TextEncoder().encode(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body}`);
+        expect(await crypto.subtle.verify('Ed25519', k, Buffer.from(sig!, 'base64'), signed)).toBe(true);
+        expect(await crypto.subtle.verify('Ed25519', k, Buffer.from(sig!, 'base64'), new TextEncoder().encode(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body} `))).toBe(false);
+        expect(JSON.parse(r.body).trigger_id).toBe(t.trigger_id);
+      }
+      const list = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret })).json();
+      expect(list.deliveries.every((d: { state: string }) => d.state === 'delivered')).toBe(true);
+      const attempts = list.deliveries.flatMap((d: { attempts: Array<{ status: number }> }) => d.attempts.map((a) => a.status));
+      // The receiver saw every attempt; the one in flight when the first server stopped may have no record (it was retried after its lease).
+      expect(calls).toBe(failFirst + 2);
+      expect(attempts.filter((x: number) => x === 503).length).toBeGreaterThanOrEqual(failFirst - 1);
+      expect(attempts.filter((x: number) => x === 204)).toHaveLength(2);
+    } finally {
+      failFirst = 0;
+      await s.stop();
+      await new Promise((r) => receiver.close(r));
+    }
+  }, 30_000);
+});
