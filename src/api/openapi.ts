@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { CATALOGS, type Urls } from '../catalog/catalogs.ts';
 import { DISCOVERY_NAMES } from '../catalog/discovery.ts';
-import { tollUsd } from '../catalog/tolls.ts';
+import { TOLLS } from '../catalog/tolls.ts';
 import type { AppContext } from './context.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';
 import { reply, toResponse } from './reply.ts';
@@ -79,7 +79,9 @@ function operation(r: RouteRecord): Json {
   if (doc?.query || params.length) statuses.add(400);
   if (doc?.auth === 'key') statuses.add(401);
   if (doc?.auth === 'demo') statuses.add(429);
-  const charges = doc?.charges?.map((sku) => `\`${sku}\` ${tollUsd(sku)} USD`).join(', ');
+  // A SKU without a fixed toll (a bps fee, a catalog-specific toll) is named without a price.
+  const price = (sku: string) => TOLLS.find((t) => t.sku === sku)?.usd;
+  const charges = doc?.charges?.map((sku) => (price(sku) === undefined ? `\`${sku}\`` : `\`${sku}\` ${price(sku)} USD`)).join(', ');
   const description = [
     doc?.auth === 'demo' ? 'Public demo: no key, rate limited per client address.' : undefined,
     charges ? `Charges: ${charges}. Accepts \`Idempotency-Key\`.` : undefined,
