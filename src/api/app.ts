@@ -15,6 +15,7 @@ import { registerReceiptRoutes } from './gate/receipts.ts';
 import { registerFuseRoutes } from './gate/fuses.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerLogRoutes } from './site/logs.ts';
+import { registerMeteredRoutes } from './site/metered-routes.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -26,6 +27,7 @@ const MODULES: RouteModule[] = [
   registerHopRoutes,
   registerLogRoutes,
   registerPrefinalityRoutes,
+  registerMeteredRoutes,
 ];
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

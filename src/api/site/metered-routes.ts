@@ -1,0 +1,8 @@
+/** Every companion-site metered area of issue 9, registered as one module (one line in app.ts). */
+import type { AppContext } from '../context.ts';
+import type { Router } from '../router.ts';
+import { registerClearRoutes } from './clear.ts';
+
+export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
+  registerClearRoutes(router, ctx);
+}
