@@ -3,10 +3,12 @@ import type { AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
 import { registerClearRoutes } from './clear.ts';
 import { registerNapRoutes } from './nap.ts';
+import { registerPdtrRoutes } from './pdtr.ts';
 import { registerScaleRoutes } from './scale.ts';
 
 export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
   registerClearRoutes(router, ctx);
   registerNapRoutes(router, ctx);
+  registerPdtrRoutes(router, ctx);
   registerScaleRoutes(router, ctx);
 }
