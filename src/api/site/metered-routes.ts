@@ -4,11 +4,13 @@ import type { Router } from '../router.ts';
 import { registerClearRoutes } from './clear.ts';
 import { registerNapRoutes } from './nap.ts';
 import { registerPdtrRoutes } from './pdtr.ts';
+import { registerOrnRoutes } from './orn.ts';
 import { registerScaleRoutes } from './scale.ts';
 
 export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
   registerClearRoutes(router, ctx);
   registerNapRoutes(router, ctx);
   registerPdtrRoutes(router, ctx);
+  registerOrnRoutes(router, ctx);
   registerScaleRoutes(router, ctx);
 }

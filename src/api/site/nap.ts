@@ -46,7 +46,7 @@ export const spoliationSealRequest = z.strictObject({
     )
     .min(1)
     .max(1000)
-    .refine((e) => new Set(e.map((x) => x.name)).size === e.length, { message: 'evidence names must be unique' }),
+    .refine((e) => new Set(e.map((x) => x?.name)).size === e.length, { message: 'evidence names must be unique' }),
   refers_to: z.string().regex(/^rcpt_[A-Za-z0-9_-]{1,64}$/).optional().describe('a receipt of yours this evidence is about (e.g. the refusal)'),
 });
 
