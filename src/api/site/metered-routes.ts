@@ -5,6 +5,7 @@ import { registerClearRoutes } from './clear.ts';
 import { registerNapRoutes } from './nap.ts';
 import { registerPdtrRoutes } from './pdtr.ts';
 import { registerOrnRoutes } from './orn.ts';
+import { registerRelayRoutes } from './relay.ts';
 import { registerScaleRoutes } from './scale.ts';
 
 export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
@@ -12,5 +13,6 @@ export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
   registerNapRoutes(router, ctx);
   registerPdtrRoutes(router, ctx);
   registerOrnRoutes(router, ctx);
+  registerRelayRoutes(router, ctx);
   registerScaleRoutes(router, ctx);
 }
