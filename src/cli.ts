@@ -5,11 +5,12 @@
 import { ConfigError, loadConfig } from './config.ts';
 import { fuseCommands } from './cli/fuses.ts';
 import { keyCommands } from './cli/keys.ts';
+import { rr1Commands } from './cli/rr1.ts';
 import { type CliContext, type Command, UsageError } from './cli/shared.ts';
 import { openLedger, type Ledger } from './ledger/db.ts';
 import { VERSION } from './version.ts';
 
-const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands };
+const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...rr1Commands };
 
 function help(): string {
   const rows = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(44)} ${c.summary}`);

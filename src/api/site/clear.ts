@@ -67,6 +67,7 @@ export const executeGateResponse = z.object({
   fingerprint: z.string(),
   charge: chargeSchema,
   ...receiptRef,
+  receipt: z.string().describe('the signed receipt (compact JWS); an RR-1 service accepts a PERMIT in its Gate-Receipt header'),
 });
 export const restraintResponse = z.object({
   restraint_id: z.string(),
@@ -173,6 +174,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
             fingerprint: fp,
             charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: charge.nap },
             ...receiptFields(receipt),
+            receipt: receipt.jws,
           });
         },
       );

@@ -6,6 +6,7 @@ import { registerNapRoutes } from './nap.ts';
 import { registerPdtrRoutes } from './pdtr.ts';
 import { registerOrnRoutes } from './orn.ts';
 import { registerRelayRoutes } from './relay.ts';
+import { registerRequireReceiptRoutes } from './require-receipt.ts';
 import { registerScaleRoutes } from './scale.ts';
 
 export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
@@ -14,5 +15,6 @@ export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
   registerPdtrRoutes(router, ctx);
   registerOrnRoutes(router, ctx);
   registerRelayRoutes(router, ctx);
+  registerRequireReceiptRoutes(router, ctx);
   registerScaleRoutes(router, ctx);
 }
