@@ -5,6 +5,7 @@
  */
 import { benchFoundation } from './foundation.ts';
 import { benchGate } from './gate.ts';
+import { benchMetered } from './metered.ts';
 import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
 import { benchSite } from './site.ts';
@@ -16,6 +17,7 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   site: benchSite,
   prefinality: benchPrefinality,
   trust: benchTrust,
+  metered: benchMetered,
 };
 
 const only = process.env.BENCH_ONLY;
