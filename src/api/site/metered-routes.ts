@@ -7,6 +7,7 @@ import { registerPdtrRoutes } from './pdtr.ts';
 import { registerOrnRoutes } from './orn.ts';
 import { registerRelayRoutes } from './relay.ts';
 import { registerRequireReceiptRoutes } from './require-receipt.ts';
+import { registerDepositoryRoutes } from './depository.ts';
 import { registerScaleRoutes } from './scale.ts';
 
 export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
@@ -16,5 +17,6 @@ export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
   registerOrnRoutes(router, ctx);
   registerRelayRoutes(router, ctx);
   registerRequireReceiptRoutes(router, ctx);
+  registerDepositoryRoutes(router, ctx);
   registerScaleRoutes(router, ctx);
 }
