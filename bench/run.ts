@@ -7,6 +7,7 @@ import { benchFoundation } from './foundation.ts';
 import { benchGate } from './gate.ts';
 import { benchPas } from './pas.ts';
 import { benchLedger } from './ledger.ts';
+import { benchMetered } from './metered.ts';
 import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
 import { benchSite } from './site.ts';
@@ -20,6 +21,7 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   trust: benchTrust,
   pas: benchPas,
   ledger: benchLedger,
+  metered: benchMetered,
 };
 
 const only = process.env.BENCH_ONLY;

@@ -8,11 +8,12 @@ import { fuseCommands } from './cli/fuses.ts';
 import { keyCommands } from './cli/keys.ts';
 import { pasCommands } from './cli/pas.ts';
 import { verifyCommands } from './cli/verify.ts';
+import { rr1Commands } from './cli/rr1.ts';
 import { type CliContext, type Command, UsageError } from './cli/shared.ts';
 import { openLedger, type Ledger } from './ledger/db.ts';
 import { VERSION } from './version.ts';
 
-const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...verifyCommands };
+const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands };
 
 function help(): string {
   const rows = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(44)} ${c.summary}`);

@@ -24,6 +24,7 @@ import { registerOracleRoutes } from './site/oracle.ts';
 import { registerTriggerRoutes } from './site/triggers.ts';
 import { registerWebhookRoutes } from './site/webhooks.ts';
 import { registerClearingRoutes } from './site/clearing.ts';
+import { registerMeteredRoutes } from './site/metered-routes.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -42,6 +43,7 @@ const MODULES: RouteModule[] = [
   registerTriggerRoutes,
   registerWebhookRoutes,
   registerClearingRoutes,
+  registerMeteredRoutes,
   registerMcpRoutes,
   registerOpenApiRoutes,
 ];

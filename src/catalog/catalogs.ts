@@ -11,6 +11,7 @@ import type { z } from 'zod';
 import * as s from './schemas.ts';
 import { SURFACE_PRESETS } from './surfaces.ts';
 import { tollTable, tollUsd } from './tolls.ts';
+import { RECEIPT_HEADER as RR1_RECEIPT_HEADER } from '../rr1/constants.ts';
 import clearJson from '../content/catalogs/clear.json' with { type: 'json' };
 import napJson from '../content/catalogs/nap.json' with { type: 'json' };
 import clearingJson from '../content/catalogs/clearing.json' with { type: 'json' };
@@ -198,13 +199,23 @@ export const CATALOGS: readonly CatalogEntry[] = [
   ),
   entry('agent_actions', '/.well-known/agent-actions.json', 'fusegate-agent-actions-v1', s.agentActionsSchema, (u) => {
     const rr = DATA.require_receipt;
-    return assemble(s.agentActionsSchema, DATA.agent_actions, u, layerPath('require_receipt'), {
+    const { actions, ...aa } = DATA.agent_actions;
+    return assemble(s.agentActionsSchema, aa, u, layerPath('require_receipt'), {
       standard: rr.standard,
       rule: rr.rule,
       header: rr.header,
       status_code: rr.status_code,
       conformance_requires: rr.conformance_requires,
       catalog: u.site + '/api/v1/require-receipt/catalog',
+      gate: u.gate,
+      actions: actions.map((a) => ({
+        act: a.act,
+        method: a.method,
+        url: u.site + a.path,
+        irreversible: true,
+        receipt_header: RR1_RECEIPT_HEADER,
+        obtain_receipt: u.site + a.obtain_path,
+      })),
     });
   }),
   entry('issuer_pays', '/api/v1/issuer-pays/catalog', 'svc-issuer-pays-commercial-v1', s.issuerPaysCatalogSchema, (u) =>

@@ -280,8 +280,26 @@ export const agentActionsSchema = catalog('fusegate-agent-actions-v1', {
   status_code: z.literal(428),
   conformance_requires: z.array(text),
   catalog: url,
+  /** The gate whose receipts are accepted (their `iss`). */
+  gate: url,
+  /** The irreversible acts of this service: each answers 428 without a receipt (src/rr1). */
+  actions: z
+    .array(
+      z.strictObject({
+        act: slug,
+        method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']),
+        url,
+        irreversible: z.literal(true),
+        receipt_header: text,
+        obtain_receipt: url,
+      }),
+    )
+    .min(1),
 });
-export const agentActionsDataSchema = agentActionsSchema.pick({ schema: true, issuer: true, product: true, tagline: true });
+const agentActionData = z.strictObject({ act: slug, method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']), path: sitePath, obtain_path: sitePath });
+export const agentActionsDataSchema = agentActionsSchema
+  .pick({ schema: true, issuer: true, product: true, tagline: true })
+  .extend({ actions: z.array(agentActionData).min(1) });
 
 const x402Resource = z.strictObject({ resource: url, method: z.literal('POST'), rails: z.array(z.enum(['x402', 'rtp'])), description: text });
 export const x402Schema = catalog('fusegate-x402-v1', {

@@ -1,0 +1,354 @@
+/**
+ * Clear (SPEC 2.4, 4.2): the execute gate for the agents and bind_gate
+ * verticals, restraint for hiring, and the exposure, usage and network reads.
+ * The decision rule is src/domain/clear.ts; refusals are metered as NAP.
+ */
+import type { H3Event } from 'h3';
+import { z } from 'zod';
+import { fingerprint } from '../../crypto/canonical.ts';
+import { BPS_TIERS, CLEAR_RULES_VERSION, decideClear, exposureFeeMicros, monthOf, tierFor, type ClearFacts } from '../../domain/clear.ts';
+import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { isRefusal } from '../../domain/pricing.ts';
+import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
+import { insertClearAct, monthTotals } from '../../ledger/clear.ts';
+import { getFuse } from '../../ledger/fuses.ts';
+import { usage } from '../../ledger/meter.ts';
+import { nowIso } from '../../ids.ts';
+import { requireKey } from '../auth.ts';
+import { readBody, readQuery } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { idempotent } from '../idempotency.ts';
+import { reply, toResponse, type Reply } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { actionSchema, callerOf, fuseIdSchema, hopLimitProblem, visibleFuse, type Action } from '../gate/governed.ts';
+import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { actKind, chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
+
+const gateFields = {
+  exposure_usd: usdAmount.optional().describe('money this act commits; counted as cleared exposure when the decision is PERMIT'),
+  hold_above_usd: usdAmount.optional().describe('answer HOLD (human review) when exposure_usd is above this'),
+  review_requested: z.boolean().optional().describe('true asks for HOLD (human review)'),
+};
+
+export const executeGateRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema, ...gateFields });
+
+export const executeGateBindRequest = z.strictObject({
+  fuse_id: fuseIdSchema,
+  bind: z.strictObject({
+    policy_ref: ref.describe('your reference of the policy being bound'),
+    kind: actKind.default('bind_policy').describe('the act kind checked against the surface; default bind_policy'),
+    line: z.string().max(64).optional().describe('line of business, recorded only'),
+  }),
+  ...gateFields,
+});
+
+export const restraintRequest = z.strictObject({
+  subject_ref: ref.describe('your reference of what was restrained (a requisition or candidate id); no personal data'),
+  act_kind: actKind.describe('the act that was not taken, e.g. reject_candidate'),
+  decision: z.enum(['BLOCK', 'HOLD', 'DENY', 'SILENCE']).default('HOLD').describe('the refusal recorded'),
+  reason: z.string().min(1).max(500),
+  fuse_id: fuseIdSchema.optional().describe('a fuse of yours the restraint concerns (must exist)'),
+  sku: z.enum(['restraint', 'restraint_call']).default('restraint').describe('restraint_call is the legacy alias: metered as restraint'),
+});
+
+export const exposureQuery = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'a UTC month, YYYY-MM').optional() });
+export const usageQuery = z.object({ since: z.iso.datetime({ message: 'an RFC 3339 UTC time' }).optional() });
+
+export const executeGateResponse = z.object({
+  decision: z.enum(['PERMIT', 'DENY', 'HOLD', 'SILENCE']),
+  rule: z.string(),
+  reason: z.string(),
+  vertical: z.enum(['agents', 'bind_gate']),
+  fuse_id: z.string(),
+  state: z.string(),
+  act_kind: z.string(),
+  exposure_usd: usdString,
+  cleared_exposure_usd: usdString,
+  fingerprint: z.string(),
+  charge: chargeSchema,
+  ...receiptRef,
+  receipt: z.string().describe('the signed receipt (compact JWS); an RR-1 service accepts a PERMIT in its Gate-Receipt header'),
+});
+export const restraintResponse = z.object({
+  restraint_id: z.string(),
+  decision: z.string(),
+  act_kind: z.string(),
+  subject_ref: z.string(),
+  sku: z.literal('restraint'),
+  requested_sku: z.enum(['restraint', 'restraint_call']),
+  charge: chargeSchema,
+  ...receiptRef,
+});
+const tierSchema = z.object({ id: z.string(), bps: z.number(), cleared_usd_monthly_up_to: z.number().nullable(), label: z.string() });
+export const exposureResponse = z.object({
+  key_id: z.string(),
+  month: z.string(),
+  cleared_exposure_usd: usdString,
+  acts: z.number(),
+  by_decision: z.record(z.string(), z.number()),
+  tier: tierSchema,
+  bps_fee_usd: usdString,
+  next_tier: z.object({ id: z.string(), above_usd: usdString }).nullable(),
+  tiers: z.array(tierSchema),
+});
+const skuUsage = z.object({ sku: z.string(), count: z.number(), nap: z.boolean(), amount_usd: usdString });
+export const usageResponse = z.object({ key_id: z.string(), since: z.string().nullable(), by_sku: z.array(skuUsage), total_usd: usdString, nap_usd: usdString });
+export const networkResponse = z.object({
+  month: z.string(),
+  keys: z.number(),
+  acts: z.number(),
+  by_decision: z.record(z.string(), z.number()),
+  cleared_exposure_usd: usdString,
+  tier: tierSchema,
+  nap_share: z.number().describe('refused acts / all acts this month'),
+});
+
+class FuseChanged extends Error {}
+
+interface GateAct {
+  vertical: 'agents' | 'bind_gate';
+  fuseId: string;
+  action: Action;
+  exposure_usd?: string | undefined;
+  hold_above_usd?: string | undefined;
+  review_requested?: boolean | undefined;
+}
+
+/** One execute-gate act: decide, seal, and commit the hop, the meter row, the receipt and the act together. */
+async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct): Promise<Reply> {
+  if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
+  const caller = await callerOf(ctx, key);
+  const exposureMicros = a.exposure_usd ? usdToMicros(a.exposure_usd) : 0;
+  for (let attempt = 0; ; attempt++) {
+    const fuse = await visibleFuse(ctx.ledger.read, caller, a.fuseId);
+    const facts: ClearFacts = {
+      state: fuse.state,
+      in_surface: caller.surface.includes(a.action.kind),
+      exposure_micros: exposureMicros,
+      hold_above_micros: a.hold_above_usd ? usdToMicros(a.hold_above_usd) : null,
+      review_requested: a.review_requested ?? false,
+    };
+    const outcome = decideClear(facts);
+    const refused = isRefusal(outcome.decision);
+    const charge = refused ? toll('hold', true) : toll('execute_gate');
+    const fp = fingerprint(a.action);
+    const created = nowIso();
+    try {
+      return await meteredWrite(
+        event,
+        ctx,
+        key,
+        {
+          kind: a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind',
+          decision: outcome.decision,
+          subject: fuse.id,
+          fingerprint: fp,
+          data: { vertical: a.vertical, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: a.action.kind, facts },
+        },
+        [charge],
+        async (tx, receipt) => {
+          const now = await getFuse(tx, fuse.id);
+          if (now?.state !== fuse.state) throw new FuseChanged();
+          if (!(await consumeHop(tx, key.id))) throw hopLimitProblem({ ...key, hops_used: key.hop_limit });
+          const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
+          await insertClearAct(tx, {
+            receiptId: receipt.receipt_id,
+            keyId: key.id,
+            vertical: a.vertical,
+            fuseId: fuse.id,
+            decision: outcome.decision,
+            exposureMicros: cleared,
+            month: created.slice(0, 7),
+            createdAt: created,
+          });
+          return reply({
+            decision: outcome.decision,
+            rule: outcome.rule,
+            reason: outcome.reason,
+            vertical: a.vertical,
+            fuse_id: fuse.id,
+            state: fuse.state,
+            act_kind: a.action.kind,
+            exposure_usd: formatUsd(exposureMicros),
+            cleared_exposure_usd: formatUsd(cleared),
+            fingerprint: fp,
+            charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: charge.nap },
+            ...receiptFields(receipt),
+            receipt: receipt.jws,
+          });
+        },
+      );
+    } catch (e) {
+      if (e instanceof FuseChanged && attempt < 3) continue;
+      throw e;
+    }
+  }
+}
+
+const gateOptions = (b: { exposure_usd?: string | undefined; hold_above_usd?: string | undefined; review_requested?: boolean | undefined }) => ({
+  exposure_usd: b.exposure_usd,
+  hold_above_usd: b.hold_above_usd,
+  review_requested: b.review_requested,
+});
+
+function nextTier(exposure: bigint) {
+  const i = BPS_TIERS.indexOf(tierFor(exposure));
+  const cur = BPS_TIERS[i]!;
+  const next = BPS_TIERS[i + 1];
+  if (!next || cur.cleared_usd_monthly_up_to === null) return null;
+  return { id: next.id, above_usd: formatUsd(BigInt(cur.cleared_usd_monthly_up_to) * 1_000_000n) };
+}
+
+export function registerClearRoutes(router: Router, ctx: AppContext): void {
+  const limit = ctx.config.MAX_BODY_BYTES;
+  const gateProblems = [402, 404, 409, 422];
+
+  router.post(
+    '/api/v1/execute-gate',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const b = await readBody(event, executeGateRequest, limit);
+        return gateAct(event, ctx, key, { vertical: 'agents', fuseId: b.fuse_id, action: b.action, ...gateOptions(b) });
+      });
+    },
+    {
+      summary: 'PERMIT / DENY / HOLD / SILENCE for an agent act against one of your fuses; refusals are metered as NAP hold',
+      auth: 'key',
+      tag: 'clear',
+      body: executeGateRequest,
+      response: executeGateResponse,
+      problems: gateProblems,
+      charges: ['execute_gate', 'hold'],
+      example: { fuse_id: 'fuse_…', action: { kind: 'pay' }, exposure_usd: '1250.00', hold_above_usd: '10000.00' },
+    },
+  );
+
+  router.post(
+    '/api/v1/execute-gate/bind',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const b = await readBody(event, executeGateBindRequest, limit);
+        const action = { kind: b.bind.kind, policy_ref: b.bind.policy_ref, ...(b.bind.line ? { line: b.bind.line } : {}) };
+        return gateAct(event, ctx, key, { vertical: 'bind_gate', fuseId: b.fuse_id, action, ...gateOptions(b) });
+      });
+    },
+    {
+      summary: 'The execute gate for a policy bind (bind_gate vertical): PERMIT / DENY / HOLD / SILENCE before the bind',
+      auth: 'key',
+      tag: 'clear',
+      body: executeGateBindRequest,
+      response: executeGateResponse,
+      problems: gateProblems,
+      charges: ['execute_gate', 'hold'],
+      example: { fuse_id: 'fuse_…', bind: { policy_ref: 'POL-2026-0042' }, exposure_usd: '2500000.00' },
+    },
+  );
+
+  router.post(
+    '/api/v1/restraint',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const b = await readBody(event, restraintRequest, limit);
+        if (b.fuse_id) await visibleFuse(ctx.ledger.read, await callerOf(ctx, key), b.fuse_id);
+        const charge = toll('restraint', true);
+        return meteredWrite(
+          event,
+          ctx,
+          key,
+          {
+            kind: 'restraint',
+            decision: b.decision,
+            subject: b.fuse_id ?? b.subject_ref,
+            fingerprint: fingerprint({ subject_ref: b.subject_ref, act_kind: b.act_kind }),
+            data: { vertical: 'hiring', subject_ref: b.subject_ref, act_kind: b.act_kind, reason: b.reason, requested_sku: b.sku },
+          },
+          [charge],
+          async (_tx, receipt) =>
+            reply({
+              restraint_id: receipt.receipt_id,
+              decision: b.decision,
+              act_kind: b.act_kind,
+              subject_ref: b.subject_ref,
+              sku: 'restraint',
+              requested_sku: b.sku,
+              charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: true },
+              ...receiptFields(receipt),
+            }),
+        );
+      });
+    },
+    {
+      summary: 'Records a restraint (an act not taken, e.g. a hiring decision held) as a sealed NAP receipt; restraint_call is its legacy alias',
+      auth: 'key',
+      tag: 'clear',
+      body: restraintRequest,
+      response: restraintResponse,
+      problems: [404, 409, 422],
+      charges: ['restraint'],
+      example: { subject_ref: 'req-118/cand-7', act_kind: 'reject_candidate', decision: 'HOLD', reason: 'adverse-action review pending' },
+    },
+  );
+
+  router.get(
+    '/api/v1/clear/exposure',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const month = readQuery(event, exposureQuery).month ?? monthOf();
+      const t = await monthTotals(ctx.ledger.read, month, key.id);
+      return toResponse(
+        reply({
+          key_id: key.id,
+          month,
+          cleared_exposure_usd: formatUsd(t.cleared_micros),
+          acts: t.acts,
+          by_decision: t.by_decision,
+          tier: tierFor(t.cleared_micros),
+          bps_fee_usd: formatUsd(exposureFeeMicros(t.cleared_micros)),
+          next_tier: nextTier(t.cleared_micros),
+          tiers: BPS_TIERS,
+        }),
+      );
+    },
+    {
+      summary: "The calling key's cleared exposure in a UTC month (default: this one), its bps tier and the bps fee it implies",
+      auth: 'key',
+      tag: 'clear',
+      query: exposureQuery,
+      response: exposureResponse,
+    },
+  );
+
+  router.get(
+    '/api/v1/clear/usage',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const { since } = readQuery(event, usageQuery);
+      return toResponse(reply({ key_id: key.id, since: since ?? null, ...(await usage(ctx.ledger.read, key.id, since)) }));
+    },
+    { summary: 'Charges of the calling key per SKU (count, USD, NAP flag), optionally since a time', auth: 'key', tag: 'clear', query: usageQuery, response: usageResponse },
+  );
+
+  router.get(
+    '/api/v1/clear/network',
+    async (event) => {
+      const month = readQuery(event, exposureQuery).month ?? monthOf();
+      const t = await monthTotals(ctx.ledger.read, month);
+      const refused = t.acts - (t.by_decision.PERMIT ?? 0);
+      return toResponse(
+        reply({
+          month,
+          keys: t.keys,
+          acts: t.acts,
+          by_decision: t.by_decision,
+          cleared_exposure_usd: formatUsd(t.cleared_micros),
+          tier: tierFor(t.cleared_micros),
+          nap_share: t.acts === 0 ? 0 : refused / t.acts,
+        }),
+      );
+    },
+    { summary: 'Network totals of the execute gate in a UTC month: acts by decision, cleared exposure, its tier', auth: 'public', tag: 'clear', query: exposureQuery, response: networkResponse },
+  );
+}

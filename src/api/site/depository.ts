@@ -1,0 +1,151 @@
+/**
+ * Depository attestation (SPEC 2.5, 6): POST /api/v1/depository/attest.
+ * Rules in src/domain/depository.ts; each attestation extends the asset's
+ * hash chain and is sealed, charged at the dtcc_attest toll.
+ */
+import { z } from 'zod';
+import { fingerprint } from '../../crypto/canonical.ts';
+import { DepositoryRefusal, GENESIS, applyEvent, chainHash, type DepositoryEvent, type Twin } from '../../domain/depository.ts';
+import { formatUsd } from '../../domain/money.ts';
+import { nowIso } from '../../ids.ts';
+import type { Client, Transaction } from '@libsql/client';
+import { requireKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { idempotent } from '../idempotency.ts';
+import { Problem } from '../problem.ts';
+import { reply } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeSchema, receiptRef, ref } from './schemas.ts';
+
+const units = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe('whole units of the asset');
+const common = {
+  asset_id: ref.describe('your identifier of the asset (ISIN, CUSIP, internal id)'),
+  attested_custody_units: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe("the custodian's statement of units in custody after the event; refused if it breaks parity"),
+};
+
+export const attestRequest = z
+  .discriminatedUnion('event_type', [
+    z.strictObject({ event_type: z.literal('tokenize'), ...common, units, custodian: ref.optional().describe('who holds the asset in custody') }),
+    z.strictObject({ event_type: z.literal('mint'), ...common, units, custody_ref: ref.describe('the custody record the new units are minted against') }),
+    z.strictObject({ event_type: z.literal('burn'), ...common, units }),
+    z.strictObject({
+      event_type: z.literal('corporate_action'),
+      ...common,
+      action: z.enum(['dividend', 'split', 'governance']),
+      split_ratio: z.number().int().min(2).max(1000).optional().describe('for a split: new units per old unit'),
+    }),
+    z.strictObject({ event_type: z.literal('custody_transfer'), ...common, to_custodian: ref, from_custodian: ref.optional().describe('must be the current custodian when given') }),
+  ])
+  .superRefine((b, c) => {
+    if (b?.event_type === 'corporate_action' && (b.action === 'split') !== (b.split_ratio !== undefined)) {
+      c.addIssue({ code: 'custom', path: ['split_ratio'], message: 'split_ratio is required for a split, and only for a split' });
+    }
+  });
+
+const twinSchema = z.object({ custody_units: z.number(), token_supply: z.number(), custodian: z.string().nullable() });
+export const attestResponse = z.object({
+  attestation_id: z.string(),
+  asset_id: z.string(),
+  event_type: z.string(),
+  before: twinSchema,
+  after: twinSchema,
+  parity: z.object({ holds: z.literal(true), custody_units: z.number(), token_supply: z.number() }),
+  chain: z.object({ seq: z.number(), prev_hash: z.string(), chain_hash: z.string(), rule: z.string() }),
+  charge: chargeSchema,
+  ...receiptRef,
+});
+
+async function readTwin(db: Client | Transaction, keyId: string, assetId: string): Promise<Twin | undefined> {
+  const r = (await db.execute({ sql: 'SELECT custody_units, token_supply, custodian, seq, chain_hash FROM depository_assets WHERE key_id = ? AND asset_id = ?', args: [keyId, assetId] })).rows[0];
+  return r
+    ? { custody_units: Number(r.custody_units), token_supply: Number(r.token_supply), custodian: r.custodian == null ? null : String(r.custodian), seq: Number(r.seq), chain_hash: String(r.chain_hash) }
+    : undefined;
+}
+
+class TwinChanged extends Error {}
+
+export function registerDepositoryRoutes(router: Router, ctx: AppContext): void {
+  router.post(
+    '/api/v1/depository/attest',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const b = await readBody(event, attestRequest, ctx.config.MAX_BODY_BYTES);
+        const ev: DepositoryEvent = {
+          event_type: b.event_type,
+          attested_custody_units: b.attested_custody_units,
+          ...('units' in b ? { units: b.units } : {}),
+          ...(b.event_type === 'tokenize' && b.custodian ? { to_custodian: b.custodian } : {}),
+          ...(b.event_type === 'mint' ? { custody_ref: b.custody_ref } : {}),
+          ...(b.event_type === 'corporate_action' ? { action: b.action, split_ratio: b.split_ratio } : {}),
+          ...(b.event_type === 'custody_transfer' ? { to_custodian: b.to_custodian, from_custodian: b.from_custodian } : {}),
+        };
+        for (let attempt = 0; ; attempt++) {
+          const before = await readTwin(ctx.ledger.read, key.id, b.asset_id);
+          let after;
+          try {
+            after = applyEvent(before, ev);
+          } catch (e) {
+            if (!(e instanceof DepositoryRefusal)) throw e;
+            throw new Problem({ status: e.code === 'unknown_asset' ? 404 : 409, code: e.code, title: e.code === 'unknown_asset' ? 'Not found' : 'Conflict', detail: e.message });
+          }
+          const seq = (before?.seq ?? 0) + 1;
+          const prev = before?.chain_hash ?? GENESIS;
+          const chain = chainHash(prev, { ...b, seq });
+          const charge = toll('dtcc_attest');
+          const view = (t: { custody_units: number; token_supply: number; custodian: string | null }) => ({ custody_units: t.custody_units, token_supply: t.token_supply, custodian: t.custodian });
+          try {
+            return await meteredWrite(
+              event,
+              ctx,
+              key,
+              { kind: 'depository_attest', decision: 'ATTESTED', subject: b.asset_id, fingerprint: fingerprint(b), data: { event: b, seq, chain_hash: chain, prev_hash: prev, after: view(after) } },
+              [charge],
+              async (tx, receipt) => {
+                const now = await readTwin(tx, key.id, b.asset_id);
+                if ((now?.seq ?? 0) !== (before?.seq ?? 0)) throw new TwinChanged();
+                const at = nowIso();
+                await tx.execute({
+                  sql: `INSERT INTO depository_assets (key_id, asset_id, custody_units, token_supply, custodian, seq, chain_hash, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (key_id, asset_id) DO UPDATE SET custody_units = excluded.custody_units, token_supply = excluded.token_supply,
+                        custodian = excluded.custodian, seq = excluded.seq, chain_hash = excluded.chain_hash, updated_at = excluded.updated_at`,
+                  args: [key.id, b.asset_id, after.custody_units, after.token_supply, after.custodian, seq, chain, at],
+                });
+                await tx.execute({
+                  sql: 'INSERT INTO depository_events (key_id, asset_id, seq, event_type, chain_hash, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+                  args: [key.id, b.asset_id, seq, b.event_type, chain, receipt.receipt_id, at],
+                });
+                return reply({
+                  attestation_id: receipt.receipt_id,
+                  asset_id: b.asset_id,
+                  event_type: b.event_type,
+                  before: view(before ?? { custody_units: 0, token_supply: 0, custodian: null }),
+                  after: view(after),
+                  parity: { holds: true, custody_units: after.custody_units, token_supply: after.token_supply },
+                  chain: { seq, prev_hash: prev, chain_hash: chain, rule: 'chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of the request with its seq)), chain_0 = 32 zero bytes' },
+                  charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false },
+                  ...receiptFields(receipt),
+                });
+              },
+            );
+          } catch (e) {
+            if (e instanceof TwinChanged && attempt < 3) continue;
+            throw e;
+          }
+        }
+      });
+    },
+    {
+      summary: 'Attests a depository event (tokenize, mint, burn, corporate_action, custody_transfer) on a tokenized twin; custody units and token supply stay equal (parity), each event extends the asset hash chain',
+      auth: 'key',
+      tag: 'foundry',
+      body: attestRequest,
+      response: attestResponse,
+      problems: [404, 409, 422],
+      charges: ['dtcc_attest'],
+      example: { event_type: 'tokenize', asset_id: 'US0378331005', units: 1000, custodian: 'custodian-a' },
+    },
+  );
+}

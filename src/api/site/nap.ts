@@ -1,0 +1,215 @@
+/**
+ * NAP (SPEC 2.4, 4.2): counterfactual replay of a refused act, spoliation
+ * seals, and the key's NAP usage. Both writes are NAP SKUs (premiums).
+ */
+import { z } from 'zod';
+import { fingerprint } from '../../crypto/canonical.ts';
+import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { evidenceRoot, NotReplayable, replay, replaySource } from '../../domain/nap.ts';
+import { FUSE_STATES } from '../../ledger/fuses.ts';
+import { usage } from '../../ledger/meter.ts';
+import { getReceipt } from '../../ledger/receipts.ts';
+import { newId, nowIso } from '../../ids.ts';
+import { DATA } from '../../catalog/catalogs.ts';
+import { requireKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { idempotent } from '../idempotency.ts';
+import { Problem, notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
+
+export const replayRequest = z.strictObject({
+  receipt_id: z.string().regex(/^rcpt_[A-Za-z0-9_-]{1,64}$/, 'a receipt id such as rcpt_…').describe('a refusal receipt of yours (execute-gate, hop or act)'),
+  assume: z
+    .strictObject({
+      state: z.enum(FUSE_STATES).optional().describe('the fuse state to assume instead of the recorded one'),
+      in_surface: z.boolean().optional().describe('assume the act kind was (or was not) in the declared surface'),
+      exposure_usd: usdAmount.optional(),
+      hold_above_usd: usdAmount.nullable().optional().describe('null assumes no hold threshold'),
+      review_requested: z.boolean().optional(),
+    })
+    .default({})
+    .describe('facts to assume instead of the recorded ones; none replays the act exactly as refused'),
+});
+
+export const spoliationSealRequest = z.strictObject({
+  matter_ref: ref.describe('your reference of the matter (case, claim, incident)'),
+  evidence: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1).max(256).describe('what the item is (a file name, an export id)'),
+        sha256: z.string().regex(/^[0-9a-f]{64}$/, 'the SHA-256 of the item, 64 lowercase hex digits'),
+      }),
+    )
+    .min(1)
+    .max(1000)
+    .refine((e) => new Set(e.map((x) => x?.name)).size === e.length, { message: 'evidence names must be unique' }),
+  refers_to: z.string().regex(/^rcpt_[A-Za-z0-9_-]{1,64}$/).optional().describe('a receipt of yours this evidence is about (e.g. the refusal)'),
+});
+
+const factsSchema = z.object({ state: z.string(), in_surface: z.boolean(), exposure_micros: z.number(), hold_above_micros: z.number().nullable(), review_requested: z.boolean() });
+const outcomeSchema = z.object({ decision: z.string(), rule: z.string(), reason: z.string() });
+export const replayResponse = z.object({
+  replay_id: z.string(),
+  original: z.object({ receipt_id: z.string(), kind: z.string(), decision: z.string(), facts: factsSchema }),
+  rules_version: z.string(),
+  assumed: factsSchema,
+  replayed: outcomeSchema,
+  would_have_acted: z.boolean(),
+  changed: z.boolean(),
+  charge: chargeSchema,
+  ...receiptRef,
+});
+export const spoliationSealResponse = z.object({
+  seal_id: z.string(),
+  matter_ref: z.string(),
+  evidence_count: z.number(),
+  root_hash: z.string().describe('RFC 9162 Merkle root (hex) over the evidence SHA-256s in request order'),
+  leaf_rule: z.string(),
+  charge: chargeSchema,
+  ...receiptRef,
+});
+export const napUsageResponse = z.object({
+  key_id: z.string(),
+  nap_rule: z.string(),
+  by_sku: z.array(z.object({ sku: z.string(), count: z.number(), amount_usd: usdString })),
+  nap_usd: usdString,
+  total_usd: usdString,
+  nap_share_of_spend: z.number(),
+});
+
+const unprocessable = (code: string, detail: string) => new Problem({ status: 422, code, title: 'Unprocessable', detail });
+
+export function registerNapRoutes(router: Router, ctx: AppContext): void {
+  const limit = ctx.config.MAX_BODY_BYTES;
+
+  router.post(
+    '/tcb/counterfactual-replay',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const b = await readBody(event, replayRequest, limit);
+        const original = await getReceipt(ctx.ledger.read, b.receipt_id);
+        // Another key's receipt is answered like a missing one.
+        if (!original || original.payload.key_id !== key.id) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
+        let src;
+        try {
+          src = replaySource(original.payload.kind, original.payload.decision, original.payload.data);
+        } catch (e) {
+          if (e instanceof NotReplayable) throw unprocessable('not_replayable', e.message);
+          throw e;
+        }
+        const a = b.assume;
+        const { facts, outcome } = replay(src, {
+          ...(a.state ? { state: a.state } : {}),
+          ...(a.in_surface !== undefined ? { in_surface: a.in_surface } : {}),
+          ...(a.exposure_usd ? { exposure_micros: usdToMicros(a.exposure_usd) } : {}),
+          ...(a.hold_above_usd !== undefined ? { hold_above_micros: a.hold_above_usd === null ? null : usdToMicros(a.hold_above_usd) } : {}),
+          ...(a.review_requested !== undefined ? { review_requested: a.review_requested } : {}),
+        });
+        const charge = toll('ccr', true);
+        const body = {
+          original: { receipt_id: original.receipt_id, kind: original.payload.kind, decision: original.payload.decision, facts: src.facts },
+          rules_version: src.rules_version,
+          assumed: facts,
+          replayed: outcome,
+          would_have_acted: outcome.decision === 'PERMIT',
+          changed: outcome.decision !== original.payload.decision,
+        };
+        return meteredWrite(
+          event,
+          ctx,
+          key,
+          { kind: 'counterfactual_replay', decision: outcome.decision, subject: original.receipt_id, fingerprint: fingerprint(b), data: body },
+          [charge],
+          async (_tx, receipt) =>
+            reply({ replay_id: receipt.receipt_id, ...body, charge: { sku: 'ccr', amount_usd: formatUsd(charge.amountMicros), nap: true }, ...receiptFields(receipt) }),
+        );
+      });
+    },
+    {
+      summary: 'Replays a refused act of yours against the rules in force when it was refused (optionally assuming other facts) and seals what would have happened',
+      auth: 'key',
+      tag: 'nap',
+      body: replayRequest,
+      response: replayResponse,
+      problems: [404, 409, 422],
+      charges: ['ccr'],
+      example: { receipt_id: 'rcpt_…', assume: { state: 'LIVE' } },
+    },
+  );
+
+  router.post(
+    '/api/v1/spoliation-seal',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const b = await readBody(event, spoliationSealRequest, limit);
+        if (b.refers_to) {
+          const r = await getReceipt(ctx.ledger.read, b.refers_to);
+          if (!r || r.payload.key_id !== key.id) throw notFound(`no receipt ${b.refers_to} of this key`, 'unknown_receipt');
+        }
+        const root = evidenceRoot(b.evidence.map((e) => e.sha256));
+        const charge = toll('spoliation_seal', true);
+        const sealId = newId('seal');
+        const leafRule = 'RFC 9162: leaf i = SHA-256(0x00 || raw 32 bytes of evidence[i].sha256), in request order';
+        return meteredWrite(
+          event,
+          ctx,
+          key,
+          {
+            kind: 'spoliation_seal',
+            decision: 'SEALED',
+            subject: b.matter_ref,
+            fingerprint: fingerprint(b.evidence),
+            data: { seal_id: sealId, root_hash: root, evidence_count: b.evidence.length, evidence: b.evidence, ...(b.refers_to ? { refers_to: b.refers_to } : {}) },
+          },
+          [charge],
+          async (tx, receipt) => {
+            await tx.execute({
+              sql: 'INSERT INTO spoliation_seals (id, key_id, matter_ref, evidence_count, root_hash, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+              args: [sealId, key.id, b.matter_ref, b.evidence.length, root, receipt.receipt_id, nowIso()],
+            });
+            return reply({
+              seal_id: sealId,
+              matter_ref: b.matter_ref,
+              evidence_count: b.evidence.length,
+              root_hash: root,
+              leaf_rule: leafRule,
+              charge: { sku: 'spoliation_seal', amount_usd: formatUsd(charge.amountMicros), nap: true },
+              ...receiptFields(receipt),
+            });
+          },
+        );
+      });
+    },
+    {
+      summary: 'Seals a set of evidence hashes (their Merkle root) into a signed, logged receipt',
+      auth: 'key',
+      tag: 'nap',
+      body: spoliationSealRequest,
+      response: spoliationSealResponse,
+      problems: [404, 409, 422],
+      charges: ['spoliation_seal'],
+      example: { matter_ref: 'claim-2026-118', evidence: [{ name: 'chat-export.jsonl', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }] },
+    },
+  );
+
+  router.get(
+    '/api/v1/nap/usage',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const u = await usage(ctx.ledger.read, key.id);
+      const nap = u.by_sku.filter((x) => x.nap).map(({ sku, count, amount_usd }) => ({ sku, count, amount_usd }));
+      const napMicros = usdToMicros(u.nap_usd);
+      const total = usdToMicros(u.total_usd);
+      return toResponse(
+        reply({ key_id: key.id, nap_rule: DATA.nap.nap_rule, by_sku: nap, nap_usd: u.nap_usd, total_usd: u.total_usd, nap_share_of_spend: total === 0 ? 0 : napMicros / total }),
+      );
+    },
+    { summary: "The calling key's negative-act premium charges per NAP SKU, and their share of its spend", auth: 'key', tag: 'nap', response: napUsageResponse },
+  );
+}

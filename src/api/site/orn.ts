@@ -1,0 +1,157 @@
+/**
+ * ORN (SPEC 2.4, 4.2): General Average declare (flat toll plus a pro rata
+ * allocation export) and SHARP slices (agents x SHARP toll x events). Tolls
+ * come from the ORN catalog (sharp_toll_usd, ga_declare_toll_usd).
+ */
+import { z } from 'zod';
+import { fingerprint } from '../../crypto/canonical.ts';
+import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { GA_DECLARE_TOLL_MICROS, SHARP_TOLL_MICROS, allocateGeneralAverage, allocationCsv, sharpMicros } from '../../domain/orn.ts';
+import { newId, nowIso } from '../../ids.ts';
+import { requireKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { idempotent } from '../idempotency.ts';
+import { reply } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { meteredWrite, receiptFields, type MeterLine } from './metered.ts';
+import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
+
+export const gaDeclareRequest = z.strictObject({
+  event_ref: ref.describe('your reference of the loss event'),
+  graph_id: ref.optional().describe('the agent graph the parties belong to'),
+  loss_usd: usdAmount.describe('the general-average loss to allocate'),
+  parties: z
+    .array(z.strictObject({ party_id: ref, contributed_value_usd: usdAmount.describe('value the party had at stake (its contributory value)') }))
+    .min(2)
+    .max(500)
+    .refine((p) => new Set(p.map((x) => x?.party_id)).size === p.length, { message: 'party_id must be unique' })
+    // Refinements also run on items that failed: look at the text, never parse it here.
+    .refine((p) => p.some((x) => /[1-9]/.test(String(x?.contributed_value_usd))), { message: 'at least one contributed value must be above zero' }),
+});
+
+export const sharpRequest = z.strictObject({
+  graph_id: ref.describe('the agent graph (orchestration) being metered'),
+  agents_in_graph: z.number().int().min(1).max(10_000),
+  events: z.number().int().min(1).max(100_000).describe('orchestration events in this slice'),
+  slice_ref: ref.optional().describe('your reference of the slice (a chain or run id)'),
+});
+
+export const gaDeclareResponse = z.object({
+  declaration_id: z.string(),
+  event_ref: z.string(),
+  graph_id: z.string().nullable(),
+  loss_usd: usdString,
+  contributed_total_usd: usdString,
+  allocations: z.array(z.object({ party_id: z.string(), contributed_value_usd: usdString, share_pct: z.string(), allocation_usd: usdString })),
+  export: z.object({ format: z.literal('text/csv'), filename: z.string(), content: z.string() }),
+  charge: chargeSchema,
+  ...receiptRef,
+});
+export const sharpResponse = z.object({
+  slice_id: z.string(),
+  graph_id: z.string(),
+  agents_in_graph: z.number(),
+  events: z.number(),
+  sharp_toll_usd: usdString,
+  charge: chargeSchema,
+  ...receiptRef,
+});
+
+export function registerOrnRoutes(router: Router, ctx: AppContext): void {
+  const limit = ctx.config.MAX_BODY_BYTES;
+  const insertEvent = (id: string, keyId: string, kind: 'ga_declare' | 'sharp', graph: string | null, micros: bigint, receiptId: string) => ({
+    sql: 'INSERT INTO orn_events (id, key_id, kind, graph_id, amount_micros, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    args: [id, keyId, kind, graph, Number(micros), receiptId, nowIso()],
+  });
+
+  router.post(
+    '/api/v1/orn/declare',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const b = await readBody(event, gaDeclareRequest, limit);
+        const loss = BigInt(usdToMicros(b.loss_usd));
+        const parties = b.parties.map((p) => ({ party_id: p.party_id, value_micros: BigInt(usdToMicros(p.contributed_value_usd)) }));
+        const alloc = allocateGeneralAverage(loss, parties);
+        const allocations = alloc.map(({ allocation_micros: _, ...a }) => a);
+        const total = parties.reduce((a, p) => a + p.value_micros, 0n);
+        const id = newId('ga');
+        const charge: MeterLine = { sku: 'ga_declare', amountMicros: GA_DECLARE_TOLL_MICROS, nap: false };
+        const body = {
+          declaration_id: id,
+          event_ref: b.event_ref,
+          graph_id: b.graph_id ?? null,
+          loss_usd: formatUsd(loss),
+          contributed_total_usd: formatUsd(total),
+          allocations,
+          export: { format: 'text/csv' as const, filename: `general-average-${id}.csv`, content: allocationCsv(alloc) },
+          charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false },
+        };
+        return meteredWrite(
+          event,
+          ctx,
+          key,
+          { kind: 'orn_ga_declare', decision: 'DECLARED', subject: b.event_ref, fingerprint: fingerprint(b), data: { declaration_id: id, graph_id: b.graph_id, loss_usd: body.loss_usd, allocations } },
+          [charge],
+          async (tx, receipt) => {
+            await tx.execute(insertEvent(id, key.id, 'ga_declare', b.graph_id ?? null, BigInt(charge.amountMicros), receipt.receipt_id));
+            return reply({ ...body, ...receiptFields(receipt) });
+          },
+        );
+      });
+    },
+    {
+      summary: 'General Average declare: allocates a loss pro rata to the parties\' contributed values (exact to the micro-USD), with a CSV export; flat toll',
+      auth: 'key',
+      tag: 'orn',
+      body: gaDeclareRequest,
+      response: gaDeclareResponse,
+      problems: [409, 422],
+      charges: ['ga_declare'],
+      example: { event_ref: 'incident-42', graph_id: 'swarm-7', loss_usd: '9000.00', parties: [{ party_id: 'planner', contributed_value_usd: '20000' }, { party_id: 'executor', contributed_value_usd: '10000' }] },
+    },
+  );
+
+  router.post(
+    '/api/v1/orn/sharp',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const b = await readBody(event, sharpRequest, limit);
+        const amount = sharpMicros(b.agents_in_graph, b.events);
+        const id = newId('sharp');
+        const charge: MeterLine = { sku: 'sharp', amountMicros: Number(amount), nap: false };
+        return meteredWrite(
+          event,
+          ctx,
+          key,
+          { kind: 'orn_sharp', decision: 'METERED', subject: b.graph_id, fingerprint: fingerprint(b), data: { slice_id: id, agents_in_graph: b.agents_in_graph, events: b.events, amount_usd: formatUsd(amount), ...(b.slice_ref ? { slice_ref: b.slice_ref } : {}) } },
+          [charge],
+          async (tx, receipt) => {
+            await tx.execute(insertEvent(id, key.id, 'sharp', b.graph_id, amount, receipt.receipt_id));
+            return reply({
+              slice_id: id,
+              graph_id: b.graph_id,
+              agents_in_graph: b.agents_in_graph,
+              events: b.events,
+              sharp_toll_usd: formatUsd(SHARP_TOLL_MICROS),
+              charge: { sku: 'sharp', amount_usd: formatUsd(amount), nap: false },
+              ...receiptFields(receipt),
+            });
+          },
+        );
+      });
+    },
+    {
+      summary: 'SHARP slice: meters a multi-agent chain as agents_in_graph x SHARP toll x orchestration events',
+      auth: 'key',
+      tag: 'orn',
+      body: sharpRequest,
+      response: sharpResponse,
+      problems: [409, 422],
+      charges: ['sharp'],
+      example: { graph_id: 'swarm-7', agents_in_graph: 5, events: 3 },
+    },
+  );
+}

@@ -1,0 +1,88 @@
+/**
+ * RR-1 on this service (SPEC 2.4): a demo irreversible act protected by the
+ * require-receipt middleware of src/rr1 (the same piece other services
+ * mount). Receipts are checked against our own key set and claimed once in
+ * the database; a challenge (428) to a caller that sent an API key is
+ * metered at the catalog's challenge toll.
+ */
+import { HTTPResponse } from 'h3';
+import { z } from 'zod';
+import { DATA, catalogByKey } from '../../catalog/catalogs.ts';
+import { verifyReceiptJws } from '../../crypto/receipt.ts';
+import { usdToMicros } from '../../domain/money.ts';
+import { nowIso } from '../../ids.ts';
+import { recordCharge } from '../../ledger/meter.ts';
+import { requireReceipt } from '../../rr1/middleware.ts';
+import { optionalKey } from '../auth.ts';
+import type { AppContext } from '../context.ts';
+import { enforceDemoRateLimit } from '../rate-limit.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+
+export const RR1_DEMO_ACT = DATA.agent_actions.actions[0]!;
+/** Meter SKU of a challenge (ours; the toll is the RR-1 catalog's challenge_toll_usd). */
+export const CHALLENGE_SKU = 'rr1_challenge';
+
+export const demoActRequest = z.looseObject({}).describe('any JSON body: the demo act only records that it ran');
+export const demoActResponse = z.object({
+  acted: z.literal(true),
+  act: z.string(),
+  receipt_id: z.string().describe('the receipt this act consumed'),
+  acted_at: z.string(),
+});
+
+export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): void {
+  const toll = usdToMicros(DATA.require_receipt.challenge_toll_usd);
+  const guard = requireReceipt({
+    act: RR1_DEMO_ACT.act,
+    gate: ctx.config.BASE_URL,
+    obtainUrl: ctx.config.SITE_URL + RR1_DEMO_ACT.obtain_path,
+    verify: async (jws) => {
+      const v = await verifyReceiptJws(ctx.keyring, jws);
+      return v.valid ? { valid: true, payload: v.payload } : v;
+    },
+    claim: (receiptId) =>
+      ctx.ledger.write(async (tx) => {
+        const rs = await tx.execute({
+          sql: 'INSERT INTO rr1_receipt_uses (receipt_id, act, used_at) VALUES (?, ?, ?) ON CONFLICT (receipt_id) DO NOTHING',
+          args: [receiptId, RR1_DEMO_ACT.act, nowIso()],
+        });
+        return rs.rowsAffected > 0;
+      }),
+    onChallenge: async (event) => {
+      const key = await optionalKey(event, ctx).catch(() => undefined);
+      if (key) await ctx.ledger.write((tx) => recordCharge(tx, { keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll, ref: RR1_DEMO_ACT.path }));
+    },
+  });
+
+  // The manifest, live: the static build bakes the URLs of build time; this one names the running gate.
+  const manifest = catalogByKey('agent_actions');
+  const urls = { site: ctx.config.SITE_URL.replace(/\/+$/, ''), gate: ctx.config.BASE_URL.replace(/\/+$/, '') };
+  const manifestBody = JSON.stringify(manifest.build(urls));
+  router.get(
+    manifest.path,
+    () => new HTTPResponse(manifestBody, { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' } }),
+    { summary: 'The RR-1 agent-actions manifest: the irreversible acts of this service and how to get a receipt for them', auth: 'public', tag: 'require_receipt', response: manifest.schema },
+  );
+
+  router.post(
+    RR1_DEMO_ACT.path,
+    async (event) => {
+      await enforceDemoRateLimit(event, ctx);
+      return guard(event, () => {
+        const rr1 = event.context.rr1 as { receipt_id: string };
+        return toResponse(reply({ acted: true, act: RR1_DEMO_ACT.act, receipt_id: rr1.receipt_id, acted_at: nowIso() }));
+      });
+    },
+    {
+      summary: `RR-1 demo irreversible act (${RR1_DEMO_ACT.act}): 428 with Receipt-Required unless a fresh, unused PERMIT receipt for it from this gate is sent in Gate-Receipt`,
+      auth: 'demo',
+      tag: 'require_receipt',
+      body: demoActRequest,
+      response: demoActResponse,
+      problems: [428, 429],
+      charges: [CHALLENGE_SKU],
+      example: {},
+    },
+  );
+}

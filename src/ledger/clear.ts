@@ -1,0 +1,52 @@
+/** Clear acts and cleared exposure (SPEC 2.4). Amounts are micro-USD; sums are read exactly as text. */
+import type { Client, Transaction } from '@libsql/client';
+
+export interface ClearActRow {
+  receiptId: string;
+  keyId: string;
+  vertical: string;
+  fuseId: string;
+  decision: string;
+  exposureMicros: number;
+  month: string;
+  createdAt: string;
+}
+
+export async function insertClearAct(tx: Transaction, a: ClearActRow): Promise<void> {
+  await tx.execute({
+    sql: `INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    args: [a.receiptId, a.keyId, a.vertical, a.fuseId, a.decision, a.exposureMicros, a.month, a.createdAt],
+  });
+}
+
+export interface MonthTotals {
+  /** Cleared (PERMIT) exposure, micro-USD. */
+  cleared_micros: bigint;
+  /** Acts by decision. */
+  by_decision: Record<string, number>;
+  acts: number;
+  keys: number;
+}
+
+/** Totals of one month, for one key or (keyId undefined) the whole network. */
+export async function monthTotals(db: Client, month: string, keyId?: string): Promise<MonthTotals> {
+  const where = keyId ? 'month = ? AND key_id = ?' : 'month = ?';
+  const args = keyId ? [month, keyId] : [month];
+  const rs = await db.execute({
+    sql: `SELECT decision, COUNT(*) AS n, CAST(COALESCE(SUM(exposure_micros), 0) AS TEXT) AS exposure
+          FROM clear_acts WHERE ${where} GROUP BY decision`,
+    args,
+  });
+  const keys = await db.execute({ sql: `SELECT COUNT(DISTINCT key_id) AS k FROM clear_acts WHERE ${where}`, args });
+  const by_decision: Record<string, number> = { PERMIT: 0, DENY: 0, HOLD: 0, SILENCE: 0 };
+  let cleared = 0n;
+  let acts = 0;
+  for (const r of rs.rows) {
+    const d = String(r.decision);
+    by_decision[d] = Number(r.n);
+    acts += Number(r.n);
+    if (d === 'PERMIT') cleared = BigInt(String(r.exposure));
+  }
+  return { cleared_micros: cleared, by_decision, acts, keys: Number(keys.rows[0]?.k ?? 0) };
+}
