@@ -117,7 +117,7 @@ interface GateAct {
 /** One execute-gate act: decide, seal, and commit the hop, the meter row, the receipt and the act together. */
 async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct): Promise<Reply> {
   if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
-  const caller = await callerOf(ctx, key);
+  const caller = callerOf(key);
   const exposureMicros = a.exposure_usd ? usdToMicros(a.exposure_usd) : 0;
   for (let attempt = 0; ; attempt++) {
     const fuse = await visibleFuse(ctx.ledger.read, caller, a.fuseId);
@@ -252,7 +252,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       const key = await requireKey(event, ctx);
       return idempotent(event, ctx, key, async () => {
         const b = await readBody(event, restraintRequest, limit);
-        if (b.fuse_id) await visibleFuse(ctx.ledger.read, await callerOf(ctx, key), b.fuse_id);
+        if (b.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), b.fuse_id);
         const charge = toll('restraint', true);
         return meteredWrite(
           event,
