@@ -76,6 +76,11 @@ export const configSchema = z.object({
   WEBHOOK_BACKOFF_MS: positiveInt.default(1000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(5000),
   WEBHOOK_POLL_MS: positiveInt.default(1000),
+  /** Inference-root proxy: the OpenAI-compatible base URL it forwards to (unset: 503), its bearer key (a secret: never logged), timeout, exchanges per session. */
+  INFERENCE_UPSTREAM_URL: url.optional(),
+  INFERENCE_UPSTREAM_KEY: z.string().min(1).optional(),
+  INFERENCE_TIMEOUT_MS: positiveInt.default(60_000),
+  INFERENCE_SESSION_MAX_EXCHANGES: positiveInt.default(10_000),
   /** Clearing checkpoints: hours between automatic seals (168 = weekly); 0 turns the timer off (the CLI still seals). */
   CLEARING_INTERVAL_HOURS: nonNegativeInt.default(168),
 }).superRefine((c, ctx) => {

@@ -36,10 +36,12 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict (state, or an Idempotency-Key still in progress)',
   413: 'Body too large',
   415: 'Body is not application/json',
-  422: 'Idempotency-Key reused with another request',
+  422: 'Unprocessable: a rule of the operation refused the request, or an Idempotency-Key reused with another request',
   428: 'Receipt required',
   429: 'Rate limited (RateLimit headers, Retry-After)',
-  503: 'Unavailable (the ledger cannot be reached)',
+  502: 'Bad gateway (an upstream failed; nothing was charged)',
+  503: 'Unavailable (the ledger cannot be reached, or a dependency is not configured)',
+  504: 'Gateway timeout (an upstream did not answer in time; nothing was charged)',
 };
 
 /** `/v1/receipts/:id` -> `/v1/receipts/{id}` and its parameter names. */

@@ -26,12 +26,12 @@ export interface Projection {
   annual_usd: string;
 }
 
-function line(name: string, units: bigint, tollMicrosEach: bigint): { l: ProjectionLine; micros: bigint } {
+export function line(name: string, units: bigint, tollMicrosEach: bigint): { l: ProjectionLine; micros: bigint } {
   const micros = units * tollMicrosEach;
   return { l: { line: name, units: Number(units), toll_usd: formatUsd(tollMicrosEach), monthly_usd: formatUsd(micros) }, micros };
 }
 
-function projection(layer: string, note: string, inputs: Record<string, number>, parts: Array<{ l: ProjectionLine; micros: bigint }>): Projection {
+export function projection(layer: string, note: string, inputs: Record<string, number>, parts: Array<{ l: ProjectionLine; micros: bigint }>): Projection {
   const monthly = parts.reduce((a, p) => a + p.micros, 0n);
   return { layer, illustrative: true, note, inputs, lines: parts.map((p) => p.l), monthly_usd: formatUsd(monthly), annual_usd: formatUsd(monthly * 12n) };
 }

@@ -9,6 +9,9 @@ import { registerRelayRoutes } from './relay.ts';
 import { registerRequireReceiptRoutes } from './require-receipt.ts';
 import { registerDepositoryRoutes } from './depository.ts';
 import { registerScaleRoutes } from './scale.ts';
+import { registerConformityRoutes } from './conformity.ts';
+import { registerFoundryRoutes } from './foundry.ts';
+import { registerInferenceRoutes } from './inference.ts';
 
 export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
   registerClearRoutes(router, ctx);
@@ -19,4 +22,7 @@ export function registerMeteredRoutes(router: Router, ctx: AppContext): void {
   registerRequireReceiptRoutes(router, ctx);
   registerDepositoryRoutes(router, ctx);
   registerScaleRoutes(router, ctx);
+  registerConformityRoutes(router, ctx);
+  registerFoundryRoutes(router, ctx);
+  registerInferenceRoutes(router, ctx);
 }

@@ -1,0 +1,109 @@
+/**
+ * Conformity packs (SPEC 2.5, foundry layer 5):
+ *   POST /api/v1/conformity/generate       key, conformity_pack 2.50   a sealed pack for one category
+ *   GET  /api/v1/conformity/packs/{pack_id} key (the owner)             the stored pack, byte for byte re-hashable
+ * The pack's rules are in src/domain/conformity.ts.
+ */
+import { z } from 'zod';
+import { CATEGORY_IDS, ConformityRefusal, buildPack, packHash } from '../../domain/conformity.ts';
+import { formatUsd } from '../../domain/money.ts';
+import { newId, nowIso } from '../../ids.ts';
+import { requireKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { idempotent } from '../idempotency.ts';
+import { Problem, notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeSchema, receiptRef, ref } from './schemas.ts';
+
+const line = (max: number, what: string) => z.string().trim().min(1).max(max).describe(what);
+
+export const generateRequest = z.strictObject({
+  category_id: z.enum(CATEGORY_IDS).describe('one of the foundry catalog conformity categories'),
+  system: z.strictObject({
+    name: line(200, 'the AI system'),
+    version: line(64, 'its version'),
+    provider: line(200, 'who places it on the market'),
+    intended_purpose: line(2000, 'what it is for, as the instructions for use say'),
+  }),
+  deployer: ref.optional().describe('who uses it, by reference'),
+  evidence: z.record(z.string(), ref).optional().describe('risk control -> a reference to its evidence; controls not named stay open'),
+});
+
+const packSchema = z.looseObject({ format: z.string(), category: z.looseObject({ category_id: z.string(), annex_iii: z.string().nullable() }) });
+export const generateResponse = z.object({
+  pack_id: z.string(),
+  pack: packSchema,
+  pack_hash: z.string().describe('SHA-256 (hex) of the canonical JSON of `pack`: the value the receipt seals'),
+  charge: chargeSchema,
+  ...receiptRef,
+});
+const storedPackResponse = z.object({ pack_id: z.string(), pack: packSchema, pack_hash: z.string(), receipt_id: z.string(), created_at: z.string() });
+
+export function registerConformityRoutes(router: Router, ctx: AppContext): void {
+  router.post(
+    '/api/v1/conformity/generate',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const b = await readBody(event, generateRequest, ctx.config.MAX_BODY_BYTES);
+        let pack;
+        try {
+          pack = buildPack({
+            ...b,
+            generated_at: nowIso(),
+            log: { entries_url: `${ctx.config.BASE_URL}/api/v1/logs/receipts/entries`, checkpoint_url: `${ctx.config.BASE_URL}/api/v1/logs/receipts/checkpoint` },
+          });
+        } catch (e) {
+          if (e instanceof ConformityRefusal) throw new Problem({ status: 422, code: e.code, title: 'Unprocessable content', detail: e.message });
+          throw e;
+        }
+        const hash = packHash(pack);
+        const packId = newId('cpk');
+        const charge = toll('conformity_pack');
+        return meteredWrite(
+          event,
+          ctx,
+          key,
+          { kind: 'conformity_pack', decision: 'SEALED', subject: packId, fingerprint: hash, data: { category_id: b.category_id, open_controls: pack.open_controls } },
+          [charge],
+          async (tx, receipt) => {
+            await tx.execute({
+              sql: 'INSERT INTO conformity_packs (id, key_id, category_id, pack_hash, receipt_id, created_at, pack) VALUES (?, ?, ?, ?, ?, ?, ?)',
+              args: [packId, key.id, b.category_id, hash, receipt.receipt_id, pack.generated_at, JSON.stringify(pack)],
+            });
+            return reply({ pack_id: packId, pack, pack_hash: hash, charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false }, ...receiptFields(receipt) });
+          },
+        );
+      });
+    },
+    {
+      summary: 'Generates a sealed AI Act conformity pack for one category: Annex III category, Art 12 record-keeping envelope, risk controls (evidenced or open), technical-file scaffold',
+      auth: 'key',
+      tag: 'foundry',
+      body: generateRequest,
+      response: generateResponse,
+      problems: [422],
+      charges: ['conformity_pack'],
+      example: {
+        category_id: 'insurance',
+        system: { name: 'Underwriting assistant', version: '2.1.0', provider: 'Example Insurer SE', intended_purpose: 'Scores life-insurance applications for a human underwriter' },
+        evidence: { 'actuarial review': 'doc-2026-114' },
+      },
+    },
+  );
+
+  router.get(
+    '/api/v1/conformity/packs/:pack_id',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const id = event.context.params?.pack_id ?? '';
+      const r = (await ctx.ledger.read.execute({ sql: 'SELECT pack, pack_hash, receipt_id, created_at FROM conformity_packs WHERE id = ? AND key_id = ?', args: [id, key.id] })).rows[0];
+      if (!r) throw notFound(`no conformity pack ${id} for this key`);
+      return toResponse(reply({ pack_id: id, pack: JSON.parse(String(r.pack)), pack_hash: String(r.pack_hash), receipt_id: String(r.receipt_id), created_at: String(r.created_at) }));
+    },
+    { summary: 'A conformity pack this key generated, as sealed (re-hash `pack` to check `pack_hash`)', auth: 'key', tag: 'foundry', response: storedPackResponse, problems: [404] },
+  );
+}

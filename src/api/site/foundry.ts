@@ -1,0 +1,177 @@
+/**
+ * The foundry pipeline and per-tenant projection (SPEC 2.5, 4.2):
+ *   POST /api/v1/foundry/pipeline/run             key, foundry_pipeline 0.35   a sealed rehearsal of the attach flow
+ *   GET  /api/v1/foundry/projection/{tenant_id}   key                          the tenant's runs and an illustrative projection
+ * What a run computes, step by step, is in src/domain/foundry.ts.
+ */
+import { z } from 'zod';
+import { runPipeline, tenantProjection } from '../../domain/foundry.ts';
+import { formatUsd } from '../../domain/money.ts';
+import { fingerprint } from '../../crypto/canonical.ts';
+import { newId, nowIso } from '../../ids.ts';
+import { sessionLeaves, sessionRoot } from '../../ledger/inference.ts';
+import { requireKey } from '../auth.ts';
+import { readBody, readQuery } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { idempotent } from '../idempotency.ts';
+import { notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { generateRequest } from './conformity.ts';
+import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { aggregateRequest } from './oracle.ts';
+import { projectionResponse } from './scale.ts';
+import { actKind, chargeSchema, receiptRef, ref, usdAmount } from './schemas.ts';
+import { TEMPLATES, thresholdSchema } from './triggers.ts';
+
+export const pipelineRequest = z.strictObject({
+  tenant_id: ref.describe('your name for the tenant the flow is attached for'),
+  act: z.strictObject({ kind: actKind }).default({ kind: 'pay' }).describe('step 1: the governed act the run seals'),
+  inference_session_id: ref.optional().describe('step 2 (optional): an inference session of this key, sealed by /api/v1/inference/chat/completions'),
+  readings: aggregateRequest.shape.readings.optional().describe('step 3: oracle readings'),
+  template_id: z.enum(TEMPLATES.map((t) => t.template_id) as [string, ...string[]]).optional().describe('step 4: the trigger template to arm'),
+  threshold: thresholdSchema.optional().describe('step 5: when the armed trigger fires'),
+  exposure_usd: usdAmount.optional().describe('step 5: the exposure a fire enables, charged fee_bps'),
+  conformity: generateRequest.optional().describe('step 6: the conformity pack to generate'),
+  asset: z
+    .strictObject({ asset_id: ref, units: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER), custodian: ref.optional() })
+    .optional()
+    .describe('step 7: the asset to tokenize'),
+});
+
+const stepSchema = z.object({
+  step: z.number(),
+  layer: z.string(),
+  outcome: z.string(),
+  status: z.enum(['done', 'skipped', 'held']),
+  detail: z.record(z.string(), z.unknown()),
+  next: z.object({ method: z.string(), path: z.string() }).nullable(),
+});
+export const pipelineResponse = z.object({
+  run_id: z.string(),
+  tenant_id: z.string(),
+  status: z.enum(['complete', 'partial']).describe('complete: every step done (print is optional)'),
+  steps: z.array(stepSchema).length(9),
+  charge: chargeSchema,
+  ...receiptRef,
+});
+
+const projectionQuery = z.object({
+  runs_per_month: z.coerce.number().int().min(1).max(1_000_000_000).optional().describe('default: the tenant\'s runs in the last 30 days'),
+});
+export const tenantProjectionResponse = z.object({
+  tenant_id: z.string(),
+  runs: z.number(),
+  runs_last_30_days: z.number(),
+  first_run_at: z.string(),
+  last_run: z.object({ run_id: z.string(), status: z.string(), created_at: z.string(), done: z.array(z.string()), receipt_id: z.string() }),
+  projection: projectionResponse,
+});
+
+const DAY_MS = 86_400_000;
+
+export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
+  const oraclePolicy = { minSources: ctx.config.ORACLE_MIN_SOURCES, trimPercent: ctx.config.ORACLE_TRIM_PERCENT, toleranceBps: ctx.config.ORACLE_TOLERANCE_BPS };
+
+  router.post(
+    '/api/v1/foundry/pipeline/run',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const b = await readBody(event, pipelineRequest, ctx.config.MAX_BODY_BYTES);
+        let inference;
+        if (b.inference_session_id !== undefined) {
+          const leaves = await sessionLeaves(ctx.ledger.read, key.id, b.inference_session_id);
+          inference = leaves ? { session_id: b.inference_session_id, size: leaves.length, root: sessionRoot(leaves.map((l) => l.leaf_hash)) } : null;
+        }
+        const at = nowIso();
+        const run = runPipeline(
+          { ...b, inference },
+          {
+            oraclePolicy,
+            generatedAt: at,
+            log: { entries_url: `${ctx.config.BASE_URL}/api/v1/logs/receipts/entries`, checkpoint_url: `${ctx.config.BASE_URL}/api/v1/logs/receipts/checkpoint` },
+          },
+        );
+        const runId = newId('run');
+        const charge = toll('foundry_pipeline');
+        return meteredWrite(
+          event,
+          ctx,
+          key,
+          { kind: 'foundry_pipeline', decision: run.status.toUpperCase(), subject: b.tenant_id, fingerprint: fingerprint(run), data: { run_id: runId, steps: run.steps.map((s) => `${s.layer}:${s.status}`) } },
+          [charge],
+          async (tx, receipt) => {
+            await tx.execute({
+              sql: 'INSERT INTO foundry_runs (id, key_id, tenant_id, report, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+              args: [runId, key.id, b.tenant_id, JSON.stringify(run), receipt.receipt_id, at],
+            });
+            return reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false }, ...receiptFields(receipt) });
+          },
+        );
+      });
+    },
+    {
+      summary: 'Runs the foundry attach flow (steps 1 to 9) for a tenant as a sealed rehearsal: each step computed with its endpoint\'s rules and reported done, skipped or held, with the endpoint that performs it',
+      auth: 'key',
+      tag: 'foundry',
+      body: pipelineRequest,
+      response: pipelineResponse,
+      problems: [],
+      charges: ['foundry_pipeline'],
+      example: {
+        tenant_id: 'acme-mga',
+        readings: [
+          { source_id: 'network_a', value: '0.82' },
+          { source_id: 'network_b', value: '0.80' },
+          { source_id: 'sealed_reading', value: '0.81' },
+        ],
+        template_id: 'ai_model_change',
+        threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.75' },
+        exposure_usd: '250000.00',
+        asset: { asset_id: 'US0378331005', units: 1000, custodian: 'custodian-a' },
+      },
+    },
+  );
+
+  router.get(
+    '/api/v1/foundry/projection/:tenant_id',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const tenant = event.context.params?.tenant_id ?? '';
+      const q = readQuery(event, projectionQuery);
+      const since = nowIso(new Date(Date.now() - 30 * DAY_MS));
+      const args = [key.id, tenant];
+      const counts = (await ctx.ledger.read.execute({
+        sql: 'SELECT COUNT(*) AS runs, MIN(created_at) AS first_at, COALESCE(SUM(created_at >= ?), 0) AS recent FROM foundry_runs WHERE key_id = ? AND tenant_id = ?',
+        args: [since, ...args],
+      })).rows[0]!;
+      if (Number(counts.runs) === 0) throw notFound(`no pipeline run for tenant ${tenant} under this key: POST /api/v1/foundry/pipeline/run first`, 'unknown_tenant');
+      const row = (await ctx.ledger.read.execute({
+        sql: 'SELECT id, receipt_id, created_at, report FROM foundry_runs WHERE key_id = ? AND tenant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1',
+        args,
+      })).rows[0]!;
+      const last = JSON.parse(String(row.report)) as ReturnType<typeof runPipeline>;
+      const done = last.steps.filter((s) => s.status === 'done').map((s) => s.layer);
+      const recent = Number(counts.recent);
+      return toResponse(
+        reply({
+          tenant_id: tenant,
+          runs: Number(counts.runs),
+          runs_last_30_days: recent,
+          first_run_at: String(counts.first_at),
+          last_run: { run_id: String(row.id), status: last.status, created_at: String(row.created_at), done, receipt_id: String(row.receipt_id) },
+          projection: tenantProjection(tenant, done, q.runs_per_month ?? Math.max(1, recent)),
+        }),
+      );
+    },
+    {
+      summary: 'A tenant\'s pipeline runs and an illustrative monthly projection: each step its last run did, at the step\'s toll, times the runs per month',
+      auth: 'key',
+      tag: 'foundry',
+      query: projectionQuery,
+      response: tenantProjectionResponse,
+      problems: [404],
+    },
+  );
+}

@@ -1,0 +1,178 @@
+/**
+ * The inference-root proxy (SPEC 2.5, foundry layer 1, "print"):
+ *   POST /api/v1/inference/chat/completions      key, inference_seal 0.08
+ *   GET  /api/v1/inference/sessions/{session_id}  key (the owner)
+ *
+ * An OpenAI-compatible chat completion, forwarded to INFERENCE_UPSTREAM_URL
+ * (+ "/chat/completions"). Each exchange is sealed: its leaf is
+ *   SHA-256(0x00 || canonical JSON {"receipt_id", "request_sha256", "response_sha256"})
+ * where the two hashes are over the canonical JSON of the request as sent and of
+ * the upstream's answer, and the leaf joins the session's RFC 9162 Merkle tree.
+ * The answer is the upstream's JSON with one member added, `fusegate` (the seal);
+ * drop it before re-hashing the response. The caller's bearer key is never
+ * forwarded; the upstream gets INFERENCE_UPSTREAM_KEY. Nothing is charged or
+ * sealed when the upstream is not configured (503), fails (502) or times out (504).
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { canonicalJson } from '../../crypto/canonical.ts';
+import { leafHash } from '../../crypto/merkle.ts';
+import { formatUsd } from '../../domain/money.ts';
+import { newId, nowIso } from '../../ids.ts';
+import { appendSessionLeaf, sessionLeaves, sessionRoot } from '../../ledger/inference.ts';
+import { requireKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { idempotent } from '../idempotency.ts';
+import { Problem, notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeSchema, receiptRef, ref } from './schemas.ts';
+
+export const SESSION_HEADER = 'fusegate-session';
+
+export const chatRequest = z.looseObject({
+  model: z.string().min(1).max(256),
+  messages: z.array(z.looseObject({ role: z.string().min(1).max(64) })).min(1).max(10_000),
+  stream: z.literal(false).optional().describe('streaming is not sealed: omit it or send false'),
+});
+
+const sealSchema = z.object({
+  session_id: z.string(),
+  index: z.number().describe('this exchange\'s leaf index in the session tree'),
+  session_size: z.number(),
+  session_root: z.string().describe('hex RFC 9162 root over the session\'s leaves'),
+  request_sha256: z.string(),
+  response_sha256: z.string(),
+  leaf_hash: z.string(),
+  charge: chargeSchema,
+  ...receiptRef,
+});
+export const chatResponse = z.looseObject({ fusegate: sealSchema }).describe('the upstream\'s chat completion, unchanged, plus `fusegate`');
+
+const sessionResponse = z.object({
+  session_id: z.string(),
+  size: z.number(),
+  root: z.string(),
+  leaves: z.array(z.object({ idx: z.number(), leaf_hash: z.string(), receipt_id: z.string(), created_at: z.string() })),
+});
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+const sessionFull = (id: string, max: number) =>
+  new Problem({ status: 409, code: 'session_full', title: 'Conflict', detail: `session ${id} holds ${max} sealed exchanges, the most one session may; omit the ${SESSION_HEADER} header to open a new one` });
+
+async function forward(ctx: AppContext, body: unknown): Promise<unknown> {
+  const c = ctx.config;
+  const upstream = `${c.INFERENCE_UPSTREAM_URL}/chat/completions`;
+  let res: Response;
+  try {
+    res = await fetch(upstream, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...(c.INFERENCE_UPSTREAM_KEY ? { authorization: `Bearer ${c.INFERENCE_UPSTREAM_KEY}` } : {}) },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(c.INFERENCE_TIMEOUT_MS),
+      redirect: 'error',
+    });
+  } catch (e) {
+    const timeout = (e as Error).name === 'TimeoutError';
+    throw new Problem({
+      status: timeout ? 504 : 502,
+      code: timeout ? 'upstream_timeout' : 'upstream_unreachable',
+      title: timeout ? 'Gateway timeout' : 'Bad gateway',
+      detail: timeout ? `the inference upstream did not answer within ${c.INFERENCE_TIMEOUT_MS} ms; nothing was sealed or charged` : 'the inference upstream could not be reached; nothing was sealed or charged',
+    });
+  }
+  const text = await res.text();
+  if (!res.ok) {
+    throw new Problem({ status: 502, code: 'upstream_error', title: 'Bad gateway', detail: `the inference upstream answered ${res.status}; nothing was sealed or charged`, extra: { upstream_status: res.status } });
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
+    return value;
+  } catch {
+    throw new Problem({ status: 502, code: 'upstream_not_json', title: 'Bad gateway', detail: 'the inference upstream did not answer a JSON object; nothing was sealed or charged' });
+  }
+}
+
+export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
+  router.post(
+    '/api/v1/inference/chat/completions',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      if (!ctx.config.INFERENCE_UPSTREAM_URL) {
+        throw new Problem({
+          status: 503,
+          code: 'inference_upstream_not_configured',
+          title: 'Service unavailable',
+          detail: 'this gate has no inference upstream: the operator sets INFERENCE_UPSTREAM_URL (an OpenAI-compatible base URL) to enable the proxy; nothing was charged',
+        });
+      }
+      return idempotent(event, ctx, key, async () => {
+        const body = await readBody(event, chatRequest, ctx.config.MAX_BODY_BYTES);
+        const named = event.req.headers.get(SESSION_HEADER);
+        if (named !== null && !ref.safeParse(named).success) throw new Problem({ status: 400, code: 'invalid_session', title: 'Bad request', detail: `${SESSION_HEADER} must be 1 to 128 visible ASCII characters` });
+        const max = ctx.config.INFERENCE_SESSION_MAX_EXCHANGES;
+        if (named !== null) {
+          const leaves = await sessionLeaves(ctx.ledger.read, key.id, named);
+          if (!leaves) throw notFound(`no inference session ${named} for this key; omit ${SESSION_HEADER} to open one`, 'unknown_session');
+          if (leaves.length >= max) throw sessionFull(named, max);
+        }
+        const sessionId = named ?? newId('inf');
+        const answer = await forward(ctx, body);
+        const requestSha = sha256(canonicalJson(body));
+        const responseSha = sha256(canonicalJson(answer));
+        const charge = toll('inference_seal');
+        return meteredWrite(
+          event,
+          ctx,
+          key,
+          { kind: 'inference_seal', decision: 'SEALED', subject: sessionId, fingerprint: requestSha, data: { session_id: sessionId, request_sha256: requestSha, response_sha256: responseSha, model: body.model } },
+          [charge],
+          async (tx, receipt) => {
+            const leaf = Buffer.from(leafHash(Buffer.from(canonicalJson({ receipt_id: receipt.receipt_id, request_sha256: requestSha, response_sha256: responseSha })))).toString('hex');
+            const added = await appendSessionLeaf(tx, { keyId: key.id, sessionId, leafHash: leaf, receiptId: receipt.receipt_id, createdAt: nowIso() }, max);
+            if (!added) throw sessionFull(sessionId, max); // filled by a concurrent exchange
+            const { idx, size, root } = added;
+            const seal = {
+              session_id: sessionId,
+              index: idx,
+              session_size: size,
+              session_root: root,
+              request_sha256: requestSha,
+              response_sha256: responseSha,
+              leaf_hash: leaf,
+              charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false },
+              ...receiptFields(receipt),
+            };
+            return reply({ ...(answer as Record<string, unknown>), fusegate: seal }, 200, { [SESSION_HEADER]: sessionId });
+          },
+        );
+      });
+    },
+    {
+      summary: 'OpenAI-compatible chat completion through the inference-root proxy: forwarded to the configured upstream, the exchange sealed as a leaf of the session Merkle tree (send Fusegate-Session to continue a session)',
+      auth: 'key',
+      tag: 'foundry',
+      body: chatRequest,
+      response: chatResponse,
+      problems: [404, 409, 502, 503, 504],
+      charges: ['inference_seal'],
+      example: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarise the claim file in three lines.' }] },
+    },
+  );
+
+  router.get(
+    '/api/v1/inference/sessions/:session_id',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const id = event.context.params?.session_id ?? '';
+      const leaves = await sessionLeaves(ctx.ledger.read, key.id, id);
+      if (!leaves) throw notFound(`no inference session ${id} for this key`, 'unknown_session');
+      return toResponse(reply({ session_id: id, size: leaves.length, root: sessionRoot(leaves.map((l) => l.leaf_hash)), leaves }));
+    },
+    { summary: 'An inference session of this key: its leaves in order and their Merkle root', auth: 'key', tag: 'foundry', response: sessionResponse, problems: [404] },
+  );
+}

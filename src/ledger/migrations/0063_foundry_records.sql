@@ -1,0 +1,3 @@
+-- Conformity packs are kept whole, so their owner can fetch one again and re-hash it.
+ALTER TABLE conformity_packs ADD COLUMN pack TEXT NOT NULL DEFAULT '';
+CREATE INDEX inference_leaves_by_key ON inference_leaves (key_id, session_id);
