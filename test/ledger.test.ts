@@ -214,6 +214,13 @@ describe('companion ledger', () => {
     expect(twice.status).toBe(409);
     expect((await twice.json()).code).toBe('trigger_already_fired');
     expect((await meter(s, key.id)).length).toBe(before + 2);
+    // The foundry catalog lists the fire among its live recent_settlements; its ETag revalidates.
+    const cat = await s.fetch('/api/v1/foundry/catalog.json');
+    const body = await cat.json();
+    expect(body.schema).toBe('svc-actuation-foundry-v1');
+    expect(body.recent_settlements[0]).toMatchObject({ trigger_id: t.trigger_id, template_id: 'ai_model_change', reading: '101', fee: { bps: 25, amount_usd: '2500.00' }, receipt_id: f.receipt_id });
+    expect((await s.fetch(new URL(body.recent_settlements[0].verify_url).pathname)).status).toBe(200);
+    expect((await s.fetch('/api/v1/foundry/catalog.json', { headers: { 'if-none-match': cat.headers.get('etag')! } })).status).toBe(304);
     // Concurrent fires of one trigger: exactly one wins.
     const t2 = await (await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'x', operator: 'gt', value: '0' }, obligation: { fee_bps: null }, enabled_exposure_usd: '10000000' })).json();
     const results = await Promise.all([1, 2, 3, 4].map(() => post('/api/v1/foundry/trigger/fire', { trigger_id: t2.trigger_id, reading: '1' })));

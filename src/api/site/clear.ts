@@ -21,7 +21,7 @@ import { idempotent } from '../idempotency.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, hopLimitProblem, visibleFuse, type Action } from '../gate/governed.ts';
-import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 
 const gateFields = {
@@ -172,7 +172,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
             exposure_usd: formatUsd(exposureMicros),
             cleared_exposure_usd: formatUsd(cleared),
             fingerprint: fp,
-            charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: charge.nap },
+            charge: chargeView(charge),
             ...receiptFields(receipt),
             receipt: receipt.jws,
           });
@@ -274,7 +274,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
               subject_ref: b.subject_ref,
               sku: 'restraint',
               requested_sku: b.sku,
-              charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: true },
+              charge: chargeView(charge),
               ...receiptFields(receipt),
             }),
         );

@@ -5,12 +5,7 @@
  * A timer seals a checkpoint every CLEARING_INTERVAL_HOURS (weekly by default);
  * `npm run cli -- clearing seal` seals one now.
  */
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { HTTPResponse } from 'h3';
 import { z } from 'zod';
-import { catalogByKey } from '../../catalog/catalogs.ts';
 import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
 import { CLEARING_LOG, latestClearing, sealClearing, type ClearingAttestation } from '../../ledger/clearing.ts';
 import { consistencyProof, readEntries } from '../../ledger/log.ts';
@@ -22,6 +17,7 @@ import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { b64 } from './logs.ts';
 import { proofAt } from './log-answers.ts';
+import { liveCatalog } from './live-catalog.ts';
 
 const PUBLIC = { 'access-control-allow-origin': '*' };
 
@@ -99,24 +95,10 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  // The catalog as built (same URLs and bytes as the static file), with network_checkpoint overlaid live.
-  let built: Record<string, unknown> | undefined;
-  const baseCatalog = (): Record<string, unknown> => {
-    if (!built) {
-      try {
-        built = JSON.parse(readFileSync(join(ctx.config.STATIC_DIR, 'api/v1/clearing/catalog'), 'utf8')) as Record<string, unknown>;
-      } catch {
-        built = catalogByKey('clearing').build({ site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL }) as Record<string, unknown>;
-      }
-    }
-    return { ...built };
-  };
-  router.get(
-    '/api/v1/clearing/catalog',
-    async (event) => {
-      const cat = baseCatalog();
-      const ev = await latestEvidence(ctx);
-      cat.network_checkpoint = ev
+  liveCatalog(router, ctx, { path: '/api/v1/clearing/catalog', catalog: 'clearing' }, async () => {
+    const ev = await latestEvidence(ctx);
+    return {
+      network_checkpoint: ev
         ? {
             checkpoint_id: ev.attestation.checkpoint_id,
             period_start: ev.attestation.period_start,
@@ -127,13 +109,8 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
             clearing_index: ev.clearing.index,
             checkpoint: ev.clearing.checkpoint.note,
           }
-        : null;
-      const text = JSON.stringify(cat);
-      const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
-      const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=0, must-revalidate', etag, ...PUBLIC };
-      if (event.req.headers.get('if-none-match') === etag) return new HTTPResponse(null, { status: 304, headers });
-      return new HTTPResponse(text, { headers });
-    },
-    { summary: 'The clearing catalog (svc-clearing-window-v1) with network_checkpoint showing the newest checkpoint', auth: 'public', tag: 'clearing' },
-  );
+        : null,
+    };
+  },
+  { summary: 'The clearing catalog (svc-clearing-window-v1) with network_checkpoint showing the newest checkpoint', auth: 'public', tag: 'clearing' });
 }

@@ -6,8 +6,8 @@
  */
 import { z } from 'zod';
 import { CATEGORY_IDS, ConformityRefusal, buildPack, packHash } from '../../domain/conformity.ts';
-import { formatUsd } from '../../domain/money.ts';
 import { newId, nowIso } from '../../ids.ts';
+import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -15,7 +15,7 @@ import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 
 const line = (max: number, what: string) => z.string().trim().min(1).max(max).describe(what);
@@ -42,6 +42,12 @@ export const generateResponse = z.object({
 });
 const storedPackResponse = z.object({ pack_id: z.string(), pack: packSchema, pack_hash: z.string(), receipt_id: z.string(), created_at: z.string() });
 
+/** Where Art 12 records sealed by this gate can be read and checked: the receipts log. */
+export function receiptsLogUrls(ctx: AppContext): { entries_url: string; checkpoint_url: string } {
+  const log = `${ctx.config.BASE_URL}/api/v1/logs/${RECEIPTS_LOG}`;
+  return { entries_url: `${log}/entries`, checkpoint_url: `${log}/checkpoint` };
+}
+
 export function registerConformityRoutes(router: Router, ctx: AppContext): void {
   router.post(
     '/api/v1/conformity/generate',
@@ -51,11 +57,7 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
         const b = await readBody(event, generateRequest, ctx.config.MAX_BODY_BYTES);
         let pack;
         try {
-          pack = buildPack({
-            ...b,
-            generated_at: nowIso(),
-            log: { entries_url: `${ctx.config.BASE_URL}/api/v1/logs/receipts/entries`, checkpoint_url: `${ctx.config.BASE_URL}/api/v1/logs/receipts/checkpoint` },
-          });
+          pack = buildPack({ ...b, generated_at: nowIso(), log: receiptsLogUrls(ctx) });
         } catch (e) {
           if (e instanceof ConformityRefusal) throw new Problem({ status: 422, code: e.code, title: 'Unprocessable content', detail: e.message });
           throw e;
@@ -74,7 +76,7 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
               sql: 'INSERT INTO conformity_packs (id, key_id, category_id, pack_hash, receipt_id, created_at, pack) VALUES (?, ?, ?, ?, ?, ?, ?)',
               args: [packId, key.id, b.category_id, hash, receipt.receipt_id, pack.generated_at, JSON.stringify(pack)],
             });
-            return reply({ pack_id: packId, pack, pack_hash: hash, charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false }, ...receiptFields(receipt) });
+            return reply({ pack_id: packId, pack, pack_hash: hash, charge: chargeView(charge), ...receiptFields(receipt) });
           },
         );
       });

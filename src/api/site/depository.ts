@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { DepositoryRefusal, GENESIS, applyEvent, chainHash, type DepositoryEvent, type Twin } from '../../domain/depository.ts';
-import { formatUsd } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
 import type { Client, Transaction } from '@libsql/client';
 import { requireKey } from '../auth.ts';
@@ -16,7 +15,7 @@ import { idempotent } from '../idempotency.ts';
 import { Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 
 const units = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe('whole units of the asset');
@@ -125,7 +124,7 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
                   after: view(after),
                   parity: { holds: true, custody_units: after.custody_units, token_supply: after.token_supply },
                   chain: { seq, prev_hash: prev, chain_hash: chain, rule: 'chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of the request with its seq)), chain_0 = 32 zero bytes' },
-                  charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false },
+                  charge: chargeView(charge),
                   ...receiptFields(receipt),
                 });
               },

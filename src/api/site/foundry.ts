@@ -2,14 +2,16 @@
  * The foundry pipeline and per-tenant projection (SPEC 2.5, 4.2):
  *   POST /api/v1/foundry/pipeline/run             key, foundry_pipeline 0.35   a sealed rehearsal of the attach flow
  *   GET  /api/v1/foundry/projection/{tenant_id}   key                          the tenant's runs and an illustrative projection
+ *   GET  /api/v1/foundry/catalog.json             public                       the catalog, recent_settlements live
  * What a run computes, step by step, is in src/domain/foundry.ts.
  */
 import { z } from 'zod';
 import { runPipeline, tenantProjection } from '../../domain/foundry.ts';
-import { formatUsd } from '../../domain/money.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { sessionLeaves, sessionRoot } from '../../ledger/inference.ts';
+import { verifyUrl } from '../../ledger/receipts.ts';
+import { recentFires } from '../../ledger/triggers.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -17,9 +19,10 @@ import { idempotent } from '../idempotency.ts';
 import { notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { generateRequest } from './conformity.ts';
-import { meteredWrite, receiptFields, toll } from './metered.ts';
-import { aggregateRequest } from './oracle.ts';
+import { generateRequest, receiptsLogUrls } from './conformity.ts';
+import { liveCatalog } from './live-catalog.ts';
+import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
+import { aggregateRequest, oraclePolicy } from './oracle.ts';
 import { projectionResponse } from './scale.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount } from './schemas.ts';
 import { TEMPLATES, thresholdSchema } from './triggers.ts';
@@ -69,9 +72,32 @@ export const tenantProjectionResponse = z.object({
 });
 
 const DAY_MS = 86_400_000;
+/** How many of the newest trigger fires the foundry catalog lists as recent_settlements. */
+export const RECENT_SETTLEMENTS = 20;
 
 export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
-  const oraclePolicy = { minSources: ctx.config.ORACLE_MIN_SOURCES, trimPercent: ctx.config.ORACLE_TRIM_PERCENT, toleranceBps: ctx.config.ORACLE_TOLERANCE_BPS };
+  liveCatalog(
+    router,
+    ctx,
+    { path: '/api/v1/foundry/catalog.json', catalog: 'foundry' },
+    async () => ({
+      recent_settlements: (await recentFires(ctx.ledger.read, RECENT_SETTLEMENTS)).map((t) => {
+        const fire = t.fire as { reading?: string; fee?: Record<string, unknown>; receipt_id?: string } | null;
+        return {
+          trigger_id: t.id,
+          template_id: t.template_id,
+          fired_at: t.fired_at,
+          reading: fire?.reading ?? null,
+          fee: fire?.fee ?? null,
+          receipt_id: fire?.receipt_id ?? null,
+          verify_url: fire?.receipt_id ? verifyUrl(ctx, fire.receipt_id) : null,
+        };
+      }),
+    }),
+    { summary: `The foundry catalog (svc-actuation-foundry-v1) with recent_settlements: the ${RECENT_SETTLEMENTS} newest trigger fires, newest first`, auth: 'public', tag: 'foundry' },
+  );
+
+  const policy = oraclePolicy(ctx.config);
 
   router.post(
     '/api/v1/foundry/pipeline/run',
@@ -87,11 +113,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         const at = nowIso();
         const run = runPipeline(
           { ...b, inference },
-          {
-            oraclePolicy,
-            generatedAt: at,
-            log: { entries_url: `${ctx.config.BASE_URL}/api/v1/logs/receipts/entries`, checkpoint_url: `${ctx.config.BASE_URL}/api/v1/logs/receipts/checkpoint` },
-          },
+          { oraclePolicy: policy, generatedAt: at, log: receiptsLogUrls(ctx) },
         );
         const runId = newId('run');
         const charge = toll('foundry_pipeline');
@@ -106,7 +128,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
               sql: 'INSERT INTO foundry_runs (id, key_id, tenant_id, report, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
               args: [runId, key.id, b.tenant_id, JSON.stringify(run), receipt.receipt_id, at],
             });
-            return reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false }, ...receiptFields(receipt) });
+            return reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: chargeView(charge), ...receiptFields(receipt) });
           },
         );
       });

@@ -17,7 +17,6 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson } from '../../crypto/canonical.ts';
 import { leafHash } from '../../crypto/merkle.ts';
-import { formatUsd } from '../../domain/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { appendSessionLeaf, sessionLeaves, sessionRoot } from '../../ledger/inference.ts';
 import { requireKey } from '../auth.ts';
@@ -27,7 +26,7 @@ import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 
 export const SESSION_HEADER = 'fusegate-session';
@@ -144,7 +143,7 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
               request_sha256: requestSha,
               response_sha256: responseSha,
               leaf_hash: leaf,
-              charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false },
+              charge: chargeView(charge),
               ...receiptFields(receipt),
             };
             return reply({ ...(answer as Record<string, unknown>), fusegate: seal }, 200, { [SESSION_HEADER]: sessionId });

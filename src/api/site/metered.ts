@@ -6,6 +6,7 @@
 import type { Transaction } from '@libsql/client';
 import type { H3Event } from 'h3';
 import { tollMicros } from '../../catalog/tolls.ts';
+import { formatUsd } from '../../domain/money.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { recordReceipt, signReceipt, type ReceiptInput, type SignedReceipt } from '../../ledger/receipts.ts';
@@ -22,6 +23,11 @@ export interface MeterLine {
 /** A charge of one SKU at its toll from tolls.json. */
 export function toll(sku: string, nap = false): MeterLine {
   return { sku, amountMicros: tollMicros(sku), nap };
+}
+
+/** How an answer shows its charge: `{sku, amount_usd, nap}`. */
+export function chargeView(c: MeterLine): { sku: string; amount_usd: string; nap: boolean } {
+  return { sku: c.sku, amount_usd: formatUsd(c.amountMicros), nap: c.nap };
 }
 
 /** The receipt fields every metered act shares. */

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
-import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { usdToMicros } from '../../domain/money.ts';
 import { evidenceRoot, NotReplayable, replay, replaySource } from '../../domain/nap.ts';
 import { FUSE_STATES } from '../../ledger/fuses.ts';
 import { usage } from '../../ledger/meter.ts';
@@ -18,7 +18,7 @@ import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 
 export const replayRequest = z.strictObject({
@@ -126,7 +126,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
           { kind: 'counterfactual_replay', decision: outcome.decision, subject: original.receipt_id, fingerprint: fingerprint(b), data: body },
           [charge],
           async (_tx, receipt) =>
-            reply({ replay_id: receipt.receipt_id, ...body, charge: { sku: 'ccr', amount_usd: formatUsd(charge.amountMicros), nap: true }, ...receiptFields(receipt) }),
+            reply({ replay_id: receipt.receipt_id, ...body, charge: chargeView(charge), ...receiptFields(receipt) }),
         );
       });
     },
@@ -179,7 +179,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
               evidence_count: b.evidence.length,
               root_hash: root,
               leaf_rule: leafRule,
-              charge: { sku: 'spoliation_seal', amount_usd: formatUsd(charge.amountMicros), nap: true },
+              charge: chargeView(charge),
               ...receiptFields(receipt),
             });
           },

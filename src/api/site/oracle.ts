@@ -8,7 +8,8 @@
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
-import { aggregate } from '../../domain/oracle.ts';
+import { aggregate, type OraclePolicy } from '../../domain/oracle.ts';
+import type { Config } from '../../config.ts';
 import { formatUsd } from '../../domain/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
@@ -49,8 +50,13 @@ export const aggregateResponse = z.object({
   verify_url: z.string(),
 });
 
+/** The aggregation policy the operator configured (ORACLE_*). */
+export function oraclePolicy(c: Config): OraclePolicy {
+  return { minSources: c.ORACLE_MIN_SOURCES, trimPercent: c.ORACLE_TRIM_PERCENT, toleranceBps: c.ORACLE_TOLERANCE_BPS };
+}
+
 export function registerOracleRoutes(router: Router, ctx: AppContext): void {
-  const policy = { minSources: ctx.config.ORACLE_MIN_SOURCES, trimPercent: ctx.config.ORACLE_TRIM_PERCENT, toleranceBps: ctx.config.ORACLE_TOLERANCE_BPS };
+  const policy = oraclePolicy(ctx.config);
   router.post(
     '/api/v1/oracle/aggregate',
     async (event) => {

@@ -14,7 +14,7 @@ import type { AppContext } from '../context.ts';
 import { idempotent } from '../idempotency.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { meteredWrite, receiptFields, type MeterLine } from './metered.ts';
+import { chargeView, meteredWrite, receiptFields, type MeterLine } from './metered.ts';
 import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 
 export const gaDeclareRequest = z.strictObject({
@@ -86,7 +86,7 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
           contributed_total_usd: formatUsd(total),
           allocations,
           export: { format: 'text/csv' as const, filename: `general-average-${id}.csv`, content: allocationCsv(alloc) },
-          charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false },
+          charge: chargeView(charge),
         };
         return meteredWrite(
           event,

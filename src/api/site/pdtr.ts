@@ -5,7 +5,6 @@
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
-import { formatUsd } from '../../domain/money.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
 import { nowIso } from '../../ids.ts';
 import { requireKey } from '../auth.ts';
@@ -15,7 +14,7 @@ import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 
 const RAILS = DATA.pdtr.rails.map((r) => r.id) as [string, ...string[]];
@@ -91,7 +90,7 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
               rail: b.rail,
               action_receipt_id: b.receipt_id ?? null,
               bound_at: boundAt,
-              charge: { sku: charge.sku, amount_usd: formatUsd(charge.amountMicros), nap: false },
+              charge: chargeView(charge),
               ...receiptFields(receipt),
             });
           },
