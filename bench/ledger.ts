@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { cliJson, compareHttp, report, spawnBaseline, spawnServer } from './lib.ts';
 
 export async function benchLedger(): Promise<void> {
-  const server = await spawnServer({ WEBHOOK_POLL_MS: '50', CLEARING_INTERVAL_HOURS: '0' });
+  const server = await spawnServer({ WEBHOOK_POLL_MS: '50', CLEARING_INTERVAL_HOURS: '0', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
   const baseline = await spawnBaseline();
   let received = 0;
   const receiver = createServer((req, res) => {

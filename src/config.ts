@@ -76,6 +76,8 @@ export const configSchema = z.object({
   WEBHOOK_BACKOFF_MS: positiveInt.default(1000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(5000),
   WEBHOOK_POLL_MS: positiveInt.default(1000),
+  /** Webhook targets on loopback, private or link-local addresses: refused unless true (SSRF guard). */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.stringbool().default(false),
   /** Inference-root proxy: the OpenAI-compatible base URL it forwards to (unset: 503), its bearer key (a secret: never logged), timeout, exchanges per session. */
   INFERENCE_UPSTREAM_URL: url.optional(),
   INFERENCE_UPSTREAM_KEY: z.string().min(1).optional(),

@@ -304,7 +304,7 @@ describe('webhooks', () => {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const env = { CLEARING_INTERVAL_HOURS: '0', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '400', WEBHOOK_TIMEOUT_MS: '1000' };
+    const env = { CLEARING_INTERVAL_HOURS: '0', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '400', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
     let s = await startTestServer(env);
     const dir = s.dir;
     try {

@@ -15,12 +15,13 @@
 import { sign } from 'node:crypto';
 import { z } from 'zod';
 import { newId, nowIso } from '../../ids.ts';
+import { NonPublicTarget, assertPublicTarget, postGuarded } from '../../net/outbound.ts';
 import { getTrigger } from '../../ledger/triggers.ts';
 import { claimDue, createSubscription, deliveriesOf, listSubscriptions, recordAttempt, type DueDelivery } from '../../ledger/webhooks.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { notFound } from '../problem.ts';
+import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 
@@ -101,12 +102,15 @@ export class Deliverer {
     let status: number | null = null;
     let error: string | null = null;
     try {
-      const res = await fetch(d.url, { method: 'POST', headers: signDelivery(this.#ctx, d), body: d.body, signal: AbortSignal.timeout(c.WEBHOOK_TIMEOUT_MS), redirect: 'manual' });
-      status = res.status;
-      await res.body?.cancel();
+      status = await postGuarded(d.url, {
+        headers: signDelivery(this.#ctx, d),
+        body: d.body,
+        timeoutMs: c.WEBHOOK_TIMEOUT_MS,
+        allowPrivate: c.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      });
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (e) {
-      error = String((e as Error)?.cause ?? (e as Error)?.message ?? e).slice(0, 500);
+      error = String((e as Error)?.message ?? e).slice(0, 500);
     }
     const ok = error === null;
     const n = d.attempts + 1;
@@ -120,6 +124,23 @@ const DELIVERERS = new Set<Deliverer>();
 /** Wakes every deliverer of this process (after an event committed). */
 export function nudgeDeliverer(): void {
   for (const d of DELIVERERS) d.nudge();
+}
+
+/** Refuses a subscriber URL that is not on the public internet (SSRF guard; delivery checks again). */
+async function requirePublicTarget(url: string): Promise<void> {
+  try {
+    await assertPublicTarget(url);
+  } catch (e) {
+    const nonPublic = e instanceof NonPublicTarget;
+    throw new Problem({
+      status: 422,
+      code: nonPublic ? 'webhook_target_not_public' : 'webhook_target_unresolvable',
+      title: 'Unprocessable content',
+      detail: nonPublic
+        ? `${(e as Error).message}: webhooks are delivered to public addresses only (an operator may set WEBHOOK_ALLOW_PRIVATE_TARGETS=true)`
+        : `the host of ${url} does not resolve (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    });
+  }
 }
 
 export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
@@ -136,6 +157,7 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
         const t = await getTrigger(ctx.ledger.read, body.trigger_id);
         if (!t || t.key_id !== key.id) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
       }
+      if (!ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) await requirePublicTarget(body.url);
       const sub = { id: newId('whs'), key_id: key.id, url: body.url, trigger_id: body.trigger_id ?? null, template_id: body.template_id ?? null, created_at: nowIso() };
       await ctx.ledger.write((tx) => createSubscription(tx, sub));
       const { key_id: _k, ...view } = sub;
@@ -147,7 +169,7 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
       tag: 'triggers',
       body: subscribeRequest,
       response: z.object({ object: z.literal('webhook_subscription'), id: z.string(), url: z.string(), trigger_id: z.string().nullable(), template_id: z.string().nullable(), created_at: z.string() }),
-      problems: [404],
+      problems: [404, 422],
       example: { url: 'https://agent.example/hooks/fusegate', template_id: 'bind_gate_hold' },
     },
   );
