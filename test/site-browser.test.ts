@@ -105,6 +105,24 @@ describe('landing pages in Chromium', () => {
     await page.close();
   });
 
+  it('the server-rendered pages (trigger-oracle, a receipt) render for a browser without a serious axe violation', async () => {
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    const res = await page.goto(srv.url + '/signal/trigger-oracle');
+    expect(res!.headers()['content-type']).toContain('text/html');
+    expect(await page.locator('h1').innerText()).toBe('How oracle readings drive trigger fires');
+    expect(await page.locator('table').first().locator('tbody tr').count()).toBe(5);
+    expect(await axeSerious(page)).toEqual([]);
+    await page.screenshot({ path: join(OUT, 'trigger-oracle.png'), fullPage: true });
+    const demo = await (await fetch(srv.url + '/demo/hop', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fuse_id: 'fuse_drill_live' }) })).json();
+    await page.goto(new URL(demo.verify_url).pathname.replace(/^/, srv.url));
+    expect(await page.locator('.verdict').innerText()).toContain('genuine');
+    expect(await axeSerious(page)).toEqual([]);
+    await page.close();
+    // A client asking for JSON still gets the document.
+    const json = await (await fetch(srv.url + '/signal/trigger-oracle', { headers: { accept: 'application/json' } })).json();
+    expect(json.schema).toBe('fusegate-trigger-oracle-v1');
+  });
+
   it('is readable on a phone: no horizontal scroll of the page', async () => {
     const page = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
     for (const path of ['/stack', '/foundry', '/pricing', '/stack/clear']) {

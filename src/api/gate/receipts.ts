@@ -6,7 +6,6 @@
  *    signature and the inclusion hold.
  *  - POST /v1/receipts/verify {receipt}: whether a receipt JWS verifies, and why not.
  */
-import { HTTPResponse, type H3Event } from 'h3';
 import { z } from 'zod';
 import { verifyInclusion, leafHash } from '../../crypto/merkle.ts';
 import { verifyReceiptJws } from '../../crypto/receipt.ts';
@@ -14,6 +13,7 @@ import { logVerifierKeys, signedCheckpoint } from '../../ledger/checkpoint.ts';
 import { inclusionProof } from '../../ledger/log.ts';
 import { RECEIPTS_LOG, getReceipt, type StoredReceipt } from '../../ledger/receipts.ts';
 import { readBody } from '../body.ts';
+import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
@@ -55,33 +55,24 @@ export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promis
   };
 }
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-function wantsHtml(event: H3Event): boolean {
-  const accept = event.req.headers.get('accept') ?? '';
-  return accept.includes('text/html') && !accept.startsWith('application/json');
-}
-
 function receiptPage(e: ReceiptEvidence): string {
   const ok = e.verification.signature && e.verification.inclusion;
-  const row = (k: string, v: string) => `<tr><th scope="row">${escape(k)}</th><td>${v}</td></tr>`;
+  const row = (k: string, v: string) => `<tr><th scope="row">${escapeHtml(k)}</th><td>${v}</td></tr>`;
   const yes = (b: boolean, good: string, bad: string) => `<strong class="${b ? 'ok' : 'bad'}">${b ? good : bad}</strong>`;
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Receipt ${escape(e.receipt_id)} · Fuse Gate</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#111827}
-h1{font-size:1.6rem}.verdict{padding:1rem;border-radius:.5rem;background:${ok ? '#ecfdf5' : '#fef2f2'};border:1px solid ${ok ? '#059669' : '#dc2626'}}
-.ok{color:#047857}.bad{color:#b91c1c}table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem;border-bottom:1px solid #e5e7eb;vertical-align:top}
-code,pre{font-family:ui-monospace,monospace;font-size:.85rem;word-break:break-all;white-space:pre-wrap}</style></head>
-<body><main><h1>Receipt <code>${escape(e.receipt_id)}</code></h1>
+  return htmlPage(
+    `Receipt ${e.receipt_id}`,
+    `<h1>Receipt <code>${escapeHtml(e.receipt_id)}</code></h1>
 <p class="verdict">${ok ? 'This receipt is genuine: its signature verifies and it is included in the public receipts log.' : 'This receipt does NOT fully verify.'}</p>
 <table>${row('Signature', yes(e.verification.signature, 'verifies (Ed25519)', 'does not verify'))}
 ${row('Inclusion', yes(e.verification.inclusion, `included at index ${e.log.index} of ${e.inclusion.tree_size}`, 'not proven'))}
-${row('Decision', `<code>${escape(String(e.payload.decision ?? ''))}</code>`)}${row('Kind', `<code>${escape(String(e.payload.kind ?? ''))}</code>`)}
-${row('Subject', `<code>${escape(String(e.payload.subject ?? '—'))}</code>`)}${row('Issued', `<code>${escape(String(e.payload.iat ?? ''))}</code>`)}</table>
+${row('Decision', `<code>${escapeHtml(String(e.payload.decision ?? ''))}</code>`)}${row('Kind', `<code>${escapeHtml(String(e.payload.kind ?? ''))}</code>`)}
+${row('Subject', `<code>${escapeHtml(String(e.payload.subject ?? '—'))}</code>`)}${row('Issued', `<code>${escapeHtml(String(e.payload.iat ?? ''))}</code>`)}</table>
 <h2>Check it yourself</h2><p>Verify the checkpoint with the note verifier key, then the inclusion proof of SHA-256(0x00 || receipt) against its root (RFC 9162).</p>
-<table>${row('Verifier key', `<code>${escape(e.log.verifier_key)}</code>`)}${row('Checkpoint', `<pre>${escape(e.checkpoint)}</pre>`)}
-${row('Leaf hash', `<code>${escape(e.inclusion.leaf_hash)}</code>`)}${row('Proof', `<pre>${escape(e.inclusion.hashes.join('\n'))}</pre>`)}
-${row('Receipt (JWS)', `<code>${escape(e.receipt)}</code>`)}</table></main></body></html>`;
+<table>${row('Verifier key', `<code>${escapeHtml(e.log.verifier_key)}</code>`)}${row('Checkpoint', `<pre>${escapeHtml(e.checkpoint)}</pre>`)}
+${row('Leaf hash', `<code>${escapeHtml(e.inclusion.leaf_hash)}</code>`)}${row('Proof', `<pre>${escapeHtml(e.inclusion.hashes.join('\n'))}</pre>`)}
+${row('Receipt (JWS)', `<code>${escapeHtml(e.receipt)}</code>`)}</table>`,
+    `.verdict{padding:1rem;border-radius:.5rem;background:${ok ? '#ecfdf5' : '#fef2f2'};border:1px solid ${ok ? '#059669' : '#dc2626'}}`,
+  );
 }
 
 export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
@@ -91,9 +82,7 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
     if (!r) throw notFound(`no receipt ${id}`, 'unknown_receipt');
     const evidence = await receiptEvidence(ctx, r);
     if (wantsHtml(event)) {
-      return new HTTPResponse(receiptPage(evidence), {
-        headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', vary: 'accept' },
-      });
+      return htmlResponse(receiptPage(evidence));
     }
     return toResponse(reply(evidence), { vary: 'accept', 'access-control-allow-origin': '*' });
   }, { summary: "A receipt's evidence: JWS, payload, log index, inclusion proof, signed checkpoint (HTML for browsers)", auth: 'public', tag: 'receipts', problems: [404] });

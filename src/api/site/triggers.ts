@@ -24,6 +24,7 @@ import { commitReply, idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
@@ -278,8 +279,12 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
 
   router.get(
     '/signal/trigger-oracle',
-    async () => toResponse(reply(triggerOracleDoc(ctx)), { 'access-control-allow-origin': '*' }),
-    { summary: 'How oracle readings drive trigger fires', auth: 'public', tag: 'triggers' },
+    async (event) => {
+      const doc = triggerOracleDoc(ctx);
+      if (wantsHtml(event)) return htmlResponse(triggerOraclePage(doc));
+      return toResponse(reply(doc), { 'access-control-allow-origin': '*', vary: 'accept' });
+    },
+    { summary: 'How oracle readings drive trigger fires (JSON; an HTML page for browsers)', auth: 'public', tag: 'triggers' },
   );
 }
 
@@ -316,4 +321,29 @@ function triggerOracleDoc(ctx: AppContext) {
     templates: TEMPLATES.map((t) => ({ template_id: t.template_id, default_action: t.default_action, obligation_surface: t.obligation_surface })),
     bps_tiers: DATA.clear.bps_tiers,
   };
+}
+
+/** The same document as a page, for people who open the link in a browser. */
+function triggerOraclePage(d: ReturnType<typeof triggerOracleDoc>): string {
+  const e = escapeHtml;
+  const table = (head: string[], rows: Array<Array<string | number | null>>) =>
+    `<table><thead><tr>${head.map((h) => `<th scope="col">${e(h)}</th>`).join('')}</tr></thead><tbody>${rows
+      .map((r) => `<tr>${r.map((c) => `<td>${e(c === null ? '—' : String(c))}</td>`).join('')}</tr>`)
+      .join('')}</tbody></table>`;
+  const a = d.aggregation;
+  return htmlPage(
+    d.title,
+    `<h1>${e(d.title)}</h1>
+<ol>${d.steps.map((s) => `<li>${e(s)}</li>`).join('')}</ol>
+<h2>Aggregation</h2>
+<p>${e(a.method)}: ${a.trim_percent_each_side}% trimmed at each end, at least ${a.min_sources} sources, DISPUTED beyond a spread of ${a.tolerance_bps} bps of the value.</p>
+<ul>${a.disputed_when.map((w) => `<li>DISPUTED when ${e(w)}</li>`).join('')}</ul>
+${table(['source_id', 'label', 'weight', 'latency_ms'], a.sources.map((s) => [s.source_id, s.label, s.weight, s.latency_ms]))}
+<h2>Threshold operators</h2><p>${d.operators.map((o) => `<code>${e(o)}</code>`).join(', ')}</p>
+<h2>Templates</h2>
+${table(['template_id', 'default_action', 'callable_actions', 'exposure_ceiling_usd', 'fee_bps'], d.templates.map((t) => [t.template_id, t.default_action, t.obligation_surface.callable_actions.join(', '), t.obligation_surface.exposure_ceiling_usd, t.obligation_surface.fee_bps]))}
+<h2>Clear bps tiers (the fallback when fee_bps is null)</h2>
+${table(['tier', 'bps', 'cleared USD per month up to'], d.bps_tiers.map((t) => [t.id, t.bps, t.cleared_usd_monthly_up_to]))}
+<p>This page as JSON: send <code>Accept: application/json</code>. Schema <code>${e(d.schema)}</code>.</p>`,
+  );
 }
