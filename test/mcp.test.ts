@@ -81,6 +81,8 @@ describe('MCP endpoint', () => {
       const r = (await client.callTool({ name: tool.name, arguments: examples.get(tool.name) as Record<string, unknown> })) as ToolResult;
       expect(r.content.length, tool.name).toBeGreaterThan(0);
       expect(typeof r.content[0]!.text, tool.name).toBe('string');
+      if (tool.name === 'foundry_pipeline_run') expect(r.structuredContent, tool.name).toMatchObject({ tenant_id: 'acme-mga', charge: { sku: 'foundry_pipeline' } });
+      if (tool.name === 'conformity_generate') expect((r.structuredContent as { pack: { category: { category_id: string } } }).pack.category.category_id).toBe('insurance');
     }
     await client.close();
   });

@@ -49,6 +49,8 @@ export const MCP_TOOLS: ReadonlyArray<{ name: string; method: 'GET' | 'POST'; pa
   { name: 'absence_verify', method: 'POST', path: '/standards/absence-ledger/verify' },
   { name: 'trigger_publish', method: 'POST', path: '/signal/trigger/publish' },
   { name: 'oracle_aggregate', method: 'POST', path: '/api/v1/oracle/aggregate' },
+  { name: 'conformity_generate', method: 'POST', path: '/api/v1/conformity/generate' },
+  { name: 'foundry_pipeline_run', method: 'POST', path: '/api/v1/foundry/pipeline/run' },
   { name: 'demo_hop', method: 'POST', path: '/demo/hop' },
   { name: 'demo_act', method: 'POST', path: '/demo/act' },
   { name: 'demo_lookup', method: 'GET', path: '/demo/lookup' },
