@@ -43,6 +43,11 @@ function walk(dir: string, out: string[] = []): string[] {
   return out;
 }
 
+/** The strong ETag of a body: a quoted prefix of its SHA-256 (base64url). One rule for static and live documents. */
+export function strongEtag(body: string | Uint8Array): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+}
+
 export function indexStaticSite(root: string): Map<string, Asset> {
   const assets = new Map<string, Asset>();
   if (!existsSync(root)) return assets;
@@ -50,7 +55,7 @@ export function indexStaticSite(root: string): Map<string, Asset> {
     const id = '/' + relative(root, file).split(sep).join('/');
     const st = statSync(file);
     const body = readFileSync(file) as Buffer<ArrayBuffer>;
-    const etag = '"' + createHash('sha256').update(body).digest('base64url').slice(0, 27) + '"';
+    const etag = strongEtag(body);
     assets.set(id, { path: file, size: st.size, mtime: st.mtime, etag, type: TYPES[extname(file)] ?? 'application/octet-stream', body });
   }
   return assets;

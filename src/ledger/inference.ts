@@ -24,8 +24,14 @@ export async function sessionLeaves(db: Db, keyId: string, sessionId: string): P
   return rs.rows.map((r) => ({ idx: Number(r.idx), leaf_hash: String(r.leaf_hash), receipt_id: String(r.receipt_id), created_at: String(r.created_at) }));
 }
 
+/** A session of `keyId` with its size and root; undefined when it has none of that id. */
+export async function readSession(db: Db, keyId: string, sessionId: string): Promise<{ size: number; root: string; leaves: SessionLeaf[] } | undefined> {
+  const leaves = await sessionLeaves(db, keyId, sessionId);
+  return leaves && { size: leaves.length, root: sessionRoot(leaves.map((l) => l.leaf_hash)), leaves };
+}
+
 /** The session root (hex) over leaf hashes given in hex. */
-export function sessionRoot(leafHashes: readonly string[]): string {
+function sessionRoot(leafHashes: readonly string[]): string {
   return Buffer.from(rootOf(leafHashes.map((h) => Buffer.from(h, 'hex')))).toString('hex');
 }
 

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { runPipeline, tenantProjection } from '../../domain/foundry.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { newId, nowIso } from '../../ids.ts';
-import { sessionLeaves, sessionRoot } from '../../ledger/inference.ts';
+import { readSession } from '../../ledger/inference.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
 import { recentFires } from '../../ledger/triggers.ts';
 import { requireKey } from '../auth.ts';
@@ -107,8 +107,8 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         const b = await readBody(event, pipelineRequest, ctx.config.MAX_BODY_BYTES);
         let inference;
         if (b.inference_session_id !== undefined) {
-          const leaves = await sessionLeaves(ctx.ledger.read, key.id, b.inference_session_id);
-          inference = leaves ? { session_id: b.inference_session_id, size: leaves.length, root: sessionRoot(leaves.map((l) => l.leaf_hash)) } : null;
+          const session = await readSession(ctx.ledger.read, key.id, b.inference_session_id);
+          inference = session ? { session_id: b.inference_session_id, size: session.size, root: session.root } : null;
         }
         const at = nowIso();
         const run = runPipeline(

@@ -13,12 +13,11 @@
  * forwarded; the upstream gets INFERENCE_UPSTREAM_KEY. Nothing is charged or
  * sealed when the upstream is not configured (503), fails (502) or times out (504).
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { canonicalJson } from '../../crypto/canonical.ts';
+import { canonicalJson, fingerprint } from '../../crypto/canonical.ts';
 import { leafHash } from '../../crypto/merkle.ts';
 import { newId, nowIso } from '../../ids.ts';
-import { appendSessionLeaf, sessionLeaves, sessionRoot } from '../../ledger/inference.ts';
+import { appendSessionLeaf, readSession, sessionLeaves } from '../../ledger/inference.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -56,8 +55,6 @@ const sessionResponse = z.object({
   root: z.string(),
   leaves: z.array(z.object({ idx: z.number(), leaf_hash: z.string(), receipt_id: z.string(), created_at: z.string() })),
 });
-
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 const sessionFull = (id: string, max: number) =>
   new Problem({ status: 409, code: 'session_full', title: 'Conflict', detail: `session ${id} holds ${max} sealed exchanges, the most one session may; omit the ${SESSION_HEADER} header to open a new one` });
@@ -121,8 +118,8 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
         }
         const sessionId = named ?? newId('inf');
         const answer = await forward(ctx, body);
-        const requestSha = sha256(canonicalJson(body));
-        const responseSha = sha256(canonicalJson(answer));
+        const requestSha = fingerprint(body);
+        const responseSha = fingerprint(answer);
         const charge = toll('inference_seal');
         return meteredWrite(
           event,
@@ -168,9 +165,9 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       const key = await requireKey(event, ctx);
       const id = event.context.params?.session_id ?? '';
-      const leaves = await sessionLeaves(ctx.ledger.read, key.id, id);
-      if (!leaves) throw notFound(`no inference session ${id} for this key`, 'unknown_session');
-      return toResponse(reply({ session_id: id, size: leaves.length, root: sessionRoot(leaves.map((l) => l.leaf_hash)), leaves }));
+      const session = await readSession(ctx.ledger.read, key.id, id);
+      if (!session) throw notFound(`no inference session ${id} for this key`, 'unknown_session');
+      return toResponse(reply({ session_id: id, ...session }));
     },
     { summary: 'An inference session of this key: its leaves in order and their Merkle root', auth: 'key', tag: 'foundry', response: sessionResponse, problems: [404] },
   );

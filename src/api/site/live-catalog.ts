@@ -4,12 +4,12 @@
  * fields `overlay` returns laid over it at each request. Public, with a strong
  * ETag over the answered bytes (304 on If-None-Match) and revalidated on every use.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HTTPResponse } from 'h3';
 import { catalogByKey } from '../../catalog/catalogs.ts';
 import type { AppContext } from '../context.ts';
+import { strongEtag } from '../static-site.ts';
 import type { RouteDoc, Router } from '../router.ts';
 
 export function liveCatalog(
@@ -34,7 +34,7 @@ export function liveCatalog(
     route.path,
     async (event) => {
       const text = JSON.stringify({ ...base(), ...(await overlay()) });
-      const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
+      const etag = strongEtag(text);
       const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=0, must-revalidate', etag, 'access-control-allow-origin': '*' };
       if (event.req.headers.get('if-none-match') === etag) return new HTTPResponse(null, { status: 304, headers });
       return new HTTPResponse(text, { headers });
