@@ -8,6 +8,7 @@ import { H3, type H3Event } from 'h3';
 import type { AppContext } from './context.ts';
 import { Problem, notFound, problemResponse, toProblem } from './problem.ts';
 import { Router } from './router.ts';
+import { enforceRole } from './auth.ts';
 import { staticSiteHandler } from './static-site.ts';
 import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
@@ -81,7 +82,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
       return problemResponse(problem, event);
     },
   });
-  const router = new Router(h3);
+  const router = new Router(h3, (event, doc) => enforceRole(event, ctx, doc));
   registerRoutes(router, ctx, extraModules);
 
   const site = staticSiteHandler(ctx.config.STATIC_DIR);

@@ -6,6 +6,7 @@ import type { H3Event } from 'h3';
 import { findKeyBySecret, type ApiKey } from '../ledger/api-keys.ts';
 import type { AppContext } from './context.ts';
 import { Problem } from './problem.ts';
+import type { RouteDoc } from './router.ts';
 
 const REALM = 'Bearer realm="fusegate"';
 
@@ -55,4 +56,21 @@ export async function requireKey(event: H3Event, ctx: AppContext): Promise<ApiKe
     });
   }
   return key;
+}
+
+/**
+ * Enforces the role a route declares (RouteDoc.role). An agent key may act and
+ * blow a fuse, never manage or revive: the governed agent holds no kill switch.
+ */
+export async function enforceRole(event: H3Event, ctx: AppContext, doc: RouteDoc): Promise<void> {
+  if (doc.auth !== 'key' || doc.role !== 'operator') return;
+  const key = await requireKey(event, ctx);
+  if (key.role === 'operator') return;
+  throw new Problem({
+    status: 403,
+    code: 'operator_key_required',
+    title: 'Forbidden',
+    detail: `${doc.summary}: this needs an operator key, and ${key.id} is an agent key (agent keys act and may blow a fuse or licence, never revive or manage one)`,
+    extra: { key_role: key.role, required_role: 'operator' },
+  });
 }

@@ -73,7 +73,7 @@ export function mcpTools(router: Router): McpTool[] {
     if (!route?.doc) return [];
     const doc = route.doc;
     const input = (t.method === 'GET' ? doc.query : doc.body) ?? z.object({});
-    const description = `${doc.summary} (${t.method} ${t.path}${doc.auth === 'key' ? ', needs an API key' : doc.auth === 'demo' ? ', public demo, rate limited' : ', public'}${doc.charges?.length ? `; charges ${doc.charges.join(', ')}` : ''})`;
+    const description = `${doc.summary} (${t.method} ${t.path}${doc.auth === 'key' ? (doc.role === 'operator' ? ', needs an operator key' : ', needs an API key (agent or operator)') : doc.auth === 'demo' ? ', public demo, rate limited' : ', public'}${doc.charges?.length ? `; charges ${doc.charges.join(', ')}` : ''})`;
     return [{ name: t.name, route, description, keyed: doc.auth === 'key', input }];
   });
 }
@@ -174,7 +174,7 @@ export function registerMcpRoutes(router: Router, ctx: AppContext): void {
             protocol_version: LATEST_PROTOCOL_VERSION,
             sessions: false,
             keyed_tools_need: 'Authorization: Bearer <API_KEY> on the POST /mcp request',
-            tools: tools.map((t) => ({ name: t.name, description: t.description, auth: t.route.doc!.auth, method: t.route.method, path: t.route.path })),
+            tools: tools.map((t) => ({ name: t.name, description: t.description, auth: t.route.doc!.auth, ...(t.route.doc!.auth === 'key' ? { role: t.route.doc!.role ?? 'agent' } : {}), method: t.route.method, path: t.route.path })),
           },
           200,
           { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' },

@@ -80,12 +80,14 @@ function operation(r: RouteRecord): Json {
   if (doc?.body) [400, 413, 415].forEach((s) => statuses.add(s));
   if (doc?.query || params.length) statuses.add(400);
   if (doc?.auth === 'key') statuses.add(401);
+  if (doc?.auth === 'key' && doc.role === 'operator') statuses.add(403);
   if (doc?.auth === 'demo') statuses.add(429);
   // A SKU without a fixed toll (a bps fee, a catalog-specific toll) is named without a price.
   const price = (sku: string) => TOLLS.find((t) => t.sku === sku)?.usd;
   const charges = doc?.charges?.map((sku) => (price(sku) === undefined ? `\`${sku}\`` : `\`${sku}\` ${price(sku)} USD`)).join(', ');
   const description = [
     doc?.auth === 'demo' ? 'Public demo: no key, rate limited per client address.' : undefined,
+    doc?.auth === 'key' ? (doc.role === 'operator' ? 'Needs an operator key (an agent key gets 403 `operator_key_required`).' : 'Any key: agent or operator.') : undefined,
     charges ? `Charges: ${charges}. Accepts \`Idempotency-Key\`.` : undefined,
   ]
     .filter(Boolean)
@@ -96,6 +98,7 @@ function operation(r: RouteRecord): Json {
     ...(description ? { description } : {}),
     tags: [doc?.tag ?? 'other'],
     security: doc?.auth === 'key' ? [{ bearer: [] }] : [],
+    ...(doc?.auth === 'key' ? { 'x-key-role': doc.role ?? 'agent' } : {}),
     parameters: [
       ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
       ...(doc?.query ? queryParameters(doc.query) : []),

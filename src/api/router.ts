@@ -18,6 +18,12 @@ export interface RouteDoc {
   summary: string;
   /** `key`: Bearer API key required; `public`: no key; `demo`: no key, rate limited per client. */
   auth: 'key' | 'public' | 'demo';
+  /**
+   * For `auth: 'key'`: the least role the key needs. `agent` (the default) lets
+   * any key in; `operator` answers an agent key 403 before the handler runs.
+   * This is the one place that says who may manage and who may only act.
+   */
+  role?: 'agent' | 'operator';
   /** Groups operations in the reference (gate, pas, prefinality, logs, astl, triggers, clear, nap...). */
   tag: string;
   body?: z.ZodType;
@@ -47,16 +53,22 @@ function toPattern(path: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
+/** Runs before a documented route's handler (enforces what its doc declares, e.g. the role). */
+export type Guard = (event: H3Event, doc: RouteDoc) => Promise<void>;
+
 export class Router {
   readonly routes: RouteRecord[] = [];
   readonly app: H3;
-  constructor(app: H3) {
+  readonly guard: Guard | undefined;
+  constructor(app: H3, guard?: Guard) {
     this.app = app;
+    this.guard = guard;
   }
 
   on(method: Method, path: string, handler: Handler, doc?: RouteDoc): this {
     this.routes.push({ method, path, pattern: toPattern(path), doc });
-    this.app.on(method, path, handler);
+    const guard = this.guard;
+    this.app.on(method, path, guard && doc ? async (event) => (await guard(event, doc), handler(event)) : handler);
     return this;
   }
   get(path: string, handler: Handler, doc?: RouteDoc): this {

@@ -1,19 +1,22 @@
 /** API key and signing key commands. */
 import { rotateSigningKey } from '../crypto/keys.ts';
-import { createApiKey, listApiKeys, revokeApiKey, setHopLimit } from '../ledger/api-keys.ts';
-import { type Command, UsageError, intFlag, requireFlag } from './shared.ts';
+import { KEY_ROLES, createApiKey, listApiKeys, revokeApiKey, setHopLimit } from '../ledger/api-keys.ts';
+import { type Command, UsageError, enumFlag, intFlag, onlyFlags, requireFlag } from './shared.ts';
 
 export const keyCommands: Record<string, Command> = {
   'keys create': {
-    usage: 'keys create --name NAME [--hop-limit N]',
-    summary: 'create an API key; the secret is printed once and stored only as a hash',
+    usage: 'keys create --name NAME [--role agent|operator] [--hop-limit N]',
+    summary: 'create an API key (operator unless --role agent); the secret is printed once and stored only as a hash',
     async run(ctx) {
+      onlyFlags(ctx, ['name', 'role', 'hop-limit']);
+      if (ctx.args.length) throw new UsageError(`unexpected argument ${ctx.args[0]}`);
       const name = requireFlag(ctx, 'name');
+      const role = enumFlag(ctx, 'role', KEY_ROLES) ?? 'operator';
       const hopLimit = intFlag(ctx, 'hop-limit') ?? ctx.config.HOP_LIMIT_DEFAULT;
-      const { key, secret } = await createApiKey(await ctx.ledger(), { name, hopLimit });
+      const { key, secret } = await createApiKey(await ctx.ledger(), { name, hopLimit, role });
       ctx.out(
-        `created ${key.id} (${key.name}, hop limit ${key.hop_limit})\nkey: ${secret}\nStore it now: it is not shown again.`,
-        { id: key.id, key: secret, name: key.name, hop_limit: key.hop_limit, created_at: key.created_at },
+        `created ${key.role} key ${key.id} (${key.name}, hop limit ${key.hop_limit})\nkey: ${secret}\nStore it now: it is not shown again.`,
+        { id: key.id, key: secret, name: key.name, role: key.role, hop_limit: key.hop_limit, created_at: key.created_at },
       );
     },
   },
@@ -23,7 +26,7 @@ export const keyCommands: Record<string, Command> = {
     async run(ctx) {
       const keys = await listApiKeys((await ctx.ledger()).read);
       const lines = keys.map(
-        (k) => `${k.id}  ${k.prefix}…  ${k.name}  hops ${k.hops_used}/${k.hop_limit}  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}`,
+        (k) => `${k.id}  ${k.role.padEnd(8)}  ${k.prefix}…  ${k.name}  hops ${k.hops_used}/${k.hop_limit}  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}`,
       );
       ctx.out(lines.length ? lines.join('\n') : 'no keys', { keys });
     },

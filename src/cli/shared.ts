@@ -36,3 +36,17 @@ export function intFlag(ctx: CliContext, name: string): number | undefined {
   if (typeof v !== 'string' || !Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer`);
   return n;
 }
+
+/** A flag that must be one of `choices` (undefined when absent). */
+export function enumFlag<T extends string>(ctx: CliContext, name: string, choices: readonly T[]): T | undefined {
+  const v = ctx.flags[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !(choices as readonly string[]).includes(v)) throw new UsageError(`--${name} must be ${choices.join(' or ')}`);
+  return v as T;
+}
+
+/** Refuses any flag outside `known` (and the global --json/--help), so a typo never silently means the default. */
+export function onlyFlags(ctx: CliContext, known: readonly string[]): void {
+  const unknown = Object.keys(ctx.flags).filter((f) => f !== 'json' && f !== 'help' && !known.includes(f));
+  if (unknown.length) throw new UsageError(`unknown flag ${unknown.map((f) => '--' + f).join(', ')}`);
+}

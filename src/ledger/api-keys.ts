@@ -10,9 +10,14 @@ import type { Ledger } from './db.ts';
 
 export const KEY_PREFIX = 'fg_live_';
 
+/** `agent` keys act (and may blow a fuse); `operator` keys also manage, and alone revive. */
+export const KEY_ROLES = ['agent', 'operator'] as const;
+export type KeyRole = (typeof KEY_ROLES)[number];
+
 export interface ApiKey {
   id: string;
   name: string;
+  role: KeyRole;
   prefix: string;
   hop_limit: number;
   hops_used: number;
@@ -30,6 +35,7 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
   return {
     id: String(r.id),
     name: String(r.name),
+    role: String(r.role) as KeyRole,
     prefix: String(r.prefix),
     hop_limit: Number(r.hop_limit),
     hops_used: Number(r.hops_used),
@@ -39,16 +45,17 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
   };
 }
 
-const COLUMNS = 'id, name, prefix, hop_limit, hops_used, created_at, revoked_at, surface';
+const COLUMNS = 'id, name, role, prefix, hop_limit, hops_used, created_at, revoked_at, surface';
 
 export async function createApiKey(
   ledger: Ledger,
-  input: { name: string; hopLimit: number },
+  input: { name: string; hopLimit: number; role?: KeyRole },
 ): Promise<{ key: ApiKey; secret: string }> {
   const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
   const key: ApiKey = {
     id: newId('key'),
     name: input.name,
+    role: input.role ?? 'operator',
     prefix: secret.slice(0, KEY_PREFIX.length + 4),
     hop_limit: input.hopLimit,
     hops_used: 0,
@@ -57,8 +64,8 @@ export async function createApiKey(
   };
   await ledger.write((tx) =>
     tx.execute({
-      sql: 'INSERT INTO api_keys (id, name, secret_hash, prefix, hop_limit, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-      args: [key.id, key.name, hashSecret(secret), key.prefix, key.hop_limit, key.created_at],
+      sql: 'INSERT INTO api_keys (id, name, role, secret_hash, prefix, hop_limit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      args: [key.id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.created_at],
     }),
   );
   return { key, secret };

@@ -6,14 +6,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { createApiKey } from '../../src/ledger/api-keys.ts';
+import { createApiKey, type KeyRole } from '../../src/ledger/api-keys.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 
 export interface TestServer extends RunningServer {
   dir: string;
   config: Config;
   /** Creates an API key through the real ledger code; returns its secret. */
-  newKey(name?: string, hopLimit?: number): Promise<{ id: string; secret: string }>;
+  newKey(name?: string, hopLimit?: number, role?: KeyRole): Promise<{ id: string; secret: string }>;
   /** fetch relative to the server, with an optional bearer key. */
   fetch(path: string, init?: RequestInit & { key?: string; json?: unknown }): Promise<Response>;
   stop(): Promise<void>;
@@ -42,8 +42,8 @@ export async function startTestServer(env: Record<string, string> = {}, dir = te
     ...running,
     dir,
     config,
-    async newKey(name = 'test', hopLimit = config.HOP_LIMIT_DEFAULT) {
-      const { key, secret } = await createApiKey(running.ctx.ledger, { name, hopLimit });
+    async newKey(name = 'test', hopLimit = config.HOP_LIMIT_DEFAULT, role: KeyRole = 'operator') {
+      const { key, secret } = await createApiKey(running.ctx.ledger, { name, hopLimit, role });
       return { id: key.id, secret };
     },
     fetch(path, init = {}) {

@@ -55,7 +55,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
         return reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201);
       });
     });
-  }, { summary: 'Create a fuse owned by the calling key (our extension)', auth: 'key', tag: 'fuses', body: createFuseRequest, response: fuseResponse, example: { state: 'LIVE', label: 'payments agent' } });
+  }, { summary: 'Create a fuse owned by the calling key (our extension)', auth: 'key', role: 'operator', tag: 'fuses', body: createFuseRequest, response: fuseResponse, example: { state: 'LIVE', label: 'payments agent' } });
 
   router.get('/v1/fuses', async (event) => {
     const key = await requireKey(event, ctx);
@@ -64,7 +64,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
     return toResponse(reply({ object: 'list', data: fuses.slice(0, q.limit).map(fuseObject), has_more: fuses.length > q.limit }));
   }, { summary: "List the calling key's fuses", auth: 'key', tag: 'fuses', query: listQuery });
 
-  const transition = (path: string, to: FuseState, from: readonly FuseState[], verb: string, summary: string) =>
+  const transition = (path: string, to: FuseState, from: readonly FuseState[], verb: string, summary: string, role: 'agent' | 'operator') =>
     router.post(path, async (event: H3Event) => {
       const key = await requireKey(event, ctx);
       const id = fuseIdSchema.safeParse(event.context.params?.fuse_id);
@@ -87,8 +87,8 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
           return reply({ ...fuseObject(after!), previous_state: fuse.state, receipt_id: receipt.receipt_id });
         });
       });
-    }, { summary, auth: 'key', tag: 'fuses', response: fuseResponse, problems: [404, 409] });
+    }, { summary, auth: 'key', role, tag: 'fuses', response: fuseResponse, problems: role === 'operator' ? [403, 404, 409] : [404, 409] });
 
-  transition('/v1/fuses/:fuse_id/dead', 'DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'dead', 'Blow a fuse: it becomes DEAD and fails closed');
-  transition('/v1/fuses/:fuse_id/charge', 'LIVE', CHARGEABLE_STATES, 'charge', 'Charge an UNSIGNED or DEAD fuse back to LIVE');
+  transition('/v1/fuses/:fuse_id/dead', 'DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'dead', 'Blow a fuse: it becomes DEAD and fails closed', 'agent');
+  transition('/v1/fuses/:fuse_id/charge', 'LIVE', CHARGEABLE_STATES, 'charge', 'Charge an UNSIGNED or DEAD fuse back to LIVE', 'operator');
 }

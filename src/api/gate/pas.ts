@@ -473,7 +473,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         });
       },
       verb === 'charge'
-        ? { summary: 'Charge-only resurrection: UNSIGNED or DEAD to LIVE (no bind-only write is made); 409 when already LIVE', auth: 'key', tag: 'pas', response: transitionResponse, problems: [409, 422] }
+        ? { summary: 'Charge-only resurrection: UNSIGNED or DEAD to LIVE (no bind-only write is made); 409 when already LIVE', auth: 'key', role: 'operator', tag: 'pas', response: transitionResponse, problems: [403, 409, 422] }
         : { summary: 'Blow the licence parent (stored and reported as DEAD); outstanding tickets cannot redeem until a charge', auth: 'key', tag: 'pas', response: transitionResponse, problems: [422] },
     );
   transition('charge', 'LIVE', CHARGEABLE_LICENSE_STATES);

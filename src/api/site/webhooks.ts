@@ -166,10 +166,11 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
     {
       summary: 'Subscribe a URL to trigger events (one trigger, one template, or every trigger of the key); deliveries are signed with Ed25519',
       auth: 'key',
+      role: 'operator',
       tag: 'triggers',
       body: subscribeRequest,
       response: z.object({ object: z.literal('webhook_subscription'), id: z.string(), url: z.string(), trigger_id: z.string().nullable(), template_id: z.string().nullable(), created_at: z.string() }),
-      problems: [404, 422],
+      problems: [403, 404, 422],
       example: { url: 'https://agent.example/hooks/fusegate', template_id: 'bind_gate_hold' },
     },
   );

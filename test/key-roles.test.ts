@@ -1,0 +1,76 @@
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFuse } from '../src/ledger/fuses.ts';
+import { startTestServer, testEnv, tempDir, type TestServer } from './support/server.ts';
+
+describe('key roles: the operator holds the kill switch', () => {
+  let s: TestServer;
+  let agent: { id: string; secret: string };
+  let operator: { id: string; secret: string };
+
+  beforeAll(async () => {
+    s = await startTestServer();
+    agent = await s.newKey('agent', 1000, 'agent');
+    operator = await s.newKey('operator');
+  });
+  afterAll(() => s.stop());
+
+  const post = (path: string, key: string, json?: unknown) => s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
+
+  it('an agent key may blow its fuse but never charge it back: 403, and the next hop fails closed', async () => {
+    const fuseId = 'fuse_roles_agent';
+    await s.ctx.ledger.write((tx) => createFuse(tx, { id: fuseId, keyId: agent.id, state: 'LIVE', label: null, now: new Date().toISOString() }));
+    expect((await (await post('/v1/fuse/hop', agent.secret, { fuse_id: fuseId })).json()).decision).toBe('PERMIT');
+    const blown = await post(`/v1/fuses/${fuseId}/dead`, agent.secret);
+    expect(blown.status).toBe(200);
+    expect((await blown.json()).state).toBe('DEAD');
+
+    const charge = await post(`/v1/fuses/${fuseId}/charge`, agent.secret);
+    expect(charge.status).toBe(403);
+    expect(charge.headers.get('content-type')).toContain('application/problem+json');
+    const problem = await charge.json();
+    expect(problem.code).toBe('operator_key_required');
+    expect(problem.required_role).toBe('operator');
+
+    const hop = await (await post('/v1/fuse/hop', agent.secret, { fuse_id: fuseId })).json();
+    expect(hop).toMatchObject({ state: 'DEAD', ok: false, verdict: false, decision: 'DENY' });
+  });
+
+  it('an agent key cannot charge a licence parent, create a fuse or subscribe a webhook', async () => {
+    const lic = await post('/v1/pas/licenses/lic_roles/charge', agent.secret);
+    expect(lic.status).toBe(403);
+    expect((await lic.json()).code).toBe('operator_key_required');
+    expect((await post('/v1/fuses', agent.secret, { state: 'LIVE' })).status).toBe(403);
+    expect((await post('/signal/trigger/webhooks', agent.secret, { url: 'https://example.com/hook' })).status).toBe(403);
+    // The operator key may do all of it.
+    expect((await post('/v1/pas/licenses/lic_roles/charge', operator.secret)).status).toBe(200);
+    expect((await post('/v1/fuses', operator.secret, { state: 'LIVE' })).status).toBe(201);
+  });
+
+  it('OpenAPI and MCP discovery say which role each operation needs', async () => {
+    const doc = await (await s.fetch('/openapi.json')).json();
+    const charge = doc.paths['/v1/fuses/{fuse_id}/charge'].post;
+    expect(charge['x-key-role']).toBe('operator');
+    expect(Object.keys(charge.responses)).toContain('403');
+    expect(doc.paths['/v1/fuses/{fuse_id}/dead'].post['x-key-role']).toBe('agent');
+    expect(doc.paths['/v1/fuse/hop'].post['x-key-role']).toBe('agent');
+  });
+
+  it('the CLI creates operator keys by default, agent keys with --role agent, and refuses anything else', () => {
+    const dir = tempDir();
+    // Without what vitest itself exports (BASE_URL=/ for Vite).
+    const { BASE_URL: _b, SITE_URL: _s, ...env } = process.env;
+    const cli = (...args: string[]) => spawnSync(process.execPath, ['src/cli.ts', ...args], { env: { ...env, ...testEnv(dir) }, encoding: 'utf8' });
+    const op = cli('keys', 'create', '--name', 'ops', '--json');
+    expect(op.status, op.stderr).toBe(0);
+    expect(JSON.parse(op.stdout).role).toBe('operator');
+    const ag = cli('keys', 'create', '--name', 'bot', '--role', 'agent', '--json');
+    expect(JSON.parse(ag.stdout).role).toBe('agent');
+    const bad = cli('keys', 'create', '--name', 'x', '--role', 'admin');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--role must be agent or operator');
+    const typo = cli('keys', 'create', '--name', 'x', '--rol', 'agent');
+    expect(typo.status).toBe(2);
+    expect(typo.stderr).toContain('unknown flag --rol');
+  });
+});
