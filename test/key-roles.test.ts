@@ -1,25 +1,25 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFuse } from '../src/ledger/fuses.ts';
 import { startTestServer, testEnv, tempDir, type TestServer } from './support/server.ts';
 
 describe('key roles: the operator holds the kill switch', () => {
   let s: TestServer;
   let agent: { id: string; secret: string };
-  let operator: { id: string; secret: string };
+  let operator: { id: string; secret: string; accountId: string };
 
   beforeAll(async () => {
     s = await startTestServer();
-    agent = await s.newKey('agent', 1000, 'agent');
     operator = await s.newKey('operator');
+    agent = await s.newKey('agent', 1000, 'agent', operator.accountId);
   });
   afterAll(() => s.stop());
 
   const post = (path: string, key: string, json?: unknown) => s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
 
-  it('an agent key may blow its fuse but never charge it back: 403, and the next hop fails closed', async () => {
-    const fuseId = 'fuse_roles_agent';
-    await s.ctx.ledger.write((tx) => createFuse(tx, { id: fuseId, keyId: agent.id, state: 'LIVE', label: null, now: new Date().toISOString() }));
+  it('an agent key may blow its fuse but never charge it back: 403, the next hop fails closed, an operator key of the account revives it', async () => {
+    const created = await post('/v1/fuses', operator.secret, { state: 'LIVE', label: 'agent fuse' });
+    expect(created.status).toBe(201);
+    const fuseId = (await created.json()).fuse_id as string;
     expect((await (await post('/v1/fuse/hop', agent.secret, { fuse_id: fuseId })).json()).decision).toBe('PERMIT');
     const blown = await post(`/v1/fuses/${fuseId}/dead`, agent.secret);
     expect(blown.status).toBe(200);
@@ -34,6 +34,11 @@ describe('key roles: the operator holds the kill switch', () => {
 
     const hop = await (await post('/v1/fuse/hop', agent.secret, { fuse_id: fuseId })).json();
     expect(hop).toMatchObject({ state: 'DEAD', ok: false, verdict: false, decision: 'DENY' });
+
+    const revived = await post(`/v1/fuses/${fuseId}/charge`, operator.secret);
+    expect(revived.status).toBe(200);
+    expect(await revived.json()).toMatchObject({ state: 'LIVE', previous_state: 'DEAD' });
+    expect((await (await post('/v1/fuse/hop', agent.secret, { fuse_id: fuseId })).json()).decision).toBe('PERMIT');
   });
 
   it('an agent key cannot charge a licence parent, create a fuse or subscribe a webhook', async () => {

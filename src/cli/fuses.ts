@@ -2,6 +2,7 @@
 import { CHARGEABLE_STATES } from '../domain/fuse.ts';
 import { newId, nowIso } from '../ids.ts';
 import { getApiKey, setKeySurface } from '../ledger/api-keys.ts';
+import { ownerId } from '../ledger/accounts.ts';
 import { FUSE_STATES, createFuse, getFuse, listFuses, transitionFuse, type FuseState } from '../ledger/fuses.ts';
 import { SURFACE_PRESETS } from '../catalog/surfaces.ts';
 import { type CliContext, type Command, UsageError, requireFlag } from './shared.ts';
@@ -35,17 +36,21 @@ export const fuseCommands: Record<string, Command> = {
       const state = (ctx.flags.state ?? 'LIVE') as FuseState;
       if (state !== 'LIVE' && state !== 'UNSIGNED') throw new UsageError('--state must be LIVE or UNSIGNED');
       const ledger = await ctx.ledger();
-      if (!(await getApiKey(ledger.read, keyId))) throw new UsageError(`no key ${keyId}`);
+      const key = await getApiKey(ledger.read, keyId);
+      if (!key) throw new UsageError(`no key ${keyId}`);
       const label = typeof ctx.flags.label === 'string' ? ctx.flags.label : null;
-      const fuse = await ledger.write((tx) => createFuse(tx, { id: newId('fuse'), keyId, state, label, now: nowIso() }));
+      const fuse = await ledger.write((tx) => createFuse(tx, { id: newId('fuse'), keyId: ownerId(key), state, label, now: nowIso() }));
       ctx.out(`created ${fuse.id} (${fuse.state})`, { fuse_id: fuse.id, state: fuse.state, key_id: keyId });
     },
   },
   'fuses list': {
     usage: 'fuses list --key KEY_ID',
-    summary: "list a key's fuses",
+    summary: "list the fuses of a key's account",
     async run(ctx) {
-      const fuses = await listFuses((await ctx.ledger()).read, requireFlag(ctx, 'key'));
+      const ledger = await ctx.ledger();
+      const key = await getApiKey(ledger.read, requireFlag(ctx, 'key'));
+      if (!key) throw new UsageError(`no key ${String(ctx.flags.key)}`);
+      const fuses = await listFuses(ledger.read, ownerId(key));
       ctx.out(fuses.map((f) => `${f.id}  ${f.state}  ${f.label ?? ''}`).join('\n') || 'no fuses', { fuses });
     },
   },

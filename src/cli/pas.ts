@@ -2,6 +2,7 @@
 import { MoneyError, formatUsd, usdToMicros } from '../domain/money.ts';
 import { newId, nowIso } from '../ids.ts';
 import { getApiKey } from '../ledger/api-keys.ts';
+import { ownerId } from '../ledger/accounts.ts';
 import { insertGrant, listGrants, revokeGrant, type StoredGrant } from '../ledger/pas.ts';
 import { type Command, UsageError, requireFlag } from './shared.ts';
 
@@ -38,10 +39,11 @@ export const pasCommands: Record<string, Command> = {
         throw e;
       }
       const ledger = await ctx.ledger();
-      if (!(await getApiKey(ledger.read, keyId))) throw new UsageError(`no key ${keyId}`);
+      const key = await getApiKey(ledger.read, keyId);
+      if (!key) throw new UsageError(`no key ${keyId}`);
       const g: StoredGrant = {
         id: newId('auth'),
-        key_id: keyId,
+        key_id: ownerId(key),
         name: typeof ctx.flags.name === 'string' ? ctx.flags.name : null,
         lines,
         states,
@@ -57,7 +59,10 @@ export const pasCommands: Record<string, Command> = {
     usage: 'grants list --key KEY_ID',
     summary: "list a key's authority grants",
     async run(ctx) {
-      const grants = await listGrants((await ctx.ledger()).read, requireFlag(ctx, 'key'));
+      const ledger = await ctx.ledger();
+      const key = await getApiKey(ledger.read, requireFlag(ctx, 'key'));
+      if (!key) throw new UsageError(`no key ${String(ctx.flags.key)}`);
+      const grants = await listGrants(ledger.read, ownerId(key));
       ctx.out(
         grants.map((g) => `${g.id}  ${formatUsd(g.max_premium_micros)}  ${g.lines.join(',')}  ${g.states.join(',')}${g.revoked_at ? '  revoked' : ''}`).join('\n') || 'no grants',
         { grants: grants.map(grantJson) },

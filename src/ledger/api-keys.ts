@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Client, Transaction } from '@libsql/client';
 import { newId, nowIso } from '../ids.ts';
+import { insertAccount } from './accounts.ts';
 import type { Ledger } from './db.ts';
 
 export const KEY_PREFIX = 'fg_live_';
@@ -16,6 +17,8 @@ export type KeyRole = (typeof KEY_ROLES)[number];
 
 export interface ApiKey {
   id: string;
+  /** The owning account: see `ownerId` in accounts.ts. */
+  account_id: string;
   name: string;
   role: KeyRole;
   prefix: string;
@@ -34,6 +37,7 @@ export function hashSecret(secret: string): string {
 function rowToKey(r: Record<string, unknown>): ApiKey {
   return {
     id: String(r.id),
+    account_id: String(r.account_id),
     name: String(r.name),
     role: String(r.role) as KeyRole,
     prefix: String(r.prefix),
@@ -45,15 +49,17 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
   };
 }
 
-const COLUMNS = 'id, name, role, prefix, hop_limit, hops_used, created_at, revoked_at, surface';
+const COLUMNS = 'id, account_id, name, role, prefix, hop_limit, hops_used, created_at, revoked_at, surface';
 
 export async function createApiKey(
   ledger: Ledger,
-  input: { name: string; hopLimit: number; role?: KeyRole },
+  /** Without `accountId` the key gets an account of its own, whose id is the key's id. */
+  input: { name: string; hopLimit: number; role?: KeyRole; accountId?: string },
 ): Promise<{ key: ApiKey; secret: string }> {
   const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
   const key: ApiKey = {
     id: newId('key'),
+    account_id: input.accountId ?? '',
     name: input.name,
     role: input.role ?? 'operator',
     prefix: secret.slice(0, KEY_PREFIX.length + 4),
@@ -62,12 +68,15 @@ export async function createApiKey(
     created_at: nowIso(),
     revoked_at: null,
   };
-  await ledger.write((tx) =>
-    tx.execute({
-      sql: 'INSERT INTO api_keys (id, name, role, secret_hash, prefix, hop_limit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      args: [key.id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.created_at],
-    }),
-  );
+  await ledger.write(async (tx) => {
+    // A key made on its own gets an account of its own under the key's id, as the
+    // 0141 migration did for every older key: objects stored under the key id stay its.
+    if (!input.accountId) key.account_id = (await insertAccount(tx, { id: key.id, name: key.name, now: key.created_at })).id;
+    await tx.execute({
+      sql: 'INSERT INTO api_keys (id, account_id, name, role, secret_hash, prefix, hop_limit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.created_at],
+    });
+  });
   return { key, secret };
 }
 
@@ -81,8 +90,13 @@ export async function getApiKey(db: Client | Transaction, id: string): Promise<A
   return rs.rows[0] ? rowToKey(rs.rows[0]) : undefined;
 }
 
-export async function listApiKeys(db: Client): Promise<ApiKey[]> {
-  const rs = await db.execute(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`);
+/** Every key, or the keys of one account. */
+export async function listApiKeys(db: Client, accountId?: string): Promise<ApiKey[]> {
+  const rs = await db.execute(
+    accountId === undefined
+      ? `SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`
+      : { sql: `SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at, id`, args: [accountId] },
+  );
   return rs.rows.map(rowToKey);
 }
 

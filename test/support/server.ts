@@ -13,7 +13,8 @@ export interface TestServer extends RunningServer {
   dir: string;
   config: Config;
   /** Creates an API key through the real ledger code; returns its secret. */
-  newKey(name?: string, hopLimit?: number, role?: KeyRole): Promise<{ id: string; secret: string }>;
+  /** Without `accountId` the key gets an account of its own. */
+  newKey(name?: string, hopLimit?: number, role?: KeyRole, accountId?: string): Promise<{ id: string; secret: string; accountId: string }>;
   /** fetch relative to the server, with an optional bearer key. */
   fetch(path: string, init?: RequestInit & { key?: string; json?: unknown }): Promise<Response>;
   stop(): Promise<void>;
@@ -42,9 +43,9 @@ export async function startTestServer(env: Record<string, string> = {}, dir = te
     ...running,
     dir,
     config,
-    async newKey(name = 'test', hopLimit = config.HOP_LIMIT_DEFAULT, role: KeyRole = 'operator') {
-      const { key, secret } = await createApiKey(running.ctx.ledger, { name, hopLimit, role });
-      return { id: key.id, secret };
+    async newKey(name = 'test', hopLimit = config.HOP_LIMIT_DEFAULT, role: KeyRole = 'operator', accountId?: string) {
+      const { key, secret } = await createApiKey(running.ctx.ledger, { name, hopLimit, role, ...(accountId ? { accountId } : {}) });
+      return { id: key.id, secret, accountId: key.account_id };
     },
     fetch(path, init = {}) {
       const { key, json, ...rest } = init;

@@ -13,6 +13,7 @@ import { CHARGEABLE_STATES } from '../../domain/fuse.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { FUSE_STATES, createFuse, getFuse, listFuses, transitionFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
 import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -50,7 +51,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
       const id = newId('fuse');
       const receipt = await signReceipt(ctx, { kind: 'fuse_create', decision: body.state, subject: id, key_id: key.id });
       return commitReply(event, ctx, async (tx) => {
-        const fuse = await createFuse(tx, { id, keyId: key.id, state: body.state, label: body.label ?? null, now: nowIso() });
+        const fuse = await createFuse(tx, { id, keyId: ownerId(key), state: body.state, label: body.label ?? null, now: nowIso() });
         await recordReceipt(tx, receipt);
         return reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201);
       });
@@ -60,7 +61,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
   router.get('/v1/fuses', async (event) => {
     const key = await requireKey(event, ctx);
     const q = readQuery(event, listQuery);
-    const fuses = await listFuses(ctx.ledger.read, key.id, q.limit + 1, q.starting_after);
+    const fuses = await listFuses(ctx.ledger.read, ownerId(key), q.limit + 1, q.starting_after);
     return toResponse(reply({ object: 'list', data: fuses.slice(0, q.limit).map(fuseObject), has_more: fuses.length > q.limit }));
   }, { summary: "List the calling key's fuses", auth: 'key', tag: 'fuses', query: listQuery });
 

@@ -17,6 +17,7 @@ import { fingerprint } from '../../crypto/canonical.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
 import { skuFor, type Sku } from '../../domain/pricing.ts';
 import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { recordReceipt, signReceipt, type SignedReceipt } from '../../ledger/receipts.ts';
@@ -44,7 +45,7 @@ export function callerOf(key: ApiKey | undefined): Caller {
   return key ? { key, surface: key.surface ?? DEFAULT_SURFACE } : { surface: DEFAULT_SURFACE };
 }
 
-const owner = (c: Caller) => c.key?.id ?? DRILL_OWNER;
+const owner = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
 
 /** The fuse if the caller may see it: its own fuses, or the drill fuses for the public. Else 404. */
 export async function visibleFuse(db: Parameters<typeof getFuse>[0], caller: Caller, id: string): Promise<Fuse> {

@@ -31,6 +31,7 @@ import {
   type RedeemDecision,
 } from '../../domain/pas.ts';
 import { newId, nowIso } from '../../ids.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_FUSES, DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
@@ -157,7 +158,7 @@ function chargeOf(decision: string): { sku: string; nap: boolean; amountMicros: 
   return { sku, nap: sku === 'hold', amountMicros: tollMicros(sku) };
 }
 
-const ownerOf = (c: Caller) => c.key?.id ?? DRILL_OWNER;
+const ownerOf = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
 const receiptBody = (r: SignedReceipt) => ({ receipt_id: r.receipt_id, verify_url: r.verify_url });
 
 class Changed extends Error {}
@@ -203,7 +204,7 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
         if (caller.key) {
           if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
           await recordCharge(tx, { keyId: caller.key.id, ...chargeOf(d.decision), ref: receipt.receipt_id });
-          if (act.jobId) await recordJobReceipt(tx, { keyId: caller.key.id, jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
+          if (act.jobId) await recordJobReceipt(tx, { keyId: ownerId(caller.key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
         }
         await recordReceipt(tx, receipt);
         const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
@@ -367,10 +368,10 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
   const presented = presentedFingerprint(body)!;
   const callerNow = new Date(body.now);
   const read = async (db: Parameters<typeof getTicket>[0]) => {
-    const ticket = await getTicket(db, key.id, body.ticket_id);
+    const ticket = await getTicket(db, ownerId(key), body.ticket_id);
     if (!ticket) throw notFound(`no bind ticket ${body.ticket_id}`, 'unknown_ticket');
-    const parent = await storedLicenseState(db, key.id, ticket.license_id);
-    const bound = ticket.redeemed_at === null && (await jobBound(db, key.id, ticket.job_id));
+    const parent = await storedLicenseState(db, ownerId(key), ticket.license_id);
+    const bound = ticket.redeemed_at === null && (await jobBound(db, ownerId(key), ticket.job_id));
     return { ticket, parent, bound };
   };
   const decide = (s: { ticket: Ticket; parent: Awaited<ReturnType<typeof storedLicenseState>>; bound: boolean }, serverNow: Date): RedeemDecision =>
@@ -410,7 +411,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
         }
         await recordCharge(tx, { keyId: key.id, ...chargeOf(decision), ref: receipt.receipt_id });
         await recordReceipt(tx, receipt);
-        await recordJobReceipt(tx, { keyId: key.id, jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
+        await recordJobReceipt(tx, { keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
         const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
         if (d.redeem) return reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common });
         return reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409);
@@ -441,7 +442,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     '/v1/pas/licenses/:license_id',
     async (event) => {
       const key = await requireKey(event, ctx);
-      return toResponse(reply(await licenseSnapshot(ctx.ledger.read, key.id, licenseParam(event), nowIso())));
+      return toResponse(reply(await licenseSnapshot(ctx.ledger.read, ownerId(key), licenseParam(event), nowIso())));
     },
     { summary: 'Licence parent snapshot: UNSIGNED until charge, ARMED when LIVE with unredeemed children; children counts and state history', auth: 'key', tag: 'pas', response: snapshotResponse },
   );
@@ -456,18 +457,18 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
           const receipt = await signReceipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
           return commitReply(event, ctx, async (tx) => {
             const now = nowIso();
-            const previous = await transitionLicense(tx, { keyId: key.id, licenseId, from, to, receiptId: receipt.receipt_id, now });
+            const previous = await transitionLicense(tx, { keyId: ownerId(key), licenseId, from, to, receiptId: receipt.receipt_id, now });
             if (previous === null) {
               throw new Problem({
                 status: 409,
                 code: 'invalid_transition',
                 title: 'Conflict',
                 detail: `licence ${licenseId} is already LIVE: charge resurrects only an UNSIGNED or DEAD parent`,
-                extra: { license_id: licenseId, state: await licenseState(tx, key.id, licenseId, now) },
+                extra: { license_id: licenseId, state: await licenseState(tx, ownerId(key), licenseId, now) },
               });
             }
             await recordReceipt(tx, receipt);
-            const state = await licenseState(tx, key.id, licenseId, now);
+            const state = await licenseState(tx, ownerId(key), licenseId, now);
             return reply({ object: 'license_transition', license_id: licenseId, action: verb, previous_state: previous, state, at: now, ...receiptBody(receipt) });
           });
         });
@@ -520,7 +521,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       const key = await requireKey(event, ctx);
       const { job_id } = readQuery(event, jobQuery);
-      const snap = await exclusionSnapshot(ctx, key.id);
+      const snap = await exclusionSnapshot(ctx, ownerId(key));
       const head = { origin: snap.origin, tree_size: snap.tree.size, root_hash: Buffer.from(snap.tree.root()).toString('base64'), note: snap.note };
       return toResponse(
         reply({
@@ -547,7 +548,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       const key = await requireKey(event, ctx);
       const { job_id } = readQuery(event, jobQuery);
-      const rows = await jobReceipts(ctx.ledger.read, key.id, job_id);
+      const rows = await jobReceipts(ctx.ledger.read, ownerId(key), job_id);
       if (rows.length === 0) throw notFound(`no receipts for job ${job_id}`, 'unknown_job');
       const receipts = rows.map((r) => ({ ...r, verify_url: verifyUrl(ctx, r.receipt_id) }));
       return toResponse(

@@ -44,6 +44,7 @@ import {
 } from '../../domain/x402.ts';
 import { newId } from '../../ids.ts';
 import { getFuse } from '../../ledger/fuses.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
 import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
@@ -94,6 +95,8 @@ const rtpGateRequestSchema = z.strictObject({ receipt: z.string().min(1).max(163
 interface Caller {
   /** undefined for the public demo. */
   keyId: string | undefined;
+  /** Whose fuses the caller sees (its account); undefined for the public demo. */
+  owner?: string | undefined;
 }
 
 export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void {
@@ -141,7 +144,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     const id = req.context?.fuse_id;
     if (id === undefined) return undefined;
     const fuse = await getFuse(db, id);
-    const visible = fuse && fuse.key_id === (caller.keyId ?? '');
+    const visible = fuse && fuse.key_id === (caller.owner ?? '');
     return { id, state: visible ? fuse.state : undefined };
   }
 
@@ -220,7 +223,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     const key = await optionalKey(event, ctx);
     if (!key) return refuseUnauthenticated(event);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
-    return idempotent(event, ctx, key, () => decide(event, req, { keyId: key.id }));
+    return idempotent(event, ctx, key, () => decide(event, req, { keyId: key.id, owner: ownerId(key) }));
   }, { summary: 'Pre-finality clearance: GO (200, signed receipt JWT), NO_GO (403) or HOLD (409) before an irreversible commit', auth: 'key', tag: 'prefinality', body: evaluateRequestSchema, problems: [401, 402, 422], charges: ['execute_gate', 'hold'] });
 
   router.post(DEMO_EVALUATE_PATH, async (event) => {

@@ -42,6 +42,8 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
       reply({
         object: 'api_key',
         id: key.id,
+        account_id: key.account_id,
+        role: key.role,
         name: key.name,
         prefix: key.prefix,
         created_at: key.created_at,

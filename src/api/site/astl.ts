@@ -16,6 +16,7 @@ import { newId, nowIso } from '../../ids.ts';
 import { ASTL_LOG, appendManifest, entityHead, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest } from '../../ledger/astl.ts';
 import { logSize } from '../../ledger/log.ts';
 import { recordCharge } from '../../ledger/meter.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -94,7 +95,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
         const body = await readBody(event, astlPublishRequest, limit);
         const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
         const owner = await entityHead(ctx.ledger.read, body.entity);
-        if (owner && owner.key_id !== key.id) throw entityOwned(body.entity);
+        if (owner && owner.key_id !== ownerId(key)) throw entityOwned(body.entity);
         const manifestId = newId('mfst');
         const surfaceRoot = b64(surfaceTree(kinds).root());
         const receipt = await signReceipt(ctx, {
@@ -108,7 +109,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
         return commitReply(event, ctx, async (tx) => {
           // The version is taken under the write lock: two publishes of one entity get consecutive versions.
           const head = await entityHead(tx, body.entity);
-          if (head && head.key_id !== key.id) throw entityOwned(body.entity);
+          if (head && head.key_id !== ownerId(key)) throw entityOwned(body.entity);
           const leaf: ManifestLeaf = {
             type: 'astl.manifest',
             manifest_id: manifestId,
@@ -118,7 +119,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
             surface_root: surfaceRoot,
             published_at: nowIso(),
           };
-          const { index, leafHash: lh } = await appendManifest(tx, leaf, key.id, receipt.receipt_id);
+          const { index, leafHash: lh } = await appendManifest(tx, leaf, ownerId(key), receipt.receipt_id);
           await recordCharge(tx, { keyId: key.id, sku: 'astl_publish', amountMicros: amount, ref: receipt.receipt_id });
           await recordReceipt(tx, receipt);
           const proof = await proofAt(ctx, tx, ASTL_LOG, index);

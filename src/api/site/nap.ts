@@ -9,6 +9,7 @@ import { evidenceRoot, NotReplayable, replay, replaySource } from '../../domain/
 import { FUSE_STATES } from '../../ledger/fuses.ts';
 import { usage } from '../../ledger/meter.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
+import { receiptVisibleTo } from '../../ledger/accounts.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { DATA } from '../../catalog/catalogs.ts';
 import { requireKey } from '../auth.ts';
@@ -94,7 +95,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
         const b = await readBody(event, replayRequest, limit);
         const original = await getReceipt(ctx.ledger.read, b.receipt_id);
         // Another key's receipt is answered like a missing one.
-        if (!original || original.payload.key_id !== key.id) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
+        if (!original || !(await receiptVisibleTo(ctx.ledger.read, original.payload.key_id, key))) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
         let src;
         try {
           src = replaySource(original.payload.kind, original.payload.decision, original.payload.data);
@@ -150,7 +151,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
         const b = await readBody(event, spoliationSealRequest, limit);
         if (b.refers_to) {
           const r = await getReceipt(ctx.ledger.read, b.refers_to);
-          if (!r || r.payload.key_id !== key.id) throw notFound(`no receipt ${b.refers_to} of this key`, 'unknown_receipt');
+          if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key))) throw notFound(`no receipt ${b.refers_to} of this key`, 'unknown_receipt');
         }
         const root = evidenceRoot(b.evidence.map((e) => e.sha256));
         const charge = toll('spoliation_seal', true);

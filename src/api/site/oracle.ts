@@ -13,6 +13,7 @@ import type { Config } from '../../config.ts';
 import { formatUsd } from '../../domain/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { insertAggregate } from '../../ledger/oracle.ts';
 import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
@@ -74,7 +75,7 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
         });
         const amount = tollMicros('oracle_aggregate');
         return commitReply(event, ctx, async (tx) => {
-          await insertAggregate(tx, { id, key_id: key.id, metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() }, result);
+          await insertAggregate(tx, { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() }, result);
           await recordCharge(tx, { keyId: key.id, sku: 'oracle_aggregate', amountMicros: amount, ref: receipt.receipt_id });
           await recordReceipt(tx, receipt);
           return reply({

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
+import { receiptVisibleTo } from '../../ledger/accounts.ts';
 import { nowIso } from '../../ids.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
@@ -50,7 +51,7 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
         const b = await readBody(event, bindPaymentRequest, ctx.config.MAX_BODY_BYTES);
         if (b.receipt_id) {
           const r = await getReceipt(ctx.ledger.read, b.receipt_id);
-          if (!r || r.payload.key_id !== key.id) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
+          if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key))) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
         }
         const charge = toll('pdtr_bind');
         const boundAt = nowIso();

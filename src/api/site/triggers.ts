@@ -14,6 +14,7 @@ import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { OPERATORS, fireFee, thresholdReached, type FireFee } from '../../domain/trigger.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
 import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
 import { TRIGGERS_LOG, firedExposureSince, getTrigger, insertTrigger, markFired, newEventId, recordEvent, type Trigger } from '../../ledger/triggers.ts';
@@ -126,7 +127,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         }
         const t: Trigger = {
           id: newId('trg'),
-          key_id: key.id,
+          key_id: ownerId(key),
           template_id: tpl.template_id,
           state: 'ARMED',
           obligation: { callable_actions: actions, exposure_ceiling_usd: ceiling, fee_bps: o.fee_bps === undefined ? surface.fee_bps : o.fee_bps, regulatory_hooks: surface.regulatory_hooks },
@@ -147,7 +148,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         const amount = tollMicros('trigger_publish');
         const r = await commitReply(event, ctx, async (tx) => {
           await insertTrigger(tx, t);
-          const { index } = await recordEvent(tx, key.id, {
+          const { index } = await recordEvent(tx, ownerId(key), {
             event_id: newEventId(),
             type: 'trigger.published',
             trigger_id: t.id,
@@ -188,13 +189,13 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       const res = await idempotent(event, ctx, key, async () => {
         const body = await readBody(event, fireRequest, limit);
         const t = await getTrigger(ctx.ledger.read, body.trigger_id);
-        if (!t || t.key_id !== key.id) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
+        if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
         if (t.state === 'FIRED') throw alreadyFired(t);
         let reading = body.reading;
         let source: Record<string, unknown> = { kind: 'reading' };
         if (body.aggregate_id) {
           const a = await getAggregate(ctx.ledger.read, body.aggregate_id);
-          if (!a || a.key_id !== key.id) throw notFound(`no oracle aggregate ${body.aggregate_id}`, 'unknown_aggregate');
+          if (!a || a.key_id !== ownerId(key)) throw notFound(`no oracle aggregate ${body.aggregate_id}`, 'unknown_aggregate');
           if (a.metric !== t.threshold.metric) throw refused(422, 'metric_mismatch', `the aggregate measures ${a.metric}; the trigger watches ${t.threshold.metric}`);
           if (a.status !== 'CONSENSUS' || a.value === null) throw refused(409, 'reading_disputed', `aggregate ${a.id} is DISPUTED: it cannot fire a trigger`);
           reading = a.value;
@@ -211,7 +212,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         }
         const exposure = BigInt(t.enabled_exposure_micros);
         const feeFor = async (db: Parameters<typeof firedExposureSince>[0], at: Date) =>
-          fireFee(exposure, t.obligation.fee_bps, tiers(), t.obligation.fee_bps === null ? await firedExposureSince(db, key.id, monthStart(at)) : 0n);
+          fireFee(exposure, t.obligation.fee_bps, tiers(), t.obligation.fee_bps === null ? await firedExposureSince(db, ownerId(key), monthStart(at)) : 0n);
         for (let attempt = 0; ; attempt++) {
           const at = new Date();
           const fee = await feeFor(ctx.ledger.read, at);
@@ -223,7 +224,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
               const again = await feeFor(tx, at);
               if (again.feeMicros !== fee.feeMicros) throw new FeeChanged();
               if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
-              const { index } = await recordEvent(tx, key.id, {
+              const { index } = await recordEvent(tx, ownerId(key), {
                 event_id: newEventId(),
                 type: 'trigger.fired',
                 trigger_id: t.id,

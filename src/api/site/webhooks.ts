@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { newId, nowIso } from '../../ids.ts';
 import { NonPublicTarget, assertPublicTarget, postGuarded } from '../../net/outbound.ts';
 import { getTrigger } from '../../ledger/triggers.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { claimDue, createSubscription, deliveriesOf, listSubscriptions, recordAttempt, type DueDelivery } from '../../ledger/webhooks.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
@@ -155,10 +156,10 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
       const body = await readBody(event, subscribeRequest, ctx.config.MAX_BODY_BYTES);
       if (body.trigger_id) {
         const t = await getTrigger(ctx.ledger.read, body.trigger_id);
-        if (!t || t.key_id !== key.id) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
+        if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
       }
       if (!ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) await requirePublicTarget(body.url);
-      const sub = { id: newId('whs'), key_id: key.id, url: body.url, trigger_id: body.trigger_id ?? null, template_id: body.template_id ?? null, created_at: nowIso() };
+      const sub = { id: newId('whs'), key_id: ownerId(key), url: body.url, trigger_id: body.trigger_id ?? null, template_id: body.template_id ?? null, created_at: nowIso() };
       await ctx.ledger.write((tx) => createSubscription(tx, sub));
       const { key_id: _k, ...view } = sub;
       return toResponse(reply({ object: 'webhook_subscription', ...view, signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` } }, 201));
@@ -179,8 +180,8 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
     '/signal/trigger/webhooks',
     async (event) => {
       const key = await requireKey(event, ctx);
-      const subs = await listSubscriptions(ctx.ledger.read, key.id);
-      return toResponse(reply({ subscriptions: subs.map(({ key_id: _k, ...s }) => s), deliveries: await deliveriesOf(ctx.ledger.read, key.id) }));
+      const subs = await listSubscriptions(ctx.ledger.read, ownerId(key));
+      return toResponse(reply({ subscriptions: subs.map(({ key_id: _k, ...s }) => s), deliveries: await deliveriesOf(ctx.ledger.read, ownerId(key)) }));
     },
     { summary: "The key's webhook subscriptions and recent deliveries with every attempt", auth: 'key', tag: 'triggers' },
   );
