@@ -85,6 +85,13 @@ export const configSchema = z.object({
   INFERENCE_SESSION_MAX_EXCHANGES: positiveInt.default(10_000),
   /** Clearing checkpoints: hours between automatic seals (168 = weekly); 0 turns the timer off (the CLI still seals). */
   CLEARING_INTERVAL_HOURS: nonNegativeInt.default(168),
+  // Issue 14: accounts, key lifecycle and hop quotas (docs/accounts.md).
+  /** How long a rotated key's previous secret keeps working when the rotation names no grace (seconds; 0 = not at all). */
+  KEY_ROTATION_GRACE_SECONDS: nonNegativeInt.default(86_400),
+  /** The longest grace a rotation may ask for (seconds). */
+  KEY_ROTATION_GRACE_MAX_SECONDS: nonNegativeInt.default(604_800),
+  /** The period a key's hop limit counts over: it resets at the start of each UTC period ("none": never resets). */
+  HOP_LIMIT_PERIOD: z.enum(['day', 'week', 'month', 'none']).default('month'),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET'] as const;
   const set = x402.filter((k) => c[k] !== undefined);

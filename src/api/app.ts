@@ -26,6 +26,7 @@ import { registerTriggerRoutes } from './site/triggers.ts';
 import { registerWebhookRoutes } from './site/webhooks.ts';
 import { registerClearingRoutes } from './site/clearing.ts';
 import { registerMeteredRoutes } from './site/metered-routes.ts';
+import { registerKeyRoutes } from './gate/keys.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -47,6 +48,7 @@ const MODULES: RouteModule[] = [
   registerMeteredRoutes,
   registerMcpRoutes,
   registerOpenApiRoutes,
+  registerKeyRoutes,
 ];
 
 /** Registers every route module on `router` (also used to describe the API without serving it). */

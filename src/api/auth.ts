@@ -1,9 +1,9 @@
 /**
  * Bearer authentication (SPEC part 5): `Authorization: Bearer <key>`.
- * Missing, unknown or revoked keys get 401 with `WWW-Authenticate: Bearer`.
+ * Missing, unknown, revoked or expired keys get 401 with `WWW-Authenticate: Bearer`.
  */
 import type { H3Event } from 'h3';
-import { findKeyBySecret, type ApiKey } from '../ledger/api-keys.ts';
+import { findKeyBySecret, isExpired, touchKey, type ApiKey } from '../ledger/api-keys.ts';
 import type { AppContext } from './context.ts';
 import { Problem } from './problem.ts';
 import type { RouteDoc } from './router.ts';
@@ -38,6 +38,8 @@ export async function optionalKey(event: H3Event, ctx: AppContext): Promise<ApiK
     key = await findKeyBySecret(ctx.ledger.read, token);
     if (!key) throw unauthorized('unknown_key', 'the API key is not known', 'invalid_token');
     if (key.revoked_at) throw unauthorized('revoked_key', 'the API key has been revoked', 'invalid_token');
+    if (isExpired(key)) throw unauthorized('expired_key', `the API key expired at ${key.expires_at}`, 'invalid_token');
+    touchKey(ctx.ledger, key);
   }
   event.context.apiKey = key;
   return key;

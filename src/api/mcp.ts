@@ -22,6 +22,7 @@ import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { H3, H3Event } from 'h3';
 import { z } from 'zod';
 import { discoveryDocument } from '../catalog/discovery.ts';
+import type { KeyRole } from '../ledger/api-keys.ts';
 import { optionalKey } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { Problem } from './problem.ts';
@@ -56,6 +57,8 @@ export const MCP_TOOLS: ReadonlyArray<{ name: string; method: 'GET' | 'POST'; pa
   { name: 'demo_lookup', method: 'GET', path: '/demo/lookup' },
   { name: 'demo_prefinality_evaluate', method: 'POST', path: '/demo/prefinality/evaluate' },
   { name: 'demo_pas_bind_check', method: 'POST', path: '/demo/pas/bind-check' },
+  { name: 'keys_list', method: 'GET', path: '/v1/keys' },
+  { name: 'keys_create', method: 'POST', path: '/v1/keys' },
 ];
 
 export interface McpTool {
@@ -63,6 +66,8 @@ export interface McpTool {
   route: RouteRecord;
   description: string;
   keyed: boolean;
+  /** Offered only to operator keys (the route's RouteDoc.role). */
+  operator: boolean;
   input: z.ZodType;
 }
 
@@ -74,7 +79,7 @@ export function mcpTools(router: Router): McpTool[] {
     const doc = route.doc;
     const input = (t.method === 'GET' ? doc.query : doc.body) ?? z.object({});
     const description = `${doc.summary} (${t.method} ${t.path}${doc.auth === 'key' ? (doc.role === 'operator' ? ', needs an operator key' : ', needs an API key (agent or operator)') : doc.auth === 'demo' ? ', public demo, rate limited' : ', public'}${doc.charges?.length ? `; charges ${doc.charges.join(', ')}` : ''})`;
-    return [{ name: t.name, route, description, keyed: doc.auth === 'key', input }];
+    return [{ name: t.name, route, description, keyed: doc.auth === 'key', operator: doc.auth === 'key' && doc.role === 'operator', input }];
   });
 }
 
@@ -127,10 +132,10 @@ async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Recor
   };
 }
 
-function buildServer(ctx: AppContext, router: Router, event: H3Event, keyed: boolean): McpServer {
+function buildServer(ctx: AppContext, router: Router, event: H3Event, role: KeyRole | undefined): McpServer {
   const server = new McpServer({ name: 'fusegate', version: ctx.version });
   for (const tool of mcpTools(router)) {
-    if (tool.keyed && !keyed) continue;
+    if ((tool.keyed && !role) || (tool.operator && role !== 'operator')) continue;
     server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, (args: unknown) =>
       dispatch(router.app, event, tool.route, (args ?? {}) as Record<string, unknown>),
     );
@@ -146,7 +151,7 @@ export function registerMcpRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       checkOrigin(event, origins);
       const key = await optionalKey(event, ctx);
-      const server = buildServer(ctx, router, event, key !== undefined);
+      const server = buildServer(ctx, router, event, key?.role);
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,

@@ -1,6 +1,6 @@
 /** API key and signing key commands. */
 import { rotateSigningKey } from '../crypto/keys.ts';
-import { KEY_ROLES, createApiKey, listApiKeys, revokeApiKey, setHopLimit } from '../ledger/api-keys.ts';
+import { KEY_ROLES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey, setHopLimit } from '../ledger/api-keys.ts';
 import { type Command, UsageError, enumFlag, intFlag, onlyFlags, requireFlag } from './shared.ts';
 
 export const keyCommands: Record<string, Command> = {
@@ -42,6 +42,27 @@ export const keyCommands: Record<string, Command> = {
         return 1;
       }
       ctx.out(`revoked ${id}`, { id, revoked: true });
+    },
+  },
+  'keys rotate': {
+    usage: 'keys rotate ID [--grace-seconds N]',
+    summary: 'give a key a new secret (printed once); the old one works for the grace period (KEY_ROTATION_GRACE_SECONDS)',
+    async run(ctx) {
+      onlyFlags(ctx, ['grace-seconds']);
+      const id = ctx.args[0];
+      if (!id) throw new UsageError('the key ID is required');
+      const raw = ctx.flags['grace-seconds'];
+      const grace = raw === undefined ? ctx.config.KEY_ROTATION_GRACE_SECONDS : Number(raw);
+      if (typeof raw === 'boolean' || !Number.isInteger(grace) || grace < 0) throw new UsageError('--grace-seconds must be a whole number of seconds');
+      const rotated = await rotateApiKey(await ctx.ledger(), id, grace);
+      if (!rotated) {
+        ctx.out(`no active key ${id}`, { error: 'not_found', id });
+        return 1;
+      }
+      ctx.out(
+        `rotated ${id}; the previous secret works until ${rotated.key.previous_expires_at}\nkey: ${rotated.secret}\nStore it now: it is not shown again.`,
+        { id, key: rotated.secret, previous_secret_expires_at: rotated.key.previous_expires_at },
+      );
     },
   },
   'keys set-limit': {

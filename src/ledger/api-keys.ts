@@ -26,6 +26,13 @@ export interface ApiKey {
   hops_used: number;
   created_at: string;
   revoked_at: string | null;
+  /** After this time the key answers 401 (null: it does not expire). */
+  expires_at: string | null;
+  /** Written at most once a minute per key (see touchKey), so it is approximate by that much. */
+  last_used_at: string | null;
+  rotated_at: string | null;
+  /** Until when the secret before the last rotation still works (null: none). */
+  previous_expires_at: string | null;
   /** The declared act surface (`keys surface`), or undefined for the default: every preset. */
   surface?: string[] | undefined;
 }
@@ -45,44 +52,105 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
     hops_used: Number(r.hops_used),
     created_at: String(r.created_at),
     revoked_at: r.revoked_at == null ? null : String(r.revoked_at),
+    expires_at: r.expires_at == null ? null : String(r.expires_at),
+    last_used_at: r.last_used_at == null ? null : String(r.last_used_at),
+    rotated_at: r.rotated_at == null ? null : String(r.rotated_at),
+    previous_expires_at: r.previous_expires_at == null ? null : String(r.previous_expires_at),
     surface: r.surface == null ? undefined : (JSON.parse(String(r.surface)) as string[]),
   };
 }
 
-const COLUMNS = 'id, account_id, name, role, prefix, hop_limit, hops_used, created_at, revoked_at, surface';
+const COLUMNS = 'id, account_id, name, role, prefix, hop_limit, hops_used, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at';
 
 export async function createApiKey(
   ledger: Ledger,
   /** Without `accountId` the key gets an account of its own, whose id is the key's id. */
-  input: { name: string; hopLimit: number; role?: KeyRole; accountId?: string },
+  input: { name: string; hopLimit: number; role?: KeyRole; accountId?: string; expiresAt?: string | null },
 ): Promise<{ key: ApiKey; secret: string }> {
-  const secret = KEY_PREFIX + randomBytes(32).toString('base64url');
+  const secret = newSecret();
   const key: ApiKey = {
     id: newId('key'),
     account_id: input.accountId ?? '',
     name: input.name,
     role: input.role ?? 'operator',
-    prefix: secret.slice(0, KEY_PREFIX.length + 4),
+    prefix: prefixOf(secret),
     hop_limit: input.hopLimit,
     hops_used: 0,
     created_at: nowIso(),
     revoked_at: null,
+    expires_at: input.expiresAt ?? null,
+    last_used_at: null,
+    rotated_at: null,
+    previous_expires_at: null,
   };
   await ledger.write(async (tx) => {
     // A key made on its own gets an account of its own under the key's id, as the
     // 0141 migration did for every older key: objects stored under the key id stay its.
     if (!input.accountId) key.account_id = (await insertAccount(tx, { id: key.id, name: key.name, now: key.created_at })).id;
     await tx.execute({
-      sql: 'INSERT INTO api_keys (id, account_id, name, role, secret_hash, prefix, hop_limit, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.created_at],
+      sql: 'INSERT INTO api_keys (id, account_id, name, role, secret_hash, prefix, hop_limit, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.created_at, key.expires_at],
     });
   });
   return { key, secret };
 }
 
-export async function findKeyBySecret(db: Client, secret: string): Promise<ApiKey | undefined> {
-  const rs = await db.execute({ sql: `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = ?`, args: [hashSecret(secret)] });
+const newSecret = () => KEY_PREFIX + randomBytes(32).toString('base64url');
+const prefixOf = (secret: string) => secret.slice(0, KEY_PREFIX.length + 4);
+
+/** The key whose current secret, or previous secret still in its rotation grace, this is. */
+export async function findKeyBySecret(db: Client, secret: string, now = nowIso()): Promise<ApiKey | undefined> {
+  const hash = hashSecret(secret);
+  const rs = await db.execute({
+    sql: `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = ?
+          UNION ALL SELECT ${COLUMNS} FROM api_keys WHERE previous_secret_hash = ? AND previous_expires_at > ?`,
+    args: [hash, hash, now],
+  });
   return rs.rows[0] ? rowToKey(rs.rows[0]) : undefined;
+}
+
+/**
+ * Gives a key a new secret; the old one keeps working for `graceSeconds` (0: it
+ * stops at once). Returns the new secret, or undefined when the key is unknown
+ * or revoked.
+ */
+export async function rotateApiKey(ledger: Ledger, id: string, graceSeconds: number): Promise<{ key: ApiKey; secret: string } | undefined> {
+  const secret = newSecret();
+  const now = new Date();
+  const graceUntil = nowIso(new Date(now.getTime() + graceSeconds * 1000));
+  const rs = await ledger.write((tx) =>
+    tx.execute({
+      sql: `UPDATE api_keys SET previous_secret_hash = secret_hash, previous_expires_at = ?, secret_hash = ?, prefix = ?, rotated_at = ?
+            WHERE id = ? AND revoked_at IS NULL`,
+      args: [graceUntil, hashSecret(secret), prefixOf(secret), nowIso(now), id],
+    }),
+  );
+  if (rs.rowsAffected === 0) return undefined;
+  const key = await getApiKey(ledger.read, id);
+  return key ? { key, secret } : undefined;
+}
+
+/** Whether the key is past its expiry at `now`. */
+export const isExpired = (key: Pick<ApiKey, 'expires_at'>, now = nowIso()): boolean => key.expires_at !== null && key.expires_at <= now;
+
+/** How stale last_used_at may get: one write per key per this many ms, not one per request. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+const touched = new Map<string, number>();
+
+/**
+ * Records that a key was used, cheaply: skipped while the stored time (or this
+ * process's last write) is younger than LAST_USED_RESOLUTION_MS, written off the
+ * request path otherwise. A lost write only makes last_used_at a minute staler.
+ */
+export function touchKey(ledger: Ledger, key: Pick<ApiKey, 'id' | 'last_used_at'>, nowMs = Date.now()): void {
+  const stored = key.last_used_at ? Date.parse(key.last_used_at) : 0;
+  if (nowMs - Math.max(stored, touched.get(key.id) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+  touched.set(key.id, nowMs);
+  if (touched.size > 100_000) touched.clear();
+  const at = nowIso(new Date(nowMs));
+  ledger
+    .write((tx) => tx.execute({ sql: 'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)', args: [at, key.id, at] }))
+    .catch(() => touched.delete(key.id));
 }
 
 export async function getApiKey(db: Client | Transaction, id: string): Promise<ApiKey | undefined> {

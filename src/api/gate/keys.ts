@@ -1,0 +1,144 @@
+/**
+ * The keys of the caller's account (issue 14), for operator keys only: an
+ * agent key can neither list nor mint keys, so it can never mint an operator.
+ *   GET  /v1/keys                      the account's keys (never a secret)
+ *   POST /v1/keys                      {name, role?, hop_limit?, expires_at? | expires_in_seconds?} -> 201 with the secret, once
+ *   GET  /v1/keys/{id}                 one key
+ *   POST /v1/keys/{id}/revoke          401 from then on (within a second in every process: auth reads the ledger)
+ *   POST /v1/keys/{id}/rotate          {grace_seconds?}: a new secret; the old one works until the grace ends
+ *   POST /v1/keys/{id}/limit           {hop_limit}: the hops the key may make per period
+ * Another account's key is 404. Create and rotate answer a secret, so they are
+ * not replayed from the idempotency store (which would keep it in clear).
+ */
+import type { H3Event } from 'h3';
+import { z } from 'zod';
+import { nowIso } from '../../ids.ts';
+import { ownerId } from '../../ledger/accounts.ts';
+import { KEY_ROLES, createApiKey, getApiKey, isExpired, listApiKeys, revokeApiKey, rotateApiKey, setHopLimit, type ApiKey } from '../../ledger/api-keys.ts';
+import { requireKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { badRequest, notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+
+const keyIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a key id such as key_…');
+
+export const createKeyRequest = z
+  .strictObject({
+    name: z.string().trim().min(1).max(100),
+    role: z.enum(KEY_ROLES).default('agent').describe('agent (the default: acts, may blow a fuse) or operator (also manages)'),
+    hop_limit: z.number().int().positive().optional().describe('hops per period; default HOP_LIMIT_DEFAULT'),
+    expires_at: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 time after which the key answers 401'),
+    expires_in_seconds: z.number().int().positive().max(10 * 365 * 86_400).optional(),
+  })
+  .refine((b) => b.expires_at === undefined || b.expires_in_seconds === undefined, { message: 'send at most one of expires_at and expires_in_seconds' });
+const rotateRequest = z.strictObject({ grace_seconds: z.number().int().nonnegative().optional().describe('how long the old secret keeps working; default KEY_ROTATION_GRACE_SECONDS') });
+const limitRequest = z.strictObject({ hop_limit: z.number().int().positive() });
+
+export const keyResponse = z.object({
+  object: z.literal('api_key'),
+  id: z.string(),
+  account_id: z.string(),
+  name: z.string(),
+  role: z.enum(KEY_ROLES),
+  prefix: z.string().describe('the first characters of the secret, to recognise it'),
+  status: z.enum(['active', 'revoked', 'expired']),
+  hop_limit: z.number(),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+  last_used_at: z.string().nullable().describe('approximate: written at most once a minute'),
+  revoked_at: z.string().nullable(),
+  rotated_at: z.string().nullable(),
+  previous_secret_expires_at: z.string().nullable(),
+});
+
+export function keyObject(k: ApiKey, now = nowIso()) {
+  return {
+    object: 'api_key',
+    id: k.id,
+    account_id: k.account_id,
+    name: k.name,
+    role: k.role,
+    prefix: k.prefix,
+    status: k.revoked_at ? 'revoked' : isExpired(k, now) ? 'expired' : 'active',
+    hop_limit: k.hop_limit,
+    created_at: k.created_at,
+    expires_at: k.expires_at,
+    last_used_at: k.last_used_at,
+    revoked_at: k.revoked_at,
+    rotated_at: k.rotated_at,
+    previous_secret_expires_at: k.previous_expires_at && k.previous_expires_at > now ? k.previous_expires_at : null,
+  };
+}
+
+const SECRET_NOTICE = 'Store the secret now: it is shown once and only its hash is kept.';
+
+export function registerKeyRoutes(router: Router, ctx: AppContext): void {
+  const limit = ctx.config.MAX_BODY_BYTES;
+  /** The key named in the path if it is the caller's account's; else 404, as if it did not exist. */
+  const accountKey = async (event: H3Event, caller: ApiKey) => {
+    const id = keyIdSchema.safeParse(event.context.params?.key_id);
+    const key = id.success ? await getApiKey(ctx.ledger.read, id.data) : undefined;
+    if (!key || key.account_id !== ownerId(caller)) throw notFound(`no key ${String(event.context.params?.key_id)} in this account`, 'unknown_key');
+    return key;
+  };
+  const doc = { auth: 'key', role: 'operator', tag: 'keys' } as const;
+
+  router.get('/v1/keys', async (event) => {
+    const caller = await requireKey(event, ctx);
+    const now = nowIso();
+    const keys = await listApiKeys(ctx.ledger.read, ownerId(caller));
+    return toResponse(reply({ object: 'list', data: keys.map((k) => keyObject(k, now)), has_more: false }));
+  }, { ...doc, summary: "List the account's API keys (never their secrets)" });
+
+  router.post('/v1/keys', async (event) => {
+    const caller = await requireKey(event, ctx);
+    const b = await readBody(event, createKeyRequest, limit);
+    const now = Date.now();
+    const expiresAt = b.expires_in_seconds !== undefined ? nowIso(new Date(now + b.expires_in_seconds * 1000)) : b.expires_at ? nowIso(new Date(b.expires_at)) : null;
+    if (expiresAt !== null && expiresAt <= nowIso(new Date(now))) throw badRequest('invalid_body', 'expires_at: must be in the future', { errors: [{ field: 'expires_at', message: 'must be in the future' }] });
+    const { key, secret } = await createApiKey(ctx.ledger, {
+      name: b.name,
+      role: b.role,
+      hopLimit: b.hop_limit ?? ctx.config.HOP_LIMIT_DEFAULT,
+      accountId: ownerId(caller),
+      expiresAt,
+    });
+    return toResponse(reply({ ...keyObject(key), secret, notice: SECRET_NOTICE }, 201));
+  }, { ...doc, summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: keyResponse.extend({ secret: z.string(), notice: z.string() }), example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
+
+  router.get('/v1/keys/:key_id', async (event) => {
+    const caller = await requireKey(event, ctx);
+    return toResponse(reply(keyObject(await accountKey(event, caller))));
+  }, { ...doc, summary: 'One key of the account', response: keyResponse, problems: [403, 404] });
+
+  router.post('/v1/keys/:key_id/revoke', async (event) => {
+    const caller = await requireKey(event, ctx);
+    const key = await accountKey(event, caller);
+    await revokeApiKey(ctx.ledger, key.id);
+    return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
+  }, { ...doc, summary: 'Revoke a key: it answers 401 from then on (revoking twice keeps the first time)', response: keyResponse, problems: [403, 404] });
+
+  router.post('/v1/keys/:key_id/rotate', async (event) => {
+    const caller = await requireKey(event, ctx);
+    const key = await accountKey(event, caller);
+    const hasBody = event.req.headers.get('content-type') !== null;
+    const b = hasBody ? await readBody(event, rotateRequest, limit) : {};
+    const grace = b.grace_seconds ?? ctx.config.KEY_ROTATION_GRACE_SECONDS;
+    if (grace > ctx.config.KEY_ROTATION_GRACE_MAX_SECONDS) {
+      throw badRequest('invalid_body', `grace_seconds: at most ${ctx.config.KEY_ROTATION_GRACE_MAX_SECONDS}`, { errors: [{ field: 'grace_seconds', message: `at most ${ctx.config.KEY_ROTATION_GRACE_MAX_SECONDS}` }] });
+    }
+    const rotated = await rotateApiKey(ctx.ledger, key.id, grace);
+    if (!rotated) throw notFound(`key ${key.id} is revoked: a revoked key cannot be rotated`, 'revoked_key');
+    return toResponse(reply({ ...keyObject(rotated.key), previous_secret_expires_at: rotated.key.previous_expires_at, secret: rotated.secret, notice: SECRET_NOTICE }));
+  }, { ...doc, summary: 'Rotate a key: a new secret (shown once); the previous one keeps working for the grace period', body: rotateRequest, response: keyResponse.extend({ secret: z.string(), notice: z.string() }), problems: [403, 404] });
+
+  router.post('/v1/keys/:key_id/limit', async (event) => {
+    const caller = await requireKey(event, ctx);
+    const key = await accountKey(event, caller);
+    const b = await readBody(event, limitRequest, limit);
+    await setHopLimit(ctx.ledger, key.id, b.hop_limit);
+    return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
+  }, { ...doc, summary: "Set a key's hop limit per period", body: limitRequest, response: keyResponse, problems: [403, 404], example: { hop_limit: 50_000 } });
+}

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../src/ledger/api-keys.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('keys API and lifecycle', () => {
+  let s: TestServer;
+  let other: TestServer;
+  let ops: { id: string; secret: string; accountId: string };
+  let stranger: { id: string; secret: string; accountId: string };
+  const post = (srv: TestServer, path: string, key: string, json?: unknown) => srv.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
+
+  beforeAll(async () => {
+    s = await startTestServer();
+    // A second process on the same database: revocation must reach it too.
+    other = await startTestServer({}, s.dir);
+    ops = await s.newKey('ops');
+    stranger = await s.newKey('stranger');
+  });
+  afterAll(async () => {
+    await other.close();
+    await s.stop();
+  });
+
+  it('creates an agent key by default, shows the secret once and stores only its hash', async () => {
+    const r = await post(s, '/v1/keys', ops.secret, { name: 'payments agent' });
+    expect(r.status).toBe(201);
+    const k = await r.json();
+    expect(k).toMatchObject({ object: 'api_key', role: 'agent', account_id: ops.accountId, status: 'active', name: 'payments agent' });
+    expect(k.secret).toMatch(/^fg_live_/);
+    expect(k.secret.startsWith(k.prefix)).toBe(true);
+    const row = (await s.ctx.ledger.read.execute({ sql: 'SELECT * FROM api_keys WHERE id = ?', args: [k.id] })).rows[0]!;
+    expect(row.secret_hash).toBe(hashSecret(k.secret));
+    expect(Object.values(row)).not.toContain(k.secret);
+    const listed = await (await s.fetch('/v1/keys', { key: ops.secret })).json();
+    expect(listed.data.map((x: { id: string }) => x.id)).toEqual(expect.arrayContaining([ops.id, k.id]));
+    expect(JSON.stringify(listed)).not.toContain(k.secret);
+    expect(listed.data.map((x: { id: string }) => x.id)).not.toContain(stranger.id);
+  });
+
+  it('an agent key can neither list nor mint keys, so never an operator key', async () => {
+    const agent = await (await post(s, '/v1/keys', ops.secret, { name: 'bot' })).json();
+    const mint = await post(s, '/v1/keys', agent.secret, { name: 'escalate', role: 'operator' });
+    expect(mint.status).toBe(403);
+    expect((await mint.json()).code).toBe('operator_key_required');
+    expect((await s.fetch('/v1/keys', { key: agent.secret })).status).toBe(403);
+    expect((await post(s, `/v1/keys/${agent.id}/limit`, agent.secret, { hop_limit: 1_000_000 })).status).toBe(403);
+  });
+
+  it("another account's key is 404", async () => {
+    expect((await s.fetch(`/v1/keys/${stranger.id}`, { key: ops.secret })).status).toBe(404);
+    const r = await post(s, `/v1/keys/${stranger.id}/revoke`, ops.secret);
+    expect(r.status).toBe(404);
+    expect((await s.fetch('/v1/me', { key: stranger.secret })).status).toBe(200);
+  });
+
+  it('a revoked key answers 401 at once, in this process and in another one', async () => {
+    const k = await (await post(s, '/v1/keys', ops.secret, { name: 'to revoke' })).json();
+    expect((await other.fetch('/v1/me', { key: k.secret })).status).toBe(200);
+    const revoked = await post(s, `/v1/keys/${k.id}/revoke`, ops.secret);
+    expect((await revoked.json()).status).toBe('revoked');
+    for (const srv of [s, other]) {
+      const r = await srv.fetch('/v1/me', { key: k.secret });
+      expect(r.status).toBe(401);
+      expect(r.headers.get('www-authenticate')).toContain('Bearer');
+      expect((await r.json()).code).toBe('revoked_key');
+    }
+  });
+
+  it('an expired key answers 401', async () => {
+    const k = await (await post(s, '/v1/keys', ops.secret, { name: 'short', expires_in_seconds: 1 })).json();
+    expect(k.expires_at).not.toBeNull();
+    expect((await s.fetch('/v1/me', { key: k.secret })).status).toBe(200);
+    await sleep(1100);
+    const r = await s.fetch('/v1/me', { key: k.secret });
+    expect(r.status).toBe(401);
+    expect((await r.json()).code).toBe('expired_key');
+    expect((await post(s, '/v1/keys', ops.secret, { name: 'past', expires_at: '2020-01-01T00:00:00Z' })).status).toBe(400);
+  });
+
+  it('rotation: the new secret works, the old one only during the grace period', async () => {
+    const k = await (await post(s, '/v1/keys', ops.secret, { name: 'rotating' })).json();
+    const graced = await (await post(s, `/v1/keys/${k.id}/rotate`, ops.secret, { grace_seconds: 3600 })).json();
+    expect(graced.secret).not.toBe(k.secret);
+    expect(graced.previous_secret_expires_at).not.toBeNull();
+    expect((await (await s.fetch('/v1/me', { key: graced.secret })).json()).id).toBe(k.id);
+    expect((await s.fetch('/v1/me', { key: k.secret })).status).toBe(200);
+
+    const now = await (await post(s, `/v1/keys/${k.id}/rotate`, ops.secret, { grace_seconds: 0 })).json();
+    expect((await s.fetch('/v1/me', { key: now.secret })).status).toBe(200);
+    expect((await s.fetch('/v1/me', { key: graced.secret })).status).toBe(401);
+    expect((await s.fetch('/v1/me', { key: k.secret })).status).toBe(401);
+    expect((await post(s, `/v1/keys/${k.id}/rotate`, ops.secret, { grace_seconds: 10 ** 9 })).status).toBe(400);
+  });
+
+  it('last_used_at is recorded, and not rewritten on every request', async () => {
+    const k = await (await post(s, '/v1/keys', ops.secret, { name: 'used' })).json();
+    expect(k.last_used_at).toBeNull();
+    await s.fetch('/v1/me', { key: k.secret });
+    let seen: string | null = null;
+    for (let i = 0; i < 50 && !seen; i++) {
+      await sleep(20);
+      seen = (await (await s.fetch(`/v1/keys/${k.id}`, { key: ops.secret })).json()).last_used_at;
+    }
+    expect(seen).not.toBeNull();
+    for (let i = 0; i < 5; i++) await s.fetch('/v1/me', { key: k.secret });
+    await sleep(100);
+    expect((await (await s.fetch(`/v1/keys/${k.id}`, { key: ops.secret })).json()).last_used_at).toBe(seen);
+  });
+});
