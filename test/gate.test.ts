@@ -167,7 +167,10 @@ describe('gate core', () => {
     expect(over.status).toBe(402);
     const p = await over.json();
     expect(p).toMatchObject({ code: 'hop_limit_exceeded', hop_limit: 2, x402_configured: false });
-    expect(p.how_to_raise).toMatch(/keys set-limit/);
+    // The 402 says where an operator raises the limit (the dashboard, or the keys API), and names no CLI command.
+    expect(p.dashboard_url).toBe('/dashboard/keys');
+    expect(p.how_to_raise).toContain('/limit');
+    expect(JSON.stringify(p)).not.toMatch(/npm run|keys set-limit/);
     expect((await s.fetch(`/v1/fuse/lookup?fuse_id=${f.fuse_id}`, { key: k.secret })).status).toBe(402);
   });
 

@@ -1,5 +1,6 @@
 /** API key and signing key commands. */
 import { rotateSigningKey } from '../crypto/keys.ts';
+import { HOP_PERIODS } from '../domain/quota.ts';
 import { KEY_ROLES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey, setHopLimit } from '../ledger/api-keys.ts';
 import { type Command, UsageError, enumFlag, intFlag, onlyFlags, requireFlag } from './shared.ts';
 
@@ -13,7 +14,7 @@ export const keyCommands: Record<string, Command> = {
       const name = requireFlag(ctx, 'name');
       const role = enumFlag(ctx, 'role', KEY_ROLES) ?? 'operator';
       const hopLimit = intFlag(ctx, 'hop-limit') ?? ctx.config.HOP_LIMIT_DEFAULT;
-      const { key, secret } = await createApiKey(await ctx.ledger(), { name, hopLimit, role });
+      const { key, secret } = await createApiKey(await ctx.ledger(), { name, hopLimit, role, hopPeriod: ctx.config.HOP_LIMIT_PERIOD });
       ctx.out(
         `created ${key.role} key ${key.id} (${key.name}, hop limit ${key.hop_limit})\nkey: ${secret}\nStore it now: it is not shown again.`,
         { id: key.id, key: secret, name: key.name, role: key.role, hop_limit: key.hop_limit, created_at: key.created_at },
@@ -66,14 +67,15 @@ export const keyCommands: Record<string, Command> = {
     },
   },
   'keys set-limit': {
-    usage: 'keys set-limit ID --hop-limit N',
-    summary: "change a key's hop limit",
+    usage: 'keys set-limit ID --hop-limit N [--period day|week|month|none]',
+    summary: "change a key's hop limit (per period)",
     async run(ctx) {
+      onlyFlags(ctx, ['hop-limit', 'period']);
       const id = ctx.args[0];
       if (!id) throw new UsageError('the key ID is required');
       const limit = intFlag(ctx, 'hop-limit');
       if (limit === undefined) throw new UsageError('--hop-limit is required');
-      if (!(await setHopLimit(await ctx.ledger(), id, limit))) {
+      if (!(await setHopLimit(await ctx.ledger(), id, limit, enumFlag(ctx, 'period', HOP_PERIODS)))) {
         ctx.out(`no key ${id}`, { error: 'not_found', id });
         return 1;
       }

@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Client, Transaction } from '@libsql/client';
 import { newId, nowIso } from '../ids.ts';
+import { periodStart, type HopPeriod } from '../domain/quota.ts';
 import { insertAccount } from './accounts.ts';
 import type { Ledger } from './db.ts';
 
@@ -23,7 +24,10 @@ export interface ApiKey {
   role: KeyRole;
   prefix: string;
   hop_limit: number;
+  /** Hops used in the current period (0 when the stored count is of an earlier period). */
   hops_used: number;
+  /** The period the hop limit counts over; it starts again at each UTC period start. */
+  hop_period: HopPeriod;
   created_at: string;
   revoked_at: string | null;
   /** After this time the key answers 401 (null: it does not expire). */
@@ -49,7 +53,9 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
     role: String(r.role) as KeyRole,
     prefix: String(r.prefix),
     hop_limit: Number(r.hop_limit),
-    hops_used: Number(r.hops_used),
+    // A count stored in an earlier period is spent: this period starts at 0.
+    hops_used: String(r.period_start ?? '') === periodStart(String(r.hop_period) as HopPeriod) ? Number(r.hops_used) : 0,
+    hop_period: String(r.hop_period) as HopPeriod,
     created_at: String(r.created_at),
     revoked_at: r.revoked_at == null ? null : String(r.revoked_at),
     expires_at: r.expires_at == null ? null : String(r.expires_at),
@@ -60,12 +66,12 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
   };
 }
 
-const COLUMNS = 'id, account_id, name, role, prefix, hop_limit, hops_used, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at';
+const COLUMNS = 'id, account_id, name, role, prefix, hop_limit, hops_used, hop_period, period_start, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at';
 
 export async function createApiKey(
   ledger: Ledger,
   /** Without `accountId` the key gets an account of its own, whose id is the key's id. */
-  input: { name: string; hopLimit: number; role?: KeyRole; accountId?: string; expiresAt?: string | null },
+  input: { name: string; hopLimit: number; role?: KeyRole; accountId?: string; expiresAt?: string | null; hopPeriod?: HopPeriod },
 ): Promise<{ key: ApiKey; secret: string }> {
   const secret = newSecret();
   const key: ApiKey = {
@@ -76,6 +82,7 @@ export async function createApiKey(
     prefix: prefixOf(secret),
     hop_limit: input.hopLimit,
     hops_used: 0,
+    hop_period: input.hopPeriod ?? 'month',
     created_at: nowIso(),
     revoked_at: null,
     expires_at: input.expiresAt ?? null,
@@ -88,8 +95,8 @@ export async function createApiKey(
     // 0141 migration did for every older key: objects stored under the key id stay its.
     if (!input.accountId) key.account_id = (await insertAccount(tx, { id: key.id, name: key.name, now: key.created_at })).id;
     await tx.execute({
-      sql: 'INSERT INTO api_keys (id, account_id, name, role, secret_hash, prefix, hop_limit, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.created_at, key.expires_at],
+      sql: 'INSERT INTO api_keys (id, account_id, name, role, secret_hash, prefix, hop_limit, hop_period, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.hop_period, key.created_at, key.expires_at],
     });
   });
   return { key, secret };
@@ -176,20 +183,37 @@ export async function revokeApiKey(ledger: Ledger, id: string): Promise<boolean>
   return rs.rowsAffected > 0;
 }
 
-export async function setHopLimit(ledger: Ledger, id: string, hopLimit: number): Promise<boolean> {
+/** Sets a key's hop limit (and, when given, the period it counts over: the count then starts again). */
+export async function setHopLimit(ledger: Ledger, id: string, hopLimit: number, hopPeriod?: HopPeriod): Promise<boolean> {
   const rs = await ledger.write((tx) =>
-    tx.execute({ sql: 'UPDATE api_keys SET hop_limit = ? WHERE id = ?', args: [hopLimit, id] }),
+    hopPeriod === undefined
+      ? tx.execute({ sql: 'UPDATE api_keys SET hop_limit = ? WHERE id = ?', args: [hopLimit, id] })
+      : tx.execute({
+          sql: 'UPDATE api_keys SET hop_limit = ?, hop_period = ?, period_start = CASE WHEN hop_period = ? THEN period_start END WHERE id = ?',
+          args: [hopLimit, hopPeriod, hopPeriod, id],
+        }),
   );
   return rs.rowsAffected > 0;
 }
 
+/** periodStart() of domain/quota.ts as an SQLite expression over the row's hop_period, at 'now' (UTC). */
+const PERIOD_START_SQL = `(CASE hop_period
+  WHEN 'month' THEN strftime('%Y-%m-01T00:00:00.000Z', 'now')
+  WHEN 'week' THEN strftime('%Y-%m-%dT00:00:00.000Z', 'now', '-6 days', 'weekday 1')
+  WHEN 'day' THEN strftime('%Y-%m-%dT00:00:00.000Z', 'now')
+  ELSE '' END)`;
+
 /**
- * Counts one hop against the key's limit, inside the caller's transaction.
- * Returns false (and counts nothing) when the limit is already reached.
+ * Counts one hop against the key's limit for the current period, inside the
+ * caller's transaction: the first hop of a new period starts the count at 1.
+ * Returns false (and counts nothing) when this period's limit is reached.
  */
 export async function consumeHop(tx: Transaction, keyId: string): Promise<boolean> {
   const rs = await tx.execute({
-    sql: 'UPDATE api_keys SET hops_used = hops_used + 1 WHERE id = ? AND hops_used < hop_limit',
+    sql: `UPDATE api_keys
+          SET hops_used = CASE WHEN COALESCE(period_start, '') = ${PERIOD_START_SQL} THEN hops_used + 1 ELSE 1 END,
+              period_start = ${PERIOD_START_SQL}
+          WHERE id = ? AND (COALESCE(period_start, '') <> ${PERIOD_START_SQL} OR hops_used < hop_limit)`,
     args: [keyId],
   });
   return rs.rowsAffected > 0;

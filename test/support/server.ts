@@ -44,7 +44,7 @@ export async function startTestServer(env: Record<string, string> = {}, dir = te
     dir,
     config,
     async newKey(name = 'test', hopLimit = config.HOP_LIMIT_DEFAULT, role: KeyRole = 'operator', accountId?: string) {
-      const { key, secret } = await createApiKey(running.ctx.ledger, { name, hopLimit, role, ...(accountId ? { accountId } : {}) });
+      const { key, secret } = await createApiKey(running.ctx.ledger, { name, hopLimit, role, hopPeriod: config.HOP_LIMIT_PERIOD, ...(accountId ? { accountId } : {}) });
       return { id: key.id, secret, accountId: key.account_id };
     },
     fetch(path, init = {}) {

@@ -18,6 +18,8 @@ import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
 import { skuFor, type Sku } from '../../domain/pricing.ts';
 import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
 import { ownerId } from '../../ledger/accounts.ts';
+import { periodReset } from '../../domain/quota.ts';
+import { DASHBOARD_KEYS_PATH } from '../../accounts/paths.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { recordReceipt, signReceipt, type SignedReceipt } from '../../ledger/receipts.ts';
@@ -55,20 +57,25 @@ export async function visibleFuse(db: Parameters<typeof getFuse>[0], caller: Cal
   return fuse;
 }
 
-export function hopLimitProblem(key: Pick<ApiKey, 'id' | 'hop_limit' | 'hops_used'>): Problem {
+export function hopLimitProblem(key: Pick<ApiKey, 'id' | 'hop_limit' | 'hops_used' | 'hop_period'>): Problem {
+  const resetsAt = periodReset(key.hop_period);
+  const period = key.hop_period === 'none' ? '' : ` this ${key.hop_period} (the count starts again at ${resetsAt})`;
   return new Problem({
     status: 402,
     code: 'hop_limit_exceeded',
     title: 'Payment required',
-    detail: `key ${key.id} has used its ${key.hop_limit} hops; x402 payments are not configured on this service`,
+    detail: `key ${key.id} has used its ${key.hop_limit} hops${period}; x402 payments are not configured on this service`,
     extra: {
       hop_limit: key.hop_limit,
       hops_used: key.hops_used,
+      period: key.hop_period,
+      resets_at: resetsAt,
       x402Version: 1,
       x402_configured: false,
       accepts: [],
       error: 'hop limit exceeded',
-      how_to_raise: `an operator raises it with: npm run cli -- keys set-limit ${key.id} --hop-limit <N>`,
+      how_to_raise: `an operator of the account raises the limit on the dashboard (${DASHBOARD_KEYS_PATH}) or with an operator key: POST /v1/keys/${key.id}/limit`,
+      dashboard_url: DASHBOARD_KEYS_PATH,
     },
   });
 }

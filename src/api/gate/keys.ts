@@ -12,6 +12,7 @@
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
+import { HOP_PERIODS, periodReset } from '../../domain/quota.ts';
 import { nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { KEY_ROLES, createApiKey, getApiKey, isExpired, listApiKeys, revokeApiKey, rotateApiKey, setHopLimit, type ApiKey } from '../../ledger/api-keys.ts';
@@ -29,12 +30,13 @@ export const createKeyRequest = z
     name: z.string().trim().min(1).max(100),
     role: z.enum(KEY_ROLES).default('agent').describe('agent (the default: acts, may blow a fuse) or operator (also manages)'),
     hop_limit: z.number().int().positive().optional().describe('hops per period; default HOP_LIMIT_DEFAULT'),
+    hop_period: z.enum(HOP_PERIODS).optional().describe('the UTC period the limit counts over; default HOP_LIMIT_PERIOD (month)'),
     expires_at: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 time after which the key answers 401'),
     expires_in_seconds: z.number().int().positive().max(10 * 365 * 86_400).optional(),
   })
   .refine((b) => b.expires_at === undefined || b.expires_in_seconds === undefined, { message: 'send at most one of expires_at and expires_in_seconds' });
 const rotateRequest = z.strictObject({ grace_seconds: z.number().int().nonnegative().optional().describe('how long the old secret keeps working; default KEY_ROTATION_GRACE_SECONDS') });
-const limitRequest = z.strictObject({ hop_limit: z.number().int().positive() });
+const limitRequest = z.strictObject({ hop_limit: z.number().int().positive(), hop_period: z.enum(HOP_PERIODS).optional() });
 
 export const keyResponse = z.object({
   object: z.literal('api_key'),
@@ -45,6 +47,9 @@ export const keyResponse = z.object({
   prefix: z.string().describe('the first characters of the secret, to recognise it'),
   status: z.enum(['active', 'revoked', 'expired']),
   hop_limit: z.number(),
+  hop_period: z.enum(HOP_PERIODS),
+  hops_used: z.number().describe('this period'),
+  resets_at: z.string().nullable(),
   created_at: z.string(),
   expires_at: z.string().nullable(),
   last_used_at: z.string().nullable().describe('approximate: written at most once a minute'),
@@ -63,6 +68,9 @@ export function keyObject(k: ApiKey, now = nowIso()) {
     prefix: k.prefix,
     status: k.revoked_at ? 'revoked' : isExpired(k, now) ? 'expired' : 'active',
     hop_limit: k.hop_limit,
+    hop_period: k.hop_period,
+    hops_used: k.hops_used,
+    resets_at: periodReset(k.hop_period),
     created_at: k.created_at,
     expires_at: k.expires_at,
     last_used_at: k.last_used_at,
@@ -102,6 +110,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       name: b.name,
       role: b.role,
       hopLimit: b.hop_limit ?? ctx.config.HOP_LIMIT_DEFAULT,
+      hopPeriod: b.hop_period ?? ctx.config.HOP_LIMIT_PERIOD,
       accountId: ownerId(caller),
       expiresAt,
     });
@@ -138,7 +147,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     const caller = await requireKey(event, ctx);
     const key = await accountKey(event, caller);
     const b = await readBody(event, limitRequest, limit);
-    await setHopLimit(ctx.ledger, key.id, b.hop_limit);
+    await setHopLimit(ctx.ledger, key.id, b.hop_limit, b.hop_period);
     return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
-  }, { ...doc, summary: "Set a key's hop limit per period", body: limitRequest, response: keyResponse, problems: [403, 404], example: { hop_limit: 50_000 } });
+  }, { ...doc, summary: "Set a key's hop limit per period (and the period: changing it starts the count again)", body: limitRequest, response: keyResponse, problems: [403, 404], example: { hop_limit: 50_000, hop_period: 'month' } });
 }

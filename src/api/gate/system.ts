@@ -4,6 +4,7 @@
  * foundry layer 0).
  */
 import { isLocalUrl } from '../../config.ts';
+import { periodReset, periodStart } from '../../domain/quota.ts';
 import { usage } from '../../ledger/meter.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -49,6 +50,9 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
         created_at: key.created_at,
         hop_limit: key.hop_limit,
         usage: {
+          period: key.hop_period,
+          period_start: periodStart(key.hop_period) || null,
+          resets_at: periodReset(key.hop_period),
           hops_used: key.hops_used,
           hops_remaining: Math.max(0, key.hop_limit - key.hops_used),
           tolls: u.by_sku,
@@ -57,7 +61,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
         },
       }),
     );
-  }, { summary: "The calling key's metadata, hop limit and usage per SKU", auth: 'key', tag: 'system' });
+  }, { summary: "The calling key's account, role, hop limit, this period's hops (used, remaining, reset time) and usage per SKU", auth: 'key', tag: 'system' });
 
   router.get('/crypto/public-key', () => {
     const { current, all } = ctx.keyring;
