@@ -3,6 +3,7 @@
  * `fusegate` bin. Exit codes: 0 done, 1 the command failed, 2 bad usage or config.
  */
 import { ConfigError, loadConfig } from './config.ts';
+import { accountCommands } from './cli/accounts.ts';
 import { clearingCommands } from './cli/clearing.ts';
 import { fuseCommands } from './cli/fuses.ts';
 import { keyCommands } from './cli/keys.ts';
@@ -13,7 +14,7 @@ import { type CliContext, type Command, UsageError } from './cli/shared.ts';
 import { openLedger, type Ledger } from './ledger/db.ts';
 import { VERSION } from './version.ts';
 
-const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands };
+const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands, ...accountCommands };
 
 function help(): string {
   const rows = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(44)} ${c.summary}`);

@@ -92,6 +92,14 @@ export const configSchema = z.object({
   KEY_ROTATION_GRACE_MAX_SECONDS: nonNegativeInt.default(604_800),
   /** The period a key's hop limit counts over: it resets at the start of each UTC period ("none": never resets). */
   HOP_LIMIT_PERIOD: z.enum(['day', 'week', 'month', 'none']).default('month'),
+  /** How long a dashboard sign-in lasts (seconds). */
+  SESSION_TTL_SECONDS: positiveInt.default(604_800),
+  /** Sign-in attempts allowed per window: per account (email) and per client address. */
+  SIGNIN_MAX_ATTEMPTS: positiveInt.default(10),
+  SIGNIN_MAX_ATTEMPTS_PER_ADDRESS: positiveInt.default(30),
+  SIGNIN_WINDOW_SECONDS: positiveInt.default(900),
+  /** Lifetime of a one-time password-reset link printed by `accounts reset-link`. */
+  PASSWORD_RESET_TTL_SECONDS: positiveInt.default(3600),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET'] as const;
   const set = x402.filter((k) => c[k] !== undefined);

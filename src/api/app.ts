@@ -27,6 +27,8 @@ import { registerWebhookRoutes } from './site/webhooks.ts';
 import { registerClearingRoutes } from './site/clearing.ts';
 import { registerMeteredRoutes } from './site/metered-routes.ts';
 import { registerKeyRoutes } from './gate/keys.ts';
+import { registerSigninRoutes } from './dashboard/signin.ts';
+import { registerDashboardRoutes } from './dashboard/pages.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -49,6 +51,8 @@ const MODULES: RouteModule[] = [
   registerMcpRoutes,
   registerOpenApiRoutes,
   registerKeyRoutes,
+  registerSigninRoutes,
+  registerDashboardRoutes,
 ];
 
 /** Registers every route module on `router` (also used to describe the API without serving it). */

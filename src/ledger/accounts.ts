@@ -39,3 +39,143 @@ export async function accountOfKey(db: Client | Transaction, keyId: string): Pro
 export async function receiptVisibleTo(db: Client | Transaction, receiptKeyId: string | undefined, caller: { account_id: string }): Promise<boolean> {
   return receiptKeyId !== undefined && (await accountOfKey(db, receiptKeyId)) === ownerId(caller);
 }
+
+// ---------------------------------------------------------------- site logins and sessions
+
+export interface Login {
+  account_id: string;
+  email: string;
+  password_hash: string;
+  dashboard_key_id: string;
+}
+
+export async function insertLogin(tx: Transaction, l: Login & { now: string }): Promise<void> {
+  await tx.execute({
+    sql: 'INSERT INTO account_logins (account_id, email, password_hash, dashboard_key_id, created_at) VALUES (?, ?, ?, ?, ?)',
+    args: [l.account_id, l.email, l.password_hash, l.dashboard_key_id, l.now],
+  });
+}
+
+const rowToLogin = (r: Record<string, unknown>): Login => ({
+  account_id: String(r.account_id),
+  email: String(r.email),
+  password_hash: String(r.password_hash),
+  dashboard_key_id: String(r.dashboard_key_id),
+});
+
+export async function loginByEmail(db: Client | Transaction, email: string): Promise<Login | undefined> {
+  const r = (await db.execute({ sql: 'SELECT * FROM account_logins WHERE email = ?', args: [email] })).rows[0];
+  return r ? rowToLogin(r) : undefined;
+}
+
+export async function loginOfAccount(db: Client | Transaction, accountId: string): Promise<Login | undefined> {
+  const r = (await db.execute({ sql: 'SELECT * FROM account_logins WHERE account_id = ?', args: [accountId] })).rows[0];
+  return r ? rowToLogin(r) : undefined;
+}
+
+export async function setPassword(tx: Transaction, accountId: string, passwordHash: string): Promise<void> {
+  await tx.execute({ sql: 'UPDATE account_logins SET password_hash = ? WHERE account_id = ?', args: [passwordHash, accountId] });
+}
+
+export async function insertSession(tx: Transaction, s: { secretHash: string; accountId: string; now: string; expiresAt: string }): Promise<void> {
+  await tx.execute({ sql: 'INSERT INTO sessions (secret_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)', args: [s.secretHash, s.accountId, s.now, s.expiresAt] });
+}
+
+/** The account of a live session (by the hash of its secret). */
+export async function sessionAccount(db: Client | Transaction, secretHash: string, now: string): Promise<string | undefined> {
+  const r = (await db.execute({ sql: 'SELECT account_id FROM sessions WHERE secret_hash = ? AND expires_at > ?', args: [secretHash, now] })).rows[0];
+  return r ? String(r.account_id) : undefined;
+}
+
+export async function deleteSession(tx: Transaction, secretHash: string): Promise<void> {
+  await tx.execute({ sql: 'DELETE FROM sessions WHERE secret_hash = ?', args: [secretHash] });
+}
+
+/** Signs the account out everywhere: every session ends. */
+export async function deleteSessionsOf(tx: Transaction, accountId: string): Promise<number> {
+  return (await tx.execute({ sql: 'DELETE FROM sessions WHERE account_id = ?', args: [accountId] })).rowsAffected;
+}
+
+export async function insertPasswordReset(tx: Transaction, r: { tokenHash: string; accountId: string; expiresAt: string }): Promise<void> {
+  await tx.execute({ sql: 'INSERT INTO password_resets (token_hash, account_id, expires_at) VALUES (?, ?, ?)', args: [r.tokenHash, r.accountId, r.expiresAt] });
+}
+
+/** Uses a reset token once: the account it resets, or undefined when unknown, used or expired. */
+export async function consumePasswordReset(tx: Transaction, tokenHash: string, now: string): Promise<string | undefined> {
+  const r = (
+    await tx.execute({ sql: 'UPDATE password_resets SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id', args: [now, tokenHash, now] })
+  ).rows[0];
+  return r ? String(r.account_id) : undefined;
+}
+
+export async function passwordResetValid(db: Client | Transaction, tokenHash: string, now: string): Promise<boolean> {
+  const r = (await db.execute({ sql: 'SELECT 1 FROM password_resets WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?', args: [tokenHash, now] })).rows[0];
+  return r !== undefined;
+}
+
+// ---------------------------------------------------------------- what the dashboard reads
+
+export interface SkuTotal {
+  sku: string;
+  count: number;
+  micros: number;
+}
+
+/** Charges of every key of the account since `since`, per SKU. */
+export async function accountChargesBySku(db: Client, accountId: string, since: string): Promise<SkuTotal[]> {
+  const rs = await db.execute({
+    sql: `SELECT m.sku AS sku, COUNT(*) AS n, SUM(m.amount_micros) AS micros FROM meter m JOIN api_keys k ON k.id = m.key_id
+          WHERE k.account_id = ? AND m.created_at >= ? GROUP BY m.sku ORDER BY m.sku`,
+    args: [accountId, since],
+  });
+  return rs.rows.map((r) => ({ sku: String(r.sku), count: Number(r.n), micros: Number(r.micros) }));
+}
+
+/** Charges of the account per UTC day since `since` (days without charges are absent). */
+export async function accountChargesByDay(db: Client, accountId: string, since: string): Promise<Array<{ day: string; count: number; micros: number }>> {
+  const rs = await db.execute({
+    sql: `SELECT substr(m.created_at, 1, 10) AS day, COUNT(*) AS n, SUM(m.amount_micros) AS micros FROM meter m JOIN api_keys k ON k.id = m.key_id
+          WHERE k.account_id = ? AND m.created_at >= ? GROUP BY day ORDER BY day`,
+    args: [accountId, since],
+  });
+  return rs.rows.map((r) => ({ day: String(r.day), count: Number(r.n), micros: Number(r.micros) }));
+}
+
+export interface ReceiptRow {
+  id: string;
+  kind: string;
+  decision: string;
+  subject: string | null;
+  key_id: string;
+  created_at: string;
+}
+
+/** The account's receipts (made by any of its keys), newest first, optionally of one kind, decision or subject. */
+export async function accountReceipts(
+  db: Client,
+  accountId: string,
+  filter: { kind?: string | undefined; decision?: string | undefined; subject?: string | undefined; limit: number },
+): Promise<ReceiptRow[]> {
+  const where = ['k.account_id = ?'];
+  const args: Array<string | number> = [accountId];
+  for (const col of ['kind', 'decision', 'subject'] as const) {
+    const v = filter[col];
+    if (v) {
+      where.push(`r.${col} = ?`);
+      args.push(v);
+    }
+  }
+  const rs = await db.execute({
+    sql: `SELECT r.id, r.kind, r.decision, r.subject, r.key_id, r.created_at FROM receipts r JOIN api_keys k ON k.id = r.key_id
+          WHERE ${where.join(' AND ')} ORDER BY r.rowid DESC LIMIT ?`,
+    args: [...args, filter.limit],
+  });
+  return rs.rows.map((r) => ({
+    id: String(r.id),
+    kind: String(r.kind),
+    decision: String(r.decision),
+    subject: r.subject == null ? null : String(r.subject),
+    key_id: String(r.key_id),
+    created_at: typeof r.created_at === 'number' || /^\d+$/.test(String(r.created_at)) ? new Date(Number(r.created_at) * 1000).toISOString() : String(r.created_at),
+  }));
+}

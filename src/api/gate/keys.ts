@@ -14,12 +14,12 @@ import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { HOP_PERIODS, periodReset } from '../../domain/quota.ts';
 import { nowIso } from '../../ids.ts';
-import { ownerId } from '../../ledger/accounts.ts';
+import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
 import { KEY_ROLES, createApiKey, getApiKey, isExpired, listApiKeys, revokeApiKey, rotateApiKey, setHopLimit, type ApiKey } from '../../ledger/api-keys.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, notFound } from '../problem.ts';
+import { Problem, badRequest, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 
@@ -125,9 +125,12 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   router.post('/v1/keys/:key_id/revoke', async (event) => {
     const caller = await requireKey(event, ctx);
     const key = await accountKey(event, caller);
+    if ((await loginOfAccount(ctx.ledger.read, key.account_id))?.dashboard_key_id === key.id) {
+      throw new Problem({ status: 409, code: 'dashboard_key', title: 'Conflict', detail: `${key.id} is the signed-in dashboard's own key: sign out everywhere instead` });
+    }
     await revokeApiKey(ctx.ledger, key.id);
     return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
-  }, { ...doc, summary: 'Revoke a key: it answers 401 from then on (revoking twice keeps the first time)', response: keyResponse, problems: [403, 404] });
+  }, { ...doc, summary: 'Revoke a key: it answers 401 from then on (revoking twice keeps the first time)', response: keyResponse, problems: [403, 404, 409] });
 
   router.post('/v1/keys/:key_id/rotate', async (event) => {
     const caller = await requireKey(event, ctx);

@@ -1,0 +1,164 @@
+/**
+ * Signing up, in and out on the site (issue 14), as plain HTML forms that work
+ * without JavaScript:
+ *   GET/POST /signup                 email + password -> an account, signed in
+ *   GET/POST /signin                 rate limited per account and per address
+ *   POST     /signout                this session
+ *   POST     /signout-everywhere     every session of the account
+ *   GET/POST /reset/{token}          a one-time link from `accounts reset-link`
+ */
+import type { H3Event } from 'h3';
+import { dummyHash, hashPassword, verifyPassword } from '../../accounts/passwords.ts';
+import { countAttempt } from '../../accounts/throttle.ts';
+import { nowIso } from '../../ids.ts';
+import { createApiKey } from '../../ledger/api-keys.ts';
+import {
+  consumePasswordReset,
+  deleteSession,
+  deleteSessionsOf,
+  insertAccount,
+  insertLogin,
+  insertSession,
+  loginByEmail,
+  passwordResetValid,
+  setPassword,
+} from '../../ledger/accounts.ts';
+import type { AppContext } from '../context.ts';
+import { escapeHtml, htmlPage } from '../html.ts';
+import { clientAddress } from '../rate-limit.ts';
+import type { Router } from '../router.ts';
+import { DASHBOARD_CSS, checkCsrf, clearSessionCookieHeader, csrfField, newSecret, page, preSessionCsrf, readForm, readSession, redirect, sessionCookieHeader, sessionSecretOf, sha256 } from './web.ts';
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+const MIN_PASSWORD = 12;
+
+function authForm(kind: 'signup' | 'signin', csrf: string, error?: string, email = ''): string {
+  const title = kind === 'signup' ? 'Create an account' : 'Sign in';
+  const other = kind === 'signup' ? '<p>Have an account? <a href="/signin">Sign in</a>.</p>' : '<p>New here? <a href="/signup">Create an account</a>.</p>';
+  return htmlPage(
+    title,
+    `<h1>${title}</h1>${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
+<form method="post" action="/${kind}">${csrfField(csrf)}
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="${kind === 'signup' ? 'email' : 'username'}" required value="${escapeHtml(email)}">
+<label for="password">Password${kind === 'signup' ? ` (at least ${MIN_PASSWORD} characters)` : ''}</label>
+<input id="password" name="password" type="password" autocomplete="${kind === 'signup' ? 'new-password' : 'current-password'}" required minlength="${kind === 'signup' ? MIN_PASSWORD : 1}">
+<p><button type="submit">${title}</button></p></form>${other}`,
+    DASHBOARD_CSS,
+  );
+}
+
+export function registerSigninRoutes(router: Router, ctx: AppContext): void {
+  // HTML forms, not API operations: registered on the app, outside the API description.
+  const app = router.app;
+  const startSession = async (event: H3Event, accountId: string) => {
+    const secret = newSecret();
+    const now = new Date();
+    await ctx.ledger.write((tx) =>
+      insertSession(tx, { secretHash: sha256(secret), accountId, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)) }),
+    );
+    return sessionCookieHeader(event, ctx, secret);
+  };
+  const formPage = (event: H3Event, kind: 'signup' | 'signin', status = 200, error?: string, email?: string, headers: Record<string, string> = {}) => {
+    const csrf = preSessionCsrf(event, ctx);
+    return page(authForm(kind, csrf.token, error, email), status, csrf.setCookie ? [csrf.setCookie] : [], headers);
+  };
+
+  for (const kind of ['signup', 'signin'] as const) {
+    app.get(`/${kind}`, async (event) => ((await readSession(event, ctx)) ? redirect('/dashboard') : formPage(event, kind)));
+  }
+
+  app.post('/signup', async (event) => {
+    const form = await readForm(event, ctx);
+    checkCsrf(event, ctx, form, undefined);
+    const email = (form.get('email') ?? '').trim().toLowerCase();
+    const password = form.get('password') ?? '';
+    if (!EMAIL.test(email)) return formPage(event, 'signup', 400, 'Enter an email address such as you@example.com.', email);
+    if (password.length < MIN_PASSWORD || password.length > 1024) return formPage(event, 'signup', 400, `The password needs at least ${MIN_PASSWORD} characters.`, email);
+    if (await loginByEmail(ctx.ledger.read, email)) return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email);
+    const passwordHash = await hashPassword(password);
+    const account = await ctx.ledger.write((tx) => insertAccount(tx, { name: email }));
+    // The dashboard's own operator key: its secret is dropped here, so only a signed-in session acts with it.
+    const { key } = await createApiKey(ctx.ledger, { name: 'dashboard (signed-in session)', role: 'operator', hopLimit: ctx.config.HOP_LIMIT_DEFAULT, accountId: account.id, hopPeriod: ctx.config.HOP_LIMIT_PERIOD });
+    try {
+      await ctx.ledger.write((tx) => insertLogin(tx, { account_id: account.id, email, password_hash: passwordHash, dashboard_key_id: key.id, now: nowIso() }));
+    } catch {
+      return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email);
+    }
+    return redirect('/dashboard', [await startSession(event, account.id)]);
+  });
+
+  app.post('/signin', async (event) => {
+    const form = await readForm(event, ctx);
+    checkCsrf(event, ctx, form, undefined);
+    const email = (form.get('email') ?? '').trim().toLowerCase();
+    const password = form.get('password') ?? '';
+    const window = ctx.config.SIGNIN_WINDOW_SECONDS;
+    const perAccount = await countAttempt(ctx.ledger, `signin:email:${sha256(email)}`, window);
+    const perAddress = await countAttempt(ctx.ledger, `signin:addr:${clientAddress(event)}`, window);
+    if (perAccount.count > ctx.config.SIGNIN_MAX_ATTEMPTS || perAddress.count > ctx.config.SIGNIN_MAX_ATTEMPTS_PER_ADDRESS) {
+      const retry = Math.max(perAccount.retryAfter, perAddress.retryAfter);
+      return formPage(event, 'signin', 429, `Too many sign-in attempts. Try again in ${Math.ceil(retry / 60)} minute(s).`, email, { 'retry-after': String(retry) });
+    }
+    const login = EMAIL.test(email) ? await loginByEmail(ctx.ledger.read, email) : undefined;
+    const ok = await verifyPassword(password, login?.password_hash ?? (await dummyHash()));
+    if (!login || !ok) return formPage(event, 'signin', 401, 'That email and password do not match an account.', email);
+    return redirect('/dashboard', [await startSession(event, login.account_id)]);
+  });
+
+  app.post('/signout', async (event) => {
+    const form = await readForm(event, ctx);
+    const session = await readSession(event, ctx);
+    if (!session) return redirect('/signin', [clearSessionCookieHeader(event, ctx)]);
+    checkCsrf(event, ctx, form, session);
+    await ctx.ledger.write((tx) => deleteSession(tx, sha256(sessionSecretOf(event, ctx)!)));
+    return redirect('/signin', [clearSessionCookieHeader(event, ctx)]);
+  });
+
+  app.post('/signout-everywhere', async (event) => {
+    const form = await readForm(event, ctx);
+    const session = await readSession(event, ctx);
+    if (!session) return redirect('/signin', [clearSessionCookieHeader(event, ctx)]);
+    checkCsrf(event, ctx, form, session);
+    await ctx.ledger.write((tx) => deleteSessionsOf(tx, session.accountId));
+    return redirect('/signin', [clearSessionCookieHeader(event, ctx)]);
+  });
+
+  const resetForm = (event: H3Event, token: string, status = 200, error?: string) => {
+    const csrf = preSessionCsrf(event, ctx);
+    return page(
+      htmlPage(
+        'Choose a new password',
+        `<h1>Choose a new password</h1>${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
+<form method="post" action="/reset/${encodeURIComponent(token)}">${csrfField(csrf.token)}
+<label for="password">New password (at least ${MIN_PASSWORD} characters)</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}">
+<p><button type="submit">Set the password</button></p></form>`,
+        DASHBOARD_CSS,
+      ),
+      status,
+      csrf.setCookie ? [csrf.setCookie] : [],
+    );
+  };
+  const gone = () => page(htmlPage('Link expired', '<h1>This link cannot be used</h1><p>It is unknown, used or expired. Ask an operator for a new one.</p>'), 410);
+
+  app.get('/reset/:token', async (event) => {
+    const token = String(event.context.params?.token ?? '');
+    return (await passwordResetValid(ctx.ledger.read, sha256(token), nowIso())) ? resetForm(event, token) : gone();
+  });
+  app.post('/reset/:token', async (event) => {
+    const token = String(event.context.params?.token ?? '');
+    const form = await readForm(event, ctx);
+    checkCsrf(event, ctx, form, undefined);
+    const password = form.get('password') ?? '';
+    if (password.length < MIN_PASSWORD || password.length > 1024) return resetForm(event, token, 400, `The password needs at least ${MIN_PASSWORD} characters.`);
+    const hash = await hashPassword(password);
+    const done = await ctx.ledger.write(async (tx) => {
+      const accountId = await consumePasswordReset(tx, sha256(token), nowIso());
+      if (!accountId) return false;
+      await setPassword(tx, accountId, hash);
+      await deleteSessionsOf(tx, accountId);
+      return true;
+    });
+    return done ? redirect('/signin') : gone();
+  });
+}
