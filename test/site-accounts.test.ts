@@ -1,0 +1,81 @@
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, testEnv, type TestServer } from './support/server.ts';
+
+/** A browser-like form client: keeps cookies, sends our Origin and the form's CSRF token. */
+function formClient(s: TestServer) {
+  const jar = new Map<string, string>();
+  const store = (r: Response) => {
+    for (const c of r.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair!.indexOf('=');
+      jar.set(pair!.slice(0, i), pair!.slice(i + 1));
+    }
+    return r;
+  };
+  const cookie = () => [...jar].filter(([, v]) => v).map(([k, v]) => `${k}=${v}`).join('; ');
+  return {
+    jar,
+    async get(path: string) {
+      return store(await fetch(s.url + path, { headers: { cookie: cookie() }, redirect: 'manual' }));
+    },
+    async post(path: string, fields: Record<string, string>, from = s.url) {
+      const page = await (await this.get(path.startsWith('/reset/') ? path : path === '/signup' || path === '/signin' ? path : '/dashboard')).text();
+      const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
+      return store(
+        await fetch(s.url + path, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie: cookie(), origin: from, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ csrf, ...fields }),
+        }),
+      );
+    },
+  };
+}
+
+describe('site accounts', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(() => s.stop());
+
+  it('stores the password as scrypt and the session as a hash; the cookie is HttpOnly and SameSite=Lax', async () => {
+    const c = formClient(s);
+    const r = await c.post('/signup', { email: 'A@Example.com', password: 'a long enough password' });
+    expect(r.status).toBe(303);
+    expect(r.headers.get('location')).toBe('/dashboard');
+    const set = r.headers.getSetCookie().find((x) => x.startsWith('fg_session='))!;
+    expect(set).toMatch(/HttpOnly/);
+    expect(set).toMatch(/SameSite=Lax/);
+    const secret = c.jar.get('fg_session')!;
+    const login = (await s.ctx.ledger.read.execute("SELECT * FROM account_logins WHERE email = 'a@example.com'")).rows[0]!;
+    expect(String(login.password_hash)).toMatch(/^scrypt\$32768\$8\$3\$/);
+    const sessions = (await s.ctx.ledger.read.execute('SELECT secret_hash FROM sessions')).rows.map((x) => String(x.secret_hash));
+    expect(sessions).toHaveLength(1);
+    expect(sessions).not.toContain(secret);
+    expect((await c.get('/dashboard')).status).toBe(200);
+    // A post without our Origin is refused, even with the session and token.
+    expect((await c.post('/dashboard/fuses', { label: 'x' }, 'https://evil.example')).status).toBe(403);
+    // Signing up twice with one email does not make a second account.
+    expect((await formClient(s).post('/signup', { email: 'a@example.com', password: 'another long password' })).status).toBe(409);
+  });
+
+  it('the operator CLI prints a one-time reset link; using it sets the password and ends every session', async () => {
+    const c = formClient(s);
+    expect((await c.post('/signup', { email: 'b@example.com', password: 'the first password' })).status).toBe(303);
+    const { BASE_URL: _b, SITE_URL: _s, ...env } = process.env;
+    const cli = spawnSync(process.execPath, ['src/cli.ts', 'accounts', 'reset-link', '--email', 'b@example.com', '--json'], { env: { ...env, ...testEnv(s.dir) }, encoding: 'utf8' });
+    expect(cli.status, cli.stderr).toBe(0);
+    const path = new URL(JSON.parse(cli.stdout).url).pathname;
+    const fresh = formClient(s);
+    expect((await fresh.get(path)).status).toBe(200);
+    const reset = await fresh.post(path, { password: 'the second password' });
+    expect(reset.status).toBe(303);
+    expect((await c.get('/dashboard')).headers.get('location')).toBe('/signin');
+    expect((await fresh.get(path)).status).toBe(410);
+    expect((await formClient(s).post('/signin', { email: 'b@example.com', password: 'the first password' })).status).toBe(401);
+    expect((await formClient(s).post('/signin', { email: 'b@example.com', password: 'the second password' })).status).toBe(303);
+  });
+});
