@@ -100,6 +100,8 @@ export const configSchema = z.object({
   SIGNIN_WINDOW_SECONDS: positiveInt.default(900),
   /** Lifetime of a one-time password-reset link printed by `accounts reset-link`. */
   PASSWORD_RESET_TTL_SECONDS: positiveInt.default(3600),
+  /** The WebAuthn relying-party id passkeys are bound to (a domain; default: BASE_URL's host name). */
+  WEBAUTHN_RP_ID: z.string().regex(/^[a-z0-9.-]+$/, 'a domain such as gate.example').optional(),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET'] as const;
   const set = x402.filter((k) => c[k] !== undefined);

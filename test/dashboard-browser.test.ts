@@ -146,6 +146,37 @@ describe('dashboard in Chromium', () => {
     expect((await me.json()).code).toBe('revoked_key');
   });
 
+  it('adds a passkey and signs in with it through Chromium\'s virtual authenticator', async () => {
+    // WebAuthn needs a domain, not an IP: this test talks to the server as localhost (BASE_URL's host).
+    const origin = `http://localhost:${new URL(srv.url).port}`;
+    const context = await browser.newContext();
+    const p = await context.newPage();
+    try {
+      const cdp = await context.newCDPSession(p);
+      await cdp.send('WebAuthn.enable');
+      await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+      });
+      await p.goto(origin + '/signup');
+      await p.fill('#email', 'passkey@example.com');
+      await p.fill('#password', 'a password I will forget');
+      await Promise.all([p.waitForURL(origin + '/dashboard'), p.click('button[type=submit]')]);
+      await p.goto(origin + '/dashboard/passkeys');
+      await Promise.all([p.waitForLoadState('load'), p.click('#passkey')]);
+      await p.waitForSelector('tbody tr');
+      expect(await p.locator('tbody tr').count()).toBe(1);
+      expect(await axeSerious(p)).toEqual([]);
+
+      await Promise.all([p.waitForURL(origin + '/signin'), p.click('button:has-text("Sign out")')]);
+      expect(await p.locator('#passkey').isVisible()).toBe(true);
+      await Promise.all([p.waitForURL(origin + '/dashboard'), p.click('#passkey')]);
+      expect(await p.textContent('h1')).toBe('Overview');
+      expect(await p.textContent('body')).toContain('passkey@example.com');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('signs out everywhere, and rate limits repeated wrong passwords', async () => {
     await Promise.all([page.waitForURL(srv.url + '/signin'), page.click('text=Sign out everywhere')]);
     expect((await page.goto(srv.url + '/dashboard'))?.url()).toBe(srv.url + '/signin');

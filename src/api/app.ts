@@ -29,6 +29,7 @@ import { registerMeteredRoutes } from './site/metered-routes.ts';
 import { registerKeyRoutes } from './gate/keys.ts';
 import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
+import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -53,6 +54,7 @@ const MODULES: RouteModule[] = [
   registerKeyRoutes,
   registerSigninRoutes,
   registerDashboardRoutes,
+  registerPasskeyRoutes,
 ];
 
 /** Registers every route module on `router` (also used to describe the API without serving it). */

@@ -179,3 +179,60 @@ export async function accountReceipts(
     created_at: typeof r.created_at === 'number' || /^\d+$/.test(String(r.created_at)) ? new Date(Number(r.created_at) * 1000).toISOString() : String(r.created_at),
   }));
 }
+
+// ---------------------------------------------------------------- passkeys
+
+export interface Passkey {
+  credential_id: string;
+  account_id: string;
+  /** base64url of the COSE public key. */
+  public_key: string;
+  counter: number;
+  transports: string[];
+  created_at: string;
+  last_used_at: string | null;
+}
+
+const rowToPasskey = (r: Record<string, unknown>): Passkey => ({
+  credential_id: String(r.credential_id),
+  account_id: String(r.account_id),
+  public_key: String(r.public_key),
+  counter: Number(r.counter),
+  transports: r.transports ? (JSON.parse(String(r.transports)) as string[]) : [],
+  created_at: String(r.created_at),
+  last_used_at: r.last_used_at == null ? null : String(r.last_used_at),
+});
+
+export async function insertPasskey(tx: Transaction, p: Omit<Passkey, 'last_used_at'>): Promise<void> {
+  await tx.execute({
+    sql: 'INSERT INTO passkeys (credential_id, account_id, public_key, counter, transports, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    args: [p.credential_id, p.account_id, p.public_key, p.counter, JSON.stringify(p.transports), p.created_at],
+  });
+}
+
+export async function getPasskey(db: Client | Transaction, credentialId: string): Promise<Passkey | undefined> {
+  const r = (await db.execute({ sql: 'SELECT * FROM passkeys WHERE credential_id = ?', args: [credentialId] })).rows[0];
+  return r ? rowToPasskey(r) : undefined;
+}
+
+export async function passkeysOf(db: Client | Transaction, accountId: string): Promise<Passkey[]> {
+  return (await db.execute({ sql: 'SELECT * FROM passkeys WHERE account_id = ? ORDER BY created_at', args: [accountId] })).rows.map(rowToPasskey);
+}
+
+export async function passkeyUsed(tx: Transaction, credentialId: string, counter: number, now: string): Promise<void> {
+  await tx.execute({ sql: 'UPDATE passkeys SET counter = ?, last_used_at = ? WHERE credential_id = ?', args: [counter, now, credentialId] });
+}
+
+export async function insertChallenge(tx: Transaction, c: { challenge: string; kind: 'register' | 'signin'; accountId: string | null; expiresAt: string }): Promise<void> {
+  await tx.execute({ sql: 'DELETE FROM webauthn_challenges WHERE expires_at < ?', args: [new Date().toISOString()] });
+  await tx.execute({ sql: 'INSERT INTO webauthn_challenges (challenge, kind, account_id, expires_at) VALUES (?, ?, ?, ?)', args: [c.challenge, c.kind, c.accountId, c.expiresAt] });
+}
+
+/** Uses a challenge once: true when it was issued for this ceremony (and account), unexpired. */
+export async function consumeChallenge(tx: Transaction, challenge: string, kind: 'register' | 'signin', accountId: string | null, now: string): Promise<boolean> {
+  const rs = await tx.execute({
+    sql: 'DELETE FROM webauthn_challenges WHERE challenge = ? AND kind = ? AND account_id IS ? AND expires_at > ?',
+    args: [challenge, kind, accountId, now],
+  });
+  return rs.rowsAffected > 0;
+}

@@ -27,6 +27,7 @@ import type { AppContext } from '../context.ts';
 import { escapeHtml, htmlPage } from '../html.ts';
 import { clientAddress } from '../rate-limit.ts';
 import type { Router } from '../router.ts';
+import { PASSKEY_SCRIPT } from './passkeys.ts';
 import { DASHBOARD_CSS, checkCsrf, clearSessionCookieHeader, csrfField, newSecret, page, preSessionCsrf, readForm, readSession, redirect, sessionCookieHeader, sessionSecretOf, sha256 } from './web.ts';
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
@@ -42,7 +43,11 @@ function authForm(kind: 'signup' | 'signin', csrf: string, error?: string, email
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="${kind === 'signup' ? 'email' : 'username'}" required value="${escapeHtml(email)}">
 <label for="password">Password${kind === 'signup' ? ` (at least ${MIN_PASSWORD} characters)` : ''}</label>
 <input id="password" name="password" type="password" autocomplete="${kind === 'signup' ? 'new-password' : 'current-password'}" required minlength="${kind === 'signup' ? MIN_PASSWORD : 1}">
-<p><button type="submit">${title}</button></p></form>${other}`,
+<p><button type="submit">${title}</button></p></form>${
+      kind === 'signin'
+        ? `<p><button type="button" id="passkey" data-kind="signin" hidden>Sign in with a passkey</button></p><p id="passkey-status" role="status"></p>${PASSKEY_SCRIPT}`
+        : ''
+    }${other}`,
     DASHBOARD_CSS,
   );
 }

@@ -131,6 +131,7 @@ const NAV: Array<[string, string]> = [
   ['/dashboard/keys', 'Keys'],
   ['/dashboard/fuses', 'Fuses'],
   ['/dashboard/receipts', 'Receipts'],
+  ['/dashboard/passkeys', 'Passkeys'],
 ];
 
 export const DASHBOARD_CSS = `nav.dash ul{list-style:none;display:flex;flex-wrap:wrap;gap:1rem;padding:0;margin:0 0 1rem}

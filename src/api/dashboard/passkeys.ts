@@ -1,0 +1,192 @@
+/**
+ * Passkeys (WebAuthn) with @simplewebauthn/server, which does every
+ * cryptographic check (challenge, origin, RP id hash, signature, counter):
+ *   GET  /dashboard/passkeys          the account's passkeys and "Add a passkey"
+ *   POST /passkeys/register/options   signed in: creation options (challenge kept once)
+ *   POST /passkeys/register/verify    signed in: stores the verified credential
+ *   POST /passkeys/signin/options     request options (discoverable credentials)
+ *   POST /passkeys/signin/verify      verifies the assertion, then signs in
+ * The ceremony needs the browser's WebAuthn API, so these pages use a small
+ * script; password sign-in keeps working without it. The JSON calls are
+ * guarded like forms: our Origin, and the page's CSRF token in X-CSRF-Token.
+ */
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import type { H3Event } from 'h3';
+import { z } from 'zod';
+import { countAttempt } from '../../accounts/throttle.ts';
+import { nowIso } from '../../ids.ts';
+import { consumeChallenge, getPasskey, insertChallenge, insertPasskey, insertSession, passkeyUsed, passkeysOf } from '../../ledger/accounts.ts';
+import { readBody } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { escapeHtml } from '../html.ts';
+import { Problem } from '../problem.ts';
+import { clientAddress } from '../rate-limit.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { checkOrigin, cookie, dashboardPage, newSecret, page, readSession, redirect, sessionCookieHeader, sha256, type Session } from './web.ts';
+
+const CHALLENGE_TTL_MS = 5 * 60_000;
+const credentialJson = z.looseObject({ id: z.string().min(1).max(1024), response: z.looseObject({ clientDataJSON: z.string().max(8192) }) });
+
+const refused = (detail: string, status = 400, code = 'passkey_refused') => new Problem({ status, code, title: status === 401 ? 'Unauthorized' : 'Bad request', detail });
+
+/** The challenge the browser signed, read from clientDataJSON (the library checks it again). */
+function challengeOf(clientDataJSON: string): string {
+  try {
+    const c = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8')) as { challenge?: unknown };
+    if (typeof c.challenge === 'string') return c.challenge;
+  } catch {
+    /* answered below */
+  }
+  throw refused('clientDataJSON carries no challenge');
+}
+
+/** The script of the passkey buttons: WebAuthn's JSON forms in and out, nothing else. */
+export const PASSKEY_SCRIPT = `<script>
+(() => {
+  const button = document.getElementById('passkey');
+  const status = document.getElementById('passkey-status');
+  if (!button || !window.PublicKeyCredential || !PublicKeyCredential.parseRequestOptionsFromJSON) return;
+  button.hidden = false;
+  const csrf = document.querySelector('input[name=csrf]').value;
+  const post = (url, body) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-csrf-token': csrf }, body: JSON.stringify(body ?? {}) })
+    .then((r) => r.json().then((j) => ({ ok: r.ok, j })));
+  button.addEventListener('click', async () => {
+    const kind = button.dataset.kind;
+    try {
+      const o = await post('/passkeys/' + kind + '/options');
+      if (!o.ok) throw new Error(o.j.detail);
+      const cred = kind === 'register'
+        ? await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(o.j) })
+        : await navigator.credentials.get({ publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(o.j) });
+      const v = await post('/passkeys/' + kind + '/verify', cred.toJSON());
+      if (!v.ok) throw new Error(v.j.detail);
+      location.href = v.j.redirect;
+    } catch (e) {
+      status.textContent = 'The passkey did not work: ' + e.message;
+    }
+  });
+})();
+</script>`;
+
+export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
+  // Pages and browser calls, not API operations: registered on the app, outside the API description.
+  const app = router.app;
+  const rpID = ctx.config.WEBAUTHN_RP_ID ?? new URL(ctx.config.BASE_URL).hostname;
+  /** Origins a ceremony may come from: BASE_URL's, or this request's own when it is on the RP id's host. */
+  const origins = (event: H3Event) => [...new Set([new URL(ctx.config.BASE_URL).origin, ...(event.url.hostname === rpID ? [event.url.origin] : [])])];
+  const csrfHeader = (event: H3Event) => event.req.headers.get('x-csrf-token') ?? '';
+  const guardSigned = async (event: H3Event): Promise<Session> => {
+    checkOrigin(event, ctx);
+    const s = await readSession(event, ctx);
+    if (!s) throw refused('sign in first', 401, 'not_signed_in');
+    if (csrfHeader(event) !== s.csrf) throw new Problem({ status: 403, code: 'csrf_refused', title: 'Forbidden', detail: 'the X-CSRF-Token header does not match this session' });
+    return s;
+  };
+  const guardPublic = (event: H3Event) => {
+    checkOrigin(event, ctx);
+    const expected = cookie(event, event.url.protocol === 'https:' || ctx.config.BASE_URL.startsWith('https:') ? '__Host-fg_csrf' : 'fg_csrf');
+    if (!expected || csrfHeader(event) !== expected) throw new Problem({ status: 403, code: 'csrf_refused', title: 'Forbidden', detail: 'the X-CSRF-Token header does not match the sign-in page' });
+  };
+  const expires = () => nowIso(new Date(Date.now() + CHALLENGE_TTL_MS));
+
+  app.get('/dashboard/passkeys', async (event) => {
+    const s = await readSession(event, ctx);
+    if (!s) return redirect('/signin');
+    const keys = await passkeysOf(ctx.ledger.read, s.accountId);
+    const rows = keys.map((k) => `<tr><td><code>${escapeHtml(k.credential_id.slice(0, 16))}…</code></td><td>${escapeHtml(k.created_at)}</td><td>${escapeHtml(k.last_used_at ?? 'never')}</td></tr>`).join('');
+    return page(
+      dashboardPage(
+        s,
+        '/dashboard/passkeys',
+        'Passkeys',
+        `${keys.length ? `<table><thead><tr><th scope="col">Passkey</th><th scope="col">Added</th><th scope="col">Last used</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No passkey yet: sign in with your password, or add one.</p>'}
+<p><button type="button" id="passkey" data-kind="register" hidden>Add a passkey</button></p><p id="passkey-status" role="status"></p>
+<noscript><p>Adding a passkey needs JavaScript (the browser's WebAuthn API).</p></noscript>${PASSKEY_SCRIPT}`,
+      ),
+    );
+  });
+
+  app.post('/passkeys/register/options', async (event) => {
+    const s = await guardSigned(event);
+    const existing = await passkeysOf(ctx.ledger.read, s.accountId);
+    const options = await generateRegistrationOptions({
+      rpName: 'Fuse Gate',
+      rpID,
+      userName: s.email,
+      userID: new TextEncoder().encode(s.accountId),
+      attestationType: 'none',
+      excludeCredentials: existing.map((k) => ({ id: k.credential_id })),
+      authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+    });
+    await ctx.ledger.write((tx) => insertChallenge(tx, { challenge: options.challenge, kind: 'register', accountId: s.accountId, expiresAt: expires() }));
+    return toResponse(reply(options));
+  });
+
+  app.post('/passkeys/register/verify', async (event) => {
+    const s = await guardSigned(event);
+    const body = (await readBody(event, credentialJson, ctx.config.MAX_BODY_BYTES)) as unknown as RegistrationResponseJSON;
+    const challenge = challengeOf(body.response.clientDataJSON);
+    if (!(await ctx.ledger.write((tx) => consumeChallenge(tx, challenge, 'register', s.accountId, nowIso())))) throw refused('the challenge is unknown, used or expired: start again');
+    let v;
+    try {
+      v = await verifyRegistrationResponse({ response: body, expectedChallenge: challenge, expectedOrigin: origins(event), expectedRPID: rpID, requireUserVerification: false });
+    } catch (e) {
+      throw refused(`the passkey could not be verified: ${(e as Error).message}`);
+    }
+    if (!v.verified) throw refused('the passkey could not be verified');
+    const c = v.registrationInfo.credential;
+    await ctx.ledger.write((tx) =>
+      insertPasskey(tx, { credential_id: c.id, account_id: s.accountId, public_key: Buffer.from(c.publicKey).toString('base64url'), counter: c.counter, transports: c.transports ?? [], created_at: nowIso() }),
+    );
+    return toResponse(reply({ ok: true, redirect: '/dashboard/passkeys' }));
+  });
+
+  app.post('/passkeys/signin/options', async (event) => {
+    guardPublic(event);
+    const perAddress = await countAttempt(ctx.ledger, `signin:addr:${clientAddress(event)}`, ctx.config.SIGNIN_WINDOW_SECONDS);
+    if (perAddress.count > ctx.config.SIGNIN_MAX_ATTEMPTS_PER_ADDRESS) {
+      throw new Problem({ status: 429, code: 'rate_limited', title: 'Too many requests', detail: 'too many sign-in attempts from this address', headers: { 'retry-after': String(perAddress.retryAfter) } });
+    }
+    const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
+    await ctx.ledger.write((tx) => insertChallenge(tx, { challenge: options.challenge, kind: 'signin', accountId: null, expiresAt: expires() }));
+    return toResponse(reply(options));
+  });
+
+  app.post('/passkeys/signin/verify', async (event) => {
+    guardPublic(event);
+    const body = (await readBody(event, credentialJson, ctx.config.MAX_BODY_BYTES)) as unknown as AuthenticationResponseJSON;
+    const challenge = challengeOf(body.response.clientDataJSON);
+    if (!(await ctx.ledger.write((tx) => consumeChallenge(tx, challenge, 'signin', null, nowIso())))) throw refused('the challenge is unknown, used or expired: start again');
+    const passkey = await getPasskey(ctx.ledger.read, body.id);
+    if (!passkey) throw refused('this passkey is not registered here', 401);
+    let v;
+    try {
+      v = await verifyAuthenticationResponse({
+        response: body,
+        expectedChallenge: challenge,
+        expectedOrigin: origins(event),
+        expectedRPID: rpID,
+        credential: { id: passkey.credential_id, publicKey: Buffer.from(passkey.public_key, 'base64url'), counter: passkey.counter, transports: passkey.transports as never },
+        requireUserVerification: false,
+      });
+    } catch (e) {
+      throw refused(`the passkey could not be verified: ${(e as Error).message}`, 401);
+    }
+    if (!v.verified) throw refused('the passkey could not be verified', 401);
+    const secret = newSecret();
+    const now = new Date();
+    await ctx.ledger.write(async (tx) => {
+      await passkeyUsed(tx, passkey.credential_id, v.authenticationInfo.newCounter, nowIso(now));
+      await insertSession(tx, { secretHash: sha256(secret), accountId: passkey.account_id, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)) });
+    });
+    return toResponse(reply({ ok: true, redirect: '/dashboard' }), { 'set-cookie': sessionCookieHeader(event, ctx, secret) });
+  });
+}
