@@ -127,7 +127,7 @@ describe('dashboard in Chromium', () => {
   });
 
   it('has no serious axe violation on any dashboard page', async () => {
-    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/fuses', `/dashboard/fuses/${fuseId}`, '/dashboard/receipts', `/dashboard/receipts?subject=${fuseId}`]) {
+    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/fuses', `/dashboard/fuses/${fuseId}`, '/dashboard/licences', '/dashboard/licences/charge?license_id=lic_x', '/dashboard/grants', '/dashboard/webhooks', '/dashboard/passkeys', '/dashboard/receipts', `/dashboard/receipts?subject=${fuseId}`]) {
       const res = await page.goto(srv.url + path);
       expect(res?.status(), path).toBe(200);
       expect(await page.locator('h1').count(), path).toBe(1);
@@ -136,6 +136,26 @@ describe('dashboard in Chromium', () => {
     expect(await page.locator('a:has-text("verify")').count()).toBeGreaterThan(0);
     await page.goto(srv.url + '/dashboard');
     expect(await page.locator('svg[role=img]').count()).toBe(1);
+  });
+
+  it('charges a licence parent after a confirmation, and creates and revokes an MGA grant', async () => {
+    await page.goto(srv.url + '/dashboard/licences');
+    await page.fill('#lic-id', 'lic_dash');
+    await Promise.all([page.waitForURL(/license_id=lic_dash/), page.click('text=Continue…')]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/licences'), page.click('text=Yes, charge it to LIVE')]);
+    expect(await page.locator('td strong').first().textContent()).toBe('LIVE');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/licences'), page.click('button[aria-label="Blow lic_dash"]')]);
+    expect(await page.locator('td strong').first().textContent()).toBe('DEAD');
+
+    await page.goto(srv.url + '/dashboard/grants');
+    await page.fill('#g-name', 'Acme MGA');
+    await page.fill('#g-lines', 'cyber, e_and_o');
+    await page.fill('#g-states', 'ca,NY');
+    await page.fill('#g-max', '250000.00');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/grants'), page.click('text=Create grant')]);
+    expect(await page.textContent('tbody')).toContain('250000.00 USD');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/grants'), page.click('button:has-text("Revoke")')]);
+    expect(await page.textContent('tbody')).toContain('revoked');
   });
 
   it('revokes the agent key from the dashboard: it answers 401', async () => {

@@ -27,9 +27,11 @@ import { registerWebhookRoutes } from './site/webhooks.ts';
 import { registerClearingRoutes } from './site/clearing.ts';
 import { registerMeteredRoutes } from './site/metered-routes.ts';
 import { registerKeyRoutes } from './gate/keys.ts';
+import { registerManageRoutes } from './gate/manage.ts';
 import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
+import { registerManagePages } from './dashboard/manage-pages.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -52,9 +54,11 @@ const MODULES: RouteModule[] = [
   registerMcpRoutes,
   registerOpenApiRoutes,
   registerKeyRoutes,
+  registerManageRoutes,
   registerSigninRoutes,
   registerDashboardRoutes,
   registerPasskeyRoutes,
+  registerManagePages,
 ];
 
 /** Registers every route module on `router` (also used to describe the API without serving it). */

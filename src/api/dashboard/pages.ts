@@ -14,13 +14,13 @@ import { escapeHtml } from '../html.ts';
 import type { Router } from '../router.ts';
 import { checkCsrf, checkOrigin, csrfField, dashboardPage, page, readForm, readSession, redirect, type Session } from './web.ts';
 
-interface ApiAnswer {
+export interface ApiAnswer {
   status: number;
   body: Record<string, unknown>;
 }
 
 /** Calls an API route in-process as the session's dashboard (operator) key. */
-async function callApi(app: H3, ctx: AppContext, session: Session, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ApiAnswer> {
+export async function callApi(app: H3, ctx: AppContext, session: Session, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ApiAnswer> {
   const init: RequestInit = { method, headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) } };
   if (body !== undefined) init.body = JSON.stringify(body);
   const res = await app.request(new URL(path, ctx.config.BASE_URL).toString(), init, { apiKey: session.key });
@@ -49,7 +49,7 @@ function chargesChart(days: Array<{ day: string; micros: number; count: number }
 <details><summary>The same as a table</summary><table><thead><tr><th scope="col">Day</th><th scope="col">Charges</th><th scope="col">Amount</th></tr></thead><tbody>${rows}</tbody></table></details>`;
 }
 
-function problemNote(a: ApiAnswer): string {
+export function problemNote(a: ApiAnswer): string {
   return `<p class="error" role="alert">${e(String(a.body.detail ?? a.body.title ?? `the request failed (${a.status})`))}</p>`;
 }
 

@@ -130,6 +130,9 @@ const NAV: Array<[string, string]> = [
   ['/dashboard', 'Overview'],
   ['/dashboard/keys', 'Keys'],
   ['/dashboard/fuses', 'Fuses'],
+  ['/dashboard/licences', 'Licences'],
+  ['/dashboard/grants', 'Grants'],
+  ['/dashboard/webhooks', 'Webhooks'],
   ['/dashboard/receipts', 'Receipts'],
   ['/dashboard/passkeys', 'Passkeys'],
 ];

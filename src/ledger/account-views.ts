@@ -1,0 +1,76 @@
+/**
+ * Reads and small writes the account's management surface needs (the operator
+ * API routes in api/gate/manage.ts and the dashboard): licence and ticket
+ * lists, grant revocation scoped to the owner, and a webhook delivery retry.
+ */
+import type { Client, Transaction } from '@libsql/client';
+
+type Db = Client | Transaction;
+
+export interface LicenseRow {
+  license_id: string;
+  state: string;
+  updated_at: string;
+  outstanding: number;
+}
+
+/** The owner's licence parents (charged at least once), with their outstanding tickets. */
+export async function listLicenses(db: Db, owner: string, now: string): Promise<LicenseRow[]> {
+  const rs = await db.execute({
+    sql: `SELECT l.license_id, l.state, l.updated_at,
+                 (SELECT COUNT(*) FROM pas_tickets t WHERE t.key_id = l.key_id AND t.license_id = l.license_id AND t.redeemed_at IS NULL AND t.expires_at > ?) AS outstanding
+          FROM pas_licenses l WHERE l.key_id = ? ORDER BY l.license_id`,
+    args: [now, owner],
+  });
+  return rs.rows.map((r) => ({ license_id: String(r.license_id), state: String(r.state), updated_at: String(r.updated_at), outstanding: Number(r.outstanding) }));
+}
+
+export interface TicketRow {
+  ticket_id: string;
+  license_id: string;
+  job_id: string;
+  issued_at: string;
+  expires_at: string;
+  redeemed_at: string | null;
+}
+
+export async function listTickets(db: Db, owner: string, licenseId: string | undefined, limit: number): Promise<TicketRow[]> {
+  const rs = await db.execute({
+    sql: `SELECT id, license_id, job_id, issued_at, expires_at, redeemed_at FROM pas_tickets WHERE key_id = ? ${licenseId ? 'AND license_id = ?' : ''} ORDER BY issued_at DESC, id LIMIT ?`,
+    args: licenseId ? [owner, licenseId, limit] : [owner, limit],
+  });
+  return rs.rows.map((r) => ({
+    ticket_id: String(r.id),
+    license_id: String(r.license_id),
+    job_id: String(r.job_id),
+    issued_at: String(r.issued_at),
+    expires_at: String(r.expires_at),
+    redeemed_at: r.redeemed_at == null ? null : String(r.redeemed_at),
+  }));
+}
+
+/** Revokes the owner's active grant; false when it is not the owner's or already revoked. */
+export async function revokeOwnedGrant(tx: Transaction, owner: string, id: string, now: string): Promise<boolean> {
+  const rs = await tx.execute({ sql: 'UPDATE pas_authority_grants SET revoked_at = ? WHERE id = ? AND key_id = ? AND revoked_at IS NULL', args: [now, id, owner] });
+  return rs.rowsAffected === 1;
+}
+
+/**
+ * Puts the owner's failed or pending delivery back in the queue for now; the
+ * deliverer takes it on its next poll. Returns the state it had, or undefined
+ * when the delivery is not the owner's.
+ */
+export async function retryDelivery(tx: Transaction, owner: string, deliveryId: string, nowMs: number): Promise<string | undefined> {
+  const r = (
+    await tx.execute({
+      sql: `SELECT d.state FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE d.id = ? AND s.key_id = ?`,
+      args: [deliveryId, owner],
+    })
+  ).rows[0];
+  if (!r) return undefined;
+  const state = String(r.state);
+  if (state !== 'delivered') {
+    await tx.execute({ sql: "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ? WHERE id = ?", args: [nowMs, deliveryId] });
+  }
+  return state;
+}
