@@ -44,7 +44,7 @@ beforeAll(async () => {
   page = await context.newPage();
   evil = createServer();
   await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
-});
+}, 120_000);
 afterAll(async () => {
   await browser?.close();
   await new Promise((r) => evil?.close(r));
@@ -53,7 +53,8 @@ afterAll(async () => {
 
 const hop = (secret: string, fuseId: string) => srv.fetch('/v1/fuse/hop', { method: 'POST', key: secret, json: { fuse_id: fuseId } });
 
-describe('dashboard in Chromium', () => {
+// Scrypt sign-ins and a real browser on a shared machine: generous per-test time.
+describe('dashboard in Chromium', { timeout: 120_000 }, () => {
   let fuseId = '';
   let agentSecret = '';
 

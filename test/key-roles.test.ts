@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, testEnv, tempDir, type TestServer } from './support/server.ts';
 
@@ -61,21 +62,27 @@ describe('key roles: the operator holds the kill switch', () => {
     expect(doc.paths['/v1/fuse/hop'].post['x-key-role']).toBe('agent');
   });
 
-  it('the CLI creates operator keys by default, agent keys with --role agent, and refuses anything else', () => {
+  it('the CLI creates operator keys by default, agent keys with --role agent, and refuses anything else', { timeout: 120_000 }, async () => {
     const dir = tempDir();
     // Without what vitest itself exports (BASE_URL=/ for Vite).
     const { BASE_URL: _b, SITE_URL: _s, ...env } = process.env;
-    const cli = (...args: string[]) => spawnSync(process.execPath, ['src/cli.ts', ...args], { env: { ...env, ...testEnv(dir) }, encoding: 'utf8' });
-    const op = cli('keys', 'create', '--name', 'ops', '--json');
+    const cli = (...args: string[]) =>
+      new Promise<{ status: number; stdout: string; stderr: string }>((resolve) =>
+        execFile(process.execPath, ['src/cli.ts', ...args], { env: { ...env, ...testEnv(dir) }, encoding: 'utf8' }, (err, stdout, stderr) =>
+          resolve({ status: err ? Number(err.code) : 0, stdout, stderr }),
+        ),
+      );
+    const op = await cli('keys', 'create', '--name', 'ops', '--json');
     expect(op.status, op.stderr).toBe(0);
     expect(JSON.parse(op.stdout).role).toBe('operator');
-    const ag = cli('keys', 'create', '--name', 'bot', '--role', 'agent', '--json');
+    const ag = await cli('keys', 'create', '--name', 'bot', '--role', 'agent', '--json');
     expect(JSON.parse(ag.stdout).role).toBe('agent');
-    const bad = cli('keys', 'create', '--name', 'x', '--role', 'admin');
+    const bad = await cli('keys', 'create', '--name', 'x', '--role', 'admin');
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--role must be agent or operator');
-    const typo = cli('keys', 'create', '--name', 'x', '--rol', 'agent');
+    const typo = await cli('keys', 'create', '--name', 'x', '--rol', 'agent');
     expect(typo.status).toBe(2);
     expect(typo.stderr).toContain('unknown flag --rol');
+    rmSync(dir, { recursive: true, force: true });
   });
 });

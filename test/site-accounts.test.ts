@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
 
@@ -34,7 +35,7 @@ function formClient(s: TestServer) {
   };
 }
 
-describe('site accounts', () => {
+describe('site accounts', { timeout: 120_000 }, () => {
   let s: TestServer;
   beforeAll(async () => {
     s = await startTestServer();
@@ -66,8 +67,8 @@ describe('site accounts', () => {
     const c = formClient(s);
     expect((await c.post('/signup', { email: 'b@example.com', password: 'the first password' })).status).toBe(303);
     const { BASE_URL: _b, SITE_URL: _s, ...env } = process.env;
-    const cli = spawnSync(process.execPath, ['src/cli.ts', 'accounts', 'reset-link', '--email', 'b@example.com', '--json'], { env: { ...env, ...testEnv(s.dir) }, encoding: 'utf8' });
-    expect(cli.status, cli.stderr).toBe(0);
+    // Run asynchronously: a blocking spawn would stall this process's server while the CLI runs.
+    const cli = await promisify(execFile)(process.execPath, ['src/cli.ts', 'accounts', 'reset-link', '--email', 'b@example.com', '--json'], { env: { ...env, ...testEnv(s.dir) }, encoding: 'utf8' });
     const path = new URL(JSON.parse(cli.stdout).url).pathname;
     const fresh = formClient(s);
     expect((await fresh.get(path)).status).toBe(200);
