@@ -20,9 +20,9 @@ export function cleanEnv(): Record<string, string> {
 }
 
 /** Runs any command asynchronously and collects its output. */
-export function run(command: string, args: string[], env: Record<string, string> = cleanEnv()): Promise<CliResult> {
+export function run(command: string, args: string[], env: Record<string, string> = cleanEnv(), cwd?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
