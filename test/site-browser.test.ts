@@ -20,7 +20,9 @@ const GATE_PAGES = ['/afterward', '/bind-room', '/bound', '/capture', '/diligenc
   '/operator', '/register', '/scanner', '/this', '/uplink'];
 const LAYER_PAGES = ['relay', 'clear', 'nap', 'clearing', 'signal', 'orn', 'absence', 'pdtr', 'require-receipt', 'issuer-pays', 'astl'].map((l) => `/stack/${l}`);
 const FOUNDRY_PAGES = ['physics', 'print', 'obligation', 'oracle', 'trigger', 'conformity', 'depository', 'settlement', 'clearing', 'stack'].map((l) => `/foundry/${l}`);
-const PAGES = ['/', '/stack', '/foundry', '/pricing', ...GATE_PAGES, ...LAYER_PAGES, ...FOUNDRY_PAGES];
+// The docs index and the two docs with the widest tables and most code (docs/*.md rendered).
+const DOC_PAGES = ['/docs', '/docs/what-runs', '/docs/companion-metered-apis'];
+const PAGES = ['/', '/stack', '/foundry', '/pricing', ...GATE_PAGES, ...LAYER_PAGES, ...FOUNDRY_PAGES, ...DOC_PAGES];
 
 let srv: TestServer;
 let browser: Browser;
@@ -120,7 +122,7 @@ describe('landing pages in Chromium', () => {
 
   it('is readable on a phone: no horizontal scroll of the page', async () => {
     const page = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
-    for (const path of ['/stack', '/foundry', '/pricing', '/stack/clear']) {
+    for (const path of ['/stack', '/foundry', '/pricing', '/stack/clear', '/docs/what-runs']) {
       await page.goto(srv.url + path);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);
