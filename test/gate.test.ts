@@ -235,5 +235,5 @@ describe('fuse CLI', () => {
     } finally {
       await s.stop();
     }
-  });
+  }, 120_000); // six Node processes, each loading the CLI: the suite's 30 s is meant for in-process tests
 });
