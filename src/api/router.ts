@@ -5,6 +5,7 @@
  */
 import type { H3, H3Event } from 'h3';
 import type { z } from 'zod';
+import type { BackgroundJob } from './jobs.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Handler = (event: H3Event) => unknown;
@@ -58,6 +59,8 @@ export type Guard = (event: H3Event, doc: RouteDoc) => Promise<void>;
 
 export class Router {
   readonly routes: RouteRecord[] = [];
+  /** Declared by route modules; started and stopped by the server (src/api/jobs.ts). */
+  readonly jobs: BackgroundJob[] = [];
   readonly app: H3;
   readonly guard: Guard | undefined;
   constructor(app: H3, guard?: Guard) {
@@ -76,6 +79,11 @@ export class Router {
   }
   post(path: string, handler: Handler, doc?: RouteDoc): this {
     return this.on('POST', path, handler, doc);
+  }
+
+  job(job: BackgroundJob): this {
+    this.jobs.push(job);
+    return this;
   }
 
   /** Methods registered for a concrete path ('' when none). */
