@@ -9,11 +9,11 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const AXE = readFileSync(join(process.cwd(), 'node_modules/axe-core/axe.min.js'), 'utf8');
 const EMAIL = 'ops@example.com';
 const PASSWORD = 'correct horse battery staple';
@@ -36,10 +36,7 @@ async function axeSerious(p: Page): Promise<string[]> {
 
 beforeAll(async () => {
   srv = await startTestServer({ SIGNIN_MAX_ATTEMPTS: '4' });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  ({ browser } = await launchChromium());
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   page = await context.newPage();
   evil = createServer();

@@ -1,6 +1,6 @@
-import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './support/cli.ts';
 import { startTestServer, testEnv, tempDir, type TestServer } from './support/server.ts';
 
 describe('key roles: the operator holds the kill switch', () => {
@@ -64,14 +64,10 @@ describe('key roles: the operator holds the kill switch', () => {
 
   it('the CLI creates operator keys by default, agent keys with --role agent, and refuses anything else', { timeout: 120_000 }, async () => {
     const dir = tempDir();
-    // Without what vitest itself exports (BASE_URL=/ for Vite).
-    const { BASE_URL: _b, SITE_URL: _s, ...env } = process.env;
-    const cli = (...args: string[]) =>
-      new Promise<{ status: number; stdout: string; stderr: string }>((resolve) =>
-        execFile(process.execPath, ['src/cli.ts', ...args], { env: { ...env, ...testEnv(dir) }, encoding: 'utf8' }, (err, stdout, stderr) =>
-          resolve({ status: err ? Number(err.code) : 0, stdout, stderr }),
-        ),
-      );
+    const cli = async (...args: string[]) => {
+      const r = await runCli(args, testEnv(dir));
+      return { ...r, status: r.code };
+    };
     const op = await cli('keys', 'create', '--name', 'ops', '--json');
     expect(op.status, op.stderr).toBe(0);
     expect(JSON.parse(op.stdout).role).toBe('operator');

@@ -1,6 +1,5 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from './support/cli.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
 
 /** A browser-like form client: keeps cookies, sends our Origin and the form's CSRF token. */
@@ -66,9 +65,8 @@ describe('site accounts', { timeout: 120_000 }, () => {
   it('the operator CLI prints a one-time reset link; using it sets the password and ends every session', async () => {
     const c = formClient(s);
     expect((await c.post('/signup', { email: 'b@example.com', password: 'the first password' })).status).toBe(303);
-    const { BASE_URL: _b, SITE_URL: _s, ...env } = process.env;
-    // Run asynchronously: a blocking spawn would stall this process's server while the CLI runs.
-    const cli = await promisify(execFile)(process.execPath, ['src/cli.ts', 'accounts', 'reset-link', '--email', 'b@example.com', '--json'], { env: { ...env, ...testEnv(s.dir) }, encoding: 'utf8' });
+    const cli = await runCli(['accounts', 'reset-link', '--email', 'b@example.com', '--json'], testEnv(s.dir));
+    expect(cli.code, cli.stderr).toBe(0);
     const path = new URL(JSON.parse(cli.stdout).url).pathname;
     const fresh = formClient(s);
     expect((await fresh.get(path)).status).toBe(200);
