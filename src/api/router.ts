@@ -71,7 +71,8 @@ export class Router {
   on(method: Method, path: string, handler: Handler, doc?: RouteDoc): this {
     this.routes.push({ method, path, pattern: toPattern(path), doc });
     const guard = this.guard;
-    this.app.on(method, path, guard && doc ? async (event) => (await guard(event, doc), handler(event)) : handler);
+    // Only routes that declare something to enforce pay for the guard (the hop path stays as it was).
+    this.app.on(method, path, guard && doc?.role === 'operator' ? async (event) => (await guard(event, doc), handler(event)) : handler);
     return this;
   }
   get(path: string, handler: Handler, doc?: RouteDoc): this {
