@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ZERO,
   buildTree,
+  expectedDepth,
   planInsert,
   proofOfPath,
   sparseProofFromJson,
@@ -68,13 +69,13 @@ class MemoryTree {
   read: NodeReader = async (ids) => ids.flatMap((id) => this.nodes.get(this.#id(id.depth, id.prefix)) ?? []);
   #id = (d: number, p: Uint8Array) => `${d}/${Buffer.from(p).toString('hex')}`;
   async insert(key: Uint8Array): Promise<void> {
-    const plan = planInsert(key, await walkPath(this.read, key));
+    const plan = planInsert(key, await walkPath(this.read, key, expectedDepth(this.size)));
     for (const n of plan.nodes) this.nodes.set(this.#id(n.depth, n.prefix), n);
     this.root = plan.root;
     this.size++;
   }
   async prove(key: Uint8Array) {
-    return proofOfPath(await walkPath(this.read, key));
+    return proofOfPath(await walkPath(this.read, key, expectedDepth(this.size)));
   }
 }
 

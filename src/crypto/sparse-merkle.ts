@@ -80,14 +80,20 @@ export interface Path {
   siblings: Array<SmtNode | null>;
 }
 
-/** Depths read per round trip: a tree of a million random keys is about 20 deep, rarely past 45. */
-const CHUNK = 48;
+/**
+ * How many depths to read in one round trip for a tree of `size` random keys:
+ * a path ends about log2(size) deep, and past log2(size) + 8 with odds of
+ * about 1 in 256 (then a second round trip reads on).
+ */
+export function expectedDepth(size: number): number {
+  return Math.min(KEY_BITS + 1, Math.ceil(Math.log2(size + 1)) + 8);
+}
 
-/** Walks `key`'s path from the root, reading nodes `CHUNK` depths at a time. */
-export async function walkPath(read: NodeReader, key: Uint8Array): Promise<Path> {
+/** Walks `key`'s path from the root, reading nodes `chunk` depths at a time. */
+export async function walkPath(read: NodeReader, key: Uint8Array, chunk = 48): Promise<Path> {
   const siblings: Array<SmtNode | null> = [];
-  for (let from = 0; from <= KEY_BITS; from += CHUNK) {
-    const to = Math.min(from + CHUNK, KEY_BITS + 1);
+  for (let from = 0; from <= KEY_BITS; from += chunk) {
+    const to = Math.min(from + chunk, KEY_BITS + 1);
     const ids: NodeId[] = [];
     for (let d = from; d < to; d++) {
       ids.push({ depth: d, prefix: prefixOf(key, d) });

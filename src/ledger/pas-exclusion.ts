@@ -15,6 +15,7 @@ import { checkpointText, signNote } from '../crypto/note.ts';
 import {
   ZERO,
   buildTree,
+  expectedDepth,
   planInsert,
   proofOfPath,
   rootFromProof,
@@ -58,7 +59,7 @@ function reader(db: Db, tree: number): NodeReader {
 }
 
 /** Rows per INSERT: 5 parameters each, well under SQLite's limit. */
-const ROWS_PER_INSERT = 500;
+const ROWS_PER_INSERT = 1000;
 
 async function writeNodes(tx: Transaction, tree: number, nodes: readonly SmtNode[]): Promise<void> {
   for (let i = 0; i < nodes.length; i += ROWS_PER_INSERT) {
@@ -87,7 +88,7 @@ export async function addExclusionLeaf(tx: Transaction, keyId: string, jobId: st
   const row = await treeRow(tx, keyId);
   const tree = row?.id ?? (await createTree(tx, keyId));
   const key = jobKey(jobId);
-  const plan = planInsert(key, await walkPath(reader(tx, tree), key));
+  const plan = planInsert(key, await walkPath(reader(tx, tree), key, expectedDepth(row?.size ?? 0)));
   await writeNodes(tx, tree, plan.nodes);
   const size = (row?.size ?? 0) + 1;
   await tx.execute({ sql: 'UPDATE pas_exclusion_trees SET size = ?, root = ? WHERE id = ?', args: [size, plan.root, tree] });
@@ -126,7 +127,7 @@ export async function proveExclusion(db: Db, keyId: string, jobId: string): Prom
   for (let attempt = 0; ; attempt++) {
     const row = await treeRow(db, keyId);
     if (!row) return { head: { size: 0, root: ZERO }, proof: { depth: 0, siblings: [], leaf: null } };
-    const proof = proofOfPath(await walkPath(reader(db, row.id), key));
+    const proof = proofOfPath(await walkPath(reader(db, row.id), key, expectedDepth(row.size)));
     if (equal(rootFromProof(key, proof), row.root)) return { head: { size: row.size, root: row.root }, proof };
     if (attempt >= 8) throw new Error(`exclusion tree of ${keyId}: the proof does not recompute the stored root`);
   }
