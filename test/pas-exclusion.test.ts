@@ -6,9 +6,13 @@
  * persisted and updated by each redeem (a second server process on the same
  * file sees it at once); forged proofs are refused.
  */
+import { spawn } from 'node:child_process';
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '@libsql/client';
+import { FuseGateClient, verifyExclusion } from '../src/client.ts';
 import { EXCLUSION_PROOF_FORMAT, exclusionProofJson, jobKey, verifyExclusionProof, type ExclusionProofJson } from '../src/crypto/exclusion.ts';
 import { checkpointText, signNote } from '../src/crypto/note.ts';
 import { buildTree, proofOfPath, walkPath, type NodeReader, type SmtNode } from '../src/crypto/sparse-merkle.ts';
@@ -171,6 +175,41 @@ describe('GET /v1/pas/exclusion', () => {
     expect(r.status).toBe(400);
     expect((await r.json()).errors[0].field).toBe('job_id');
   });
+});
+
+/** Runs the CLI as its own process; async, because the server under test lives in this process. */
+function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out?: Record<string, any>; stderr: string }> {
+  const { BASE_URL: _b, SITE_URL: _s, ...inherited } = process.env;
+  const child = spawn(process.execPath, ['src/cli.ts', ...args, '--json'], { env: { ...inherited, ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d));
+  child.stderr.on('data', (d: Buffer) => (stderr += d));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr, ...(stdout ? { out: JSON.parse(stdout) as Record<string, any> } : {}) })));
+}
+
+describe('the typed client and the verify CLI', () => {
+  it('fetch and check exclusion proofs, offline from files and against the URL; a tampered answer fails', async () => {
+    const gate = new FuseGateClient({ baseUrl: s.url, apiKey: key.secret });
+    const answer = await gate.exclusionProof('job_e');
+    expect(verifyExclusion('job_e', answer, answer.verifier_key, answer.checkpoint.origin).present).toBe(false);
+    expect(verifyExclusion('job_b', await gate.exclusionProof('job_b'), publicRaw).present).toBe(true);
+    const dir = tempDir();
+    const { status: _s, ...saved } = answer;
+    writeFileSync(join(dir, 'answer.json'), JSON.stringify(saved));
+    writeFileSync(join(dir, 'pk.json'), await (await s.fetch('/crypto/public-key')).text());
+    const offline = await cli(['verify', 'exclusion', join(dir, 'answer.json'), '--job', 'job_e', '--public-key', join(dir, 'pk.json'), '--origin', answer.checkpoint.origin]);
+    expect(offline.code, offline.stderr).toBe(0);
+    expect(offline.out).toMatchObject({ verified: true, present: false, excluded: true });
+    // A tampered answer, checked with the note key, proves nothing (the job is not the one it was for, a sibling is gone).
+    writeFileSync(join(dir, 'tampered.json'), JSON.stringify({ ...saved, job_id: 'job_d', proof: { ...saved.proof, siblings: saved.proof.siblings.slice(1) } }));
+    const tampered = await cli(['verify', 'exclusion', join(dir, 'tampered.json'), '--job', 'job_d', '--note-key', answer.verifier_key]);
+    expect(tampered.code).toBe(1);
+    expect(tampered.out).toMatchObject({ verified: false });
+    const online = await cli(['verify', 'exclusion', `${s.url}/v1/pas/exclusion?job_id=job_f`, '--job', 'job_f'], { FUSEGATE_API_KEY: key.secret });
+    expect(online.code, online.stderr).toBe(0);
+    expect(online.out).toMatchObject({ verified: true, present: true });
+  }, 90_000);
 });
 
 describe('the migration indexes spend leaves redeemed before the tree existed', () => {
