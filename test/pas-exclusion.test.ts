@@ -79,7 +79,7 @@ afterAll(() => s.stop());
 async function memoryTree(jobs: string[]) {
   const nodes = new Map<string, SmtNode>();
   const id = (d: number, p: Uint8Array) => `${d}/${Buffer.from(p).toString('hex')}`;
-  const root = buildTree(jobs.map(jobKey).sort(Buffer.compare), (n) => nodes.set(id(n.depth, n.prefix), n));
+  const root = await buildTree(jobs.map(jobKey).sort(Buffer.compare), (n) => void nodes.set(id(n.depth, n.prefix), n));
   const read: NodeReader = async (ids) => ids.flatMap((x) => nodes.get(id(x.depth, x.prefix)) ?? []);
   return { root, size: jobs.length, prove: async (job: string) => proofOfPath(await walkPath(read, jobKey(job))) };
 }

@@ -191,15 +191,17 @@ export function planInsert(key: Uint8Array, path: Path): InsertPlan {
 
 /**
  * Builds the whole tree of `keys` (sorted ascending byte-wise, distinct) in
- * one pass, emitting every node; O(n) hashes for random keys. Returns the root.
+ * one pass, emitting every node as it is made (so a caller can stream them
+ * to storage; `emit` may return a promise to wait on); O(n) hashes for random
+ * keys. Returns the root.
  */
-export function buildTree(keys: readonly Uint8Array[], emit: (node: SmtNode) => void): Hash {
-  const build = (lo: number, hi: number, depth: number): Hash => {
+export async function buildTree(keys: readonly Uint8Array[], emit: (node: SmtNode) => void | Promise<void>): Promise<Hash> {
+  const build = async (lo: number, hi: number, depth: number): Promise<Hash> => {
     if (hi === lo) return ZERO;
     const first = keys[lo]!;
     if (hi - lo === 1) {
       const h = leafHash(first);
-      emit({ depth, prefix: prefixOf(first, depth), hash: h, leaf: first });
+      await emit({ depth, prefix: prefixOf(first, depth), hash: h, leaf: first });
       return h;
     }
     if (depth >= KEY_BITS) throw new Error('duplicate keys');
@@ -211,8 +213,8 @@ export function buildTree(keys: readonly Uint8Array[], emit: (node: SmtNode) => 
       if (bitAt(keys[mid]!, depth)) b = mid;
       else a = mid + 1;
     }
-    const h = nodeHash(build(lo, a, depth + 1), build(a, hi, depth + 1));
-    emit({ depth, prefix: prefixOf(first, depth), hash: h, leaf: null });
+    const h = nodeHash(await build(lo, a, depth + 1), await build(a, hi, depth + 1));
+    await emit({ depth, prefix: prefixOf(first, depth), hash: h, leaf: null });
     return h;
   };
   return build(0, keys.length, 0);

@@ -96,16 +96,25 @@ export async function addExclusionLeaf(tx: Transaction, keyId: string, jobId: st
 }
 
 /**
- * Builds `keyId`'s tree from `jobIds` in one pass (set-oriented: one write of
- * every node, no per-leaf upserts). The key must have no tree yet. For the
- * migration that indexes existing spend leaves, and for bench fixtures.
+ * Builds `keyId`'s tree from `jobIds` in one pass (set-oriented: nodes are
+ * streamed to storage in multi-row inserts as they are made, nothing is
+ * upserted or read back). The key must have no tree yet. For the migration
+ * that indexes existing spend leaves, and for bench fixtures.
  */
 export async function buildExclusionTree(tx: Transaction, keyId: string, jobIds: Iterable<string>): Promise<ExclusionHead> {
   const keys = [...new Set(jobIds)].map(jobKey).sort(Buffer.compare);
   const tree = await createTree(tx, keyId);
-  const nodes: SmtNode[] = [];
-  const root = buildTree(keys, (n) => nodes.push(n));
-  await writeNodes(tx, tree, nodes);
+  let args: InValue[] = [];
+  const flush = async () => {
+    if (args.length === 0) return;
+    await tx.execute({ sql: `INSERT INTO pas_exclusion_nodes (tree, depth, prefix, hash, leaf) VALUES ${'(?, ?, ?, ?, ?), '.repeat(args.length / 5 - 1)}(?, ?, ?, ?, ?)`, args });
+    args = [];
+  };
+  const root = await buildTree(keys, (n) => {
+    args.push(tree, n.depth, n.prefix, n.hash, n.leaf);
+    return args.length >= 5 * ROWS_PER_INSERT ? flush() : undefined;
+  });
+  await flush();
   await tx.execute({ sql: 'UPDATE pas_exclusion_trees SET size = ?, root = ? WHERE id = ?', args: [keys.length, root, tree] });
   return { size: keys.length, root };
 }
