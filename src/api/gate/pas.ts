@@ -102,7 +102,7 @@ export const jobQuery = z.object({ job_id: jobIdSchema });
 export const preBindBRequest = z.strictObject({ fuse_id: fuseIdSchema, license_id: licenseIdSchema, job_id: jobIdSchema });
 const usdAmount = z
   .string()
-  .regex(/^\d{1,12}(\.\d{1,6})?$/, 'a decimal USD amount such as "12500.00"')
+  .regex(/^\d{1,9}(\.\d{1,6})?$/, 'a decimal USD amount such as "12500.00" (at most 9 digits before the point and 6 after)')
   .describe('premium in USD, a decimal string');
 export const authorityRequest = z.strictObject({
   fuse_id: fuseIdSchema,

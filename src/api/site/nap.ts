@@ -204,10 +204,10 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
       const key = await requireKey(event, ctx);
       const u = await usage(ctx.ledger.read, key.id);
       const nap = u.by_sku.filter((x) => x.nap).map(({ sku, count, amount_usd }) => ({ sku, count, amount_usd }));
-      const napMicros = usdToMicros(u.nap_usd);
-      const total = usdToMicros(u.total_usd);
+      // The share from exact totals (bigint), to six decimals, then a number.
+      const share = u.total_micros === 0n ? 0 : Number((u.nap_micros * 1_000_000n) / u.total_micros) / 1_000_000;
       return toResponse(
-        reply({ key_id: key.id, nap_rule: DATA.nap.nap_rule, by_sku: nap, nap_usd: u.nap_usd, total_usd: u.total_usd, nap_share_of_spend: total === 0 ? 0 : napMicros / total }),
+        reply({ key_id: key.id, nap_rule: DATA.nap.nap_rule, by_sku: nap, nap_usd: u.nap_usd, total_usd: u.total_usd, nap_share_of_spend: share }),
       );
     },
     { summary: "The calling key's negative-act premium charges per NAP SKU, and their share of its spend", auth: 'key', tag: 'nap', response: napUsageResponse },
