@@ -24,6 +24,7 @@ import { z } from 'zod';
 import { discoveryDocument } from '../catalog/discovery.ts';
 import { optionalKey } from './auth.ts';
 import type { AppContext } from './context.ts';
+import { jsonBoundsProblem } from './json-bounds.ts';
 import { Problem } from './problem.ts';
 import { clientAddress } from './rate-limit.ts';
 import { reply, toResponse } from './reply.ts';
@@ -127,6 +128,39 @@ async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Recor
   };
 }
 
+/**
+ * The JSON-RPC body within the same bounds as every route's (depth, number
+ * range), checked on a copy before the SDK parses it: tool arguments go on
+ * through recursive code (zod, JSON.stringify) that a deep value would overflow.
+ * Malformed JSON is left to the SDK, which answers it in JSON-RPC terms.
+ */
+async function checkMcpBody(event: H3Event, limit: number): Promise<void> {
+  const stream = event.req.clone().body;
+  if (!stream) return;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return; // the transport refuses it by size
+    }
+    chunks.push(value);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return;
+  }
+  const outOfBounds = jsonBoundsProblem(value);
+  if (outOfBounds) throw outOfBounds;
+}
+
 function buildServer(ctx: AppContext, router: Router, event: H3Event, keyed: boolean): McpServer {
   const server = new McpServer({ name: 'fusegate', version: ctx.version });
   for (const tool of mcpTools(router)) {
@@ -145,6 +179,7 @@ export function registerMcpRoutes(router: Router, ctx: AppContext): void {
     MCP_PATH,
     async (event) => {
       checkOrigin(event, origins);
+      await checkMcpBody(event, ctx.config.MAX_BODY_BYTES);
       const key = await optionalKey(event, ctx);
       const server = buildServer(ctx, router, event, key !== undefined);
       const transport = new WebStandardStreamableHTTPServerTransport({
