@@ -85,6 +85,19 @@ export const configSchema = z.object({
   INFERENCE_SESSION_MAX_EXCHANGES: positiveInt.default(10_000),
   /** Clearing checkpoints: hours between automatic seals (168 = weekly); 0 turns the timer off (the CLI still seals). */
   CLEARING_INTERVAL_HOURS: nonNegativeInt.default(168),
+
+  // Issue 18, hardening (docs/hardening.md): HTTP server limits and proxy trust.
+  /** Time a client has to send a request's headers, then its whole request (body included), before the socket is closed. */
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+  /** A connection with no request in flight that sends nothing for this long is closed. */
+  HTTP_IDLE_TIMEOUT_MS: positiveInt.default(30_000),
+  /** How long a kept-alive connection waits for its next request after an answer. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5_000),
+  /** Open connections at most; past it a new connection is closed at once. */
+  HTTP_MAX_CONNECTIONS: positiveInt.default(4096),
+  /** Reverse proxies in front of the service whose X-Forwarded-For / Forwarded entries are trusted (0: the socket address only). */
+  TRUST_PROXY_HOPS: nonNegativeInt.max(10).default(0),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET'] as const;
   const set = x402.filter((k) => c[k] !== undefined);

@@ -10,6 +10,7 @@ import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
 import { openLedger } from './ledger/db.ts';
+import { applyConnectionLimits, httpServerOptions } from './net/http-limits.ts';
 import { VERSION } from './version.ts';
 
 export interface RunningServer {
@@ -35,7 +36,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const keyring = await loadKeyring(config);
   const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
   const app = createApp(ctx);
-  const server = createServer({ keepAliveTimeout: 5000 }, toNodeHandler(app.h3));
+  const server = createServer(httpServerOptions(config), toNodeHandler(app.h3));
+  applyConnectionLimits(server, config);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());
