@@ -11,6 +11,7 @@ import { verifyCommands } from './cli/verify.ts';
 import { rr1Commands } from './cli/rr1.ts';
 import { type CliContext, type Command, UsageError } from './cli/shared.ts';
 import { openLedger, type Ledger } from './ledger/db.ts';
+import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
 
 const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands };
@@ -68,7 +69,7 @@ export async function runCli(argv: string[]): Promise<number> {
       flags,
       json,
       config,
-      ledger: async () => (ledger ??= await openLedger(config)),
+      ledger: async () => (ledger ??= await startupStep(`cannot open the database ${config.DATABASE_URL}`, () => openLedger(config))),
       out: (human, data) => process.stdout.write((json && data !== undefined ? JSON.stringify(data) : human) + '\n'),
     };
     return (await command.run(ctx)) ?? 0;
@@ -77,7 +78,7 @@ export async function runCli(argv: string[]): Promise<number> {
       process.stderr.write(`fusegate: ${e.message}\nusage: ${command.usage}\n`);
       return 2;
     }
-    if (e instanceof ConfigError) {
+    if (e instanceof ConfigError || e instanceof StartupError) {
       process.stderr.write(`fusegate: ${e.message}\n`);
       return 2;
     }

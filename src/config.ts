@@ -98,6 +98,10 @@ export const configSchema = z.object({
   HTTP_MAX_CONNECTIONS: positiveInt.default(4096),
   /** Reverse proxies in front of the service whose X-Forwarded-For / Forwarded entries are trusted (0: the socket address only). */
   TRUST_PROXY_HOPS: nonNegativeInt.max(10).default(0),
+  /** GET /v1/ocsp answers 503 halt when the ledger has not answered within this many ms. */
+  OCSP_HALT_AFTER_MS: positiveInt.default(1000),
+  /** /health's write probe: how long a write may take before /health reports the database unwritable. */
+  HEALTH_WRITE_PROBE_TIMEOUT_MS: positiveInt.default(1000),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET'] as const;
   const set = x402.filter((k) => c[k] !== undefined);

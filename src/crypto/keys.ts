@@ -8,10 +8,11 @@
  * Storage: a JSON file (mode 0600) created on first start, or the private key
  * given in SIGNING_KEY_JWK. A retired key's private half is discarded.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { dirname } from 'node:path';
 import { calculateJwkThumbprint, type JWK } from 'jose';
+import { ensureDir } from '../startup-error.ts';
 
 export interface PublicSigningKey {
   kid: string;
@@ -93,7 +94,7 @@ function readKeyFile(path: string): KeyFile {
 
 /** Writes atomically with mode 0600: the file holds a private key. */
 function writeKeyFile(path: string, file: KeyFile): void {
-  mkdirSync(dirname(path), { recursive: true });
+  ensureDir(dirname(path));
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(file, null, 2) + '\n', { mode: 0o600 });
   chmodSync(tmp, 0o600);

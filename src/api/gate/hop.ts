@@ -16,7 +16,7 @@ import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { commitReply, idempotent } from '../idempotency.ts';
-import { Problem, isUnreachable, toProblem } from '../problem.ts';
+import { haltUnlessAnsweredWithin } from './halt.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -88,24 +88,13 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   }, { summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404] });
 
   // OCSP-style alias: same answer while the ledger answers; 503 "halt" when it cannot be reached.
-  router.get('/v1/ocsp', async (event) => {
-    const caller = await keyed(event);
-    const { fuse_id } = readQuery(event, lookupQuery);
-    try {
+  router.get('/v1/ocsp', (event) =>
+    haltUnlessAnsweredWithin(event, ctx.config.OCSP_HALT_AFTER_MS, async () => {
+      const caller = await keyed(event);
+      const { fuse_id } = readQuery(event, lookupQuery);
       return toResponse(reply(await lookup(ctx, caller, fuse_id)));
-    } catch (e) {
-      const p = toProblem(e);
-      if (p.status !== 503 && !isUnreachable(e)) throw e;
-      throw new Problem({
-        status: 503,
-        code: 'halt',
-        title: 'Halt',
-        detail: 'the fuse ledger cannot be reached: HALT, do not act until a lookup answers',
-        headers: { 'retry-after': '1' },
-        extra: { halt: true, fuse_id },
-      });
-    }
-  }, { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
+    }),
+  { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
 
   router.post('/v1/act', async (event) => {
     const caller = await keyed(event);

@@ -4,6 +4,7 @@
  * foundry layer 0).
  */
 import { isLocalUrl } from '../../config.ts';
+import { canWrite } from '../../ledger/health-probe.ts';
 import { usage } from '../../ledger/meter.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -13,11 +14,14 @@ import { reply, toResponse } from '../reply.ts';
 export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/health', async () => {
     const { config } = ctx;
-    const database = (await ctx.ledger.ping()) ? 'ok' : 'unreachable';
+    const readable = await ctx.ledger.ping();
+    const writable = readable && (await canWrite(ctx.ledger, config.HEALTH_WRITE_PROBE_TIMEOUT_MS));
+    const database = !readable ? 'unreachable' : writable ? 'ok' : 'read_only';
     const localhostInProduction =
       config.NODE_ENV === 'production' && (isLocalUrl(config.BASE_URL) || isLocalUrl(config.SITE_URL));
     const problems: string[] = [];
-    if (database !== 'ok') problems.push('the database cannot be reached');
+    if (database === 'unreachable') problems.push('the database cannot be reached');
+    if (database === 'read_only') problems.push('the database answers reads but a write did not commit in time: acts would answer 503');
     if (localhostInProduction) problems.push('production still advertises localhost in BASE_URL or SITE_URL');
     return toResponse(
       reply(
@@ -25,6 +29,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
           status: problems.length ? 'unavailable' : 'ok',
           version: ctx.version,
           database,
+          database_write: writable ? 'ok' : 'failing',
           environment: config.NODE_ENV,
           base_url: config.BASE_URL,
           site_url: config.SITE_URL,
@@ -33,7 +38,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
         problems.length ? 503 : 200,
       ),
     );
-  }, { summary: 'Liveness and readiness: version and database reachability', auth: 'public', tag: 'system', problems: [503] });
+  }, { summary: 'Liveness and readiness: version, database reachability and a write probe', auth: 'public', tag: 'system', problems: [503] });
 
   router.get('/v1/me', async (event) => {
     const key = await requireKey(event, ctx);
