@@ -96,7 +96,7 @@ function checkOrigin(event: H3Event, allowed: Set<string>): void {
 }
 
 /** Calls an HTTP operation of this app in-process, as the MCP client would over HTTP. */
-async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Record<string, unknown>) {
+async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Record<string, unknown>, trustedHops: number) {
   const url = new URL(route.path, event.url.origin);
   const headers = new Headers({ accept: 'application/json' });
   const auth = event.req.headers.get('authorization');
@@ -110,7 +110,7 @@ async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Recor
   }
   const request = new Request(url, { method: route.method, headers, ...(body !== undefined ? { body } : {}) });
   // The demo rate limit counts the MCP client's own address, not the loopback.
-  Object.defineProperty(request, 'ip', { value: clientAddress(event) });
+  Object.defineProperty(request, 'ip', { value: clientAddress(event, trustedHops) });
   const res = await app.fetch(request);
   const text = await res.text();
   const isProblem = (res.headers.get('content-type') ?? '').startsWith('application/problem+json');
@@ -166,7 +166,7 @@ function buildServer(ctx: AppContext, router: Router, event: H3Event, keyed: boo
   for (const tool of mcpTools(router)) {
     if (tool.keyed && !keyed) continue;
     server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, (args: unknown) =>
-      dispatch(router.app, event, tool.route, (args ?? {}) as Record<string, unknown>),
+      dispatch(router.app, event, tool.route, (args ?? {}) as Record<string, unknown>, ctx.config.TRUST_PROXY_HOPS),
     );
   }
   return server;
