@@ -71,9 +71,9 @@ export const configSchema = z.object({
   ORACLE_MIN_SOURCES: positiveInt.default(3),
   ORACLE_TRIM_PERCENT: z.coerce.number().int().min(0).max(49).default(20),
   ORACLE_TOLERANCE_BPS: nonNegativeInt.default(500),
-  /** Webhook delivery: attempts before giving up, first retry delay (doubles each time, capped at an hour), timeout, poll period. */
-  WEBHOOK_MAX_ATTEMPTS: positiveInt.default(8),
-  WEBHOOK_BACKOFF_MS: positiveInt.default(1000),
+  /** Webhook delivery: attempts before giving up, first retry delay (doubles each time, capped at an hour, ±25% jitter), timeout, poll period. */
+  WEBHOOK_MAX_ATTEMPTS: positiveInt.default(16),
+  WEBHOOK_BACKOFF_MS: positiveInt.default(5000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(5000),
   WEBHOOK_POLL_MS: positiveInt.default(1000),
   /** Webhook targets on loopback, private or link-local addresses: refused unless true (SSRF guard). */
@@ -98,6 +98,8 @@ export const configSchema = z.object({
   HTTP_MAX_CONNECTIONS: positiveInt.default(4096),
   /** Reverse proxies in front of the service whose X-Forwarded-For / Forwarded entries are trusted (0: the socket address only). */
   TRUST_PROXY_HOPS: nonNegativeInt.max(10).default(0),
+  /** A webhook subscription is disabled after this many failed delivery attempts in a row (or at once on 410 Gone). */
+  WEBHOOK_DISABLE_AFTER_FAILURES: positiveInt.default(50),
   /** GET /v1/ocsp answers 503 halt when the ledger has not answered within this many ms. */
   OCSP_HALT_AFTER_MS: positiveInt.default(1000),
   /** /health's write probe: how long a write may take before /health reports the database unwritable. */

@@ -10,7 +10,9 @@
  *   webhook-signature: "v1a," + base64(Ed25519(service key, `${webhook-id}.${webhook-timestamp}.${body}`))
  *   webhook-key-id:    kid of the signing key (GET /crypto/public-key lists current and retired keys)
  * Any 2xx is success. Otherwise it is retried after WEBHOOK_BACKOFF_MS, doubling (capped at one hour),
- * up to WEBHOOK_MAX_ATTEMPTS. Deliveries are rows written with their event, so none is lost on restart.
+ * each delay jittered by ±25%, up to WEBHOOK_MAX_ATTEMPTS (over about 6.4 hours with the defaults). A 410 Gone,
+ * or WEBHOOK_DISABLE_AFTER_FAILURES failed attempts in a row, disables the subscription
+ * (docs/hardening.md). Deliveries are rows written with their event, so none is lost on restart.
  */
 import { sign } from 'node:crypto';
 import { z } from 'zod';
@@ -34,6 +36,15 @@ export const subscribeRequest = z
   .refine((b) => b.trigger_id === undefined || b.template_id === undefined, { message: 'send at most one of trigger_id or template_id', path: ['trigger_id'] });
 
 const HOUR_MS = 3_600_000;
+
+/**
+ * The wait after failed attempt n: the base doubling per attempt, capped at an
+ * hour, times a random factor in [0.75, 1.25) so that subscribers that failed
+ * together are not all retried in the same instant.
+ */
+export function retryDelayMs(n: number, baseMs: number, random = Math.random()): number {
+  return Math.round(Math.min(HOUR_MS, baseMs * 2 ** (n - 1)) * (0.75 + random * 0.5));
+}
 
 /** The signed content and headers of one delivery attempt. */
 export function signDelivery(ctx: AppContext, d: Pick<DueDelivery, 'event_id' | 'body'>, now = Date.now()): Record<string, string> {
@@ -114,8 +125,11 @@ export class Deliverer {
     }
     const ok = error === null;
     const n = d.attempts + 1;
-    const retryAt = ok || n >= c.WEBHOOK_MAX_ATTEMPTS ? null : Date.now() + Math.min(HOUR_MS, c.WEBHOOK_BACKOFF_MS * 2 ** (n - 1));
-    await this.#ctx.ledger.write((tx) => recordAttempt(tx, d, { ok, status, error, durationMs: Date.now() - started, retryAt }));
+    const gone = status === 410;
+    const retryAt = ok || gone || n >= c.WEBHOOK_MAX_ATTEMPTS ? null : Date.now() + retryDelayMs(n, c.WEBHOOK_BACKOFF_MS);
+    await this.#ctx.ledger.write((tx) =>
+      recordAttempt(tx, d, { ok, status, error, durationMs: Date.now() - started, retryAt, gone, disableAfter: c.WEBHOOK_DISABLE_AFTER_FAILURES }),
+    );
   }
 }
 
