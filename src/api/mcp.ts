@@ -79,7 +79,7 @@ export function mcpTools(router: Router): McpTool[] {
   });
 }
 
-function allowedOrigins(ctx: AppContext): Set<string> {
+export function allowedOrigins(ctx: AppContext): Set<string> {
   const origins = [ctx.config.BASE_URL, ctx.config.SITE_URL, ...ctx.config.MCP_ALLOWED_ORIGINS];
   return new Set(origins.map((u) => new URL(u).origin));
 }

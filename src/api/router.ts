@@ -59,7 +59,9 @@ export class Router {
     this.app.on(method, path, handler);
     return this;
   }
+  /** GET, and HEAD with the same handler (Node's HTTP server sends no body for HEAD). */
   get(path: string, handler: Handler, doc?: RouteDoc): this {
+    this.app.on('HEAD', path, handler);
     return this.on('GET', path, handler, doc);
   }
   post(path: string, handler: Handler, doc?: RouteDoc): this {
