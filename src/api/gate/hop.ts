@@ -22,6 +22,12 @@ import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopLimitProblem, hopReply, hopResponse, visibleFuse, type Caller, type HopResult } from './governed.ts';
 
+/**
+ * The fuse id in keyed examples: one of the caller's own (POST /v1/fuses makes
+ * one). The drill fuses answer only the public demos; a key gets 404 for them.
+ */
+const KEYED_FUSE_EXAMPLE = 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd';
+
 export const hopRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema.optional() });
 export const actRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema });
 export const lookupQuery = z.object({ fuse_id: fuseIdSchema });
@@ -79,7 +85,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       const body = await readBody(event, hopRequest, limit);
       return governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply);
     });
-  }, { summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_drill_live', action: { kind: 'pay', amount: '120.00' } } });
+  }, { summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } });
 
   router.get('/v1/fuse/lookup', async (event) => {
     const caller = await keyed(event);
@@ -102,7 +108,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       const body = await readBody(event, actRequest, limit);
       return governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply);
     });
-  }, { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', auth: 'key', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: 'fuse_drill_live', action: { kind: 'pay', amount: '120.00', payee: 'acme' } } });
+  }, { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', auth: 'key', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } });
 
   router.post('/v1/classify', async (event) => {
     const key = await requireKey(event, ctx);
@@ -142,7 +148,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     });
     await ctx.ledger.write((tx) => recordReceipt(tx, receipt));
     return toResponse(reply({ fuse_id: fuse.id, state: fuse.state, decision, reason: o.reason, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }));
-  }, { summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: 'fuse_drill_dead', action: { kind: 'pay' } } });
+  }, { summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } } });
 
   // Public demos on the drill fuses: never charged, rate limited per client address.
   router.post('/demo/hop', async (event) => {

@@ -174,7 +174,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'triggers',
       body: publishRequest,
-      response: triggerSchema.extend({ inclusion: inclusionSchema, checkpoint: checkpointSchema, receipt_id: z.string(), verify_url: z.string() }),
+      responses: { 201: { description: 'The trigger, ARMED', schema: triggerSchema.extend({ inclusion: inclusionSchema, checkpoint: checkpointSchema, receipt_id: z.string(), verify_url: z.string(), charge: z.object({ sku: z.string(), amount_usd: z.string() }) }) } },
       problems: [409, 422],
       charges: ['trigger_publish'],
       example: { template_id: 'ai_model_change', threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.8' } },

@@ -182,7 +182,7 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'triggers',
       body: subscribeRequest,
-      response: z.object({ object: z.literal('webhook_subscription'), id: z.string(), url: z.string(), trigger_id: z.string().nullable(), template_id: z.string().nullable(), created_at: z.string() }),
+      responses: { 201: { description: 'The subscription', schema: z.object({ object: z.literal('webhook_subscription'), id: z.string(), url: z.string(), trigger_id: z.string().nullable(), template_id: z.string().nullable(), created_at: z.string(), signing: z.object({ scheme: z.string(), public_key_url: z.string() }) }) } },
       problems: [404, 422],
       example: { url: 'https://agent.example/hooks/fusegate', template_id: 'bind_gate_hold' },
     },
