@@ -100,6 +100,8 @@ export const configSchema = z.object({
   TRUST_PROXY_HOPS: nonNegativeInt.max(10).default(0),
   /** A webhook subscription is disabled after this many failed delivery attempts in a row (or at once on 410 Gone). */
   WEBHOOK_DISABLE_AFTER_FAILURES: positiveInt.default(50),
+  /** After `signing-key rotate`, webhook deliveries carry a signature by the previous key too, for this many hours (0: none). */
+  WEBHOOK_KEY_OVERLAP_HOURS: nonNegativeInt.default(24),
   /** GET /v1/ocsp answers 503 halt when the ledger has not answered within this many ms. */
   OCSP_HALT_AFTER_MS: positiveInt.default(1000),
   /** /health's write probe: how long a write may take before /health reports the database unwritable. */

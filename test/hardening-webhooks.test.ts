@@ -1,8 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { retryDelayMs } from '../src/api/site/webhooks.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AppContext } from '../src/api/context.ts';
+import { retryDelayMs, signDelivery } from '../src/api/site/webhooks.ts';
+import { loadKeyring, rotateSigningKey } from '../src/crypto/keys.ts';
+import { startTestServer, tempDir, type TestServer } from './support/server.ts';
 
 async function receiver(status: number): Promise<{ server: Server; url: string; calls: () => number }> {
   let calls = 0;
@@ -78,5 +82,37 @@ describe('webhook subscriptions that keep failing are disabled', () => {
     expect(await subscription(sub.id)).toMatchObject({ consecutive_failures: 3, disabled_reason: '3 failed attempts in a row' });
     await new Promise((r) => setTimeout(r, 300));
     expect(hook!.calls()).toBe(3);
+  });
+});
+
+describe('webhook signatures during a signing-key rotation', () => {
+  const verifyWith = async (jwk: JsonWebKey, sig: string, content: string) => {
+    const k = await crypto.subtle.importKey('jwk', jwk, { name: 'Ed25519' }, false, ['verify']);
+    return crypto.subtle.verify('Ed25519', k, Buffer.from(sig, 'base64'), new TextEncoder().encode(content));
+  };
+
+  it('signs with both keys during the overlap, each verifiable by its kid, then with the new key only', async () => {
+    const file = join(tempDir(), 'keys.json');
+    const old = await loadKeyring({ SIGNING_KEY_FILE: file });
+    const ring = await rotateSigningKey(file, 3_600_000);
+    expect(ring.cosigning.map((k) => k.kid)).toEqual([old.current.kid]);
+    const d = { event_id: 'evt_1', body: '{"type":"trigger.fired"}' };
+    const h = signDelivery({ keyring: ring } as AppContext, d, 1_800_000_000_000);
+    const kids = h['webhook-key-id']!.split(' ');
+    const sigs = h['webhook-signature']!.split(' ').map((x) => x.split(',')[1]!);
+    expect(kids).toEqual([ring.current.kid, old.current.kid]);
+    const content = `evt_1.${h['webhook-timestamp']}.${d.body}`;
+    for (const [i, kid] of kids.entries()) expect(await verifyWith(ring.byKid(kid)!.jwk as JsonWebKey, sigs[i]!, content)).toBe(true);
+    expect(await verifyWith(ring.byKid(kids[1]!)!.jwk as JsonWebKey, sigs[0]!, content)).toBe(false);
+
+    // Past the overlap the old private half is discarded from the file and the old key stops signing.
+    const again = await rotateSigningKey(file, 1);
+    await new Promise((r) => setTimeout(r, 10));
+    const later = await loadKeyring({ SIGNING_KEY_FILE: file });
+    expect(later.cosigning).toEqual([]);
+    expect(later.current.kid).toBe(again.current.kid);
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { keys: Array<{ private_jwk?: unknown }> };
+    expect(stored.keys.filter((k) => k.private_jwk)).toHaveLength(1);
+    expect(signDelivery({ keyring: later } as AppContext, d)['webhook-signature']!.split(' ')).toHaveLength(1);
   });
 });

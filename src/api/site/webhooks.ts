@@ -7,8 +7,10 @@
  *   POST <url>, body = the event JSON (as in the trigger feed, plus log_index)
  *   webhook-id:        the event id (the same on every retry: deduplicate on it)
  *   webhook-timestamp: Unix seconds of this attempt
- *   webhook-signature: "v1a," + base64(Ed25519(service key, `${webhook-id}.${webhook-timestamp}.${body}`))
- *   webhook-key-id:    kid of the signing key (GET /crypto/public-key lists current and retired keys)
+ *   webhook-signature: "v1a," + base64(Ed25519(service key, `${webhook-id}.${webhook-timestamp}.${body}`)),
+ *                      during a key rotation's overlap followed by " v1a,…" by the previous key
+ *   webhook-key-id:    kid of each signature, in the same order, space separated
+ *                      (GET /crypto/public-key lists current and retired keys)
  * Any 2xx is success. Otherwise it is retried after WEBHOOK_BACKOFF_MS, doubling (capped at one hour),
  * each delay jittered by ±25%, up to WEBHOOK_MAX_ATTEMPTS (over about 6.4 hours with the defaults). A 410 Gone,
  * or WEBHOOK_DISABLE_AFTER_FAILURES failed attempts in a row, disables the subscription
@@ -49,9 +51,16 @@ export function retryDelayMs(n: number, baseMs: number, random = Math.random()):
 /** The signed content and headers of one delivery attempt. */
 export function signDelivery(ctx: AppContext, d: Pick<DueDelivery, 'event_id' | 'body'>, now = Date.now()): Record<string, string> {
   const ts = String(Math.floor(now / 1000));
-  const key = ctx.keyring.current;
-  const sig = sign(null, Buffer.from(`${d.event_id}.${ts}.${d.body}`, 'utf8'), key.privateKey).toString('base64');
-  return { 'content-type': 'application/json', 'webhook-id': d.event_id, 'webhook-timestamp': ts, 'webhook-signature': `v1a,${sig}`, 'webhook-key-id': key.kid };
+  const content = Buffer.from(`${d.event_id}.${ts}.${d.body}`, 'utf8');
+  const keys = [ctx.keyring.current, ...(ctx.keyring.cosigning ?? [])];
+  const signatures = keys.map((k) => `v1a,${sign(null, content, k.privateKey).toString('base64')}`);
+  return {
+    'content-type': 'application/json',
+    'webhook-id': d.event_id,
+    'webhook-timestamp': ts,
+    'webhook-signature': signatures.join(' '),
+    'webhook-key-id': keys.map((k) => k.kid).join(' '),
+  };
 }
 
 /** Delivers due webhooks of one process; several processes may run one each on one database (claims are leased). */
