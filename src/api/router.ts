@@ -22,7 +22,7 @@ export interface RouteDoc {
   tag: string;
   body?: z.ZodType;
   query?: z.ZodType;
-  /** Shape of the 200 JSON answer, when it is JSON (or see `responses`). */
+  /** Shape of the success JSON answer: the 200, unless `responses` names another 2xx (a 201 create). */
   response?: z.ZodType;
   /**
    * Answers other than "200 JSON of `response`" and the generic problems: a 201

@@ -55,7 +55,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
         return reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201);
       });
     });
-  }, { summary: 'Create a fuse owned by the calling key (our extension)', auth: 'key', tag: 'fuses', body: createFuseRequest, responses: { 201: { description: 'The fuse, created, with the receipt of its creation', schema: fuseResponse.extend({ receipt_id: z.string() }) } }, example: { state: 'LIVE', label: 'payments agent' } });
+  }, { summary: 'Create a fuse owned by the calling key (our extension)', auth: 'key', tag: 'fuses', body: createFuseRequest, response: fuseResponse.extend({ receipt_id: z.string() }), responses: { 201: { description: 'The fuse, created, with the receipt of its creation', schema: fuseResponse.extend({ receipt_id: z.string() }) } }, example: { state: 'LIVE', label: 'payments agent' } });
 
   router.get('/v1/fuses', async (event) => {
     const key = await requireKey(event, ctx);

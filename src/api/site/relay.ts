@@ -97,6 +97,7 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'relay',
       body: enrollRequest,
+      response: enrollResponse,
       responses: { 201: { description: 'The partner, enrolled, with its track links', schema: enrollResponse } },
       problems: [409, 422],
       charges: [],

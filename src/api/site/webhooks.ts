@@ -39,6 +39,8 @@ export const subscribeRequest = z
 
 const HOUR_MS = 3_600_000;
 
+const subscriptionResponse = z.object({ object: z.literal('webhook_subscription'), id: z.string(), url: z.string(), trigger_id: z.string().nullable(), template_id: z.string().nullable(), created_at: z.string(), signing: z.object({ scheme: z.string(), public_key_url: z.string() }) });
+
 /**
  * The wait after failed attempt n: the base doubling per attempt, capped at an
  * hour, times a random factor in [0.75, 1.25) so that subscribers that failed
@@ -191,7 +193,8 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'triggers',
       body: subscribeRequest,
-      responses: { 201: { description: 'The subscription', schema: z.object({ object: z.literal('webhook_subscription'), id: z.string(), url: z.string(), trigger_id: z.string().nullable(), template_id: z.string().nullable(), created_at: z.string(), signing: z.object({ scheme: z.string(), public_key_url: z.string() }) }) } },
+      response: subscriptionResponse,
+      responses: { 201: { description: 'The subscription', schema: subscriptionResponse } },
       problems: [404, 422],
       example: { url: 'https://agent.example/hooks/fusegate', template_id: 'bind_gate_hold' },
     },
