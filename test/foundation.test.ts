@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,19 +11,17 @@ import { createApp } from '../src/api/app.ts';
 import { toResponse, reply } from '../src/api/reply.ts';
 import { openLedger } from '../src/ledger/db.ts';
 import { migrate, migrationFiles } from '../src/ledger/migrate.ts';
+import { cleanEnv, run, runCli } from './support/cli.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 
 const NODE = process.execPath;
 
-/** The parent's environment without what vitest itself sets (it exports BASE_URL=/ for Vite). */
-function cleanEnv(): Record<string, string> {
-  const { BASE_URL: _b, SITE_URL: _s, ...rest } = process.env;
-  return rest as Record<string, string>;
-}
+/** Five Node processes, each loading the CLI: the suite's 30 s is meant for in-process tests. */
+const CLI_TEST_TIMEOUT_MS = 120_000;
 
+/** The CLI against a test server's files, without blocking the server (test/support/cli.ts says why). */
 function cli(dir: string, args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(NODE, ['src/cli.ts', ...args], { env: { ...cleanEnv(), ...testEnv(dir), ...env }, encoding: 'utf8' });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCli(args, { ...testEnv(dir), ...env });
 }
 
 describe('configuration', () => {
@@ -40,9 +37,9 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty', BASE_URL: 'not a url' })).toThrow(/PORT[\s\S]*BASE_URL|BASE_URL[\s\S]*PORT/);
   });
 
-  it('stops the server at start-up with the variable named and exit code 2', () => {
-    const r = spawnSync(NODE, ['src/server.ts'], { env: { ...cleanEnv(), PORT: '99999' }, encoding: 'utf8' });
-    expect(r.status).toBe(2);
+  it('stops the server at start-up with the variable named and exit code 2', async () => {
+    const r = await run(NODE, ['src/server.ts'], { ...cleanEnv(), PORT: '99999' });
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/PORT/);
   });
 });
@@ -182,15 +179,15 @@ describe('HTTP foundation', () => {
   });
 
   it('creates, uses and revokes keys through the CLI; /v1/me shows metadata and usage', async () => {
-    const created = cli(s.dir, ['keys', 'create', '--name', 'ci-agent', '--hop-limit', '7', '--json']);
+    const created = await cli(s.dir, ['keys', 'create', '--name', 'ci-agent', '--hop-limit', '7', '--json']);
     expect(created.code).toBe(0);
     const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
     expect(key).toMatch(/^fg_live_/);
     // The secret is not in the database in clear. (Read by another process: opening and
     // closing the file here would drop this process's SQLite POSIX locks.)
     for (const file of ['fusegate.db', 'fusegate.db-wal']) {
-      const grep = spawnSync('grep', ['-c', '--binary-files=text', key, join(s.dir, file)], { encoding: 'utf8' });
-      expect(grep.status).toBe(1);
+      const grep = await run('grep', ['-c', '--binary-files=text', key, join(s.dir, file)]);
+      expect(grep.code).toBe(1);
     }
 
     const me = await s.fetch('/v1/me', { key });
@@ -199,17 +196,17 @@ describe('HTTP foundation', () => {
     expect(body).toMatchObject({ id, name: 'ci-agent', hop_limit: 7, usage: { hops_used: 0, hops_remaining: 7, total_usd: '0.00' } });
     expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT/);
 
-    const listed = cli(s.dir, ['keys', 'list', '--json']);
+    const listed = await cli(s.dir, ['keys', 'list', '--json']);
     expect(JSON.parse(listed.stdout).keys.map((k: { id: string }) => k.id)).toContain(id);
     expect(listed.stdout.includes(key)).toBe(false);
 
-    expect(cli(s.dir, ['keys', 'revoke', id]).code).toBe(0);
+    expect((await cli(s.dir, ['keys', 'revoke', id])).code).toBe(0);
     const revoked = await s.fetch('/v1/me', { key });
     expect(revoked.status).toBe(401);
     expect((await revoked.json()).code).toBe('revoked_key');
-    expect(cli(s.dir, ['keys', 'revoke', 'key_missing']).code).toBe(1);
-    expect(cli(s.dir, ['keys', 'create']).code).toBe(2);
-  });
+    expect((await cli(s.dir, ['keys', 'revoke', 'key_missing'])).code).toBe(1);
+    expect((await cli(s.dir, ['keys', 'create'])).code).toBe(2);
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('publishes the current signing key as a JWK and raw base64', async () => {
     const r = await s.fetch('/crypto/public-key');
