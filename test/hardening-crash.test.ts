@@ -156,3 +156,35 @@ describe('two processes on one database file', () => {
     });
   }, 90_000);
 });
+
+describe('one winner over two processes', () => {
+  it('100 concurrent fires of one trigger through two servers: exactly one fires, the rest are refused', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const secret = await withLedger(dir, async (l) => (await createApiKey(l, { name: 'fires', hopLimit: 1_000_000 })).secret);
+    const a = await serve(dir);
+    children.push(a);
+    const b = await serve(dir);
+    children.push(b);
+    const post = (url: string, path: string, json: unknown) =>
+      fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
+    const published = await post(a.url, '/signal/trigger/publish', { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } });
+    expect(published.status).toBe(201);
+    const { trigger_id } = await published.json();
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => post(i % 2 ? a.url : b.url, '/api/v1/foundry/trigger/fire', { trigger_id, reading: '2' }).then(async (r) => ({ status: r.status, body: await r.json() }))),
+    );
+    expect(answers.filter((x) => x.status >= 500)).toEqual([]);
+    const fired = answers.filter((x) => x.status === 200 && x.body.fired === true);
+    expect(fired).toHaveLength(1);
+    expect(answers.filter((x) => x.status === 409).every((x) => x.body.code === 'trigger_already_fired')).toBe(true);
+    expect(answers.filter((x) => x.status === 409)).toHaveLength(99);
+    await stopped(a, 'SIGTERM');
+    await stopped(b, 'SIGTERM');
+    await withLedger(dir, async (l) => {
+      const fires = await l.read.execute("SELECT COUNT(*) AS n FROM meter WHERE sku = 'bps_fire'");
+      expect(Number(fires.rows[0]!.n)).toBe(1);
+      await expectGapless(l);
+    });
+  }, 90_000);
+});
