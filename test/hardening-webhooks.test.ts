@@ -62,10 +62,13 @@ describe('webhook subscriptions that keep failing are disabled', () => {
     (await s!.ctx.ledger.read.execute({ sql: 'SELECT disabled_at, disabled_reason, consecutive_failures FROM webhook_subscriptions WHERE id = ?', args: [id] })).rows[0]!;
 
   it('at once on 410 Gone, failing its other pending deliveries', async () => {
-    const { sub, publish } = await setUp(410, {});
+    const { key, sub, publish } = await setUp(410, {});
     expect((await publish()).status).toBe(201);
     await until(async () => (await subscription(sub.id)).disabled_at !== null);
     expect((await subscription(sub.id)).disabled_reason).toMatch(/410/);
+    const listed = await (await s!.fetch('/signal/trigger/webhooks', { key: key.secret })).json();
+    expect(listed.subscriptions).toEqual([]);
+    expect(listed.disabled_subscriptions).toEqual([expect.objectContaining({ id: sub.id, disabled_reason: 'the subscriber answered 410 Gone' })]);
     expect(hook!.calls()).toBe(1);
     // Later events are not queued for it.
     expect((await publish()).status).toBe(201);

@@ -39,6 +39,15 @@ export async function listSubscriptions(db: Db, keyId: string): Promise<Subscrip
   }));
 }
 
+/** The key's disabled subscriptions, newest first, with when and why (docs/hardening.md). */
+export async function listDisabledSubscriptions(db: Db, keyId: string): Promise<Array<{ id: string; url: string; disabled_at: string; disabled_reason: string | null }>> {
+  const rs = await db.execute({
+    sql: 'SELECT id, url, disabled_at, disabled_reason FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NOT NULL ORDER BY disabled_at DESC',
+    args: [keyId],
+  });
+  return rs.rows.map((r) => ({ id: String(r.id), url: String(r.url), disabled_at: String(r.disabled_at), disabled_reason: r.disabled_reason === null ? null : String(r.disabled_reason) }));
+}
+
 /** Queues one delivery per subscriber of the key that matches the trigger, its template, or everything. */
 export async function enqueueDeliveries(
   tx: Transaction,

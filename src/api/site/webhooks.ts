@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { newId, nowIso } from '../../ids.ts';
 import { NonPublicTarget, assertPublicTarget, postGuarded } from '../../net/outbound.ts';
 import { getTrigger } from '../../ledger/triggers.ts';
-import { claimDue, createSubscription, deliveriesOf, listSubscriptions, recordAttempt, type DueDelivery } from '../../ledger/webhooks.ts';
+import { claimDue, createSubscription, deliveriesOf, listDisabledSubscriptions, listSubscriptions, recordAttempt, type DueDelivery } from '../../ledger/webhooks.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -205,8 +205,9 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       const key = await requireKey(event, ctx);
       const subs = await listSubscriptions(ctx.ledger.read, key.id);
-      return toResponse(reply({ subscriptions: subs.map(({ key_id: _k, ...s }) => s), deliveries: await deliveriesOf(ctx.ledger.read, key.id) }));
+      const disabled = await listDisabledSubscriptions(ctx.ledger.read, key.id);
+      return toResponse(reply({ subscriptions: subs.map(({ key_id: _k, ...s }) => s), disabled_subscriptions: disabled, deliveries: await deliveriesOf(ctx.ledger.read, key.id) }));
     },
-    { summary: "The key's webhook subscriptions and recent deliveries with every attempt", auth: 'key', tag: 'triggers' },
+    { summary: "The key's webhook subscriptions (and the disabled ones, with why) and recent deliveries with every attempt", auth: 'key', tag: 'triggers' },
   );
 }
