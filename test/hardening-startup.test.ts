@@ -71,6 +71,9 @@ describe('a write-locked database: /health tells the truth and OCSP halts fast',
       const h = await s.fetch('/health');
       expect(h.status).toBe(503);
       expect(await h.json()).toMatchObject({ status: 'unavailable', database: 'read_only', database_write: 'failing' });
+      // The contract says so too: a 503 of /health is the health document, not a problem.
+      const doc = await (await s.fetch('/openapi.json')).json();
+      expect(Object.keys(doc.paths['/health'].get.responses['503'].content)).toEqual([h.headers.get('content-type')!.split(';')[0]]);
 
       const started = performance.now();
       const r = await s.fetch(`/v1/ocsp?fuse_id=${fuseId}`, { key });

@@ -3,6 +3,7 @@
  * usage (GET /v1/me), and the current signing key (GET /crypto/public-key,
  * foundry layer 0).
  */
+import { z } from 'zod';
 import { isLocalUrl } from '../../config.ts';
 import { canWrite } from '../../ledger/health-probe.ts';
 import { usage } from '../../ledger/meter.ts';
@@ -10,6 +11,18 @@ import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
 import { reply, toResponse } from '../reply.ts';
+
+/** The /health body, on 200 and 503 alike. */
+const healthResponse = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  version: z.string(),
+  database: z.enum(['ok', 'read_only', 'unreachable']),
+  database_write: z.enum(['ok', 'failing']),
+  environment: z.string(),
+  base_url: z.string(),
+  site_url: z.string(),
+  problems: z.array(z.string()).optional(),
+});
 
 export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/health', async () => {
@@ -38,7 +51,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
         problems.length ? 503 : 200,
       ),
     );
-  }, { summary: 'Liveness and readiness: version, database reachability and a write probe', auth: 'public', tag: 'system', problems: [503] });
+  }, { summary: 'Liveness and readiness: version, database reachability and a write probe', auth: 'public', tag: 'system', responses: { 200: { description: 'Ready', schema: healthResponse }, 503: { description: 'Not ready: `problems` says why (the same body, not a problem document)', schema: healthResponse } } });
 
   router.get('/v1/me', async (event) => {
     const key = await requireKey(event, ctx);
