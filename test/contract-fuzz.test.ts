@@ -204,4 +204,26 @@ describe('contract: every answer to any input matches /openapi.json', () => {
     const unique = [...new Set(failures.map((f) => f.replace(/\?.*? \(/, ' (')))];
     expect(unique.slice(0, 80), `${failures.length} failures`).toEqual([]);
   }, 240_000);
+
+  it('keyed examples never name a drill fuse (a key gets 404 for those; they answer the public demos only)', () => {
+    const keyed = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => op.security.length > 0 && op.requestBody)
+        .map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, example: JSON.stringify(op.requestBody!.content['application/json']?.example ?? null) })),
+    );
+    expect(keyed.length).toBeGreaterThan(20);
+    expect(keyed.filter((k) => /drill/.test(k.example)).map((k) => k.where)).toEqual([]);
+  });
+
+  it('documents the decision bodies and creates it answers (not every success as 200)', () => {
+    const statuses = (path: string, method = 'post') => Object.keys(doc.paths[path]![method]!.responses);
+    expect(statuses('/v1/fuses')).toContain('201');
+    expect(statuses('/v1/fuses')).not.toContain('200');
+    expect(statuses('/v1/prefinality/evaluate')).toEqual(expect.arrayContaining(['200', '403', '409']));
+    expect(Object.keys(doc.paths['/v1/prefinality/evaluate']!.post!.responses['403']!.content!)).toContain('application/json');
+    expect(statuses('/v1/pas/pas-a/pre-bind')).toEqual(expect.arrayContaining(['200', '202']));
+    expect(Object.keys(doc.paths['/v1/pas/bind-ticket/redeem']!.post!.responses['409']!.content!)).toContain('application/json');
+    expect(Object.keys(doc.paths['/api/v1/logs/{log}/checkpoint']!.get!.responses['200']!.content!)).toEqual(['text/plain']);
+  });
 });
+
