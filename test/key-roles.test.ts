@@ -78,7 +78,7 @@ describe('key roles: the operator holds the kill switch', () => {
     expect(bad.stderr).toContain('--role must be agent or operator');
     const typo = await cli('keys', 'create', '--name', 'x', '--rol', 'agent');
     expect(typo.status).toBe(2);
-    expect(typo.stderr).toContain('unknown flag --rol');
+    expect(typo.stderr).toContain("Unknown option '--rol'");
     rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -2,14 +2,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { nowIso } from '../ids.ts';
 import { insertPasswordReset, loginByEmail } from '../ledger/accounts.ts';
-import { type Command, onlyFlags, requireFlag } from './shared.ts';
+import { type Command, requireFlag } from './shared.ts';
 
 export const accountCommands: Record<string, Command> = {
   'accounts reset-link': {
     usage: 'accounts reset-link --email EMAIL',
     summary: 'print a one-time password-reset link for a site account (PASSWORD_RESET_TTL_SECONDS)',
     async run(ctx) {
-      onlyFlags(ctx, ['email']);
       const email = requireFlag(ctx, 'email').trim().toLowerCase();
       const ledger = await ctx.ledger();
       const login = await loginByEmail(ledger.read, email);

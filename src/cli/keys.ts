@@ -2,14 +2,13 @@
 import { rotateSigningKey } from '../crypto/keys.ts';
 import { HOP_PERIODS } from '../domain/quota.ts';
 import { KEY_ROLES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey, setHopLimit } from '../ledger/api-keys.ts';
-import { type Command, UsageError, enumFlag, intFlag, onlyFlags, requireFlag } from './shared.ts';
+import { type Command, UsageError, enumFlag, intFlag, requireFlag } from './shared.ts';
 
 export const keyCommands: Record<string, Command> = {
   'keys create': {
     usage: 'keys create --name NAME [--role agent|operator] [--hop-limit N]',
     summary: 'create an API key (operator unless --role agent); the secret is printed once and stored only as a hash',
     async run(ctx) {
-      onlyFlags(ctx, ['name', 'role', 'hop-limit']);
       if (ctx.args.length) throw new UsageError(`unexpected argument ${ctx.args[0]}`);
       const name = requireFlag(ctx, 'name');
       const role = enumFlag(ctx, 'role', KEY_ROLES) ?? 'operator';
@@ -49,7 +48,6 @@ export const keyCommands: Record<string, Command> = {
     usage: 'keys rotate ID [--grace-seconds N]',
     summary: 'give a key a new secret (printed once); the old one works for the grace period (KEY_ROTATION_GRACE_SECONDS)',
     async run(ctx) {
-      onlyFlags(ctx, ['grace-seconds']);
       const id = ctx.args[0];
       if (!id) throw new UsageError('the key ID is required');
       const raw = ctx.flags['grace-seconds'];
@@ -70,7 +68,6 @@ export const keyCommands: Record<string, Command> = {
     usage: 'keys set-limit ID --hop-limit N [--period day|week|month|none]',
     summary: "change a key's hop limit (per period)",
     async run(ctx) {
-      onlyFlags(ctx, ['hop-limit', 'period']);
       const id = ctx.args[0];
       if (!id) throw new UsageError('the key ID is required');
       const limit = intFlag(ctx, 'hop-limit');

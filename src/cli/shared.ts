@@ -44,9 +44,3 @@ export function enumFlag<T extends string>(ctx: CliContext, name: string, choice
   if (typeof v !== 'string' || !(choices as readonly string[]).includes(v)) throw new UsageError(`--${name} must be ${choices.join(' or ')}`);
   return v as T;
 }
-
-/** Refuses any flag outside `known` (and the global --json/--help), so a typo never silently means the default. */
-export function onlyFlags(ctx: CliContext, known: readonly string[]): void {
-  const unknown = Object.keys(ctx.flags).filter((f) => f !== 'json' && f !== 'help' && !known.includes(f));
-  if (unknown.length) throw new UsageError(`unknown flag ${unknown.map((f) => '--' + f).join(', ')}`);
-}

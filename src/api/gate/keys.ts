@@ -80,6 +80,8 @@ export function keyObject(k: ApiKey, now = nowIso()) {
   };
 }
 
+const createdKeyResponse = keyResponse.extend({ secret: z.string(), notice: z.string() });
+
 const SECRET_NOTICE = 'Store the secret now: it is shown once and only its hash is kept.';
 
 export function registerKeyRoutes(router: Router, ctx: AppContext): void {
@@ -115,7 +117,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       expiresAt,
     });
     return toResponse(reply({ ...keyObject(key), secret, notice: SECRET_NOTICE }, 201));
-  }, { ...doc, summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: keyResponse.extend({ secret: z.string(), notice: z.string() }), example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
+  }, { ...doc, summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: createdKeyResponse, responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } }, problems: [403], example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
 
   router.get('/v1/keys/:key_id', async (event) => {
     const caller = await requireKey(event, ctx);

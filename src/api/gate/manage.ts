@@ -29,6 +29,16 @@ export const createGrantRequest = z.strictObject({
   max_premium: z.string().regex(/^\d{1,12}(\.\d{1,2})?$/, 'a USD amount such as "250000.00"'),
   name: z.string().trim().min(1).max(200).optional(),
 });
+const grantResponse = z.object({
+  object: z.literal('authority_grant'),
+  grant_id: z.string(),
+  name: z.string().nullable(),
+  lines: z.array(z.string()),
+  states: z.array(z.string()),
+  max_premium: z.string(),
+  created_at: z.string(),
+  revoked_at: z.string().nullable(),
+});
 const ticketsQuery = z.object({ license_id: idSchema.optional(), limit: z.coerce.number().int().min(1).max(200).default(100) });
 
 export const grantObject = (g: StoredGrant) => ({
@@ -80,7 +90,7 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
     };
     await ctx.ledger.write((tx) => insertGrant(tx, g));
     return toResponse(reply(grantObject(g), 201));
-  }, { summary: 'Grant delegated (MGA) authority: premium, line and state limits that /v1/pas/mga-authority checks', auth: 'key', role: 'operator', tag: 'pas', body: createGrantRequest, problems: [403], example: { lines: ['cyber'], states: ['CA', 'NY'], max_premium: '250000.00', name: 'Acme MGA' } });
+  }, { summary: 'Grant delegated (MGA) authority: premium, line and state limits that /v1/pas/mga-authority checks', auth: 'key', role: 'operator', tag: 'pas', body: createGrantRequest, response: grantResponse, responses: { 201: { description: 'The grant', schema: grantResponse } }, problems: [403], example: { lines: ['cyber'], states: ['CA', 'NY'], max_premium: '250000.00', name: 'Acme MGA' } });
 
   router.post('/v1/pas/grants/:grant_id/revoke', async (event) => {
     const key = await requireKey(event, ctx);
