@@ -85,8 +85,18 @@ export const configSchema = z.object({
   INFERENCE_SESSION_MAX_EXCHANGES: positiveInt.default(10_000),
   /** Clearing checkpoints: hours between automatic seals (168 = weekly); 0 turns the timer off (the CLI still seals). */
   CLEARING_INTERVAL_HOURS: nonNegativeInt.default(168),
+  // Issue 19, x402 payments (docs/x402.md). X402_FACILITATOR_URL joins X402_PAY_TO,
+  // X402_NETWORK and X402_ASSET: all four or none, since without a facilitator no payment can be taken.
+  /** The x402 facilitator's base URL (its /verify and /settle are called). */
+  X402_FACILITATOR_URL: url.optional(),
+  /** One header sent to the facilitator, "Name: value" (e.g. "Authorization: Bearer …"); a secret, never logged. */
+  X402_FACILITATOR_AUTH_HEADER: z.string().regex(/^[A-Za-z0-9-]{1,64}:\s*\S.*$/, 'a header such as "Authorization: Bearer <token>"').optional(),
+  /** How long a facilitator /verify or /settle may take before the payment is refused as unavailable. */
+  X402_FACILITATOR_TIMEOUT_MS: positiveInt.default(10_000),
+  /** A payment left pending by a crash between settle and commit is reconciled at start-up once it is this old. */
+  X402_RECONCILE_AFTER_SECONDS: nonNegativeInt.default(60),
 }).superRefine((c, ctx) => {
-  const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET'] as const;
+  const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET', 'X402_FACILITATOR_URL'] as const;
   const set = x402.filter((k) => c[k] !== undefined);
   if (set.length > 0 && set.length < x402.length) {
     for (const k of x402.filter((k) => c[k] === undefined)) {

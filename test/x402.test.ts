@@ -1,0 +1,355 @@
+/**
+ * x402 payments end to end, on real parts: an in-process EVM chain (Hardhat's
+ * EDR) with an EIP-3009 token compiled by solc, a local facilitator built on
+ * the official @x402/core + @x402/evm packages on a real HTTP port, a payer
+ * that signs EIP-712 authorizations (the official @x402/fetch client, or viem
+ * by hand for the bad cases), and the gate on its own port and libSQL file.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { promisify } from 'node:util';
+import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { toClientEvmSigner } from '@x402/evm';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
+import { getAddress, toHex } from 'viem';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reconcileX402Payments } from '../src/payments/x402/reconcile.ts';
+import { facilitatorOf } from '../src/payments/x402/service.ts';
+import { NETWORK, startTestChain, type TestChain } from './support/evm-chain.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+import { startTestFacilitator, type TestFacilitator } from './support/x402-facilitator.ts';
+
+const run = promisify(execFile);
+const PRICE = 100_000n; // the GO toll, 0.10 USD, in 6-decimal units
+const GO_BODY = { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC', counterparty: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' } };
+const NO_GO_BODY = { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC' } };
+const EVALUATE = '/v1/prefinality/evaluate';
+
+type J = Record<string, any>;
+
+let chain: TestChain;
+let fac: TestFacilitator;
+let s: TestServer;
+
+function x402Env(facilitatorUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    X402_PAY_TO: chain.payTo,
+    X402_NETWORK: NETWORK,
+    X402_ASSET: chain.token,
+    X402_ASSET_NAME: 'USD Coin',
+    X402_ASSET_VERSION: '2',
+    X402_FACILITATOR_URL: facilitatorUrl,
+    X402_FACILITATOR_TIMEOUT_MS: '3000',
+    ...extra,
+  };
+}
+
+beforeAll(async () => {
+  chain = await startTestChain({ tokenName: 'USD Coin', tokenVersion: '2', funded: 10_000_000n });
+  fac = await startTestFacilitator(chain);
+  s = await startTestServer(x402Env(fac.url));
+});
+afterAll(async () => {
+  await s?.stop();
+  await fac?.close();
+  await chain?.close();
+});
+
+/** The official client: pays any x402 402 with the payer's key, and records the payment headers it sent. */
+function payingFetch() {
+  const sent: string[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    const h = new Headers(input instanceof Request ? input.headers : init?.headers);
+    const p = h.get('payment-signature');
+    if (p) sent.push(p);
+    return fetch(input, init);
+  };
+  const client = x402Client.fromConfig({
+    schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(toClientEvmSigner(chain.payer)) }],
+    spendControls: { allowedAssets: [{ network: NETWORK, asset: chain.token, maxAmountPerPayment: PRICE.toString() }] },
+  });
+  return { pay: wrapFetchWithPayment(recording, client), sent };
+}
+
+/** A v2 payment signed by hand (viem EIP-712), with any field made wrong on purpose. */
+async function signedPayment(over: { amount?: string; network?: string; validBefore?: bigint; value?: bigint } = {}): Promise<string> {
+  const now = BigInt(Math.floor(Date.now() / 1000));
+  const accepted: PaymentRequirements = {
+    scheme: 'exact',
+    network: (over.network ?? NETWORK) as PaymentRequirements['network'],
+    amount: over.amount ?? PRICE.toString(),
+    asset: chain.token,
+    payTo: chain.payTo,
+    maxTimeoutSeconds: 60,
+    extra: { name: 'USD Coin', version: '2' },
+  };
+  const authorization = {
+    from: chain.payer.address,
+    to: getAddress(chain.payTo),
+    value: over.value ?? BigInt(accepted.amount),
+    validAfter: now - 600n,
+    validBefore: over.validBefore ?? now + 60n,
+    nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
+  };
+  const signature = await chain.payer.signTypedData({
+    domain: { name: 'USD Coin', version: '2', chainId: 31337, verifyingContract: getAddress(chain.token) },
+    types: {
+      TransferWithAuthorization: [
+        { name: 'from', type: 'address' },
+        { name: 'to', type: 'address' },
+        { name: 'value', type: 'uint256' },
+        { name: 'validAfter', type: 'uint256' },
+        { name: 'validBefore', type: 'uint256' },
+        { name: 'nonce', type: 'bytes32' },
+      ],
+    },
+    primaryType: 'TransferWithAuthorization',
+    message: authorization,
+  });
+  const payload: PaymentPayload = {
+    x402Version: 2,
+    resource: { url: s.config.BASE_URL + EVALUATE, description: 'evaluate', mimeType: 'application/json' },
+    accepted,
+    payload: {
+      signature,
+      authorization: { ...authorization, value: authorization.value.toString(), validAfter: authorization.validAfter.toString(), validBefore: authorization.validBefore.toString() },
+    },
+  };
+  return encodePaymentSignatureHeader(payload);
+}
+
+const count = async (srv: TestServer, sql: string) => Number((await srv.ctx.ledger.read.execute(sql)).rows[0]!.n);
+const receipts = (srv: TestServer) => count(srv, 'SELECT COUNT(*) AS n FROM receipts');
+
+async function paidPost(srv: TestServer, header: string, body: unknown = GO_BODY) {
+  const r = await srv.fetch(EVALUATE, { json: body, headers: { 'payment-signature': header } });
+  return { r, body: (await r.json()) as J };
+}
+
+describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved on chain', () => {
+  let firstPayment: string;
+  let firstReceipt: string;
+
+  it('pays with the official client: GO, PAYMENT-RESPONSE, a receipt naming the payment, the balance moved, no key charged', async () => {
+    const before = { payer: await chain.balanceOf(chain.payer.address), payTo: await chain.balanceOf(chain.payTo) };
+    const { pay, sent } = payingFetch();
+    const r = await pay(s.url + EVALUATE, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(GO_BODY) });
+    const body = (await r.json()) as J;
+    expect(r.status).toBe(200);
+    expect(body).toMatchObject({ decision: 'GO', demo: false, charge: null });
+    expect(sent).toHaveLength(1);
+    firstPayment = sent[0]!;
+
+    const settlement = decodePaymentResponseHeader(r.headers.get('payment-response')!);
+    expect(settlement).toMatchObject({ success: true, network: NETWORK });
+    expect(settlement.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(body.payment).toMatchObject({ payer: chain.payer.address, amount: PRICE.toString(), network: NETWORK, transaction: settlement.transaction, settled: true });
+
+    // The transaction is real: mined, successful, and the balances moved by exactly the price.
+    const tx = await chain.publicClient.getTransactionReceipt({ hash: settlement.transaction as `0x${string}` });
+    expect(tx.status).toBe('success');
+    expect(await chain.balanceOf(chain.payer.address)).toBe(before.payer - PRICE);
+    expect(await chain.balanceOf(chain.payTo)).toBe(before.payTo + PRICE);
+
+    // The log receipt records the payment; the JWT names the payer.
+    const rc = (await (await s.fetch(`/v1/receipts/${body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
+    expect(JSON.stringify(rc)).toContain(settlement.transaction);
+    expect(JSON.stringify(rc)).toContain(chain.payer.address);
+    firstReceipt = body.receipt_id;
+    const claims = JSON.parse(Buffer.from(body.receipt_jwt.split('.')[1], 'base64url').toString()) as J;
+    expect(claims.sub).toBe(`x402:${NETWORK}:${chain.payer.address}`);
+    expect(await count(s, 'SELECT COUNT(*) AS n FROM meter')).toBe(0);
+    expect(await count(s, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled'")).toBe(1);
+  });
+
+  it('refuses a replay before asking the facilitator (it would still call it valid), naming the receipt it paid for', async () => {
+    const calls = fac.calls.verify;
+    const n = await receipts(s);
+    const { r, body } = await paidPost(s, firstPayment);
+    expect(r.status).toBe(402);
+    expect(body).toMatchObject({ code: 'x402_payment_used', payment_state: 'settled', receipt_id: firstReceipt, x402Version: 1 });
+    expect(r.headers.get('payment-required')).toBeTruthy();
+    expect(fac.calls.verify).toBe(calls);
+    expect(await receipts(s)).toBe(n);
+  });
+
+  it('refuses a wrong amount and a wrong network with the fields that differ; an expired authorization by the facilitator', async () => {
+    const bal = await chain.balanceOf(chain.payer.address);
+    const n = await receipts(s);
+    const low = await paidPost(s, await signedPayment({ amount: '1', value: 1n }));
+    expect(low.r.status).toBe(402);
+    expect(low.body).toMatchObject({ code: 'x402_payment_mismatch', fields: ['amount'] });
+    const net = await paidPost(s, await signedPayment({ network: 'eip155:84532' }));
+    expect(net.r.status).toBe(402);
+    expect(net.body).toMatchObject({ code: 'x402_payment_mismatch', fields: ['network'] });
+    const expired = await paidPost(s, await signedPayment({ validBefore: BigInt(Math.floor(Date.now() / 1000) - 30) }));
+    expect(expired.r.status).toBe(402);
+    expect(expired.body.code).toBe('x402_payment_invalid');
+    expect(expired.body.reason).toMatch(/valid_before/);
+    // An authorization for less than the price, presented as the right amount: the facilitator refuses it.
+    const under = await paidPost(s, await signedPayment({ value: 1n }));
+    expect(under.r.status).toBe(402);
+    expect(under.body.code).toBe('x402_payment_invalid');
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal);
+    expect(await receipts(s)).toBe(n);
+    const garbage = await paidPost(s, '%%%');
+    expect(garbage.body.code).toBe('x402_payment_malformed');
+  });
+
+  it('settles only a GO: a NO_GO with a valid payment costs nothing and leaves the authorization unused', async () => {
+    const bal = await chain.balanceOf(chain.payer.address);
+    const header = await signedPayment();
+    const no = await paidPost(s, header, NO_GO_BODY);
+    expect(no.r.status).toBe(403);
+    expect(no.r.headers.get('payment-response')).toBeNull();
+    expect(no.body.payment).toMatchObject({ settled: false, payer: chain.payer.address });
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal);
+    // The same authorization then pays for a GO.
+    const go = await paidPost(s, header);
+    expect(go.r.status).toBe(200);
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
+  });
+
+  it('a settlement that fails after the GO gives a 402, no receipt, no act; the payment cannot be tried again', async () => {
+    const header = await signedPayment();
+    const bal = await chain.balanceOf(chain.payer.address);
+    const n = await receipts(s);
+    // Between verify and settle the payer spends its whole balance: the real transfer then reverts.
+    await chain.provider.request({ method: 'hardhat_setBalance', params: [chain.payer.address, '0xde0b6b3a7640000'] });
+    const sink = '0x000000000000000000000000000000000000dEaD';
+    let drained = false;
+    fac.facilitator.onBeforeSettle(async () => {
+      if (drained) return;
+      drained = true;
+      const { createWalletClient, custom } = await import('viem');
+      const { chain: def } = await import('./support/evm-chain.ts');
+      const w = createWalletClient({ account: chain.payer, chain: def, transport: custom(chain.provider), pollingInterval: 10 });
+      const h = await w.writeContract({ address: chain.token, abi: chain.tokenAbi, functionName: 'transfer', args: [sink, bal] });
+      await chain.publicClient.waitForTransactionReceipt({ hash: h });
+    });
+    const { r, body } = await paidPost(s, header);
+    expect(r.status).toBe(402);
+    expect(body.code).toBe('x402_settlement_failed');
+    expect(await receipts(s)).toBe(n);
+    expect(await count(s, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'failed'")).toBe(1);
+    expect((await paidPost(s, header)).body).toMatchObject({ code: 'x402_payment_used', payment_state: 'failed' });
+    // Refill the payer for the tests that follow.
+    const mint = await chain.facilitatorClient.writeContract({ address: chain.token, abi: chain.tokenAbi, functionName: 'mint', args: [chain.payer.address, 10_000_000n] });
+    await chain.publicClient.waitForTransactionReceipt({ hash: mint });
+  });
+
+  it('a key still works and is charged as before; a keyless call without payment gets the 402 requirements', async () => {
+    const k = await s.newKey();
+    expect((await s.fetch(EVALUATE, { json: GO_BODY, key: k.secret })).status).toBe(200);
+    expect(await count(s, 'SELECT COUNT(*) AS n FROM meter')).toBe(1);
+    const r = await s.fetch(EVALUATE, { json: GO_BODY });
+    expect(r.status).toBe(402);
+    const req = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString()) as J;
+    expect(req.accepts[0]).toMatchObject({ network: NETWORK, amount: PRICE.toString(), asset: chain.token, payTo: chain.payTo });
+  });
+});
+
+describe('x402 discovery: every document agrees, from the running configuration', () => {
+  it('configured: x402_configured true everywhere, the paid resources listed with the toll price', async () => {
+    for (const p of ['/.well-known/x402.json', '/.well-known/x402', '/.well-known/x402-bazaar.json', '/.well-known/prefinality.json']) {
+      const b = (await (await s.fetch(p)).json()) as J;
+      expect(b.x402_configured, p).toBe(true);
+      const list = b.resources ?? b.listings;
+      if (list) {
+        expect(list.map((x: J) => x.resource), p).toEqual([s.config.BASE_URL + EVALUATE]);
+        expect(list[0].price, p).toMatchObject({ usd: '0.10', amount: PRICE.toString(), asset: chain.token, network: NETWORK, pay_to: chain.payTo });
+      }
+    }
+  });
+
+  it('not configured: false everywhere, nothing listed, a presented payment is answered 401', async () => {
+    const plain = await startTestServer();
+    try {
+      for (const p of ['/.well-known/x402.json', '/.well-known/x402', '/.well-known/x402-bazaar.json', '/.well-known/prefinality.json']) {
+        const b = (await (await plain.fetch(p)).json()) as J;
+        expect(b.x402_configured, p).toBe(false);
+        expect(b.resources ?? b.listings ?? [], p).toEqual([]);
+      }
+      const r = await plain.fetch(EVALUATE, { json: GO_BODY, headers: { 'payment-signature': await signedPayment() } });
+      expect(r.status).toBe(401);
+      expect(((await r.json()) as J).code).toBe('x402_not_configured');
+    } finally {
+      await plain.stop();
+    }
+  });
+});
+
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+describe('x402 failure is safe', () => {
+  it('facilitator unreachable: 503 with retry-after, nothing recorded, nothing moved', async () => {
+    const down = await startTestServer(x402Env(`http://127.0.0.1:${await closedPort()}`));
+    try {
+      const bal = await chain.balanceOf(chain.payer.address);
+      const { r, body } = await paidPost(down, await signedPayment());
+      expect(r.status).toBe(503);
+      expect(body.code).toBe('x402_facilitator_unavailable');
+      expect(r.headers.get('retry-after')).toBeTruthy();
+      expect(await receipts(down)).toBe(0);
+      expect(await count(down, 'SELECT COUNT(*) AS n FROM x402_payments')).toBe(0);
+      expect(await chain.balanceOf(chain.payer.address)).toBe(bal);
+    } finally {
+      await down.stop();
+    }
+  });
+
+  it('settle too slow: 503 pending, no GO given; reconciliation then settles it, commits the act, and a replay names it', async () => {
+    const slow = await startTestServer(x402Env(fac.url, { X402_FACILITATOR_TIMEOUT_MS: '1500', X402_RECONCILE_AFTER_SECONDS: '0' }));
+    try {
+      const header = await signedPayment();
+      const bal = await chain.balanceOf(chain.payer.address);
+      fac.mode = 'hang-settle';
+      const { r, body } = await paidPost(slow, header);
+      fac.mode = 'ok';
+      expect(r.status).toBe(503);
+      expect(body.code).toBe('x402_settlement_pending');
+      expect(await receipts(slow)).toBe(0);
+      expect(await count(slow, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settling'")).toBe(1);
+      // While it is settling, the same payment is refused.
+      expect((await paidPost(slow, header)).body).toMatchObject({ code: 'x402_payment_used', payment_state: 'settling' });
+
+      // What start-up does after a crash: settle again, commit the decided act with the transaction.
+      const summary = await reconcileX402Payments(slow.ctx, facilitatorOf(slow.ctx)!, 0);
+      expect(summary.settled).toHaveLength(1);
+      expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
+      expect(await receipts(slow)).toBe(1);
+      const again = await paidPost(slow, header);
+      expect(again.body).toMatchObject({ code: 'x402_payment_used', payment_state: 'settled' });
+      const rc = (await (await slow.fetch(`/v1/receipts/${again.body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
+      expect(JSON.stringify(rc)).toMatch(/"reconciled":true/);
+      expect(JSON.stringify(rc)).toMatch(/"decision":"GO"/);
+    } finally {
+      fac.mode = 'ok';
+      await slow.stop();
+    }
+  });
+});
+
+describe('the example agent script (examples/x402-pay.ts)', () => {
+  it('pays for an evaluate and prints the GO with its settlement', async () => {
+    const bal = await chain.balanceOf(chain.payer.address);
+    // The example talks JSON-RPC to no chain: signing is offline; the facilitator settles.
+    const { stdout } = await run(process.execPath, ['examples/x402-pay.ts'], {
+      env: { ...process.env, GATE_URL: s.url, PAYER_PRIVATE_KEY: chain.payerKey },
+      timeout: 60_000,
+    });
+    const out = JSON.parse(stdout) as J;
+    expect(out).toMatchObject({ status: 200, decision: 'GO', settlement: { success: true, network: NETWORK } });
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
+    expect(readFileSync('examples/x402-pay.ts', 'utf8')).toContain('@x402/fetch');
+  });
+});
