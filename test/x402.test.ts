@@ -252,6 +252,75 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
   });
 });
 
+describe('x402 on hop and lookup (our extension): past the hop limit, or without a key', () => {
+  it('a key past its limit gets the x402 requirements in the hop-limit 402, then pays per hop: receipt with the payment, quota untouched', async () => {
+    const k = await s.newKey('quota', 1);
+    const fuse = (await (await s.fetch('/v1/fuses', { key: k.secret, json: {} })).json()) as J;
+    expect(fuse.fuse_id ?? fuse.id).toBeTruthy();
+    const fuseId = (fuse.fuse_id ?? fuse.id) as string;
+    expect((await s.fetch('/v1/fuse/hop', { key: k.secret, json: { fuse_id: fuseId } })).status).toBe(200);
+
+    const limited = await s.fetch('/v1/fuse/hop', { key: k.secret, json: { fuse_id: fuseId } });
+    expect(limited.status).toBe(402);
+    const lb = (await limited.json()) as J;
+    expect(lb).toMatchObject({ code: 'hop_limit_exceeded', hop_limit: 1, x402_configured: true, x402Version: 1 });
+    const req = JSON.parse(Buffer.from(limited.headers.get('payment-required')!, 'base64').toString()) as J;
+    expect(req.resource.url).toBe(s.config.BASE_URL + '/v1/fuse/hop');
+    expect(req.accepts[0]).toMatchObject({ amount: PRICE.toString(), network: NETWORK });
+
+    const bal = await chain.balanceOf(chain.payer.address);
+    const meter = await count(s, 'SELECT COUNT(*) AS n FROM meter');
+    const { pay } = payingFetch();
+    const r = await pay(s.url + '/v1/fuse/hop', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${k.secret}` },
+      body: JSON.stringify({ fuse_id: fuseId }),
+    });
+    const body = (await r.json()) as J;
+    expect(r.status).toBe(200);
+    expect(body).toMatchObject({ fuse_id: fuseId, ok: true, payment: { payer: chain.payer.address, settled: true } });
+    expect(decodePaymentResponseHeader(r.headers.get('payment-response')!).success).toBe(true);
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
+    expect(await count(s, 'SELECT COUNT(*) AS n FROM meter')).toBe(meter);
+    const me = (await (await s.fetch('/v1/me', { key: k.secret })).json()) as J;
+    expect(me.usage.hops_used).toBe(1);
+    const rc = (await (await s.fetch(`/v1/receipts/${body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
+    expect(JSON.stringify(rc)).toContain(body.payment.transaction);
+
+    // The lookup past the limit pays the same way and gets a receipt naming the payment.
+    const lk = await pay(`${s.url}/v1/fuse/lookup?fuse_id=${fuseId}`, { headers: { authorization: `Bearer ${k.secret}` } });
+    const lkb = (await lk.json()) as J;
+    expect(lk.status).toBe(200);
+    expect(lkb).toMatchObject({ fuse_id: fuseId, exists: true, payment: { settled: true } });
+    expect(lkb.receipt_id).toMatch(/^rcpt_/);
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - 2n * PRICE);
+  });
+
+  it('without a key: 402 with the requirements, a payment hops a public drill fuse; another key\'s fuse stays invisible (404, not charged)', async () => {
+    const unpaid = await s.fetch('/v1/fuse/hop', { json: { fuse_id: 'fuse_drill_live' } });
+    expect(unpaid.status).toBe(402);
+    expect(unpaid.headers.get('payment-required')).toBeTruthy();
+    const bal = await chain.balanceOf(chain.payer.address);
+    const { pay } = payingFetch();
+    const r = await pay(s.url + '/v1/fuse/hop', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fuse_id: 'fuse_drill_dead', action: { kind: 'pay' } }) });
+    const body = (await r.json()) as J;
+    expect(r.status).toBe(200);
+    expect(body).toMatchObject({ state: 'DEAD', ok: false, verdict: false, payment: { settled: true } });
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
+
+    const k = await s.newKey('owner');
+    const owned = (await (await s.fetch('/v1/fuses', { key: k.secret, json: {} })).json()) as J;
+    const hidden = await paidPost404(`/v1/fuse/hop`, { fuse_id: owned.fuse_id ?? owned.id });
+    expect(hidden).toBe(404);
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
+  });
+});
+
+async function paidPost404(path: string, json: unknown): Promise<number> {
+  const r = await s.fetch(path, { json, headers: { 'payment-signature': await signedPayment() } });
+  return r.status;
+}
+
 describe('x402 discovery: every document agrees, from the running configuration', () => {
   it('configured: x402_configured true everywhere, the paid resources listed with the toll price', async () => {
     for (const p of ['/.well-known/x402.json', '/.well-known/x402', '/.well-known/x402-bazaar.json', '/.well-known/prefinality.json']) {
@@ -259,7 +328,8 @@ describe('x402 discovery: every document agrees, from the running configuration'
       expect(b.x402_configured, p).toBe(true);
       const list = b.resources ?? b.listings;
       if (list) {
-        expect(list.map((x: J) => x.resource), p).toEqual([s.config.BASE_URL + EVALUATE]);
+        expect(list.map((x: J) => x.resource), p).toEqual([EVALUATE, '/v1/fuse/hop', '/v1/fuse/lookup', '/v1/ocsp'].map((x) => s.config.BASE_URL + x));
+        expect(list.slice(1).every((x: J) => x.extension === true), p).toBe(true);
         expect(list[0].price, p).toMatchObject({ usd: '0.10', amount: PRICE.toString(), asset: chain.token, network: NETWORK, pay_to: chain.payTo });
       }
     }

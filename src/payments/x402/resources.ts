@@ -32,6 +32,23 @@ export const PAID_ROUTES: readonly PaidRoute[] = [
     rails: ['x402', 'rtp'],
     extension: false,
   },
+  // Our extension (SPEC 7 answers 402 at the hop limit): a hop or lookup paid per call by a key past its
+  // limit, or by an agent without a key (which sees only the public drill fuses, like the demos).
+  // A lookup counts as a hop, so it costs the hop toll.
+  ...(['/v1/fuse/hop', '/v1/fuse/lookup', '/v1/ocsp'] as const).map(
+    (path): PaidRoute => ({
+      method: path === '/v1/fuse/hop' ? 'POST' : 'GET',
+      path,
+      description:
+        path === '/v1/fuse/hop'
+          ? 'Fuse hop: may the agent act right now? A signed receipt naming the payment.'
+          : 'Fuse lookup: the state of a fuse, with a receipt naming the payment.',
+      sku: 'execute_gate',
+      when: "past the key's hop limit, or without a key (public drill fuses only)",
+      rails: ['x402'],
+      extension: true,
+    }),
+  ),
 ];
 
 export function paidRoute(path: string): PaidRoute {
