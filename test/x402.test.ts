@@ -213,6 +213,15 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
     expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
   });
 
+  it('one payment sent twice at once pays for one act: one GO, one x402_payment_used, the token moved once', async () => {
+    const header = await signedPayment();
+    const bal = await chain.balanceOf(chain.payer.address);
+    const [a, b] = await Promise.all([paidPost(s, header), paidPost(s, header)]);
+    expect([a.r.status, b.r.status].sort()).toEqual([200, 402]);
+    expect((a.r.status === 402 ? a : b).body.code).toBe('x402_payment_used');
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
+  });
+
   it('a settlement that fails after the GO gives a 402, no receipt, no act; the payment cannot be tried again', async () => {
     const header = await signedPayment();
     const bal = await chain.balanceOf(chain.payer.address);
