@@ -386,8 +386,10 @@ describe('x402 failure is safe', () => {
     }
   });
 
-  it('settle too slow: 503 pending, no GO given; reconciliation then settles it, commits the act, and a replay names it', async () => {
-    const slow = await startTestServer(x402Env(fac.url, { X402_FACILITATOR_TIMEOUT_MS: '1500', X402_RECONCILE_AFTER_SECONDS: '0' }));
+  it('settle too slow: 503 pending, no GO given; after a restart the start-up reconciliation settles it and commits the act', async () => {
+    const env = x402Env(fac.url, { X402_FACILITATOR_TIMEOUT_MS: '1500', X402_RECONCILE_AFTER_SECONDS: '0' });
+    const slow = await startTestServer(env);
+    let restarted: TestServer | undefined;
     try {
       const header = await signedPayment();
       const bal = await chain.balanceOf(chain.payer.address);
@@ -401,19 +403,46 @@ describe('x402 failure is safe', () => {
       // While it is settling, the same payment is refused.
       expect((await paidPost(slow, header)).body).toMatchObject({ code: 'x402_payment_used', payment_state: 'settling' });
 
-      // What start-up does after a crash: settle again, commit the decided act with the transaction.
-      const summary = await reconcileX402Payments(slow.ctx, facilitatorOf(slow.ctx)!, 0);
-      expect(summary.settled).toHaveLength(1);
+      // The process goes away with the payment still settling, and a new one starts on the same ledger.
+      await slow.close();
+      restarted = await startTestServer(env, slow.dir);
+      for (let i = 0; i < 200 && (await count(restarted, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled'")) === 0; i++) {
+        await new Promise((res) => setTimeout(res, 25));
+      }
       expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
-      expect(await receipts(slow)).toBe(1);
-      const again = await paidPost(slow, header);
+      expect(await receipts(restarted)).toBe(1);
+      const again = await paidPost(restarted, header);
       expect(again.body).toMatchObject({ code: 'x402_payment_used', payment_state: 'settled' });
-      const rc = (await (await slow.fetch(`/v1/receipts/${again.body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
+      const rc = (await (await restarted.fetch(`/v1/receipts/${again.body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
       expect(JSON.stringify(rc)).toMatch(/"reconciled":true/);
       expect(JSON.stringify(rc)).toMatch(/"decision":"GO"/);
+
+      // Nothing is left to do on a second run.
+      expect(await reconcileX402Payments(restarted.ctx, facilitatorOf(restarted.ctx)!, 0)).toEqual({ settled: [], failed: [], unknown: [] });
+
+      // A pending payment that can no longer settle (the chain's clock passed its validBefore meanwhile)
+      // is marked failed: no money moved, no act. The chain's clock is put back afterwards.
+      const soon = await signedPayment();
+      const bal2 = await chain.balanceOf(chain.payer.address);
+      const n = await receipts(restarted);
+      fac.mode = 'hang-settle';
+      expect((await paidPost(restarted, soon)).body.code).toBe('x402_settlement_pending');
+      fac.mode = 'ok';
+      const snapshot = await chain.provider.request({ method: 'evm_snapshot' });
+      try {
+        await chain.provider.request({ method: 'evm_increaseTime', params: [3600] });
+        await chain.provider.request({ method: 'evm_mine' });
+        const later = await reconcileX402Payments(restarted.ctx, facilitatorOf(restarted.ctx)!, 0);
+        expect(later.failed).toHaveLength(1);
+      } finally {
+        await chain.provider.request({ method: 'evm_revert', params: [snapshot] });
+      }
+      expect(await receipts(restarted)).toBe(n);
+      expect(await chain.balanceOf(chain.payer.address)).toBe(bal2);
+      expect(await count(restarted, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'failed'")).toBe(1);
     } finally {
       fac.mode = 'ok';
-      await slow.stop();
+      await (restarted ?? slow).stop();
     }
   });
 });
