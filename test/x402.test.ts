@@ -27,6 +27,8 @@ const PRICE = 100_000n; // the GO toll, 0.10 USD, in 6-decimal units
 const GO_BODY = { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC', counterparty: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' } };
 const NO_GO_BODY = { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC' } };
 const EVALUATE = '/v1/prefinality/evaluate';
+/** The local facilitator demands this credential, as a hosted one would. */
+const FACILITATOR_AUTH = 'Bearer facilitator-test-credential';
 
 type J = Record<string, any>;
 
@@ -42,6 +44,7 @@ function x402Env(facilitatorUrl: string, extra: Record<string, string> = {}): Re
     X402_ASSET_NAME: 'USD Coin',
     X402_ASSET_VERSION: '2',
     X402_FACILITATOR_URL: facilitatorUrl,
+    X402_FACILITATOR_AUTH_HEADER: `Authorization: ${FACILITATOR_AUTH}`,
     X402_FACILITATOR_TIMEOUT_MS: '3000',
     ...extra,
   };
@@ -49,7 +52,7 @@ function x402Env(facilitatorUrl: string, extra: Record<string, string> = {}): Re
 
 beforeAll(async () => {
   chain = await startTestChain({ tokenName: 'USD Coin', tokenVersion: '2', funded: 10_000_000n });
-  fac = await startTestFacilitator(chain);
+  fac = await startTestFacilitator(chain, FACILITATOR_AUTH);
   s = await startTestServer(x402Env(fac.url));
 });
 afterAll(async () => {
@@ -383,6 +386,26 @@ describe('x402 failure is safe', () => {
       expect(await chain.balanceOf(chain.payer.address)).toBe(bal);
     } finally {
       await down.stop();
+    }
+  });
+
+  it('wrong facilitator credentials: 503 unavailable, nothing recorded; the credential never appears in a log line', async () => {
+    const lines: string[] = [];
+    const wrong = await startTestServer(x402Env(fac.url, { X402_FACILITATOR_AUTH_HEADER: 'Authorization: Bearer not-it' }));
+    const log = wrong.ctx.log;
+    wrong.ctx.log = (level, msg, fields) => {
+      lines.push(JSON.stringify({ level, msg, fields }));
+      log(level, msg, fields);
+    };
+    try {
+      const { r, body } = await paidPost(wrong, await signedPayment());
+      expect(r.status).toBe(503);
+      expect(body.code).toBe('x402_facilitator_unavailable');
+      expect(await count(wrong, 'SELECT COUNT(*) AS n FROM x402_payments')).toBe(0);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.join('\n')).not.toContain('not-it');
+    } finally {
+      await wrong.stop();
     }
   });
 

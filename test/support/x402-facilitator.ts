@@ -19,7 +19,8 @@ export interface TestFacilitator {
   close(): Promise<void>;
 }
 
-export async function startTestFacilitator(c: TestChain): Promise<TestFacilitator> {
+/** `authorization`: the Authorization header value the facilitator demands (401 without it). */
+export async function startTestFacilitator(c: TestChain, authorization?: string): Promise<TestFacilitator> {
   const w = c.facilitatorClient;
   // viem's wallet client with public actions is what the official signer wraps; `address` names its account.
   const signer = toFacilitatorEvmSigner(Object.assign(w, { address: w.account.address }) as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
@@ -42,6 +43,7 @@ export async function startTestFacilitator(c: TestChain): Promise<TestFacilitato
           res.end(JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
         };
         try {
+          if (authorization && req.headers.authorization !== authorization) return send(401, { error: 'unauthorized' });
           if (req.method === 'GET' && req.url === '/supported') return send(200, facilitator.getSupported());
           const body = JSON.parse(raw || '{}') as { paymentPayload: never; paymentRequirements: never };
           if (req.url === '/verify') {
