@@ -13,12 +13,13 @@ import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { toClientEvmSigner } from '@x402/evm';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { getAddress, toHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileX402Payments } from '../src/payments/x402/reconcile.ts';
 import { facilitatorOf } from '../src/payments/x402/service.ts';
-import { NETWORK, startTestChain, type TestChain } from './support/evm-chain.ts';
+import { CHAIN_ID, NETWORK, startTestChain, type TestChain } from './support/evm-chain.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { startTestFacilitator, type TestFacilitator } from './support/x402-facilitator.ts';
 
@@ -98,7 +99,7 @@ async function signedPayment(over: { amount?: string; network?: string; validBef
     nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
   };
   const signature = await chain.payer.signTypedData({
-    domain: { name: 'USD Coin', version: '2', chainId: 31337, verifyingContract: getAddress(chain.token) },
+    domain: { name: 'USD Coin', version: '2', chainId: CHAIN_ID, verifyingContract: getAddress(chain.token) },
     types: {
       TransferWithAuthorization: [
         { name: 'from', type: 'address' },
@@ -185,7 +186,7 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
     const low = await paidPost(s, await signedPayment({ amount: '1', value: 1n }));
     expect(low.r.status).toBe(402);
     expect(low.body).toMatchObject({ code: 'x402_payment_mismatch', fields: ['amount'] });
-    const net = await paidPost(s, await signedPayment({ network: 'eip155:84532' }));
+    const net = await paidPost(s, await signedPayment({ network: 'eip155:8453' }));
     expect(net.r.status).toBe(402);
     expect(net.body).toMatchObject({ code: 'x402_payment_mismatch', fields: ['network'] });
     const expired = await paidPost(s, await signedPayment({ validBefore: BigInt(Math.floor(Date.now() / 1000) - 30) }));
@@ -213,6 +214,21 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
     // The same authorization then pays for a GO.
     const go = await paidPost(s, header);
     expect(go.r.status).toBe(200);
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
+  });
+
+  it('an x402 v1 client pays with X-PAYMENT (network "base-sepolia") and gets X-PAYMENT-RESPONSE', async () => {
+    const r402 = await s.fetch(EVALUATE, { json: GO_BODY });
+    const v1 = ((await r402.json()) as J).accepts[0] as J;
+    expect(v1).toMatchObject({ network: 'base-sepolia', maxAmountRequired: PRICE.toString(), asset: chain.token });
+    const payload = await new ExactEvmSchemeV1(toClientEvmSigner(chain.payer)).createPaymentPayload(1, v1 as PaymentRequirements);
+    const bal = await chain.balanceOf(chain.payer.address);
+    const r = await s.fetch(EVALUATE, { json: GO_BODY, headers: { 'x-payment': encodePaymentSignatureHeader(payload as unknown as PaymentPayload) } });
+    const body = (await r.json()) as J;
+    expect(r.status).toBe(200);
+    expect(body.decision).toBe('GO');
+    expect(r.headers.get('payment-response')).toBeNull();
+    expect(decodePaymentResponseHeader(r.headers.get('x-payment-response')!)).toMatchObject({ success: true });
     expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
   });
 

@@ -1,6 +1,6 @@
 /**
  * An in-process EVM chain for the x402 tests: Hardhat's simulated network
- * (EDR), an EIP-3009 token compiled from test/contracts with the solc npm
+ * (EDR) with Base Sepolia's chain id, an EIP-3009 token compiled from test/contracts with the solc npm
  * package, and viem clients. Nothing leaves the process.
  */
 import { readFileSync } from 'node:fs';
@@ -18,7 +18,8 @@ import {
 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 
-export const CHAIN_ID = 31337;
+/** Base Sepolia's chain id, simulated in process, so that x402 v1 (which names networks: "base-sepolia") works too. */
+export const CHAIN_ID = 84532;
 export const NETWORK = `eip155:${CHAIN_ID}` as const;
 /** Multicall3's address, where the official facilitator looks for tryAggregate. */
 const MULTICALL3 = '0xcA11bde05977b3631167028862bE2a173976CA11';
@@ -78,7 +79,11 @@ function walletFor(provider: TestChain['provider'], account: PrivateKeyAccount) 
 
 export async function startTestChain(opts: { tokenName: string; tokenVersion: string; funded: bigint }): Promise<TestChain> {
   const compiled = compile();
-  const hre = await createHardhatRuntimeEnvironment({}, {}, process.cwd());
+  const hre = await createHardhatRuntimeEnvironment(
+    { networks: { default: { type: 'edr-simulated', chainId: CHAIN_ID } } } as Parameters<typeof createHardhatRuntimeEnvironment>[0],
+    {},
+    process.cwd(),
+  );
   const conn = await hre.network.connect();
   const provider = conn.provider as unknown as TestChain['provider'];
   const deployer = privateKeyToAccount(DEPLOYER_KEY);

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { x402Facilitator } from '@x402/core/facilitator';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { registerExactEvmScheme } from '@x402/evm/exact/facilitator';
+import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/facilitator';
 import { NETWORK, type TestChain } from './evm-chain.ts';
 
 export interface TestFacilitator {
@@ -25,6 +26,8 @@ export async function startTestFacilitator(c: TestChain, authorization?: string)
   // viem's wallet client with public actions is what the official signer wraps; `address` names its account.
   const signer = toFacilitatorEvmSigner(Object.assign(w, { address: w.account.address }) as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
   const facilitator = registerExactEvmScheme(new x402Facilitator(), { signer, networks: NETWORK });
+  // x402 v1 clients name the network; this chain has Base Sepolia's id.
+  facilitator.registerV1('base-sepolia' as typeof NETWORK, new ExactEvmSchemeV1(signer));
   const state: TestFacilitator = {
     url: '',
     facilitator,
