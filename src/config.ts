@@ -43,8 +43,8 @@ export const configSchema = z.object({
   /** Lifetime of a pre-finality receipt JWT. */
   PREFINALITY_RECEIPT_TTL_SECONDS: positiveInt.default(600),
   /**
-   * x402 payments for pre-finality evaluate: off unless X402_PAY_TO, X402_NETWORK and
-   * X402_ASSET are all set (SPEC 5.4: x402_configured is false by default).
+   * x402 payments (docs/x402.md): off unless X402_PAY_TO, X402_NETWORK, X402_ASSET and
+   * X402_FACILITATOR_URL are all set (SPEC 5.4: x402_configured is false by default).
    */
   X402_PAY_TO: z.string().min(1).optional(),
   X402_NETWORK: z.string().regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/, 'a CAIP-2 network id such as "eip155:84532"').optional(),

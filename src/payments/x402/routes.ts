@@ -17,8 +17,6 @@ import { PAID_ROUTES, priceMicros, priceUsd } from './resources.ts';
 import { facilitatorOf } from './service.ts';
 import { x402SetupOf } from './settings.ts';
 
-const NOT_CONFIGURED_NOTE = 'x402_configured is false: paid x402 prices do not apply. Use an API key or the public demo endpoint.';
-
 /** The paid resources as the catalogs list them: empty when x402 is off. */
 export function paidResourceList(ctx: AppContext) {
   const setup = x402SetupOf(ctx.config);
@@ -39,9 +37,10 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
   const urls = { gate: ctx.config.BASE_URL, site: ctx.config.SITE_URL };
   const setup = x402SetupOf(ctx.config);
   const configured = setup !== undefined;
-  const note = configured
+  // When x402 is off the catalogs keep their built note (src/content/catalogs/x402*.json).
+  const note = setup
     ? `x402_configured is true: the resources listed accept an x402 payment (scheme exact, ${setup.settings.network}) at the price shown; an API key still works.`
-    : NOT_CONFIGURED_NOTE;
+    : undefined;
   const cors = { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=60' };
 
   router.get('/.well-known/x402.json', () => {
@@ -70,7 +69,7 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
     router.get(entry.path, () => {
       const built = entry.build(urls) as Record<string, unknown>;
       const list = key === 'x402' ? 'resources' : 'listings';
-      return toResponse(reply({ ...built, x402_configured: configured, note, [list]: paidResourceList(ctx) }), cors);
+      return toResponse(reply({ ...built, x402_configured: configured, note: note ?? built.note, [list]: paidResourceList(ctx) }), cors);
     }, { summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)', auth: 'public', tag: 'discovery' });
   }
 
