@@ -103,8 +103,9 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   /** A keyless call with a payment: verify (402/503 on failure), then decide; decide settles only a GO. */
   async function paidEvaluate(event: H3Event): Promise<Response | HTTPResponse> {
     try {
-      const payment = await paid!.verify(event);
+      // Bad input is refused before the facilitator is asked anything.
       const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
+      const payment = await paid!.verify(event);
       return toResponse(await decide(event, req, { keyId: undefined, payment }));
     } catch (e) {
       if (e instanceof PaymentRefused) return e.response;
