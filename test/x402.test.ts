@@ -426,8 +426,9 @@ describe('x402 failure is safe', () => {
   });
 
   it('settle too slow: 503 pending, no GO given; after a restart the start-up reconciliation settles it and commits the act', async () => {
+    // The first process would reconcile only hour-old payments; the one started after it, all of them.
     const env = x402Env(fac.url, { X402_FACILITATOR_TIMEOUT_MS: '1500', X402_RECONCILE_AFTER_SECONDS: '0' });
-    const slow = await startTestServer(env);
+    const slow = await startTestServer({ ...env, X402_RECONCILE_AFTER_SECONDS: '3600' });
     let restarted: TestServer | undefined;
     try {
       const header = await signedPayment();
@@ -459,29 +460,36 @@ describe('x402 failure is safe', () => {
       // Nothing is left to do on a second run.
       expect(await reconcileX402Payments(restarted.ctx, facilitatorOf(restarted.ctx)!, 0)).toEqual({ settled: [], failed: [], unknown: [] });
 
-      // A pending payment that can no longer settle (the chain's clock passed its validBefore meanwhile)
-      // is marked failed: no money moved, no act. The chain's clock is put back afterwards.
+    } finally {
+      fac.mode = 'ok';
+      await (restarted ?? slow).stop();
+    }
+  });
+
+  it('a pending payment that can no longer settle (the chain passed its validBefore) is reconciled as failed: no money, no act', async () => {
+    // Reconciliation here runs only when the test says (hour-old rows otherwise), so nothing races it.
+    const later = await startTestServer(x402Env(fac.url, { X402_FACILITATOR_TIMEOUT_MS: '1500', X402_RECONCILE_AFTER_SECONDS: '3600' }));
+    try {
       const soon = await signedPayment();
-      const bal2 = await chain.balanceOf(chain.payer.address);
-      const n = await receipts(restarted);
+      const bal = await chain.balanceOf(chain.payer.address);
       fac.mode = 'hang-settle';
-      expect((await paidPost(restarted, soon)).body.code).toBe('x402_settlement_pending');
+      expect((await paidPost(later, soon)).body.code).toBe('x402_settlement_pending');
       fac.mode = 'ok';
       const snapshot = await chain.provider.request({ method: 'evm_snapshot' });
       try {
         await chain.provider.request({ method: 'evm_increaseTime', params: [3600] });
         await chain.provider.request({ method: 'evm_mine' });
-        const later = await reconcileX402Payments(restarted.ctx, facilitatorOf(restarted.ctx)!, 0);
-        expect(later.failed).toHaveLength(1);
+        expect((await reconcileX402Payments(later.ctx, facilitatorOf(later.ctx)!, 0)).failed).toHaveLength(1);
       } finally {
+        // The chain's clock is put back for the tests that follow.
         await chain.provider.request({ method: 'evm_revert', params: [snapshot] });
       }
-      expect(await receipts(restarted)).toBe(n);
-      expect(await chain.balanceOf(chain.payer.address)).toBe(bal2);
-      expect(await count(restarted, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'failed'")).toBe(1);
+      expect(await receipts(later)).toBe(0);
+      expect(await chain.balanceOf(chain.payer.address)).toBe(bal);
+      expect(await count(later, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'failed'")).toBe(1);
     } finally {
       fac.mode = 'ok';
-      await (restarted ?? slow).stop();
+      await later.stop();
     }
   });
 });

@@ -30,6 +30,7 @@ import type { ReceiptInput } from '../../ledger/receipts.ts';
 import type { AppContext } from '../../api/context.ts';
 import { Problem } from '../../api/problem.ts';
 import type { Facilitator } from './facilitator.ts';
+import { reconcileSoon } from './reconcile.ts';
 import type { X402Setup } from './settings.ts';
 
 /** A payment the facilitator verified for this resource and price, not yet claimed. */
@@ -126,6 +127,7 @@ export class PaidResource {
 
   /** Steps 1-2: the presented payment, checked against our requirements and verified by the facilitator. */
   async verify(event: H3Event): Promise<VerifiedPayment> {
+    reconcileSoon(this.ctx, this.facilitator);
     const v2Header = event.req.headers.get('payment-signature');
     const raw = v2Header ?? event.req.headers.get('x-payment');
     if (raw === null) throw this.refuse('x402_payment_required', 'send a PAYMENT-SIGNATURE header (x402 v2) or X-PAYMENT (v1)');

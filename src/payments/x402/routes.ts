@@ -12,7 +12,7 @@ import type { Router } from '../../api/router.ts';
 import { catalogByKey } from '../../catalog/catalogs.ts';
 import { discoveryDocument } from '../../catalog/discovery.ts';
 import { priceInAtomicUnits } from '../../domain/x402.ts';
-import { reconcileX402Payments } from './reconcile.ts';
+import { reconcileSoon } from './reconcile.ts';
 import { PAID_ROUTES, priceMicros, priceUsd } from './resources.ts';
 import { facilitatorOf } from './service.ts';
 import { x402SetupOf } from './settings.ts';
@@ -73,13 +73,7 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
     }, { summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)', auth: 'public', tag: 'discovery' });
   }
 
+  // Payments a crash left settling are finished as soon as the service runs (and later on paid requests).
   const facilitator = facilitatorOf(ctx);
-  if (facilitator) {
-    const timer = setTimeout(() => {
-      reconcileX402Payments(ctx, facilitator, ctx.config.X402_RECONCILE_AFTER_SECONDS).catch((e: unknown) =>
-        ctx.log('error', 'x402 reconciliation failed', { error: String(e) }),
-      );
-    }, 0);
-    timer.unref();
-  }
+  if (facilitator) setTimeout(() => reconcileSoon(ctx, facilitator), 0).unref();
 }
