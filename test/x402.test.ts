@@ -17,6 +17,7 @@ import { ExactEvmSchemeV1 } from '@x402/evm/exact/v1/client';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { getAddress, toHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { discoveryDocumentSchema, x402BazaarSchema, x402Schema } from '../src/catalog/schemas.ts';
 import { reconcileX402Payments } from '../src/payments/x402/reconcile.ts';
 import { facilitatorOf } from '../src/payments/x402/service.ts';
 import { CHAIN_ID, NETWORK, startTestChain, type TestChain } from './support/evm-chain.ts';
@@ -351,6 +352,10 @@ async function paidPost404(path: string, json: unknown): Promise<number> {
 
 describe('x402 discovery: every document agrees, from the running configuration', () => {
   it('configured: x402_configured true everywhere, the paid resources listed with the toll price', async () => {
+    // The live catalogs still satisfy their published schemas.
+    expect(x402Schema.safeParse(await (await s.fetch('/.well-known/x402')).json()).error).toBeUndefined();
+    expect(x402BazaarSchema.safeParse(await (await s.fetch('/.well-known/x402-bazaar.json')).json()).error).toBeUndefined();
+    expect(discoveryDocumentSchema.safeParse(await (await s.fetch('/.well-known/x402.json')).json()).error).toBeUndefined();
     for (const p of ['/.well-known/x402.json', '/.well-known/x402', '/.well-known/x402-bazaar.json', '/.well-known/prefinality.json']) {
       const b = (await (await s.fetch(p)).json()) as J;
       expect(b.x402_configured, p).toBe(true);
