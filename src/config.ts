@@ -93,7 +93,7 @@ export const configSchema = z.object({
   X402_FACILITATOR_AUTH_HEADER: z.string().regex(/^[A-Za-z0-9-]{1,64}:\s*\S.*$/, 'a header such as "Authorization: Bearer <token>"').optional(),
   /** How long a facilitator /verify or /settle may take before the payment is refused as unavailable. */
   X402_FACILITATOR_TIMEOUT_MS: positiveInt.default(10_000),
-  /** A payment left settling (crash, settle timeout) is reconciled once it is this old: at start-up, and on paid requests at most this often. */
+  /** A payment left settling (crash, settle timeout) is reconciled once it is this old, by a background job that runs this often. */
   X402_RECONCILE_AFTER_SECONDS: nonNegativeInt.default(60),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET', 'X402_FACILITATOR_URL'] as const;

@@ -430,8 +430,8 @@ describe('x402 failure is safe', () => {
     }
   });
 
-  it('settle too slow: 503 pending, no GO given; after a restart the start-up reconciliation settles it and commits the act', async () => {
-    // The first process would reconcile only hour-old payments; the one started after it, all of them.
+  it('settle too slow: 503 pending, no GO given; after a restart the reconciliation job settles it and commits the act', async () => {
+    // The first process reconciles only hour-old payments; the one started after it, every second, all of them.
     const env = x402Env(fac.url, { X402_FACILITATOR_TIMEOUT_MS: '1500', X402_RECONCILE_AFTER_SECONDS: '0' });
     const slow = await startTestServer({ ...env, X402_RECONCILE_AFTER_SECONDS: '3600' });
     let restarted: TestServer | undefined;

@@ -9,7 +9,7 @@
  *   5. settle with the facilitator (refused: state failed, 402, no act; unknown: stays settling, 503)
  *   6. commit the act, its receipt (which names the payment and its transaction) and the
  *      payment's state settled, in ONE transaction
- * A crash between 4 and 6 leaves the row settling; reconcile.ts finishes it at start-up.
+ * A crash between 4 and 6 leaves the row settling; reconcile.ts finishes it (a background job).
  */
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import { PaymentPayloadV1Schema, PaymentPayloadV2Schema } from '@x402/core/schemas';
@@ -30,7 +30,6 @@ import type { ReceiptInput } from '../../ledger/receipts.ts';
 import type { AppContext } from '../../api/context.ts';
 import { Problem } from '../../api/problem.ts';
 import type { Facilitator } from './facilitator.ts';
-import { reconcileSoon } from './reconcile.ts';
 import type { X402Setup } from './settings.ts';
 
 /** A payment the facilitator verified for this resource and price, not yet claimed. */
@@ -127,7 +126,6 @@ export class PaidResource {
 
   /** Steps 1-2: the presented payment, checked against our requirements and verified by the facilitator. */
   async verify(event: H3Event): Promise<VerifiedPayment> {
-    reconcileSoon(this.ctx, this.facilitator);
     const v2Header = event.req.headers.get('payment-signature');
     const raw = v2Header ?? event.req.headers.get('x-payment');
     if (raw === null) throw this.refuse('x402_payment_required', 'send a PAYMENT-SIGNATURE header (x402 v2) or X-PAYMENT (v1)');

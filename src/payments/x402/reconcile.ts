@@ -6,9 +6,9 @@
  * refuses it (it never moved money). Money that moved gets its act committed:
  * the receipt decided before settling, now with the payment; otherwise the
  * payment is marked failed and no act exists. Unknown outcomes wait for the next run.
- * It runs at start-up and then, at most once per X402_RECONCILE_AFTER_SECONDS,
- * when a paid request comes in (no timer outlives the service). Only rows at
- * least that old are touched, so a settle in flight in another process is left alone.
+ * It runs as a background job of the server every X402_RECONCILE_AFTER_SECONDS
+ * (so also after a restart), on rows at least that old: a settle in flight in
+ * this or another process is left alone.
  */
 import type { AppContext } from '../../api/context.ts';
 import { recordReceipt, signReceipt, type ReceiptInput } from '../../ledger/receipts.ts';
@@ -66,13 +66,3 @@ export async function reconcileX402Payments(ctx: AppContext, facilitator: Facili
   return out;
 }
 
-const lastRun = new WeakMap<AppContext, number>();
-
-/** Starts a reconciliation in the background unless one started less than X402_RECONCILE_AFTER_SECONDS ago. */
-export function reconcileSoon(ctx: AppContext, facilitator: Facilitator): void {
-  const after = ctx.config.X402_RECONCILE_AFTER_SECONDS;
-  const now = Date.now();
-  if (now - (lastRun.get(ctx) ?? -Infinity) < Math.max(1, after) * 1000) return;
-  lastRun.set(ctx, now);
-  reconcileX402Payments(ctx, facilitator, after).catch((e: unknown) => ctx.log('error', 'x402 reconciliation failed', { error: String(e) }));
-}

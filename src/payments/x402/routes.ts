@@ -4,15 +4,16 @@
  *   GET /.well-known/x402.json        gate discovery document (SPEC 4.1)
  *   GET /.well-known/x402             companion x402 resource catalog (SPEC 4.2)
  *   GET /.well-known/x402-bazaar.json companion bazaar listing (SPEC 4.2)
- * and, at start-up, the reconciliation of payments a crash left settling.
+ * and the background job that reconciles payments a crash or a settle timeout left settling.
  */
 import type { AppContext } from '../../api/context.ts';
+import { intervalJob } from '../../api/jobs.ts';
 import { reply, toResponse } from '../../api/reply.ts';
 import type { Router } from '../../api/router.ts';
 import { catalogByKey } from '../../catalog/catalogs.ts';
 import { discoveryDocument } from '../../catalog/discovery.ts';
 import { priceInAtomicUnits } from '../../domain/x402.ts';
-import { reconcileSoon } from './reconcile.ts';
+import { reconcileX402Payments } from './reconcile.ts';
 import { PAID_ROUTES, priceMicros, priceUsd } from './resources.ts';
 import { facilitatorOf } from './service.ts';
 import { x402SetupOf } from './settings.ts';
@@ -73,7 +74,14 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
     }, { summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)', auth: 'public', tag: 'discovery' });
   }
 
-  // Payments a crash left settling are finished as soon as the service runs (and later on paid requests).
+  // Payments a crash or a settle timeout left settling are finished in the background (also after a restart).
   const facilitator = facilitatorOf(ctx);
-  if (facilitator) setTimeout(() => reconcileSoon(ctx, facilitator), 0).unref();
+  if (facilitator) {
+    const after = ctx.config.X402_RECONCILE_AFTER_SECONDS;
+    router.job(
+      intervalJob(ctx, 'x402 reconciliation', Math.max(1, after) * 1000, async () => {
+        await reconcileX402Payments(ctx, facilitator, after);
+      }),
+    );
+  }
 }
