@@ -35,7 +35,8 @@ export const PAID_ROUTES: readonly PaidRoute[] = [
   // Our extension (SPEC 7 answers 402 at the hop limit): a hop or lookup paid per call by a key past its
   // limit, or by an agent without a key (which sees only the public drill fuses, like the demos).
   // A lookup counts as a hop, so it costs the hop toll.
-  ...(['/v1/fuse/hop', '/v1/fuse/lookup', '/v1/ocsp'] as const).map(
+  // Not the OCSP alias: it must answer "halt" within OCSP_HALT_AFTER_MS, which a settlement cannot promise.
+  ...(['/v1/fuse/hop', '/v1/fuse/lookup'] as const).map(
     (path): PaidRoute => ({
       method: path === '/v1/fuse/hop' ? 'POST' : 'GET',
       path,
