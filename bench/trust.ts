@@ -28,6 +28,7 @@ async function appendRate(concurrency: number, grouped: boolean): Promise<number
   const ledger = await openLedger(config);
   // Baseline: a client of its own, one write transaction per append, one at a time.
   const single = createClient({ url: config.DATABASE_URL, concurrency: 1 });
+  await single.execute('PRAGMA busy_timeout=30000');
   await single.execute(`PRAGMA synchronous=${config.DATABASE_SYNCHRONOUS}`);
   let chain: Promise<unknown> = Promise.resolve();
   const oneTx = (leaf: Uint8Array) => {
@@ -60,6 +61,9 @@ async function appendRate(concurrency: number, grouped: boolean): Promise<number
 /** Writes a log of `size` leaves straight into log_entries/log_nodes, in big batches. */
 async function bulkBuild(url: string, log: string, size: number): Promise<void> {
   const db = createClient({ url, concurrency: 1 });
+  // The server beside us may hold the write lock for a moment (its start-up writes, a
+  // checkpoint): this bench-only bulk writer waits for it instead of failing with SQLITE_BUSY.
+  await db.execute('PRAGMA busy_timeout=30000');
   await db.execute('PRAGMA synchronous=OFF');
   const stack: Array<{ level: number; hash: Hash }> = [];
   let entries: InValue[] = [];

@@ -4,7 +4,7 @@
  * no secret byte by byte.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { Ledger } from './db.ts';
 

@@ -1,5 +1,5 @@
 /** Fuses: the central object of the gate (SPEC 2.1, 3). */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 
 export const FUSE_STATES = ['LIVE', 'ARMED', 'DEAD', 'UNSIGNED'] as const;
 export type FuseState = (typeof FUSE_STATES)[number];

@@ -8,7 +8,7 @@
  * A receipt is a compact JWS (EdDSA, kid = RFC 7638 thumbprint, typ
  * "fusegate-receipt+jws") over the canonical JSON of its payload.
  */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import { CompactSign } from 'jose';
 import type { AppContext } from '../api/context.ts';
 import { canonicalJson } from '../crypto/canonical.ts';

@@ -8,7 +8,7 @@
  * against the key's limit, write the meter rows and the receipt (and the
  * idempotent answer). A fuse that changed in between is decided again.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';

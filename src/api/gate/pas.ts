@@ -9,7 +9,7 @@
  * Decisions are answered with their body, never as problems: ALLOW 200;
  * BLOCK 403; HALT 409; a raised manual-underwriting issue 202.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { tollMicros } from '../../catalog/tolls.ts';

@@ -7,7 +7,7 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { tollMicros } from '../../catalog/tolls.ts';

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { DepositoryRefusal, GENESIS, applyEvent, chainHash, type DepositoryEvent, type Twin } from '../../domain/depository.ts';
 import { nowIso } from '../../ids.ts';
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from '../../ledger/sql.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';

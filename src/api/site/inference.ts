@@ -129,7 +129,8 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
           [charge],
           async (tx, receipt) => {
             const leaf = Buffer.from(leafHash(Buffer.from(canonicalJson({ receipt_id: receipt.receipt_id, request_sha256: requestSha, response_sha256: responseSha })))).toString('hex');
-            const added = await appendSessionLeaf(tx, { keyId: key.id, sessionId, leafHash: leaf, receiptId: receipt.receipt_id, createdAt: nowIso() }, max);
+            // ledger/inference.ts still names @libsql/client's Transaction; it only calls execute.
+            const added = await appendSessionLeaf(tx as Parameters<typeof appendSessionLeaf>[0], { keyId: key.id, sessionId, leafHash: leaf, receiptId: receipt.receipt_id, createdAt: nowIso() }, max);
             if (!added) throw sessionFull(sessionId, max); // filled by a concurrent exchange
             const { idx, size, root } = added;
             const seal = {

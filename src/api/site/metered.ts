@@ -3,7 +3,7 @@
  * (outside the write lock), then in ONE transaction write the area's state,
  * the meter rows, the receipt, and the idempotent answer.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { formatUsd } from '../../domain/money.ts';
