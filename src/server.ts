@@ -9,7 +9,9 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
+import { logOrigin } from './ledger/checkpoint.ts';
 import { openLedger } from './ledger/db.ts';
+import { RECEIPTS_LOG, sealReceipts } from './ledger/seals.ts';
 import { VERSION } from './version.ts';
 
 export interface RunningServer {
@@ -34,6 +36,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const ledger = await openLedger(config);
   const keyring = await loadKeyring(config);
   const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
+  // Every batch that appends receipts ends with one seal of the receipts log (docs/pipeline.md).
+  const receiptsOrigin = logOrigin(config.SITE_URL, RECEIPTS_LOG);
+  ledger.onBatchEnd(async (tx) => void (await sealReceipts(tx, receiptsOrigin, ctx.keyring.current)));
   const app = createApp(ctx);
   const server = createServer({ keepAliveTimeout: 5000 }, toNodeHandler(app.h3));
   await new Promise<void>((resolve, reject) => {

@@ -16,13 +16,15 @@ import type { Config } from '../config.ts';
 import { EmbeddedSql } from './embedded.ts';
 import { migrate } from './migrate.ts';
 import type { Sql } from './sql.ts';
-import { WriteQueue, type WriteBackend, type WriteJob } from './write-queue.ts';
+import { WriteQueue, type BatchFinisher, type WriteBackend, type WriteJob } from './write-queue.ts';
 
 export interface Ledger {
   /** For reads that need no write lock. */
   read: Sql;
   /** Runs `job` inside a write transaction shared with other jobs queued at the same time. */
   write<T>(job: WriteJob<T>): Promise<T>;
+  /** Sets the step that ends every committed batch inside its transaction (the server's receipts seal). */
+  onBatchEnd(finish: BatchFinisher | undefined): void;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -115,6 +117,7 @@ async function openEmbedded(path: string, opts: LedgerOptions): Promise<Ledger> 
   return {
     read,
     write: (job) => queue.push(job),
+    onBatchEnd: (finish) => queue.onBatchEnd(finish),
     async ping() {
       try {
         read.run('SELECT 1');
@@ -139,6 +142,7 @@ async function openRemote(opts: LedgerOptions): Promise<Ledger> {
   return {
     read: writer,
     write: (job) => queue.push(job),
+    onBatchEnd: (finish) => queue.onBatchEnd(finish),
     async ping() {
       try {
         await writer.execute('SELECT 1');

@@ -50,11 +50,15 @@ export interface WriteQueueOptions {
   batchMax: number;
 }
 
+/** Runs last in every batch's transaction that committed at least one job (e.g. the receipts seal). */
+export type BatchFinisher = (tx: Sql) => Promise<void>;
+
 export class WriteQueue {
   #backend: WriteBackend;
   #batchMax: number;
   #waiting: Pending[] = [];
   #running: Promise<void> | undefined;
+  #finish: BatchFinisher | undefined;
 
   constructor(backend: WriteBackend, opts: WriteQueueOptions) {
     this.#backend = backend;
@@ -66,6 +70,11 @@ export class WriteQueue {
       this.#waiting.push({ job, resolve: resolve as (v: unknown) => void, reject });
       this.#running ??= this.#loop();
     });
+  }
+
+  /** Sets the step that ends every batch inside its transaction; if it throws, the batch fails. */
+  onBatchEnd(finish: BatchFinisher | undefined): void {
+    this.#finish = finish;
   }
 
   /** Resolves when every job queued so far has settled. */
@@ -122,6 +131,7 @@ export class WriteQueue {
             }
           }
         }
+        if (open && this.#finish && outcomes.some((o) => o.ok)) await this.#finish(tx);
         if (open) await backend.commit();
         open = false;
       } catch (error) {

@@ -3,8 +3,8 @@
  * Used by POST /v1/fuse/hop, /v1/act, the public demos and every later area
  * that "hops first".
  *
- * Order: read the fuse, decide (pure rule), sign the receipt (outside the write
- * lock), then in ONE transaction: re-check the fuse state, count the hop
+ * Order: read the fuse, decide (pure rule), make the receipt (batch-sealed: no
+ * signature of its own), then in ONE transaction: re-check the fuse state, count the hop
  * against the key's limit, write the meter rows and the receipt (and the
  * idempotent answer). A fuse that changed in between is decided again.
  */
@@ -19,7 +19,7 @@ import { skuFor, type Sku } from '../../domain/pricing.ts';
 import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
-import { recordReceipt, signReceipt, type SignedReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt, type Receipt } from '../../ledger/receipts.ts';
 import type { AppContext } from '../context.ts';
 import { commitReply } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
@@ -83,7 +83,7 @@ export interface GovernedHop {
 export interface HopResult {
   fuse: Fuse;
   outcome: HopOutcome;
-  receipt: SignedReceipt;
+  receipt: Receipt;
   fingerprint?: string | undefined;
 }
 
@@ -111,7 +111,8 @@ export async function governedHop(
     const fuse = await visibleFuse(ctx.ledger.read, caller, req.fuseId);
     const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
     const fp = req.action ? fingerprint(req.action) : undefined;
-    const receipt = await signReceipt(ctx, {
+    // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
+    const receipt = sealedReceipt(ctx, {
       kind: req.kind,
       decision: outcome.decision,
       subject: fuse.id,
