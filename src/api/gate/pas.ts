@@ -50,7 +50,7 @@ import {
   transitionLicense,
   type Ticket,
 } from '../../ledger/pas.ts';
-import { recordReceipt, signReceipt, verifyUrl, type SignedReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt, verifyUrl, type Receipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -158,7 +158,7 @@ function chargeOf(decision: string): { sku: string; nap: boolean; amountMicros: 
 }
 
 const ownerOf = (c: Caller) => c.key?.id ?? DRILL_OWNER;
-const receiptBody = (r: SignedReceipt) => ({ receipt_id: r.receipt_id, verify_url: r.verify_url });
+const receiptBody = (r: Receipt) => ({ receipt_id: r.receipt_id, verify_url: r.verify_url });
 
 class Changed extends Error {}
 const ATTEMPTS = 8;
@@ -171,8 +171,8 @@ interface PasAct<S, D extends { decision: string }> {
   read: (db: Parameters<typeof licenseState>[0], nowIso: string) => Promise<S>;
   decide: (hop: HopOutcome, s: S) => D;
   data: (d: D, s: S) => Record<string, unknown>;
-  write?: (tx: Transaction, d: D, s: S, receipt: SignedReceipt, now: string) => Promise<Record<string, unknown> | void>;
-  answer: (d: D, s: S, fuse: Fuse, receipt: SignedReceipt, written: Record<string, unknown> | void) => Reply;
+  write?: (tx: Transaction, d: D, s: S, receipt: Receipt, now: string) => Promise<Record<string, unknown> | void>;
+  answer: (d: D, s: S, fuse: Fuse, receipt: Receipt, written: Record<string, unknown> | void) => Reply;
 }
 
 /**
@@ -187,7 +187,7 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
     const fuse = await visibleFuse(ctx.ledger.read, caller, act.fuseId);
     const s = await act.read(ctx.ledger.read, now);
     const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
-    const receipt = await signReceipt(ctx, {
+    const receipt = sealedReceipt(ctx, {
       kind: act.kind,
       decision: d.decision,
       subject: act.jobId ?? fuse.id,
@@ -388,7 +388,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
     const s = await read(ctx.ledger.read);
     const d = decide(s, serverNow);
     const decision = d.redeem ? 'ALLOW' : 'HALT';
-    const receipt = await signReceipt(ctx, {
+    const receipt = sealedReceipt(ctx, {
       kind: 'pas_bind_ticket_redeem',
       decision,
       subject: s.ticket.id,
@@ -453,7 +453,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         const key = await requireKey(event, ctx);
         const licenseId = licenseParam(event);
         return idempotent(event, ctx, key, async () => {
-          const receipt = await signReceipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
+          const receipt = sealedReceipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
           return commitReply(event, ctx, async (tx) => {
             const now = nowIso();
             const previous = await transitionLicense(tx, { keyId: key.id, licenseId, from, to, receiptId: receipt.receipt_id, now });

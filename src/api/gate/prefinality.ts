@@ -46,7 +46,7 @@ import { newId } from '../../ids.ts';
 import { getFuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
 import { optionalKey, requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -157,7 +157,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const iat = Math.floor(now.getTime() / 1000);
       const exp = iat + ctx.config.PREFINALITY_RECEIPT_TTL_SECONDS;
       const jti = newId('pfr');
-      const receipt = await signReceipt(ctx, {
+      const receipt = sealedReceipt(ctx, {
         kind: 'prefinality',
         decision: ev.decision,
         subject: req.context?.fuse_id ?? transfer_hash,
@@ -274,7 +274,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         const pass = reasons.length === 0;
         const meter = meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse');
         const micros = tollMicros(meter.sku);
-        const receipt = await signReceipt(ctx, {
+        const receipt = sealedReceipt(ctx, {
           kind: 'prefinality_rtp_gate',
           decision: pass ? 'GO' : 'NO_GO',
           ...(jti ? { subject: jti } : {}),

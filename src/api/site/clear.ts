@@ -177,6 +177,8 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
             receipt: receipt.jws,
           });
         },
+        // The execute-gate receipt is a token (RR-1's Gate-Receipt): it keeps its own JWS.
+        { signed: true },
       );
     } catch (e) {
       if (e instanceof FuseChanged && attempt < 3) continue;

@@ -15,7 +15,7 @@ import { OPERATORS, fireFee, thresholdReached, type FireFee } from '../../domain
 import { newId, nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
 import { TRIGGERS_LOG, firedExposureSince, getTrigger, insertTrigger, markFired, newEventId, recordEvent, type Trigger } from '../../ledger/triggers.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -137,7 +137,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           fire: null,
           fee_micros: null,
         };
-        const receipt = await signReceipt(ctx, {
+        const receipt = sealedReceipt(ctx, {
           kind: 'trigger_publish',
           decision: 'ARMED',
           subject: t.id,
@@ -203,7 +203,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         const reached = thresholdReached(t.threshold, reading!);
         if (!reached) {
           // Not an error: the trigger stays ARMED. Receipted, not charged (nothing was enabled).
-          const receipt = await signReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
+          const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
           return commitReply(event, ctx, async (tx) => {
             await recordReceipt(tx, receipt);
             return reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
@@ -217,7 +217,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           const fee = await feeFor(ctx.ledger.read, at);
           const toll = tollMicros('bps_fire');
           const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
-          const receipt = await signReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
+          const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
           try {
             const r = await commitReply(event, ctx, async (tx) => {
               const again = await feeFor(tx, at);
