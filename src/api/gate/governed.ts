@@ -24,6 +24,7 @@ import type { AppContext } from '../context.ts';
 import { commitReply } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, type Reply } from '../reply.ts';
+import { retryOnStale, StateChanged } from '../stale-retry.ts';
 
 export const fuseIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a fuse id such as fuse_…');
 export const actionSchema = z.looseObject({
@@ -72,8 +73,6 @@ export function hopLimitProblem(key: Pick<ApiKey, 'id' | 'hop_limit' | 'hops_use
   });
 }
 
-class FuseChanged extends Error {}
-
 export interface GovernedHop {
   kind: 'hop' | 'act';
   fuseId: string;
@@ -107,7 +106,7 @@ export async function governedHop(
   also?: (tx: Transaction, r: HopResult) => Promise<void>,
 ): Promise<Reply> {
   if (caller.key && caller.key.hops_used >= caller.key.hop_limit) throw hopLimitProblem(caller.key);
-  for (let attempt = 0; ; attempt++) {
+  return retryOnStale(async () => {
     const fuse = await visibleFuse(ctx.ledger.read, caller, req.fuseId);
     const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
     const fp = req.action ? fingerprint(req.action) : undefined;
@@ -121,25 +120,20 @@ export async function governedHop(
       data: { state: fuse.state, ok: outcome.ok, verdict: outcome.verdict, reason: outcome.reason, ...(req.action ? { act_kind: req.action.kind } : {}) },
     });
     const result: HopResult = { fuse, outcome, receipt, fingerprint: fp };
-    try {
-      return await commitReply(event, ctx, async (tx) => {
-        const now = await getFuse(tx, fuse.id);
-        if (now?.state !== fuse.state) throw new FuseChanged();
-        if (caller.key) {
-          if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
-          for (const c of chargesOf(req.kind, outcome)) {
-            await recordCharge(tx, { keyId: caller.key.id, sku: c.sku, amountMicros: c.amountMicros, nap: c.nap, ref: receipt.receipt_id });
-          }
+    return await commitReply(event, ctx, async (tx) => {
+      const now = await getFuse(tx, fuse.id);
+      if (now?.state !== fuse.state) throw new StateChanged();
+      if (caller.key) {
+        if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
+        for (const c of chargesOf(req.kind, outcome)) {
+          await recordCharge(tx, { keyId: caller.key.id, sku: c.sku, amountMicros: c.amountMicros, nap: c.nap, ref: receipt.receipt_id });
         }
-        await recordReceipt(tx, receipt);
-        if (also) await also(tx, result);
-        return answer(result);
-      });
-    } catch (e) {
-      if (e instanceof FuseChanged && attempt < 3) continue;
-      throw e;
-    }
-  }
+      }
+      await recordReceipt(tx, receipt);
+      if (also) await also(tx, result);
+      return answer(result);
+    });
+  });
 }
 
 export const hopResponse = z.object({

@@ -55,6 +55,7 @@ import { Problem } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { retryOnStale, StateChanged } from '../stale-retry.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
 export const DEMO_EVALUATE_PATH = '/demo/prefinality/evaluate';
@@ -65,14 +66,6 @@ export const MANIFEST_PATH = '/.well-known/prefinality.json';
 
 /** SPEC 4.1: the status of each decision. */
 export const DECISION_STATUS: Record<Decision, number> = { GO: 200, NO_GO: 403, HOLD: 409 };
-
-/** How many times a decision is re-taken when the ledger changed under it (a fuse died, a receipt was used). */
-const STALE_RETRIES = 3;
-
-/** Thrown inside a transaction when a fact the decision relied on changed since it was read. */
-class StaleFacts extends Error {
-  override name = 'StaleFacts';
-}
 
 /** The x402 settings, or undefined when x402 is not configured (the default). */
 export function x402SettingsOf(c: Config): X402Settings | undefined {
@@ -147,7 +140,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
 
   /** Decides, signs (outside the write), then commits receipt + charge + answer in one transaction. */
   async function decide(event: H3Event, req: EvaluateRequest, caller: Caller): Promise<Reply> {
-    for (let attempt = 0; ; attempt++) {
+    return retryOnStale(async () => {
       const fuse = await fuseFact(ctx.ledger.read, req, caller);
       const now = new Date();
       const ev = evaluatePrefinality(req, { fuse, now });
@@ -200,20 +193,15 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         demo,
         charge: meter ? { sku: meter.sku, usd: formatUsd(micros), nap: meter.nap } : null,
       };
-      try {
-        return await commitReply(event, ctx, async (tx) => {
-          if (fuse && (await fuseFact(tx, req, caller))?.state !== fuse.state) throw new StaleFacts();
-          await recordReceipt(tx, receipt);
-          if (meter && caller.keyId) {
-            await recordCharge(tx, { keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
-          }
-          return reply(body, DECISION_STATUS[ev.decision]);
-        });
-      } catch (e) {
-        if (e instanceof StaleFacts && attempt < STALE_RETRIES) continue;
-        throw e;
-      }
-    }
+      return await commitReply(event, ctx, async (tx) => {
+        if (fuse && (await fuseFact(tx, req, caller))?.state !== fuse.state) throw new StateChanged();
+        await recordReceipt(tx, receipt);
+        if (meter && caller.keyId) {
+          await recordCharge(tx, { keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
+        }
+        return reply(body, DECISION_STATUS[ev.decision]);
+      });
+    });
   }
 
   router.post(EVALUATE_PATH, async (event) => {
@@ -246,7 +234,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     const { receipt: token, payment_order: order } = await readBody(event, rtpGateRequestSchema, ctx.config.MAX_BODY_BYTES);
     return idempotent(event, ctx, key, async () => {
       const orderHash = fingerprint(order);
-      for (let attempt = 0; ; attempt++) {
+      return retryOnStale(async () => {
         const v = await verifyPrefinalityJwt(token, ctx.keyring, { issuer: ctx.config.BASE_URL });
         const reasons: Array<{ code: string; detail: string; fields?: string[] }> = [];
         let jti: string | undefined;
@@ -294,18 +282,13 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           verify_url: receipt.verify_url,
           charge: { sku: meter.sku, usd: formatUsd(micros), nap: meter.nap },
         };
-        try {
-          return await commitReply(event, ctx, async (tx) => {
-            if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StaleFacts();
-            await recordReceipt(tx, receipt);
-            await recordCharge(tx, { keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
-            return reply(body, pass ? 200 : 403);
-          });
-        } catch (e) {
-          if (e instanceof StaleFacts && attempt < STALE_RETRIES) continue;
-          throw e;
-        }
-      }
+        return await commitReply(event, ctx, async (tx) => {
+          if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
+          await recordReceipt(tx, receipt);
+          await recordCharge(tx, { keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
+          return reply(body, pass ? 200 : 403);
+        });
+      });
     });
   }, { summary: 'Does a GO receipt clear this RTP payment order (single use)', auth: 'key', tag: 'prefinality', body: rtpGateRequestSchema, problems: [409, 422] });
 
