@@ -17,7 +17,7 @@
  */
 import type { Client, Transaction } from './sql.ts';
 import { CompactSign } from 'jose';
-import type { AppContext } from '../api/context.ts';
+import type { Keyring } from '../crypto/keys.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
 import { RECEIPT_TYP } from '../crypto/receipt.ts';
 import { newId, nowIso } from '../ids.ts';
@@ -25,6 +25,12 @@ import { appendLeaf } from './log.ts';
 import { RECEIPTS_LOG } from './seals.ts';
 
 export { RECEIPT_TYP, RECEIPTS_LOG };
+
+/** What making a receipt needs from the service (the app context has it; the ledger imports nothing from api/). */
+export interface ReceiptIssuer {
+  config: { BASE_URL: string };
+  keyring: Keyring;
+}
 
 export interface ReceiptInput {
   /** What kind of act: hop, lookup, act, classify, execute_gate, prefinality, redeem... */
@@ -60,21 +66,21 @@ export interface SignedReceipt extends Receipt {
   jws: string;
 }
 
-export function verifyUrl(ctx: AppContext, receiptId: string): string {
+export function verifyUrl(ctx: ReceiptIssuer, receiptId: string): string {
   return `${ctx.config.BASE_URL}/v1/receipts/${receiptId}`;
 }
 
-function payloadOf(ctx: AppContext, input: ReceiptInput): ReceiptPayload {
+function payloadOf(ctx: ReceiptIssuer, input: ReceiptInput): ReceiptPayload {
   return { ...input, receipt_id: newId('rcpt'), iss: ctx.config.BASE_URL, iat: nowIso() };
 }
 
 /** A batch-sealed receipt: nothing is signed per receipt (see the module comment). */
-export function sealedReceipt(ctx: AppContext, input: ReceiptInput): Receipt {
+export function sealedReceipt(ctx: ReceiptIssuer, input: ReceiptInput): Receipt {
   const payload = payloadOf(ctx, input);
   return { receipt_id: payload.receipt_id, jws: null, payload, verify_url: verifyUrl(ctx, payload.receipt_id) };
 }
 
-export async function signReceipt(ctx: AppContext, input: ReceiptInput): Promise<SignedReceipt> {
+export async function signReceipt(ctx: ReceiptIssuer, input: ReceiptInput): Promise<SignedReceipt> {
   const payload = payloadOf(ctx, input);
   const receipt_id = payload.receipt_id;
   const key = ctx.keyring.current;
@@ -95,7 +101,8 @@ export function receiptLeaf(r: Receipt): string {
  * stores an empty `jws` (the column predates seals and is NOT NULL).
  */
 export async function recordReceipt(tx: Transaction, r: Receipt): Promise<void> {
-  const { index } = await appendLeaf(tx, RECEIPTS_LOG, new TextEncoder().encode(receiptLeaf(r)));
+  const payload = canonicalJson(r.payload);
+  const { index } = await appendLeaf(tx, RECEIPTS_LOG, Buffer.from(r.jws ?? payload, 'utf8'));
   await tx.execute({
     sql: `INSERT INTO receipts (id, kind, decision, subject, key_id, jws, payload, created_at, log_index)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -106,7 +113,7 @@ export async function recordReceipt(tx: Transaction, r: Receipt): Promise<void> 
       r.payload.subject ?? null,
       r.payload.key_id ?? null,
       r.jws ?? '',
-      canonicalJson(r.payload),
+      payload,
       r.payload.iat,
       index,
     ],
