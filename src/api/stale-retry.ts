@@ -26,14 +26,25 @@ export function stateChangedProblem(): Problem {
   });
 }
 
+/**
+ * For a route's own attempt loop: true when `e` says the state changed and another
+ * attempt is allowed (`attempt` counts from 0); throws the 409 problem when the state
+ * changed and the attempts are spent; false for any other error (rethrow it).
+ * @example } catch (e) { if (retryIfStale(e, attempt)) continue; throw e; }
+ */
+export function retryIfStale(e: unknown, attempt: number, retries = STALE_RETRIES): boolean {
+  if (!(e instanceof StateChanged)) return false;
+  if (attempt >= retries) throw stateChangedProblem();
+  return true;
+}
+
 /** Runs `attempt` and runs it again (at most `retries` more times) while it throws StateChanged. */
 export async function retryOnStale<T>(attempt: () => Promise<T>, retries = STALE_RETRIES): Promise<T> {
   for (let n = 0; ; n++) {
     try {
       return await attempt();
     } catch (e) {
-      if (!(e instanceof StateChanged)) throw e;
-      if (n >= retries) throw stateChangedProblem();
+      if (!retryIfStale(e, n, retries)) throw e;
     }
   }
 }

@@ -24,7 +24,7 @@ import type { AppContext } from '../context.ts';
 import { commitReply } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, type Reply } from '../reply.ts';
-import { retryOnStale, StateChanged } from '../stale-retry.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const fuseIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a fuse id such as fuse_…');
 export const actionSchema = z.looseObject({
@@ -106,7 +106,7 @@ export async function governedHop(
   also?: (tx: Transaction, r: HopResult) => Promise<void>,
 ): Promise<Reply> {
   if (caller.key && caller.key.hops_used >= caller.key.hop_limit) throw hopLimitProblem(caller.key);
-  return retryOnStale(async () => {
+  for (let attempt = 0; ; attempt++) {
     const fuse = await visibleFuse(ctx.ledger.read, caller, req.fuseId);
     const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
     const fp = req.action ? fingerprint(req.action) : undefined;
@@ -120,20 +120,25 @@ export async function governedHop(
       data: { state: fuse.state, ok: outcome.ok, verdict: outcome.verdict, reason: outcome.reason, ...(req.action ? { act_kind: req.action.kind } : {}) },
     });
     const result: HopResult = { fuse, outcome, receipt, fingerprint: fp };
-    return await commitReply(event, ctx, async (tx) => {
-      const now = await getFuse(tx, fuse.id);
-      if (now?.state !== fuse.state) throw new StateChanged();
-      if (caller.key) {
-        if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
-        for (const c of chargesOf(req.kind, outcome)) {
-          await recordCharge(tx, { keyId: caller.key.id, sku: c.sku, amountMicros: c.amountMicros, nap: c.nap, ref: receipt.receipt_id });
+    try {
+      return await commitReply(event, ctx, async (tx) => {
+        const now = await getFuse(tx, fuse.id);
+        if (now?.state !== fuse.state) throw new StateChanged();
+        if (caller.key) {
+          if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
+          for (const c of chargesOf(req.kind, outcome)) {
+            await recordCharge(tx, { keyId: caller.key.id, sku: c.sku, amountMicros: c.amountMicros, nap: c.nap, ref: receipt.receipt_id });
+          }
         }
-      }
-      await recordReceipt(tx, receipt);
-      if (also) await also(tx, result);
-      return answer(result);
-    });
-  });
+        await recordReceipt(tx, receipt);
+        if (also) await also(tx, result);
+        return answer(result);
+      });
+    } catch (e) {
+      if (retryIfStale(e, attempt)) continue;
+      throw e;
+    }
+  }
 }
 
 export const hopResponse = z.object({

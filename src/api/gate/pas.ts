@@ -60,7 +60,7 @@ import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { callerOf, fuseIdSchema, hopLimitProblem, visibleFuse, type Caller } from './governed.ts';
-import { retryOnStale, StateChanged } from '../stale-retry.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 // ---------------------------------------------------------------- schemas
 
@@ -182,7 +182,7 @@ interface PasAct<S, D extends { decision: string }> {
  */
 async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ctx: AppContext, caller: Caller, act: PasAct<S, D>): Promise<Reply> {
   if (caller.key && caller.key.hops_used >= caller.key.hop_limit) throw hopLimitProblem(caller.key);
-  return retryOnStale(async () => {
+  for (let attempt = 0; ; attempt++) {
     const now = nowIso();
     const fuse = await visibleFuse(ctx.ledger.read, caller, act.fuseId);
     const s = await act.read(ctx.ledger.read, now);
@@ -194,21 +194,26 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
       ...(caller.key ? { key_id: caller.key.id } : { demo: true }),
       data: { fuse_id: fuse.id, fuse_state: fuse.state, ...act.data(d, s) },
     });
-    return await commitReply(event, ctx, async (tx) => {
-      const fuseNow = await getFuse(tx, fuse.id);
-      if (!fuseNow || fuseNow.state !== fuse.state) throw new StateChanged();
-      const again = act.decide(decideHop(fuseNow.state, undefined, caller.surface), await act.read(tx, now));
-      if (canonicalJson(again) !== canonicalJson(d)) throw new StateChanged();
-      if (caller.key) {
-        if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
-        await recordCharge(tx, { keyId: caller.key.id, ...chargeOf(d.decision), ref: receipt.receipt_id });
-        if (act.jobId) await recordJobReceipt(tx, { keyId: caller.key.id, jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
-      }
-      await recordReceipt(tx, receipt);
-      const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
-      return act.answer(d, s, fuse, receipt, written);
-    });
-  }, ATTEMPTS);
+    try {
+      return await commitReply(event, ctx, async (tx) => {
+        const fuseNow = await getFuse(tx, fuse.id);
+        if (!fuseNow || fuseNow.state !== fuse.state) throw new StateChanged();
+        const again = act.decide(decideHop(fuseNow.state, undefined, caller.surface), await act.read(tx, now));
+        if (canonicalJson(again) !== canonicalJson(d)) throw new StateChanged();
+        if (caller.key) {
+          if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
+          await recordCharge(tx, { keyId: caller.key.id, ...chargeOf(d.decision), ref: receipt.receipt_id });
+          if (act.jobId) await recordJobReceipt(tx, { keyId: caller.key.id, jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
+        }
+        await recordReceipt(tx, receipt);
+        const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
+        return act.answer(d, s, fuse, receipt, written);
+      });
+    } catch (e) {
+      if (retryIfStale(e, attempt, ATTEMPTS)) continue;
+      throw e;
+    }
+  }
 }
 
 function presentedFingerprint(b: { write?: Record<string, unknown> | undefined; spend_fingerprint?: string | undefined }): string | undefined {
@@ -378,7 +383,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
       serverNow,
       skewSeconds: ctx.config.TICKET_CLOCK_SKEW_SECONDS,
     });
-  return retryOnStale(async () => {
+  for (let attempt = 0; ; attempt++) {
     const serverNow = new Date();
     const s = await read(ctx.ledger.read);
     const d = decide(s, serverNow);
@@ -391,25 +396,30 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
       fingerprint: presented,
       data: { license_id: s.ticket.license_id, job_id: s.ticket.job_id, caller_now: body.now, ...(d.redeem ? {} : { reason: d.reason }) },
     });
-    return await commitReply(event, ctx, async (tx) => {
-      const again = decide(await read(tx), serverNow);
-      if (canonicalJson(again) !== canonicalJson(d)) throw new StateChanged();
-      const at = nowIso(serverNow);
-      if (d.redeem) {
-        try {
-          if (!(await consumeTicket(tx, s.ticket, receipt.receipt_id, at))) throw new StateChanged();
-        } catch (e) {
-          throw e instanceof StateChanged ? e : new StateChanged();
+    try {
+      return await commitReply(event, ctx, async (tx) => {
+        const again = decide(await read(tx), serverNow);
+        if (canonicalJson(again) !== canonicalJson(d)) throw new StateChanged();
+        const at = nowIso(serverNow);
+        if (d.redeem) {
+          try {
+            if (!(await consumeTicket(tx, s.ticket, receipt.receipt_id, at))) throw new StateChanged();
+          } catch (e) {
+            throw e instanceof StateChanged ? e : new StateChanged();
+          }
         }
-      }
-      await recordCharge(tx, { keyId: key.id, ...chargeOf(decision), ref: receipt.receipt_id });
-      await recordReceipt(tx, receipt);
-      await recordJobReceipt(tx, { keyId: key.id, jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
-      const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
-      if (d.redeem) return reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common });
-      return reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409);
-    });
-  }, ATTEMPTS);
+        await recordCharge(tx, { keyId: key.id, ...chargeOf(decision), ref: receipt.receipt_id });
+        await recordReceipt(tx, receipt);
+        await recordJobReceipt(tx, { keyId: key.id, jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
+        const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
+        if (d.redeem) return reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common });
+        return reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409);
+      });
+    } catch (e) {
+      if (retryIfStale(e, attempt, ATTEMPTS)) continue;
+      throw e;
+    }
+  }
 }
 
 // ---------------------------------------------------------------- routes

@@ -55,7 +55,7 @@ import { Problem } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { retryOnStale, StateChanged } from '../stale-retry.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
 export const DEMO_EVALUATE_PATH = '/demo/prefinality/evaluate';
@@ -140,7 +140,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
 
   /** Decides, signs (outside the write), then commits receipt + charge + answer in one transaction. */
   async function decide(event: H3Event, req: EvaluateRequest, caller: Caller): Promise<Reply> {
-    return retryOnStale(async () => {
+    for (let attempt = 0; ; attempt++) {
       const fuse = await fuseFact(ctx.ledger.read, req, caller);
       const now = new Date();
       const ev = evaluatePrefinality(req, { fuse, now });
@@ -193,15 +193,20 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         demo,
         charge: meter ? { sku: meter.sku, usd: formatUsd(micros), nap: meter.nap } : null,
       };
-      return await commitReply(event, ctx, async (tx) => {
-        if (fuse && (await fuseFact(tx, req, caller))?.state !== fuse.state) throw new StateChanged();
-        await recordReceipt(tx, receipt);
-        if (meter && caller.keyId) {
-          await recordCharge(tx, { keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
-        }
-        return reply(body, DECISION_STATUS[ev.decision]);
-      });
-    });
+      try {
+        return await commitReply(event, ctx, async (tx) => {
+          if (fuse && (await fuseFact(tx, req, caller))?.state !== fuse.state) throw new StateChanged();
+          await recordReceipt(tx, receipt);
+          if (meter && caller.keyId) {
+            await recordCharge(tx, { keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
+          }
+          return reply(body, DECISION_STATUS[ev.decision]);
+        });
+      } catch (e) {
+        if (retryIfStale(e, attempt)) continue;
+        throw e;
+      }
+    }
   }
 
   router.post(EVALUATE_PATH, async (event) => {
@@ -234,7 +239,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     const { receipt: token, payment_order: order } = await readBody(event, rtpGateRequestSchema, ctx.config.MAX_BODY_BYTES);
     return idempotent(event, ctx, key, async () => {
       const orderHash = fingerprint(order);
-      return retryOnStale(async () => {
+      for (let attempt = 0; ; attempt++) {
         const v = await verifyPrefinalityJwt(token, ctx.keyring, { issuer: ctx.config.BASE_URL });
         const reasons: Array<{ code: string; detail: string; fields?: string[] }> = [];
         let jti: string | undefined;
@@ -282,13 +287,18 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           verify_url: receipt.verify_url,
           charge: { sku: meter.sku, usd: formatUsd(micros), nap: meter.nap },
         };
-        return await commitReply(event, ctx, async (tx) => {
-          if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
-          await recordReceipt(tx, receipt);
-          await recordCharge(tx, { keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
-          return reply(body, pass ? 200 : 403);
-        });
-      });
+        try {
+          return await commitReply(event, ctx, async (tx) => {
+            if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
+            await recordReceipt(tx, receipt);
+            await recordCharge(tx, { keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
+            return reply(body, pass ? 200 : 403);
+          });
+        } catch (e) {
+          if (retryIfStale(e, attempt)) continue;
+          throw e;
+        }
+      }
     });
   }, { summary: 'Does a GO receipt clear this RTP payment order (single use)', auth: 'key', tag: 'prefinality', body: rtpGateRequestSchema, problems: [409, 422] });
 

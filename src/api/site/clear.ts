@@ -23,7 +23,7 @@ import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, hopLimitProblem, visibleFuse, type Action } from '../gate/governed.ts';
 import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
-import { retryOnStale, StateChanged } from '../stale-retry.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 const gateFields = {
   exposure_usd: usdAmount.optional().describe('money this act commits; counted as cleared exposure when the decision is PERMIT'),
@@ -118,7 +118,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
   if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   const caller = callerOf(key);
   const exposureMicros = a.exposure_usd ? usdToMicros(a.exposure_usd) : 0;
-  return retryOnStale(async () => {
+  for (let attempt = 0; ; attempt++) {
     const fuse = await visibleFuse(ctx.ledger.read, caller, a.fuseId);
     const facts: ClearFacts = {
       state: fuse.state,
@@ -132,53 +132,58 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
     const charge = refused ? toll('hold', true) : toll('execute_gate');
     const fp = fingerprint(a.action);
     const created = nowIso();
-    return await meteredWrite(
-      event,
-      ctx,
-      key,
-      {
-        kind: a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind',
-        decision: outcome.decision,
-        subject: fuse.id,
-        fingerprint: fp,
-        data: { vertical: a.vertical, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: a.action.kind, facts },
-      },
-      [charge],
-      async (tx, receipt) => {
-        const now = await getFuse(tx, fuse.id);
-        if (now?.state !== fuse.state) throw new StateChanged();
-        if (!(await consumeHop(tx, key.id))) throw hopLimitProblem({ ...key, hops_used: key.hop_limit });
-        const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
-        await insertClearAct(tx, {
-          receiptId: receipt.receipt_id,
-          keyId: key.id,
-          vertical: a.vertical,
-          fuseId: fuse.id,
+    try {
+      return await meteredWrite(
+        event,
+        ctx,
+        key,
+        {
+          kind: a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind',
           decision: outcome.decision,
-          exposureMicros: cleared,
-          month: created.slice(0, 7),
-          createdAt: created,
-        });
-        return reply({
-          decision: outcome.decision,
-          rule: outcome.rule,
-          reason: outcome.reason,
-          vertical: a.vertical,
-          fuse_id: fuse.id,
-          state: fuse.state,
-          act_kind: a.action.kind,
-          exposure_usd: formatUsd(exposureMicros),
-          cleared_exposure_usd: formatUsd(cleared),
+          subject: fuse.id,
           fingerprint: fp,
-          charge: chargeView(charge),
-          ...receiptFields(receipt),
-          receipt: receipt.jws,
-        });
-      },
-      // The execute-gate receipt is a token (RR-1's Gate-Receipt): it keeps its own JWS.
-      { signed: true },
-    );
-  });
+          data: { vertical: a.vertical, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: a.action.kind, facts },
+        },
+        [charge],
+        async (tx, receipt) => {
+          const now = await getFuse(tx, fuse.id);
+          if (now?.state !== fuse.state) throw new StateChanged();
+          if (!(await consumeHop(tx, key.id))) throw hopLimitProblem({ ...key, hops_used: key.hop_limit });
+          const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
+          await insertClearAct(tx, {
+            receiptId: receipt.receipt_id,
+            keyId: key.id,
+            vertical: a.vertical,
+            fuseId: fuse.id,
+            decision: outcome.decision,
+            exposureMicros: cleared,
+            month: created.slice(0, 7),
+            createdAt: created,
+          });
+          return reply({
+            decision: outcome.decision,
+            rule: outcome.rule,
+            reason: outcome.reason,
+            vertical: a.vertical,
+            fuse_id: fuse.id,
+            state: fuse.state,
+            act_kind: a.action.kind,
+            exposure_usd: formatUsd(exposureMicros),
+            cleared_exposure_usd: formatUsd(cleared),
+            fingerprint: fp,
+            charge: chargeView(charge),
+            ...receiptFields(receipt),
+            receipt: receipt.jws,
+          });
+        },
+        // The execute-gate receipt is a token (RR-1's Gate-Receipt): it keeps its own JWS.
+        { signed: true },
+      );
+    } catch (e) {
+      if (retryIfStale(e, attempt)) continue;
+      throw e;
+    }
+  }
 }
 
 const gateOptions = (b: { exposure_usd?: string | undefined; hold_above_usd?: string | undefined; review_requested?: boolean | undefined }) => ({

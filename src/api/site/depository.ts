@@ -17,7 +17,7 @@ import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
-import { retryOnStale, StateChanged } from '../stale-retry.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 const units = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe('whole units of the asset');
 const common = {
@@ -80,7 +80,7 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
           ...(b.event_type === 'corporate_action' ? { action: b.action, split_ratio: b.split_ratio } : {}),
           ...(b.event_type === 'custody_transfer' ? { to_custodian: b.to_custodian, from_custodian: b.from_custodian } : {}),
         };
-        return retryOnStale(async () => {
+        for (let attempt = 0; ; attempt++) {
           const before = await readTwin(ctx.ledger.read, key.id, b.asset_id);
           let after;
           try {
@@ -94,40 +94,45 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
           const chain = chainHash(prev, { ...b, seq });
           const charge = toll('dtcc_attest');
           const view = (t: { custody_units: number; token_supply: number; custodian: string | null }) => ({ custody_units: t.custody_units, token_supply: t.token_supply, custodian: t.custodian });
-          return await meteredWrite(
-            event,
-            ctx,
-            key,
-            { kind: 'depository_attest', decision: 'ATTESTED', subject: b.asset_id, fingerprint: fingerprint(b), data: { event: b, seq, chain_hash: chain, prev_hash: prev, after: view(after) } },
-            [charge],
-            async (tx, receipt) => {
-              const now = await readTwin(tx, key.id, b.asset_id);
-              if ((now?.seq ?? 0) !== (before?.seq ?? 0)) throw new StateChanged();
-              const at = nowIso();
-              await tx.execute({
-                sql: `INSERT INTO depository_assets (key_id, asset_id, custody_units, token_supply, custodian, seq, chain_hash, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                      ON CONFLICT (key_id, asset_id) DO UPDATE SET custody_units = excluded.custody_units, token_supply = excluded.token_supply,
-                      custodian = excluded.custodian, seq = excluded.seq, chain_hash = excluded.chain_hash, updated_at = excluded.updated_at`,
-                args: [key.id, b.asset_id, after.custody_units, after.token_supply, after.custodian, seq, chain, at],
-              });
-              await tx.execute({
-                sql: 'INSERT INTO depository_events (key_id, asset_id, seq, event_type, chain_hash, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-                args: [key.id, b.asset_id, seq, b.event_type, chain, receipt.receipt_id, at],
-              });
-              return reply({
-                attestation_id: receipt.receipt_id,
-                asset_id: b.asset_id,
-                event_type: b.event_type,
-                before: view(before ?? { custody_units: 0, token_supply: 0, custodian: null }),
-                after: view(after),
-                parity: { holds: true, custody_units: after.custody_units, token_supply: after.token_supply },
-                chain: { seq, prev_hash: prev, chain_hash: chain, rule: 'chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of the request with its seq)), chain_0 = 32 zero bytes' },
-                charge: chargeView(charge),
-                ...receiptFields(receipt),
-              });
-            },
-          );
-        });
+          try {
+            return await meteredWrite(
+              event,
+              ctx,
+              key,
+              { kind: 'depository_attest', decision: 'ATTESTED', subject: b.asset_id, fingerprint: fingerprint(b), data: { event: b, seq, chain_hash: chain, prev_hash: prev, after: view(after) } },
+              [charge],
+              async (tx, receipt) => {
+                const now = await readTwin(tx, key.id, b.asset_id);
+                if ((now?.seq ?? 0) !== (before?.seq ?? 0)) throw new StateChanged();
+                const at = nowIso();
+                await tx.execute({
+                  sql: `INSERT INTO depository_assets (key_id, asset_id, custody_units, token_supply, custodian, seq, chain_hash, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (key_id, asset_id) DO UPDATE SET custody_units = excluded.custody_units, token_supply = excluded.token_supply,
+                        custodian = excluded.custodian, seq = excluded.seq, chain_hash = excluded.chain_hash, updated_at = excluded.updated_at`,
+                  args: [key.id, b.asset_id, after.custody_units, after.token_supply, after.custodian, seq, chain, at],
+                });
+                await tx.execute({
+                  sql: 'INSERT INTO depository_events (key_id, asset_id, seq, event_type, chain_hash, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+                  args: [key.id, b.asset_id, seq, b.event_type, chain, receipt.receipt_id, at],
+                });
+                return reply({
+                  attestation_id: receipt.receipt_id,
+                  asset_id: b.asset_id,
+                  event_type: b.event_type,
+                  before: view(before ?? { custody_units: 0, token_supply: 0, custodian: null }),
+                  after: view(after),
+                  parity: { holds: true, custody_units: after.custody_units, token_supply: after.token_supply },
+                  chain: { seq, prev_hash: prev, chain_hash: chain, rule: 'chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of the request with its seq)), chain_0 = 32 zero bytes' },
+                  charge: chargeView(charge),
+                  ...receiptFields(receipt),
+                });
+              },
+            );
+          } catch (e) {
+            if (retryIfStale(e, attempt)) continue;
+            throw e;
+          }
+        }
       });
     },
     {

@@ -28,7 +28,7 @@ import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
-import { retryOnStale, StateChanged } from '../stale-retry.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const TEMPLATES = DATA.foundry.trigger_templates;
 const templateIds = TEMPLATES.map((t) => t.template_id) as [string, ...string[]];
@@ -211,45 +211,50 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         const exposure = BigInt(t.enabled_exposure_micros);
         const feeFor = async (db: Parameters<typeof firedExposureSince>[0], at: Date) =>
           fireFee(exposure, t.obligation.fee_bps, tiers(), t.obligation.fee_bps === null ? await firedExposureSince(db, key.id, monthStart(at)) : 0n);
-        return retryOnStale(async () => {
+        for (let attempt = 0; ; attempt++) {
           const at = new Date();
           const fee = await feeFor(ctx.ledger.read, at);
           const toll = tollMicros('bps_fire');
           const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
           const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
-          const r = await commitReply(event, ctx, async (tx) => {
-            const again = await feeFor(tx, at);
-            if (again.feeMicros !== fee.feeMicros) throw new StateChanged();
-            if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
-            const { index } = await recordEvent(tx, key.id, {
-              event_id: newEventId(),
-              type: 'trigger.fired',
-              trigger_id: t.id,
-              template_id: t.template_id,
-              state: 'FIRED',
-              at: at.toISOString(),
-              data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
+          try {
+            const r = await commitReply(event, ctx, async (tx) => {
+              const again = await feeFor(tx, at);
+              if (again.feeMicros !== fee.feeMicros) throw new StateChanged();
+              if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
+              const { index } = await recordEvent(tx, key.id, {
+                event_id: newEventId(),
+                type: 'trigger.fired',
+                trigger_id: t.id,
+                template_id: t.template_id,
+                state: 'FIRED',
+                at: at.toISOString(),
+                data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
+              });
+              await recordCharge(tx, { keyId: key.id, sku: 'bps_fire', amountMicros: toll, ref: receipt.receipt_id });
+              await recordCharge(tx, { keyId: key.id, sku: FEE_SKU, amountMicros: Number(fee.feeMicros), ref: receipt.receipt_id });
+              await recordReceipt(tx, receipt);
+              const after = (await getTrigger(tx, t.id))!;
+              const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
+              return reply({
+                fired: true,
+                ...triggerObject(after),
+                ...proof,
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+                charges: [
+                  { sku: 'bps_fire', amount_usd: formatUsd(toll) },
+                  { sku: FEE_SKU, amount_usd: formatUsd(fee.feeMicros) },
+                ],
+              });
             });
-            await recordCharge(tx, { keyId: key.id, sku: 'bps_fire', amountMicros: toll, ref: receipt.receipt_id });
-            await recordCharge(tx, { keyId: key.id, sku: FEE_SKU, amountMicros: Number(fee.feeMicros), ref: receipt.receipt_id });
-            await recordReceipt(tx, receipt);
-            const after = (await getTrigger(tx, t.id))!;
-            const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
-            return reply({
-              fired: true,
-              ...triggerObject(after),
-              ...proof,
-              receipt_id: receipt.receipt_id,
-              verify_url: receipt.verify_url,
-              charges: [
-                { sku: 'bps_fire', amount_usd: formatUsd(toll) },
-                { sku: FEE_SKU, amount_usd: formatUsd(fee.feeMicros) },
-              ],
-            });
-          });
-          nudgeDeliverer();
-          return r;
-        });
+            nudgeDeliverer();
+            return r;
+          } catch (e) {
+            if (retryIfStale(e, attempt)) continue;
+            throw e;
+          }
+        }
       });
       return withCheckpointNotes(ctx, res);
     },
