@@ -14,7 +14,22 @@ import { CHECKPOINT_TYP } from './seal.ts';
 
 /** Where the verifier looks a `kid` up: our keyring, or a JWKS a stranger fetched. */
 export interface KeyLookup {
-  byKid(kid: string): { kid: string; publicKey: KeyObject | CryptoKey } | undefined;
+  byKid(kid: string): KeyFound | undefined | Promise<KeyFound | undefined>;
+}
+
+type KeyFound = { kid: string; publicKey: KeyObject | CryptoKey | Uint8Array };
+
+/** A KeyLookup over a JWKS that jose fetches and caches (e.g. the gate's published key set). */
+export function jwksKeyLookup(jwks: (header: { alg: string; kid: string }) => Promise<CryptoKey | KeyObject | Uint8Array>): KeyLookup {
+  return {
+    async byKid(kid) {
+      try {
+        return { kid, publicKey: await jwks({ alg: 'EdDSA', kid }) };
+      } catch {
+        return undefined;
+      }
+    },
+  };
 }
 
 export const RECEIPT_TYP = 'fusegate-receipt+jws';
@@ -34,7 +49,7 @@ export async function verifyReceiptJws(keyring: KeyLookup, jws: string): Promise
   if (jws.split('.').length !== 3) return { valid: false, reason: 'malformed', detail: 'not a compact JWS' };
   if (!ALGS.includes(String(header.alg))) return { valid: false, reason: 'bad_alg', detail: `alg ${String(header.alg)} is not accepted` };
   if (header.typ !== RECEIPT_TYP) return { valid: false, reason: 'bad_typ', detail: `typ must be ${RECEIPT_TYP}` };
-  const key = typeof header.kid === 'string' ? keyring.byKid(header.kid) : undefined;
+  const key = typeof header.kid === 'string' ? await keyring.byKid(header.kid) : undefined;
   if (!key) return { valid: false, reason: 'unknown_kid', detail: 'the kid names none of our keys' };
   try {
     const { payload } = await compactVerify(jws, key.publicKey, { algorithms: ALGS });
@@ -96,7 +111,7 @@ export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: { keys
       try {
         const header = decodeProtectedHeader(jws);
         if (header.typ !== CHECKPOINT_TYP) throw new Error(`typ must be ${CHECKPOINT_TYP}`);
-        const key = typeof header.kid === 'string' ? trust.keys.byKid(header.kid) : undefined;
+        const key = typeof header.kid === 'string' ? await trust.keys.byKid(header.kid) : undefined;
         if (!key) throw new Error('the kid names none of the trusted keys');
         const { payload } = await compactVerify(jws, key.publicKey, { algorithms: ALGS });
         if (body === undefined || new TextDecoder().decode(payload) !== body) throw new Error('its payload is not the checkpoint body');
