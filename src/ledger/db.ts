@@ -9,11 +9,11 @@
  * statements prepared once per connection (embedded.ts); a libSQL server
  * (`libsql://`, `http(s)://`) through `@libsql/client`.
  */
-import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createClient, type Client as RemoteClient, type Transaction as RemoteTransaction } from '@libsql/client';
 import type { Config } from '../config.ts';
 import { EmbeddedSql } from './embedded.ts';
+import { ensureDir } from '../startup-error.ts';
 import { migrate } from './migrate.ts';
 import type { Sql } from './sql.ts';
 import { WriteQueue, type BatchFinisher, type WriteBackend, type WriteJob } from './write-queue.ts';
@@ -99,7 +99,7 @@ export async function openLedger(opts: LedgerOptions): Promise<Ledger> {
 }
 
 async function openEmbedded(path: string, opts: LedgerOptions): Promise<Ledger> {
-  mkdirSync(dirname(path), { recursive: true });
+  ensureDir(dirname(path));
   const writer = new EmbeddedSql(path);
   // Switching to WAL (a property of the file, set once) may wait for another process's
   // start-up: a blocking wait is fine before we serve.
