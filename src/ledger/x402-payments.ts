@@ -1,5 +1,5 @@
 /** x402 payments taken for acts: claimed before settling, then settled with the act or failed (migration 0130). */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import { nowIso } from '../ids.ts';
 
 export type PaymentState = 'settling' | 'settled' | 'failed';

@@ -9,7 +9,7 @@ import { decideHop } from '../../domain/fuse.ts';
 import { consumeHop } from '../../ledger/api-keys.ts';
 import { DRILL_FUSES } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { requireKey } from '../auth.ts';
@@ -129,7 +129,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     return idempotent(event, ctx, key, async () => {
       const body = await readBody(event, classifyRequest, limit);
       const c = classify(body);
-      const receipt = await signReceipt(ctx, {
+      const receipt = sealedReceipt(ctx, {
         kind: 'classify',
         decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED',
         key_id: key.id,
@@ -151,7 +151,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     const fuse = await visibleFuse(ctx.ledger.read, caller, body.fuse_id);
     const o = decideHop(fuse.state, body.action.kind, caller.surface);
     const decision = o.verdict ? 'PERMIT' : 'DENY';
-    const receipt = await signReceipt(ctx, {
+    const receipt = sealedReceipt(ctx, {
       kind: 'execute_gate_demo',
       decision,
       subject: fuse.id,

@@ -7,7 +7,7 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from '../../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
 import { z } from 'zod';
 import { tollMicros } from '../../catalog/tolls.ts';
@@ -37,7 +37,7 @@ import { newId } from '../../ids.ts';
 import { getFuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
-import { recordReceipt, signReceipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import { PaymentRefused, paymentFacts, presentsPayment, type SettledPayment, type VerifiedPayment } from '../../payments/x402/gate.ts';
 import { paidRoute, resourceOf, priceMicros } from '../../payments/x402/resources.ts';
 import { paidResource } from '../../payments/x402/service.ts';
@@ -49,6 +49,7 @@ import { Problem } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
 export const DEMO_EVALUATE_PATH = '/demo/prefinality/evaluate';
@@ -87,14 +88,6 @@ const rtpGateBody = z.looseObject({
   verify_url: z.string(),
   charge: z.object({ sku: z.string(), usd: z.string(), nap: z.boolean() }),
 });
-
-/** How many times a decision is re-taken when the ledger changed under it (a fuse died, a receipt was used). */
-const STALE_RETRIES = 3;
-
-/** Thrown inside a transaction when a fact the decision relied on changed since it was read. */
-class StaleFacts extends Error {
-  override name = 'StaleFacts';
-}
 
 const verifyRequestSchema = z.strictObject({ receipt: z.string().min(1).max(16384) });
 const rtpGateRequestSchema = z.strictObject({ receipt: z.string().min(1).max(16384), payment_order: paymentOrderSchema });
@@ -174,7 +167,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       // A paid call settles only a GO, before anything is signed or committed: the receipt names the transaction.
       const settled: SettledPayment | undefined =
         caller.payment && ev.decision === 'GO' ? await paid!.settle(caller.payment, fingerprint(req), act) : undefined;
-      const receipt = await signReceipt(
+      const receipt = sealedReceipt(
         ctx,
         caller.payment ? { ...act, data: { ...act.data, payment: { ...paymentFacts(caller.payment, settled?.transaction), settled: settled !== undefined } } } : act,
       );
@@ -221,7 +214,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       };
       try {
         return await commitReply(event, ctx, async (tx) => {
-          if (fuse && (await fuseFact(tx, req, caller))?.state !== fuse.state) throw new StaleFacts();
+          if (fuse && (await fuseFact(tx, req, caller))?.state !== fuse.state) throw new StateChanged();
           await recordReceipt(tx, receipt);
           if (meter && caller.keyId) {
             await recordCharge(tx, { keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
@@ -231,7 +224,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         });
       } catch (e) {
         // A settled payment is never decided twice; its fuse fact cannot go stale (a paid caller owns no fuse).
-        if (e instanceof StaleFacts && attempt < STALE_RETRIES && !settled) continue;
+        if (!settled && retryIfStale(e, attempt)) continue;
         throw e;
       }
     }
@@ -295,7 +288,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         const pass = reasons.length === 0;
         const meter = meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse');
         const micros = tollMicros(meter.sku);
-        const receipt = await signReceipt(ctx, {
+        const receipt = sealedReceipt(ctx, {
           kind: 'prefinality_rtp_gate',
           decision: pass ? 'GO' : 'NO_GO',
           ...(jti ? { subject: jti } : {}),
@@ -317,13 +310,13 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         };
         try {
           return await commitReply(event, ctx, async (tx) => {
-            if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StaleFacts();
+            if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
             await recordReceipt(tx, receipt);
             await recordCharge(tx, { keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
             return reply(body, pass ? 200 : 403);
           });
         } catch (e) {
-          if (e instanceof StaleFacts && attempt < STALE_RETRIES) continue;
+          if (retryIfStale(e, attempt)) continue;
           throw e;
         }
       }

@@ -14,7 +14,7 @@
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import { PaymentPayloadV1Schema, PaymentPayloadV2Schema } from '@x402/core/schemas';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { fingerprint } from '../../crypto/canonical.ts';
 import {

@@ -4,7 +4,7 @@
  * pipeline calls `settle` once it has decided (before signing the receipt, so
  * the receipt names the transaction) and `commit` in its own transaction.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
 import { fingerprint } from '../../crypto/canonical.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
