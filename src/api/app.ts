@@ -33,6 +33,7 @@ import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
+import { registerX402Routes } from '../payments/x402/routes.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -60,6 +61,7 @@ const MODULES: RouteModule[] = [
   registerDashboardRoutes,
   registerPasskeyRoutes,
   registerManagePages,
+  registerX402Routes,
 ];
 
 /** Registers every route module on `router` (also used to describe the API without serving it). */

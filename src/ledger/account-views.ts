@@ -3,7 +3,7 @@
  * API routes in api/gate/manage.ts and the dashboard): licence and ticket
  * lists, grant revocation scoped to the owner, and a webhook delivery retry.
  */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 
 type Db = Client | Transaction;
 

@@ -4,7 +4,7 @@
  * acted). `ownerId` is the one rule that says whose an object is: every route
  * stores and looks objects up under it, so the ownership model changes here.
  */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
 
 export interface Account {
