@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { verifyInclusion, leafHash } from '../../crypto/merkle.ts';
 import { verifyReceiptJws } from '../../crypto/receipt.ts';
-import { logVerifierKeys, signedCheckpoint } from '../../ledger/checkpoint.ts';
+import { logOrigin, logVerifierKeys, signedCheckpoint } from '../../ledger/checkpoint.ts';
 import { inclusionProof } from '../../ledger/log.ts';
 import { RECEIPTS_LOG, getReceipt, type StoredReceipt } from '../../ledger/receipts.ts';
 import { readBody } from '../body.ts';
@@ -24,9 +24,11 @@ const verifyBody = z.object({ receipt: z.string().min(1).max(16384) });
 
 export interface ReceiptEvidence {
   receipt_id: string;
+  /** The exact UTF-8 text of the receipts-log leaf (today the compact JWS itself). */
+  leaf: string;
   receipt: string;
   payload: Record<string, unknown>;
-  log: { name: string; index: number; verifier_key: string };
+  log: { name: string; index: number; origin: string; verifier_key: string };
   inclusion: { tree_size: number; leaf_hash: string; hashes: string[] };
   checkpoint: string;
   verification: { signature: boolean; inclusion: boolean; detail?: string };
@@ -46,9 +48,10 @@ export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promis
   }
   return {
     receipt_id: r.receipt_id,
+    leaf: r.jws,
     receipt: r.jws,
     payload: r.payload as unknown as Record<string, unknown>,
-    log: { name: RECEIPTS_LOG, index: r.log_index, verifier_key: logVerifierKeys(ctx, RECEIPTS_LOG)[0]! },
+    log: { name: RECEIPTS_LOG, index: r.log_index, origin: logOrigin(ctx.config.SITE_URL, RECEIPTS_LOG), verifier_key: logVerifierKeys(ctx, RECEIPTS_LOG)[0]! },
     inclusion: { tree_size: cp.size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) },
     checkpoint: cp.note,
     verification: { signature: sig.valid, inclusion, ...(sig.valid ? {} : { detail: sig.detail }) },
