@@ -9,6 +9,7 @@ import type { AppContext } from './context.ts';
 import { Problem, notFound, problemResponse, toProblem } from './problem.ts';
 import { Router } from './router.ts';
 import { staticSiteHandler } from './static-site.ts';
+import { notFoundHtml, useSiteShell } from './html.ts';
 import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
 import { registerReceiptRoutes } from './gate/receipts.ts';
@@ -85,6 +86,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
   registerRoutes(router, ctx, extraModules);
 
   const site = staticSiteHandler(ctx.config.STATIC_DIR);
+  useSiteShell(ctx.config.STATIC_DIR);
   h3.all('/**', async (event: H3Event) => {
     const served = await site(event);
     if (served !== undefined) return served;
@@ -98,6 +100,8 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
         headers: { allow: allowed.join(', ') },
       });
     }
+    const page = notFoundHtml(event);
+    if (page) return page;
     throw notFound(`nothing is served at ${event.url.pathname}`, 'route_not_found');
   });
   return { h3, router };
