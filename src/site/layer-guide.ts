@@ -130,7 +130,7 @@ export function pricesOf(catalog: unknown): PriceRow[] {
     const ill = illustrative || o.illustrative === true;
     for (const [k, x] of Object.entries(o)) {
       if (typeof x === 'number' && usdMap) {
-        rows.push({ item: `${name}: ${k.replace(/_/g, ' ')}`, amount: `${money(x)} USD`, illustrative: ill });
+        rows.push({ item: `${name}: ${humanKey(k)}`, amount: `${money(x)} USD`, illustrative: ill });
       } else if (typeof x === 'number' && /(^|_)(usd|bps)$|^bps$|fee_bps|price/.test(k)) {
         rows.push({ item: here ? `${here}: ${humanKey(k)}` : humanKey(k), amount: /bps/.test(k) ? `${x} bps` : `${money(x)} USD`, illustrative: ill || /scale|example/.test(k) });
       } else if (x && typeof x === 'object') {
