@@ -90,8 +90,8 @@ curl -s -X POST "$BASE/v1/fuse/hop" \\
   {
     id: 'mcp',
     title: 'Connect an agent over MCP',
-    intro: 'Agents that speak the Model Context Protocol use the streaming HTTP endpoint at /mcp (no key needed to list tools; send your key as a bearer token to call keyed tools).',
-    command: `curl -s -X POST "$BASE/mcp" \\
+    intro: 'Agents that speak the Model Context Protocol use the streaming HTTP endpoint at /mcp. Without a key it lists the public and demo tools; with your key as a bearer token it adds the keyed ones, such as fuse_hop.',
+    command: `curl -s -X POST "$BASE/mcp" -H "Authorization: Bearer $KEY" \\
   -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \\
   -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'`,
     lang: 'bash',
