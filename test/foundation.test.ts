@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,9 +23,20 @@ function cleanEnv(): Record<string, string> {
   return rest as Record<string, string>;
 }
 
-function cli(dir: string, args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(NODE, ['src/cli.ts', ...args], { env: { ...cleanEnv(), ...testEnv(dir), ...env }, encoding: 'utf8' });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+const execFileAsync = promisify(execFile);
+
+/**
+ * Runs the CLI without blocking this process: the test server lives in it, and
+ * a blocked event loop lets its keep-alive timer close a socket the next fetch reuses.
+ */
+async function cli(dir: string, args: string[], env: Record<string, string> = {}) {
+  try {
+    const r = await execFileAsync(NODE, ['src/cli.ts', ...args], { env: { ...cleanEnv(), ...testEnv(dir), ...env }, encoding: 'utf8' });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const err = e as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof err.code === 'number' ? err.code : null, stdout: err.stdout ?? '', stderr: err.stderr ?? '' };
+  }
 }
 
 describe('configuration', () => {
@@ -182,7 +194,7 @@ describe('HTTP foundation', () => {
   });
 
   it('creates, uses and revokes keys through the CLI; /v1/me shows metadata and usage', async () => {
-    const created = cli(s.dir, ['keys', 'create', '--name', 'ci-agent', '--hop-limit', '7', '--json']);
+    const created = await cli(s.dir, ['keys', 'create', '--name', 'ci-agent', '--hop-limit', '7', '--json']);
     expect(created.code).toBe(0);
     const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
     expect(key).toMatch(/^fg_live_/);
@@ -199,16 +211,16 @@ describe('HTTP foundation', () => {
     expect(body).toMatchObject({ id, name: 'ci-agent', hop_limit: 7, usage: { hops_used: 0, hops_remaining: 7, total_usd: '0.00' } });
     expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT/);
 
-    const listed = cli(s.dir, ['keys', 'list', '--json']);
+    const listed = await cli(s.dir, ['keys', 'list', '--json']);
     expect(JSON.parse(listed.stdout).keys.map((k: { id: string }) => k.id)).toContain(id);
     expect(listed.stdout.includes(key)).toBe(false);
 
-    expect(cli(s.dir, ['keys', 'revoke', id]).code).toBe(0);
+    expect((await cli(s.dir, ['keys', 'revoke', id])).code).toBe(0);
     const revoked = await s.fetch('/v1/me', { key });
     expect(revoked.status).toBe(401);
     expect((await revoked.json()).code).toBe('revoked_key');
-    expect(cli(s.dir, ['keys', 'revoke', 'key_missing']).code).toBe(1);
-    expect(cli(s.dir, ['keys', 'create']).code).toBe(2);
+    expect((await cli(s.dir, ['keys', 'revoke', 'key_missing'])).code).toBe(1);
+    expect((await cli(s.dir, ['keys', 'create'])).code).toBe(2);
   });
 
   it('publishes the current signing key as a JWK and raw base64', async () => {
