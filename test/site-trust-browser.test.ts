@@ -10,6 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sealNow } from '../src/api/site/clearing.ts';
 import { OUT, axeSerious, launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -184,6 +185,21 @@ describe('landing demo and 404 in Chromium', () => {
     await link.click();
     await page.waitForSelector('#verify-result[data-state="proven"]');
     expect(await page.locator('#verify-summary').innerText()).toContain('hop DENY');
+    await page.close();
+  });
+
+  it('shows the clearing checkpoint current at view time on the clearing layer page, not the one of the build', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(srv.url + '/stack/clearing');
+    await page.waitForSelector('[data-live="clearing"][data-state="loaded"]');
+    const before = await page.locator('[data-live="clearing"]').innerText();
+    const { attestation } = await sealNow(srv.ctx.ledger);
+    await page.reload();
+    await page.waitForSelector('[data-live="clearing"][data-state="loaded"]');
+    const after = await page.locator('[data-live="clearing"]').innerText();
+    expect(before).not.toContain(attestation.checkpoint_id);
+    expect(after).toContain(attestation.checkpoint_id);
+    expect(after).toContain(`${attestation.total_usd} USD`);
     await page.close();
   });
 
