@@ -1,6 +1,8 @@
 // @ts-check
 import { defineConfig } from 'astro/config';
 import node from '@astrojs/node';
+import { satteri } from '@astrojs/markdown-satteri';
+import { docsHtml } from './src/site/docs.ts';
 
 // Every page and document is prerendered at build time; h3 serves dist/client.
 // The Node adapter (middleware mode) is there for on-demand pages should one be added.
@@ -11,4 +13,7 @@ export default defineConfig({
   site: process.env.SITE_URL || process.env.BASE_URL || 'http://localhost:4321',
   trailingSlash: 'ignore',
   build: { format: 'directory' },
+  // docs/*.md link to each other as files (for GitHub); on the site they link to /docs/<name>.
+  // Code blocks keep the site's own colours (a highlighter's theme failed contrast checks).
+  markdown: { processor: satteri({ hastPlugins: [docsHtml] }), syntaxHighlight: false },
 });

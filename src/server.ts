@@ -42,6 +42,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
+  for (const job of app.router.jobs) job.start();
   log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid });
   return {
     url,
@@ -53,6 +54,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await Promise.all(app.router.jobs.map((job) => job.stop()));
       await ledger.close();
     },
   };

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealNow } from '../src/api/site/clearing.ts';
-import { OUT, axeSerious, launchChromium } from './support/browser.ts';
+import { OUT, axeSerious } from './support/axe.ts';
+import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -23,7 +24,7 @@ const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64ur
 
 beforeAll(async () => {
   srv = await startTestServer();
-  browser = await launchChromium();
+  ({ browser } = await launchChromium());
   mkdirSync(OUT, { recursive: true });
   key = (await srv.newKey('trust')).secret;
   const fuse = await (await srv.fetch('/v1/fuses', { key, json: { label: 'browser test' } })).json();

@@ -17,6 +17,7 @@ export const MAIN_NAV: readonly NavLink[] = [
   { href: '/verify', label: 'Verify' },
   { href: '/diligence', label: 'Diligence' },
   { href: '/reference', label: 'API' },
+  { href: '/docs', label: 'Docs' },
 ];
 
 export const LAYER_NAV: readonly NavLink[] = DATA.stack.layers.map((l) => ({ href: l.path, label: `${l.order}. ${l.name}` }));
