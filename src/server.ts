@@ -10,6 +10,8 @@ import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
 import { openLedger } from './ledger/db.ts';
+import { applyConnectionLimits, httpServerOptions } from './net/http-limits.ts';
+import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
 
 export interface RunningServer {
@@ -31,11 +33,17 @@ function makeLogger(level: Config['LOG_LEVEL']): AppContext['log'] {
 /** Opens the ledger, loads the keys and listens. PORT 0 picks a free port (tests). */
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = makeLogger(config.LOG_LEVEL);
-  const ledger = await openLedger(config);
-  const keyring = await loadKeyring(config);
+  const ledger = await startupStep(`cannot open the database ${config.DATABASE_URL}`, () => openLedger(config));
+  const keyring = await startupStep(`cannot load the signing keys (${config.SIGNING_KEY_JWK ? 'SIGNING_KEY_JWK' : config.SIGNING_KEY_FILE})`, () => loadKeyring(config)).catch(
+    async (e: unknown) => {
+      await ledger.close();
+      throw e;
+    },
+  );
   const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
   const app = createApp(ctx);
-  const server = createServer({ keepAliveTimeout: 5000 }, toNodeHandler(app.h3));
+  const server = createServer(httpServerOptions(config), toNodeHandler(app.h3));
+  applyConnectionLimits(server, config);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());
@@ -71,7 +79,16 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const running = await startServer(config);
+  let running: RunningServer;
+  try {
+    running = await startServer(config);
+  } catch (e) {
+    if (e instanceof StartupError || (e as NodeJS.ErrnoException).code === 'EADDRINUSE' || (e as NodeJS.ErrnoException).code === 'EACCES') {
+      process.stderr.write(`fusegate: ${(e as Error).message.split('\n')[0]}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
   process.on('SIGHUP', () => {
     loadKeyring(config)
       .then((k) => {

@@ -78,7 +78,8 @@ function cacheControl(id: string): string {
 
 export function staticSiteHandler(root: string) {
   const assets = indexStaticSite(root);
-  return async (event: H3Event) => {
+  const has = (id: string) => assets.has(id) || assets.has(id.replace(/\/$/, '') + '/index.html');
+  const handler = async (event: H3Event) => {
     let matched: string | undefined;
     const res = await serveStatic(event, {
       fallthrough: true,
@@ -99,4 +100,6 @@ export function staticSiteHandler(root: string) {
     if (isMachineDocument(matched)) event.res.headers.set('access-control-allow-origin', '*');
     return res;
   };
+  /** True when the build has a file at `id` (for 405 and the CORS preflight). */
+  return Object.assign(handler, { has });
 }

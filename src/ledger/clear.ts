@@ -1,5 +1,6 @@
 /** Clear acts and cleared exposure (SPEC 2.4). Amounts are micro-USD; sums are read exactly as text. */
 import type { Client, Transaction } from '@libsql/client';
+import { exactSum, exactSumSql } from './exact-sum.ts';
 
 export interface ClearActRow {
   receiptId: string;
@@ -34,7 +35,7 @@ export async function monthTotals(db: Client, month: string, keyId?: string): Pr
   const where = keyId ? 'month = ? AND key_id = ?' : 'month = ?';
   const args = keyId ? [month, keyId] : [month];
   const rs = await db.execute({
-    sql: `SELECT decision, COUNT(*) AS n, CAST(COALESCE(SUM(exposure_micros), 0) AS TEXT) AS exposure
+    sql: `SELECT decision, COUNT(*) AS n, ${exactSumSql('exposure_micros', 'exposure')}
           FROM clear_acts WHERE ${where} GROUP BY decision`,
     args,
   });
@@ -46,7 +47,7 @@ export async function monthTotals(db: Client, month: string, keyId?: string): Pr
     const d = String(r.decision);
     by_decision[d] = Number(r.n);
     acts += Number(r.n);
-    if (d === 'PERMIT') cleared = BigInt(String(r.exposure));
+    if (d === 'PERMIT') cleared = exactSum(r, 'exposure');
   }
   return { cleared_micros: cleared, by_decision, acts, keys: Number(keys.rows[0]?.k ?? 0) };
 }

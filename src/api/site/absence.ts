@@ -120,7 +120,7 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'absence',
       body: witnessRequest,
-      response: z.object({ witness_id: z.string(), act_kind: z.string(), absent: z.boolean(), surface: z.looseObject({}), proof: sortedProofSchema, witness: z.string(), verify_url: z.string() }),
+      response: z.object({ witness_id: z.string(), act_kind: z.string(), absent: z.boolean(), surface: z.looseObject({}), proof: sortedProofSchema, witness: z.string(), verify_url: z.string(), standard_verify_url: z.string(), charge: z.object({ sku: z.string(), amount_usd: z.string() }) }),
       problems: [404, 409, 422],
       charges: [WITNESS_SKU],
       example: { act_kind: 'wire', preset: 'hiring' },

@@ -86,7 +86,7 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
     return new HTTPResponse(cp.note, {
       headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache', ...PUBLIC },
     });
-  }, { summary: 'The latest C2SP signed checkpoint (text/plain note), or the one at an earlier tree size', auth: 'public', tag: 'logs', query: checkpointQuery, problems: [404] });
+  }, { summary: 'The latest C2SP signed checkpoint (text/plain note), or the one at an earlier tree size', auth: 'public', tag: 'logs', query: checkpointQuery, problems: [404], responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } } });
 
   router.get('/api/v1/logs/:log/growth', async (event) => {
     const name = logName(event);

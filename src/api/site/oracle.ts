@@ -46,8 +46,12 @@ export const aggregateResponse = z.object({
   spread: z.string().nullable(),
   kept: z.array(z.object({ source_id: z.string(), value: z.string(), weight: z.number() })),
   trimmed: z.array(z.object({ source_id: z.string(), value: z.string() })),
+  sources: z.number().int().describe('readings received'),
+  trim_per_side: z.number().int().describe('readings trimmed at each end'),
+  policy: z.object({ min_sources: z.number().int(), trim_percent: z.number().int(), tolerance_bps: z.number().int() }).describe('the operator policy applied (ORACLE_*)'),
   receipt_id: z.string(),
   verify_url: z.string(),
+  charge: z.object({ sku: z.string(), amount_usd: z.string() }),
 });
 
 /** The aggregation policy the operator configured (ORACLE_*). */
