@@ -9,7 +9,9 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
+import { logOrigin } from './ledger/checkpoint.ts';
 import { openLedger } from './ledger/db.ts';
+import { RECEIPTS_LOG, sealReceipts } from './ledger/seals.ts';
 import { applyConnectionLimits, httpServerOptions } from './net/http-limits.ts';
 import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
@@ -41,6 +43,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     },
   );
   const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
+  // Every batch that appends receipts ends with one seal of the receipts log (docs/pipeline.md).
+  const receiptsOrigin = logOrigin(config.SITE_URL, RECEIPTS_LOG);
+  ledger.onBatchEnd(async (tx) => void (await sealReceipts(tx, receiptsOrigin, ctx.keyring.current)));
   const app = createApp(ctx);
   const server = createServer(httpServerOptions(config), toNodeHandler(app.h3));
   applyConnectionLimits(server, config);

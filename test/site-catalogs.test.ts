@@ -280,8 +280,9 @@ describe('SPEC 4.1 documents', () => {
       const { res, body } = await getJson(`/.well-known/${name}.json`);
       expect(res.headers.get('access-control-allow-origin'), name).toBe('*');
       expect(s.discoveryDocumentSchema.safeParse(body).success, name).toBe(true);
-      // mcp.json is served live (it lists the tools of the running routes), so it names the running BASE_URL.
-      expect(body.base_url).toBe(name === 'mcp' ? srv.config.BASE_URL : 'http://localhost:4321');
+      // mcp.json (the tools of the running routes) and x402.json (what the running configuration takes
+      // payment for) are served live, so they name the running BASE_URL.
+      expect(body.base_url).toBe(name === 'mcp' || name === 'x402' ? srv.config.BASE_URL : 'http://localhost:4321');
     }
     const gate = (await getJson('/.well-known/gate.json')).body;
     // The 28 rows of SPEC 4.1, then our extensions, marked as such.

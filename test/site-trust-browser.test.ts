@@ -29,9 +29,11 @@ beforeAll(async () => {
   key = (await srv.newKey('trust')).secret;
   const fuse = await (await srv.fetch('/v1/fuses', { key, json: { label: 'browser test' } })).json();
   for (let i = 0; i < 4; i++) await srv.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_dead' } });
+  // A hop's receipt is batch-sealed (no per-receipt JWS); an execute-gate receipt is a token the caller holds.
   const hop = await (await srv.fetch('/v1/fuse/hop', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json();
-  const ev = await (await srv.fetch(`/v1/receipts/${hop.receipt_id}`, { headers: { accept: 'application/json' } })).json();
-  receipt = { id: hop.receipt_id, jws: ev.receipt };
+  const gate = await (await srv.fetch('/api/v1/execute-gate', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json();
+  expect(typeof gate.receipt).toBe('string');
+  receipt = { id: hop.receipt_id, jws: gate.receipt };
   for (let i = 0; i < 3; i++) await srv.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_live' } });
 });
 afterAll(async () => {
@@ -56,7 +58,7 @@ describe('/verify in Chromium', () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const r = await verifyIn(page, receipt.jws);
     expect(r.state).toBe('proven');
-    expect(r.summary).toMatch(/^Proven: Fuse Gate signed this receipt \(hop PERMIT/);
+    expect(r.summary).toMatch(/^Proven: Fuse Gate signed this receipt \(\w+ PERMIT/);
     expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Receipt signature', 'Signed checkpoint', 'Inclusion', 'Leaf and payload']);
     expect(r.rows.every((x) => x.includes('✓ holds'))).toBe(true);
     expect(await axeSerious(page)).toEqual([]);
@@ -64,11 +66,14 @@ describe('/verify in Chromium', () => {
     await page.close();
   });
 
-  it('proves a receipt given by id (the link the live demo and the explorer use)', async () => {
+  it('proves a batch-sealed receipt given by id (the link the live demo and the explorer use)', async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
     await page.goto(`${srv.url}/verify?id=${receipt.id}`);
     await page.waitForSelector('#verify-result[data-state="proven"]');
     expect(await page.locator('#verify-summary').innerText()).toContain('Proven');
+    const rows = await page.locator('#verify-findings tr').allInnerTexts();
+    expect(rows.find((x) => x.startsWith('Inclusion'))).toContain('✓ holds');
+    expect(rows.every((x) => x.includes('✓ holds'))).toBe(true);
     await page.close();
   });
 

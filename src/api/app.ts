@@ -27,6 +27,7 @@ import { registerTriggerRoutes } from './site/triggers.ts';
 import { registerWebhookRoutes } from './site/webhooks.ts';
 import { registerClearingRoutes } from './site/clearing.ts';
 import { registerMeteredRoutes } from './site/metered-routes.ts';
+import { registerX402Routes } from '../payments/x402/routes.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -48,6 +49,7 @@ const MODULES: RouteModule[] = [
   registerMeteredRoutes,
   registerMcpRoutes,
   registerOpenApiRoutes,
+  registerX402Routes,
 ];
 
 /** Registers every route module on `router` (also used to describe the API without serving it). */

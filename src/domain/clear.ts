@@ -15,7 +15,7 @@
  * counterfactual replay can run the same rule on them later.
  */
 import { DATA } from '../catalog/catalogs.ts';
-import type { FuseState } from '../ledger/fuses.ts';
+import type { FuseState } from './fuse.ts';
 import { bpsFeeMicros, MICROS_PER_USD } from './money.ts';
 
 export type ClearDecision = 'PERMIT' | 'DENY' | 'HOLD' | 'SILENCE';

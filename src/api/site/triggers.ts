@@ -15,7 +15,7 @@ import { OPERATORS, fireFee, thresholdReached, type FireFee } from '../../domain
 import { newId, nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
 import { TRIGGERS_LOG, firedExposureSince, getTrigger, insertTrigger, markFired, newEventId, recordEvent, type Trigger } from '../../ledger/triggers.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -28,6 +28,7 @@ import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const TEMPLATES = DATA.foundry.trigger_templates;
 const templateIds = TEMPLATES.map((t) => t.template_id) as [string, ...string[]];
@@ -95,8 +96,6 @@ function triggerObject(t: Trigger) {
 const monthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString();
 const tiers = () => DATA.clear.bps_tiers;
 
-class FeeChanged extends Error {}
-
 const refused = (status: number, code: string, detail: string, extra?: Record<string, unknown>) =>
   new Problem({ status, code, title: status === 409 ? 'Conflict' : 'Unprocessable', detail, ...(extra ? { extra } : {}) });
 
@@ -138,7 +137,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           fire: null,
           fee_micros: null,
         };
-        const receipt = await signReceipt(ctx, {
+        const receipt = sealedReceipt(ctx, {
           kind: 'trigger_publish',
           decision: 'ARMED',
           subject: t.id,
@@ -205,7 +204,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         const reached = thresholdReached(t.threshold, reading!);
         if (!reached) {
           // Not an error: the trigger stays ARMED. Receipted, not charged (nothing was enabled).
-          const receipt = await signReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
+          const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
           return commitReply(event, ctx, async (tx) => {
             await recordReceipt(tx, receipt);
             return reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
@@ -219,11 +218,11 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           const fee = await feeFor(ctx.ledger.read, at);
           const toll = tollMicros('bps_fire');
           const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
-          const receipt = await signReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
+          const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
           try {
             const r = await commitReply(event, ctx, async (tx) => {
               const again = await feeFor(tx, at);
-              if (again.feeMicros !== fee.feeMicros) throw new FeeChanged();
+              if (again.feeMicros !== fee.feeMicros) throw new StateChanged();
               if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
               const { index } = await recordEvent(tx, key.id, {
                 event_id: newEventId(),
@@ -254,7 +253,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
             nudgeDeliverer();
             return r;
           } catch (e) {
-            if (e instanceof FeeChanged && attempt < 3) continue;
+            if (retryIfStale(e, attempt)) continue;
             throw e;
           }
         }
