@@ -22,7 +22,9 @@ const LAYER_PAGES = ['relay', 'clear', 'nap', 'clearing', 'signal', 'orn', 'abse
 const FOUNDRY_PAGES = ['physics', 'print', 'obligation', 'oracle', 'trigger', 'conformity', 'depository', 'settlement', 'clearing', 'stack'].map((l) => `/foundry/${l}`);
 // The docs index and the two docs with the widest tables and most code (docs/*.md rendered).
 const DOC_PAGES = ['/docs', '/docs/what-runs', '/docs/companion-metered-apis'];
-const PAGES = ['/', '/stack', '/foundry', '/pricing', ...GATE_PAGES, ...LAYER_PAGES, ...FOUNDRY_PAGES, ...DOC_PAGES];
+const PAGES = ['/', '/start', '/stack', '/foundry', '/pricing', '/logs', '/verify', '/reference', ...GATE_PAGES, ...LAYER_PAGES, ...FOUNDRY_PAGES, ...DOC_PAGES];
+// The only pages that ship JavaScript: the live demo, the explorer, the verifier, and live values on layer pages.
+const SCRIPTED = new Set(['/', '/logs', '/verify', '/stack/clearing', '/stack/signal', '/foundry/clearing', '/foundry/settlement']);
 
 let srv: TestServer;
 let browser: Browser;
@@ -30,7 +32,7 @@ let browser: Browser;
 beforeAll(async () => {
   ({ browser } = await launchChromium());
   srv = await startTestServer();
-  mkdirSync(OUT, { recursive: true });
+  mkdirSync(join(OUT, 'pages'), { recursive: true });
 });
 afterAll(async () => {
   await browser?.close();
@@ -50,11 +52,12 @@ async function axeSerious(page: Page): Promise<string[]> {
 
 describe('landing pages in Chromium', () => {
   for (const path of PAGES) {
-    it(`${path} has one heading, the main navigation, no serious axe violation and no script`, async () => {
-      const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    it(`${path} has one heading, the main navigation, no serious axe violation, ${SCRIPTED.has(path) ? 'its script' : 'no script'}, and fits 1280 and 390 px`, { timeout: 90_000 }, async () => {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       try {
-        const res = await page.goto(srv.url + path);
+        const res = await page.goto(srv.url + path, { waitUntil: 'networkidle' });
         expect(res?.status(), path).toBe(200);
+        if (path === '/logs') await page.waitForSelector('body[data-explorer="ready"]');
         const h1 = page.locator('h1');
         expect(await h1.count()).toBe(1);
         expect((await h1.innerText()).trim().length).toBeGreaterThan(0);
@@ -62,8 +65,16 @@ describe('landing pages in Chromium', () => {
         for (const label of ['Home', 'Stack', 'Foundry', 'Pricing', 'Diligence']) {
           expect(await nav.getByRole('link', { name: label, exact: true }).count(), `nav ${label}`).toBe(1);
         }
-        expect(await page.locator('script').count(), 'ships client JS').toBe(0);
+        const scripts = await page.locator('script').count();
+        if (SCRIPTED.has(path)) expect(scripts, 'its script').toBeGreaterThan(0);
+        else expect(scripts, 'ships client JS').toBe(0);
         expect(await axeSerious(page)).toEqual([]);
+        const name = path === '/' ? 'home' : path.slice(1).replace(/\//g, '-');
+        await page.screenshot({ path: join(OUT, 'pages', `${name}-1280.jpg`), fullPage: true, type: 'jpeg', quality: 70 });
+        await page.setViewportSize({ width: 390, height: 844 });
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(overflow, `${path} scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
+        await page.screenshot({ path: join(OUT, 'pages', `${name}-390.jpg`), fullPage: true, type: 'jpeg', quality: 70 });
       } finally {
         await page.close();
       }

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import openapi from '../src/generated/openapi.json' with { type: 'json' };
 
 const ROOT = join(process.cwd(), 'dist/client');
 const SITE = 'http://localhost:4321';
@@ -33,6 +34,17 @@ function pagePath(file: string): string {
   return rel.endsWith('/index.html') ? rel.slice(0, -'index.html'.length) : rel;
 }
 
+/** GET operations of the API (the same process serves them): a page may link to them. */
+const API_GETS = Object.entries(openapi.paths as Record<string, Record<string, unknown>>)
+  .filter(([, ops]) => 'get' in ops)
+  .map(([p]) => new RegExp(`^${p.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+')}$`));
+const servedByApi = (path: string) => API_GETS.some((re) => re.test(path));
+/**
+ * Pages another area serves from its own routes, not yet on this branch:
+ * /dashboard is the accounts area's (issue 14). Remove an entry once it is served.
+ */
+const SERVED_ELSEWHERE = new Set(['/dashboard']);
+
 const ids = (html: string) => new Set([...html.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]));
 
 describe('built site links', () => {
@@ -54,6 +66,7 @@ describe('built site links', () => {
         if (url.origin !== SITE) continue; // external
         checked++;
         const target = resolveFile(url.pathname);
+        if (!target && (servedByApi(url.pathname) || SERVED_ELSEWHERE.has(url.pathname))) continue;
         if (!target) {
           broken.push(`${pagePath(file)} -> ${raw}`);
           continue;

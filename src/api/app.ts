@@ -11,6 +11,7 @@ import { Router } from './router.ts';
 import { enforceRole } from './auth.ts';
 import { applyCors, registerPreflight } from './cors.ts';
 import { staticSiteHandler } from './static-site.ts';
+import { notFoundHtml, useSiteShell } from './html.ts';
 import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
 import { registerReceiptRoutes } from './gate/receipts.ts';
@@ -102,6 +103,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
   registerRoutes(router, ctx, extraModules);
 
   const site = staticSiteHandler(ctx.config.STATIC_DIR);
+  useSiteShell(ctx.config.STATIC_DIR);
   registerPreflight(h3, router, site.has, () => allowedOrigins(ctx));
   h3.all('/**', async (event: H3Event) => {
     const served = await site(event);
@@ -118,6 +120,8 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
         headers: { allow: allowed.join(', ') },
       });
     }
+    const page = notFoundHtml(event);
+    if (page) return page;
     throw notFound(`nothing is served at ${event.url.pathname}`, 'route_not_found');
   });
   return { h3, router };

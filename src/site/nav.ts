@@ -9,9 +9,12 @@ export interface NavLink {
 
 export const MAIN_NAV: readonly NavLink[] = [
   { href: '/', label: 'Home' },
+  { href: '/start', label: 'Get started' },
   { href: '/stack', label: 'Stack' },
   { href: '/foundry', label: 'Foundry' },
   { href: '/pricing', label: 'Pricing' },
+  { href: '/logs', label: 'Logs' },
+  { href: '/verify', label: 'Verify' },
   { href: '/diligence', label: 'Diligence' },
   { href: '/reference', label: 'API' },
   { href: '/docs', label: 'Docs' },

@@ -22,6 +22,7 @@ import { badRequest, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { decodeLeaf } from './leaf-decoders.ts';
+import { logGrowth } from '../../ledger/log-growth.ts';
 
 export const b64 = (h: Uint8Array): string => Buffer.from(h).toString('base64');
 
@@ -29,6 +30,8 @@ const index = z.coerce.number().int().nonnegative();
 const entriesQuery = z.object({ start: index.default(0), limit: z.coerce.number().int().min(1).max(1000).default(100) });
 const inclusionQuery = z.object({ index, tree_size: index });
 const consistencyQuery = z.object({ from: index, to: index });
+const checkpointQuery = z.object({ size: index.optional() });
+const growthQuery = z.object({ points: z.coerce.number().int().min(2).max(200).default(48) });
 
 const PUBLIC = { 'access-control-allow-origin': '*' };
 
@@ -78,11 +81,18 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
 
   router.get('/api/v1/logs/:log/checkpoint', async (event) => {
     const name = logName(event);
-    const cp = await guarded(() => signedCheckpoint(ctx, name));
+    const q = readQuery(event, checkpointQuery);
+    const cp = await guarded(() => signedCheckpoint(ctx, name, q.size));
     return new HTTPResponse(cp.note, {
       headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache', ...PUBLIC },
     });
-  }, { summary: 'The latest C2SP signed checkpoint (text/plain note)', auth: 'public', tag: 'logs', problems: [404], responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } } });
+  }, { summary: 'The latest C2SP signed checkpoint (text/plain note), or the one at an earlier tree size', auth: 'public', tag: 'logs', query: checkpointQuery, problems: [404], responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } } });
+
+  router.get('/api/v1/logs/:log/growth', async (event) => {
+    const name = logName(event);
+    const q = readQuery(event, growthQuery);
+    return toResponse(reply({ log: name, ...(await guarded(() => logGrowth(db(), name, q.points))) }), PUBLIC);
+  }, { summary: 'How the log grew: the append time of evenly spaced entries (for a chart)', auth: 'public', tag: 'logs', query: growthQuery, problems: [404] });
 
   router.get('/api/v1/logs/:log/entries', async (event) => {
     const name = logName(event);

@@ -1,0 +1,64 @@
+/**
+ * Compact JWS (RFC 7515) verification in the browser with WebCrypto Ed25519,
+ * against a key set the page fetched from the service's published documents.
+ * The algorithm is pinned (EdDSA or its RFC 9864 name Ed25519); the `kid` is
+ * looked up in the given keys only, never taken from the token.
+ */
+import { CheckFailed, ed25519Verify, fromBase64, utf8 } from './tlog.ts';
+
+export interface PublicJwk {
+  kid?: string;
+  kty: string;
+  crv: string;
+  x: string;
+}
+
+export interface JwsParts {
+  header: Record<string, unknown>;
+  payload: Record<string, unknown>;
+  signingInput: string;
+  signature: Uint8Array<ArrayBuffer>;
+}
+
+const ALGS = ['EdDSA', 'Ed25519'];
+
+export function looksLikeJws(s: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(s);
+}
+
+export function decodeJws(compact: string): JwsParts {
+  if (!looksLikeJws(compact)) throw new CheckFailed('not a compact JWS (three base64url parts)');
+  const [h, p, s] = compact.split('.') as [string, string, string];
+  const json = (part: string, what: string) => {
+    try {
+      const v = JSON.parse(new TextDecoder().decode(fromBase64(part)));
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error();
+      return v as Record<string, unknown>;
+    } catch {
+      throw new CheckFailed(`the JWS ${what} is not a JSON object`);
+    }
+  };
+  return { header: json(h, 'header'), payload: json(p, 'payload'), signingInput: `${h}.${p}`, signature: fromBase64(s) };
+}
+
+/** Verifies the signature with the key named by `kid` in `keys`; returns the decoded parts. */
+export async function verifyJws(compact: string, keys: PublicJwk[], typ: string): Promise<JwsParts & { kid: string }> {
+  const parts = decodeJws(compact);
+  const { alg, kid } = parts.header;
+  if (!ALGS.includes(String(alg))) throw new CheckFailed(`the algorithm ${String(alg)} is not accepted`);
+  if (parts.header.typ !== typ) throw new CheckFailed(`the token type is ${String(parts.header.typ)}, not ${typ}`);
+  const key = keys.find((k) => k.kid === kid && k.kty === 'OKP' && k.crv === 'Ed25519');
+  if (!key) throw new CheckFailed(`the key ${String(kid)} is not among the published keys`);
+  const ok = await ed25519Verify(fromBase64(key.x), parts.signature, utf8(parts.signingInput));
+  if (!ok) throw new CheckFailed('the signature does not verify: the token was changed or not signed by this service');
+  return { ...parts, kid: String(kid) };
+}
+
+/** JSON with keys sorted at every level, to compare two payloads by value. */
+export function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}

@@ -1,0 +1,182 @@
+/**
+ * What the /verify page proves, computed in the browser from the service's
+ * published keys and a receipt's evidence (GET /v1/receipts/{id}):
+ *  1. the pasted token's signature (receipt JWS against /crypto/public-key,
+ *     pre-finality JWT against /.well-known/prefinality-jwks.json);
+ *  2. the checkpoint note's Ed25519 signature by the receipts log key, a key
+ *     derived here from the published public key, not taken from the answer;
+ *  3. leafHash(leaf) and the RFC 9162 inclusion proof to the checkpoint root;
+ *  4. that the leaf carries the receipt's payload (leaf = the JWS today, its
+ *     canonical JSON payload once receipts are batch-sealed);
+ *  5. the per-receipt JWS and the checkpoint JWS when the answer has them.
+ * Nothing here trusts a verdict of the server.
+ */
+import { canonical, decodeJws, looksLikeJws, verifyJws, type PublicJwk } from './jws.ts';
+import { openCheckpoint, publishedKeys } from './published-keys.ts';
+import { CheckFailed, fromBase64, leafHash, noteOrigin, toBase64, utf8, verifyInclusion } from './tlog.ts';
+
+export const RECEIPT_TYP = 'fusegate-receipt+jws';
+export const PREFINALITY_TYP = 'prefinality-receipt+jwt';
+export const RECEIPT_ID = /^rcpt_[A-Za-z0-9_-]{1,60}$/;
+
+export interface Finding {
+  check: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface Report {
+  proven: boolean;
+  summary: string;
+  findings: Finding[];
+  payload?: Record<string, unknown>;
+}
+
+/** The agreed evidence contract of GET /v1/receipts/{id}; `leaf` and `checkpoint_jws` may be absent on older servers. */
+interface Evidence {
+  receipt_id: string;
+  leaf?: string;
+  receipt: string | null;
+  payload: Record<string, unknown>;
+  log: { name: string; index: number; origin?: string; verifier_key: string };
+  inclusion: { tree_size: number; leaf_hash: string; hashes: string[] };
+  checkpoint: string;
+  checkpoint_jws?: string;
+}
+
+async function getJson<T>(base: string, path: string): Promise<{ status: number; body: T }> {
+  const res = await fetch(base + path, { headers: { accept: 'application/json' } });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+const say = (findings: Finding[], check: string, ok: boolean, detail: string) => findings.push({ check, ok, detail });
+
+async function attempt(findings: Finding[], check: string, fn: () => Promise<string>): Promise<boolean> {
+  try {
+    say(findings, check, true, await fn());
+    return true;
+  } catch (e) {
+    say(findings, check, false, e instanceof CheckFailed ? e.message : `could not check: ${String((e as Error).message ?? e)}`);
+    return false;
+  }
+}
+
+export async function verifyReceipt(input: string, base: string): Promise<Report> {
+  const text = input.trim();
+  const findings: Finding[] = [];
+  const keys = await publishedKeys(base);
+  const jwks = keys.map((k) => k.jwk);
+  let id: string | undefined;
+  let pasted: { kind: 'receipt' | 'prefinality'; payload: Record<string, unknown> } | undefined;
+
+  if (looksLikeJws(text)) {
+    let typ: unknown;
+    try {
+      typ = decodeJws(text).header.typ;
+    } catch (e) {
+      return refuse(findings, 'Token', (e as Error).message);
+    }
+    if (typ === PREFINALITY_TYP) {
+      const set = (await getJson<{ keys: PublicJwk[] }>(base, '/.well-known/prefinality-jwks.json')).body.keys;
+      const ok = await attempt(findings, 'Pre-finality signature', async () => {
+        const v = await verifyJws(text, set, PREFINALITY_TYP);
+        pasted = { kind: 'prefinality', payload: v.payload };
+        return `signed by the service's key ${v.kid} (published in /.well-known/prefinality-jwks.json)`;
+      });
+      if (!ok) return finish(findings);
+      const exp = Number(pasted!.payload.exp);
+      say(findings, 'Validity', exp * 1000 > Date.now(), exp * 1000 > Date.now()
+        ? `the clearance is valid until ${new Date(exp * 1000).toISOString()}`
+        : `the clearance expired at ${new Date(exp * 1000).toISOString()}: it proves a past decision, it clears nothing now`);
+    } else {
+      const ok = await attempt(findings, 'Receipt signature', async () => {
+        const v = await verifyJws(text, jwks, RECEIPT_TYP);
+        pasted = { kind: 'receipt', payload: v.payload };
+        return `signed by the service's Ed25519 key ${v.kid} (published at /crypto/public-key)`;
+      });
+      if (!ok) return finish(findings);
+    }
+    id = String(pasted!.payload.receipt_id ?? '');
+    if (!RECEIPT_ID.test(id)) return refuse(findings, 'Receipt id', 'the token names no receipt in the receipts log');
+  } else if (RECEIPT_ID.test(text)) {
+    id = text;
+  } else {
+    return refuse(findings, 'Input', 'paste a receipt (compact JWS), a pre-finality JWT, or a receipt id such as rcpt_…');
+  }
+
+  const res = await getJson<Evidence>(base, `/v1/receipts/${encodeURIComponent(id)}`);
+  if (res.status === 404) return refuse(findings, 'Receipts log', `the service has no receipt ${id}`);
+  if (res.status !== 200) return refuse(findings, 'Receipts log', `the service answered ${res.status}`);
+  const ev = res.body;
+  const leaf = ev.leaf ?? ev.receipt ?? '';
+  const origin = ev.log.origin ?? noteOrigin(ev.checkpoint);
+
+  // 2. The checkpoint, signed by a key derived here from the published public keys.
+  let root: Uint8Array | undefined;
+  await attempt(findings, 'Signed checkpoint', async () => {
+    const cp = await openCheckpoint(ev.checkpoint, origin, keys);
+    if (cp.size !== ev.inclusion.tree_size) throw new CheckFailed(`the checkpoint is of size ${cp.size}, the proof of size ${ev.inclusion.tree_size}`);
+    root = cp.root;
+    return `log ${origin} at size ${cp.size}, root ${toBase64(cp.root)}, signed by ${cp.verifierKey.split('+').slice(0, 2).join('+')}`;
+  });
+
+  // 3. The leaf is in that tree.
+  await attempt(findings, 'Inclusion', async () => {
+    if (!root) throw new CheckFailed('there is no verified checkpoint to prove against');
+    const lh = await leafHash(utf8(leaf));
+    if (toBase64(lh) !== ev.inclusion.leaf_hash) throw new CheckFailed('the leaf does not hash to the proven leaf hash');
+    await verifyInclusion(ev.log.index, ev.inclusion.tree_size, lh, ev.inclusion.hashes.map(fromBase64), root);
+    return `entry ${ev.log.index} of ${ev.inclusion.tree_size}: the ${ev.inclusion.hashes.length}-hash RFC 9162 proof leads to the checkpoint root`;
+  });
+
+  // 4. The leaf carries this receipt.
+  await attempt(findings, 'Leaf and payload', async () => {
+    let inLeaf: Record<string, unknown>;
+    try {
+      inLeaf = looksLikeJws(leaf) ? decodeJws(leaf).payload : (JSON.parse(leaf) as Record<string, unknown>);
+    } catch {
+      throw new CheckFailed('the leaf is neither a JWS nor JSON');
+    }
+    if (canonical(inLeaf) !== canonical(ev.payload)) throw new CheckFailed('the logged leaf does not carry the payload shown');
+    if (pasted?.kind === 'receipt' && canonical(pasted.payload) !== canonical(inLeaf)) throw new CheckFailed('the pasted receipt differs from the logged one');
+    if (pasted?.kind === 'prefinality' && (inLeaf.kind !== 'prefinality' || inLeaf.decision !== pasted.payload.decision)) {
+      throw new CheckFailed('the logged receipt does not record this pre-finality decision');
+    }
+    return `the logged leaf is receipt ${String(inLeaf.receipt_id)}${pasted ? ', the one you pasted' : ''}`;
+  });
+
+  // 5. The per-receipt JWS (and the checkpoint JWS) when the answer has them.
+  const jws = ev.receipt ?? (looksLikeJws(leaf) ? leaf : null);
+  if (jws && pasted?.kind !== 'receipt') {
+    await attempt(findings, 'Receipt signature', async () => {
+      const v = await verifyJws(jws, jwks, RECEIPT_TYP);
+      if (canonical(v.payload) !== canonical(ev.payload)) throw new CheckFailed('the signed payload differs from the payload shown');
+      return `signed by the service's Ed25519 key ${v.kid} (published at /crypto/public-key)`;
+    });
+  }
+  if (ev.checkpoint_jws) {
+    await attempt(findings, 'Checkpoint JWS', async () => {
+      const typ = String(decodeJws(ev.checkpoint_jws!).header.typ);
+      const v = await verifyJws(ev.checkpoint_jws!, jwks, typ);
+      return `signed by ${v.kid}`;
+    });
+  }
+  return finish(findings, ev.payload, ev);
+}
+
+function refuse(findings: Finding[], check: string, detail: string): Report {
+  say(findings, check, false, detail);
+  return finish(findings);
+}
+
+function finish(findings: Finding[], payload?: Record<string, unknown>, ev?: Evidence): Report {
+  const failed = findings.filter((f) => !f.ok);
+  const proven = failed.length === 0 && ev !== undefined;
+  const what = payload ? `${String(payload.kind ?? 'act')} ${String(payload.decision ?? '')}`.trim() : '';
+  const summary = proven
+    ? `Proven: Fuse Gate signed this receipt (${what}${payload?.subject ? ` for ${String(payload.subject)}` : ''}, issued ${String(payload?.iat ?? '')}), ` +
+      `and it is entry ${ev.log.index} of the public receipts log, committed to by a checkpoint of ${ev.inclusion.tree_size} entries signed with the published log key. ` +
+      'Keep the checkpoint: the log can only grow from it (check it on the logs page).'
+    : `Not proven: ${failed[0]?.check.toLowerCase() ?? 'the checks'}: ${failed[0]?.detail ?? 'incomplete'}.`;
+  return { proven, summary, findings, ...(payload ? { payload } : {}) };
+}
