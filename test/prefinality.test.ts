@@ -371,11 +371,13 @@ describe('pre-finality clearance', () => {
       return { status: r.status, body: (await r.json()) as GateBody };
     };
 
-    it('passes a matching order once; the same order again passes; another order is refused', async () => {
+    it('passes a matching order once; the same order again is refused; another order is refused', async () => {
       const t = await goReceipt();
       const first = await run(t, ORDER);
       expect(first).toMatchObject({ status: 200, body: { pass: true, reasons: [], charge: { sku: 'verify_attestation' } } });
-      expect((await run(t, ORDER)).status).toBe(200);
+      const replay = await run(t, ORDER);
+      expect(replay).toMatchObject({ status: 403, body: { pass: false } });
+      expect(replay.body.reasons.map((r) => r.code)).toEqual(['receipt_used']);
       const again = await run(t, { ...ORDER, order_id: 'another-order' });
       expect(again).toMatchObject({ status: 403, body: { pass: false, charge: { sku: 'hold' } } });
       expect(again.body.reasons.map((r) => r.code)).toEqual(['receipt_used']);

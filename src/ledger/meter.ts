@@ -12,14 +12,17 @@ export interface Charge {
   amountMicros: number;
   /** True for negative-act premium SKUs (refusals). */
   nap?: boolean;
-  /** What was charged for: a receipt id, a fuse id... */
-  ref?: string;
+  /**
+   * The receipt of the act charged for. Every charge has one: a clearing
+   * attestation covers the charges of its period through their receipts.
+   */
+  ref: string;
 }
 
 export async function recordCharge(tx: Transaction, c: Charge): Promise<void> {
   await tx.execute({
     sql: 'INSERT INTO meter (key_id, sku, amount_micros, nap, ref, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    args: [c.keyId, c.sku, c.amountMicros, c.nap ? 1 : 0, c.ref ?? null, nowIso()],
+    args: [c.keyId, c.sku, c.amountMicros, c.nap ? 1 : 0, c.ref, nowIso()],
   });
 }
 

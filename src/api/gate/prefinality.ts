@@ -26,7 +26,7 @@ import {
   RULES,
   evaluatePrefinality,
   meteringOf,
-  orderMismatches,
+  rtpGateReasons,
   evaluateRequestSchema,
   paymentOrderSchema,
   type Decision,
@@ -255,21 +255,8 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         } else {
           const c = v.claims;
           jti = c.jti;
-          if (c.decision !== 'GO') reasons.push({ code: 'not_go', detail: `the receipt's decision is ${c.decision}, not GO` });
-          if (c.demo) reasons.push({ code: 'demo_receipt', detail: 'a demo receipt clears no payment' });
-          if (c.rail !== 'rtp') reasons.push({ code: 'wrong_rail', detail: `the receipt clears rail ${c.rail}, not rtp`, fields: ['rail'] });
-          const differ = orderMismatches(c.transfer, order);
-          if (differ.length) {
-            reasons.push({
-              code: 'order_mismatch',
-              detail: `the payment order differs from the cleared transfer in ${differ.join(', ')}`,
-              fields: differ.map((f) => `payment_order.${f}`),
-            });
-          }
-          const usedFor = reasons.length === 0 ? await receiptUse(ctx.ledger.read, c.jti) : undefined;
-          if (usedFor !== undefined && usedFor !== orderHash) {
-            reasons.push({ code: 'receipt_used', detail: 'this receipt has already cleared another payment order' });
-          }
+          const used = (await receiptUse(ctx.ledger.read, c.jti)) !== undefined;
+          reasons.push(...rtpGateReasons({ claims: c, order, keyId: key.id, used }));
         }
         const pass = reasons.length === 0;
         const meter = meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse');
@@ -296,6 +283,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         };
         try {
           return await commitReply(event, ctx, async (tx) => {
+            // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
             if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StaleFacts();
             await recordReceipt(tx, receipt);
             await recordCharge(tx, { keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });

@@ -1,10 +1,10 @@
 /** Field schemas shared by the companion-site metered routes. */
 import { z } from 'zod';
 
-/** A decimal USD amount as a string: exact, never a float. Bounded so micro-USD sums stay exact. */
+/** A decimal USD amount as a string: exact, never a float, whole cents (money is charged and printed in cents). Bounded so micro-USD sums stay exact. */
 export const usdAmount = z
   .string()
-  .regex(/^\d{1,9}(\.\d{1,6})?$/, 'a decimal USD amount such as "1250.00" (at most 9 digits before the point and 6 after)');
+  .regex(/^\d{1,9}(\.\d{1,2})?$/, 'a decimal USD amount such as "1250.00" (at most 9 digits before the point and 2 after)');
 
 /** An act kind, as the gate names them. */
 export const actKind = z.string().regex(/^[a-z0-9_]{1,64}$/, 'an act kind such as "pay" (lowercase letters, digits, _)');

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
-import { OPERATORS, fireFee, thresholdReached, type FireFee } from '../../domain/trigger.ts';
+import { OPERATORS, fireFee, obligationFeeBps, thresholdReached, type FireFee } from '../../domain/trigger.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
@@ -28,6 +28,7 @@ import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
+import { usdAmount } from './schemas.ts';
 
 export const TEMPLATES = DATA.foundry.trigger_templates;
 const templateIds = TEMPLATES.map((t) => t.template_id) as [string, ...string[]];
@@ -49,10 +50,16 @@ export const publishRequest = z.strictObject({
     .strictObject({
       callable_actions: z.array(z.string()).min(1).optional().describe("a subset of the template's callable_actions"),
       exposure_ceiling_usd: z.number().int().positive().optional().describe("at most the template's exposure_ceiling_usd"),
-      fee_bps: z.number().min(0).max(10000).nullable().optional().describe("the obligation's fee; null falls back to the Clear bps tier"),
+      fee_bps: z
+        .number()
+        .min(0)
+        .max(10000)
+        .nullable()
+        .optional()
+        .describe("the template's fee_bps, restated (optional); any other value is refused with 422 fee_bps_fixed: a caller cannot set its own fee"),
     })
     .optional(),
-  enabled_exposure_usd: decimalSchema.optional().describe('the exposure a fire enables and is charged bps on (default: the exposure ceiling)'),
+  enabled_exposure_usd: usdAmount.optional().describe('the exposure a fire enables and is charged bps on (default: the exposure ceiling)'),
   label: z.string().min(1).max(200).optional(),
 });
 
@@ -124,12 +131,22 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           exposure = usdToMicros(body.enabled_exposure_usd);
           if (exposure > ceilingMicros) throw bad('enabled_exposure_usd', `exceeds the exposure ceiling ${ceiling}`);
         }
+        const fee = obligationFeeBps(surface.fee_bps, o.fee_bps);
+        if (!fee.ok) {
+          throw new Problem({
+            status: 422,
+            code: 'fee_bps_fixed',
+            title: 'Unprocessable',
+            detail: `obligation.fee_bps ${fee.message}`,
+            extra: { errors: [{ field: 'obligation.fee_bps', message: fee.message }], fee_bps: surface.fee_bps },
+          });
+        }
         const t: Trigger = {
           id: newId('trg'),
           key_id: key.id,
           template_id: tpl.template_id,
           state: 'ARMED',
-          obligation: { callable_actions: actions, exposure_ceiling_usd: ceiling, fee_bps: o.fee_bps === undefined ? surface.fee_bps : o.fee_bps, regulatory_hooks: surface.regulatory_hooks },
+          obligation: { callable_actions: actions, exposure_ceiling_usd: ceiling, fee_bps: fee.feeBps, regulatory_hooks: surface.regulatory_hooks },
           threshold: body.threshold,
           enabled_exposure_micros: exposure,
           published_at: nowIso(),
@@ -210,8 +227,10 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           });
         }
         const exposure = BigInt(t.enabled_exposure_micros);
+        // The template's fee, whatever a trigger published before fee_bps was fixed stored.
+        const feeBps = TEMPLATES.find((x) => x.template_id === t.template_id)!.obligation_surface.fee_bps;
         const feeFor = async (db: Parameters<typeof firedExposureSince>[0], at: Date) =>
-          fireFee(exposure, t.obligation.fee_bps, tiers(), t.obligation.fee_bps === null ? await firedExposureSince(db, key.id, monthStart(at)) : 0n);
+          fireFee(exposure, feeBps, tiers(), feeBps === null ? await firedExposureSince(db, key.id, monthStart(at)) : 0n);
         for (let attempt = 0; ; attempt++) {
           const at = new Date();
           const fee = await feeFor(ctx.ledger.read, at);
