@@ -100,7 +100,7 @@ describe('pre-finality clearance', () => {
       const r = await evaluate({ rail: 'rtp', transfer: RTP });
       expect(r.status).toBe(200);
       const body = (await r.json()) as Record<string, any>;
-      expect(body).toMatchObject({ decision: 'GO', rail: 'rtp', rule: { id: 'cleared' }, demo: false, charge: { sku: 'execute_gate', usd: '0.10', nap: false } });
+      expect(body).toMatchObject({ decision: 'GO', rail: 'rtp', rule: { id: 'cleared' }, demo: false, charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false } });
       const header = decodeProtectedHeader(body.receipt_jwt);
       expect(header).toEqual({ alg: 'EdDSA', typ: TYP, kid: s.ctx.keyring.current.kid });
       // kid is the RFC 7638 thumbprint of the public key
@@ -146,7 +146,7 @@ describe('pre-finality clearance', () => {
       const no = await evaluate({ rail: 'rtp', transfer: { ...RTP, routing_number: undefined } });
       expect(no.status).toBe(403);
       const nb = (await no.json()) as Record<string, any>;
-      expect(nb).toMatchObject({ decision: 'NO_GO', rule: { id: 'transfer_incomplete' }, fields: ['transfer.routing_number'], charge: { sku: 'hold', usd: '0.50', nap: true } });
+      expect(nb).toMatchObject({ decision: 'NO_GO', rule: { id: 'transfer_incomplete' }, fields: ['transfer.routing_number'], charge: { sku: 'hold', amount_usd: '0.50', nap: true } });
       expect(nb.receipt_jwt).toBeUndefined();
       const hold = await evaluate({ rail: 'rtp', transfer: RTP, context: { risk_flags: ['new_payee'] } });
       expect(hold.status).toBe(409);

@@ -13,7 +13,7 @@ import { CompactSign } from 'jose';
 import type { AppContext } from '../api/context.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
 import { RECEIPT_TYP } from '../crypto/receipt.ts';
-import { newId, nowIso } from '../ids.ts';
+import { newId, nowIso, numericDate } from '../ids.ts';
 import { appendLeaf } from './log.ts';
 
 export { RECEIPT_TYP };
@@ -35,10 +35,17 @@ export interface ReceiptInput {
   data?: Record<string, unknown>;
 }
 
+/**
+ * The signed payload. `iat` is a NumericDate (RFC 7519 4.1.6: whole seconds
+ * since the epoch), as in the pre-finality JWT: one `iat` format in both
+ * receipt kinds. `issued_at` is the same instant as RFC 3339 UTC with
+ * milliseconds, for people and for ordering.
+ */
 export interface ReceiptPayload extends ReceiptInput {
   receipt_id: string;
   iss: string;
-  iat: string;
+  iat: number;
+  issued_at: string;
 }
 
 export interface SignedReceipt {
@@ -54,7 +61,8 @@ export function verifyUrl(ctx: AppContext, receiptId: string): string {
 
 export async function signReceipt(ctx: AppContext, input: ReceiptInput): Promise<SignedReceipt> {
   const receipt_id = newId('rcpt');
-  const payload: ReceiptPayload = { ...input, receipt_id, iss: ctx.config.BASE_URL, iat: nowIso() };
+  const now = new Date();
+  const payload: ReceiptPayload = { ...input, receipt_id, iss: ctx.config.BASE_URL, iat: numericDate(now), issued_at: nowIso(now) };
   const key = ctx.keyring.current;
   const jws = await new CompactSign(new TextEncoder().encode(canonicalJson(payload)))
     .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: RECEIPT_TYP })
@@ -79,7 +87,7 @@ export async function recordReceipt(tx: Transaction, r: SignedReceipt): Promise<
       r.payload.key_id ?? null,
       r.jws,
       canonicalJson(r.payload),
-      r.payload.iat,
+      r.payload.issued_at,
       index,
     ],
   });

@@ -42,13 +42,14 @@ import {
   type X402Resource,
   type X402Settings,
 } from '../../domain/x402.ts';
-import { newId } from '../../ids.ts';
+import { newId, numericDate } from '../../ids.ts';
 import { getFuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
 import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
 import { optionalKey, requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
+import { chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { commitReply, idempotent } from '../idempotency.ts';
 import { Problem } from '../problem.ts';
@@ -154,7 +155,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const demo = caller.keyId === undefined;
       const transfer_hash = fingerprint(req.transfer);
       const key = ctx.keyring.current;
-      const iat = Math.floor(now.getTime() / 1000);
+      const iat = numericDate(now);
       const exp = iat + ctx.config.PREFINALITY_RECEIPT_TTL_SECONDS;
       const jti = newId('pfr');
       const receipt = await signReceipt(ctx, {
@@ -198,7 +199,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         verify_url: receipt.verify_url,
         ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
         demo,
-        charge: meter ? { sku: meter.sku, usd: formatUsd(micros), nap: meter.nap } : null,
+        charge: meter ? chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }) : null,
       };
       try {
         return await commitReply(event, ctx, async (tx) => {
@@ -279,7 +280,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           mismatched_fields: reasons.flatMap((r) => (r.code === 'order_mismatch' ? (r.fields ?? []) : [])),
           receipt_id: receipt.receipt_id,
           verify_url: receipt.verify_url,
-          charge: { sku: meter.sku, usd: formatUsd(micros), nap: meter.nap },
+          charge: chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }),
         };
         try {
           return await commitReply(event, ctx, async (tx) => {

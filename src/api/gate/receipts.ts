@@ -66,7 +66,7 @@ function receiptPage(e: ReceiptEvidence): string {
 <table>${row('Signature', yes(e.verification.signature, 'verifies (Ed25519)', 'does not verify'))}
 ${row('Inclusion', yes(e.verification.inclusion, `included at index ${e.log.index} of ${e.inclusion.tree_size}`, 'not proven'))}
 ${row('Decision', `<code>${escapeHtml(String(e.payload.decision ?? ''))}</code>`)}${row('Kind', `<code>${escapeHtml(String(e.payload.kind ?? ''))}</code>`)}
-${row('Subject', `<code>${escapeHtml(String(e.payload.subject ?? '—'))}</code>`)}${row('Issued', `<code>${escapeHtml(String(e.payload.iat ?? ''))}</code>`)}</table>
+${row('Subject', `<code>${escapeHtml(String(e.payload.subject ?? '—'))}</code>`)}${row('Issued', `<code>${escapeHtml(String(e.payload.issued_at ?? e.payload.iat ?? ''))}</code>`)}</table>
 <h2>Check it yourself</h2><p>Verify the checkpoint with the note verifier key, then the inclusion proof of SHA-256(0x00 || receipt) against its root (RFC 9162).</p>
 <table>${row('Verifier key', `<code>${escapeHtml(e.log.verifier_key)}</code>`)}${row('Checkpoint', `<pre>${escapeHtml(e.checkpoint)}</pre>`)}
 ${row('Leaf hash', `<code>${escapeHtml(e.inclusion.leaf_hash)}</code>`)}${row('Proof', `<pre>${escapeHtml(e.inclusion.hashes.join('\n'))}</pre>`)}

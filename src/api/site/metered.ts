@@ -25,10 +25,7 @@ export function toll(sku: string, nap = false): MeterLine {
   return { sku, amountMicros: tollMicros(sku), nap };
 }
 
-/** How an answer shows its charge: `{sku, amount_usd, nap}`. */
-export function chargeView(c: MeterLine): { sku: string; amount_usd: string; nap: boolean } {
-  return { sku: c.sku, amount_usd: formatUsd(c.amountMicros), nap: c.nap };
-}
+export { chargeView } from '../charge.ts';
 
 /** The receipt fields every metered act shares. */
 export function receiptFields(r: SignedReceipt): { receipt_id: string; verify_url: string } {

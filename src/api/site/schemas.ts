@@ -14,7 +14,7 @@ export const ref = z.string().regex(/^[\x21-\x7e]{1,128}$/, '1 to 128 visible AS
 
 export const usdString = z.string().describe('decimal USD, e.g. "0.15"');
 
-export const chargeSchema = z.object({ sku: z.string(), amount_usd: usdString, nap: z.boolean() });
+export { chargeSchema } from '../charge.ts';
 
 export const receiptRef = { receipt_id: z.string(), verify_url: z.url() };
 

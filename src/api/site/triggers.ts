@@ -28,6 +28,7 @@ import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
 import { usdAmount } from './schemas.ts';
 
 export const TEMPLATES = DATA.foundry.trigger_templates;
@@ -177,7 +178,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           await recordReceipt(tx, receipt);
           const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
           return reply(
-            { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: { sku: 'trigger_publish', amount_usd: formatUsd(amount) } },
+            { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView({ sku: 'trigger_publish', amountMicros: amount }) },
             201,
           );
         });
@@ -191,7 +192,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'triggers',
       body: publishRequest,
-      response: triggerSchema.extend({ inclusion: inclusionSchema, checkpoint: checkpointSchema, receipt_id: z.string(), verify_url: z.string() }),
+      response: triggerSchema.extend({ inclusion: inclusionSchema, checkpoint: checkpointSchema, receipt_id: z.string(), verify_url: z.string(), charge: chargeSchema }),
       problems: [409, 422],
       charges: ['trigger_publish'],
       example: { template_id: 'ai_model_change', threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.8' } },
@@ -262,10 +263,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
                 ...proof,
                 receipt_id: receipt.receipt_id,
                 verify_url: receipt.verify_url,
-                charges: [
-                  { sku: 'bps_fire', amount_usd: formatUsd(toll) },
-                  { sku: FEE_SKU, amount_usd: formatUsd(fee.feeMicros) },
-                ],
+                charges: [chargeView({ sku: 'bps_fire', amountMicros: toll }), chargeView({ sku: FEE_SKU, amountMicros: fee.feeMicros })],
               });
             });
             nudgeDeliverer();
@@ -283,7 +281,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'triggers',
       body: fireRequest,
-      response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string() }),
+      response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string(), charges: z.array(chargeSchema).optional().describe('bps_fire and bps_fee, when it fired') }),
       problems: [404, 409, 422],
       charges: ['bps_fire', FEE_SKU],
       example: { trigger_id: 'trg_…', reading: '0.91' },
