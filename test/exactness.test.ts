@@ -240,3 +240,56 @@ describe('8. PAS-A refusals are non-2xx; bound jobs get no ticket; UNSIGNED is o
     expect(await r.json()).toMatchObject({ decision: 'NO_GO', rule: { id: 'fuse_unsigned' } });
   });
 });
+
+describe('6. one charge object, one iat format', () => {
+  const SHAPE = ['amount_usd', 'nap', 'sku'];
+  const shapeOf = (c: Record<string, unknown>) => {
+    expect(Object.keys(c).sort()).toEqual(SHAPE);
+    expect(c.amount_usd).toMatch(TWO_DECIMALS);
+    expect(typeof c.nap).toBe('boolean');
+  };
+
+  it('every charging answer shows {sku, amount_usd, nap}', async () => {
+    const RTP = { amount: '9.00', currency: 'USD', account_number: '1', routing_number: '2', counterparty: 'c' };
+    const ev = await (await post('/v1/prefinality/evaluate', { rail: 'rtp', transfer: RTP })).json();
+    shapeOf(ev.charge);
+    const g = await (await post('/v1/prefinality/rtp/gate', { receipt: ev.receipt_jwt, payment_order: RTP })).json();
+    shapeOf(g.charge);
+    const t = await (await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'm', operator: 'gte', value: '1' } })).json();
+    shapeOf(t.charge);
+    const f = await (await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, reading: '1' })).json();
+    for (const c of f.charges) shapeOf(c);
+    const a = await (await post('/api/v1/astl/publish', { entity: 'agent:exact', preset: 'agentic' })).json();
+    shapeOf(a.charge);
+  });
+
+  it('OpenAPI documents every charge with the same schema', async () => {
+    const doc = await (await s.fetch('/openapi.json')).json();
+    const found: string[] = [];
+    const walk = (v: unknown) => {
+      if (!v || typeof v !== 'object') return;
+      const o = v as Record<string, unknown>;
+      const props = o.properties as Record<string, unknown> | undefined;
+      if (props?.charge) found.push(JSON.stringify(props.charge));
+      for (const x of Object.values(o)) walk(x);
+    };
+    walk(doc.paths);
+    expect(found.length).toBeGreaterThan(5);
+    const distinct = [...new Set(found.map((j) => j.replace(/"anyOf":\[(.*),\{"type":"null"\}\]/, '$1')))];
+    expect(distinct).toHaveLength(1);
+    expect(JSON.parse(distinct[0]!).required.sort()).toEqual(SHAPE);
+  });
+
+  it('iat is an RFC 7519 NumericDate in the receipt JWS and in the pre-finality JWT', async () => {
+    const RTP = { amount: '9.00', currency: 'USD', account_number: '1', routing_number: '2', counterparty: 'c' };
+    const ev = await (await post('/v1/prefinality/evaluate', { rail: 'rtp', transfer: RTP })).json();
+    const jwt = JSON.parse(Buffer.from(ev.receipt_jwt.split('.')[1], 'base64url').toString());
+    const stored = await (await s.fetch(`/v1/receipts/${ev.receipt_id}`, { headers: { accept: 'application/json' } })).json();
+    const jws = JSON.parse(Buffer.from(stored.receipt.split('.')[1], 'base64url').toString());
+    for (const iat of [jwt.iat, jws.iat]) {
+      expect(Number.isInteger(iat)).toBe(true);
+      expect(Math.abs(iat - Date.now() / 1000)).toBeLessThan(60);
+    }
+    expect(Math.floor(Date.parse(jws.issued_at) / 1000)).toBe(jws.iat);
+  });
+});
