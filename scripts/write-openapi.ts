@@ -12,6 +12,7 @@ import type { AppContext } from '../src/api/context.ts';
 import { buildOpenApi } from '../src/api/openapi.ts';
 import { Router } from '../src/api/router.ts';
 import { loadConfig } from '../src/config.ts';
+import { BUILD_ORIGINS } from '../src/urls.ts';
 import { VERSION } from '../src/version.ts';
 
 const unavailable = (what: string) =>
@@ -29,5 +30,6 @@ const router = new Router(new H3());
 registerRoutes(router, ctx);
 const out = new URL('../src/generated/openapi.json', import.meta.url);
 mkdirSync(new URL('.', out), { recursive: true });
-writeFileSync(out, JSON.stringify(buildOpenApi(router.routes, { gate: config.BASE_URL, site: config.SITE_URL }), null, 1) + '\n');
+// The reference page is built from it: placeholder origins, substituted by the server (src/urls.ts).
+writeFileSync(out, JSON.stringify(buildOpenApi(router.routes, BUILD_ORIGINS), null, 1) + '\n');
 console.log(`openapi: ${router.routes.length} routes -> src/generated/openapi.json`);

@@ -2,10 +2,10 @@
  * The entry point: one process, one port, both surfaces (SPEC 4.1 gate service
  * and 4.2 companion site). `npm start` builds the site first, then runs this.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, withListeningPort, type Config } from './config.ts';
 import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
@@ -29,18 +29,22 @@ function makeLogger(level: Config['LOG_LEVEL']): AppContext['log'] {
 }
 
 /** Opens the ledger, loads the keys and listens. PORT 0 picks a free port (tests). */
-export async function startServer(config: Config): Promise<RunningServer> {
-  const log = makeLogger(config.LOG_LEVEL);
-  const ledger = await openLedger(config);
-  const keyring = await loadKeyring(config);
-  const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
-  const app = createApp(ctx);
-  const server = createServer({ keepAliveTimeout: 5000 }, toNodeHandler(app.h3));
+export async function startServer(initial: Config): Promise<RunningServer> {
+  const log = makeLogger(initial.LOG_LEVEL);
+  const ledger = await openLedger(initial);
+  const keyring = await loadKeyring(initial);
+  // Listen first, so that with PORT 0 the advertised URLs name the port actually used.
+  let handler: RequestListener = (_req, res) => res.writeHead(503).end();
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => handler(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
+    server.listen(initial.PORT, initial.HOST, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const config = withListeningPort(initial, port);
+  const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
+  const app = createApp(ctx);
+  handler = toNodeHandler(app.h3);
   const url = `http://127.0.0.1:${port}`;
   log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid });
   return {

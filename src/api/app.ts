@@ -84,7 +84,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
   const router = new Router(h3);
   registerRoutes(router, ctx, extraModules);
 
-  const site = staticSiteHandler(ctx.config.STATIC_DIR);
+  const site = staticSiteHandler(ctx.config.STATIC_DIR, { site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL });
   h3.all('/**', async (event: H3Event) => {
     const served = await site(event);
     if (served !== undefined) return served;

@@ -12,6 +12,7 @@ import * as s from './schemas.ts';
 import { SURFACE_PRESETS } from './surfaces.ts';
 import { tollTable, tollUsd } from './tolls.ts';
 import { RECEIPT_HEADER as RR1_RECEIPT_HEADER } from '../rr1/constants.ts';
+import type { Urls } from '../urls.ts';
 import clearJson from '../content/catalogs/clear.json' with { type: 'json' };
 import napJson from '../content/catalogs/nap.json' with { type: 'json' };
 import clearingJson from '../content/catalogs/clearing.json' with { type: 'json' };
@@ -31,23 +32,7 @@ import agentActionsJson from '../content/catalogs/agent-actions.json' with { typ
 import x402Json from '../content/catalogs/x402.json' with { type: 'json' };
 import x402BazaarJson from '../content/catalogs/x402-bazaar.json' with { type: 'json' };
 
-/** The public URLs a build is made for. */
-export interface Urls {
-  /** Companion site ({site_url} of SPEC 4.2). */
-  site: string;
-  /** Gate service ({base_url} of SPEC 4.1). */
-  gate: string;
-}
-
-const DEFAULT_URL = 'http://localhost:4321';
-const trim = (u: string) => u.replace(/\/+$/, '');
-
-/** SITE_URL (else BASE_URL) and BASE_URL (else SITE_URL), as src/config.ts reads them; localhost:4321 by default. */
-export function urlsFromEnv(env: Record<string, string | undefined> = process.env): Urls {
-  const site = trim(env.SITE_URL || env.BASE_URL || DEFAULT_URL);
-  const gate = trim(env.BASE_URL || env.SITE_URL || DEFAULT_URL);
-  return { site, gate };
-}
+export type { Urls };
 
 // ---------------------------------------------------------------- content, validated once
 

@@ -36,13 +36,13 @@ export function testEnv(dir: string, env: Record<string, string> = {}): Record<s
 }
 
 export async function startTestServer(env: Record<string, string> = {}, dir = tempDir()): Promise<TestServer> {
-  const config = loadConfig(testEnv(dir, env));
-  const running = await startServer(config);
+  const running = await startServer(loadConfig(testEnv(dir, env)));
   return {
     ...running,
     dir,
-    config,
-    async newKey(name = 'test', hopLimit = config.HOP_LIMIT_DEFAULT) {
+    // The configuration the server runs with (PORT 0 resolved to the port it listens on).
+    config: running.ctx.config,
+    async newKey(name = 'test', hopLimit = running.ctx.config.HOP_LIMIT_DEFAULT) {
       const { key, secret } = await createApiKey(running.ctx.ledger, { name, hopLimit });
       return { id: key.id, secret };
     },

@@ -3,7 +3,7 @@
  * usage (GET /v1/me), and the current signing key (GET /crypto/public-key,
  * foundry layer 0).
  */
-import { isLocalUrl } from '../../config.ts';
+import { advertisedUrlProblem } from '../../config.ts';
 import { usage } from '../../ledger/meter.ts';
 import { requireKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -14,11 +14,10 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/health', async () => {
     const { config } = ctx;
     const database = (await ctx.ledger.ping()) ? 'ok' : 'unreachable';
-    const localhostInProduction =
-      config.NODE_ENV === 'production' && (isLocalUrl(config.BASE_URL) || isLocalUrl(config.SITE_URL));
+    const advertised = advertisedUrlProblem(config);
     const problems: string[] = [];
     if (database !== 'ok') problems.push('the database cannot be reached');
-    if (localhostInProduction) problems.push('production still advertises localhost in BASE_URL or SITE_URL');
+    if (advertised) problems.push(advertised);
     return toResponse(
       reply(
         {
