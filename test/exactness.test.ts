@@ -293,3 +293,63 @@ describe('6. one charge object, one iat format', () => {
     expect(Math.floor(Date.parse(jws.issued_at) / 1000)).toBe(jws.iat);
   });
 });
+
+describe('4. the operator formula: floor, 10 bps, 0.10 per hop; GO counts as cleared exposure', () => {
+  let o: TestServer;
+  let k: { id: string; secret: string };
+  const RTP = { amount: '125.00', currency: 'USD', account_number: '1', routing_number: '2', counterparty: 'c' };
+  beforeAll(async () => {
+    o = await startTestServer({ OPERATOR_FLOOR_USD: '25.00' });
+    k = await o.newKey('operator');
+  });
+  afterAll(() => o.stop());
+
+  it('a GO clears its USD amount: /api/v1/clear/exposure counts it', async () => {
+    expect((await o.fetch('/v1/prefinality/evaluate', { key: k.secret, json: { rail: 'rtp', transfer: RTP } })).status).toBe(200);
+    expect((await o.fetch('/v1/prefinality/evaluate', { key: k.secret, json: { rail: 'rtp', transfer: { ...RTP, currency: 'EUR' } } })).status).toBe(200);
+    const e = await (await o.fetch('/api/v1/clear/exposure', { key: k.secret })).json();
+    expect(e).toMatchObject({ cleared_exposure_usd: '125.00', by_decision: { GO: 1 } });
+  });
+
+  it('/v1/me shows the open month: OPERATOR_FLOOR_USD, hops, the three terms and what checkout would charge', async () => {
+    const fuse = (await (await o.fetch('/v1/fuses', { key: k.secret, json: { state: 'LIVE' } })).json()).fuse_id;
+    for (let i = 0; i < 3; i++) await o.fetch('/v1/fuse/hop', { key: k.secret, json: { fuse_id: fuse } });
+    const me = await (await o.fetch('/v1/me', { key: k.secret })).json();
+    // Charged so far: 2 GO x 0.10 + 3 hops x 0.10 = 0.50; exposure 125.00 -> 10 bps = 0.13 (0.125 half up).
+    expect(me.operator_checkout).toMatchObject({
+      state: 'open',
+      floor_usd: '25.00',
+      bps: 10,
+      per_hop_usd: '0.10',
+      hops: 3,
+      cleared_exposure_usd: '125.00',
+      terms: { floor_usd: '25.00', bps_usd: '0.13', per_hop_usd: '0.30' },
+      basis: 'floor',
+      due_usd: '25.00',
+      charged_usd: '0.50',
+      checkout_usd: '24.50',
+    });
+  });
+
+  it('checks out a closed month once (one production write), charging the rest of the greatest term', async () => {
+    const month = '2026-01';
+    await o.ctx.ledger.write(async (tx) => {
+      await tx.execute({ sql: 'INSERT INTO key_hops_monthly (key_id, month, hops) VALUES (?, ?, 400)', args: [k.id, month] });
+      await tx.execute({ sql: "INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at) VALUES ('rcpt_old', ?, 'agents', 'f', 'PERMIT', 30000000000, ?, '2026-01-15T00:00:00.000Z')", args: [k.id, month] });
+      await tx.execute({ sql: "INSERT INTO meter (key_id, sku, amount_micros, nap, ref, created_at) VALUES (?, 'execute_gate', 40000000, 0, 'rcpt_old', '2026-01-15T00:00:00.000Z')", args: [k.id] });
+    });
+    const r = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month } });
+    expect(r.status).toBe(201);
+    const c = await r.json();
+    // floor 25.00; 10 bps of 30,000.00 = 30.00; 400 hops x 0.10 = 40.00 -> due 40.00, 40.00 already charged -> 0.00
+    expect(c).toMatchObject({ month, terms: { floor_usd: '25.00', bps_usd: '30.00', per_hop_usd: '40.00' }, basis: 'per_hop', due_usd: '40.00', charged_usd: '40.00', checkout_usd: '0.00', charge: { sku: 'operator_checkout', amount_usd: '0.00', nap: false } });
+    const again = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month } });
+    expect(again.status).toBe(200);
+    expect((await again.json()).receipt_id).toBe(c.receipt_id);
+    const rows = await o.ctx.ledger.read.execute({ sql: "SELECT COUNT(*) AS n FROM meter WHERE key_id = ? AND sku = 'operator_checkout'", args: [k.id] });
+    expect(Number(rows.rows[0]!.n)).toBe(1);
+    const open = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month: new Date().toISOString().slice(0, 7) } });
+    expect(open.status).toBe(409);
+    expect((await open.json()).code).toBe('period_open');
+  });
+});

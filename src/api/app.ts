@@ -25,6 +25,7 @@ import { registerTriggerRoutes } from './site/triggers.ts';
 import { registerWebhookRoutes } from './site/webhooks.ts';
 import { registerClearingRoutes } from './site/clearing.ts';
 import { registerMeteredRoutes } from './site/metered-routes.ts';
+import { registerOperatorRoutes } from './gate/operator.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -46,6 +47,7 @@ const MODULES: RouteModule[] = [
   registerMeteredRoutes,
   registerMcpRoutes,
   registerOpenApiRoutes,
+  registerOperatorRoutes,
 ];
 
 /** Registers every route module on `router` (also used to describe the API without serving it). */

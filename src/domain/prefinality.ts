@@ -288,3 +288,18 @@ export function rtpGateReasons(f: RtpGateFacts, rules: RuleSet = RULES): RtpGate
   if (f.used) reasons.push({ code: 'receipt_used', detail: 'this receipt has already cleared a payment order: a receipt clears one payment order, once' });
   return reasons;
 }
+
+/** Currencies whose amounts are USD for the Clear tiers (1 unit = 1 USD). Other currencies are not counted: we convert nothing. */
+export const USD_CURRENCIES: readonly string[] = ['USD', 'USDC'];
+
+/**
+ * The cleared exposure of a GO, micro-USD (rounded half up), or undefined
+ * when it clears none in USD: a GO clears its transfer amount like a PERMIT
+ * on the execute gate, when the transfer is in USD or USDC.
+ */
+export function goExposureMicros(transfer: Transfer, rules: RuleSet = RULES): bigint | undefined {
+  if (transfer.amount === undefined || transfer.currency === undefined || !USD_CURRENCIES.includes(transfer.currency)) return undefined;
+  const scaled = parseAmount(transfer.amount, rules);
+  const per = 10n ** BigInt(Math.max(0, rules.amount_scale - 6));
+  return rules.amount_scale >= 6 ? (scaled + per / 2n) / per : scaled * 10n ** BigInt(6 - rules.amount_scale);
+}

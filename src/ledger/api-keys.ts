@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Client, Transaction } from '@libsql/client';
 import { newId, nowIso } from '../ids.ts';
 import type { Ledger } from './db.ts';
+import { countMonthlyHop } from './operator.ts';
 
 export const KEY_PREFIX = 'fg_live_';
 
@@ -103,7 +104,9 @@ export async function consumeHop(tx: Transaction, keyId: string): Promise<boolea
     sql: 'UPDATE api_keys SET hops_used = hops_used + 1 WHERE id = ? AND hops_used < hop_limit',
     args: [keyId],
   });
-  return rs.rowsAffected > 0;
+  if (rs.rowsAffected === 0) return false;
+  await countMonthlyHop(tx, keyId);
+  return true;
 }
 
 export async function setKeySurface(ledger: Ledger, keyId: string, surface: string[] | null): Promise<boolean> {

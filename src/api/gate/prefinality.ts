@@ -27,6 +27,7 @@ import {
   evaluatePrefinality,
   meteringOf,
   rtpGateReasons,
+  goExposureMicros,
   evaluateRequestSchema,
   paymentOrderSchema,
   type Decision,
@@ -43,6 +44,7 @@ import {
   type X402Settings,
 } from '../../domain/x402.ts';
 import { newId, numericDate } from '../../ids.ts';
+import { insertClearAct } from '../../ledger/clear.ts';
 import { getFuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
@@ -207,6 +209,12 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           await recordReceipt(tx, receipt);
           if (meter && caller.keyId) {
             await recordCharge(tx, { keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
+            // A GO clears exposure, as a PERMIT does on the execute gate.
+            const cleared = ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
+            if (cleared !== undefined) {
+              const at = now.toISOString();
+              await insertClearAct(tx, { receiptId: receipt.receipt_id, keyId: caller.keyId, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at });
+            }
           }
           return reply(body, DECISION_STATUS[ev.decision]);
         });

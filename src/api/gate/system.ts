@@ -6,6 +6,7 @@
 import { advertisedUrlProblem } from '../../config.ts';
 import { usage } from '../../ledger/meter.ts';
 import { requireKey } from '../auth.ts';
+import { openCheckoutView } from './operator.ts';
 import type { AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
 import { reply, toResponse } from '../reply.ts';
@@ -52,6 +53,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
           total_usd: u.total_usd,
           nap_usd: u.nap_usd,
         },
+        operator_checkout: await openCheckoutView(ctx, key.id),
       }),
     );
   }, { summary: "The calling key's metadata, hop limit and usage per SKU", auth: 'key', tag: 'system' });
