@@ -353,3 +353,57 @@ describe('4. the operator formula: floor, 10 bps, 0.10 per hop; GO counts as cle
     expect((await open.json()).code).toBe('period_open');
   });
 });
+
+describe('5. projections and the complete price list', () => {
+  it('the foundry projection includes the bps fee of the rehearsed settlement', async () => {
+    const READINGS = [
+      { source_id: 'network_a', value: '0.82' },
+      { source_id: 'network_b', value: '0.80' },
+      { source_id: 'sealed_reading', value: '0.81' },
+    ];
+    for (let i = 0; i < 2; i++) {
+      const r = await post('/api/v1/foundry/pipeline/run', { tenant_id: 'fee-tenant', readings: READINGS, template_id: 'ai_model_change', threshold: { metric: 'm', operator: 'gte', value: '0.5' }, exposure_usd: '1000000.00' });
+      expect(r.status).toBe(200);
+    }
+    const p = await (await s.fetch('/api/v1/foundry/projection/fee-tenant', { key: key.secret })).json();
+    const fee = p.projection.lines.find((l: { line: string }) => l.line.startsWith('settlement x bps_fee'));
+    // 25 bps of 1,000,000.00 = 2,500.00 per run, two runs.
+    expect(fee).toMatchObject({ units: 2, toll_usd: '2500.00', monthly_usd: '5000.00' });
+    const sum = p.projection.lines.reduce((a: bigint, l: { monthly_usd: string }) => a + usd(l.monthly_usd), 0n);
+    expect(usd(p.projection.monthly_usd)).toBe(sum);
+    expect(sum > usd('5000.00')).toBe(true);
+  });
+
+  it('GET /api/v1/pricing lists ORN, absence, RR-1, Signal, issuer-pays and template fees, both PDTR tolls said apart, and this service\'s floor', async () => {
+    const o = await startTestServer({ OPERATOR_FLOOR_USD: '7.5' });
+    try {
+      const t = await (await o.fetch('/api/v1/pricing')).json();
+      const rows = new Map<string, Record<string, unknown>>(t.sections.flatMap((sct: { id: string; rows: Array<{ id: string }> }) => sct.rows.map((r) => [`${sct.id}/${r.id}`, r])));
+      expect(rows.get('layers/orn_sharp')).toMatchObject({ amount_usd: '1.20' });
+      expect(rows.get('layers/orn_ga_declare')).toMatchObject({ amount_usd: '25.00' });
+      expect(rows.get('layers/absence_witness')).toMatchObject({ amount_usd: '0.05' });
+      expect(rows.get('layers/rr1_challenge')).toMatchObject({ amount_usd: '0.02' });
+      expect(rows.get('layers/signal_platform')).toMatchObject({ amount_usd: '125000.00' });
+      expect(rows.get('layers/signal_mandate_overage')).toMatchObject({ amount_usd: '3.00' });
+      expect(rows.get('layers/issuer_pays_vendor_listing_annual')).toMatchObject({ amount_usd: '4999.00' });
+      expect(rows.get('settlement/bind_gate_hold')).toMatchObject({ bps: 50 });
+      expect(rows.get('layers/pdtr_catalog_toll')).toMatchObject({ amount_usd: '0.10' });
+      expect(String(rows.get('layers/pdtr_catalog_toll')!.note)).toMatch(/pdtr_bind 0\.15/);
+      expect(rows.get('layers/pdtr_bind')).toMatchObject({ amount_usd: '0.15', endpoint: 'POST /api/v1/bind-payment' });
+      expect(rows.get('operator/floor')).toMatchObject({ amount_usd: '7.50' });
+      for (const r of rows.values()) if (r.amount_usd !== undefined) expect(r.amount_usd).toMatch(TWO_DECIMALS);
+    } finally {
+      await o.stop();
+    }
+  });
+
+  it('the pricing page renders the same list; the PDTR page says which toll is which', async () => {
+    const page = await (await s.fetch('/pricing')).text();
+    for (const id of ['orn_sharp', 'absence_witness', 'rr1_challenge', 'signal_platform', 'issuer_pays_carrier_data_seat_annual', 'ai_model_change', 'pdtr_catalog_toll', 'operator']) expect(page, id).toContain(id);
+    expect(page).toContain('125000.00 USD');
+    const pdtr = await (await s.fetch('/stack/pdtr')).text();
+    expect(pdtr).toContain('pdtr_bind');
+    expect(pdtr).toMatch(/0\.15 USD/);
+    expect(pdtr).toMatch(/0\.10 USD/);
+  });
+});

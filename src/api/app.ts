@@ -26,6 +26,7 @@ import { registerWebhookRoutes } from './site/webhooks.ts';
 import { registerClearingRoutes } from './site/clearing.ts';
 import { registerMeteredRoutes } from './site/metered-routes.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
+import { registerPricingRoutes } from './site/pricing.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -48,6 +49,7 @@ const MODULES: RouteModule[] = [
   registerMcpRoutes,
   registerOpenApiRoutes,
   registerOperatorRoutes,
+  registerPricingRoutes,
 ];
 
 /** Registers every route module on `router` (also used to describe the API without serving it). */
