@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,9 +22,18 @@ function cleanEnv(): Record<string, string> {
   return rest as Record<string, string>;
 }
 
-function cli(dir: string, args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(NODE, ['src/cli.ts', ...args], { env: { ...cleanEnv(), ...testEnv(dir), ...env }, encoding: 'utf8' });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+/**
+ * Runs the CLI in a child process without blocking this process: the test server
+ * lives here, and a loop blocked for seconds (a loaded machine) lets its
+ * keep-alive timers close sockets the next fetch reuses (ECONNRESET).
+ */
+function cli(dir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(NODE, ['src/cli.ts', ...args], { env: { ...cleanEnv(), ...testEnv(dir), ...env }, encoding: 'utf8' }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
 }
 
 describe('configuration', () => {
@@ -182,7 +191,7 @@ describe('HTTP foundation', () => {
   });
 
   it('creates, uses and revokes keys through the CLI; /v1/me shows metadata and usage', async () => {
-    const created = cli(s.dir, ['keys', 'create', '--name', 'ci-agent', '--hop-limit', '7', '--json']);
+    const created = await cli(s.dir, ['keys', 'create', '--name', 'ci-agent', '--hop-limit', '7', '--json']);
     expect(created.code).toBe(0);
     const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
     expect(key).toMatch(/^fg_live_/);
@@ -199,16 +208,16 @@ describe('HTTP foundation', () => {
     expect(body).toMatchObject({ id, name: 'ci-agent', hop_limit: 7, usage: { hops_used: 0, hops_remaining: 7, total_usd: '0.00' } });
     expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT/);
 
-    const listed = cli(s.dir, ['keys', 'list', '--json']);
+    const listed = await cli(s.dir, ['keys', 'list', '--json']);
     expect(JSON.parse(listed.stdout).keys.map((k: { id: string }) => k.id)).toContain(id);
     expect(listed.stdout.includes(key)).toBe(false);
 
-    expect(cli(s.dir, ['keys', 'revoke', id]).code).toBe(0);
+    expect((await cli(s.dir, ['keys', 'revoke', id])).code).toBe(0);
     const revoked = await s.fetch('/v1/me', { key });
     expect(revoked.status).toBe(401);
     expect((await revoked.json()).code).toBe('revoked_key');
-    expect(cli(s.dir, ['keys', 'revoke', 'key_missing']).code).toBe(1);
-    expect(cli(s.dir, ['keys', 'create']).code).toBe(2);
+    expect((await cli(s.dir, ['keys', 'revoke', 'key_missing'])).code).toBe(1);
+    expect((await cli(s.dir, ['keys', 'create'])).code).toBe(2);
   });
 
   it('publishes the current signing key as a JWK and raw base64', async () => {

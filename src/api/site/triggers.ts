@@ -323,7 +323,7 @@ function triggerOracleDoc(ctx: AppContext) {
       `POST ${site}/api/v1/oracle/aggregate with readings of that metric from the oracle sources gives a sealed aggregate: CONSENSUS with a value, or DISPUTED.`,
       `POST ${site}/api/v1/foundry/trigger/fire with {trigger_id, aggregate_id} (or a direct reading) fires it when "value <operator> threshold" holds: ARMED -> FIRED, once.`,
       'A DISPUTED aggregate never fires a trigger (409 reading_disputed); an aggregate of another metric is refused (422 metric_mismatch); a reading below the threshold leaves the trigger ARMED.',
-      'A fire charges bps_fire plus bps on the enabled exposure: the obligation fee_bps, or, when fee_bps is null, the Clear bps tier of the key\'s cleared exposure this month.',
+      'A fire charges bps_fire plus bps on the enabled exposure: the template\'s fee_bps (a publish cannot change it: 422 fee_bps_fixed), with the Clear bps tiers, graduated, as the fallback for a template without one.',
       `Every publish and fire is an event in the public feed ${site}/signal/trigger/feed.json and a signed webhook to each subscriber.`,
     ],
     aggregation: {
@@ -359,7 +359,7 @@ ${table(['source_id', 'label', 'weight', 'latency_ms'], a.sources.map((s) => [s.
 <h2>Threshold operators</h2><p>${d.operators.map((o) => `<code>${e(o)}</code>`).join(', ')}</p>
 <h2>Templates</h2>
 ${table(['template_id', 'default_action', 'callable_actions', 'exposure_ceiling_usd', 'fee_bps'], d.templates.map((t) => [t.template_id, t.default_action, t.obligation_surface.callable_actions.join(', '), t.obligation_surface.exposure_ceiling_usd, t.obligation_surface.fee_bps]))}
-<h2>Clear bps tiers (the fallback when fee_bps is null)</h2>
+<h2>Clear bps tiers (graduated; the fallback for a template without fee_bps)</h2>
 ${table(['tier', 'bps', 'cleared USD per month up to'], d.bps_tiers.map((t) => [t.id, t.bps, t.cleared_usd_monthly_up_to]))}
 <p>This page as JSON: send <code>Accept: application/json</code>. Schema <code>${e(d.schema)}</code>.</p>`,
   );
