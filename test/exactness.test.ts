@@ -401,6 +401,9 @@ describe('5. projections and the complete price list', () => {
     const page = await (await s.fetch('/pricing')).text();
     for (const id of ['orn_sharp', 'absence_witness', 'rr1_challenge', 'signal_platform', 'issuer_pays_carrier_data_seat_annual', 'ai_model_change', 'pdtr_catalog_toll', 'operator']) expect(page, id).toContain(id);
     expect(page).toContain('125000.00 USD');
+    const cat = await (await s.fetch('/api/v1/pdtr/catalog')).json();
+    expect(cat).toMatchObject({ toll_usd: 0.1, bind_toll_usd: 0.15 });
+    expect(cat.tolls_note).toMatch(/pdtr_bind/);
     const pdtr = await (await s.fetch('/stack/pdtr')).text();
     expect(pdtr).toContain('pdtr_bind');
     expect(pdtr).toMatch(/0\.15 USD/);

@@ -178,7 +178,12 @@ export const CATALOGS: readonly CatalogEntry[] = [
   entry('absence', '/api/v1/absence/catalog', 'svc-absence-exchange-v1', s.absenceCatalogSchema, (u) =>
     assemble(s.absenceCatalogSchema, DATA.absence, u, layerPath('absence'), { surface_presets: SURFACE_PRESETS }),
   ),
-  entry('pdtr', '/api/v1/pdtr/catalog', 'svc-pdtr-v1', s.pdtrCatalogSchema, (u) => assemble(s.pdtrCatalogSchema, DATA.pdtr, u, layerPath('pdtr'))),
+  entry('pdtr', '/api/v1/pdtr/catalog', 'svc-pdtr-v1', s.pdtrCatalogSchema, (u) =>
+    assemble(s.pdtrCatalogSchema, DATA.pdtr, u, layerPath('pdtr'), {
+      bind_toll_usd: tollUsd('pdtr_bind'),
+      tolls_note: `toll_usd is the PDTR layer's catalog toll; a bind (POST /api/v1/bind-payment) is metered at pdtr_bind, ${tollUsd('pdtr_bind')} USD per bind.`,
+    }),
+  ),
   entry('require_receipt', '/api/v1/require-receipt/catalog', 'svc-require-receipt-v1', s.requireReceiptCatalogSchema, (u) =>
     assemble(s.requireReceiptCatalogSchema, DATA.require_receipt, u, layerPath('require_receipt')),
   ),
