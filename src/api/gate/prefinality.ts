@@ -20,7 +20,6 @@ import {
   signPrefinalityJwt,
   verifyPrefinalityJwt,
 } from '../../crypto/prefinality-jwt.ts';
-import { formatUsd } from '../../domain/money.ts';
 import {
   RAILS,
   RULES,

@@ -6,7 +6,6 @@
 import type { Transaction } from '@libsql/client';
 import type { H3Event } from 'h3';
 import { tollMicros } from '../../catalog/tolls.ts';
-import { formatUsd } from '../../domain/money.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { recordReceipt, signReceipt, type ReceiptInput, type SignedReceipt } from '../../ledger/receipts.ts';
