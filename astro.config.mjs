@@ -1,6 +1,8 @@
 // @ts-check
 import { defineConfig } from 'astro/config';
 import node from '@astrojs/node';
+import { satteri } from '@astrojs/markdown-satteri';
+import { docsHtml } from './src/site/docs.ts';
 import { BUILD_ORIGINS } from './src/urls.ts';
 
 // Every page and document is prerendered at build time; h3 serves dist/client.
@@ -12,4 +14,7 @@ export default defineConfig({
   site: BUILD_ORIGINS.site,
   trailingSlash: 'ignore',
   build: { format: 'directory' },
+  // docs/*.md link to each other as files (for GitHub); on the site they link to /docs/<name>.
+  // Code blocks keep the site's own colours (a highlighter's theme failed contrast checks).
+  markdown: { processor: satteri({ hastPlugins: [docsHtml] }), syntaxHighlight: false },
 });

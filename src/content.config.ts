@@ -42,6 +42,8 @@ export const collections = {
   }),
   discovery: defineCollection({ loader: file('src/content/discovery.json'), schema: s.discoveryDataSchema }),
   gatePages: defineCollection({ loader: file('src/content/gate-pages.json'), schema: s.gatePageSchema }),
+  // Every docs/*.md file, one page each at /docs/<file name> (src/site/docs.ts).
+  docs: defineCollection({ loader: glob({ pattern: '*.md', base: './docs', generateId: ({ entry }) => entry.replace(/\.md$/, '') }) }),
   surfacePresets: defineCollection({
     loader: file('src/content/surface-presets.json', {
       parser: (text) => Object.entries(JSON.parse(text) as Record<string, string[]>).map(([id, kinds]) => ({ id, kinds })),

@@ -46,6 +46,7 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   const app = createApp(ctx);
   handler = toNodeHandler(app.h3);
   const url = `http://127.0.0.1:${port}`;
+  for (const job of app.router.jobs) job.start();
   log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid });
   return {
     url,
@@ -57,6 +58,7 @@ export async function startServer(initial: Config): Promise<RunningServer> {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await Promise.all(app.router.jobs.map((job) => job.stop()));
       await ledger.close();
     },
   };

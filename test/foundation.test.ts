@@ -1,4 +1,3 @@
-import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,28 +11,17 @@ import { createApp } from '../src/api/app.ts';
 import { toResponse, reply } from '../src/api/reply.ts';
 import { openLedger } from '../src/ledger/db.ts';
 import { migrate, migrationFiles } from '../src/ledger/migrate.ts';
+import { cleanEnv, run, runCli } from './support/cli.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 
 const NODE = process.execPath;
 
-/** The parent's environment without what vitest itself sets (it exports BASE_URL=/ for Vite). */
-function cleanEnv(): Record<string, string> {
-  const { BASE_URL: _b, SITE_URL: _s, ...rest } = process.env;
-  return rest as Record<string, string>;
-}
+/** Five Node processes, each loading the CLI: the suite's 30 s is meant for in-process tests. */
+const CLI_TEST_TIMEOUT_MS = 120_000;
 
-/**
- * Runs the CLI in a child process without blocking this process: the test server
- * lives here, and a loop blocked for seconds (a loaded machine) lets its
- * keep-alive timers close sockets the next fetch reuses (ECONNRESET).
- */
-function cli(dir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(NODE, ['src/cli.ts', ...args], { env: { ...cleanEnv(), ...testEnv(dir), ...env }, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
+/** The CLI against a test server's files, without blocking the server (test/support/cli.ts says why). */
+function cli(dir: string, args: string[], env: Record<string, string> = {}) {
+  return runCli(args, { ...testEnv(dir), ...env });
 }
 
 describe('configuration', () => {
@@ -49,9 +37,9 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty', BASE_URL: 'not a url' })).toThrow(/PORT[\s\S]*BASE_URL|BASE_URL[\s\S]*PORT/);
   });
 
-  it('stops the server at start-up with the variable named and exit code 2', () => {
-    const r = spawnSync(NODE, ['src/server.ts'], { env: { ...cleanEnv(), PORT: '99999' }, encoding: 'utf8' });
-    expect(r.status).toBe(2);
+  it('stops the server at start-up with the variable named and exit code 2', async () => {
+    const r = await run(NODE, ['src/server.ts'], { ...cleanEnv(), PORT: '99999' });
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/PORT/);
   });
 });
@@ -198,8 +186,8 @@ describe('HTTP foundation', () => {
     // The secret is not in the database in clear. (Read by another process: opening and
     // closing the file here would drop this process's SQLite POSIX locks.)
     for (const file of ['fusegate.db', 'fusegate.db-wal']) {
-      const grep = spawnSync('grep', ['-c', '--binary-files=text', key, join(s.dir, file)], { encoding: 'utf8' });
-      expect(grep.status).toBe(1);
+      const grep = await run('grep', ['-c', '--binary-files=text', key, join(s.dir, file)]);
+      expect(grep.code).toBe(1);
     }
 
     const me = await s.fetch('/v1/me', { key });
@@ -218,7 +206,7 @@ describe('HTTP foundation', () => {
     expect((await revoked.json()).code).toBe('revoked_key');
     expect((await cli(s.dir, ['keys', 'revoke', 'key_missing'])).code).toBe(1);
     expect((await cli(s.dir, ['keys', 'create'])).code).toBe(2);
-  });
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('publishes the current signing key as a JWK and raw base64', async () => {
     const r = await s.fetch('/crypto/public-key');

@@ -216,25 +216,24 @@ describe('operator formula', () => {
 
 describe('fuse CLI', () => {
   it('creates, blows and charges fuses that the HTTP gate then sees', async () => {
-    const { spawnSync } = await import('node:child_process');
+    const { runCli } = await import('./support/cli.ts');
     const { testEnv } = await import('./support/server.ts');
     const s = await startTestServer();
     try {
       const k = await s.newKey('cli');
-      const { BASE_URL: _b, ...parent } = process.env;
-      const cli = (...args: string[]) => spawnSync(process.execPath, ['src/cli.ts', ...args, '--json'], { env: { ...parent, ...testEnv(s.dir) }, encoding: 'utf8' });
-      const created = JSON.parse(cli('fuses', 'create', '--key', k.id).stdout);
-      expect(cli('fuses', 'dead', created.fuse_id).status).toBe(0);
+      const cli = (...args: string[]) => runCli([...args, '--json'], testEnv(s.dir));
+      const created = JSON.parse((await cli('fuses', 'create', '--key', k.id)).stdout);
+      expect((await cli('fuses', 'dead', created.fuse_id)).code).toBe(0);
       const hop = await (await s.fetch('/v1/fuse/hop', { json: { fuse_id: created.fuse_id }, key: k.secret })).json();
       expect(hop).toMatchObject({ state: 'DEAD', verdict: false });
-      expect(cli('fuses', 'dead', created.fuse_id).status).toBe(1);
-      expect(cli('fuses', 'charge', created.fuse_id).status).toBe(0);
-      expect(cli('keys', 'surface', k.id, '--acts', 'quote').status).toBe(0);
+      expect((await cli('fuses', 'dead', created.fuse_id)).code).toBe(1);
+      expect((await cli('fuses', 'charge', created.fuse_id)).code).toBe(0);
+      expect((await cli('keys', 'surface', k.id, '--acts', 'quote')).code).toBe(0);
       const act = await (await s.fetch('/v1/act', { json: { fuse_id: created.fuse_id, action: { kind: 'pay' } }, key: k.secret })).json();
       expect(act).toMatchObject({ state: 'LIVE', decision: 'BLOCK' });
-      expect(cli('fuses', 'create').status).toBe(2);
+      expect((await cli('fuses', 'create')).code).toBe(2);
     } finally {
       await s.stop();
     }
-  });
+  }, 120_000); // six Node processes, each loading the CLI: the suite's 30 s is meant for in-process tests
 });

@@ -16,8 +16,8 @@ import {
   type LeafRange,
 } from '../src/crypto/merkle.ts';
 
-/** shared/ sits beside the clone (CI) and beside the worktree. */
-const VECTORS = fileURLToPath(new URL('../../shared/vectors/', import.meta.url));
+/** Published vectors carried in the repository (test/vectors/SOURCES.md says where each comes from). */
+const VECTORS = fileURLToPath(new URL('./vectors/', import.meta.url));
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {

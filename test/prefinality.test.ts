@@ -468,7 +468,7 @@ function decodeJti(token: string): string {
 }
 
 describe('pre-finality with x402 configured, and the demo rate limit', () => {
-  const vectors = JSON.parse(readFileSync('/work/shared/vectors/x402-wire-examples.json', 'utf8'));
+  const vectors = JSON.parse(readFileSync(new URL('./vectors/x402-wire-examples.json', import.meta.url), 'utf8'));
   const X402_ENV = {
     X402_PAY_TO: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
     X402_NETWORK: 'eip155:84532',

@@ -1,17 +1,17 @@
 /**
- * Headless Chromium (Debian's /usr/bin/chromium through playwright-core)
+ * Headless Chromium (found by test/support/browser.ts, driven by playwright-core)
  * against a real server: every landing page has its heading and the
  * navigation, axe-core finds no serious or critical violation, and the stack
  * and foundry pages are saved as screenshots under test-output/.
- * A missing Chromium fails this test: CI installs it.
+ * No browser found fails this test with what to do; it is never skipped.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const OUT = join(process.cwd(), 'test-output');
 const AXE = readFileSync(join(process.cwd(), 'node_modules/axe-core/axe.min.js'), 'utf8');
 
@@ -20,19 +20,16 @@ const GATE_PAGES = ['/afterward', '/bind-room', '/bound', '/capture', '/diligenc
   '/operator', '/register', '/scanner', '/this', '/uplink'];
 const LAYER_PAGES = ['relay', 'clear', 'nap', 'clearing', 'signal', 'orn', 'absence', 'pdtr', 'require-receipt', 'issuer-pays', 'astl'].map((l) => `/stack/${l}`);
 const FOUNDRY_PAGES = ['physics', 'print', 'obligation', 'oracle', 'trigger', 'conformity', 'depository', 'settlement', 'clearing', 'stack'].map((l) => `/foundry/${l}`);
-const PAGES = ['/', '/stack', '/foundry', '/pricing', ...GATE_PAGES, ...LAYER_PAGES, ...FOUNDRY_PAGES];
+// The docs index and the two docs with the widest tables and most code (docs/*.md rendered).
+const DOC_PAGES = ['/docs', '/docs/what-runs', '/docs/companion-metered-apis'];
+const PAGES = ['/', '/stack', '/foundry', '/pricing', ...GATE_PAGES, ...LAYER_PAGES, ...FOUNDRY_PAGES, ...DOC_PAGES];
 
 let srv: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: install Debian's chromium (CI does) or set CHROMIUM_PATH`);
+  ({ browser } = await launchChromium());
   srv = await startTestServer();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
   mkdirSync(OUT, { recursive: true });
 });
 afterAll(async () => {
@@ -125,7 +122,7 @@ describe('landing pages in Chromium', () => {
 
   it('is readable on a phone: no horizontal scroll of the page', async () => {
     const page = await browser.newPage({ viewport: { width: 375, height: 740 }, isMobile: true });
-    for (const path of ['/stack', '/foundry', '/pricing', '/stack/clear']) {
+    for (const path of ['/stack', '/foundry', '/pricing', '/stack/clear', '/docs/what-runs']) {
       await page.goto(srv.url + path);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);

@@ -14,7 +14,7 @@ import { appendLeaf, treeHead } from '../src/ledger/log.ts';
 import { recordReceipt, signReceipt } from '../src/ledger/receipts.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 
-const VECTORS = fileURLToPath(new URL('../../shared/vectors/', import.meta.url));
+const VECTORS = fileURLToPath(new URL('./vectors/', import.meta.url));
 const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
 /** Independent check of a C2SP signed note: recompute the key hash and verify with node:crypto. */

@@ -5,6 +5,7 @@
  */
 import type { H3, H3Event } from 'h3';
 import type { z } from 'zod';
+import type { BackgroundJob } from './jobs.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Handler = (event: H3Event) => unknown;
@@ -49,6 +50,8 @@ function toPattern(path: string): RegExp {
 
 export class Router {
   readonly routes: RouteRecord[] = [];
+  /** Declared by route modules; started and stopped by the server (src/api/jobs.ts). */
+  readonly jobs: BackgroundJob[] = [];
   readonly app: H3;
   constructor(app: H3) {
     this.app = app;
@@ -64,6 +67,11 @@ export class Router {
   }
   post(path: string, handler: Handler, doc?: RouteDoc): this {
     return this.on('POST', path, handler, doc);
+  }
+
+  job(job: BackgroundJob): this {
+    this.jobs.push(job);
+    return this;
   }
 
   /** Methods registered for a concrete path ('' when none). */

@@ -1,14 +1,16 @@
 import type { APIRoute } from 'astro';
+import { getCollection } from 'astro:content';
 import { CATALOGS } from '../catalog/catalogs.ts';
 import { DISCOVERY_NAMES } from '../catalog/discovery.ts';
 import { SCHEMA_IDS } from '../catalog/json-schema.ts';
 import { ALL_PAGES } from '../site/nav.ts';
 import { buildUrls } from '../site/endpoints.ts';
+import { docPath } from '../site/docs.ts';
 
 export const prerender = true;
 
 /** Every page and document of the build (sitemaps.org 0.9). */
-export const GET: APIRoute = () => {
+export const GET: APIRoute = async () => {
   const { site } = buildUrls();
   const paths = [
     ...ALL_PAGES,
@@ -17,6 +19,7 @@ export const GET: APIRoute = () => {
     '/diligence/offer.json',
     '/diligence/one-pager.txt',
     ...SCHEMA_IDS.map((id) => `/schemas/${id}.json`),
+    ...(await getCollection('docs')).map((d) => docPath(d.id)),
   ];
   const esc = (s: string) => s.replaceAll('&', '&amp;').replaceAll('<', '&lt;');
   const body =

@@ -14,6 +14,7 @@ export const MAIN_NAV: readonly NavLink[] = [
   { href: '/pricing', label: 'Pricing' },
   { href: '/diligence', label: 'Diligence' },
   { href: '/reference', label: 'API' },
+  { href: '/docs', label: 'Docs' },
 ];
 
 export const LAYER_NAV: readonly NavLink[] = DATA.stack.layers.map((l) => ({ href: l.path, label: `${l.order}. ${l.name}` }));

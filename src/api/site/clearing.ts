@@ -12,6 +12,7 @@ import { consistencyProof, readEntries } from '../../ledger/log.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
 import type { Ledger } from '../../ledger/db.ts';
 import type { AppContext } from '../context.ts';
+import { intervalJob } from '../jobs.ts';
 import { notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -70,13 +71,7 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
       }
       if (since && Date.now() - Date.parse(since) >= periodMs) await sealNow(ctx.ledger);
     };
-    const timer = setInterval(() => {
-      tick().catch((e) => {
-        if (/closed/i.test(String((e as Error)?.message ?? e))) clearInterval(timer);
-        else ctx.log('error', 'clearing seal failed', { error: String(e) });
-      });
-    }, Math.min(periodMs, 60_000));
-    timer.unref();
+    router.job(intervalJob(ctx, 'clearing seal', Math.min(periodMs, 60_000), tick));
   }
 
   router.get(

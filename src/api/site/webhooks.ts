@@ -21,6 +21,7 @@ import { claimDue, createSubscription, deliveriesOf, listSubscriptions, recordAt
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
+import type { BackgroundJob } from '../jobs.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -44,10 +45,11 @@ export function signDelivery(ctx: AppContext, d: Pick<DueDelivery, 'event_id' | 
 }
 
 /** Delivers due webhooks of one process; several processes may run one each on one database (claims are leased). */
-export class Deliverer {
+export class Deliverer implements BackgroundJob {
+  readonly name = 'webhook delivery';
   readonly #ctx: AppContext;
   #timer: NodeJS.Timeout | undefined;
-  #running = false;
+  #inFlight: Promise<void> | undefined;
   #again = false;
 
   constructor(ctx: AppContext) {
@@ -55,32 +57,32 @@ export class Deliverer {
   }
 
   start(): void {
+    DELIVERERS.add(this);
     this.#timer = setInterval(() => this.nudge(), this.#ctx.config.WEBHOOK_POLL_MS);
     this.#timer.unref();
     this.nudge();
   }
 
-  stop(): void {
+  /** No new round starts; resolves when the round in flight has recorded its attempts. */
+  async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
     DELIVERERS.delete(this);
+    await this.#inFlight;
   }
 
-  /** Runs a delivery round now (or right after the current one). */
+  /** Runs a delivery round now (or right after the current one); nothing once stopped. */
   nudge(): void {
-    if (this.#running) {
+    if (!this.#timer) return;
+    if (this.#inFlight) {
       this.#again = true;
       return;
     }
-    this.#running = true;
-    this.#round()
-      .catch((e) => {
-        if (/client is closed|CLIENT_CLOSED|closed/i.test(String((e as Error)?.message ?? e))) this.stop();
-        else this.#ctx.log('error', 'webhook round failed', { error: String(e) });
-      })
+    this.#inFlight = this.#round()
+      .catch((e) => this.#ctx.log('error', 'webhook round failed', { error: String(e) }))
       .finally(() => {
-        this.#running = false;
-        if (this.#again && this.#timer) {
+        this.#inFlight = undefined;
+        if (this.#again) {
           this.#again = false;
           this.nudge();
         }
@@ -89,7 +91,7 @@ export class Deliverer {
 
   async #round(): Promise<void> {
     const c = this.#ctx.config;
-    for (;;) {
+    while (this.#timer) {
       const due = await this.#ctx.ledger.write((tx) => claimDue(tx, Date.now(), c.WEBHOOK_TIMEOUT_MS + 1000, 64));
       if (due.length === 0) return;
       await Promise.all(due.map((d) => this.#attempt(d)));
@@ -144,9 +146,7 @@ async function requirePublicTarget(url: string): Promise<void> {
 }
 
 export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
-  const deliverer = new Deliverer(ctx);
-  DELIVERERS.add(deliverer);
-  deliverer.start();
+  router.job(new Deliverer(ctx));
 
   router.post(
     '/signal/trigger/webhooks',

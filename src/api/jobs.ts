@@ -1,0 +1,37 @@
+/**
+ * Background jobs of the server (webhook delivery, the clearing timer).
+ * A route module only declares its jobs (router.job); the server starts them
+ * after it listens and stops them on close, awaiting the work in flight, before
+ * the ledger closes. Describing the API (scripts/write-openapi.ts) never starts one.
+ */
+import type { AppContext } from './context.ts';
+
+export interface BackgroundJob {
+  readonly name: string;
+  start(): void;
+  /** Stops the timer and resolves when the work in flight has finished. */
+  stop(): Promise<void>;
+}
+
+/** Runs `tick` every `everyMs` (never two at once); a failing tick is logged and the next one runs. */
+export function intervalJob(ctx: AppContext, name: string, everyMs: number, tick: () => Promise<void>): BackgroundJob {
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<void> | undefined;
+  return {
+    name,
+    start() {
+      timer = setInterval(() => {
+        if (inFlight) return;
+        inFlight = tick()
+          .catch((e) => ctx.log('error', `${name} failed`, { error: String(e) }))
+          .finally(() => (inFlight = undefined));
+      }, everyMs);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      timer = undefined;
+      await inFlight;
+    },
+  };
+}
