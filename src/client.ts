@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import type { hopResponse } from './api/gate/governed.ts';
 import type { actRequest, actResponse, classifyRequest, hopRequest, lookupResponse } from './api/gate/hop.ts';
 import type { createFuseRequest, fuseResponse } from './api/gate/fuses.ts';
+import { verifyExclusionProof, type ExclusionProofJson } from './crypto/exclusion.ts';
 
 export interface Problem {
   type: string;
@@ -118,4 +119,23 @@ export class FuseGateClient {
   me() {
     return this.#call<Json>('GET', '/v1/me');
   }
+  /**
+   * The exclusion proof of a job (PAS, our extension): that this key has no
+   * redeemed spend leaf for it, or that it has one. Check it offline with
+   * `verifyExclusion` (docs/exclusion-proofs.md); never trust its `present`.
+   */
+  exclusionProof(jobId: string) {
+    return this.#call<ExclusionAnswer>('GET', `/v1/pas/exclusion?job_id=${encodeURIComponent(jobId)}`);
+  }
+}
+
+export type ExclusionAnswer = ExclusionProofJson & { verifier_key: string; public_key_url: string };
+
+/**
+ * Checks an exclusion proof against the service's Ed25519 public key (raw 32
+ * bytes, from /crypto/public-key) or a note verifier key; throws when it does
+ * not hold, else says whether the job has a redeemed spend leaf.
+ */
+export function verifyExclusion(jobId: string, answer: ExclusionProofJson, trust: Uint8Array | string, expectedOrigin?: string) {
+  return verifyExclusionProof(jobId, answer, trust, expectedOrigin);
 }

@@ -50,7 +50,7 @@ describe('migrations', () => {
     const url = `file:${join(dir, 'm.db')}`;
     const client = createClient({ url });
     const first = await migrate(client);
-    expect(first).toEqual(migrationFiles().map((f) => f.replace(/\.sql$/, '')));
+    expect(first).toEqual(migrationFiles().map((f) => f.replace(/\.(sql|ts)$/, '')));
     await client.execute("INSERT INTO meter (key_id, sku, amount_micros, created_at) VALUES ('k', 'seal', 50000, 'now')");
     expect(await migrate(client)).toEqual([]);
     const rows = await client.execute('SELECT COUNT(*) AS n FROM meter');

@@ -1,10 +1,15 @@
 /**
  * Exactly once under load (issue 6, point 3): 100 concurrent redeems of one
  * bind ticket give one success and 99 HALT replay, on a file database, in one
- * process and across several server processes sharing the database.
+ * process and across several server processes sharing the database; and
+ * the exclusion tree, updated by each redeem in its own transaction, stays
+ * exactly the tree of the spend leaves when redeems race across processes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jobKey, verifyExclusionProof } from '../src/crypto/exclusion.ts';
+import { buildTree } from '../src/crypto/sparse-merkle.ts';
+import { exclusionHead } from '../src/ledger/pas-exclusion.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
 
 const WRITE = { op: 'bind', policy: 'P-7', premium: '100.00' };
@@ -95,5 +100,32 @@ describe('exactly-once redeem', () => {
     const meter = await s.ctx.ledger.read.execute({ sql: 'SELECT sku, COUNT(*) AS n FROM meter WHERE key_id = ? GROUP BY sku ORDER BY sku', args: [key.id] });
     // 2 pre-binds + 2 successful redeems are execute_gate; 198 HALTs are NAP hold.
     expect(Object.fromEntries(meter.rows.map((x) => [String(x.sku), Number(x.n)]))).toEqual({ execute_gate: 4, hold: 198 });
+
+    // Redeems of different jobs, at once through the three processes: each adds its job to the
+    // exclusion tree in its own transaction, and the tree ends up exactly that of the spend leaves.
+    const jobs = Array.from({ length: 24 }, (_, i) => `job_tree_${i}`);
+    const tickets = await Promise.all(jobs.map((j) => issue('lic_storm', j)));
+    const all = [s.url, ...urls];
+    const statuses = await Promise.all(
+      tickets.map(async (t, i) => {
+        const res = await fetch(all[i % all.length] + '/v1/pas/bind-ticket/redeem', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ ticket_id: t, write: WRITE, now: new Date().toISOString() }),
+        });
+        return res.status;
+      }),
+    );
+    expect(statuses).toEqual(jobs.map(() => 200));
+    const leaves = await s.ctx.ledger.read.execute({ sql: 'SELECT job_id FROM pas_spend_leaves WHERE key_id = ?', args: [key.id] });
+    const head = await exclusionHead(s.ctx.ledger.read, key.id);
+    expect(head.size).toBe(leaves.rows.length);
+    const rebuilt = await buildTree(leaves.rows.map((r) => jobKey(String(r.job_id))).sort(Buffer.compare), () => undefined);
+    expect(Buffer.from(head.root).toString('hex')).toBe(Buffer.from(rebuilt).toString('hex'));
+    const pk = new Uint8Array(Buffer.from((await (await s.fetch('/crypto/public-key')).json()).jwk.x, 'base64url'));
+    for (const [i, job] of jobs.entries()) {
+      const answer = await (await fetch(`${all[i % all.length]}/v1/pas/exclusion?job_id=${job}`, { headers: { authorization: `Bearer ${key.secret}` } })).json();
+      expect(verifyExclusionProof(job, answer, pk).present, job).toBe(true);
+    }
   });
 });

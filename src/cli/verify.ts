@@ -6,21 +6,23 @@
  *   verify checkpoint SOURCE --log-key VKEY
  *   verify inclusion --checkpoint SOURCE --log-key VKEY --proof SOURCE (--leaf-file FILE | --leaf-hash B64)
  *   verify consistency --old SOURCE --new SOURCE --log-key VKEY --proof SOURCE
+ *   verify exclusion SOURCE --job JOB_ID (--public-key SOURCE | --note-key VKEY) [--origin ORIGIN]
  *
  * A SOURCE is a file path or an http(s) URL. Exit 0 when everything verifies, 1 when not.
  */
 import { readFileSync } from 'node:fs';
 import { importJWK, type JWK } from 'jose';
 import { leafHash, verifyConsistency, verifyInclusion, type Hash } from '../crypto/merkle.ts';
+import { verifyExclusionProof, type ExclusionProofJson } from '../crypto/exclusion.ts';
 import { openNote, parseCheckpointText, type Checkpoint } from '../crypto/note.ts';
 import { verifyReceiptJws, type KeyLookup } from '../crypto/receipt.ts';
 import { type CliContext, type Command, UsageError, requireFlag } from './shared.ts';
 
 const isUrl = (s: string) => /^https?:\/\//.test(s);
 
-async function read(source: string, accept = 'application/json'): Promise<string> {
+async function read(source: string, accept = 'application/json', bearer?: string): Promise<string> {
   if (!isUrl(source)) return readFileSync(source, 'utf8');
-  const res = await fetch(source, { headers: { accept } });
+  const res = await fetch(source, { headers: { accept, ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) } });
   if (!res.ok) throw new Error(`${source} answered ${res.status}`);
   return res.text();
 }
@@ -144,6 +146,32 @@ export const verifyCommands: Record<string, Command> = {
         }),
       };
       return report(ctx, checks);
+    },
+  },
+  'verify exclusion': {
+    usage: 'verify exclusion SOURCE --job JOB_ID (--public-key SOURCE | --note-key VKEY) [--origin ORIGIN]',
+    summary: 'check a PAS exclusion proof (a saved /v1/pas/exclusion answer, or its URL with FUSEGATE_API_KEY set) against the signed head: absent or present',
+    async run(ctx) {
+      const source = ctx.args[0];
+      if (!source) throw new UsageError('give an exclusion answer: a file, or the /v1/pas/exclusion?job_id= URL (the key from FUSEGATE_API_KEY)');
+      const job = requireFlag(ctx, 'job');
+      const answer = JSON.parse(await read(source, 'application/json', isUrl(source) ? process.env.FUSEGATE_API_KEY : undefined)) as ExclusionProofJson;
+      const noteKey = ctx.flags['note-key'];
+      const pkSource = typeof ctx.flags['public-key'] === 'string' ? ctx.flags['public-key'] : isUrl(source) ? new URL('/crypto/public-key', source).href : undefined;
+      if (typeof noteKey !== 'string' && !pkSource) throw new UsageError('--public-key (a file or URL of /crypto/public-key) or --note-key is required offline');
+      let trust: Uint8Array | string;
+      if (typeof noteKey === 'string') trust = noteKey;
+      else trust = new Uint8Array(Buffer.from((JSON.parse(await read(pkSource!)) as { jwk: { x: string } }).jwk.x, 'base64url'));
+      const origin = typeof ctx.flags.origin === 'string' ? ctx.flags.origin : undefined;
+      let present: boolean | undefined;
+      const checks = {
+        exclusion: attempt(() => {
+          const v = verifyExclusionProof(job, answer, trust, origin);
+          present = v.present;
+          return `${job} ${v.present ? 'HAS a redeemed spend leaf' : 'has NO redeemed spend leaf'} in ${v.origin} at size ${v.size}${origin || typeof noteKey === 'string' ? '' : ' (pass --origin to pin whose tree)'}`;
+        }),
+      };
+      return report(ctx, checks, present === undefined ? {} : { job_id: job, present, excluded: !present });
     },
   },
 };

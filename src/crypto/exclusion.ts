@@ -1,26 +1,29 @@
 /**
- * PAS exclusion proofs: that a job has NO redeemed spend leaf (or its
- * inclusion when it has one), over the sorted Merkle tree of a key's redeemed
- * job ids (src/crypto/sorted-merkle.ts: two adjacent leaves around the job,
- * each with its RFC 9162 inclusion proof), against a tree head that the
- * service signs as a C2SP checkpoint note (origin, size, base64 root).
+ * PAS exclusion proofs: that a job has NO redeemed spend leaf (or that it
+ * has one), over the sparse Merkle tree of a key's redeemed jobs
+ * (src/crypto/sparse-merkle.ts, keyed by SHA-256 of the UTF-8 job id),
+ * against a head that the service signs as a C2SP checkpoint note (origin,
+ * size, base64 root). docs/exclusion-proofs.md says how to check one by hand.
  *
- * Leaves are the UTF-8 bytes of the job ids, ordered byte-wise.
  * `verifyExclusionProof` needs only the service's Ed25519 public key (or the
  * note verifier key) and the answer of GET /v1/pas/exclusion.
  */
+import { createHash } from 'node:crypto';
 import { ProofError } from './merkle.ts';
 import { openNote, parseCheckpointText, verifierKey } from './note.ts';
-import { proofFromJson, proofToJson, verifySortedProof, type SortedProof, type SortedProofJson } from './sorted-merkle.ts';
+import { sparseProofFromJson, sparseProofToJson, verifySparseProof, type SparseProof, type SparseProofJson } from './sparse-merkle.ts';
 
-const utf8 = new TextEncoder();
-const fromUtf8 = (b: Uint8Array) => new TextDecoder().decode(b);
+/** The tree key of a job: SHA-256 of its UTF-8 id. */
+export const jobKey = (jobId: string): Uint8Array => new Uint8Array(createHash('sha256').update(jobId, 'utf8').digest());
 
-export const jobKey = (jobId: string): Uint8Array => utf8.encode(jobId);
+/** Names the proof format in every answer; a verifier refuses any other. */
+export const EXCLUSION_PROOF_FORMAT = 'sparse-merkle-sha256';
 
-/** The origin (and note key name) of a key's exclusion tree: `<SITE_URL host>/pas-exclusion/<key id>`. */
+const ORIGIN_PATH = '/pas-exclusion-smt/';
+
+/** The origin (and note key name) of a key's exclusion tree: `<SITE_URL host>/pas-exclusion-smt/<key id>`. */
 export function exclusionOrigin(siteUrl: string, owner: string): string {
-  return `${new URL(siteUrl).host}/pas-exclusion/${owner}`;
+  return `${new URL(siteUrl).host}${ORIGIN_PATH}${owner}`;
 }
 
 export interface ExclusionProofJson {
@@ -28,12 +31,20 @@ export interface ExclusionProofJson {
   /** True when the job HAS a redeemed spend leaf (then `proof` proves its inclusion). */
   present: boolean;
   excluded: boolean;
-  proof: SortedProofJson;
+  proof: { format: string; key: string } & SparseProofJson;
   checkpoint: { origin: string; tree_size: number; root_hash: string; note: string };
 }
 
-export function exclusionProofJson(jobId: string, proof: SortedProof, checkpoint: ExclusionProofJson['checkpoint']): ExclusionProofJson {
-  return { job_id: jobId, present: proof.present, excluded: !proof.present, proof: proofToJson(proof, fromUtf8), checkpoint };
+export function exclusionProofJson(jobId: string, proof: SparseProof, checkpoint: ExclusionProofJson['checkpoint']): ExclusionProofJson {
+  const key = jobKey(jobId);
+  const present = proof.leaf !== null && Buffer.compare(proof.leaf, key) === 0;
+  return {
+    job_id: jobId,
+    present,
+    excluded: !present,
+    proof: { format: EXCLUSION_PROOF_FORMAT, key: Buffer.from(key).toString('base64'), ...sparseProofToJson(proof) },
+    checkpoint,
+  };
 }
 
 export interface VerifiedExclusion {
@@ -48,24 +59,21 @@ export interface VerifiedExclusion {
  * service's raw Ed25519 public key (32 bytes) or a note verifier key string;
  * `expectedOrigin`, when given, pins whose tree it is. Throws ProofError (or a
  * note error) when anything does not hold; never trusts the answer's own
- * `present`, `tree_size` or `root_hash` fields.
+ * `present`, `key`, `tree_size` or `root_hash` fields.
  */
 export function verifyExclusionProof(jobId: string, answer: ExclusionProofJson, trust: Uint8Array | string, expectedOrigin?: string): VerifiedExclusion {
   const note = answer.checkpoint?.note;
   if (typeof note !== 'string') throw new ProofError('no signed checkpoint');
   const origin = note.slice(0, note.indexOf('\n'));
+  // The service signs other notes with the same key (log checkpoints): only an exclusion tree's head will do.
+  if (!origin.includes(ORIGIN_PATH)) throw new ProofError(`checkpoint origin ${origin} is not an exclusion tree`);
   if (expectedOrigin !== undefined && origin !== expectedOrigin) throw new ProofError(`checkpoint origin is ${origin}, expected ${expectedOrigin}`);
   const vkey = typeof trust === 'string' ? trust : verifierKey(origin, trust);
   const head = parseCheckpointText(openNote(note, vkey));
   if (head.origin !== origin) throw new ProofError('checkpoint origin mismatch');
   if (answer.job_id !== undefined && answer.job_id !== jobId) throw new ProofError('the proof is for another job');
-  let proof: SortedProof;
-  try {
-    proof = proofFromJson(answer.proof, jobKey);
-  } catch {
-    throw new ProofError('malformed proof');
-  }
-  const present = verifySortedProof(jobKey(jobId), proof, { size: head.size, root: head.root });
+  if (answer.proof?.format !== EXCLUSION_PROOF_FORMAT) throw new ProofError(`proof format is not ${EXCLUSION_PROOF_FORMAT}`);
+  const present = verifySparseProof(jobKey(jobId), sparseProofFromJson(answer.proof), head.root);
   if (answer.present !== undefined && answer.present !== present) throw new ProofError('the answer misstates presence');
   return { present, size: head.size, origin };
 }

@@ -5,8 +5,9 @@
  * before the first, or after the last; each neighbour carries its inclusion
  * proof against the same root, so a verifier needs nothing but the root.
  *
- * Used for absence witnesses (a declared act surface) and PAS exclusion proofs
- * (redeemed spend leaves). Leaf data is the key's bytes; hashes are RFC 9162.
+ * Used for absence witnesses (a declared act surface; PAS exclusion proofs use
+ * the sparse tree of src/crypto/sparse-merkle.ts, updated in place). Leaf data
+ * is the key's bytes; hashes are RFC 9162.
  */
 import { ProofError, emptyRoot, foldRange, leafHash, nodeHash, proveInclusion, rangeNodes, verifyInclusion, type Hash } from './merkle.ts';
 

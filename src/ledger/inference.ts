@@ -2,10 +2,15 @@
  * Inference-root sessions (SPEC 2.5, foundry layer 1): each sealed exchange is
  * a leaf of its session's RFC 9162 Merkle tree, in the order the ledger
  * committed them. A session belongs to the key that opened it.
+ *
+ * Each session is its own Merkle log (src/ledger/log.ts) named
+ * `inference/<session id>`: an exchange appends one leaf and stores the
+ * perfect subtrees it completes, and the root reads O(log n) stored hashes,
+ * so nothing is re-hashed inside the write lock. Names with a '/' are private
+ * logs, never listed or served by the public log routes.
  */
 import type { Transaction } from '@libsql/client';
-import { rootOf } from '../crypto/merkle.ts';
-import type { Db } from './log.ts';
+import { appendLeaf, ensureLog, logSize, treeHead, type Db } from './log.ts';
 
 export interface SessionLeaf {
   idx: number;
@@ -13,6 +18,10 @@ export interface SessionLeaf {
   receipt_id: string;
   created_at: string;
 }
+
+export const sessionLog = (sessionId: string): string => `inference/${sessionId}`;
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
 /** The session's leaves in order; undefined when `keyId` has no session of that id. */
 export async function sessionLeaves(db: Db, keyId: string, sessionId: string): Promise<SessionLeaf[] | undefined> {
@@ -24,29 +33,42 @@ export async function sessionLeaves(db: Db, keyId: string, sessionId: string): P
   return rs.rows.map((r) => ({ idx: Number(r.idx), leaf_hash: String(r.leaf_hash), receipt_id: String(r.receipt_id), created_at: String(r.created_at) }));
 }
 
-/** A session of `keyId` with its size and root; undefined when it has none of that id. */
+/** How many exchanges a session of `keyId` holds (one index lookup); undefined when it has none of that id. */
+export async function sessionSize(db: Db, keyId: string, sessionId: string): Promise<number | undefined> {
+  const rs = await db.execute({
+    sql: 'SELECT idx FROM inference_leaves WHERE session_id = ? AND key_id = ? ORDER BY idx DESC LIMIT 1',
+    args: [sessionId, keyId],
+  });
+  return rs.rows[0] ? Number(rs.rows[0].idx) + 1 : undefined;
+}
+
+/** A session of `keyId` with its size and root (hex); undefined when it has none of that id. */
 export async function readSession(db: Db, keyId: string, sessionId: string): Promise<{ size: number; root: string; leaves: SessionLeaf[] } | undefined> {
   const leaves = await sessionLeaves(db, keyId, sessionId);
-  return leaves && { size: leaves.length, root: sessionRoot(leaves.map((l) => l.leaf_hash)), leaves };
+  if (!leaves) return undefined;
+  // The root at the size read, even if an exchange committed since.
+  const head = await treeHead(db, sessionLog(sessionId), leaves.length);
+  return { size: leaves.length, root: hex(head.root), leaves };
 }
 
-/** The session root (hex) over leaf hashes given in hex. */
-function sessionRoot(leafHashes: readonly string[]): string {
-  return Buffer.from(rootOf(leafHashes.map((h) => Buffer.from(h, 'hex')))).toString('hex');
-}
-
-/** Appends a leaf inside the caller's transaction; answers its index and the new root, or null when the session already holds `max` leaves. */
+/**
+ * Appends an exchange inside the caller's transaction: `leaf` is the exact
+ * leaf data (the canonical JSON the seal hashes). Answers its index, its leaf
+ * hash and the new root (hex), or null when the session already holds `max`.
+ */
 export async function appendSessionLeaf(
   tx: Transaction,
-  leaf: { keyId: string; sessionId: string; leafHash: string; receiptId: string; createdAt: string },
+  leaf: { keyId: string; sessionId: string; leaf: Uint8Array; receiptId: string; createdAt: string },
   max: number,
-): Promise<{ idx: number; size: number; root: string } | null> {
-  const prior = (await sessionLeaves(tx, leaf.keyId, leaf.sessionId)) ?? [];
-  const idx = prior.length;
-  if (idx >= max) return null;
+): Promise<{ idx: number; size: number; root: string; leafHash: string } | null> {
+  const log = sessionLog(leaf.sessionId);
+  await ensureLog(tx, log);
+  if ((await logSize(tx, log)) >= max) return null;
+  const { index, leafHash } = await appendLeaf(tx, log, leaf.leaf);
   await tx.execute({
     sql: 'INSERT INTO inference_leaves (session_id, idx, key_id, leaf_hash, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    args: [leaf.sessionId, idx, leaf.keyId, leaf.leafHash, leaf.receiptId, leaf.createdAt],
+    args: [leaf.sessionId, index, leaf.keyId, hex(leafHash), leaf.receiptId, leaf.createdAt],
   });
-  return { idx, size: idx + 1, root: sessionRoot([...prior.map((p) => p.leaf_hash), leaf.leafHash]) };
+  const head = await treeHead(tx, log);
+  return { idx: index, size: head.size, root: hex(head.root), leafHash: hex(leafHash) };
 }

@@ -44,8 +44,9 @@ export async function logSize(db: Db, log: string): Promise<number> {
   return Number(rs.rows[0].size);
 }
 
+/** The public logs: a name with a '/' is a private log (an inference session's), not listed. */
 export async function listLogs(db: Db): Promise<Array<{ name: string; size: number }>> {
-  const rs = await db.execute('SELECT name, size FROM logs ORDER BY name');
+  const rs = await db.execute("SELECT name, size FROM logs WHERE instr(name, '/') = 0 ORDER BY name");
   return rs.rows.map((r) => ({ name: String(r.name), size: Number(r.size) }));
 }
 

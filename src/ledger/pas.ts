@@ -161,17 +161,6 @@ export async function jobBound(db: Db, keyId: string, jobId: string): Promise<bo
   return rs.rows.length > 0;
 }
 
-/** Identifies a key's current set of spend leaves (leaves are never deleted): count and last seq. */
-export async function spendLeafVersion(db: Db, keyId: string): Promise<{ count: number; last: number }> {
-  const rs = await db.execute({ sql: 'SELECT COUNT(*) AS n, COALESCE(MAX(seq), 0) AS last FROM pas_spend_leaves WHERE key_id = ?', args: [keyId] });
-  return { count: Number(rs.rows[0]!.n), last: Number(rs.rows[0]!.last) };
-}
-
-export async function spendLeafJobIds(db: Db, keyId: string, upToSeq: number): Promise<string[]> {
-  const rs = await db.execute({ sql: 'SELECT job_id FROM pas_spend_leaves WHERE key_id = ? AND seq <= ?', args: [keyId, upToSeq] });
-  return rs.rows.map((r) => String(r.job_id));
-}
-
 export async function insertIssue(
   tx: Transaction,
   i: { id: string; keyId: string; jobId: string; licenseId: string; fuseId: string; reason: string; receiptId: string; now: string },

@@ -14,7 +14,7 @@ import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { canonicalJson } from '../../crypto/canonical.ts';
-import { exclusionProofJson, jobKey } from '../../crypto/exclusion.ts';
+import { exclusionProofJson } from '../../crypto/exclusion.ts';
 import { verifierKey } from '../../crypto/note.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
 import { MoneyError, formatUsd, usdToMicros } from '../../domain/money.ts';
@@ -35,7 +35,7 @@ import { newId, nowIso } from '../../ids.ts';
 import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_FUSES, DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
-import { exclusionSnapshot } from '../../ledger/pas-exclusion.ts';
+import { addExclusionLeaf, signedExclusionProof } from '../../ledger/pas-exclusion.ts';
 import {
   consumeTicket,
   getGrant,
@@ -409,6 +409,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
           } catch (e) {
             throw e instanceof Changed ? e : new Changed();
           }
+          await addExclusionLeaf(tx, key.id, s.ticket.job_id);
         }
         await recordCharge(tx, { keyId: key.id, ...chargeOf(decision), ref: receipt.receipt_id });
         await recordReceipt(tx, receipt);
@@ -522,17 +523,17 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       const key = await requireKey(event, ctx);
       const { job_id } = readQuery(event, jobQuery);
-      const snap = await exclusionSnapshot(ctx, key.id);
-      const head = { origin: snap.origin, tree_size: snap.tree.size, root_hash: Buffer.from(snap.tree.root()).toString('base64'), note: snap.note };
+      const p = await signedExclusionProof(ctx, key.id, job_id);
+      const head = { origin: p.origin, tree_size: p.head.size, root_hash: Buffer.from(p.head.root).toString('base64'), note: p.note };
       return toResponse(
         reply({
-          ...exclusionProofJson(job_id, snap.tree.prove(jobKey(job_id)), head),
-          verifier_key: verifierKey(snap.origin, ctx.keyring.current.raw),
+          ...exclusionProofJson(job_id, p.proof, head),
+          verifier_key: verifierKey(p.origin, ctx.keyring.current.raw),
           public_key_url: `${ctx.config.BASE_URL}/crypto/public-key`,
         }),
       );
     },
-    { summary: 'Exclusion proof (our extension): the job has no redeemed spend leaf (adjacent neighbours with inclusion proofs), or its inclusion, against a signed tree head', auth: 'key', tag: 'pas', query: jobQuery, response: exclusionResponse },
+    { summary: 'Exclusion proof (our extension): the job has no redeemed spend leaf, or has one, by a sparse Merkle path (bitmap and non-empty siblings) against a signed tree head', auth: 'key', tag: 'pas', query: jobQuery, response: exclusionResponse },
   );
 
   router.post(

@@ -15,9 +15,8 @@
  */
 import { z } from 'zod';
 import { canonicalJson, fingerprint } from '../../crypto/canonical.ts';
-import { leafHash } from '../../crypto/merkle.ts';
 import { newId, nowIso } from '../../ids.ts';
-import { appendSessionLeaf, readSession, sessionLeaves } from '../../ledger/inference.ts';
+import { appendSessionLeaf, readSession, sessionSize } from '../../ledger/inference.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -112,9 +111,9 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
         if (named !== null && !ref.safeParse(named).success) throw new Problem({ status: 400, code: 'invalid_session', title: 'Bad request', detail: `${SESSION_HEADER} must be 1 to 128 visible ASCII characters` });
         const max = ctx.config.INFERENCE_SESSION_MAX_EXCHANGES;
         if (named !== null) {
-          const leaves = await sessionLeaves(ctx.ledger.read, key.id, named);
-          if (!leaves) throw notFound(`no inference session ${named} for this key; omit ${SESSION_HEADER} to open one`, 'unknown_session');
-          if (leaves.length >= max) throw sessionFull(named, max);
+          const held = await sessionSize(ctx.ledger.read, key.id, named);
+          if (held === undefined) throw notFound(`no inference session ${named} for this key; omit ${SESSION_HEADER} to open one`, 'unknown_session');
+          if (held >= max) throw sessionFull(named, max);
         }
         const sessionId = named ?? newId('inf');
         const answer = await forward(ctx, body);
@@ -128,10 +127,10 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
           { kind: 'inference_seal', decision: 'SEALED', subject: sessionId, fingerprint: requestSha, data: { session_id: sessionId, request_sha256: requestSha, response_sha256: responseSha, model: body.model } },
           [charge],
           async (tx, receipt) => {
-            const leaf = Buffer.from(leafHash(Buffer.from(canonicalJson({ receipt_id: receipt.receipt_id, request_sha256: requestSha, response_sha256: responseSha })))).toString('hex');
-            const added = await appendSessionLeaf(tx, { keyId: key.id, sessionId, leafHash: leaf, receiptId: receipt.receipt_id, createdAt: nowIso() }, max);
+            const exchange = Buffer.from(canonicalJson({ receipt_id: receipt.receipt_id, request_sha256: requestSha, response_sha256: responseSha }));
+            const added = await appendSessionLeaf(tx, { keyId: key.id, sessionId, leaf: exchange, receiptId: receipt.receipt_id, createdAt: nowIso() }, max);
             if (!added) throw sessionFull(sessionId, max); // filled by a concurrent exchange
-            const { idx, size, root } = added;
+            const { idx, size, root, leafHash: leaf } = added;
             const seal = {
               session_id: sessionId,
               index: idx,
