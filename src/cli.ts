@@ -2,6 +2,7 @@
  * The admin command line: `npm run --silent cli -- <command> [flags]`, or the
  * `fusegate` bin. Exit codes: 0 done, 1 the command failed, 2 bad usage or config.
  */
+import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
 import { clearingCommands } from './cli/clearing.ts';
 import { fuseCommands } from './cli/fuses.ts';
@@ -11,6 +12,7 @@ import { verifyCommands } from './cli/verify.ts';
 import { rr1Commands } from './cli/rr1.ts';
 import { type CliContext, type Command, UsageError } from './cli/shared.ts';
 import { openLedger, type Ledger } from './ledger/db.ts';
+import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
 
 const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands };
@@ -29,32 +31,42 @@ function help(): string {
   ].join('\n');
 }
 
-/** Flags that never take a value; every other `--flag` takes the next word (or `--flag=value`). */
-const BOOLEAN_FLAGS = new Set(['json', 'help', 'offline', 'default']);
+/** Flags that never take a value; every other `--flag` takes one (`--flag value` or `--flag=value`). */
+const BOOLEAN_FLAGS = new Set(['json', 'help', 'default']);
+const GLOBAL_FLAGS = ['json', 'help'];
 
-export function parseFlags(argv: string[]): { flags: Record<string, string | boolean>; positionals: string[] } {
-  const flags: Record<string, string | boolean> = {};
-  const positionals: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i]!;
-    const m = /^--([a-z0-9-]+)(?:=(.*))?$/.exec(word);
-    if (!m) {
-      positionals.push(word);
-    } else if (m[2] !== undefined) {
-      flags[m[1]!] = m[2];
-    } else if (!BOOLEAN_FLAGS.has(m[1]!) && i + 1 < argv.length && !argv[i + 1]!.startsWith('--')) {
-      flags[m[1]!] = argv[++i]!;
-    } else {
-      flags[m[1]!] = true;
-    }
+/** The flags a command accepts: the `--name`s of its usage line, and --json, --help. */
+function flagsOf(command: Command | undefined): string[] {
+  const named = command ? [...command.usage.matchAll(/--([a-z0-9-]+)/g)].map((m) => m[1]!) : [];
+  return [...new Set([...named, ...GLOBAL_FLAGS])];
+}
+
+/**
+ * Strict parsing (util.parseArgs, strict: true): an unknown or misspelled flag,
+ * or a value flag without its value, is a usage error, never silently ignored.
+ */
+export function parseFlags(argv: string[], command?: Command): { flags: Record<string, string | boolean>; positionals: string[] } {
+  const options = Object.fromEntries(flagsOf(command).map((name) => [name, { type: BOOLEAN_FLAGS.has(name) ? ('boolean' as const) : ('string' as const) }]));
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
+    return { flags: values as Record<string, string | boolean>, positionals };
+  } catch (e) {
+    throw new UsageError(String((e as Error).message).split('\n')[0]!);
   }
-  return { flags, positionals };
 }
 
 export async function runCli(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseFlags(argv);
-  const name = [positionals[0], positionals[1]].filter(Boolean).join(' ');
-  const command = COMMANDS[name];
+  // The command is its first two words; its usage line then says which flags it takes.
+  const words = argv.slice(0, 2).filter((w) => !w.startsWith('-'));
+  const command = COMMANDS[words.join(' ')];
+  let parsed: ReturnType<typeof parseFlags>;
+  try {
+    parsed = parseFlags(argv, command);
+  } catch (e) {
+    process.stderr.write(`fusegate: ${(e as Error).message}\n${command ? `usage: ${command.usage}` : help()}\n`);
+    return 2;
+  }
+  const { flags, positionals } = parsed;
   if (!command || flags.help) {
     process[command || flags.help || argv.length === 0 ? 'stdout' : 'stderr'].write(help() + '\n');
     return command || flags.help || argv.length === 0 ? 0 : 2;
@@ -68,7 +80,7 @@ export async function runCli(argv: string[]): Promise<number> {
       flags,
       json,
       config,
-      ledger: async () => (ledger ??= await openLedger(config)),
+      ledger: async () => (ledger ??= await startupStep(`cannot open the database ${config.DATABASE_URL}`, () => openLedger(config))),
       out: (human, data) => process.stdout.write((json && data !== undefined ? JSON.stringify(data) : human) + '\n'),
     };
     return (await command.run(ctx)) ?? 0;
@@ -77,7 +89,7 @@ export async function runCli(argv: string[]): Promise<number> {
       process.stderr.write(`fusegate: ${e.message}\nusage: ${command.usage}\n`);
       return 2;
     }
-    if (e instanceof ConfigError) {
+    if (e instanceof ConfigError || e instanceof StartupError) {
       process.stderr.write(`fusegate: ${e.message}\n`);
       return 2;
     }

@@ -72,9 +72,9 @@ export const configSchema = z.object({
   ORACLE_MIN_SOURCES: positiveInt.default(3),
   ORACLE_TRIM_PERCENT: z.coerce.number().int().min(0).max(49).default(20),
   ORACLE_TOLERANCE_BPS: nonNegativeInt.default(500),
-  /** Webhook delivery: attempts before giving up, first retry delay (doubles each time, capped at an hour), timeout, poll period. */
-  WEBHOOK_MAX_ATTEMPTS: positiveInt.default(8),
-  WEBHOOK_BACKOFF_MS: positiveInt.default(1000),
+  /** Webhook delivery: attempts before giving up, first retry delay (doubles each time, capped at an hour, ±25% jitter), timeout, poll period. */
+  WEBHOOK_MAX_ATTEMPTS: positiveInt.default(16),
+  WEBHOOK_BACKOFF_MS: positiveInt.default(5000),
   WEBHOOK_TIMEOUT_MS: positiveInt.default(5000),
   WEBHOOK_POLL_MS: positiveInt.default(1000),
   /** Webhook targets on loopback, private or link-local addresses: refused unless true (SSRF guard). */
@@ -86,6 +86,27 @@ export const configSchema = z.object({
   INFERENCE_SESSION_MAX_EXCHANGES: positiveInt.default(10_000),
   /** Clearing checkpoints: hours between automatic seals (168 = weekly); 0 turns the timer off (the CLI still seals). */
   CLEARING_INTERVAL_HOURS: nonNegativeInt.default(168),
+
+  // Issue 18, hardening (docs/hardening.md): HTTP server limits and proxy trust.
+  /** Time a client has to send a request's headers, then its whole request (body included), before the socket is closed. */
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+  /** A connection with no request in flight that sends nothing for this long is closed. */
+  HTTP_IDLE_TIMEOUT_MS: positiveInt.default(30_000),
+  /** How long a kept-alive connection waits for its next request after an answer. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5_000),
+  /** Open connections at most; past it a new connection is closed at once. */
+  HTTP_MAX_CONNECTIONS: positiveInt.default(4096),
+  /** Reverse proxies in front of the service whose X-Forwarded-For / Forwarded entries are trusted (0: the socket address only). */
+  TRUST_PROXY_HOPS: nonNegativeInt.max(10).default(0),
+  /** A webhook subscription is disabled after this many failed delivery attempts in a row (or at once on 410 Gone). */
+  WEBHOOK_DISABLE_AFTER_FAILURES: positiveInt.default(50),
+  /** After `signing-key rotate`, webhook deliveries carry a signature by the previous key too, for this many hours (0: none). */
+  WEBHOOK_KEY_OVERLAP_HOURS: nonNegativeInt.default(24),
+  /** GET /v1/ocsp answers 503 halt when the ledger has not answered within this many ms. */
+  OCSP_HALT_AFTER_MS: positiveInt.default(1000),
+  /** /health's write probe: how long a write may take before /health reports the database unwritable. */
+  HEALTH_WRITE_PROBE_TIMEOUT_MS: positiveInt.default(1000),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET'] as const;
   const set = x402.filter((k) => c[k] !== undefined);

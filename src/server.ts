@@ -10,6 +10,8 @@ import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
 import { openLedger } from './ledger/db.ts';
+import { applyConnectionLimits, httpServerOptions } from './net/http-limits.ts';
+import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
 
 export interface RunningServer {
@@ -31,11 +33,17 @@ function makeLogger(level: Config['LOG_LEVEL']): AppContext['log'] {
 /** Opens the ledger, loads the keys and listens. PORT 0 picks a free port (tests). */
 export async function startServer(initial: Config): Promise<RunningServer> {
   const log = makeLogger(initial.LOG_LEVEL);
-  const ledger = await openLedger(initial);
-  const keyring = await loadKeyring(initial);
+  const ledger = await startupStep(`cannot open the database ${initial.DATABASE_URL}`, () => openLedger(initial));
+  const keyring = await startupStep(`cannot load the signing keys (${initial.SIGNING_KEY_JWK ? 'SIGNING_KEY_JWK' : initial.SIGNING_KEY_FILE})`, () => loadKeyring(initial)).catch(
+    async (e: unknown) => {
+      await ledger.close();
+      throw e;
+    },
+  );
   // Listen first, so that with PORT 0 the advertised URLs name the port actually used.
   let handler: RequestListener = (_req, res) => res.writeHead(503).end();
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => handler(req, res));
+  const server = createServer(httpServerOptions(initial), (req, res) => handler(req, res));
+  applyConnectionLimits(server, initial);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(initial.PORT, initial.HOST, () => resolve());
@@ -75,7 +83,16 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const running = await startServer(config);
+  let running: RunningServer;
+  try {
+    running = await startServer(config);
+  } catch (e) {
+    if (e instanceof StartupError || (e as NodeJS.ErrnoException).code === 'EADDRINUSE' || (e as NodeJS.ErrnoException).code === 'EACCES') {
+      process.stderr.write(`fusegate: ${(e as Error).message.split('\n')[0]}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
   process.on('SIGHUP', () => {
     loadKeyring(config)
       .then((k) => {

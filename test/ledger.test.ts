@@ -260,7 +260,7 @@ describe('companion ledger', () => {
     // Per-SKU totals equal the meter, summed here.
     const rows = await meter(s, key.id);
     const astl = att.per_sku.find((x: { sku: string }) => x.sku === 'astl_publish');
-    expect(astl.amount_micros).toBe(rows.filter((r) => r.sku === 'astl_publish').reduce((a, r) => a + r.micros, 0));
+    expect(astl.amount_micros).toBe(String(rows.filter((r) => r.sku === 'astl_publish').reduce((a, r) => a + r.micros, 0)));
     expect(att.net_root).toBe(Buffer.from(rootOf(att.per_sku.map((x: unknown) => leafHash(new TextEncoder().encode(canonicalJson(x)))))).toString('base64'));
     // The leaf is in the clearing log under a signed checkpoint.
     await checkInclusion(s, 'clearing', ev.clearing.checkpoint.note, ev.clearing.index, unb64(ev.leaf), ev.clearing.hashes);

@@ -33,6 +33,17 @@ describe('webhook targets are guarded against server-side request forgery', () =
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPublicAddress(a), a).toBe(true);
   });
 
+  it('refuses every IPv6 form that carries an IPv4 address (compatible, NAT64, 6to4, Teredo) and other special ranges', async () => {
+    for (const a of ['::7f00:1', '[::7f00:1]', '::127.0.0.1', '64:ff9b::7f00:1', '64:ff9b::a00:1', '64:ff9b:1::1', '2002:7f00:1::1', '2001::1', '198.18.0.1', '192.0.0.8', '240.0.0.1', '255.255.255.255', 'fec0::1', '2001:db8::1', 'ff02::1']) {
+      expect(isPublicAddress(a), a).toBe(false);
+    }
+    for (const url of ['http://[::7f00:1]/hook', 'http://[64:ff9b::7f00:1]/hook', 'http://[::ffff:7f00:1]/hook', 'http://[2002:7f00:1::1]/hook']) {
+      const r = await s.fetch('/signal/trigger/webhooks', { method: 'POST', key: key.secret, json: { url } });
+      expect(r.status, url).toBe(422);
+      expect((await r.json()).code, url).toBe('webhook_target_not_public');
+    }
+  });
+
   it('refuses to subscribe a loopback, private or metadata URL (422, nothing stored); a name resolving to loopback too', async () => {
     for (const url of [`http://127.0.0.1:${port}/hook`, 'http://[::1]/hook', 'http://169.254.169.254/latest/meta-data', 'http://10.0.0.7/hook', `http://localhost:${port}/hook`]) {
       const r = await s.fetch('/signal/trigger/webhooks', { method: 'POST', key: key.secret, json: { url } });

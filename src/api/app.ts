@@ -8,6 +8,7 @@ import { H3, type H3Event } from 'h3';
 import type { AppContext } from './context.ts';
 import { Problem, notFound, problemResponse, toProblem } from './problem.ts';
 import { Router } from './router.ts';
+import { applyCors, registerPreflight } from './cors.ts';
 import { staticSiteHandler } from './static-site.ts';
 import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
@@ -16,7 +17,7 @@ import { registerFuseRoutes } from './gate/fuses.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
-import { registerMcpRoutes } from './mcp.ts';
+import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
 import { registerAstlRoutes } from './site/astl.ts';
 import { registerAbsenceRoutes } from './site/absence.ts';
@@ -72,6 +73,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
       const id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
       event.context.requestId = id;
       event.res.headers.set('x-request-id', id);
+      applyCors(event);
     },
     onError(error, event) {
       const problem = toProblem(error);
@@ -89,10 +91,13 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
   registerRoutes(router, ctx, extraModules);
 
   const site = staticSiteHandler(ctx.config.STATIC_DIR, { site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL });
+  registerPreflight(h3, router, site.has, () => allowedOrigins(ctx));
   h3.all('/**', async (event: H3Event) => {
     const served = await site(event);
     if (served !== undefined) return served;
-    const allowed = router.allowed(event.url.pathname);
+    const allowed: string[] = router.allowed(event.url.pathname);
+    // A file of the built site (a static catalog) answers GET and HEAD only.
+    if (site.has(event.url.pathname)) allowed.push('GET', 'HEAD');
     if (allowed.length > 0) {
       throw new Problem({
         status: 405,

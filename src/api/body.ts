@@ -4,6 +4,7 @@
  */
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
+import { jsonBoundsProblem } from './json-bounds.ts';
 import { Problem, badRequest } from './problem.ts';
 
 export interface FieldError {
@@ -82,6 +83,8 @@ export async function readJsonValue(event: H3Event, limit: number): Promise<Pars
   } catch (e) {
     throw badRequest('malformed_json', `the body is not valid JSON: ${(e as Error).message}`);
   }
+  const outOfBounds = jsonBoundsProblem(value);
+  if (outOfBounds) throw outOfBounds;
   const parsed = { text, value };
   event.context.parsedBody = parsed;
   return parsed;

@@ -24,6 +24,7 @@ import { z } from 'zod';
 import { discoveryDocument } from '../catalog/discovery.ts';
 import { optionalKey } from './auth.ts';
 import type { AppContext } from './context.ts';
+import { jsonBoundsProblem } from './json-bounds.ts';
 import { Problem } from './problem.ts';
 import { clientAddress } from './rate-limit.ts';
 import { reply, toResponse } from './reply.ts';
@@ -78,7 +79,7 @@ export function mcpTools(router: Router): McpTool[] {
   });
 }
 
-function allowedOrigins(ctx: AppContext): Set<string> {
+export function allowedOrigins(ctx: AppContext): Set<string> {
   const origins = [ctx.config.BASE_URL, ctx.config.SITE_URL, ...ctx.config.MCP_ALLOWED_ORIGINS];
   return new Set(origins.map((u) => new URL(u).origin));
 }
@@ -95,7 +96,7 @@ function checkOrigin(event: H3Event, allowed: Set<string>): void {
 }
 
 /** Calls an HTTP operation of this app in-process, as the MCP client would over HTTP. */
-async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Record<string, unknown>) {
+async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Record<string, unknown>, trustedHops: number) {
   const url = new URL(route.path, event.url.origin);
   const headers = new Headers({ accept: 'application/json' });
   const auth = event.req.headers.get('authorization');
@@ -109,7 +110,7 @@ async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Recor
   }
   const request = new Request(url, { method: route.method, headers, ...(body !== undefined ? { body } : {}) });
   // The demo rate limit counts the MCP client's own address, not the loopback.
-  Object.defineProperty(request, 'ip', { value: clientAddress(event) });
+  Object.defineProperty(request, 'ip', { value: clientAddress(event, trustedHops) });
   const res = await app.fetch(request);
   const text = await res.text();
   const isProblem = (res.headers.get('content-type') ?? '').startsWith('application/problem+json');
@@ -127,12 +128,45 @@ async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Recor
   };
 }
 
+/**
+ * The JSON-RPC body within the same bounds as every route's (depth, number
+ * range), checked on a copy before the SDK parses it: tool arguments go on
+ * through recursive code (zod, JSON.stringify) that a deep value would overflow.
+ * Malformed JSON is left to the SDK, which answers it in JSON-RPC terms.
+ */
+async function checkMcpBody(event: H3Event, limit: number): Promise<void> {
+  const stream = event.req.clone().body;
+  if (!stream) return;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return; // the transport refuses it by size
+    }
+    chunks.push(value);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return;
+  }
+  const outOfBounds = jsonBoundsProblem(value);
+  if (outOfBounds) throw outOfBounds;
+}
+
 function buildServer(ctx: AppContext, router: Router, event: H3Event, keyed: boolean): McpServer {
   const server = new McpServer({ name: 'fusegate', version: ctx.version });
   for (const tool of mcpTools(router)) {
     if (tool.keyed && !keyed) continue;
     server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, (args: unknown) =>
-      dispatch(router.app, event, tool.route, (args ?? {}) as Record<string, unknown>),
+      dispatch(router.app, event, tool.route, (args ?? {}) as Record<string, unknown>, ctx.config.TRUST_PROXY_HOPS),
     );
   }
   return server;
@@ -145,6 +179,7 @@ export function registerMcpRoutes(router: Router, ctx: AppContext): void {
     MCP_PATH,
     async (event) => {
       checkOrigin(event, origins);
+      await checkMcpBody(event, ctx.config.MAX_BODY_BYTES);
       const key = await optionalKey(event, ctx);
       const server = buildServer(ctx, router, event, key !== undefined);
       const transport = new WebStandardStreamableHTTPServerTransport({

@@ -12,7 +12,7 @@ import { TOLLS } from '../catalog/tolls.ts';
 import type { AppContext } from './context.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';
 import { reply, toResponse } from './reply.ts';
-import type { RouteRecord, Router } from './router.ts';
+import type { ResponseDoc, RouteDoc, RouteRecord, Router } from './router.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_DESCRIPTION_VERSION = '1.0.0';
@@ -73,12 +73,45 @@ function queryParameters(schema: z.ZodType): Json[] {
   }));
 }
 
+/** A response object: its own body schema and content type, or none (a redirect). */
+function responseObject(d: ResponseDoc): Json {
+  if (!d.schema && !d.contentType) return { description: d.description };
+  const schema = d.schema ? jsonSchema(d.schema, 'output') : d.contentType?.startsWith('text/') ? { type: 'string' } : { type: 'object' };
+  return { description: d.description, content: { [d.contentType ?? 'application/json']: { schema } } };
+}
+
+/** Every status the operation answers: its own responses first, then the shared problems. */
+function responsesOf(doc: RouteDoc | undefined, problems: Set<number>): Json {
+  const own = doc?.responses ?? {};
+  const ownStatuses = Object.keys(own).map(Number);
+  const out: Json = {};
+  if (!ownStatuses.some((st) => st >= 200 && st < 300)) {
+    out['200'] = {
+      description: 'The answer (decisions such as DENY, BLOCK or HALT are answers, not errors)',
+      content: { 'application/json': { schema: doc?.response ? jsonSchema(doc.response, 'output') : { type: 'object' } } },
+    };
+  }
+  for (const st of ownStatuses.sort((a, b) => a - b)) {
+    const r = responseObject(own[st]!);
+    // The same status may also come as a problem (a 403 decision body, or a 403 problem for another reason).
+    if (problems.has(st) && r.content) {
+      (r.content as Json)['application/problem+json'] = { schema: { $ref: '#/components/schemas/Problem' } };
+      r.description = `${String(r.description)}; or a problem: ${STATUS_TEXT[st] ?? ''}`;
+    }
+    out[String(st)] = r;
+  }
+  for (const st of [...problems].sort((a, b) => a - b)) if (!(String(st) in out)) out[String(st)] = { $ref: `#/components/responses/P${st}` };
+  return out;
+}
+
 function operation(r: RouteRecord): Json {
   const doc = r.doc;
   const { params } = openApiPath(r.path);
   const statuses = new Set<number>(doc?.problems ?? []);
   if (doc?.body) [400, 413, 415].forEach((s) => statuses.add(s));
   if (doc?.query || params.length) statuses.add(400);
+  // A path parameter names a resource that may not exist (or be empty: no route).
+  if (params.length) statuses.add(404);
   if (doc?.auth === 'key') statuses.add(401);
   if (doc?.auth === 'demo') statuses.add(429);
   // A SKU without a fixed toll (a bps fee, a catalog-specific toll) is named without a price.
@@ -114,13 +147,7 @@ function operation(r: RouteRecord): Json {
           },
         }
       : {}),
-    responses: {
-      '200': {
-        description: 'The answer (decisions such as DENY, BLOCK or HALT are answers, not errors)',
-        content: { 'application/json': { schema: doc?.response ? jsonSchema(doc.response, 'output') : { type: 'object' } } },
-      },
-      ...Object.fromEntries([...statuses].sort().map((s) => [String(s), { $ref: `#/components/responses/P${s}` }])),
-    },
+    responses: responsesOf(doc, statuses),
   };
 }
 

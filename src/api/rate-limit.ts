@@ -6,14 +6,16 @@
  *   RateLimit: "demo";r=29;t=41
  * and past the limit 429 problem+json with Retry-After.
  */
-import { getRequestIP, type H3Event } from 'h3';
+import type { H3Event } from 'h3';
+import { clientAddressOf } from './client-address.ts';
 import type { AppContext } from './context.ts';
 import { Problem } from './problem.ts';
 
 const POLICY = 'demo';
 
-export function clientAddress(event: H3Event): string {
-  return getRequestIP(event, { xForwardedFor: false }) ?? 'unknown';
+/** The client address the limit counts (behind TRUST_PROXY_HOPS trusted proxies). */
+export function clientAddress(event: H3Event, trustedHops = 0): string {
+  return clientAddressOf(event, trustedHops);
 }
 
 /** Counts this request; throws 429 past the limit. Sets the RateLimit headers either way. */
@@ -22,7 +24,7 @@ export async function enforceDemoRateLimit(event: H3Event, ctx: AppContext): Pro
   const windowSeconds = ctx.config.DEMO_RATE_WINDOW_SECONDS;
   const now = Math.floor(Date.now() / 1000);
   const windowStart = now - (now % windowSeconds);
-  const bucket = `${POLICY}:${clientAddress(event)}`;
+  const bucket = `${POLICY}:${clientAddress(event, ctx.config.TRUST_PROXY_HOPS)}`;
   const count = await ctx.ledger.write(async (tx) => {
     const rs = await tx.execute({
       sql: `INSERT INTO rate_windows (bucket, window_start, count) VALUES (?, ?, 1)
@@ -30,8 +32,8 @@ export async function enforceDemoRateLimit(event: H3Event, ctx: AppContext): Pro
             RETURNING count`,
       args: [bucket, windowStart],
     });
-    // Old windows are garbage: drop them while we hold the lock anyway.
-    await tx.execute({ sql: 'DELETE FROM rate_windows WHERE bucket = ? AND window_start < ?', args: [bucket, windowStart] });
+    // Past windows of every client are garbage: drop them while we hold the lock anyway.
+    await tx.execute({ sql: 'DELETE FROM rate_windows WHERE window_start < ?', args: [windowStart] });
     return Number(rs.rows[0]!.count);
   });
   const reset = windowStart + windowSeconds - now;

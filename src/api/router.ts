@@ -23,14 +23,28 @@ export interface RouteDoc {
   tag: string;
   body?: z.ZodType;
   query?: z.ZodType;
-  /** Shape of the 200/201 JSON answer, when it is JSON. */
+  /** Shape of the success JSON answer: the 200, unless `responses` names another 2xx (a 201 create). */
   response?: z.ZodType;
+  /**
+   * Answers other than "200 JSON of `response`" and the generic problems: a 201
+   * create, a decision body on 202/403/409, a 302 redirect, a text/plain
+   * document. A 2xx listed here replaces the default 200.
+   */
+  responses?: Record<number, ResponseDoc>;
   /** Problem statuses the operation may answer besides 400/401/413/415 (e.g. 402, 404, 409, 422, 429, 503). */
   problems?: number[];
   /** Charged SKU(s) from the tolls table, for the reference. */
   charges?: string[];
   /** An example request body for the reference page. */
   example?: unknown;
+}
+
+export interface ResponseDoc {
+  description: string;
+  /** The body's schema (the one the handler builds it with); none for a redirect or an empty body. */
+  schema?: z.ZodType;
+  /** Default application/json. */
+  contentType?: string;
 }
 
 export interface RouteRecord {
@@ -62,7 +76,9 @@ export class Router {
     this.app.on(method, path, handler);
     return this;
   }
+  /** GET, and HEAD with the same handler (Node's HTTP server sends no body for HEAD). */
   get(path: string, handler: Handler, doc?: RouteDoc): this {
+    this.app.on('HEAD', path, handler);
     return this.on('GET', path, handler, doc);
   }
   post(path: string, handler: Handler, doc?: RouteDoc): this {

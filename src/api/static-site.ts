@@ -90,7 +90,8 @@ function cacheControl(id: string): string {
 
 export function staticSiteHandler(root: string, urls: Urls) {
   const assets = indexStaticSite(root, urls);
-  return async (event: H3Event) => {
+  const has = (id: string) => assets.has(id) || assets.has(id.replace(/\/$/, '') + '/index.html');
+  const handler = async (event: H3Event) => {
     let matched: string | undefined;
     const res = await serveStatic(event, {
       fallthrough: true,
@@ -111,4 +112,6 @@ export function staticSiteHandler(root: string, urls: Urls) {
     if (isMachineDocument(matched)) event.res.headers.set('access-control-allow-origin', '*');
     return res;
   };
+  /** True when the build has a file at `id` (for 405 and the CORS preflight). */
+  return Object.assign(handler, { has });
 }

@@ -61,7 +61,7 @@ export const keyCommands: Record<string, Command> = {
     summary: 'make a new Ed25519 signing key; the old one stays published (send SIGHUP or restart the server)',
     async run(ctx) {
       if (ctx.config.SIGNING_KEY_JWK) throw new UsageError('SIGNING_KEY_JWK is set: rotate the key where it is managed');
-      const ring = await rotateSigningKey(ctx.config.SIGNING_KEY_FILE);
+      const ring = await rotateSigningKey(ctx.config.SIGNING_KEY_FILE, ctx.config.WEBHOOK_KEY_OVERLAP_HOURS * 3_600_000);
       ctx.out(`new signing key ${ring.current.kid}; ${ring.all.length - 1} retired key(s) stay published`, {
         kid: ring.current.kid,
         retired: ring.all.slice(1).map((k) => k.kid),

@@ -2,24 +2,56 @@
  * Canonical JSON (the subset of RFC 8785 JCS our payloads use: objects with
  * keys sorted by UTF-16 code units, no whitespace, JSON.stringify for strings
  * and finite numbers). The same value always gives the same bytes, so its
- * SHA-256 is a stable fingerprint.
+ * SHA-256 is a stable fingerprint. The encoder walks an explicit stack, not
+ * the call stack, so no depth of nesting can overflow it.
  */
 import { createHash } from 'node:crypto';
 
-export function canonicalJson(value: unknown): string {
+/** A value still to encode, or text to emit as is. */
+type Work = { value: unknown } | string;
+
+function scalar(value: unknown): string {
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new TypeError('canonical JSON has no NaN or Infinity');
     return JSON.stringify(value);
   }
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
   throw new TypeError(`canonical JSON cannot encode ${typeof value}`);
+}
+
+export function canonicalJson(value: unknown): string {
+  const out: string[] = [];
+  const stack: Work[] = [{ value }];
+  while (stack.length) {
+    const item = stack.pop()!;
+    if (typeof item === 'string') {
+      out.push(item);
+      continue;
+    }
+    const v = item.value;
+    if (Array.isArray(v)) {
+      out.push('[');
+      stack.push(']');
+      for (let i = v.length - 1; i >= 0; i--) {
+        stack.push({ value: v[i] === undefined ? null : v[i] });
+        if (i > 0) stack.push(',');
+      }
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v as Record<string, unknown>)
+        .filter(([, x]) => x !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      out.push('{');
+      stack.push('}');
+      for (let i = entries.length - 1; i >= 0; i--) {
+        stack.push({ value: entries[i]![1] });
+        stack.push(`${JSON.stringify(entries[i]![0])}:`);
+        if (i > 0) stack.push(',');
+      }
+    } else {
+      out.push(scalar(v));
+    }
+  }
+  return out.join('');
 }
 
 /** SHA-256 (hex) of a value's canonical JSON: the fingerprint of an act or a write. */

@@ -6,12 +6,14 @@
  * stays verifiable. `kid` is the RFC 7638 JWK thumbprint of the public key.
  *
  * Storage: a JSON file (mode 0600) created on first start, or the private key
- * given in SIGNING_KEY_JWK. A retired key's private half is discarded.
+ * given in SIGNING_KEY_JWK. A retired key's private half is discarded (after
+ * the webhook co-signing overlap, when a rotation asked for one).
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { dirname } from 'node:path';
 import { calculateJwkThumbprint, type JWK } from 'jose';
+import { ensureDir } from '../startup-error.ts';
 
 export interface PublicSigningKey {
   kid: string;
@@ -30,6 +32,12 @@ export interface SigningKey extends PublicSigningKey {
 
 export interface Keyring {
   current: SigningKey;
+  /**
+   * Retired keys that still co-sign webhook deliveries during a rotation's
+   * overlap (WEBHOOK_KEY_OVERLAP_HOURS), so that a subscriber that knows only
+   * the previous key keeps verifying. Receipts are signed by `current` alone.
+   */
+  cosigning: SigningKey[];
   /** Current first, then retired keys, newest first. */
   all: PublicSigningKey[];
   byKid(kid: string): PublicSigningKey | undefined;
@@ -38,9 +46,11 @@ export interface Keyring {
 interface StoredKey {
   created_at: string;
   retired_at?: string;
-  /** Present for the current key only. */
+  /** Present for the current key, and for a retired one until `cosign_until`. */
   private_jwk?: JWK;
   public_jwk: JWK;
+  /** A retired key co-signs webhooks until then; after it, its private half is discarded. */
+  cosign_until?: string;
 }
 
 interface KeyFile {
@@ -93,19 +103,34 @@ function readKeyFile(path: string): KeyFile {
 
 /** Writes atomically with mode 0600: the file holds a private key. */
 function writeKeyFile(path: string, file: KeyFile): void {
-  mkdirSync(dirname(path), { recursive: true });
+  ensureDir(dirname(path));
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, JSON.stringify(file, null, 2) + '\n', { mode: 0o600 });
   chmodSync(tmp, 0o600);
   renameSync(tmp, path);
 }
 
+const cosigns = (k: StoredKey, now: number) => !!k.private_jwk && !!k.cosign_until && Date.parse(k.cosign_until) > now;
+
 async function keyringOf(file: KeyFile): Promise<Keyring> {
   const [first, ...rest] = file.keys;
   const current = await toSigningKey(first!);
   const all: PublicSigningKey[] = [current, ...(await Promise.all(rest.map(toPublicKey)))];
   const index = new Map(all.map((k) => [k.kid, k]));
-  return { current, all, byKid: (kid) => index.get(kid) };
+  const cosigning = await Promise.all(rest.filter((k) => cosigns(k, Date.now())).map(toSigningKey));
+  return { current, all, cosigning, byKid: (kid) => index.get(kid) };
+}
+
+/** Drops the private half of retired keys whose overlap is over; true when something was dropped. */
+function discardExpiredPrivateKeys(file: KeyFile, now: number): boolean {
+  let changed = false;
+  file.keys = file.keys.map((k, i) => {
+    if (i === 0 || !k.private_jwk || cosigns(k, now)) return k;
+    changed = true;
+    const { private_jwk: _drop, cosign_until: _until, ...rest } = k;
+    return rest;
+  });
+  return changed;
 }
 
 export interface KeySource {
@@ -128,14 +153,28 @@ export async function loadKeyring(src: KeySource): Promise<Keyring> {
     });
   }
   if (!existsSync(src.SIGNING_KEY_FILE)) writeKeyFile(src.SIGNING_KEY_FILE, { version: 1, keys: [newStoredKey()] });
-  return keyringOf(readKeyFile(src.SIGNING_KEY_FILE));
+  const file = readKeyFile(src.SIGNING_KEY_FILE);
+  if (discardExpiredPrivateKeys(file, Date.now())) writeKeyFile(src.SIGNING_KEY_FILE, file);
+  return keyringOf(file);
 }
 
-/** Makes a new current key; the old one is retired and stays published. Returns the new keyring. */
-export async function rotateSigningKey(path: string): Promise<Keyring> {
-  const file = existsSync(path) ? readKeyFile(path) : { version: 1 as const, keys: [] };
-  const now = new Date().toISOString();
-  const retired = file.keys.map(({ private_jwk: _drop, ...k }) => ({ ...k, retired_at: k.retired_at ?? now }));
+/**
+ * Makes a new current key; the old one is retired and stays published. With
+ * `cosignMs` > 0 the old key keeps its private half for that long, to co-sign
+ * webhook deliveries; otherwise, and for every older key, the private half is
+ * discarded at once. Returns the new keyring.
+ */
+export async function rotateSigningKey(path: string, cosignMs = 0): Promise<Keyring> {
+  const file: KeyFile = existsSync(path) ? readKeyFile(path) : { version: 1 as const, keys: [] };
+  const nowMs = Date.now();
+  const now = new Date(nowMs).toISOString();
+  const retired = file.keys.map((k, i): StoredKey => {
+    const stamped = { ...k, retired_at: k.retired_at ?? now };
+    if (i === 0 && cosignMs > 0 && k.private_jwk) return { ...stamped, cosign_until: new Date(nowMs + cosignMs).toISOString() };
+    // Only the key just retired may co-sign: older keys lose their private half now.
+    const { private_jwk: _drop, cosign_until: _until, ...rest } = stamped;
+    return rest;
+  });
   const next: KeyFile = { version: 1, keys: [newStoredKey(), ...retired] };
   writeKeyFile(path, next);
   return keyringOf(next);

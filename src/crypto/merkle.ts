@@ -30,6 +30,14 @@ export function emptyRoot(): Hash {
   return createHash('sha256').digest();
 }
 
+/*
+ * Index arithmetic is plain division and remainder, never 32-bit bit
+ * operations (`&`, `>>>` truncate to 32 bits): exact for every size up to 2^53.
+ */
+const isPowerOfTwo = (n: number) => n >= 1 && 2 ** Math.round(Math.log2(n)) === n;
+const half = (n: number) => Math.floor(n / 2);
+const isOdd = (n: number) => n % 2 === 1;
+
 /** The largest power of two strictly less than n (n > 1). */
 function splitPoint(n: number): number {
   let k = 1;
@@ -57,7 +65,7 @@ export function rangeNodes(lo: number, hi: number): NodeId[] {
   const out: NodeId[] = [];
   while (lo < hi) {
     const n = hi - lo;
-    const size = n === 1 ? 1 : (n & (n - 1)) === 0 ? n : splitPoint(n);
+    const size = isPowerOfTwo(n) ? n : splitPoint(n);
     const level = Math.log2(size);
     out.push({ level, index: lo / size });
     lo += size;
@@ -145,19 +153,19 @@ export function verifyInclusion(index: number, size: number, leaf: Hash, proof: 
   let r = leaf;
   for (const p of proof) {
     if (sn === 0) throw new ProofError('proof is longer than the path');
-    if ((fn & 1) === 1 || fn === sn) {
+    if (isOdd(fn) || fn === sn) {
       r = nodeHash(p, r);
-      if ((fn & 1) === 0) {
-        while ((fn & 1) === 0 && fn !== 0) {
-          fn >>>= 1;
-          sn >>>= 1;
+      if (!isOdd(fn)) {
+        while (!isOdd(fn) && fn !== 0) {
+          fn = half(fn);
+          sn = half(sn);
         }
       }
     } else {
       r = nodeHash(r, p);
     }
-    fn >>>= 1;
-    sn >>>= 1;
+    fn = half(fn);
+    sn = half(sn);
   }
   if (sn !== 0) throw new ProofError('proof is shorter than the path');
   if (!equal(r, root)) throw new ProofError('computed root does not match');
@@ -182,31 +190,31 @@ export function verifyConsistency(size1: number, size2: number, proof: Hash[], r
   if (proof.length === 0) throw new ProofError('empty proof');
   let path = proof;
   // If size1 is a power of two, the proof omits the old root: it starts the path.
-  if ((size1 & (size1 - 1)) === 0) path = [root1, ...proof];
+  if (isPowerOfTwo(size1)) path = [root1, ...proof];
   let fn = size1 - 1;
   let sn = size2 - 1;
-  while ((fn & 1) === 1) {
-    fn >>>= 1;
-    sn >>>= 1;
+  while (isOdd(fn)) {
+    fn = half(fn);
+    sn = half(sn);
   }
   let fr = path[0]!;
   let sr = path[0]!;
   for (const c of path.slice(1)) {
     if (sn === 0) throw new ProofError('proof is longer than the path');
-    if ((fn & 1) === 1 || fn === sn) {
+    if (isOdd(fn) || fn === sn) {
       fr = nodeHash(c, fr);
       sr = nodeHash(c, sr);
-      if ((fn & 1) === 0) {
-        while ((fn & 1) === 0 && fn !== 0) {
-          fn >>>= 1;
-          sn >>>= 1;
+      if (!isOdd(fn)) {
+        while (!isOdd(fn) && fn !== 0) {
+          fn = half(fn);
+          sn = half(sn);
         }
       }
     } else {
       sr = nodeHash(sr, c);
     }
-    fn >>>= 1;
-    sn >>>= 1;
+    fn = half(fn);
+    sn = half(sn);
   }
   if (sn !== 0) throw new ProofError('proof is shorter than the path');
   if (!equal(fr, root1)) throw new ProofError('computed old root does not match');

@@ -98,11 +98,22 @@ export function checkpointText(c: Checkpoint): string {
   return `${c.origin}\n${c.size}\n${Buffer.from(c.root).toString('base64')}\n`;
 }
 
+/**
+ * Parses a checkpoint body as strictly as Go's tlog.ParseTree and C2SP
+ * tlog-checkpoint: every line ends in a newline; a non-empty origin; the size
+ * in decimal without a sign or leading zeros, at most 2^53 - 1 (exact in a JS
+ * number); the root in padded standard base64 of exactly 32 bytes; then only
+ * non-empty extension lines.
+ */
 export function parseCheckpointText(text: string): Checkpoint {
-  const lines = text.split('\n');
-  const [origin, size, root] = lines;
-  if (!origin || !size || !/^\d+$/.test(size) || root === undefined) throw new Error('malformed checkpoint');
-  const hash = Buffer.from(root, 'base64');
-  if (hash.length !== 32) throw new Error('malformed checkpoint root');
-  return { origin, size: Number(size), root: new Uint8Array(hash) };
+  if (!text.endsWith('\n')) throw new Error('malformed checkpoint: it must end with a newline');
+  const lines = text.slice(0, -1).split('\n');
+  const [origin, size, root, ...extensions] = lines;
+  if (!origin || size === undefined || root === undefined) throw new Error('malformed checkpoint: origin, size and root lines are required');
+  if (!/^(0|[1-9][0-9]*)$/.test(size)) throw new Error('malformed checkpoint size: decimal digits, no sign, no leading zeros');
+  const n = Number(size);
+  if (!Number.isSafeInteger(n)) throw new Error('checkpoint size beyond 2^53 - 1');
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(root)) throw new Error('malformed checkpoint root: 32 bytes of padded standard base64');
+  if (extensions.some((l) => l === '')) throw new Error('malformed checkpoint: empty extension line');
+  return { origin, size: n, root: new Uint8Array(Buffer.from(root, 'base64')) };
 }

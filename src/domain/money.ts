@@ -7,6 +7,14 @@
 
 export const MICROS_PER_USD = 1_000_000n;
 
+/**
+ * The largest single charge, in micro-USD: 9,000,000,000.00 USD, below 2^53 so
+ * that one charge is exact even as a JS number. Every route bounds its inputs
+ * (amounts at 9 integer digits, counts by their own limits) so that no charge
+ * can pass it; totals are bigint and have no bound (see ledger/exact-sum.ts).
+ */
+export const MAX_CHARGE_MICROS = 9_000_000_000n * MICROS_PER_USD;
+
 export class MoneyError extends Error {
   override name = 'MoneyError';
 }

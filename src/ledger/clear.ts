@@ -1,5 +1,6 @@
 /** Clear acts and cleared exposure (SPEC 2.4). Amounts are micro-USD; sums are read exactly as text. */
 import type { Client, Transaction } from '@libsql/client';
+import { exactSum, exactSumSql } from './exact-sum.ts';
 
 export interface ClearActRow {
   receiptId: string;
@@ -37,7 +38,7 @@ export async function monthTotals(db: Client | Transaction, month: string, keyId
   const where = keyId ? 'month = ? AND key_id = ?' : 'month = ?';
   const args = keyId ? [month, keyId] : [month];
   const rs = await db.execute({
-    sql: `SELECT decision, COUNT(*) AS n, CAST(COALESCE(SUM(exposure_micros), 0) AS TEXT) AS exposure
+    sql: `SELECT decision, COUNT(*) AS n, ${exactSumSql('exposure_micros', 'exposure')}
           FROM clear_acts WHERE ${where} GROUP BY decision`,
     args,
   });
@@ -49,7 +50,7 @@ export async function monthTotals(db: Client | Transaction, month: string, keyId
     const d = String(r.decision);
     by_decision[d] = Number(r.n);
     acts += Number(r.n);
-    if ((CLEARING_DECISIONS as readonly string[]).includes(d)) cleared += BigInt(String(r.exposure));
+    if ((CLEARING_DECISIONS as readonly string[]).includes(d)) cleared += exactSum(r, 'exposure');
   }
   return { cleared_micros: cleared, by_decision, acts, keys: Number(keys.rows[0]?.k ?? 0) };
 }

@@ -11,6 +11,7 @@ import { newId } from '../ids.ts';
 import { leafBytes } from './astl.ts';
 import { RECEIPTS_LOG } from './receipts.ts';
 import { appendLeaf, treeHead, type Db } from './log.ts';
+import { exactSum, exactSumSql } from './exact-sum.ts';
 
 export const CLEARING_LOG = 'clearing';
 
@@ -18,7 +19,8 @@ export interface SkuTotal {
   sku: string;
   nap: boolean;
   count: number;
-  amount_micros: number;
+  /** Decimal integer text: exact at any size (a JSON number would not be past 2^53). */
+  amount_micros: string;
   amount_usd: string;
 }
 
@@ -69,17 +71,16 @@ export async function sealClearing(tx: Transaction, now: Date): Promise<{ attest
     args: [from, to],
   });
   const skus = await tx.execute({
-    sql: `SELECT m.sku, MAX(m.nap) AS nap, COUNT(*) AS n, SUM(m.amount_micros) AS micros FROM meter m
+    sql: `SELECT m.sku, MAX(m.nap) AS nap, COUNT(*) AS n, ${exactSumSql('m.amount_micros', 'micros')} FROM meter m
           JOIN receipts r ON r.id = m.ref WHERE r.log_index >= ? AND r.log_index < ? GROUP BY m.sku ORDER BY m.sku`,
     args: [from, to],
   });
-  const per_sku: SkuTotal[] = skus.rows.map((r) => ({
-    sku: String(r.sku),
-    nap: Number(r.nap) === 1,
-    count: Number(r.n),
-    amount_micros: Number(r.micros),
-    amount_usd: formatUsd(Number(r.micros)),
-  }));
+  let total = 0n;
+  const per_sku: SkuTotal[] = skus.rows.map((r) => {
+    const micros = exactSum(r, 'micros');
+    total += micros;
+    return { sku: String(r.sku), nap: Number(r.nap) === 1, count: Number(r.n), amount_micros: micros.toString(), amount_usd: formatUsd(micros) };
+  });
   const attestation: ClearingAttestation = {
     type: 'clearing.network',
     checkpoint_id: newId('clr'),
@@ -93,7 +94,7 @@ export async function sealClearing(tx: Transaction, now: Date): Promise<{ attest
       acts: acts.rows.map((r) => ({ kind: String(r.kind), decision: String(r.decision), count: Number(r.n) })),
     },
     per_sku,
-    total_usd: formatUsd(per_sku.reduce((a, s) => a + s.amount_micros, 0)),
+    total_usd: formatUsd(total),
     net_root: b64(rootOf(per_sku.map((s) => leafHash(leafBytes(s))))),
   };
   const { index } = await appendLeaf(tx, CLEARING_LOG, leafBytes(attestation));

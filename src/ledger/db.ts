@@ -5,10 +5,10 @@
  *    PRAGMAs hold and only one write transaction per process is ever open.
  * Every write goes through `ledger.write(job)` (see write-queue.ts).
  */
-import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createClient, type Client } from '@libsql/client';
 import type { Config } from '../config.ts';
+import { ensureDir } from '../startup-error.ts';
 import { migrate } from './migrate.ts';
 import { WriteQueue, type WriteJob } from './write-queue.ts';
 
@@ -33,7 +33,7 @@ export function localDatabasePath(url: string): string | undefined {
 
 export async function openLedger(opts: LedgerOptions): Promise<Ledger> {
   const path = localDatabasePath(opts.DATABASE_URL);
-  if (path) mkdirSync(dirname(path), { recursive: true });
+  if (path) ensureDir(dirname(path));
   const common = { url: opts.DATABASE_URL, authToken: opts.DATABASE_AUTH_TOKEN, intMode: 'number' as const };
   const writer = createClient({ ...common, concurrency: 1 });
   if (path) {

@@ -3,13 +3,15 @@
  * charges for. Amounts are integer micro-USD.
  */
 import type { Client, Transaction } from '@libsql/client';
-import { formatUsd } from '../domain/money.ts';
+import { MAX_CHARGE_MICROS, formatUsd } from '../domain/money.ts';
 import { nowIso } from '../ids.ts';
+import { exactSum, exactSumSql } from './exact-sum.ts';
 
 export interface Charge {
   keyId: string;
   sku: string;
-  amountMicros: number;
+  /** Never above MAX_CHARGE_MICROS: routes bound their inputs so that no charge can pass it. */
+  amountMicros: number | bigint;
   /** True for negative-act premium SKUs (refusals). */
   nap?: boolean;
   /**
@@ -20,9 +22,12 @@ export interface Charge {
 }
 
 export async function recordCharge(tx: Transaction, c: Charge): Promise<void> {
+  const amount = BigInt(c.amountMicros);
+  // A route that let an input push a charge past the bound has a bug: refuse the write rather than store it.
+  if (amount < 0n || amount > MAX_CHARGE_MICROS) throw new RangeError(`charge ${amount} micro-USD for ${c.sku} is outside 0..${MAX_CHARGE_MICROS}`);
   await tx.execute({
     sql: 'INSERT INTO meter (key_id, sku, amount_micros, nap, ref, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    args: [c.keyId, c.sku, c.amountMicros, c.nap ? 1 : 0, c.ref, nowIso()],
+    args: [c.keyId, c.sku, amount, c.nap ? 1 : 0, c.ref, nowIso()],
   });
 }
 
@@ -37,6 +42,9 @@ export interface Usage {
   by_sku: SkuUsage[];
   total_usd: string;
   nap_usd: string;
+  /** The same totals, exact, for arithmetic (not rendered). */
+  total_micros: bigint;
+  nap_micros: bigint;
 }
 
 /** Usage per SKU for one key (or for every key when keyId is undefined), optionally since a time. */
@@ -52,17 +60,17 @@ export async function usage(db: Client, keyId?: string, since?: string): Promise
     args.push(since);
   }
   const rs = await db.execute({
-    sql: `SELECT sku, MAX(nap) AS nap, COUNT(*) AS n, SUM(amount_micros) AS micros FROM meter
+    sql: `SELECT sku, MAX(nap) AS nap, COUNT(*) AS n, ${exactSumSql('amount_micros', 'micros')} FROM meter
           ${where.length ? 'WHERE ' + where.join(' AND ') : ''} GROUP BY sku ORDER BY sku`,
     args,
   });
-  let total = 0;
-  let nap = 0;
+  let total = 0n;
+  let nap = 0n;
   const by_sku = rs.rows.map((r) => {
-    const micros = Number(r.micros);
+    const micros = exactSum(r, 'micros');
     total += micros;
     if (Number(r.nap)) nap += micros;
     return { sku: String(r.sku), count: Number(r.n), nap: Number(r.nap) === 1, amount_usd: formatUsd(micros) };
   });
-  return { by_sku, total_usd: formatUsd(total), nap_usd: formatUsd(nap) };
+  return { by_sku, total_usd: formatUsd(total), nap_usd: formatUsd(nap), total_micros: total, nap_micros: nap };
 }

@@ -9,6 +9,7 @@ import { newId } from '../ids.ts';
 import { leafBytes } from './astl.ts';
 import { appendLeaf, type Db } from './log.ts';
 import { enqueueDeliveries } from './webhooks.ts';
+import { exactSum, exactSumSql } from './exact-sum.ts';
 
 export const TRIGGERS_LOG = 'triggers';
 
@@ -92,10 +93,10 @@ export async function markFired(tx: Transaction, id: string, at: string, fire: R
 /** Enabled exposure (micro-USD) the key's triggers fired since `since` (the month's cleared exposure). */
 export async function firedExposureSince(db: Db, keyId: string, since: string): Promise<bigint> {
   const rs = await db.execute({
-    sql: "SELECT COALESCE(SUM(enabled_exposure_micros), 0) AS m FROM triggers WHERE key_id = ? AND state = 'FIRED' AND fired_at >= ?",
+    sql: `SELECT ${exactSumSql('enabled_exposure_micros', 'm')} FROM triggers WHERE key_id = ? AND state = 'FIRED' AND fired_at >= ?`,
     args: [keyId, since],
   });
-  return BigInt(Number(rs.rows[0]!.m));
+  return exactSum(rs.rows[0], 'm');
 }
 
 export async function recentFires(db: Db, limit: number): Promise<Trigger[]> {

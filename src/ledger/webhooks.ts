@@ -39,6 +39,15 @@ export async function listSubscriptions(db: Db, keyId: string): Promise<Subscrip
   }));
 }
 
+/** The key's disabled subscriptions, newest first, with when and why (docs/hardening.md). */
+export async function listDisabledSubscriptions(db: Db, keyId: string): Promise<Array<{ id: string; url: string; disabled_at: string; disabled_reason: string | null }>> {
+  const rs = await db.execute({
+    sql: 'SELECT id, url, disabled_at, disabled_reason FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NOT NULL ORDER BY disabled_at DESC',
+    args: [keyId],
+  });
+  return rs.rows.map((r) => ({ id: String(r.id), url: String(r.url), disabled_at: String(r.disabled_at), disabled_reason: r.disabled_reason === null ? null : String(r.disabled_reason) }));
+}
+
 /** Queues one delivery per subscriber of the key that matches the trigger, its template, or everything. */
 export async function enqueueDeliveries(
   tx: Transaction,
@@ -64,6 +73,7 @@ export async function enqueueDeliveries(
 
 export interface DueDelivery {
   id: string;
+  subscription_id: string;
   url: string;
   event_id: string;
   event_type: string;
@@ -74,9 +84,9 @@ export interface DueDelivery {
 /** Claims up to `limit` due deliveries: their next attempt moves `leaseMs` ahead, so no other worker takes them meanwhile. */
 export async function claimDue(tx: Transaction, now: number, leaseMs: number, limit: number): Promise<DueDelivery[]> {
   const rs = await tx.execute({
-    sql: `SELECT d.id, s.url, d.event_id, d.event_type, d.body, d.attempts FROM webhook_deliveries d
+    sql: `SELECT d.id, d.subscription_id, s.url, d.event_id, d.event_type, d.body, d.attempts FROM webhook_deliveries d
           JOIN webhook_subscriptions s ON s.id = d.subscription_id
-          WHERE d.state = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?`,
+          WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND s.disabled_at IS NULL ORDER BY d.next_attempt_at LIMIT ?`,
     args: [now, limit],
   });
   for (const r of rs.rows) {
@@ -84,6 +94,7 @@ export async function claimDue(tx: Transaction, now: number, leaseMs: number, li
   }
   return rs.rows.map((r) => ({
     id: String(r.id),
+    subscription_id: String(r.subscription_id),
     url: String(r.url),
     event_id: String(r.event_id),
     event_type: String(r.event_type),
@@ -99,6 +110,10 @@ export interface AttemptOutcome {
   durationMs: number;
   /** When to try again (epoch ms), or null to give up. Ignored when ok. */
   retryAt: number | null;
+  /** The subscriber answered 410 Gone: disable the subscription now. */
+  gone?: boolean;
+  /** Failed attempts in a row (since the subscription's last success) that disable it. */
+  disableAfter: number;
 }
 
 export async function recordAttempt(tx: Transaction, d: DueDelivery, o: AttemptOutcome): Promise<void> {
@@ -112,6 +127,26 @@ export async function recordAttempt(tx: Transaction, d: DueDelivery, o: AttemptO
   await tx.execute({
     sql: `UPDATE webhook_deliveries SET attempts = ?, state = ?, last_status = ?, last_error = ?, next_attempt_at = ?, delivered_at = ? WHERE id = ?`,
     args: [n, state, o.status, o.error, o.retryAt ?? 0, o.ok ? at : null, d.id],
+  });
+  if (o.ok) {
+    await tx.execute({ sql: 'UPDATE webhook_subscriptions SET consecutive_failures = 0 WHERE id = ?', args: [d.subscription_id] });
+    return;
+  }
+  const rs = await tx.execute({
+    sql: 'UPDATE webhook_subscriptions SET consecutive_failures = consecutive_failures + 1 WHERE id = ? RETURNING consecutive_failures',
+    args: [d.subscription_id],
+  });
+  const failures = Number(rs.rows[0]?.consecutive_failures ?? 0);
+  const reason = o.gone ? 'the subscriber answered 410 Gone' : failures >= o.disableAfter ? `${failures} failed attempts in a row` : null;
+  if (reason === null) return;
+  await tx.execute({
+    sql: 'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL',
+    args: [at, reason, d.subscription_id],
+  });
+  // Its other pending deliveries will not be attempted: say so rather than leave them pending.
+  await tx.execute({
+    sql: "UPDATE webhook_deliveries SET state = 'failed', last_error = ? WHERE subscription_id = ? AND state = 'pending'",
+    args: [`subscription disabled: ${reason}`, d.subscription_id],
   });
 }
 

@@ -9,26 +9,29 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const NON_PUBLIC = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
-
-/** True when `address` (an IPv4 or IPv6 literal) is reachable on the public internet. */
+/**
+ * True when `address` (an IPv4 or IPv6 literal) is reachable on the public
+ * internet. The special-purpose registries (IANA IPv4/IPv6) come from
+ * ipaddr.js, a maintained library, not a table of ours: only its `unicast`
+ * range (global unicast) is public. Every IPv6 form that carries an IPv4
+ * address (IPv4-mapped ::ffff:0:0/96, IPv4-compatible ::/96, NAT64
+ * 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32) is
+ * refused, except IPv4-mapped, which is judged as the IPv4 address it carries.
+ */
 export function isPublicAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
-  const family = isIP(bare);
-  if (family === 0) return false;
-  const mapped = family === 6 ? /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare) : null;
-  if (mapped) return isPublicAddress(mapped[1]!); // checked as the IPv4 address it carries
-  return !NON_PUBLIC.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  if (!ipaddr.isValid(bare) || isIP(bare) === 0) return false;
+  const parsed = ipaddr.parse(bare);
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) return isPublicAddress(v6.toIPv4Address().toString());
+    // IPv4-compatible (::a.b.c.d, deprecated by RFC 4291): ipaddr.js calls it unicast.
+    if (v6.parts.slice(0, 6).every((p) => p === 0)) return false;
+  }
+  return parsed.range() === 'unicast';
 }
 
 export class NonPublicTarget extends Error {

@@ -55,7 +55,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
         return reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201);
       });
     });
-  }, { summary: 'Create a fuse owned by the calling key (our extension)', auth: 'key', tag: 'fuses', body: createFuseRequest, response: fuseResponse, example: { state: 'LIVE', label: 'payments agent' } });
+  }, { summary: 'Create a fuse owned by the calling key (our extension)', auth: 'key', tag: 'fuses', body: createFuseRequest, response: fuseResponse.extend({ receipt_id: z.string() }), responses: { 201: { description: 'The fuse, created, with the receipt of its creation', schema: fuseResponse.extend({ receipt_id: z.string() }) } }, example: { state: 'LIVE', label: 'payments agent' } });
 
   router.get('/v1/fuses', async (event) => {
     const key = await requireKey(event, ctx);
@@ -87,7 +87,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
           return reply({ ...fuseObject(after!), previous_state: fuse.state, receipt_id: receipt.receipt_id });
         });
       });
-    }, { summary, auth: 'key', tag: 'fuses', response: fuseResponse, problems: [404, 409] });
+    }, { summary, auth: 'key', tag: 'fuses', response: fuseResponse.extend({ previous_state: z.string(), receipt_id: z.string() }), problems: [404, 409] });
 
   transition('/v1/fuses/:fuse_id/dead', 'DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'dead', 'Blow a fuse: it becomes DEAD and fails closed');
   transition('/v1/fuses/:fuse_id/charge', 'LIVE', CHARGEABLE_STATES, 'charge', 'Charge an UNSIGNED or DEAD fuse back to LIVE');

@@ -16,11 +16,17 @@ import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { commitReply, idempotent } from '../idempotency.ts';
-import { Problem, isUnreachable, toProblem } from '../problem.ts';
+import { haltUnlessAnsweredWithin } from './halt.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopLimitProblem, hopReply, hopResponse, visibleFuse, type Caller, type HopResult } from './governed.ts';
+
+/**
+ * The fuse id in keyed examples: one of the caller's own (POST /v1/fuses makes
+ * one). The drill fuses answer only the public demos; a key gets 404 for them.
+ */
+const KEYED_FUSE_EXAMPLE = 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd';
 
 export const hopRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema.optional() });
 export const actRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema });
@@ -79,7 +85,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       const body = await readBody(event, hopRequest, limit);
       return governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply);
     });
-  }, { summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_drill_live', action: { kind: 'pay', amount: '120.00' } } });
+  }, { summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } });
 
   router.get('/v1/fuse/lookup', async (event) => {
     const caller = await keyed(event);
@@ -88,24 +94,13 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   }, { summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404] });
 
   // OCSP-style alias: same answer while the ledger answers; 503 "halt" when it cannot be reached.
-  router.get('/v1/ocsp', async (event) => {
-    const caller = await keyed(event);
-    const { fuse_id } = readQuery(event, lookupQuery);
-    try {
+  router.get('/v1/ocsp', (event) =>
+    haltUnlessAnsweredWithin(event, ctx.config.OCSP_HALT_AFTER_MS, async () => {
+      const caller = await keyed(event);
+      const { fuse_id } = readQuery(event, lookupQuery);
       return toResponse(reply(await lookup(ctx, caller, fuse_id)));
-    } catch (e) {
-      const p = toProblem(e);
-      if (p.status !== 503 && !isUnreachable(e)) throw e;
-      throw new Problem({
-        status: 503,
-        code: 'halt',
-        title: 'Halt',
-        detail: 'the fuse ledger cannot be reached: HALT, do not act until a lookup answers',
-        headers: { 'retry-after': '1' },
-        extra: { halt: true, fuse_id },
-      });
-    }
-  }, { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
+    }),
+  { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
 
   router.post('/v1/act', async (event) => {
     const caller = await keyed(event);
@@ -113,7 +108,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       const body = await readBody(event, actRequest, limit);
       return governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply);
     });
-  }, { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', auth: 'key', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: 'fuse_drill_live', action: { kind: 'pay', amount: '120.00', payee: 'acme' } } });
+  }, { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', auth: 'key', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } });
 
   router.post('/v1/classify', async (event) => {
     const key = await requireKey(event, ctx);
@@ -153,7 +148,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     });
     await ctx.ledger.write((tx) => recordReceipt(tx, receipt));
     return toResponse(reply({ fuse_id: fuse.id, state: fuse.state, decision, reason: o.reason, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }));
-  }, { summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: 'fuse_drill_dead', action: { kind: 'pay' } } });
+  }, { summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } } });
 
   // Public demos on the drill fuses: never charged, rate limited per client address.
   router.post('/demo/hop', async (event) => {

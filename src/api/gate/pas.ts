@@ -103,7 +103,7 @@ export const jobQuery = z.object({ job_id: jobIdSchema });
 export const preBindBRequest = z.strictObject({ fuse_id: fuseIdSchema, license_id: licenseIdSchema, job_id: jobIdSchema });
 const usdAmount = z
   .string()
-  .regex(/^\d{1,12}(\.\d{1,6})?$/, 'a decimal USD amount such as "12500.00"')
+  .regex(/^\d{1,9}(\.\d{1,6})?$/, 'a decimal USD amount such as "12500.00" (at most 9 digits before the point and 6 after)')
   .describe('premium in USD, a decimal string');
 export const authorityRequest = z.strictObject({
   fuse_id: fuseIdSchema,
@@ -493,7 +493,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'pas',
       body: preBindARequest,
-      response: decisionResponse,
+      response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 202: { description: 'A manual-underwriting issue was raised: no ticket, do not bind', schema: decisionResponse } },
       problems: [402, 404, 409, 422],
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' } },
@@ -511,7 +511,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'pas',
       body: redeemRequest,
-      response: decisionResponse,
+      response: decisionResponse, responses: { 409: { description: 'HALT: the ticket was not consumed; do not forward the write', schema: decisionResponse } },
       problems: [404, 409, 422],
       charges: ['execute_gate', 'hold'],
       example: { ticket_id: 'bt_…', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' }, now: '2026-11-22T10:00:00Z' },
@@ -542,7 +542,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await keyed(event);
       return idempotent(event, ctx, caller.key!, async () => bindCheck(event, ctx, caller, await readBody(event, bindCheckRequest, limit)));
     },
-    { summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', auth: 'key', tag: 'pas', body: bindCheckRequest, response: decisionResponse, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', job_id: 'job_1042' } },
+    { summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', auth: 'key', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', job_id: 'job_1042' } },
   );
 
   router.get(
@@ -574,7 +574,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await keyed(event);
       return idempotent(event, ctx, caller.key!, async () => preBindB(event, ctx, caller, await readBody(event, preBindBRequest, limit)));
     },
-    { summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', auth: 'key', tag: 'pas', body: preBindBRequest, response: decisionResponse, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
+    { summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', auth: 'key', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
   );
 
   router.post(
@@ -588,7 +588,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'pas',
       body: authorityRequest,
-      response: decisionResponse,
+      response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } },
       problems: [402, 404, 422],
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_…', grant_id: 'auth_…', premium: '12500.00', line: 'cyber', state: 'CA' },
@@ -602,7 +602,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await bindCheck(event, ctx, caller, await readBody(event, demoBindCheckRequest, limit)));
     },
-    { summary: 'Public bind ALLOW/BLOCK demo on the drill fuses', auth: 'demo', tag: 'pas', body: demoBindCheckRequest, response: decisionResponse, problems: [404, 429], example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' } },
+    { summary: 'Public bind ALLOW/BLOCK demo on the drill fuses', auth: 'demo', tag: 'pas', body: demoBindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [404, 429], example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' } },
   );
   router.post(
     '/demo/pas/mga-authority',
@@ -610,7 +610,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await authority(event, ctx, caller, await readBody(event, demoAuthorityRequest, limit)));
     },
-    { summary: 'Public delegated-authority check on the drill grant (auth_drill)', auth: 'demo', tag: 'pas', body: demoAuthorityRequest, response: decisionResponse, problems: [404, 429], example: { premium: '300000.00', line: 'cyber', state: 'CA' } },
+    { summary: 'Public delegated-authority check on the drill grant (auth_drill)', auth: 'demo', tag: 'pas', body: demoAuthorityRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } }, problems: [404, 429], example: { premium: '300000.00', line: 'cyber', state: 'CA' } },
   );
   router.post(
     '/demo/pas/pas-a/pre-bind',
@@ -618,6 +618,6 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await preBindA(event, ctx, caller, await readBody(event, demoPreBindARequest, limit)));
     },
-    { summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
+    { summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 202: { description: 'A manual-underwriting issue was raised: no ticket, do not bind', schema: decisionResponse } }, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
   );
 }

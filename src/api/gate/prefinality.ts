@@ -50,7 +50,7 @@ import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
 import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
 import { optionalKey, requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
-import { chargeView } from '../charge.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { commitReply, idempotent } from '../idempotency.ts';
 import { Problem } from '../problem.ts';
@@ -67,6 +67,34 @@ export const MANIFEST_PATH = '/.well-known/prefinality.json';
 
 /** SPEC 4.1: the status of each decision. */
 export const DECISION_STATUS: Record<Decision, number> = { GO: 200, NO_GO: 403, HOLD: 409 };
+
+/** The decision body, the same on 200, 403 and 409 (the status says the decision). */
+const decisionBody = z.looseObject({
+  object: z.literal('prefinality_decision'),
+  decision: z.enum(['GO', 'NO_GO', 'HOLD']),
+  rail: z.string(),
+  transfer_hash: z.string(),
+  receipt_id: z.string(),
+  verify_url: z.string(),
+  demo: z.boolean(),
+  charge: chargeSchema.nullable(),
+});
+const decisionResponses = {
+  200: { description: 'GO, with a signed receipt JWT', schema: decisionBody },
+  403: { description: 'NO_GO: do not commit', schema: decisionBody },
+  409: { description: 'HOLD: do not commit until a review clears it', schema: decisionBody },
+};
+const rtpGateBody = z.looseObject({
+  object: z.literal('rtp_gate_result'),
+  pass: z.boolean(),
+  decision: z.enum(['GO', 'NO_GO']),
+  order_hash: z.string(),
+  reasons: z.array(z.looseObject({ code: z.string() })),
+  mismatched_fields: z.array(z.string()),
+  receipt_id: z.string(),
+  verify_url: z.string(),
+  charge: chargeSchema,
+});
 
 /** How many times a decision is re-taken when the ledger changed under it (a fuse died, a receipt was used). */
 const STALE_RETRIES = 3;
@@ -229,13 +257,13 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     if (!key) return refuseUnauthenticated(event);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
     return idempotent(event, ctx, key, () => decide(event, req, { keyId: key.id }));
-  }, { summary: 'Pre-finality clearance: GO (200, signed receipt JWT), NO_GO (403) or HOLD (409) before an irreversible commit', auth: 'key', tag: 'prefinality', body: evaluateRequestSchema, problems: [401, 402, 422], charges: ['execute_gate', 'hold'] });
+  }, { summary: 'Pre-finality clearance: GO (200, signed receipt JWT), NO_GO (403) or HOLD (409) before an irreversible commit', auth: 'key', tag: 'prefinality', body: evaluateRequestSchema, responses: decisionResponses, problems: [401, 402, 422], charges: ['execute_gate', 'hold'] });
 
   router.post(DEMO_EVALUATE_PATH, async (event) => {
     await enforceDemoRateLimit(event, ctx);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
     return toResponse(await decide(event, req, { keyId: undefined }));
-  }, { summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged', auth: 'demo', tag: 'demo', body: evaluateRequestSchema, problems: [429] });
+  }, { summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged', auth: 'demo', tag: 'demo', body: evaluateRequestSchema, responses: decisionResponses, problems: [429] });
 
   router.post(VERIFY_PATH, async (event) => {
     const { receipt } = await readBody(event, verifyRequestSchema, ctx.config.MAX_BODY_BYTES);
@@ -303,7 +331,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         }
       }
     });
-  }, { summary: 'Does a GO receipt clear this RTP payment order (single use)', auth: 'key', tag: 'prefinality', body: rtpGateRequestSchema, problems: [409, 422] });
+  }, { summary: 'Does a GO receipt clear this RTP payment order (single use)', auth: 'key', tag: 'prefinality', body: rtpGateRequestSchema, responses: { 200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody }, 403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody } }, problems: [409, 422] });
 
   router.get(JWKS_PATH, () =>
     toResponse(reply({ keys: ctx.keyring.all.map((k) => ({ ...k.jwk })) }), {

@@ -3,7 +3,9 @@
  * usage (GET /v1/me), and the current signing key (GET /crypto/public-key,
  * foundry layer 0).
  */
+import { z } from 'zod';
 import { advertisedUrlProblem } from '../../config.ts';
+import { canWrite } from '../../ledger/health-probe.ts';
 import { usage } from '../../ledger/meter.ts';
 import { requireKey } from '../auth.ts';
 import { openCheckoutView } from './operator.ts';
@@ -11,13 +13,28 @@ import type { AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
 import { reply, toResponse } from '../reply.ts';
 
+/** The /health body, on 200 and 503 alike. */
+const healthResponse = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  version: z.string(),
+  database: z.enum(['ok', 'read_only', 'unreachable']),
+  database_write: z.enum(['ok', 'failing']),
+  environment: z.string(),
+  base_url: z.string(),
+  site_url: z.string(),
+  problems: z.array(z.string()).optional(),
+});
+
 export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/health', async () => {
     const { config } = ctx;
-    const database = (await ctx.ledger.ping()) ? 'ok' : 'unreachable';
+    const readable = await ctx.ledger.ping();
+    const writable = readable && (await canWrite(ctx.ledger, config.HEALTH_WRITE_PROBE_TIMEOUT_MS));
+    const database = !readable ? 'unreachable' : writable ? 'ok' : 'read_only';
     const advertised = advertisedUrlProblem(config);
     const problems: string[] = [];
-    if (database !== 'ok') problems.push('the database cannot be reached');
+    if (database === 'unreachable') problems.push('the database cannot be reached');
+    if (database === 'read_only') problems.push('the database answers reads but a write did not commit in time: acts would answer 503');
     if (advertised) problems.push(advertised);
     return toResponse(
       reply(
@@ -25,6 +42,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
           status: problems.length ? 'unavailable' : 'ok',
           version: ctx.version,
           database,
+          database_write: writable ? 'ok' : 'failing',
           environment: config.NODE_ENV,
           base_url: config.BASE_URL,
           site_url: config.SITE_URL,
@@ -33,7 +51,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
         problems.length ? 503 : 200,
       ),
     );
-  }, { summary: 'Liveness and readiness: version and database reachability', auth: 'public', tag: 'system', problems: [503] });
+  }, { summary: 'Liveness and readiness: version, database reachability and a write probe', auth: 'public', tag: 'system', responses: { 200: { description: 'Ready', schema: healthResponse }, 503: { description: 'Not ready: `problems` says why (the same body, not a problem document)', schema: healthResponse } } });
 
   router.get('/v1/me', async (event) => {
     const key = await requireKey(event, ctx);

@@ -145,6 +145,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       tag: 'astl',
       body: astlPublishRequest,
       response: astlPublishResponse,
+      responses: { 201: { description: 'Published: its index, leaf hash, inclusion proof and signed checkpoint', schema: astlPublishResponse } },
       problems: [403, 409, 422],
       charges: ['astl_publish'],
       example: { entity: 'agent:acme-buyer', preset: 'agentic' },

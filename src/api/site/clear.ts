@@ -326,7 +326,8 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       const key = await requireKey(event, ctx);
       const { since } = readQuery(event, usageQuery);
-      return toResponse(reply({ key_id: key.id, since: since ?? null, ...(await usage(ctx.ledger.read, key.id, since)) }));
+      const { by_sku, total_usd, nap_usd } = await usage(ctx.ledger.read, key.id, since);
+      return toResponse(reply({ key_id: key.id, since: since ?? null, by_sku, total_usd, nap_usd }));
     },
     { summary: 'Charges of the calling key per SKU (count, USD, NAP flag), optionally since a time', auth: 'key', tag: 'clear', query: usageQuery, response: usageResponse },
   );

@@ -82,7 +82,7 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
     return new HTTPResponse(cp.note, {
       headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache', ...PUBLIC },
     });
-  }, { summary: 'The latest C2SP signed checkpoint (text/plain note)', auth: 'public', tag: 'logs', problems: [404] });
+  }, { summary: 'The latest C2SP signed checkpoint (text/plain note)', auth: 'public', tag: 'logs', problems: [404], responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } } });
 
   router.get('/api/v1/logs/:log/entries', async (event) => {
     const name = logName(event);

@@ -35,6 +35,13 @@ export const replayRequest = z.strictObject({
     .describe('facts to assume instead of the recorded ones; none replays the act exactly as refused'),
 });
 
+/**
+ * The seal's own body limit: its documented 1 to 1000 evidence items, each with
+ * a 256-character name (up to 4 UTF-8 bytes a character) and a 64-digit hash,
+ * must fit, which MAX_BODY_BYTES (64 KiB by default) does not allow.
+ */
+export const SPOLIATION_MAX_BODY_BYTES = 1_200_000;
+
 export const spoliationSealRequest = z.strictObject({
   matter_ref: ref.describe('your reference of the matter (case, claim, incident)'),
   evidence: z
@@ -147,7 +154,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       const key = await requireKey(event, ctx);
       return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, spoliationSealRequest, limit);
+        const b = await readBody(event, spoliationSealRequest, Math.max(limit, SPOLIATION_MAX_BODY_BYTES));
         if (b.refers_to) {
           const r = await getReceipt(ctx.ledger.read, b.refers_to);
           if (!r || r.payload.key_id !== key.id) throw notFound(`no receipt ${b.refers_to} of this key`, 'unknown_receipt');
@@ -204,10 +211,10 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
       const key = await requireKey(event, ctx);
       const u = await usage(ctx.ledger.read, key.id);
       const nap = u.by_sku.filter((x) => x.nap).map(({ sku, count, amount_usd }) => ({ sku, count, amount_usd }));
-      const napMicros = usdToMicros(u.nap_usd);
-      const total = usdToMicros(u.total_usd);
+      // The share from exact totals (bigint), to six decimals, then a number.
+      const share = u.total_micros === 0n ? 0 : Number((u.nap_micros * 1_000_000n) / u.total_micros) / 1_000_000;
       return toResponse(
-        reply({ key_id: key.id, nap_rule: DATA.nap.nap_rule, by_sku: nap, nap_usd: u.nap_usd, total_usd: u.total_usd, nap_share_of_spend: total === 0 ? 0 : napMicros / total }),
+        reply({ key_id: key.id, nap_rule: DATA.nap.nap_rule, by_sku: nap, nap_usd: u.nap_usd, total_usd: u.total_usd, nap_share_of_spend: share }),
       );
     },
     { summary: "The calling key's negative-act premium charges per NAP SKU, and their share of its spend", auth: 'key', tag: 'nap', response: napUsageResponse },

@@ -98,6 +98,7 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
       tag: 'relay',
       body: enrollRequest,
       response: enrollResponse,
+      responses: { 201: { description: 'The partner, enrolled, with its track links', schema: enrollResponse } },
       problems: [409, 422],
       charges: [],
       example: { partner_id: 'acme-brokers', name: 'Acme Brokers' },
@@ -149,6 +150,7 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
       auth: 'public',
       tag: 'relay',
       response: statusResponse,
+      responses: { 200: { description: 'Target "status": the partner\'s click counts', schema: statusResponse }, 302: { description: 'The click is counted; Location is the target page' } },
       problems: [404],
     },
   );

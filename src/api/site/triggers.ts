@@ -83,6 +83,7 @@ const triggerSchema = z.object({
   published_at: z.string(),
   fired_at: z.string().nullable(),
 });
+const publishedTrigger = triggerSchema.extend({ inclusion: inclusionSchema, checkpoint: checkpointSchema, receipt_id: z.string(), verify_url: z.string(), charge: chargeSchema });
 
 function triggerObject(t: Trigger) {
   return {
@@ -192,7 +193,8 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'triggers',
       body: publishRequest,
-      response: triggerSchema.extend({ inclusion: inclusionSchema, checkpoint: checkpointSchema, receipt_id: z.string(), verify_url: z.string(), charge: chargeSchema }),
+      response: publishedTrigger,
+      responses: { 201: { description: 'The trigger, ARMED', schema: publishedTrigger } },
       problems: [409, 422],
       charges: ['trigger_publish'],
       example: { template_id: 'ai_model_change', threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.8' } },

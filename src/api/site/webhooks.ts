@@ -7,17 +7,21 @@
  *   POST <url>, body = the event JSON (as in the trigger feed, plus log_index)
  *   webhook-id:        the event id (the same on every retry: deduplicate on it)
  *   webhook-timestamp: Unix seconds of this attempt
- *   webhook-signature: "v1a," + base64(Ed25519(service key, `${webhook-id}.${webhook-timestamp}.${body}`))
- *   webhook-key-id:    kid of the signing key (GET /crypto/public-key lists current and retired keys)
+ *   webhook-signature: "v1a," + base64(Ed25519(service key, `${webhook-id}.${webhook-timestamp}.${body}`)),
+ *                      during a key rotation's overlap followed by " v1a,…" by the previous key
+ *   webhook-key-id:    kid of each signature, in the same order, space separated
+ *                      (GET /crypto/public-key lists current and retired keys)
  * Any 2xx is success. Otherwise it is retried after WEBHOOK_BACKOFF_MS, doubling (capped at one hour),
- * up to WEBHOOK_MAX_ATTEMPTS. Deliveries are rows written with their event, so none is lost on restart.
+ * each delay jittered by ±25%, up to WEBHOOK_MAX_ATTEMPTS (over about 6.4 hours with the defaults). A 410 Gone,
+ * or WEBHOOK_DISABLE_AFTER_FAILURES failed attempts in a row, disables the subscription
+ * (docs/hardening.md). Deliveries are rows written with their event, so none is lost on restart.
  */
 import { sign } from 'node:crypto';
 import { z } from 'zod';
 import { newId, nowIso } from '../../ids.ts';
 import { NonPublicTarget, assertPublicTarget, postGuarded } from '../../net/outbound.ts';
 import { getTrigger } from '../../ledger/triggers.ts';
-import { claimDue, createSubscription, deliveriesOf, listSubscriptions, recordAttempt, type DueDelivery } from '../../ledger/webhooks.ts';
+import { claimDue, createSubscription, deliveriesOf, listDisabledSubscriptions, listSubscriptions, recordAttempt, type DueDelivery } from '../../ledger/webhooks.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -36,12 +40,30 @@ export const subscribeRequest = z
 
 const HOUR_MS = 3_600_000;
 
+const subscriptionResponse = z.object({ object: z.literal('webhook_subscription'), id: z.string(), url: z.string(), trigger_id: z.string().nullable(), template_id: z.string().nullable(), created_at: z.string(), signing: z.object({ scheme: z.string(), public_key_url: z.string() }) });
+
+/**
+ * The wait after failed attempt n: the base doubling per attempt, capped at an
+ * hour, times a random factor in [0.75, 1.25) so that subscribers that failed
+ * together are not all retried in the same instant.
+ */
+export function retryDelayMs(n: number, baseMs: number, random = Math.random()): number {
+  return Math.round(Math.min(HOUR_MS, baseMs * 2 ** (n - 1)) * (0.75 + random * 0.5));
+}
+
 /** The signed content and headers of one delivery attempt. */
 export function signDelivery(ctx: AppContext, d: Pick<DueDelivery, 'event_id' | 'body'>, now = Date.now()): Record<string, string> {
   const ts = String(Math.floor(now / 1000));
-  const key = ctx.keyring.current;
-  const sig = sign(null, Buffer.from(`${d.event_id}.${ts}.${d.body}`, 'utf8'), key.privateKey).toString('base64');
-  return { 'content-type': 'application/json', 'webhook-id': d.event_id, 'webhook-timestamp': ts, 'webhook-signature': `v1a,${sig}`, 'webhook-key-id': key.kid };
+  const content = Buffer.from(`${d.event_id}.${ts}.${d.body}`, 'utf8');
+  const keys = [ctx.keyring.current, ...(ctx.keyring.cosigning ?? [])];
+  const signatures = keys.map((k) => `v1a,${sign(null, content, k.privateKey).toString('base64')}`);
+  return {
+    'content-type': 'application/json',
+    'webhook-id': d.event_id,
+    'webhook-timestamp': ts,
+    'webhook-signature': signatures.join(' '),
+    'webhook-key-id': keys.map((k) => k.kid).join(' '),
+  };
 }
 
 /** Delivers due webhooks of one process; several processes may run one each on one database (claims are leased). */
@@ -116,8 +138,11 @@ export class Deliverer implements BackgroundJob {
     }
     const ok = error === null;
     const n = d.attempts + 1;
-    const retryAt = ok || n >= c.WEBHOOK_MAX_ATTEMPTS ? null : Date.now() + Math.min(HOUR_MS, c.WEBHOOK_BACKOFF_MS * 2 ** (n - 1));
-    await this.#ctx.ledger.write((tx) => recordAttempt(tx, d, { ok, status, error, durationMs: Date.now() - started, retryAt }));
+    const gone = status === 410;
+    const retryAt = ok || gone || n >= c.WEBHOOK_MAX_ATTEMPTS ? null : Date.now() + retryDelayMs(n, c.WEBHOOK_BACKOFF_MS);
+    await this.#ctx.ledger.write((tx) =>
+      recordAttempt(tx, d, { ok, status, error, durationMs: Date.now() - started, retryAt, gone, disableAfter: c.WEBHOOK_DISABLE_AFTER_FAILURES }),
+    );
   }
 }
 
@@ -168,7 +193,8 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'triggers',
       body: subscribeRequest,
-      response: z.object({ object: z.literal('webhook_subscription'), id: z.string(), url: z.string(), trigger_id: z.string().nullable(), template_id: z.string().nullable(), created_at: z.string() }),
+      response: subscriptionResponse,
+      responses: { 201: { description: 'The subscription', schema: subscriptionResponse } },
       problems: [404, 422],
       example: { url: 'https://agent.example/hooks/fusegate', template_id: 'bind_gate_hold' },
     },
@@ -179,8 +205,9 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       const key = await requireKey(event, ctx);
       const subs = await listSubscriptions(ctx.ledger.read, key.id);
-      return toResponse(reply({ subscriptions: subs.map(({ key_id: _k, ...s }) => s), deliveries: await deliveriesOf(ctx.ledger.read, key.id) }));
+      const disabled = await listDisabledSubscriptions(ctx.ledger.read, key.id);
+      return toResponse(reply({ subscriptions: subs.map(({ key_id: _k, ...s }) => s), disabled_subscriptions: disabled, deliveries: await deliveriesOf(ctx.ledger.read, key.id) }));
     },
-    { summary: "The key's webhook subscriptions and recent deliveries with every attempt", auth: 'key', tag: 'triggers' },
+    { summary: "The key's webhook subscriptions (and the disabled ones, with why) and recent deliveries with every attempt", auth: 'key', tag: 'triggers' },
   );
 }

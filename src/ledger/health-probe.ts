@@ -1,0 +1,53 @@
+/**
+ * The write probe behind /health: one tiny write through the write queue (the
+ * path every acknowledged act takes), with a deadline. Concurrent /health calls
+ * share one probe, and a result is reused for a second, so polling /health
+ * adds at most one write per second.
+ */
+import type { Ledger } from './db.ts';
+
+const REUSE_MS = 1000;
+
+interface ProbeState {
+  inFlight?: Promise<boolean>;
+  result?: { ok: boolean; at: number };
+}
+
+const states = new WeakMap<Ledger, ProbeState>();
+
+async function probeOnce(ledger: Ledger, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const write = ledger.write((tx) =>
+    tx.execute({
+      sql: 'INSERT INTO health_probe (id, probed_at) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET probed_at = excluded.probed_at',
+      args: [new Date().toISOString()],
+    }),
+  );
+  try {
+    return await Promise.race([
+      write.then(
+        () => true,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** True when a write commits within `timeoutMs`. */
+export function canWrite(ledger: Ledger, timeoutMs: number): Promise<boolean> {
+  let state = states.get(ledger);
+  if (!state) states.set(ledger, (state = {}));
+  if (state.result && Date.now() - state.result.at < REUSE_MS) return Promise.resolve(state.result.ok);
+  const s = state;
+  s.inFlight ??= probeOnce(ledger, timeoutMs).then((ok) => {
+    s.result = { ok, at: Date.now() };
+    s.inFlight = undefined;
+    return ok;
+  });
+  return s.inFlight;
+}

@@ -1,0 +1,87 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../src/crypto/canonical.ts';
+import { MAX_JSON_DEPTH } from '../src/api/json-bounds.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+/** `{"kind":"pay","x":{"x":…}}` nested `depth` objects deep, as raw text (JSON.stringify would overflow first). */
+function deepAction(depth: number): string {
+  return `{"kind":"pay","x":${'{"x":'.repeat(depth)}1${'}'.repeat(depth)}}`;
+}
+
+describe('JSON bounds at the body parser: depth and number range', () => {
+  let s: TestServer;
+  let key: string;
+  beforeAll(async () => {
+    s = await startTestServer();
+    key = (await s.newKey('probe')).secret;
+  });
+  afterAll(() => s.stop());
+
+  const meterCount = async () => Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM meter')).rows[0]!.n);
+  const receiptCount = async () => Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM receipts')).rows[0]!.n);
+
+  const keyless: Array<[string, (action: string) => string]> = [
+    ['/demo/hop', (a) => `{"action":${a}}`],
+    ['/demo/act', (a) => `{"action":${a}}`],
+    ['/demo/pas/pas-a/pre-bind', (a) => `{"job_id":"job_1","write":${a}}`],
+  ];
+  const keyed: Array<[string, (action: string) => string]> = [
+    ['/v1/fuse/hop', (a) => `{"fuse_id":"fuse_drill_live","action":${a}}`],
+    ['/v1/act', (a) => `{"fuse_id":"fuse_drill_live","action":${a}}`],
+    ['/v1/classify', (a) => `{"action":${a}}`],
+    ['/v1/execute-gate/demo', (a) => `{"action":${a}}`],
+    ['/api/v1/execute-gate', (a) => `{"action":${a}}`],
+  ];
+
+  it.each([...keyless.map((k) => [...k, false] as const), ...keyed.map((k) => [...k, true] as const)])(
+    '%s: 5,000-deep JSON and a 1e400 literal are 400 problems that change nothing',
+    async (path, body, withKey) => {
+      const before = [await meterCount(), await receiptCount()];
+      const send = (text: string) =>
+        s.fetch(path, { method: 'POST', body: text, headers: { 'content-type': 'application/json' }, ...(withKey ? { key } : {}) });
+      const deep = await send(body(deepAction(5000)));
+      expect(deep.status).toBe(400);
+      expect(deep.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect((await deep.json()).code).toBe('json_too_deep');
+      const huge = await send(body('{"kind":"pay","amount":1e400}'));
+      expect(huge.status).toBe(400);
+      const p = await huge.json();
+      expect(p.code).toBe('number_out_of_range');
+      expect(p.errors[0].field).toMatch(/amount$/);
+      expect([await meterCount(), await receiptCount()]).toEqual(before);
+    },
+  );
+
+  it('depth within the bound still reaches validation', async () => {
+    const r = await s.fetch('/demo/hop', { method: 'POST', body: `{"action":${deepAction(MAX_JSON_DEPTH - 3)}}`, headers: { 'content-type': 'application/json' } });
+    expect(r.status).not.toBe(500);
+    expect((await r.json()).code).not.toBe('json_too_deep');
+  });
+
+  it('MCP answers a deep tool argument with a problem, never a stack overflow text', async () => {
+    const client = new Client({ name: 'probe', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`)));
+    let deep: Record<string, unknown> = { x: 1 };
+    for (let i = 0; i < 3000; i++) deep = { x: deep };
+    let text = '';
+    try {
+      const r = (await client.callTool({ name: 'demo_hop', arguments: { action: { kind: 'pay', deep } } })) as { content: Array<{ text: string }> };
+      text = JSON.stringify(r);
+    } catch (e) {
+      text = String(e);
+    }
+    expect(text).not.toMatch(/Maximum call stack/);
+    expect(text).toMatch(/json_too_deep|nested deeper/);
+    await client.close();
+  });
+
+  it('canonical JSON encodes any depth without recursion', () => {
+    let v: unknown = 1;
+    for (let i = 0; i < 200_000; i++) v = [v];
+    const text = canonicalJson(v);
+    expect(text.length).toBe(400_001);
+    expect(canonicalJson({ b: [1, { d: undefined, c: 'x' }], a: null })).toBe('{"a":null,"b":[1,{"c":"x"}]}');
+  });
+});

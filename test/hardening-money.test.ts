@@ -1,0 +1,92 @@
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_CHARGE_MICROS, formatUsd } from '../src/domain/money.ts';
+import { recordCharge } from '../src/ledger/meter.ts';
+import { startTestServer, testEnv, type TestServer } from './support/server.ts';
+
+/** The parent's environment without what vitest itself sets (it exports BASE_URL=/ for Vite). */
+function cleanEnv(): Record<string, string> {
+  const { BASE_URL: _b, SITE_URL: _s, ...rest } = process.env;
+  return rest as Record<string, string>;
+}
+
+describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
+  let s: TestServer;
+  let key: { id: string; secret: string };
+  let expected = 0n;
+  let receipts: string[] = [];
+
+  beforeAll(async () => {
+    s = await startTestServer();
+    key = await s.newKey('big spender');
+  });
+  afterAll(() => s.stop());
+
+  it('eight maximal SHARP slices (1,200,000,000.00 each) pass 2^53 micro-USD and every total stays exact', async () => {
+    for (let i = 0; i < 8; i++) {
+      const r = await s.fetch('/api/v1/orn/sharp', { key: key.secret, json: { graph_id: `g${i}`, agents_in_graph: 10000, events: 100000 } });
+      expect(r.status).toBe(200);
+      const b = await r.json();
+      expect(b.charge.amount_usd).toBe('1200000000.00');
+      expected += 1_200_000_000_000_000n;
+      receipts.push(b.receipt_id);
+    }
+    expect(expected > BigInt(Number.MAX_SAFE_INTEGER)).toBe(true);
+    const me = await (await s.fetch('/v1/me', { key: key.secret })).json();
+    expect(me.usage.total_usd).toBe(formatUsd(expected));
+    expect(me.usage.total_usd).toBe('9600000000.00');
+    const clear = await s.fetch('/api/v1/clear/usage', { key: key.secret });
+    expect(clear.status).toBe(200);
+    expect((await clear.json()).total_usd).toBe('9600000000.00');
+    const nap = await s.fetch('/api/v1/nap/usage', { key: key.secret });
+    expect(nap.status).toBe(200);
+    expect(await nap.json()).toMatchObject({ total_usd: '9600000000.00', nap_usd: '0.00', nap_share_of_spend: 0 });
+  });
+
+  it('past 2^63 micro-USD (where SQLite SUM of INTEGER overflows) usage and the sealed clearing total stay exact', async () => {
+    // 1,100 more charges at the bound (and one odd micro), each on a real receipt of the range:
+    // 9.9e18 micro-USD on top, past 2^63 = 9.22e18.
+    await s.ctx.ledger.write(async (tx) => {
+      for (let i = 0; i < 1100; i++) await recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS, ref: receipts[i % receipts.length]! });
+      await recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: 1, ref: receipts[0]! });
+    });
+    expected += 1100n * MAX_CHARGE_MICROS + 1n;
+    expect(expected > 2n ** 63n).toBe(true);
+    const me = await s.fetch('/v1/me', { key: key.secret });
+    expect(me.status).toBe(200);
+    expect((await me.json()).usage.total_usd).toBe(formatUsd(expected));
+    expect((await (await s.fetch('/api/v1/clear/usage', { key: key.secret })).json()).total_usd).toBe('9909600000000.000001');
+
+    // The CLI seals the same way the timer does, in its own process, on the same file.
+    const r = spawnSync(process.execPath, ['src/cli.ts', 'clearing', 'seal', '--json'], {
+      env: { ...cleanEnv(), ...testEnv(s.dir) },
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.attestation.total_usd).toBe('9909600000000.000001');
+    expect(out.attestation.per_sku).toEqual([{ sku: 'sharp', nap: false, count: 1109, amount_micros: expected.toString(), amount_usd: formatUsd(expected) }]);
+  });
+
+  it('a charge past the documented bound is refused before it is written', async () => {
+    await expect(
+      s.ctx.ledger.write((tx) => recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS + 1n, ref: 'rcpt_none' })),
+    ).rejects.toThrow(/outside/);
+  });
+
+  it('money inputs past 9 integer digits are a 400 naming the field (PAS premium included), and charge nothing', async () => {
+    const before = (await (await s.fetch('/v1/me', { key: key.secret })).json()).usage.total_usd;
+    const r = await s.fetch('/v1/pas/mga-authority', {
+      key: key.secret,
+      json: { fuse_id: 'fuse_x', grant_id: 'auth_x', premium: '1000000000.00', line: 'cyber', state: 'CA' },
+    });
+    expect(r.status).toBe(400);
+    const p = await r.json();
+    expect(p.errors.map((e: { field: string }) => e.field)).toContain('premium');
+    const orn = await s.fetch('/api/v1/orn/sharp', { key: key.secret, json: { graph_id: 'g', agents_in_graph: 10001, events: 1 } });
+    expect(orn.status).toBe(400);
+    expect((await orn.json()).errors[0].field).toBe('agents_in_graph');
+    expect((await (await s.fetch('/v1/me', { key: key.secret })).json()).usage.total_usd).toBe(before);
+  });
+});

@@ -1,0 +1,93 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createClient } from '@libsql/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
+
+/** The parent's environment without what vitest itself sets (it exports BASE_URL=/ for Vite). */
+function cleanEnv(): Record<string, string> {
+  const { BASE_URL: _b, SITE_URL: _s, ...rest } = process.env;
+  return rest as Record<string, string>;
+}
+
+function serve(dir: string, env: Record<string, string>) {
+  const r = spawnSync(process.execPath, ['src/server.ts'], { env: { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'error', ...env }, encoding: 'utf8', timeout: 20_000 });
+  return { code: r.status, stderr: r.stderr, stdout: r.stdout };
+}
+
+describe('start-up failures: one line, exit 2', () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'a-file'), 'x');
+  writeFileSync(join(dir, 'not-a-db.db'), 'this is plain text, not a SQLite database, and it is long enough to have a header'.repeat(20));
+  writeFileSync(join(dir, 'bad-keys.json'), 'garbage');
+  writeFileSync(join(dir, 'wrong-keys.json'), '{"version":7}');
+
+  it.each([
+    ['a database path under a regular file', { DATABASE_URL: `file:${join(dir, 'a-file', 'x.db')}` }, /a-file is a file, not a directory/],
+    ['a database under /proc/1 (no hang)', { DATABASE_URL: 'file:/proc/1/nope/x.db' }, /cannot create directory \/proc\/1\/nope/],
+    ['a file that is not a database', { DATABASE_URL: `file:${join(dir, 'not-a-db.db')}` }, /cannot open the database .*not-a-db\.db: .*not a database/],
+    ['a key file that is not JSON', { SIGNING_KEY_FILE: join(dir, 'bad-keys.json') }, /cannot load the signing keys .*bad-keys\.json.*: not valid JSON/],
+    ['a key file of another kind', { SIGNING_KEY_FILE: join(dir, 'wrong-keys.json') }, /is not a Fuse Gate signing key file/],
+  ])('%s', (_name, env, message) => {
+    const r = serve(dir, env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('the CLI says the same', () => {
+    const r = spawnSync(process.execPath, ['src/cli.ts', 'keys', 'list'], { env: { ...cleanEnv(), ...testEnv(dir), DATABASE_URL: `file:${join(dir, 'a-file', 'x.db')}` }, encoding: 'utf8', timeout: 20_000 });
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim()).toMatch(/^fusegate: cannot create .*a-file is a file, not a directory$/);
+  });
+});
+
+describe('a write-locked database: /health tells the truth and OCSP halts fast', () => {
+  let s: TestServer;
+  let key: string;
+  let fuseId: string;
+  beforeAll(async () => {
+    s = await startTestServer();
+    key = (await s.newKey('ocsp')).secret;
+    fuseId = (await (await s.fetch('/v1/fuses', { json: {}, key })).json()).fuse_id;
+  });
+  afterAll(() => s.stop());
+
+  it('reports database ok and answers OCSP while writes commit', async () => {
+    const h = await s.fetch('/health');
+    expect(h.status).toBe(200);
+    expect(await h.json()).toMatchObject({ database: 'ok', database_write: 'ok' });
+    expect((await s.fetch(`/v1/ocsp?fuse_id=${fuseId}`, { key })).status).toBe(200);
+  });
+
+  it('while another process holds the write lock: /health 503 read_only, OCSP 503 halt within about a second, keyed', async () => {
+    const other = createClient({ url: s.config.DATABASE_URL });
+    const lock = await other.transaction('write');
+    await lock.execute({ sql: 'INSERT INTO health_probe (id, probed_at) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET probed_at = excluded.probed_at', args: ['locked'] });
+    try {
+      await new Promise((r) => setTimeout(r, 1100)); // past the probe's reuse window
+      const h = await s.fetch('/health');
+      expect(h.status).toBe(503);
+      expect(await h.json()).toMatchObject({ status: 'unavailable', database: 'read_only', database_write: 'failing' });
+      // The contract says so too: a 503 of /health is the health document, not a problem.
+      const doc = await (await s.fetch('/openapi.json')).json();
+      expect(Object.keys(doc.paths['/health'].get.responses['503'].content)).toEqual([h.headers.get('content-type')!.split(';')[0]]);
+
+      const started = performance.now();
+      const r = await s.fetch(`/v1/ocsp?fuse_id=${fuseId}`, { key });
+      const took = performance.now() - started;
+      expect(r.status).toBe(503);
+      expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await r.json()).toMatchObject({ code: 'halt', halt: true, fuse_id: fuseId });
+      // The deadline is OCSP_HALT_AFTER_MS (1 s); the write queue alone would wait 10 s.
+      expect(took).toBeLessThan(5000);
+    } finally {
+      await lock.rollback();
+      other.close();
+    }
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await s.fetch('/health')).status).toBe(200);
+  }, 30_000);
+});
