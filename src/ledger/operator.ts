@@ -5,6 +5,7 @@
  */
 import type { Client, Transaction } from '@libsql/client';
 import type { OperatorCheckout } from '../domain/pricing.ts';
+import { exactSum, exactSumSql } from './exact-sum.ts';
 
 type Db = Client | Transaction;
 
@@ -26,10 +27,10 @@ export async function monthHops(db: Db, keyId: string, month: string): Promise<n
 /** The key's per-act charges of a UTC month (the checkout itself excluded), micro-USD. */
 export async function monthCharged(db: Db, keyId: string, month: string): Promise<bigint> {
   const rs = await db.execute({
-    sql: "SELECT CAST(COALESCE(SUM(amount_micros), 0) AS TEXT) AS m FROM meter WHERE key_id = ? AND substr(created_at, 1, 7) = ? AND sku <> ?",
+    sql: `SELECT ${exactSumSql('amount_micros', 'm')} FROM meter WHERE key_id = ? AND substr(created_at, 1, 7) = ? AND sku <> ?`,
     args: [keyId, month, CHECKOUT_SKU],
   });
-  return BigInt(String(rs.rows[0]!.m));
+  return exactSum(rs.rows[0]!, 'm');
 }
 
 export interface CheckoutRow extends OperatorCheckout {

@@ -100,7 +100,7 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
           // A closed month's figures do not change; the primary key makes the write once.
           if (!(await insertCheckout(tx, row))) return reply(closedView(ctx, (await getCheckout(tx, key.id, month))!));
           await recordReceipt(tx, receipt);
-          await recordCharge(tx, { keyId: key.id, sku: CHECKOUT_SKU, amountMicros: Number(row.checkoutMicros), ref: receipt.receipt_id });
+          await recordCharge(tx, { keyId: key.id, sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros, ref: receipt.receipt_id });
           return reply(closedView(ctx, row), 201);
         });
       });
@@ -111,6 +111,7 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
       tag: 'system',
       body: checkoutRequest,
       response: checkoutResponse,
+      responses: { 201: { description: 'The month is checked out (the one write)', schema: checkoutResponse }, 200: { description: 'The month was already checked out: the same checkout', schema: checkoutResponse } },
       problems: [409, 422],
       example: { month: '2026-10' },
     },

@@ -136,7 +136,7 @@ const snapshotResponse = z.looseObject({
   license_id: z.string(),
   state: z.enum(['UNSIGNED', 'LIVE', 'ARMED', 'DEAD']),
   charged: z.boolean(),
-  children: z.object({ issued: z.number(), outstanding: z.number(), redeemed: z.number(), expired_unredeemed: z.number() }),
+  children: z.object({ issued: z.number(), outstanding: z.number(), redeemed: z.number(), expired_unredeemed: z.number(), superseded: z.number() }),
   history: z.array(z.object({ from: z.string(), to: z.string(), at: z.string(), receipt_id: z.string() })),
 });
 const transitionResponse = z.looseObject({ license_id: z.string(), previous_state: z.string(), state: z.string(), ...receiptFields });
@@ -493,7 +493,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'pas',
       body: preBindARequest,
-      response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 202: { description: 'A manual-underwriting issue was raised: no ticket, do not bind', schema: decisionResponse } },
+      response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } },
       problems: [402, 404, 409, 422],
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' } },
@@ -618,6 +618,6 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await preBindA(event, ctx, caller, await readBody(event, demoPreBindARequest, limit)));
     },
-    { summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 202: { description: 'A manual-underwriting issue was raised: no ticket, do not bind', schema: decisionResponse } }, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
+    { summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } }, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
   );
 }
