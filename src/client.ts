@@ -109,12 +109,13 @@ export class FuseGateClient {
   verifyPrefinality(receipt: string) {
     return this.#call<Json>('POST', '/v1/prefinality/verify', { receipt });
   }
-  verifyReceipt(receipt: string) {
+  /** Verifies a receipt JWS, or a receipt's whole evidence (what `receipt(id)` returns). */
+  verifyReceipt(receipt: string | Json) {
     return this.#call<{ valid: boolean } & Json>('POST', '/v1/receipts/verify', { receipt });
   }
   /** The evidence behind a receipt's verify_url. */
   receipt(receiptId: string) {
-    return this.#call<{ receipt: string } & Json>('GET', `/v1/receipts/${encodeURIComponent(receiptId)}`);
+    return this.#call<{ receipt: string | null; leaf: string } & Json>('GET', `/v1/receipts/${encodeURIComponent(receiptId)}`);
   }
   me() {
     return this.#call<Json>('GET', '/v1/me');

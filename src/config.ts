@@ -44,8 +44,8 @@ export const configSchema = z.object({
   /** Lifetime of a pre-finality receipt JWT. */
   PREFINALITY_RECEIPT_TTL_SECONDS: positiveInt.default(600),
   /**
-   * x402 payments for pre-finality evaluate: off unless X402_PAY_TO, X402_NETWORK and
-   * X402_ASSET are all set (SPEC 5.4: x402_configured is false by default).
+   * x402 payments (docs/x402.md): off unless X402_PAY_TO, X402_NETWORK, X402_ASSET and
+   * X402_FACILITATOR_URL are all set (SPEC 5.4: x402_configured is false by default).
    */
   X402_PAY_TO: z.string().min(1).optional(),
   X402_NETWORK: z.string().regex(/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/, 'a CAIP-2 network id such as "eip155:84532"').optional(),
@@ -107,8 +107,19 @@ export const configSchema = z.object({
   OCSP_HALT_AFTER_MS: positiveInt.default(1000),
   /** /health's write probe: how long a write may take before /health reports the database unwritable. */
   HEALTH_WRITE_PROBE_TIMEOUT_MS: positiveInt.default(1000),
+
+  // Issue 19, x402 payments (docs/x402.md). X402_FACILITATOR_URL joins X402_PAY_TO,
+  // X402_NETWORK and X402_ASSET: all four or none, since without a facilitator no payment can be taken.
+  /** The x402 facilitator's base URL (its /verify and /settle are called). */
+  X402_FACILITATOR_URL: url.optional(),
+  /** One header sent to the facilitator, "Name: value" (e.g. "Authorization: Bearer …"); a secret, never logged. */
+  X402_FACILITATOR_AUTH_HEADER: z.string().regex(/^[A-Za-z0-9-]{1,64}:\s*\S.*$/, 'a header such as "Authorization: Bearer <token>"').optional(),
+  /** How long a facilitator /verify or /settle may take before the payment is refused as unavailable. */
+  X402_FACILITATOR_TIMEOUT_MS: positiveInt.default(10_000),
+  /** A payment left settling (crash, settle timeout) is reconciled once it is this old, by a background job that runs this often. */
+  X402_RECONCILE_AFTER_SECONDS: nonNegativeInt.default(60),
 }).superRefine((c, ctx) => {
-  const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET'] as const;
+  const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET', 'X402_FACILITATOR_URL'] as const;
   const set = x402.filter((k) => c[k] !== undefined);
   if (set.length > 0 && set.length < x402.length) {
     for (const k of x402.filter((k) => c[k] === undefined)) {

@@ -9,7 +9,9 @@ import { ConfigError, loadConfig, withListeningPort, type Config } from './confi
 import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
+import { logOrigin } from './ledger/checkpoint.ts';
 import { openLedger } from './ledger/db.ts';
+import { RECEIPTS_LOG, sealReceipts } from './ledger/seals.ts';
 import { applyConnectionLimits, httpServerOptions } from './net/http-limits.ts';
 import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
@@ -51,6 +53,9 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   const { port } = server.address() as AddressInfo;
   const config = withListeningPort(initial, port);
   const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
+  // Every batch that appends receipts ends with one seal of the receipts log (docs/pipeline.md).
+  const receiptsOrigin = logOrigin(config.SITE_URL, RECEIPTS_LOG);
+  ledger.onBatchEnd(async (tx) => void (await sealReceipts(tx, receiptsOrigin, ctx.keyring.current)));
   const app = createApp(ctx);
   handler = toNodeHandler(app.h3);
   const url = `http://127.0.0.1:${port}`;

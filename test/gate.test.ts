@@ -49,8 +49,14 @@ describe('gate core', () => {
       expect(body).toMatchObject({ fuse_id: fuses[state], state, ...want });
       const e = await (await s.fetch(new URL(body.verify_url).pathname)).json();
       expect(e.verification).toEqual({ signature: true, inclusion: true });
-      const { payload } = await compactVerify(e.receipt, jwk);
-      expect(JSON.parse(new TextDecoder().decode(payload))).toMatchObject({ kind: 'hop', decision: want.decision, subject: fuses[state] });
+      // A hop's receipt is batch-sealed: its leaf is its canonical payload, and the seal's JWS
+      // (checked here with jose) signs the checkpoint body its inclusion proof is against.
+      expect(e.receipt).toBeNull();
+      const { payload } = await compactVerify(e.checkpoint_jws, jwk);
+      expect(new TextDecoder().decode(payload)).toBe(e.checkpoint.slice(0, e.checkpoint.indexOf('\n\n') + 1));
+      expect(Number(e.checkpoint.split('\n')[1])).toBe(e.inclusion.tree_size);
+      expect(JSON.parse(e.leaf)).toEqual(e.payload);
+      expect(e.payload).toMatchObject({ kind: 'hop', decision: want.decision, subject: fuses[state] });
     }
     const rows = await meterRows(s, key.id);
     expect(rows.filter((r) => r.sku === 'execute_gate')).toHaveLength(2);

@@ -59,8 +59,8 @@ describe('MCP endpoint', () => {
     const receiptId = hop.structuredContent!.receipt_id as string;
 
     // The receipt is real: the public verifier tool accepts it.
-    const evidence = (await (await s.fetch(`/v1/receipts/${receiptId}`, { headers: { accept: 'application/json' } })).json()) as { receipt: string };
-    const verified = (await client.callTool({ name: 'receipt_verify', arguments: { receipt: evidence.receipt } })) as ToolResult;
+    const evidence = (await (await s.fetch(`/v1/receipts/${receiptId}`, { headers: { accept: 'application/json' } })).json()) as Record<string, unknown>;
+    const verified = (await client.callTool({ name: 'receipt_verify', arguments: { receipt: evidence } })) as ToolResult;
     expect(verified.structuredContent).toMatchObject({ valid: true });
 
     const other = (await client.callTool({ name: 'fuse_hop', arguments: { fuse_id: 'fuse_someone_elses' } })) as ToolResult;

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { compactVerify, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifiedReceiptPayload } from './support/receipts.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 // A second implementation of canonical JSON (sorted keys, no spaces) and of RFC 9162 hashing.
@@ -21,10 +21,7 @@ const meter = async (s: TestServer, keyId: string) =>
   (await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros FROM meter WHERE key_id = ? ORDER BY id', args: [keyId] })).rows.map((r) => `${r.sku}:${r.amount_micros}`);
 
 async function receiptPayload(s: TestServer, verifyUrl: string) {
-  const pub = await (await s.fetch('/crypto/public-key')).json();
-  const e = await (await s.fetch(new URL(verifyUrl).pathname)).json();
-  const { payload } = await compactVerify(e.receipt, await importJWK(pub.jwk, 'EdDSA'));
-  return JSON.parse(new TextDecoder().decode(payload));
+  return verifiedReceiptPayload(s, verifyUrl);
 }
 
 const SYSTEM = { name: 'Underwriting assistant', version: '2.1.0', provider: 'Example Insurer SE', intended_purpose: 'Scores life-insurance applications for a human underwriter' };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactVerify, importJWK } from 'jose';
+import { verifiedReceiptPayload } from './support/receipts.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const sha = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
@@ -45,9 +45,7 @@ describe('NAP: counterfactual replay, spoliation seal, usage, scale', () => {
     expect(rows).toHaveLength(3);
     expect(rows[0]).toMatchObject({ micros: 1_000_000, nap: 1, ref: a.receipt_id });
     // the replay is sealed: a receipt naming the original and the replayed decision
-    const pub = await (await s.fetch('/crypto/public-key')).json();
-    const e = await (await s.fetch(new URL(alt.verify_url).pathname)).json();
-    const p = JSON.parse(new TextDecoder().decode((await compactVerify(e.receipt, await importJWK(pub.jwk, 'EdDSA'))).payload));
+    const p = await verifiedReceiptPayload(s, alt.verify_url);
     expect(p).toMatchObject({ kind: 'counterfactual_replay', decision: 'PERMIT', subject: refused.receipt_id });
   });
 

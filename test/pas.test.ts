@@ -7,8 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { compactVerify, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifiedReceiptPayload } from './support/receipts.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 let s: TestServer;
@@ -16,7 +16,6 @@ let key: { id: string; secret: string };
 let other: { id: string; secret: string };
 let liveFuse: string;
 let deadFuse: string;
-let jwk: Record<string, string>;
 
 const post = (path: string, json: unknown, k: string | undefined = key.secret, headers: Record<string, string> = {}) =>
   s.fetch(path, { method: 'POST', ...(json === undefined ? {} : { json }), ...(k ? { key: k } : {}), headers });
@@ -49,9 +48,7 @@ async function meterRows(keyId = key.id): Promise<Array<{ sku: string }>> {
 }
 
 async function verifyReceipt(receiptId: string) {
-  const ev = await (await s.fetch(`/v1/receipts/${receiptId}`, { headers: { accept: 'application/json' } })).json();
-  const { payload } = await compactVerify(ev.receipt, await importJWK(jwk, 'EdDSA'));
-  return JSON.parse(new TextDecoder().decode(payload));
+  return verifiedReceiptPayload(s, receiptId);
 }
 
 beforeAll(async () => {
@@ -61,7 +58,6 @@ beforeAll(async () => {
   liveFuse = (await (await post('/v1/fuses', { state: 'LIVE' })).json()).fuse_id;
   deadFuse = (await (await post('/v1/fuses', { state: 'LIVE' })).json()).fuse_id;
   expect((await post(`/v1/fuses/${deadFuse}/dead`, undefined)).status).toBe(200);
-  jwk = (await (await s.fetch('/crypto/public-key')).json()).jwk;
 });
 afterAll(() => s.stop());
 

@@ -27,9 +27,11 @@ describe('typed client and verify CLI', () => {
   let s: TestServer;
   let gate: FuseGateClient;
   let logKey: string;
+  let secret: string;
   beforeAll(async () => {
     s = await startTestServer();
-    gate = new FuseGateClient({ baseUrl: s.url, apiKey: (await s.newKey('client')).secret });
+    secret = (await s.newKey('client')).secret;
+    gate = new FuseGateClient({ baseUrl: s.url, apiKey: secret });
     logKey = ((await (await s.fetch('/api/v1/logs/receipts')).json()) as { verifier_key: string }).verifier_key;
   });
   afterAll(() => s.stop());
@@ -44,7 +46,7 @@ describe('typed client and verify CLI', () => {
     await gate.blowFuse(fuse.fuse_id);
     const act = await gate.act({ fuse_id: fuse.fuse_id, action: { kind: 'pay' } });
     expect([act.acted, act.decision]).toEqual([false, 'DENY']);
-    expect((await gate.verifyReceipt((await gate.receipt(act.receipt_id)).receipt)).valid).toBe(true);
+    expect((await gate.verifyReceipt(await gate.receipt(act.receipt_id))).valid).toBe(true);
     const err = await gate.lookup('fuse_nope').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FuseGateError);
     expect((err as FuseGateError).problem.code).toBe('unknown_fuse');
@@ -55,29 +57,40 @@ describe('typed client and verify CLI', () => {
     const hop = await gate.hop({ fuse_id: fuse.fuse_id });
     const online = await cli(['verify', 'receipt', `${s.url}/v1/receipts/${hop.receipt_id}`, '--log-key', logKey]);
     expect(online.code, online.stderr).toBe(0);
-    expect(online.out).toMatchObject({ verified: true, checks: { signature: { ok: true }, checkpoint: { ok: true }, inclusion: { ok: true } } });
+    expect(online.out).toMatchObject({ verified: true, checks: { checkpoint: { ok: true }, checkpoint_jws: { ok: true }, inclusion: { ok: true }, leaf: { ok: true } } });
 
     const evidence = (await gate.receipt(hop.receipt_id)) as Record<string, any>;
+    expect(evidence.receipt).toBeNull(); // a hop's receipt is batch-sealed
     const jwks = join(s.dir, 'jwks.json');
     writeFileSync(jwks, await (await s.fetch('/.well-known/prefinality-jwks.json')).text());
     const good = join(s.dir, 'evidence.json');
     writeFileSync(good, JSON.stringify(evidence));
     expect((await cli(['verify', 'receipt', good, '--jwks', jwks, '--log-key', logKey])).code).toBe(0);
 
-    // Another receipt's signature under this evidence: the signature holds, the inclusion does not.
+    // Another receipt's leaf under this evidence's proof: the leaf matches its payload, the inclusion does not hold.
     const other = await gate.hop({ fuse_id: fuse.fuse_id });
+    const o = (await gate.receipt(other.receipt_id)) as Record<string, any>;
     const swapped = join(s.dir, 'swapped.json');
-    writeFileSync(swapped, JSON.stringify({ ...evidence, receipt: (await gate.receipt(other.receipt_id)).receipt }));
-    const r = await cli(['verify', 'receipt', swapped, '--jwks', jwks, '--log-key', logKey]);
-    expect(r.code).toBe(1);
-    expect(r.out).toMatchObject({ verified: false, checks: { signature: { ok: true }, inclusion: { ok: false } } });
-
-    // A changed payload breaks the signature.
-    const [h, p, sig] = evidence.receipt.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), decision: 'PERMIT!' })).toString('base64url');
+    writeFileSync(swapped, JSON.stringify({ ...evidence, leaf: o.leaf, payload: o.payload }));
+    // A changed payload no longer is its leaf.
+    const changed = join(s.dir, 'changed.json');
+    writeFileSync(changed, JSON.stringify({ ...evidence, payload: { ...evidence.payload, decision: 'PERMIT!' } }));
+    // A self-contained receipt (the execute-gate JWS): a changed payload breaks its signature.
+    const gated = await (await s.fetch('/api/v1/execute-gate', { key: secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json();
+    const [h, p, sig] = String(gated.receipt).split('.');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), decision: 'PERMIT!' })).toString('base64url');
     const jwsFile = join(s.dir, 'forged.jws');
     writeFileSync(jwsFile, `${h}.${forged}.${sig}`);
-    expect((await cli(['verify', 'receipt', jwsFile, '--jwks', jwks])).out).toMatchObject({ verified: false, checks: { signature: { ok: false } } });
+    // The CLI runs are separate processes: run them side by side.
+    const [r, c, f] = await Promise.all([
+      cli(['verify', 'receipt', swapped, '--jwks', jwks, '--log-key', logKey]),
+      cli(['verify', 'receipt', changed, '--jwks', jwks, '--log-key', logKey]),
+      cli(['verify', 'receipt', jwsFile, '--jwks', jwks]),
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatchObject({ verified: false, checks: { leaf: { ok: true }, inclusion: { ok: false } } });
+    expect(c.out).toMatchObject({ verified: false, checks: { leaf: { ok: false } } });
+    expect(f.out).toMatchObject({ verified: false, checks: { signature: { ok: false } } });
   });
 
   it('verifies checkpoints, inclusion and consistency proofs from URLs and files', async () => {

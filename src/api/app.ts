@@ -28,6 +28,7 @@ import { registerClearingRoutes } from './site/clearing.ts';
 import { registerMeteredRoutes } from './site/metered-routes.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
 import { registerPricingRoutes } from './site/pricing.ts';
+import { registerX402Routes } from '../payments/x402/routes.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 
@@ -51,6 +52,7 @@ const MODULES: RouteModule[] = [
   registerOpenApiRoutes,
   registerOperatorRoutes,
   registerPricingRoutes,
+  registerX402Routes,
 ];
 
 /** Registers every route module on `router` (also used to describe the API without serving it). */

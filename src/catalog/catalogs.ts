@@ -139,14 +139,9 @@ const foundry = (u: Urls) =>
     recent_settlements: [],
   });
 
-const x402Resources = (u: Urls) => [
-  {
-    resource: u.gate + '/v1/prefinality/evaluate',
-    method: 'POST' as const,
-    rails: ['x402' as const, 'rtp' as const],
-    description: 'Pre-finality GO / NO-GO / HOLD decision before an irreversible commit, with a signed JWT receipt.',
-  },
-];
+// The static build cannot know the running configuration: it lists no paid resource (x402_configured
+// false). The running service serves these documents live (src/payments/x402/routes.ts).
+const x402Resources = (_u: Urls): z.infer<typeof s.x402Schema>['resources'] => [];
 
 /** One published catalog or document: its site path, its schema and how it is built. */
 export interface CatalogEntry {

@@ -304,7 +304,16 @@ export const agentActionsDataSchema = agentActionsSchema
   .pick({ schema: true, issuer: true, product: true, tagline: true })
   .extend({ actions: z.array(agentActionData).min(1) });
 
-const x402Resource = z.strictObject({ resource: url, method: z.literal('POST'), rails: z.array(z.enum(['x402', 'rtp'])), description: text });
+const x402Price = z.strictObject({ usd: z.string(), amount: z.string(), asset: z.string(), network: z.string(), pay_to: z.string(), scheme: z.literal('exact') });
+const x402Resource = z.strictObject({
+  resource: url,
+  method: z.enum(['POST', 'GET']),
+  rails: z.array(z.enum(['x402', 'rtp'])),
+  description: text,
+  price: x402Price.optional(),
+  when: text.optional(),
+  extension: z.literal(true).optional(),
+});
 export const x402Schema = catalog('fusegate-x402-v1', {
   x402_configured: z.boolean(),
   note: text,

@@ -2,7 +2,7 @@
  * `verify …`: check what the service publishes without trusting it, offline
  * from files or against a URL. Nothing here opens the database.
  *
- *   verify receipt SOURCE [--jwks SOURCE]
+ *   verify receipt SOURCE [--jwks SOURCE] [--log-key VKEY]
  *   verify checkpoint SOURCE --log-key VKEY
  *   verify inclusion --checkpoint SOURCE --log-key VKEY --proof SOURCE (--leaf-file FILE | --leaf-hash B64)
  *   verify consistency --old SOURCE --new SOURCE --log-key VKEY --proof SOURCE
@@ -15,7 +15,7 @@ import { importJWK, type JWK } from 'jose';
 import { leafHash, verifyConsistency, verifyInclusion, type Hash } from '../crypto/merkle.ts';
 import { verifyExclusionProof, type ExclusionProofJson } from '../crypto/exclusion.ts';
 import { openNote, parseCheckpointText, type Checkpoint } from '../crypto/note.ts';
-import { verifyReceiptJws, type KeyLookup } from '../crypto/receipt.ts';
+import { verifyReceiptEvidence, verifyReceiptJws, type KeyLookup, type ReceiptEvidenceDoc } from '../crypto/receipt.ts';
 import { type CliContext, type Command, UsageError, requireFlag } from './shared.ts';
 
 const isUrl = (s: string) => /^https?:\/\//.test(s);
@@ -54,13 +54,6 @@ const attempt = (f: () => string): { ok: boolean; detail: string } => {
   }
 };
 
-interface Evidence {
-  receipt: string;
-  log: { index: number; verifier_key: string };
-  inclusion: { tree_size: number; leaf_hash: string; hashes: string[] };
-  checkpoint: string;
-}
-
 export const verifyCommands: Record<string, Command> = {
   'verify receipt': {
     usage: 'verify receipt SOURCE [--jwks SOURCE] [--log-key VKEY]',
@@ -69,31 +62,23 @@ export const verifyCommands: Record<string, Command> = {
       const source = ctx.args[0];
       if (!source) throw new UsageError('give a receipt: a verify_url, an evidence JSON file, or a file holding the JWS');
       const text = (await read(source)).trim();
-      const evidence = text.startsWith('{') ? (JSON.parse(text) as Evidence) : undefined;
-      const jws = evidence?.receipt ?? text;
+      const evidence = text.startsWith('{') ? (JSON.parse(text) as ReceiptEvidenceDoc) : undefined;
+      const jws = evidence ? evidence.receipt : text;
       const jwksSource = typeof ctx.flags.jwks === 'string' ? ctx.flags.jwks : isUrl(source) ? new URL('/.well-known/prefinality-jwks.json', source).href : undefined;
       if (!jwksSource) throw new UsageError('--jwks is required offline (a JWKS file, e.g. saved from /.well-known/prefinality-jwks.json)');
-      const sig = await verifyReceiptJws(await jwksLookup(jwksSource), jws);
-      const checks: Record<string, { ok: boolean; detail: string }> = {
-        signature: sig.valid ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` } : { ok: false, detail: `${sig.reason}: ${sig.detail}` },
-      };
-      if (evidence) {
-        // The log key: given (trusted), else the one the evidence names (trust on first use, said so).
-        const vkey = typeof ctx.flags['log-key'] === 'string' ? ctx.flags['log-key'] : evidence.log.verifier_key;
-        let cp: Checkpoint | undefined;
-        checks.checkpoint = attempt(() => {
-          cp = checkpointOf(evidence.checkpoint, vkey);
-          return `${cp.origin} size ${cp.size}, signed by ${vkey.split('+')[0]}${ctx.flags['log-key'] ? '' : ' (key taken from the evidence: pass --log-key to pin it)'}`;
-        });
-        checks.inclusion = attempt(() => {
-          if (!cp) throw new Error('no verified checkpoint');
-          const lh = leafHash(new TextEncoder().encode(jws));
-          if (Buffer.from(lh).toString('base64') !== evidence.inclusion.leaf_hash) throw new Error('leaf hash is not the hash of this receipt');
-          verifyInclusion(evidence.log.index, cp.size, lh, evidence.inclusion.hashes.map(unb64), cp.root);
-          return `entry ${evidence.log.index} of ${cp.size}`;
-        });
+      const keys = await jwksLookup(jwksSource);
+      if (!evidence) {
+        const sig = await verifyReceiptJws(keys, text);
+        const checks = { signature: sig.valid ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` } : { ok: false, detail: `${sig.reason}: ${sig.detail}` } };
+        return report(ctx, checks, sig.valid ? { payload: sig.payload } : {});
       }
-      return report(ctx, checks, sig.valid ? { payload: sig.payload } : {});
+      // The log key: given (trusted), else the one the evidence names (trust on first use, said so).
+      const pinned = typeof ctx.flags['log-key'] === 'string' ? ctx.flags['log-key'] : undefined;
+      const checks = await verifyReceiptEvidence(evidence, { keys, logKey: pinned ?? evidence.log.verifier_key });
+      if (!pinned && checks.checkpoint?.ok) checks.checkpoint.detail += ' (key taken from the evidence: pass --log-key to pin it)';
+      const payload = jws ? undefined : evidence.payload;
+      const sig = jws ? await verifyReceiptJws(keys, jws) : undefined;
+      return report(ctx, checks, sig?.valid ? { payload: sig.payload } : payload ? { payload } : {});
     },
   },
   'verify checkpoint': {

@@ -1,14 +1,35 @@
 /**
- * Verification of receipt JWS (see src/ledger/receipts.ts for their making):
+ * Verification of receipts (see src/ledger/receipts.ts for their making): a
+ * receipt JWS alone, or a receipt's whole evidence (verifyReceiptEvidence).
+ * A receipt JWS is a
  * compact JWS, alg EdDSA (or its RFC 9864 name Ed25519), typ
  * "fusegate-receipt+jws", kid looked up only in our own key set.
  */
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import type { KeyObject } from 'node:crypto';
+import { canonicalJson } from './canonical.ts';
+import { leafHash, verifyInclusion } from './merkle.ts';
+import { openNote, parseCheckpointText, type Checkpoint } from './note.ts';
+import { CHECKPOINT_TYP } from './seal.ts';
 
 /** Where the verifier looks a `kid` up: our keyring, or a JWKS a stranger fetched. */
 export interface KeyLookup {
-  byKid(kid: string): { kid: string; publicKey: KeyObject | CryptoKey } | undefined;
+  byKid(kid: string): KeyFound | undefined | Promise<KeyFound | undefined>;
+}
+
+type KeyFound = { kid: string; publicKey: KeyObject | CryptoKey | Uint8Array };
+
+/** A KeyLookup over a JWKS that jose fetches and caches (e.g. the gate's published key set). */
+export function jwksKeyLookup(jwks: (header: { alg: string; kid: string }) => Promise<CryptoKey | KeyObject | Uint8Array>): KeyLookup {
+  return {
+    async byKid(kid) {
+      try {
+        return { kid, publicKey: await jwks({ alg: 'EdDSA', kid }) };
+      } catch {
+        return undefined;
+      }
+    },
+  };
 }
 
 export const RECEIPT_TYP = 'fusegate-receipt+jws';
@@ -28,7 +49,7 @@ export async function verifyReceiptJws(keyring: KeyLookup, jws: string): Promise
   if (jws.split('.').length !== 3) return { valid: false, reason: 'malformed', detail: 'not a compact JWS' };
   if (!ALGS.includes(String(header.alg))) return { valid: false, reason: 'bad_alg', detail: `alg ${String(header.alg)} is not accepted` };
   if (header.typ !== RECEIPT_TYP) return { valid: false, reason: 'bad_typ', detail: `typ must be ${RECEIPT_TYP}` };
-  const key = typeof header.kid === 'string' ? keyring.byKid(header.kid) : undefined;
+  const key = typeof header.kid === 'string' ? await keyring.byKid(header.kid) : undefined;
   if (!key) return { valid: false, reason: 'unknown_kid', detail: 'the kid names none of our keys' };
   try {
     const { payload } = await compactVerify(jws, key.publicKey, { algorithms: ALGS });
@@ -36,4 +57,91 @@ export async function verifyReceiptJws(keyring: KeyLookup, jws: string): Promise
   } catch {
     return { valid: false, reason: 'bad_signature', detail: 'the signature does not verify' };
   }
+}
+
+/**
+ * A receipt's published evidence (GET /v1/receipts/{id}, Accept: application/json).
+ * `leaf` is the exact text of its receipts-log leaf: the compact JWS for a receipt
+ * signed on its own, the canonical JSON of its payload for a batch-sealed one.
+ */
+export interface ReceiptEvidenceDoc {
+  leaf: string;
+  receipt: string | null;
+  payload: Record<string, unknown>;
+  log: { name: string; index: number; origin?: string; verifier_key: string };
+  inclusion: { tree_size: number; leaf_hash: string; hashes: string[] };
+  checkpoint: string;
+  checkpoint_jws?: string | null;
+}
+
+export type Check = { ok: boolean; detail: string };
+
+const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
+
+function attempt(f: () => string): Check {
+  try {
+    return { ok: true, detail: f() };
+  } catch (e) {
+    return { ok: false, detail: (e as Error).message };
+  }
+}
+
+/**
+ * The one receipt verifier: everything a stranger checks, from the evidence, a
+ * trusted log verifier key and a trusted key set (for the JWS). Every check is
+ * reported; the receipt verifies when all are ok.
+ *  - checkpoint: the note signature (C2SP signed note, Ed25519) by `logKey`;
+ *  - checkpoint_jws (when present): EdDSA by a known kid, payload = the checkpoint body;
+ *  - inclusion: SHA-256(0x00 || leaf) equals leaf_hash and is included (RFC 9162) at the checkpoint's size;
+ *  - leaf: it is the receipt JWS (which must verify) or the canonical JSON of the payload.
+ */
+export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: { keys: KeyLookup; logKey: string }): Promise<Record<string, Check>> {
+  const checks: Record<string, Check> = {};
+  let cp: Checkpoint | undefined;
+  let body: string | undefined;
+  checks.checkpoint = attempt(() => {
+    body = openNote(e.checkpoint, trust.logKey);
+    cp = parseCheckpointText(body);
+    if (e.log.origin !== undefined && cp.origin !== e.log.origin) throw new Error(`checkpoint origin ${cp.origin} is not the log's ${e.log.origin}`);
+    return `${cp.origin} size ${cp.size}, note signature verifies`;
+  });
+  if (e.checkpoint_jws) {
+    const jws = e.checkpoint_jws;
+    checks.checkpoint_jws = await (async (): Promise<Check> => {
+      try {
+        const header = decodeProtectedHeader(jws);
+        if (header.typ !== CHECKPOINT_TYP) throw new Error(`typ must be ${CHECKPOINT_TYP}`);
+        const key = typeof header.kid === 'string' ? await trust.keys.byKid(header.kid) : undefined;
+        if (!key) throw new Error('the kid names none of the trusted keys');
+        const { payload } = await compactVerify(jws, key.publicKey, { algorithms: ALGS });
+        if (body === undefined || new TextDecoder().decode(payload) !== body) throw new Error('its payload is not the checkpoint body');
+        return { ok: true, detail: `EdDSA by kid ${key.kid} over the checkpoint body` };
+      } catch (err) {
+        return { ok: false, detail: (err as Error).message };
+      }
+    })();
+  }
+  checks.inclusion = attempt(() => {
+    if (!cp) throw new Error('no verified checkpoint');
+    if (e.inclusion.tree_size !== cp.size) throw new Error(`proof is for size ${e.inclusion.tree_size}, the checkpoint has ${cp.size}`);
+    const lh = leafHash(new TextEncoder().encode(e.leaf));
+    if (Buffer.from(lh).toString('base64') !== e.inclusion.leaf_hash) throw new Error('leaf_hash is not the hash of this leaf');
+    verifyInclusion(e.log.index, cp.size, lh, e.inclusion.hashes.map(unb64), cp.root);
+    return `entry ${e.log.index} of ${cp.size}`;
+  });
+  if (e.receipt) {
+    const sig = await verifyReceiptJws(trust.keys, e.receipt);
+    checks.signature = sig.valid ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` } : { ok: false, detail: `${sig.reason}: ${sig.detail}` };
+    checks.leaf = attempt(() => {
+      if (e.leaf !== e.receipt) throw new Error('the leaf is not this receipt');
+      if (sig.valid && canonicalJson(sig.payload) !== canonicalJson(e.payload)) throw new Error('the payload is not the signed one');
+      return 'the leaf is the signed receipt';
+    });
+  } else {
+    checks.leaf = attempt(() => {
+      if (e.leaf !== canonicalJson(e.payload)) throw new Error('the leaf is not the canonical JSON of the payload');
+      return 'the leaf is the canonical payload (batch-sealed receipt)';
+    });
+  }
+  return checks;
 }

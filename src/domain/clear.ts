@@ -15,7 +15,7 @@
  * counterfactual replay can run the same rule on them later.
  */
 import { DATA } from '../catalog/catalogs.ts';
-import type { FuseState } from '../ledger/fuses.ts';
+import type { FuseState } from './fuse.ts';
 import { graduatedFeeMicros, marginalTier, type BpsTier } from './bps-tiers.ts';
 
 export type ClearDecision = 'PERMIT' | 'DENY' | 'HOLD' | 'SILENCE';

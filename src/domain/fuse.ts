@@ -10,7 +10,8 @@
  * `ok` says whether the fuse itself allows acting; `verdict` whether THIS
  * action may go ahead now. A DEAD fuse never acts.
  */
-import type { FuseState } from '../ledger/fuses.ts';
+export const FUSE_STATES = ['LIVE', 'ARMED', 'DEAD', 'UNSIGNED'] as const;
+export type FuseState = (typeof FUSE_STATES)[number];
 
 export type HopDecision = 'PERMIT' | 'BLOCK' | 'DENY' | 'SILENCE';
 

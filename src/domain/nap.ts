@@ -7,7 +7,7 @@
  * with any of them replaced by the caller's assumptions, and says what would
  * have happened.
  */
-import { FUSE_STATES, type FuseState } from '../ledger/fuses.ts';
+import { FUSE_STATES, type FuseState } from './fuse.ts';
 import { leafHash, rootOf } from '../crypto/merkle.ts';
 import { CLEAR_RULES_VERSION, decideClear, type ClearFacts } from './clear.ts';
 import { decideHop } from './fuse.ts';

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { FuseState } from '../ledger/fuses.ts';
+import type { FuseState } from './fuse.ts';
 import { decideHop } from './fuse.ts';
 import { MoneyError, parseDecimal } from './money.ts';
 

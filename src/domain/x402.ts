@@ -1,10 +1,12 @@
 /**
- * x402 payment requirements (github.com/coinbase/x402, transports v2 and v1):
+ * x402 payment requirements (github.com/coinbase/x402, transports v2 and v1),
+ * in the official types of @x402/core:
  *  - v2: header PAYMENT-REQUIRED = base64(JSON {x402Version: 2, error, resource, accepts[]});
  *  - v1: the JSON body {x402Version: 1, error, accepts[]} for older clients.
- * Pure: builds the documents from settings; verifying or settling a payment
- * needs a facilitator, which this build does not call (see README).
+ * Pure: builds the documents from settings. Verifying and settling a payment
+ * is src/payments/x402/ (through a facilitator).
  */
+import type { PaymentRequired, PaymentRequiredV1, PaymentRequirements, PaymentRequirementsV1 } from '@x402/core/types';
 
 export interface X402Settings {
   payTo: string;
@@ -29,6 +31,9 @@ const V1_NETWORK_NAMES: Record<string, string> = {
   'eip155:84532': 'base-sepolia',
 };
 
+/** The v1 name of a CAIP-2 network (the CAIP-2 id itself when v1 has no name for it). */
+export const v1NetworkName = (network: string): string => V1_NETWORK_NAMES[network] ?? network;
+
 export class X402PriceError extends Error {
   override name = 'X402PriceError';
 }
@@ -42,59 +47,40 @@ export function priceInAtomicUnits(micros: number, decimals: number): string {
   return (m / div).toString();
 }
 
-export function paymentRequiredV2(s: X402Settings, resource: X402Resource, amount: string, error: string) {
+/** The one payment option we accept (scheme "exact") for a price, in v2 form. */
+export function requirementsV2(s: X402Settings, amount: string): PaymentRequirements {
   return {
-    x402Version: 2,
-    error,
-    resource,
-    accepts: [
-      {
-        scheme: 'exact',
-        network: s.network,
-        amount,
-        asset: s.asset,
-        payTo: s.payTo,
-        maxTimeoutSeconds: s.maxTimeoutSeconds,
-        extra: { name: s.assetName, version: s.assetVersion },
-      },
-    ],
+    scheme: 'exact',
+    network: s.network as PaymentRequirements['network'],
+    amount,
+    asset: s.asset,
+    payTo: s.payTo,
+    maxTimeoutSeconds: s.maxTimeoutSeconds,
+    extra: { name: s.assetName, version: s.assetVersion },
   };
 }
 
-export function paymentRequiredV1(s: X402Settings, resource: X402Resource, amount: string, error: string) {
+/** The same option in v1 form. */
+export function requirementsV1(s: X402Settings, resource: X402Resource, amount: string): PaymentRequirementsV1 {
   return {
-    x402Version: 1,
-    error,
-    accepts: [
-      {
-        scheme: 'exact',
-        network: V1_NETWORK_NAMES[s.network] ?? s.network,
-        maxAmountRequired: amount,
-        asset: s.asset,
-        payTo: s.payTo,
-        resource: resource.url,
-        description: resource.description,
-        mimeType: resource.mimeType,
-        outputSchema: null,
-        maxTimeoutSeconds: s.maxTimeoutSeconds,
-        extra: { name: s.assetName, version: s.assetVersion },
-      },
-    ],
+    scheme: 'exact',
+    network: v1NetworkName(s.network) as PaymentRequirementsV1['network'],
+    maxAmountRequired: amount,
+    asset: s.asset,
+    payTo: s.payTo,
+    resource: resource.url,
+    description: resource.description,
+    mimeType: resource.mimeType,
+    outputSchema: null as unknown as Record<string, unknown>,
+    maxTimeoutSeconds: s.maxTimeoutSeconds,
+    extra: { name: s.assetName, version: s.assetVersion },
   };
 }
 
-/** The value of a base64-JSON x402 header. */
-export function encodeX402Header(value: unknown): string {
-  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64');
+export function paymentRequiredV2(s: X402Settings, resource: X402Resource, amount: string, error: string): PaymentRequired {
+  return { x402Version: 2, error, resource, accepts: [requirementsV2(s, amount)] };
 }
 
-/** Decodes a presented PAYMENT-SIGNATURE / X-PAYMENT header; undefined when it is not base64 JSON of an object. */
-export function decodeX402Header(value: string): Record<string, unknown> | undefined {
-  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value.trim())) return undefined;
-  try {
-    const v: unknown = JSON.parse(Buffer.from(value.trim(), 'base64').toString('utf8'));
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+export function paymentRequiredV1(s: X402Settings, resource: X402Resource, amount: string, error: string): PaymentRequiredV1 {
+  return { x402Version: 1, error, accepts: [requirementsV1(s, resource, amount)] };
 }

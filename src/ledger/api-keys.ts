@@ -3,8 +3,8 @@
  * keeps its SHA-256 only. Authentication looks the hash up, which compares
  * no secret byte by byte.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import type { Client, Transaction } from '@libsql/client';
+import { hash, randomBytes } from 'node:crypto';
+import type { Client, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { Ledger } from './db.ts';
 import { countMonthlyHop } from './operator.ts';
@@ -24,7 +24,7 @@ export interface ApiKey {
 }
 
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 function rowToKey(r: Record<string, unknown>): ApiKey {

@@ -2,7 +2,7 @@
  * ASTL manifests: each publish appends a JSON leaf to the `astl` log and
  * indexes it here. A republish is a new version; nothing is rewritten.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from './sql.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
 import { appendLeaf, type Db } from './log.ts';
 

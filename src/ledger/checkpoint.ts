@@ -4,17 +4,25 @@
  * name is that origin (so each log has its own verifier key string, all made
  * from the service's one Ed25519 key; retired keys stay listed).
  */
-import type { AppContext } from '../api/context.ts';
+import type { Keyring } from '../crypto/keys.ts';
+import type { Ledger } from './db.ts';
 import { checkpointText, signNote, verifierKey } from '../crypto/note.ts';
 import type { Hash } from '../crypto/merkle.ts';
 import { treeHead } from './log.ts';
+
+/** What checkpoints need from the service (the app context has it; the ledger imports nothing from api/). */
+export interface CheckpointSigner {
+  config: { SITE_URL: string };
+  keyring: Keyring;
+  ledger: Pick<Ledger, 'read'>;
+}
 
 export function logOrigin(siteUrl: string, log: string): string {
   return `${new URL(siteUrl).host}/${log}`;
 }
 
 /** Verifier keys of a log: the current signing key's first, then retired keys'. */
-export function logVerifierKeys(ctx: AppContext, log: string): string[] {
+export function logVerifierKeys(ctx: CheckpointSigner, log: string): string[] {
   const origin = logOrigin(ctx.config.SITE_URL, log);
   return ctx.keyring.all.map((k) => verifierKey(origin, k.raw));
 }
@@ -30,7 +38,7 @@ export interface SignedCheckpoint {
 const cache = new Map<string, SignedCheckpoint>();
 
 /** The signed checkpoint of `log` at `size` (default: now). Signatures are cached per size and key. */
-export async function signedCheckpoint(ctx: AppContext, log: string, size?: number): Promise<SignedCheckpoint> {
+export async function signedCheckpoint(ctx: CheckpointSigner, log: string, size?: number): Promise<SignedCheckpoint> {
   const head = await treeHead(ctx.ledger.read, log, size);
   const origin = logOrigin(ctx.config.SITE_URL, log);
   const key = ctx.keyring.current;

@@ -1,5 +1,5 @@
 /** Clear acts and cleared exposure (SPEC 2.4). Amounts are micro-USD; sums are read exactly as text. */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import { exactSum, exactSumSql } from './exact-sum.ts';
 
 export interface ClearActRow {

@@ -4,7 +4,7 @@
  * log, [end of the previous checkpoint, receipts tree size at sealing): exact,
  * gap-free, and checkable by anyone against the receipts log.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from './sql.ts';
 import { leafHash, rootOf } from '../crypto/merkle.ts';
 import { formatUsd } from '../domain/money.ts';
 import { newId } from '../ids.ts';

@@ -1,8 +1,9 @@
 /** Fuses: the central object of the gate (SPEC 2.1, 3). */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 
-export const FUSE_STATES = ['LIVE', 'ARMED', 'DEAD', 'UNSIGNED'] as const;
-export type FuseState = (typeof FUSE_STATES)[number];
+import { FUSE_STATES, type FuseState } from '../domain/fuse.ts';
+
+export { FUSE_STATES, type FuseState };
 
 export interface Fuse {
   id: string;

@@ -9,7 +9,7 @@
  * so nothing is re-hashed inside the write lock. Names with a '/' are private
  * logs, never listed or served by the public log routes.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from './sql.ts';
 import { appendLeaf, ensureLog, logSize, treeHead, type Db } from './log.ts';
 
 export interface SessionLeaf {

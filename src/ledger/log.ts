@@ -10,7 +10,8 @@
  * transaction, under SQLite's write lock: no gap, no duplicate, even with
  * several processes on one database.
  */
-import type { Client, InArgs, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
+import type { InArgs } from '@libsql/client';
 import {
   emptyRoot,
   foldRange,

@@ -2,7 +2,7 @@
  * The meter: one row per charge, written in the same transaction as the act it
  * charges for. Amounts are integer micro-USD.
  */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import { MAX_CHARGE_MICROS, formatUsd } from '../domain/money.ts';
 import { nowIso } from '../ids.ts';
 import { exactSum, exactSumSql } from './exact-sum.ts';

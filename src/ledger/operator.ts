@@ -3,7 +3,7 @@
  * and the one checkout row per key and closed month. Decides nothing (the
  * formula is domain/pricing.ts operatorCheckout).
  */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import type { OperatorCheckout } from '../domain/pricing.ts';
 import { exactSum, exactSumSql } from './exact-sum.ts';
 

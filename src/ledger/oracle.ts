@@ -1,5 +1,5 @@
 /** Sealed oracle aggregates: the result as computed, beside its receipt. */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from './sql.ts';
 import type { Aggregate } from '../domain/oracle.ts';
 import type { Db } from './log.ts';
 

@@ -7,7 +7,8 @@
  * Proofs read O(log n) nodes; nothing is ever rebuilt on a request. The head
  * (size, root) is signed as a C2SP checkpoint note once per head.
  */
-import type { InValue, Transaction } from '@libsql/client';
+import type { InValue } from '@libsql/client';
+import type { Transaction } from './sql.ts';
 import type { AppContext } from '../api/context.ts';
 import { exclusionOrigin, jobKey } from '../crypto/exclusion.ts';
 import type { Hash } from '../crypto/merkle.ts';

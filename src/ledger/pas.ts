@@ -4,7 +4,7 @@
  * nothing (the rules are in domain/pas.ts); every write runs in the caller's
  * transaction.
  */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import type { AuthorityGrant, LicenseState, StoredLicenseState } from '../domain/pas.ts';
 import { reportedLicenseState } from '../domain/pas.ts';
 

@@ -1,5 +1,5 @@
 /** Pre-finality receipt uses: which payment order a receipt (jti) has cleared at the RTP gate. */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import { nowIso } from '../ids.ts';
 
 /** The order fingerprint a receipt was used for, or undefined when it is unused. */

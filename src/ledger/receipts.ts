@@ -1,23 +1,36 @@
 /**
  * Receipts: every governed act, refusals included, gets one.
  *
- * Two steps, so that signing (the slow part) never runs inside the write lock:
- *   const receipt = await signReceipt(ctx, {...});           // before the transaction
+ * Two steps, so that signing never runs inside the write lock:
+ *   const receipt = sealedReceipt(ctx, {...}) or await signReceipt(ctx, {...});
  *   await ledger.write(async (tx) => { ...effects; await recordReceipt(tx, receipt); });
  *
- * A receipt is a compact JWS (EdDSA, kid = RFC 7638 thumbprint, typ
- * "fusegate-receipt+jws") over the canonical JSON of its payload.
+ * Two kinds of receipt, both appended to the `receipts` log:
+ *  - batch-sealed (`sealedReceipt`): no signature of its own; its log leaf is
+ *    the canonical JSON of its payload, and the batch that commits it also
+ *    commits one seal of the log (ledger/seals.ts). The hot path signs nothing.
+ *  - self-contained (`signReceipt`), for acts that hand the caller a token to
+ *    present elsewhere (the execute-gate receipt of RR-1, an absence witness):
+ *    a compact JWS (EdDSA, kid = RFC 7638 thumbprint, typ
+ *    "fusegate-receipt+jws") over the canonical JSON of its payload, which is
+ *    then also its log leaf (as every receipt's was before batch seals).
  */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import { CompactSign } from 'jose';
-import type { AppContext } from '../api/context.ts';
+import type { Keyring } from '../crypto/keys.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
 import { RECEIPT_TYP } from '../crypto/receipt.ts';
 import { newId, nowIso, numericDate } from '../ids.ts';
 import { appendLeaf } from './log.ts';
+import { RECEIPTS_LOG } from './seals.ts';
 
-export { RECEIPT_TYP };
-export const RECEIPTS_LOG = 'receipts';
+export { RECEIPT_TYP, RECEIPTS_LOG };
+
+/** What making a receipt needs from the service (the app context has it; the ledger imports nothing from api/). */
+export interface ReceiptIssuer {
+  config: { BASE_URL: string };
+  keyring: Keyring;
+}
 
 export interface ReceiptInput {
   /** What kind of act: hop, lookup, act, classify, execute_gate, prefinality, redeem... */
@@ -48,21 +61,36 @@ export interface ReceiptPayload extends ReceiptInput {
   issued_at: string;
 }
 
-export interface SignedReceipt {
+export interface Receipt {
   receipt_id: string;
-  jws: string;
+  /** The receipt's own JWS, or null for a batch-sealed receipt. */
+  jws: string | null;
   payload: ReceiptPayload;
   verify_url: string;
 }
 
-export function verifyUrl(ctx: AppContext, receiptId: string): string {
+export interface SignedReceipt extends Receipt {
+  jws: string;
+}
+
+export function verifyUrl(ctx: ReceiptIssuer, receiptId: string): string {
   return `${ctx.config.BASE_URL}/v1/receipts/${receiptId}`;
 }
 
-export async function signReceipt(ctx: AppContext, input: ReceiptInput): Promise<SignedReceipt> {
-  const receipt_id = newId('rcpt');
+function payloadOf(ctx: ReceiptIssuer, input: ReceiptInput): ReceiptPayload {
   const now = new Date();
-  const payload: ReceiptPayload = { ...input, receipt_id, iss: ctx.config.BASE_URL, iat: numericDate(now), issued_at: nowIso(now) };
+  return { ...input, receipt_id: newId('rcpt'), iss: ctx.config.BASE_URL, iat: numericDate(now), issued_at: nowIso(now) };
+}
+
+/** A batch-sealed receipt: nothing is signed per receipt (see the module comment). */
+export function sealedReceipt(ctx: ReceiptIssuer, input: ReceiptInput): Receipt {
+  const payload = payloadOf(ctx, input);
+  return { receipt_id: payload.receipt_id, jws: null, payload, verify_url: verifyUrl(ctx, payload.receipt_id) };
+}
+
+export async function signReceipt(ctx: ReceiptIssuer, input: ReceiptInput): Promise<SignedReceipt> {
+  const payload = payloadOf(ctx, input);
+  const receipt_id = payload.receipt_id;
   const key = ctx.keyring.current;
   const jws = await new CompactSign(new TextEncoder().encode(canonicalJson(payload)))
     .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: RECEIPT_TYP })
@@ -70,12 +98,19 @@ export async function signReceipt(ctx: AppContext, input: ReceiptInput): Promise
   return { receipt_id, jws, payload, verify_url: verifyUrl(ctx, receipt_id) };
 }
 
+/** The exact text of a receipt's log leaf: its JWS, or the canonical JSON of its payload. */
+export function receiptLeaf(r: Receipt): string {
+  return r.jws ?? canonicalJson(r.payload);
+}
+
 /**
- * Stores a signed receipt inside the caller's write transaction and appends it
- * to the `receipts` log: the leaf is the exact UTF-8 bytes of the compact JWS.
+ * Stores a receipt inside the caller's write transaction and appends it to the
+ * `receipts` log (leaf: the UTF-8 bytes of `receiptLeaf`). A sealed receipt
+ * stores an empty `jws` (the column predates seals and is NOT NULL).
  */
-export async function recordReceipt(tx: Transaction, r: SignedReceipt): Promise<void> {
-  const { index } = await appendLeaf(tx, RECEIPTS_LOG, new TextEncoder().encode(r.jws));
+export async function recordReceipt(tx: Transaction, r: Receipt): Promise<void> {
+  const payload = canonicalJson(r.payload);
+  const { index } = await appendLeaf(tx, RECEIPTS_LOG, Buffer.from(r.jws ?? payload, 'utf8'));
   await tx.execute({
     sql: `INSERT INTO receipts (id, kind, decision, subject, key_id, jws, payload, created_at, log_index)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -85,8 +120,8 @@ export async function recordReceipt(tx: Transaction, r: SignedReceipt): Promise<
       r.payload.decision,
       r.payload.subject ?? null,
       r.payload.key_id ?? null,
-      r.jws,
-      canonicalJson(r.payload),
+      r.jws ?? '',
+      payload,
       r.payload.issued_at,
       index,
     ],
@@ -95,7 +130,8 @@ export async function recordReceipt(tx: Transaction, r: SignedReceipt): Promise<
 
 export interface StoredReceipt {
   receipt_id: string;
-  jws: string;
+  /** null for a batch-sealed receipt. */
+  jws: string | null;
   payload: ReceiptPayload;
   log_index: number;
 }
@@ -106,7 +142,7 @@ export async function getReceipt(db: Client, id: string): Promise<StoredReceipt 
   if (!row) return undefined;
   return {
     receipt_id: String(row.id),
-    jws: String(row.jws),
+    jws: row.jws ? String(row.jws) : null,
     payload: JSON.parse(String(row.payload)) as ReceiptPayload,
     log_index: Number(row.log_index),
   };

@@ -1,5 +1,5 @@
 /** Relay partners and their track-link clicks (SPEC 2.4). */
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from './sql.ts';
 import { nowIso } from '../ids.ts';
 
 export interface Partner {

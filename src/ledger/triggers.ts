@@ -3,7 +3,7 @@
  * fire appends an event leaf to the `triggers` log (the public feed) and queues
  * one webhook delivery per matching subscriber, in the same transaction.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from './sql.ts';
 import type { Threshold, TriggerState } from '../domain/trigger.ts';
 import { newId } from '../ids.ts';
 import { leafBytes } from './astl.ts';

@@ -4,7 +4,7 @@
  * deliverer (src/api/site/webhook-deliverer.ts) claims due rows with a lease,
  * so that two processes never send the same attempt at once.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { Db } from './log.ts';
 

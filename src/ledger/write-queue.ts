@@ -10,14 +10,15 @@
  * Jobs must touch nothing but the transaction they are given: when the database
  * is busy (another process holds the write lock) the whole batch is retried.
  *
- * After SQLITE_BUSY the connection is replaced, not reused: the libsql driver
- * leaves the failed `BEGIN IMMEDIATE` statement active, and SQLite then refuses
- * every SAVEPOINT on that connection ("SQL statements in progress") until the
- * statement happens to be garbage-collected.
+ * The queue talks to a `WriteBackend`: the embedded file through the `libsql`
+ * driver (prepared statements, BEGIN IMMEDIATE; a busy file is retried here,
+ * asynchronously, never with a blocking busy timeout), or a libSQL server
+ * through `@libsql/client` (db.ts).
  */
-import type { Client, Transaction } from '@libsql/client';
+import { isBusy } from './embedded.ts';
+import type { Sql } from './sql.ts';
 
-export type WriteJob<T> = (tx: Transaction) => Promise<T>;
+export type WriteJob<T> = (tx: Sql) => Promise<T>;
 
 interface Pending {
   job: WriteJob<unknown>;
@@ -25,36 +26,43 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
+/** The write lock stayed with another process past the retry bound: answered 503, never 500. */
 export class DatabaseBusyError extends Error {
   override name = 'DatabaseBusyError';
 }
 
-const BUSY_RETRY_LIMIT_MS = 10_000;
-
-function isBusy(e: unknown): boolean {
-  const code = (e as { code?: string; rawCode?: number })?.code ?? '';
-  return code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || /database is locked/i.test(String(e));
+/** One write transaction at a time on one connection. */
+export interface WriteBackend {
+  /** Opens the write transaction; throws a busy error when another process holds the lock. */
+  begin(): Promise<Sql>;
+  commit(): Promise<void>;
+  /** Ends the transaction without effect; must not throw. */
+  rollback(): Promise<void>;
+  /** Makes the connection usable again after a busy error. */
+  recover(): Promise<void>;
 }
+
+const BUSY_RETRY_LIMIT_MS = 10_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface WriteQueueOptions {
   batchMax: number;
-  /** Applies the per-connection settings to a fresh connection (after a reconnect). */
-  configure: (client: Client) => Promise<void>;
 }
 
+/** Runs last in every batch's transaction that committed at least one job (e.g. the receipts seal). */
+export type BatchFinisher = (tx: Sql) => Promise<void>;
+
 export class WriteQueue {
-  #client: Client;
+  #backend: WriteBackend;
   #batchMax: number;
-  #configure: WriteQueueOptions['configure'];
   #waiting: Pending[] = [];
   #running: Promise<void> | undefined;
+  #finish: BatchFinisher | undefined;
 
-  constructor(client: Client, opts: WriteQueueOptions) {
-    this.#client = client;
+  constructor(backend: WriteBackend, opts: WriteQueueOptions) {
+    this.#backend = backend;
     this.#batchMax = opts.batchMax;
-    this.#configure = opts.configure;
   }
 
   push<T>(job: WriteJob<T>): Promise<T> {
@@ -62,6 +70,11 @@ export class WriteQueue {
       this.#waiting.push({ job, resolve: resolve as (v: unknown) => void, reject });
       this.#running ??= this.#loop();
     });
+  }
+
+  /** Sets the step that ends every batch inside its transaction; if it throws, the batch fails. */
+  onBatchEnd(finish: BatchFinisher | undefined): void {
+    this.#finish = finish;
   }
 
   /** Resolves when every job queued so far has settled. */
@@ -84,35 +97,47 @@ export class WriteQueue {
 
   async #commit(batch: Pending[]): Promise<void> {
     const started = Date.now();
+    const backend = this.#backend;
     for (let attempt = 0; ; attempt++) {
       const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-      let tx: Transaction | undefined;
+      let open = false;
       try {
-        tx = await this.#client.transaction('write');
-        for (const p of batch) {
-          await tx.execute('SAVEPOINT job');
+        const tx = await backend.begin();
+        open = true;
+        if (batch.length === 1) {
+          // One job alone needs no savepoint: its failure rolls the transaction back.
           try {
-            const value = await p.job(tx);
-            await tx.execute('RELEASE job');
-            outcomes.push({ ok: true, value });
+            outcomes.push({ ok: true, value: await batch[0]!.job(tx) });
           } catch (error) {
             if (isBusy(error)) throw error;
-            await tx.execute('ROLLBACK TO job');
-            await tx.execute('RELEASE job');
             outcomes.push({ ok: false, error });
           }
+          if (!outcomes[0]!.ok) {
+            open = false;
+            await backend.rollback();
+          }
+        } else {
+          for (const p of batch) {
+            await tx.execute('SAVEPOINT job');
+            try {
+              const value = await p.job(tx);
+              await tx.execute('RELEASE job');
+              outcomes.push({ ok: true, value });
+            } catch (error) {
+              if (isBusy(error)) throw error;
+              await tx.execute('ROLLBACK TO job');
+              await tx.execute('RELEASE job');
+              outcomes.push({ ok: false, error });
+            }
+          }
         }
-        await tx.commit();
+        if (open && this.#finish && outcomes.some((o) => o.ok)) await this.#finish(tx);
+        if (open) await backend.commit();
+        open = false;
       } catch (error) {
-        try {
-          if (tx && !tx.closed) await tx.rollback();
-        } catch {
-          /* the connection is reset by the driver */
-        }
-        tx?.close();
+        if (open) await backend.rollback();
         if (isBusy(error) && Date.now() - started < BUSY_RETRY_LIMIT_MS) {
-          await this.#client.reconnect();
-          await this.#configure(this.#client);
+          await backend.recover();
           await sleep(1 + Math.random() * Math.min(50, 2 ** attempt));
           continue;
         }
@@ -120,7 +145,6 @@ export class WriteQueue {
         for (const p of batch) p.reject(failure);
         return;
       }
-      tx.close();
       batch.forEach((p, i) => {
         const o = outcomes[i]!;
         if (o.ok) p.resolve(o.value);

@@ -16,7 +16,8 @@
  *   });
  */
 import { HTTPResponse, type H3Event, type Middleware } from 'h3';
-import { compactVerify, createRemoteJWKSet, decodeProtectedHeader } from 'jose';
+import { createRemoteJWKSet } from 'jose';
+import { jwksKeyLookup, verifyReceiptJws } from '../crypto/receipt.ts';
 
 import { RECEIPT_HEADER, RECEIPT_TYP, REQUIRED_HEADER, REQUIRED_STATUS } from './constants.ts';
 
@@ -51,17 +52,12 @@ export interface RequireReceiptOptions {
   obtainUrl?: string;
 }
 
-/** Verifies receipts against a published JWKS (the gate's `/.well-known/prefinality-jwks.json`). */
+/** Verifies receipts against a published JWKS (the gate's `/.well-known/prefinality-jwks.json`), with the gate's one receipt verifier. */
 export function remoteReceiptVerifier(jwksUrl: string): (jws: string) => Promise<Verified> {
-  const keys = createRemoteJWKSet(new URL(jwksUrl));
+  const keys = jwksKeyLookup(createRemoteJWKSet(new URL(jwksUrl)));
   return async (jws) => {
-    try {
-      if (decodeProtectedHeader(jws).typ !== RECEIPT_TYP) return { valid: false, reason: 'bad_typ', detail: `typ must be ${RECEIPT_TYP}` };
-      const { payload } = await compactVerify(jws, keys, { algorithms: ['EdDSA', 'Ed25519'] });
-      return { valid: true, payload: JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown> };
-    } catch (e) {
-      return { valid: false, reason: 'bad_signature', detail: (e as Error).message };
-    }
+    const check = await verifyReceiptJws(keys, jws);
+    return check.valid ? { valid: true, payload: check.payload } : { valid: false, reason: check.reason, detail: check.detail };
   };
 }
 

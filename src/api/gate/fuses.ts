@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { CHARGEABLE_STATES } from '../../domain/fuse.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { FUSE_STATES, createFuse, getFuse, listFuses, transitionFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -48,7 +48,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
       const hasBody = event.req.headers.get('content-type') !== null;
       const body = hasBody ? await readBody(event, createFuseRequest, ctx.config.MAX_BODY_BYTES) : createFuseRequest.parse({});
       const id = newId('fuse');
-      const receipt = await signReceipt(ctx, { kind: 'fuse_create', decision: body.state, subject: id, key_id: key.id });
+      const receipt = sealedReceipt(ctx, { kind: 'fuse_create', decision: body.state, subject: id, key_id: key.id });
       return commitReply(event, ctx, async (tx) => {
         const fuse = await createFuse(tx, { id, keyId: key.id, state: body.state, label: body.label ?? null, now: nowIso() });
         await recordReceipt(tx, receipt);
@@ -70,7 +70,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
       const id = fuseIdSchema.safeParse(event.context.params?.fuse_id);
       const fuse = await visibleFuse(ctx.ledger.read, callerOf(key), id.success ? id.data : '');
       return idempotent(event, ctx, key, async () => {
-        const receipt = await signReceipt(ctx, { kind: `fuse_${verb}`, decision: to, subject: fuse.id, key_id: key.id, data: { from: fuse.state } });
+        const receipt = sealedReceipt(ctx, { kind: `fuse_${verb}`, decision: to, subject: fuse.id, key_id: key.id, data: { from: fuse.state } });
         return commitReply(event, ctx, async (tx) => {
           if (!(await transitionFuse(tx, fuse.id, from, to, nowIso()))) {
             const current = (await getFuse(tx, fuse.id))?.state;

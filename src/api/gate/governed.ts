@@ -3,12 +3,12 @@
  * Used by POST /v1/fuse/hop, /v1/act, the public demos and every later area
  * that "hops first".
  *
- * Order: read the fuse, decide (pure rule), sign the receipt (outside the write
- * lock), then in ONE transaction: re-check the fuse state, count the hop
+ * Order: read the fuse, decide (pure rule), make the receipt (batch-sealed: no
+ * signature of its own), then in ONE transaction: re-check the fuse state, count the hop
  * against the key's limit, write the meter rows and the receipt (and the
  * idempotent answer). A fuse that changed in between is decided again.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
@@ -19,11 +19,13 @@ import { skuFor, type Sku } from '../../domain/pricing.ts';
 import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
-import { recordReceipt, signReceipt, type SignedReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt, type Receipt } from '../../ledger/receipts.ts';
 import type { AppContext } from '../context.ts';
 import { commitReply } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, type Reply } from '../reply.ts';
+import { withPayment, type PaidAct, type SettledAct } from '../../payments/x402/paid-act.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const fuseIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a fuse id such as fuse_…');
 export const actionSchema = z.looseObject({
@@ -38,6 +40,8 @@ export const DEFAULT_SURFACE: readonly string[] = [...new Set(Object.values(SURF
 export interface Caller {
   key?: ApiKey;
   surface: readonly string[];
+  /** Paying this hop with x402 instead of the key's hop quota (docs/x402.md); keyless payers see drill fuses only. */
+  paid?: PaidAct | undefined;
 }
 
 export function callerOf(key: ApiKey | undefined): Caller {
@@ -72,8 +76,6 @@ export function hopLimitProblem(key: Pick<ApiKey, 'id' | 'hop_limit' | 'hops_use
   });
 }
 
-class FuseChanged extends Error {}
-
 export interface GovernedHop {
   kind: 'hop' | 'act';
   fuseId: string;
@@ -83,7 +85,7 @@ export interface GovernedHop {
 export interface HopResult {
   fuse: Fuse;
   outcome: HopOutcome;
-  receipt: SignedReceipt;
+  receipt: Receipt;
   fingerprint?: string | undefined;
 }
 
@@ -106,36 +108,43 @@ export async function governedHop(
   answer: (r: HopResult) => Reply,
   also?: (tx: Transaction, r: HopResult) => Promise<void>,
 ): Promise<Reply> {
-  if (caller.key && caller.key.hops_used >= caller.key.hop_limit) throw hopLimitProblem(caller.key);
+  if (caller.key && !caller.paid && caller.key.hops_used >= caller.key.hop_limit) throw hopLimitProblem(caller.key);
+  // Settled once, on the first decision; a retry after a fuse change re-decides with the same payment.
+  let settled: SettledAct | undefined;
   for (let attempt = 0; ; attempt++) {
     const fuse = await visibleFuse(ctx.ledger.read, caller, req.fuseId);
     const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
     const fp = req.action ? fingerprint(req.action) : undefined;
-    const receipt = await signReceipt(ctx, {
+    const act = {
       kind: req.kind,
       decision: outcome.decision,
       subject: fuse.id,
-      ...(caller.key ? { key_id: caller.key.id } : { demo: true }),
+      ...(caller.key ? { key_id: caller.key.id } : caller.paid ? {} : { demo: true }),
       ...(fp ? { fingerprint: fp } : {}),
       data: { state: fuse.state, ok: outcome.ok, verdict: outcome.verdict, reason: outcome.reason, ...(req.action ? { act_kind: req.action.kind } : {}) },
-    });
+    };
+    settled ??= caller.paid ? await caller.paid.settle(act) : undefined;
+    // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
+    const receipt = sealedReceipt(ctx, settled ? withPayment(act, settled) : act);
     const result: HopResult = { fuse, outcome, receipt, fingerprint: fp };
     try {
       return await commitReply(event, ctx, async (tx) => {
         const now = await getFuse(tx, fuse.id);
-        if (now?.state !== fuse.state) throw new FuseChanged();
-        if (caller.key) {
+        if (now?.state !== fuse.state) throw new StateChanged();
+        if (caller.key && !settled) {
           if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
           for (const c of chargesOf(req.kind, outcome)) {
             await recordCharge(tx, { keyId: caller.key.id, sku: c.sku, amountMicros: c.amountMicros, nap: c.nap, ref: receipt.receipt_id });
           }
         }
         await recordReceipt(tx, receipt);
+        if (settled) await settled.commit(tx, receipt.receipt_id);
         if (also) await also(tx, result);
-        return answer(result);
+        const out = answer(result);
+        return settled ? { ...out, body: { ...(out.body as object), payment: settled.facts }, headers: { ...out.headers, ...settled.headers } } : out;
       });
     } catch (e) {
-      if (e instanceof FuseChanged && attempt < 3) continue;
+      if (retryIfStale(e, attempt)) continue;
       throw e;
     }
   }

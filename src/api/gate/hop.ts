@@ -9,7 +9,7 @@ import { decideHop } from '../../domain/fuse.ts';
 import { consumeHop } from '../../ledger/api-keys.ts';
 import { DRILL_FUSES } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { requireKey } from '../auth.ts';
@@ -18,7 +18,8 @@ import type { AppContext } from '../context.ts';
 import { commitReply, idempotent } from '../idempotency.ts';
 import { haltUnlessAnsweredWithin } from './halt.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply, toResponse, type Reply } from '../reply.ts';
+import { commitPaidAct, payPerHop, type HopPayer } from '../../payments/x402/paid-act.ts';
 import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopLimitProblem, hopReply, hopResponse, visibleFuse, type Caller, type HopResult } from './governed.ts';
 
@@ -59,46 +60,59 @@ function actReply(r: HopResult) {
   });
 }
 
-/** A lookup counts against the key's hop limit (SPEC 8.1) but charges no toll. */
-async function lookup(ctx: AppContext, caller: Caller, fuseId: string) {
+/** A lookup counts against the key's hop limit (SPEC 8.1) but charges no toll; a paid one (x402) is receipted instead. */
+async function lookup(ctx: AppContext, caller: Caller, fuseId: string): Promise<Reply> {
   const fuse = await visibleFuse(ctx.ledger.read, caller, fuseId);
+  const body = { fuse_id: fuse.id, exists: true, state: fuse.state, ok: decideHop(fuse.state, undefined, []).ok, checked_at: new Date().toISOString() };
+  if (caller.paid) {
+    const { receipt, settled } = await commitPaidAct(ctx, caller.paid, {
+      kind: 'lookup',
+      decision: fuse.state,
+      subject: fuse.id,
+      ...(caller.key ? { key_id: caller.key.id } : {}),
+      data: { state: fuse.state, ok: body.ok },
+    });
+    return reply({ ...body, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, payment: settled.facts }, 200, settled.headers);
+  }
   if (caller.key) {
     const key = caller.key;
     if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
     const counted = await ctx.ledger.write((tx) => consumeHop(tx, key.id));
     if (!counted) throw hopLimitProblem({ ...key, hops_used: key.hop_limit });
   }
-  return { fuse_id: fuse.id, exists: true, state: fuse.state, ok: decideHop(fuse.state, undefined, []).ok, checked_at: new Date().toISOString() };
+  return reply(body);
 }
 
 export function registerHopRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
   const keyed = async (event: H3Event) => callerOf(await requireKey(event, ctx));
+  // Hop and lookup take an x402 payment past the hop limit or without a key (docs/x402.md).
+  const payer = (p: HopPayer): Caller => ({ ...callerOf(p.key), paid: p.paid });
   const publicCaller = async (event: H3Event) => {
     await enforceDemoRateLimit(event, ctx);
     return callerOf(undefined);
   };
 
-  router.post('/v1/fuse/hop', async (event) => {
-    const caller = await keyed(event);
-    return idempotent(event, ctx, caller.key!, async () => {
+  router.post('/v1/fuse/hop', (event) => payPerHop(event, ctx, '/v1/fuse/hop', async (p) => {
+    const caller = payer(p);
+    const hop = async () => {
       const body = await readBody(event, hopRequest, limit);
       return governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply);
-    });
-  }, { summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } });
+    };
+    return caller.key ? idempotent(event, ctx, caller.key, hop) : toResponse(await hop());
+  }), { summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } });
 
-  router.get('/v1/fuse/lookup', async (event) => {
-    const caller = await keyed(event);
+  router.get('/v1/fuse/lookup', (event) => payPerHop(event, ctx, '/v1/fuse/lookup', async (p) => {
     const { fuse_id } = readQuery(event, lookupQuery);
-    return toResponse(reply(await lookup(ctx, caller, fuse_id)));
-  }, { summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404] });
+    return toResponse(await lookup(ctx, payer(p), fuse_id));
+  }), { summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404] });
 
   // OCSP-style alias: same answer while the ledger answers; 503 "halt" when it cannot be reached.
   router.get('/v1/ocsp', (event) =>
     haltUnlessAnsweredWithin(event, ctx.config.OCSP_HALT_AFTER_MS, async () => {
       const caller = await keyed(event);
       const { fuse_id } = readQuery(event, lookupQuery);
-      return toResponse(reply(await lookup(ctx, caller, fuse_id)));
+      return toResponse(await lookup(ctx, caller, fuse_id));
     }),
   { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
 
@@ -115,7 +129,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     return idempotent(event, ctx, key, async () => {
       const body = await readBody(event, classifyRequest, limit);
       const c = classify(body);
-      const receipt = await signReceipt(ctx, {
+      const receipt = sealedReceipt(ctx, {
         kind: 'classify',
         decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED',
         key_id: key.id,
@@ -137,7 +151,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     const fuse = await visibleFuse(ctx.ledger.read, caller, body.fuse_id);
     const o = decideHop(fuse.state, body.action.kind, caller.surface);
     const decision = o.verdict ? 'PERMIT' : 'DENY';
-    const receipt = await signReceipt(ctx, {
+    const receipt = sealedReceipt(ctx, {
       kind: 'execute_gate_demo',
       decision,
       subject: fuse.id,
@@ -166,7 +180,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   router.get('/demo/lookup', async (event) => {
     const caller = await publicCaller(event);
     const { fuse_id } = readQuery(event, demoLookupQuery);
-    return toResponse(reply(await lookup(ctx, caller, fuse_id)));
+    return toResponse(await lookup(ctx, caller, fuse_id));
   }, { summary: 'Public lookup of a drill fuse', auth: 'demo', tag: 'demo', query: demoLookupQuery, response: lookupResponse, problems: [404, 429] });
 
 }

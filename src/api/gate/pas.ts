@@ -9,7 +9,7 @@
  * Decisions are answered with their body, never as problems: ALLOW 200;
  * BLOCK 403; HALT 409; HOLD 409 (a raised manual-underwriting issue).
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { tollMicros } from '../../catalog/tolls.ts';
@@ -51,7 +51,7 @@ import {
   transitionLicense,
   type Ticket,
 } from '../../ledger/pas.ts';
-import { recordReceipt, signReceipt, verifyUrl, type SignedReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt, verifyUrl, type Receipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -61,6 +61,7 @@ import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { callerOf, fuseIdSchema, hopLimitProblem, visibleFuse, type Caller } from './governed.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 // ---------------------------------------------------------------- schemas
 
@@ -159,9 +160,8 @@ function chargeOf(decision: string): { sku: string; nap: boolean; amountMicros: 
 }
 
 const ownerOf = (c: Caller) => c.key?.id ?? DRILL_OWNER;
-const receiptBody = (r: SignedReceipt) => ({ receipt_id: r.receipt_id, verify_url: r.verify_url });
+const receiptBody = (r: Receipt) => ({ receipt_id: r.receipt_id, verify_url: r.verify_url });
 
-class Changed extends Error {}
 const ATTEMPTS = 8;
 
 interface PasAct<S, D extends { decision: string }> {
@@ -172,8 +172,8 @@ interface PasAct<S, D extends { decision: string }> {
   read: (db: Parameters<typeof licenseState>[0], nowIso: string) => Promise<S>;
   decide: (hop: HopOutcome, s: S) => D;
   data: (d: D, s: S) => Record<string, unknown>;
-  write?: (tx: Transaction, d: D, s: S, receipt: SignedReceipt, now: string) => Promise<Record<string, unknown> | void>;
-  answer: (d: D, s: S, fuse: Fuse, receipt: SignedReceipt, written: Record<string, unknown> | void) => Reply;
+  write?: (tx: Transaction, d: D, s: S, receipt: Receipt, now: string) => Promise<Record<string, unknown> | void>;
+  answer: (d: D, s: S, fuse: Fuse, receipt: Receipt, written: Record<string, unknown> | void) => Reply;
 }
 
 /**
@@ -188,7 +188,7 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
     const fuse = await visibleFuse(ctx.ledger.read, caller, act.fuseId);
     const s = await act.read(ctx.ledger.read, now);
     const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
-    const receipt = await signReceipt(ctx, {
+    const receipt = sealedReceipt(ctx, {
       kind: act.kind,
       decision: d.decision,
       subject: act.jobId ?? fuse.id,
@@ -198,9 +198,9 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
     try {
       return await commitReply(event, ctx, async (tx) => {
         const fuseNow = await getFuse(tx, fuse.id);
-        if (!fuseNow || fuseNow.state !== fuse.state) throw new Changed();
+        if (!fuseNow || fuseNow.state !== fuse.state) throw new StateChanged();
         const again = act.decide(decideHop(fuseNow.state, undefined, caller.surface), await act.read(tx, now));
-        if (canonicalJson(again) !== canonicalJson(d)) throw new Changed();
+        if (canonicalJson(again) !== canonicalJson(d)) throw new StateChanged();
         if (caller.key) {
           if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
           await recordCharge(tx, { keyId: caller.key.id, ...chargeOf(d.decision), ref: receipt.receipt_id });
@@ -211,7 +211,7 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
         return act.answer(d, s, fuse, receipt, written);
       });
     } catch (e) {
-      if (e instanceof Changed && attempt < ATTEMPTS) continue;
+      if (retryIfStale(e, attempt, ATTEMPTS)) continue;
       throw e;
     }
   }
@@ -390,7 +390,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
     const s = await read(ctx.ledger.read);
     const d = decide(s, serverNow);
     const decision = d.redeem ? 'ALLOW' : 'HALT';
-    const receipt = await signReceipt(ctx, {
+    const receipt = sealedReceipt(ctx, {
       kind: 'pas_bind_ticket_redeem',
       decision,
       subject: s.ticket.id,
@@ -401,13 +401,13 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
     try {
       return await commitReply(event, ctx, async (tx) => {
         const again = decide(await read(tx), serverNow);
-        if (canonicalJson(again) !== canonicalJson(d)) throw new Changed();
+        if (canonicalJson(again) !== canonicalJson(d)) throw new StateChanged();
         const at = nowIso(serverNow);
         if (d.redeem) {
           try {
-            if (!(await consumeTicket(tx, s.ticket, receipt.receipt_id, at))) throw new Changed();
+            if (!(await consumeTicket(tx, s.ticket, receipt.receipt_id, at))) throw new StateChanged();
           } catch (e) {
-            throw e instanceof Changed ? e : new Changed();
+            throw e instanceof StateChanged ? e : new StateChanged();
           }
           await addExclusionLeaf(tx, key.id, s.ticket.job_id);
         }
@@ -419,7 +419,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
         return reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409);
       });
     } catch (e) {
-      if (e instanceof Changed && attempt < ATTEMPTS) continue;
+      if (retryIfStale(e, attempt, ATTEMPTS)) continue;
       throw e;
     }
   }
@@ -456,7 +456,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         const key = await requireKey(event, ctx);
         const licenseId = licenseParam(event);
         return idempotent(event, ctx, key, async () => {
-          const receipt = await signReceipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
+          const receipt = sealedReceipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
           return commitReply(event, ctx, async (tx) => {
             const now = nowIso();
             const previous = await transitionLicense(tx, { keyId: key.id, licenseId, from, to, receiptId: receipt.receipt_id, now });

@@ -7,8 +7,8 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
-import type { Client, Transaction } from '@libsql/client';
-import type { H3Event } from 'h3';
+import type { Client, Transaction } from '../../ledger/sql.ts';
+import type { H3Event, HTTPResponse } from 'h3';
 import { z } from 'zod';
 import { tollMicros } from '../../catalog/tolls.ts';
 import type { Config } from '../../config.ts';
@@ -33,21 +33,15 @@ import {
   type EvaluateRequest,
   type Facts,
 } from '../../domain/prefinality.ts';
-import {
-  decodeX402Header,
-  encodeX402Header,
-  paymentRequiredV1,
-  paymentRequiredV2,
-  priceInAtomicUnits,
-  type X402Resource,
-  type X402Settings,
-} from '../../domain/x402.ts';
 import { newId, numericDate } from '../../ids.ts';
 import { insertClearAct } from '../../ledger/clear.ts';
 import { getFuse } from '../../ledger/fuses.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import { PaymentRefused, paymentFacts, presentsPayment, type SettledPayment, type VerifiedPayment } from '../../payments/x402/gate.ts';
+import { paidRoute, resourceOf, priceMicros } from '../../payments/x402/resources.ts';
+import { paidResource } from '../../payments/x402/service.ts';
 import { optionalKey, requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -57,6 +51,7 @@ import { Problem } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
 export const DEMO_EVALUATE_PATH = '/demo/prefinality/evaluate';
@@ -96,74 +91,49 @@ const rtpGateBody = z.looseObject({
   charge: chargeSchema,
 });
 
-/** How many times a decision is re-taken when the ledger changed under it (a fuse died, a receipt was used). */
-const STALE_RETRIES = 3;
-
-/** Thrown inside a transaction when a fact the decision relied on changed since it was read. */
-class StaleFacts extends Error {
-  override name = 'StaleFacts';
-}
-
-/** The x402 settings, or undefined when x402 is not configured (the default). */
-export function x402SettingsOf(c: Config): X402Settings | undefined {
-  if (!c.X402_PAY_TO || !c.X402_NETWORK || !c.X402_ASSET) return undefined;
-  return {
-    payTo: c.X402_PAY_TO,
-    network: c.X402_NETWORK,
-    asset: c.X402_ASSET,
-    assetName: c.X402_ASSET_NAME,
-    assetVersion: c.X402_ASSET_VERSION,
-    decimals: c.X402_ASSET_DECIMALS,
-    maxTimeoutSeconds: c.X402_MAX_TIMEOUT_SECONDS,
-  };
-}
-
 const verifyRequestSchema = z.strictObject({ receipt: z.string().min(1).max(16384) });
 const rtpGateRequestSchema = z.strictObject({ receipt: z.string().min(1).max(16384), payment_order: paymentOrderSchema });
 
 interface Caller {
-  /** undefined for the public demo. */
+  /** undefined for the public demo and for a paid call. */
   keyId: string | undefined;
+  /** A keyless call paying with x402 (verified, not yet settled). */
+  payment?: VerifiedPayment;
 }
 
 export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void {
-  const x402 = x402SettingsOf(ctx.config);
-  // The x402 price is the GO toll, so no price is written twice; an inexact conversion stops start-up.
-  const x402Price = x402 ? priceInAtomicUnits(tollMicros(meteringOf('GO').sku), x402.decimals) : undefined;
-  const resource: X402Resource = {
-    url: ctx.config.BASE_URL + EVALUATE_PATH,
-    description: 'Pre-finality clearance: GO / NO_GO / HOLD before an irreversible commit, with a signed JWT receipt',
-    mimeType: 'application/json',
-  };
+  // The x402 price is the GO toll (src/payments/x402/resources.ts); an inexact conversion stops start-up.
+  const route = paidRoute(EVALUATE_PATH);
+  const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route));
 
-  /** 401 without x402; 402 in the x402 wire format with it. A presented payment is never accepted (no facilitator). */
+  /** 401 without x402; 402 in the x402 wire format with it. */
   function refuseUnauthenticated(event: H3Event): Response {
-    const presented = event.req.headers.get('payment-signature') ?? event.req.headers.get('x-payment');
-    if (!x402 || x402Price === undefined) {
+    if (!paid) {
+      const presented = presentsPayment(event);
       throw new Problem({
         status: 401,
-        code: presented !== null ? 'x402_not_configured' : 'missing_key',
+        code: presented ? 'x402_not_configured' : 'missing_key',
         title: 'Unauthorized',
         detail:
-          (presented !== null ? 'x402 payments are not configured on this service; ' : '') +
+          (presented ? 'x402 payments are not configured on this service; ' : '') +
           `send an API key ("Authorization: Bearer <key>") or use the public demo POST ${DEMO_EVALUATE_PATH}`,
         headers: { 'www-authenticate': 'Bearer realm="fusegate"' },
       });
     }
-    let error = 'PAYMENT-SIGNATURE header is required';
-    if (presented !== null) {
-      error =
-        decodeX402Header(presented) === undefined
-          ? 'the payment header is not base64-encoded JSON'
-          : 'payment not accepted: verifying and settling an x402 payment needs a facilitator, which this service does not call; use an API key';
+    return paid.paymentRequired('PAYMENT-SIGNATURE header is required');
+  }
+
+  /** A keyless call with a payment: verify (402/503 on failure), then decide; decide settles only a GO. */
+  async function paidEvaluate(event: H3Event): Promise<Response | HTTPResponse> {
+    try {
+      // Bad input is refused before the facilitator is asked anything.
+      const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
+      const payment = await paid!.verify(event);
+      return toResponse(await decide(event, req, { keyId: undefined, payment }));
+    } catch (e) {
+      if (e instanceof PaymentRefused) return e.response;
+      throw e;
     }
-    const headers = new Headers({
-      'content-type': 'application/json; charset=utf-8',
-      'cache-control': 'no-store',
-      'payment-required': encodeX402Header(paymentRequiredV2(x402, resource, x402Price, error)),
-      'access-control-expose-headers': 'PAYMENT-REQUIRED',
-    });
-    return new Response(JSON.stringify(paymentRequiredV1(x402, resource, x402Price, error)), { status: 402, headers });
   }
 
   /** The state of the fuse named in the context, as the caller may see it (its own fuses; drill fuses for the demo). */
@@ -181,13 +151,13 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const fuse = await fuseFact(ctx.ledger.read, req, caller);
       const now = new Date();
       const ev = evaluatePrefinality(req, { fuse, now });
-      const demo = caller.keyId === undefined;
+      const demo = caller.keyId === undefined && caller.payment === undefined;
       const transfer_hash = fingerprint(req.transfer);
       const key = ctx.keyring.current;
       const iat = numericDate(now);
       const exp = iat + ctx.config.PREFINALITY_RECEIPT_TTL_SECONDS;
       const jti = newId('pfr');
-      const receipt = await signReceipt(ctx, {
+      const act: ReceiptInput = {
         kind: 'prefinality',
         decision: ev.decision,
         subject: req.context?.fuse_id ?? transfer_hash,
@@ -195,13 +165,20 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         fingerprint: transfer_hash,
         ...(demo ? { demo: true } : {}),
         data: { rail: req.rail, rule: ev.rule.id, ...(ev.decision === 'GO' ? { jti, exp: new Date(exp * 1000).toISOString() } : {}) },
-      });
+      };
+      // A paid call settles only a GO, before anything is signed or committed: the receipt names the transaction.
+      const settled: SettledPayment | undefined =
+        caller.payment && ev.decision === 'GO' ? await paid!.settle(caller.payment, fingerprint(req), act) : undefined;
+      const receipt = sealedReceipt(
+        ctx,
+        caller.payment ? { ...act, data: { ...act.data, payment: { ...paymentFacts(caller.payment, settled?.transaction), settled: settled !== undefined } } } : act,
+      );
       // Only GO carries a JWT (SPEC 2.2); it names the log receipt, so it is signed second.
       const jwt =
         ev.decision === 'GO'
           ? await signPrefinalityJwt(key, {
               iss: ctx.config.BASE_URL,
-              sub: caller.keyId ?? 'demo',
+              sub: caller.keyId ?? (caller.payment ? `x402:${caller.payment.network}:${caller.payment.payer}` : 'demo'),
               iat,
               exp,
               jti,
@@ -214,7 +191,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
               ...(demo ? { demo: true } : {}),
             })
           : undefined;
-      const meter = demo ? undefined : meteringOf(ev.decision);
+      const meter = demo || caller.payment ? undefined : meteringOf(ev.decision);
       const micros = meter ? tollMicros(meter.sku) : 0;
       const body = {
         object: 'prefinality_decision',
@@ -229,10 +206,17 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
         demo,
         charge: meter ? chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }) : null,
+        ...(caller.payment
+          ? {
+              payment: settled
+                ? { ...paymentFacts(settled, settled.transaction), settled: true }
+                : { ...paymentFacts(caller.payment), settled: false, detail: `not settled: only a GO is paid; this ${ev.decision} cost nothing` },
+            }
+          : {}),
       };
       try {
         return await commitReply(event, ctx, async (tx) => {
-          if (fuse && (await fuseFact(tx, req, caller))?.state !== fuse.state) throw new StaleFacts();
+          if (fuse && (await fuseFact(tx, req, caller))?.state !== fuse.state) throw new StateChanged();
           await recordReceipt(tx, receipt);
           if (meter && caller.keyId) {
             await recordCharge(tx, { keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
@@ -243,10 +227,12 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
               await insertClearAct(tx, { receiptId: receipt.receipt_id, keyId: caller.keyId, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at });
             }
           }
-          return reply(body, DECISION_STATUS[ev.decision]);
+          if (settled) await paid!.commit(tx, settled, receipt.receipt_id);
+          return reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined);
         });
       } catch (e) {
-        if (e instanceof StaleFacts && attempt < STALE_RETRIES) continue;
+        // A settled payment is never decided twice; its fuse fact cannot go stale (a paid caller owns no fuse).
+        if (!settled && retryIfStale(e, attempt)) continue;
         throw e;
       }
     }
@@ -254,7 +240,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
 
   router.post(EVALUATE_PATH, async (event) => {
     const key = await optionalKey(event, ctx);
-    if (!key) return refuseUnauthenticated(event);
+    if (!key) return paid && presentsPayment(event) ? paidEvaluate(event) : refuseUnauthenticated(event);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
     return idempotent(event, ctx, key, () => decide(event, req, { keyId: key.id }));
   }, { summary: 'Pre-finality clearance: GO (200, signed receipt JWT), NO_GO (403) or HOLD (409) before an irreversible commit', auth: 'key', tag: 'prefinality', body: evaluateRequestSchema, responses: decisionResponses, problems: [401, 402, 422], charges: ['execute_gate', 'hold'] });
@@ -297,7 +283,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         const pass = reasons.length === 0;
         const meter = meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse');
         const micros = tollMicros(meter.sku);
-        const receipt = await signReceipt(ctx, {
+        const receipt = sealedReceipt(ctx, {
           kind: 'prefinality_rtp_gate',
           decision: pass ? 'GO' : 'NO_GO',
           ...(jti ? { subject: jti } : {}),
@@ -320,13 +306,13 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         try {
           return await commitReply(event, ctx, async (tx) => {
             // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
-            if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StaleFacts();
+            if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
             await recordReceipt(tx, receipt);
             await recordCharge(tx, { keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
             return reply(body, pass ? 200 : 403);
           });
         } catch (e) {
-          if (e instanceof StaleFacts && attempt < STALE_RETRIES) continue;
+          if (retryIfStale(e, attempt)) continue;
           throw e;
         }
       }
@@ -349,7 +335,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         base_url: base,
         rails: RAILS.map((id) => ({ id, required_transfer_fields: RULES.required_fields[id] ?? [] })),
         endpoints: {
-          evaluate: { method: 'POST', url: base + EVALUATE_PATH, auth: x402 ? 'key or x402 payment' : 'key' },
+          evaluate: { method: 'POST', url: base + EVALUATE_PATH, auth: paid ? 'key or x402 payment' : 'key' },
           demo: { method: 'POST', url: base + DEMO_EVALUATE_PATH, auth: 'none' },
           verify: { method: 'POST', url: base + VERIFY_PATH, auth: 'none' },
           rtp_gate: { method: 'POST', url: base + RTP_GATE_PATH, auth: 'key' },
@@ -371,8 +357,8 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           verify_url: base + VERIFY_PATH,
         },
         rules: RULES.rules.map((r) => ({ id: r.id, decision: r.decision, description: r.description })),
-        x402_configured: x402 !== undefined,
-        ...(x402 && x402Price ? { x402: paymentRequiredV2(x402, resource, x402Price, '') } : {}),
+        x402_configured: paid !== undefined,
+        ...(paid ? { x402: paid.requirementsDocument() } : {}),
       }),
       { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
     );

@@ -7,11 +7,14 @@
  *  - POST /v1/receipts/verify {receipt}: whether a receipt JWS verifies, and why not.
  */
 import { z } from 'zod';
-import { verifyInclusion, leafHash } from '../../crypto/merkle.ts';
-import { verifyReceiptJws } from '../../crypto/receipt.ts';
-import { logVerifierKeys, signedCheckpoint } from '../../ledger/checkpoint.ts';
-import { inclusionProof } from '../../ledger/log.ts';
+import type { PublicSigningKey } from '../../crypto/keys.ts';
+import { checkpointText, verifierKey } from '../../crypto/note.ts';
+import { verifyReceiptEvidence, verifyReceiptJws, type Check, type ReceiptEvidenceDoc } from '../../crypto/receipt.ts';
+import { CHECKPOINT_TYP, compactJwsSync } from '../../crypto/seal.ts';
+import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
+import { inclusionProof, readEntries } from '../../ledger/log.ts';
 import { RECEIPTS_LOG, getReceipt, type StoredReceipt } from '../../ledger/receipts.ts';
+import { sealCovering } from '../../ledger/seals.ts';
 import { readBody } from '../body.ts';
 import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import type { AppContext } from '../context.ts';
@@ -20,38 +23,69 @@ import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 
 const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
-const verifyBody = z.object({ receipt: z.string().min(1).max(16384) });
+const b64Hash = z.string().max(64);
+/** A receipt's published evidence (the JSON of GET /v1/receipts/{id}). */
+const evidenceSchema = z.looseObject({
+  leaf: z.string().min(1).max(16384),
+  receipt: z.string().min(1).max(16384).nullable(),
+  payload: z.record(z.string(), z.unknown()),
+  log: z.looseObject({ name: z.string().max(64), index: z.number().int().nonnegative(), origin: z.string().max(300).optional(), verifier_key: z.string().max(400) }),
+  inclusion: z.looseObject({ tree_size: z.number().int().positive(), leaf_hash: b64Hash, hashes: z.array(b64Hash).max(64) }),
+  checkpoint: z.string().min(1).max(4096),
+  checkpoint_jws: z.string().max(4096).nullable().optional(),
+});
+const verifyBody = z.object({
+  receipt: z.union([z.string().min(1).max(16384), evidenceSchema]).describe("a receipt's compact JWS, or its whole evidence (the JSON at its verify_url)"),
+});
 
-export interface ReceiptEvidence {
+export interface ReceiptEvidence extends ReceiptEvidenceDoc {
   receipt_id: string;
-  receipt: string;
-  payload: Record<string, unknown>;
-  log: { name: string; index: number; verifier_key: string };
-  inclusion: { tree_size: number; leaf_hash: string; hashes: string[] };
-  checkpoint: string;
+  log: { name: string; index: number; origin: string; verifier_key: string };
+  checkpoint_jws: string;
   verification: { signature: boolean; inclusion: boolean; detail?: string };
 }
 
-/** Everything a stranger needs to check a receipt without trusting us. */
+/**
+ * Everything a stranger needs to check a receipt without trusting us: its leaf,
+ * its index, the inclusion proof at its seal's tree size, and the seal (signed
+ * note + JWS over its body). A receipt no seal covers yet (written by the CLI)
+ * is proven against the current checkpoint, signed now: a tree head at a size
+ * is deterministic, so this evidence can always be re-created.
+ */
 export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promise<ReceiptEvidence> {
-  const cp = await signedCheckpoint(ctx, RECEIPTS_LOG);
-  const proof = await inclusionProof(ctx.ledger.read, RECEIPTS_LOG, r.log_index, cp.size);
-  const sig = await verifyReceiptJws(ctx.keyring, r.jws);
-  let inclusion = true;
-  try {
-    const lh = leafHash(new TextEncoder().encode(r.jws));
-    verifyInclusion(r.log_index, cp.size, lh, proof.hashes, cp.root);
-  } catch {
-    inclusion = false;
+  const origin = logOrigin(ctx.config.SITE_URL, RECEIPTS_LOG);
+  const seal = await sealCovering(ctx.ledger.read, r.log_index);
+  let checkpoint: string;
+  let checkpoint_jws: string;
+  let size: number;
+  let signer = ctx.keyring.current as PublicSigningKey;
+  if (seal) {
+    ({ note: checkpoint, jws: checkpoint_jws, tree_size: size } = seal);
+    signer = ctx.keyring.byKid(seal.kid) ?? signer;
+  } else {
+    const cp = await signedCheckpoint(ctx, RECEIPTS_LOG);
+    checkpoint = cp.note;
+    size = cp.size;
+    checkpoint_jws = compactJwsSync(checkpointText(cp), ctx.keyring.current, CHECKPOINT_TYP);
   }
-  return {
-    receipt_id: r.receipt_id,
+  const [entry] = await readEntries(ctx.ledger.read, RECEIPTS_LOG, r.log_index, 1);
+  const proof = await inclusionProof(ctx.ledger.read, RECEIPTS_LOG, r.log_index, size);
+  const doc = {
+    leaf: new TextDecoder().decode(entry!.leaf),
     receipt: r.jws,
     payload: r.payload as unknown as Record<string, unknown>,
-    log: { name: RECEIPTS_LOG, index: r.log_index, verifier_key: logVerifierKeys(ctx, RECEIPTS_LOG)[0]! },
-    inclusion: { tree_size: cp.size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) },
-    checkpoint: cp.note,
-    verification: { signature: sig.valid, inclusion, ...(sig.valid ? {} : { detail: sig.detail }) },
+    log: { name: RECEIPTS_LOG, index: r.log_index, origin, verifier_key: verifierKey(origin, signer.raw) },
+    inclusion: { tree_size: size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) },
+    checkpoint,
+    checkpoint_jws,
+  };
+  const checks = await verifyReceiptEvidence(doc, { keys: ctx.keyring, logKey: doc.log.verifier_key });
+  const failed = Object.values(checks).find((c) => !c.ok);
+  const signature = Object.entries(checks).every(([name, c]) => name === 'inclusion' || c.ok);
+  return {
+    receipt_id: r.receipt_id,
+    ...doc,
+    verification: { signature, inclusion: checks.inclusion!.ok, ...(failed ? { detail: failed.detail } : {}) },
   };
 }
 
@@ -63,14 +97,14 @@ function receiptPage(e: ReceiptEvidence): string {
     `Receipt ${e.receipt_id}`,
     `<h1>Receipt <code>${escapeHtml(e.receipt_id)}</code></h1>
 <p class="verdict">${ok ? 'This receipt is genuine: its signature verifies and it is included in the public receipts log.' : 'This receipt does NOT fully verify.'}</p>
-<table>${row('Signature', yes(e.verification.signature, 'verifies (Ed25519)', 'does not verify'))}
+<table>${row('Signature', yes(e.verification.signature, e.receipt ? 'verifies (Ed25519)' : 'sealed: its signed checkpoint verifies (Ed25519)', 'does not verify'))}
 ${row('Inclusion', yes(e.verification.inclusion, `included at index ${e.log.index} of ${e.inclusion.tree_size}`, 'not proven'))}
 ${row('Decision', `<code>${escapeHtml(String(e.payload.decision ?? ''))}</code>`)}${row('Kind', `<code>${escapeHtml(String(e.payload.kind ?? ''))}</code>`)}
 ${row('Subject', `<code>${escapeHtml(String(e.payload.subject ?? '—'))}</code>`)}${row('Issued', `<code>${escapeHtml(String(e.payload.issued_at ?? e.payload.iat ?? ''))}</code>`)}</table>
-<h2>Check it yourself</h2><p>Verify the checkpoint with the note verifier key, then the inclusion proof of SHA-256(0x00 || receipt) against its root (RFC 9162).</p>
+<h2>Check it yourself</h2><p>Verify the checkpoint with the note verifier key, then the inclusion proof of SHA-256(0x00 || leaf) against its root (RFC 9162); the leaf is the receipt JWS, or for a sealed receipt the canonical JSON of its payload.</p>
 <table>${row('Verifier key', `<code>${escapeHtml(e.log.verifier_key)}</code>`)}${row('Checkpoint', `<pre>${escapeHtml(e.checkpoint)}</pre>`)}
 ${row('Leaf hash', `<code>${escapeHtml(e.inclusion.leaf_hash)}</code>`)}${row('Proof', `<pre>${escapeHtml(e.inclusion.hashes.join('\n'))}</pre>`)}
-${row('Receipt (JWS)', `<code>${escapeHtml(e.receipt)}</code>`)}</table>`,
+${row(e.receipt ? 'Receipt (JWS)' : 'Leaf', `<code>${escapeHtml(e.leaf)}</code>`)}</table>`,
     `.verdict{padding:1rem;border-radius:.5rem;background:${ok ? '#ecfdf5' : '#fef2f2'};border:1px solid ${ok ? '#059669' : '#dc2626'}}`,
   );
 }
@@ -85,15 +119,16 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
       return htmlResponse(receiptPage(evidence));
     }
     return toResponse(reply(evidence), { vary: 'accept', 'access-control-allow-origin': '*' });
-  }, { summary: "A receipt's evidence: JWS, payload, log index, inclusion proof, signed checkpoint (HTML for browsers)", auth: 'public', tag: 'receipts', problems: [404] });
+  }, { summary: "A receipt's evidence: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint and its JWS (HTML for browsers)", auth: 'public', tag: 'receipts', problems: [404] });
 
   router.post('/v1/receipts/verify', async (event) => {
     const { receipt } = await readBody(event, verifyBody, ctx.config.MAX_BODY_BYTES);
+    if (typeof receipt !== 'string') return toResponse(reply(await verifyEvidence(ctx, receipt as ReceiptEvidenceDoc)));
     const check = await verifyReceiptJws(ctx.keyring, receipt.trim());
     if (!check.valid) return toResponse(reply({ valid: false, reason: check.reason, detail: check.detail }));
     const id = String(check.payload.receipt_id ?? '');
     const stored = id ? await getReceipt(ctx.ledger.read, id) : undefined;
-    const inLog = stored !== undefined && stored.jws === receipt.trim();
+    const inLog = stored !== undefined && stored.jws !== null && stored.jws === receipt.trim();
     return toResponse(
       reply({
         valid: true,
@@ -103,5 +138,19 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
         ...(inLog ? { log_index: stored.log_index, verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}),
       }),
     );
-  }, { summary: 'Verify a receipt JWS: signature, key, and whether it is in the receipts log', auth: 'public', tag: 'receipts', body: verifyBody });
+  }, { summary: "Verify a receipt: a JWS (signature, key, whether it is in the receipts log) or a whole evidence document (seal, inclusion, leaf)", auth: 'public', tag: 'receipts', body: verifyBody });
+}
+
+/** Checks a receipt's evidence against our own keys: the log verifier key of each of them, current first. */
+async function verifyEvidence(ctx: AppContext, e: ReceiptEvidenceDoc): Promise<Record<string, unknown>> {
+  const origin = logOrigin(ctx.config.SITE_URL, RECEIPTS_LOG);
+  let checks: Record<string, Check> = {};
+  for (const key of ctx.keyring.all) {
+    checks = await verifyReceiptEvidence(e, { keys: ctx.keyring, logKey: verifierKey(origin, key.raw) });
+    if (checks.checkpoint?.ok) break;
+  }
+  const failed = Object.entries(checks).find(([, c]) => !c.ok);
+  if (failed) return { valid: false, reason: `bad_${failed[0]}`, detail: failed[1].detail, checks };
+  const id = String(e.payload.receipt_id ?? '');
+  return { valid: true, payload: e.payload, checks, in_log: true, log_index: e.log.index, ...(id ? { verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}) };
 }

@@ -17,7 +17,7 @@ import { newId, nowIso } from '../../ids.ts';
 import { ASTL_LOG, appendManifest, entityHead, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest } from '../../ledger/astl.ts';
 import { logSize } from '../../ledger/log.ts';
 import { recordCharge } from '../../ledger/meter.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -98,7 +98,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
         if (owner && owner.key_id !== key.id) throw entityOwned(body.entity);
         const manifestId = newId('mfst');
         const surfaceRoot = b64(surfaceTree(kinds).root());
-        const receipt = await signReceipt(ctx, {
+        const receipt = sealedReceipt(ctx, {
           kind: 'astl_publish',
           decision: 'PUBLISHED',
           subject: body.entity,

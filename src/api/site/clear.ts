@@ -23,6 +23,7 @@ import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, hopLimitProblem, visibleFuse, type Action } from '../gate/governed.ts';
 import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 const gateFields = {
   exposure_usd: usdAmount.optional().describe('money this act commits; counted as cleared exposure when the decision is PERMIT'),
@@ -103,8 +104,6 @@ export const networkResponse = z.object({
   nap_share: z.number().describe('refused acts / all acts this month'),
 });
 
-class FuseChanged extends Error {}
-
 interface GateAct {
   vertical: 'agents' | 'bind_gate';
   fuseId: string;
@@ -148,7 +147,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
         [charge],
         async (tx, receipt) => {
           const now = await getFuse(tx, fuse.id);
-          if (now?.state !== fuse.state) throw new FuseChanged();
+          if (now?.state !== fuse.state) throw new StateChanged();
           if (!(await consumeHop(tx, key.id))) throw hopLimitProblem({ ...key, hops_used: key.hop_limit });
           const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
           await insertClearAct(tx, {
@@ -177,9 +176,11 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
             receipt: receipt.jws,
           });
         },
+        // The execute-gate receipt is a token (RR-1's Gate-Receipt): it keeps its own JWS.
+        { signed: true },
       );
     } catch (e) {
-      if (e instanceof FuseChanged && attempt < 3) continue;
+      if (retryIfStale(e, attempt)) continue;
       throw e;
     }
   }

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { DepositoryRefusal, GENESIS, applyEvent, chainHash, type DepositoryEvent, type Twin } from '../../domain/depository.ts';
 import { nowIso } from '../../ids.ts';
-import type { Client, Transaction } from '@libsql/client';
+import type { Client, Transaction } from '../../ledger/sql.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -17,6 +17,7 @@ import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 const units = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe('whole units of the asset');
 const common = {
@@ -63,8 +64,6 @@ async function readTwin(db: Client | Transaction, keyId: string, assetId: string
     : undefined;
 }
 
-class TwinChanged extends Error {}
-
 export function registerDepositoryRoutes(router: Router, ctx: AppContext): void {
   router.post(
     '/api/v1/depository/attest',
@@ -104,7 +103,7 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
               [charge],
               async (tx, receipt) => {
                 const now = await readTwin(tx, key.id, b.asset_id);
-                if ((now?.seq ?? 0) !== (before?.seq ?? 0)) throw new TwinChanged();
+                if ((now?.seq ?? 0) !== (before?.seq ?? 0)) throw new StateChanged();
                 const at = nowIso();
                 await tx.execute({
                   sql: `INSERT INTO depository_assets (key_id, asset_id, custody_units, token_supply, custodian, seq, chain_hash, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -130,7 +129,7 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
               },
             );
           } catch (e) {
-            if (e instanceof TwinChanged && attempt < 3) continue;
+            if (retryIfStale(e, attempt)) continue;
             throw e;
           }
         }

@@ -5,7 +5,7 @@
  * stored idempotent answer has them); the checkpoint note is signed AFTER the
  * commit, never inside it, and added to the answer by `withCheckpointNotes`.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from '../../ledger/sql.ts';
 import { HTTPResponse } from 'h3';
 import { z } from 'zod';
 import { leafHash } from '../../crypto/merkle.ts';

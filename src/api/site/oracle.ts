@@ -15,7 +15,7 @@ import { formatUsd } from '../../domain/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { insertAggregate } from '../../ledger/oracle.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -70,7 +70,7 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
         const body = await readBody(event, aggregateRequest, ctx.config.MAX_BODY_BYTES);
         const result = aggregate(body.readings, SOURCES, policy);
         const id = newId('agg');
-        const receipt = await signReceipt(ctx, {
+        const receipt = sealedReceipt(ctx, {
           kind: 'oracle_aggregate',
           decision: result.status,
           subject: id,

@@ -15,7 +15,7 @@ import { OPERATORS, fireFee, obligationFeeBps, thresholdReached, type FireFee } 
 import { newId, nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
 import { TRIGGERS_LOG, firedExposureSince, getTrigger, insertTrigger, markFired, newEventId, recordEvent, type Trigger } from '../../ledger/triggers.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -30,6 +30,7 @@ import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { usdAmount } from './schemas.ts';
+import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const TEMPLATES = DATA.foundry.trigger_templates;
 const templateIds = TEMPLATES.map((t) => t.template_id) as [string, ...string[]];
@@ -103,8 +104,6 @@ function triggerObject(t: Trigger) {
 const monthStart = (d: Date) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString();
 const tiers = () => DATA.clear.bps_tiers;
 
-class FeeChanged extends Error {}
-
 const refused = (status: number, code: string, detail: string, extra?: Record<string, unknown>) =>
   new Problem({ status, code, title: status === 409 ? 'Conflict' : 'Unprocessable', detail, ...(extra ? { extra } : {}) });
 
@@ -156,7 +155,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           fire: null,
           fee_micros: null,
         };
-        const receipt = await signReceipt(ctx, {
+        const receipt = sealedReceipt(ctx, {
           kind: 'trigger_publish',
           decision: 'ARMED',
           subject: t.id,
@@ -223,7 +222,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         const reached = thresholdReached(t.threshold, reading!);
         if (!reached) {
           // Not an error: the trigger stays ARMED. Receipted, not charged (nothing was enabled).
-          const receipt = await signReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
+          const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
           return commitReply(event, ctx, async (tx) => {
             await recordReceipt(tx, receipt);
             return reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
@@ -239,11 +238,11 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           const fee = await feeFor(ctx.ledger.read, at);
           const toll = tollMicros('bps_fire');
           const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
-          const receipt = await signReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
+          const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
           try {
             const r = await commitReply(event, ctx, async (tx) => {
               const again = await feeFor(tx, at);
-              if (again.feeMicros !== fee.feeMicros) throw new FeeChanged();
+              if (again.feeMicros !== fee.feeMicros) throw new StateChanged();
               if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
               const { index } = await recordEvent(tx, key.id, {
                 event_id: newEventId(),
@@ -271,7 +270,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
             nudgeDeliverer();
             return r;
           } catch (e) {
-            if (e instanceof FeeChanged && attempt < 3) continue;
+            if (retryIfStale(e, attempt)) continue;
             throw e;
           }
         }

@@ -3,7 +3,7 @@
  * one tree per key, built in one pass, in this migration's transaction (so a
  * redeem in another process waits for it and then adds to a complete tree).
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from '../sql.ts';
 import { buildExclusionTree } from '../pas-exclusion.ts';
 
 export async function up(tx: Transaction): Promise<void> {

@@ -4,7 +4,7 @@
  * rebuilt from its receipt (the canonical JSON of receipt_id, request_sha256
  * and response_sha256) and must hash to the leaf hash the seal answered.
  */
-import type { Transaction } from '@libsql/client';
+import type { Transaction } from '../sql.ts';
 import { canonicalJson } from '../../crypto/canonical.ts';
 import { sessionLog } from '../inference.ts';
 import { appendLeaf, ensureLog } from '../log.ts';

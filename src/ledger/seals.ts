@@ -1,0 +1,50 @@
+/**
+ * Batch seals of the receipts log (migration 0100). The write queue calls
+ * `sealReceipts` at the end of every batch, inside the batch's transaction:
+ * if the batch appended receipts, ONE seal (signed checkpoint + JWS, see
+ * crypto/seal.ts) is written at the log's new size. So a receipt is
+ * acknowledged only once its seal is durable: both commit together.
+ *
+ * A receipt written by a process without a sealer (the CLI) is covered by the
+ * next seal any process writes, and until then by a checkpoint signed on
+ * demand: a tree head at a size is deterministic, so its evidence can always
+ * be re-created.
+ */
+import type { SigningKey } from '../crypto/keys.ts';
+import { makeSeal, type Seal } from '../crypto/seal.ts';
+import { nowIso } from '../ids.ts';
+import { logSize, treeHead } from './log.ts';
+import type { Sql } from './sql.ts';
+
+export const RECEIPTS_LOG = 'receipts';
+
+export interface StoredSeal {
+  tree_size: number;
+  note: string;
+  jws: string;
+  kid: string;
+}
+
+/** Seals the receipts log at its current size if receipts were appended since the last seal. */
+export async function sealReceipts(tx: Sql, origin: string, key: SigningKey): Promise<Seal | undefined> {
+  const size = await logSize(tx, RECEIPTS_LOG);
+  const last = Number((await tx.execute('SELECT COALESCE(MAX(tree_size), 0) AS s FROM receipt_seals')).rows[0]!.s);
+  if (size <= last) return undefined;
+  const head = await treeHead(tx, RECEIPTS_LOG, size);
+  const seal = makeSeal(origin, size, head.root, key);
+  await tx.execute({
+    sql: 'INSERT INTO receipt_seals (tree_size, root, note, jws, kid, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    args: [size, head.root, seal.note, seal.jws, seal.kid, nowIso()],
+  });
+  return seal;
+}
+
+/** The first seal that covers leaf `index` (its tree_size is past the index), if one exists yet. */
+export async function sealCovering(db: Sql, index: number): Promise<StoredSeal | undefined> {
+  const rs = await db.execute({
+    sql: 'SELECT tree_size, note, jws, kid FROM receipt_seals WHERE tree_size > ? ORDER BY tree_size LIMIT 1',
+    args: [index],
+  });
+  const r = rs.rows[0];
+  return r ? { tree_size: Number(r.tree_size), note: String(r.note), jws: String(r.jws), kid: String(r.kid) } : undefined;
+}

@@ -1,0 +1,282 @@
+/**
+ * Taking an x402 payment for one act, the small adapter a route calls.
+ *
+ * Order (docs/x402.md, "Order and crashes"):
+ *   1. read   the PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1) header, check it matches what we ask
+ *   2. verify with the facilitator (nothing is written; a refusal is a 402, an outage a 503)
+ *   3. decide the act (the route)
+ *   4. claim  the payment in the ledger (state settling; unique payment id: a replay stops here)
+ *   5. settle with the facilitator (refused: state failed, 402, no act; unknown: stays settling, 503)
+ *   6. commit the act, its receipt (which names the payment and its transaction) and the
+ *      payment's state settled, in ONE transaction
+ * A crash between 4 and 6 leaves the row settling; reconcile.ts finishes it (a background job).
+ */
+import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
+import { PaymentPayloadV1Schema, PaymentPayloadV2Schema } from '@x402/core/schemas';
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type { Transaction } from '../../ledger/sql.ts';
+import type { H3Event } from 'h3';
+import { fingerprint } from '../../crypto/canonical.ts';
+import {
+  paymentRequiredV1,
+  paymentRequiredV2,
+  requirementsV1,
+  requirementsV2,
+  v1NetworkName,
+  type X402Resource,
+} from '../../domain/x402.ts';
+import { claimPayment, finishPayment, getPayment, type PaymentRow } from '../../ledger/x402-payments.ts';
+import type { ReceiptInput } from '../../ledger/receipts.ts';
+import type { AppContext } from '../../api/context.ts';
+import { Problem } from '../../api/problem.ts';
+import type { Facilitator } from './facilitator.ts';
+import type { X402Setup } from './settings.ts';
+
+/** A payment the facilitator verified for this resource and price, not yet claimed. */
+export interface VerifiedPayment {
+  version: 1 | 2;
+  paymentId: string;
+  payload: PaymentPayload;
+  requirements: PaymentRequirements;
+  payer: string;
+  amount: string;
+  network: string;
+  asset: string;
+  payTo: string;
+}
+
+/** A payment settled for an act; `commit` must run in the act's transaction. */
+export interface SettledPayment extends VerifiedPayment {
+  settlement: SettleResponse;
+  transaction: string;
+}
+
+/** What a receipt says about the payment that paid for it. */
+export function paymentFacts(p: VerifiedPayment, transaction?: string) {
+  return {
+    protocol: 'x402',
+    scheme: 'exact',
+    payment_id: p.paymentId,
+    payer: p.payer,
+    amount: p.amount,
+    asset: p.asset,
+    network: p.network,
+    pay_to: p.payTo,
+    ...(transaction ? { transaction } : {}),
+  };
+}
+
+const PAYMENT_HEADERS = ['payment-signature', 'x-payment'] as const;
+
+/** Whether the request carries a payment header at all. */
+export const presentsPayment = (event: H3Event): boolean => PAYMENT_HEADERS.some((h) => event.req.headers.get(h) !== null);
+
+/** The identity of a payment: for EIP-3009, the authorizer's nonce on this token and network; else the payload's hash. */
+function paymentIdOf(network: string, asset: string, inner: Record<string, unknown>): string {
+  const auth = inner.authorization as Record<string, unknown> | undefined;
+  if (auth && typeof auth.from === 'string' && typeof auth.nonce === 'string') {
+    return `eip3009:${network}:${asset.toLowerCase()}:${auth.from.toLowerCase()}:${auth.nonce.toLowerCase()}`;
+  }
+  return `payload:${network}:${fingerprint(inner)}`;
+}
+
+const same = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
+
+/** One paid resource: its URL, description and price (atomic units of the asset). */
+export class PaidResource {
+  private readonly ctx: AppContext;
+  private readonly setup: X402Setup;
+  private readonly facilitator: Facilitator;
+  readonly resource: X402Resource;
+  readonly amount: string;
+
+  constructor(ctx: AppContext, setup: X402Setup, facilitator: Facilitator, resource: X402Resource, amount: string) {
+    this.ctx = ctx;
+    this.setup = setup;
+    this.facilitator = facilitator;
+    this.resource = resource;
+    this.amount = amount;
+  }
+
+  get network(): string {
+    return this.setup.settings.network;
+  }
+
+  /** The x402 402 answer: v2 PAYMENT-REQUIRED header, v1 body; `code`/`detail` name why a presented payment failed. */
+  paymentRequired(error: string, why?: { code: string; detail: string; extra?: Record<string, unknown> }): Response {
+    const s = this.setup.settings;
+    const headers = new Headers({
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      'payment-required': encodePaymentRequiredHeader(paymentRequiredV2(s, this.resource, this.amount, error)),
+      'access-control-expose-headers': 'PAYMENT-REQUIRED',
+    });
+    const body = { ...paymentRequiredV1(s, this.resource, this.amount, error), ...(why ? { code: why.code, detail: why.detail, ...why.extra } : {}) };
+    return new Response(JSON.stringify(body), { status: 402, headers });
+  }
+
+  /** The v2 payment requirements, as the manifests publish them. */
+  requirementsDocument() {
+    return paymentRequiredV2(this.setup.settings, this.resource, this.amount, '');
+  }
+
+  private refuse(code: string, detail: string, extra?: Record<string, unknown>): PaymentRefused {
+    return new PaymentRefused(this.paymentRequired(code, { code, detail, ...(extra ? { extra } : {}) }));
+  }
+
+  /** Steps 1-2: the presented payment, checked against our requirements and verified by the facilitator. */
+  async verify(event: H3Event): Promise<VerifiedPayment> {
+    const v2Header = event.req.headers.get('payment-signature');
+    const raw = v2Header ?? event.req.headers.get('x-payment');
+    if (raw === null) throw this.refuse('x402_payment_required', 'send a PAYMENT-SIGNATURE header (x402 v2) or X-PAYMENT (v1)');
+    let decoded: unknown;
+    try {
+      decoded = decodePaymentSignatureHeader(raw.trim());
+    } catch {
+      throw this.refuse('x402_payment_malformed', 'the payment header is not base64-encoded JSON');
+    }
+    const s = this.setup.settings;
+    const v2 = PaymentPayloadV2Schema.safeParse(decoded);
+    const v1 = v2.success ? undefined : PaymentPayloadV1Schema.safeParse(decoded);
+    let payload: PaymentPayload;
+    let requirements: PaymentRequirements;
+    let version: 1 | 2;
+    if (v2.success) {
+      version = 2;
+      payload = v2.data as PaymentPayload;
+      requirements = requirementsV2(s, this.amount);
+      const a = payload.accepted;
+      const wrong = (['scheme', 'network', 'amount', 'asset', 'payTo'] as const).filter((f) => !same(a[f], requirements[f]));
+      if (wrong.length) {
+        throw this.refuse('x402_payment_mismatch', `the payment does not match what this resource accepts: ${wrong.join(', ')}`, {
+          fields: wrong,
+        });
+      }
+    } else if (v1?.success) {
+      version = 1;
+      payload = v1.data as unknown as PaymentPayload;
+      requirements = requirementsV1(s, this.resource, this.amount) as unknown as PaymentRequirements;
+      const wrong = [
+        ...(v1.data.scheme === 'exact' ? [] : ['scheme']),
+        ...(v1.data.network === v1NetworkName(s.network) ? [] : ['network']),
+      ];
+      if (wrong.length) {
+        throw this.refuse('x402_payment_mismatch', `the payment does not match what this resource accepts: ${wrong.join(', ')}`, { fields: wrong });
+      }
+    } else {
+      throw this.refuse('x402_payment_malformed', 'the payment header is not an x402 v1 or v2 payment payload');
+    }
+    const inner = payload.payload;
+    const paymentId = paymentIdOf(s.network, s.asset, inner);
+    // A known payment is refused before the facilitator is asked: it may well still call it valid.
+    const known = await getPayment(this.ctx.ledger.read, paymentId);
+    if (known) throw this.used(known);
+
+    const verdict = await this.facilitator.verify(payload, requirements);
+    if (verdict.kind === 'unavailable') throw facilitatorUnavailable(verdict.detail, this.ctx);
+    if (verdict.kind === 'invalid') {
+      throw this.refuse('x402_payment_invalid', `the facilitator refused the payment: ${verdict.reason}${verdict.message ? ` (${verdict.message})` : ''}`, {
+        reason: verdict.reason,
+      });
+    }
+    const auth = inner.authorization as Record<string, unknown> | undefined;
+    const payer = verdict.payer ?? (typeof auth?.from === 'string' ? auth.from : 'unknown');
+    return { version, paymentId, payload, requirements, payer, amount: this.amount, network: s.network, asset: s.asset, payTo: s.payTo };
+  }
+
+  private used(row: PaymentRow): PaymentRefused {
+    const detail =
+      row.state === 'settled'
+        ? 'this payment has already paid for an act; sign a new authorization'
+        : row.state === 'failed'
+          ? 'this payment failed to settle; sign a new authorization'
+          : 'this payment is being settled for another request';
+    return this.refuse('x402_payment_used', detail, {
+      payment_state: row.state,
+      ...(row.receipt_id ? { receipt_id: row.receipt_id, verify_url: `${this.ctx.config.BASE_URL}/v1/receipts/${row.receipt_id}` } : {}),
+    });
+  }
+
+  /**
+   * Steps 4-5: claims the payment for this act, then settles it. `act` is the
+   * receipt the act will get (without the transaction); it is kept with the
+   * claim so that a crash before the commit can still be finished.
+   */
+  async settle(p: VerifiedPayment, requestHash: string, act: ReceiptInput): Promise<SettledPayment> {
+    const claimed = await this.ctx.ledger.write((tx) =>
+      claimPayment(tx, {
+        payment_id: p.paymentId,
+        resource: this.resource.url,
+        request_hash: requestHash,
+        network: p.network,
+        asset: p.asset,
+        amount: p.amount,
+        payer: p.payer,
+        pay_to: p.payTo,
+        x402_version: p.version,
+        payment_payload: JSON.stringify(p.payload),
+        requirements: JSON.stringify(p.requirements),
+        pending_receipt: JSON.stringify(act),
+      }),
+    );
+    if (!claimed) {
+      const row = await getPayment(this.ctx.ledger.read, p.paymentId);
+      throw this.used(row!);
+    }
+    const outcome = await this.facilitator.settle(p.payload, p.requirements);
+    if (outcome.kind === 'settled') {
+      return { ...p, settlement: outcome.response, transaction: outcome.response.transaction };
+    }
+    if (outcome.kind === 'refused') {
+      await this.ctx.ledger.write((tx) => finishPayment(tx, p.paymentId, { state: 'failed', error: outcome.reason }));
+      throw this.refuse('x402_settlement_failed', `the payment could not be settled: ${outcome.reason}; nothing was done and nothing charged`, {
+        reason: outcome.reason,
+      });
+    }
+    // Unknown: the money may have moved. The row stays `settling`; start-up reconciliation finishes it.
+    this.ctx.log('error', 'x402 settlement outcome unknown', { payment_id: p.paymentId, error: outcome.detail });
+    throw new Problem({
+      status: 503,
+      code: 'x402_settlement_pending',
+      title: 'Settlement pending',
+      detail:
+        'the facilitator did not confirm the settlement in time; no answer was given for this payment. It is reconciled later: ' +
+        'present the same payment again to learn its receipt, or sign a new one if it failed',
+      headers: { 'retry-after': String(Math.max(1, this.ctx.config.X402_RECONCILE_AFTER_SECONDS)) },
+      extra: { payment_id: p.paymentId },
+    });
+  }
+
+  /** Step 6, inside the act's transaction: the payment is settled and names the act's receipt. */
+  async commit(tx: Transaction, p: SettledPayment, receiptId: string): Promise<void> {
+    const ok = await finishPayment(tx, p.paymentId, { state: 'settled', transaction: p.transaction, receiptId });
+    if (!ok) throw new Error(`x402 payment ${p.paymentId} was not settling at commit`);
+  }
+
+  /** The PAYMENT-RESPONSE (v2) or X-PAYMENT-RESPONSE (v1) header of a settled payment. */
+  responseHeaders(p: SettledPayment): Record<string, string> {
+    const name = p.version === 2 ? 'PAYMENT-RESPONSE' : 'X-PAYMENT-RESPONSE';
+    return { [name.toLowerCase()]: encodePaymentResponseHeader(p.settlement), 'access-control-expose-headers': name };
+  }
+}
+
+/** A presented payment refused: the 402 answer to send as is. */
+export class PaymentRefused extends Error {
+  override name = 'PaymentRefused';
+  readonly response: Response;
+  constructor(response: Response) {
+    super('x402 payment refused');
+    this.response = response;
+  }
+}
+
+function facilitatorUnavailable(detail: string, ctx: AppContext): Problem {
+  ctx.log('info', 'x402 facilitator unavailable', { error: detail });
+  return new Problem({
+    status: 503,
+    code: 'x402_facilitator_unavailable',
+    title: 'Payment facilitator unavailable',
+    detail: 'the x402 facilitator could not verify the payment (unreachable or too slow); nothing was done and nothing charged: retry',
+    headers: { 'retry-after': '5' },
+  });
+}

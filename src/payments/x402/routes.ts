@@ -1,0 +1,87 @@
+/**
+ * x402 discovery, served live so that every document states what the running
+ * configuration does (not what the build assumed):
+ *   GET /.well-known/x402.json        gate discovery document (SPEC 4.1)
+ *   GET /.well-known/x402             companion x402 resource catalog (SPEC 4.2)
+ *   GET /.well-known/x402-bazaar.json companion bazaar listing (SPEC 4.2)
+ * and the background job that reconciles payments a crash or a settle timeout left settling.
+ */
+import type { AppContext } from '../../api/context.ts';
+import { intervalJob } from '../../api/jobs.ts';
+import { reply, toResponse } from '../../api/reply.ts';
+import type { Router } from '../../api/router.ts';
+import { catalogByKey } from '../../catalog/catalogs.ts';
+import { discoveryDocument } from '../../catalog/discovery.ts';
+import { priceInAtomicUnits } from '../../domain/x402.ts';
+import { reconcileX402Payments } from './reconcile.ts';
+import { PAID_ROUTES, priceMicros, priceUsd } from './resources.ts';
+import { facilitatorOf } from './service.ts';
+import { x402SetupOf } from './settings.ts';
+
+/** The paid resources as the catalogs list them: empty when x402 is off. */
+export function paidResourceList(ctx: AppContext) {
+  const setup = x402SetupOf(ctx.config);
+  if (!setup) return [];
+  const s = setup.settings;
+  return PAID_ROUTES.map((r) => ({
+    resource: ctx.config.BASE_URL + r.path,
+    method: r.method,
+    rails: r.rails,
+    description: r.description,
+    price: { usd: priceUsd(r), amount: priceInAtomicUnits(priceMicros(r), s.decimals), asset: s.asset, network: s.network, pay_to: s.payTo, scheme: 'exact' },
+    when: r.when,
+    ...(r.extension ? { extension: true } : {}),
+  }));
+}
+
+export function registerX402Routes(router: Router, ctx: AppContext): void {
+  const urls = { gate: ctx.config.BASE_URL, site: ctx.config.SITE_URL };
+  const setup = x402SetupOf(ctx.config);
+  const configured = setup !== undefined;
+  // When x402 is off the catalogs keep their built note (src/content/catalogs/x402*.json).
+  const note = setup
+    ? `x402_configured is true: the resources listed accept an x402 payment (scheme exact, ${setup.settings.network}) at the price shown; an API key still works.`
+    : undefined;
+  const cors = { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=60' };
+
+  router.get('/.well-known/x402.json', () => {
+    const doc = discoveryDocument('x402', urls);
+    return toResponse(
+      reply({
+        ...doc,
+        x402_configured: configured,
+        ...(configured
+          ? {
+              rules: [
+                'x402_configured is true: a call without an API key pays per call with an x402 payment (PAYMENT-SIGNATURE, or X-PAYMENT for v1).',
+                'The 402 answer carries the payment requirements; the paid answer carries PAYMENT-RESPONSE with the settlement.',
+                'Without a key or a payment, evaluate answers 402.',
+              ],
+            }
+          : {}),
+        resources: paidResourceList(ctx),
+      }),
+      cors,
+    );
+  }, { summary: 'x402 resource catalog: whether payments are taken, and what each paid resource costs', auth: 'public', tag: 'discovery' });
+
+  for (const key of ['x402', 'x402_bazaar'] as const) {
+    const entry = catalogByKey(key);
+    router.get(entry.path, () => {
+      const built = entry.build(urls) as Record<string, unknown>;
+      const list = key === 'x402' ? 'resources' : 'listings';
+      return toResponse(reply({ ...built, x402_configured: configured, note: note ?? built.note, [list]: paidResourceList(ctx) }), cors);
+    }, { summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)', auth: 'public', tag: 'discovery' });
+  }
+
+  // Payments a crash or a settle timeout left settling are finished in the background (also after a restart).
+  const facilitator = facilitatorOf(ctx);
+  if (facilitator) {
+    const after = ctx.config.X402_RECONCILE_AFTER_SECONDS;
+    router.job(
+      intervalJob(ctx, 'x402 reconciliation', Math.max(1, after) * 1000, async () => {
+        await reconcileX402Payments(ctx, facilitator, after);
+      }),
+    );
+  }
+}

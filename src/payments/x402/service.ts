@@ -1,0 +1,28 @@
+/** The running service's x402 payments: one facilitator client per app, one PaidResource per paid route. */
+import type { AppContext } from '../../api/context.ts';
+import { priceInAtomicUnits, type X402Resource } from '../../domain/x402.ts';
+import { httpFacilitator, type Facilitator } from './facilitator.ts';
+import { PaidResource } from './gate.ts';
+import { x402SetupOf } from './settings.ts';
+
+const facilitators = new WeakMap<AppContext, Facilitator>();
+
+/** The facilitator of this app, or undefined when x402 is not configured. */
+export function facilitatorOf(ctx: AppContext): Facilitator | undefined {
+  const setup = x402SetupOf(ctx.config);
+  if (!setup) return undefined;
+  let f = facilitators.get(ctx);
+  if (!f) facilitators.set(ctx, (f = httpFacilitator(setup)));
+  return f;
+}
+
+/**
+ * A resource paid per call at `priceMicros` (a toll), or undefined when x402
+ * is off. An inexact conversion to the asset's units stops start-up.
+ */
+export function paidResource(ctx: AppContext, resource: X402Resource, priceMicros: number): PaidResource | undefined {
+  const setup = x402SetupOf(ctx.config);
+  const facilitator = facilitatorOf(ctx);
+  if (!setup || !facilitator) return undefined;
+  return new PaidResource(ctx, setup, facilitator, resource, priceInAtomicUnits(priceMicros, setup.settings.decimals));
+}

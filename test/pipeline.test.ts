@@ -1,0 +1,94 @@
+/**
+ * The write path of issue 13: the embedded connection's prepared statements,
+ * the batch seal of the receipts log (one signature per batch, never per
+ * receipt), and the one stale-state retry that ends in a 409, never a 500.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Problem } from '../src/api/problem.ts';
+import { retryOnStale, StateChanged } from '../src/api/stale-retry.ts';
+import { loadConfig } from '../src/config.ts';
+import { openLedger } from '../src/ledger/db.ts';
+import { recordReceipt, sealedReceipt } from '../src/ledger/receipts.ts';
+import { verifiedReceiptPayload } from './support/receipts.ts';
+import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
+
+describe('embedded connection', () => {
+  it('reads its own writes with @libsql/client result shapes (named columns, numbers, blobs, RETURNING)', async () => {
+    const ledger = await openLedger(loadConfig(testEnv(tempDir())));
+    const rs = await ledger.write(async (tx) => {
+      await tx.execute({ sql: 'INSERT INTO logs (name, size, created_at) VALUES (?, 0, ?)', args: ['t', 'now'] });
+      return tx.execute({ sql: 'UPDATE logs SET size = size + 1 WHERE name = ? RETURNING size', args: ['t'] });
+    });
+    expect(rs.rows[0]!.size).toBe(1);
+    expect(rs.rowsAffected).toBe(1);
+    await ledger.write((tx) => tx.execute({ sql: 'INSERT INTO log_entries (log, idx, leaf, created_at) VALUES (?, ?, ?, ?)', args: ['t', 0, new Uint8Array([1, 2, 3]), 'now'] }));
+    const leaf = (await ledger.read.execute({ sql: 'SELECT leaf FROM log_entries WHERE log = ?', args: ['t'] })).rows[0]!.leaf;
+    expect([...new Uint8Array(leaf as ArrayBuffer)]).toEqual([1, 2, 3]);
+    await expect(ledger.read.execute({ sql: 'SELECT ? AS v', args: [undefined as never] })).rejects.toThrow(/undefined/);
+    await ledger.close();
+  });
+});
+
+describe('stale-state retry', () => {
+  it('tries again while the state changes, then answers a 409 problem', async () => {
+    let n = 0;
+    expect(await retryOnStale(async () => (++n < 3 ? Promise.reject(new StateChanged()) : 'done'))).toBe('done');
+    expect(n).toBe(3);
+    const err = await retryOnStale(async () => {
+      throw new StateChanged();
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Problem);
+    expect((err as Problem).status).toBe(409);
+    expect((err as Problem).code).toBe('state_changed');
+    await expect(retryOnStale(async () => Promise.reject(new Error('other')))).rejects.toThrow('other');
+  });
+});
+
+describe('batch-sealed receipts', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(() => s.stop());
+
+  it('seals each batch once, in the batch: one seal for receipts committed together', async () => {
+    const sealCount = async () => Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM receipt_seals')).rows[0]!.n);
+    const before = await sealCount();
+    // Twenty receipts queued in one tick commit in one batch: one seal, at the batch's end size.
+    const made = Array.from({ length: 20 }, (_, i) => sealedReceipt(s.ctx, { kind: 'test', decision: 'PERMIT', subject: `s${i}` }));
+    await Promise.all(made.map((r) => s.ctx.ledger.write((tx) => recordReceipt(tx, r))));
+    expect(await sealCount()).toBe(before + 1);
+    const size = Number((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'receipts'")).rows[0]!.size);
+    const last = Number((await s.ctx.ledger.read.execute('SELECT MAX(tree_size) AS n FROM receipt_seals')).rows[0]!.n);
+    expect(last).toBe(size);
+    for (const r of [made[0]!, made[19]!]) {
+      expect(await verifiedReceiptPayload(s, r.receipt_id)).toMatchObject({ kind: 'test', receipt_id: r.receipt_id });
+      const e = await (await s.fetch(`/v1/receipts/${r.receipt_id}`, { headers: { accept: 'application/json' } })).json();
+      expect(e.inclusion.tree_size).toBe(last);
+    }
+  });
+
+  it('proves every hop against a stored seal (the seal commits with the hop)', async () => {
+    const key = await s.newKey('seal');
+    const fuse = (await (await s.fetch('/v1/fuses', { key: key.secret, json: {} })).json()) as { fuse_id: string };
+    const hops = await Promise.all(
+      Array.from({ length: 10 }, async () => (await (await s.fetch('/v1/fuse/hop', { key: key.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json()) as { receipt_id: string; verify_url: string }),
+    );
+    const seals = (await s.ctx.ledger.read.execute('SELECT tree_size FROM receipt_seals')).rows.map((r) => Number(r.tree_size));
+    for (const h of hops) {
+      expect(await verifiedReceiptPayload(s, h.verify_url)).toMatchObject({ kind: 'hop', decision: 'PERMIT', receipt_id: h.receipt_id });
+      const e = await (await s.fetch(new URL(h.verify_url).pathname, { headers: { accept: 'application/json' } })).json();
+      expect(seals).toContain(e.inclusion.tree_size);
+      expect(e.receipt).toBeNull();
+      expect(e.log.origin).toBe(`${new URL(s.config.SITE_URL).host}/receipts`);
+    }
+  });
+
+  it('verifies a sealed receipt from its evidence, and refuses the evidence when the payload is changed', async () => {
+    const hop = await (await s.fetch('/demo/hop', { json: {} })).json();
+    const e = await (await s.fetch(new URL(hop.verify_url).pathname, { headers: { accept: 'application/json' } })).json();
+    expect(await (await s.fetch('/v1/receipts/verify', { json: { receipt: e } })).json()).toMatchObject({ valid: true, in_log: true });
+    const forged = { ...e, payload: { ...e.payload, decision: 'PERMIT!' } };
+    expect(await (await s.fetch('/v1/receipts/verify', { json: { receipt: forged } })).json()).toMatchObject({ valid: false, reason: 'bad_leaf' });
+  });
+});
