@@ -3,14 +3,15 @@ import { defineConfig } from 'astro/config';
 import node from '@astrojs/node';
 import { satteri } from '@astrojs/markdown-satteri';
 import { docsHtml } from './src/site/docs.ts';
+import { BUILD_ORIGINS } from './src/urls.ts';
 
 // Every page and document is prerendered at build time; h3 serves dist/client.
 // The Node adapter (middleware mode) is there for on-demand pages should one be added.
 export default defineConfig({
   output: 'static',
   adapter: node({ mode: 'middleware' }),
-  // The same URLs the catalogs use (src/catalog/catalogs.ts urlsFromEnv).
-  site: process.env.SITE_URL || process.env.BASE_URL || 'http://localhost:4321',
+  // Built for a placeholder origin; the server substitutes SITE_URL when it loads the build (src/urls.ts).
+  site: BUILD_ORIGINS.site,
   trailingSlash: 'ignore',
   build: { format: 'directory' },
   // docs/*.md link to each other as files (for GitHub); on the site they link to /docs/<name>.

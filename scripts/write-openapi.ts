@@ -9,10 +9,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { describeRoutes } from '../src/api/describe.ts';
 import { buildOpenApi } from '../src/api/openapi.ts';
 import { loadConfig } from '../src/config.ts';
+import { BUILD_ORIGINS } from '../src/urls.ts';
 
 const config = loadConfig(process.env);
 const router = describeRoutes(config);
 const out = new URL('../src/generated/openapi.json', import.meta.url);
 mkdirSync(new URL('.', out), { recursive: true });
-writeFileSync(out, JSON.stringify(buildOpenApi(router.routes, { gate: config.BASE_URL, site: config.SITE_URL }), null, 1) + '\n');
+// The reference page is built from it: placeholder origins, substituted by the server (src/urls.ts).
+writeFileSync(out, JSON.stringify(buildOpenApi(router.routes, BUILD_ORIGINS), null, 1) + '\n');
 console.log(`openapi: ${router.routes.length} routes -> src/generated/openapi.json`);

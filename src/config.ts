@@ -4,6 +4,7 @@
  * with a documented default (see README, "Configuration").
  */
 import { z } from 'zod';
+import { DEFAULT_PORT, localUrl } from './urls.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -15,7 +16,7 @@ const usd = z
 
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  PORT: port.default(4321),
+  PORT: port.default(DEFAULT_PORT),
   HOST: z.string().min(1).default('0.0.0.0'),
   BASE_URL: url.optional(),
   SITE_URL: url.optional(),
@@ -164,7 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const c = parsed.data;
-  const local = `http://localhost:${c.PORT}`;
+  const local = localUrl(c.PORT);
   return { ...c, BASE_URL: c.BASE_URL ?? local, SITE_URL: c.SITE_URL ?? c.BASE_URL ?? local };
 }
 
@@ -172,4 +173,33 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export function isLocalUrl(u: string): boolean {
   const host = new URL(u).hostname;
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host) || host === '0.0.0.0';
+}
+
+/**
+ * The configuration once the server listens: with PORT 0 the system picked a
+ * port, so the default URLs (http://localhost:0) become the real ones. URLs
+ * that were set explicitly are kept.
+ */
+export function withListeningPort(c: Config, port: number): Config {
+  if (c.PORT !== 0) return c;
+  const fix = (u: string) => (u === localUrl(0) ? localUrl(port) : u);
+  return { ...c, PORT: port, BASE_URL: fix(c.BASE_URL), SITE_URL: fix(c.SITE_URL) };
+}
+
+/**
+ * Why the advertised URLs cannot be this service, or undefined. A URL on this
+ * machine must name the port the service listens on; in production neither
+ * may be on this machine at all (SPEC 4.1: /health is 503 then).
+ */
+export function advertisedUrlProblem(c: Config): string | undefined {
+  const urls = [c.BASE_URL, c.SITE_URL];
+  if (c.NODE_ENV === 'production' && urls.some(isLocalUrl)) return 'production still advertises localhost in BASE_URL or SITE_URL';
+  const elsewhere = urls.find((u) => isLocalUrl(u) && portOf(u) !== c.PORT);
+  if (elsewhere) return `${elsewhere} is on this machine but not on the port this service listens on (${c.PORT})`;
+  return undefined;
+}
+
+function portOf(u: string): number {
+  const url = new URL(u);
+  return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }

@@ -12,3 +12,8 @@ export function newId(prefix: string, bytes = 16): string {
 export function nowIso(now: Date = new Date()): string {
   return now.toISOString();
 }
+
+/** RFC 7519 NumericDate: whole seconds since the epoch (the `iat` of both receipt kinds). */
+export function numericDate(now: Date = new Date()): number {
+  return Math.floor(now.getTime() / 1000);
+}

@@ -2,10 +2,10 @@
  * The entry point: one process, one port, both surfaces (SPEC 4.1 gate service
  * and 4.2 companion site). `npm start` builds the site first, then runs this.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, withListeningPort, type Config } from './config.ts';
 import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
@@ -33,27 +33,31 @@ function makeLogger(level: Config['LOG_LEVEL']): AppContext['log'] {
 }
 
 /** Opens the ledger, loads the keys and listens. PORT 0 picks a free port (tests). */
-export async function startServer(config: Config): Promise<RunningServer> {
-  const log = makeLogger(config.LOG_LEVEL);
-  const ledger = await startupStep(`cannot open the database ${config.DATABASE_URL}`, () => openLedger(config));
-  const keyring = await startupStep(`cannot load the signing keys (${config.SIGNING_KEY_JWK ? 'SIGNING_KEY_JWK' : config.SIGNING_KEY_FILE})`, () => loadKeyring(config)).catch(
+export async function startServer(initial: Config): Promise<RunningServer> {
+  const log = makeLogger(initial.LOG_LEVEL);
+  const ledger = await startupStep(`cannot open the database ${initial.DATABASE_URL}`, () => openLedger(initial));
+  const keyring = await startupStep(`cannot load the signing keys (${initial.SIGNING_KEY_JWK ? 'SIGNING_KEY_JWK' : initial.SIGNING_KEY_FILE})`, () => loadKeyring(initial)).catch(
     async (e: unknown) => {
       await ledger.close();
       throw e;
     },
   );
+  // Listen first, so that with PORT 0 the advertised URLs name the port actually used.
+  let handler: RequestListener = (_req, res) => res.writeHead(503).end();
+  const server = createServer(httpServerOptions(initial), (req, res) => handler(req, res));
+  applyConnectionLimits(server, initial);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(initial.PORT, initial.HOST, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const config = withListeningPort(initial, port);
   const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
   // Every batch that appends receipts ends with one seal of the receipts log (docs/pipeline.md).
   const receiptsOrigin = logOrigin(config.SITE_URL, RECEIPTS_LOG);
   ledger.onBatchEnd(async (tx) => void (await sealReceipts(tx, receiptsOrigin, ctx.keyring.current)));
   const app = createApp(ctx);
-  const server = createServer(httpServerOptions(config), toNodeHandler(app.h3));
-  applyConnectionLimits(server, config);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  handler = toNodeHandler(app.h3);
   const url = `http://127.0.0.1:${port}`;
   for (const job of app.router.jobs) job.start();
   log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid });

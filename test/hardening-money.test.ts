@@ -44,18 +44,18 @@ describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
   });
 
   it('past 2^63 micro-USD (where SQLite SUM of INTEGER overflows) usage and the sealed clearing total stay exact', async () => {
-    // 1,100 more charges at the bound (and one odd micro), each on a real receipt of the range:
+    // 1,100 more charges at the bound (and one odd cent: charges are whole cents), each on a real receipt of the range:
     // 9.9e18 micro-USD on top, past 2^63 = 9.22e18.
     await s.ctx.ledger.write(async (tx) => {
       for (let i = 0; i < 1100; i++) await recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS, ref: receipts[i % receipts.length]! });
-      await recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: 1, ref: receipts[0]! });
+      await recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: 10_000, ref: receipts[0]! });
     });
-    expected += 1100n * MAX_CHARGE_MICROS + 1n;
+    expected += 1100n * MAX_CHARGE_MICROS + 10_000n;
     expect(expected > 2n ** 63n).toBe(true);
     const me = await s.fetch('/v1/me', { key: key.secret });
     expect(me.status).toBe(200);
     expect((await me.json()).usage.total_usd).toBe(formatUsd(expected));
-    expect((await (await s.fetch('/api/v1/clear/usage', { key: key.secret })).json()).total_usd).toBe('9909600000000.000001');
+    expect((await (await s.fetch('/api/v1/clear/usage', { key: key.secret })).json()).total_usd).toBe('9909600000000.01');
 
     // The CLI seals the same way the timer does, in its own process, on the same file.
     const r = spawnSync(process.execPath, ['src/cli.ts', 'clearing', 'seal', '--json'], {
@@ -65,13 +65,13 @@ describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out.attestation.total_usd).toBe('9909600000000.000001');
+    expect(out.attestation.total_usd).toBe('9909600000000.01');
     expect(out.attestation.per_sku).toEqual([{ sku: 'sharp', nap: false, count: 1109, amount_micros: expected.toString(), amount_usd: formatUsd(expected) }]);
   });
 
   it('a charge past the documented bound is refused before it is written', async () => {
     await expect(
-      s.ctx.ledger.write((tx) => recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS + 1n })),
+      s.ctx.ledger.write((tx) => recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS + 1n, ref: 'rcpt_none' })),
     ).rejects.toThrow(/outside/);
   });
 

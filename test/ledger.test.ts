@@ -222,12 +222,12 @@ describe('companion ledger', () => {
     expect((await s.fetch(new URL(body.recent_settlements[0].verify_url).pathname)).status).toBe(200);
     expect((await s.fetch('/api/v1/foundry/catalog.json', { headers: { 'if-none-match': cat.headers.get('etag')! } })).status).toBe(304);
     // Concurrent fires of one trigger: exactly one wins.
-    const t2 = await (await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'x', operator: 'gt', value: '0' }, obligation: { fee_bps: null }, enabled_exposure_usd: '10000000' })).json();
+    const t2 = await (await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'x', operator: 'gt', value: '0' }, enabled_exposure_usd: '10000000' })).json();
     const results = await Promise.all([1, 2, 3, 4].map(() => post('/api/v1/foundry/trigger/fire', { trigger_id: t2.trigger_id, reading: '1' })));
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
-    // fee_bps null: Clear tier of this month's cleared exposure (1,000,000 + 10,000,000 USD > 10,000,000): growth, 1 bps of 10,000,000 = 1,000 USD.
+    // The template's fee_bps (a caller cannot set it; the Clear tier fallback is tested in exactness.test.ts): 15 bps of 10,000,000 = 15,000 USD.
     const won = await results.find((r) => r.status === 200)!.json();
-    expect(won.fire.fee).toMatchObject({ source: 'clear_tier', tier: 'growth', bps: 1, amount_usd: '1000.00' });
+    expect(won.fire.fee).toMatchObject({ source: 'obligation', bps: 15, amount_usd: '15000.00' });
     // Bad input.
     for (const [path, body, field] of [
       ['/signal/trigger/publish', { template_id: 'nope', threshold: { metric: 'x', operator: 'gte', value: '1' } }, 'template_id'],

@@ -76,14 +76,14 @@ describe('Clear: execute gate, bind, restraint, exposure, usage, network', () =>
     const b = await r.json();
     expect(b.cleared_exposure_usd).toBe('2001250.50');
     expect(b.tier).toMatchObject({ id: 'starter', bps: 2 });
-    // 2 bps of 2 001 250.50 USD = 400.2501 USD
-    expect(b.bps_fee_usd).toBe('400.2501');
+    // 2 bps of 2 001 250.50 USD = 400.2501 USD, charged in whole cents
+    expect(b.bps_fee_usd).toBe('400.25');
     expect(b.next_tier).toEqual({ id: 'growth', above_usd: '10000000.00' });
     expect(b.by_decision).toMatchObject({ PERMIT: 2, DENY: 3, SILENCE: 1, HOLD: 2 });
-    // crossing 10M moves the month into growth (1 bps on the whole month)
+    // crossing 10M: graduated, 2 bps on the first 10M (2000.00) and 1 bps on the rest (100.12505)
     await post('/api/v1/execute-gate', { fuse_id: fuses.LIVE, action: { kind: 'wire' }, exposure_usd: '9000000' });
     const g = await (await s.fetch('/api/v1/clear/exposure', { key: key.secret })).json();
-    expect(g).toMatchObject({ cleared_exposure_usd: '11001250.50', tier: { id: 'growth', bps: 1 }, bps_fee_usd: '1100.12505' });
+    expect(g).toMatchObject({ cleared_exposure_usd: '11001250.50', tier: { id: 'growth', bps: 1 }, bps_fee_usd: '2100.13' });
     const empty = await (await s.fetch('/api/v1/clear/exposure?month=2020-01', { key: other.secret })).json();
     expect(empty).toMatchObject({ month: '2020-01', cleared_exposure_usd: '0.00', acts: 0, tier: { id: 'starter' } });
     const n = await (await s.fetch('/api/v1/clear/network')).json();

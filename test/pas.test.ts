@@ -67,7 +67,7 @@ describe('licence parents (SPEC 3)', () => {
     for (let i = 0; i < 2; i++) {
       const snap = await (await get(`/v1/pas/licenses/${id}`)).json();
       expect(snap).toMatchObject({ object: 'license', license_id: id, state: 'UNSIGNED', charged: false, history: [] });
-      expect(snap.children).toEqual({ issued: 0, outstanding: 0, redeemed: 0, expired_unredeemed: 0 });
+      expect(snap.children).toEqual({ issued: 0, outstanding: 0, redeemed: 0, expired_unredeemed: 0, superseded: 0 });
     }
     const rs = await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM pas_licenses WHERE license_id = ?', args: [id] });
     expect(Number(rs.rows[0]!.n)).toBe(0);
@@ -151,7 +151,7 @@ describe('PAS-A pre-bind and bind tickets', () => {
     cases.push([{ fuse_id: liveFuse, license_id: live, job_id: uniq('job'), write: WRITE, scope: 'bind_and_issue' }, 'bind_and_issue_not_granted']);
     for (const [req, code] of cases) {
       const r = await post('/v1/pas/pas-a/pre-bind', req);
-      expect(r.status).toBe(202);
+      expect(r.status).toBe(409);
       const body = await r.json();
       expect(body).toMatchObject({ decision: 'HOLD', next_step: 'manual_underwriting', bind_and_issue: false, issue: { code } });
       expect(body.ticket).toBeUndefined();
@@ -420,7 +420,7 @@ describe('public demos on drill data', () => {
     expect(ticket.status).toBe(200);
     expect(await ticket.json()).toMatchObject({ next_step: 'bind_only_ticket', ticket: { redeemable: false } });
     const manual = await post('/demo/pas/pas-a/pre-bind', { license_id: 'lic_drill_dead' }, undefined);
-    expect(manual.status).toBe(202);
+    expect(manual.status).toBe(409);
     expect(await manual.json()).toMatchObject({ next_step: 'manual_underwriting', issue: { code: 'license_not_live' } });
     const after = await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM meter');
     expect(after.rows[0]!.n).toBe(before.rows[0]!.n);

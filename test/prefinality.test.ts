@@ -100,7 +100,7 @@ describe('pre-finality clearance', () => {
       const r = await evaluate({ rail: 'rtp', transfer: RTP });
       expect(r.status).toBe(200);
       const body = (await r.json()) as Record<string, any>;
-      expect(body).toMatchObject({ decision: 'GO', rail: 'rtp', rule: { id: 'cleared' }, demo: false, charge: { sku: 'execute_gate', usd: '0.10', nap: false } });
+      expect(body).toMatchObject({ decision: 'GO', rail: 'rtp', rule: { id: 'cleared' }, demo: false, charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false } });
       const header = decodeProtectedHeader(body.receipt_jwt);
       expect(header).toEqual({ alg: 'EdDSA', typ: TYP, kid: s.ctx.keyring.current.kid });
       // kid is the RFC 7638 thumbprint of the public key
@@ -146,7 +146,7 @@ describe('pre-finality clearance', () => {
       const no = await evaluate({ rail: 'rtp', transfer: { ...RTP, routing_number: undefined } });
       expect(no.status).toBe(403);
       const nb = (await no.json()) as Record<string, any>;
-      expect(nb).toMatchObject({ decision: 'NO_GO', rule: { id: 'transfer_incomplete' }, fields: ['transfer.routing_number'], charge: { sku: 'hold', usd: '0.50', nap: true } });
+      expect(nb).toMatchObject({ decision: 'NO_GO', rule: { id: 'transfer_incomplete' }, fields: ['transfer.routing_number'], charge: { sku: 'hold', amount_usd: '0.50', nap: true } });
       expect(nb.receipt_jwt).toBeUndefined();
       const hold = await evaluate({ rail: 'rtp', transfer: RTP, context: { risk_flags: ['new_payee'] } });
       expect(hold.status).toBe(409);
@@ -371,11 +371,13 @@ describe('pre-finality clearance', () => {
       return { status: r.status, body: (await r.json()) as GateBody };
     };
 
-    it('passes a matching order once; the same order again passes; another order is refused', async () => {
+    it('passes a matching order once; the same order again is refused; another order is refused', async () => {
       const t = await goReceipt();
       const first = await run(t, ORDER);
       expect(first).toMatchObject({ status: 200, body: { pass: true, reasons: [], charge: { sku: 'verify_attestation' } } });
-      expect((await run(t, ORDER)).status).toBe(200);
+      const replay = await run(t, ORDER);
+      expect(replay).toMatchObject({ status: 403, body: { pass: false } });
+      expect(replay.body.reasons.map((r) => r.code)).toEqual(['receipt_used']);
       const again = await run(t, { ...ORDER, order_id: 'another-order' });
       expect(again).toMatchObject({ status: 403, body: { pass: false, charge: { sku: 'hold' } } });
       expect(again.body.reasons.map((r) => r.code)).toEqual(['receipt_used']);

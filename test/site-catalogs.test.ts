@@ -68,8 +68,8 @@ describe('catalog paths', () => {
       expect(res.headers.get('cache-control'), path).toContain('max-age=');
       expect(res.headers.get('access-control-allow-origin'), path).toBe('*');
       for (const f of ['base_url', 'landing', 'issuer', 'product', 'tagline']) expect(typeof body[f], `${path} ${f}`).toBe('string');
-      expect(body.base_url).toBe('http://localhost:4321');
-      expect(body.landing.startsWith('http://localhost:4321/')).toBe(true);
+      expect(body.base_url).toBe(srv.config.SITE_URL);
+      expect(body.landing.startsWith(`${srv.config.SITE_URL}/`)).toBe(true);
     }
     for (const path of OTHER_PATHS) {
       const { res } = await getJson(path);
@@ -280,9 +280,8 @@ describe('SPEC 4.1 documents', () => {
       const { res, body } = await getJson(`/.well-known/${name}.json`);
       expect(res.headers.get('access-control-allow-origin'), name).toBe('*');
       expect(s.discoveryDocumentSchema.safeParse(body).success, name).toBe(true);
-      // mcp.json (the tools of the running routes) and x402.json (what the running configuration takes
-      // payment for) are served live, so they name the running BASE_URL.
-      expect(body.base_url).toBe(name === 'mcp' || name === 'x402' ? srv.config.BASE_URL : 'http://localhost:4321');
+      // Every document names the running gate service (built ones get it substituted when served).
+      expect(body.base_url).toBe(srv.config.BASE_URL);
     }
     const gate = (await getJson('/.well-known/gate.json')).body;
     // The 28 rows of SPEC 4.1, then our extensions, marked as such.
@@ -319,7 +318,7 @@ describe('SPEC 4.1 documents', () => {
     }
     const map = await (await srv.fetch('/sitemap.xml')).text();
     for (const p of ['/stack', '/foundry', '/pricing', '/bind-room', '/api/v1/clear/catalog', '/schemas/svc-stack-v2.json']) {
-      expect(map).toContain(`<loc>http://localhost:4321${p}</loc>`);
+      expect(map).toContain(`<loc>${srv.config.SITE_URL}${p}</loc>`);
     }
   });
 });

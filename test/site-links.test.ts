@@ -7,9 +7,11 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import openapi from '../src/generated/openapi.json' with { type: 'json' };
+import { BUILD_ORIGINS } from '../src/urls.ts';
 
 const ROOT = join(process.cwd(), 'dist/client');
-const SITE = 'http://localhost:4321';
+// The build names the placeholder origin; the server substitutes SITE_URL when serving.
+const SITE = BUILD_ORIGINS.site;
 
 function walk(dir: string, out: string[] = []): string[] {
   for (const e of readdirSync(dir, { withFileTypes: true })) {

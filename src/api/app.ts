@@ -34,6 +34,8 @@ import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
+import { registerOperatorRoutes } from './gate/operator.ts';
+import { registerPricingRoutes } from './site/pricing.ts';
 import { registerX402Routes } from '../payments/x402/routes.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
@@ -62,6 +64,8 @@ const MODULES: RouteModule[] = [
   registerDashboardRoutes,
   registerPasskeyRoutes,
   registerManagePages,
+  registerOperatorRoutes,
+  registerPricingRoutes,
   registerX402Routes,
 ];
 
@@ -102,7 +106,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
   const router = new Router(h3, (event, doc) => enforceRole(event, ctx, doc));
   registerRoutes(router, ctx, extraModules);
 
-  const site = staticSiteHandler(ctx.config.STATIC_DIR);
+  const site = staticSiteHandler(ctx.config.STATIC_DIR, { site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL });
   useSiteShell(ctx.config.STATIC_DIR);
   registerPreflight(h3, router, site.has, () => allowedOrigins(ctx));
   h3.all('/**', async (event: H3Event) => {

@@ -2,12 +2,15 @@
  * Serves the Astro build (pages, catalog JSON, .well-known documents) with
  * strong ETags, Cache-Control and, for machine-readable documents, CORS.
  * The file index is built once at start-up: the build never changes while
- * the process runs.
+ * the process runs. The build names placeholder origins (src/urls.ts); each
+ * text document gets the running service's URLs put in when it is loaded, and
+ * its ETag is computed over the bytes actually served.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { serveStatic, type H3Event } from 'h3';
+import { substituteOrigins, type Urls } from '../urls.ts';
 
 interface Asset {
   path: string;
@@ -48,15 +51,24 @@ export function strongEtag(body: string | Uint8Array): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 }
 
-export function indexStaticSite(root: string): Map<string, Asset> {
+const isText = (type: string) => /^(text\/|application\/(json|xml|manifest\+json)|image\/svg\+xml)/.test(type);
+
+/** A built file as served: text with the placeholder origins replaced by `urls`. */
+export function servedBody(file: string, urls: Urls): Buffer<ArrayBuffer> {
+  const raw = readFileSync(file) as Buffer<ArrayBuffer>;
+  if (!isText(TYPES[extname(file)] ?? '')) return raw;
+  return Buffer.from(substituteOrigins(raw.toString('utf8'), urls), 'utf8') as Buffer<ArrayBuffer>;
+}
+
+export function indexStaticSite(root: string, urls: Urls): Map<string, Asset> {
   const assets = new Map<string, Asset>();
   if (!existsSync(root)) return assets;
   for (const file of walk(root)) {
     const id = '/' + relative(root, file).split(sep).join('/');
     const st = statSync(file);
-    const body = readFileSync(file) as Buffer<ArrayBuffer>;
+    const body = servedBody(file, urls);
     const etag = strongEtag(body);
-    assets.set(id, { path: file, size: st.size, mtime: st.mtime, etag, type: TYPES[extname(file)] ?? 'application/octet-stream', body });
+    assets.set(id, { path: file, size: body.length, mtime: st.mtime, etag, type: TYPES[extname(file)] ?? 'application/octet-stream', body });
   }
   return assets;
 }
@@ -76,8 +88,8 @@ function cacheControl(id: string): string {
   return 'public, max-age=300, must-revalidate';
 }
 
-export function staticSiteHandler(root: string) {
-  const assets = indexStaticSite(root);
+export function staticSiteHandler(root: string, urls: Urls) {
+  const assets = indexStaticSite(root, urls);
   const has = (id: string) => assets.has(id) || assets.has(id.replace(/\/$/, '') + '/index.html');
   const handler = async (event: H3Event) => {
     let matched: string | undefined;

@@ -12,6 +12,7 @@ import * as s from './schemas.ts';
 import { SURFACE_PRESETS } from './surfaces.ts';
 import { tollTable, tollUsd } from './tolls.ts';
 import { RECEIPT_HEADER as RR1_RECEIPT_HEADER } from '../rr1/constants.ts';
+import type { Urls } from '../urls.ts';
 import clearJson from '../content/catalogs/clear.json' with { type: 'json' };
 import napJson from '../content/catalogs/nap.json' with { type: 'json' };
 import clearingJson from '../content/catalogs/clearing.json' with { type: 'json' };
@@ -31,23 +32,7 @@ import agentActionsJson from '../content/catalogs/agent-actions.json' with { typ
 import x402Json from '../content/catalogs/x402.json' with { type: 'json' };
 import x402BazaarJson from '../content/catalogs/x402-bazaar.json' with { type: 'json' };
 
-/** The public URLs a build is made for. */
-export interface Urls {
-  /** Companion site ({site_url} of SPEC 4.2). */
-  site: string;
-  /** Gate service ({base_url} of SPEC 4.1). */
-  gate: string;
-}
-
-const DEFAULT_URL = 'http://localhost:4321';
-const trim = (u: string) => u.replace(/\/+$/, '');
-
-/** SITE_URL (else BASE_URL) and BASE_URL (else SITE_URL), as src/config.ts reads them; localhost:4321 by default. */
-export function urlsFromEnv(env: Record<string, string | undefined> = process.env): Urls {
-  const site = trim(env.SITE_URL || env.BASE_URL || DEFAULT_URL);
-  const gate = trim(env.BASE_URL || env.SITE_URL || DEFAULT_URL);
-  return { site, gate };
-}
+export type { Urls };
 
 // ---------------------------------------------------------------- content, validated once
 
@@ -188,7 +173,12 @@ export const CATALOGS: readonly CatalogEntry[] = [
   entry('absence', '/api/v1/absence/catalog', 'svc-absence-exchange-v1', s.absenceCatalogSchema, (u) =>
     assemble(s.absenceCatalogSchema, DATA.absence, u, layerPath('absence'), { surface_presets: SURFACE_PRESETS }),
   ),
-  entry('pdtr', '/api/v1/pdtr/catalog', 'svc-pdtr-v1', s.pdtrCatalogSchema, (u) => assemble(s.pdtrCatalogSchema, DATA.pdtr, u, layerPath('pdtr'))),
+  entry('pdtr', '/api/v1/pdtr/catalog', 'svc-pdtr-v1', s.pdtrCatalogSchema, (u) =>
+    assemble(s.pdtrCatalogSchema, DATA.pdtr, u, layerPath('pdtr'), {
+      bind_toll_usd: tollUsd('pdtr_bind'),
+      tolls_note: `toll_usd is the PDTR layer's catalog toll; a bind (POST /api/v1/bind-payment) is metered at pdtr_bind, ${tollUsd('pdtr_bind')} USD per bind.`,
+    }),
+  ),
   entry('require_receipt', '/api/v1/require-receipt/catalog', 'svc-require-receipt-v1', s.requireReceiptCatalogSchema, (u) =>
     assemble(s.requireReceiptCatalogSchema, DATA.require_receipt, u, layerPath('require_receipt')),
   ),

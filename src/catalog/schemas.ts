@@ -209,9 +209,12 @@ export const pdtrCatalogSchema = catalog('svc-pdtr-v1', {
   apis: apiPaths,
   rails: z.array(z.strictObject({ id: slug, label: text, relation: text })),
   toll_usd: usd,
+  /** Ours: what a bind is metered at (pdtr_bind, SPEC 8), and which toll is which. */
+  bind_toll_usd: usd,
+  tolls_note: text,
   scale_example: z.strictObject({ illustrative: z.literal(true), note: text }),
 });
-export const pdtrDataSchema = pdtrCatalogSchema.omit({ base_url: true, landing: true });
+export const pdtrDataSchema = pdtrCatalogSchema.omit({ base_url: true, landing: true, bind_toll_usd: true, tolls_note: true });
 
 export const requireReceiptCatalogSchema = catalog('svc-require-receipt-v1', {
   standard: z.literal('RR-1'),

@@ -16,7 +16,7 @@
  */
 import { DATA } from '../catalog/catalogs.ts';
 import type { FuseState } from './fuse.ts';
-import { bpsFeeMicros, MICROS_PER_USD } from './money.ts';
+import { graduatedFeeMicros, marginalTier, type BpsTier } from './bps-tiers.ts';
 
 export type ClearDecision = 'PERMIT' | 'DENY' | 'HOLD' | 'SILENCE';
 
@@ -52,30 +52,18 @@ export function decideClear(f: ClearFacts): ClearOutcome {
   return { decision: 'PERMIT', rule: 'cleared', reason: `the fuse is ${f.state}: the act is cleared` };
 }
 
-export interface BpsTier {
-  id: string;
-  bps: number;
-  cleared_usd_monthly_up_to: number | null;
-  label: string;
+export type { BpsTier };
+
+export const BPS_TIERS: readonly (BpsTier & { label: string })[] = DATA.clear.bps_tiers;
+
+/** The tier a month's cleared exposure has reached: the one its last dollar falls in (graduated; see bps-tiers.ts). */
+export function tierFor(exposureMicros: bigint): BpsTier & { label: string } {
+  return marginalTier(BPS_TIERS, exposureMicros);
 }
 
-export const BPS_TIERS: readonly BpsTier[] = DATA.clear.bps_tiers;
-
-/**
- * The tier a month's cleared exposure falls in: the first whose ceiling is at
- * least the exposure (ceilings are inclusive; `null` has none). Our choice
- * (SPEC does not say): the tier's bps applies to the whole month's exposure.
- */
-export function tierFor(exposureMicros: bigint): BpsTier {
-  for (const t of BPS_TIERS) {
-    if (t.cleared_usd_monthly_up_to === null || exposureMicros <= BigInt(t.cleared_usd_monthly_up_to) * MICROS_PER_USD) return t;
-  }
-  return BPS_TIERS[BPS_TIERS.length - 1]!;
-}
-
-/** bps fee on a month's cleared exposure at its tier, micro-USD. */
+/** bps fee on a month's cleared exposure, graduated over the tiers, micro-USD (whole cents). */
 export function exposureFeeMicros(exposureMicros: bigint): bigint {
-  return bpsFeeMicros(exposureMicros, tierFor(exposureMicros).bps);
+  return graduatedFeeMicros(BPS_TIERS, exposureMicros);
 }
 
 /** The UTC calendar month of a time, `YYYY-MM`. */

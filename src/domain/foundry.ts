@@ -151,14 +151,19 @@ export function runPipeline(input: PipelineInput, pc: PipelineContext): { status
 
 /**
  * A tenant's monthly projection: each step its last run did, performed for real
- * `runsPerMonth` times, at the step's toll; plus the runs themselves.
+ * `runsPerMonth` times, at the step's toll; plus the runs themselves; plus,
+ * for a settlement, the bps fee the rehearsed fire charged (fee_bps on the
+ * enabled exposure), which is most of what a settlement costs.
  */
-export function tenantProjection(tenantId: string, doneLayers: readonly string[], runsPerMonth: number): Projection {
+export function tenantProjection(tenantId: string, steps: ReadonlyArray<Pick<Step, 'layer' | 'status' | 'detail'>>, runsPerMonth: number): Projection {
   const units = BigInt(runsPerMonth);
   const parts = [line('pipeline runs x foundry_pipeline', units, BigInt(tollMicros('foundry_pipeline')))];
-  for (const layer of doneLayers) {
-    const sku = STEP_SKU[layer];
-    if (sku) parts.push(line(`${layer} x ${sku}`, units, BigInt(tollMicros(sku))));
+  for (const s of steps.filter((x) => x.status === 'done')) {
+    const sku = STEP_SKU[s.layer];
+    if (sku) parts.push(line(`${s.layer} x ${sku}`, units, BigInt(tollMicros(sku))));
+    if (s.layer === 'settlement' && typeof s.detail.fee_usd === 'string') {
+      parts.push(line(`settlement x bps_fee (${String(s.detail.fee_bps)} bps on ${String(s.detail.exposure_usd)})`, units, BigInt(usdToMicros(s.detail.fee_usd))));
+    }
   }
   return projection(`foundry:${tenantId}`, DATA.foundry.scale_example.note, { runs_per_month: runsPerMonth }, parts);
 }

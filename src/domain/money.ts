@@ -45,21 +45,44 @@ function numberToDecimalText(n: number): string {
   return /e/i.test(s) ? n.toFixed(6) : s;
 }
 
-/** Micro-USD to a decimal string with at least two decimals: 150000 -> "0.15", 10000000 -> "10.00". */
-export function formatUsd(micros: number | bigint): string {
-  const v = BigInt(micros);
-  const neg = v < 0n;
-  const abs = neg ? -v : v;
-  const whole = abs / MICROS_PER_USD;
-  let frac = (abs % MICROS_PER_USD).toString().padStart(6, '0').replace(/0+$/, '');
-  if (frac.length < 2) frac = frac.padEnd(2, '0');
-  return `${neg ? '-' : ''}${whole}.${frac}`;
+export const MICROS_PER_CENT = 10_000n;
+
+/** Micro-USD rounded half up to a whole cent: every amount charged is whole cents. */
+export function roundToCent(micros: bigint): bigint {
+  const neg = micros < 0n;
+  const abs = neg ? -micros : micros;
+  const cents = (abs + MICROS_PER_CENT / 2n) / MICROS_PER_CENT;
+  return (neg ? -cents : cents) * MICROS_PER_CENT;
 }
 
-/** Fee in micro-USD of `bps` basis points on an exposure in micro-USD, rounded half up. */
+/**
+ * The one money formatter: micro-USD to a decimal string with exactly two
+ * decimals (150000 -> "0.15", 10000000 -> "10.00"), rounded half up to the
+ * cent. Amounts charged are whole cents already (see roundToCent), so for
+ * them the text is exact.
+ */
+export function formatUsd(micros: number | bigint): string {
+  const v = roundToCent(BigInt(micros));
+  const neg = v < 0n;
+  const cents = (neg ? -v : v) / MICROS_PER_CENT;
+  return `${neg ? '-' : ''}${cents / 100n}.${(cents % 100n).toString().padStart(2, '0')}`;
+}
+
+/** Fee in micro-USD of `bps` basis points on an exposure in micro-USD, rounded half up to the cent. */
 export function bpsFeeMicros(exposureMicros: bigint, bps: string | number): bigint {
+  return feeFromBpsProducts([bpsProduct(exposureMicros, bps)]);
+}
+
+/** exposure (micro-USD) x bps x 10^4: the exact, unrounded numerator of a bps fee. */
+export function bpsProduct(exposureMicros: bigint, bps: string | number): bigint {
   // bps may be fractional (0.5): scale by 10^4 to keep it integral.
-  const bpsScaled = parseDecimal(typeof bps === 'number' ? numberToDecimalText(bps) : bps, 4);
-  const denominator = 10_000n * 10_000n;
-  return (exposureMicros * bpsScaled * 2n + denominator) / (2n * denominator);
+  return exposureMicros * parseDecimal(typeof bps === 'number' ? numberToDecimalText(bps) : bps, 4);
+}
+
+/** The sum of several bps products as one fee in micro-USD, rounded half up to the cent once. */
+export function feeFromBpsProducts(products: readonly bigint[]): bigint {
+  const sum = products.reduce((a, b) => a + b, 0n);
+  // product / (10^4 bps per unit x 10^4 scale) is micro-USD; / 10^4 more is cents.
+  const perCent = 10_000n * 10_000n * MICROS_PER_CENT;
+  return ((sum * 2n + perCent) / (2n * perCent)) * MICROS_PER_CENT;
 }

@@ -3,11 +3,12 @@
  *
  * General Average: a loss incurred for the common good of a graph of parties
  * is borne pro rata to the value each contributed. Allocations are exact in
- * micro-USD: each party gets floor(loss x value / total), and the micro-USD
- * left over go one each to the largest remainders (ties: request order), so
- * the allocations always add up to the loss.
+ * whole cents: each party gets floor(loss x value / total) cents, and the
+ * cents left over go one each to the largest remainders (ties: request
+ * order), so the allocations always add up to the loss (itself rounded to
+ * the cent).
  */
-import { formatUsd } from './money.ts';
+import { formatUsd, MICROS_PER_CENT, roundToCent } from './money.ts';
 import { GA_DECLARE_TOLL_MICROS, SHARP_TOLL_MICROS } from './scale.ts';
 
 export { GA_DECLARE_TOLL_MICROS, SHARP_TOLL_MICROS };
@@ -29,9 +30,10 @@ export interface Allocation {
 export function allocateGeneralAverage(lossMicros: bigint, parties: readonly Party[]): Allocation[] {
   const total = parties.reduce((a, p) => a + p.value_micros, 0n);
   if (total <= 0n) throw new RangeError('the contributed values add up to zero');
-  const base = parties.map((p) => (lossMicros * p.value_micros) / total);
-  const rem = parties.map((p, i) => ({ i, r: (lossMicros * p.value_micros) % total }));
-  let left = lossMicros - base.reduce((a, b) => a + b, 0n);
+  const lossCents = roundToCent(lossMicros) / MICROS_PER_CENT;
+  const base = parties.map((p) => (lossCents * p.value_micros) / total);
+  const rem = parties.map((p, i) => ({ i, r: (lossCents * p.value_micros) % total }));
+  let left = lossCents - base.reduce((a, b) => a + b, 0n);
   rem.sort((a, b) => (b.r > a.r ? 1 : b.r < a.r ? -1 : a.i - b.i));
   for (const { i } of rem) {
     if (left === 0n) break;
@@ -44,8 +46,8 @@ export function allocateGeneralAverage(lossMicros: bigint, parties: readonly Par
       party_id: p.party_id,
       contributed_value_usd: formatUsd(p.value_micros),
       share_pct: `${pct / 10_000n}.${(pct % 10_000n).toString().padStart(4, '0')}`,
-      allocation_usd: formatUsd(base[i]!),
-      allocation_micros: base[i]!,
+      allocation_usd: formatUsd(base[i]! * MICROS_PER_CENT),
+      allocation_micros: base[i]! * MICROS_PER_CENT,
     };
   });
 }

@@ -86,14 +86,24 @@ export function decideRedeem(i: RedeemInput): RedeemDecision {
   return { redeem: true };
 }
 
-/** PAS-A: hop first; a ticket only for a permitted hop on a LIVE parent; bind-and-issue is never granted. */
+/**
+ * PAS-A: hop first; a ticket only for a permitted hop on a LIVE parent and a
+ * job not bound yet; bind-and-issue is never granted. Only a ticket is a 2xx:
+ * a raised manual-underwriting issue is HOLD and an already-bound job BLOCK,
+ * both refusals the caller must not bind on (SPEC 7).
+ */
 export type PreBindAOutcome =
   | { next_step: 'bind_only_ticket'; decision: 'ALLOW'; reason: string }
-  | { next_step: 'manual_underwriting'; decision: 'HOLD'; reason: string; code: string };
+  | { next_step: 'manual_underwriting'; decision: 'HOLD'; reason: string; code: string }
+  | { next_step: 'none'; decision: 'BLOCK'; reason: string; code: 'already_bound' };
 
-export function decidePreBindA(hop: HopOutcome, parent: LicenseState, requestedScope: 'bind_only' | 'bind_and_issue'): PreBindAOutcome {
+/** The HTTP status of each PAS-A outcome: ALLOW 200, BLOCK 403, HOLD 409 (as pre-finality's NO_GO and HOLD). */
+export const PRE_BIND_A_STATUS: Record<PreBindAOutcome['decision'], number> = { ALLOW: 200, BLOCK: 403, HOLD: 409 };
+
+export function decidePreBindA(hop: HopOutcome, parent: LicenseState, requestedScope: 'bind_only' | 'bind_and_issue', jobBound = false): PreBindAOutcome {
   const manual = (code: string, reason: string): PreBindAOutcome => ({ next_step: 'manual_underwriting', decision: 'HOLD', code, reason });
   if (!hop.verdict) return manual(`hop_${hop.decision.toLowerCase()}`, hop.reason);
+  if (jobBound) return { next_step: 'none', decision: 'BLOCK', code: 'already_bound', reason: 'the job is already bound: no ticket is issued for it (a second bind is refused)' };
   if (parent !== 'LIVE' && parent !== 'ARMED') return manual('license_not_live', `the licence parent is ${parent}: no child can be issued`);
   if (requestedScope === 'bind_and_issue') return manual('bind_and_issue_not_granted', 'bind-and-issue is not granted: only a bind-only ticket can be issued');
   return { next_step: 'bind_only_ticket', decision: 'ALLOW', reason: 'hop permitted and the licence parent is LIVE: bind-only ticket issued' };

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { FuseState } from './fuse.ts';
+import { decideHop } from './fuse.ts';
 import { MoneyError, parseDecimal } from './money.ts';
 
 export const RAILS = ['x402', 'rtp'] as const;
@@ -20,6 +21,7 @@ export type TransferField = (typeof TRANSFER_FIELDS)[number];
 
 const CHECKS = [
   'fuse_dead',
+  'fuse_unsigned',
   'fuse_unknown',
   'transfer_incomplete',
   'amount_not_positive',
@@ -142,9 +144,17 @@ interface Fired {
 
 type CheckFn = (req: EvaluateRequest, facts: Facts, rules: RuleSet) => Fired | undefined;
 
+/** Fires when a hop on the context's fuse would be refused with `decision` (DENY: DEAD; SILENCE: UNSIGNED). */
+function fuseRefusal(f: Facts, decision: 'DENY' | 'SILENCE'): Fired | undefined {
+  if (f.fuse?.state === undefined) return undefined;
+  const hop = decideHop(f.fuse.state, undefined, []);
+  return !hop.ok && hop.decision === decision ? { detail: `fuse ${f.fuse.id}: ${hop.reason}`, fields: ['context.fuse_id'] } : undefined;
+}
+
 const CHECK_FNS: Record<Check, CheckFn> = {
-  fuse_dead: (_r, f) =>
-    f.fuse?.state === 'DEAD' ? { detail: `fuse ${f.fuse.id} is DEAD`, fields: ['context.fuse_id'] } : undefined,
+  // The fuse checks are the hop's own rule (domain/fuse.ts): what a hop refuses, evaluate refuses.
+  fuse_dead: (_r, f) => fuseRefusal(f, 'DENY'),
+  fuse_unsigned: (_r, f) => fuseRefusal(f, 'SILENCE'),
   fuse_unknown: (_r, f) =>
     f.fuse && f.fuse.state === undefined ? { detail: `no fuse ${f.fuse.id} exists for this caller`, fields: ['context.fuse_id'] } : undefined,
   transfer_incomplete: (r, _f, rules) => {
@@ -239,4 +249,57 @@ export function orderMismatches(cleared: Transfer, order: PaymentOrder, rules: R
     if (a === undefined) return true;
     return k === 'amount' ? parseAmount(a, rules) !== parseAmount(b, rules) : a !== b;
   });
+}
+
+/** Why the RTP gate refuses a receipt for a payment order (empty: it passes). */
+export interface RtpGateReason {
+  code: string;
+  detail: string;
+  fields?: string[];
+}
+
+/** What the RTP gate rule looks at: the verified receipt's claims, the order, the presenting key, and the receipt's earlier use. */
+export interface RtpGateFacts {
+  claims: { sub: string; decision: string; rail: string; transfer: Transfer; demo?: boolean | undefined };
+  order: PaymentOrder;
+  /** The key presenting the receipt. */
+  keyId: string;
+  /** True when the receipt (its jti) already cleared a payment order, this one included. */
+  used: boolean;
+}
+
+/**
+ * The RTP gate: a GO receipt clears ONE payment order, ONCE, for the key it
+ * was issued to (its `sub`). A second presentation, even of the same order,
+ * is refused (`receipt_used`); an Idempotency-Key retry of the first call
+ * gets the first answer instead.
+ */
+export function rtpGateReasons(f: RtpGateFacts, rules: RuleSet = RULES): RtpGateReason[] {
+  const c = f.claims;
+  const reasons: RtpGateReason[] = [];
+  if (c.decision !== 'GO') reasons.push({ code: 'not_go', detail: `the receipt's decision is ${c.decision}, not GO` });
+  if (c.demo) reasons.push({ code: 'demo_receipt', detail: 'a demo receipt clears no payment' });
+  else if (c.sub !== f.keyId) reasons.push({ code: 'wrong_key', detail: 'the receipt was issued to another API key: only the key it was issued to can present it' });
+  if (c.rail !== 'rtp') reasons.push({ code: 'wrong_rail', detail: `the receipt clears rail ${c.rail}, not rtp`, fields: ['rail'] });
+  const differ = orderMismatches(c.transfer, f.order, rules);
+  if (differ.length) {
+    reasons.push({ code: 'order_mismatch', detail: `the payment order differs from the cleared transfer in ${differ.join(', ')}`, fields: differ.map((k) => `payment_order.${k}`) });
+  }
+  if (f.used) reasons.push({ code: 'receipt_used', detail: 'this receipt has already cleared a payment order: a receipt clears one payment order, once' });
+  return reasons;
+}
+
+/** Currencies whose amounts are USD for the Clear tiers (1 unit = 1 USD). Other currencies are not counted: we convert nothing. */
+export const USD_CURRENCIES: readonly string[] = ['USD', 'USDC'];
+
+/**
+ * The cleared exposure of a GO, micro-USD (rounded half up), or undefined
+ * when it clears none in USD: a GO clears its transfer amount like a PERMIT
+ * on the execute gate, when the transfer is in USD or USDC.
+ */
+export function goExposureMicros(transfer: Transfer, rules: RuleSet = RULES): bigint | undefined {
+  if (transfer.amount === undefined || transfer.currency === undefined || !USD_CURRENCIES.includes(transfer.currency)) return undefined;
+  const scaled = parseAmount(transfer.amount, rules);
+  const per = 10n ** BigInt(Math.max(0, rules.amount_scale - 6));
+  return rules.amount_scale >= 6 ? (scaled + per / 2n) / per : scaled * 10n ** BigInt(6 - rules.amount_scale);
 }

@@ -4,9 +4,10 @@
  * SPEC leaves the threshold condition "not shown"; ours is a metric name, an
  * operator and a decimal value: the trigger fires when `reading <op> value`.
  * A fire charges bps on the enabled exposure: the obligation's fee_bps, else
- * (fee_bps null) the Clear bps tier that the key's monthly cleared exposure,
- * this fire included, falls in.
+ * (fee_bps null) the Clear bps tiers, graduated, on the key's monthly cleared
+ * exposure. The obligation's fee_bps is the template's: a caller cannot change it.
  */
+import { marginalFeeMicros, marginalTier, type BpsTier } from './bps-tiers.ts';
 import { bpsFeeMicros } from './money.ts';
 import { parseSigned } from './oracle.ts';
 
@@ -40,19 +41,7 @@ export function thresholdReached(t: Threshold, reading: string): boolean {
   }
 }
 
-export interface BpsTier {
-  id: string;
-  bps: number;
-  cleared_usd_monthly_up_to: number | null;
-}
-
-/** The Clear tier for a monthly cleared exposure (micro-USD): the first whose ceiling it does not exceed. */
-export function clearTier(tiers: readonly BpsTier[], clearedMicros: bigint): BpsTier {
-  for (const t of tiers) {
-    if (t.cleared_usd_monthly_up_to === null || clearedMicros <= BigInt(t.cleared_usd_monthly_up_to) * 1_000_000n) return t;
-  }
-  return tiers[tiers.length - 1]!;
-}
+export type { BpsTier };
 
 export interface FireFee {
   bps: number;
@@ -62,11 +51,23 @@ export interface FireFee {
 }
 
 /**
- * The fee of a fire: `feeBps` when the obligation sets one, else the Clear tier of
- * `monthBeforeMicros + exposureMicros` (the key's cleared exposure this month).
+ * The fee_bps of an obligation: always its template's (SPEC 2.5, 3: "the
+ * obligation fee_bps, with a fallback to the Clear bps tier"). A caller may
+ * restate it but never change it: undefined or the same value is accepted,
+ * anything else (0, null, a higher value) is refused by the caller of this rule.
+ */
+export function obligationFeeBps(templateFeeBps: number | null, requested: number | null | undefined): { ok: true; feeBps: number | null } | { ok: false; message: string } {
+  if (requested === undefined || requested === templateFeeBps) return { ok: true, feeBps: templateFeeBps };
+  return { ok: false, message: `is the template's (${templateFeeBps === null ? 'null: the Clear bps tier' : templateFeeBps}); it cannot be set by the caller` };
+}
+
+/**
+ * The fee of a fire: `feeBps` when the obligation has one, else the Clear
+ * tiers applied graduated to this exposure on top of `monthBeforeMicros` (the
+ * key's cleared exposure this month before the fire). Whole cents.
  */
 export function fireFee(exposureMicros: bigint, feeBps: number | null, tiers: readonly BpsTier[], monthBeforeMicros: bigint): FireFee {
   if (feeBps !== null) return { bps: feeBps, source: 'obligation', feeMicros: bpsFeeMicros(exposureMicros, feeBps) };
-  const tier = clearTier(tiers, monthBeforeMicros + exposureMicros);
-  return { bps: tier.bps, source: 'clear_tier', tier: tier.id, feeMicros: bpsFeeMicros(exposureMicros, tier.bps) };
+  const tier = marginalTier(tiers, monthBeforeMicros + exposureMicros);
+  return { bps: tier.bps, source: 'clear_tier', tier: tier.id, feeMicros: marginalFeeMicros(tiers, monthBeforeMicros, exposureMicros) };
 }

@@ -9,6 +9,7 @@ import { newId, nowIso } from '../ids.ts';
 import { periodStart, type HopPeriod } from '../domain/quota.ts';
 import { insertAccount } from './accounts.ts';
 import type { Ledger } from './db.ts';
+import { countMonthlyHop } from './operator.ts';
 
 export const KEY_PREFIX = 'fg_live_';
 
@@ -216,7 +217,9 @@ export async function consumeHop(tx: Transaction, keyId: string): Promise<boolea
           WHERE id = ? AND (COALESCE(period_start, '') <> ${PERIOD_START_SQL} OR hops_used < hop_limit)`,
     args: [keyId],
   });
-  return rs.rowsAffected > 0;
+  if (rs.rowsAffected === 0) return false;
+  await countMonthlyHop(tx, keyId);
+  return true;
 }
 
 export async function setKeySurface(ledger: Ledger, keyId: string, surface: string[] | null): Promise<boolean> {

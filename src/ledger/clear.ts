@@ -21,8 +21,11 @@ export async function insertClearAct(tx: Transaction, a: ClearActRow): Promise<v
   });
 }
 
+/** Decisions whose exposure is cleared: a PERMIT of the execute gate, a GO of pre-finality. */
+export const CLEARING_DECISIONS = ['PERMIT', 'GO'] as const;
+
 export interface MonthTotals {
-  /** Cleared (PERMIT) exposure, micro-USD. */
+  /** Cleared (PERMIT and GO) exposure, micro-USD. */
   cleared_micros: bigint;
   /** Acts by decision. */
   by_decision: Record<string, number>;
@@ -31,7 +34,7 @@ export interface MonthTotals {
 }
 
 /** Totals of one month, for one key or (keyId undefined) the whole network. */
-export async function monthTotals(db: Client, month: string, keyId?: string): Promise<MonthTotals> {
+export async function monthTotals(db: Client | Transaction, month: string, keyId?: string): Promise<MonthTotals> {
   const where = keyId ? 'month = ? AND key_id = ?' : 'month = ?';
   const args = keyId ? [month, keyId] : [month];
   const rs = await db.execute({
@@ -40,14 +43,14 @@ export async function monthTotals(db: Client, month: string, keyId?: string): Pr
     args,
   });
   const keys = await db.execute({ sql: `SELECT COUNT(DISTINCT key_id) AS k FROM clear_acts WHERE ${where}`, args });
-  const by_decision: Record<string, number> = { PERMIT: 0, DENY: 0, HOLD: 0, SILENCE: 0 };
+  const by_decision: Record<string, number> = { PERMIT: 0, DENY: 0, HOLD: 0, SILENCE: 0, GO: 0 };
   let cleared = 0n;
   let acts = 0;
   for (const r of rs.rows) {
     const d = String(r.decision);
     by_decision[d] = Number(r.n);
     acts += Number(r.n);
-    if (d === 'PERMIT') cleared = exactSum(r, 'exposure');
+    if ((CLEARING_DECISIONS as readonly string[]).includes(d)) cleared += exactSum(r, 'exposure');
   }
   return { cleared_micros: cleared, by_decision, acts, keys: Number(keys.rows[0]?.k ?? 0) };
 }

@@ -14,8 +14,11 @@ export interface Charge {
   amountMicros: number | bigint;
   /** True for negative-act premium SKUs (refusals). */
   nap?: boolean;
-  /** What was charged for: a receipt id, a fuse id... */
-  ref?: string;
+  /**
+   * The receipt of the act charged for. Every charge has one: a clearing
+   * attestation covers the charges of its period through their receipts.
+   */
+  ref: string;
 }
 
 export async function recordCharge(tx: Transaction, c: Charge): Promise<void> {
@@ -24,7 +27,7 @@ export async function recordCharge(tx: Transaction, c: Charge): Promise<void> {
   if (amount < 0n || amount > MAX_CHARGE_MICROS) throw new RangeError(`charge ${amount} micro-USD for ${c.sku} is outside 0..${MAX_CHARGE_MICROS}`);
   await tx.execute({
     sql: 'INSERT INTO meter (key_id, sku, amount_micros, nap, ref, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    args: [c.keyId, c.sku, amount, c.nap ? 1 : 0, c.ref ?? null, nowIso()],
+    args: [c.keyId, c.sku, amount, c.nap ? 1 : 0, c.ref, nowIso()],
   });
 }
 

@@ -15,10 +15,13 @@ export async function storedLicenseState(db: Db, keyId: string, licenseId: strin
   return rs.rows[0] ? (String(rs.rows[0].state) as StoredLicenseState) : undefined;
 }
 
-/** Issued children not redeemed and not yet expired at `now`. */
+/** A ticket whose job another ticket already bound: it can never redeem (HALT replay), so it keeps nothing ARMED. */
+const JOB_BOUND = 'EXISTS (SELECT 1 FROM pas_spend_leaves l WHERE l.key_id = pas_tickets.key_id AND l.job_id = pas_tickets.job_id)';
+
+/** Issued children not redeemed, not yet expired at `now`, and still redeemable (their job not bound by another ticket). */
 export async function outstandingChildren(db: Db, keyId: string, licenseId: string, now: string): Promise<number> {
   const rs = await db.execute({
-    sql: 'SELECT COUNT(*) AS n FROM pas_tickets WHERE key_id = ? AND license_id = ? AND redeemed_at IS NULL AND expires_at > ?',
+    sql: `SELECT COUNT(*) AS n FROM pas_tickets WHERE key_id = ? AND license_id = ? AND redeemed_at IS NULL AND expires_at > ? AND NOT ${JOB_BOUND}`,
     args: [keyId, licenseId, now],
   });
   return Number(rs.rows[0]!.n);
@@ -34,7 +37,8 @@ export interface LicenseSnapshot {
   license_id: string;
   state: LicenseState;
   charged: boolean;
-  children: { issued: number; outstanding: number; redeemed: number; expired_unredeemed: number };
+  /** superseded: unredeemed tickets whose job another ticket bound (they can never redeem). */
+  children: { issued: number; outstanding: number; redeemed: number; expired_unredeemed: number; superseded: number };
   history: Array<{ from: string; to: string; at: string; receipt_id: string }>;
   as_of: string;
 }
@@ -43,9 +47,10 @@ export async function licenseSnapshot(db: Db, keyId: string, licenseId: string, 
   const stored = await storedLicenseState(db, keyId, licenseId);
   const counts = await db.execute({
     sql: `SELECT COUNT(*) AS issued,
-                 COALESCE(SUM(CASE WHEN redeemed_at IS NULL AND expires_at > ? THEN 1 ELSE 0 END), 0) AS outstanding,
+                 COALESCE(SUM(CASE WHEN redeemed_at IS NULL AND expires_at > ? AND NOT ${JOB_BOUND} THEN 1 ELSE 0 END), 0) AS outstanding,
+                 COALESCE(SUM(CASE WHEN redeemed_at IS NULL AND ${JOB_BOUND} THEN 1 ELSE 0 END), 0) AS superseded,
                  COALESCE(SUM(CASE WHEN redeemed_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS redeemed,
-                 COALESCE(SUM(CASE WHEN redeemed_at IS NULL AND expires_at <= ? THEN 1 ELSE 0 END), 0) AS expired
+                 COALESCE(SUM(CASE WHEN redeemed_at IS NULL AND expires_at <= ? AND NOT ${JOB_BOUND} THEN 1 ELSE 0 END), 0) AS expired
           FROM pas_tickets WHERE key_id = ? AND license_id = ?`,
     args: [now, now, keyId, licenseId],
   });
@@ -60,7 +65,7 @@ export async function licenseSnapshot(db: Db, keyId: string, licenseId: string, 
     license_id: licenseId,
     state: reportedLicenseState(stored, outstanding),
     charged: stored !== undefined,
-    children: { issued: Number(c.issued), outstanding, redeemed: Number(c.redeemed), expired_unredeemed: Number(c.expired) },
+    children: { issued: Number(c.issued), outstanding, redeemed: Number(c.redeemed), expired_unredeemed: Number(c.expired), superseded: Number(c.superseded) },
     history: history.rows.map((r) => ({ from: String(r.from_state), to: String(r.to_state), at: String(r.at), receipt_id: String(r.receipt_id) })),
     as_of: now,
   };

@@ -9,14 +9,13 @@ export async function receiptUse(db: Client | Transaction, jti: string): Promise
 }
 
 /**
- * Claims a receipt for an order inside the caller's write transaction. True when
- * the receipt is now (or already was) bound to this order; false when another
- * order holds it.
+ * Claims a receipt for an order inside the caller's write transaction. True
+ * only for the call that made the claim: a receipt clears one order, once.
  */
 export async function claimReceiptUse(tx: Transaction, jti: string, orderHash: string, keyId: string): Promise<boolean> {
-  await tx.execute({
+  const rs = await tx.execute({
     sql: 'INSERT INTO prefinality_receipt_uses (jti, order_hash, key_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (jti) DO NOTHING',
     args: [jti, orderHash, keyId, nowIso()],
   });
-  return (await receiptUse(tx, jti)) === orderHash;
+  return rs.rowsAffected === 1;
 }

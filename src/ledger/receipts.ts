@@ -20,7 +20,7 @@ import { CompactSign } from 'jose';
 import type { Keyring } from '../crypto/keys.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
 import { RECEIPT_TYP } from '../crypto/receipt.ts';
-import { newId, nowIso } from '../ids.ts';
+import { newId, nowIso, numericDate } from '../ids.ts';
 import { appendLeaf } from './log.ts';
 import { RECEIPTS_LOG } from './seals.ts';
 
@@ -48,10 +48,17 @@ export interface ReceiptInput {
   data?: Record<string, unknown>;
 }
 
+/**
+ * The signed payload. `iat` is a NumericDate (RFC 7519 4.1.6: whole seconds
+ * since the epoch), as in the pre-finality JWT: one `iat` format in both
+ * receipt kinds. `issued_at` is the same instant as RFC 3339 UTC with
+ * milliseconds, for people and for ordering.
+ */
 export interface ReceiptPayload extends ReceiptInput {
   receipt_id: string;
   iss: string;
-  iat: string;
+  iat: number;
+  issued_at: string;
 }
 
 export interface Receipt {
@@ -71,7 +78,8 @@ export function verifyUrl(ctx: ReceiptIssuer, receiptId: string): string {
 }
 
 function payloadOf(ctx: ReceiptIssuer, input: ReceiptInput): ReceiptPayload {
-  return { ...input, receipt_id: newId('rcpt'), iss: ctx.config.BASE_URL, iat: nowIso() };
+  const now = new Date();
+  return { ...input, receipt_id: newId('rcpt'), iss: ctx.config.BASE_URL, iat: numericDate(now), issued_at: nowIso(now) };
 }
 
 /** A batch-sealed receipt: nothing is signed per receipt (see the module comment). */
@@ -114,7 +122,7 @@ export async function recordReceipt(tx: Transaction, r: Receipt): Promise<void> 
       r.payload.key_id ?? null,
       r.jws ?? '',
       payload,
-      r.payload.iat,
+      r.payload.issued_at,
       index,
     ],
   });

@@ -36,13 +36,13 @@ const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringi
 
 /** A receipt-shaped JWS that no gate signed: `alg: none`, decision HOLD. */
 function unsignedHold(act: string): string {
-  return `${b64({ alg: 'none', typ: RECEIPT_TYP })}.${b64({ receipt_id: 'rcpt_unsigned', decision: 'HOLD', data: { act_kind: act }, iat: new Date().toISOString() })}.`;
+  return `${b64({ alg: 'none', typ: RECEIPT_TYP })}.${b64({ receipt_id: 'rcpt_unsigned', decision: 'HOLD', data: { act_kind: act }, iat: Math.floor(Date.now() / 1000) })}.`;
 }
 
 /** A PERMIT signed by a key nobody published. */
 function forgedPermit(act: string, gate: string): string {
   const { privateKey } = generateKeyPairSync('ed25519');
-  const input = `${b64({ alg: 'EdDSA', typ: RECEIPT_TYP, kid: 'forged' })}.${b64({ receipt_id: 'rcpt_forged', decision: 'PERMIT', iss: gate, data: { act_kind: act }, iat: new Date().toISOString() })}`;
+  const input = `${b64({ alg: 'EdDSA', typ: RECEIPT_TYP, kid: 'forged' })}.${b64({ receipt_id: 'rcpt_forged', decision: 'PERMIT', iss: gate, data: { act_kind: act }, iat: Math.floor(Date.now() / 1000) })}`;
   return `${input}.${sign(null, Buffer.from(input), privateKey).toString('base64url')}`;
 }
 

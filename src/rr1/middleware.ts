@@ -112,7 +112,8 @@ export function requireReceipt(o: RequireReceiptOptions): Middleware {
     if (p.decision !== 'PERMIT') return refuse('receipt_not_permit', `the receipt's decision is ${String(p.decision)}; only a PERMIT lets the act go ahead`);
     const data = (p.data ?? {}) as Record<string, unknown>;
     if (data.act_kind !== o.act) return refuse('receipt_wrong_act', `the receipt is for act ${String(data.act_kind)}, not ${o.act}`);
-    const iat = Date.parse(String(p.iat));
+    // iat is a NumericDate (seconds); receipts issued before it was are RFC 3339 text.
+    const iat = typeof p.iat === 'number' ? p.iat * 1000 : Date.parse(String(p.iat));
     if (!Number.isFinite(iat) || Date.now() - iat > maxAge || iat - Date.now() > 30_000) return refuse('receipt_stale', 'the receipt is too old (or from the future)');
     if (!(await claim(String(p.receipt_id), event))) return refuse('receipt_replayed', `receipt ${String(p.receipt_id)} was already used: a receipt authorises one act`);
     event.context.rr1 = { receipt_id: p.receipt_id, payload: p };

@@ -1,9 +1,10 @@
 /**
  * Prerendered JSON endpoints: every catalog is built at `astro build` time for
- * the SITE_URL / BASE_URL of the build environment.
+ * the placeholder origins of src/urls.ts; the server puts its own URLs in.
  */
 import type { APIRoute } from 'astro';
-import { catalogByKey, urlsFromEnv, type Urls } from '../catalog/catalogs.ts';
+import { catalogByKey } from '../catalog/catalogs.ts';
+import { BUILD_ORIGINS, type Urls } from '../urls.ts';
 
 export function jsonResponse(body: unknown): Response {
   return new Response(JSON.stringify(body, null, 2) + '\n', {
@@ -14,9 +15,9 @@ export function jsonResponse(body: unknown): Response {
 /** The GET handler of a catalog path. */
 export function catalogRoute(key: string): APIRoute {
   const c = catalogByKey(key);
-  return () => jsonResponse(c.build(urlsFromEnv()));
+  return () => jsonResponse(c.build(BUILD_ORIGINS));
 }
 
 export function buildUrls(): Urls {
-  return urlsFromEnv();
+  return BUILD_ORIGINS;
 }

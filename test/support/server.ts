@@ -37,14 +37,15 @@ export function testEnv(dir: string, env: Record<string, string> = {}): Record<s
 }
 
 export async function startTestServer(env: Record<string, string> = {}, dir = tempDir()): Promise<TestServer> {
-  const config = loadConfig(testEnv(dir, env));
-  const running = await startServer(config);
+  const running = await startServer(loadConfig(testEnv(dir, env)));
   return {
     ...running,
     dir,
-    config,
-    async newKey(name = 'test', hopLimit = config.HOP_LIMIT_DEFAULT, role: KeyRole = 'operator', accountId?: string) {
-      const { key, secret } = await createApiKey(running.ctx.ledger, { name, hopLimit, role, hopPeriod: config.HOP_LIMIT_PERIOD, ...(accountId ? { accountId } : {}) });
+    // The configuration the server runs with (PORT 0 resolved to the port it listens on).
+    config: running.ctx.config,
+    async newKey(name = 'test', hopLimit = running.ctx.config.HOP_LIMIT_DEFAULT, role: KeyRole = 'operator', accountId?: string) {
+      const c = running.ctx.config;
+      const { key, secret } = await createApiKey(running.ctx.ledger, { name, hopLimit, role, hopPeriod: c.HOP_LIMIT_PERIOD, ...(accountId ? { accountId } : {}) });
       return { id: key.id, secret, accountId: key.account_id };
     },
     fetch(path, init = {}) {

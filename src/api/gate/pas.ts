@@ -7,7 +7,7 @@
  * Every decision is a receipt in the receipts log, committed in ONE
  * transaction with its state change, its meter row and its idempotent answer.
  * Decisions are answered with their body, never as problems: ALLOW 200;
- * BLOCK 403; HALT 409; a raised manual-underwriting issue 202.
+ * BLOCK 403; HALT 409; HOLD 409 (a raised manual-underwriting issue).
  */
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
@@ -21,6 +21,7 @@ import { MoneyError, formatUsd, usdToMicros } from '../../domain/money.ts';
 import {
   CHARGEABLE_LICENSE_STATES,
   HALT_REASONS,
+  PRE_BIND_A_STATUS,
   decideAuthority,
   decideBindCheck,
   decidePreBindA,
@@ -137,7 +138,7 @@ const snapshotResponse = z.looseObject({
   license_id: z.string(),
   state: z.enum(['UNSIGNED', 'LIVE', 'ARMED', 'DEAD']),
   charged: z.boolean(),
-  children: z.object({ issued: z.number(), outstanding: z.number(), redeemed: z.number(), expired_unredeemed: z.number() }),
+  children: z.object({ issued: z.number(), outstanding: z.number(), redeemed: z.number(), expired_unredeemed: z.number(), superseded: z.number() }),
   history: z.array(z.object({ from: z.string(), to: z.string(), at: z.string(), receipt_id: z.string() })),
 });
 const transitionResponse = z.looseObject({ license_id: z.string(), previous_state: z.string(), state: z.string(), ...receiptFields });
@@ -253,11 +254,12 @@ function preBindA(event: H3Event, ctx: AppContext, caller: Caller, body: PreBind
     kind: 'pas_pre_bind_a',
     fuseId: body.fuse_id,
     jobId: body.job_id,
-    read: (db, now) => licenseState(db, owner, body.license_id, now),
+    read: async (db, now) => ({ parent: await licenseState(db, owner, body.license_id, now), bound: await jobBound(db, owner, body.job_id) }),
     // ARMED is a reading of LIVE; a new ticket turns LIVE into ARMED, so compare on "may issue".
-    decide: (hop, parent) => decidePreBindA(hop, parent === 'ARMED' ? 'LIVE' : parent, body.scope),
-    data: (d, parent) => ({ license_id: body.license_id, license_state: parent, next_step: d.next_step, spend_fingerprint: fp, ...(d.next_step === 'manual_underwriting' ? { code: d.code } : {}) }),
+    decide: (hop, s) => decidePreBindA(hop, s.parent === 'ARMED' ? 'LIVE' : s.parent, body.scope, s.bound),
+    data: (d, s) => ({ license_id: body.license_id, license_state: s.parent, next_step: d.next_step, spend_fingerprint: fp, ...(d.next_step !== 'bind_only_ticket' ? { code: d.code } : {}) }),
     async write(tx, d, _parent, receipt, now) {
+      if (d.next_step === 'none') return { code: d.code, bind: false, instruction: 'BLOCK: do not bind.' };
       if (d.next_step === 'manual_underwriting') {
         const id = newId('uwi');
         if (caller.key) await insertIssue(tx, { id, keyId: owner, jobId: body.job_id, licenseId: body.license_id, fuseId: body.fuse_id, reason: d.code, receiptId: receipt.receipt_id, now });
@@ -284,10 +286,10 @@ function preBindA(event: H3Event, ctx: AppContext, caller: Caller, body: PreBind
         },
       };
     },
-    answer: (d, parent, fuse, r, written) =>
+    answer: (d, s, fuse, r, written) =>
       reply(
-        { decision: d.decision, next_step: d.next_step, reason: d.reason, bind_and_issue: false, fuse_id: fuse.id, fuse_state: fuse.state, license_state: parent, demo: !caller.key, ...written, ...receiptBody(r) },
-        d.next_step === 'bind_only_ticket' ? 200 : 202,
+        { decision: d.decision, next_step: d.next_step, reason: d.reason, bind_and_issue: false, fuse_id: fuse.id, fuse_state: fuse.state, license_state: s.parent, demo: !caller.key, ...written, ...receiptBody(r) },
+        PRE_BIND_A_STATUS[d.decision],
       ),
   });
 }
@@ -488,11 +490,11 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       return idempotent(event, ctx, caller.key!, async () => preBindA(event, ctx, caller, await readBody(event, preBindARequest, limit)));
     },
     {
-      summary: 'PAS-A pre-bind: hop, then a bind-only ticket (200) or a raised manual-underwriting issue (202); bind-and-issue is never granted',
+      summary: 'PAS-A pre-bind: hop, then a bind-only ticket (200), a raised manual-underwriting issue (HOLD 409) or BLOCK (403) for a job already bound; bind-and-issue is never granted',
       auth: 'key',
       tag: 'pas',
       body: preBindARequest,
-      response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 202: { description: 'A manual-underwriting issue was raised: no ticket, do not bind', schema: decisionResponse } },
+      response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } },
       problems: [402, 404, 409, 422],
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' } },
@@ -617,6 +619,6 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await preBindA(event, ctx, caller, await readBody(event, demoPreBindARequest, limit)));
     },
-    { summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 202: { description: 'A manual-underwriting issue was raised: no ticket, do not bind', schema: decisionResponse } }, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
+    { summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } }, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
   );
 }

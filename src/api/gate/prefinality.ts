@@ -20,20 +20,21 @@ import {
   signPrefinalityJwt,
   verifyPrefinalityJwt,
 } from '../../crypto/prefinality-jwt.ts';
-import { formatUsd } from '../../domain/money.ts';
 import {
   RAILS,
   RULES,
   evaluatePrefinality,
   meteringOf,
-  orderMismatches,
+  rtpGateReasons,
+  goExposureMicros,
   evaluateRequestSchema,
   paymentOrderSchema,
   type Decision,
   type EvaluateRequest,
   type Facts,
 } from '../../domain/prefinality.ts';
-import { newId } from '../../ids.ts';
+import { newId, numericDate } from '../../ids.ts';
+import { insertClearAct } from '../../ledger/clear.ts';
 import { getFuse } from '../../ledger/fuses.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { recordCharge } from '../../ledger/meter.ts';
@@ -44,6 +45,7 @@ import { paidRoute, resourceOf, priceMicros } from '../../payments/x402/resource
 import { paidResource } from '../../payments/x402/service.ts';
 import { optionalKey, requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { commitReply, idempotent } from '../idempotency.ts';
 import { Problem } from '../problem.ts';
@@ -71,7 +73,7 @@ const decisionBody = z.looseObject({
   receipt_id: z.string(),
   verify_url: z.string(),
   demo: z.boolean(),
-  charge: z.object({ sku: z.string(), usd: z.string(), nap: z.boolean() }).nullable(),
+  charge: chargeSchema.nullable(),
 });
 const decisionResponses = {
   200: { description: 'GO, with a signed receipt JWT', schema: decisionBody },
@@ -87,7 +89,7 @@ const rtpGateBody = z.looseObject({
   mismatched_fields: z.array(z.string()),
   receipt_id: z.string(),
   verify_url: z.string(),
-  charge: z.object({ sku: z.string(), usd: z.string(), nap: z.boolean() }),
+  charge: chargeSchema,
 });
 
 const verifyRequestSchema = z.strictObject({ receipt: z.string().min(1).max(16384) });
@@ -155,7 +157,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const demo = caller.keyId === undefined && caller.payment === undefined;
       const transfer_hash = fingerprint(req.transfer);
       const key = ctx.keyring.current;
-      const iat = Math.floor(now.getTime() / 1000);
+      const iat = numericDate(now);
       const exp = iat + ctx.config.PREFINALITY_RECEIPT_TTL_SECONDS;
       const jti = newId('pfr');
       const act: ReceiptInput = {
@@ -206,7 +208,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         verify_url: receipt.verify_url,
         ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
         demo,
-        charge: meter ? { sku: meter.sku, usd: formatUsd(micros), nap: meter.nap } : null,
+        charge: meter ? chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }) : null,
         ...(caller.payment
           ? {
               payment: settled
@@ -221,6 +223,12 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           await recordReceipt(tx, receipt);
           if (meter && caller.keyId) {
             await recordCharge(tx, { keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
+            // A GO clears exposure, as a PERMIT does on the execute gate.
+            const cleared = ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
+            if (cleared !== undefined) {
+              const at = now.toISOString();
+              await insertClearAct(tx, { receiptId: receipt.receipt_id, keyId: caller.keyId, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at });
+            }
           }
           if (settled) await paid!.commit(tx, settled, receipt.receipt_id);
           return reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined);
@@ -272,21 +280,8 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         } else {
           const c = v.claims;
           jti = c.jti;
-          if (c.decision !== 'GO') reasons.push({ code: 'not_go', detail: `the receipt's decision is ${c.decision}, not GO` });
-          if (c.demo) reasons.push({ code: 'demo_receipt', detail: 'a demo receipt clears no payment' });
-          if (c.rail !== 'rtp') reasons.push({ code: 'wrong_rail', detail: `the receipt clears rail ${c.rail}, not rtp`, fields: ['rail'] });
-          const differ = orderMismatches(c.transfer, order);
-          if (differ.length) {
-            reasons.push({
-              code: 'order_mismatch',
-              detail: `the payment order differs from the cleared transfer in ${differ.join(', ')}`,
-              fields: differ.map((f) => `payment_order.${f}`),
-            });
-          }
-          const usedFor = reasons.length === 0 ? await receiptUse(ctx.ledger.read, c.jti) : undefined;
-          if (usedFor !== undefined && usedFor !== orderHash) {
-            reasons.push({ code: 'receipt_used', detail: 'this receipt has already cleared another payment order' });
-          }
+          const used = (await receiptUse(ctx.ledger.read, c.jti)) !== undefined;
+          reasons.push(...rtpGateReasons({ claims: c, order, keyId: key.id, used }));
         }
         const pass = reasons.length === 0;
         const meter = meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse');
@@ -309,10 +304,11 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           mismatched_fields: reasons.flatMap((r) => (r.code === 'order_mismatch' ? (r.fields ?? []) : [])),
           receipt_id: receipt.receipt_id,
           verify_url: receipt.verify_url,
-          charge: { sku: meter.sku, usd: formatUsd(micros), nap: meter.nap },
+          charge: chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }),
         };
         try {
           return await commitReply(event, ctx, async (tx) => {
+            // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
             if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
             await recordReceipt(tx, receipt);
             await recordCharge(tx, { keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });

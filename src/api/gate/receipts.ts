@@ -100,7 +100,7 @@ function receiptPage(e: ReceiptEvidence): string {
 <table>${row('Signature', yes(e.verification.signature, e.receipt ? 'verifies (Ed25519)' : 'sealed: its signed checkpoint verifies (Ed25519)', 'does not verify'))}
 ${row('Inclusion', yes(e.verification.inclusion, `included at index ${e.log.index} of ${e.inclusion.tree_size}`, 'not proven'))}
 ${row('Decision', `<code>${escapeHtml(String(e.payload.decision ?? ''))}</code>`)}${row('Kind', `<code>${escapeHtml(String(e.payload.kind ?? ''))}</code>`)}
-${row('Subject', `<code>${escapeHtml(String(e.payload.subject ?? '—'))}</code>`)}${row('Issued', `<code>${escapeHtml(String(e.payload.iat ?? ''))}</code>`)}</table>
+${row('Subject', `<code>${escapeHtml(String(e.payload.subject ?? '—'))}</code>`)}${row('Issued', `<code>${escapeHtml(String(e.payload.issued_at ?? e.payload.iat ?? ''))}</code>`)}</table>
 <p><a href="/verify?id=${encodeURIComponent(e.receipt_id)}">Check it in your browser</a>: the verify page recomputes every check below with the published keys, without trusting this page.</p>
 <h2>Check it yourself</h2><p>Verify the checkpoint with the note verifier key, then the inclusion proof of SHA-256(0x00 || leaf) against its root (RFC 9162); the leaf is the receipt JWS, or for a sealed receipt the canonical JSON of its payload.</p>
 <table>${row('Verifier key', `<code>${escapeHtml(e.log.verifier_key)}</code>`)}${row('Checkpoint', `<pre>${escapeHtml(e.checkpoint)}</pre>`)}

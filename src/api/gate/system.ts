@@ -6,9 +6,11 @@
 import { z } from 'zod';
 import { isLocalUrl } from '../../config.ts';
 import { periodReset, periodStart } from '../../domain/quota.ts';
+import { advertisedUrlProblem } from '../../config.ts';
 import { canWrite } from '../../ledger/health-probe.ts';
 import { usage } from '../../ledger/meter.ts';
 import { requireKey } from '../auth.ts';
+import { openCheckoutView } from './operator.ts';
 import type { AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
 import { reply, toResponse } from '../reply.ts';
@@ -31,12 +33,11 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
     const readable = await ctx.ledger.ping();
     const writable = readable && (await canWrite(ctx.ledger, config.HEALTH_WRITE_PROBE_TIMEOUT_MS));
     const database = !readable ? 'unreachable' : writable ? 'ok' : 'read_only';
-    const localhostInProduction =
-      config.NODE_ENV === 'production' && (isLocalUrl(config.BASE_URL) || isLocalUrl(config.SITE_URL));
+    const advertised = advertisedUrlProblem(config);
     const problems: string[] = [];
     if (database === 'unreachable') problems.push('the database cannot be reached');
     if (database === 'read_only') problems.push('the database answers reads but a write did not commit in time: acts would answer 503');
-    if (localhostInProduction) problems.push('production still advertises localhost in BASE_URL or SITE_URL');
+    if (advertised) problems.push(advertised);
     return toResponse(
       reply(
         {
@@ -77,6 +78,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
           total_usd: u.total_usd,
           nap_usd: u.nap_usd,
         },
+        operator_checkout: await openCheckoutView(ctx, key.id),
       }),
     );
   }, { summary: "The calling key's account, role, hop limit, this period's hops (used, remaining, reset time) and usage per SKU", auth: 'key', tag: 'system' });

@@ -12,6 +12,7 @@
  */
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import { z } from 'zod';
+import { chargeSchema, chargeView } from '../charge.ts';
 import { DATA } from '../../catalog/catalogs.ts';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { RECEIPT_TYP } from '../../crypto/receipt.ts';
@@ -110,7 +111,7 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
             witness: receipt.jws,
             verify_url: receipt.verify_url,
             standard_verify_url: `${ctx.config.SITE_URL}/standards/absence-ledger/verify`,
-            charge: { sku: WITNESS_SKU, amount_usd: formatUsd(amount) },
+            charge: chargeView({ sku: WITNESS_SKU, amountMicros: amount }),
           });
         });
       });
@@ -120,7 +121,7 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'absence',
       body: witnessRequest,
-      response: z.object({ witness_id: z.string(), act_kind: z.string(), absent: z.boolean(), surface: z.looseObject({}), proof: sortedProofSchema, witness: z.string(), verify_url: z.string(), standard_verify_url: z.string(), charge: z.object({ sku: z.string(), amount_usd: z.string() }) }),
+      response: z.object({ witness_id: z.string(), act_kind: z.string(), absent: z.boolean(), surface: z.looseObject({}), proof: sortedProofSchema, witness: z.string(), verify_url: z.string(), standard_verify_url: z.string(), charge: chargeSchema }),
       problems: [404, 409, 422],
       charges: [WITNESS_SKU],
       example: { act_kind: 'wire', preset: 'hiring' },

@@ -7,6 +7,7 @@
  *   GET  /api/v1/astl/scale     public              illustrative projection
  */
 import { z } from 'zod';
+import { chargeSchema, chargeView } from '../charge.ts';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { tollMicros, tollUsd } from '../../catalog/tolls.ts';
 import { leafHash } from '../../crypto/merkle.ts';
@@ -70,7 +71,7 @@ export const astlPublishResponse = z.object({
   checkpoint: checkpointSchema,
   receipt_id: z.string(),
   verify_url: z.string(),
-  charge: z.object({ sku: z.string(), amount_usd: z.string() }),
+  charge: chargeSchema,
 });
 
 const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
@@ -131,7 +132,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
               ...proof,
               receipt_id: receipt.receipt_id,
               verify_url: receipt.verify_url,
-              charge: { sku: 'astl_publish', amount_usd: formatUsd(amount) },
+              charge: chargeView({ sku: 'astl_publish', amountMicros: amount }),
             },
             201,
           );

@@ -338,7 +338,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       const month = readQuery(event, exposureQuery).month ?? monthOf();
       const t = await monthTotals(ctx.ledger.read, month);
-      const refused = t.acts - (t.by_decision.PERMIT ?? 0);
+      const refused = t.acts - (t.by_decision.PERMIT ?? 0) - (t.by_decision.GO ?? 0);
       return toResponse(
         reply({
           month,

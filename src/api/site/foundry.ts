@@ -183,7 +183,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
           runs_last_30_days: recent,
           first_run_at: String(counts.first_at),
           last_run: { run_id: String(row.id), status: last.status, created_at: String(row.created_at), done, receipt_id: String(row.receipt_id) },
-          projection: tenantProjection(tenant, done, q.runs_per_month ?? Math.max(1, recent)),
+          projection: tenantProjection(tenant, last.steps, q.runs_per_month ?? Math.max(1, recent)),
         }),
       );
     },

@@ -4,12 +4,11 @@
  * fields `overlay` returns laid over it at each request. Public, with a strong
  * ETag over the answered bytes (304 on If-None-Match) and revalidated on every use.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HTTPResponse } from 'h3';
 import { catalogByKey } from '../../catalog/catalogs.ts';
 import type { AppContext } from '../context.ts';
-import { strongEtag } from '../static-site.ts';
+import { servedBody, strongEtag } from '../static-site.ts';
 import type { RouteDoc, Router } from '../router.ts';
 
 export function liveCatalog(
@@ -20,12 +19,13 @@ export function liveCatalog(
   doc: RouteDoc,
 ): void {
   let built: Record<string, unknown> | undefined;
+  const urls = { site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL };
   const base = (): Record<string, unknown> => {
     if (!built) {
       try {
-        built = JSON.parse(readFileSync(join(ctx.config.STATIC_DIR, route.path.replace(/^\//, '')), 'utf8')) as Record<string, unknown>;
+        built = JSON.parse(servedBody(join(ctx.config.STATIC_DIR, route.path.replace(/^\//, '')), urls).toString('utf8')) as Record<string, unknown>;
       } catch {
-        built = catalogByKey(route.catalog).build({ site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL }) as Record<string, unknown>;
+        built = catalogByKey(route.catalog).build(urls) as Record<string, unknown>;
       }
     }
     return built;

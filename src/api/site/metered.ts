@@ -7,7 +7,6 @@
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { tollMicros } from '../../catalog/tolls.ts';
-import { formatUsd } from '../../domain/money.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { recordReceipt, sealedReceipt, signReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
@@ -26,10 +25,7 @@ export function toll(sku: string, nap = false): MeterLine {
   return { sku, amountMicros: tollMicros(sku), nap };
 }
 
-/** How an answer shows its charge: `{sku, amount_usd, nap}`. */
-export function chargeView(c: MeterLine): { sku: string; amount_usd: string; nap: boolean } {
-  return { sku: c.sku, amount_usd: formatUsd(c.amountMicros), nap: c.nap };
-}
+export { chargeView } from '../charge.ts';
 
 /** The receipt fields every metered act shares. */
 export function receiptFields(r: Receipt): { receipt_id: string; verify_url: string } {

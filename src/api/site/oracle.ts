@@ -6,6 +6,7 @@
  * aggregate_id can then fire a trigger (POST /api/v1/foundry/trigger/fire).
  */
 import { z } from 'zod';
+import { chargeSchema, chargeView } from '../charge.ts';
 import { DATA } from '../../catalog/catalogs.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { aggregate, type OraclePolicy } from '../../domain/oracle.ts';
@@ -52,7 +53,7 @@ export const aggregateResponse = z.object({
   policy: z.object({ min_sources: z.number().int(), trim_percent: z.number().int(), tolerance_bps: z.number().int() }).describe('the operator policy applied (ORACLE_*)'),
   receipt_id: z.string(),
   verify_url: z.string(),
-  charge: z.object({ sku: z.string(), amount_usd: z.string() }),
+  charge: chargeSchema,
 });
 
 /** The aggregation policy the operator configured (ORACLE_*). */
@@ -88,7 +89,7 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
             ...result,
             receipt_id: receipt.receipt_id,
             verify_url: receipt.verify_url,
-            charge: { sku: 'oracle_aggregate', amount_usd: formatUsd(amount) },
+            charge: chargeView({ sku: 'oracle_aggregate', amountMicros: amount }),
           });
         });
       });

@@ -3,7 +3,7 @@
  * require-receipt middleware of src/rr1 (the same piece other services
  * mount). Receipts are checked against our own key set and claimed once in
  * the database; a challenge (428) to a caller that sent an API key is
- * metered at the catalog's challenge toll.
+ * metered at the catalog's challenge toll, with a receipt like every charge.
  */
 import { HTTPResponse } from 'h3';
 import { z } from 'zod';
@@ -12,6 +12,7 @@ import { verifyReceiptJws } from '../../crypto/receipt.ts';
 import { usdToMicros } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
+import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
 import { requireReceipt } from '../../rr1/middleware.ts';
 import { optionalKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -49,9 +50,15 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
         });
         return rs.rowsAffected > 0;
       }),
-    onChallenge: async (event) => {
+    onChallenge: async (event, reason) => {
       const key = await optionalKey(event, ctx).catch(() => undefined);
-      if (key) await ctx.ledger.write((tx) => recordCharge(tx, { keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll, ref: RR1_DEMO_ACT.path }));
+      if (!key) return;
+      // Every charge has a receipt (so a clearing attestation covers it): the challenge is sealed too.
+      const receipt = await signReceipt(ctx, { kind: 'rr1_challenge', decision: 'RECEIPT_REQUIRED', subject: RR1_DEMO_ACT.path, key_id: key.id, data: { act: RR1_DEMO_ACT.act, status: 428, reason } });
+      await ctx.ledger.write(async (tx) => {
+        await recordCharge(tx, { keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll, ref: receipt.receipt_id });
+        await recordReceipt(tx, receipt);
+      });
     },
   });
 

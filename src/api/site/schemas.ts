@@ -1,10 +1,10 @@
 /** Field schemas shared by the companion-site metered routes. */
 import { z } from 'zod';
 
-/** A decimal USD amount as a string: exact, never a float. Bounded so micro-USD sums stay exact. */
+/** A decimal USD amount as a string: exact, never a float, whole cents (money is charged and printed in cents). Bounded so micro-USD sums stay exact. */
 export const usdAmount = z
   .string()
-  .regex(/^\d{1,9}(\.\d{1,6})?$/, 'a decimal USD amount such as "1250.00" (at most 9 digits before the point and 6 after)');
+  .regex(/^\d{1,9}(\.\d{1,2})?$/, 'a decimal USD amount such as "1250.00" (at most 9 digits before the point and 2 after)');
 
 /** An act kind, as the gate names them. */
 export const actKind = z.string().regex(/^[a-z0-9_]{1,64}$/, 'an act kind such as "pay" (lowercase letters, digits, _)');
@@ -14,7 +14,7 @@ export const ref = z.string().regex(/^[\x21-\x7e]{1,128}$/, '1 to 128 visible AS
 
 export const usdString = z.string().describe('decimal USD, e.g. "0.15"');
 
-export const chargeSchema = z.object({ sku: z.string(), amount_usd: usdString, nap: z.boolean() });
+export { chargeSchema } from '../charge.ts';
 
 export const receiptRef = { receipt_id: z.string(), verify_url: z.url() };
 

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
-import { OPERATORS, fireFee, thresholdReached, type FireFee } from '../../domain/trigger.ts';
+import { OPERATORS, fireFee, obligationFeeBps, thresholdReached, type FireFee } from '../../domain/trigger.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { ownerId } from '../../ledger/accounts.ts';
@@ -29,6 +29,8 @@ import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
+import { usdAmount } from './schemas.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const TEMPLATES = DATA.foundry.trigger_templates;
@@ -51,10 +53,16 @@ export const publishRequest = z.strictObject({
     .strictObject({
       callable_actions: z.array(z.string()).min(1).optional().describe("a subset of the template's callable_actions"),
       exposure_ceiling_usd: z.number().int().positive().optional().describe("at most the template's exposure_ceiling_usd"),
-      fee_bps: z.number().min(0).max(10000).nullable().optional().describe("the obligation's fee; null falls back to the Clear bps tier"),
+      fee_bps: z
+        .number()
+        .min(0)
+        .max(10000)
+        .nullable()
+        .optional()
+        .describe("the template's fee_bps, restated (optional); any other value is refused with 422 fee_bps_fixed: a caller cannot set its own fee"),
     })
     .optional(),
-  enabled_exposure_usd: decimalSchema.optional().describe('the exposure a fire enables and is charged bps on (default: the exposure ceiling)'),
+  enabled_exposure_usd: usdAmount.optional().describe('the exposure a fire enables and is charged bps on (default: the exposure ceiling)'),
   label: z.string().min(1).max(200).optional(),
 });
 
@@ -77,7 +85,7 @@ const triggerSchema = z.object({
   published_at: z.string(),
   fired_at: z.string().nullable(),
 });
-const publishedTrigger = triggerSchema.extend({ inclusion: inclusionSchema, checkpoint: checkpointSchema, receipt_id: z.string(), verify_url: z.string(), charge: z.object({ sku: z.string(), amount_usd: z.string() }) });
+const publishedTrigger = triggerSchema.extend({ inclusion: inclusionSchema, checkpoint: checkpointSchema, receipt_id: z.string(), verify_url: z.string(), charge: chargeSchema });
 
 function triggerObject(t: Trigger) {
   return {
@@ -125,12 +133,22 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           exposure = usdToMicros(body.enabled_exposure_usd);
           if (exposure > ceilingMicros) throw bad('enabled_exposure_usd', `exceeds the exposure ceiling ${ceiling}`);
         }
+        const fee = obligationFeeBps(surface.fee_bps, o.fee_bps);
+        if (!fee.ok) {
+          throw new Problem({
+            status: 422,
+            code: 'fee_bps_fixed',
+            title: 'Unprocessable',
+            detail: `obligation.fee_bps ${fee.message}`,
+            extra: { errors: [{ field: 'obligation.fee_bps', message: fee.message }], fee_bps: surface.fee_bps },
+          });
+        }
         const t: Trigger = {
           id: newId('trg'),
           key_id: ownerId(key),
           template_id: tpl.template_id,
           state: 'ARMED',
-          obligation: { callable_actions: actions, exposure_ceiling_usd: ceiling, fee_bps: o.fee_bps === undefined ? surface.fee_bps : o.fee_bps, regulatory_hooks: surface.regulatory_hooks },
+          obligation: { callable_actions: actions, exposure_ceiling_usd: ceiling, fee_bps: fee.feeBps, regulatory_hooks: surface.regulatory_hooks },
           threshold: body.threshold,
           enabled_exposure_micros: exposure,
           published_at: nowIso(),
@@ -161,7 +179,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           await recordReceipt(tx, receipt);
           const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
           return reply(
-            { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: { sku: 'trigger_publish', amount_usd: formatUsd(amount) } },
+            { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView({ sku: 'trigger_publish', amountMicros: amount }) },
             201,
           );
         });
@@ -212,8 +230,10 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           });
         }
         const exposure = BigInt(t.enabled_exposure_micros);
+        // The template's fee, whatever a trigger published before fee_bps was fixed stored.
+        const feeBps = TEMPLATES.find((x) => x.template_id === t.template_id)!.obligation_surface.fee_bps;
         const feeFor = async (db: Parameters<typeof firedExposureSince>[0], at: Date) =>
-          fireFee(exposure, t.obligation.fee_bps, tiers(), t.obligation.fee_bps === null ? await firedExposureSince(db, ownerId(key), monthStart(at)) : 0n);
+          fireFee(exposure, feeBps, tiers(), feeBps === null ? await firedExposureSince(db, ownerId(key), monthStart(at)) : 0n);
         for (let attempt = 0; ; attempt++) {
           const at = new Date();
           const fee = await feeFor(ctx.ledger.read, at);
@@ -245,10 +265,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
                 ...proof,
                 receipt_id: receipt.receipt_id,
                 verify_url: receipt.verify_url,
-                charges: [
-                  { sku: 'bps_fire', amount_usd: formatUsd(toll) },
-                  { sku: FEE_SKU, amount_usd: formatUsd(fee.feeMicros) },
-                ],
+                charges: [chargeView({ sku: 'bps_fire', amountMicros: toll }), chargeView({ sku: FEE_SKU, amountMicros: fee.feeMicros })],
               });
             });
             nudgeDeliverer();
@@ -266,7 +283,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       auth: 'key',
       tag: 'triggers',
       body: fireRequest,
-      response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string() }),
+      response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string(), charges: z.array(chargeSchema).optional().describe('bps_fire and bps_fee, when it fired') }),
       problems: [404, 409, 422],
       charges: ['bps_fire', FEE_SKU],
       example: { trigger_id: 'trg_…', reading: '0.91' },
@@ -308,7 +325,7 @@ function triggerOracleDoc(ctx: AppContext) {
       `POST ${site}/api/v1/oracle/aggregate with readings of that metric from the oracle sources gives a sealed aggregate: CONSENSUS with a value, or DISPUTED.`,
       `POST ${site}/api/v1/foundry/trigger/fire with {trigger_id, aggregate_id} (or a direct reading) fires it when "value <operator> threshold" holds: ARMED -> FIRED, once.`,
       'A DISPUTED aggregate never fires a trigger (409 reading_disputed); an aggregate of another metric is refused (422 metric_mismatch); a reading below the threshold leaves the trigger ARMED.',
-      'A fire charges bps_fire plus bps on the enabled exposure: the obligation fee_bps, or, when fee_bps is null, the Clear bps tier of the key\'s cleared exposure this month.',
+      'A fire charges bps_fire plus bps on the enabled exposure: the template\'s fee_bps (a publish cannot change it: 422 fee_bps_fixed), with the Clear bps tiers, graduated, as the fallback for a template without one.',
       `Every publish and fire is an event in the public feed ${site}/signal/trigger/feed.json and a signed webhook to each subscriber.`,
     ],
     aggregation: {
@@ -344,7 +361,7 @@ ${table(['source_id', 'label', 'weight', 'latency_ms'], a.sources.map((s) => [s.
 <h2>Threshold operators</h2><p>${d.operators.map((o) => `<code>${e(o)}</code>`).join(', ')}</p>
 <h2>Templates</h2>
 ${table(['template_id', 'default_action', 'callable_actions', 'exposure_ceiling_usd', 'fee_bps'], d.templates.map((t) => [t.template_id, t.default_action, t.obligation_surface.callable_actions.join(', '), t.obligation_surface.exposure_ceiling_usd, t.obligation_surface.fee_bps]))}
-<h2>Clear bps tiers (the fallback when fee_bps is null)</h2>
+<h2>Clear bps tiers (graduated; the fallback for a template without fee_bps)</h2>
 ${table(['tier', 'bps', 'cleared USD per month up to'], d.bps_tiers.map((t) => [t.id, t.bps, t.cleared_usd_monthly_up_to]))}
 <p>This page as JSON: send <code>Accept: application/json</code>. Schema <code>${e(d.schema)}</code>.</p>`,
   );

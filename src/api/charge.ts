@@ -1,0 +1,27 @@
+/**
+ * The public `charge` object: one shape in every answer that charges, and the
+ * one schema OpenAPI documents it with.
+ *
+ *   { "sku": "execute_gate", "amount_usd": "0.10", "nap": false }
+ *
+ * `amount_usd` is whole cents, two decimals; `nap` is true for a negative-act
+ * premium (a refusal). An answer that charges several SKUs lists them in
+ * `charges`, each of this shape.
+ */
+import { z } from 'zod';
+import { formatUsd } from '../domain/money.ts';
+
+export const chargeSchema = z
+  .object({
+    sku: z.string().describe('the SKU charged (a toll of the Clear or foundry list, a NAP SKU, or bps_fee)'),
+    amount_usd: z.string().describe('decimal USD with two decimals, e.g. "0.15"'),
+    nap: z.boolean().describe('true for a negative-act premium (a refusal)'),
+  })
+  .describe('what this answer charged the calling key');
+
+export type ChargeView = z.infer<typeof chargeSchema>;
+
+/** The charge object of a meter line. */
+export function chargeView(c: { sku: string; amountMicros: number | bigint; nap?: boolean | undefined }): ChargeView {
+  return { sku: c.sku, amount_usd: formatUsd(c.amountMicros), nap: c.nap === true };
+}

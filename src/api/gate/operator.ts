@@ -1,0 +1,119 @@
+/**
+ * Operator checkout (SPEC 1, 8.3; our reading in docs/pricing.md):
+ *   POST /v1/operator/checkout   key   check out a closed UTC month: one production write, once
+ * and the open month's running figures shown in GET /v1/me.
+ *
+ * A month owes the greater of OPERATOR_FLOOR_USD, 10 bps of its cleared
+ * exposure (execute-gate PERMITs and pre-finality GOs) and 0.10 USD per hop;
+ * its per-act charges count toward that, and the checkout charges the rest.
+ */
+import { z } from 'zod';
+import { monthOf } from '../../domain/clear.ts';
+import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { OPERATOR_BPS, operatorCheckout, type OperatorCheckout } from '../../domain/pricing.ts';
+import { nowIso } from '../../ids.ts';
+import { monthTotals } from '../../ledger/clear.ts';
+import { recordCharge } from '../../ledger/meter.ts';
+import { CHECKOUT_SKU, getCheckout, insertCheckout, monthCharged, monthHops, type CheckoutRow } from '../../ledger/operator.ts';
+import { recordReceipt, signReceipt, verifyUrl } from '../../ledger/receipts.ts';
+import { requireKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
+import type { AppContext } from '../context.ts';
+import { commitReply, idempotent } from '../idempotency.ts';
+import { Problem } from '../problem.ts';
+import { reply } from '../reply.ts';
+import type { Router } from '../router.ts';
+
+type Db = Parameters<typeof monthHops>[0];
+
+const monthSchema = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'a UTC month, YYYY-MM');
+export const checkoutRequest = z.strictObject({ month: monthSchema.describe('a closed UTC month (before the current one)') });
+
+/** The formula's figures of one key and month, as of now. */
+export async function operatorFigures(ctx: AppContext, db: Db, keyId: string, month: string) {
+  const [hops, totals, charged] = await Promise.all([monthHops(db, keyId, month), monthTotals(db, month, keyId), monthCharged(db, keyId, month)]);
+  const c = operatorCheckout({ floorMicros: BigInt(usdToMicros(ctx.config.OPERATOR_FLOOR_USD)), exposureMicros: totals.cleared_micros, hops, chargedMicros: charged });
+  return { hops, exposureMicros: totals.cleared_micros, checkout: c };
+}
+
+function checkoutView(month: string, hops: number, exposureMicros: bigint, c: OperatorCheckout) {
+  return {
+    month,
+    formula: 'the greater of the floor, 10 bps of cleared exposure and 0.10 USD per hop; per-act charges count toward it',
+    floor_usd: formatUsd(c.floorMicros),
+    bps: OPERATOR_BPS,
+    per_hop_usd: '0.10',
+    hops,
+    cleared_exposure_usd: formatUsd(exposureMicros),
+    terms: { floor_usd: formatUsd(c.floorMicros), bps_usd: formatUsd(c.bpsMicros), per_hop_usd: formatUsd(c.perHopMicros) },
+    basis: c.basis,
+    due_usd: formatUsd(c.dueMicros),
+    charged_usd: formatUsd(c.chargedMicros),
+    checkout_usd: formatUsd(c.checkoutMicros),
+  };
+}
+
+/** The open month's operator checkout of a key, for GET /v1/me. */
+export async function openCheckoutView(ctx: AppContext, keyId: string) {
+  const month = monthOf();
+  const f = await operatorFigures(ctx, ctx.ledger.read, keyId, month);
+  return { state: 'open' as const, ...checkoutView(month, f.hops, f.exposureMicros, f.checkout) };
+}
+
+function closedView(ctx: AppContext, row: CheckoutRow) {
+  return {
+    object: 'operator_checkout',
+    state: 'checked_out' as const,
+    ...checkoutView(row.month, row.hops, row.exposureMicros, row),
+    checked_out_at: row.createdAt,
+    charge: chargeView({ sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros }),
+    receipt_id: row.receiptId,
+    verify_url: verifyUrl(ctx, row.receiptId),
+  };
+}
+
+const checkoutResponse = z.looseObject({ object: z.literal('operator_checkout'), month: z.string(), due_usd: z.string(), checkout_usd: z.string(), charge: chargeSchema, receipt_id: z.string() });
+
+export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
+  router.post(
+    '/v1/operator/checkout',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      return idempotent(event, ctx, key, async () => {
+        const { month } = await readBody(event, checkoutRequest, ctx.config.MAX_BODY_BYTES);
+        if (month >= monthOf()) {
+          throw new Problem({ status: 409, code: 'period_open', title: 'Conflict', detail: `${month} is not closed yet: a month is checked out once it is over`, extra: { month } });
+        }
+        const done = await getCheckout(ctx.ledger.read, key.id, month);
+        if (done) return reply(closedView(ctx, done));
+        const f = await operatorFigures(ctx, ctx.ledger.read, key.id, month);
+        const receipt = await signReceipt(ctx, {
+          kind: 'operator_checkout',
+          decision: 'CHECKED_OUT',
+          subject: month,
+          key_id: key.id,
+          data: checkoutView(month, f.hops, f.exposureMicros, f.checkout),
+        });
+        const row: CheckoutRow = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout, receiptId: receipt.receipt_id, createdAt: nowIso() };
+        return commitReply(event, ctx, async (tx) => {
+          // A closed month's figures do not change; the primary key makes the write once.
+          if (!(await insertCheckout(tx, row))) return reply(closedView(ctx, (await getCheckout(tx, key.id, month))!));
+          await recordReceipt(tx, receipt);
+          await recordCharge(tx, { keyId: key.id, sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros, ref: receipt.receipt_id });
+          return reply(closedView(ctx, row), 201);
+        });
+      });
+    },
+    {
+      summary: 'Operator checkout of a closed UTC month (our reading of SPEC 8.3): one production write, once; charges what the formula owes beyond the month\'s per-act charges',
+      auth: 'key',
+      tag: 'system',
+      body: checkoutRequest,
+      response: checkoutResponse,
+      responses: { 201: { description: 'The month is checked out (the one write)', schema: checkoutResponse }, 200: { description: 'The month was already checked out: the same checkout', schema: checkoutResponse } },
+      problems: [409, 422],
+      example: { month: '2026-10' },
+    },
+  );
+}

@@ -1,0 +1,44 @@
+/**
+ * The public URLs the service advertises, in ONE place.
+ *
+ * - Defaults: with no BASE_URL / SITE_URL, both are http://localhost:{PORT}
+ *   (PORT 4321 by default; PORT 0 picks a free port and the URLs name it once
+ *   the server listens).
+ * - The static build never knows where it will be served. It is built for
+ *   the placeholder origins BUILD_ORIGINS (a reserved `.invalid` name, RFC
+ *   6761, so a placeholder that escaped would never resolve), and the server
+ *   substitutes the running service's BASE_URL and SITE_URL into every built
+ *   document when it loads the build (src/api/static-site.ts). So what is
+ *   served always names the running service, whatever the build machine was.
+ */
+
+/** The public URLs of the two surfaces, without a trailing slash. */
+export interface Urls {
+  /** Companion site ({site_url} of SPEC 4.2). */
+  site: string;
+  /** Gate service ({base_url} of SPEC 4.1). */
+  gate: string;
+}
+
+export const DEFAULT_PORT = 4321;
+
+/** The default public URL of a service listening on `port` of this machine. */
+export function localUrl(port: number): string {
+  return `http://localhost:${port}`;
+}
+
+/** What the build is made for; replaced by the served URLs when the build is loaded. */
+export const BUILD_ORIGINS: Urls = {
+  site: 'https://site.fusegate-build.invalid',
+  gate: 'https://gate.fusegate-build.invalid',
+};
+
+/** The text with every build placeholder origin replaced by the served URL. */
+export function substituteOrigins(text: string, urls: Urls): string {
+  return text.replaceAll(BUILD_ORIGINS.site, urls.site).replaceAll(BUILD_ORIGINS.gate, urls.gate);
+}
+
+/** True when the text still carries a build placeholder origin. */
+export function hasBuildOrigin(text: string): boolean {
+  return text.includes(BUILD_ORIGINS.site) || text.includes(BUILD_ORIGINS.gate) || text.includes('fusegate-build.invalid');
+}
