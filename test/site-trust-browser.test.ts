@@ -94,6 +94,32 @@ describe('/verify in Chromium', () => {
     await page.close();
   });
 
+  it('refuses a batch-sealed receipt whose evidence was changed on the way: payload, checkpoint JWS', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    let change: (ev: Record<string, any>) => void = () => {};
+    await page.route(`**/v1/receipts/${receipt.id}`, async (route) => {
+      const ev = await (await route.fetch()).json();
+      change(ev);
+      await route.fulfill({ json: ev });
+    });
+    const verdict = async () => {
+      await page.goto(`${srv.url}/verify?id=${receipt.id}`);
+      await page.waitForSelector('#verify-result[data-state="proven"], #verify-result[data-state="refused"]');
+      return { state: await page.getAttribute('#verify-result', 'data-state'), summary: await page.locator('#verify-summary').innerText() };
+    };
+    expect((await verdict()).state).toBe('proven');
+    change = (ev) => {
+      ev.payload.decision = 'DENY';
+    };
+    expect(await verdict()).toEqual({ state: 'refused', summary: expect.stringMatching(/^Not proven: leaf and payload: the logged leaf does not carry the payload shown/) });
+    change = (ev) => {
+      const [h, p, s] = String(ev.checkpoint_jws).split('.');
+      ev.checkpoint_jws = `${h}.${p}.${s!.startsWith('A') ? 'B' : 'A'}${s!.slice(1)}`;
+    };
+    expect(await verdict()).toEqual({ state: 'refused', summary: expect.stringMatching(/^Not proven: signed checkpoint: the signature does not verify/) });
+    await page.close();
+  });
+
   it('proves a pre-finality JWT against the published JWKS and its receipt in the log', async () => {
     const transfer = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
     const demo = await (await srv.fetch('/demo/prefinality/evaluate', { json: { rail: 'rtp', transfer } })).json();

@@ -26,24 +26,34 @@ export function looksLikeJws(s: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(s);
 }
 
-export function decodeJws(compact: string): JwsParts {
+/** The parts of a compact JWS whose payload may be any text (a checkpoint JWS signs the checkpoint body). */
+export function decodeJwsText(compact: string): Omit<JwsParts, 'payload'> & { payloadText: string } {
   if (!looksLikeJws(compact)) throw new CheckFailed('not a compact JWS (three base64url parts)');
   const [h, p, s] = compact.split('.') as [string, string, string];
-  const json = (part: string, what: string) => {
-    try {
-      const v = JSON.parse(new TextDecoder().decode(fromBase64(part)));
-      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error();
-      return v as Record<string, unknown>;
-    } catch {
-      throw new CheckFailed(`the JWS ${what} is not a JSON object`);
-    }
-  };
-  return { header: json(h, 'header'), payload: json(p, 'payload'), signingInput: `${h}.${p}`, signature: fromBase64(s) };
+  let header: unknown;
+  try {
+    header = JSON.parse(new TextDecoder().decode(fromBase64(h)));
+  } catch {
+    /* reported below */
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new CheckFailed('the JWS header is not a JSON object');
+  return { header: header as Record<string, unknown>, payloadText: new TextDecoder().decode(fromBase64(p)), signingInput: `${h}.${p}`, signature: fromBase64(s) };
 }
 
-/** Verifies the signature with the key named by `kid` in `keys`; returns the decoded parts. */
-export async function verifyJws(compact: string, keys: PublicJwk[], typ: string): Promise<JwsParts & { kid: string }> {
-  const parts = decodeJws(compact);
+export function decodeJws(compact: string): JwsParts {
+  const parts = decodeJwsText(compact);
+  let payload: unknown;
+  try {
+    payload = JSON.parse(parts.payloadText);
+  } catch {
+    /* reported below */
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new CheckFailed('the JWS payload is not a JSON object');
+  return { header: parts.header, payload: payload as Record<string, unknown>, signingInput: parts.signingInput, signature: parts.signature };
+}
+
+/** Checks the signature with the key named by `kid` in `keys`; returns that kid. */
+async function checkSignature(parts: Omit<JwsParts, 'payload'>, keys: PublicJwk[], typ: string): Promise<string> {
   const { alg, kid } = parts.header;
   if (!ALGS.includes(String(alg))) throw new CheckFailed(`the algorithm ${String(alg)} is not accepted`);
   if (parts.header.typ !== typ) throw new CheckFailed(`the token type is ${String(parts.header.typ)}, not ${typ}`);
@@ -51,7 +61,19 @@ export async function verifyJws(compact: string, keys: PublicJwk[], typ: string)
   if (!key) throw new CheckFailed(`the key ${String(kid)} is not among the published keys`);
   const ok = await ed25519Verify(fromBase64(key.x), parts.signature, utf8(parts.signingInput));
   if (!ok) throw new CheckFailed('the signature does not verify: the token was changed or not signed by this service');
-  return { ...parts, kid: String(kid) };
+  return String(kid);
+}
+
+/** Verifies a JWS whose payload is a JSON object; returns the decoded parts. */
+export async function verifyJws(compact: string, keys: PublicJwk[], typ: string): Promise<JwsParts & { kid: string }> {
+  const parts = decodeJws(compact);
+  return { ...parts, kid: await checkSignature(parts, keys, typ) };
+}
+
+/** Verifies a JWS whose payload is text; returns that text and the signing kid. */
+export async function verifyJwsText(compact: string, keys: PublicJwk[], typ: string): Promise<{ payloadText: string; kid: string }> {
+  const parts = decodeJwsText(compact);
+  return { payloadText: parts.payloadText, kid: await checkSignature(parts, keys, typ) };
 }
 
 /** JSON with keys sorted at every level, to compare two payloads by value. */

@@ -22,7 +22,7 @@ export async function publishedKeys(base: string): Promise<PublishedKey[]> {
  * Opens a signed checkpoint of the log `origin` with any published key.
  * Throws CheckFailed when no published key signed it or a signature is bad.
  */
-export async function openCheckpoint(note: string, origin: string, keys: PublishedKey[]): Promise<Checkpoint & { verifierKey: string }> {
+export async function openCheckpoint(note: string, origin: string, keys: PublishedKey[]): Promise<Checkpoint & { body: string; verifierKey: string }> {
   const named = noteOrigin(note);
   if (named !== origin) throw new CheckFailed(`the checkpoint is for ${named || 'no log'}, not ${origin}`);
   for (const k of keys) {
@@ -34,7 +34,7 @@ export async function openCheckpoint(note: string, origin: string, keys: Publish
       if (e instanceof CheckFailed && /no signature by/.test(e.message)) continue;
       throw e;
     }
-    return { ...parseCheckpoint(body), verifierKey: vkey };
+    return { ...parseCheckpoint(body), body, verifierKey: vkey };
   }
   throw new CheckFailed('the checkpoint carries no signature by any published key');
 }

@@ -1,22 +1,26 @@
 /**
  * What the /verify page proves, computed in the browser from the service's
- * published keys and a receipt's evidence (GET /v1/receipts/{id}):
+ * published keys and a receipt's evidence (GET /v1/receipts/{id}); the same
+ * checks as verifyReceiptEvidence in src/crypto/receipt.ts:
  *  1. the pasted token's signature (receipt JWS against /crypto/public-key,
  *     pre-finality JWT against /.well-known/prefinality-jwks.json);
- *  2. the checkpoint note's Ed25519 signature by the receipts log key, a key
- *     derived here from the published public key, not taken from the answer;
+ *  2. the checkpoint note's Ed25519 signature by a key derived here from the
+ *     published public key (never the one the answer sends), and the
+ *     checkpoint JWS, which must sign exactly the checkpoint body;
  *  3. leafHash(leaf) and the RFC 9162 inclusion proof to the checkpoint root;
- *  4. that the leaf carries the receipt's payload (leaf = the JWS today, its
- *     canonical JSON payload once receipts are batch-sealed);
- *  5. the per-receipt JWS and the checkpoint JWS when the answer has them.
+ *  4. for a token receipt (execute-gate, absence witness): its JWS, and that
+ *     the leaf is that JWS;
+ *  5. that the leaf parses to the payload shown, with the receipt id asked for
+ *     (a batch-sealed receipt's leaf is the canonical JSON of its payload).
  * Nothing here trusts a verdict of the server.
  */
-import { canonical, decodeJws, looksLikeJws, verifyJws, type PublicJwk } from './jws.ts';
+import { canonical, decodeJws, looksLikeJws, verifyJws, verifyJwsText, type PublicJwk } from './jws.ts';
 import { openCheckpoint, publishedKeys } from './published-keys.ts';
 import { CheckFailed, fromBase64, leafHash, noteOrigin, toBase64, utf8, verifyInclusion } from './tlog.ts';
 
 export const RECEIPT_TYP = 'fusegate-receipt+jws';
 export const PREFINALITY_TYP = 'prefinality-receipt+jwt';
+export const CHECKPOINT_TYP = 'fusegate-checkpoint+jws';
 export const RECEIPT_ID = /^rcpt_[A-Za-z0-9_-]{1,60}$/;
 
 export interface Finding {
@@ -110,14 +114,23 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
   const ev = res.body;
   const leaf = ev.leaf ?? ev.receipt ?? '';
   const origin = ev.log.origin ?? noteOrigin(ev.checkpoint);
+  // A token receipt's leaf is its JWS; a batch-sealed receipt has none and its leaf is the canonical JSON payload.
+  const token = pasted?.kind === 'receipt' ? text : ev.receipt;
 
-  // 2. The checkpoint, signed by a key derived here from the published public keys.
+  // 2. The checkpoint: its note signed by a key derived here from the published
+  // public keys, and its JWS (the same body, signed by a published key) when present.
   let root: Uint8Array | undefined;
   await attempt(findings, 'Signed checkpoint', async () => {
     const cp = await openCheckpoint(ev.checkpoint, origin, keys);
     if (cp.size !== ev.inclusion.tree_size) throw new CheckFailed(`the checkpoint is of size ${cp.size}, the proof of size ${ev.inclusion.tree_size}`);
+    let jwsSaid = '';
+    if (ev.checkpoint_jws) {
+      const v = await verifyJwsText(ev.checkpoint_jws, jwks, CHECKPOINT_TYP);
+      if (v.payloadText !== cp.body) throw new CheckFailed('the checkpoint JWS does not sign this checkpoint');
+      jwsSaid = `; its JWS is signed by the service's key ${v.kid}`;
+    }
     root = cp.root;
-    return `log ${origin} at size ${cp.size}, root ${toBase64(cp.root)}, signed by ${cp.verifierKey.split('+').slice(0, 2).join('+')}`;
+    return `log ${origin} at size ${cp.size}, root ${toBase64(cp.root)}, note signed by ${cp.verifierKey.split('+').slice(0, 2).join('+')}${jwsSaid}`;
   });
 
   // 3. The leaf is in that tree.
@@ -129,39 +142,32 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
     return `entry ${ev.log.index} of ${ev.inclusion.tree_size}: the ${ev.inclusion.hashes.length}-hash RFC 9162 proof leads to the checkpoint root`;
   });
 
-  // 4. The leaf carries this receipt.
-  await attempt(findings, 'Leaf and payload', async () => {
-    let inLeaf: Record<string, unknown>;
-    try {
-      inLeaf = looksLikeJws(leaf) ? decodeJws(leaf).payload : (JSON.parse(leaf) as Record<string, unknown>);
-    } catch {
-      throw new CheckFailed('the leaf is neither a JWS nor JSON');
-    }
-    if (canonical(inLeaf) !== canonical(ev.payload)) throw new CheckFailed('the logged leaf does not carry the payload shown');
-    if (pasted?.kind === 'receipt' && canonical(pasted.payload) !== canonical(inLeaf)) throw new CheckFailed('the pasted receipt differs from the logged one');
-    if (pasted?.kind === 'prefinality' && (inLeaf.kind !== 'prefinality' || inLeaf.decision !== pasted.payload.decision)) {
-      throw new CheckFailed('the logged receipt does not record this pre-finality decision');
-    }
-    return `the logged leaf is receipt ${String(inLeaf.receipt_id)}${pasted ? ', the one you pasted' : ''}`;
-  });
-
-  // 5. The per-receipt JWS (and the checkpoint JWS) when the answer has them.
-  const jws = ev.receipt ?? (looksLikeJws(leaf) ? leaf : null);
-  if (jws && pasted?.kind !== 'receipt') {
+  // 4. A token receipt: its own signature (unless already checked as pasted).
+  if (ev.receipt && pasted?.kind !== 'receipt') {
     await attempt(findings, 'Receipt signature', async () => {
-      const v = await verifyJws(jws, jwks, RECEIPT_TYP);
-      if (canonical(v.payload) !== canonical(ev.payload)) throw new CheckFailed('the signed payload differs from the payload shown');
+      const v = await verifyJws(ev.receipt!, jwks, RECEIPT_TYP);
       return `signed by the service's Ed25519 key ${v.kid} (published at /crypto/public-key)`;
     });
   }
-  if (ev.checkpoint_jws) {
-    await attempt(findings, 'Checkpoint JWS', async () => {
-      const typ = String(decodeJws(ev.checkpoint_jws!).header.typ);
-      const v = await verifyJws(ev.checkpoint_jws!, jwks, typ);
-      return `signed by ${v.kid}`;
-    });
-  }
-  return finish(findings, ev.payload, ev);
+
+  // 5. The proven leaf is this receipt: the JWS itself for a token, the canonical payload for a sealed one.
+  await attempt(findings, 'Leaf and payload', async () => {
+    if (token !== null && leaf !== token) throw new CheckFailed(pasted?.kind === 'receipt' ? 'the logged leaf is not the receipt you pasted' : 'the logged leaf is not the receipt JWS');
+    let inLeaf: Record<string, unknown>;
+    try {
+      inLeaf = token !== null ? decodeJws(leaf).payload : (JSON.parse(leaf) as Record<string, unknown>);
+    } catch {
+      throw new CheckFailed(token !== null ? 'the leaf is not a JWS' : 'the leaf is not JSON');
+    }
+    if (canonical(inLeaf) !== canonical(ev.payload)) throw new CheckFailed('the logged leaf does not carry the payload shown');
+    if (inLeaf.receipt_id !== id) throw new CheckFailed(`the logged leaf is receipt ${String(inLeaf.receipt_id)}, not ${id}`);
+    if (pasted?.kind === 'prefinality' && (inLeaf.kind !== 'prefinality' || inLeaf.decision !== pasted.payload.decision)) {
+      throw new CheckFailed('the logged receipt does not record this pre-finality decision');
+    }
+    const how = token !== null ? 'the signed receipt' : 'the canonical JSON of the payload (a batch-sealed receipt)';
+    return `the logged leaf is ${how}, receipt ${id}${pasted ? ', the one your token names' : ''}`;
+  });
+  return finish(findings, ev.payload, ev, token !== null);
 }
 
 function refuse(findings: Finding[], check: string, detail: string): Report {
@@ -169,14 +175,23 @@ function refuse(findings: Finding[], check: string, detail: string): Report {
   return finish(findings);
 }
 
-function finish(findings: Finding[], payload?: Record<string, unknown>, ev?: Evidence): Report {
+/** When the receipt was issued: `issued_at` (RFC 3339), else `iat` (NumericDate seconds, or RFC 3339 on older receipts). */
+function issuedAt(payload: Record<string, unknown>): string {
+  if (typeof payload.issued_at === 'string') return payload.issued_at;
+  return typeof payload.iat === 'number' ? new Date(payload.iat * 1000).toISOString() : String(payload.iat ?? '');
+}
+
+function finish(findings: Finding[], payload?: Record<string, unknown>, ev?: Evidence, signed = false): Report {
   const failed = findings.filter((f) => !f.ok);
-  const proven = failed.length === 0 && ev !== undefined;
-  const what = payload ? `${String(payload.kind ?? 'act')} ${String(payload.decision ?? '')}`.trim() : '';
-  const summary = proven
-    ? `Proven: Fuse Gate signed this receipt (${what}${payload?.subject ? ` for ${String(payload.subject)}` : ''}, issued ${String(payload?.iat ?? '')}), ` +
-      `and it is entry ${ev.log.index} of the public receipts log, committed to by a checkpoint of ${ev.inclusion.tree_size} entries signed with the published log key. ` +
-      'Keep the checkpoint: the log can only grow from it (check it on the logs page).'
-    : `Not proven: ${failed[0]?.check.toLowerCase() ?? 'the checks'}: ${failed[0]?.detail ?? 'incomplete'}.`;
-  return { proven, summary, findings, ...(payload ? { payload } : {}) };
+  const proven = failed.length === 0 && ev !== undefined && payload !== undefined;
+  if (!proven) {
+    return { proven, summary: `Not proven: ${failed[0]?.check.toLowerCase() ?? 'the checks'}: ${failed[0]?.detail ?? 'incomplete'}.`, findings, ...(payload ? { payload } : {}) };
+  }
+  const what = `${String(payload.kind ?? 'act')} ${String(payload.decision ?? '')}`.trim();
+  const about = `${what}${payload.subject ? ` for ${String(payload.subject)}` : ''}, issued ${issuedAt(payload)}`;
+  const entry = `entry ${ev.log.index} of the public receipts log, committed to by a checkpoint of ${ev.inclusion.tree_size} entries signed with the published key`;
+  const summary = signed
+    ? `Proven: Fuse Gate signed this receipt (${about}), and it is ${entry}. `
+    : `Proven: Fuse Gate logged this receipt (${about}) in a signed batch: its payload is ${entry}. `;
+  return { proven, summary: summary + 'Keep the checkpoint: the log can only grow from it (check it on the logs page).', findings, payload };
 }
