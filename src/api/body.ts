@@ -42,6 +42,13 @@ export async function readRawBody(event: H3Event, limit: number): Promise<Uint8A
   if (declared > limit) throw tooLarge();
   const stream = event.req.body;
   if (!stream) return new Uint8Array();
+  const bytes = await readStreamWithin(stream, limit);
+  if (!bytes) throw tooLarge();
+  return bytes;
+}
+
+/** Reads a body stream whole; undefined (and the stream cancelled) as soon as it passes `limit` bytes. */
+export async function readStreamWithin(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | undefined> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = stream.getReader();
@@ -51,7 +58,7 @@ export async function readRawBody(event: H3Event, limit: number): Promise<Uint8A
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel();
-      throw tooLarge();
+      return undefined;
     }
     chunks.push(value);
   }

@@ -24,6 +24,7 @@ import { z } from 'zod';
 import { discoveryDocument } from '../catalog/discovery.ts';
 import type { KeyRole } from '../ledger/api-keys.ts';
 import { optionalKey } from './auth.ts';
+import { readStreamWithin } from './body.ts';
 import type { AppContext } from './context.ts';
 import { jsonBoundsProblem } from './json-bounds.ts';
 import { Problem } from './problem.ts';
@@ -142,20 +143,9 @@ async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Recor
 async function checkMcpBody(event: H3Event, limit: number): Promise<void> {
   const stream = event.req.clone().body;
   if (!stream) return;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return; // the transport refuses it by size
-    }
-    chunks.push(value);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const bytes = await readStreamWithin(stream, limit);
+  if (!bytes) return; // the transport refuses it by size
+  const text = Buffer.from(bytes).toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -4,7 +4,6 @@
  * foundry layer 0).
  */
 import { z } from 'zod';
-import { isLocalUrl } from '../../config.ts';
 import { periodReset, periodStart } from '../../domain/quota.ts';
 import { advertisedUrlProblem } from '../../config.ts';
 import { canWrite } from '../../ledger/health-probe.ts';
