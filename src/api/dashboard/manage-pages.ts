@@ -8,7 +8,7 @@ import type { AppContext } from '../context.ts';
 import { escapeHtml as e } from '../html.ts';
 import type { Router } from '../router.ts';
 import { callApi, problemNote } from './pages.ts';
-import { checkCsrf, checkOrigin, csrfField, dashboardPage, page, readForm, readSession, redirect, type Session } from './web.ts';
+import { csrfField, dashboardPage, page, readSession, readSignedInForm, redirect, type Session } from './web.ts';
 
 type Row = Record<string, unknown>;
 const s_ = (v: unknown) => e(v === null || v === undefined ? '' : String(v));
@@ -17,14 +17,7 @@ const table = (head: string[], rows: string) =>
 
 export function registerManagePages(router: Router, ctx: AppContext): void {
   const app = router.app;
-  const posted = async (event: H3Event) => {
-    checkOrigin(event, ctx);
-    const form = await readForm(event, ctx);
-    const session = await readSession(event, ctx);
-    if (!session) return null;
-    checkCsrf(event, ctx, form, session);
-    return { session, form };
-  };
+  const posted = (event: H3Event) => readSignedInForm(event, ctx);
   const param = (event: H3Event, name: string) => encodeURIComponent(String(event.context.params?.[name] ?? ''));
   const form = (s: Session, action: string, label: string, aria?: string) =>
     `<form class="inline" method="post" action="${action}">${csrfField(s.csrf)}<button${aria ? ` aria-label="${e(aria)}"` : ''}>${label}</button></form>`;

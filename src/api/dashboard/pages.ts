@@ -12,7 +12,7 @@ import { accountChargesByDay, accountChargesBySku, accountReceipts } from '../..
 import type { AppContext } from '../context.ts';
 import { escapeHtml } from '../html.ts';
 import type { Router } from '../router.ts';
-import { checkCsrf, checkOrigin, csrfField, dashboardPage, page, readForm, readSession, redirect, type Session } from './web.ts';
+import { csrfField, dashboardPage, page, readSession, readSignedInForm, redirect, type Session } from './web.ts';
 
 export interface ApiAnswer {
   status: number;
@@ -60,14 +60,7 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
   const signedIn = async (event: H3Event) => (await readSession(event, ctx)) ?? null;
   const toSignin = () => redirect('/signin');
   /** A form post: the session, its CSRF check, and the form. */
-  const posted = async (event: H3Event) => {
-    checkOrigin(event, ctx);
-    const form = await readForm(event, ctx);
-    const session = await readSession(event, ctx);
-    if (!session) return null;
-    checkCsrf(event, ctx, form, session);
-    return { session, form };
-  };
+  const posted = (event: H3Event) => readSignedInForm(event, ctx);
   const param = (event: H3Event, name: string) => String(event.context.params?.[name] ?? '');
 
   app.get('/dashboard', async (event) => {

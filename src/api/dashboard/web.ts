@@ -124,6 +124,16 @@ export async function readForm(event: H3Event, ctx: AppContext): Promise<URLSear
   return new URLSearchParams(Buffer.from(await readRawBody(event, ctx.config.MAX_BODY_BYTES)).toString('utf8'));
 }
 
+/** A signed-in form post: its Origin, session and CSRF token checked; null when nobody is signed in. */
+export async function readSignedInForm(event: H3Event, ctx: AppContext): Promise<{ session: Session; form: URLSearchParams } | null> {
+  checkOrigin(event, ctx);
+  const form = await readForm(event, ctx);
+  const session = await readSession(event, ctx);
+  if (!session) return null;
+  checkCsrf(event, ctx, form, session);
+  return { session, form };
+}
+
 export const csrfField = (token: string) => `<input type="hidden" name="csrf" value="${escapeHtml(token)}">`;
 
 const NAV: Array<[string, string]> = [
