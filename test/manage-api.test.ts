@@ -1,18 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { twoAccounts, type TestKey } from './support/accounts.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 describe('operator management API (what the dashboard calls)', () => {
   let s: TestServer;
-  let ops: { id: string; secret: string; accountId: string };
-  let bot: { id: string; secret: string; accountId: string };
-  let stranger: { id: string; secret: string; accountId: string };
+  let ops: TestKey;
+  let bot: TestKey;
+  let stranger: TestKey;
   const post = (path: string, key: string, json?: unknown) => s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
 
   beforeAll(async () => {
     s = await startTestServer();
-    ops = await s.newKey('ops');
-    bot = await s.newKey('bot', 1000, 'agent', ops.accountId);
-    stranger = await s.newKey('stranger');
+    ({ ops, bot, stranger } = await twoAccounts(s));
   });
   afterAll(() => s.stop());
 
