@@ -135,6 +135,14 @@ export const configSchema = z.object({
   X402_FACILITATOR_TIMEOUT_MS: positiveInt.default(10_000),
   /** A payment left settling (crash, settle timeout) is reconciled once it is this old, by a background job that runs this often. */
   X402_RECONCILE_AFTER_SECONDS: nonNegativeInt.default(60),
+
+  // Issue 13, reads (docs/configuration.md, "Read caches"): how stale a cached read may be.
+  /**
+   * How long an authenticated key (and GET /v1/me's usage) is reused before it is read again, in ms.
+   * A key revoked, rotated or re-limited by another process stops (or changes) within this bound;
+   * changes made by this process apply at once. 0 turns the caches off; at most 1000.
+   */
+  AUTH_CACHE_MS: nonNegativeInt.max(1000).default(1000),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET', 'X402_FACILITATOR_URL'] as const;
   const set = x402.filter((k) => c[k] !== undefined);

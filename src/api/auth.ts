@@ -3,7 +3,7 @@
  * Missing, unknown, revoked or expired keys get 401 with `WWW-Authenticate: Bearer`.
  */
 import type { H3Event } from 'h3';
-import { findKeyBySecret, isExpired, touchKey, type ApiKey } from '../ledger/api-keys.ts';
+import { authenticateSecret, isExpired, touchKey, type ApiKey } from '../ledger/api-keys.ts';
 import type { AppContext } from './context.ts';
 import { Problem } from './problem.ts';
 import type { RouteDoc } from './router.ts';
@@ -35,7 +35,7 @@ export async function optionalKey(event: H3Event, ctx: AppContext): Promise<ApiK
   const token = bearerToken(event);
   let key: ApiKey | undefined;
   if (token !== undefined) {
-    key = await findKeyBySecret(ctx.ledger.read, token);
+    key = await authenticateSecret(ctx.ledger.read, token, ctx.config.AUTH_CACHE_MS);
     if (!key) throw unauthorized('unknown_key', 'the API key is not known', 'invalid_token');
     if (key.revoked_at) throw unauthorized('revoked_key', 'the API key has been revoked', 'invalid_token');
     if (isExpired(key)) throw unauthorized('expired_key', `the API key expired at ${key.expires_at}`, 'invalid_token');

@@ -10,6 +10,7 @@ import { periodStart, type HopPeriod } from '../domain/quota.ts';
 import { insertAccount } from './accounts.ts';
 import type { Ledger } from './db.ts';
 import { countMonthlyHop } from './operator.ts';
+import { cachedKey, invalidateKeyCache } from './key-cache.ts';
 
 export const KEY_PREFIX = 'fg_live_';
 
@@ -100,6 +101,7 @@ export async function createApiKey(
       args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.hop_period, key.created_at, key.expires_at],
     });
   });
+  invalidateKeyCache(ledger.read);
   return { key, secret };
 }
 
@@ -107,8 +109,20 @@ const newSecret = () => KEY_PREFIX + randomBytes(32).toString('base64url');
 const prefixOf = (secret: string) => secret.slice(0, KEY_PREFIX.length + 4);
 
 /** The key whose current secret, or previous secret still in its rotation grace, this is. */
-export async function findKeyBySecret(db: Client, secret: string, now = nowIso()): Promise<ApiKey | undefined> {
-  const hash = hashSecret(secret);
+export function findKeyBySecret(db: Client, secret: string, now = nowIso()): Promise<ApiKey | undefined> {
+  return findKeyByHash(db, hashSecret(secret), now);
+}
+
+/**
+ * findKeyBySecret through the authentication cache (key-cache.ts): an answer is
+ * reused for at most `ttlMs` (AUTH_CACHE_MS), so a change made by another
+ * process is seen within that bound; changes made here drop the cache at once.
+ */
+export function authenticateSecret(db: Client, secret: string, ttlMs: number): Promise<ApiKey | undefined> {
+  return cachedKey(db, hashSecret(secret), ttlMs, (hash) => findKeyByHash(db, hash));
+}
+
+async function findKeyByHash(db: Client, hash: string, now = nowIso()): Promise<ApiKey | undefined> {
   const rs = await db.execute({
     sql: `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = ?
           UNION ALL SELECT ${COLUMNS} FROM api_keys WHERE previous_secret_hash = ? AND previous_expires_at > ?`,
@@ -133,6 +147,7 @@ export async function rotateApiKey(ledger: Ledger, id: string, graceSeconds: num
       args: [graceUntil, hashSecret(secret), prefixOf(secret), nowIso(now), id],
     }),
   );
+  invalidateKeyCache(ledger.read);
   if (rs.rowsAffected === 0) return undefined;
   const key = await getApiKey(ledger.read, id);
   return key ? { key, secret } : undefined;
@@ -181,6 +196,7 @@ export async function revokeApiKey(ledger: Ledger, id: string): Promise<boolean>
   const rs = await ledger.write((tx) =>
     tx.execute({ sql: 'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', args: [nowIso(), id] }),
   );
+  invalidateKeyCache(ledger.read);
   return rs.rowsAffected > 0;
 }
 
@@ -194,6 +210,7 @@ export async function setHopLimit(ledger: Ledger, id: string, hopLimit: number, 
           args: [hopLimit, hopPeriod, hopPeriod, id],
         }),
   );
+  invalidateKeyCache(ledger.read);
   return rs.rowsAffected > 0;
 }
 
@@ -226,5 +243,6 @@ export async function setKeySurface(ledger: Ledger, keyId: string, surface: stri
   const rs = await ledger.write((tx) =>
     tx.execute({ sql: 'UPDATE api_keys SET surface = ? WHERE id = ?', args: [surface ? JSON.stringify(surface) : null, keyId] }),
   );
+  invalidateKeyCache(ledger.read);
   return rs.rowsAffected > 0;
 }

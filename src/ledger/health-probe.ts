@@ -2,7 +2,8 @@
  * The write probe behind /health: one tiny write through the write queue (the
  * path every acknowledged act takes), with a deadline. Concurrent /health calls
  * share one probe, and a result is reused for a second, so polling /health
- * adds at most one write per second.
+ * adds at most one write per second. The read ping is reused for the same
+ * second (databaseState), so a /health under load runs no statement at all.
  */
 import type { Ledger } from './db.ts';
 
@@ -50,4 +51,20 @@ export function canWrite(ledger: Ledger, timeoutMs: number): Promise<boolean> {
     return ok;
   });
   return s.inFlight;
+}
+
+const reads = new WeakMap<Ledger, { ok: boolean; at: number }>();
+
+/**
+ * What /health reports about the database: whether it answers a read (the
+ * ping, reused for REUSE_MS like the write probe) and whether a write commits
+ * (canWrite). A /health answer is at most a second old; a failing write is
+ * still reported, on the first probe after it starts failing.
+ */
+export async function databaseState(ledger: Ledger, timeoutMs: number): Promise<{ readable: boolean; writable: boolean }> {
+  const now = Date.now();
+  let read = reads.get(ledger);
+  if (!read || now - read.at >= REUSE_MS) reads.set(ledger, (read = { ok: await ledger.ping(), at: now }));
+  if (!read.ok) return { readable: false, writable: false };
+  return { readable: true, writable: await canWrite(ledger, timeoutMs) };
 }

@@ -6,12 +6,15 @@
 import { z } from 'zod';
 import { periodReset, periodStart } from '../../domain/quota.ts';
 import { advertisedUrlProblem } from '../../config.ts';
-import { canWrite } from '../../ledger/health-probe.ts';
+import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
+import { commitCount } from '../../ledger/commits.ts';
+import { databaseState } from '../../ledger/health-probe.ts';
 import { usage } from '../../ledger/meter.ts';
 import { requireKey } from '../auth.ts';
 import { openCheckoutView } from './operator.ts';
 import type { AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
+import { HTTPResponse } from 'h3';
 import { reply, toResponse } from '../reply.ts';
 
 /** The /health body, on 200 and 503 alike. */
@@ -26,11 +29,72 @@ const healthResponse = z.object({
   problems: z.array(z.string()).optional(),
 });
 
+const JSON_NO_STORE = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+
+/** GET /v1/me's body, serialized: the key as it is now, this period's hops, usage per SKU and the open checkout. */
+async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> {
+  // The authenticated key may come from the auth cache, whose hops_used may lag: read the row.
+  const key = (await getApiKey(ctx.ledger.read, authenticated.id)) ?? authenticated;
+  const [u, checkout] = await Promise.all([usage(ctx.ledger.read, key.id), openCheckoutView(ctx, key.id)]);
+  return JSON.stringify({
+    object: 'api_key',
+    id: key.id,
+    account_id: key.account_id,
+    role: key.role,
+    name: key.name,
+    prefix: key.prefix,
+    created_at: key.created_at,
+    hop_limit: key.hop_limit,
+    usage: {
+      period: key.hop_period,
+      period_start: periodStart(key.hop_period) || null,
+      resets_at: periodReset(key.hop_period),
+      hops_used: key.hops_used,
+      hops_remaining: Math.max(0, key.hop_limit - key.hops_used),
+      tolls: u.by_sku,
+      total_usd: u.total_usd,
+      nap_usd: u.nap_usd,
+    },
+    operator_checkout: checkout,
+  });
+}
+
+interface MeEntry {
+  body: string;
+  /** commitCount() when the body was read: any write of this process since makes it stale. */
+  commits: number;
+  /** Date.now() after which it is read again (changes by other processes, a new period). */
+  until: number;
+}
+
+const ME_CACHE_MAX = 10_000;
+const meCaches = new WeakMap<object, Map<string, MeEntry>>();
+
+/**
+ * GET /v1/me's body, reused while this process has written nothing and for at
+ * most AUTH_CACHE_MS (docs/configuration.md, "Read caches"): the usage
+ * aggregate, the checkout figures and the key row cost no query then.
+ */
+async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
+  const ttl = ctx.config.AUTH_CACHE_MS;
+  const commits = commitCount(ctx.ledger);
+  if (!(ttl > 0) || commits === undefined) return meFresh(ctx, key);
+  let cache = meCaches.get(ctx.ledger);
+  if (!cache) meCaches.set(ctx.ledger, (cache = new Map()));
+  const now = Date.now();
+  const hit = cache.get(key.id);
+  if (hit && hit.commits === commits && hit.until > now) return hit.body;
+  const body = await meFresh(ctx, key);
+  cache.delete(key.id);
+  if (cache.size >= ME_CACHE_MAX) cache.delete(cache.keys().next().value!);
+  cache.set(key.id, { body, commits, until: now + ttl });
+  return body;
+}
+
 export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/health', async () => {
     const { config } = ctx;
-    const readable = await ctx.ledger.ping();
-    const writable = readable && (await canWrite(ctx.ledger, config.HEALTH_WRITE_PROBE_TIMEOUT_MS));
+    const { readable, writable } = await databaseState(ctx.ledger, config.HEALTH_WRITE_PROBE_TIMEOUT_MS);
     const database = !readable ? 'unreachable' : writable ? 'ok' : 'read_only';
     const advertised = advertisedUrlProblem(config);
     const problems: string[] = [];
@@ -56,30 +120,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
 
   router.get('/v1/me', async (event) => {
     const key = await requireKey(event, ctx);
-    const u = await usage(ctx.ledger.read, key.id);
-    return toResponse(
-      reply({
-        object: 'api_key',
-        id: key.id,
-        account_id: key.account_id,
-        role: key.role,
-        name: key.name,
-        prefix: key.prefix,
-        created_at: key.created_at,
-        hop_limit: key.hop_limit,
-        usage: {
-          period: key.hop_period,
-          period_start: periodStart(key.hop_period) || null,
-          resets_at: periodReset(key.hop_period),
-          hops_used: key.hops_used,
-          hops_remaining: Math.max(0, key.hop_limit - key.hops_used),
-          tolls: u.by_sku,
-          total_usd: u.total_usd,
-          nap_usd: u.nap_usd,
-        },
-        operator_checkout: await openCheckoutView(ctx, key.id),
-      }),
-    );
+    return new HTTPResponse(await meBody(ctx, key), { headers: JSON_NO_STORE });
   }, { summary: "The calling key's account, role, hop limit, this period's hops (used, remaining, reset time) and usage per SKU", auth: 'key', tag: 'system' });
 
   router.get('/crypto/public-key', () => {

@@ -1,0 +1,77 @@
+/**
+ * The authentication cache (docs/configuration.md, "Read caches"). A request
+ * with a known key costs one SHA-256 of its token and a map lookup, not a query.
+ *
+ * - Keyed by the SHA-256 of the secret, the same value the database keeps: the
+ *   secret itself is never held in memory beyond the request that carried it.
+ * - Each answer (a key, or "no such key") is reused for at most `ttlMs`
+ *   (AUTH_CACHE_MS, at most 1000): a key revoked, rotated, expired or re-limited
+ *   by another process (the CLI on the same file, another server) is seen within
+ *   that bound, since the first request after it reads the row again.
+ * - A change made through this process (api-keys.ts: create, rotate, revoke,
+ *   hop limit, surface) drops the cache of that database at once.
+ * - At most MAX_ENTRIES answers are held; the oldest goes first, so unknown
+ *   tokens sent at random cannot grow memory.
+ * - `hops_used` of a cached key may lag by the bound: it is a pre-check only,
+ *   the quota is enforced under the write lock (consumeHop).
+ */
+import type { ApiKey } from './api-keys.ts';
+
+export const MAX_ENTRIES = 10_000;
+
+interface Entry {
+  key: ApiKey | undefined;
+  /** Date.now() after which the answer is read again. */
+  until: number;
+}
+
+interface Cache {
+  entries: Map<string, Entry>;
+  /** Bumped by every invalidation: an answer read before it is not stored after it. */
+  generation: number;
+}
+
+/** One cache per database connection object (tests open several databases in one process). */
+const caches = new WeakMap<object, Cache>();
+
+function cacheOf(db: object): Cache {
+  let c = caches.get(db);
+  if (!c) caches.set(db, (c = { entries: new Map(), generation: 0 }));
+  return c;
+}
+
+/** Forgets every cached answer for `db` (a key of this database changed in this process). */
+export function invalidateKeyCache(db: object): void {
+  const c = caches.get(db);
+  if (!c) return;
+  c.entries.clear();
+  c.generation++;
+}
+
+/**
+ * The key for `hash` (the SHA-256 of a token), from the cache when its answer is
+ * younger than `ttlMs`, else from `load` (then kept). `ttlMs` 0: always `load`.
+ */
+export async function cachedKey(
+  db: object,
+  hash: string,
+  ttlMs: number,
+  load: (hash: string) => Promise<ApiKey | undefined>,
+): Promise<ApiKey | undefined> {
+  if (!(ttlMs > 0)) return load(hash);
+  const c = cacheOf(db);
+  const now = Date.now();
+  const hit = c.entries.get(hash);
+  if (hit && hit.until > now) return hit.key;
+  const generation = c.generation;
+  const key = await load(hash);
+  if (c.generation !== generation) return key;
+  let until = now + ttlMs;
+  // A secret still in its rotation grace stops at the grace's end, not a bound later.
+  const grace = key?.previous_expires_at ? Date.parse(key.previous_expires_at) : NaN;
+  if (grace > now) until = Math.min(until, grace);
+  c.entries.delete(hash);
+  if (c.entries.size >= MAX_ENTRIES) c.entries.delete(c.entries.keys().next().value!);
+  c.entries.set(hash, { key: key && Object.freeze(key), until });
+  return key;
+}
