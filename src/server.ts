@@ -60,7 +60,11 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   const receiptsOrigin = logOrigin(config.SITE_URL, RECEIPTS_LOG);
   ledger.onBatchEnd(async (tx) => void (await sealReceipts(tx, receiptsOrigin, ctx.keyring.current)));
   const app = createApp(ctx);
-  handler = toNodeHandler(app.h3);
+  const h3Handler = toNodeHandler(app.h3);
+  // The built site's plain GETs are answered before h3 (static-site.ts, staticFastPath).
+  handler = (req, res) => {
+    if (!app.fastPath(req, res)) void h3Handler(req, res);
+  };
   const url = `http://127.0.0.1:${port}`;
   for (const job of app.router.jobs) job.start();
   log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid });

@@ -10,7 +10,7 @@ import { Problem, notFound, problemResponse, toProblem } from './problem.ts';
 import { Router } from './router.ts';
 import { enforceRole } from './auth.ts';
 import { applyCors, registerPreflight } from './cors.ts';
-import { staticSiteHandler } from './static-site.ts';
+import { staticFastPath, staticSiteHandler, type NodeFastPath } from './static-site.ts';
 import { notFoundHtml, useSiteShell } from './html.ts';
 import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
@@ -76,17 +76,23 @@ export function registerRoutes(router: Router, ctx: AppContext, extraModules: Ro
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The id an answer carries: the caller's X-Request-Id when it is sane, else a fresh one. */
+export function requestIdOf(incoming: string | null | undefined): string {
+  return incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
 export interface App {
   h3: H3;
   router: Router;
+  /** Answers a request at the Node level when it can (the built site's plain GETs), else returns false: then h3 answers. */
+  fastPath: NodeFastPath;
 }
 
 export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): App {
   const h3 = new H3({
     silent: true,
     onRequest(event: H3Event) {
-      const incoming = event.req.headers.get('x-request-id');
-      const id = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      const id = requestIdOf(event.req.headers.get('x-request-id'));
       event.context.requestId = id;
       event.res.headers.set('x-request-id', id);
       applyCors(event);
@@ -128,5 +134,6 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
     if (page) return page;
     throw notFound(`nothing is served at ${event.url.pathname}`, 'route_not_found');
   });
-  return { h3, router };
+  const fastPath = staticFastPath(site.assets, (path) => router.allowed(path).length > 0, requestIdOf);
+  return { h3, router, fastPath };
 }
