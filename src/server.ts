@@ -4,7 +4,6 @@
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from 'h3';
 import { ConfigError, loadConfig, withListeningPort, type Config } from './config.ts';
 import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
@@ -60,11 +59,7 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   const receiptsOrigin = logOrigin(config.SITE_URL, RECEIPTS_LOG);
   ledger.onBatchEnd(async (tx) => void (await sealReceipts(tx, receiptsOrigin, ctx.keyring.current)));
   const app = createApp(ctx);
-  const h3Handler = toNodeHandler(app.h3);
-  // The built site's plain GETs are answered before h3 (static-site.ts, staticFastPath).
-  handler = (req, res) => {
-    if (!app.fastPath(req, res)) void h3Handler(req, res);
-  };
+  handler = app.node;
   const url = `http://127.0.0.1:${port}`;
   for (const job of app.router.jobs) job.start();
   log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid });

@@ -4,13 +4,14 @@
  * method). Every response carries `x-request-id`.
  */
 import { randomUUID } from 'node:crypto';
-import { H3, type H3Event } from 'h3';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { H3, toNodeHandler, type H3Event } from 'h3';
 import type { AppContext } from './context.ts';
 import { Problem, notFound, problemResponse, toProblem } from './problem.ts';
 import { Router } from './router.ts';
 import { enforceRole } from './auth.ts';
-import { applyCors, registerPreflight } from './cors.ts';
-import { staticFastPath, staticSiteHandler, type NodeFastPath } from './static-site.ts';
+import { CORS_EXPOSE_HEADERS, MCP_PATH, applyCors, registerPreflight } from './cors.ts';
+import { staticFastPath, staticSiteHandler } from './static-site.ts';
 import { notFoundHtml, useSiteShell } from './html.ts';
 import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
@@ -84,14 +85,39 @@ export function requestIdOf(incoming: string | null | undefined): string {
 export interface App {
   h3: H3;
   router: Router;
-  /** Answers a request at the Node level when it can (the built site's plain GETs), else returns false: then h3 answers. */
-  fastPath: NodeFastPath;
+  /** The Node request listener: the built site's plain GETs at the Node level, everything else through h3. */
+  node: RequestListener;
+}
+
+/**
+ * Sets the headers every answer carries (x-request-id, and CORS outside /mcp)
+ * on the Node response, where setting them is cheap; onRequest then only reads
+ * the id back. h3 would otherwise build a Headers object for them per request
+ * and merge it into each answer's. Paths with an escape are left to onRequest,
+ * which sees them decoded (so "/mcp" spelled with an escape is still /mcp).
+ */
+function setCommonHeaders(req: IncomingMessage, res: ServerResponse): void {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  if (path.includes('%')) return;
+  const incoming = req.headers['x-request-id'];
+  res.setHeader('x-request-id', requestIdOf(typeof incoming === 'string' ? incoming : undefined));
+  if (path !== MCP_PATH) {
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-expose-headers', CORS_EXPOSE_HEADERS);
+  }
 }
 
 export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): App {
   const h3 = new H3({
     silent: true,
     onRequest(event: H3Event) {
+      const preset = event.runtime?.node?.res?.getHeader('x-request-id');
+      if (typeof preset === 'string') {
+        event.context.requestId = preset;
+        return;
+      }
       const id = requestIdOf(event.req.headers.get('x-request-id'));
       event.context.requestId = id;
       event.res.headers.set('x-request-id', id);
@@ -135,5 +161,11 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
     throw notFound(`nothing is served at ${event.url.pathname}`, 'route_not_found');
   });
   const fastPath = staticFastPath(site.assets, (path) => router.allowed(path).length > 0, requestIdOf);
-  return { h3, router, fastPath };
+  const viaH3 = toNodeHandler(h3);
+  const node: RequestListener = (req, res) => {
+    if (fastPath(req, res)) return;
+    setCommonHeaders(req, res);
+    void viaH3(req, res);
+  };
+  return { h3, router, node };
 }

@@ -13,7 +13,8 @@ import type { Router } from './router.ts';
 export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Request-Id';
 export const CORS_EXPOSE_HEADERS = 'RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, ETag, Location, Allow, Link';
 export const CORS_MAX_AGE_SECONDS = 600;
-const MCP = '/mcp';
+export const MCP_PATH = '/mcp';
+const MCP = MCP_PATH;
 
 /** For onRequest: the CORS headers of an ordinary (non-preflight) answer. */
 export function applyCors(event: H3Event): void {
