@@ -1,0 +1,126 @@
+/**
+ * The read caches of issue 13 (docs/configuration.md, "Read caches"): a key or
+ * /v1/me answer may be reused for at most AUTH_CACHE_MS (1 s), so a change by
+ * another process lands within that bound, and a change by this process at once.
+ * Real server on an ephemeral port, real libSQL file; the "other process" is the
+ * CLI in a child process or a second connection to the same file.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { consumeHop, hashSecret, setHopLimit } from '../src/ledger/api-keys.ts';
+import { openLedger, type Ledger } from '../src/ledger/db.ts';
+import { MAX_ENTRIES, cachedKey } from '../src/ledger/key-cache.ts';
+import { runCli } from './support/cli.ts';
+import { startTestServer, testEnv, type TestServer } from './support/server.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `probe` until it returns true or `ms` have passed; returns its last answer. */
+async function within(ms: number, probe: () => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await probe()) return true;
+    if (Date.now() > deadline) return false;
+    await sleep(50);
+  }
+}
+
+/** Three times the documented bound: generous for a loaded machine, still a bound. */
+const BOUND_WITH_SLACK_MS = 3000;
+
+describe('read caches', () => {
+  let s: TestServer;
+  let other: Ledger;
+
+  beforeAll(async () => {
+    s = await startTestServer();
+    // A second connection to the same file, as another process would have.
+    other = await openLedger(s.config);
+  });
+  afterAll(async () => {
+    await other.close();
+    await s.stop();
+  });
+
+  const me = (secret: string) => s.fetch('/v1/me', { key: secret });
+  /**
+   * Fills the caches for a key: the first use also records last_used_at (a write
+   * of this process, which makes the next /v1/me read afresh), so wait for that
+   * write, then ask again: from here on the answer comes from the cache.
+   */
+  const warm = async (secret: string) => {
+    await me(secret);
+    await sleep(200);
+    return me(secret);
+  };
+
+  it('a key revoked by the CLI in another process is refused within the bound', async () => {
+    const k = await s.newKey('cli-revoked');
+    expect((await warm(k.secret)).status).toBe(200);
+    const r = await runCli(['keys', 'revoke', k.id], testEnv(s.dir));
+    expect(r.code, r.stderr).toBe(0);
+    expect(await within(BOUND_WITH_SLACK_MS, async () => (await me(k.secret)).status === 401)).toBe(true);
+    const after = await me(k.secret);
+    expect(after.status).toBe(401);
+    expect((await after.json()).code).toBe('revoked_key');
+  }, 60_000);
+
+  it('a key revoked in this process is refused at once', async () => {
+    const ops = await s.newKey('ops');
+    const k = await s.newKey('revoked-here', undefined, 'agent', ops.accountId);
+    expect((await warm(k.secret)).status).toBe(200);
+    expect((await s.fetch(`/v1/keys/${k.id}/revoke`, { method: 'POST', key: ops.secret })).status).toBe(200);
+    expect((await me(k.secret)).status).toBe(401);
+  });
+
+  it('/v1/me shows hops and a hop limit changed by another connection within the bound', async () => {
+    const k = await s.newKey('counted', 10);
+    expect((await (await warm(k.secret)).json()).usage.hops_used).toBe(0);
+    expect(await other.write((tx) => consumeHop(tx, k.id))).toBe(true);
+    expect(await setHopLimit(other, k.id, 7)).toBe(true);
+    const seen = await within(BOUND_WITH_SLACK_MS, async () => {
+      const body = await (await me(k.secret)).json();
+      return body.usage.hops_used === 1 && body.hop_limit === 7;
+    });
+    expect(seen).toBe(true);
+    expect((await (await me(k.secret)).json()).usage).toMatchObject({ hops_used: 1, hops_remaining: 6 });
+  });
+
+  it('/v1/me shows a hop made through this process at once', async () => {
+    const k = await s.newKey('counted-here', 10);
+    expect((await (await warm(k.secret)).json()).usage.hops_used).toBe(0);
+    expect(await s.ctx.ledger.write((tx) => consumeHop(tx, k.id))).toBe(true);
+    expect((await (await me(k.secret)).json()).usage.hops_used).toBe(1);
+  });
+
+  it('an unknown key is 401 and a key created afterwards works at once', async () => {
+    expect((await me('fg_live_unknown')).status).toBe(401);
+    expect((await me('fg_live_unknown')).status).toBe(401);
+    const k = await s.newKey('fresh');
+    expect((await me(k.secret)).status).toBe(200);
+  });
+});
+
+describe('key cache bound', () => {
+  it('holds at most MAX_ENTRIES answers: unknown tokens sent at random evict the oldest, not grow memory', async () => {
+    const db = {};
+    let loads = 0;
+    const load = async () => (loads++, undefined);
+    const first = hashSecret('fg_live_first');
+    await cachedKey(db, first, 1000, load);
+    await cachedKey(db, first, 1000, load);
+    expect(loads).toBe(1); // the second answer came from the cache
+    for (let i = 0; i < MAX_ENTRIES; i++) await cachedKey(db, hashSecret(`fg_live_random_${i}`), 1000, load);
+    const before = loads;
+    await cachedKey(db, hashSecret(`fg_live_random_${MAX_ENTRIES - 1}`), 1000, load);
+    expect(loads).toBe(before); // the newest is still held
+    await cachedKey(db, first, 1000, load);
+    expect(loads).toBe(before + 1); // the oldest was evicted
+  });
+
+  it('AUTH_CACHE_MS defaults to 1000 and may not exceed it', () => {
+    expect(loadConfig({}).AUTH_CACHE_MS).toBe(1000);
+    expect(loadConfig({ AUTH_CACHE_MS: '0' }).AUTH_CACHE_MS).toBe(0);
+    expect(() => loadConfig({ AUTH_CACHE_MS: '1001' })).toThrow(ConfigError);
+  });
+});
