@@ -15,6 +15,7 @@ import type { Config } from '../config.ts';
 import { EmbeddedSql } from './embedded.ts';
 import { ensureDir } from '../startup-error.ts';
 import { migrate } from './migrate.ts';
+import type { ActPlan } from './acts.ts';
 import type { Sql } from './sql.ts';
 import { WriteQueue, type BatchFinisher, type WriteBackend, type WriteJob } from './write-queue.ts';
 
@@ -23,6 +24,8 @@ export interface Ledger {
   read: Sql;
   /** Runs `job` inside a write transaction shared with other jobs queued at the same time. */
   write<T>(job: WriteJob<T>): Promise<T>;
+  /** Commits a governed or metered act (acts.ts) set-oriented with the acts queued beside it; resolves to its result. */
+  act<T>(plan: ActPlan<T>): Promise<T>;
   /** Sets the step that ends every committed batch inside its transaction (the server's receipts seal). */
   onBatchEnd(finish: BatchFinisher | undefined): void;
   /** True when the database answers a trivial query. */
@@ -117,6 +120,7 @@ async function openEmbedded(path: string, opts: LedgerOptions): Promise<Ledger> 
   return {
     read,
     write: (job) => queue.push(job),
+    act: (plan) => queue.act(plan),
     onBatchEnd: (finish) => queue.onBatchEnd(finish),
     async ping() {
       try {
@@ -142,6 +146,7 @@ async function openRemote(opts: LedgerOptions): Promise<Ledger> {
   return {
     read: writer,
     write: (job) => queue.push(job),
+    act: (plan) => queue.act(plan),
     onBatchEnd: (finish) => queue.onBatchEnd(finish),
     async ping() {
       try {
