@@ -63,15 +63,30 @@ export interface ActWrites {
   charges?: readonly ActCharge[] | undefined;
   rows?: readonly ActRow[] | undefined;
   answer?: StoredAnswer | undefined;
-  /** Writes of the act's own that are not rows (e.g. an x402 settlement): run at once, alone in a savepoint. */
+  /** Writes of a decided act of its own that are not rows (e.g. an x402 settlement): run at once, alone in a savepoint. */
   also?: ((tx: Transaction) => Promise<void>) | undefined;
 }
 
-export interface ActPlan<T> {
-  needs: ActNeeds;
-  /** Pure: decides from the state read under the lock; throws to refuse (then nothing of the act is written). */
-  decide(state: ActState): { writes: ActWrites; result: T };
+export interface Decided<T> {
+  writes: ActWrites;
+  result: T;
 }
+
+/**
+ * An act decides in one of two ways:
+ *  - `decide`, pure, from the state read for the whole group (a hop);
+ *  - `run`, for an act whose decision reads or writes its area's own rows under
+ *    the lock (an ASTL version, a ticket claim, a trigger's state): it runs alone
+ *    in a savepoint, in arrival order, and sees what the acts before it in the
+ *    group did to those rows. Its receipt, charges and rows are still written
+ *    with the group's, after the last act has run: no act reads the receipts,
+ *    meter or receipts log inside its `run`.
+ * Either throws to refuse: then nothing of the act is written.
+ */
+export type ActPlan<T> = { needs: ActNeeds } & (
+  | { decide(state: ActState): Decided<T>; run?: undefined }
+  | { run(tx: Transaction, state: ActState): Promise<Decided<T>>; decide?: undefined }
+);
 
 /** The key's hop quota for this period is used up (under the write lock). */
 export class HopLimitReached extends Error {
@@ -149,20 +164,32 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
   const outcomes: ActOutcome[] = [];
   const decided: ActWrites[] = [];
   for (const act of acts) {
+    const state: ActState = { fuse: act.needs.fuseId ? fuses.get(act.needs.fuseId) : undefined };
+    // Checked last, so that an act refused for another reason (an unknown fuse) spends no hop.
+    const take = () => (act.needs.hopOf ? takeHop(quotas, act.needs.hopOf) : undefined);
     try {
-      const { writes, result } = act.decide({ fuse: act.needs.fuseId ? fuses.get(act.needs.fuseId) : undefined });
-      const quota = act.needs.hopOf ? takeHop(quotas, act.needs.hopOf) : undefined;
-      checkCharges(writes);
-      if (writes.also) {
-        try {
-          await runAlone(tx, writes.also);
-        } catch (e) {
-          if (quota) quota.added--;
-          throw e;
+      let d: Decided<unknown>;
+      if (act.run) {
+        d = await runAlone(tx, async () => {
+          const r = await act.run(tx, state);
+          checkCharges(r.writes);
+          take();
+          return r;
+        });
+      } else {
+        d = act.decide(state);
+        checkCharges(d.writes);
+        const quota = take();
+        const also = d.writes.also;
+        if (also) {
+          await runAlone(tx, () => also(tx)).catch((e: unknown) => {
+            if (quota) quota.added--;
+            throw e;
+          });
         }
       }
-      decided.push(writes);
-      outcomes.push({ ok: true, value: result });
+      decided.push(d.writes);
+      outcomes.push({ ok: true, value: d.result });
     } catch (error) {
       outcomes.push({ ok: false, error });
     }
@@ -189,11 +216,12 @@ function checkCharges({ charges, receipt }: ActWrites): void {
   }
 }
 
-async function runAlone(tx: Transaction, write: (tx: Transaction) => Promise<void>): Promise<void> {
+async function runAlone<T>(tx: Transaction, write: () => Promise<T>): Promise<T> {
   await tx.execute('SAVEPOINT act');
   try {
-    await write(tx);
+    const out = await write();
     await tx.execute('RELEASE act');
+    return out;
   } catch (e) {
     await tx.execute('ROLLBACK TO act');
     await tx.execute('RELEASE act');
