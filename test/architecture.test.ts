@@ -18,11 +18,7 @@ const SRC = join(REPO, 'src');
  * Files under src/api still allowed to run SQL, each with why. Only ever
  * shrinks: a new route module puts its statements in src/ledger instead.
  */
-const SQL_ALLOWED = new Set([
-  // Being rewritten by the lead (issue 13): its idempotency rows move to the ledger then,
-  // and this entry goes (the test below fails once the file holds no SQL, to say so).
-  'src/api/idempotency.ts',
-]);
+const SQL_ALLOWED = new Set<string>([]);
 
 /** Which top-level areas of src/ each area must not import. */
 const FORBIDDEN_IMPORTS: Record<string, string[]> = {

@@ -1,21 +1,22 @@
 /**
  * Governed and metered acts, committed set-oriented.
  *
- * An act is data plus one pure decision: what state it needs read under the
- * write lock (a fuse, a key's hop quota), and `decide`, which turns that state
- * into the rows the act writes (its receipt, its charges, further rows) and the
- * answer. Acts queued together are committed by `commitActs` with a constant
+ * An act is data plus one decision: what state it needs read under the write
+ * lock (a fuse, a key's hop quota), and `decide`, which turns that state into
+ * what the act writes (its receipt, its charges, its idempotent answer) and
+ * its result (or `run`, see ActPlan). Acts queued together are committed by `commitActs` with a constant
  * number of statements, whatever their count:
  *
  *   read    the batch's fuses in one query, its keys in one query;
  *   decide  each act in memory, in arrival order, under the write lock
  *           (an act that throws writes nothing and fails alone);
  *   write   the keys' hop counts, the monthly hop counters, the meter, the
- *           receipts log (one append for all leaves), the receipts and every
- *           further row, each with multi-row statements.
+ *           receipts log (one append for all leaves) and the receipts, each
+ *           with multi-row statements.
  *
  * So a decision never rests on a state read before the lock: no re-read, no
- * retry. Nothing here knows HTTP; errors are ledger errors the API maps.
+ * retry. The same statements are sent to a libSQL server, so there too a
+ * batch of pure acts costs a constant number of round trips. Nothing here knows HTTP; errors are ledger errors the API maps.
  */
 import type { InValue } from '@libsql/client';
 import { periodStart, type HopPeriod } from '../domain/quota.ts';
@@ -52,16 +53,9 @@ export interface ActCharge {
   nap?: boolean | undefined;
 }
 
-/** A further row the act writes: a table and its values by column (constant names from code, never input). */
-export interface ActRow {
-  table: string;
-  values: Record<string, InValue>;
-}
-
 export interface ActWrites {
   receipt?: Receipt | undefined;
   charges?: readonly ActCharge[] | undefined;
-  rows?: readonly ActRow[] | undefined;
   answer?: StoredAnswer | undefined;
   /** Writes of a decided act of its own that are not rows (e.g. an x402 settlement): run at once, alone in a savepoint. */
   also?: ((tx: Transaction) => Promise<void>) | undefined;
@@ -259,15 +253,5 @@ async function writeActs(tx: Transaction, acts: ActWrites[], now: string): Promi
   }
   const meter = acts.flatMap((a) => (a.charges ?? []).map((c): InValue[] => [c.keyId, c.sku, BigInt(c.amountMicros), c.nap ? 1 : 0, a.receipt!.receipt_id, now]));
   await insertRows(tx, 'INSERT INTO meter (key_id, sku, amount_micros, nap, ref, created_at) VALUES', '(?, ?, ?, ?, ?, ?)', meter);
-  // Further rows, one multi-row INSERT per table and column list.
-  const groups = new Map<string, { head: string; tuple: string; rows: InValue[][] }>();
-  for (const row of acts.flatMap((a) => a.rows ?? [])) {
-    const columns = Object.keys(row.values);
-    const head = `INSERT INTO ${row.table} (${columns.join(', ')}) VALUES`;
-    let g = groups.get(head);
-    if (!g) groups.set(head, (g = { head, tuple: `(${columns.map(() => '?').join(', ')})`, rows: [] }));
-    g.rows.push(Object.values(row.values));
-  }
-  for (const g of groups.values()) await insertRows(tx, g.head, g.tuple, g.rows);
   for (const a of acts) if (a.answer) await storeAnswer(tx, a.answer);
 }
