@@ -65,6 +65,8 @@ export const configSchema = z.object({
     .pipe(z.array(url)),
   /** How many writes the write queue commits in one transaction at most. */
   WRITE_BATCH_MAX: positiveInt.default(512),
+  /** How often the checkpointer thread moves the WAL's committed pages into the database file (ledger/checkpointer.ts). */
+  WAL_CHECKPOINT_MS: positiveInt.default(200),
   /** Where `npm start` serves the built site from. */
   STATIC_DIR: z.string().min(1).default('./dist/client'),
   LOG_LEVEL: z.enum(['silent', 'error', 'info']).default('info'),

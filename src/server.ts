@@ -35,7 +35,7 @@ function makeLogger(level: Config['LOG_LEVEL']): AppContext['log'] {
 /** Opens the ledger, loads the keys and listens. PORT 0 picks a free port (tests). */
 export async function startServer(initial: Config): Promise<RunningServer> {
   const log = makeLogger(initial.LOG_LEVEL);
-  const ledger = await startupStep(`cannot open the database ${initial.DATABASE_URL}`, () => openLedger(initial));
+  const ledger = await startupStep(`cannot open the database ${initial.DATABASE_URL}`, () => openLedger(initial, (m) => log('error', m)));
   const keyring = await startupStep(`cannot load the signing keys (${initial.SIGNING_KEY_JWK ? 'SIGNING_KEY_JWK' : initial.SIGNING_KEY_FILE})`, () => loadKeyring(initial)).catch(
     async (e: unknown) => {
       await ledger.close();

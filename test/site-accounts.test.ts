@@ -78,3 +78,24 @@ describe('site accounts', { timeout: 120_000 }, () => {
     expect((await formClient(s).post('/signin', { email: 'b@example.com', password: 'the second password' })).status).toBe(303);
   });
 });
+
+describe('sign-in throttle', { timeout: 120_000 }, () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    // One window for the whole test (a 900 s window could roll over mid-test and reset the counts).
+    s = await startTestServer({ SIGNIN_MAX_ATTEMPTS: '2', SIGNIN_MAX_ATTEMPTS_PER_ADDRESS: '5', SIGNIN_WINDOW_SECONDS: '1000000000' });
+  });
+  afterAll(() => s.stop());
+
+  it('counts attempts per email and per address in the database, and answers 429 past either limit', async () => {
+    const attempt = (email: string) => formClient(s).post('/signin', { email, password: 'not the password' }).then((r) => r.status);
+    // Per email: two wrong passwords, then refused; another email has its own count.
+    expect([await attempt('c@example.com'), await attempt('c@example.com'), await attempt('c@example.com')]).toEqual([401, 401, 429]);
+    expect(await attempt('d@example.com')).toBe(401);
+    const windows = await s.ctx.ledger.read.execute("SELECT bucket, count FROM rate_windows WHERE bucket LIKE 'signin:%' ORDER BY bucket");
+    expect(windows.rows.map((r) => Number(r.count)).sort()).toEqual([1, 3, 4]);
+    // Per address: the fifth attempt from 127.0.0.1 was the last one allowed.
+    expect(await attempt('e@example.com')).toBe(401);
+    expect(await attempt('f@example.com')).toBe(429);
+  });
+});

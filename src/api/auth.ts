@@ -20,6 +20,8 @@ function unauthorized(code: string, detail: string, error: string): Problem {
   });
 }
 
+export const revokedKeyProblem = () => unauthorized('revoked_key', 'the API key has been revoked', 'invalid_token');
+
 /** The bearer token of the request, or undefined when there is none. */
 export function bearerToken(event: H3Event): string | undefined {
   const header = event.req.headers.get('authorization');
@@ -37,7 +39,7 @@ export async function optionalKey(event: H3Event, ctx: AppContext): Promise<ApiK
   if (token !== undefined) {
     key = await authenticateSecret(ctx.ledger.read, token, ctx.config.AUTH_CACHE_MS);
     if (!key) throw unauthorized('unknown_key', 'the API key is not known', 'invalid_token');
-    if (key.revoked_at) throw unauthorized('revoked_key', 'the API key has been revoked', 'invalid_token');
+    if (key.revoked_at) throw revokedKeyProblem();
     if (isExpired(key)) throw unauthorized('expired_key', `the API key expired at ${key.expires_at}`, 'invalid_token');
     touchKey(ctx.ledger, key);
   }

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from '../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
-import { nowIso } from '../ids.ts';
+import { releaseReservation, reserveIdempotencyKey, storeAnswer, type StoredAnswer } from '../ledger/idempotency.ts';
 import type { ApiKey } from '../ledger/api-keys.ts';
 import { readJsonValue } from './body.ts';
 import type { AppContext } from './context.ts';
@@ -52,24 +52,9 @@ export async function idempotent(
     throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   }
   const hash = await requestHash(event, ctx);
-  const now = Date.now();
-  const prior = await ctx.ledger.write(async (tx) => {
-    const rs = await tx.execute({
-      sql: 'SELECT request_hash, state, status, headers, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?',
-      args: [key.id, idemKey],
-    });
-    const row = rs.rows[0];
-    const abandoned = row && row.state === 'running' && now - Date.parse(String(row.created_at)) > RESERVATION_LEASE_MS;
-    if (!row || abandoned) {
-      await tx.execute({
-        sql: `INSERT INTO idempotency (key_id, idem_key, request_hash, state, created_at) VALUES (?, ?, ?, 'running', ?)
-              ON CONFLICT (key_id, idem_key) DO UPDATE SET request_hash = excluded.request_hash, state = 'running', created_at = excluded.created_at`,
-        args: [key.id, idemKey, hash, nowIso(new Date(now))],
-      });
-      return undefined;
-    }
-    return row;
-  });
+  const prior = await ctx.ledger.write((tx) =>
+    reserveIdempotencyKey(tx, { keyId: key.id, idemKey, hash, now: new Date(), leaseMs: RESERVATION_LEASE_MS }),
+  );
   if (prior) {
     if (prior.request_hash !== hash) {
       throw new Problem({
@@ -91,7 +76,7 @@ export async function idempotent(
     const stored: Reply = {
       status: Number(prior.status),
       body: JSON.parse(String(prior.body)),
-      headers: JSON.parse(String(prior.headers ?? '{}')) as Record<string, string>,
+      headers: JSON.parse(prior.headers ?? '{}') as Record<string, string>,
     };
     return toResponse(stored, { 'idempotent-replayed': 'true' });
   }
@@ -101,28 +86,33 @@ export async function idempotent(
     const r = await handler();
     if (event.context.idempotency) {
       // The handler made no write through commitReply (a read or a refusal): record the answer now.
-      await ctx.ledger.write((tx) => storeReply(tx, reservation, r));
+      await ctx.ledger.write((tx) => storeAnswer(tx, answerOf(reservation, r)));
     }
     return toResponse(r);
   } catch (error) {
     // Nothing was committed: free the key so that a corrected retry can run.
-    await ctx.ledger
-      .write((tx) =>
-        tx.execute({
-          sql: "DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND state = 'running'",
-          args: [key.id, idemKey],
-        }),
-      )
-      .catch(() => undefined);
+    await ctx.ledger.write((tx) => releaseReservation(tx, key.id, idemKey)).catch(() => undefined);
     throw error;
   }
 }
 
-async function storeReply(tx: Transaction, r: Reservation, reply: Reply): Promise<void> {
-  await tx.execute({
-    sql: "UPDATE idempotency SET state = 'done', status = ?, headers = ?, body = ? WHERE key_id = ? AND idem_key = ?",
-    args: [reply.status, JSON.stringify(reply.headers ?? {}), JSON.stringify(reply.body), r.keyId, r.idemKey],
-  });
+/** The answer to store under the reservation. */
+export const answerOf = (r: Reservation, reply: Reply): StoredAnswer => ({
+  keyId: r.keyId,
+  idemKey: r.idemKey,
+  status: reply.status,
+  headers: reply.headers ?? {},
+  body: reply.body,
+});
+
+/**
+ * The request's open reservation, handed over once: the act that commits the
+ * answer takes it, so that `idempotent` does not record the answer again.
+ */
+export function takeReservation(event: H3Event): Reservation | undefined {
+  const r = event.context.idempotency as Reservation | undefined;
+  event.context.idempotency = undefined;
+  return r;
 }
 
 /**
@@ -137,7 +127,7 @@ export async function commitReply(
   const reservation = event.context.idempotency as Reservation | undefined;
   const r = await ctx.ledger.write(async (tx) => {
     const out = await job(tx);
-    if (reservation) await storeReply(tx, reservation, out);
+    if (reservation) await storeAnswer(tx, answerOf(reservation, out));
     return out;
   });
   event.context.idempotency = undefined;

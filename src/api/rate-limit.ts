@@ -7,6 +7,7 @@
  * and past the limit 429 problem+json with Retry-After.
  */
 import type { H3Event } from 'h3';
+import { countInWindow, dropWindowsBefore } from '../ledger/rate-windows.ts';
 import { clientAddressOf } from './client-address.ts';
 import type { AppContext } from './context.ts';
 import { Problem } from './problem.ts';
@@ -26,15 +27,10 @@ export async function enforceDemoRateLimit(event: H3Event, ctx: AppContext): Pro
   const windowStart = now - (now % windowSeconds);
   const bucket = `${POLICY}:${clientAddress(event, ctx.config.TRUST_PROXY_HOPS)}`;
   const count = await ctx.ledger.write(async (tx) => {
-    const rs = await tx.execute({
-      sql: `INSERT INTO rate_windows (bucket, window_start, count) VALUES (?, ?, 1)
-            ON CONFLICT (bucket, window_start) DO UPDATE SET count = count + 1
-            RETURNING count`,
-      args: [bucket, windowStart],
-    });
+    const n = await countInWindow(tx, bucket, windowStart);
     // Past windows of every client are garbage: drop them while we hold the lock anyway.
-    await tx.execute({ sql: 'DELETE FROM rate_windows WHERE window_start < ?', args: [windowStart] });
-    return Number(rs.rows[0]!.count);
+    await dropWindowsBefore(tx, windowStart);
+    return n;
   });
   const reset = windowStart + windowSeconds - now;
   const remaining = Math.max(0, limit - count);

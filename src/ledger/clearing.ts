@@ -55,17 +55,19 @@ export async function latestClearing(db: Db): Promise<{ id: string; log_index: n
   return r ? { id: String(r.id), log_index: Number(r.log_index), receipts_to: Number(r.receipts_to), period_end: String(r.period_end) } : undefined;
 }
 
+/** When the first receipt was issued, or undefined before any: where the first clearing period starts. */
+export async function firstReceiptAt(db: Db): Promise<string | undefined> {
+  const rs = await db.execute('SELECT MIN(created_at) AS t FROM receipts');
+  return rs.rows[0]?.t ? String(rs.rows[0].t) : undefined;
+}
+
 /** Seals the period since the last checkpoint, inside the caller's write transaction. */
 export async function sealClearing(tx: Transaction, now: Date): Promise<{ attestation: ClearingAttestation; index: number }> {
   const prev = await latestClearing(tx);
   const from = prev?.receipts_to ?? 0;
   const head = await treeHead(tx, RECEIPTS_LOG);
   const to = head.size;
-  let periodStart = prev?.period_end;
-  if (!periodStart) {
-    const first = await tx.execute('SELECT MIN(created_at) AS t FROM receipts');
-    periodStart = first.rows[0]?.t ? String(first.rows[0].t) : now.toISOString();
-  }
+  const periodStart = prev?.period_end || (await firstReceiptAt(tx)) || now.toISOString();
   const acts = await tx.execute({
     sql: 'SELECT kind, decision, COUNT(*) AS n FROM receipts WHERE log_index >= ? AND log_index < ? GROUP BY kind, decision ORDER BY kind, decision',
     args: [from, to],

@@ -12,9 +12,11 @@
 import { dirname, resolve } from 'node:path';
 import { createClient, type Client as RemoteClient, type Transaction as RemoteTransaction } from '@libsql/client';
 import type { Config } from '../config.ts';
+import { startCheckpointer } from './checkpointer.ts';
 import { EmbeddedSql } from './embedded.ts';
 import { ensureDir } from '../startup-error.ts';
 import { migrate } from './migrate.ts';
+import type { ActPlan } from './acts.ts';
 import type { Sql } from './sql.ts';
 import { WriteQueue, type BatchFinisher, type WriteBackend, type WriteJob } from './write-queue.ts';
 
@@ -23,6 +25,8 @@ export interface Ledger {
   read: Sql;
   /** Runs `job` inside a write transaction shared with other jobs queued at the same time. */
   write<T>(job: WriteJob<T>): Promise<T>;
+  /** Commits a governed or metered act (acts.ts) set-oriented with the acts queued beside it; resolves to its result. */
+  act<T>(plan: ActPlan<T>): Promise<T>;
   /** Sets the step that ends every committed batch inside its transaction (the server's receipts seal). */
   onBatchEnd(finish: BatchFinisher | undefined): void;
   /** True when the database answers a trivial query. */
@@ -30,7 +34,13 @@ export interface Ledger {
   close(): Promise<void>;
 }
 
-export type LedgerOptions = Pick<Config, 'DATABASE_URL' | 'DATABASE_AUTH_TOKEN' | 'DATABASE_SYNCHRONOUS' | 'WRITE_BATCH_MAX'>;
+export type LedgerOptions = Pick<Config, 'DATABASE_URL' | 'DATABASE_AUTH_TOKEN' | 'DATABASE_SYNCHRONOUS' | 'WRITE_BATCH_MAX' | 'WAL_CHECKPOINT_MS'>;
+
+/** Where the ledger reports a failure it survives (a checkpoint that failed is retried on the next tick). */
+export type LedgerWarn = (message: string) => void;
+
+/** Past this many WAL frames (about 64 MiB), the checkpointer waits for a moment without writers and rewinds the WAL. */
+const WAL_TRUNCATE_FRAMES = 16_384;
 
 /** Local path of a file: URL, or undefined for a server URL (or `file::memory:`). */
 export function localDatabasePath(url: string): string | undefined {
@@ -93,12 +103,12 @@ function remoteBackend(client: RemoteClient, configure: () => Promise<void>): Wr
   };
 }
 
-export async function openLedger(opts: LedgerOptions): Promise<Ledger> {
+export async function openLedger(opts: LedgerOptions, warn: LedgerWarn = (m) => process.emitWarning(m)): Promise<Ledger> {
   const path = localDatabasePath(opts.DATABASE_URL);
-  return path ? openEmbedded(path, opts) : openRemote(opts);
+  return path ? openEmbedded(path, opts, warn) : openRemote(opts);
 }
 
-async function openEmbedded(path: string, opts: LedgerOptions): Promise<Ledger> {
+async function openEmbedded(path: string, opts: LedgerOptions, warn: LedgerWarn): Promise<Ledger> {
   ensureDir(dirname(path));
   const writer = new EmbeddedSql(path);
   // Switching to WAL (a property of the file, set once) may wait for another process's
@@ -106,6 +116,8 @@ async function openEmbedded(path: string, opts: LedgerOptions): Promise<Ledger> 
   writer.exec('PRAGMA busy_timeout=10000');
   writer.exec('PRAGMA journal_mode=WAL');
   writer.exec(`PRAGMA synchronous=${opts.DATABASE_SYNCHRONOUS}`);
+  // Checkpoints run on their own thread (checkpointer.ts), never inside a COMMIT on the event loop.
+  writer.exec('PRAGMA wal_autocheckpoint=0');
   // Serving: the driver is synchronous, so a busy timeout would block the event loop;
   // the write queue retries SQLITE_BUSY itself, asynchronously (several processes, one file).
   writer.exec('PRAGMA busy_timeout=0');
@@ -114,9 +126,11 @@ async function openEmbedded(path: string, opts: LedgerOptions): Promise<Ledger> 
   const read = new EmbeddedSql(path);
   // A WAL reader waits only while another connection recovers or resets the WAL: rare and short.
   read.exec('PRAGMA busy_timeout=200');
+  const checkpointer = startCheckpointer({ path, intervalMs: opts.WAL_CHECKPOINT_MS, truncateFrames: WAL_TRUNCATE_FRAMES }, (m) => warn(`WAL checkpoint failed: ${m}`));
   return {
     read,
     write: (job) => queue.push(job),
+    act: (plan) => queue.act(plan),
     onBatchEnd: (finish) => queue.onBatchEnd(finish),
     async ping() {
       try {
@@ -128,6 +142,7 @@ async function openEmbedded(path: string, opts: LedgerOptions): Promise<Ledger> 
     },
     async close() {
       await queue.drain();
+      await checkpointer.close();
       read.close();
       writer.close();
     },
@@ -142,6 +157,7 @@ async function openRemote(opts: LedgerOptions): Promise<Ledger> {
   return {
     read: writer,
     write: (job) => queue.push(job),
+    act: (plan) => queue.act(plan),
     onBatchEnd: (finish) => queue.onBatchEnd(finish),
     async ping() {
       try {

@@ -14,7 +14,7 @@ export interface Fuse {
   updated_at: string;
 }
 
-function rowToFuse(r: Record<string, unknown>): Fuse {
+export function rowToFuse(r: Record<string, unknown>): Fuse {
   return {
     id: String(r.id),
     key_id: String(r.key_id),
@@ -32,6 +32,17 @@ export async function getFuse(db: Client | Transaction, id: string): Promise<Fus
     args: [id],
   });
   return rs.rows[0] ? rowToFuse(rs.rows[0]) : undefined;
+}
+
+/** The fuses of `ids` that exist, by id, in one query (one statement text whatever the count). */
+export async function getFuses(db: Client | Transaction, ids: Iterable<string>): Promise<Map<string, Fuse>> {
+  const list = [...new Set(ids)];
+  if (list.length === 0) return new Map();
+  const rs = await db.execute({
+    sql: 'SELECT id, key_id, state, label, created_at, updated_at FROM fuses WHERE id IN (SELECT value FROM json_each(?))',
+    args: [JSON.stringify(list)],
+  });
+  return new Map(rs.rows.map((r) => [String(r.id), rowToFuse(r)]));
 }
 
 /** Owner of the public drill fuses (no API key). */

@@ -11,7 +11,7 @@
  * several processes on one database.
  */
 import type { Client, Transaction } from './sql.ts';
-import type { InArgs } from '@libsql/client';
+import type { InArgs, InValue } from '@libsql/client';
 import {
   emptyRoot,
   foldRange,
@@ -62,31 +62,72 @@ export async function ensureLog(tx: Transaction, log: string): Promise<void> {
  * @example await ledger.write((tx) => appendLeaf(tx, 'astl', bytes))
  */
 export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array): Promise<{ index: number; leafHash: Hash }> {
-  // Claiming the index first, under the write lock, is what keeps indexes gap-free and unique.
-  const claimed = await tx.execute({ sql: 'UPDATE logs SET size = size + 1 WHERE name = ? RETURNING size', args: [log] });
+  const { first, leafHashes } = await appendLeaves(tx, log, [leaf]);
+  return { index: first, leafHash: leafHashes[0]! };
+}
+
+/** Rows per multi-row INSERT: far below SQLite's bound-parameter limit. */
+const ROWS_PER_INSERT = 200;
+
+/**
+ * Appends `leaves`, in order, with a constant number of statements whatever
+ * their count: claim the indexes, read the stored right edge of the tree, hash
+ * in memory, insert entries and nodes with multi-row statements.
+ * @returns the first leaf's index and every leaf's RFC 9162 hash.
+ */
+export async function appendLeaves(tx: Transaction, log: string, leaves: readonly Uint8Array[]): Promise<{ first: number; leafHashes: Hash[] }> {
+  if (leaves.length === 0) return { first: await logSize(tx, log), leafHashes: [] };
+  // Claiming the indexes first, under the write lock, is what keeps them gap-free and unique.
+  const claimed = await tx.execute({ sql: 'UPDATE logs SET size = size + ? WHERE name = ? RETURNING size', args: [leaves.length, log] });
   if (!claimed.rows[0]) throw new UnknownLogError(`no log named ${log}`);
-  const index = Number(claimed.rows[0].size) - 1;
-  const lh = leafHash(leaf);
-  // Each completed pair of subtrees makes a new perfect subtree one level up: the new leaf
-  // completes one pair per trailing 1 bit of its index, whose left halves are already stored.
-  const lefts: NodeId[] = [];
-  for (let level = 0, i = index; i % 2 === 1; level++, i = (i - 1) / 2) lefts.push({ level, index: i - 1 });
-  const leftHashes = lefts.length ? await readNodes(tx, log, lefts) : [];
-  const nodes: Array<[number, number, Hash]> = [[0, index, lh]];
-  let h = lh;
-  lefts.forEach((left, k) => {
-    h = nodeHash(leftHashes[k]!, h);
-    nodes.push([left.level + 1, left.index / 2, h]);
+  const first = Number(claimed.rows[0].size) - leaves.length;
+  // A new leaf completes one perfect subtree per trailing 1 bit of its index. Each left
+  // half is either made in this append or is one of the stored perfect subtrees on the
+  // right edge of the tree of size `first` (one per 1 bit of `first`): read those once.
+  const edge = rightEdge(first);
+  const edgeHashes = edge.length ? await readNodes(tx, log, edge) : [];
+  const known = new Map<string, Hash>(edge.map((n, i) => [`${n.level}/${n.index}`, edgeHashes[i]!]));
+  const nodes: Array<[number, number, Hash]> = [];
+  const leafHashes = leaves.map((leaf, k) => {
+    const lh = leafHash(leaf);
+    let h = lh;
+    let level = 0;
+    let i = first + k;
+    nodes.push([0, i, h]);
+    known.set(`0/${i}`, h);
+    while (i % 2 === 1) {
+      h = nodeHash(known.get(`${level}/${i - 1}`)!, h);
+      level++;
+      i = (i - 1) / 2;
+      nodes.push([level, i, h]);
+      known.set(`${level}/${i}`, h);
+    }
+    return lh;
   });
-  await tx.execute({
-    sql: 'INSERT INTO log_entries (log, idx, leaf, created_at) VALUES (?, ?, ?, ?)',
-    args: [log, index, leaf, nowIso()],
-  });
-  await tx.execute({
-    sql: `INSERT INTO log_nodes (log, level, idx, hash) VALUES ${nodes.map(() => '(?, ?, ?, ?)').join(', ')}`,
-    args: nodes.flatMap(([level, idx, hash]) => [log, level, idx, hash]),
-  });
-  return { index, leafHash: lh };
+  const now = nowIso();
+  await insertRows(tx, 'INSERT INTO log_entries (log, idx, leaf, created_at) VALUES', '(?, ?, ?, ?)', leaves.map((leaf, k) => [log, first + k, leaf, now]));
+  await insertRows(tx, 'INSERT INTO log_nodes (log, level, idx, hash) VALUES', '(?, ?, ?, ?)', nodes.map(([level, idx, hash]) => [log, level, idx, hash]));
+  return { first, leafHashes };
+}
+
+/** The perfect subtrees that make up a tree of `size` leaves, one per 1 bit of `size`. */
+function rightEdge(size: number): NodeId[] {
+  const out: NodeId[] = [];
+  for (let level = 0, n = size; n > 0; level++, n = Math.floor(n / 2)) {
+    if (n % 2 === 1) out.push({ level, index: n - 1 });
+  }
+  return out;
+}
+
+/**
+ * One multi-row INSERT per ROWS_PER_INSERT rows: `head` ends in VALUES, `tuple`
+ * is one row's placeholders, `tail` an optional ON CONFLICT clause.
+ */
+export async function insertRows(tx: Transaction, head: string, tuple: string, rows: ReadonlyArray<readonly InValue[]>, tail = ''): Promise<void> {
+  for (let off = 0; off < rows.length; off += ROWS_PER_INSERT) {
+    const chunk = rows.slice(off, off + ROWS_PER_INSERT);
+    await tx.execute({ sql: `${head} ${chunk.map(() => tuple).join(', ')}${tail}`, args: chunk.flat() });
+  }
 }
 
 /** The stored hashes of `ids`, in the same order, in one query. */

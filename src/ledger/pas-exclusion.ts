@@ -9,7 +9,7 @@
  */
 import type { InValue } from '@libsql/client';
 import type { Transaction } from './sql.ts';
-import type { AppContext } from '../api/context.ts';
+import type { CheckpointSigner } from './checkpoint.ts';
 import { exclusionOrigin, jobKey } from '../crypto/exclusion.ts';
 import type { Hash } from '../crypto/merkle.ts';
 import { checkpointText, signNote } from '../crypto/note.ts';
@@ -154,8 +154,12 @@ export interface SignedExclusionProof {
 const notes = new Map<string, string>();
 const NOTES_MAX = 256;
 
-/** The proof for `jobId` against `keyId`'s current head, signed as a checkpoint note (signed once per head and key). */
-export async function signedExclusionProof(ctx: AppContext, keyId: string, jobId: string): Promise<SignedExclusionProof> {
+/**
+ * The proof for `jobId` against `keyId`'s current head, signed as a checkpoint
+ * note (signed once per head and key). `ctx` is what any checkpoint needs (the
+ * app context satisfies it; the ledger imports nothing from api/).
+ */
+export async function signedExclusionProof(ctx: CheckpointSigner, keyId: string, jobId: string): Promise<SignedExclusionProof> {
   const { head, proof } = await proveExclusion(ctx.ledger.read, keyId, jobId);
   const origin = exclusionOrigin(ctx.config.SITE_URL, keyId === '' ? 'drill' : keyId);
   const key = ctx.keyring.current;

@@ -20,7 +20,7 @@ import { CompactSign } from 'jose';
 import type { Keyring } from '../crypto/keys.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
 import { RECEIPT_TYP } from '../crypto/receipt.ts';
-import { newId, nowIso, numericDate } from '../ids.ts';
+import { newSortableId, nowIso, numericDate } from '../ids.ts';
 import { appendLeaf } from './log.ts';
 import { RECEIPTS_LOG } from './seals.ts';
 
@@ -79,7 +79,7 @@ export function verifyUrl(ctx: ReceiptIssuer, receiptId: string): string {
 
 function payloadOf(ctx: ReceiptIssuer, input: ReceiptInput): ReceiptPayload {
   const now = new Date();
-  return { ...input, receipt_id: newId('rcpt'), iss: ctx.config.BASE_URL, iat: numericDate(now), issued_at: nowIso(now) };
+  return { ...input, receipt_id: newSortableId('rcpt', now.getTime()), iss: ctx.config.BASE_URL, iat: numericDate(now), issued_at: nowIso(now) };
 }
 
 /** A batch-sealed receipt: nothing is signed per receipt (see the module comment). */

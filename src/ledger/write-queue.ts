@@ -1,11 +1,12 @@
 /**
  * One write queue per process: group commit.
  *
- * Jobs that arrive while a transaction is open wait; when it commits, all the
- * waiting jobs run in ONE new write transaction, each inside its own SAVEPOINT
- * so that a job that throws undoes only its own writes. A job's promise
- * settles only after the transaction that holds it has committed, so nothing
- * is acknowledged before it is durable.
+ * Writes that arrive while a transaction is open wait; when it commits, all the
+ * waiting writes run in ONE new write transaction. A job runs inside its own
+ * SAVEPOINT so that a job that throws undoes only its own writes; consecutive
+ * acts (acts.ts) are committed together with a constant number of statements.
+ * A write's promise settles only after the transaction that holds it has
+ * committed, so nothing is acknowledged before it is durable.
  *
  * Jobs must touch nothing but the transaction they are given: when the database
  * is busy (another process holds the write lock) the whole batch is retried.
@@ -15,16 +16,19 @@
  * asynchronously, never with a blocking busy timeout), or a libSQL server
  * through `@libsql/client` (db.ts).
  */
+import { commitActs, type ActOutcome, type ActPlan } from './acts.ts';
 import { isBusy } from './embedded.ts';
 import type { Sql } from './sql.ts';
 
 export type WriteJob<T> = (tx: Sql) => Promise<T>;
 
-interface Pending {
-  job: WriteJob<unknown>;
+/** A queued write: a job (any statements), or an act (committed set-oriented with its neighbours, acts.ts). */
+type Work = { job: WriteJob<unknown>; act?: undefined } | { act: ActPlan<unknown>; job?: undefined };
+
+type Pending = Work & {
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
-}
+};
 
 /** The write lock stayed with another process past the retry bound: answered 503, never 500. */
 export class DatabaseBusyError extends Error {
@@ -66,8 +70,16 @@ export class WriteQueue {
   }
 
   push<T>(job: WriteJob<T>): Promise<T> {
+    return this.#enqueue<T>({ job });
+  }
+
+  act<T>(act: ActPlan<T>): Promise<T> {
+    return this.#enqueue<T>({ act });
+  }
+
+  #enqueue<T>(work: Work): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#waiting.push({ job, resolve: resolve as (v: unknown) => void, reject });
+      this.#waiting.push({ ...work, resolve: resolve as (v: unknown) => void, reject });
       this.#running ??= this.#loop();
     });
   }
@@ -99,40 +111,18 @@ export class WriteQueue {
     const started = Date.now();
     const backend = this.#backend;
     for (let attempt = 0; ; attempt++) {
-      const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
       let open = false;
+      let outcomes: Outcome[];
       try {
         const tx = await backend.begin();
         open = true;
-        if (batch.length === 1) {
-          // One job alone needs no savepoint: its failure rolls the transaction back.
-          try {
-            outcomes.push({ ok: true, value: await batch[0]!.job(tx) });
-          } catch (error) {
-            if (isBusy(error)) throw error;
-            outcomes.push({ ok: false, error });
-          }
-          if (!outcomes[0]!.ok) {
-            open = false;
-            await backend.rollback();
-          }
+        outcomes = await this.#run(tx, batch);
+        if (outcomes.some((o) => o.ok)) {
+          if (this.#finish) await this.#finish(tx);
+          await backend.commit();
         } else {
-          for (const p of batch) {
-            await tx.execute('SAVEPOINT job');
-            try {
-              const value = await p.job(tx);
-              await tx.execute('RELEASE job');
-              outcomes.push({ ok: true, value });
-            } catch (error) {
-              if (isBusy(error)) throw error;
-              await tx.execute('ROLLBACK TO job');
-              await tx.execute('RELEASE job');
-              outcomes.push({ ok: false, error });
-            }
-          }
+          await backend.rollback();
         }
-        if (open && this.#finish && outcomes.some((o) => o.ok)) await this.#finish(tx);
-        if (open) await backend.commit();
         open = false;
       } catch (error) {
         if (open) await backend.rollback();
@@ -153,4 +143,61 @@ export class WriteQueue {
       return;
     }
   }
+
+  /** Runs the batch in order: each job in its savepoint, each run of consecutive acts as one group. */
+  async #run(tx: Sql, batch: Pending[]): Promise<Outcome[]> {
+    // One job alone needs no savepoint: its failure rolls the transaction back.
+    if (batch.length === 1 && batch[0]!.job) return [await attempt(() => batch[0]!.job!(tx))];
+    const outcomes: Outcome[] = [];
+    for (let i = 0; i < batch.length; ) {
+      const p = batch[i]!;
+      if (p.job) {
+        outcomes.push(await inSavepoint(tx, () => p.job!(tx)));
+        i++;
+        continue;
+      }
+      let end = i;
+      while (end < batch.length && batch[end]!.act) end++;
+      outcomes.push(...(await actGroup(tx, batch.slice(i, end).map((q) => q.act!))));
+      i = end;
+    }
+    return outcomes;
+  }
+}
+
+type Outcome = ActOutcome;
+
+/** The job's outcome; a busy database is not an outcome but a reason to retry the whole batch. */
+async function attempt(run: () => Promise<unknown>): Promise<Outcome> {
+  try {
+    return { ok: true, value: await run() };
+  } catch (error) {
+    if (isBusy(error)) throw error;
+    return { ok: false, error };
+  }
+}
+
+async function inSavepoint(tx: Sql, run: () => Promise<unknown>): Promise<Outcome> {
+  await tx.execute('SAVEPOINT job');
+  const outcome = await attempt(run);
+  if (!outcome.ok) await tx.execute('ROLLBACK TO job');
+  await tx.execute('RELEASE job');
+  return outcome;
+}
+
+/**
+ * Commits consecutive acts together. If the group's statements fail (a
+ * constraint one act broke), its writes are undone and each act is committed
+ * alone, so that the one bad act fails by itself.
+ */
+async function actGroup(tx: Sql, acts: ActPlan<unknown>[]): Promise<Outcome[]> {
+  const together = await inSavepoint(tx, () => commitActs(tx, acts));
+  if (together.ok) return together.value as Outcome[];
+  if (acts.length === 1) return [together];
+  const outcomes: Outcome[] = [];
+  for (const act of acts) {
+    const alone = await inSavepoint(tx, () => commitActs(tx, [act]));
+    outcomes.push(alone.ok ? (alone.value as Outcome[])[0]! : alone);
+  }
+  return outcomes;
 }

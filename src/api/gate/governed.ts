@@ -3,29 +3,27 @@
  * Used by POST /v1/fuse/hop, /v1/act, the public demos and every later area
  * that "hops first".
  *
- * Order: read the fuse, decide (pure rule), make the receipt (batch-sealed: no
- * signature of its own), then in ONE transaction: re-check the fuse state, count the hop
- * against the key's limit, write the meter rows and the receipt (and the
- * idempotent answer). A fuse that changed in between is decided again.
+ * A hop is an act of the pipeline (api/act.ts): under the write lock, with the
+ * hops queued beside it, the fuse is read, the hop decided (pure rule,
+ * domain/fuse.ts) and counted against the key's limit, and its batch-sealed
+ * receipt, meter rows and idempotent answer are written.
  */
-import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
-import { skuFor, type Sku } from '../../domain/pricing.ts';
-import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
+import { skuFor } from '../../domain/pricing.ts';
+import type { ActCharge } from '../../ledger/acts.ts';
+import type { ApiKey } from '../../ledger/api-keys.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { periodReset } from '../../domain/quota.ts';
-import { DASHBOARD_KEYS_PATH } from '../../accounts/paths.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
-import { recordCharge } from '../../ledger/meter.ts';
-import { recordReceipt, sealedReceipt, type Receipt } from '../../ledger/receipts.ts';
+import { sealedReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import { commitAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply } from '../idempotency.ts';
-import { Problem, notFound } from '../problem.ts';
+import { hopLimitProblem } from '../hop-limit.ts';
+import { notFound } from '../problem.ts';
 import { reply, type Reply } from '../reply.ts';
 import { withPayment, type PaidAct, type SettledAct } from '../../payments/x402/paid-act.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
@@ -55,33 +53,7 @@ const owner = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
 
 /** The fuse if the caller may see it: its own fuses, or the drill fuses for the public. Else 404. */
 export async function visibleFuse(db: Parameters<typeof getFuse>[0], caller: Caller, id: string): Promise<Fuse> {
-  const fuse = await getFuse(db, id);
-  // Another key's fuse is answered exactly like a missing one: 404, not 403.
-  if (!fuse || fuse.key_id !== owner(caller)) throw notFound(`no fuse ${id}`, 'unknown_fuse');
-  return fuse;
-}
-
-export function hopLimitProblem(key: Pick<ApiKey, 'id' | 'hop_limit' | 'hops_used' | 'hop_period'>): Problem {
-  const resetsAt = periodReset(key.hop_period);
-  const period = key.hop_period === 'none' ? '' : ` this ${key.hop_period} (the count starts again at ${resetsAt})`;
-  return new Problem({
-    status: 402,
-    code: 'hop_limit_exceeded',
-    title: 'Payment required',
-    detail: `key ${key.id} has used its ${key.hop_limit} hops${period}; x402 payments are not configured on this service`,
-    extra: {
-      hop_limit: key.hop_limit,
-      hops_used: key.hops_used,
-      period: key.hop_period,
-      resets_at: resetsAt,
-      x402Version: 1,
-      x402_configured: false,
-      accepts: [],
-      error: 'hop limit exceeded',
-      how_to_raise: `an operator of the account raises the limit on the dashboard (${DASHBOARD_KEYS_PATH}) or with an operator key: POST /v1/keys/${key.id}/limit`,
-      dashboard_url: DASHBOARD_KEYS_PATH,
-    },
-  });
+  return visible(caller, id, await getFuse(db, id));
 }
 
 export interface GovernedHop {
@@ -98,58 +70,69 @@ export interface HopResult {
 }
 
 /** Charges of a governed hop: a permitted act pays the hop and the seal; a refusal pays NAP `hold`. */
-function chargesOf(kind: GovernedHop['kind'], outcome: HopOutcome): Sku[] {
-  const hop = skuFor(outcome.decision, 'execute_gate');
-  if (kind === 'act' && outcome.verdict) return [hop, { sku: 'seal', nap: false, amountMicros: tollMicros('seal') }];
+function chargesOf(kind: GovernedHop['kind'], outcome: HopOutcome, keyId: string): ActCharge[] {
+  const hop = { keyId, ...skuFor(outcome.decision, 'execute_gate') };
+  if (kind === 'act' && outcome.verdict) return [hop, { keyId, sku: 'seal', nap: false, amountMicros: tollMicros('seal') }];
   return [hop];
 }
 
+/** The receipt input of a hop decided on `fuse`. */
+function hopAct(caller: Caller, req: GovernedHop, fuse: Fuse, outcome: HopOutcome, fp: string | undefined): ReceiptInput {
+  return {
+    kind: req.kind,
+    decision: outcome.decision,
+    subject: fuse.id,
+    ...(caller.key ? { key_id: caller.key.id } : caller.paid ? {} : { demo: true }),
+    ...(fp ? { fingerprint: fp } : {}),
+    data: { state: fuse.state, ok: outcome.ok, verdict: outcome.verdict, reason: outcome.reason, ...(req.action ? { act_kind: req.action.kind } : {}) },
+  };
+}
+
+const visible = (caller: Caller, id: string, fuse: Fuse | undefined): Fuse => {
+  // Another key's fuse is answered exactly like a missing one: 404, not 403.
+  if (!fuse || fuse.key_id !== owner(caller)) throw notFound(`no fuse ${id}`, 'unknown_fuse');
+  return fuse;
+};
+
 /**
- * Performs a governed hop and commits it; `answer` builds the reply body from
- * the result. Extra writes of the caller's area can be added with `also`.
+ * Performs a governed hop: the fuse is read and the hop decided under the write
+ * lock, together with the hops queued beside it (api/act.ts); `answer` builds
+ * the reply body from the result.
+ *
+ * A hop paid with x402 settles its payment on a decision made before the lock
+ * (settling is a network call); under the lock the fuse must still be in the
+ * state that decision saw, or the hop is decided again with the same payment.
  */
-export async function governedHop(
-  event: H3Event,
-  ctx: AppContext,
-  caller: Caller,
-  req: GovernedHop,
-  answer: (r: HopResult) => Reply,
-  also?: (tx: Transaction, r: HopResult) => Promise<void>,
-): Promise<Reply> {
-  if (caller.key && !caller.paid && caller.key.hops_used >= caller.key.hop_limit) throw hopLimitProblem(caller.key);
-  // Settled once, on the first decision; a retry after a fuse change re-decides with the same payment.
+export async function governedHop(event: H3Event, ctx: AppContext, caller: Caller, req: GovernedHop, answer: (r: HopResult) => Reply): Promise<Reply> {
+  const key = caller.key;
+  if (key && !caller.paid && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
+  const fp = req.action ? fingerprint(req.action) : undefined;
   let settled: SettledAct | undefined;
   for (let attempt = 0; ; attempt++) {
-    const fuse = await visibleFuse(ctx.ledger.read, caller, req.fuseId);
-    const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
-    const fp = req.action ? fingerprint(req.action) : undefined;
-    const act = {
-      kind: req.kind,
-      decision: outcome.decision,
-      subject: fuse.id,
-      ...(caller.key ? { key_id: caller.key.id } : caller.paid ? {} : { demo: true }),
-      ...(fp ? { fingerprint: fp } : {}),
-      data: { state: fuse.state, ok: outcome.ok, verdict: outcome.verdict, reason: outcome.reason, ...(req.action ? { act_kind: req.action.kind } : {}) },
-    };
-    settled ??= caller.paid ? await caller.paid.settle(act) : undefined;
-    // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
-    const receipt = sealedReceipt(ctx, settled ? withPayment(act, settled) : act);
-    const result: HopResult = { fuse, outcome, receipt, fingerprint: fp };
+    let seen: Fuse['state'] | undefined;
+    if (caller.paid) {
+      const fuse = await visibleFuse(ctx.ledger.read, caller, req.fuseId);
+      seen = fuse.state;
+      settled ??= await caller.paid.settle(hopAct(caller, req, fuse, decideHop(fuse.state, req.action?.kind, caller.surface), fp));
+    }
+    const paid = settled;
     try {
-      return await commitReply(event, ctx, async (tx) => {
-        const now = await getFuse(tx, fuse.id);
-        if (now?.state !== fuse.state) throw new StateChanged();
-        if (caller.key && !settled) {
-          if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
-          for (const c of chargesOf(req.kind, outcome)) {
-            await recordCharge(tx, { keyId: caller.key.id, sku: c.sku, amountMicros: c.amountMicros, nap: c.nap, ref: receipt.receipt_id });
-          }
-        }
-        await recordReceipt(tx, receipt);
-        if (settled) await settled.commit(tx, receipt.receipt_id);
-        if (also) await also(tx, result);
-        const out = answer(result);
-        return settled ? { ...out, body: { ...(out.body as object), payment: settled.facts }, headers: { ...out.headers, ...settled.headers } } : out;
+      return await commitAct(event, ctx, key, {
+        needs: { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined },
+        decide(state) {
+          const fuse = visible(caller, req.fuseId, state.fuse);
+          if (seen && fuse.state !== seen) throw new StateChanged();
+          const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
+          const act = hopAct(caller, req, fuse, outcome, fp);
+          // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
+          const receipt = sealedReceipt(ctx, paid ? withPayment(act, paid) : act);
+          const out = answer({ fuse, outcome, receipt, fingerprint: fp });
+          if (!paid) return { writes: { receipt, charges: key ? chargesOf(req.kind, outcome, key.id) : [] }, reply: out };
+          return {
+            writes: { receipt, also: (tx) => paid.commit(tx, receipt.receipt_id) },
+            reply: { ...out, body: { ...(out.body as object), payment: paid.facts }, headers: { ...out.headers, ...paid.headers } },
+          };
+        },
       });
     } catch (e) {
       if (retryIfStale(e, attempt)) continue;

@@ -2,6 +2,7 @@
  * Gate core routes (SPEC 4.1): hop, lookup, OCSP alias, welded act, classify,
  * the execute-gate demo, and the public demos on the drill fuses.
  */
+import { hopLimitProblem } from '../hop-limit.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { classify } from '../../domain/classify.ts';
@@ -21,7 +22,7 @@ import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import { commitPaidAct, payPerHop, type HopPayer } from '../../payments/x402/paid-act.ts';
 import type { Router } from '../router.ts';
-import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopLimitProblem, hopReply, hopResponse, visibleFuse, type Caller, type HopResult } from './governed.ts';
+import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, visibleFuse, type Caller, type HopResult } from './governed.ts';
 
 /**
  * The fuse id in keyed examples: one of the caller's own (POST /v1/fuses makes

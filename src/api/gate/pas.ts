@@ -9,6 +9,7 @@
  * Decisions are answered with their body, never as problems: ALLOW 200;
  * BLOCK 403; HALT 409; HOLD 409 (a raised manual-underwriting issue).
  */
+import { hopLimitProblem } from '../hop-limit.ts';
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
@@ -61,7 +62,7 @@ import { Problem, badRequest, notFound } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { callerOf, fuseIdSchema, hopLimitProblem, visibleFuse, type Caller } from './governed.ts';
+import { callerOf, fuseIdSchema, visibleFuse, type Caller } from './governed.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 // ---------------------------------------------------------------- schemas

@@ -10,6 +10,7 @@
  * by the service key) whose payload carries the tree head {size, root}: the
  * signed head the proof is checked against.
  */
+import { commitAct } from '../act.ts';
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -20,12 +21,11 @@ import { ProofError } from '../../crypto/merkle.ts';
 import { proofFromJson, proofToJson, verifySortedProof, type SortedProofJson } from '../../crypto/sorted-merkle.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { manifestsOf } from '../../ledger/astl.ts';
-import { recordCharge } from '../../ledger/meter.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { signReceipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply, idempotent } from '../idempotency.ts';
+import { idempotent } from '../idempotency.ts';
 import { notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -99,10 +99,10 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
           data: { act_kind: body.act_kind, surface: { ...surface, ...head } },
         });
         const amount = witnessMicros();
-        return commitReply(event, ctx, async (tx) => {
-          await recordCharge(tx, { keyId: key.id, sku: WITNESS_SKU, amountMicros: amount, ref: receipt.receipt_id });
-          await recordReceipt(tx, receipt);
-          return reply({
+        return commitAct(event, ctx, key, {
+          decide: () => ({
+            writes: { receipt, charges: [{ keyId: key.id, sku: WITNESS_SKU, amountMicros: amount }] },
+            reply: reply({
             witness_id: receipt.receipt_id,
             act_kind: body.act_kind,
             absent,
@@ -112,7 +112,8 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
             verify_url: receipt.verify_url,
             standard_verify_url: `${ctx.config.SITE_URL}/standards/absence-ledger/verify`,
             charge: chargeView({ sku: WITNESS_SKU, amountMicros: amount }),
-          });
+            }),
+          }),
         });
       });
     },

@@ -3,6 +3,7 @@
  * verticals, restraint for hiring, and the exposure, usage and network reads.
  * The decision rule is src/domain/clear.ts; refusals are metered as NAP.
  */
+import { hopLimitProblem } from '../hop-limit.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -20,7 +21,7 @@ import type { AppContext } from '../context.ts';
 import { idempotent } from '../idempotency.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { actionSchema, callerOf, fuseIdSchema, hopLimitProblem, visibleFuse, type Action } from '../gate/governed.ts';
+import { actionSchema, callerOf, fuseIdSchema, visibleFuse, type Action } from '../gate/governed.ts';
 import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
-import { CLEARING_LOG, latestClearing, sealClearing, type ClearingAttestation } from '../../ledger/clearing.ts';
+import { CLEARING_LOG, firstReceiptAt, latestClearing, sealClearing, type ClearingAttestation } from '../../ledger/clearing.ts';
 import { consistencyProof, readEntries } from '../../ledger/log.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
 import type { Ledger } from '../../ledger/db.ts';
@@ -64,11 +64,7 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
     const periodMs = hours * 3_600_000;
     const tick = async () => {
       const last = await latestClearing(ctx.ledger.read);
-      let since = last?.period_end;
-      if (!since) {
-        const rs = await ctx.ledger.read.execute('SELECT MIN(created_at) AS t FROM receipts');
-        since = rs.rows[0]?.t ? String(rs.rows[0].t) : undefined;
-      }
+      const since = last?.period_end || (await firstReceiptAt(ctx.ledger.read));
       if (since && Date.now() - Date.parse(since) >= periodMs) await sealNow(ctx.ledger);
     };
     router.job(intervalJob(ctx, 'clearing seal', Math.min(periodMs, 60_000), tick));

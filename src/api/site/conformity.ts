@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { CATEGORY_IDS, ConformityRefusal, buildPack, packHash } from '../../domain/conformity.ts';
 import { newId, nowIso } from '../../ids.ts';
+import { findConformityPack, insertConformityPack } from '../../ledger/conformity.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
@@ -72,10 +73,7 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
           { kind: 'conformity_pack', decision: 'SEALED', subject: packId, fingerprint: hash, data: { category_id: b.category_id, open_controls: pack.open_controls } },
           [charge],
           async (tx, receipt) => {
-            await tx.execute({
-              sql: 'INSERT INTO conformity_packs (id, key_id, category_id, pack_hash, receipt_id, created_at, pack) VALUES (?, ?, ?, ?, ?, ?, ?)',
-              args: [packId, key.id, b.category_id, hash, receipt.receipt_id, pack.generated_at, JSON.stringify(pack)],
-            });
+            await insertConformityPack(tx, { id: packId, keyId: key.id, categoryId: b.category_id, packHash: hash, receiptId: receipt.receipt_id, createdAt: pack.generated_at, pack });
             return reply({ pack_id: packId, pack, pack_hash: hash, charge: chargeView(charge), ...receiptFields(receipt) });
           },
         );
@@ -102,9 +100,9 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
     async (event) => {
       const key = await requireKey(event, ctx);
       const id = event.context.params?.pack_id ?? '';
-      const r = (await ctx.ledger.read.execute({ sql: 'SELECT pack, pack_hash, receipt_id, created_at FROM conformity_packs WHERE id = ? AND key_id = ?', args: [id, key.id] })).rows[0];
+      const r = await findConformityPack(ctx.ledger.read, id, key.id);
       if (!r) throw notFound(`no conformity pack ${id} for this key`);
-      return toResponse(reply({ pack_id: id, pack: JSON.parse(String(r.pack)), pack_hash: String(r.pack_hash), receipt_id: String(r.receipt_id), created_at: String(r.created_at) }));
+      return toResponse(reply({ pack_id: id, ...r }));
     },
     { summary: 'A conformity pack this key generated, as sealed (re-hash `pack` to check `pack_hash`)', auth: 'key', tag: 'foundry', response: storedPackResponse, problems: [404] },
   );

@@ -5,9 +5,9 @@
  */
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
-import { DepositoryRefusal, GENESIS, applyEvent, chainHash, type DepositoryEvent, type Twin } from '../../domain/depository.ts';
+import { DepositoryRefusal, GENESIS, applyEvent, chainHash, type DepositoryEvent } from '../../domain/depository.ts';
 import { nowIso } from '../../ids.ts';
-import type { Client, Transaction } from '../../ledger/sql.ts';
+import { findDepositoryAsset, recordDepositoryAttestation } from '../../ledger/depository.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -57,13 +57,6 @@ export const attestResponse = z.object({
   ...receiptRef,
 });
 
-async function readTwin(db: Client | Transaction, keyId: string, assetId: string): Promise<Twin | undefined> {
-  const r = (await db.execute({ sql: 'SELECT custody_units, token_supply, custodian, seq, chain_hash FROM depository_assets WHERE key_id = ? AND asset_id = ?', args: [keyId, assetId] })).rows[0];
-  return r
-    ? { custody_units: Number(r.custody_units), token_supply: Number(r.token_supply), custodian: r.custodian == null ? null : String(r.custodian), seq: Number(r.seq), chain_hash: String(r.chain_hash) }
-    : undefined;
-}
-
 export function registerDepositoryRoutes(router: Router, ctx: AppContext): void {
   router.post(
     '/api/v1/depository/attest',
@@ -81,7 +74,7 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
           ...(b.event_type === 'custody_transfer' ? { to_custodian: b.to_custodian, from_custodian: b.from_custodian } : {}),
         };
         for (let attempt = 0; ; attempt++) {
-          const before = await readTwin(ctx.ledger.read, key.id, b.asset_id);
+          const before = await findDepositoryAsset(ctx.ledger.read, key.id, b.asset_id);
           let after;
           try {
             after = applyEvent(before, ev);
@@ -102,19 +95,9 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
               { kind: 'depository_attest', decision: 'ATTESTED', subject: b.asset_id, fingerprint: fingerprint(b), data: { event: b, seq, chain_hash: chain, prev_hash: prev, after: view(after) } },
               [charge],
               async (tx, receipt) => {
-                const now = await readTwin(tx, key.id, b.asset_id);
+                const now = await findDepositoryAsset(tx, key.id, b.asset_id);
                 if ((now?.seq ?? 0) !== (before?.seq ?? 0)) throw new StateChanged();
-                const at = nowIso();
-                await tx.execute({
-                  sql: `INSERT INTO depository_assets (key_id, asset_id, custody_units, token_supply, custodian, seq, chain_hash, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (key_id, asset_id) DO UPDATE SET custody_units = excluded.custody_units, token_supply = excluded.token_supply,
-                        custodian = excluded.custodian, seq = excluded.seq, chain_hash = excluded.chain_hash, updated_at = excluded.updated_at`,
-                  args: [key.id, b.asset_id, after.custody_units, after.token_supply, after.custodian, seq, chain, at],
-                });
-                await tx.execute({
-                  sql: 'INSERT INTO depository_events (key_id, asset_id, seq, event_type, chain_hash, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-                  args: [key.id, b.asset_id, seq, b.event_type, chain, receipt.receipt_id, at],
-                });
+                await recordDepositoryAttestation(tx, { keyId: key.id, assetId: b.asset_id, eventType: b.event_type, twin: { ...after, seq, chain_hash: chain }, receiptId: receipt.receipt_id, at: nowIso() });
                 return reply({
                   attestation_id: receipt.receipt_id,
                   asset_id: b.asset_id,

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { runPipeline, tenantProjection } from '../../domain/foundry.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { newId, nowIso } from '../../ids.ts';
+import { insertFoundryRun, latestTenantRun, tenantRunCounts } from '../../ledger/foundry.ts';
 import { readSession } from '../../ledger/inference.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
 import { recentFires } from '../../ledger/triggers.ts';
@@ -124,10 +125,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
           { kind: 'foundry_pipeline', decision: run.status.toUpperCase(), subject: b.tenant_id, fingerprint: fingerprint(run), data: { run_id: runId, steps: run.steps.map((s) => `${s.layer}:${s.status}`) } },
           [charge],
           async (tx, receipt) => {
-            await tx.execute({
-              sql: 'INSERT INTO foundry_runs (id, key_id, tenant_id, report, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-              args: [runId, key.id, b.tenant_id, JSON.stringify(run), receipt.receipt_id, at],
-            });
+            await insertFoundryRun(tx, { id: runId, keyId: key.id, tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at });
             return reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: chargeView(charge), ...receiptFields(receipt) });
           },
         );
@@ -163,26 +161,19 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
       const tenant = event.context.params?.tenant_id ?? '';
       const q = readQuery(event, projectionQuery);
       const since = nowIso(new Date(Date.now() - 30 * DAY_MS));
-      const args = [key.id, tenant];
-      const counts = (await ctx.ledger.read.execute({
-        sql: 'SELECT COUNT(*) AS runs, MIN(created_at) AS first_at, COALESCE(SUM(created_at >= ?), 0) AS recent FROM foundry_runs WHERE key_id = ? AND tenant_id = ?',
-        args: [since, ...args],
-      })).rows[0]!;
-      if (Number(counts.runs) === 0) throw notFound(`no pipeline run for tenant ${tenant} under this key: POST /api/v1/foundry/pipeline/run first`, 'unknown_tenant');
-      const row = (await ctx.ledger.read.execute({
-        sql: 'SELECT id, receipt_id, created_at, report FROM foundry_runs WHERE key_id = ? AND tenant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1',
-        args,
-      })).rows[0]!;
-      const last = JSON.parse(String(row.report)) as ReturnType<typeof runPipeline>;
+      const counts = await tenantRunCounts(ctx.ledger.read, key.id, tenant, since);
+      if (!counts) throw notFound(`no pipeline run for tenant ${tenant} under this key: POST /api/v1/foundry/pipeline/run first`, 'unknown_tenant');
+      const row = (await latestTenantRun(ctx.ledger.read, key.id, tenant))!;
+      const last = row.report as ReturnType<typeof runPipeline>;
       const done = last.steps.filter((s) => s.status === 'done').map((s) => s.layer);
-      const recent = Number(counts.recent);
+      const recent = counts.recent;
       return toResponse(
         reply({
           tenant_id: tenant,
-          runs: Number(counts.runs),
+          runs: counts.runs,
           runs_last_30_days: recent,
-          first_run_at: String(counts.first_at),
-          last_run: { run_id: String(row.id), status: last.status, created_at: String(row.created_at), done, receipt_id: String(row.receipt_id) },
+          first_run_at: counts.first_at,
+          last_run: { run_id: row.id, status: last.status, created_at: row.created_at, done, receipt_id: row.receipt_id },
           projection: tenantProjection(tenant, last.steps, q.runs_per_month ?? Math.max(1, recent)),
         }),
       );

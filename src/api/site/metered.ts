@@ -1,17 +1,17 @@
 /**
  * The shape every companion-site metered write shares: make the receipt
- * (batch-sealed unless the act hands out a self-contained JWS), then in ONE
- * transaction write the area's state, the meter rows, the receipt, and the
- * idempotent answer.
+ * (batch-sealed unless the act hands out a self-contained JWS), then commit it
+ * as an act of the pipeline (api/act.ts): the area's state, the meter rows,
+ * the receipt and the idempotent answer in one transaction, with the acts
+ * queued beside it.
  */
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { tollMicros } from '../../catalog/tolls.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
-import { recordCharge } from '../../ledger/meter.ts';
-import { recordReceipt, sealedReceipt, signReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import { sealedReceipt, signReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import { commitAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply } from '../idempotency.ts';
 import type { Reply } from '../reply.ts';
 
 export interface MeterLine {
@@ -49,12 +49,10 @@ export async function meteredWrite(
   opts: { signed?: boolean } = {},
 ): Promise<Reply> {
   const receipt = opts.signed ? await signReceipt(ctx, { ...input, key_id: key.id }) : sealedReceipt(ctx, { ...input, key_id: key.id });
-  return commitReply(event, ctx, async (tx) => {
-    const out = await write(tx, receipt);
-    for (const c of charges) {
-      await recordCharge(tx, { keyId: key.id, sku: c.sku, amountMicros: c.amountMicros, nap: c.nap, ref: receipt.receipt_id });
-    }
-    await recordReceipt(tx, receipt);
-    return out;
+  return commitAct(event, ctx, key, {
+    run: async (tx) => ({
+      reply: await write(tx, receipt),
+      writes: { receipt, charges: charges.map((c) => ({ keyId: key.id, ...c })) },
+    }),
   });
 }

@@ -8,6 +8,7 @@ import { usdToMicros } from '../../domain/money.ts';
 import { evidenceRoot, NotReplayable, replay, replaySource } from '../../domain/nap.ts';
 import { FUSE_STATES } from '../../ledger/fuses.ts';
 import { usage } from '../../ledger/meter.ts';
+import { insertSpoliationSeal } from '../../ledger/nap.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
 import { receiptVisibleTo } from '../../ledger/accounts.ts';
 import { newId, nowIso } from '../../ids.ts';
@@ -177,10 +178,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
           },
           [charge],
           async (tx, receipt) => {
-            await tx.execute({
-              sql: 'INSERT INTO spoliation_seals (id, key_id, matter_ref, evidence_count, root_hash, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-              args: [sealId, key.id, b.matter_ref, b.evidence.length, root, receipt.receipt_id, nowIso()],
-            });
+            await insertSpoliationSeal(tx, { id: sealId, keyId: key.id, matterRef: b.matter_ref, evidenceCount: b.evidence.length, rootHash: root, receiptId: receipt.receipt_id, createdAt: nowIso() });
             return reply({
               seal_id: sealId,
               matter_ref: b.matter_ref,

@@ -5,6 +5,7 @@
  * it, stored with its meter row (oracle_aggregate) in one transaction. Its
  * aggregate_id can then fire a trigger (POST /api/v1/foundry/trigger/fire).
  */
+import { commitAct } from '../act.ts';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { DATA } from '../../catalog/catalogs.ts';
@@ -13,14 +14,13 @@ import { aggregate, type OraclePolicy } from '../../domain/oracle.ts';
 import type { Config } from '../../config.ts';
 import { formatUsd } from '../../domain/money.ts';
 import { newId, nowIso } from '../../ids.ts';
-import { recordCharge } from '../../ledger/meter.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { insertAggregate } from '../../ledger/oracle.ts';
-import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
+import { sealedReceipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply, idempotent } from '../idempotency.ts';
+import { idempotent } from '../idempotency.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 
@@ -79,18 +79,21 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
           data: { metric: body.metric, readings: body.readings, ...result },
         });
         const amount = tollMicros('oracle_aggregate');
-        return commitReply(event, ctx, async (tx) => {
-          await insertAggregate(tx, { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() }, result);
-          await recordCharge(tx, { keyId: key.id, sku: 'oracle_aggregate', amountMicros: amount, ref: receipt.receipt_id });
-          await recordReceipt(tx, receipt);
-          return reply({
-            aggregate_id: id,
-            metric: body.metric,
-            ...result,
-            receipt_id: receipt.receipt_id,
-            verify_url: receipt.verify_url,
-            charge: chargeView({ sku: 'oracle_aggregate', amountMicros: amount }),
-          });
+        return commitAct(event, ctx, key, {
+          run: async (tx) => {
+            await insertAggregate(tx, { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() }, result);
+            return {
+              writes: { receipt, charges: [{ keyId: key.id, sku: 'oracle_aggregate', amountMicros: amount }] },
+              reply: reply({
+                aggregate_id: id,
+                metric: body.metric,
+                ...result,
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+                charge: chargeView({ sku: 'oracle_aggregate', amountMicros: amount }),
+              }),
+            };
+          },
         });
       });
     },

@@ -8,6 +8,7 @@ import { fingerprint } from '../../crypto/canonical.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { GA_DECLARE_TOLL_MICROS, SHARP_TOLL_MICROS, allocateGeneralAverage, allocationCsv, sharpMicros } from '../../domain/orn.ts';
 import { newId, nowIso } from '../../ids.ts';
+import { insertOrnEvent } from '../../ledger/orn.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -60,10 +61,6 @@ export const sharpResponse = z.object({
 
 export function registerOrnRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
-  const insertEvent = (id: string, keyId: string, kind: 'ga_declare' | 'sharp', graph: string | null, micros: bigint, receiptId: string) => ({
-    sql: 'INSERT INTO orn_events (id, key_id, kind, graph_id, amount_micros, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    args: [id, keyId, kind, graph, Number(micros), receiptId, nowIso()],
-  });
 
   router.post(
     '/api/v1/orn/declare',
@@ -95,7 +92,7 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
           { kind: 'orn_ga_declare', decision: 'DECLARED', subject: b.event_ref, fingerprint: fingerprint(b), data: { declaration_id: id, graph_id: b.graph_id, loss_usd: body.loss_usd, allocations } },
           [charge],
           async (tx, receipt) => {
-            await tx.execute(insertEvent(id, key.id, 'ga_declare', b.graph_id ?? null, BigInt(charge.amountMicros), receipt.receipt_id));
+            await insertOrnEvent(tx, { id, keyId: key.id, kind: 'ga_declare', graphId: b.graph_id ?? null, amountMicros: BigInt(charge.amountMicros), receiptId: receipt.receipt_id, createdAt: nowIso() });
             return reply({ ...body, ...receiptFields(receipt) });
           },
         );
@@ -129,7 +126,7 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
           { kind: 'orn_sharp', decision: 'METERED', subject: b.graph_id, fingerprint: fingerprint(b), data: { slice_id: id, agents_in_graph: b.agents_in_graph, events: b.events, amount_usd: formatUsd(amount), ...(b.slice_ref ? { slice_ref: b.slice_ref } : {}) } },
           [charge],
           async (tx, receipt) => {
-            await tx.execute(insertEvent(id, key.id, 'sharp', b.graph_id, amount, receipt.receipt_id));
+            await insertOrnEvent(tx, { id, keyId: key.id, kind: 'sharp', graphId: b.graph_id, amountMicros: amount, receiptId: receipt.receipt_id, createdAt: nowIso() });
             return reply({
               slice_id: id,
               graph_id: b.graph_id,

@@ -7,6 +7,7 @@ import { DATA } from '../../catalog/catalogs.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
 import { receiptVisibleTo } from '../../ledger/accounts.ts';
+import { bindPaymentHash, findPaymentBinding } from '../../ledger/pdtr.ts';
 import { nowIso } from '../../ids.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
@@ -68,12 +69,9 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
           },
           [charge],
           async (tx, receipt) => {
-            const ins = await tx.execute({
-              sql: 'INSERT INTO pdtr_bindings (payment_hash, action_ref, key_id, receipt_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (payment_hash) DO NOTHING',
-              args: [b.payment_hash, b.action_ref, key.id, receipt.receipt_id, boundAt],
-            });
-            if (ins.rowsAffected === 0) {
-              const prior = (await tx.execute({ sql: 'SELECT action_ref, key_id, receipt_id, created_at FROM pdtr_bindings WHERE payment_hash = ?', args: [b.payment_hash] })).rows[0]!;
+            const bound = await bindPaymentHash(tx, { paymentHash: b.payment_hash, actionRef: b.action_ref, keyId: key.id, receiptId: receipt.receipt_id, createdAt: boundAt });
+            if (!bound) {
+              const prior = (await findPaymentBinding(tx, b.payment_hash))!;
               const mine = prior.key_id === key.id;
               throw new Problem({
                 status: 409,
@@ -81,7 +79,7 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
                 title: 'Conflict',
                 detail: `payment ${b.payment_hash} is already bound to an action; one binding per payment hash`,
                 // The first binding's details only to the key that made it.
-                extra: mine ? { bound_to: { action_ref: String(prior.action_ref), receipt_id: String(prior.receipt_id), bound_at: String(prior.created_at) } } : {},
+                extra: mine ? { bound_to: { action_ref: prior.action_ref, receipt_id: prior.receipt_id, bound_at: prior.created_at } } : {},
               });
             }
             return reply({

@@ -13,6 +13,7 @@ import { usdToMicros } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
 import { recordCharge } from '../../ledger/meter.ts';
 import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { claimRr1ReceiptUse } from '../../ledger/rr1.ts';
 import { requireReceipt } from '../../rr1/middleware.ts';
 import { optionalKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
@@ -42,14 +43,7 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
       const v = await verifyReceiptJws(ctx.keyring, jws);
       return v.valid ? { valid: true, payload: v.payload } : v;
     },
-    claim: (receiptId) =>
-      ctx.ledger.write(async (tx) => {
-        const rs = await tx.execute({
-          sql: 'INSERT INTO rr1_receipt_uses (receipt_id, act, used_at) VALUES (?, ?, ?) ON CONFLICT (receipt_id) DO NOTHING',
-          args: [receiptId, RR1_DEMO_ACT.act, nowIso()],
-        });
-        return rs.rowsAffected > 0;
-      }),
+    claim: (receiptId) => ctx.ledger.write((tx) => claimRr1ReceiptUse(tx, receiptId, RR1_DEMO_ACT.act, nowIso())),
     onChallenge: async (event, reason) => {
       const key = await optionalKey(event, ctx).catch(() => undefined);
       if (!key) return;

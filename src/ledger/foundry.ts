@@ -1,0 +1,51 @@
+/**
+ * Foundry pipeline runs (SPEC 2.5, 4.2): each sealed run's report, per key and
+ * tenant, for the tenant projection. What a run computes is in
+ * src/domain/foundry.ts; src/api/site/foundry.ts decides and answers.
+ */
+import type { Client, Transaction } from './sql.ts';
+
+export interface FoundryRunRow {
+  id: string;
+  keyId: string;
+  tenantId: string;
+  /** The run's report, stored as JSON. */
+  report: unknown;
+  receiptId: string;
+  createdAt: string;
+}
+
+export async function insertFoundryRun(tx: Transaction, r: FoundryRunRow): Promise<void> {
+  await tx.execute({
+    sql: 'INSERT INTO foundry_runs (id, key_id, tenant_id, report, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    args: [r.id, r.keyId, r.tenantId, JSON.stringify(r.report), r.receiptId, r.createdAt],
+  });
+}
+
+/** How many runs `keyId` made for `tenantId`, the first one's time, and how many since `since`; undefined when none. */
+export async function tenantRunCounts(
+  db: Client | Transaction,
+  keyId: string,
+  tenantId: string,
+  since: string,
+): Promise<{ runs: number; first_at: string; recent: number } | undefined> {
+  const r = (await db.execute({
+    sql: 'SELECT COUNT(*) AS runs, MIN(created_at) AS first_at, COALESCE(SUM(created_at >= ?), 0) AS recent FROM foundry_runs WHERE key_id = ? AND tenant_id = ?',
+    args: [since, keyId, tenantId],
+  })).rows[0]!;
+  if (Number(r.runs) === 0) return undefined;
+  return { runs: Number(r.runs), first_at: String(r.first_at), recent: Number(r.recent) };
+}
+
+/** The newest run `keyId` made for `tenantId` (its report parsed), or undefined. */
+export async function latestTenantRun(
+  db: Client | Transaction,
+  keyId: string,
+  tenantId: string,
+): Promise<{ id: string; receipt_id: string; created_at: string; report: unknown } | undefined> {
+  const r = (await db.execute({
+    sql: 'SELECT id, receipt_id, created_at, report FROM foundry_runs WHERE key_id = ? AND tenant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1',
+    args: [keyId, tenantId],
+  })).rows[0];
+  return r && { id: String(r.id), receipt_id: String(r.receipt_id), created_at: String(r.created_at), report: JSON.parse(String(r.report)) };
+}

@@ -1,0 +1,151 @@
+/**
+ * The layering of src/ (issue 13), checked on the source tree itself:
+ *  - route modules (src/api) hold no SQL: persistence is in src/ledger, as
+ *    small named functions the routes call;
+ *  - no upward imports: the ledger imports nothing from api/, the domain
+ *    (pure rules) nothing from ledger/ or api/, crypto nothing from ledger/
+ *    or api/.
+ * A violation fails with the file and the line that breaks the rule.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const REPO = process.cwd();
+const SRC = join(REPO, 'src');
+
+/**
+ * Files under src/api still allowed to run SQL, each with why. Only ever
+ * shrinks: a new route module puts its statements in src/ledger instead.
+ */
+const SQL_ALLOWED = new Set<string>([]);
+
+/** Which top-level areas of src/ each area must not import. */
+const FORBIDDEN_IMPORTS: Record<string, string[]> = {
+  ledger: ['api'],
+  domain: ['ledger', 'api'],
+  crypto: ['ledger', 'api'],
+};
+
+const SOURCE = /\.(ts|tsx|mts|js|mjs)$/;
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && SOURCE.test(e.name))
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+}
+
+const repoPath = (abs: string) => relative(REPO, abs).split(sep).join('/');
+
+/** The text with comments blanked (kept line for line, so line numbers still match). */
+function withoutComments(text: string): string {
+  const blank = (s: string) => s.replace(/[^\n]/g, ' ');
+  return text.replace(/\/\*[\s\S]*?\*\//g, blank).replace(/^(\s*)\/\/.*$/gm, (_, ws: string) => ws);
+}
+
+const lineOf = (text: string, index: number) => text.slice(0, index).split('\n').length;
+
+/** A call that runs SQL on a connection (`db.execute(`, `tx.batch(`), or a string that starts with an SQL statement. */
+const SQL_PATTERNS: RegExp[] = [
+  /\.\s*(execute|batch|executeMultiple)\s*\(/g,
+  /[`'"]\s*(SELECT\s[\s\S]*?\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|REPLACE\s+INTO|WITH\s+\w+\s+AS\s*\()\s/g,
+];
+
+/** Where `text` runs SQL: one `line: text` per hit. */
+function sqlHits(text: string): string[] {
+  const code = withoutComments(text);
+  const hits = new Map<number, string>();
+  for (const re of SQL_PATTERNS) {
+    for (const m of code.matchAll(re)) {
+      const line = lineOf(code, m.index);
+      hits.set(line, `${line}: ${text.split('\n')[line - 1]!.trim()}`);
+    }
+  }
+  return [...hits.keys()].sort((a, b) => a - b).map((l) => hits.get(l)!);
+}
+
+/** Module specifiers `text` imports or re-exports (static, side-effect and dynamic), with their lines. */
+function importsOf(text: string): Array<{ spec: string; line: number }> {
+  const code = withoutComments(text);
+  const patterns = [
+    /\b(?:import|export)\s[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*['"]([^'"]+)['"]/g,
+    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
+  return patterns.flatMap((re) => [...code.matchAll(re)].map((m) => ({ spec: m[1]!, line: lineOf(code, m.index) })));
+}
+
+/** The area of src/ (api, ledger, domain...) a relative specifier from `file` lands in, or undefined (a package, or outside src/). */
+function areaOf(file: string, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined;
+  const target = relative(SRC, resolve(dirname(file), spec));
+  if (target.startsWith('..')) return undefined;
+  return target.split(sep)[0];
+}
+
+describe('architecture: the detectors see what they must', () => {
+  it('finds SQL run in code, not in comments', () => {
+    const route = [
+      '// tx.execute( in a comment does not count',
+      '/* nor SELECT x FROM y */',
+      "const r = await ctx.ledger.read.execute({ sql: 'SELECT a FROM b WHERE c = ?', args: [1] });",
+      'await tx.batch([stmt]);',
+      'const q = `INSERT INTO t (a) VALUES (?)`;',
+      "const s = 'UPDATE t SET a = 1';",
+      "const summary = 'Select a key from the list';",
+    ].join('\n');
+    expect(sqlHits(route).map((h) => h.split(':')[0])).toEqual(['3', '4', '5', '6']);
+  });
+
+  it('finds static, type-only, multi-line, re-exported and dynamic imports', () => {
+    const mod = [
+      "import type { AppContext } from '../api/context.ts';",
+      'import {',
+      '  a,',
+      "} from '../ledger/sql.ts';",
+      "export { b } from './b.ts';",
+      "const m = await import('../api/app.ts');",
+      "import 'side-effect';",
+      "// import { c } from '../api/c.ts';",
+    ].join('\n');
+    expect(importsOf(mod).map((i) => `${i.line} ${i.spec}`).sort()).toEqual(
+      ['1 ../api/context.ts', '2 ../ledger/sql.ts', '5 ./b.ts', '6 ../api/app.ts', '7 side-effect'].sort(),
+    );
+    expect(areaOf(join(SRC, 'ledger', 'x.ts'), '../api/context.ts')).toBe('api');
+    expect(areaOf(join(SRC, 'api', 'site', 'x.ts'), '../../ledger/sql.ts')).toBe('ledger');
+    expect(areaOf(join(SRC, 'ledger', 'x.ts'), './sql.ts')).toBe('ledger');
+    expect(areaOf(join(SRC, 'ledger', 'x.ts'), 'zod')).toBeUndefined();
+  });
+});
+
+describe('architecture: the source tree', () => {
+  it('no route module runs SQL: statements live in src/ledger', () => {
+    const offenders = filesUnder(join(SRC, 'api'))
+      .filter((f) => !SQL_ALLOWED.has(repoPath(f)))
+      .flatMap((f) => sqlHits(readFileSync(f, 'utf8')).map((h) => `${repoPath(f)}:${h}`));
+    expect(offenders, 'move these statements into a src/ledger module as a named function').toEqual([]);
+  });
+
+  it('every file on the SQL allow-list exists and still holds SQL (else take it off the list)', () => {
+    for (const path of SQL_ALLOWED) {
+      expect(sqlHits(readFileSync(join(REPO, path), 'utf8')), path).not.toEqual([]);
+    }
+  });
+
+  it.each(Object.entries(FORBIDDEN_IMPORTS))('src/%s imports nothing from %j', (area, forbidden) => {
+    const offenders = filesUnder(join(SRC, area)).flatMap((f) =>
+      importsOf(readFileSync(f, 'utf8'))
+        .filter((i) => forbidden.includes(areaOf(f, i.spec) ?? ''))
+        .map((i) => `${repoPath(f)}:${i.line} imports ${i.spec}`),
+    );
+    expect(offenders, `src/${area} must not depend on ${forbidden.map((a) => `src/${a}`).join(' or ')}`).toEqual([]);
+  });
+
+  it('the checks read real files (the tree is where the test looks)', () => {
+    expect(filesUnder(join(SRC, 'api')).length).toBeGreaterThan(20);
+    expect(filesUnder(join(SRC, 'ledger')).length).toBeGreaterThan(20);
+    expect(filesUnder(join(SRC, 'domain')).length).toBeGreaterThan(5);
+    expect(filesUnder(join(SRC, 'crypto')).length).toBeGreaterThan(5);
+  });
+});
