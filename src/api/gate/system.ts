@@ -91,31 +91,44 @@ async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
   return body;
 }
 
+type DatabaseHealth = 'ok' | 'read_only' | 'unreachable';
+const healthAnswers = new WeakMap<AppContext, Map<DatabaseHealth, { status: number; body: string }>>();
+
+/**
+ * The /health answer for a database state. The rest of it (version, URLs and
+ * whether they can be this service) is fixed while the process runs, so each
+ * of the three answers is built once, not per request.
+ */
+function healthAnswer(ctx: AppContext, database: DatabaseHealth): { status: number; body: string } {
+  let answers = healthAnswers.get(ctx);
+  if (!answers) healthAnswers.set(ctx, (answers = new Map()));
+  let answer = answers.get(database);
+  if (answer) return answer;
+  const { config } = ctx;
+  const problems: string[] = [];
+  if (database === 'unreachable') problems.push('the database cannot be reached');
+  if (database === 'read_only') problems.push('the database answers reads but a write did not commit in time: acts would answer 503');
+  const advertised = advertisedUrlProblem(config);
+  if (advertised) problems.push(advertised);
+  const body = {
+    status: problems.length ? 'unavailable' : 'ok',
+    version: ctx.version,
+    database,
+    database_write: database === 'ok' ? 'ok' : 'failing',
+    environment: config.NODE_ENV,
+    base_url: config.BASE_URL,
+    site_url: config.SITE_URL,
+    ...(problems.length ? { problems } : {}),
+  } satisfies z.infer<typeof healthResponse>;
+  answers.set(database, (answer = { status: problems.length ? 503 : 200, body: JSON.stringify(body) }));
+  return answer;
+}
+
 export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/health', async () => {
-    const { config } = ctx;
-    const { readable, writable } = await databaseState(ctx.ledger, config.HEALTH_WRITE_PROBE_TIMEOUT_MS);
-    const database = !readable ? 'unreachable' : writable ? 'ok' : 'read_only';
-    const advertised = advertisedUrlProblem(config);
-    const problems: string[] = [];
-    if (database === 'unreachable') problems.push('the database cannot be reached');
-    if (database === 'read_only') problems.push('the database answers reads but a write did not commit in time: acts would answer 503');
-    if (advertised) problems.push(advertised);
-    return toResponse(
-      reply(
-        {
-          status: problems.length ? 'unavailable' : 'ok',
-          version: ctx.version,
-          database,
-          database_write: writable ? 'ok' : 'failing',
-          environment: config.NODE_ENV,
-          base_url: config.BASE_URL,
-          site_url: config.SITE_URL,
-          ...(problems.length ? { problems } : {}),
-        },
-        problems.length ? 503 : 200,
-      ),
-    );
+    const { readable, writable } = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS);
+    const { status, body } = healthAnswer(ctx, !readable ? 'unreachable' : writable ? 'ok' : 'read_only');
+    return new HTTPResponse(body, { status, headers: JSON_NO_STORE });
   }, { summary: 'Liveness and readiness: version, database reachability and a write probe', auth: 'public', tag: 'system', responses: { 200: { description: 'Ready', schema: healthResponse }, 503: { description: 'Not ready: `problems` says why (the same body, not a problem document)', schema: healthResponse } } });
 
   router.get('/v1/me', async (event) => {
