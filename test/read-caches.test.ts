@@ -124,3 +124,36 @@ describe('key cache bound', () => {
     expect(() => loadConfig({ AUTH_CACHE_MS: '1001' })).toThrow(ConfigError);
   });
 });
+
+describe('the built site from memory', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(() => s.stop());
+
+  const headersOf = (r: Response) => Object.fromEntries([...r.headers].filter(([k]) => k !== 'date' && k !== 'x-request-id'));
+
+  it('answers a plain GET and HEAD with the bytes and headers the h3 path gives (a query sends it through h3)', async () => {
+    for (const path of ['/api/v1/stack/catalog', '/', '/pricing/', '/pricing']) {
+      const direct = await s.fetch(path, { headers: { 'x-request-id': 'rq-1' } });
+      const viaH3 = await s.fetch(`${path}?via=h3`);
+      expect(direct.status, path).toBe(200);
+      expect(direct.headers.get('x-request-id')).toBe('rq-1');
+      expect(headersOf(direct), path).toEqual(headersOf(viaH3));
+      expect(await direct.text()).toBe(await viaH3.text());
+    }
+    const head = await s.fetch('/api/v1/stack/catalog', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get('content-length'))).toBeGreaterThan(0);
+    expect(head.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await head.text()).toBe('');
+  });
+
+  it('leaves conditional requests to h3 (304 on a matching ETag)', async () => {
+    const first = await s.fetch('/api/v1/stack/catalog');
+    const etag = first.headers.get('etag')!;
+    const again = await s.fetch('/api/v1/stack/catalog', { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+  });
+});
