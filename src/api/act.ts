@@ -53,8 +53,13 @@ export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | u
       spec.run ? { needs, run: async (tx, state) => decided(await spec.run(tx, state)) } : { needs, decide: (state) => decided(spec.decide(state)) },
     );
   } catch (e) {
-    if (key && e instanceof HopLimitReached) throw hopLimitProblem({ ...key, hop_limit: e.hopLimit, hops_used: e.hopLimit });
-    if (key && e instanceof KeyRevoked) throw revokedKeyProblem();
-    throw e;
+    throw actProblem(e, key);
   }
+}
+
+/** The problem a refusal of the ledger answers (the key's quota spent, the key revoked); any other error unchanged. */
+export function actProblem(e: unknown, key: ApiKey | undefined): unknown {
+  if (key && e instanceof HopLimitReached) return hopLimitProblem({ ...key, hop_limit: e.hopLimit, hops_used: e.hopLimit });
+  if (key && e instanceof KeyRevoked) return revokedKeyProblem();
+  return e;
 }

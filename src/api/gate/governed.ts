@@ -53,7 +53,7 @@ const owner = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
 
 /** The fuse if the caller may see it: its own fuses, or the drill fuses for the public. Else 404. */
 export async function visibleFuse(db: Parameters<typeof getFuse>[0], caller: Caller, id: string): Promise<Fuse> {
-  return visible(caller, id, await getFuse(db, id));
+  return visibleIn(caller, id, await getFuse(db, id));
 }
 
 export interface GovernedHop {
@@ -88,7 +88,8 @@ function hopAct(caller: Caller, req: GovernedHop, fuse: Fuse, outcome: HopOutcom
   };
 }
 
-const visible = (caller: Caller, id: string, fuse: Fuse | undefined): Fuse => {
+/** `fuse` if the caller may see it (its own, or a drill fuse for the public); else 404. */
+export const visibleIn = (caller: Caller, id: string, fuse: Fuse | undefined): Fuse => {
   // Another key's fuse is answered exactly like a missing one: 404, not 403.
   if (!fuse || fuse.key_id !== owner(caller)) throw notFound(`no fuse ${id}`, 'unknown_fuse');
   return fuse;
@@ -120,7 +121,7 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       return await commitAct(event, ctx, key, {
         needs: { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined },
         decide(state) {
-          const fuse = visible(caller, req.fuseId, state.fuse);
+          const fuse = visibleIn(caller, req.fuseId, state.fuse);
           if (seen && fuse.state !== seen) throw new StateChanged();
           const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
           const act = hopAct(caller, req, fuse, outcome, fp);
