@@ -43,9 +43,9 @@ export type ActSpec = { needs?: ActNeeds } & (
   | { run(tx: Transaction, state: ActState): Promise<Decision>; decide?: undefined }
 );
 
-/** Commits the act and answers its reply; `key` is the caller's, for the problems of its quota and revocation. */
+/** Commits the act and answers its reply; `key` is the caller's, if any, for the problems of its quota and revocation. */
 export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | undefined, spec: ActSpec): Promise<Reply> {
-  const reservation = key ? takeReservation(event) : undefined;
+  const reservation = takeReservation(event);
   const decided = ({ writes, reply }: Decision) => ({ result: reply, writes: reservation ? { ...writes, answer: answerOf(reservation, reply) } : writes });
   const needs = spec.needs ?? {};
   try {

@@ -57,6 +57,8 @@ export interface ActWrites {
   receipt?: Receipt | undefined;
   charges?: readonly ActCharge[] | undefined;
   answer?: StoredAnswer | undefined;
+  /** The fuse as this act left it (a transition): the acts after it in the group decide on this state. */
+  fuse?: Fuse | undefined;
   /** Writes of a decided act of its own that are not rows (e.g. an x402 settlement): run at once, alone in a savepoint. */
   also?: ((tx: Transaction) => Promise<void>) | undefined;
 }
@@ -182,6 +184,7 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
           });
         }
       }
+      if (d.writes.fuse) fuses.set(d.writes.fuse.id, d.writes.fuse);
       decided.push(d.writes);
       outcomes.push({ ok: true, value: d.result });
     } catch (error) {
