@@ -59,8 +59,6 @@ export interface ActWrites {
   answer?: StoredAnswer | undefined;
   /** The fuse as this act left it (a transition): the acts after it in the group decide on this state. */
   fuse?: Fuse | undefined;
-  /** Writes of a decided act of its own that are not rows (e.g. an x402 settlement): run at once, alone in a savepoint. */
-  also?: ((tx: Transaction) => Promise<void>) | undefined;
 }
 
 export interface Decided<T> {
@@ -175,14 +173,7 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       } else {
         d = act.decide(state);
         checkCharges(d.writes);
-        const quota = take();
-        const also = d.writes.also;
-        if (also) {
-          await runAlone(tx, () => also(tx)).catch((e: unknown) => {
-            if (quota) quota.added--;
-            throw e;
-          });
-        }
+        take();
       }
       if (d.writes.fuse) fuses.set(d.writes.fuse.id, d.writes.fuse);
       decided.push(d.writes);
