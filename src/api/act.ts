@@ -43,9 +43,9 @@ export type ActSpec = { needs?: ActNeeds } & (
   | { run(tx: Transaction, state: ActState): Promise<Decision>; decide?: undefined }
 );
 
-/** Commits the act and answers its reply; `key` is the caller's, for the problems of its quota and revocation. */
+/** Commits the act and answers its reply; `key` is the caller's, if any, for the problems of its quota and revocation. */
 export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | undefined, spec: ActSpec): Promise<Reply> {
-  const reservation = key ? takeReservation(event) : undefined;
+  const reservation = takeReservation(event);
   const decided = ({ writes, reply }: Decision) => ({ result: reply, writes: reservation ? { ...writes, answer: answerOf(reservation, reply) } : writes });
   const needs = spec.needs ?? {};
   try {
@@ -53,8 +53,13 @@ export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | u
       spec.run ? { needs, run: async (tx, state) => decided(await spec.run(tx, state)) } : { needs, decide: (state) => decided(spec.decide(state)) },
     );
   } catch (e) {
-    if (key && e instanceof HopLimitReached) throw hopLimitProblem({ ...key, hop_limit: e.hopLimit, hops_used: e.hopLimit });
-    if (key && e instanceof KeyRevoked) throw revokedKeyProblem();
-    throw e;
+    throw actProblem(e, key);
   }
+}
+
+/** The problem a refusal of the ledger answers (the key's quota spent, the key revoked); any other error unchanged. */
+export function actProblem(e: unknown, key: ApiKey | undefined): unknown {
+  if (key && e instanceof HopLimitReached) return hopLimitProblem({ ...key, hop_limit: e.hopLimit, hops_used: e.hopLimit });
+  if (key && e instanceof KeyRevoked) return revokedKeyProblem();
+  return e;
 }

@@ -6,7 +6,8 @@
  *  - a retry while the first is still running: 409.
  *
  * The first answer is stored in the SAME transaction as the act's effects
- * (`commitReply`), so an answer is never lost between the effect and its record.
+ * (api/act.ts takes the reservation), so an answer is never lost between the
+ * effect and its record.
  * A reservation whose request died before committing is abandoned after
  * RESERVATION_LEASE_MS and may be taken again: nothing of it was committed.
  */
@@ -38,7 +39,7 @@ async function requestHash(event: H3Event, ctx: AppContext): Promise<string> {
 
 /**
  * Runs a metered POST under its Idempotency-Key (when the request has one).
- * `handler` must make its effects through `commitReply`.
+ * `handler` must make its effects through `commitAct` (api/act.ts).
  */
 export async function idempotent(
   event: H3Event,
@@ -85,7 +86,7 @@ export async function idempotent(
   try {
     const r = await handler();
     if (event.context.idempotency) {
-      // The handler made no write through commitReply (a read or a refusal): record the answer now.
+      // The handler committed no act (a read or a refusal): record the answer now.
       await ctx.ledger.write((tx) => storeAnswer(tx, answerOf(reservation, r)));
     }
     return toResponse(r);
@@ -111,25 +112,6 @@ export const answerOf = (r: Reservation, reply: Reply): StoredAnswer => ({
  */
 export function takeReservation(event: H3Event): Reservation | undefined {
   const r = event.context.idempotency as Reservation | undefined;
-  event.context.idempotency = undefined;
-  return r;
-}
-
-/**
- * Performs the act's write and, in the same transaction, records its answer
- * under the request's Idempotency-Key (if any).
- */
-export async function commitReply(
-  event: H3Event,
-  ctx: AppContext,
-  job: (tx: Transaction) => Promise<Reply>,
-): Promise<Reply> {
-  const reservation = event.context.idempotency as Reservation | undefined;
-  const r = await ctx.ledger.write(async (tx) => {
-    const out = await job(tx);
-    if (reservation) await storeAnswer(tx, answerOf(reservation, out));
-    return out;
-  });
   event.context.idempotency = undefined;
   return r;
 }

@@ -57,8 +57,8 @@ export interface ActWrites {
   receipt?: Receipt | undefined;
   charges?: readonly ActCharge[] | undefined;
   answer?: StoredAnswer | undefined;
-  /** Writes of a decided act of its own that are not rows (e.g. an x402 settlement): run at once, alone in a savepoint. */
-  also?: ((tx: Transaction) => Promise<void>) | undefined;
+  /** The fuse as this act left it (a transition): the acts after it in the group decide on this state. */
+  fuse?: Fuse | undefined;
 }
 
 export interface Decided<T> {
@@ -173,15 +173,9 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       } else {
         d = act.decide(state);
         checkCharges(d.writes);
-        const quota = take();
-        const also = d.writes.also;
-        if (also) {
-          await runAlone(tx, () => also(tx)).catch((e: unknown) => {
-            if (quota) quota.added--;
-            throw e;
-          });
-        }
+        take();
       }
+      if (d.writes.fuse) fuses.set(d.writes.fuse.id, d.writes.fuse);
       decided.push(d.writes);
       outcomes.push({ ok: true, value: d.result });
     } catch (error) {

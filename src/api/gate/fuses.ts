@@ -7,21 +7,22 @@
  *   POST /v1/fuses/{id}/charge     UNSIGNED or DEAD -> LIVE (409 otherwise)
  * Every state change is receipted.
  */
+import { commitAct } from '../act.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { CHARGEABLE_STATES } from '../../domain/fuse.ts';
 import { newId, nowIso } from '../../ids.ts';
-import { FUSE_STATES, createFuse, getFuse, listFuses, transitionFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
-import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
+import { FUSE_STATES, createFuse, listFuses, transitionFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
+import { sealedReceipt } from '../../ledger/receipts.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply, idempotent } from '../idempotency.ts';
+import { idempotent } from '../idempotency.ts';
 import { Problem } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { callerOf, fuseIdSchema, visibleFuse } from './governed.ts';
+import { callerOf, fuseIdSchema, visibleFuse, visibleIn } from './governed.ts';
 
 export const createFuseRequest = z.strictObject({
   state: z.enum(['LIVE', 'UNSIGNED']).default('LIVE'),
@@ -50,10 +51,11 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
       const body = hasBody ? await readBody(event, createFuseRequest, ctx.config.MAX_BODY_BYTES) : createFuseRequest.parse({});
       const id = newId('fuse');
       const receipt = sealedReceipt(ctx, { kind: 'fuse_create', decision: body.state, subject: id, key_id: key.id });
-      return commitReply(event, ctx, async (tx) => {
-        const fuse = await createFuse(tx, { id, keyId: ownerId(key), state: body.state, label: body.label ?? null, now: nowIso() });
-        await recordReceipt(tx, receipt);
-        return reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201);
+      return commitAct(event, ctx, key, {
+        run: async (tx) => {
+          const fuse = await createFuse(tx, { id, keyId: ownerId(key), state: body.state, label: body.label ?? null, now: nowIso() });
+          return { writes: { receipt }, reply: reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201) };
+        },
       });
     });
   }, { summary: 'Create a fuse owned by the calling key (our extension)', auth: 'key', role: 'operator', tag: 'fuses', body: createFuseRequest, response: fuseResponse.extend({ receipt_id: z.string() }), responses: { 201: { description: 'The fuse, created, with the receipt of its creation', schema: fuseResponse.extend({ receipt_id: z.string() }) } }, example: { state: 'LIVE', label: 'payments agent' } });
@@ -69,25 +71,32 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
     router.post(path, async (event: H3Event) => {
       const key = await requireKey(event, ctx);
       const id = fuseIdSchema.safeParse(event.context.params?.fuse_id);
-      const fuse = await visibleFuse(ctx.ledger.read, callerOf(key), id.success ? id.data : '');
-      return idempotent(event, ctx, key, async () => {
-        const receipt = sealedReceipt(ctx, { kind: `fuse_${verb}`, decision: to, subject: fuse.id, key_id: key.id, data: { from: fuse.state } });
-        return commitReply(event, ctx, async (tx) => {
-          if (!(await transitionFuse(tx, fuse.id, from, to, nowIso()))) {
-            const current = (await getFuse(tx, fuse.id))?.state;
-            throw new Problem({
-              status: 409,
-              code: 'invalid_transition',
-              title: 'Conflict',
-              detail: `cannot ${verb} a fuse that is ${current}: only ${from.join(' or ')} can be ${verb === 'dead' ? 'blown' : 'charged'}`,
-              extra: { state: current },
-            });
-          }
-          await recordReceipt(tx, receipt);
-          const after = await getFuse(tx, fuse.id);
-          return reply({ ...fuseObject(after!), previous_state: fuse.state, receipt_id: receipt.receipt_id });
-        });
-      });
+      const caller = callerOf(key);
+      const fuseId = id.success ? id.data : '';
+      // A fuse that does not exist, or is not the caller's, is 404 before anything else.
+      await visibleFuse(ctx.ledger.read, caller, fuseId);
+      return idempotent(event, ctx, key, async () =>
+        commitAct(event, ctx, key, {
+          needs: { fuseId },
+          // Read, checked and moved under the write lock: of two concurrent transitions, one wins.
+          run: async (tx, state) => {
+            const fuse = visibleIn(caller, fuseId, state.fuse);
+            const now = nowIso();
+            if (!from.includes(fuse.state) || !(await transitionFuse(tx, fuse.id, from, to, now))) {
+              throw new Problem({
+                status: 409,
+                code: 'invalid_transition',
+                title: 'Conflict',
+                detail: `cannot ${verb} a fuse that is ${fuse.state}: only ${from.join(' or ')} can be ${verb === 'dead' ? 'blown' : 'charged'}`,
+                extra: { state: fuse.state },
+              });
+            }
+            const receipt = sealedReceipt(ctx, { kind: `fuse_${verb}`, decision: to, subject: fuse.id, key_id: key.id, data: { from: fuse.state } });
+            const after: Fuse = { ...fuse, state: to, updated_at: now };
+            return { writes: { receipt, fuse: after }, reply: reply({ ...fuseObject(after), previous_state: fuse.state, receipt_id: receipt.receipt_id }) };
+          },
+        }),
+      );
     }, { summary, auth: 'key', role, tag: 'fuses', response: fuseResponse.extend({ previous_state: z.string(), receipt_id: z.string() }), problems: role === 'operator' ? [403, 404, 409] : [404, 409] });
 
   transition('/v1/fuses/:fuse_id/dead', 'DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'dead', 'Blow a fuse: it becomes DEAD and fails closed', 'agent');

@@ -15,7 +15,7 @@ import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
 import { skuFor } from '../../domain/pricing.ts';
-import type { ActCharge } from '../../ledger/acts.ts';
+import type { ActCharge, ActState } from '../../ledger/acts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
@@ -53,7 +53,7 @@ const owner = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
 
 /** The fuse if the caller may see it: its own fuses, or the drill fuses for the public. Else 404. */
 export async function visibleFuse(db: Parameters<typeof getFuse>[0], caller: Caller, id: string): Promise<Fuse> {
-  return visible(caller, id, await getFuse(db, id));
+  return visibleIn(caller, id, await getFuse(db, id));
 }
 
 export interface GovernedHop {
@@ -88,7 +88,8 @@ function hopAct(caller: Caller, req: GovernedHop, fuse: Fuse, outcome: HopOutcom
   };
 }
 
-const visible = (caller: Caller, id: string, fuse: Fuse | undefined): Fuse => {
+/** `fuse` if the caller may see it (its own, or a drill fuse for the public); else 404. */
+export const visibleIn = (caller: Caller, id: string, fuse: Fuse | undefined): Fuse => {
   // Another key's fuse is answered exactly like a missing one: 404, not 403.
   if (!fuse || fuse.key_id !== owner(caller)) throw notFound(`no fuse ${id}`, 'unknown_fuse');
   return fuse;
@@ -116,22 +117,32 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       settled ??= await caller.paid.settle(hopAct(caller, req, fuse, decideHop(fuse.state, req.action?.kind, caller.surface), fp));
     }
     const paid = settled;
+    const decideOn = (state: ActState) => {
+      const fuse = visibleIn(caller, req.fuseId, state.fuse);
+      if (seen && fuse.state !== seen) throw new StateChanged();
+      const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
+      const act = hopAct(caller, req, fuse, outcome, fp);
+      // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
+      const receipt = sealedReceipt(ctx, paid ? withPayment(act, paid) : act);
+      return { outcome, receipt, out: answer({ fuse, outcome, receipt, fingerprint: fp }) };
+    };
+    const needs = { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined };
     try {
+      if (!paid) {
+        return await commitAct(event, ctx, key, {
+          needs,
+          decide(state) {
+            const { outcome, receipt, out } = decideOn(state);
+            return { writes: { receipt, charges: key ? chargesOf(req.kind, outcome, key.id) : [] }, reply: out };
+          },
+        });
+      }
       return await commitAct(event, ctx, key, {
-        needs: { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined },
-        decide(state) {
-          const fuse = visible(caller, req.fuseId, state.fuse);
-          if (seen && fuse.state !== seen) throw new StateChanged();
-          const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
-          const act = hopAct(caller, req, fuse, outcome, fp);
-          // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
-          const receipt = sealedReceipt(ctx, paid ? withPayment(act, paid) : act);
-          const out = answer({ fuse, outcome, receipt, fingerprint: fp });
-          if (!paid) return { writes: { receipt, charges: key ? chargesOf(req.kind, outcome, key.id) : [] }, reply: out };
-          return {
-            writes: { receipt, also: (tx) => paid.commit(tx, receipt.receipt_id) },
-            reply: { ...out, body: { ...(out.body as object), payment: paid.facts }, headers: { ...out.headers, ...paid.headers } },
-          };
+        needs,
+        run: async (tx, state) => {
+          const { receipt, out } = decideOn(state);
+          await paid.commit(tx, receipt.receipt_id);
+          return { writes: { receipt }, reply: { ...out, body: { ...(out.body as object), payment: paid.facts }, headers: { ...out.headers, ...paid.headers } } };
         },
       });
     } catch (e) {

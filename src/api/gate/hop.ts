@@ -7,22 +7,21 @@ import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { classify } from '../../domain/classify.ts';
 import { decideHop } from '../../domain/fuse.ts';
-import { consumeHop } from '../../ledger/api-keys.ts';
 import { DRILL_FUSES } from '../../ledger/fuses.ts';
-import { recordCharge } from '../../ledger/meter.ts';
-import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
+import { sealedReceipt } from '../../ledger/receipts.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply, idempotent } from '../idempotency.ts';
+import { idempotent } from '../idempotency.ts';
+import { actProblem, commitAct } from '../act.ts';
 import { haltUnlessAnsweredWithin } from './halt.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import { commitPaidAct, payPerHop, type HopPayer } from '../../payments/x402/paid-act.ts';
 import type { Router } from '../router.ts';
-import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, visibleFuse, type Caller, type HopResult } from './governed.ts';
+import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
 
 /**
  * The fuse id in keyed examples: one of the caller's own (POST /v1/fuses makes
@@ -78,8 +77,10 @@ async function lookup(ctx: AppContext, caller: Caller, fuseId: string): Promise<
   if (caller.key) {
     const key = caller.key;
     if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
-    const counted = await ctx.ledger.write((tx) => consumeHop(tx, key.id));
-    if (!counted) throw hopLimitProblem({ ...key, hops_used: key.hop_limit });
+    // Counted as an act: one hop of the key's quota, under the lock, with the acts queued beside it.
+    await ctx.ledger.act({ needs: { hopOf: key.id }, decide: () => ({ writes: {}, result: undefined }) }).catch((e: unknown) => {
+      throw actProblem(e, key);
+    });
   }
   return reply(body);
 }
@@ -137,10 +138,11 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
         fingerprint: fingerprint(body),
         data: { ...c },
       });
-      return commitReply(event, ctx, async (tx) => {
-        await recordCharge(tx, { keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify'), ref: receipt.receipt_id });
-        await recordReceipt(tx, receipt);
-        return reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
+      return commitAct(event, ctx, key, {
+        decide: () => ({
+          writes: { receipt, charges: [{ keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify') }] },
+          reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
+        }),
       });
     });
   }, { summary: 'Deterministic act classifier (rules in data) with a signed receipt', auth: 'key', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } });
@@ -149,20 +151,26 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   router.post('/v1/execute-gate/demo', async (event) => {
     const caller = await keyed(event);
     const body = await readBody(event, actRequest, limit);
-    const fuse = await visibleFuse(ctx.ledger.read, caller, body.fuse_id);
-    const o = decideHop(fuse.state, body.action.kind, caller.surface);
-    const decision = o.verdict ? 'PERMIT' : 'DENY';
-    const receipt = sealedReceipt(ctx, {
-      kind: 'execute_gate_demo',
-      decision,
-      subject: fuse.id,
-      key_id: caller.key!.id,
-      demo: true,
-      fingerprint: fingerprint(body.action),
-      data: { state: fuse.state, reason: o.reason },
+    const fp = fingerprint(body.action);
+    const answer = await commitAct(event, ctx, caller.key, {
+      needs: { fuseId: body.fuse_id },
+      decide(state) {
+        const fuse = visibleIn(caller, body.fuse_id, state.fuse);
+        const o = decideHop(fuse.state, body.action.kind, caller.surface);
+        const decision = o.verdict ? 'PERMIT' : 'DENY';
+        const receipt = sealedReceipt(ctx, {
+          kind: 'execute_gate_demo',
+          decision,
+          subject: fuse.id,
+          key_id: caller.key!.id,
+          demo: true,
+          fingerprint: fp,
+          data: { state: fuse.state, reason: o.reason },
+        });
+        return { writes: { receipt }, reply: reply({ fuse_id: fuse.id, state: fuse.state, decision, reason: o.reason, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
+      },
     });
-    await ctx.ledger.write((tx) => recordReceipt(tx, receipt));
-    return toResponse(reply({ fuse_id: fuse.id, state: fuse.state, decision, reason: o.reason, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }));
+    return toResponse(answer);
   }, { summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } } });
 
   // Public demos on the drill fuses: never charged, rate limited per client address.

@@ -7,20 +7,20 @@
  * exposure (execute-gate PERMITs and pre-finality GOs) and 0.10 USD per hop;
  * its per-act charges count toward that, and the checkout charges the rest.
  */
+import { commitAct } from '../act.ts';
 import { z } from 'zod';
 import { monthOf } from '../../domain/clear.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { OPERATOR_BPS, operatorCheckout, type OperatorCheckout } from '../../domain/pricing.ts';
 import { nowIso } from '../../ids.ts';
 import { monthTotals } from '../../ledger/clear.ts';
-import { recordCharge } from '../../ledger/meter.ts';
 import { CHECKOUT_SKU, getCheckout, insertCheckout, monthCharged, monthHops, type CheckoutRow } from '../../ledger/operator.ts';
-import { recordReceipt, signReceipt, verifyUrl } from '../../ledger/receipts.ts';
+import { signReceipt, verifyUrl } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply, idempotent } from '../idempotency.ts';
+import { idempotent } from '../idempotency.ts';
 import { Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -96,12 +96,12 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
           data: checkoutView(month, f.hops, f.exposureMicros, f.checkout),
         });
         const row: CheckoutRow = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout, receiptId: receipt.receipt_id, createdAt: nowIso() };
-        return commitReply(event, ctx, async (tx) => {
-          // A closed month's figures do not change; the primary key makes the write once.
-          if (!(await insertCheckout(tx, row))) return reply(closedView(ctx, (await getCheckout(tx, key.id, month))!));
-          await recordReceipt(tx, receipt);
-          await recordCharge(tx, { keyId: key.id, sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros, ref: receipt.receipt_id });
-          return reply(closedView(ctx, row), 201);
+        return commitAct(event, ctx, key, {
+          run: async (tx) => {
+            // A closed month's figures do not change; the primary key makes the write once.
+            if (!(await insertCheckout(tx, row))) return { writes: {}, reply: reply(closedView(ctx, (await getCheckout(tx, key.id, month))!)) };
+            return { writes: { receipt, charges: [{ keyId: key.id, sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros }] }, reply: reply(closedView(ctx, row), 201) };
+          },
         });
       });
     },

@@ -14,7 +14,6 @@ import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { tollMicros } from '../../catalog/tolls.ts';
-import { canonicalJson } from '../../crypto/canonical.ts';
 import { exclusionProofJson } from '../../crypto/exclusion.ts';
 import { verifierKey } from '../../crypto/note.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
@@ -34,9 +33,8 @@ import {
 } from '../../domain/pas.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
-import { DRILL_FUSES, DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
-import { recordCharge } from '../../ledger/meter.ts';
+import type { ApiKey } from '../../ledger/api-keys.ts';
+import { DRILL_FUSES, DRILL_OWNER, type Fuse } from '../../ledger/fuses.ts';
 import { addExclusionLeaf, signedExclusionProof } from '../../ledger/pas-exclusion.ts';
 import {
   consumeTicket,
@@ -53,17 +51,18 @@ import {
   transitionLicense,
   type Ticket,
 } from '../../ledger/pas.ts';
-import { recordReceipt, sealedReceipt, verifyUrl, type Receipt } from '../../ledger/receipts.ts';
+import { sealedReceipt, verifyUrl, type Receipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply, idempotent } from '../idempotency.ts';
+import { idempotent } from '../idempotency.ts';
 import { Problem, badRequest, notFound } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { callerOf, fuseIdSchema, visibleFuse, type Caller } from './governed.ts';
-import { retryIfStale, StateChanged } from '../stale-retry.ts';
+import { callerOf, fuseIdSchema, visibleFuse, visibleIn, type Caller } from './governed.ts';
+import { commitAct } from '../act.ts';
+import { stateChangedProblem } from '../stale-retry.ts';
 
 // ---------------------------------------------------------------- schemas
 
@@ -164,13 +163,12 @@ function chargeOf(decision: string): { sku: string; nap: boolean; amountMicros: 
 const ownerOf = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
 const receiptBody = (r: Receipt) => ({ receipt_id: r.receipt_id, verify_url: r.verify_url });
 
-const ATTEMPTS = 8;
 
 interface PasAct<S, D extends { decision: string }> {
   kind: string;
   fuseId: string;
   jobId: string | undefined;
-  /** Area state the decision depends on; read before signing and again in the transaction. */
+  /** Area state the decision depends on, read under the write lock. */
   read: (db: Parameters<typeof licenseState>[0], nowIso: string) => Promise<S>;
   decide: (hop: HopOutcome, s: S) => D;
   data: (d: D, s: S) => Record<string, unknown>;
@@ -179,44 +177,37 @@ interface PasAct<S, D extends { decision: string }> {
 }
 
 /**
- * A PAS decision that hops first: read, decide (pure), sign, then in ONE
- * transaction re-read and re-decide (a change in between is decided again),
- * count the hop, charge, record the receipt and the area's writes.
+ * A PAS decision that hops first, as an act of the pipeline (api/act.ts): under
+ * the write lock, with the acts queued beside it, the fuse and the area state
+ * are read, the decision made (pure), the hop counted and charged, and the
+ * receipt and the area's writes recorded. No state is read before the lock, so
+ * nothing is decided twice.
  */
 async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ctx: AppContext, caller: Caller, act: PasAct<S, D>): Promise<Reply> {
-  if (caller.key && caller.key.hops_used >= caller.key.hop_limit) throw hopLimitProblem(caller.key);
-  for (let attempt = 0; ; attempt++) {
-    const now = nowIso();
-    const fuse = await visibleFuse(ctx.ledger.read, caller, act.fuseId);
-    const s = await act.read(ctx.ledger.read, now);
-    const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
-    const receipt = sealedReceipt(ctx, {
-      kind: act.kind,
-      decision: d.decision,
-      subject: act.jobId ?? fuse.id,
-      ...(caller.key ? { key_id: caller.key.id } : { demo: true }),
-      data: { fuse_id: fuse.id, fuse_state: fuse.state, ...act.data(d, s) },
-    });
-    try {
-      return await commitReply(event, ctx, async (tx) => {
-        const fuseNow = await getFuse(tx, fuse.id);
-        if (!fuseNow || fuseNow.state !== fuse.state) throw new StateChanged();
-        const again = act.decide(decideHop(fuseNow.state, undefined, caller.surface), await act.read(tx, now));
-        if (canonicalJson(again) !== canonicalJson(d)) throw new StateChanged();
-        if (caller.key) {
-          if (!(await consumeHop(tx, caller.key.id))) throw hopLimitProblem({ ...caller.key, hops_used: caller.key.hop_limit });
-          await recordCharge(tx, { keyId: caller.key.id, ...chargeOf(d.decision), ref: receipt.receipt_id });
-          if (act.jobId) await recordJobReceipt(tx, { keyId: ownerId(caller.key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
-        }
-        await recordReceipt(tx, receipt);
-        const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
-        return act.answer(d, s, fuse, receipt, written);
+  const key = caller.key;
+  if (key && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
+  return commitAct(event, ctx, key, {
+    needs: { fuseId: act.fuseId, hopOf: key?.id },
+    run: async (tx, state) => {
+      const now = nowIso();
+      const fuse = visibleIn(caller, act.fuseId, state.fuse);
+      const s = await act.read(tx, now);
+      const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
+      const receipt = sealedReceipt(ctx, {
+        kind: act.kind,
+        decision: d.decision,
+        subject: act.jobId ?? fuse.id,
+        ...(key ? { key_id: key.id } : { demo: true }),
+        data: { fuse_id: fuse.id, fuse_state: fuse.state, ...act.data(d, s) },
       });
-    } catch (e) {
-      if (retryIfStale(e, attempt, ATTEMPTS)) continue;
-      throw e;
-    }
-  }
+      if (key && act.jobId) await recordJobReceipt(tx, { keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
+      const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
+      return {
+        writes: { receipt, charges: key ? [{ keyId: key.id, ...chargeOf(d.decision) }] : [] },
+        reply: act.answer(d, s, fuse, receipt, written),
+      };
+    },
+  });
 }
 
 function presentedFingerprint(b: { write?: Record<string, unknown> | undefined; spend_fingerprint?: string | undefined }): string | undefined {
@@ -387,44 +378,33 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
       serverNow,
       skewSeconds: ctx.config.TICKET_CLOCK_SKEW_SECONDS,
     });
-  for (let attempt = 0; ; attempt++) {
-    const serverNow = new Date();
-    const s = await read(ctx.ledger.read);
-    const d = decide(s, serverNow);
-    const decision = d.redeem ? 'ALLOW' : 'HALT';
-    const receipt = sealedReceipt(ctx, {
-      kind: 'pas_bind_ticket_redeem',
-      decision,
-      subject: s.ticket.id,
-      key_id: key.id,
-      fingerprint: presented,
-      data: { license_id: s.ticket.license_id, job_id: s.ticket.job_id, caller_now: body.now, ...(d.redeem ? {} : { reason: d.reason }) },
-    });
-    try {
-      return await commitReply(event, ctx, async (tx) => {
-        const again = decide(await read(tx), serverNow);
-        if (canonicalJson(again) !== canonicalJson(d)) throw new StateChanged();
-        const at = nowIso(serverNow);
-        if (d.redeem) {
-          try {
-            if (!(await consumeTicket(tx, s.ticket, receipt.receipt_id, at))) throw new StateChanged();
-          } catch (e) {
-            throw e instanceof StateChanged ? e : new StateChanged();
-          }
-          await addExclusionLeaf(tx, ownerId(key), s.ticket.job_id);
-        }
-        await recordCharge(tx, { keyId: key.id, ...chargeOf(decision), ref: receipt.receipt_id });
-        await recordReceipt(tx, receipt);
-        await recordJobReceipt(tx, { keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
-        const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
-        if (d.redeem) return reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common });
-        return reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409);
+  // Read, decided and consumed under one write lock: a ticket is redeemed once, whatever runs beside it.
+  return commitAct(event, ctx, key, {
+    run: async (tx) => {
+      const serverNow = new Date();
+      const s = await read(tx);
+      const d = decide(s, serverNow);
+      const decision = d.redeem ? 'ALLOW' : 'HALT';
+      const receipt = sealedReceipt(ctx, {
+        kind: 'pas_bind_ticket_redeem',
+        decision,
+        subject: s.ticket.id,
+        key_id: key.id,
+        fingerprint: presented,
+        data: { license_id: s.ticket.license_id, job_id: s.ticket.job_id, caller_now: body.now, ...(d.redeem ? {} : { reason: d.reason }) },
       });
-    } catch (e) {
-      if (retryIfStale(e, attempt, ATTEMPTS)) continue;
-      throw e;
-    }
-  }
+      const at = nowIso(serverNow);
+      if (d.redeem) {
+        if (!(await consumeTicket(tx, s.ticket, receipt.receipt_id, at))) throw stateChangedProblem();
+        await addExclusionLeaf(tx, ownerId(key), s.ticket.job_id);
+      }
+      await recordJobReceipt(tx, { keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
+      const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
+      const writes = { receipt, charges: [{ keyId: key.id, ...chargeOf(decision) }] };
+      if (d.redeem) return { writes, reply: reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common }) };
+      return { writes, reply: reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409) };
+    },
+  });
 }
 
 // ---------------------------------------------------------------- routes
@@ -459,21 +439,22 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         const licenseId = licenseParam(event);
         return idempotent(event, ctx, key, async () => {
           const receipt = sealedReceipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
-          return commitReply(event, ctx, async (tx) => {
-            const now = nowIso();
-            const previous = await transitionLicense(tx, { keyId: ownerId(key), licenseId, from, to, receiptId: receipt.receipt_id, now });
-            if (previous === null) {
-              throw new Problem({
-                status: 409,
-                code: 'invalid_transition',
-                title: 'Conflict',
-                detail: `licence ${licenseId} is already LIVE: charge resurrects only an UNSIGNED or DEAD parent`,
-                extra: { license_id: licenseId, state: await licenseState(tx, ownerId(key), licenseId, now) },
-              });
-            }
-            await recordReceipt(tx, receipt);
-            const state = await licenseState(tx, ownerId(key), licenseId, now);
-            return reply({ object: 'license_transition', license_id: licenseId, action: verb, previous_state: previous, state, at: now, ...receiptBody(receipt) });
+          return commitAct(event, ctx, key, {
+            run: async (tx) => {
+              const now = nowIso();
+              const previous = await transitionLicense(tx, { keyId: ownerId(key), licenseId, from, to, receiptId: receipt.receipt_id, now });
+              if (previous === null) {
+                throw new Problem({
+                  status: 409,
+                  code: 'invalid_transition',
+                  title: 'Conflict',
+                  detail: `licence ${licenseId} is already LIVE: charge resurrects only an UNSIGNED or DEAD parent`,
+                  extra: { license_id: licenseId, state: await licenseState(tx, ownerId(key), licenseId, now) },
+                });
+              }
+              const state = await licenseState(tx, ownerId(key), licenseId, now);
+              return { writes: { receipt }, reply: reply({ object: 'license_transition', license_id: licenseId, action: verb, previous_state: previous, state, at: now, ...receiptBody(receipt) }) };
+            },
           });
         });
       },

@@ -7,6 +7,7 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
+import { commitAct } from '../act.ts';
 import type { Client, Transaction } from '../../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
 import { z } from 'zod';
@@ -35,11 +36,10 @@ import {
 } from '../../domain/prefinality.ts';
 import { newId, numericDate } from '../../ids.ts';
 import { insertClearAct } from '../../ledger/clear.ts';
-import { getFuse } from '../../ledger/fuses.ts';
+import { getFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { recordCharge } from '../../ledger/meter.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
-import { recordReceipt, sealedReceipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import { sealedReceipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import { PaymentRefused, paymentFacts, presentsPayment, type SettledPayment, type VerifiedPayment } from '../../payments/x402/gate.ts';
 import { paidRoute, resourceOf, priceMicros } from '../../payments/x402/resources.ts';
 import { paidResource } from '../../payments/x402/service.ts';
@@ -47,7 +47,8 @@ import { optionalKey, requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply, idempotent } from '../idempotency.ts';
+import { idempotent } from '../idempotency.ts';
+import type { ActCharge } from '../../ledger/acts.ts';
 import { Problem } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
@@ -143,9 +144,12 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   async function fuseFact(db: Client | Transaction, req: EvaluateRequest, caller: Caller): Promise<Facts['fuse']> {
     const id = req.context?.fuse_id;
     if (id === undefined) return undefined;
-    const fuse = await getFuse(db, id);
-    const visible = fuse && fuse.key_id === (caller.owner ?? '');
-    return { id, state: visible ? fuse.state : undefined };
+    return { id, state: visibleState(await getFuse(db, id), caller) };
+  }
+
+  /** The fuse's state if the caller may see it (its own fuses; drill fuses for the demo). */
+  function visibleState(fuse: Fuse | undefined, caller: Caller): FuseState | undefined {
+    return fuse && fuse.key_id === (caller.owner ?? '') ? fuse.state : undefined;
   }
 
   /** Decides, signs (outside the write), then commits receipt + charge + answer in one transaction. */
@@ -218,20 +222,23 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           : {}),
       };
       try {
-        return await commitReply(event, ctx, async (tx) => {
-          if (fuse && (await fuseFact(tx, req, caller))?.state !== fuse.state) throw new StateChanged();
-          await recordReceipt(tx, receipt);
-          if (meter && caller.keyId) {
-            await recordCharge(tx, { keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
-            // A GO clears exposure, as a PERMIT does on the execute gate.
-            const cleared = ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
-            if (cleared !== undefined) {
-              const at = now.toISOString();
-              await insertClearAct(tx, { receiptId: receipt.receipt_id, keyId: caller.keyId, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at });
+        return await commitAct(event, ctx, undefined, {
+          needs: { fuseId: fuse?.id },
+          run: async (tx, state) => {
+            if (fuse && visibleState(state.fuse, caller) !== fuse.state) throw new StateChanged();
+            const charges: ActCharge[] = [];
+            if (meter && caller.keyId) {
+              charges.push({ keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap });
+              // A GO clears exposure, as a PERMIT does on the execute gate.
+              const cleared = ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
+              if (cleared !== undefined) {
+                const at = now.toISOString();
+                await insertClearAct(tx, { receiptId: receipt.receipt_id, keyId: caller.keyId, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at });
+              }
             }
-          }
-          if (settled) await paid!.commit(tx, settled, receipt.receipt_id);
-          return reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined);
+            if (settled) await paid!.commit(tx, settled, receipt.receipt_id);
+            return { writes: { receipt, charges }, reply: reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined) };
+          },
         });
       } catch (e) {
         // A settled payment is never decided twice; its fuse fact cannot go stale (a paid caller owns no fuse).
@@ -307,12 +314,12 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           charge: chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }),
         };
         try {
-          return await commitReply(event, ctx, async (tx) => {
-            // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
-            if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
-            await recordReceipt(tx, receipt);
-            await recordCharge(tx, { keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap, ref: receipt.receipt_id });
-            return reply(body, pass ? 200 : 403);
+          return await commitAct(event, ctx, key, {
+            run: async (tx) => {
+              // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
+              if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
+              return { writes: { receipt, charges: [{ keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap }] }, reply: reply(body, pass ? 200 : 403) };
+            },
           });
         } catch (e) {
           if (retryIfStale(e, attempt)) continue;

@@ -6,6 +6,7 @@
  *   GET  /api/v1/astl/log.json  public              the append-only feed, paged, newest checkpoint included
  *   GET  /api/v1/astl/scale     public              illustrative projection
  */
+import { commitAct } from '../act.ts';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
@@ -16,13 +17,12 @@ import { formatUsd } from '../../domain/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ASTL_LOG, appendManifest, entityHead, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest } from '../../ledger/astl.ts';
 import { logSize } from '../../ledger/log.ts';
-import { recordCharge } from '../../ledger/meter.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
+import { sealedReceipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply, idempotent } from '../idempotency.ts';
+import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -107,35 +107,38 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
           data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot },
         });
         const amount = tollMicros('astl_publish');
-        return commitReply(event, ctx, async (tx) => {
-          // The version is taken under the write lock: two publishes of one entity get consecutive versions.
-          const head = await entityHead(tx, body.entity);
-          if (head && head.key_id !== ownerId(key)) throw entityOwned(body.entity);
-          const leaf: ManifestLeaf = {
-            type: 'astl.manifest',
-            manifest_id: manifestId,
-            entity: body.entity,
-            version: (head?.version ?? 0) + 1,
-            act_kinds: kinds,
-            surface_root: surfaceRoot,
-            published_at: nowIso(),
-          };
-          const { index, leafHash: lh } = await appendManifest(tx, leaf, ownerId(key), receipt.receipt_id);
-          await recordCharge(tx, { keyId: key.id, sku: 'astl_publish', amountMicros: amount, ref: receipt.receipt_id });
-          await recordReceipt(tx, receipt);
-          const proof = await proofAt(ctx, tx, ASTL_LOG, index);
-          return reply(
-            {
-              manifest: leaf,
-              index,
-              leaf_hash: b64(lh),
-              ...proof,
-              receipt_id: receipt.receipt_id,
-              verify_url: receipt.verify_url,
-              charge: chargeView({ sku: 'astl_publish', amountMicros: amount }),
-            },
-            201,
-          );
+        return commitAct(event, ctx, key, {
+          run: async (tx) => {
+            // The version is taken under the write lock: two publishes of one entity get consecutive versions.
+            const head = await entityHead(tx, body.entity);
+            if (head && head.key_id !== ownerId(key)) throw entityOwned(body.entity);
+            const leaf: ManifestLeaf = {
+              type: 'astl.manifest',
+              manifest_id: manifestId,
+              entity: body.entity,
+              version: (head?.version ?? 0) + 1,
+              act_kinds: kinds,
+              surface_root: surfaceRoot,
+              published_at: nowIso(),
+            };
+            const { index, leafHash: lh } = await appendManifest(tx, leaf, ownerId(key), receipt.receipt_id);
+            const proof = await proofAt(ctx, tx, ASTL_LOG, index);
+            return {
+              writes: { receipt, charges: [{ keyId: key.id, sku: 'astl_publish', amountMicros: amount }] },
+              reply: reply(
+                {
+                  manifest: leaf,
+                  index,
+                  leaf_hash: b64(lh),
+                  ...proof,
+                  receipt_id: receipt.receipt_id,
+                  verify_url: receipt.verify_url,
+                  charge: chargeView({ sku: 'astl_publish', amountMicros: amount }),
+                },
+                201,
+              ),
+            };
+          },
         });
       });
       return withCheckpointNotes(ctx, res);

@@ -4,15 +4,16 @@
  * The decision rule is src/domain/clear.ts; refusals are metered as NAP.
  */
 import { hopLimitProblem } from '../hop-limit.ts';
+import { commitAct } from '../act.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { BPS_TIERS, CLEAR_RULES_VERSION, decideClear, exposureFeeMicros, monthOf, tierFor, type ClearFacts } from '../../domain/clear.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { isRefusal } from '../../domain/pricing.ts';
-import { consumeHop, type ApiKey } from '../../ledger/api-keys.ts';
+import type { ApiKey } from '../../ledger/api-keys.ts';
 import { insertClearAct, monthTotals } from '../../ledger/clear.ts';
-import { getFuse } from '../../ledger/fuses.ts';
+import { signReceipt } from '../../ledger/receipts.ts';
 import { usage } from '../../ledger/meter.ts';
 import { nowIso } from '../../ids.ts';
 import { requireKey } from '../auth.ts';
@@ -114,7 +115,12 @@ interface GateAct {
   review_requested?: boolean | undefined;
 }
 
-/** One execute-gate act: decide, seal, and commit the hop, the meter row, the receipt and the act together. */
+/**
+ * One execute-gate act. Its receipt is a token (RR-1's Gate-Receipt) with a JWS
+ * of its own, signed outside the write lock on the fuse state read before it;
+ * under the lock the act checks that state still holds (else it is decided and
+ * signed again), counts the hop and commits with the acts queued beside it.
+ */
 async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct): Promise<Reply> {
   if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   const caller = callerOf(key);
@@ -134,22 +140,18 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
     const fp = fingerprint(a.action);
     const created = nowIso();
     try {
-      return await meteredWrite(
-        event,
-        ctx,
-        key,
-        {
-          kind: a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind',
-          decision: outcome.decision,
-          subject: fuse.id,
-          fingerprint: fp,
-          data: { vertical: a.vertical, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: a.action.kind, facts },
-        },
-        [charge],
-        async (tx, receipt) => {
-          const now = await getFuse(tx, fuse.id);
-          if (now?.state !== fuse.state) throw new StateChanged();
-          if (!(await consumeHop(tx, key.id))) throw hopLimitProblem({ ...key, hops_used: key.hop_limit });
+      const receipt = await signReceipt(ctx, {
+        kind: a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind',
+        decision: outcome.decision,
+        subject: fuse.id,
+        key_id: key.id,
+        fingerprint: fp,
+        data: { vertical: a.vertical, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: a.action.kind, facts },
+      });
+      return await commitAct(event, ctx, key, {
+        needs: { fuseId: fuse.id, hopOf: key.id },
+        run: async (tx, state) => {
+          if (state.fuse?.state !== fuse.state) throw new StateChanged();
           const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
           await insertClearAct(tx, {
             receiptId: receipt.receipt_id,
@@ -161,25 +163,26 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
             month: created.slice(0, 7),
             createdAt: created,
           });
-          return reply({
-            decision: outcome.decision,
-            rule: outcome.rule,
-            reason: outcome.reason,
-            vertical: a.vertical,
-            fuse_id: fuse.id,
-            state: fuse.state,
-            act_kind: a.action.kind,
-            exposure_usd: formatUsd(exposureMicros),
-            cleared_exposure_usd: formatUsd(cleared),
-            fingerprint: fp,
-            charge: chargeView(charge),
-            ...receiptFields(receipt),
-            receipt: receipt.jws,
-          });
+          return {
+            writes: { receipt, charges: [{ keyId: key.id, ...charge }] },
+            reply: reply({
+              decision: outcome.decision,
+              rule: outcome.rule,
+              reason: outcome.reason,
+              vertical: a.vertical,
+              fuse_id: fuse.id,
+              state: fuse.state,
+              act_kind: a.action.kind,
+              exposure_usd: formatUsd(exposureMicros),
+              cleared_exposure_usd: formatUsd(cleared),
+              fingerprint: fp,
+              charge: chargeView(charge),
+              ...receiptFields(receipt),
+              receipt: receipt.jws,
+            }),
+          };
         },
-        // The execute-gate receipt is a token (RR-1's Gate-Receipt): it keeps its own JWS.
-        { signed: true },
-      );
+      });
     } catch (e) {
       if (retryIfStale(e, attempt)) continue;
       throw e;

@@ -11,8 +11,7 @@ import { DATA, catalogByKey } from '../../catalog/catalogs.ts';
 import { verifyReceiptJws } from '../../crypto/receipt.ts';
 import { usdToMicros } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
-import { recordCharge } from '../../ledger/meter.ts';
-import { recordReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { signReceipt } from '../../ledger/receipts.ts';
 import { claimRr1ReceiptUse } from '../../ledger/rr1.ts';
 import { requireReceipt } from '../../rr1/middleware.ts';
 import { optionalKey } from '../auth.ts';
@@ -49,10 +48,7 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
       if (!key) return;
       // Every charge has a receipt (so a clearing attestation covers it): the challenge is sealed too.
       const receipt = await signReceipt(ctx, { kind: 'rr1_challenge', decision: 'RECEIPT_REQUIRED', subject: RR1_DEMO_ACT.path, key_id: key.id, data: { act: RR1_DEMO_ACT.act, status: 428, reason } });
-      await ctx.ledger.write(async (tx) => {
-        await recordCharge(tx, { keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll, ref: receipt.receipt_id });
-        await recordReceipt(tx, receipt);
-      });
+      await ctx.ledger.act({ needs: {}, decide: () => ({ writes: { receipt, charges: [{ keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll }] }, result: undefined }) });
     },
   });
 

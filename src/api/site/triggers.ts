@@ -7,21 +7,21 @@
  * Every publish and fire is an event in the `triggers` log and a webhook
  * delivery to each matching subscriber, in the transaction of the act.
  */
+import { commitAct } from '../act.ts';
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { OPERATORS, fireFee, obligationFeeBps, thresholdReached, type FireFee } from '../../domain/trigger.ts';
 import { newId, nowIso } from '../../ids.ts';
-import { recordCharge } from '../../ledger/meter.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
-import { recordReceipt, sealedReceipt } from '../../ledger/receipts.ts';
+import { sealedReceipt } from '../../ledger/receipts.ts';
 import { TRIGGERS_LOG, firedExposureSince, getTrigger, insertTrigger, markFired, newEventId, recordEvent, type Trigger } from '../../ledger/triggers.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { commitReply, idempotent } from '../idempotency.ts';
+import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -164,24 +164,27 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           data: { template_id: t.template_id, obligation: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure) },
         });
         const amount = tollMicros('trigger_publish');
-        const r = await commitReply(event, ctx, async (tx) => {
-          await insertTrigger(tx, t);
-          const { index } = await recordEvent(tx, ownerId(key), {
-            event_id: newEventId(),
-            type: 'trigger.published',
-            trigger_id: t.id,
-            template_id: t.template_id,
-            state: 'ARMED',
-            at: t.published_at,
-            data: { obligation_surface: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
-          });
-          await recordCharge(tx, { keyId: key.id, sku: 'trigger_publish', amountMicros: amount, ref: receipt.receipt_id });
-          await recordReceipt(tx, receipt);
-          const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
-          return reply(
-            { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView({ sku: 'trigger_publish', amountMicros: amount }) },
-            201,
-          );
+        const r = await commitAct(event, ctx, key, {
+          run: async (tx) => {
+            await insertTrigger(tx, t);
+            const { index } = await recordEvent(tx, ownerId(key), {
+              event_id: newEventId(),
+              type: 'trigger.published',
+              trigger_id: t.id,
+              template_id: t.template_id,
+              state: 'ARMED',
+              at: t.published_at,
+              data: { obligation_surface: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
+            });
+            const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
+            return {
+              writes: { receipt, charges: [{ keyId: key.id, sku: 'trigger_publish', amountMicros: amount }] },
+              reply: reply(
+                { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView({ sku: 'trigger_publish', amountMicros: amount }) },
+                201,
+              ),
+            };
+          },
         });
         nudgeDeliverer();
         return r;
@@ -224,9 +227,11 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         if (!reached) {
           // Not an error: the trigger stays ARMED. Receipted, not charged (nothing was enabled).
           const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
-          return commitReply(event, ctx, async (tx) => {
-            await recordReceipt(tx, receipt);
-            return reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
+          return commitAct(event, ctx, key, {
+            decide: () => ({
+              writes: { receipt },
+              reply: reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
+            }),
           });
         }
         const exposure = BigInt(t.enabled_exposure_micros);
@@ -241,32 +246,40 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
           const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
           try {
-            const r = await commitReply(event, ctx, async (tx) => {
-              const again = await feeFor(tx, at);
-              if (again.feeMicros !== fee.feeMicros) throw new StateChanged();
-              if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
-              const { index } = await recordEvent(tx, ownerId(key), {
-                event_id: newEventId(),
-                type: 'trigger.fired',
-                trigger_id: t.id,
-                template_id: t.template_id,
-                state: 'FIRED',
-                at: at.toISOString(),
-                data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
-              });
-              await recordCharge(tx, { keyId: key.id, sku: 'bps_fire', amountMicros: toll, ref: receipt.receipt_id });
-              await recordCharge(tx, { keyId: key.id, sku: FEE_SKU, amountMicros: Number(fee.feeMicros), ref: receipt.receipt_id });
-              await recordReceipt(tx, receipt);
-              const after = (await getTrigger(tx, t.id))!;
-              const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
-              return reply({
-                fired: true,
-                ...triggerObject(after),
-                ...proof,
-                receipt_id: receipt.receipt_id,
-                verify_url: receipt.verify_url,
-                charges: [chargeView({ sku: 'bps_fire', amountMicros: toll }), chargeView({ sku: FEE_SKU, amountMicros: fee.feeMicros })],
-              });
+            const r = await commitAct(event, ctx, key, {
+              run: async (tx) => {
+                const again = await feeFor(tx, at);
+                if (again.feeMicros !== fee.feeMicros) throw new StateChanged();
+                if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
+                const { index } = await recordEvent(tx, ownerId(key), {
+                  event_id: newEventId(),
+                  type: 'trigger.fired',
+                  trigger_id: t.id,
+                  template_id: t.template_id,
+                  state: 'FIRED',
+                  at: at.toISOString(),
+                  data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
+                });
+                const after = (await getTrigger(tx, t.id))!;
+                const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
+                return {
+                  writes: {
+                    receipt,
+                    charges: [
+                      { keyId: key.id, sku: 'bps_fire', amountMicros: toll },
+                      { keyId: key.id, sku: FEE_SKU, amountMicros: fee.feeMicros },
+                    ],
+                  },
+                  reply: reply({
+                    fired: true,
+                    ...triggerObject(after),
+                    ...proof,
+                    receipt_id: receipt.receipt_id,
+                    verify_url: receipt.verify_url,
+                    charges: [chargeView({ sku: 'bps_fire', amountMicros: toll }), chargeView({ sku: FEE_SKU, amountMicros: fee.feeMicros })],
+                  }),
+                };
+              },
             });
             nudgeDeliverer();
             return r;

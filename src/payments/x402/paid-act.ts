@@ -8,7 +8,7 @@ import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
 import { fingerprint } from '../../crypto/canonical.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
-import { recordReceipt, signReceipt, type ReceiptInput, type SignedReceipt } from '../../ledger/receipts.ts';
+import { signReceipt, type ReceiptInput, type SignedReceipt } from '../../ledger/receipts.ts';
 import type { AppContext } from '../../api/context.ts';
 import { optionalKey, requireKey } from '../../api/auth.ts';
 import { Problem } from '../../api/problem.ts';
@@ -49,9 +49,12 @@ export const withPayment = (act: ReceiptInput, s: SettledAct): ReceiptInput => (
 export async function commitPaidAct(ctx: AppContext, paid: PaidAct, act: ReceiptInput): Promise<{ receipt: SignedReceipt; settled: SettledAct }> {
   const settled = await paid.settle(act);
   const receipt = await signReceipt(ctx, withPayment(act, settled));
-  await ctx.ledger.write(async (tx) => {
-    await recordReceipt(tx, receipt);
-    await settled.commit(tx, receipt.receipt_id);
+  await ctx.ledger.act({
+    needs: {},
+    run: async (tx) => {
+      await settled.commit(tx, receipt.receipt_id);
+      return { writes: { receipt }, result: undefined };
+    },
   });
   return { receipt, settled };
 }

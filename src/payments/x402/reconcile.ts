@@ -11,7 +11,7 @@
  * this or another process is left alone.
  */
 import type { AppContext } from '../../api/context.ts';
-import { recordReceipt, signReceipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import { signReceipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import { finishPayment, staleSettling, type PaymentRow } from '../../ledger/x402-payments.ts';
 import type { Facilitator } from './facilitator.ts';
 
@@ -49,10 +49,12 @@ export async function reconcileX402Payments(ctx: AppContext, facilitator: Facili
       const transaction = outcome.kind === 'settled' ? outcome.response.transaction : undefined;
       const act = JSON.parse(row.pending_receipt) as ReceiptInput;
       const receipt = await signReceipt(ctx, { ...act, data: { ...act.data, payment: factsOf(row, transaction) } });
-      const done = await ctx.ledger.write(async (tx) => {
-        if (!(await finishPayment(tx, row.payment_id, { state: 'settled', transaction, receiptId: receipt.receipt_id }))) return false;
-        await recordReceipt(tx, receipt);
-        return true;
+      const done = await ctx.ledger.act({
+        needs: {},
+        run: async (tx) =>
+          (await finishPayment(tx, row.payment_id, { state: 'settled', transaction, receiptId: receipt.receipt_id }))
+            ? { writes: { receipt }, result: true }
+            : { writes: {}, result: false },
       });
       if (done) out.settled.push(row.payment_id);
     } else if (outcome.kind === 'refused') {
