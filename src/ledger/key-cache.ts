@@ -13,8 +13,12 @@
  * - At most MAX_ENTRIES answers are held; the oldest goes first, so unknown
  *   tokens sent at random cannot grow memory.
  * - `hops_used` of a cached key may lag by the bound: it is a pre-check only,
- *   the quota is enforced under the write lock (consumeHop).
+ *   the quota is enforced under the write lock (consumeHop, the act pipeline).
+ *   An answer is not kept past the key's next period start (the count resets)
+ *   nor past the end of a rotation grace. Where the count decides more than a
+ *   pre-check (whether a presented x402 payment is taken), it is read afresh.
  */
+import { periodReset } from '../domain/quota.ts';
 import type { ApiKey } from './api-keys.ts';
 
 export const MAX_ENTRIES = 10_000;
@@ -67,9 +71,12 @@ export async function cachedKey(
   const key = await load(hash);
   if (c.generation !== generation) return key;
   let until = now + ttlMs;
-  // A secret still in its rotation grace stops at the grace's end, not a bound later.
-  const grace = key?.previous_expires_at ? Date.parse(key.previous_expires_at) : NaN;
-  if (grace > now) until = Math.min(until, grace);
+  // A secret still in its rotation grace stops at the grace's end, not a bound later;
+  // and a new hop period starts the count at 0 at once, not a bound later.
+  for (const at of [key?.previous_expires_at, key && periodReset(key.hop_period, new Date(now))]) {
+    const t = at ? Date.parse(at) : NaN;
+    if (t > now) until = Math.min(until, t);
+  }
   c.entries.delete(hash);
   if (c.entries.size >= MAX_ENTRIES) c.entries.delete(c.entries.keys().next().value!);
   c.entries.set(hash, { key: key && Object.freeze(key), until });

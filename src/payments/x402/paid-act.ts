@@ -7,7 +7,7 @@
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
 import { fingerprint } from '../../crypto/canonical.ts';
-import type { ApiKey } from '../../ledger/api-keys.ts';
+import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
 import { signReceipt, type ReceiptInput, type SignedReceipt } from '../../ledger/receipts.ts';
 import type { AppContext } from '../../api/context.ts';
 import { optionalKey, requireKey } from '../../api/auth.ts';
@@ -78,9 +78,12 @@ export async function payPerHop(event: H3Event, ctx: AppContext, path: string, r
   const route = paidRoute(path);
   const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route));
   const presented = paid !== undefined && presentsPayment(event);
-  const key = paid ? await optionalKey(event, ctx) : await requireKey(event, ctx);
+  const authenticated = paid ? await optionalKey(event, ctx) : await requireKey(event, ctx);
   // Neither key nor payment: the x402 answer (as evaluate gives), so a paying client can proceed.
-  if (paid && !key && !presented) return paid.paymentRequired('PAYMENT-SIGNATURE header is required (or an API key)');
+  if (paid && !authenticated && !presented) return paid.paymentRequired('PAYMENT-SIGNATURE header is required (or an API key)');
+  // The authenticated key may come from the auth cache, whose hops_used lags by up to AUTH_CACHE_MS.
+  // Whether a presented payment is taken must not lag: read the count afresh (only when one is presented).
+  const key = presented && authenticated ? ((await getApiKey(ctx.ledger.read, authenticated.id)) ?? authenticated) : authenticated;
   try {
     if (paid && presented && (!key || key.hops_used >= key.hop_limit)) {
       return await run({ key, paid: paidAct(paid, await paid.verify(event)) });
