@@ -6,10 +6,11 @@ export async function benchFoundation(): Promise<void> {
   const baseline = await spawnBaseline();
   try {
     const { key } = await cliJson(server.env, ['keys', 'create', '--name', 'bench']);
-    await compareHttp('foundation', server, baseline, { name: 'GET /health', path: '/health' });
+    await compareHttp('foundation', server, baseline, { name: 'GET /health', path: '/health', target: { ratio: 0.6 } });
     await compareHttp('foundation', server, baseline, {
       name: 'GET /v1/me',
       path: '/v1/me',
+      target: { ratio: 0.6 },
       headers: { authorization: `Bearer ${String(key)}` },
     });
   } finally {

@@ -1,8 +1,9 @@
 /**
  * Gate core: POST /v1/fuse/hop at 50 connections against the bare node:http
- * baseline answering a POST with a JSON body. Each hop signs its receipt
- * (Ed25519), appends it to the receipts log and writes its meter row durably
- * (synchronous=FULL, group commit) before answering.
+ * baseline answering a POST with a JSON body. Each hop is an act (ledger/acts.ts):
+ * decided under the write lock, its receipt appended to the receipts log and
+ * its meter row written durably (synchronous=FULL, set-oriented group commit,
+ * one seal signed per batch) before it is answered.
  */
 import { cliJson, compareHttp, spawnBaseline, spawnServer } from './lib.ts';
 
@@ -18,6 +19,7 @@ export async function benchGate(): Promise<void> {
       path: '/v1/fuse/hop',
       headers: { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json' },
       body: JSON.stringify({ fuse_id, action: { kind: 'pay' } }),
+      target: { ratio: 0.3, p99Ms: 20 },
     });
   } finally {
     await Promise.all([server.stop(), baseline.stop()]);

@@ -18,6 +18,8 @@ export interface HttpLoad {
   body?: string;
   /** Builds a fresh request per call (e.g. to vary ids); overrides body. */
   setupRequest?: (req: Record<string, unknown>) => Record<string, unknown>;
+  /** Issue 13's targets: throughput at least this ratio of the baseline; p99 at most this many ms. */
+  target?: { ratio: number; p99Ms?: number };
 }
 
 export interface LoadResult {
@@ -125,17 +127,24 @@ export async function cliJson(env: Record<string, string>, args: string[]): Prom
 
 const rows: string[][] = [];
 
+/** A figure's target (issue 13) and whether this run met it. */
+export interface Target {
+  text: string;
+  met: boolean;
+}
+
 /** Records one line of the final table. */
-export function report(section: string, figure: string, value: string, baseline: string, ratio: string): void {
-  rows.push([section, figure, value, baseline, ratio]);
-  console.log(`  ${section} | ${figure}: ${value}  (baseline ${baseline}; ratio ${ratio})`);
+export function report(section: string, figure: string, value: string, baseline: string, ratio: string, target?: Target): void {
+  const goal = target ? `${target.text} ${target.met ? 'met' : 'MISSED'}` : '';
+  rows.push([section, figure, value, baseline, ratio, goal]);
+  console.log(`  ${section} | ${figure}: ${value}  (baseline ${baseline}; ratio ${ratio})${goal ? `  target ${goal}` : ''}`);
 }
 
 export function printTable(): void {
-  const header = ['section', 'figure', 'value', 'baseline', 'ratio'];
+  const header = ['section', 'figure', 'value', 'baseline', 'ratio', 'target'];
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  console.log('\n' + all.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ')).join('\n'));
+  console.log('\n' + all.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n'));
 }
 
 export const fmt = {
@@ -149,6 +158,7 @@ export async function compareHttp(section: string, server: Spawned, baseline: Sp
   const base = await load(baseline.url, { ...l, headers: {} });
   const ours = await load(server.url, l);
   if (ours.non2xx > 0 || ours.errors > 0) console.log(`  note: ${l.name}: ${ours.non2xx} non-2xx, ${ours.errors} errors`);
-  report(section, `${l.name} throughput`, fmt.rps(ours.rps), fmt.rps(base.rps), fmt.ratio(ours.rps, base.rps));
-  report(section, `${l.name} p99`, fmt.ms(ours.p99), fmt.ms(base.p99), fmt.ratio(ours.p99, base.p99));
+  const t = l.target;
+  report(section, `${l.name} throughput`, fmt.rps(ours.rps), fmt.rps(base.rps), fmt.ratio(ours.rps, base.rps), t && { text: `>= ${t.ratio.toFixed(2)}x`, met: ours.rps >= t.ratio * base.rps });
+  report(section, `${l.name} p99`, fmt.ms(ours.p99), fmt.ms(base.p99), fmt.ratio(ours.p99, base.p99), t?.p99Ms ? { text: `<= ${t.p99Ms} ms`, met: ours.p99 <= t.p99Ms } : undefined);
 }

@@ -47,7 +47,7 @@ export async function benchSite(): Promise<void> {
   const server = await spawnServer();
   const baseline = await spawnBaseline();
   try {
-    await compareHttp('site', server, baseline, { name: 'GET /api/v1/stack/catalog', path: '/api/v1/stack/catalog' });
+    await compareHttp('site', server, baseline, { name: 'GET /api/v1/stack/catalog', path: '/api/v1/stack/catalog', target: { ratio: 0.8 } });
   } finally {
     await Promise.all([server.stop(), baseline.stop()]);
   }

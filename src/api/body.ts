@@ -2,6 +2,7 @@
  * Request bodies and query strings, validated by zod schemas. Every failure is
  * a 4xx problem that names the field; nothing is read past the size limit.
  */
+import type { IncomingMessage } from 'node:http';
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
 import { jsonBoundsProblem } from './json-bounds.ts';
@@ -40,11 +41,39 @@ export async function readRawBody(event: H3Event, limit: number): Promise<Uint8A
     });
   const declared = Number(event.req.headers.get('content-length') ?? '0');
   if (declared > limit) throw tooLarge();
-  const stream = event.req.body;
-  if (!stream) return new Uint8Array();
-  const bytes = await readStreamWithin(stream, limit);
+  // On Node, read the request itself: h3's `req.body` would wrap it in a web stream first.
+  const node = (event.req as { runtime?: { node?: { req?: IncomingMessage } } }).runtime?.node?.req;
+  const stream = node ? undefined : event.req.body;
+  if (!node && !stream) return new Uint8Array();
+  const bytes = node ? await readNodeWithin(node, limit) : await readStreamWithin(stream!, limit);
   if (!bytes) throw tooLarge();
   return bytes;
+}
+
+/** Reads a Node request body whole; undefined (and the rest left unread) as soon as it passes `limit` bytes. */
+function readNodeWithin(req: IncomingMessage, limit: number): Promise<Uint8Array | undefined> {
+  if (req.readableEnded) return Promise.resolve(new Uint8Array());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (out: Uint8Array | undefined) => {
+      req.off('data', onData).off('end', onEnd).off('error', onError);
+      resolve(out);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.pause();
+        done(undefined);
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => done(Buffer.concat(chunks, size));
+    const onError = (e: Error) => {
+      req.off('data', onData).off('end', onEnd).off('error', onError);
+      reject(e);
+    };
+    req.on('data', onData).on('end', onEnd).on('error', onError);
+  });
 }
 
 /** Reads a body stream whole; undefined (and the stream cancelled) as soon as it passes `limit` bytes. */

@@ -1,7 +1,7 @@
 /**
  * Hop quota periods (issue 14): a key's hop limit counts over a UTC calendar
- * period and starts again at the next one. Pure date arithmetic; the ledger's
- * conditional update (consumeHop in api-keys.ts) computes the same boundaries in SQL.
+ * period and starts again at the next one. Pure date arithmetic, used where
+ * the ledger counts hops under the write lock (readHopQuotas in api-keys.ts).
  */
 export const HOP_PERIODS = ['day', 'week', 'month', 'none'] as const;
 export type HopPeriod = (typeof HOP_PERIODS)[number];

@@ -15,19 +15,14 @@
  *           with multi-row statements.
  *
  * So a decision never rests on a state read before the lock: no re-read, no
- * retry. The same statements are sent to a libSQL server, so there too a
- * batch of pure acts costs a constant number of round trips. Nothing here knows HTTP; errors are ledger errors the API maps.
+ * retry. The same statements go to a libSQL server, so there too a batch of
+ * pure acts costs a constant number of round trips. Nothing here knows HTTP:
+ * refusals are ledger errors the API maps (api/act.ts).
  */
-import type { InValue } from '@libsql/client';
-import { periodStart, type HopPeriod } from '../domain/quota.ts';
-import { MAX_CHARGE_MICROS } from '../domain/money.ts';
-import { canonicalJson } from '../crypto/canonical.ts';
-import { nowIso } from '../ids.ts';
-import { getFuses } from './fuses.ts';
-import type { Fuse } from './fuses.ts';
-import { appendLeaves, insertRows } from './log.ts';
-import type { Receipt } from './receipts.ts';
-import { RECEIPTS_LOG } from './seals.ts';
+import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
+import { getFuses, type Fuse } from './fuses.ts';
+import { checkCharge, recordCharges } from './meter.ts';
+import { recordReceipts, type Receipt } from './receipts.ts';
 import type { Transaction } from './sql.ts';
 import { storeAnswer, type StoredAnswer } from './idempotency.ts';
 
@@ -106,39 +101,6 @@ export class KeyRevoked extends Error {
 
 export type ActOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-interface KeyQuota {
-  id: string;
-  hopLimit: number;
-  hopPeriod: HopPeriod;
-  periodStart: string;
-  used: number;
-  /** Hops this batch added. */
-  added: number;
-}
-
-/** Rows of `sql` for a set of ids, bound as one JSON array: one statement text whatever the count. */
-async function byIds(tx: Transaction, sql: string, ids: Set<string>) {
-  if (ids.size === 0) return [];
-  return (await tx.execute({ sql, args: [JSON.stringify([...ids])] })).rows;
-}
-
-async function readQuotas(tx: Transaction, ids: Set<string>, now: Date): Promise<Map<string, KeyQuota>> {
-  const rows = await byIds(
-    tx,
-    'SELECT id, hop_limit, hops_used, hop_period, period_start FROM api_keys WHERE revoked_at IS NULL AND id IN (SELECT value FROM json_each(?))',
-    ids,
-  );
-  return new Map(
-    rows.map((r) => {
-      const hopPeriod = String(r.hop_period) as HopPeriod;
-      const start = periodStart(hopPeriod, now);
-      // A count stored in an earlier period is spent: this period starts at 0.
-      const used = String(r.period_start ?? '') === start ? Number(r.hops_used) : 0;
-      return [String(r.id), { id: String(r.id), hopLimit: Number(r.hop_limit), hopPeriod, periodStart: start, used, added: 0 }];
-    }),
-  );
-}
-
 /**
  * Commits `acts` inside the caller's write transaction; one outcome per act, in
  * order. Throws only when the database fails (then the caller rolls back and
@@ -153,7 +115,7 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
     if (a.needs.hopOf) keyIds.add(a.needs.hopOf);
   }
   const fuses = await getFuses(tx, fuseIds);
-  const quotas = await readQuotas(tx, keyIds, now);
+  const quotas = await readHopQuotas(tx, keyIds, now);
 
   const outcomes: ActOutcome[] = [];
   const decided: ActWrites[] = [];
@@ -182,26 +144,22 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       outcomes.push({ ok: false, error });
     }
   }
-  await writeHops(tx, [...quotas.values()].filter((q) => q.added > 0), now);
-  await writeActs(tx, decided, nowIso(now));
+  await writeHopCounts(tx, [...quotas.values()], now);
+  await writeActs(tx, decided);
   return outcomes;
 }
 
-function takeHop(quotas: Map<string, KeyQuota>, keyId: string): KeyQuota {
+function takeHop(quotas: Map<string, HopQuota>, keyId: string): void {
   const q = quotas.get(keyId);
   if (!q) throw new KeyRevoked(keyId);
   if (q.used + q.added >= q.hopLimit) throw new HopLimitReached(keyId, q.hopLimit);
   q.added++;
-  return q;
 }
 
-/** A route that let an input push a charge past the bound has a bug: refuse the act rather than store it. */
+/** Every charge refers to its act's receipt, and stays within the bound of one charge. */
 function checkCharges({ charges, receipt }: ActWrites): void {
   if (charges?.length && !receipt) throw new Error('every charge refers to the receipt of its act: this act has charges and no receipt');
-  for (const c of charges ?? []) {
-    const amount = BigInt(c.amountMicros);
-    if (amount < 0n || amount > MAX_CHARGE_MICROS) throw new RangeError(`charge ${amount} micro-USD for ${c.sku} is outside 0..${MAX_CHARGE_MICROS}`);
-  }
+  for (const c of charges ?? []) checkCharge(c);
 }
 
 async function runAlone<T>(tx: Transaction, write: () => Promise<T>): Promise<T> {
@@ -217,35 +175,8 @@ async function runAlone<T>(tx: Transaction, write: () => Promise<T>): Promise<T>
   }
 }
 
-/** The keys' period counts (absolute: read and written under the same lock) and the monthly counters. */
-async function writeHops(tx: Transaction, quotas: KeyQuota[], now: Date): Promise<void> {
-  if (quotas.length === 0) return;
-  for (const q of quotas) {
-    await tx.execute({ sql: 'UPDATE api_keys SET hops_used = ?, period_start = ? WHERE id = ?', args: [q.used + q.added, q.periodStart, q.id] });
-  }
-  const month = now.toISOString().slice(0, 7);
-  await insertRows(
-    tx,
-    'INSERT INTO key_hops_monthly (key_id, month, hops) VALUES',
-    '(?, ?, ?)',
-    quotas.map((q) => [q.id, month, q.added]),
-    ' ON CONFLICT (key_id, month) DO UPDATE SET hops = hops + excluded.hops',
-  );
-}
-
-async function writeActs(tx: Transaction, acts: ActWrites[], now: string): Promise<void> {
-  const receipts = acts.flatMap((a) => (a.receipt ? [a.receipt] : []));
-  if (receipts.length) {
-    const payloads = receipts.map((r) => canonicalJson(r.payload));
-    const { first } = await appendLeaves(tx, RECEIPTS_LOG, receipts.map((r, i) => Buffer.from(r.jws ?? payloads[i]!, 'utf8')));
-    await insertRows(
-      tx,
-      'INSERT INTO receipts (id, kind, decision, subject, key_id, jws, payload, created_at, log_index) VALUES',
-      '(?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      receipts.map((r, i) => [r.receipt_id, r.payload.kind, r.payload.decision, r.payload.subject ?? null, r.payload.key_id ?? null, r.jws ?? '', payloads[i]!, r.payload.issued_at, first + i]),
-    );
-  }
-  const meter = acts.flatMap((a) => (a.charges ?? []).map((c): InValue[] => [c.keyId, c.sku, BigInt(c.amountMicros), c.nap ? 1 : 0, a.receipt!.receipt_id, now]));
-  await insertRows(tx, 'INSERT INTO meter (key_id, sku, amount_micros, nap, ref, created_at) VALUES', '(?, ?, ?, ?, ?, ?)', meter);
+async function writeActs(tx: Transaction, acts: ActWrites[]): Promise<void> {
+  await recordReceipts(tx, acts.flatMap((a) => (a.receipt ? [a.receipt] : [])));
+  await recordCharges(tx, acts.flatMap((a) => (a.charges ?? []).map((c) => ({ ...c, ref: a.receipt!.receipt_id }))));
   for (const a of acts) if (a.answer) await storeAnswer(tx, a.answer);
 }

@@ -9,7 +9,7 @@ import { newId, nowIso } from '../ids.ts';
 import { periodStart, type HopPeriod } from '../domain/quota.ts';
 import { insertAccount } from './accounts.ts';
 import type { Ledger } from './db.ts';
-import { countMonthlyHop } from './operator.ts';
+import { addMonthlyHops } from './operator.ts';
 import { cachedKey, invalidateKeyCache } from './key-cache.ts';
 
 export const KEY_PREFIX = 'fg_live_';
@@ -214,29 +214,46 @@ export async function setHopLimit(ledger: Ledger, id: string, hopLimit: number, 
   return rs.rowsAffected > 0;
 }
 
-/** periodStart() of domain/quota.ts as an SQLite expression over the row's hop_period, at 'now' (UTC). */
-const PERIOD_START_SQL = `(CASE hop_period
-  WHEN 'month' THEN strftime('%Y-%m-01T00:00:00.000Z', 'now')
-  WHEN 'week' THEN strftime('%Y-%m-%dT00:00:00.000Z', 'now', '-6 days', 'weekday 1')
-  WHEN 'day' THEN strftime('%Y-%m-%dT00:00:00.000Z', 'now')
-  ELSE '' END)`;
+/** A key's hop quota as read under the write lock, and the hops a batch of acts adds to it. */
+export interface HopQuota {
+  id: string;
+  hopLimit: number;
+  /** The start of the current period (domain/quota.ts). */
+  periodStart: string;
+  /** Hops counted in the current period before this batch (a count of an earlier period is spent). */
+  used: number;
+  added: number;
+}
+
+/** The quotas of the keys of `ids` that are not revoked, in one query (one statement text whatever the count). */
+export async function readHopQuotas(tx: Transaction, ids: Iterable<string>, now: Date): Promise<Map<string, HopQuota>> {
+  const list = [...new Set(ids)];
+  if (list.length === 0) return new Map();
+  const rs = await tx.execute({
+    sql: 'SELECT id, hop_limit, hops_used, hop_period, period_start FROM api_keys WHERE revoked_at IS NULL AND id IN (SELECT value FROM json_each(?))',
+    args: [JSON.stringify(list)],
+  });
+  return new Map(
+    rs.rows.map((r) => {
+      const start = periodStart(String(r.hop_period) as HopPeriod, now);
+      const used = String(r.period_start ?? '') === start ? Number(r.hops_used) : 0;
+      return [String(r.id), { id: String(r.id), hopLimit: Number(r.hop_limit), periodStart: start, used, added: 0 }];
+    }),
+  );
+}
 
 /**
- * Counts one hop against the key's limit for the current period, inside the
- * caller's transaction: the first hop of a new period starts the count at 1.
- * Returns false (and counts nothing) when this period's limit is reached.
+ * Writes what a batch added: each key's count for its period (absolute, read
+ * and written under the same lock), and the monthly counters the operator
+ * formula reads (ledger/operator.ts), in one multi-row statement.
  */
-export async function consumeHop(tx: Transaction, keyId: string): Promise<boolean> {
-  const rs = await tx.execute({
-    sql: `UPDATE api_keys
-          SET hops_used = CASE WHEN COALESCE(period_start, '') = ${PERIOD_START_SQL} THEN hops_used + 1 ELSE 1 END,
-              period_start = ${PERIOD_START_SQL}
-          WHERE id = ? AND (COALESCE(period_start, '') <> ${PERIOD_START_SQL} OR hops_used < hop_limit)`,
-    args: [keyId],
-  });
-  if (rs.rowsAffected === 0) return false;
-  await countMonthlyHop(tx, keyId);
-  return true;
+export async function writeHopCounts(tx: Transaction, quotas: readonly HopQuota[], now: Date): Promise<void> {
+  const counted = quotas.filter((q) => q.added > 0);
+  if (counted.length === 0) return;
+  for (const q of counted) {
+    await tx.execute({ sql: 'UPDATE api_keys SET hops_used = ?, period_start = ? WHERE id = ?', args: [q.used + q.added, q.periodStart, q.id] });
+  }
+  await addMonthlyHops(tx, counted.map((q) => ({ keyId: q.id, hops: q.added })), now);
 }
 
 export async function setKeySurface(ledger: Ledger, keyId: string, surface: string[] | null): Promise<boolean> {

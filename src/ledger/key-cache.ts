@@ -13,7 +13,7 @@
  * - At most MAX_ENTRIES answers are held; the oldest goes first, so unknown
  *   tokens sent at random cannot grow memory.
  * - `hops_used` of a cached key may lag by the bound: it is a pre-check only,
- *   the quota is enforced under the write lock (consumeHop, the act pipeline).
+ *   the quota is enforced under the write lock (readHopQuotas, the act pipeline).
  *   An answer is not kept past the key's next period start (the count resets)
  *   nor past the end of a rotation grace. Where the count decides more than a
  *   pre-check (whether a presented x402 payment is taken), it is read afresh.

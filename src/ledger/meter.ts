@@ -6,6 +6,7 @@ import type { Client, Transaction } from './sql.ts';
 import { MAX_CHARGE_MICROS, formatUsd } from '../domain/money.ts';
 import { nowIso } from '../ids.ts';
 import { exactSum, exactSumSql } from './exact-sum.ts';
+import { insertRows } from './log.ts';
 
 export interface Charge {
   keyId: string;
@@ -21,14 +22,25 @@ export interface Charge {
   ref: string;
 }
 
-export async function recordCharge(tx: Transaction, c: Charge): Promise<void> {
+/** Writes charges inside the caller's write transaction, in one multi-row statement per 200. */
+export async function recordCharges(tx: Transaction, charges: readonly Charge[]): Promise<void> {
+  if (charges.length === 0) return;
+  const now = nowIso();
+  for (const c of charges) checkCharge(c);
+  await insertRows(
+    tx,
+    'INSERT INTO meter (key_id, sku, amount_micros, nap, ref, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?)',
+    charges.map((c) => [c.keyId, c.sku, BigInt(c.amountMicros), c.nap ? 1 : 0, c.ref, now]),
+  );
+}
+
+export const recordCharge = (tx: Transaction, c: Charge): Promise<void> => recordCharges(tx, [c]);
+
+/** A route that let an input push a charge past the bound has a bug: refuse the write rather than store it. */
+export function checkCharge(c: Pick<Charge, 'sku' | 'amountMicros'>): void {
   const amount = BigInt(c.amountMicros);
-  // A route that let an input push a charge past the bound has a bug: refuse the write rather than store it.
   if (amount < 0n || amount > MAX_CHARGE_MICROS) throw new RangeError(`charge ${amount} micro-USD for ${c.sku} is outside 0..${MAX_CHARGE_MICROS}`);
-  await tx.execute({
-    sql: 'INSERT INTO meter (key_id, sku, amount_micros, nap, ref, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    args: [c.keyId, c.sku, amount, c.nap ? 1 : 0, c.ref, nowIso()],
-  });
 }
 
 export interface SkuUsage {

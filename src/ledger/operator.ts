@@ -6,17 +6,22 @@
 import type { Client, Transaction } from './sql.ts';
 import type { OperatorCheckout } from '../domain/pricing.ts';
 import { exactSum, exactSumSql } from './exact-sum.ts';
+import { insertRows } from './log.ts';
 
 type Db = Client | Transaction;
 
 export const CHECKOUT_SKU = 'operator_checkout';
 
-/** Counts one hop of `keyId` in the UTC month of now (called where the hop limit is consumed). */
-export async function countMonthlyHop(tx: Transaction, keyId: string, now: Date = new Date()): Promise<void> {
-  await tx.execute({
-    sql: 'INSERT INTO key_hops_monthly (key_id, month, hops) VALUES (?, ?, 1) ON CONFLICT (key_id, month) DO UPDATE SET hops = hops + 1',
-    args: [keyId, now.toISOString().slice(0, 7)],
-  });
+/** Adds hops to each key's count for the UTC month of `now` (written where the hop quota is counted, api-keys.ts). */
+export async function addMonthlyHops(tx: Transaction, counts: ReadonlyArray<{ keyId: string; hops: number }>, now: Date): Promise<void> {
+  const month = now.toISOString().slice(0, 7);
+  await insertRows(
+    tx,
+    'INSERT INTO key_hops_monthly (key_id, month, hops) VALUES',
+    '(?, ?, ?)',
+    counts.map((c) => [c.keyId, month, c.hops]),
+    ' ON CONFLICT (key_id, month) DO UPDATE SET hops = hops + excluded.hops',
+  );
 }
 
 export async function monthHops(db: Db, keyId: string, month: string): Promise<number> {

@@ -21,7 +21,7 @@ import type { Keyring } from '../crypto/keys.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
 import { RECEIPT_TYP } from '../crypto/receipt.ts';
 import { newSortableId, nowIso, numericDate } from '../ids.ts';
-import { appendLeaf } from './log.ts';
+import { appendLeaves, insertRows } from './log.ts';
 import { RECEIPTS_LOG } from './seals.ts';
 
 export { RECEIPT_TYP, RECEIPTS_LOG };
@@ -104,29 +104,24 @@ export function receiptLeaf(r: Receipt): string {
 }
 
 /**
- * Stores a receipt inside the caller's write transaction and appends it to the
- * `receipts` log (leaf: the UTF-8 bytes of `receiptLeaf`). A sealed receipt
- * stores an empty `jws` (the column predates seals and is NOT NULL).
+ * Stores receipts inside the caller's write transaction and appends them, in
+ * order, to the `receipts` log (leaf: the UTF-8 bytes of `receiptLeaf`), with a
+ * constant number of statements whatever their count. A sealed receipt stores
+ * an empty `jws` (the column predates seals and is NOT NULL).
  */
-export async function recordReceipt(tx: Transaction, r: Receipt): Promise<void> {
-  const payload = canonicalJson(r.payload);
-  const { index } = await appendLeaf(tx, RECEIPTS_LOG, Buffer.from(r.jws ?? payload, 'utf8'));
-  await tx.execute({
-    sql: `INSERT INTO receipts (id, kind, decision, subject, key_id, jws, payload, created_at, log_index)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    args: [
-      r.receipt_id,
-      r.payload.kind,
-      r.payload.decision,
-      r.payload.subject ?? null,
-      r.payload.key_id ?? null,
-      r.jws ?? '',
-      payload,
-      r.payload.issued_at,
-      index,
-    ],
-  });
+export async function recordReceipts(tx: Transaction, receipts: readonly Receipt[]): Promise<void> {
+  if (receipts.length === 0) return;
+  const payloads = receipts.map((r) => canonicalJson(r.payload));
+  const { first } = await appendLeaves(tx, RECEIPTS_LOG, receipts.map((r, i) => Buffer.from(r.jws ?? payloads[i]!, 'utf8')));
+  await insertRows(
+    tx,
+    'INSERT INTO receipts (id, kind, decision, subject, key_id, jws, payload, created_at, log_index) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    receipts.map((r, i) => [r.receipt_id, r.payload.kind, r.payload.decision, r.payload.subject ?? null, r.payload.key_id ?? null, r.jws ?? '', payloads[i]!, r.payload.issued_at, first + i]),
+  );
 }
+
+export const recordReceipt = (tx: Transaction, r: Receipt): Promise<void> => recordReceipts(tx, [r]);
 
 export interface StoredReceipt {
   receipt_id: string;

@@ -1,0 +1,144 @@
+/**
+ * The act pipeline's group commit (ledger/acts.ts) on a real database file:
+ * a batch of acts costs the statements of one act, decisions are made on the
+ * state read under the write lock, and one bad act fails alone.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { InStatement } from '@libsql/client';
+import { loadConfig } from '../src/config.ts';
+import { commitActs, HopLimitReached, KeyRevoked, type ActPlan } from '../src/ledger/acts.ts';
+import { createApiKey, getApiKey } from '../src/ledger/api-keys.ts';
+import { openLedger, type Ledger } from '../src/ledger/db.ts';
+import { createFuse, transitionFuse } from '../src/ledger/fuses.ts';
+import { logSize } from '../src/ledger/log.ts';
+import { monthHops } from '../src/ledger/operator.ts';
+import { RECEIPTS_LOG, sealedReceipt, type Receipt } from '../src/ledger/receipts.ts';
+import type { Sql } from '../src/ledger/sql.ts';
+import { tempDir, testEnv } from './support/server.ts';
+
+const issuer = { config: { BASE_URL: 'http://gate.test' }, keyring: undefined as never };
+
+let ledger: Ledger;
+let keyId: string;
+const FUSE = 'fuse_acts_test';
+
+beforeEach(async () => {
+  ledger = await openLedger(loadConfig(testEnv(tempDir())));
+  keyId = (await createApiKey(ledger, { name: 'acts', hopLimit: 1000 })).key.id;
+  await ledger.write((tx) => createFuse(tx, { id: FUSE, keyId, state: 'LIVE', label: null, now: new Date().toISOString() }));
+});
+afterEach(() => ledger.close());
+
+/** A hop as the gate makes it: decided on the fuse read under the lock, one hop counted, one charge, one receipt. */
+function hop(n: number): ActPlan<{ state: string; receipt: Receipt }> {
+  return {
+    needs: { fuseId: FUSE, hopOf: keyId },
+    decide(state) {
+      if (!state.fuse) throw new Error('no fuse');
+      const receipt = sealedReceipt(issuer, { kind: 'hop', decision: state.fuse.state === 'LIVE' ? 'PERMIT' : 'BLOCK', subject: FUSE, key_id: keyId, data: { n } });
+      return { writes: { receipt, charges: [{ keyId, sku: 'execute_gate', amountMicros: 1000 }] }, result: { state: state.fuse.state, receipt } };
+    },
+  };
+}
+
+/** The transaction, counting the statements sent through it. */
+function counting(tx: Sql): { tx: Sql; count: () => number } {
+  let n = 0;
+  return {
+    tx: {
+      execute: (s: InStatement) => (n++, tx.execute(s)),
+      batch: (s: InStatement[]) => ((n += s.length), tx.batch(s)),
+      close: () => tx.close(),
+    },
+    count: () => n,
+  };
+}
+
+const scalar = async (sql: string, args: Array<string | number> = []) => Number((await ledger.read.execute({ sql, args })).rows[0]!.n);
+
+describe('group commit of acts', () => {
+  it('commits a batch of 64 acts with the same statements as one act, and writes every row of each', async () => {
+    const statementsFor = (acts: number) =>
+      ledger.write(async (tx) => {
+        const c = counting(tx);
+        const outcomes = await commitActs(c.tx, Array.from({ length: acts }, (_, i) => hop(i)));
+        expect(outcomes.every((o) => o.ok)).toBe(true);
+        return c.count();
+      });
+    await statementsFor(1); // the receipts log now has a stored right edge, as in service
+    const one = await statementsFor(1);
+    const many = await statementsFor(64);
+    expect(many).toBe(one);
+
+    expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(66);
+    expect(await scalar('SELECT COUNT(*) AS n FROM receipts')).toBe(66);
+    expect(await scalar("SELECT COUNT(*) AS n FROM meter WHERE sku = 'execute_gate' AND key_id = ?", [keyId])).toBe(66);
+    // Log indexes are gapless and each receipt row names its own leaf.
+    expect(await scalar('SELECT COUNT(DISTINCT log_index) AS n FROM receipts WHERE log_index BETWEEN 0 AND 65')).toBe(66);
+    expect((await getApiKey(ledger.read, keyId))!.hops_used).toBe(66);
+    expect(await monthHops(ledger.read, keyId, new Date().toISOString().slice(0, 7))).toBe(66);
+  });
+
+  it('counts the hop quota exactly within one batch: the acts past the limit are refused and write nothing', async () => {
+    const limited = (await createApiKey(ledger, { name: 'limited', hopLimit: 5 })).key.id;
+    const plan = (n: number): ActPlan<number> => ({
+      needs: { hopOf: limited },
+      decide: () => ({ writes: { receipt: sealedReceipt(issuer, { kind: 'lookup', decision: 'LIVE', key_id: limited, data: { n } }) }, result: n }),
+    });
+    const settled = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => ledger.act(plan(i))));
+    expect(settled.filter((s) => s.status === 'fulfilled').map((s) => (s as PromiseFulfilledResult<number>).value)).toEqual([0, 1, 2, 3, 4]);
+    for (const s of settled.slice(5)) expect((s as PromiseRejectedResult).reason).toBeInstanceOf(HopLimitReached);
+    expect((await getApiKey(ledger.read, limited))!.hops_used).toBe(5);
+    expect(await scalar('SELECT COUNT(*) AS n FROM receipts WHERE key_id = ?', [limited])).toBe(5);
+  });
+
+  it('lets an act refuse alone: its neighbours commit, it spends no hop and leaves no receipt', async () => {
+    const refusing: ActPlan<never> = {
+      needs: { fuseId: FUSE, hopOf: keyId },
+      decide: () => {
+        throw new Error('refused by its rule');
+      },
+    };
+    const [a, b, c] = await Promise.allSettled([ledger.act(hop(1)), ledger.act(refusing), ledger.act(hop(2))]);
+    expect(a.status).toBe('fulfilled');
+    expect((b as PromiseRejectedResult).reason.message).toBe('refused by its rule');
+    expect(c.status).toBe('fulfilled');
+    expect((await getApiKey(ledger.read, keyId))!.hops_used).toBe(2);
+    expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(2);
+  });
+
+  it('hands a transition to the acts after it in the group: a hop queued behind a blow decides on DEAD', async () => {
+    const blow: ActPlan<string> = {
+      needs: { fuseId: FUSE },
+      run: async (tx, state) => {
+        const now = new Date().toISOString();
+        expect(await transitionFuse(tx, FUSE, ['LIVE'], 'DEAD', now)).toBe(true);
+        const receipt = sealedReceipt(issuer, { kind: 'fuse_dead', decision: 'DEAD', subject: FUSE, key_id: keyId });
+        return { writes: { receipt, fuse: { ...state.fuse!, state: 'DEAD', updated_at: now } }, result: 'DEAD' };
+      },
+    };
+    const [before, , after] = await Promise.all([ledger.act(hop(1)), ledger.act(blow), ledger.act(hop(2))]);
+    expect(before.state).toBe('LIVE');
+    expect(after.state).toBe('DEAD');
+    expect(after.receipt.payload.decision).toBe('BLOCK');
+  });
+
+  it('fails only the act that breaks a constraint, and keeps the log gapless', async () => {
+    const receipt = sealedReceipt(issuer, { kind: 'test', decision: 'PERMIT', subject: FUSE });
+    const carrying = (r: Receipt): ActPlan<string> => ({ needs: {}, decide: () => ({ writes: { receipt: r }, result: r.receipt_id }) });
+    const other = sealedReceipt(issuer, { kind: 'test', decision: 'PERMIT', subject: FUSE });
+    // The second act reuses the first one's receipt id: the group's multi-row insert fails, then each act runs alone.
+    const [a, b, c] = await Promise.allSettled([ledger.act(carrying(receipt)), ledger.act(carrying(receipt)), ledger.act(carrying(other))]);
+    expect(a.status).toBe('fulfilled');
+    expect((b as PromiseRejectedResult).reason.message).toMatch(/UNIQUE constraint failed: receipts\.id/);
+    expect(c.status).toBe('fulfilled');
+    expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(2);
+    expect(await scalar('SELECT COUNT(*) AS n FROM receipts WHERE log_index IN (0, 1)')).toBe(2);
+  });
+
+  it('refuses, under the lock, an act of a key revoked after it was authenticated', async () => {
+    await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET revoked_at = ? WHERE id = ?', args: [new Date().toISOString(), keyId] }));
+    await expect(ledger.act(hop(1))).rejects.toBeInstanceOf(KeyRevoked);
+    expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(0);
+  });
+});
