@@ -201,6 +201,10 @@ describe('HTTP foundation', () => {
     expect(listed.stdout.includes(key)).toBe(false);
 
     expect((await cli(s.dir, ['keys', 'revoke', id])).code).toBe(0);
+    // The CLI is another process: the server may answer from its key cache for up to AUTH_CACHE_MS (1 s).
+    for (const deadline = Date.now() + 3000; (await s.fetch('/v1/me', { key })).status === 200 && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const revoked = await s.fetch('/v1/me', { key });
     expect(revoked.status).toBe(401);
     expect((await revoked.json()).code).toBe('revoked_key');

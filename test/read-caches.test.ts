@@ -162,6 +162,16 @@ describe('the built site from memory', () => {
     expect(await head.text()).toBe('');
   });
 
+  it('/health gives the same answer before h3 (while its database state is fresh) as through it', async () => {
+    const viaH3 = await s.fetch('/health?via=h3');
+    const direct = await s.fetch('/health', { headers: { 'x-request-id': 'rq-2' } });
+    expect(direct.status).toBe(200);
+    expect(direct.headers.get('x-request-id')).toBe('rq-2');
+    expect(headersOf(direct)).toEqual(headersOf(viaH3));
+    expect(await direct.json()).toEqual(await viaH3.json());
+    expect((await s.fetch('/health', { method: 'POST' })).status).toBe(405);
+  });
+
   it('leaves conditional requests to h3 (304 on a matching ETag)', async () => {
     const first = await s.fetch('/api/v1/stack/catalog');
     const etag = first.headers.get('etag')!;

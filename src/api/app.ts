@@ -162,8 +162,23 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
   });
   const fastPath = staticFastPath(site.assets, (path) => router.allowed(path).length > 0, requestIdOf);
   const viaH3 = toNodeHandler(h3);
+  // A route's ready answer (router.readyAnswer), for GET and HEAD of its exact path, without a query.
+  const readyAnswer = (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+    const answer = router.ready.get(req.url ?? '')?.();
+    if (!answer) return false;
+    const incoming = req.headers['x-request-id'];
+    res.writeHead(answer.status, [
+      'x-request-id', requestIdOf(typeof incoming === 'string' ? incoming : undefined),
+      'access-control-allow-origin', '*',
+      'access-control-expose-headers', CORS_EXPOSE_HEADERS,
+      ...answer.headers,
+    ]);
+    res.end(answer.body);
+    return true;
+  };
   const node: RequestListener = (req, res) => {
-    if (fastPath(req, res)) return;
+    if (fastPath(req, res) || readyAnswer(req, res)) return;
     setCommonHeaders(req, res);
     void viaH3(req, res);
   };

@@ -68,6 +68,15 @@ function toPattern(path: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
+/**
+ * A GET (and HEAD) answer the Node level may give for a route before h3 runs,
+ * when one is ready without waiting (e.g. /health while its database state is
+ * fresh); undefined lets h3 run the route as usual. The headers are those of
+ * the route's own answer; the ones every answer carries (x-request-id, CORS)
+ * are added by the app.
+ */
+export type ReadyAnswer = () => { status: number; headers: string[]; body: string } | undefined;
+
 /** Runs before a documented route's handler (enforces what its doc declares, e.g. the role). */
 export type Guard = (event: H3Event, doc: RouteDoc) => Promise<void>;
 
@@ -75,6 +84,8 @@ export class Router {
   readonly routes: RouteRecord[] = [];
   /** Declared by route modules; started and stopped by the server (src/api/jobs.ts). */
   readonly jobs: BackgroundJob[] = [];
+  /** Answers given before h3 for exact paths (see ReadyAnswer); the route itself is registered as usual. */
+  readonly ready = new Map<string, ReadyAnswer>();
   readonly app: H3;
   readonly guard: Guard | undefined;
   constructor(app: H3, guard?: Guard) {
@@ -96,6 +107,12 @@ export class Router {
   }
   post(path: string, handler: Handler, doc?: RouteDoc): this {
     return this.on('POST', path, handler, doc);
+  }
+
+  /** Registers a ReadyAnswer for GET and HEAD of exactly `path` (a route must serve `path` too). */
+  readyAnswer(path: string, answer: ReadyAnswer): this {
+    this.ready.set(path, answer);
+    return this;
   }
 
   job(job: BackgroundJob): this {

@@ -68,3 +68,18 @@ export async function databaseState(ledger: Ledger, timeoutMs: number): Promise<
   if (!read.ok) return { readable: false, writable: false };
   return { readable: true, writable: await canWrite(ledger, timeoutMs) };
 }
+
+/**
+ * databaseState without waiting: the state when both the ping and the write
+ * probe (when the ping succeeded) are younger than REUSE_MS, else undefined
+ * (then databaseState runs what is due). Lets /health answer at the Node level.
+ */
+export function freshDatabaseState(ledger: Ledger): { readable: boolean; writable: boolean } | undefined {
+  const now = Date.now();
+  const read = reads.get(ledger);
+  if (!read || now - read.at >= REUSE_MS) return undefined;
+  if (!read.ok) return { readable: false, writable: false };
+  const write = states.get(ledger)?.result;
+  if (!write || now - write.at >= REUSE_MS) return undefined;
+  return { readable: true, writable: write.ok };
+}

@@ -8,7 +8,7 @@ import { periodReset, periodStart } from '../../domain/quota.ts';
 import { advertisedUrlProblem } from '../../config.ts';
 import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
 import { commitCount } from '../../ledger/commits.ts';
-import { databaseState } from '../../ledger/health-probe.ts';
+import { databaseState, freshDatabaseState } from '../../ledger/health-probe.ts';
 import { usage } from '../../ledger/meter.ts';
 import { requireKey } from '../auth.ts';
 import { openCheckoutView } from './operator.ts';
@@ -92,14 +92,21 @@ async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
 }
 
 type DatabaseHealth = 'ok' | 'read_only' | 'unreachable';
-const healthAnswers = new WeakMap<AppContext, Map<DatabaseHealth, { status: number; body: string }>>();
+interface HealthAnswer {
+  status: number;
+  body: string;
+  /** The answer's headers as a Node header list (for the ready answer). */
+  headers: string[];
+}
+const healthAnswers = new WeakMap<AppContext, Map<DatabaseHealth, HealthAnswer>>();
+const databaseHealth = (s: { readable: boolean; writable: boolean }): DatabaseHealth => (!s.readable ? 'unreachable' : s.writable ? 'ok' : 'read_only');
 
 /**
  * The /health answer for a database state. The rest of it (version, URLs and
  * whether they can be this service) is fixed while the process runs, so each
  * of the three answers is built once, not per request.
  */
-function healthAnswer(ctx: AppContext, database: DatabaseHealth): { status: number; body: string } {
+function healthAnswer(ctx: AppContext, database: DatabaseHealth): HealthAnswer {
   let answers = healthAnswers.get(ctx);
   if (!answers) healthAnswers.set(ctx, (answers = new Map()));
   let answer = answers.get(database);
@@ -120,16 +127,23 @@ function healthAnswer(ctx: AppContext, database: DatabaseHealth): { status: numb
     site_url: config.SITE_URL,
     ...(problems.length ? { problems } : {}),
   } satisfies z.infer<typeof healthResponse>;
-  answers.set(database, (answer = { status: problems.length ? 503 : 200, body: JSON.stringify(body) }));
+  const json = JSON.stringify(body);
+  const headers = ['content-type', JSON_NO_STORE['content-type'], 'cache-control', JSON_NO_STORE['cache-control'], 'content-length', String(Buffer.byteLength(json))];
+  answers.set(database, (answer = { status: problems.length ? 503 : 200, body: json, headers }));
   return answer;
 }
 
 export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/health', async () => {
-    const { readable, writable } = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS);
-    const { status, body } = healthAnswer(ctx, !readable ? 'unreachable' : writable ? 'ok' : 'read_only');
+    const state = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS);
+    const { status, body } = healthAnswer(ctx, databaseHealth(state));
     return new HTTPResponse(body, { status, headers: JSON_NO_STORE });
   }, { summary: 'Liveness and readiness: version, database reachability and a write probe', auth: 'public', tag: 'system', responses: { 200: { description: 'Ready', schema: healthResponse }, 503: { description: 'Not ready: `problems` says why (the same body, not a problem document)', schema: healthResponse } } });
+  // While the database state is fresh (at most a second old), the same answer is given at the Node level.
+  router.readyAnswer('/health', () => {
+    const state = freshDatabaseState(ctx.ledger);
+    return state && healthAnswer(ctx, databaseHealth(state));
+  });
 
   router.get('/v1/me', async (event) => {
     const key = await requireKey(event, ctx);
