@@ -162,6 +162,23 @@ describe('the built site from memory', () => {
     expect(await head.text()).toBe('');
   });
 
+  it('/v1/me gives the same answer before h3 (key and answer cached) as through it; a bad or missing key still gets 401', async () => {
+    const k = await s.newKey('direct');
+    await s.fetch('/v1/me', { key: k.secret });
+    await sleep(200); // the first use records last_used_at: a write, after which /v1/me is read afresh
+    const viaH3 = await s.fetch('/v1/me?via=h3', { key: k.secret });
+    const direct = await s.fetch('/v1/me', { key: k.secret, headers: { 'x-request-id': 'rq-3' } });
+    expect(direct.status).toBe(200);
+    expect(direct.headers.get('x-request-id')).toBe('rq-3');
+    expect(headersOf(direct)).toEqual(headersOf(viaH3));
+    expect(await direct.text()).toBe(await viaH3.text());
+    expect((await s.fetch('/v1/me')).status).toBe(401);
+    expect((await s.fetch('/v1/me', { headers: { authorization: 'Basic abc' } })).status).toBe(401);
+    const twice = new Headers([['authorization', `Bearer ${k.secret}`], ['authorization', `Bearer ${k.secret}`]]);
+    expect((await s.fetch('/v1/me', { headers: twice })).status).toBe(401);
+    expect((await s.fetch('/v1/me', { key: k.secret.slice(0, -1) + (k.secret.endsWith('A') ? 'B' : 'A') })).status).toBe(401);
+  });
+
   it('/health gives the same answer before h3 (while its database state is fresh) as through it', async () => {
     const viaH3 = await s.fetch('/health?via=h3');
     const direct = await s.fetch('/health', { headers: { 'x-request-id': 'rq-2' } });

@@ -165,7 +165,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
   // A route's ready answer (router.readyAnswer), for GET and HEAD of its exact path, without a query.
   const readyAnswer = (req: IncomingMessage, res: ServerResponse): boolean => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    const answer = router.ready.get(req.url ?? '')?.();
+    const answer = router.ready.get(req.url ?? '')?.(req);
     if (!answer) return false;
     const incoming = req.headers['x-request-id'];
     res.writeHead(answer.status, [

@@ -2,8 +2,9 @@
  * Bearer authentication (SPEC part 5): `Authorization: Bearer <key>`.
  * Missing, unknown, revoked or expired keys get 401 with `WWW-Authenticate: Bearer`.
  */
+import type { IncomingMessage } from 'node:http';
 import type { H3Event } from 'h3';
-import { authenticateSecret, isExpired, touchKey, type ApiKey } from '../ledger/api-keys.ts';
+import { authenticateSecret, cachedSecret, isExpired, touchKey, type ApiKey } from '../ledger/api-keys.ts';
 import type { AppContext } from './context.ts';
 import { Problem } from './problem.ts';
 import type { RouteDoc } from './router.ts';
@@ -22,13 +23,38 @@ function unauthorized(code: string, detail: string, error: string): Problem {
 
 export const revokedKeyProblem = () => unauthorized('revoked_key', 'the API key has been revoked', 'invalid_token');
 
+const BEARER = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i;
+
 /** The bearer token of the request, or undefined when there is none. */
 export function bearerToken(event: H3Event): string | undefined {
   const header = event.req.headers.get('authorization');
   if (!header) return undefined;
-  const m = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
+  const m = BEARER.exec(header);
   if (!m) throw unauthorized('malformed_authorization', 'the Authorization header must be "Bearer <key>"', 'invalid_request');
   return m[1];
+}
+
+/**
+ * For answers given before h3 (router.readyAnswer): the calling key when the
+ * Authorization header names a key the auth cache holds fresh and it is
+ * neither revoked nor expired (then it is touched, as optionalKey does), else
+ * undefined, and the request goes through h3 and optionalKey, which answers
+ * every other case (no header, malformed, unknown, revoked, expired, not cached).
+ */
+export function readyKey(req: IncomingMessage, ctx: AppContext): ApiKey | undefined {
+  // Node keeps the first of repeated Authorization headers, h3 sees them joined (malformed): leave those to h3.
+  let authorization: string | undefined;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]!.toLowerCase() !== 'authorization') continue;
+    if (authorization !== undefined) return undefined;
+    authorization = req.rawHeaders[i + 1];
+  }
+  const m = authorization ? BEARER.exec(authorization) : null;
+  if (!m || !(ctx.config.AUTH_CACHE_MS > 0)) return undefined;
+  const key = cachedSecret(ctx.ledger.read, m[1]!)?.key;
+  if (!key || key.revoked_at || isExpired(key)) return undefined;
+  touchKey(ctx.ledger, key);
+  return key;
 }
 
 /** The calling key, or undefined when the request carries none. Throws 401 for a bad key. */

@@ -3,6 +3,7 @@
  * top-level fallback can tell 405 (the path exists for another method) from
  * 404, and the API description can list what is served.
  */
+import type { IncomingMessage } from 'node:http';
 import type { H3, H3Event } from 'h3';
 import type { z } from 'zod';
 import type { BackgroundJob } from './jobs.ts';
@@ -75,7 +76,7 @@ function toPattern(path: string): RegExp {
  * the route's own answer; the ones every answer carries (x-request-id, CORS)
  * are added by the app.
  */
-export type ReadyAnswer = () => { status: number; headers: string[]; body: string } | undefined;
+export type ReadyAnswer = (req: IncomingMessage) => { status: number; headers: string[]; body: string } | undefined;
 
 /** Runs before a documented route's handler (enforces what its doc declares, e.g. the role). */
 export type Guard = (event: H3Event, doc: RouteDoc) => Promise<void>;

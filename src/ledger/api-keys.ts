@@ -10,7 +10,7 @@ import { periodStart, type HopPeriod } from '../domain/quota.ts';
 import { insertAccount } from './accounts.ts';
 import type { Ledger } from './db.ts';
 import { addMonthlyHops } from './operator.ts';
-import { cachedKey, invalidateKeyCache } from './key-cache.ts';
+import { cachedKey, invalidateKeyCache, peekKey } from './key-cache.ts';
 
 export const KEY_PREFIX = 'fg_live_';
 
@@ -120,6 +120,11 @@ export function findKeyBySecret(db: Client, secret: string, now = nowIso()): Pro
  */
 export function authenticateSecret(db: Client, secret: string, ttlMs: number): Promise<ApiKey | undefined> {
   return cachedKey(db, hashSecret(secret), ttlMs, (hash) => findKeyByHash(db, hash));
+}
+
+/** authenticateSecret's answer when the cache holds a fresh one (never queries), else undefined. */
+export function cachedSecret(db: Client, secret: string): { key: ApiKey | undefined } | undefined {
+  return peekKey(db, hashSecret(secret));
 }
 
 async function findKeyByHash(db: Client, hash: string, now = nowIso()): Promise<ApiKey | undefined> {

@@ -53,6 +53,15 @@ export function invalidateKeyCache(db: object): void {
 }
 
 /**
+ * The cached answer for `hash` when there is a fresh one: `{ key }` (key
+ * undefined: known to be unknown), else undefined. Never loads.
+ */
+export function peekKey(db: object, hash: string): { key: ApiKey | undefined } | undefined {
+  const hit = caches.get(db)?.entries.get(hash);
+  return hit && hit.until > Date.now() ? hit : undefined;
+}
+
+/**
  * The key for `hash` (the SHA-256 of a token), from the cache when its answer is
  * younger than `ttlMs`, else from `load` (then kept). `ttlMs` 0: always `load`.
  */

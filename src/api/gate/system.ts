@@ -10,7 +10,7 @@ import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
 import { commitCount } from '../../ledger/commits.ts';
 import { databaseState, freshDatabaseState } from '../../ledger/health-probe.ts';
 import { usage } from '../../ledger/meter.ts';
-import { requireKey } from '../auth.ts';
+import { readyKey, requireKey } from '../auth.ts';
 import { openCheckoutView } from './operator.ts';
 import type { AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
@@ -61,6 +61,8 @@ async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> 
 
 interface MeEntry {
   body: string;
+  /** The body's headers as a Node header list (for the ready answer). */
+  headers: string[];
   /** commitCount() when the body was read: any write of this process since makes it stale. */
   commits: number;
   /** Date.now() after which it is read again (changes by other processes, a new period). */
@@ -87,8 +89,16 @@ async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
   const body = await meFresh(ctx, key);
   cache.delete(key.id);
   if (cache.size >= ME_CACHE_MAX) cache.delete(cache.keys().next().value!);
-  cache.set(key.id, { body, commits, until: now + ttl });
+  const headers = ['content-type', JSON_NO_STORE['content-type'], 'cache-control', JSON_NO_STORE['cache-control'], 'content-length', String(Buffer.byteLength(body))];
+  cache.set(key.id, { body, headers, commits, until: now + ttl });
   return body;
+}
+
+/** meBody's answer when the cache holds a fresh one, without reading anything; else undefined. */
+function cachedMe(ctx: AppContext, keyId: string): MeEntry | undefined {
+  const commits = commitCount(ctx.ledger);
+  const hit = meCaches.get(ctx.ledger)?.get(keyId);
+  return hit && commits !== undefined && hit.commits === commits && hit.until > Date.now() ? hit : undefined;
 }
 
 type DatabaseHealth = 'ok' | 'read_only' | 'unreachable';
@@ -139,6 +149,12 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
     const { status, body } = healthAnswer(ctx, databaseHealth(state));
     return new HTTPResponse(body, { status, headers: JSON_NO_STORE });
   }, { summary: 'Liveness and readiness: version, database reachability and a write probe', auth: 'public', tag: 'system', responses: { 200: { description: 'Ready', schema: healthResponse }, 503: { description: 'Not ready: `problems` says why (the same body, not a problem document)', schema: healthResponse } } });
+  // With the key and its answer both fresh in the caches, the same answer is given at the Node level.
+  router.readyAnswer('/v1/me', (req) => {
+    const key = readyKey(req, ctx);
+    const me = key && cachedMe(ctx, key.id);
+    return me ? { status: 200, headers: me.headers, body: me.body } : undefined;
+  });
   // While the database state is fresh (at most a second old), the same answer is given at the Node level.
   router.readyAnswer('/health', () => {
     const state = freshDatabaseState(ctx.ledger);
