@@ -9,7 +9,6 @@ import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
 import { logOrigin } from './ledger/checkpoint.ts';
-import { trackCommits } from './ledger/commits.ts';
 import { openLedger } from './ledger/db.ts';
 import { RECEIPTS_LOG, sealReceipts } from './ledger/seals.ts';
 import { applyConnectionLimits, httpServerOptions } from './net/http-limits.ts';
@@ -52,8 +51,6 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   });
   const { port } = server.address() as AddressInfo;
   const config = withListeningPort(initial, port);
-  // Read caches (GET /v1/me) know of this process's writes by their count (docs/configuration.md).
-  trackCommits(ledger);
   const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
   // Every batch that appends receipts ends with one seal of the receipts log (docs/pipeline.md).
   const receiptsOrigin = logOrigin(config.SITE_URL, RECEIPTS_LOG);

@@ -27,6 +27,12 @@ export interface Ledger {
   write<T>(job: WriteJob<T>): Promise<T>;
   /** Commits a governed or metered act (acts.ts) set-oriented with the acts queued beside it; resolves to its result. */
   act<T>(plan: ActPlan<T>): Promise<T>;
+  /**
+   * Write transactions this process has committed so far. A read cache stamped
+   * with it is exact for this process's own writes (docs/configuration.md,
+   * "Read caches"); other processes' are caught by the cache's time bound.
+   */
+  commits(): number;
   /** Sets the step that ends every committed batch inside its transaction (the server's receipts seal). */
   onBatchEnd(finish: BatchFinisher | undefined): void;
   /** True when the database answers a trivial query. */
@@ -131,6 +137,7 @@ async function openEmbedded(path: string, opts: LedgerOptions, warn: LedgerWarn)
     read,
     write: (job) => queue.push(job),
     act: (plan) => queue.act(plan),
+    commits: () => queue.committed,
     onBatchEnd: (finish) => queue.onBatchEnd(finish),
     async ping() {
       try {
@@ -158,6 +165,7 @@ async function openRemote(opts: LedgerOptions): Promise<Ledger> {
     read: writer,
     write: (job) => queue.push(job),
     act: (plan) => queue.act(plan),
+    commits: () => queue.committed,
     onBatchEnd: (finish) => queue.onBatchEnd(finish),
     async ping() {
       try {

@@ -63,6 +63,7 @@ export class WriteQueue {
   #waiting: Pending[] = [];
   #running: Promise<void> | undefined;
   #finish: BatchFinisher | undefined;
+  #committed = 0;
 
   constructor(backend: WriteBackend, opts: WriteQueueOptions) {
     this.#backend = backend;
@@ -87,6 +88,11 @@ export class WriteQueue {
   /** Sets the step that ends every batch inside its transaction; if it throws, the batch fails. */
   onBatchEnd(finish: BatchFinisher | undefined): void {
     this.#finish = finish;
+  }
+
+  /** Transactions committed so far: a read cache stamped with it knows whether this process wrote since. */
+  get committed(): number {
+    return this.#committed;
   }
 
   /** Resolves when every job queued so far has settled. */
@@ -120,6 +126,7 @@ export class WriteQueue {
         if (outcomes.some((o) => o.ok)) {
           if (this.#finish) await this.#finish(tx);
           await backend.commit();
+          this.#committed++;
         } else {
           await backend.rollback();
         }

@@ -7,7 +7,6 @@ import { z } from 'zod';
 import { periodReset, periodStart } from '../../domain/quota.ts';
 import { advertisedUrlProblem } from '../../config.ts';
 import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
-import { commitCount } from '../../ledger/commits.ts';
 import { databaseState, freshDatabaseState } from '../../ledger/health-probe.ts';
 import { usage } from '../../ledger/meter.ts';
 import { readyKey, requireKey } from '../auth.ts';
@@ -63,7 +62,7 @@ interface MeEntry {
   body: string;
   /** The body's headers as a Node header list (for the ready answer). */
   headers: string[];
-  /** commitCount() when the body was read: any write of this process since makes it stale. */
+  /** ledger.commits() when the body was read: any write of this process since makes it stale. */
   commits: number;
   /** Date.now() after which it is read again (changes by other processes, a new period). */
   until: number;
@@ -79,8 +78,8 @@ const meCaches = new WeakMap<object, Map<string, MeEntry>>();
  */
 async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
   const ttl = ctx.config.AUTH_CACHE_MS;
-  const commits = commitCount(ctx.ledger);
-  if (!(ttl > 0) || commits === undefined) return meFresh(ctx, key);
+  const commits = ctx.ledger.commits();
+  if (!(ttl > 0)) return meFresh(ctx, key);
   let cache = meCaches.get(ctx.ledger);
   if (!cache) meCaches.set(ctx.ledger, (cache = new Map()));
   const now = Date.now();
@@ -96,9 +95,8 @@ async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
 
 /** meBody's answer when the cache holds a fresh one, without reading anything; else undefined. */
 function cachedMe(ctx: AppContext, keyId: string): MeEntry | undefined {
-  const commits = commitCount(ctx.ledger);
   const hit = meCaches.get(ctx.ledger)?.get(keyId);
-  return hit && commits !== undefined && hit.commits === commits && hit.until > Date.now() ? hit : undefined;
+  return hit && hit.commits === ctx.ledger.commits() && hit.until > Date.now() ? hit : undefined;
 }
 
 type DatabaseHealth = 'ok' | 'read_only' | 'unreachable';
