@@ -15,6 +15,11 @@ import { monthHops } from '../src/ledger/operator.ts';
 import { RECEIPTS_LOG, sealedReceipt, type Receipt } from '../src/ledger/receipts.ts';
 import type { Sql } from '../src/ledger/sql.ts';
 import { tempDir, testEnv } from './support/server.ts';
+import { commitAct } from '../src/api/act.ts';
+import { StateChanged } from '../src/api/stale-retry.ts';
+import { reserveIdempotencyKey } from '../src/ledger/idempotency.ts';
+import type { AppContext } from '../src/api/context.ts';
+import type { H3Event } from 'h3';
 
 const issuer = { config: { BASE_URL: 'http://gate.test' }, keyring: undefined as never };
 
@@ -140,5 +145,19 @@ describe('group commit of acts', () => {
     await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET revoked_at = ? WHERE id = ?', args: [new Date().toISOString(), keyId] }));
     await expect(ledger.act(hop(1))).rejects.toBeInstanceOf(KeyRevoked);
     expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(0);
+  });
+
+  it('records the Idempotency-Key answer with the attempt that commits, not the one that was retried', async () => {
+    await ledger.write((tx) => reserveIdempotencyKey(tx, { keyId, idemKey: 'k-1', hash: 'h', now: new Date(), leaseMs: 60_000 }));
+    const event = { context: { idempotency: { keyId, idemKey: 'k-1' } } } as unknown as H3Event;
+    const ctx = { ledger } as AppContext;
+    const receipt = sealedReceipt(issuer, { kind: 'test', decision: 'PERMIT', key_id: keyId });
+    // The first attempt finds its state changed under it (as a signed act may); the route tries again.
+    await expect(commitAct(event, ctx, undefined, { run: async () => Promise.reject(new StateChanged()) })).rejects.toBeInstanceOf(StateChanged);
+    const reply = await commitAct(event, ctx, undefined, { decide: () => ({ writes: { receipt }, reply: { status: 201, body: { ok: true } } }) });
+    expect(reply.status).toBe(201);
+    const row = (await ledger.read.execute({ sql: 'SELECT state, status, body FROM idempotency WHERE key_id = ? AND idem_key = ?', args: [keyId, 'k-1'] })).rows[0]!;
+    expect([row.state, row.status, JSON.parse(String(row.body))]).toEqual(['done', 201, { ok: true }]);
+    expect(event.context.idempotency).toBeUndefined();
   });
 });

@@ -25,7 +25,7 @@ import type { Transaction } from '../ledger/sql.ts';
 import { revokedKeyProblem } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { hopLimitProblem } from './hop-limit.ts';
-import { answerOf, takeReservation } from './idempotency.ts';
+import { answerOf, answerRecorded, openReservation } from './idempotency.ts';
 import type { Reply } from './reply.ts';
 
 export interface Decision {
@@ -45,16 +45,19 @@ export type ActSpec = { needs?: ActNeeds } & (
 
 /** Commits the act and answers its reply; `key` is the caller's, if any, for the problems of its quota and revocation. */
 export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | undefined, spec: ActSpec): Promise<Reply> {
-  const reservation = takeReservation(event);
+  const reservation = openReservation(event);
   const decided = ({ writes, reply }: Decision) => ({ result: reply, writes: reservation ? { ...writes, answer: answerOf(reservation, reply) } : writes });
   const needs = spec.needs ?? {};
+  let answer: Reply;
   try {
-    return await ctx.ledger.act(
+    answer = await ctx.ledger.act(
       spec.run ? { needs, run: async (tx, state) => decided(await spec.run(tx, state)) } : { needs, decide: (state) => decided(spec.decide(state)) },
     );
   } catch (e) {
     throw actProblem(e, key);
   }
+  if (reservation) answerRecorded(event);
+  return answer;
 }
 
 /** The problem a refusal of the ledger answers (the key's quota spent, the key revoked); any other error unchanged. */

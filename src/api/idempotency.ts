@@ -106,12 +106,14 @@ export const answerOf = (r: Reservation, reply: Reply): StoredAnswer => ({
   body: reply.body,
 });
 
+/** The request's open reservation: the act that commits records its answer under it (api/act.ts). */
+export const openReservation = (event: H3Event): Reservation | undefined => event.context.idempotency as Reservation | undefined;
+
 /**
- * The request's open reservation, handed over once: the act that commits the
- * answer takes it, so that `idempotent` does not record the answer again.
+ * Says the answer was recorded with the act's commit, so that `idempotent`
+ * does not record it again. Only after a commit: an attempt that failed (and
+ * is retried, or answered with a problem) leaves the reservation open.
  */
-export function takeReservation(event: H3Event): Reservation | undefined {
-  const r = event.context.idempotency as Reservation | undefined;
+export function answerRecorded(event: H3Event): void {
   event.context.idempotency = undefined;
-  return r;
 }

@@ -67,9 +67,9 @@ export interface Decided<T> {
  *  - `run`, for an act whose decision reads or writes its area's own rows under
  *    the lock (an ASTL version, a ticket claim, a trigger's state): it runs alone
  *    in a savepoint, in arrival order, and sees what the acts before it in the
- *    group did to those rows. Its receipt, charges and rows are still written
- *    with the group's, after the last act has run: no act reads the receipts,
- *    meter or receipts log inside its `run`.
+ *    group did to those rows. Its receipt and charges are still written with
+ *    the group's, after the last act has run: no act reads the receipts, the
+ *    meter or the receipts log inside its `run`.
  * Either throws to refuse: then nothing of the act is written.
  */
 export type ActPlan<T> = { needs: ActNeeds } & (
