@@ -10,6 +10,10 @@ import { loadConfig } from '../src/config.ts';
 import { openLedger } from '../src/ledger/db.ts';
 import { recordReceipt, sealedReceipt } from '../src/ledger/receipts.ts';
 import { verifiedReceiptPayload } from './support/receipts.ts';
+import { join } from 'node:path';
+import { CompactSign, SignJWT } from 'jose';
+import { compactJwsSync, signCompactJws } from '../src/crypto/jws.ts';
+import { loadKeyring } from '../src/crypto/keys.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 
 describe('embedded connection', () => {
@@ -90,5 +94,17 @@ describe('batch-sealed receipts', () => {
     expect(await (await s.fetch('/v1/receipts/verify', { json: { receipt: e } })).json()).toMatchObject({ valid: true, in_log: true });
     const forged = { ...e, payload: { ...e.payload, decision: 'PERMIT!' } };
     expect(await (await s.fetch('/v1/receipts/verify', { json: { receipt: forged } })).json()).toMatchObject({ valid: false, reason: 'bad_leaf' });
+  });
+});
+
+describe('compact JWS signing on node:crypto', () => {
+  it("makes, byte for byte, the JWS and the JWT that jose's signers make with the same key", async () => {
+    const key = (await loadKeyring({ SIGNING_KEY_FILE: join(tempDir(), 'keys.json') })).current;
+    const payload = JSON.stringify({ receipt_id: 'rcpt_x', note: 'ünïcode ✓', n: 1 });
+    const viaJose = await new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'fusegate-receipt+jws' }).sign(key.privateKey);
+    expect(compactJwsSync(payload, key, 'fusegate-receipt+jws')).toBe(viaJose);
+    const claims = { iss: 'http://gate.test', iat: 1, exp: 2, jti: 'j', decision: 'GO' };
+    const jwtViaJose = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', typ: 'prefinality+jwt', kid: key.kid }).sign(key.privateKey);
+    expect(signCompactJws(JSON.stringify(claims), key, { alg: 'EdDSA', typ: 'prefinality+jwt', kid: key.kid })).toBe(jwtViaJose);
   });
 });

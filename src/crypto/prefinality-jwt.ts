@@ -8,7 +8,8 @@
  *    (no `jwk`, `jku`, `x5u` header is ever followed);
  *  - `iss`, `exp` and every claim the RTP gate relies on are required.
  */
-import { SignJWT, errors, jwtVerify, type JWTPayload } from 'jose';
+import { errors, jwtVerify, type JWTPayload } from 'jose';
+import { signCompactJws } from './jws.ts';
 import { DECISIONS, RAILS, type Decision, type Rail, type Transfer } from '../domain/prefinality.ts';
 import { fingerprint } from './canonical.ts';
 import type { Keyring, SigningKey } from './keys.ts';
@@ -39,10 +40,9 @@ export interface PrefinalityClaims {
   demo?: boolean;
 }
 
+/** The GO JWT: a compact JWS of the claims' JSON, as jose's SignJWT makes it (verified with jose, below). */
 export async function signPrefinalityJwt(key: SigningKey, claims: PrefinalityClaims): Promise<string> {
-  return new SignJWT({ ...claims })
-    .setProtectedHeader({ alg: SIGN_ALG, typ: PREFINALITY_TYP, kid: key.kid })
-    .sign(key.privateKey);
+  return signCompactJws(JSON.stringify(claims), key, { alg: SIGN_ALG, typ: PREFINALITY_TYP, kid: key.kid });
 }
 
 export type VerifyFailure =

@@ -6,10 +6,10 @@
  * Both are signed synchronously with node:crypto (~50 us each): a seal is made
  * once per write batch, not once per receipt, so it costs nothing per act.
  */
-import { sign } from 'node:crypto';
 import type { Hash } from './merkle.ts';
 import { checkpointText, signNote } from './note.ts';
 import type { SigningKey } from './keys.ts';
+import { compactJwsSync } from './jws.ts';
 
 export const CHECKPOINT_TYP = 'fusegate-checkpoint+jws';
 
@@ -22,15 +22,6 @@ export interface Seal {
   /** The compact JWS over the checkpoint body (the note's text before its signatures). */
   jws: string;
   kid: string;
-}
-
-const b64url = (b: Uint8Array | string) => Buffer.from(b).toString('base64url');
-
-/** A compact JWS (EdDSA) over `payload`, as jose's CompactSign makes it. */
-export function compactJwsSync(payload: string, key: SigningKey, typ: string): string {
-  const head = b64url(JSON.stringify({ alg: 'EdDSA', kid: key.kid, typ }));
-  const input = `${head}.${b64url(payload)}`;
-  return `${input}.${b64url(sign(null, Buffer.from(input), key.privateKey))}`;
 }
 
 export function makeSeal(origin: string, size: number, root: Hash, key: SigningKey): Seal {

@@ -16,7 +16,7 @@
  *    then also its log leaf (as every receipt's was before batch seals).
  */
 import type { Client, Transaction } from './sql.ts';
-import { CompactSign } from 'jose';
+import { compactJwsSync } from '../crypto/jws.ts';
 import type { Keyring } from '../crypto/keys.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
 import { RECEIPT_TYP } from '../crypto/receipt.ts';
@@ -92,9 +92,7 @@ export async function signReceipt(ctx: ReceiptIssuer, input: ReceiptInput): Prom
   const payload = payloadOf(ctx, input);
   const receipt_id = payload.receipt_id;
   const key = ctx.keyring.current;
-  const jws = await new CompactSign(new TextEncoder().encode(canonicalJson(payload)))
-    .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: RECEIPT_TYP })
-    .sign(key.privateKey);
+  const jws = compactJwsSync(canonicalJson(payload), key, RECEIPT_TYP);
   return { receipt_id, jws, payload, verify_url: verifyUrl(ctx, receipt_id) };
 }
 

@@ -1,0 +1,20 @@
+/** Compact JWS signing (RFC 7515) with the service's Ed25519 key. */
+import { sign } from 'node:crypto';
+import type { SigningKey } from './keys.ts';
+
+const b64url = (b: Uint8Array | string) => Buffer.from(b).toString('base64url');
+
+/**
+ * A compact JWS (EdDSA) over `payload` with `header`, byte for byte as jose's
+ * CompactSign makes it (Ed25519 is deterministic). Signed with node:crypto,
+ * synchronously: measured under load, jose's WebCrypto path cost the event
+ * loop more than this one signature (an absence witness went from 2,600 to
+ * 3,700–4,300 answers/s).
+ */
+export function signCompactJws(payload: string, key: SigningKey, header: Record<string, unknown>): string {
+  const input = `${b64url(JSON.stringify(header))}.${b64url(payload)}`;
+  return `${input}.${b64url(sign(null, Buffer.from(input), key.privateKey))}`;
+}
+
+/** A compact JWS (EdDSA) over `payload`, header `{ alg, kid, typ }`. */
+export const compactJwsSync = (payload: string, key: SigningKey, typ: string): string => signCompactJws(payload, key, { alg: 'EdDSA', kid: key.kid, typ });
