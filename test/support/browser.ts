@@ -97,10 +97,6 @@ async function unpackPackagedChromium(): Promise<Omit<FoundChromium, 'source'>> 
       // NSS and expat built for the binary (Debian's may be absent or older), and the fonts it ships.
       await untarBrotli(join(pkg, 'bin', 'al2023.tar.br'), tmp);
       await untarBrotli(join(pkg, 'bin', 'fonts.tar.br'), tmp);
-      writeFileSync(
-        join(tmp, 'fonts.conf'),
-        `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n  <dir>${join(home, 'fonts')}</dir>\n  <cachedir>${join(home, 'fonts-cache')}</cachedir>\n</fontconfig>\n`,
-      );
       try {
         renameSync(tmp, home);
       } catch (e) {
@@ -109,6 +105,15 @@ async function unpackPackagedChromium(): Promise<Omit<FoundChromium, 'source'>> 
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
+  }
+  // Written for the folder the tests run in now, not the one that unpacked the cache (a moved
+  // or renamed checkout would otherwise point fontconfig at fonts that are gone, and Chromium dies).
+  const fontsConf = `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n  <dir>${join(home, 'fonts')}</dir>\n  <cachedir>${join(home, 'fonts-cache')}</cachedir>\n</fontconfig>\n`;
+  const confPath = join(home, 'fonts.conf');
+  if (!existsSync(confPath) || readFileSync(confPath, 'utf8') !== fontsConf) {
+    const next = `${confPath}.${process.pid}`;
+    writeFileSync(next, fontsConf);
+    renameSync(next, confPath);
   }
   const libs = [join(home, 'lib'), process.env.LD_LIBRARY_PATH].filter(Boolean).join(':');
   return { executablePath: binary, env: { LD_LIBRARY_PATH: libs, FONTCONFIG_FILE: join(home, 'fonts.conf') } };
