@@ -61,7 +61,7 @@ import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { callerOf, fuseIdSchema, visibleFuse, visibleIn, type Caller } from './governed.ts';
-import { commitAct } from '../act.ts';
+import { commitAct, keyedAct } from '../act.ts';
 import { stateChangedProblem } from '../stale-retry.ts';
 
 // ---------------------------------------------------------------- schemas
@@ -483,15 +483,12 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/v1/pas/bind-ticket/redeem',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => redeem(event, ctx, key, await readBody(event, redeemRequest, limit)));
-    },
     {
       summary: `Consume a single-use bind ticket for the write it is bound to; HALT (409) with reason ${HALT_REASONS.join(', ')}`,
-      auth: 'key',
       tag: 'pas',
       body: redeemRequest,
       response: decisionResponse, responses: { 409: { description: 'HALT: the ticket was not consumed; do not forward the write', schema: decisionResponse } },
@@ -499,6 +496,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { ticket_id: 'bt_…', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' }, now: '2026-11-22T10:00:00Z' },
     },
+    (b, key, event) => redeem(event, ctx, key, b),
   );
 
   router.get(
