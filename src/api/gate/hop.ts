@@ -118,13 +118,9 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     }),
   { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
 
-  router.post('/v1/act', async (event) => {
-    const caller = await keyed(event);
-    return idempotent(event, ctx, caller.key!, async () => {
-      const body = await readBody(event, actRequest, limit);
-      return governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply);
-    });
-  }, { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', auth: 'key', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } });
+  keyedAct(router, ctx, '/v1/act', { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event) =>
+    governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply),
+  );
 
   keyedAct(router, ctx, '/v1/classify', { summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event) => {
     const c = classify(body);
