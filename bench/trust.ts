@@ -18,7 +18,7 @@ import { EmbeddedSql } from '../src/ledger/embedded.ts';
 import { recordReceipt, sealedReceipt, type Receipt } from '../src/ledger/receipts.ts';
 import { fmt, report, spawnServer } from './lib.ts';
 
-const APPENDS = Number(process.env.BENCH_APPENDS ?? 3000);
+const APPENDS = Number(process.env.BENCH_APPENDS ?? 10_000);
 const BIG_LOG = Number(process.env.BENCH_BIG_LOG ?? 1_000_000);
 
 /** Sealed receipts are not signed one by one: making one needs only the service's URL. */

@@ -2,10 +2,30 @@
  * Opaque, URL-safe identifiers: a type prefix and 128 random bits, so no
  * caller can guess another tenant's id.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
+
+/**
+ * Random bytes from the CSPRNG, drawn 4 KiB at a time: one call into OpenSSL
+ * per 256 ids instead of one per id (it showed at 7 % of a busy writer's time),
+ * as Node's own randomUUID does. Each byte is handed out once. For ids only:
+ * secrets (API keys, session tokens) take their bytes straight from randomBytes.
+ */
+const POOL_BYTES = 4096;
+const pool = Buffer.alloc(POOL_BYTES);
+let used = POOL_BYTES;
+
+function random(bytes: number): Buffer {
+  if (bytes > POOL_BYTES) return randomFillSync(Buffer.alloc(bytes));
+  if (used + bytes > POOL_BYTES) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  used += bytes;
+  return pool.subarray(used - bytes, used);
+}
 
 export function newId(prefix: string, bytes = 16): string {
-  return `${prefix}_${randomBytes(bytes).toString('base64url')}`;
+  return `${prefix}_${random(bytes).toString('base64url')}`;
 }
 
 /**
@@ -16,7 +36,7 @@ export function newId(prefix: string, bytes = 16): string {
  * page or two of it instead of a hundred random ones. Still unguessable.
  */
 export function newSortableId(prefix: string, now: number = Date.now()): string {
-  return `${prefix}_${now.toString(16).padStart(12, '0')}${randomBytes(16).toString('base64url')}`;
+  return `${prefix}_${now.toString(16).padStart(12, '0')}${random(16).toString('base64url')}`;
 }
 
 /** UTC RFC 3339 timestamp with millisecond precision. */

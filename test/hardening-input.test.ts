@@ -84,4 +84,10 @@ describe('JSON bounds at the body parser: depth and number range', () => {
     expect(text.length).toBe(400_001);
     expect(canonicalJson({ b: [1, { d: undefined, c: 'x' }], a: null })).toBe('{"a":null,"b":[1,{"c":"x"}]}');
   });
+
+  it('gives the same bytes whether a value is shallow enough to encode by recursion or deep enough to need the stack', () => {
+    const nest = (n: number): unknown => (n === 0 ? null : { z: [nest(n - 1), 'é\u2028"'], a: 1, m: undefined });
+    const expected = (n: number): string => (n === 0 ? 'null' : `{"a":1,"z":[${expected(n - 1)},${JSON.stringify('é\u2028"')}]}`);
+    for (const n of [1, 10, 60, 100, 500]) expect(canonicalJson(nest(n))).toBe(expected(n));
+  });
 });
