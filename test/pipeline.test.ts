@@ -1,10 +1,17 @@
 /**
  * The write path of issue 13: the embedded connection's prepared statements,
  * the batch seal of the receipts log (one signature per batch, never per
- * receipt), and the one stale-state retry that ends in a 409, never a 500.
+ * receipt), the one stale-state retry that ends in a 409, never a 500, and
+ * the keyed act routes' declared prefix (key, Idempotency-Key, body, role, after).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { H3 } from 'h3';
+import { z } from 'zod';
+import { keyedAct } from '../src/api/act.ts';
+import { enforceRole } from '../src/api/auth.ts';
 import { Problem } from '../src/api/problem.ts';
+import { reply } from '../src/api/reply.ts';
+import { Router } from '../src/api/router.ts';
 import { retryOnStale, StateChanged } from '../src/api/stale-retry.ts';
 import { loadConfig } from '../src/config.ts';
 import { openLedger } from '../src/ledger/db.ts';
@@ -106,5 +113,63 @@ describe('compact JWS signing on node:crypto', () => {
     const claims = { iss: 'http://gate.test', iat: 1, exp: 2, jti: 'j', decision: 'GO' };
     const jwtViaJose = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', typ: 'prefinality+jwt', kid: key.kid }).sign(key.privateKey);
     expect(signCompactJws(JSON.stringify(claims), key, { alg: 'EdDSA', typ: 'prefinality+jwt', kid: key.kid })).toBe(jwtViaJose);
+  });
+});
+
+describe('keyed act routes (keyedAct)', () => {
+  let s: TestServer;
+  let operator: string;
+  let agent: string;
+  beforeAll(async () => {
+    s = await startTestServer();
+    operator = (await s.newKey('keyed-operator')).secret;
+    agent = (await s.newKey('keyed-agent', undefined, 'agent')).secret;
+  });
+  afterAll(() => s.stop());
+
+  const post = (path: string, json: unknown, key?: string, headers?: Record<string, string>) =>
+    s.fetch(path, { method: 'POST', json, ...(key ? { key } : {}), ...(headers ? { headers } : {}) });
+  const code = async (r: Response) => ((await r.json()) as { code: string }).code;
+
+  it('check the key, then the Idempotency-Key, then the body, in that order', async () => {
+    const bad = { not_a_field: true };
+    for (const path of ['/api/v1/orn/sharp', '/v1/classify', '/v1/pas/bind-check', '/v1/act', '/api/v1/execute-gate']) {
+      expect((await post(path, bad)).status, path).toBe(401);
+      const longKey = await post(path, bad, operator, { 'idempotency-key': 'k'.repeat(256) });
+      expect([longKey.status, await code(longKey)], path).toEqual([400, 'invalid_idempotency_key']);
+      const body = await post(path, bad, operator, { 'idempotency-key': `body-${path}` });
+      expect([400, 422], path).toContain(body.status);
+      expect(await code(body), path).not.toBe('invalid_idempotency_key');
+    }
+  });
+
+  it("keeps the route's declared role: the router's guard answers an agent key 403 before the handler runs", async () => {
+    const router = new Router(new H3(), (event, doc) => enforceRole(event, s.ctx, doc));
+    let handled = 0;
+    keyedAct(router, s.ctx, '/t/operator-act', { summary: 'test', role: 'operator', tag: 'test', body: z.strictObject({ n: z.number() }) }, async (b) => (handled++, reply({ n: b.n })));
+    expect(router.routes[0]!.doc).toMatchObject({ auth: 'key', role: 'operator' });
+    const call = (key: string, json: unknown) =>
+      router.app.fetch(new Request('http://gate.test/t/operator-act', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(json) }));
+    const refused = await call(agent, { n: 1 });
+    // A bare H3 (no app error handler): the guard's problem is its status here.
+    expect(refused.status).toBe(403);
+    expect(handled).toBe(0);
+    const ok = await call(operator, { n: 2 });
+    expect([ok.status, await ok.json()]).toEqual([200, { n: 2 }]);
+    expect(handled).toBe(1);
+  });
+
+  it('applies the after step to the first answer and to its replay (ASTL publish: a signed checkpoint note both times)', async () => {
+    const headers = { 'idempotency-key': 'astl-after-1' };
+    const first = await post('/api/v1/astl/publish', { entity: 'agent:keyed-after', preset: 'agentic' }, operator, headers);
+    expect(first.status).toBe(201);
+    const again = await post('/api/v1/astl/publish', { entity: 'agent:keyed-after', preset: 'agentic' }, operator, headers);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const a = (await first.json()) as { index: number; checkpoint: { tree_size: number; note?: string } };
+    const b = (await again.json()) as typeof a;
+    expect(typeof a.checkpoint.note).toBe('string');
+    expect(b.index).toBe(a.index);
+    expect(b.checkpoint.note).toBe(a.checkpoint.note);
   });
 });

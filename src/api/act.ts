@@ -1,6 +1,11 @@
 /**
  * The act pipeline: how a route commits a governed or metered act.
  *
+ * A keyed POST route declares itself with `keyedAct`: its doc (body schema,
+ * role, charges) and its handler of the parsed body. The pipeline checks the
+ * key, runs the request under its Idempotency-Key and reads the body with the
+ * very schema the reference shows.
+ *
  * A route validates its input (readBody), then hands over what the act needs
  * read under the write lock and its pure decision; the pipeline does the rest:
  * the Idempotency-Key answer recorded in the same transaction, the group
@@ -8,6 +13,9 @@
  * statements per batch), and the ledger's refusals turned into problems.
  *
  * @example
+ *   keyedAct(router, ctx, '/api/v1/orn/sharp', { summary, tag: 'orn', body: sharpRequest, charges: ['orn_sharp'] }, async (b, key, event) =>
+ *     commitAct(event, ctx, key, { decide: () => ({ writes: { receipt, charges }, reply: reply(view(b)) }) }),
+ *   );
  *   return commitAct(event, ctx, key, {
  *     decide: () => ({ writes: { receipt, charges: [{ keyId: key.id, sku, amountMicros }] }, reply: reply(body) }),
  *   });
@@ -18,15 +26,18 @@
  *     },
  *   });
  */
-import type { H3Event } from 'h3';
+import type { H3Event, HTTPResponse } from 'h3';
+import type { z } from 'zod';
 import { HopLimitReached, KeyRevoked, type ActNeeds, type ActState, type ActWrites } from '../ledger/acts.ts';
 import type { ApiKey } from '../ledger/api-keys.ts';
 import type { Transaction } from '../ledger/sql.ts';
-import { revokedKeyProblem } from './auth.ts';
+import { requireKey, revokedKeyProblem } from './auth.ts';
+import { readBody } from './body.ts';
 import type { AppContext } from './context.ts';
 import { hopLimitProblem } from './hop-limit.ts';
-import { answerOf, answerRecorded, openReservation } from './idempotency.ts';
+import { answerOf, answerRecorded, idempotent, openReservation } from './idempotency.ts';
 import type { Reply } from './reply.ts';
+import type { RouteDoc, Router } from './router.ts';
 
 export interface Decision {
   writes: ActWrites;
@@ -65,4 +76,35 @@ export function actProblem(e: unknown, key: ApiKey | undefined): unknown {
   if (key && e instanceof HopLimitReached) return hopLimitProblem({ ...key, hop_limit: e.hopLimit, hops_used: e.hopLimit });
   if (key && e instanceof KeyRevoked) return revokedKeyProblem();
   return e;
+}
+
+/** What a keyed act route declares: its doc (the body schema is the one parsed), and what to do with its answer afterwards, if anything. */
+export type KeyedActDoc<S extends z.ZodType> = Omit<RouteDoc, 'auth' | 'body'> & {
+  body: S;
+  /** Applied to the HTTP answer, the first one and a replay alike (e.g. a checkpoint's signed note). */
+  after?: (res: HTTPResponse) => Promise<HTTPResponse>;
+};
+
+/**
+ * Registers a keyed POST act: the key checked (401 before anything else), the
+ * request run under its Idempotency-Key, the body read with `doc.body` (at most
+ * MAX_BODY_BYTES), then `handle`. The doc says `auth: 'key'` and names the body
+ * schema it parses, so the reference cannot drift from the check; `doc.role`
+ * is enforced by the router's guard before any of this.
+ */
+export function keyedAct<S extends z.ZodType>(
+  router: Router,
+  ctx: AppContext,
+  path: string,
+  doc: KeyedActDoc<S>,
+  handle: (body: z.output<S>, key: ApiKey, event: H3Event) => Promise<Reply>,
+): void {
+  const { after, summary, ...rest } = doc;
+  const schema = doc.body;
+  const limit = ctx.config.MAX_BODY_BYTES;
+  const act = async (event: H3Event): Promise<HTTPResponse> => {
+    const key = await requireKey(event, ctx);
+    return idempotent(event, ctx, key, async () => handle(await readBody(event, schema, limit), key, event));
+  };
+  router.post(path, after ? async (event) => after(await act(event)) : act, { summary, auth: 'key', ...rest });
 }

@@ -15,7 +15,7 @@ import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { idempotent } from '../idempotency.ts';
-import { actProblem, commitAct } from '../act.ts';
+import { actProblem, commitAct, keyedAct } from '../act.ts';
 import { haltUnlessAnsweredWithin } from './halt.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
@@ -118,34 +118,26 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     }),
   { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
 
-  router.post('/v1/act', async (event) => {
-    const caller = await keyed(event);
-    return idempotent(event, ctx, caller.key!, async () => {
-      const body = await readBody(event, actRequest, limit);
-      return governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply);
-    });
-  }, { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', auth: 'key', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } });
+  keyedAct(router, ctx, '/v1/act', { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event) =>
+    governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply),
+  );
 
-  router.post('/v1/classify', async (event) => {
-    const key = await requireKey(event, ctx);
-    return idempotent(event, ctx, key, async () => {
-      const body = await readBody(event, classifyRequest, limit);
-      const c = classify(body);
-      const receipt = sealedReceipt(ctx, {
-        kind: 'classify',
-        decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED',
-        key_id: key.id,
-        fingerprint: fingerprint(body),
-        data: { ...c },
-      });
-      return commitAct(event, ctx, key, {
-        decide: () => ({
-          writes: { receipt, charges: [{ keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify') }] },
-          reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
-        }),
-      });
+  keyedAct(router, ctx, '/v1/classify', { summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event) => {
+    const c = classify(body);
+    const receipt = sealedReceipt(ctx, {
+      kind: 'classify',
+      decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED',
+      key_id: key.id,
+      fingerprint: fingerprint(body),
+      data: { ...c },
     });
-  }, { summary: 'Deterministic act classifier (rules in data) with a signed receipt', auth: 'key', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } });
+    return commitAct(event, ctx, key, {
+      decide: () => ({
+        writes: { receipt, charges: [{ keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify') }] },
+        reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
+      }),
+    });
+  });
 
   // PERMIT / DENY for a fuse and an action, with the reason. A demo: no hop is counted, nothing is charged.
   router.post('/v1/execute-gate/demo', async (event) => {

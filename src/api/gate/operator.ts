@@ -7,7 +7,7 @@
  * exposure (execute-gate PERMITs and pre-finality GOs) and 0.10 USD per hop;
  * its per-act charges count toward that, and the checkout charges the rest.
  */
-import { commitAct } from '../act.ts';
+import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { monthOf } from '../../domain/clear.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
@@ -16,11 +16,8 @@ import { nowIso } from '../../ids.ts';
 import { monthTotals } from '../../ledger/clear.ts';
 import { CHECKOUT_SKU, getCheckout, insertCheckout, monthCharged, monthHops, type CheckoutRow } from '../../ledger/operator.ts';
 import { signReceipt, verifyUrl } from '../../ledger/receipts.ts';
-import { requireKey } from '../auth.ts';
-import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -76,44 +73,41 @@ function closedView(ctx: AppContext, row: CheckoutRow) {
 const checkoutResponse = z.looseObject({ object: z.literal('operator_checkout'), month: z.string(), due_usd: z.string(), checkout_usd: z.string(), charge: chargeSchema, receipt_id: z.string() });
 
 export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/v1/operator/checkout',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const { month } = await readBody(event, checkoutRequest, ctx.config.MAX_BODY_BYTES);
-        if (month >= monthOf()) {
-          throw new Problem({ status: 409, code: 'period_open', title: 'Conflict', detail: `${month} is not closed yet: a month is checked out once it is over`, extra: { month } });
-        }
-        const done = await getCheckout(ctx.ledger.read, key.id, month);
-        if (done) return reply(closedView(ctx, done));
-        const f = await operatorFigures(ctx, ctx.ledger.read, key.id, month);
-        const receipt = await signReceipt(ctx, {
-          kind: 'operator_checkout',
-          decision: 'CHECKED_OUT',
-          subject: month,
-          key_id: key.id,
-          data: checkoutView(month, f.hops, f.exposureMicros, f.checkout),
-        });
-        const row: CheckoutRow = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout, receiptId: receipt.receipt_id, createdAt: nowIso() };
-        return commitAct(event, ctx, key, {
-          run: async (tx) => {
-            // A closed month's figures do not change; the primary key makes the write once.
-            if (!(await insertCheckout(tx, row))) return { writes: {}, reply: reply(closedView(ctx, (await getCheckout(tx, key.id, month))!)) };
-            return { writes: { receipt, charges: [{ keyId: key.id, sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros }] }, reply: reply(closedView(ctx, row), 201) };
-          },
-        });
-      });
-    },
     {
       summary: 'Operator checkout of a closed UTC month (our reading of SPEC 8.3): one production write, once; charges what the formula owes beyond the month\'s per-act charges',
-      auth: 'key',
       tag: 'system',
       body: checkoutRequest,
       response: checkoutResponse,
       responses: { 201: { description: 'The month is checked out (the one write)', schema: checkoutResponse }, 200: { description: 'The month was already checked out: the same checkout', schema: checkoutResponse } },
       problems: [409, 422],
       example: { month: '2026-10' },
+    },
+    async ({ month }, key, event) => {
+      if (month >= monthOf()) {
+        throw new Problem({ status: 409, code: 'period_open', title: 'Conflict', detail: `${month} is not closed yet: a month is checked out once it is over`, extra: { month } });
+      }
+      const done = await getCheckout(ctx.ledger.read, key.id, month);
+      if (done) return reply(closedView(ctx, done));
+      const f = await operatorFigures(ctx, ctx.ledger.read, key.id, month);
+      const receipt = await signReceipt(ctx, {
+        kind: 'operator_checkout',
+        decision: 'CHECKED_OUT',
+        subject: month,
+        key_id: key.id,
+        data: checkoutView(month, f.hops, f.exposureMicros, f.checkout),
+      });
+      const row: CheckoutRow = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout, receiptId: receipt.receipt_id, createdAt: nowIso() };
+      return commitAct(event, ctx, key, {
+        run: async (tx) => {
+          // A closed month's figures do not change; the primary key makes the write once.
+          if (!(await insertCheckout(tx, row))) return { writes: {}, reply: reply(closedView(ctx, (await getCheckout(tx, key.id, month))!)) };
+          return { writes: { receipt, charges: [{ keyId: key.id, sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros }] }, reply: reply(closedView(ctx, row), 201) };
+        },
+      });
     },
   );
 }

@@ -61,7 +61,7 @@ import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { callerOf, fuseIdSchema, visibleFuse, visibleIn, type Caller } from './governed.ts';
-import { commitAct } from '../act.ts';
+import { commitAct, keyedAct } from '../act.ts';
 import { stateChangedProblem } from '../stale-retry.ts';
 
 // ---------------------------------------------------------------- schemas
@@ -411,7 +411,6 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
 
 export function registerPasRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
-  const keyed = async (event: H3Event) => callerOf(await requireKey(event, ctx));
   const publicCaller = async (event: H3Event) => {
     await enforceDemoRateLimit(event, ctx);
     return callerOf(undefined);
@@ -465,15 +464,12 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
   transition('charge', 'LIVE', CHARGEABLE_LICENSE_STATES);
   transition('dead', 'DEAD', ['UNSIGNED', 'LIVE', 'ARMED', 'DEAD']);
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/v1/pas/pas-a/pre-bind',
-    async (event) => {
-      const caller = await keyed(event);
-      return idempotent(event, ctx, caller.key!, async () => preBindA(event, ctx, caller, await readBody(event, preBindARequest, limit)));
-    },
     {
       summary: 'PAS-A pre-bind: hop, then a bind-only ticket (200), a raised manual-underwriting issue (HOLD 409) or BLOCK (403) for a job already bound; bind-and-issue is never granted',
-      auth: 'key',
       tag: 'pas',
       body: preBindARequest,
       response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } },
@@ -481,17 +477,15 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' } },
     },
+    (b, key, event) => preBindA(event, ctx, callerOf(key), b),
   );
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/v1/pas/bind-ticket/redeem',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => redeem(event, ctx, key, await readBody(event, redeemRequest, limit)));
-    },
     {
       summary: `Consume a single-use bind ticket for the write it is bound to; HALT (409) with reason ${HALT_REASONS.join(', ')}`,
-      auth: 'key',
       tag: 'pas',
       body: redeemRequest,
       response: decisionResponse, responses: { 409: { description: 'HALT: the ticket was not consumed; do not forward the write', schema: decisionResponse } },
@@ -499,6 +493,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { ticket_id: 'bt_…', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' }, now: '2026-11-22T10:00:00Z' },
     },
+    (b, key, event) => redeem(event, ctx, key, b),
   );
 
   router.get(
@@ -519,13 +514,12 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     { summary: 'Exclusion proof (our extension): the job has no redeemed spend leaf, or has one, by a sparse Merkle path (bitmap and non-empty siblings) against a signed tree head', auth: 'key', tag: 'pas', query: jobQuery, response: exclusionResponse },
   );
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/v1/pas/bind-check',
-    async (event) => {
-      const caller = await keyed(event);
-      return idempotent(event, ctx, caller.key!, async () => bindCheck(event, ctx, caller, await readBody(event, bindCheckRequest, limit)));
-    },
-    { summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', auth: 'key', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', job_id: 'job_1042' } },
+    { summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', job_id: 'job_1042' } },
+    (b, key, event) => bindCheck(event, ctx, callerOf(key), b),
   );
 
   router.get(
@@ -551,24 +545,20 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     { summary: 'On-request examiner appendix: job_id, verify_url and the receipts of the job; not the regulatory filing', auth: 'key', tag: 'pas', query: jobQuery, response: appendixResponse, problems: [404] },
   );
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/v1/pas/pas-b/pre-bind',
-    async (event) => {
-      const caller = await keyed(event);
-      return idempotent(event, ctx, caller.key!, async () => preBindB(event, ctx, caller, await readBody(event, preBindBRequest, limit)));
-    },
-    { summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', auth: 'key', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
+    { summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
+    (b, key, event) => preBindB(event, ctx, callerOf(key), b),
   );
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/v1/pas/mga-authority',
-    async (event) => {
-      const caller = await keyed(event);
-      return idempotent(event, ctx, caller.key!, async () => authority(event, ctx, caller, await readBody(event, authorityRequest, limit)));
-    },
     {
       summary: 'Delegated-authority check: hop plus the premium, line and state limits of a grant; ALLOW (200) or BLOCK (403) naming the failed limits',
-      auth: 'key',
       tag: 'pas',
       body: authorityRequest,
       response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } },
@@ -576,6 +566,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_…', grant_id: 'auth_…', premium: '12500.00', line: 'cyber', state: 'CA' },
     },
+    (b, key, event) => authority(event, ctx, callerOf(key), b),
   );
 
   // Public demos on drill data (fuse_drill_live/dead, lic_drill_live/dead, auth_drill): never charged, rate limited.

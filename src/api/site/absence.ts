@@ -10,7 +10,7 @@
  * by the service key) whose payload carries the tree head {size, root}: the
  * signed head the proof is checked against.
  */
-import { commitAct } from '../act.ts';
+import { commitAct, keyedAct } from '../act.ts';
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -22,10 +22,8 @@ import { proofFromJson, proofToJson, verifySortedProof, type SortedProofJson } f
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { manifestsOf } from '../../ledger/astl.ts';
 import { signReceipt } from '../../ledger/receipts.ts';
-import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -67,65 +65,62 @@ const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/absence/witness',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const body = await readBody(event, witnessRequest, limit);
-        let surface: Record<string, unknown>;
-        let kinds: readonly string[];
-        if (body.entity) {
-          const [m] = await manifestsOf(ctx.ledger.read, body.entity, 1);
-          if (!m) throw notFound(`no manifest is published for ${body.entity}`, 'unknown_entity');
-          kinds = m.act_kinds;
-          surface = { source: 'astl', entity: m.entity, version: m.version, manifest_id: m.manifest_id, astl_index: m.log_index };
-        } else if (body.preset) {
-          kinds = SURFACE_PRESETS[body.preset]!;
-          surface = { source: 'preset', preset: body.preset };
-        } else {
-          kinds = body.act_kinds!;
-          surface = { source: 'inline' };
-        }
-        const tree = surfaceTree(kinds);
-        const proof = tree.prove(enc(body.act_kind));
-        const head = { tree_size: tree.size, root: Buffer.from(tree.root()).toString('base64') };
-        const absent = !proof.present;
-        const receipt = await signReceipt(ctx, {
-          kind: 'absence_witness',
-          decision: absent ? 'ABSENT' : 'PRESENT',
-          subject: body.entity ?? (body.preset ? `preset:${body.preset}` : undefined),
-          key_id: key.id,
-          data: { act_kind: body.act_kind, surface: { ...surface, ...head } },
-        });
-        const amount = witnessMicros();
-        return commitAct(event, ctx, key, {
-          decide: () => ({
-            writes: { receipt, charges: [{ keyId: key.id, sku: WITNESS_SKU, amountMicros: amount }] },
-            reply: reply({
-            witness_id: receipt.receipt_id,
-            act_kind: body.act_kind,
-            absent,
-            surface: { ...surface, ...head },
-            proof: proofToJson(proof, dec),
-            witness: receipt.jws,
-            verify_url: receipt.verify_url,
-            standard_verify_url: `${ctx.config.SITE_URL}/standards/absence-ledger/verify`,
-            charge: chargeView({ sku: WITNESS_SKU, amountMicros: amount }),
-            }),
-          }),
-        });
-      });
-    },
     {
       summary: 'Issue a signed non-membership witness: the act kind is not on the declared surface (sorted Merkle proof against a signed head)',
-      auth: 'key',
       tag: 'absence',
       body: witnessRequest,
       response: z.object({ witness_id: z.string(), act_kind: z.string(), absent: z.boolean(), surface: z.looseObject({}), proof: sortedProofSchema, witness: z.string(), verify_url: z.string(), standard_verify_url: z.string(), charge: chargeSchema }),
       problems: [404, 409, 422],
       charges: [WITNESS_SKU],
       example: { act_kind: 'wire', preset: 'hiring' },
+    },
+    async (body, key, event) => {
+      let surface: Record<string, unknown>;
+      let kinds: readonly string[];
+      if (body.entity) {
+        const [m] = await manifestsOf(ctx.ledger.read, body.entity, 1);
+        if (!m) throw notFound(`no manifest is published for ${body.entity}`, 'unknown_entity');
+        kinds = m.act_kinds;
+        surface = { source: 'astl', entity: m.entity, version: m.version, manifest_id: m.manifest_id, astl_index: m.log_index };
+      } else if (body.preset) {
+        kinds = SURFACE_PRESETS[body.preset]!;
+        surface = { source: 'preset', preset: body.preset };
+      } else {
+        kinds = body.act_kinds!;
+        surface = { source: 'inline' };
+      }
+      const tree = surfaceTree(kinds);
+      const proof = tree.prove(enc(body.act_kind));
+      const head = { tree_size: tree.size, root: Buffer.from(tree.root()).toString('base64') };
+      const absent = !proof.present;
+      const receipt = await signReceipt(ctx, {
+        kind: 'absence_witness',
+        decision: absent ? 'ABSENT' : 'PRESENT',
+        subject: body.entity ?? (body.preset ? `preset:${body.preset}` : undefined),
+        key_id: key.id,
+        data: { act_kind: body.act_kind, surface: { ...surface, ...head } },
+      });
+      const amount = witnessMicros();
+      return commitAct(event, ctx, key, {
+        decide: () => ({
+          writes: { receipt, charges: [{ keyId: key.id, sku: WITNESS_SKU, amountMicros: amount }] },
+          reply: reply({
+          witness_id: receipt.receipt_id,
+          act_kind: body.act_kind,
+          absent,
+          surface: { ...surface, ...head },
+          proof: proofToJson(proof, dec),
+          witness: receipt.jws,
+          verify_url: receipt.verify_url,
+          standard_verify_url: `${ctx.config.SITE_URL}/standards/absence-ledger/verify`,
+          charge: chargeView({ sku: WITNESS_SKU, amountMicros: amount }),
+          }),
+        }),
+      });
     },
   );
 

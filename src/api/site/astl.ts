@@ -6,7 +6,7 @@
  *   GET  /api/v1/astl/log.json  public              the append-only feed, paged, newest checkpoint included
  *   GET  /api/v1/astl/scale     public              illustrative projection
  */
-import { commitAct } from '../act.ts';
+import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
@@ -19,10 +19,8 @@ import { ASTL_LOG, appendManifest, entityHead, findManifest, leafBytes, manifest
 import { logSize } from '../../ledger/log.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { sealedReceipt } from '../../ledger/receipts.ts';
-import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -88,64 +86,12 @@ function publicManifest(m: StoredManifest) {
 export function registerAstlRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/astl/publish',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      const res = await idempotent(event, ctx, key, async () => {
-        const body = await readBody(event, astlPublishRequest, limit);
-        const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
-        const owner = await entityHead(ctx.ledger.read, body.entity);
-        if (owner && owner.key_id !== ownerId(key)) throw entityOwned(body.entity);
-        const manifestId = newId('mfst');
-        const surfaceRoot = b64(surfaceTree(kinds).root());
-        const receipt = sealedReceipt(ctx, {
-          kind: 'astl_publish',
-          decision: 'PUBLISHED',
-          subject: body.entity,
-          key_id: key.id,
-          data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot },
-        });
-        const amount = tollMicros('astl_publish');
-        return commitAct(event, ctx, key, {
-          run: async (tx) => {
-            // The version is taken under the write lock: two publishes of one entity get consecutive versions.
-            const head = await entityHead(tx, body.entity);
-            if (head && head.key_id !== ownerId(key)) throw entityOwned(body.entity);
-            const leaf: ManifestLeaf = {
-              type: 'astl.manifest',
-              manifest_id: manifestId,
-              entity: body.entity,
-              version: (head?.version ?? 0) + 1,
-              act_kinds: kinds,
-              surface_root: surfaceRoot,
-              published_at: nowIso(),
-            };
-            const { index, leafHash: lh } = await appendManifest(tx, leaf, ownerId(key), receipt.receipt_id);
-            const proof = await proofAt(ctx, tx, ASTL_LOG, index);
-            return {
-              writes: { receipt, charges: [{ keyId: key.id, sku: 'astl_publish', amountMicros: amount }] },
-              reply: reply(
-                {
-                  manifest: leaf,
-                  index,
-                  leaf_hash: b64(lh),
-                  ...proof,
-                  receipt_id: receipt.receipt_id,
-                  verify_url: receipt.verify_url,
-                  charge: chargeView({ sku: 'astl_publish', amountMicros: amount }),
-                },
-                201,
-              ),
-            };
-          },
-        });
-      });
-      return withCheckpointNotes(ctx, res);
-    },
     {
       summary: 'Publish an attempt-surface manifest to the ASTL before bind; answers its index, leaf hash, inclusion proof and signed checkpoint',
-      auth: 'key',
       tag: 'astl',
       body: astlPublishRequest,
       response: astlPublishResponse,
@@ -153,6 +99,55 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       problems: [403, 409, 422],
       charges: ['astl_publish'],
       example: { entity: 'agent:acme-buyer', preset: 'agentic' },
+      after: (res) => withCheckpointNotes(ctx, res),
+    },
+    async (body, key, event) => {
+      const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
+      const owner = await entityHead(ctx.ledger.read, body.entity);
+      if (owner && owner.key_id !== ownerId(key)) throw entityOwned(body.entity);
+      const manifestId = newId('mfst');
+      const surfaceRoot = b64(surfaceTree(kinds).root());
+      const receipt = sealedReceipt(ctx, {
+        kind: 'astl_publish',
+        decision: 'PUBLISHED',
+        subject: body.entity,
+        key_id: key.id,
+        data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot },
+      });
+      const amount = tollMicros('astl_publish');
+      return commitAct(event, ctx, key, {
+        run: async (tx) => {
+          // The version is taken under the write lock: two publishes of one entity get consecutive versions.
+          const head = await entityHead(tx, body.entity);
+          if (head && head.key_id !== ownerId(key)) throw entityOwned(body.entity);
+          const leaf: ManifestLeaf = {
+            type: 'astl.manifest',
+            manifest_id: manifestId,
+            entity: body.entity,
+            version: (head?.version ?? 0) + 1,
+            act_kinds: kinds,
+            surface_root: surfaceRoot,
+            published_at: nowIso(),
+          };
+          const { index, leafHash: lh } = await appendManifest(tx, leaf, ownerId(key), receipt.receipt_id);
+          const proof = await proofAt(ctx, tx, ASTL_LOG, index);
+          return {
+            writes: { receipt, charges: [{ keyId: key.id, sku: 'astl_publish', amountMicros: amount }] },
+            reply: reply(
+              {
+                manifest: leaf,
+                index,
+                leaf_hash: b64(lh),
+                ...proof,
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+                charge: chargeView({ sku: 'astl_publish', amountMicros: amount }),
+              },
+              201,
+            ),
+          };
+        },
+      });
     },
   );
 

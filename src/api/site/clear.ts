@@ -4,7 +4,7 @@
  * The decision rule is src/domain/clear.ts; refusals are metered as NAP.
  */
 import { hopLimitProblem } from '../hop-limit.ts';
-import { commitAct } from '../act.ts';
+import { commitAct, keyedAct } from '../act.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -17,9 +17,8 @@ import { signReceipt } from '../../ledger/receipts.ts';
 import { usage } from '../../ledger/meter.ts';
 import { nowIso } from '../../ids.ts';
 import { requireKey } from '../auth.ts';
-import { readBody, readQuery } from '../body.ts';
+import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, visibleFuse, type Action } from '../gate/governed.ts';
@@ -208,18 +207,12 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
   const gateProblems = [402, 404, 409, 422];
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/execute-gate',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, executeGateRequest, limit);
-        return gateAct(event, ctx, key, { vertical: 'agents', fuseId: b.fuse_id, action: b.action, ...gateOptions(b) });
-      });
-    },
     {
       summary: 'PERMIT / DENY / HOLD / SILENCE for an agent act against one of your fuses; refusals are metered as NAP hold',
-      auth: 'key',
       tag: 'clear',
       body: executeGateRequest,
       response: executeGateResponse,
@@ -227,21 +220,17 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_…', action: { kind: 'pay' }, exposure_usd: '1250.00', hold_above_usd: '10000.00' },
     },
+    async (b, key, event) => {
+      return gateAct(event, ctx, key, { vertical: 'agents', fuseId: b.fuse_id, action: b.action, ...gateOptions(b) });
+    },
   );
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/execute-gate/bind',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, executeGateBindRequest, limit);
-        const action = { kind: b.bind.kind, policy_ref: b.bind.policy_ref, ...(b.bind.line ? { line: b.bind.line } : {}) };
-        return gateAct(event, ctx, key, { vertical: 'bind_gate', fuseId: b.fuse_id, action, ...gateOptions(b) });
-      });
-    },
     {
       summary: 'The execute gate for a policy bind (bind_gate vertical): PERMIT / DENY / HOLD / SILENCE before the bind',
-      auth: 'key',
       tag: 'clear',
       body: executeGateBindRequest,
       response: executeGateResponse,
@@ -249,51 +238,52 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_…', bind: { policy_ref: 'POL-2026-0042' }, exposure_usd: '2500000.00' },
     },
+    async (b, key, event) => {
+      const action = { kind: b.bind.kind, policy_ref: b.bind.policy_ref, ...(b.bind.line ? { line: b.bind.line } : {}) };
+      return gateAct(event, ctx, key, { vertical: 'bind_gate', fuseId: b.fuse_id, action, ...gateOptions(b) });
+    },
   );
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/restraint',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, restraintRequest, limit);
-        if (b.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), b.fuse_id);
-        const charge = toll('restraint', true);
-        return meteredWrite(
-          event,
-          ctx,
-          key,
-          {
-            kind: 'restraint',
-            decision: b.decision,
-            subject: b.fuse_id ?? b.subject_ref,
-            fingerprint: fingerprint({ subject_ref: b.subject_ref, act_kind: b.act_kind }),
-            data: { vertical: 'hiring', subject_ref: b.subject_ref, act_kind: b.act_kind, reason: b.reason, requested_sku: b.sku },
-          },
-          [charge],
-          async (_tx, receipt) =>
-            reply({
-              restraint_id: receipt.receipt_id,
-              decision: b.decision,
-              act_kind: b.act_kind,
-              subject_ref: b.subject_ref,
-              sku: 'restraint',
-              requested_sku: b.sku,
-              charge: chargeView(charge),
-              ...receiptFields(receipt),
-            }),
-        );
-      });
-    },
     {
       summary: 'Records a restraint (an act not taken, e.g. a hiring decision held) as a sealed NAP receipt; restraint_call is its legacy alias',
-      auth: 'key',
       tag: 'clear',
       body: restraintRequest,
       response: restraintResponse,
       problems: [404, 409, 422],
       charges: ['restraint'],
       example: { subject_ref: 'req-118/cand-7', act_kind: 'reject_candidate', decision: 'HOLD', reason: 'adverse-action review pending' },
+    },
+    async (b, key, event) => {
+      if (b.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), b.fuse_id);
+      const charge = toll('restraint', true);
+      return meteredWrite(
+        event,
+        ctx,
+        key,
+        {
+          kind: 'restraint',
+          decision: b.decision,
+          subject: b.fuse_id ?? b.subject_ref,
+          fingerprint: fingerprint({ subject_ref: b.subject_ref, act_kind: b.act_kind }),
+          data: { vertical: 'hiring', subject_ref: b.subject_ref, act_kind: b.act_kind, reason: b.reason, requested_sku: b.sku },
+        },
+        [charge],
+        async (_tx, receipt) =>
+          reply({
+            restraint_id: receipt.receipt_id,
+            decision: b.decision,
+            act_kind: b.act_kind,
+            subject_ref: b.subject_ref,
+            sku: 'restraint',
+            requested_sku: b.sku,
+            charge: chargeView(charge),
+            ...receiptFields(receipt),
+          }),
+      );
     },
   );
 

@@ -9,10 +9,9 @@ import { CATEGORY_IDS, ConformityRefusal, buildPack, packHash } from '../../doma
 import { newId, nowIso } from '../../ids.ts';
 import { findConformityPack, insertConformityPack } from '../../ledger/conformity.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
+import { keyedAct } from '../act.ts';
 import { requireKey } from '../auth.ts';
-import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -50,38 +49,12 @@ export function receiptsLogUrls(ctx: AppContext): { entries_url: string; checkpo
 }
 
 export function registerConformityRoutes(router: Router, ctx: AppContext): void {
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/conformity/generate',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, generateRequest, ctx.config.MAX_BODY_BYTES);
-        let pack;
-        try {
-          pack = buildPack({ ...b, generated_at: nowIso(), log: receiptsLogUrls(ctx) });
-        } catch (e) {
-          if (e instanceof ConformityRefusal) throw new Problem({ status: 422, code: e.code, title: 'Unprocessable content', detail: e.message });
-          throw e;
-        }
-        const hash = packHash(pack);
-        const packId = newId('cpk');
-        const charge = toll('conformity_pack');
-        return meteredWrite(
-          event,
-          ctx,
-          key,
-          { kind: 'conformity_pack', decision: 'SEALED', subject: packId, fingerprint: hash, data: { category_id: b.category_id, open_controls: pack.open_controls } },
-          [charge],
-          async (tx, receipt) => {
-            await insertConformityPack(tx, { id: packId, keyId: key.id, categoryId: b.category_id, packHash: hash, receiptId: receipt.receipt_id, createdAt: pack.generated_at, pack });
-            return reply({ pack_id: packId, pack, pack_hash: hash, charge: chargeView(charge), ...receiptFields(receipt) });
-          },
-        );
-      });
-    },
     {
       summary: 'Generates a sealed AI Act conformity pack for one category: Annex III category, Art 12 record-keeping envelope, risk controls (evidenced or open), technical-file scaffold',
-      auth: 'key',
       tag: 'foundry',
       body: generateRequest,
       response: generateResponse,
@@ -92,6 +65,29 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
         system: { name: 'Underwriting assistant', version: '2.1.0', provider: 'Example Insurer SE', intended_purpose: 'Scores life-insurance applications for a human underwriter' },
         evidence: { 'actuarial review': 'doc-2026-114' },
       },
+    },
+    async (b, key, event) => {
+      let pack;
+      try {
+        pack = buildPack({ ...b, generated_at: nowIso(), log: receiptsLogUrls(ctx) });
+      } catch (e) {
+        if (e instanceof ConformityRefusal) throw new Problem({ status: 422, code: e.code, title: 'Unprocessable content', detail: e.message });
+        throw e;
+      }
+      const hash = packHash(pack);
+      const packId = newId('cpk');
+      const charge = toll('conformity_pack');
+      return meteredWrite(
+        event,
+        ctx,
+        key,
+        { kind: 'conformity_pack', decision: 'SEALED', subject: packId, fingerprint: hash, data: { category_id: b.category_id, open_controls: pack.open_controls } },
+        [charge],
+        async (tx, receipt) => {
+          await insertConformityPack(tx, { id: packId, keyId: key.id, categoryId: b.category_id, packHash: hash, receiptId: receipt.receipt_id, createdAt: pack.generated_at, pack });
+          return reply({ pack_id: packId, pack, pack_hash: hash, charge: chargeView(charge), ...receiptFields(receipt) });
+        },
+      );
     },
   );
 

@@ -8,10 +8,8 @@ import { fingerprint } from '../../crypto/canonical.ts';
 import { DepositoryRefusal, GENESIS, applyEvent, chainHash, type DepositoryEvent } from '../../domain/depository.ts';
 import { nowIso } from '../../ids.ts';
 import { findDepositoryAsset, recordDepositoryAttestation } from '../../ledger/depository.ts';
-import { requireKey } from '../auth.ts';
-import { readBody } from '../body.ts';
+import { keyedAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -58,75 +56,72 @@ export const attestResponse = z.object({
 });
 
 export function registerDepositoryRoutes(router: Router, ctx: AppContext): void {
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/depository/attest',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, attestRequest, ctx.config.MAX_BODY_BYTES);
-        const ev: DepositoryEvent = {
-          event_type: b.event_type,
-          attested_custody_units: b.attested_custody_units,
-          ...('units' in b ? { units: b.units } : {}),
-          ...(b.event_type === 'tokenize' && b.custodian ? { to_custodian: b.custodian } : {}),
-          ...(b.event_type === 'mint' ? { custody_ref: b.custody_ref } : {}),
-          ...(b.event_type === 'corporate_action' ? { action: b.action, split_ratio: b.split_ratio } : {}),
-          ...(b.event_type === 'custody_transfer' ? { to_custodian: b.to_custodian, from_custodian: b.from_custodian } : {}),
-        };
-        for (let attempt = 0; ; attempt++) {
-          const before = await findDepositoryAsset(ctx.ledger.read, key.id, b.asset_id);
-          let after;
-          try {
-            after = applyEvent(before, ev);
-          } catch (e) {
-            if (!(e instanceof DepositoryRefusal)) throw e;
-            throw new Problem({ status: e.code === 'unknown_asset' ? 404 : 409, code: e.code, title: e.code === 'unknown_asset' ? 'Not found' : 'Conflict', detail: e.message });
-          }
-          const seq = (before?.seq ?? 0) + 1;
-          const prev = before?.chain_hash ?? GENESIS;
-          const chain = chainHash(prev, { ...b, seq });
-          const charge = toll('dtcc_attest');
-          const view = (t: { custody_units: number; token_supply: number; custodian: string | null }) => ({ custody_units: t.custody_units, token_supply: t.token_supply, custodian: t.custodian });
-          try {
-            return await meteredWrite(
-              event,
-              ctx,
-              key,
-              { kind: 'depository_attest', decision: 'ATTESTED', subject: b.asset_id, fingerprint: fingerprint(b), data: { event: b, seq, chain_hash: chain, prev_hash: prev, after: view(after) } },
-              [charge],
-              async (tx, receipt) => {
-                const now = await findDepositoryAsset(tx, key.id, b.asset_id);
-                if ((now?.seq ?? 0) !== (before?.seq ?? 0)) throw new StateChanged();
-                await recordDepositoryAttestation(tx, { keyId: key.id, assetId: b.asset_id, eventType: b.event_type, twin: { ...after, seq, chain_hash: chain }, receiptId: receipt.receipt_id, at: nowIso() });
-                return reply({
-                  attestation_id: receipt.receipt_id,
-                  asset_id: b.asset_id,
-                  event_type: b.event_type,
-                  before: view(before ?? { custody_units: 0, token_supply: 0, custodian: null }),
-                  after: view(after),
-                  parity: { holds: true, custody_units: after.custody_units, token_supply: after.token_supply },
-                  chain: { seq, prev_hash: prev, chain_hash: chain, rule: 'chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of the request with its seq)), chain_0 = 32 zero bytes' },
-                  charge: chargeView(charge),
-                  ...receiptFields(receipt),
-                });
-              },
-            );
-          } catch (e) {
-            if (retryIfStale(e, attempt)) continue;
-            throw e;
-          }
-        }
-      });
-    },
     {
       summary: 'Attests a depository event (tokenize, mint, burn, corporate_action, custody_transfer) on a tokenized twin; custody units and token supply stay equal (parity), each event extends the asset hash chain',
-      auth: 'key',
       tag: 'foundry',
       body: attestRequest,
       response: attestResponse,
       problems: [404, 409, 422],
       charges: ['dtcc_attest'],
       example: { event_type: 'tokenize', asset_id: 'US0378331005', units: 1000, custodian: 'custodian-a' },
+    },
+    async (b, key, event) => {
+      const ev: DepositoryEvent = {
+        event_type: b.event_type,
+        attested_custody_units: b.attested_custody_units,
+        ...('units' in b ? { units: b.units } : {}),
+        ...(b.event_type === 'tokenize' && b.custodian ? { to_custodian: b.custodian } : {}),
+        ...(b.event_type === 'mint' ? { custody_ref: b.custody_ref } : {}),
+        ...(b.event_type === 'corporate_action' ? { action: b.action, split_ratio: b.split_ratio } : {}),
+        ...(b.event_type === 'custody_transfer' ? { to_custodian: b.to_custodian, from_custodian: b.from_custodian } : {}),
+      };
+      for (let attempt = 0; ; attempt++) {
+        const before = await findDepositoryAsset(ctx.ledger.read, key.id, b.asset_id);
+        let after;
+        try {
+          after = applyEvent(before, ev);
+        } catch (e) {
+          if (!(e instanceof DepositoryRefusal)) throw e;
+          throw new Problem({ status: e.code === 'unknown_asset' ? 404 : 409, code: e.code, title: e.code === 'unknown_asset' ? 'Not found' : 'Conflict', detail: e.message });
+        }
+        const seq = (before?.seq ?? 0) + 1;
+        const prev = before?.chain_hash ?? GENESIS;
+        const chain = chainHash(prev, { ...b, seq });
+        const charge = toll('dtcc_attest');
+        const view = (t: { custody_units: number; token_supply: number; custodian: string | null }) => ({ custody_units: t.custody_units, token_supply: t.token_supply, custodian: t.custodian });
+        try {
+          return await meteredWrite(
+            event,
+            ctx,
+            key,
+            { kind: 'depository_attest', decision: 'ATTESTED', subject: b.asset_id, fingerprint: fingerprint(b), data: { event: b, seq, chain_hash: chain, prev_hash: prev, after: view(after) } },
+            [charge],
+            async (tx, receipt) => {
+              const now = await findDepositoryAsset(tx, key.id, b.asset_id);
+              if ((now?.seq ?? 0) !== (before?.seq ?? 0)) throw new StateChanged();
+              await recordDepositoryAttestation(tx, { keyId: key.id, assetId: b.asset_id, eventType: b.event_type, twin: { ...after, seq, chain_hash: chain }, receiptId: receipt.receipt_id, at: nowIso() });
+              return reply({
+                attestation_id: receipt.receipt_id,
+                asset_id: b.asset_id,
+                event_type: b.event_type,
+                before: view(before ?? { custody_units: 0, token_supply: 0, custodian: null }),
+                after: view(after),
+                parity: { holds: true, custody_units: after.custody_units, token_supply: after.token_supply },
+                chain: { seq, prev_hash: prev, chain_hash: chain, rule: 'chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of the request with its seq)), chain_0 = 32 zero bytes' },
+                charge: chargeView(charge),
+                ...receiptFields(receipt),
+              });
+            },
+          );
+        } catch (e) {
+          if (retryIfStale(e, attempt)) continue;
+          throw e;
+        }
+      }
     },
   );
 }

@@ -13,10 +13,10 @@ import { insertFoundryRun, latestTenantRun, tenantRunCounts } from '../../ledger
 import { readSession } from '../../ledger/inference.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
 import { recentFires } from '../../ledger/triggers.ts';
+import { keyedAct } from '../act.ts';
 import { requireKey } from '../auth.ts';
-import { readBody, readQuery } from '../body.ts';
+import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -100,40 +100,12 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
 
   const policy = oraclePolicy(ctx.config);
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/foundry/pipeline/run',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, pipelineRequest, ctx.config.MAX_BODY_BYTES);
-        let inference;
-        if (b.inference_session_id !== undefined) {
-          const session = await readSession(ctx.ledger.read, key.id, b.inference_session_id);
-          inference = session ? { session_id: b.inference_session_id, size: session.size, root: session.root } : null;
-        }
-        const at = nowIso();
-        const run = runPipeline(
-          { ...b, inference },
-          { oraclePolicy: policy, generatedAt: at, log: receiptsLogUrls(ctx) },
-        );
-        const runId = newId('run');
-        const charge = toll('foundry_pipeline');
-        return meteredWrite(
-          event,
-          ctx,
-          key,
-          { kind: 'foundry_pipeline', decision: run.status.toUpperCase(), subject: b.tenant_id, fingerprint: fingerprint(run), data: { run_id: runId, steps: run.steps.map((s) => `${s.layer}:${s.status}`) } },
-          [charge],
-          async (tx, receipt) => {
-            await insertFoundryRun(tx, { id: runId, keyId: key.id, tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at });
-            return reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: chargeView(charge), ...receiptFields(receipt) });
-          },
-        );
-      });
-    },
     {
       summary: 'Runs the foundry attach flow (steps 1 to 9) for a tenant as a sealed rehearsal: each step computed with its endpoint\'s rules and reported done, skipped or held, with the endpoint that performs it',
-      auth: 'key',
       tag: 'foundry',
       body: pipelineRequest,
       response: pipelineResponse,
@@ -151,6 +123,31 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         exposure_usd: '250000.00',
         asset: { asset_id: 'US0378331005', units: 1000, custodian: 'custodian-a' },
       },
+    },
+    async (b, key, event) => {
+      let inference;
+      if (b.inference_session_id !== undefined) {
+        const session = await readSession(ctx.ledger.read, key.id, b.inference_session_id);
+        inference = session ? { session_id: b.inference_session_id, size: session.size, root: session.root } : null;
+      }
+      const at = nowIso();
+      const run = runPipeline(
+        { ...b, inference },
+        { oraclePolicy: policy, generatedAt: at, log: receiptsLogUrls(ctx) },
+      );
+      const runId = newId('run');
+      const charge = toll('foundry_pipeline');
+      return meteredWrite(
+        event,
+        ctx,
+        key,
+        { kind: 'foundry_pipeline', decision: run.status.toUpperCase(), subject: b.tenant_id, fingerprint: fingerprint(run), data: { run_id: runId, steps: run.steps.map((s) => `${s.layer}:${s.status}`) } },
+        [charge],
+        async (tx, receipt) => {
+          await insertFoundryRun(tx, { id: runId, keyId: key.id, tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at });
+          return reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: chargeView(charge), ...receiptFields(receipt) });
+        },
+      );
     },
   );
 

@@ -13,6 +13,7 @@ import { getReceipt } from '../../ledger/receipts.ts';
 import { receiptVisibleTo } from '../../ledger/accounts.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { DATA } from '../../catalog/catalogs.ts';
+import { keyedAct } from '../act.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -95,59 +96,56 @@ const unprocessable = (code: string, detail: string) => new Problem({ status: 42
 export function registerNapRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/tcb/counterfactual-replay',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, replayRequest, limit);
-        const original = await getReceipt(ctx.ledger.read, b.receipt_id);
-        // Another key's receipt is answered like a missing one.
-        if (!original || !(await receiptVisibleTo(ctx.ledger.read, original.payload.key_id, key))) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
-        let src;
-        try {
-          src = replaySource(original.payload.kind, original.payload.decision, original.payload.data);
-        } catch (e) {
-          if (e instanceof NotReplayable) throw unprocessable('not_replayable', e.message);
-          throw e;
-        }
-        const a = b.assume;
-        const { facts, outcome } = replay(src, {
-          ...(a.state ? { state: a.state } : {}),
-          ...(a.in_surface !== undefined ? { in_surface: a.in_surface } : {}),
-          ...(a.exposure_usd ? { exposure_micros: usdToMicros(a.exposure_usd) } : {}),
-          ...(a.hold_above_usd !== undefined ? { hold_above_micros: a.hold_above_usd === null ? null : usdToMicros(a.hold_above_usd) } : {}),
-          ...(a.review_requested !== undefined ? { review_requested: a.review_requested } : {}),
-        });
-        const charge = toll('ccr', true);
-        const body = {
-          original: { receipt_id: original.receipt_id, kind: original.payload.kind, decision: original.payload.decision, facts: src.facts },
-          rules_version: src.rules_version,
-          assumed: facts,
-          replayed: outcome,
-          would_have_acted: outcome.decision === 'PERMIT',
-          changed: outcome.decision !== original.payload.decision,
-        };
-        return meteredWrite(
-          event,
-          ctx,
-          key,
-          { kind: 'counterfactual_replay', decision: outcome.decision, subject: original.receipt_id, fingerprint: fingerprint(b), data: body },
-          [charge],
-          async (_tx, receipt) =>
-            reply({ replay_id: receipt.receipt_id, ...body, charge: chargeView(charge), ...receiptFields(receipt) }),
-        );
-      });
-    },
     {
       summary: 'Replays a refused act of yours against the rules in force when it was refused (optionally assuming other facts) and seals what would have happened',
-      auth: 'key',
       tag: 'nap',
       body: replayRequest,
       response: replayResponse,
       problems: [404, 409, 422],
       charges: ['ccr'],
       example: { receipt_id: 'rcpt_…', assume: { state: 'LIVE' } },
+    },
+    async (b, key, event) => {
+      const original = await getReceipt(ctx.ledger.read, b.receipt_id);
+      // Another key's receipt is answered like a missing one.
+      if (!original || !(await receiptVisibleTo(ctx.ledger.read, original.payload.key_id, key))) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
+      let src;
+      try {
+        src = replaySource(original.payload.kind, original.payload.decision, original.payload.data);
+      } catch (e) {
+        if (e instanceof NotReplayable) throw unprocessable('not_replayable', e.message);
+        throw e;
+      }
+      const a = b.assume;
+      const { facts, outcome } = replay(src, {
+        ...(a.state ? { state: a.state } : {}),
+        ...(a.in_surface !== undefined ? { in_surface: a.in_surface } : {}),
+        ...(a.exposure_usd ? { exposure_micros: usdToMicros(a.exposure_usd) } : {}),
+        ...(a.hold_above_usd !== undefined ? { hold_above_micros: a.hold_above_usd === null ? null : usdToMicros(a.hold_above_usd) } : {}),
+        ...(a.review_requested !== undefined ? { review_requested: a.review_requested } : {}),
+      });
+      const charge = toll('ccr', true);
+      const body = {
+        original: { receipt_id: original.receipt_id, kind: original.payload.kind, decision: original.payload.decision, facts: src.facts },
+        rules_version: src.rules_version,
+        assumed: facts,
+        replayed: outcome,
+        would_have_acted: outcome.decision === 'PERMIT',
+        changed: outcome.decision !== original.payload.decision,
+      };
+      return meteredWrite(
+        event,
+        ctx,
+        key,
+        { kind: 'counterfactual_replay', decision: outcome.decision, subject: original.receipt_id, fingerprint: fingerprint(b), data: body },
+        [charge],
+        async (_tx, receipt) =>
+          reply({ replay_id: receipt.receipt_id, ...body, charge: chargeView(charge), ...receiptFields(receipt) }),
+      );
     },
   );
 

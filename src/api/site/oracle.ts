@@ -5,7 +5,7 @@
  * it, stored with its meter row (oracle_aggregate) in one transaction. Its
  * aggregate_id can then fire a trigger (POST /api/v1/foundry/trigger/fire).
  */
-import { commitAct } from '../act.ts';
+import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { DATA } from '../../catalog/catalogs.ts';
@@ -17,10 +17,7 @@ import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { insertAggregate } from '../../ledger/oracle.ts';
 import { sealedReceipt } from '../../ledger/receipts.ts';
-import { requireKey } from '../auth.ts';
-import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 
@@ -63,43 +60,12 @@ export function oraclePolicy(c: Config): OraclePolicy {
 
 export function registerOracleRoutes(router: Router, ctx: AppContext): void {
   const policy = oraclePolicy(ctx.config);
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/oracle/aggregate',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const body = await readBody(event, aggregateRequest, ctx.config.MAX_BODY_BYTES);
-        const result = aggregate(body.readings, SOURCES, policy);
-        const id = newId('agg');
-        const receipt = sealedReceipt(ctx, {
-          kind: 'oracle_aggregate',
-          decision: result.status,
-          subject: id,
-          key_id: key.id,
-          data: { metric: body.metric, readings: body.readings, ...result },
-        });
-        const amount = tollMicros('oracle_aggregate');
-        return commitAct(event, ctx, key, {
-          run: async (tx) => {
-            await insertAggregate(tx, { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() }, result);
-            return {
-              writes: { receipt, charges: [{ keyId: key.id, sku: 'oracle_aggregate', amountMicros: amount }] },
-              reply: reply({
-                aggregate_id: id,
-                metric: body.metric,
-                ...result,
-                receipt_id: receipt.receipt_id,
-                verify_url: receipt.verify_url,
-                charge: chargeView({ sku: 'oracle_aggregate', amountMicros: amount }),
-              }),
-            };
-          },
-        });
-      });
-    },
     {
       summary: 'Aggregate oracle readings: weighted trimmed mean with a DISPUTED guard; the result is sealed as a receipt',
-      auth: 'key',
       tag: 'foundry',
       body: aggregateRequest,
       response: aggregateResponse,
@@ -115,6 +81,34 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
           { source_id: 'sealed_reading', value: '150' },
         ],
       },
+    },
+    async (body, key, event) => {
+      const result = aggregate(body.readings, SOURCES, policy);
+      const id = newId('agg');
+      const receipt = sealedReceipt(ctx, {
+        kind: 'oracle_aggregate',
+        decision: result.status,
+        subject: id,
+        key_id: key.id,
+        data: { metric: body.metric, readings: body.readings, ...result },
+      });
+      const amount = tollMicros('oracle_aggregate');
+      return commitAct(event, ctx, key, {
+        run: async (tx) => {
+          await insertAggregate(tx, { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() }, result);
+          return {
+            writes: { receipt, charges: [{ keyId: key.id, sku: 'oracle_aggregate', amountMicros: amount }] },
+            reply: reply({
+              aggregate_id: id,
+              metric: body.metric,
+              ...result,
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+              charge: chargeView({ sku: 'oracle_aggregate', amountMicros: amount }),
+            }),
+          };
+        },
+      });
     },
   );
 }

@@ -9,10 +9,8 @@ import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { GA_DECLARE_TOLL_MICROS, SHARP_TOLL_MICROS, allocateGeneralAverage, allocationCsv, sharpMicros } from '../../domain/orn.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { insertOrnEvent } from '../../ledger/orn.ts';
-import { requireKey } from '../auth.ts';
-import { readBody } from '../body.ts';
+import { keyedAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { chargeView, meteredWrite, receiptFields, type MeterLine } from './metered.ts';
@@ -60,47 +58,13 @@ export const sharpResponse = z.object({
 });
 
 export function registerOrnRoutes(router: Router, ctx: AppContext): void {
-  const limit = ctx.config.MAX_BODY_BYTES;
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/orn/declare',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, gaDeclareRequest, limit);
-        const loss = BigInt(usdToMicros(b.loss_usd));
-        const parties = b.parties.map((p) => ({ party_id: p.party_id, value_micros: BigInt(usdToMicros(p.contributed_value_usd)) }));
-        const alloc = allocateGeneralAverage(loss, parties);
-        const allocations = alloc.map(({ allocation_micros: _, ...a }) => a);
-        const total = parties.reduce((a, p) => a + p.value_micros, 0n);
-        const id = newId('ga');
-        const charge: MeterLine = { sku: 'ga_declare', amountMicros: GA_DECLARE_TOLL_MICROS, nap: false };
-        const body = {
-          declaration_id: id,
-          event_ref: b.event_ref,
-          graph_id: b.graph_id ?? null,
-          loss_usd: formatUsd(loss),
-          contributed_total_usd: formatUsd(total),
-          allocations,
-          export: { format: 'text/csv' as const, filename: `general-average-${id}.csv`, content: allocationCsv(alloc) },
-          charge: chargeView(charge),
-        };
-        return meteredWrite(
-          event,
-          ctx,
-          key,
-          { kind: 'orn_ga_declare', decision: 'DECLARED', subject: b.event_ref, fingerprint: fingerprint(b), data: { declaration_id: id, graph_id: b.graph_id, loss_usd: body.loss_usd, allocations } },
-          [charge],
-          async (tx, receipt) => {
-            await insertOrnEvent(tx, { id, keyId: key.id, kind: 'ga_declare', graphId: b.graph_id ?? null, amountMicros: BigInt(charge.amountMicros), receiptId: receipt.receipt_id, createdAt: nowIso() });
-            return reply({ ...body, ...receiptFields(receipt) });
-          },
-        );
-      });
-    },
     {
       summary: 'General Average declare: allocates a loss pro rata to the parties\' contributed values (exact to the micro-USD), with a CSV export; flat toll',
-      auth: 'key',
       tag: 'orn',
       body: gaDeclareRequest,
       response: gaDeclareResponse,
@@ -108,47 +72,74 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
       charges: ['ga_declare'],
       example: { event_ref: 'incident-42', graph_id: 'swarm-7', loss_usd: '9000.00', parties: [{ party_id: 'planner', contributed_value_usd: '20000' }, { party_id: 'executor', contributed_value_usd: '10000' }] },
     },
+    async (b, key, event) => {
+      const loss = BigInt(usdToMicros(b.loss_usd));
+      const parties = b.parties.map((p) => ({ party_id: p.party_id, value_micros: BigInt(usdToMicros(p.contributed_value_usd)) }));
+      const alloc = allocateGeneralAverage(loss, parties);
+      const allocations = alloc.map(({ allocation_micros: _, ...a }) => a);
+      const total = parties.reduce((a, p) => a + p.value_micros, 0n);
+      const id = newId('ga');
+      const charge: MeterLine = { sku: 'ga_declare', amountMicros: GA_DECLARE_TOLL_MICROS, nap: false };
+      const body = {
+        declaration_id: id,
+        event_ref: b.event_ref,
+        graph_id: b.graph_id ?? null,
+        loss_usd: formatUsd(loss),
+        contributed_total_usd: formatUsd(total),
+        allocations,
+        export: { format: 'text/csv' as const, filename: `general-average-${id}.csv`, content: allocationCsv(alloc) },
+        charge: chargeView(charge),
+      };
+      return meteredWrite(
+        event,
+        ctx,
+        key,
+        { kind: 'orn_ga_declare', decision: 'DECLARED', subject: b.event_ref, fingerprint: fingerprint(b), data: { declaration_id: id, graph_id: b.graph_id, loss_usd: body.loss_usd, allocations } },
+        [charge],
+        async (tx, receipt) => {
+          await insertOrnEvent(tx, { id, keyId: key.id, kind: 'ga_declare', graphId: b.graph_id ?? null, amountMicros: BigInt(charge.amountMicros), receiptId: receipt.receipt_id, createdAt: nowIso() });
+          return reply({ ...body, ...receiptFields(receipt) });
+        },
+      );
+    },
   );
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/orn/sharp',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, sharpRequest, limit);
-        const amount = sharpMicros(b.agents_in_graph, b.events);
-        const id = newId('sharp');
-        const charge: MeterLine = { sku: 'sharp', amountMicros: Number(amount), nap: false };
-        return meteredWrite(
-          event,
-          ctx,
-          key,
-          { kind: 'orn_sharp', decision: 'METERED', subject: b.graph_id, fingerprint: fingerprint(b), data: { slice_id: id, agents_in_graph: b.agents_in_graph, events: b.events, amount_usd: formatUsd(amount), ...(b.slice_ref ? { slice_ref: b.slice_ref } : {}) } },
-          [charge],
-          async (tx, receipt) => {
-            await insertOrnEvent(tx, { id, keyId: key.id, kind: 'sharp', graphId: b.graph_id, amountMicros: amount, receiptId: receipt.receipt_id, createdAt: nowIso() });
-            return reply({
-              slice_id: id,
-              graph_id: b.graph_id,
-              agents_in_graph: b.agents_in_graph,
-              events: b.events,
-              sharp_toll_usd: formatUsd(SHARP_TOLL_MICROS),
-              charge: { sku: 'sharp', amount_usd: formatUsd(amount), nap: false },
-              ...receiptFields(receipt),
-            });
-          },
-        );
-      });
-    },
     {
       summary: 'SHARP slice: meters a multi-agent chain as agents_in_graph x SHARP toll x orchestration events',
-      auth: 'key',
       tag: 'orn',
       body: sharpRequest,
       response: sharpResponse,
       problems: [409, 422],
       charges: ['sharp'],
       example: { graph_id: 'swarm-7', agents_in_graph: 5, events: 3 },
+    },
+    async (b, key, event) => {
+      const amount = sharpMicros(b.agents_in_graph, b.events);
+      const id = newId('sharp');
+      const charge: MeterLine = { sku: 'sharp', amountMicros: Number(amount), nap: false };
+      return meteredWrite(
+        event,
+        ctx,
+        key,
+        { kind: 'orn_sharp', decision: 'METERED', subject: b.graph_id, fingerprint: fingerprint(b), data: { slice_id: id, agents_in_graph: b.agents_in_graph, events: b.events, amount_usd: formatUsd(amount), ...(b.slice_ref ? { slice_ref: b.slice_ref } : {}) } },
+        [charge],
+        async (tx, receipt) => {
+          await insertOrnEvent(tx, { id, keyId: key.id, kind: 'sharp', graphId: b.graph_id, amountMicros: amount, receiptId: receipt.receipt_id, createdAt: nowIso() });
+          return reply({
+            slice_id: id,
+            graph_id: b.graph_id,
+            agents_in_graph: b.agents_in_graph,
+            events: b.events,
+            sharp_toll_usd: formatUsd(SHARP_TOLL_MICROS),
+            charge: { sku: 'sharp', amount_usd: formatUsd(amount), nap: false },
+            ...receiptFields(receipt),
+          });
+        },
+      );
     },
   );
 }

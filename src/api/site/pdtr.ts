@@ -9,10 +9,8 @@ import { getReceipt } from '../../ledger/receipts.ts';
 import { receiptVisibleTo } from '../../ledger/accounts.ts';
 import { bindPaymentHash, findPaymentBinding } from '../../ledger/pdtr.ts';
 import { nowIso } from '../../ids.ts';
-import { requireKey } from '../auth.ts';
-import { readBody } from '../body.ts';
+import { keyedAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -44,67 +42,64 @@ export const bindPaymentResponse = z.object({
 });
 
 export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/bind-payment',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, bindPaymentRequest, ctx.config.MAX_BODY_BYTES);
-        if (b.receipt_id) {
-          const r = await getReceipt(ctx.ledger.read, b.receipt_id);
-          if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key))) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
-        }
-        const charge = toll('pdtr_bind');
-        const boundAt = nowIso();
-        return meteredWrite(
-          event,
-          ctx,
-          key,
-          {
-            kind: 'pdtr_bind',
-            decision: 'BOUND',
-            subject: b.payment_hash,
-            fingerprint: fingerprint({ payment_hash: b.payment_hash, action_ref: b.action_ref }),
-            data: { payment_hash: b.payment_hash, action_ref: b.action_ref, rail: b.rail, ...(b.receipt_id ? { action_receipt_id: b.receipt_id } : {}) },
-          },
-          [charge],
-          async (tx, receipt) => {
-            const bound = await bindPaymentHash(tx, { paymentHash: b.payment_hash, actionRef: b.action_ref, keyId: key.id, receiptId: receipt.receipt_id, createdAt: boundAt });
-            if (!bound) {
-              const prior = (await findPaymentBinding(tx, b.payment_hash))!;
-              const mine = prior.key_id === key.id;
-              throw new Problem({
-                status: 409,
-                code: 'payment_already_bound',
-                title: 'Conflict',
-                detail: `payment ${b.payment_hash} is already bound to an action; one binding per payment hash`,
-                // The first binding's details only to the key that made it.
-                extra: mine ? { bound_to: { action_ref: prior.action_ref, receipt_id: prior.receipt_id, bound_at: prior.created_at } } : {},
-              });
-            }
-            return reply({
-              binding_id: receipt.receipt_id,
-              payment_hash: b.payment_hash,
-              action_ref: b.action_ref,
-              rail: b.rail,
-              action_receipt_id: b.receipt_id ?? null,
-              bound_at: boundAt,
-              charge: chargeView(charge),
-              ...receiptFields(receipt),
-            });
-          },
-        );
-      });
-    },
     {
       summary: 'Binds an x402 payment_hash to the action_ref it paid for (one binding per payment hash), sealed as a twin receipt',
-      auth: 'key',
       tag: 'pdtr',
       body: bindPaymentRequest,
       response: bindPaymentResponse,
       problems: [404, 409, 422],
       charges: ['pdtr_bind'],
       example: { payment_hash: '0x' + 'ab'.repeat(32), action_ref: 'order-7731' },
+    },
+    async (b, key, event) => {
+      if (b.receipt_id) {
+        const r = await getReceipt(ctx.ledger.read, b.receipt_id);
+        if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key))) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
+      }
+      const charge = toll('pdtr_bind');
+      const boundAt = nowIso();
+      return meteredWrite(
+        event,
+        ctx,
+        key,
+        {
+          kind: 'pdtr_bind',
+          decision: 'BOUND',
+          subject: b.payment_hash,
+          fingerprint: fingerprint({ payment_hash: b.payment_hash, action_ref: b.action_ref }),
+          data: { payment_hash: b.payment_hash, action_ref: b.action_ref, rail: b.rail, ...(b.receipt_id ? { action_receipt_id: b.receipt_id } : {}) },
+        },
+        [charge],
+        async (tx, receipt) => {
+          const bound = await bindPaymentHash(tx, { paymentHash: b.payment_hash, actionRef: b.action_ref, keyId: key.id, receiptId: receipt.receipt_id, createdAt: boundAt });
+          if (!bound) {
+            const prior = (await findPaymentBinding(tx, b.payment_hash))!;
+            const mine = prior.key_id === key.id;
+            throw new Problem({
+              status: 409,
+              code: 'payment_already_bound',
+              title: 'Conflict',
+              detail: `payment ${b.payment_hash} is already bound to an action; one binding per payment hash`,
+              // The first binding's details only to the key that made it.
+              extra: mine ? { bound_to: { action_ref: prior.action_ref, receipt_id: prior.receipt_id, bound_at: prior.created_at } } : {},
+            });
+          }
+          return reply({
+            binding_id: receipt.receipt_id,
+            payment_hash: b.payment_hash,
+            action_ref: b.action_ref,
+            rail: b.rail,
+            action_receipt_id: b.receipt_id ?? null,
+            bound_at: boundAt,
+            charge: chargeView(charge),
+            ...receiptFields(receipt),
+          });
+        },
+      );
     },
   );
 }

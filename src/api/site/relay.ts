@@ -10,10 +10,8 @@ import { fingerprint } from '../../crypto/canonical.ts';
 import { countClick, getPartner, insertPartner, partnerClicks, relayNetwork } from '../../ledger/relay.ts';
 import { nowIso } from '../../ids.ts';
 import targetsJson from '../../content/relay-targets.json' with { type: 'json' };
-import { requireKey } from '../auth.ts';
-import { readBody } from '../body.ts';
+import { keyedAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -64,37 +62,12 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
   const site = ctx.config.SITE_URL.replace(/\/+$/, '');
   const links = (p: string) => Object.fromEntries(DATA.relay.track_targets.map((t) => [t, `${site}/go/${p}/${t}`]));
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/relay/enroll',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, enrollRequest, ctx.config.MAX_BODY_BYTES);
-        const at = nowIso();
-        // The relay has no toll (its revenue is the partner's spread): the enrollment is sealed, not charged.
-        return meteredWrite(event, ctx, key, { kind: 'relay_enroll', decision: 'ENROLLED', subject: b.partner_id, fingerprint: fingerprint(b), data: { name: b.name } }, [], async (tx, receipt) => {
-          if (!(await insertPartner(tx, { partner_id: b.partner_id, key_id: key.id, name: b.name, receipt_id: receipt.receipt_id, created_at: at }))) {
-            throw new Problem({ status: 409, code: 'partner_taken', title: 'Conflict', detail: `partner id ${b.partner_id} is already enrolled` });
-          }
-          return reply(
-            {
-              partner_id: b.partner_id,
-              name: b.name,
-              enrolled_at: at,
-              track_links: links(b.partner_id),
-              status_url: `${site}/go/${b.partner_id}/status`,
-              wholesale_usd: DATA.relay.wholesale_usd,
-              rev_share: DATA.relay.rev_share,
-              ...receiptFields(receipt),
-            },
-            201,
-          );
-        });
-      });
-    },
     {
       summary: 'Enrolls a relay partner: returns its nine track links and its status page',
-      auth: 'key',
       tag: 'relay',
       body: enrollRequest,
       response: enrollResponse,
@@ -102,6 +75,28 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
       problems: [409, 422],
       charges: [],
       example: { partner_id: 'acme-brokers', name: 'Acme Brokers' },
+    },
+    async (b, key, event) => {
+      const at = nowIso();
+      // The relay has no toll (its revenue is the partner's spread): the enrollment is sealed, not charged.
+      return meteredWrite(event, ctx, key, { kind: 'relay_enroll', decision: 'ENROLLED', subject: b.partner_id, fingerprint: fingerprint(b), data: { name: b.name } }, [], async (tx, receipt) => {
+        if (!(await insertPartner(tx, { partner_id: b.partner_id, key_id: key.id, name: b.name, receipt_id: receipt.receipt_id, created_at: at }))) {
+          throw new Problem({ status: 409, code: 'partner_taken', title: 'Conflict', detail: `partner id ${b.partner_id} is already enrolled` });
+        }
+        return reply(
+          {
+            partner_id: b.partner_id,
+            name: b.name,
+            enrolled_at: at,
+            track_links: links(b.partner_id),
+            status_url: `${site}/go/${b.partner_id}/status`,
+            wholesale_usd: DATA.relay.wholesale_usd,
+            rev_share: DATA.relay.rev_share,
+            ...receiptFields(receipt),
+          },
+          201,
+        );
+      });
     },
   );
 

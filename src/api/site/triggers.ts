@@ -7,7 +7,7 @@
  * Every publish and fire is an event in the `triggers` log and a webhook
  * delivery to each matching subscriber, in the transaction of the act.
  */
-import { commitAct } from '../act.ts';
+import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
@@ -18,10 +18,8 @@ import { ownerId } from '../../ledger/accounts.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
 import { sealedReceipt } from '../../ledger/receipts.ts';
 import { TRIGGERS_LOG, firedExposureSince, getTrigger, insertTrigger, markFired, newEventId, recordEvent, type Trigger } from '../../ledger/triggers.ts';
-import { requireKey } from '../auth.ts';
-import { readBody, readQuery } from '../body.ts';
+import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -109,91 +107,13 @@ const refused = (status: number, code: string, detail: string, extra?: Record<st
   new Problem({ status, code, title: status === 409 ? 'Conflict' : 'Unprocessable', detail, ...(extra ? { extra } : {}) });
 
 export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
-  const limit = ctx.config.MAX_BODY_BYTES;
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/signal/trigger/publish',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      const res = await idempotent(event, ctx, key, async () => {
-        const body = await readBody(event, publishRequest, limit);
-        const tpl = TEMPLATES.find((t) => t.template_id === body.template_id)!;
-        const surface = tpl.obligation_surface;
-        const o = body.obligation ?? {};
-        const bad = (field: string, message: string) => new Problem({ status: 400, code: 'invalid_body', title: 'Bad request', detail: `${field}: ${message}`, extra: { errors: [{ field, message }] } });
-        const actions = o.callable_actions ?? surface.callable_actions;
-        const stray = actions.filter((a) => !surface.callable_actions.includes(a));
-        if (stray.length) throw bad('obligation.callable_actions', `not callable for ${tpl.template_id}: ${stray.join(', ')}`);
-        const ceiling = o.exposure_ceiling_usd ?? surface.exposure_ceiling_usd;
-        if (ceiling > surface.exposure_ceiling_usd) throw bad('obligation.exposure_ceiling_usd', `at most ${surface.exposure_ceiling_usd} for ${tpl.template_id}`);
-        const ceilingMicros = usdToMicros(ceiling);
-        let exposure = ceilingMicros;
-        if (body.enabled_exposure_usd !== undefined) {
-          if (body.enabled_exposure_usd.startsWith('-')) throw bad('enabled_exposure_usd', 'must not be negative');
-          exposure = usdToMicros(body.enabled_exposure_usd);
-          if (exposure > ceilingMicros) throw bad('enabled_exposure_usd', `exceeds the exposure ceiling ${ceiling}`);
-        }
-        const fee = obligationFeeBps(surface.fee_bps, o.fee_bps);
-        if (!fee.ok) {
-          throw new Problem({
-            status: 422,
-            code: 'fee_bps_fixed',
-            title: 'Unprocessable',
-            detail: `obligation.fee_bps ${fee.message}`,
-            extra: { errors: [{ field: 'obligation.fee_bps', message: fee.message }], fee_bps: surface.fee_bps },
-          });
-        }
-        const t: Trigger = {
-          id: newId('trg'),
-          key_id: ownerId(key),
-          template_id: tpl.template_id,
-          state: 'ARMED',
-          obligation: { callable_actions: actions, exposure_ceiling_usd: ceiling, fee_bps: fee.feeBps, regulatory_hooks: surface.regulatory_hooks },
-          threshold: body.threshold,
-          enabled_exposure_micros: exposure,
-          published_at: nowIso(),
-          fired_at: null,
-          fire: null,
-          fee_micros: null,
-        };
-        const receipt = sealedReceipt(ctx, {
-          kind: 'trigger_publish',
-          decision: 'ARMED',
-          subject: t.id,
-          key_id: key.id,
-          data: { template_id: t.template_id, obligation: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure) },
-        });
-        const amount = tollMicros('trigger_publish');
-        const r = await commitAct(event, ctx, key, {
-          run: async (tx) => {
-            await insertTrigger(tx, t);
-            const { index } = await recordEvent(tx, ownerId(key), {
-              event_id: newEventId(),
-              type: 'trigger.published',
-              trigger_id: t.id,
-              template_id: t.template_id,
-              state: 'ARMED',
-              at: t.published_at,
-              data: { obligation_surface: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
-            });
-            const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
-            return {
-              writes: { receipt, charges: [{ keyId: key.id, sku: 'trigger_publish', amountMicros: amount }] },
-              reply: reply(
-                { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView({ sku: 'trigger_publish', amountMicros: amount }) },
-                201,
-              ),
-            };
-          },
-        });
-        nudgeDeliverer();
-        return r;
-      });
-      return withCheckpointNotes(ctx, res);
-    },
     {
       summary: 'Publish a trigger from a template: arms its obligation surface (ARMED) with a threshold',
-      auth: 'key',
       tag: 'triggers',
       body: publishRequest,
       response: publishedTrigger,
@@ -201,105 +121,176 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       problems: [409, 422],
       charges: ['trigger_publish'],
       example: { template_id: 'ai_model_change', threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.8' } },
+      after: (res) => withCheckpointNotes(ctx, res),
+    },
+    async (body, key, event) => {
+      const tpl = TEMPLATES.find((t) => t.template_id === body.template_id)!;
+      const surface = tpl.obligation_surface;
+      const o = body.obligation ?? {};
+      const bad = (field: string, message: string) => new Problem({ status: 400, code: 'invalid_body', title: 'Bad request', detail: `${field}: ${message}`, extra: { errors: [{ field, message }] } });
+      const actions = o.callable_actions ?? surface.callable_actions;
+      const stray = actions.filter((a) => !surface.callable_actions.includes(a));
+      if (stray.length) throw bad('obligation.callable_actions', `not callable for ${tpl.template_id}: ${stray.join(', ')}`);
+      const ceiling = o.exposure_ceiling_usd ?? surface.exposure_ceiling_usd;
+      if (ceiling > surface.exposure_ceiling_usd) throw bad('obligation.exposure_ceiling_usd', `at most ${surface.exposure_ceiling_usd} for ${tpl.template_id}`);
+      const ceilingMicros = usdToMicros(ceiling);
+      let exposure = ceilingMicros;
+      if (body.enabled_exposure_usd !== undefined) {
+        if (body.enabled_exposure_usd.startsWith('-')) throw bad('enabled_exposure_usd', 'must not be negative');
+        exposure = usdToMicros(body.enabled_exposure_usd);
+        if (exposure > ceilingMicros) throw bad('enabled_exposure_usd', `exceeds the exposure ceiling ${ceiling}`);
+      }
+      const fee = obligationFeeBps(surface.fee_bps, o.fee_bps);
+      if (!fee.ok) {
+        throw new Problem({
+          status: 422,
+          code: 'fee_bps_fixed',
+          title: 'Unprocessable',
+          detail: `obligation.fee_bps ${fee.message}`,
+          extra: { errors: [{ field: 'obligation.fee_bps', message: fee.message }], fee_bps: surface.fee_bps },
+        });
+      }
+      const t: Trigger = {
+        id: newId('trg'),
+        key_id: ownerId(key),
+        template_id: tpl.template_id,
+        state: 'ARMED',
+        obligation: { callable_actions: actions, exposure_ceiling_usd: ceiling, fee_bps: fee.feeBps, regulatory_hooks: surface.regulatory_hooks },
+        threshold: body.threshold,
+        enabled_exposure_micros: exposure,
+        published_at: nowIso(),
+        fired_at: null,
+        fire: null,
+        fee_micros: null,
+      };
+      const receipt = sealedReceipt(ctx, {
+        kind: 'trigger_publish',
+        decision: 'ARMED',
+        subject: t.id,
+        key_id: key.id,
+        data: { template_id: t.template_id, obligation: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure) },
+      });
+      const amount = tollMicros('trigger_publish');
+      const r = await commitAct(event, ctx, key, {
+        run: async (tx) => {
+          await insertTrigger(tx, t);
+          const { index } = await recordEvent(tx, ownerId(key), {
+            event_id: newEventId(),
+            type: 'trigger.published',
+            trigger_id: t.id,
+            template_id: t.template_id,
+            state: 'ARMED',
+            at: t.published_at,
+            data: { obligation_surface: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
+          });
+          const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
+          return {
+            writes: { receipt, charges: [{ keyId: key.id, sku: 'trigger_publish', amountMicros: amount }] },
+            reply: reply(
+              { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView({ sku: 'trigger_publish', amountMicros: amount }) },
+              201,
+            ),
+          };
+        },
+      });
+      nudgeDeliverer();
+      return r;
     },
   );
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/foundry/trigger/fire',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      const res = await idempotent(event, ctx, key, async () => {
-        const body = await readBody(event, fireRequest, limit);
-        const t = await getTrigger(ctx.ledger.read, body.trigger_id);
-        if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
-        if (t.state === 'FIRED') throw alreadyFired(t);
-        let reading = body.reading;
-        let source: Record<string, unknown> = { kind: 'reading' };
-        if (body.aggregate_id) {
-          const a = await getAggregate(ctx.ledger.read, body.aggregate_id);
-          if (!a || a.key_id !== ownerId(key)) throw notFound(`no oracle aggregate ${body.aggregate_id}`, 'unknown_aggregate');
-          if (a.metric !== t.threshold.metric) throw refused(422, 'metric_mismatch', `the aggregate measures ${a.metric}; the trigger watches ${t.threshold.metric}`);
-          if (a.status !== 'CONSENSUS' || a.value === null) throw refused(409, 'reading_disputed', `aggregate ${a.id} is DISPUTED: it cannot fire a trigger`);
-          reading = a.value;
-          source = { kind: 'oracle_aggregate', aggregate_id: a.id, receipt_id: a.receipt_id };
-        }
-        const reached = thresholdReached(t.threshold, reading!);
-        if (!reached) {
-          // Not an error: the trigger stays ARMED. Receipted, not charged (nothing was enabled).
-          const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
-          return commitAct(event, ctx, key, {
-            decide: () => ({
-              writes: { receipt },
-              reply: reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
-            }),
-          });
-        }
-        const exposure = BigInt(t.enabled_exposure_micros);
-        // The template's fee, whatever a trigger published before fee_bps was fixed stored.
-        const feeBps = TEMPLATES.find((x) => x.template_id === t.template_id)!.obligation_surface.fee_bps;
-        const feeFor = async (db: Parameters<typeof firedExposureSince>[0], at: Date) =>
-          fireFee(exposure, feeBps, tiers(), feeBps === null ? await firedExposureSince(db, ownerId(key), monthStart(at)) : 0n);
-        for (let attempt = 0; ; attempt++) {
-          const at = new Date();
-          const fee = await feeFor(ctx.ledger.read, at);
-          const toll = tollMicros('bps_fire');
-          const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
-          const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
-          try {
-            const r = await commitAct(event, ctx, key, {
-              run: async (tx) => {
-                const again = await feeFor(tx, at);
-                if (again.feeMicros !== fee.feeMicros) throw new StateChanged();
-                if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
-                const { index } = await recordEvent(tx, ownerId(key), {
-                  event_id: newEventId(),
-                  type: 'trigger.fired',
-                  trigger_id: t.id,
-                  template_id: t.template_id,
-                  state: 'FIRED',
-                  at: at.toISOString(),
-                  data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
-                });
-                const after = (await getTrigger(tx, t.id))!;
-                const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
-                return {
-                  writes: {
-                    receipt,
-                    charges: [
-                      { keyId: key.id, sku: 'bps_fire', amountMicros: toll },
-                      { keyId: key.id, sku: FEE_SKU, amountMicros: fee.feeMicros },
-                    ],
-                  },
-                  reply: reply({
-                    fired: true,
-                    ...triggerObject(after),
-                    ...proof,
-                    receipt_id: receipt.receipt_id,
-                    verify_url: receipt.verify_url,
-                    charges: [chargeView({ sku: 'bps_fire', amountMicros: toll }), chargeView({ sku: FEE_SKU, amountMicros: fee.feeMicros })],
-                  }),
-                };
-              },
-            });
-            nudgeDeliverer();
-            return r;
-          } catch (e) {
-            if (retryIfStale(e, attempt)) continue;
-            throw e;
-          }
-        }
-      });
-      return withCheckpointNotes(ctx, res);
-    },
     {
       summary: 'Fire a trigger with a reading or an oracle aggregate: ARMED -> FIRED once when the threshold is reached; charges bps on the enabled exposure',
-      auth: 'key',
       tag: 'triggers',
       body: fireRequest,
       response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string(), charges: z.array(chargeSchema).optional().describe('bps_fire and bps_fee, when it fired') }),
       problems: [404, 409, 422],
       charges: ['bps_fire', FEE_SKU],
       example: { trigger_id: 'trg_…', reading: '0.91' },
+      after: (res) => withCheckpointNotes(ctx, res),
+    },
+    async (body, key, event) => {
+      const t = await getTrigger(ctx.ledger.read, body.trigger_id);
+      if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
+      if (t.state === 'FIRED') throw alreadyFired(t);
+      let reading = body.reading;
+      let source: Record<string, unknown> = { kind: 'reading' };
+      if (body.aggregate_id) {
+        const a = await getAggregate(ctx.ledger.read, body.aggregate_id);
+        if (!a || a.key_id !== ownerId(key)) throw notFound(`no oracle aggregate ${body.aggregate_id}`, 'unknown_aggregate');
+        if (a.metric !== t.threshold.metric) throw refused(422, 'metric_mismatch', `the aggregate measures ${a.metric}; the trigger watches ${t.threshold.metric}`);
+        if (a.status !== 'CONSENSUS' || a.value === null) throw refused(409, 'reading_disputed', `aggregate ${a.id} is DISPUTED: it cannot fire a trigger`);
+        reading = a.value;
+        source = { kind: 'oracle_aggregate', aggregate_id: a.id, receipt_id: a.receipt_id };
+      }
+      const reached = thresholdReached(t.threshold, reading!);
+      if (!reached) {
+        // Not an error: the trigger stays ARMED. Receipted, not charged (nothing was enabled).
+        const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
+        return commitAct(event, ctx, key, {
+          decide: () => ({
+            writes: { receipt },
+            reply: reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
+          }),
+        });
+      }
+      const exposure = BigInt(t.enabled_exposure_micros);
+      // The template's fee, whatever a trigger published before fee_bps was fixed stored.
+      const feeBps = TEMPLATES.find((x) => x.template_id === t.template_id)!.obligation_surface.fee_bps;
+      const feeFor = async (db: Parameters<typeof firedExposureSince>[0], at: Date) =>
+        fireFee(exposure, feeBps, tiers(), feeBps === null ? await firedExposureSince(db, ownerId(key), monthStart(at)) : 0n);
+      for (let attempt = 0; ; attempt++) {
+        const at = new Date();
+        const fee = await feeFor(ctx.ledger.read, at);
+        const toll = tollMicros('bps_fire');
+        const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
+        const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
+        try {
+          const r = await commitAct(event, ctx, key, {
+            run: async (tx) => {
+              const again = await feeFor(tx, at);
+              if (again.feeMicros !== fee.feeMicros) throw new StateChanged();
+              if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
+              const { index } = await recordEvent(tx, ownerId(key), {
+                event_id: newEventId(),
+                type: 'trigger.fired',
+                trigger_id: t.id,
+                template_id: t.template_id,
+                state: 'FIRED',
+                at: at.toISOString(),
+                data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
+              });
+              const after = (await getTrigger(tx, t.id))!;
+              const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
+              return {
+                writes: {
+                  receipt,
+                  charges: [
+                    { keyId: key.id, sku: 'bps_fire', amountMicros: toll },
+                    { keyId: key.id, sku: FEE_SKU, amountMicros: fee.feeMicros },
+                  ],
+                },
+                reply: reply({
+                  fired: true,
+                  ...triggerObject(after),
+                  ...proof,
+                  receipt_id: receipt.receipt_id,
+                  verify_url: receipt.verify_url,
+                  charges: [chargeView({ sku: 'bps_fire', amountMicros: toll }), chargeView({ sku: FEE_SKU, amountMicros: fee.feeMicros })],
+                }),
+              };
+            },
+          });
+          nudgeDeliverer();
+          return r;
+        } catch (e) {
+          if (retryIfStale(e, attempt)) continue;
+          throw e;
+        }
+      }
     },
   );
 
