@@ -1,13 +1,15 @@
 /**
- * The one retry for a governed or metered act whose state changed under it.
+ * The one retry for an act whose state changed under it.
  *
- * An act reads its state and decides before it takes the write lock (so the
- * decision and the receipt are made outside it); inside the transaction it
- * re-reads what it depends on and throws `StateChanged` if that moved. The act
- * is then read, decided and committed again, a bounded number of times; when
- * the state keeps changing the answer is a 409 problem (`state_changed`),
- * never a 500. Nothing of a failed attempt is written or charged: its
- * transaction (savepoint) is rolled back.
+ * Most acts decide under the write lock and have nothing to retry (api/act.ts).
+ * An act that decides before the lock, because it signs, settles a payment or
+ * prices on what it read (the execute gate, the GO JWT, a paid hop, the RTP
+ * claim, the trigger fee, a depository attestation's chain), checks under the
+ * lock that what it decided on still holds, and throws `StateChanged` if it moved.
+ * The act is then read, decided, signed and committed again, a bounded number
+ * of times; when the state keeps changing the answer is a 409 problem
+ * (`state_changed`), never a 500. Nothing of a failed attempt is written or
+ * charged: its savepoint is rolled back.
  */
 import { Problem } from './problem.ts';
 
@@ -36,15 +38,4 @@ export function retryIfStale(e: unknown, attempt: number, retries = STALE_RETRIE
   if (!(e instanceof StateChanged)) return false;
   if (attempt >= retries) throw stateChangedProblem();
   return true;
-}
-
-/** Runs `attempt` and runs it again (at most `retries` more times) while it throws StateChanged. */
-export async function retryOnStale<T>(attempt: () => Promise<T>, retries = STALE_RETRIES): Promise<T> {
-  for (let n = 0; ; n++) {
-    try {
-      return await attempt();
-    } catch (e) {
-      if (!retryIfStale(e, n, retries)) throw e;
-    }
-  }
 }
