@@ -55,8 +55,7 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
     role: String(r.role) as KeyRole,
     prefix: String(r.prefix),
     hop_limit: Number(r.hop_limit),
-    // A count stored in an earlier period is spent: this period starts at 0.
-    hops_used: String(r.period_start ?? '') === periodStart(String(r.hop_period) as HopPeriod) ? Number(r.hops_used) : 0,
+    hops_used: hopsThisPeriod(r, new Date()),
     hop_period: String(r.hop_period) as HopPeriod,
     created_at: String(r.created_at),
     revoked_at: r.revoked_at == null ? null : String(r.revoked_at),
@@ -230,6 +229,11 @@ export interface HopQuota {
   added: number;
 }
 
+/** A key row's hops in the period containing `now`: a count stored in an earlier period is spent. */
+function hopsThisPeriod(r: Record<string, unknown>, now: Date): number {
+  return String(r.period_start ?? '') === periodStart(String(r.hop_period) as HopPeriod, now) ? Number(r.hops_used) : 0;
+}
+
 /** The quotas of the keys of `ids` that are not revoked, in one query (one statement text whatever the count). */
 export async function readHopQuotas(tx: Transaction, ids: Iterable<string>, now: Date): Promise<Map<string, HopQuota>> {
   const list = [...new Set(ids)];
@@ -241,8 +245,7 @@ export async function readHopQuotas(tx: Transaction, ids: Iterable<string>, now:
   return new Map(
     rs.rows.map((r) => {
       const start = periodStart(String(r.hop_period) as HopPeriod, now);
-      const used = String(r.period_start ?? '') === start ? Number(r.hops_used) : 0;
-      return [String(r.id), { id: String(r.id), hopLimit: Number(r.hop_limit), periodStart: start, used, added: 0 }];
+      return [String(r.id), { id: String(r.id), hopLimit: Number(r.hop_limit), periodStart: start, used: hopsThisPeriod(r, now), added: 0 }];
     }),
   );
 }
