@@ -15,7 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { leafHash, nodeHash, type Hash } from '../src/crypto/merkle.ts';
 import { localDatabasePath, openLedger } from '../src/ledger/db.ts';
 import { EmbeddedSql } from '../src/ledger/embedded.ts';
-import { recordReceipt, sealedReceipt, type Receipt } from '../src/ledger/receipts.ts';
+import { recordReceipts, sealedReceipt, type Receipt } from '../src/ledger/receipts.ts';
 import { fmt, report, spawnServer } from './lib.ts';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 10_000);
@@ -41,7 +41,7 @@ async function appendRate(concurrency: number, grouped: boolean): Promise<number
   const oneTx = (receipt: Receipt) => {
     const next = chain.then(async () => {
       single.run('BEGIN IMMEDIATE');
-      await recordReceipt(single, receipt);
+      await recordReceipts(single, [receipt]);
       single.run('COMMIT');
     });
     chain = next;

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CHARGE_MICROS, formatUsd } from '../src/domain/money.ts';
-import { recordCharge } from '../src/ledger/meter.ts';
+import { recordCharges } from '../src/ledger/meter.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
 
 /** The parent's environment without what vitest itself sets (it exports BASE_URL=/ for Vite). */
@@ -47,8 +47,8 @@ describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
     // 1,100 more charges at the bound (and one odd cent: charges are whole cents), each on a real receipt of the range:
     // 9.9e18 micro-USD on top, past 2^63 = 9.22e18.
     await s.ctx.ledger.write(async (tx) => {
-      for (let i = 0; i < 1100; i++) await recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS, ref: receipts[i % receipts.length]! });
-      await recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: 10_000, ref: receipts[0]! });
+      for (let i = 0; i < 1100; i++) await recordCharges(tx, [{ keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS, ref: receipts[i % receipts.length]! }]);
+      await recordCharges(tx, [{ keyId: key.id, sku: 'sharp', amountMicros: 10_000, ref: receipts[0]! }]);
     });
     expected += 1100n * MAX_CHARGE_MICROS + 10_000n;
     expect(expected > 2n ** 63n).toBe(true);
@@ -71,7 +71,7 @@ describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
 
   it('a charge past the documented bound is refused before it is written', async () => {
     await expect(
-      s.ctx.ledger.write((tx) => recordCharge(tx, { keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS + 1n, ref: 'rcpt_none' })),
+      s.ctx.ledger.write((tx) => recordCharges(tx, [{ keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS + 1n, ref: 'rcpt_none' }])),
     ).rejects.toThrow(/outside/);
   });
 

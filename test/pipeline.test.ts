@@ -15,7 +15,7 @@ import { Router } from '../src/api/router.ts';
 import { retryIfStale, STALE_RETRIES, StateChanged } from '../src/api/stale-retry.ts';
 import { loadConfig } from '../src/config.ts';
 import { openLedger } from '../src/ledger/db.ts';
-import { recordReceipt, sealedReceipt } from '../src/ledger/receipts.ts';
+import { recordReceipts, sealedReceipt } from '../src/ledger/receipts.ts';
 import { verifiedReceiptPayload } from './support/receipts.ts';
 import { join } from 'node:path';
 import { CompactSign, SignJWT } from 'jose';
@@ -82,7 +82,7 @@ describe('batch-sealed receipts', () => {
     const before = await sealCount();
     // Twenty receipts queued in one tick commit in one batch: one seal, at the batch's end size.
     const made = Array.from({ length: 20 }, (_, i) => sealedReceipt(s.ctx, { kind: 'test', decision: 'PERMIT', subject: `s${i}` }));
-    await Promise.all(made.map((r) => s.ctx.ledger.write((tx) => recordReceipt(tx, r))));
+    await Promise.all(made.map((r) => s.ctx.ledger.write((tx) => recordReceipts(tx, [r]))));
     expect(await sealCount()).toBe(before + 1);
     const size = Number((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'receipts'")).rows[0]!.size);
     const last = Number((await s.ctx.ledger.read.execute('SELECT MAX(tree_size) AS n FROM receipt_seals')).rows[0]!.n);

@@ -11,7 +11,7 @@ import { leafHash, rootOf, verifyConsistency, verifyInclusion } from '../src/cry
 import { openNote, parseCheckpointText, parseVerifierKey } from '../src/crypto/note.ts';
 import { openLedger } from '../src/ledger/db.ts';
 import { appendLeaf, treeHead } from '../src/ledger/log.ts';
-import { recordReceipt, signReceipt } from '../src/ledger/receipts.ts';
+import { recordReceipts, signReceipt } from '../src/ledger/receipts.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 
 const VECTORS = fileURLToPath(new URL('./vectors/', import.meta.url));
@@ -101,7 +101,7 @@ describe('log and receipt HTTP API', () => {
     s = await startTestServer();
     for (let i = 0; i < 5; i++) {
       const r = await signReceipt(s.ctx, { kind: 'test', decision: i % 2 ? 'DENY' : 'PERMIT', subject: `fuse_${i}` });
-      await s.ctx.ledger.write((tx) => recordReceipt(tx, r));
+      await s.ctx.ledger.write((tx) => recordReceipts(tx, [r]));
       receipts.push({ id: r.receipt_id, jws: r.jws });
     }
   });

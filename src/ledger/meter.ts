@@ -35,8 +35,6 @@ export async function recordCharges(tx: Transaction, charges: readonly Charge[])
   );
 }
 
-export const recordCharge = (tx: Transaction, c: Charge): Promise<void> => recordCharges(tx, [c]);
-
 /** A route that let an input push a charge past the bound has a bug: refuse the write rather than store it. */
 export function checkCharge(c: Pick<Charge, 'sku' | 'amountMicros'>): void {
   const amount = BigInt(c.amountMicros);

@@ -1,9 +1,9 @@
 /**
  * Receipts: every governed act, refusals included, gets one.
  *
- * Two steps, so that signing never runs inside the write lock:
+ * Made outside the write lock, written inside it as an act's writes (ledger/acts.ts):
  *   const receipt = sealedReceipt(ctx, {...}) or await signReceipt(ctx, {...});
- *   await ledger.write(async (tx) => { ...effects; await recordReceipt(tx, receipt); });
+ *   await ledger.act({ needs, decide: () => ({ writes: { receipt, charges }, result }) });
  *
  * Two kinds of receipt, both appended to the `receipts` log:
  *  - batch-sealed (`sealedReceipt`): no signature of its own; its log leaf is
@@ -118,8 +118,6 @@ export async function recordReceipts(tx: Transaction, receipts: readonly Receipt
     receipts.map((r, i) => [r.receipt_id, r.payload.kind, r.payload.decision, r.payload.subject ?? null, r.payload.key_id ?? null, r.jws ?? '', payloads[i]!, r.payload.issued_at, first + i]),
   );
 }
-
-export const recordReceipt = (tx: Transaction, r: Receipt): Promise<void> => recordReceipts(tx, [r]);
 
 export interface StoredReceipt {
   receipt_id: string;

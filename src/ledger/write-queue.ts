@@ -118,7 +118,7 @@ export class WriteQueue {
     const backend = this.#backend;
     for (let attempt = 0; ; attempt++) {
       let open = false;
-      let outcomes: Outcome[];
+      let outcomes: ActOutcome[];
       try {
         const tx = await backend.begin();
         open = true;
@@ -152,10 +152,10 @@ export class WriteQueue {
   }
 
   /** Runs the batch in order: each job in its savepoint, each run of consecutive acts as one group. */
-  async #run(tx: Sql, batch: Pending[]): Promise<Outcome[]> {
+  async #run(tx: Sql, batch: Pending[]): Promise<ActOutcome[]> {
     // One job alone needs no savepoint: its failure rolls the transaction back.
     if (batch.length === 1 && batch[0]!.job) return [await attempt(() => batch[0]!.job!(tx))];
-    const outcomes: Outcome[] = [];
+    const outcomes: ActOutcome[] = [];
     for (let i = 0; i < batch.length; ) {
       const p = batch[i]!;
       if (p.job) {
@@ -172,10 +172,8 @@ export class WriteQueue {
   }
 }
 
-type Outcome = ActOutcome;
-
 /** The job's outcome; a busy database is not an outcome but a reason to retry the whole batch. */
-async function attempt(run: () => Promise<unknown>): Promise<Outcome> {
+async function attempt(run: () => Promise<unknown>): Promise<ActOutcome> {
   try {
     return { ok: true, value: await run() };
   } catch (error) {
@@ -184,7 +182,7 @@ async function attempt(run: () => Promise<unknown>): Promise<Outcome> {
   }
 }
 
-async function inSavepoint(tx: Sql, run: () => Promise<unknown>): Promise<Outcome> {
+async function inSavepoint(tx: Sql, run: () => Promise<unknown>): Promise<ActOutcome> {
   await tx.execute('SAVEPOINT job');
   const outcome = await attempt(run);
   if (!outcome.ok) await tx.execute('ROLLBACK TO job');
@@ -197,14 +195,14 @@ async function inSavepoint(tx: Sql, run: () => Promise<unknown>): Promise<Outcom
  * constraint one act broke), its writes are undone and each act is committed
  * alone, so that the one bad act fails by itself.
  */
-async function actGroup(tx: Sql, acts: ActPlan<unknown>[]): Promise<Outcome[]> {
+async function actGroup(tx: Sql, acts: ActPlan<unknown>[]): Promise<ActOutcome[]> {
   const together = await inSavepoint(tx, () => commitActs(tx, acts));
-  if (together.ok) return together.value as Outcome[];
+  if (together.ok) return together.value as ActOutcome[];
   if (acts.length === 1) return [together];
-  const outcomes: Outcome[] = [];
+  const outcomes: ActOutcome[] = [];
   for (const act of acts) {
     const alone = await inSavepoint(tx, () => commitActs(tx, [act]));
-    outcomes.push(alone.ok ? (alone.value as Outcome[])[0]! : alone);
+    outcomes.push(alone.ok ? (alone.value as ActOutcome[])[0]! : alone);
   }
   return outcomes;
 }
