@@ -82,7 +82,7 @@ async function bulkBuild(url: string, log: string, size: number): Promise<void> 
     }
     for (let i = 0; i < nodes.length; i += 4 * 200) {
       const chunk = nodes.slice(i, i + 800);
-      stmts.push({ sql: `INSERT INTO log_nodes (log, level, idx, hash) VALUES ${Array(chunk.length / 4).fill('(?,?,?,?)').join(',')}`, args: chunk });
+      stmts.push({ sql: `INSERT INTO log_nodes (log, span_end, level, hash) VALUES ${Array(chunk.length / 4).fill('(?,?,?,?)').join(',')}`, args: chunk });
     }
     await db.batch(stmts, 'write');
     entries = [];
@@ -93,7 +93,7 @@ async function bulkBuild(url: string, log: string, size: number): Promise<void> 
     const leaf = Buffer.from(`entry ${i}`);
     let h = leafHash(leaf);
     entries.push(log, i, leaf, now);
-    nodes.push(log, 0, i, h);
+    nodes.push(log, i + 1, 0, h);
     let level = 0;
     let idx = i;
     while (idx % 2 === 1) {
@@ -101,7 +101,7 @@ async function bulkBuild(url: string, log: string, size: number): Promise<void> 
       h = nodeHash(left.hash, h);
       level++;
       idx = (idx - 1) / 2;
-      nodes.push(log, level, idx, h);
+      nodes.push(log, (idx + 1) * 2 ** level, level, h);
     }
     stack.push({ level, hash: h });
     if (entries.length >= 4 * 20_000) await flush();

@@ -106,7 +106,7 @@ export async function appendLeaves(tx: Transaction, log: string, leaves: readonl
   });
   const now = nowIso();
   await insertRows(tx, 'INSERT INTO log_entries (log, idx, leaf, created_at) VALUES', '(?, ?, ?, ?)', leaves.map((leaf, k) => [log, first + k, leaf, now]));
-  await insertRows(tx, 'INSERT INTO log_nodes (log, level, idx, hash) VALUES', '(?, ?, ?, ?)', nodes.map(([level, idx, hash]) => [log, level, idx, hash]));
+  await insertRows(tx, 'INSERT INTO log_nodes (log, span_end, level, hash) VALUES', '(?, ?, ?, ?)', nodes.map(([level, idx, hash]) => [log, spanEnd(level, idx), level, hash]));
   return { first, leafHashes };
 }
 
@@ -130,20 +130,28 @@ export async function insertRows(tx: Transaction, head: string, tuple: string, r
   }
 }
 
+/**
+ * A node's storage key: the leaf index where its span ends (exclusive). Every node an
+ * append makes ends inside the appended range, so a group's nodes share one B-tree edge.
+ */
+function spanEnd(level: number, index: number): number {
+  return (index + 1) * 2 ** level;
+}
+
 /** The stored hashes of `ids`, in the same order, in one query. */
 async function readNodes(db: Db, log: string, ids: NodeId[]): Promise<Hash[]> {
   const args: InArgs = [log];
   const tuples = ids.map((n) => {
-    args.push(n.level, n.index);
+    args.push(spanEnd(n.level, n.index), n.level);
     return '(?, ?)';
   });
   const rs = await db.execute({
-    sql: `SELECT level, idx, hash FROM log_nodes WHERE log = ? AND (level, idx) IN (VALUES ${tuples.join(', ')})`,
+    sql: `SELECT span_end, level, hash FROM log_nodes WHERE log = ? AND (span_end, level) IN (VALUES ${tuples.join(', ')})`,
     args,
   });
-  const found = new Map(rs.rows.map((r) => [`${Number(r.level)}/${Number(r.idx)}`, toHash(r.hash)]));
+  const found = new Map(rs.rows.map((r) => [`${Number(r.level)}/${Number(r.span_end)}`, toHash(r.hash)]));
   return ids.map((n) => {
-    const h = found.get(`${n.level}/${n.index}`);
+    const h = found.get(`${n.level}/${spanEnd(n.level, n.index)}`);
     if (!h) throw new Error(`log ${log} is missing node ${n.level}/${n.index}`);
     return h;
   });
