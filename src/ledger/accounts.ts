@@ -167,7 +167,7 @@ export async function accountReceipts(
   }
   const rs = await db.execute({
     sql: `SELECT r.id, r.kind, r.decision, r.subject, r.key_id, r.created_at FROM receipts r JOIN api_keys k ON k.id = r.key_id
-          WHERE ${where.join(' AND ')} ORDER BY r.rowid DESC LIMIT ?`,
+          WHERE ${where.join(' AND ')} ORDER BY r.log_index DESC LIMIT ?`,
     args: [...args, filter.limit],
   });
   return rs.rows.map((r) => ({

@@ -104,18 +104,17 @@ export function receiptLeaf(r: Receipt): string {
 /**
  * Stores receipts inside the caller's write transaction and appends them, in
  * order, to the `receipts` log (leaf: the UTF-8 bytes of `receiptLeaf`), with a
- * constant number of statements whatever their count. A sealed receipt stores
- * an empty `jws` (the column predates seals and is NOT NULL).
+ * constant number of statements whatever their count. The leaf is the stored
+ * receipt; its row holds what is searched and where the leaf is (migration 0181).
  */
 export async function recordReceipts(tx: Transaction, receipts: readonly Receipt[]): Promise<void> {
   if (receipts.length === 0) return;
-  const payloads = receipts.map((r) => canonicalJson(r.payload));
-  const { first } = await appendLeaves(tx, RECEIPTS_LOG, receipts.map((r, i) => Buffer.from(r.jws ?? payloads[i]!, 'utf8')));
+  const { first } = await appendLeaves(tx, RECEIPTS_LOG, receipts.map((r) => Buffer.from(receiptLeaf(r), 'utf8')));
   await insertRows(
     tx,
-    'INSERT INTO receipts (id, kind, decision, subject, key_id, jws, payload, created_at, log_index) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    receipts.map((r, i) => [r.receipt_id, r.payload.kind, r.payload.decision, r.payload.subject ?? null, r.payload.key_id ?? null, r.jws ?? '', payloads[i]!, r.payload.issued_at, first + i]),
+    'INSERT INTO receipts (id, log_index, kind, decision, subject, key_id, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?)',
+    receipts.map((r, i) => [r.receipt_id, first + i, r.payload.kind, r.payload.decision, r.payload.subject ?? null, r.payload.key_id ?? null, r.payload.issued_at]),
   );
 }
 
@@ -127,14 +126,19 @@ export interface StoredReceipt {
   log_index: number;
 }
 
+/** A receipt read back from its leaf: a JWS (three dot-separated parts) or the canonical JSON of a sealed payload. */
+export function receiptFromLeaf(leaf: string): { jws: string | null; payload: ReceiptPayload } {
+  if (leaf.startsWith('{')) return { jws: null, payload: JSON.parse(leaf) as ReceiptPayload };
+  const body = leaf.split('.')[1] ?? '';
+  return { jws: leaf, payload: JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as ReceiptPayload };
+}
+
 export async function getReceipt(db: Client, id: string): Promise<StoredReceipt | undefined> {
-  const rs = await db.execute({ sql: 'SELECT id, jws, payload, log_index FROM receipts WHERE id = ?', args: [id] });
+  const rs = await db.execute({
+    sql: "SELECT r.log_index, e.leaf FROM receipts r JOIN log_entries e ON e.log = 'receipts' AND e.idx = r.log_index WHERE r.id = ?",
+    args: [id],
+  });
   const row = rs.rows[0];
   if (!row) return undefined;
-  return {
-    receipt_id: String(row.id),
-    jws: row.jws ? String(row.jws) : null,
-    payload: JSON.parse(String(row.payload)) as ReceiptPayload,
-    log_index: Number(row.log_index),
-  };
+  return { receipt_id: id, ...receiptFromLeaf(Buffer.from(row.leaf as ArrayBuffer).toString('utf8')), log_index: Number(row.log_index) };
 }
