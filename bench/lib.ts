@@ -94,11 +94,14 @@ export async function spawnServer(extraEnv: Record<string, string> = {}): Promis
   return { url, dir, env, stop: () => stopChild(child) };
 }
 
-/** The baseline: a bare node:http server answering a fixed JSON (reading the body on POST). */
-export async function spawnBaseline(): Promise<Spawned> {
+/**
+ * The baseline: a bare node:http server answering a fixed JSON (reading the body on POST),
+ * or, given `bodyFile`, that file's bytes (the same document the server answers).
+ */
+export async function spawnBaseline(bodyFile?: string): Promise<Spawned> {
   const code = `
     const http = require('node:http');
-    const payload = JSON.stringify({ ok: true, state: 'LIVE', verdict: true });
+    const payload = process.env.BASELINE_BODY_FILE ? require('node:fs').readFileSync(process.env.BASELINE_BODY_FILE) : JSON.stringify({ ok: true, state: 'LIVE', verdict: true });
     const server = http.createServer((req, res) => {
       let body = '';
       req.on('data', (c) => (body += c));
@@ -110,7 +113,8 @@ export async function spawnBaseline(): Promise<Spawned> {
     });
     server.listen(0, '127.0.0.1', () => console.log('{"url":"http://127.0.0.1:' + server.address().port + '"}'));
   `;
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const env = { ...process.env, ...(bodyFile ? { BASELINE_BODY_FILE: bodyFile } : {}) };
+  const child = spawn(process.execPath, ['-e', code], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await waitForLine(child, /"url":"(http:\/\/[^"]+)"/);
   return { url, dir: '', env: {}, stop: () => stopChild(child) };
 }
