@@ -4,7 +4,7 @@
  * payload, or a self-contained receipt's JWS, whose payload is that same JSON.
  * The row keeps what is searched (kind, decision, subject, key, time) and where
  * the leaf is (log_index), and is keyed by its id without a rowid, so one
- * receipt costs one B-tree entry fewer and about a quarter of the bytes.
+ * receipt costs one B-tree entry fewer and a fraction of the bytes.
  *
  * Every receipt was appended to the receipts log with the row that names it; a
  * row without its leaf would lose its payload here, so the migration refuses to
