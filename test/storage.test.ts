@@ -25,10 +25,21 @@ describe('log nodes keyed by the end of their span', () => {
     try {
       await ledger.write((tx) => appendLeaves(tx, 'astl', leaves.slice(0, 40)));
       await ledger.write((tx) => appendLeaves(tx, 'astl', leaves.slice(40)));
+      // The key orders nodes by where they end, so the nodes one append makes are one run of it.
+      const key = (await ledger.read.execute("SELECT name FROM pragma_table_info('log_nodes') WHERE pk > 0 ORDER BY pk")).rows.map((r) => String(r.name));
+      expect(key).toEqual(['log', 'span_end', 'level']);
       const rows = (await ledger.read.execute("SELECT span_end, level FROM log_nodes WHERE log = 'astl' ORDER BY span_end, level")).rows;
-      // The second append's nodes are exactly the rows past the first append's 40 leaves, in one run.
-      const second = rows.filter((r) => Number(r.span_end) > 40);
-      expect(second.length).toBe(rows.length - rows.findIndex((r) => Number(r.span_end) > 40));
+      // Leaf i completes one node per trailing 1 bit of i, plus its own: the second append's nodes all end past leaf 40.
+      const made = (from: number, to: number) => {
+        let n = 0;
+        for (let i = from; i < to; i++) {
+          n++;
+          for (let j = i; j % 2 === 1; j = (j - 1) / 2) n++;
+        }
+        return n;
+      };
+      expect(rows.filter((r) => Number(r.span_end) > 40).length).toBe(made(40, 77));
+      expect(rows.length).toBe(made(0, 77));
       // Every node ends where its level says: a multiple of 2^level.
       for (const r of rows) expect(Number(r.span_end) % 2 ** Number(r.level)).toBe(0);
       const head = await treeHead(ledger.read, 'astl');
