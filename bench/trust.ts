@@ -15,6 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { leafHash, nodeHash, type Hash } from '../src/crypto/merkle.ts';
 import { localDatabasePath, openLedger } from '../src/ledger/db.ts';
 import { EmbeddedSql } from '../src/ledger/embedded.ts';
+import { spanEnd } from '../src/ledger/log.ts';
 import { recordReceipts, sealedReceipt, type Receipt } from '../src/ledger/receipts.ts';
 import { fmt, report, spawnServer } from './lib.ts';
 
@@ -93,7 +94,7 @@ async function bulkBuild(url: string, log: string, size: number): Promise<void> 
     const leaf = Buffer.from(`entry ${i}`);
     let h = leafHash(leaf);
     entries.push(log, i, leaf, now);
-    nodes.push(log, i + 1, 0, h);
+    nodes.push(log, spanEnd(0, i), 0, h);
     let level = 0;
     let idx = i;
     while (idx % 2 === 1) {
@@ -101,7 +102,7 @@ async function bulkBuild(url: string, log: string, size: number): Promise<void> 
       h = nodeHash(left.hash, h);
       level++;
       idx = (idx - 1) / 2;
-      nodes.push(log, (idx + 1) * 2 ** level, level, h);
+      nodes.push(log, spanEnd(level, idx), level, h);
     }
     stack.push({ level, hash: h });
     if (entries.length >= 4 * 20_000) await flush();

@@ -134,7 +134,7 @@ export async function insertRows(tx: Transaction, head: string, tuple: string, r
  * A node's storage key: the leaf index where its span ends (exclusive). Every node an
  * append makes ends inside the appended range, so a group's nodes share one B-tree edge.
  */
-function spanEnd(level: number, index: number): number {
+export function spanEnd(level: number, index: number): number {
   return (index + 1) * 2 ** level;
 }
 
