@@ -77,6 +77,13 @@ describe('catalog paths', () => {
     }
   });
 
+  it('serves every catalog and discovery document as compact JSON (one line, no indentation)', async () => {
+    for (const path of [...Object.keys(SPEC_PATHS), ...OTHER_PATHS, '/.well-known/gate.json']) {
+      const text = await (await srv.fetch(path)).text();
+      expect(text.trimEnd(), path).toBe(JSON.stringify(JSON.parse(text)));
+    }
+  });
+
   it('validates every published catalog against its zod schema', async () => {
     for (const c of CATALOGS) {
       const { body } = await getJson(c.path);
