@@ -4,7 +4,8 @@
  *  - log node hashes keyed by where their span ends, so that one append's nodes
  *    share one B-tree edge (migration 0180);
  *  - a receipt's row without a copy of its leaf: the receipt is read back from
- *    the receipts log (migration 0181).
+ *    the receipts log (migration 0181);
+ *  - a fresh leaf's proof and root made from its append's right edge, not read again.
  */
 import { createClient } from '@libsql/client';
 import { describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import { leafHash, rootOf, verifyInclusion } from '../src/crypto/merkle.ts';
 import { loadKeyring } from '../src/crypto/keys.ts';
 import { openLedger } from '../src/ledger/db.ts';
 import { getReceipt, recordReceipts, sealedReceipt, signReceipt } from '../src/ledger/receipts.ts';
-import { appendLeaves, inclusionProof, treeHead } from '../src/ledger/log.ts';
+import { appendLeaf, appendLeaves, inclusionProof, treeHead } from '../src/ledger/log.ts';
 import { migrate } from '../src/ledger/migrate.ts';
 import { tempDir, testEnv } from './support/server.ts';
 
@@ -84,6 +85,25 @@ describe('log nodes keyed by the end of their span', () => {
       expect(await migrate(db)).toEqual([]);
     } finally {
       db.close();
+    }
+  });
+});
+
+describe('a fresh leaf is proved from its own append', () => {
+  it('appendLeaf answers the same proof and root as the stored tree, at every size up to 77', async () => {
+    const ledger = await openLedger(loadConfig(testEnv(tempDir())));
+    try {
+      for (let i = 0; i < leaves.length; i++) {
+        const a = await ledger.write((tx) => appendLeaf(tx, 'astl', leaves[i]!));
+        expect(a.index).toBe(i);
+        // Against the whole tree hashed from scratch, and the proof read from the stored nodes.
+        expect(Buffer.from(a.root)).toEqual(Buffer.from(rootOf(leaves.slice(0, i + 1).map((l) => leafHash(l)))));
+        const stored = await inclusionProof(ledger.read, 'astl', i, i + 1);
+        expect(a.proof.map((h) => Buffer.from(h).toString('hex'))).toEqual(stored.hashes.map((h) => Buffer.from(h).toString('hex')));
+        expect(() => verifyInclusion(i, i + 1, a.leafHash, a.proof, a.root)).not.toThrow();
+      }
+    } finally {
+      await ledger.close();
     }
   });
 });

@@ -4,7 +4,7 @@
  */
 import type { Transaction } from './sql.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
-import { appendLeaf, type Db } from './log.ts';
+import { appendLeaf, type Appended, type Db } from './log.ts';
 
 export const ASTL_LOG = 'astl';
 
@@ -44,7 +44,7 @@ export async function appendManifest(
   m: ManifestLeaf,
   keyId: string,
   receiptId: string,
-): Promise<{ index: number; leafHash: Uint8Array }> {
+): Promise<Appended> {
   const out = await appendLeaf(tx, ASTL_LOG, leafBytes(m));
   await tx.execute({
     sql: `INSERT INTO astl_manifests (id, entity, version, key_id, act_kinds, log_index, leaf_hash, receipt_id, created_at)

@@ -39,7 +39,15 @@ const cache = new Map<string, SignedCheckpoint>();
 
 /** The signed checkpoint of `log` at `size` (default: now). Signatures are cached per size and key. */
 export async function signedCheckpoint(ctx: CheckpointSigner, log: string, size?: number): Promise<SignedCheckpoint> {
-  const head = await treeHead(ctx.ledger.read, log, size);
+  return signCheckpoint(ctx, log, await treeHead(ctx.ledger.read, log, size));
+}
+
+/**
+ * Signs the checkpoint of a head the caller already holds: one this process
+ * computed from the log itself (an append's root, a head it read). Never a
+ * head taken from a request.
+ */
+export function signCheckpoint(ctx: CheckpointSigner, log: string, head: { size: number; root: Hash }): SignedCheckpoint {
   const origin = logOrigin(ctx.config.SITE_URL, log);
   const key = ctx.keyring.current;
   const cacheKey = `${origin}/${head.size}/${key.kid}`;

@@ -64,11 +64,10 @@ export async function appendSessionLeaf(
   const log = sessionLog(leaf.sessionId);
   await ensureLog(tx, log);
   if ((await logSize(tx, log)) >= max) return null;
-  const { index, leafHash } = await appendLeaf(tx, log, leaf.leaf);
+  const { index, leafHash, root } = await appendLeaf(tx, log, leaf.leaf);
   await tx.execute({
     sql: 'INSERT INTO inference_leaves (session_id, idx, key_id, leaf_hash, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     args: [leaf.sessionId, index, leaf.keyId, hex(leafHash), leaf.receiptId, leaf.createdAt],
   });
-  const head = await treeHead(tx, log);
-  return { idx: index, size: head.size, root: hex(head.root), leafHash: hex(leafHash) };
+  return { idx: index, size: index + 1, root: hex(root), leafHash: hex(leafHash) };
 }

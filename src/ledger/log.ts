@@ -61,9 +61,24 @@ export async function ensureLog(tx: Transaction, log: string): Promise<void> {
  * @returns the leaf's index and its RFC 9162 leaf hash.
  * @example await ledger.write((tx) => appendLeaf(tx, 'astl', bytes))
  */
-export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array): Promise<{ index: number; leafHash: Hash }> {
-  const { first, leafHashes } = await appendLeaves(tx, log, [leaf]);
-  return { index: first, leafHash: leafHashes[0]! };
+export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array): Promise<Appended> {
+  const { first, leafHashes, edge } = await appendLeaves(tx, log, [leaf]);
+  const lh = leafHashes[0]!;
+  return { index: first, leafHash: lh, proof: edge, root: edge.reduce((h, sibling) => nodeHash(sibling, h), lh) };
+}
+
+/**
+ * A leaf just appended, with its RFC 9162 inclusion proof in the tree it ended
+ * (size index + 1) and that tree's root. Both come from the right edge the
+ * append read anyway: the last leaf's audit path is exactly the perfect
+ * subtrees left of it, smallest first, and the root folds them over the leaf.
+ * So an answer that proves a fresh leaf costs no further read.
+ */
+export interface Appended {
+  index: number;
+  leafHash: Hash;
+  proof: Hash[];
+  root: Hash;
 }
 
 /** Rows per multi-row INSERT: far below SQLite's bound-parameter limit. */
@@ -75,8 +90,12 @@ const ROWS_PER_INSERT = 200;
  * in memory, insert entries and nodes with multi-row statements.
  * @returns the first leaf's index and every leaf's RFC 9162 hash.
  */
-export async function appendLeaves(tx: Transaction, log: string, leaves: readonly Uint8Array[]): Promise<{ first: number; leafHashes: Hash[] }> {
-  if (leaves.length === 0) return { first: await logSize(tx, log), leafHashes: [] };
+export async function appendLeaves(
+  tx: Transaction,
+  log: string,
+  leaves: readonly Uint8Array[],
+): Promise<{ first: number; leafHashes: Hash[]; /** the perfect subtrees of the tree of size `first`, smallest first */ edge: Hash[] }> {
+  if (leaves.length === 0) return { first: await logSize(tx, log), leafHashes: [], edge: [] };
   // Claiming the indexes first, under the write lock, is what keeps them gap-free and unique.
   const claimed = await tx.execute({ sql: 'UPDATE logs SET size = size + ? WHERE name = ? RETURNING size', args: [leaves.length, log] });
   if (!claimed.rows[0]) throw new UnknownLogError(`no log named ${log}`);
@@ -107,10 +126,10 @@ export async function appendLeaves(tx: Transaction, log: string, leaves: readonl
   const now = nowIso();
   await insertRows(tx, 'INSERT INTO log_entries (log, idx, leaf, created_at) VALUES', '(?, ?, ?, ?)', leaves.map((leaf, k) => [log, first + k, leaf, now]));
   await insertRows(tx, 'INSERT INTO log_nodes (log, span_end, level, hash) VALUES', '(?, ?, ?, ?)', nodes.map(([level, idx, hash]) => [log, spanEnd(level, idx), level, hash]));
-  return { first, leafHashes };
+  return { first, leafHashes, edge: edgeHashes };
 }
 
-/** The perfect subtrees that make up a tree of `size` leaves, one per 1 bit of `size`. */
+/** The perfect subtrees that make up a tree of `size` leaves, one per 1 bit of `size`, smallest first. */
 function rightEdge(size: number): NodeId[] {
   const out: NodeId[] = [];
   for (let level = 0, n = size; n > 0; level++, n = Math.floor(n / 2)) {

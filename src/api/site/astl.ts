@@ -24,7 +24,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
+import { appendedProof, checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
 
 export const entitySchema = z
   .string()
@@ -129,8 +129,9 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
             surface_root: surfaceRoot,
             published_at: nowIso(),
           };
-          const { index, leafHash: lh } = await appendManifest(tx, leaf, ownerId(key), receipt.receipt_id);
-          const proof = await proofAt(ctx, tx, ASTL_LOG, index);
+          const appended = await appendManifest(tx, leaf, ownerId(key), receipt.receipt_id);
+          const { index, leafHash: lh } = appended;
+          const proof = appendedProof(ctx, ASTL_LOG, appended);
           return {
             writes: { receipt, charges: [{ keyId: key.id, sku: 'astl_publish', amountMicros: amount }] },
             reply: reply(

@@ -1,16 +1,16 @@
 /**
  * What the companion logs (astl, triggers, clearing) answer about a leaf: its
  * index, leaf hash and RFC 9162 inclusion proof at a tree size, and the signed
- * checkpoint of that size. Proofs are read inside the write transaction (so a
- * stored idempotent answer has them); the checkpoint note is signed AFTER the
- * commit, never inside it, and added to the answer by `withCheckpointNotes`.
+ * checkpoint of that size. Proofs are made inside the write transaction (so a
+ * stored idempotent answer has them; a fresh leaf's from its own append, with
+ * no read); the checkpoint note is signed AFTER the commit, never inside it,
+ * over the root the answer carries, and added by `withCheckpointNotes`.
  */
-import type { Transaction } from '../../ledger/sql.ts';
 import { HTTPResponse } from 'h3';
 import { z } from 'zod';
-import { leafHash } from '../../crypto/merkle.ts';
-import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
-import { inclusionProof, readEntries, treeHead, type Db } from '../../ledger/log.ts';
+import { leafHash, type Hash } from '../../crypto/merkle.ts';
+import { logOrigin, signCheckpoint, signedCheckpoint } from '../../ledger/checkpoint.ts';
+import { inclusionProof, readEntries, treeHead, type Appended, type Db } from '../../ledger/log.ts';
 import type { AppContext } from '../context.ts';
 import { b64 } from './logs.ts';
 import { decodeLeaf } from './leaf-decoders.ts';
@@ -35,13 +35,20 @@ export const inclusionSchema = z.object({
 export async function proofAt(ctx: AppContext, db: Db, log: string, index: number, size = index + 1) {
   const p = await inclusionProof(db, log, index, size);
   const head = await treeHead(db, log, size);
-  return {
-    inclusion: { log, index, tree_size: size, leaf_hash: b64(p.leafHash), hashes: p.hashes.map(b64) },
-    checkpoint: { log, origin: logOrigin(ctx.config.SITE_URL, log), tree_size: size, root_hash: b64(head.root) } as z.infer<typeof checkpointSchema>,
-  };
+  return proofAnswer(ctx, log, { index, size, leafHash: p.leafHash, hashes: p.hashes, root: head.root });
 }
 
-export const proofInTx = (ctx: AppContext, tx: Transaction, log: string, index: number) => proofAt(ctx, tx, log, index);
+/** The same for a leaf the act has just appended, from what its append computed: no read. */
+export function appendedProof(ctx: AppContext, log: string, a: Appended) {
+  return proofAnswer(ctx, log, { index: a.index, size: a.index + 1, leafHash: a.leafHash, hashes: a.proof, root: a.root });
+}
+
+function proofAnswer(ctx: AppContext, log: string, p: { index: number; size: number; leafHash: Hash; hashes: Hash[]; root: Hash }) {
+  return {
+    inclusion: { log, index: p.index, tree_size: p.size, leaf_hash: b64(p.leafHash), hashes: p.hashes.map(b64) },
+    checkpoint: { log, origin: logOrigin(ctx.config.SITE_URL, log), tree_size: p.size, root_hash: b64(p.root) } as z.infer<typeof checkpointSchema>,
+  };
+}
 
 /** Adds the signed note to every `checkpoint` object of a JSON answer (first answers and idempotent replays alike). */
 export async function withCheckpointNotes(ctx: AppContext, res: HTTPResponse): Promise<HTTPResponse> {
@@ -49,7 +56,8 @@ export async function withCheckpointNotes(ctx: AppContext, res: HTTPResponse): P
   const body = JSON.parse(res.body) as Record<string, unknown>;
   const cp = body.checkpoint as z.infer<typeof checkpointSchema> | undefined;
   if (!cp || cp.note) return res;
-  cp.note = (await signedCheckpoint(ctx, cp.log, cp.tree_size)).note;
+  // The root is the one this service computed from the log for that size, when it first answered.
+  cp.note = signCheckpoint(ctx, cp.log, { size: cp.tree_size, root: new Uint8Array(Buffer.from(cp.root_hash, 'base64')) }).note;
   return new HTTPResponse(JSON.stringify(body), { status: res.status ?? 200, headers: res.headers });
 }
 

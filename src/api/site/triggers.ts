@@ -24,7 +24,7 @@ import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
-import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
+import { appendedProof, checkpointSchema, feedPage, feedQuery, inclusionSchema, withCheckpointNotes } from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -174,7 +174,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       const r = await commitAct(event, ctx, key, {
         run: async (tx) => {
           await insertTrigger(tx, t);
-          const { index } = await recordEvent(tx, ownerId(key), {
+          const appended = await recordEvent(tx, ownerId(key), {
             event_id: newEventId(),
             type: 'trigger.published',
             trigger_id: t.id,
@@ -183,7 +183,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
             at: t.published_at,
             data: { obligation_surface: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
           });
-          const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
+          const proof = appendedProof(ctx, TRIGGERS_LOG, appended);
           return {
             writes: { receipt, charges: [{ keyId: key.id, sku: 'trigger_publish', amountMicros: amount }] },
             reply: reply(
@@ -254,7 +254,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
               const again = await feeFor(tx, at);
               if (again.feeMicros !== fee.feeMicros) throw new StateChanged();
               if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
-              const { index } = await recordEvent(tx, ownerId(key), {
+              const appended = await recordEvent(tx, ownerId(key), {
                 event_id: newEventId(),
                 type: 'trigger.fired',
                 trigger_id: t.id,
@@ -264,7 +264,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
                 data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
               });
               const after = (await getTrigger(tx, t.id))!;
-              const proof = await proofAt(ctx, tx, TRIGGERS_LOG, index);
+              const proof = appendedProof(ctx, TRIGGERS_LOG, appended);
               return {
                 writes: {
                   receipt,
