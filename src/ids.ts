@@ -39,9 +39,18 @@ export function newSortableId(prefix: string, now: number = Date.now()): string 
   return `${prefix}_${now.toString(16).padStart(12, '0')}${random(16).toString('base64url')}`;
 }
 
-/** UTC RFC 3339 timestamp with millisecond precision. */
-export function nowIso(now: Date = new Date()): string {
-  return now.toISOString();
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/** UTC RFC 3339 timestamp with millisecond precision (the current time's formatted once per millisecond: a busy act asks several times). */
+export function nowIso(now?: Date): string {
+  if (now) return now.toISOString();
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
 }
 
 /** RFC 7519 NumericDate: whole seconds since the epoch (the `iat` of both receipt kinds). */

@@ -12,12 +12,14 @@ export { tollSchema, type Toll };
 export const TOLLS: readonly Toll[] = tollsSchema.parse(tollsJson);
 
 const bySku = new Map(TOLLS.map((t) => [t.sku, t]));
+/** Converted once: every metered act asks for its toll. */
+const microsBySku = new Map(TOLLS.map((t) => [t.sku, usdToMicros(t.usd)]));
 
 /** The toll of a SKU in micro-USD; throws for an unknown SKU (a bug, not bad input). */
 export function tollMicros(sku: string): number {
-  const t = bySku.get(sku);
-  if (!t) throw new Error(`no toll is defined for SKU ${sku}`);
-  return usdToMicros(t.usd);
+  const micros = microsBySku.get(sku);
+  if (micros === undefined) throw new Error(`no toll is defined for SKU ${sku}`);
+  return micros;
 }
 
 /** The toll of a SKU in USD as the catalogs render it; throws for an unknown SKU. */
