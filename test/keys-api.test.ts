@@ -39,6 +39,36 @@ describe('keys API and lifecycle', () => {
     expect(listed.data.map((x: { id: string }) => x.id)).not.toContain(stranger.id);
   });
 
+  it('lists keys in pages, oldest first: limit and starting_after walk every key once', async () => {
+    const pager = await s.newKey('pager');
+    const made = [pager.id];
+    for (let i = 0; i < 6; i++) made.push((await (await post(s, '/v1/keys', pager.secret, { name: `k${i}` })).json()).id);
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const r = await s.fetch(`/v1/keys?limit=3${after ? `&starting_after=${after}` : ''}`, { key: pager.secret });
+      expect(r.status).toBe(200);
+      const body = await r.json();
+      expect(body.data.length).toBeLessThanOrEqual(3);
+      seen.push(...body.data.map((k: { id: string }) => k.id));
+      if (!body.has_more) break;
+      after = seen.at(-1);
+    }
+    expect(seen).toEqual(made);
+    const whole = await (await s.fetch('/v1/keys', { key: pager.secret })).json();
+    expect(whole).toMatchObject({ object: 'list', has_more: false });
+    expect(whole.data.map((k: { id: string }) => k.id)).toEqual(made);
+    // A cursor from another account, or out of bounds, is a 400 that names the parameter.
+    for (const q of [`starting_after=${stranger.id}`, 'limit=0', 'limit=101']) {
+      const bad = await s.fetch(`/v1/keys?${q}`, { key: pager.secret });
+      expect(bad.status, q).toBe(400);
+      expect(bad.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const problem = await bad.json();
+      expect(problem.code).toBe('invalid_query');
+      expect(problem.errors[0].field).toBe(q.split('=')[0]);
+    }
+  });
+
   it('an agent key can neither list nor mint keys, so never an operator key', async () => {
     const agent = await (await post(s, '/v1/keys', ops.secret, { name: 'bot' })).json();
     const mint = await post(s, '/v1/keys', agent.secret, { name: 'escalate', role: 'operator' });

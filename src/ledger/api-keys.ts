@@ -185,12 +185,21 @@ export async function getApiKey(db: Client | Transaction, id: string): Promise<A
   return rs.rows[0] ? rowToKey(rs.rows[0]) : undefined;
 }
 
-/** Every key, or the keys of one account. */
-export async function listApiKeys(db: Client, accountId?: string): Promise<ApiKey[]> {
+/** Every key (oldest first). */
+export async function listApiKeys(db: Client): Promise<ApiKey[]> {
+  const rs = await db.execute(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`);
+  return rs.rows.map(rowToKey);
+}
+
+/** One page of an account's keys, oldest first: at most `limit`, those after the key `after` in that order. */
+export async function accountKeysPage(db: Client, accountId: string, limit: number, after?: ApiKey): Promise<ApiKey[]> {
   const rs = await db.execute(
-    accountId === undefined
-      ? `SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`
-      : { sql: `SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at, id`, args: [accountId] },
+    after
+      ? {
+          sql: `SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
+          args: [accountId, after.created_at, after.id, limit],
+        }
+      : { sql: `SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at, id LIMIT ?`, args: [accountId, limit] },
   );
   return rs.rows.map(rowToKey);
 }

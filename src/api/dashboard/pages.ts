@@ -102,7 +102,9 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
         s,
         '/dashboard/keys',
         'API keys',
-        `${note}<table><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Prefix</th><th scope="col">Hops this period</th><th scope="col">Status</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>
+        `${note}<table><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Prefix</th><th scope="col">Hops this period</th><th scope="col">Status</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>${
+          list.body.has_more ? `<p class="muted">The ${keys.length} oldest keys are shown; list the rest with <code>GET /v1/keys?starting_after=${e(String(keys.at(-1)?.id))}</code>.</p>` : ''
+        }
 <h2>Create a key</h2><form method="post" action="/dashboard/keys">${csrfField(s.csrf)}
 <label for="key-name">Name</label><input id="key-name" name="name" required maxlength="100">
 <label for="key-role">Role</label><select id="key-role" name="role"><option value="agent" selected>agent: acts, may blow a fuse, never revives one</option><option value="operator">operator: also manages</option></select>

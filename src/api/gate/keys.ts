@@ -15,15 +15,19 @@ import { z } from 'zod';
 import { HOP_PERIODS, periodReset } from '../../domain/quota.ts';
 import { nowIso } from '../../ids.ts';
 import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
-import { KEY_ROLES, createApiKey, getApiKey, isExpired, listApiKeys, revokeApiKey, rotateApiKey, setHopLimit, type ApiKey } from '../../ledger/api-keys.ts';
+import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, type ApiKey } from '../../ledger/api-keys.ts';
 import { requireKey } from '../auth.ts';
-import { readBody } from '../body.ts';
+import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, badRequest, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 
 const keyIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a key id such as key_…');
+const keysListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(100),
+  starting_after: keyIdSchema.optional().describe('the last key id of the previous page'),
+});
 
 export const createKeyRequest = z
   .strictObject({
@@ -97,10 +101,19 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
 
   router.get('/v1/keys', async (event) => {
     const caller = await requireKey(event, ctx);
+    const q = readQuery(event, keysListQuery);
+    let after: ApiKey | undefined;
+    if (q.starting_after !== undefined) {
+      after = await getApiKey(ctx.ledger.read, q.starting_after);
+      if (!after || after.account_id !== ownerId(caller)) {
+        const detail = `starting_after: no key ${q.starting_after} in this account`;
+        throw badRequest('invalid_query', detail, { errors: [{ field: 'starting_after', message: `no key ${q.starting_after} in this account` }] });
+      }
+    }
     const now = nowIso();
-    const keys = await listApiKeys(ctx.ledger.read, ownerId(caller));
-    return toResponse(reply({ object: 'list', data: keys.map((k) => keyObject(k, now)), has_more: false }));
-  }, { ...doc, summary: "List the account's API keys (never their secrets)" });
+    const keys = await accountKeysPage(ctx.ledger.read, ownerId(caller), q.limit + 1, after);
+    return toResponse(reply({ object: 'list', data: keys.slice(0, q.limit).map((k) => keyObject(k, now)), has_more: keys.length > q.limit }));
+  }, { ...doc, summary: "List the account's API keys, oldest first (never their secrets)", query: keysListQuery, problems: [400] });
 
   router.post('/v1/keys', async (event) => {
     const caller = await requireKey(event, ctx);
