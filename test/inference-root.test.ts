@@ -28,7 +28,7 @@ function mth(leaves: Buffer[]): Buffer {
 describe('inference sessions as Merkle logs', () => {
   let s: TestServer;
   let upstream: Server;
-  let key: { id: string; secret: string };
+  let key: { id: string; secret: string; accountId: string };
 
   beforeAll(async () => {
     upstream = createServer((req, res) => {
@@ -95,5 +95,21 @@ describe('inference sessions as Merkle logs', () => {
     const { fusegate: seal } = await next.json();
     leaves.push(sha(Buffer.from([0]), Buffer.from(canon({ receipt_id: seal.receipt_id, request_sha256: seal.request_sha256, response_sha256: seal.response_sha256 }))));
     expect(seal).toMatchObject({ index: 7, session_size: 8, session_root: mth(leaves).toString('hex') });
+  });
+
+  it('a session belongs to the account: another key of it reads and continues it; another account gets 404', async () => {
+    const chat = (secret: string, session?: string) =>
+      s.fetch('/api/v1/inference/chat/completions', { json: { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, key: secret, headers: session ? { 'fusegate-session': session } : {} });
+    const session = (await chat(key.secret)).headers.get('fusegate-session')!;
+    const colleague = await s.newKey('colleague', 1000, 'agent', key.accountId);
+    const stranger = await s.newKey('stranger');
+    const continued = await chat(colleague.secret, session);
+    expect(continued.status).toBe(200);
+    expect((await continued.json()).fusegate).toMatchObject({ index: 1, session_size: 2 });
+    expect((await (await s.fetch(`/api/v1/inference/sessions/${session}`, { key: colleague.secret })).json()).size).toBe(2);
+    const foreign = await chat(stranger.secret, session);
+    expect(foreign.status).toBe(404);
+    expect((await foreign.json()).code).toBe('unknown_session');
+    expect((await s.fetch(`/api/v1/inference/sessions/${session}`, { key: stranger.secret })).status).toBe(404);
   });
 });

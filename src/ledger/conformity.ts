@@ -7,7 +7,8 @@ import type { Client, Transaction } from './sql.ts';
 
 export interface ConformityPackRow {
   id: string;
-  keyId: string;
+  /** The owning account (ownerId). */
+  owner: string;
   categoryId: string;
   packHash: string;
   receiptId: string;
@@ -19,16 +20,16 @@ export interface ConformityPackRow {
 export async function insertConformityPack(tx: Transaction, p: ConformityPackRow): Promise<void> {
   await tx.execute({
     sql: 'INSERT INTO conformity_packs (id, key_id, category_id, pack_hash, receipt_id, created_at, pack) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    args: [p.id, p.keyId, p.categoryId, p.packHash, p.receiptId, p.createdAt, JSON.stringify(p.pack)],
+    args: [p.id, p.owner, p.categoryId, p.packHash, p.receiptId, p.createdAt, JSON.stringify(p.pack)],
   });
 }
 
-/** The pack `id` if `keyId` generated it, else undefined. */
+/** The pack `id` if the account `owner` generated it, else undefined. */
 export async function findConformityPack(
   db: Client | Transaction,
   id: string,
-  keyId: string,
+  owner: string,
 ): Promise<{ pack: unknown; pack_hash: string; receipt_id: string; created_at: string } | undefined> {
-  const r = (await db.execute({ sql: 'SELECT pack, pack_hash, receipt_id, created_at FROM conformity_packs WHERE id = ? AND key_id = ?', args: [id, keyId] })).rows[0];
+  const r = (await db.execute({ sql: 'SELECT pack, pack_hash, receipt_id, created_at FROM conformity_packs WHERE id = ? AND key_id = ?', args: [id, owner] })).rows[0];
   return r && { pack: JSON.parse(String(r.pack)), pack_hash: String(r.pack_hash), receipt_id: String(r.receipt_id), created_at: String(r.created_at) };
 }

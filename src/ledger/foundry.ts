@@ -7,7 +7,8 @@ import type { Client, Transaction } from './sql.ts';
 
 export interface FoundryRunRow {
   id: string;
-  keyId: string;
+  /** The owning account (ownerId). */
+  owner: string;
   tenantId: string;
   /** The run's report, stored as JSON. */
   report: unknown;
@@ -18,34 +19,34 @@ export interface FoundryRunRow {
 export async function insertFoundryRun(tx: Transaction, r: FoundryRunRow): Promise<void> {
   await tx.execute({
     sql: 'INSERT INTO foundry_runs (id, key_id, tenant_id, report, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    args: [r.id, r.keyId, r.tenantId, JSON.stringify(r.report), r.receiptId, r.createdAt],
+    args: [r.id, r.owner, r.tenantId, JSON.stringify(r.report), r.receiptId, r.createdAt],
   });
 }
 
-/** How many runs `keyId` made for `tenantId`, the first one's time, and how many since `since`; undefined when none. */
+/** How many runs the account `owner` made for `tenantId`, the first one's time, and how many since `since`; undefined when none. */
 export async function tenantRunCounts(
   db: Client | Transaction,
-  keyId: string,
+  owner: string,
   tenantId: string,
   since: string,
 ): Promise<{ runs: number; first_at: string; recent: number } | undefined> {
   const r = (await db.execute({
     sql: 'SELECT COUNT(*) AS runs, MIN(created_at) AS first_at, COALESCE(SUM(created_at >= ?), 0) AS recent FROM foundry_runs WHERE key_id = ? AND tenant_id = ?',
-    args: [since, keyId, tenantId],
+    args: [since, owner, tenantId],
   })).rows[0]!;
   if (Number(r.runs) === 0) return undefined;
   return { runs: Number(r.runs), first_at: String(r.first_at), recent: Number(r.recent) };
 }
 
-/** The newest run `keyId` made for `tenantId` (its report parsed), or undefined. */
+/** The newest run the account `owner` made for `tenantId` (its report parsed), or undefined. */
 export async function latestTenantRun(
   db: Client | Transaction,
-  keyId: string,
+  owner: string,
   tenantId: string,
 ): Promise<{ id: string; receipt_id: string; created_at: string; report: unknown } | undefined> {
   const r = (await db.execute({
     sql: 'SELECT id, receipt_id, created_at, report FROM foundry_runs WHERE key_id = ? AND tenant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1',
-    args: [keyId, tenantId],
+    args: [owner, tenantId],
   })).rows[0];
   return r && { id: String(r.id), receipt_id: String(r.receipt_id), created_at: String(r.created_at), report: JSON.parse(String(r.report)) };
 }

@@ -8,7 +8,8 @@ import type { Client, Transaction } from './sql.ts';
 export interface PaymentBindingRow {
   paymentHash: string;
   actionRef: string;
-  keyId: string;
+  /** The owning account (ownerId). */
+  owner: string;
   receiptId: string;
   createdAt: string;
 }
@@ -17,7 +18,7 @@ export interface PaymentBindingRow {
 export async function bindPaymentHash(tx: Transaction, b: PaymentBindingRow): Promise<boolean> {
   const ins = await tx.execute({
     sql: 'INSERT INTO pdtr_bindings (payment_hash, action_ref, key_id, receipt_id, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (payment_hash) DO NOTHING',
-    args: [b.paymentHash, b.actionRef, b.keyId, b.receiptId, b.createdAt],
+    args: [b.paymentHash, b.actionRef, b.owner, b.receiptId, b.createdAt],
   });
   return ins.rowsAffected > 0;
 }
@@ -26,7 +27,7 @@ export async function bindPaymentHash(tx: Transaction, b: PaymentBindingRow): Pr
 export async function findPaymentBinding(
   db: Client | Transaction,
   paymentHash: string,
-): Promise<{ action_ref: string; key_id: string; receipt_id: string; created_at: string } | undefined> {
+): Promise<{ action_ref: string; owner: string; receipt_id: string; created_at: string } | undefined> {
   const r = (await db.execute({ sql: 'SELECT action_ref, key_id, receipt_id, created_at FROM pdtr_bindings WHERE payment_hash = ?', args: [paymentHash] })).rows[0];
-  return r && { action_ref: String(r.action_ref), key_id: String(r.key_id), receipt_id: String(r.receipt_id), created_at: String(r.created_at) };
+  return r && { action_ref: String(r.action_ref), owner: String(r.key_id), receipt_id: String(r.receipt_id), created_at: String(r.created_at) };
 }

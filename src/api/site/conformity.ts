@@ -1,12 +1,13 @@
 /**
  * Conformity packs (SPEC 2.5, foundry layer 5):
  *   POST /api/v1/conformity/generate       key, conformity_pack 2.50   a sealed pack for one category
- *   GET  /api/v1/conformity/packs/{pack_id} key (the owner)             the stored pack, byte for byte re-hashable
+ *   GET  /api/v1/conformity/packs/{pack_id} key (its account)           the stored pack, byte for byte re-hashable
  * The pack's rules are in src/domain/conformity.ts.
  */
 import { z } from 'zod';
 import { CATEGORY_IDS, ConformityRefusal, buildPack, packHash } from '../../domain/conformity.ts';
 import { newId, nowIso } from '../../ids.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { findConformityPack, insertConformityPack } from '../../ledger/conformity.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
 import { keyedAct } from '../act.ts';
@@ -84,7 +85,7 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
         { kind: 'conformity_pack', decision: 'SEALED', subject: packId, fingerprint: hash, data: { category_id: b.category_id, open_controls: pack.open_controls } },
         [charge],
         async (tx, receipt) => {
-          await insertConformityPack(tx, { id: packId, keyId: key.id, categoryId: b.category_id, packHash: hash, receiptId: receipt.receipt_id, createdAt: pack.generated_at, pack });
+          await insertConformityPack(tx, { id: packId, owner: ownerId(key), categoryId: b.category_id, packHash: hash, receiptId: receipt.receipt_id, createdAt: pack.generated_at, pack });
           return reply({ pack_id: packId, pack, pack_hash: hash, charge: chargeView(charge), ...receiptFields(receipt) });
         },
       );
@@ -96,10 +97,10 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
     async (event) => {
       const key = await requireKey(event, ctx);
       const id = event.context.params?.pack_id ?? '';
-      const r = await findConformityPack(ctx.ledger.read, id, key.id);
-      if (!r) throw notFound(`no conformity pack ${id} for this key`);
+      const r = await findConformityPack(ctx.ledger.read, id, ownerId(key));
+      if (!r) throw notFound(`no conformity pack ${id} in this account`);
       return toResponse(reply({ pack_id: id, ...r }));
     },
-    { summary: 'A conformity pack this key generated, as sealed (re-hash `pack` to check `pack_hash`)', auth: 'key', tag: 'foundry', response: storedPackResponse, problems: [404] },
+    { summary: 'A conformity pack a key of this account generated, as sealed (re-hash `pack` to check `pack_hash`)', auth: 'key', tag: 'foundry', response: storedPackResponse, problems: [404] },
   );
 }

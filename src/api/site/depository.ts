@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { DepositoryRefusal, GENESIS, applyEvent, chainHash, type DepositoryEvent } from '../../domain/depository.ts';
 import { nowIso } from '../../ids.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { findDepositoryAsset, recordDepositoryAttestation } from '../../ledger/depository.ts';
 import { keyedAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
@@ -80,7 +81,7 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
         ...(b.event_type === 'custody_transfer' ? { to_custodian: b.to_custodian, from_custodian: b.from_custodian } : {}),
       };
       for (let attempt = 0; ; attempt++) {
-        const before = await findDepositoryAsset(ctx.ledger.read, key.id, b.asset_id);
+        const before = await findDepositoryAsset(ctx.ledger.read, ownerId(key), b.asset_id);
         let after;
         try {
           after = applyEvent(before, ev);
@@ -101,9 +102,9 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
             { kind: 'depository_attest', decision: 'ATTESTED', subject: b.asset_id, fingerprint: fingerprint(b), data: { event: b, seq, chain_hash: chain, prev_hash: prev, after: view(after) } },
             [charge],
             async (tx, receipt) => {
-              const now = await findDepositoryAsset(tx, key.id, b.asset_id);
+              const now = await findDepositoryAsset(tx, ownerId(key), b.asset_id);
               if ((now?.seq ?? 0) !== (before?.seq ?? 0)) throw new StateChanged();
-              await recordDepositoryAttestation(tx, { keyId: key.id, assetId: b.asset_id, eventType: b.event_type, twin: { ...after, seq, chain_hash: chain }, receiptId: receipt.receipt_id, at: nowIso() });
+              await recordDepositoryAttestation(tx, { owner: ownerId(key), assetId: b.asset_id, eventType: b.event_type, twin: { ...after, seq, chain_hash: chain }, receiptId: receipt.receipt_id, at: nowIso() });
               return reply({
                 attestation_id: receipt.receipt_id,
                 asset_id: b.asset_id,

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { runPipeline, tenantProjection } from '../../domain/foundry.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { newId, nowIso } from '../../ids.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { insertFoundryRun, latestTenantRun, tenantRunCounts } from '../../ledger/foundry.ts';
 import { readSession } from '../../ledger/inference.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
@@ -127,7 +128,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
     async (b, key, event) => {
       let inference;
       if (b.inference_session_id !== undefined) {
-        const session = await readSession(ctx.ledger.read, key.id, b.inference_session_id);
+        const session = await readSession(ctx.ledger.read, ownerId(key), b.inference_session_id);
         inference = session ? { session_id: b.inference_session_id, size: session.size, root: session.root } : null;
       }
       const at = nowIso();
@@ -144,7 +145,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         { kind: 'foundry_pipeline', decision: run.status.toUpperCase(), subject: b.tenant_id, fingerprint: fingerprint(run), data: { run_id: runId, steps: run.steps.map((s) => `${s.layer}:${s.status}`) } },
         [charge],
         async (tx, receipt) => {
-          await insertFoundryRun(tx, { id: runId, keyId: key.id, tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at });
+          await insertFoundryRun(tx, { id: runId, owner: ownerId(key), tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at });
           return reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: chargeView(charge), ...receiptFields(receipt) });
         },
       );
@@ -158,9 +159,9 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
       const tenant = event.context.params?.tenant_id ?? '';
       const q = readQuery(event, projectionQuery);
       const since = nowIso(new Date(Date.now() - 30 * DAY_MS));
-      const counts = await tenantRunCounts(ctx.ledger.read, key.id, tenant, since);
-      if (!counts) throw notFound(`no pipeline run for tenant ${tenant} under this key: POST /api/v1/foundry/pipeline/run first`, 'unknown_tenant');
-      const row = (await latestTenantRun(ctx.ledger.read, key.id, tenant))!;
+      const counts = await tenantRunCounts(ctx.ledger.read, ownerId(key), tenant, since);
+      if (!counts) throw notFound(`no pipeline run for tenant ${tenant} in this account: POST /api/v1/foundry/pipeline/run first`, 'unknown_tenant');
+      const row = (await latestTenantRun(ctx.ledger.read, ownerId(key), tenant))!;
       const last = row.report as ReturnType<typeof runPipeline>;
       const done = last.steps.filter((s) => s.status === 'done').map((s) => s.layer);
       const recent = counts.recent;

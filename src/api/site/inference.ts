@@ -1,7 +1,7 @@
 /**
  * The inference-root proxy (SPEC 2.5, foundry layer 1, "print"):
  *   POST /api/v1/inference/chat/completions      key, inference_seal 0.08
- *   GET  /api/v1/inference/sessions/{session_id}  key (the owner)
+ *   GET  /api/v1/inference/sessions/{session_id}  key (its account)
  *
  * An OpenAI-compatible chat completion, forwarded to INFERENCE_UPSTREAM_URL
  * (+ "/chat/completions"). Each exchange is sealed: its leaf is
@@ -16,6 +16,7 @@
 import { z } from 'zod';
 import { canonicalJson, fingerprint } from '../../crypto/canonical.ts';
 import { newId, nowIso } from '../../ids.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { appendSessionLeaf, readSession, sessionSize } from '../../ledger/inference.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
@@ -111,8 +112,8 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
         if (named !== null && !ref.safeParse(named).success) throw new Problem({ status: 400, code: 'invalid_session', title: 'Bad request', detail: `${SESSION_HEADER} must be 1 to 128 visible ASCII characters` });
         const max = ctx.config.INFERENCE_SESSION_MAX_EXCHANGES;
         if (named !== null) {
-          const held = await sessionSize(ctx.ledger.read, key.id, named);
-          if (held === undefined) throw notFound(`no inference session ${named} for this key; omit ${SESSION_HEADER} to open one`, 'unknown_session');
+          const held = await sessionSize(ctx.ledger.read, ownerId(key), named);
+          if (held === undefined) throw notFound(`no inference session ${named} in this account; omit ${SESSION_HEADER} to open one`, 'unknown_session');
           if (held >= max) throw sessionFull(named, max);
         }
         const sessionId = named ?? newId('inf');
@@ -128,7 +129,7 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
           [charge],
           async (tx, receipt) => {
             const exchange = Buffer.from(canonicalJson({ receipt_id: receipt.receipt_id, request_sha256: requestSha, response_sha256: responseSha }));
-            const added = await appendSessionLeaf(tx, { keyId: key.id, sessionId, leaf: exchange, receiptId: receipt.receipt_id, createdAt: nowIso() }, max);
+            const added = await appendSessionLeaf(tx, { owner: ownerId(key), sessionId, leaf: exchange, receiptId: receipt.receipt_id, createdAt: nowIso() }, max);
             if (!added) throw sessionFull(sessionId, max); // filled by a concurrent exchange
             const { idx, size, root, leafHash: leaf } = added;
             const seal = {
@@ -164,10 +165,10 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
     async (event) => {
       const key = await requireKey(event, ctx);
       const id = event.context.params?.session_id ?? '';
-      const session = await readSession(ctx.ledger.read, key.id, id);
-      if (!session) throw notFound(`no inference session ${id} for this key`, 'unknown_session');
+      const session = await readSession(ctx.ledger.read, ownerId(key), id);
+      if (!session) throw notFound(`no inference session ${id} in this account`, 'unknown_session');
       return toResponse(reply({ session_id: id, ...session }));
     },
-    { summary: 'An inference session of this key: its leaves in order and their Merkle root', auth: 'key', tag: 'foundry', response: sessionResponse, problems: [404] },
+    { summary: 'An inference session of this account: its leaves in order and their Merkle root', auth: 'key', tag: 'foundry', response: sessionResponse, problems: [404] },
   );
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
 import { receiptVisibleTo } from '../../ledger/accounts.ts';
 import { bindPaymentHash, findPaymentBinding } from '../../ledger/pdtr.ts';
@@ -75,16 +76,16 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
         },
         [charge],
         async (tx, receipt) => {
-          const bound = await bindPaymentHash(tx, { paymentHash: b.payment_hash, actionRef: b.action_ref, keyId: key.id, receiptId: receipt.receipt_id, createdAt: boundAt });
+          const bound = await bindPaymentHash(tx, { paymentHash: b.payment_hash, actionRef: b.action_ref, owner: ownerId(key), receiptId: receipt.receipt_id, createdAt: boundAt });
           if (!bound) {
             const prior = (await findPaymentBinding(tx, b.payment_hash))!;
-            const mine = prior.key_id === key.id;
+            const mine = prior.owner === ownerId(key);
             throw new Problem({
               status: 409,
               code: 'payment_already_bound',
               title: 'Conflict',
               detail: `payment ${b.payment_hash} is already bound to an action; one binding per payment hash`,
-              // The first binding's details only to the key that made it.
+              // The first binding's details only to the account that made it.
               extra: mine ? { bound_to: { action_ref: prior.action_ref, receipt_id: prior.receipt_id, bound_at: prior.created_at } } : {},
             });
           }
