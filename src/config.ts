@@ -122,6 +122,8 @@ export const configSchema = z.object({
   SIGNIN_MAX_ATTEMPTS: positiveInt.default(10),
   SIGNIN_MAX_ATTEMPTS_PER_ADDRESS: positiveInt.default(30),
   SIGNIN_WINDOW_SECONDS: positiveInt.default(900),
+  /** Sign-up attempts allowed per client address per SIGNIN_WINDOW_SECONDS: bounds account creation and probing which emails exist. */
+  SIGNUP_MAX_ATTEMPTS_PER_ADDRESS: positiveInt.default(10),
   /** Lifetime of a one-time password-reset link printed by `accounts reset-link`. */
   PASSWORD_RESET_TTL_SECONDS: positiveInt.default(3600),
   /** The WebAuthn relying-party id passkeys are bound to (a domain; default: BASE_URL's host name). */

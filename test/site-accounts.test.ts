@@ -99,3 +99,25 @@ describe('sign-in throttle', { timeout: 120_000 }, () => {
     expect(await attempt('f@example.com')).toBe(429);
   });
 });
+
+describe('sign-up limit', { timeout: 120_000 }, () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ SIGNUP_MAX_ATTEMPTS_PER_ADDRESS: '3' });
+  });
+  afterAll(() => s.stop());
+
+  it('counts every sign-up attempt per address, taken or refused; past the limit it answers 429 and creates nothing', async () => {
+    const statuses = [];
+    for (const [email, password] of [['c@example.com', 'a long enough password'], ['c@example.com', 'a long enough password'], ['not-an-email', 'a long enough password']]) {
+      statuses.push((await formClient(s).post('/signup', { email: email!, password: password! })).status);
+    }
+    expect(statuses).toEqual([303, 409, 400]);
+    const limited = await formClient(s).post('/signup', { email: 'fresh@example.com', password: 'a long enough password' });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await limited.text()).toContain('Too many sign-up attempts');
+    const logins = (await s.ctx.ledger.read.execute('SELECT email FROM account_logins ORDER BY email')).rows.map((r) => String(r.email));
+    expect(logins).toEqual(['c@example.com']);
+  });
+});

@@ -1,7 +1,7 @@
 /**
- * Sign-in attempt limits, per account (email) and per client address, in
- * fixed windows counted in the database's rate_windows table, so they hold
- * across processes sharing it.
+ * Sign-in attempt limits (per account email and per client address) and
+ * sign-up attempt limits (per client address), in fixed windows counted in
+ * the database's rate_windows table, so they hold across processes sharing it.
  */
 import type { Ledger } from '../ledger/db.ts';
 import { countInWindow, dropBucketWindowsBefore } from '../ledger/rate-windows.ts';

@@ -77,6 +77,12 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     checkCsrf(event, ctx, form, undefined);
     const email = (form.get('email') ?? '').trim().toLowerCase();
     const password = form.get('password') ?? '';
+    // Every attempt counts, taken or not: the 409 below says an email is in use, so probing is bounded too.
+    const perAddress = await countAttempt(ctx.ledger, `signup:addr:${clientAddress(event)}`, ctx.config.SIGNIN_WINDOW_SECONDS);
+    if (perAddress.count > ctx.config.SIGNUP_MAX_ATTEMPTS_PER_ADDRESS) {
+      const retry = perAddress.retryAfter;
+      return formPage(event, 'signup', 429, `Too many sign-up attempts from this address. Try again in ${Math.ceil(retry / 60)} minute(s).`, email, { 'retry-after': String(retry) });
+    }
     if (!EMAIL.test(email)) return formPage(event, 'signup', 400, 'Enter an email address such as you@example.com.', email);
     if (password.length < MIN_PASSWORD || password.length > 1024) return formPage(event, 'signup', 400, `The password needs at least ${MIN_PASSWORD} characters.`, email);
     if (await loginByEmail(ctx.ledger.read, email)) return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email);
