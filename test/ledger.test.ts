@@ -51,9 +51,13 @@ describe('companion ledger', () => {
     expect(b.index).toBe(a.index + 1);
     // Another key may not write the entity's versions.
     const other = await s.newKey('other');
+    const sizeBefore = (await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'astl'")).rows[0]!.size;
     const r3 = await post('/api/v1/astl/publish', { entity: 'agent:acme', preset: 'agentic' }, other.secret);
     expect(r3.status).toBe(403);
     expect((await r3.json()).code).toBe('entity_owned');
+    // Refused under the write lock: nothing appended, nothing charged.
+    expect((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'astl'")).rows[0]!.size).toBe(sizeBefore);
+    expect((await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM meter WHERE key_id = ?', args: [other.id] })).rows[0]!.n).toBe(0);
     // Lookup: newest first; the first version is still there, unchanged.
     const look = await (await s.fetch('/api/v1/astl/lookup?entity=agent:acme')).json();
     expect(look.manifests.map((m: { manifest: { version: number } }) => m.manifest.version)).toEqual([2, 1]);

@@ -103,8 +103,6 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
     },
     async (body, key, event) => {
       const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
-      const owner = await entityHead(ctx.ledger.read, body.entity);
-      if (owner && owner.key_id !== ownerId(key)) throw entityOwned(body.entity);
       const manifestId = newId('mfst');
       const surfaceRoot = b64(surfaceTree(kinds).root());
       const receipt = sealedReceipt(ctx, {
@@ -117,7 +115,8 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       const amount = tollMicros('astl_publish');
       return commitAct(event, ctx, key, {
         run: async (tx) => {
-          // The version is taken under the write lock: two publishes of one entity get consecutive versions.
+          // Owner and version are read under the write lock only (no read before it to repeat):
+          // two publishes of one entity get consecutive versions, and a refusal writes nothing.
           const head = await entityHead(tx, body.entity);
           if (head && head.key_id !== ownerId(key)) throw entityOwned(body.entity);
           const leaf: ManifestLeaf = {
