@@ -32,16 +32,22 @@ export interface LoadResult {
 export const BENCH_SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 export const BENCH_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
+/** Seconds of the same load run first and not counted, for the server and the baseline alike: steady state, not JIT warm-up. */
+export const BENCH_WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+
 export async function load(url: string, l: HttpLoad, connections = BENCH_CONNECTIONS): Promise<LoadResult> {
-  const result = await autocannon({
-    url: url + l.path,
-    method: l.method ?? 'GET',
-    headers: { ...(l.body ? { 'content-type': 'application/json' } : {}), ...l.headers },
-    body: l.body,
-    connections,
-    duration: BENCH_SECONDS,
-    ...(l.setupRequest ? { requests: [{ setupRequest: l.setupRequest as never }] } : {}),
-  });
+  const run = (duration: number) =>
+    autocannon({
+      url: url + l.path,
+      method: l.method ?? 'GET',
+      headers: { ...(l.body ? { 'content-type': 'application/json' } : {}), ...l.headers },
+      body: l.body,
+      connections,
+      duration,
+      ...(l.setupRequest ? { requests: [{ setupRequest: l.setupRequest as never }] } : {}),
+    });
+  if (BENCH_WARMUP_SECONDS > 0) await run(BENCH_WARMUP_SECONDS);
+  const result = await run(BENCH_SECONDS);
   return { rps: result.requests.average, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
 }
 
