@@ -35,13 +35,15 @@ beforeEach(async () => {
 afterEach(() => ledger.close());
 
 /** A hop as the gate makes it: decided on the fuse read under the lock, one hop counted, one charge, one receipt. */
-function hop(n: number): ActPlan<{ state: string; receipt: Receipt }> {
+function hop(n: number, cleared?: number): ActPlan<{ state: string; receipt: Receipt }> {
   return {
     needs: { fuseId: FUSE, hopOf: keyId },
     decide(state) {
       if (!state.fuse) throw new Error('no fuse');
       const receipt = sealedReceipt(issuer, { kind: 'hop', decision: state.fuse.state === 'LIVE' ? 'PERMIT' : 'BLOCK', subject: FUSE, key_id: keyId, data: { n } });
-      return { writes: { receipt, charges: [{ keyId, sku: 'execute_gate', amountMicros: 1000 }] }, result: { state: state.fuse.state, receipt } };
+      const at = new Date().toISOString();
+      const clearAct = cleared === undefined ? undefined : { receiptId: receipt.receipt_id, keyId, vertical: 'agents', fuseId: FUSE, decision: 'PERMIT', exposureMicros: cleared, month: at.slice(0, 7), createdAt: at };
+      return { writes: { receipt, charges: [{ keyId, sku: 'execute_gate', amountMicros: 1000 }], clearAct }, result: { state: state.fuse.state, receipt } };
     },
   };
 }
@@ -82,6 +84,22 @@ describe('group commit of acts', () => {
     expect(await scalar('SELECT COUNT(DISTINCT log_index) AS n FROM receipts WHERE log_index BETWEEN 0 AND 65')).toBe(66);
     expect((await getApiKey(ledger.read, keyId))!.hops_used).toBe(66);
     expect(await monthHops(ledger.read, keyId, new Date().toISOString().slice(0, 7))).toBe(66);
+  });
+
+  it("writes every act's clear act with the group's rows: 64 execute-gate acts cost the statements of one", async () => {
+    const statementsFor = (acts: number) =>
+      ledger.write(async (tx) => {
+        const c = counting(tx);
+        const outcomes = await commitActs(c.tx, Array.from({ length: acts }, (_, i) => hop(i, 1_000_000 + i)));
+        expect(outcomes.every((o) => o.ok)).toBe(true);
+        return c.count();
+      });
+    await statementsFor(1);
+    expect(await statementsFor(64)).toBe(await statementsFor(1));
+    expect(await scalar('SELECT COUNT(*) AS n FROM clear_acts')).toBe(66);
+    // Each row names its own receipt and exposure.
+    expect(await scalar('SELECT COUNT(*) AS n FROM clear_acts c JOIN receipts r ON r.id = c.receipt_id')).toBe(66);
+    expect(await scalar('SELECT COUNT(DISTINCT exposure_micros) AS n FROM clear_acts')).toBe(64);
   });
 
   it('counts the hop quota exactly within one batch: the acts past the limit are refused and write nothing', async () => {

@@ -1,6 +1,7 @@
 /** Clear acts and cleared exposure (SPEC 2.4). Amounts are micro-USD; sums are read exactly as text. */
 import type { Client, Transaction } from './sql.ts';
 import { exactSum, exactSumSql } from './exact-sum.ts';
+import { insertRows } from './log.ts';
 
 export interface ClearActRow {
   receiptId: string;
@@ -13,12 +14,14 @@ export interface ClearActRow {
   createdAt: string;
 }
 
-export async function insertClearAct(tx: Transaction, a: ClearActRow): Promise<void> {
-  await tx.execute({
-    sql: `INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    args: [a.receiptId, a.keyId, a.vertical, a.fuseId, a.decision, a.exposureMicros, a.month, a.createdAt],
-  });
+/** The clear acts of a group, with multi-row statements (acts.ts writes them with the group's receipts). */
+export async function insertClearActs(tx: Transaction, rows: readonly ClearActRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?, ?)',
+    rows.map((a) => [a.receiptId, a.keyId, a.vertical, a.fuseId, a.decision, a.exposureMicros, a.month, a.createdAt]),
+  );
 }
 
 /** Decisions whose exposure is cleared: a PERMIT of the execute gate, a GO of pre-finality. */

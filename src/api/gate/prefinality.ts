@@ -7,7 +7,7 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
-import { commitAct } from '../act.ts';
+import { commitAct, type Decision as ActDecision } from '../act.ts';
 import type { Client, Transaction } from '../../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
 import { z } from 'zod';
@@ -35,7 +35,6 @@ import {
   type Facts,
 } from '../../domain/prefinality.ts';
 import { newId, numericDate } from '../../ids.ts';
-import { insertClearAct } from '../../ledger/clear.ts';
 import { getFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
@@ -48,7 +47,8 @@ import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { idempotent } from '../idempotency.ts';
-import type { ActCharge } from '../../ledger/acts.ts';
+import type { ActCharge, ActState } from '../../ledger/acts.ts';
+import type { ClearActRow } from '../../ledger/clear.ts';
 import { Problem } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
@@ -221,25 +221,38 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
             }
           : {}),
       };
+      // Decided on the state read under the lock; a settled payment adds its own row there too.
+      const decideUnderLock = (state: ActState): ActDecision => {
+        if (fuse && visibleState(state.fuse, caller) !== fuse.state) throw new StateChanged();
+        const charges: ActCharge[] = [];
+        let clearAct: ClearActRow | undefined;
+        if (meter && caller.keyId) {
+          charges.push({ keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap });
+          // A GO clears exposure, as a PERMIT does on the execute gate.
+          const cleared = ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
+          if (cleared !== undefined) {
+            const at = now.toISOString();
+            clearAct = { receiptId: receipt.receipt_id, keyId: caller.keyId, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at };
+          }
+        }
+        return { writes: { receipt, charges, clearAct }, reply: reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined) };
+      };
       try {
-        return await commitAct(event, ctx, undefined, {
-          needs: { fuseId: fuse?.id },
-          run: async (tx, state) => {
-            if (fuse && visibleState(state.fuse, caller) !== fuse.state) throw new StateChanged();
-            const charges: ActCharge[] = [];
-            if (meter && caller.keyId) {
-              charges.push({ keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap });
-              // A GO clears exposure, as a PERMIT does on the execute gate.
-              const cleared = ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
-              if (cleared !== undefined) {
-                const at = now.toISOString();
-                await insertClearAct(tx, { receiptId: receipt.receipt_id, keyId: caller.keyId, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at });
+        return await commitAct(
+          event,
+          ctx,
+          undefined,
+          settled
+            ? {
+                needs: { fuseId: fuse?.id },
+                run: async (tx, state) => {
+                  const d = decideUnderLock(state);
+                  await paid!.commit(tx, settled, receipt.receipt_id);
+                  return d;
+                },
               }
-            }
-            if (settled) await paid!.commit(tx, settled, receipt.receipt_id);
-            return { writes: { receipt, charges }, reply: reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined) };
-          },
-        });
+            : { needs: { fuseId: fuse?.id }, decide: decideUnderLock },
+        );
       } catch (e) {
         // A settled payment is never decided twice; its fuse fact cannot go stale (a paid caller owns no fuse).
         if (!settled && retryIfStale(e, attempt)) continue;

@@ -12,7 +12,7 @@ import { BPS_TIERS, CLEAR_RULES_VERSION, decideClear, exposureFeeMicros, monthOf
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { isRefusal } from '../../domain/pricing.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
-import { insertClearAct, monthTotals } from '../../ledger/clear.ts';
+import { monthTotals } from '../../ledger/clear.ts';
 import { signReceipt } from '../../ledger/receipts.ts';
 import { usage } from '../../ledger/meter.ts';
 import { nowIso } from '../../ids.ts';
@@ -149,10 +149,10 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
       });
       return await commitAct(event, ctx, key, {
         needs: { fuseId: fuse.id, hopOf: key.id },
-        run: async (tx, state) => {
+        decide: (state) => {
           if (state.fuse?.state !== fuse.state) throw new StateChanged();
           const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
-          await insertClearAct(tx, {
+          const clearAct = {
             receiptId: receipt.receipt_id,
             keyId: key.id,
             vertical: a.vertical,
@@ -161,9 +161,9 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
             exposureMicros: cleared,
             month: created.slice(0, 7),
             createdAt: created,
-          });
+          };
           return {
-            writes: { receipt, charges: [{ keyId: key.id, ...charge }] },
+            writes: { receipt, charges: [{ keyId: key.id, ...charge }], clearAct },
             reply: reply({
               decision: outcome.decision,
               rule: outcome.rule,
