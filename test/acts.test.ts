@@ -13,6 +13,7 @@ import { createFuse, transitionFuse } from '../src/ledger/fuses.ts';
 import { logSize } from '../src/ledger/log.ts';
 import { monthHops } from '../src/ledger/operator.ts';
 import { RECEIPTS_LOG, sealedReceipt, type Receipt } from '../src/ledger/receipts.ts';
+import type { ActRecord } from '../src/ledger/records.ts';
 import type { Sql } from '../src/ledger/sql.ts';
 import { tempDir, testEnv } from './support/server.ts';
 import { commitAct } from '../src/api/act.ts';
@@ -35,15 +36,23 @@ beforeEach(async () => {
 afterEach(() => ledger.close());
 
 /** A hop as the gate makes it: decided on the fuse read under the lock, one hop counted, one charge, one receipt. */
-function hop(n: number, cleared?: number): ActPlan<{ state: string; receipt: Receipt }> {
+/** Each act's record, if any: a clear act (even n) or an ORN event (odd n), as the execute gate and ORN declare them. */
+type RecordKind = 'none' | 'mixed';
+
+function hop(n: number, records: RecordKind = 'none'): ActPlan<{ state: string; receipt: Receipt }> {
   return {
     needs: { fuseId: FUSE, hopOf: keyId },
     decide(state) {
       if (!state.fuse) throw new Error('no fuse');
       const receipt = sealedReceipt(issuer, { kind: 'hop', decision: state.fuse.state === 'LIVE' ? 'PERMIT' : 'BLOCK', subject: FUSE, key_id: keyId, data: { n } });
       const at = new Date().toISOString();
-      const clearAct = cleared === undefined ? undefined : { receiptId: receipt.receipt_id, keyId, vertical: 'agents', fuseId: FUSE, decision: 'PERMIT', exposureMicros: cleared, month: at.slice(0, 7), createdAt: at };
-      return { writes: { receipt, charges: [{ keyId, sku: 'execute_gate', amountMicros: 1000 }], clearAct }, result: { state: state.fuse.state, receipt } };
+      const record: ActRecord | undefined =
+        records === 'none'
+          ? undefined
+          : n % 2 === 0
+            ? { table: 'clear_acts', row: { receiptId: receipt.receipt_id, keyId, vertical: 'agents', fuseId: FUSE, decision: 'PERMIT', exposureMicros: 1_000_000 + n, month: at.slice(0, 7), createdAt: at } }
+            : { table: 'orn_events', row: { id: `sharp_${receipt.receipt_id}`, keyId, kind: 'sharp', graphId: 'g', amountMicros: BigInt(n), receiptId: receipt.receipt_id, createdAt: at } };
+      return { writes: { receipt, charges: [{ keyId, sku: 'execute_gate', amountMicros: 1000 }], records: record ? [record] : [] }, result: { state: state.fuse.state, receipt } };
     },
   };
 }
@@ -86,20 +95,24 @@ describe('group commit of acts', () => {
     expect(await monthHops(ledger.read, keyId, new Date().toISOString().slice(0, 7))).toBe(66);
   });
 
-  it("writes every act's clear act with the group's rows: 64 execute-gate acts cost the statements of one", async () => {
+  it("writes the records acts declare with the group's rows: 64 acts cost the statements of two, one per table", async () => {
     const statementsFor = (acts: number) =>
       ledger.write(async (tx) => {
         const c = counting(tx);
-        const outcomes = await commitActs(c.tx, Array.from({ length: acts }, (_, i) => hop(i, 1_000_000 + i)));
+        const outcomes = await commitActs(c.tx, Array.from({ length: acts }, (_, i) => hop(i, 'mixed')));
         expect(outcomes.every((o) => o.ok)).toBe(true);
         return c.count();
       });
-    await statementsFor(1);
-    expect(await statementsFor(64)).toBe(await statementsFor(1));
-    expect(await scalar('SELECT COUNT(*) AS n FROM clear_acts')).toBe(66);
-    // Each row names its own receipt and exposure.
-    expect(await scalar('SELECT COUNT(*) AS n FROM clear_acts c JOIN receipts r ON r.id = c.receipt_id')).toBe(66);
-    expect(await scalar('SELECT COUNT(DISTINCT exposure_micros) AS n FROM clear_acts')).toBe(64);
+    await statementsFor(2);
+    const two = await statementsFor(2);
+    expect(await statementsFor(64)).toBe(two);
+    expect(await scalar('SELECT COUNT(*) AS n FROM clear_acts')).toBe(34);
+    expect(await scalar('SELECT COUNT(*) AS n FROM orn_events')).toBe(34);
+    // Each row names its own act's receipt.
+    expect(await scalar('SELECT COUNT(*) AS n FROM clear_acts c JOIN receipts r ON r.id = c.receipt_id')).toBe(34);
+    expect(await scalar('SELECT COUNT(*) AS n FROM orn_events o JOIN receipts r ON r.id = o.receipt_id')).toBe(34);
+    // Acts 0, 2, … 62 of the last group (act 0 also in the first two): each row is its own act's.
+    expect(await scalar('SELECT COUNT(DISTINCT exposure_micros) AS n FROM clear_acts')).toBe(32);
   });
 
   it('counts the hop quota exactly within one batch: the acts past the limit are refused and write nothing', async () => {

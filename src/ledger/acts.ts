@@ -12,7 +12,8 @@
  *           (an act that throws writes nothing and fails alone);
  *   write   the keys' hop counts, the monthly hop counters, the meter, the
  *           receipts log (one append for all leaves), the receipts and the
- *           clear acts, each with multi-row statements.
+ *           records the acts declared (records.ts), each with multi-row
+ *           statements.
  *
  * So a decision never rests on a state read before the lock: no re-read, no
  * retry. The same statements go to a libSQL server, so there too a batch of
@@ -21,8 +22,8 @@
  */
 import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
 import { getFuses, type Fuse } from './fuses.ts';
-import { insertClearActs, type ClearActRow } from './clear.ts';
 import { checkCharge, recordCharges } from './meter.ts';
+import { writeRecords, type ActRecord } from './records.ts';
 import { recordReceipts, type Receipt } from './receipts.ts';
 import type { Transaction } from './sql.ts';
 import { storeAnswer, type StoredAnswer } from './idempotency.ts';
@@ -53,8 +54,8 @@ export interface ActWrites {
   receipt?: Receipt | undefined;
   charges?: readonly ActCharge[] | undefined;
   answer?: StoredAnswer | undefined;
-  /** The act's row of governed exposure (an execute-gate or pre-finality decision, ledger/clear.ts). */
-  clearAct?: ClearActRow | undefined;
+  /** The act's rows in its area's tables, written with the group's (records.ts). */
+  records?: readonly ActRecord[] | undefined;
   /** The fuse as this act left it (a transition): the acts after it in the group decide on this state. */
   fuse?: Fuse | undefined;
 }
@@ -181,6 +182,6 @@ async function runAlone<T>(tx: Transaction, write: () => Promise<T>): Promise<T>
 async function writeActs(tx: Transaction, acts: ActWrites[]): Promise<void> {
   await recordReceipts(tx, acts.flatMap((a) => (a.receipt ? [a.receipt] : [])));
   await recordCharges(tx, acts.flatMap((a) => (a.charges ?? []).map((c) => ({ ...c, ref: a.receipt!.receipt_id }))));
-  await insertClearActs(tx, acts.flatMap((a) => (a.clearAct ? [a.clearAct] : [])));
+  await writeRecords(tx, acts.flatMap((a) => a.records ?? []));
   for (const a of acts) if (a.answer) await storeAnswer(tx, a.answer);
 }

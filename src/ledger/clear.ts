@@ -14,7 +14,7 @@ export interface ClearActRow {
   createdAt: string;
 }
 
-/** The clear acts of a group, with multi-row statements (acts.ts writes them with the group's receipts). */
+/** Multi-row: an act declares its row among its writes (records.ts), written with its group's. */
 export async function insertClearActs(tx: Transaction, rows: readonly ClearActRow[]): Promise<void> {
   await insertRows(
     tx,

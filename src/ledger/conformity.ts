@@ -4,6 +4,7 @@
  * in src/domain/conformity.ts; src/api/site/conformity.ts decides and answers.
  */
 import type { Client, Transaction } from './sql.ts';
+import { insertRows } from './log.ts';
 
 export interface ConformityPackRow {
   id: string;
@@ -17,11 +18,14 @@ export interface ConformityPackRow {
   pack: unknown;
 }
 
-export async function insertConformityPack(tx: Transaction, p: ConformityPackRow): Promise<void> {
-  await tx.execute({
-    sql: 'INSERT INTO conformity_packs (id, key_id, category_id, pack_hash, receipt_id, created_at, pack) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    args: [p.id, p.owner, p.categoryId, p.packHash, p.receiptId, p.createdAt, JSON.stringify(p.pack)],
-  });
+/** Multi-row: an act declares its row among its writes (records.ts), written with its group's. */
+export async function insertConformityPacks(tx: Transaction, rows: readonly ConformityPackRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT INTO conformity_packs (id, key_id, category_id, pack_hash, receipt_id, created_at, pack) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?)',
+    rows.map((p) => [p.id, p.owner, p.categoryId, p.packHash, p.receiptId, p.createdAt, JSON.stringify(p.pack)]),
+  );
 }
 
 /** The pack `id` if the account `owner` generated it, else undefined. */

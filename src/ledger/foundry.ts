@@ -4,6 +4,7 @@
  * src/domain/foundry.ts; src/api/site/foundry.ts decides and answers.
  */
 import type { Client, Transaction } from './sql.ts';
+import { insertRows } from './log.ts';
 
 export interface FoundryRunRow {
   id: string;
@@ -16,11 +17,14 @@ export interface FoundryRunRow {
   createdAt: string;
 }
 
-export async function insertFoundryRun(tx: Transaction, r: FoundryRunRow): Promise<void> {
-  await tx.execute({
-    sql: 'INSERT INTO foundry_runs (id, key_id, tenant_id, report, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    args: [r.id, r.owner, r.tenantId, JSON.stringify(r.report), r.receiptId, r.createdAt],
-  });
+/** Multi-row: an act declares its row among its writes (records.ts), written with its group's. */
+export async function insertFoundryRuns(tx: Transaction, rows: readonly FoundryRunRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT INTO foundry_runs (id, key_id, tenant_id, report, receipt_id, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?)',
+    rows.map((r) => [r.id, r.owner, r.tenantId, JSON.stringify(r.report), r.receiptId, r.createdAt]),
+  );
 }
 
 /** How many runs the account `owner` made for `tenantId`, the first one's time, and how many since `since`; undefined when none. */

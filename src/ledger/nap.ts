@@ -4,6 +4,7 @@
  * are in src/domain/nap.ts; src/api/site/nap.ts decides and answers.
  */
 import type { Transaction } from './sql.ts';
+import { insertRows } from './log.ts';
 
 export interface SpoliationSealRow {
   id: string;
@@ -16,9 +17,12 @@ export interface SpoliationSealRow {
   createdAt: string;
 }
 
-export async function insertSpoliationSeal(tx: Transaction, s: SpoliationSealRow): Promise<void> {
-  await tx.execute({
-    sql: 'INSERT INTO spoliation_seals (id, key_id, matter_ref, evidence_count, root_hash, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    args: [s.id, s.keyId, s.matterRef, s.evidenceCount, s.rootHash, s.receiptId, s.createdAt],
-  });
+/** Multi-row: an act declares its row among its writes (records.ts), written with its group's. */
+export async function insertSpoliationSeals(tx: Transaction, rows: readonly SpoliationSealRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT INTO spoliation_seals (id, key_id, matter_ref, evidence_count, root_hash, receipt_id, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?)',
+    rows.map((s) => [s.id, s.keyId, s.matterRef, s.evidenceCount, s.rootHash, s.receiptId, s.createdAt]),
+  );
 }

@@ -4,6 +4,7 @@
  * src/api/site/orn.ts decides and answers.
  */
 import type { Transaction } from './sql.ts';
+import { insertRows } from './log.ts';
 
 export interface OrnEventRow {
   id: string;
@@ -15,9 +16,12 @@ export interface OrnEventRow {
   createdAt: string;
 }
 
-export async function insertOrnEvent(tx: Transaction, e: OrnEventRow): Promise<void> {
-  await tx.execute({
-    sql: 'INSERT INTO orn_events (id, key_id, kind, graph_id, amount_micros, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    args: [e.id, e.keyId, e.kind, e.graphId, Number(e.amountMicros), e.receiptId, e.createdAt],
-  });
+/** Multi-row: an act declares its row among its writes (records.ts), written with its group's. */
+export async function insertOrnEvents(tx: Transaction, rows: readonly OrnEventRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT INTO orn_events (id, key_id, kind, graph_id, amount_micros, receipt_id, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?)',
+    rows.map((e) => [e.id, e.keyId, e.kind, e.graphId, Number(e.amountMicros), e.receiptId, e.createdAt]),
+  );
 }

@@ -235,7 +235,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
             clearAct = { receiptId: receipt.receipt_id, keyId: caller.keyId, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at };
           }
         }
-        return { writes: { receipt, charges, clearAct }, reply: reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined) };
+        return { writes: { receipt, charges, records: clearAct ? [{ table: 'clear_acts', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined) };
       };
       try {
         return await commitAct(

@@ -22,7 +22,7 @@ import type { AppContext } from '../context.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, visibleFuse, type Action } from '../gate/governed.ts';
-import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredAct, receiptFields, toll } from './metered.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
@@ -163,7 +163,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
             createdAt: created,
           };
           return {
-            writes: { receipt, charges: [{ keyId: key.id, ...charge }], clearAct },
+            writes: { receipt, charges: [{ keyId: key.id, ...charge }], records: [{ table: 'clear_acts', row: clearAct }] },
             reply: reply({
               decision: outcome.decision,
               rule: outcome.rule,
@@ -260,7 +260,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
     async (b, key, event) => {
       if (b.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), b.fuse_id);
       const charge = toll('restraint', true);
-      return meteredWrite(
+      return meteredAct(
         event,
         ctx,
         key,
@@ -272,8 +272,8 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
           data: { vertical: 'hiring', subject_ref: b.subject_ref, act_kind: b.act_kind, reason: b.reason, requested_sku: b.sku },
         },
         [charge],
-        async (_tx, receipt) =>
-          reply({
+        (receipt) => ({
+          reply: reply({
             restraint_id: receipt.receipt_id,
             decision: b.decision,
             act_kind: b.act_kind,
@@ -283,6 +283,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
             charge: chargeView(charge),
             ...receiptFields(receipt),
           }),
+        }),
       );
     },
   );

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { CATEGORY_IDS, ConformityRefusal, buildPack, packHash } from '../../domain/conformity.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { findConformityPack, insertConformityPack } from '../../ledger/conformity.ts';
+import { findConformityPack } from '../../ledger/conformity.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
 import { keyedAct } from '../act.ts';
 import { requireKey } from '../auth.ts';
@@ -16,7 +16,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredAct, receiptFields, toll } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 
 const line = (max: number, what: string) => z.string().trim().min(1).max(max).describe(what);
@@ -78,16 +78,16 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
       const hash = packHash(pack);
       const packId = newId('cpk');
       const charge = toll('conformity_pack');
-      return meteredWrite(
+      return meteredAct(
         event,
         ctx,
         key,
         { kind: 'conformity_pack', decision: 'SEALED', subject: packId, fingerprint: hash, data: { category_id: b.category_id, open_controls: pack.open_controls } },
         [charge],
-        async (tx, receipt) => {
-          await insertConformityPack(tx, { id: packId, owner: ownerId(key), categoryId: b.category_id, packHash: hash, receiptId: receipt.receipt_id, createdAt: pack.generated_at, pack });
-          return reply({ pack_id: packId, pack, pack_hash: hash, charge: chargeView(charge), ...receiptFields(receipt) });
-        },
+        (receipt) => ({
+          record: { table: 'conformity_packs', row: { id: packId, owner: ownerId(key), categoryId: b.category_id, packHash: hash, receiptId: receipt.receipt_id, createdAt: pack.generated_at, pack } },
+          reply: reply({ pack_id: packId, pack, pack_hash: hash, charge: chargeView(charge), ...receiptFields(receipt) }),
+        }),
       );
     },
   );

@@ -10,7 +10,7 @@ import { runPipeline, tenantProjection } from '../../domain/foundry.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { insertFoundryRun, latestTenantRun, tenantRunCounts } from '../../ledger/foundry.ts';
+import { latestTenantRun, tenantRunCounts } from '../../ledger/foundry.ts';
 import { readSession } from '../../ledger/inference.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
 import { recentFires } from '../../ledger/triggers.ts';
@@ -23,7 +23,7 @@ import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { generateRequest, receiptsLogUrls } from './conformity.ts';
 import { liveCatalog } from './live-catalog.ts';
-import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredAct, receiptFields, toll } from './metered.ts';
 import { aggregateRequest, oraclePolicy } from './oracle.ts';
 import { projectionResponse } from './scale.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount } from './schemas.ts';
@@ -138,16 +138,16 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
       );
       const runId = newId('run');
       const charge = toll('foundry_pipeline');
-      return meteredWrite(
+      return meteredAct(
         event,
         ctx,
         key,
         { kind: 'foundry_pipeline', decision: run.status.toUpperCase(), subject: b.tenant_id, fingerprint: fingerprint(run), data: { run_id: runId, steps: run.steps.map((s) => `${s.layer}:${s.status}`) } },
         [charge],
-        async (tx, receipt) => {
-          await insertFoundryRun(tx, { id: runId, owner: ownerId(key), tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at });
-          return reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: chargeView(charge), ...receiptFields(receipt) });
-        },
+        (receipt) => ({
+          record: { table: 'foundry_runs', row: { id: runId, owner: ownerId(key), tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at } },
+          reply: reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: chargeView(charge), ...receiptFields(receipt) }),
+        }),
       );
     },
   );

@@ -9,6 +9,7 @@ import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { tollMicros } from '../../catalog/tolls.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
+import type { ActRecord } from '../../ledger/records.ts';
 import { sealedReceipt, signReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
@@ -38,6 +39,8 @@ export function receiptFields(r: Receipt): { receipt_id: string; verify_url: str
  * throw a Problem: then nothing of the act is written or charged. With
  * `signed`, the receipt carries its own JWS (for a token the caller presents
  * elsewhere, e.g. the execute-gate receipt); otherwise it is batch-sealed.
+ * An act that writes nothing of its own but the record of what it did uses
+ * `meteredAct`.
  */
 export async function meteredWrite(
   event: H3Event,
@@ -48,11 +51,36 @@ export async function meteredWrite(
   write: (tx: Transaction, receipt: Receipt) => Promise<Reply>,
   opts: { signed?: boolean } = {},
 ): Promise<Reply> {
-  const receipt = opts.signed ? await signReceipt(ctx, { ...input, key_id: key.id }) : sealedReceipt(ctx, { ...input, key_id: key.id });
+  const receipt = await receiptOf(ctx, key, input, opts);
   return commitAct(event, ctx, key, {
     run: async (tx) => ({
       reply: await write(tx, receipt),
-      writes: { receipt, charges: charges.map((c) => ({ keyId: key.id, ...c })) },
+      writes: { receipt, charges: chargesOf(key, charges) },
     }),
   });
 }
+
+/**
+ * A metered act decided purely: `make` gives its answer and, if it keeps one,
+ * the record of what it did in its area (ledger/records.ts). Nothing is read
+ * or claimed under the lock, so the act costs no statement of its own: its
+ * record is written multi-row with its group's receipts and charges.
+ */
+export async function meteredAct(
+  event: H3Event,
+  ctx: AppContext,
+  key: ApiKey,
+  input: Omit<ReceiptInput, 'key_id'>,
+  charges: readonly MeterLine[],
+  make: (receipt: Receipt) => { record?: ActRecord; reply: Reply },
+): Promise<Reply> {
+  const receipt = await receiptOf(ctx, key, input, {});
+  const { record, reply } = make(receipt);
+  return commitAct(event, ctx, key, { decide: () => ({ reply, writes: { receipt, charges: chargesOf(key, charges), records: record ? [record] : [] } }) });
+}
+
+function receiptOf(ctx: AppContext, key: ApiKey, input: Omit<ReceiptInput, 'key_id'>, opts: { signed?: boolean }): Promise<Receipt> | Receipt {
+  return opts.signed ? signReceipt(ctx, { ...input, key_id: key.id }) : sealedReceipt(ctx, { ...input, key_id: key.id });
+}
+
+const chargesOf = (key: ApiKey, charges: readonly MeterLine[]) => charges.map((c) => ({ keyId: key.id, ...c }));

@@ -8,7 +8,6 @@ import { usdToMicros } from '../../domain/money.ts';
 import { evidenceRoot, NotReplayable, replay, replaySource } from '../../domain/nap.ts';
 import { FUSE_STATES } from '../../ledger/fuses.ts';
 import { usage } from '../../ledger/meter.ts';
-import { insertSpoliationSeal } from '../../ledger/nap.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
 import { receiptVisibleTo } from '../../ledger/accounts.ts';
 import { newId, nowIso } from '../../ids.ts';
@@ -21,7 +20,7 @@ import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredAct, receiptFields, toll } from './metered.ts';
 import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 
 export const replayRequest = z.strictObject({
@@ -137,14 +136,13 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
         would_have_acted: outcome.decision === 'PERMIT',
         changed: outcome.decision !== original.payload.decision,
       };
-      return meteredWrite(
+      return meteredAct(
         event,
         ctx,
         key,
         { kind: 'counterfactual_replay', decision: outcome.decision, subject: original.receipt_id, fingerprint: fingerprint(b), data: body },
         [charge],
-        async (_tx, receipt) =>
-          reply({ replay_id: receipt.receipt_id, ...body, charge: chargeView(charge), ...receiptFields(receipt) }),
+        (receipt) => ({ reply: reply({ replay_id: receipt.receipt_id, ...body, charge: chargeView(charge), ...receiptFields(receipt) }) }),
       );
     },
   );
@@ -163,7 +161,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
         const charge = toll('spoliation_seal', true);
         const sealId = newId('seal');
         const leafRule = 'RFC 9162: leaf i = SHA-256(0x00 || raw 32 bytes of evidence[i].sha256), in request order';
-        return meteredWrite(
+        return meteredAct(
           event,
           ctx,
           key,
@@ -175,9 +173,9 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
             data: { seal_id: sealId, root_hash: root, evidence_count: b.evidence.length, evidence: b.evidence, ...(b.refers_to ? { refers_to: b.refers_to } : {}) },
           },
           [charge],
-          async (tx, receipt) => {
-            await insertSpoliationSeal(tx, { id: sealId, keyId: key.id, matterRef: b.matter_ref, evidenceCount: b.evidence.length, rootHash: root, receiptId: receipt.receipt_id, createdAt: nowIso() });
-            return reply({
+          (receipt) => ({
+            record: { table: 'spoliation_seals', row: { id: sealId, keyId: key.id, matterRef: b.matter_ref, evidenceCount: b.evidence.length, rootHash: root, receiptId: receipt.receipt_id, createdAt: nowIso() } },
+            reply: reply({
               seal_id: sealId,
               matter_ref: b.matter_ref,
               evidence_count: b.evidence.length,
@@ -185,8 +183,8 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
               leaf_rule: leafRule,
               charge: chargeView(charge),
               ...receiptFields(receipt),
-            });
-          },
+            }),
+          }),
         );
       });
     },

@@ -8,12 +8,11 @@ import { fingerprint } from '../../crypto/canonical.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { GA_DECLARE_TOLL_MICROS, SHARP_TOLL_MICROS, allocateGeneralAverage, allocationCsv, sharpMicros } from '../../domain/orn.ts';
 import { newId, nowIso } from '../../ids.ts';
-import { insertOrnEvent } from '../../ledger/orn.ts';
 import { keyedAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredWrite, receiptFields, type MeterLine } from './metered.ts';
+import { chargeView, meteredAct, receiptFields, type MeterLine } from './metered.ts';
 import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 
 export const gaDeclareRequest = z.strictObject({
@@ -90,16 +89,16 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
         export: { format: 'text/csv' as const, filename: `general-average-${id}.csv`, content: allocationCsv(alloc) },
         charge: chargeView(charge),
       };
-      return meteredWrite(
+      return meteredAct(
         event,
         ctx,
         key,
         { kind: 'orn_ga_declare', decision: 'DECLARED', subject: b.event_ref, fingerprint: fingerprint(b), data: { declaration_id: id, graph_id: b.graph_id, loss_usd: body.loss_usd, allocations } },
         [charge],
-        async (tx, receipt) => {
-          await insertOrnEvent(tx, { id, keyId: key.id, kind: 'ga_declare', graphId: b.graph_id ?? null, amountMicros: BigInt(charge.amountMicros), receiptId: receipt.receipt_id, createdAt: nowIso() });
-          return reply({ ...body, ...receiptFields(receipt) });
-        },
+        (receipt) => ({
+          record: { table: 'orn_events', row: { id, keyId: key.id, kind: 'ga_declare', graphId: b.graph_id ?? null, amountMicros: BigInt(charge.amountMicros), receiptId: receipt.receipt_id, createdAt: nowIso() } },
+          reply: reply({ ...body, ...receiptFields(receipt) }),
+        }),
       );
     },
   );
@@ -121,15 +120,15 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
       const amount = sharpMicros(b.agents_in_graph, b.events);
       const id = newId('sharp');
       const charge: MeterLine = { sku: 'sharp', amountMicros: Number(amount), nap: false };
-      return meteredWrite(
+      return meteredAct(
         event,
         ctx,
         key,
         { kind: 'orn_sharp', decision: 'METERED', subject: b.graph_id, fingerprint: fingerprint(b), data: { slice_id: id, agents_in_graph: b.agents_in_graph, events: b.events, amount_usd: formatUsd(amount), ...(b.slice_ref ? { slice_ref: b.slice_ref } : {}) } },
         [charge],
-        async (tx, receipt) => {
-          await insertOrnEvent(tx, { id, keyId: key.id, kind: 'sharp', graphId: b.graph_id, amountMicros: amount, receiptId: receipt.receipt_id, createdAt: nowIso() });
-          return reply({
+        (receipt) => ({
+          record: { table: 'orn_events', row: { id, keyId: key.id, kind: 'sharp', graphId: b.graph_id, amountMicros: amount, receiptId: receipt.receipt_id, createdAt: nowIso() } },
+          reply: reply({
             slice_id: id,
             graph_id: b.graph_id,
             agents_in_graph: b.agents_in_graph,
@@ -137,8 +136,8 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
             sharp_toll_usd: formatUsd(SHARP_TOLL_MICROS),
             charge: { sku: 'sharp', amount_usd: formatUsd(amount), nap: false },
             ...receiptFields(receipt),
-          });
-        },
+          }),
+        }),
       );
     },
   );

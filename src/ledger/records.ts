@@ -1,0 +1,44 @@
+/**
+ * Rows an act declares among its writes instead of inserting them itself: the
+ * record of what it did in its area (a clear act, an ORN event, a spoliation
+ * seal, a conformity pack, a foundry run). acts.ts writes every act's records
+ * after the group's decisions, with one multi-row statement per table, so such
+ * an act is decided purely and costs no statement of its own. An act whose
+ * decision must read or claim its area's rows under the lock (a version, a
+ * single-use ticket, a chain) stays a `run` act.
+ */
+import { insertClearActs, type ClearActRow } from './clear.ts';
+import { insertConformityPacks, type ConformityPackRow } from './conformity.ts';
+import { insertFoundryRuns, type FoundryRunRow } from './foundry.ts';
+import { insertSpoliationSeals, type SpoliationSealRow } from './nap.ts';
+import { insertOrnEvents, type OrnEventRow } from './orn.ts';
+import type { Transaction } from './sql.ts';
+
+export type ActRecord =
+  | { table: 'clear_acts'; row: ClearActRow }
+  | { table: 'orn_events'; row: OrnEventRow }
+  | { table: 'spoliation_seals'; row: SpoliationSealRow }
+  | { table: 'conformity_packs'; row: ConformityPackRow }
+  | { table: 'foundry_runs'; row: FoundryRunRow };
+
+type Table = ActRecord['table'];
+type RowOf<T extends Table> = Extract<ActRecord, { table: T }>['row'];
+
+const WRITERS: { [T in Table]: (tx: Transaction, rows: Array<RowOf<T>>) => Promise<void> } = {
+  clear_acts: insertClearActs,
+  orn_events: insertOrnEvents,
+  spoliation_seals: insertSpoliationSeals,
+  conformity_packs: insertConformityPacks,
+  foundry_runs: insertFoundryRuns,
+};
+
+/** Writes `records` in order within each table: one multi-row statement per table present. */
+export async function writeRecords(tx: Transaction, records: readonly ActRecord[]): Promise<void> {
+  const byTable = new Map<Table, unknown[]>();
+  for (const r of records) {
+    let rows = byTable.get(r.table);
+    if (!rows) byTable.set(r.table, (rows = []));
+    rows.push(r.row);
+  }
+  for (const [table, rows] of byTable) await (WRITERS[table] as (tx: Transaction, rows: unknown[]) => Promise<void>)(tx, rows);
+}
