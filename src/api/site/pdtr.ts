@@ -5,9 +5,8 @@
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
-import { ownerId } from '../../ledger/accounts.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
-import { receiptVisibleTo } from '../../ledger/accounts.ts';
+import { ownerId, receiptVisibleTo } from '../../ledger/accounts.ts';
 import { bindPaymentHash, findPaymentBinding } from '../../ledger/pdtr.ts';
 import { nowIso } from '../../ids.ts';
 import { keyedAct } from '../act.ts';
