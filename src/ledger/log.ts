@@ -58,7 +58,7 @@ export async function ensureLog(tx: Transaction, log: string): Promise<void> {
 
 /**
  * Appends one leaf inside the caller's write transaction.
- * @returns the leaf's index and its RFC 9162 leaf hash.
+ * @returns the leaf's index, its RFC 9162 leaf hash, and its inclusion proof and root in the tree it ends (`Appended`).
  * @example await ledger.write((tx) => appendLeaf(tx, 'astl', bytes))
  */
 export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array): Promise<Appended> {
