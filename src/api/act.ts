@@ -83,12 +83,17 @@ export type KeyedActDoc<S extends z.ZodType> = Omit<RouteDoc, 'auth' | 'body'> &
   body: S;
   /** Applied to the HTTP answer, the first one and a replay alike (e.g. a checkpoint's signed note). */
   after?: (res: HTTPResponse) => Promise<HTTPResponse>;
+  /** Most bytes the body may have, for a route whose input is larger by nature (default MAX_BODY_BYTES). */
+  bodyLimit?: number;
+  /** Refuses before anything else, right after the key check (e.g. a feature this gate has not configured). */
+  precondition?: () => void;
 };
 
 /**
  * Registers a keyed POST act: the key checked (401 before anything else), the
- * request run under its Idempotency-Key, the body read with `doc.body` (at most
- * MAX_BODY_BYTES), then `handle`. The doc says `auth: 'key'` and names the body
+ * route's precondition, the request run under its Idempotency-Key, the body
+ * read with `doc.body` (at most `doc.bodyLimit`, else MAX_BODY_BYTES), then
+ * `handle`. The doc says `auth: 'key'` and names the body
  * schema it parses, so the reference cannot drift from the check; `doc.role`
  * is enforced by the router's guard before any of this.
  */
@@ -99,11 +104,12 @@ export function keyedAct<S extends z.ZodType>(
   doc: KeyedActDoc<S>,
   handle: (body: z.output<S>, key: ApiKey, event: H3Event) => Promise<Reply>,
 ): void {
-  const { after, summary, ...rest } = doc;
+  const { after, bodyLimit, precondition, summary, ...rest } = doc;
   const schema = doc.body;
-  const limit = ctx.config.MAX_BODY_BYTES;
+  const limit = bodyLimit ?? ctx.config.MAX_BODY_BYTES;
   const act = async (event: H3Event): Promise<HTTPResponse> => {
     const key = await requireKey(event, ctx);
+    precondition?.();
     return idempotent(event, ctx, key, async () => handle(await readBody(event, schema, limit), key, event));
   };
   router.post(path, after ? async (event) => after(await act(event)) : act, { summary, auth: 'key', ...rest });

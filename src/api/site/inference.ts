@@ -18,10 +18,9 @@ import { canonicalJson, fingerprint } from '../../crypto/canonical.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { appendSessionLeaf, readSession, sessionSize } from '../../ledger/inference.ts';
+import { keyedAct } from '../act.ts';
 import { requireKey } from '../auth.ts';
-import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -94,69 +93,68 @@ async function forward(ctx: AppContext, body: unknown): Promise<unknown> {
 }
 
 export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/inference/chat/completions',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      if (!ctx.config.INFERENCE_UPSTREAM_URL) {
-        throw new Problem({
-          status: 503,
-          code: 'inference_upstream_not_configured',
-          title: 'Service unavailable',
-          detail: 'this gate has no inference upstream: the operator sets INFERENCE_UPSTREAM_URL (an OpenAI-compatible base URL) to enable the proxy; nothing was charged',
-        });
-      }
-      return idempotent(event, ctx, key, async () => {
-        const body = await readBody(event, chatRequest, ctx.config.MAX_BODY_BYTES);
-        const named = event.req.headers.get(SESSION_HEADER);
-        if (named !== null && !ref.safeParse(named).success) throw new Problem({ status: 400, code: 'invalid_session', title: 'Bad request', detail: `${SESSION_HEADER} must be 1 to 128 visible ASCII characters` });
-        const max = ctx.config.INFERENCE_SESSION_MAX_EXCHANGES;
-        if (named !== null) {
-          const held = await sessionSize(ctx.ledger.read, ownerId(key), named);
-          if (held === undefined) throw notFound(`no inference session ${named} in this account; omit ${SESSION_HEADER} to open one`, 'unknown_session');
-          if (held >= max) throw sessionFull(named, max);
-        }
-        const sessionId = named ?? newId('inf');
-        const answer = await forward(ctx, body);
-        const requestSha = fingerprint(body);
-        const responseSha = fingerprint(answer);
-        const charge = toll('inference_seal');
-        return meteredWrite(
-          event,
-          ctx,
-          key,
-          { kind: 'inference_seal', decision: 'SEALED', subject: sessionId, fingerprint: requestSha, data: { session_id: sessionId, request_sha256: requestSha, response_sha256: responseSha, model: body.model } },
-          [charge],
-          async (tx, receipt) => {
-            const exchange = Buffer.from(canonicalJson({ receipt_id: receipt.receipt_id, request_sha256: requestSha, response_sha256: responseSha }));
-            const added = await appendSessionLeaf(tx, { owner: ownerId(key), sessionId, leaf: exchange, receiptId: receipt.receipt_id, createdAt: nowIso() }, max);
-            if (!added) throw sessionFull(sessionId, max); // filled by a concurrent exchange
-            const { idx, size, root, leafHash: leaf } = added;
-            const seal = {
-              session_id: sessionId,
-              index: idx,
-              session_size: size,
-              session_root: root,
-              request_sha256: requestSha,
-              response_sha256: responseSha,
-              leaf_hash: leaf,
-              charge: chargeView(charge),
-              ...receiptFields(receipt),
-            };
-            return reply({ ...(answer as Record<string, unknown>), fusegate: seal }, 200, { [SESSION_HEADER]: sessionId });
-          },
-        );
-      });
-    },
     {
       summary: 'OpenAI-compatible chat completion through the inference-root proxy: forwarded to the configured upstream, the exchange sealed as a leaf of the session Merkle tree (send Fusegate-Session to continue a session)',
-      auth: 'key',
       tag: 'foundry',
       body: chatRequest,
       response: chatResponse,
       problems: [404, 409, 502, 503, 504],
       charges: ['inference_seal'],
       example: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarise the claim file in three lines.' }] },
+      precondition: () => {
+        if (!ctx.config.INFERENCE_UPSTREAM_URL) {
+          throw new Problem({
+            status: 503,
+            code: 'inference_upstream_not_configured',
+            title: 'Service unavailable',
+            detail: 'this gate has no inference upstream: the operator sets INFERENCE_UPSTREAM_URL (an OpenAI-compatible base URL) to enable the proxy; nothing was charged',
+          });
+        }
+      },
+    },
+    async (body, key, event) => {
+      const named = event.req.headers.get(SESSION_HEADER);
+      if (named !== null && !ref.safeParse(named).success) throw new Problem({ status: 400, code: 'invalid_session', title: 'Bad request', detail: `${SESSION_HEADER} must be 1 to 128 visible ASCII characters` });
+      const max = ctx.config.INFERENCE_SESSION_MAX_EXCHANGES;
+      if (named !== null) {
+        const held = await sessionSize(ctx.ledger.read, ownerId(key), named);
+        if (held === undefined) throw notFound(`no inference session ${named} in this account; omit ${SESSION_HEADER} to open one`, 'unknown_session');
+        if (held >= max) throw sessionFull(named, max);
+      }
+      const sessionId = named ?? newId('inf');
+      const answer = await forward(ctx, body);
+      const requestSha = fingerprint(body);
+      const responseSha = fingerprint(answer);
+      const charge = toll('inference_seal');
+      return meteredWrite(
+        event,
+        ctx,
+        key,
+        { kind: 'inference_seal', decision: 'SEALED', subject: sessionId, fingerprint: requestSha, data: { session_id: sessionId, request_sha256: requestSha, response_sha256: responseSha, model: body.model } },
+        [charge],
+        async (tx, receipt) => {
+          const exchange = Buffer.from(canonicalJson({ receipt_id: receipt.receipt_id, request_sha256: requestSha, response_sha256: responseSha }));
+          const added = await appendSessionLeaf(tx, { owner: ownerId(key), sessionId, leaf: exchange, receiptId: receipt.receipt_id, createdAt: nowIso() }, max);
+          if (!added) throw sessionFull(sessionId, max); // filled by a concurrent exchange
+          const { idx, size, root, leafHash: leaf } = added;
+          const seal = {
+            session_id: sessionId,
+            index: idx,
+            session_size: size,
+            session_root: root,
+            request_sha256: requestSha,
+            response_sha256: responseSha,
+            leaf_hash: leaf,
+            charge: chargeView(charge),
+            ...receiptFields(receipt),
+          };
+          return reply({ ...(answer as Record<string, unknown>), fusegate: seal }, 200, { [SESSION_HEADER]: sessionId });
+        },
+      );
     },
   );
 

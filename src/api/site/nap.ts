@@ -14,9 +14,7 @@ import { newId, nowIso } from '../../ids.ts';
 import { DATA } from '../../catalog/catalogs.ts';
 import { keyedAct } from '../act.ts';
 import { requireKey } from '../auth.ts';
-import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -147,56 +145,54 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.post(
+  keyedAct(
+    router,
+    ctx,
     '/api/v1/spoliation-seal',
-    async (event) => {
-      const key = await requireKey(event, ctx);
-      return idempotent(event, ctx, key, async () => {
-        const b = await readBody(event, spoliationSealRequest, Math.max(limit, SPOLIATION_MAX_BODY_BYTES));
-        if (b.refers_to) {
-          const r = await getReceipt(ctx.ledger.read, b.refers_to);
-          if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key))) throw notFound(`no receipt ${b.refers_to} of this key`, 'unknown_receipt');
-        }
-        const root = evidenceRoot(b.evidence.map((e) => e.sha256));
-        const charge = toll('spoliation_seal', true);
-        const sealId = newId('seal');
-        const leafRule = 'RFC 9162: leaf i = SHA-256(0x00 || raw 32 bytes of evidence[i].sha256), in request order';
-        return meteredAct(
-          event,
-          ctx,
-          key,
-          {
-            kind: 'spoliation_seal',
-            decision: 'SEALED',
-            subject: b.matter_ref,
-            fingerprint: fingerprint(b.evidence),
-            data: { seal_id: sealId, root_hash: root, evidence_count: b.evidence.length, evidence: b.evidence, ...(b.refers_to ? { refers_to: b.refers_to } : {}) },
-          },
-          [charge],
-          (receipt) => ({
-            record: { table: 'spoliation_seals', row: { id: sealId, keyId: key.id, matterRef: b.matter_ref, evidenceCount: b.evidence.length, rootHash: root, receiptId: receipt.receipt_id, createdAt: nowIso() } },
-            reply: reply({
-              seal_id: sealId,
-              matter_ref: b.matter_ref,
-              evidence_count: b.evidence.length,
-              root_hash: root,
-              leaf_rule: leafRule,
-              charge: chargeView(charge),
-              ...receiptFields(receipt),
-            }),
-          }),
-        );
-      });
-    },
     {
       summary: 'Seals a set of evidence hashes (their Merkle root) into a signed, logged receipt',
-      auth: 'key',
       tag: 'nap',
       body: spoliationSealRequest,
+      bodyLimit: Math.max(limit, SPOLIATION_MAX_BODY_BYTES),
       response: spoliationSealResponse,
       problems: [404, 409, 422],
       charges: ['spoliation_seal'],
       example: { matter_ref: 'claim-2026-118', evidence: [{ name: 'chat-export.jsonl', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }] },
+    },
+    async (b, key, event) => {
+      if (b.refers_to) {
+        const r = await getReceipt(ctx.ledger.read, b.refers_to);
+        if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key))) throw notFound(`no receipt ${b.refers_to} of this key`, 'unknown_receipt');
+      }
+      const root = evidenceRoot(b.evidence.map((e) => e.sha256));
+      const charge = toll('spoliation_seal', true);
+      const sealId = newId('seal');
+      const leafRule = 'RFC 9162: leaf i = SHA-256(0x00 || raw 32 bytes of evidence[i].sha256), in request order';
+      return meteredAct(
+        event,
+        ctx,
+        key,
+        {
+          kind: 'spoliation_seal',
+          decision: 'SEALED',
+          subject: b.matter_ref,
+          fingerprint: fingerprint(b.evidence),
+          data: { seal_id: sealId, root_hash: root, evidence_count: b.evidence.length, evidence: b.evidence, ...(b.refers_to ? { refers_to: b.refers_to } : {}) },
+        },
+        [charge],
+        (receipt) => ({
+          record: { table: 'spoliation_seals', row: { id: sealId, keyId: key.id, matterRef: b.matter_ref, evidenceCount: b.evidence.length, rootHash: root, receiptId: receipt.receipt_id, createdAt: nowIso() } },
+          reply: reply({
+            seal_id: sealId,
+            matter_ref: b.matter_ref,
+            evidence_count: b.evidence.length,
+            root_hash: root,
+            leaf_rule: leafRule,
+            charge: chargeView(charge),
+            ...receiptFields(receipt),
+          }),
+        }),
+      );
     },
   );
 
