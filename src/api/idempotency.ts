@@ -12,7 +12,6 @@
  * RESERVATION_LEASE_MS and may be taken again: nothing of it was committed.
  */
 import { createHash } from 'node:crypto';
-import type { Transaction } from '../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
 import { releaseReservation, reserveIdempotencyKey, storeAnswer, type StoredAnswer } from '../ledger/idempotency.ts';
 import type { ApiKey } from '../ledger/api-keys.ts';

@@ -60,7 +60,7 @@ import { Problem, badRequest, notFound } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { callerOf, fuseIdSchema, visibleFuse, visibleIn, type Caller } from './governed.ts';
+import { callerOf, fuseIdSchema, visibleIn, type Caller } from './governed.ts';
 import { commitAct, keyedAct } from '../act.ts';
 import { stateChangedProblem } from '../stale-retry.ts';
 

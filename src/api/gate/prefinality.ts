@@ -12,7 +12,6 @@ import type { Client, Transaction } from '../../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
 import { z } from 'zod';
 import { tollMicros } from '../../catalog/tolls.ts';
-import type { Config } from '../../config.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import {
   ACCEPTED_ALGS,

@@ -204,7 +204,6 @@ function nextTier(exposure: bigint) {
 }
 
 export function registerClearRoutes(router: Router, ctx: AppContext): void {
-  const limit = ctx.config.MAX_BODY_BYTES;
   const gateProblems = [402, 404, 409, 422];
 
   keyedAct(

@@ -12,7 +12,6 @@ import { DATA } from '../../catalog/catalogs.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { aggregate, type OraclePolicy } from '../../domain/oracle.ts';
 import type { Config } from '../../config.ts';
-import { formatUsd } from '../../domain/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { insertAggregate } from '../../ledger/oracle.ts';
