@@ -119,8 +119,18 @@ export async function spawnBaseline(bodyFile?: string): Promise<Spawned> {
     });
     server.listen(0, '127.0.0.1', () => console.log('{"url":"http://127.0.0.1:' + server.address().port + '"}'));
   `;
-  const env = { ...process.env, ...(bodyFile ? { BASELINE_BODY_FILE: bodyFile } : {}) };
-  const child = spawn(process.execPath, ['-e', code], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return spawnListening(['-e', code], bodyFile ? { BASELINE_BODY_FILE: bodyFile } : {});
+}
+
+/** The durable floor of a hop (durable-floor.ts: node:http and one FULL group commit of a hop's rows), on a fresh file. */
+export async function spawnDurableFloor(): Promise<Spawned> {
+  const dir = mkdtempSync(join(tmpdir(), 'fusegate-bench-floor-'));
+  return spawnListening([join(import.meta.dirname, 'durable-floor.ts'), join(dir, 'floor.db')]);
+}
+
+/** A node process that prints {"url": ...} once it listens. */
+async function spawnListening(args: string[], env: Record<string, string> = {}): Promise<Spawned> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await waitForLine(child, /"url":"(http:\/\/[^"]+)"/);
   return { url, dir: '', env: {}, stop: () => stopChild(child) };
 }
