@@ -6,6 +6,11 @@
  * an act is decided purely and costs no statement of its own. An act whose
  * decision must read or claim its area's rows under the lock (a version, a
  * single-use ticket, a chain) stays a `run` act.
+ *
+ * The rule that keeps this exact: a table listed here is never read by any
+ * act's decision under the lock. Records are written after every act of the
+ * group has decided, so an act could not see those of the acts before it.
+ * (Today they are read only by GET routes, on the read connection.)
  */
 import { insertClearActs, type ClearActRow } from './clear.ts';
 import { insertConformityPacks, type ConformityPackRow } from './conformity.ts';
