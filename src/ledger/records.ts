@@ -10,7 +10,8 @@
  * The rule that keeps this exact: a table listed here is never read by any
  * act's decision under the lock. Records are written after every act of the
  * group has decided, so an act could not see those of the acts before it.
- * (Today they are read only by GET routes, on the read connection.)
+ * (Today they are read only on the read connection, outside any lock: by GET
+ * routes, and by the operator checkout for a month already closed.)
  */
 import { insertClearActs, type ClearActRow } from './clear.ts';
 import { insertConformityPacks, type ConformityPackRow } from './conformity.ts';
