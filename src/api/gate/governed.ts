@@ -21,6 +21,7 @@ import { ownerId } from '../../ledger/accounts.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import { sealedReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
 import { notFound } from '../problem.ts';
@@ -69,6 +70,8 @@ export interface HopResult {
   outcome: HopOutcome;
   receipt: Receipt;
   fingerprint?: string | undefined;
+  /** What the act charges the key (the very lines it writes); empty for a demo or an x402-paid hop. */
+  charges: readonly ActCharge[];
 }
 
 /** Charges of a governed hop: a permitted act pays the hop and the seal; a refusal pays NAP `hold`. */
@@ -132,10 +135,11 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       const act = hopAct(caller, req, fuse, outcome, fp);
       // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
       const receipt = sealedReceipt(ctx, paid ? withPayment(act, paid) : act);
+      const charges = key && !paid ? chargesOf(req.kind, outcome, key.id) : [];
       // A refused hop of a key alerts its account's subscribers (docs/alerts.md); the public drills alert nobody.
       const records = key && !outcome.verdict ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];
       queued = records.length > 0;
-      return { outcome, receipt, records, out: answer({ fuse, outcome, receipt, fingerprint: fp }) };
+      return { outcome, receipt, charges, records, out: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
     };
     const needs = { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined };
     try {
@@ -143,8 +147,8 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
         return alerted(await commitAct(event, ctx, key, {
           needs,
           decide(state) {
-            const { outcome, receipt, records, out } = decideOn(state);
-            return { writes: { receipt, records, charges: key ? chargesOf(req.kind, outcome, key.id) : [] }, reply: out };
+            const { receipt, charges, records, out } = decideOn(state);
+            return { writes: { receipt, charges, records }, reply: out };
           },
         }));
       }
@@ -172,6 +176,7 @@ export const hopResponse = z.object({
   verify_url: z.url(),
   decision: z.enum(['PERMIT', 'BLOCK', 'DENY', 'SILENCE']),
   reason: z.string(),
+  charge: chargeSchema.nullable().describe('what this hop charged the key: execute_gate, or the NAP hold for a refusal; null for a public demo or an x402-paid hop'),
 });
 
 /** The hop response of SPEC 2.1: every field always present, plus the decision and its reason. */
@@ -185,6 +190,7 @@ export function hopBody(r: HopResult): Record<string, unknown> {
     verify_url: r.receipt.verify_url,
     decision: r.outcome.decision,
     reason: r.outcome.reason,
+    charge: r.charges[0] ? chargeView(r.charges[0]) : null,
   };
 }
 
