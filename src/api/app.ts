@@ -21,6 +21,8 @@ import { registerAlertRoutes } from './gate/alerts.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
+import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
+import { registerCommitmentRoutes } from './site/commitments.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
 import { registerAstlRoutes } from './site/astl.ts';
@@ -51,6 +53,8 @@ const MODULES: RouteModule[] = [
   registerAlertRoutes,
   registerHopRoutes,
   registerLogRoutes,
+  registerLiveDiscoveryRoutes,
+  registerCommitmentRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
   registerAstlRoutes,
