@@ -143,3 +143,58 @@ describe('4. no silent maximum billable base; 2. the Clear-tier fallback of a fi
     ]);
   });
 });
+
+describe('3. every answer that charges shows its charge; a charged refusal names its receipt', () => {
+  const lines = async (receiptId: string) => (await meter(key.id)).filter((m) => m.ref === receiptId).map((m) => ({ sku: m.sku, amount_usd: (m.micros / 1e6).toFixed(2) }));
+  let live: string;
+  let dead: string;
+  beforeAll(async () => {
+    live = (await (await post('/v1/fuses', { state: 'LIVE' })).json()).fuse_id;
+    dead = (await (await post('/v1/fuses', { state: 'LIVE' })).json()).fuse_id;
+    await post(`/v1/fuses/${dead}/dead`, undefined);
+  });
+
+  it('hop and act: the charge shown is the line the act wrote', async () => {
+    const hop = await (await post('/v1/fuse/hop', { fuse_id: live })).json();
+    expect(hop.charge).toEqual({ sku: 'execute_gate', amount_usd: '0.10', nap: false });
+    expect(await lines(hop.receipt_id)).toEqual([{ sku: 'execute_gate', amount_usd: '0.10' }]);
+    const refused = await (await post('/v1/fuse/hop', { fuse_id: dead })).json();
+    expect(refused.charge).toMatchObject({ sku: 'hold', nap: true });
+    expect(await lines(refused.receipt_id)).toEqual([{ sku: 'hold', amount_usd: refused.charge.amount_usd }]);
+    const act = await (await post('/v1/act', { fuse_id: live, action: { kind: 'pay', amount: '1.00' } })).json();
+    expect(act.charges.map((c: { sku: string; amount_usd: string }) => ({ sku: c.sku, amount_usd: c.amount_usd }))).toEqual(await lines(act.receipt_id));
+    expect(act.charges.map((c: { sku: string }) => c.sku)).toEqual(['execute_gate', 'seal']);
+    const demo = await (await s.fetch('/demo/hop', { method: 'POST', json: {} })).json();
+    expect(demo.charge).toBeNull();
+  });
+
+  it('classify shows its toll', async () => {
+    const c = await (await post('/v1/classify', { text: 'wire 5,000 USD to the supplier' })).json();
+    expect(c.charge).toMatchObject({ sku: 'classify', nap: false });
+    expect(await lines(c.receipt_id)).toEqual([{ sku: 'classify', amount_usd: c.charge.amount_usd }]);
+  });
+
+  it('every PAS decision shows its charge (ALLOW and refusals alike)', async () => {
+    const allow = await post('/v1/pas/bind-check', { fuse_id: live, job_id: 'job_charge_1' });
+    const a = await allow.json();
+    expect(a.charge).toMatchObject({ sku: 'execute_gate', nap: false });
+    const block = await post('/v1/pas/bind-check', { fuse_id: dead, job_id: 'job_charge_2' });
+    expect(block.status).toBe(403);
+    const b = await block.json();
+    expect(b.charge).toMatchObject({ sku: 'hold', nap: true });
+    for (const x of [a, b]) expect(await lines(x.receipt_id)).toEqual([{ sku: x.charge.sku, amount_usd: x.charge.amount_usd }]);
+  });
+
+  it('the keyed RR-1 428 names its charge and the receipt sealing it; an anonymous one charges nothing and names none', async () => {
+    const r = await s.fetch('/api/v1/require-receipt/demo/pay', { method: 'POST', json: {}, key: key.secret });
+    expect(r.status).toBe(428);
+    const b = await r.json();
+    expect(b.charge).toEqual({ sku: 'rr1_challenge', amount_usd: '0.02', nap: false });
+    expect(b.receipt_id).toMatch(/^rcpt_/);
+    expect(await lines(b.receipt_id)).toEqual([{ sku: 'rr1_challenge', amount_usd: '0.02' }]);
+    expect((await s.fetch(new URL(b.verify_url).pathname)).status).toBe(200);
+    const anon = await (await s.fetch('/api/v1/require-receipt/demo/pay', { method: 'POST', json: {} })).json();
+    expect(anon.charge).toBeUndefined();
+    expect(anon.receipt_id).toBeUndefined();
+  });
+});
