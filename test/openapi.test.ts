@@ -41,7 +41,7 @@ describe('OpenAPI description', () => {
     const hop = doc.paths['/v1/fuse/hop']!.post!;
     // A key, or an x402 payment instead (when the service has x402 configured).
     expect(hop.security).toEqual([{ bearer: [] }, { x402: [] }]);
-    expect(hop['x-mcp-tool']).toBe('fuse_hop');
+    expect((hop as Record<string, unknown>)['x-mcp-tool']).toBe('fuse_hop');
     expect(doc.paths['/v1/me']!.get!.security).toEqual([{ bearer: [] }]);
     expect(JSON.stringify(hop.requestBody)).toContain('fuse_id');
     expect(hop.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
