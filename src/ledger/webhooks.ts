@@ -231,7 +231,16 @@ export async function recordAttempt(tx: Transaction, d: DueDelivery, o: AttemptO
   });
   const failures = Number(rs.rows[0]?.consecutive_failures ?? 0);
   const reason = o.gone ? 'the subscriber answered 410 Gone' : failures >= o.disableAfter ? `${failures} failed attempts in a row` : null;
-  if (reason === null) return;
+  if (reason === null) {
+    // The subscription was disabled while this attempt was in flight (another delivery's failure):
+    // nothing will retry it, so it fails now rather than stay pending for ever.
+    await tx.execute({
+      sql: `UPDATE webhook_deliveries SET state = 'failed', last_error = (SELECT 'subscription disabled: ' || COALESCE(disabled_reason, '') FROM webhook_subscriptions WHERE id = ?)
+            WHERE id = ? AND state = 'pending' AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ? AND disabled_at IS NOT NULL)`,
+      args: [d.subscription_id, d.id, d.subscription_id],
+    });
+    return;
+  }
   await tx.execute({
     sql: 'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL',
     args: [at, reason, d.subscription_id],

@@ -127,9 +127,13 @@ const demoPreBindARequest = z
     scope: z.enum(['bind_only', 'bind_and_issue']).default('bind_only'),
   })
   .refine((b) => !(b.write !== undefined && b.spend_fingerprint !== undefined), oneWriteMessage);
+/** Every field has a default (docs/policy-administration.md): `{}` checks a premium within the drill grant. */
 const demoAuthorityRequest = authorityRequest.extend({
   fuse_id: fuseIdSchema.default(DRILL_FUSES.live),
   grant_id: z.string().regex(/^auth_[A-Za-z0-9_-]{1,64}$/).default('auth_drill'),
+  premium: usdAmount.default('100000.00'),
+  line: authorityRequest.shape.line.default('cyber'),
+  state: authorityRequest.shape.state.default('CA'),
 });
 
 const receiptFields = { receipt_id: z.string(), verify_url: z.url() };
@@ -523,7 +527,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     router,
     ctx,
     '/v1/pas/bind-check',
-    { summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', job_id: 'job_1042' } },
+    { tool: 'pas_bind_check', summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', job_id: 'job_1042' } },
     (b, key, event) => bindCheck(event, ctx, callerOf(key), b),
   );
 
@@ -581,7 +585,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await bindCheck(event, ctx, caller, await readBody(event, demoBindCheckRequest, limit)));
     },
-    { summary: 'Public bind ALLOW/BLOCK demo on the drill fuses', auth: 'demo', tag: 'pas', body: demoBindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [404, 429], example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' } },
+    { tool: 'demo_pas_bind_check', summary: 'Public bind ALLOW/BLOCK demo on the drill fuses', auth: 'demo', tag: 'pas', body: demoBindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [404, 429], example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' } },
   );
   router.post(
     '/demo/pas/mga-authority',

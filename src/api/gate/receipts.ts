@@ -140,7 +140,7 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
         ...(inLog ? { log_index: stored.log_index, verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}),
       }),
     );
-  }, { summary: "Verify a receipt: a JWS (signature, key, whether it is in the receipts log) or a whole evidence document (seal, inclusion, leaf)", auth: 'public', tag: 'receipts', body: verifyBody });
+  }, { tool: 'receipt_verify', summary: "Verify a receipt: a JWS (signature, key, whether it is in the receipts log) or a whole evidence document (seal, inclusion, leaf)", auth: 'public', tag: 'receipts', body: verifyBody });
 }
 
 /** Checks a receipt's evidence against our own keys: the log verifier key of each of them, current first. */
