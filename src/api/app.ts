@@ -33,6 +33,8 @@ import { registerKeyRoutes } from './gate/keys.ts';
 import { registerManageRoutes } from './gate/manage.ts';
 import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
+import { registerOverview } from './dashboard/overview.ts';
+import { registerKeyPages } from './dashboard/keys-pages.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
@@ -62,6 +64,8 @@ const MODULES: RouteModule[] = [
   registerKeyRoutes,
   registerManageRoutes,
   registerSigninRoutes,
+  registerOverview,
+  registerKeyPages,
   registerDashboardRoutes,
   registerPasskeyRoutes,
   registerManagePages,
