@@ -11,6 +11,8 @@ import { insertRows } from './log.ts';
 type Db = Client | Transaction;
 
 export const CHECKOUT_SKU = 'operator_checkout';
+/** The month's bps fee on cleared exposure, billed by the month's checkout beside its true-up. */
+export const CLEAR_BPS_SKU = 'clear_bps';
 
 /** Adds hops to each key's count for the UTC month of `now` (written where the hop quota is counted, api-keys.ts). */
 export async function addMonthlyHops(tx: Transaction, counts: ReadonlyArray<{ keyId: string; hops: number }>, now: Date): Promise<void> {
@@ -29,11 +31,11 @@ export async function monthHops(db: Db, keyId: string, month: string): Promise<n
   return rs.rows[0] ? Number(rs.rows[0].hops) : 0;
 }
 
-/** The key's per-act charges of a UTC month (the checkout itself excluded), micro-USD. */
+/** The key's per-act charges of a UTC month (the lines of a checkout, written in a later month, excluded), micro-USD. */
 export async function monthCharged(db: Db, keyId: string, month: string): Promise<bigint> {
   const rs = await db.execute({
-    sql: `SELECT ${exactSumSql('amount_micros', 'm')} FROM meter WHERE key_id = ? AND substr(created_at, 1, 7) = ? AND sku <> ?`,
-    args: [keyId, month, CHECKOUT_SKU],
+    sql: `SELECT ${exactSumSql('amount_micros', 'm')} FROM meter WHERE key_id = ? AND substr(created_at, 1, 7) = ? AND sku NOT IN (?, ?)`,
+    args: [keyId, month, CHECKOUT_SKU, CLEAR_BPS_SKU],
   });
   return exactSum(rs.rows[0]!, 'm');
 }
@@ -43,6 +45,9 @@ export interface CheckoutRow extends OperatorCheckout {
   month: string;
   hops: number;
   exposureMicros: bigint;
+  /** The month's graduated bps fee on its cleared exposure, and the tier it reached. */
+  clearBpsMicros: bigint;
+  clearTier: string | null;
   receiptId: string;
   createdAt: string;
 }
@@ -50,9 +55,9 @@ export interface CheckoutRow extends OperatorCheckout {
 /** Writes the checkout of a month; false when the month was already checked out. */
 export async function insertCheckout(tx: Transaction, c: CheckoutRow): Promise<boolean> {
   const rs = await tx.execute({
-    sql: `INSERT INTO operator_checkouts (key_id, month, floor_micros, bps_micros, per_hop_micros, basis, due_micros, charged_micros, amount_micros, hops, exposure_micros, receipt_id, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_id, month) DO NOTHING`,
-    args: [c.keyId, c.month, c.floorMicros, c.bpsMicros, c.perHopMicros, c.basis, c.dueMicros, c.chargedMicros, c.checkoutMicros, c.hops, c.exposureMicros, c.receiptId, c.createdAt],
+    sql: `INSERT INTO operator_checkouts (key_id, month, floor_micros, bps_micros, per_hop_micros, basis, due_micros, charged_micros, amount_micros, hops, exposure_micros, clear_bps_micros, clear_tier, receipt_id, created_at)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_id, month) DO NOTHING`,
+    args: [c.keyId, c.month, c.floorMicros, c.bpsMicros, c.perHopMicros, c.basis, c.dueMicros, c.chargedMicros, c.checkoutMicros, c.hops, c.exposureMicros, c.clearBpsMicros, c.clearTier, c.receiptId, c.createdAt],
   });
   return rs.rowsAffected === 1;
 }
@@ -74,6 +79,8 @@ export async function getCheckout(db: Db, keyId: string, month: string): Promise
     checkoutMicros: big(r.amount_micros),
     hops: Number(r.hops),
     exposureMicros: big(r.exposure_micros),
+    clearBpsMicros: big(r.clear_bps_micros),
+    clearTier: r.clear_tier === null ? null : String(r.clear_tier),
     receiptId: String(r.receipt_id),
     createdAt: String(r.created_at),
   };

@@ -44,8 +44,11 @@ export interface RequireReceiptOptions {
   verify: (jws: string) => Promise<Verified>;
   /** Claims a receipt id exactly once; false when it was already used. Default: in this process's memory only. */
   claim?: (receiptId: string, event: H3Event) => Promise<boolean>;
-  /** Called on every 428 (e.g. to meter the challenge). Errors in it are the service's own. */
-  onChallenge?: (event: H3Event, reason: RefusalReason) => Promise<void> | void;
+  /**
+   * Called on every 428 (e.g. to meter the challenge); the fields it returns are
+   * added to the 428 body (e.g. the charge and its receipt). Errors in it are the service's own.
+   */
+  onChallenge?: (event: H3Event, reason: RefusalReason) => Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
   /** Oldest receipt accepted, seconds (default 300). */
   maxAgeSeconds?: number;
   /** Where the agent gets a receipt, named in the challenge body. */
@@ -75,7 +78,7 @@ export function memoryClaims(max = 100_000): (id: string) => Promise<boolean> {
 const quote = (s: string) => `"${s.replace(/["\\]/g, '\\$&')}"`;
 
 /** The 428 answer: problem+json, with the Receipt-Required header (an RFC 9651 dictionary). */
-export function challenge(o: Pick<RequireReceiptOptions, 'act' | 'gate' | 'obtainUrl'>, reason: RefusalReason, detail: string): HTTPResponse {
+export function challenge(o: Pick<RequireReceiptOptions, 'act' | 'gate' | 'obtainUrl'>, reason: RefusalReason, detail: string, extra: Record<string, unknown> = {}): HTTPResponse {
   const header = `act=${quote(o.act)}, gate=${quote(o.gate)}, header=${quote(RECEIPT_HEADER)}, reason=${quote(reason)}`;
   return new HTTPResponse(
     JSON.stringify({
@@ -89,6 +92,7 @@ export function challenge(o: Pick<RequireReceiptOptions, 'act' | 'gate' | 'obtai
       gate: o.gate,
       receipt_header: RECEIPT_HEADER,
       ...(o.obtainUrl ? { obtain_receipt: o.obtainUrl } : {}),
+      ...extra,
     }),
     { status: REQUIRED_STATUS, headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', [REQUIRED_HEADER.toLowerCase()]: header } },
   );
@@ -100,8 +104,8 @@ export function requireReceipt(o: RequireReceiptOptions): Middleware {
   const maxAge = (o.maxAgeSeconds ?? 300) * 1000;
   return async (event, next) => {
     const refuse = async (reason: RefusalReason, detail: string) => {
-      await o.onChallenge?.(event, reason);
-      return challenge(o, reason, detail);
+      const extra = await o.onChallenge?.(event, reason);
+      return challenge(o, reason, detail, extra ?? {});
     };
     const jws = event.req.headers.get(RECEIPT_HEADER)?.trim();
     if (!jws) return refuse('receipt_missing', `this act (${o.act}) is irreversible: send a receipt from ${o.gate} in the ${RECEIPT_HEADER} header`);

@@ -21,6 +21,7 @@ import { ownerId } from '../../ledger/accounts.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import { sealedReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
 import { notFound } from '../problem.ts';
@@ -67,6 +68,8 @@ export interface HopResult {
   outcome: HopOutcome;
   receipt: Receipt;
   fingerprint?: string | undefined;
+  /** What the act charges the key (the very lines it writes); empty for a demo or an x402-paid hop. */
+  charges: readonly ActCharge[];
 }
 
 /** Charges of a governed hop: a permitted act pays the hop and the seal; a refusal pays NAP `hold`. */
@@ -124,7 +127,8 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       const act = hopAct(caller, req, fuse, outcome, fp);
       // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
       const receipt = sealedReceipt(ctx, paid ? withPayment(act, paid) : act);
-      return { outcome, receipt, out: answer({ fuse, outcome, receipt, fingerprint: fp }) };
+      const charges = key && !paid ? chargesOf(req.kind, outcome, key.id) : [];
+      return { outcome, receipt, charges, out: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
     };
     const needs = { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined };
     try {
@@ -132,8 +136,8 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
         return await commitAct(event, ctx, key, {
           needs,
           decide(state) {
-            const { outcome, receipt, out } = decideOn(state);
-            return { writes: { receipt, charges: key ? chargesOf(req.kind, outcome, key.id) : [] }, reply: out };
+            const { receipt, charges, out } = decideOn(state);
+            return { writes: { receipt, charges }, reply: out };
           },
         });
       }
@@ -161,6 +165,7 @@ export const hopResponse = z.object({
   verify_url: z.url(),
   decision: z.enum(['PERMIT', 'BLOCK', 'DENY', 'SILENCE']),
   reason: z.string(),
+  charge: chargeSchema.nullable().describe('what this hop charged the key: execute_gate, or the NAP hold for a refusal; null for a public demo or an x402-paid hop'),
 });
 
 /** The hop response of SPEC 2.1: every field always present, plus the decision and its reason. */
@@ -174,6 +179,7 @@ export function hopBody(r: HopResult): Record<string, unknown> {
     verify_url: r.receipt.verify_url,
     decision: r.outcome.decision,
     reason: r.outcome.reason,
+    charge: r.charges[0] ? chargeView(r.charges[0]) : null,
   };
 }
 

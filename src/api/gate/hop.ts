@@ -19,6 +19,7 @@ import { actProblem, commitAct, keyedAct } from '../act.ts';
 import { haltUnlessAnsweredWithin } from './halt.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
 import { commitPaidAct, payPerHop, type HopPayer } from '../../payments/x402/paid-act.ts';
 import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
@@ -46,6 +47,7 @@ export const actResponse = hopResponse.extend({
   acted: z.boolean(),
   act_kind: z.string(),
   fingerprint: z.string().describe('SHA-256 hex of the canonical JSON of the action'),
+  charges: z.array(chargeSchema).describe('every line this act charged: execute_gate and seal when it acted, the NAP hold for a refusal; empty for a public demo or an x402-paid act'),
 });
 const demoHopRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema.optional() });
 const demoActRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema });
@@ -57,6 +59,7 @@ function actReply(r: HopResult) {
     acted: r.outcome.verdict,
     act_kind: r.receipt.payload.data?.act_kind,
     fingerprint: r.fingerprint,
+    charges: r.charges.map(chargeView),
   });
 }
 
@@ -124,6 +127,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
 
   keyedAct(router, ctx, '/v1/classify', { summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event) => {
     const c = classify(body);
+    const charge = { keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify') };
     const receipt = sealedReceipt(ctx, {
       kind: 'classify',
       decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED',
@@ -133,8 +137,8 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     });
     return commitAct(event, ctx, key, {
       decide: () => ({
-        writes: { receipt, charges: [{ keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify') }] },
-        reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
+        writes: { receipt, charges: [charge] },
+        reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView(charge) }),
       }),
     });
   });

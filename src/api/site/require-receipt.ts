@@ -17,6 +17,7 @@ import { requireReceipt } from '../../rr1/middleware.ts';
 import { optionalKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
+import { chargeView } from '../charge.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 
@@ -48,7 +49,10 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
       if (!key) return;
       // Every charge has a receipt (so a clearing attestation covers it): the challenge is sealed too.
       const receipt = await signReceipt(ctx, { kind: 'rr1_challenge', decision: 'RECEIPT_REQUIRED', subject: RR1_DEMO_ACT.path, key_id: key.id, data: { act: RR1_DEMO_ACT.act, status: 428, reason } });
-      await ctx.ledger.act({ needs: {}, decide: () => ({ writes: { receipt, charges: [{ keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll }] }, result: undefined }) });
+      const charge = { keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll };
+      await ctx.ledger.act({ needs: {}, decide: () => ({ writes: { receipt, charges: [charge] }, result: undefined }) });
+      // The charged refusal names what it charged and the receipt that seals the charge.
+      return { charge: chargeView(charge), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url };
     },
   });
 
