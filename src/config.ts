@@ -99,6 +99,8 @@ export const configSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5_000),
   /** Open connections at most; past it a new connection is closed at once. */
   HTTP_MAX_CONNECTIONS: positiveInt.default(4096),
+  /** Open connections of one peer address at most (0: no per-address cap); past it the address's oldest idle one is closed. */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: nonNegativeInt.default(256),
   /** Reverse proxies in front of the service whose X-Forwarded-For / Forwarded entries are trusted (0: the socket address only). */
   TRUST_PROXY_HOPS: nonNegativeInt.max(10).default(0),
   /** A webhook subscription is disabled after this many failed delivery attempts in a row (or at once on 410 Gone). */

@@ -17,6 +17,7 @@ import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
 import { registerReceiptRoutes } from './gate/receipts.ts';
 import { registerFuseRoutes } from './gate/fuses.ts';
+import { registerAlertRoutes } from './gate/alerts.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
@@ -37,6 +38,7 @@ import { registerOverview } from './dashboard/overview.ts';
 import { registerKeyPages } from './dashboard/keys-pages.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
+import { registerAlertsPage } from './dashboard/alerts-page.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
 import { registerPricingRoutes } from './site/pricing.ts';
 import { registerX402Routes } from '../payments/x402/routes.ts';
@@ -48,6 +50,7 @@ const MODULES: RouteModule[] = [
   registerSystemRoutes,
   registerReceiptRoutes,
   registerFuseRoutes,
+  registerAlertRoutes,
   registerHopRoutes,
   registerLogRoutes,
   registerPrefinalityRoutes,
@@ -69,6 +72,7 @@ const MODULES: RouteModule[] = [
   registerDashboardRoutes,
   registerPasskeyRoutes,
   registerManagePages,
+  registerAlertsPage,
   registerOperatorRoutes,
   registerPricingRoutes,
   registerX402Routes,

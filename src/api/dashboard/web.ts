@@ -205,6 +205,7 @@ const NAV: Array<[string, string]> = [
   ['/dashboard/licences', 'Licences'],
   ['/dashboard/grants', 'Grants'],
   ['/dashboard/webhooks', 'Webhooks'],
+  ['/dashboard/alerts', 'Alerts'],
   ['/dashboard/receipts', 'Receipts'],
   ['/dashboard/passkeys', 'Passkeys'],
   ['/dashboard/account', 'Account'],

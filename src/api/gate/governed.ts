@@ -28,6 +28,8 @@ import { notFound } from '../problem.ts';
 import { reply, type Reply } from '../reply.ts';
 import { withPayment, type PaidAct, type SettledAct } from '../../payments/x402/paid-act.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
+import { hopDeniedAlert } from './alert-events.ts';
+import { nudgeDeliverer } from '../site/webhooks.ts';
 
 export const fuseIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a fuse id such as fuse_…');
 export const actionSchema = z.looseObject({
@@ -112,6 +114,12 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
   if (key && !caller.paid && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   const fp = req.action ? fingerprint(req.action) : undefined;
   let settled: SettledAct | undefined;
+  // A refused hop queued alert deliveries: wake the deliverer once it committed.
+  let queued = false;
+  const alerted = (r: Reply) => {
+    if (queued) nudgeDeliverer();
+    return r;
+  };
   for (let attempt = 0; ; attempt++) {
     let seen: Fuse['state'] | undefined;
     if (caller.paid) {
@@ -128,27 +136,30 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
       const receipt = sealedReceipt(ctx, paid ? withPayment(act, paid) : act);
       const charges = key && !paid ? chargesOf(req.kind, outcome, key.id) : [];
-      return { outcome, receipt, charges, out: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
+      // A refused hop of a key alerts its account's subscribers (docs/alerts.md); the public drills alert nobody.
+      const records = key && !outcome.verdict ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];
+      queued = records.length > 0;
+      return { outcome, receipt, charges, records, out: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
     };
     const needs = { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined };
     try {
       if (!paid) {
-        return await commitAct(event, ctx, key, {
+        return alerted(await commitAct(event, ctx, key, {
           needs,
           decide(state) {
-            const { receipt, charges, out } = decideOn(state);
-            return { writes: { receipt, charges }, reply: out };
+            const { receipt, charges, records, out } = decideOn(state);
+            return { writes: { receipt, charges, records }, reply: out };
           },
-        });
+        }));
       }
-      return await commitAct(event, ctx, key, {
+      return alerted(await commitAct(event, ctx, key, {
         needs,
         run: async (tx, state) => {
-          const { receipt, out } = decideOn(state);
+          const { receipt, records, out } = decideOn(state);
           await paid.commit(tx, receipt.receipt_id);
-          return { writes: { receipt }, reply: { ...out, body: { ...(out.body as object), payment: paid.facts }, headers: { ...out.headers, ...paid.headers } } };
+          return { writes: { receipt, records }, reply: { ...out, body: { ...(out.body as object), payment: paid.facts }, headers: { ...out.headers, ...paid.headers } } };
         },
-      });
+      }));
     } catch (e) {
       if (retryIfStale(e, attempt)) continue;
       throw e;

@@ -127,9 +127,13 @@ const demoPreBindARequest = z
     scope: z.enum(['bind_only', 'bind_and_issue']).default('bind_only'),
   })
   .refine((b) => !(b.write !== undefined && b.spend_fingerprint !== undefined), oneWriteMessage);
+/** Every field has a default (docs/policy-administration.md): `{}` checks a premium within the drill grant. */
 const demoAuthorityRequest = authorityRequest.extend({
   fuse_id: fuseIdSchema.default(DRILL_FUSES.live),
   grant_id: z.string().regex(/^auth_[A-Za-z0-9_-]{1,64}$/).default('auth_drill'),
+  premium: usdAmount.default('100000.00'),
+  line: authorityRequest.shape.line.default('cyber'),
+  state: authorityRequest.shape.state.default('CA'),
 });
 
 const receiptFields = { receipt_id: z.string(), verify_url: z.url() };

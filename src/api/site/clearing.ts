@@ -2,7 +2,7 @@
  * Clearing checkpoints (SPEC 2.4 clearing, 2.5 layer 8):
  *   GET /api/v1/clearing/network/latest.json   public   the newest Merkle net attestation, with the proofs to check it
  *   GET /api/v1/clearing/catalog               public   the clearing catalog with network_checkpoint live
- * A timer seals a checkpoint every CLEARING_INTERVAL_HOURS (weekly by default);
+ * A timer seals a checkpoint every CLEARING_INTERVAL_HOURS (weekly by default), the first as the server starts;
  * `npm run cli -- clearing seal` seals one now.
  */
 import { z } from 'zod';
@@ -67,7 +67,13 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
       const since = last?.period_end || (await firstReceiptAt(ctx.ledger.read));
       if (since && Date.now() - Date.parse(since) >= periodMs) await sealNow(ctx.ledger);
     };
-    router.job(intervalJob(ctx, 'clearing seal', Math.min(periodMs, 60_000), tick));
+    // A deployment without a checkpoint seals its first one as it starts (re-checked under the
+    // write lock, so two processes starting together seal one), not a whole period later.
+    const first = () =>
+      ctx.ledger.write(async (tx) => {
+        if (!(await latestClearing(tx))) await sealClearing(tx, new Date());
+      });
+    router.job(intervalJob(ctx, 'clearing seal', Math.min(periodMs, 60_000), tick, first));
   }
 
   router.get(
