@@ -126,7 +126,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     const now = nowIso();
     const keys = await accountKeysPage(ctx.ledger.read, ownerId(caller), q.limit + 1, after);
     return toResponse(reply({ object: 'list', data: keys.slice(0, q.limit).map((k) => keyObject(k, now)), has_more: keys.length > q.limit }));
-  }, { ...doc, summary: "List the account's API keys, oldest first (never their secrets)", query: keysListQuery, problems: [400] });
+  }, { ...doc, tool: 'keys_list', summary: "List the account's API keys, oldest first (never their secrets)", query: keysListQuery, problems: [400] });
 
   router.post('/v1/keys', async (event) => {
     const caller = await requireKey(event, ctx);
@@ -143,7 +143,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       expiresAt,
     });
     return toResponse(reply({ ...keyObject(key), secret, notice: SECRET_NOTICE }, 201));
-  }, { ...doc, summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: createdKeyResponse, responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } }, problems: [403], example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
+  }, { ...doc, tool: 'keys_create', summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: createdKeyResponse, responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } }, problems: [403], example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
 
   router.get('/v1/keys/:key_id', async (event) => {
     const caller = await requireKey(event, ctx);
