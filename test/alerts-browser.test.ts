@@ -47,7 +47,7 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     await page.goto(srv.url + '/signup');
     await page.fill('#email', 'alerts@example.com');
     await page.fill('#password', 'correct horse battery staple');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard'), page.click('button[type=submit]')]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard?welcome=1'), page.click('main button[type=submit]')]);
     await page.goto(srv.url + '/dashboard/fuses');
     await page.fill('#fuse-label', 'payments agent');
     await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Create fuse')]);
@@ -80,7 +80,8 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
 
     // Blow the fuse from the dashboard: the receiver gets the event, the page shows it delivered.
     await page.goto(srv.url + '/dashboard/fuses');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('button:has-text("Blow")')]);
+    await page.click('a:has-text("Blow")');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
     for (let i = 0; i < 100 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(received).toEqual([expect.objectContaining({ type: 'fuse.state_changed', fuse_id: fuseId })]);
     await page.goto(srv.url + '/dashboard/alerts');

@@ -35,6 +35,8 @@ import { registerKeyRoutes } from './gate/keys.ts';
 import { registerManageRoutes } from './gate/manage.ts';
 import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
+import { registerOverview } from './dashboard/overview.ts';
+import { registerKeyPages } from './dashboard/keys-pages.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerAlertsPage } from './dashboard/alerts-page.ts';
@@ -67,6 +69,8 @@ const MODULES: RouteModule[] = [
   registerKeyRoutes,
   registerManageRoutes,
   registerSigninRoutes,
+  registerOverview,
+  registerKeyPages,
   registerDashboardRoutes,
   registerPasskeyRoutes,
   registerManagePages,
