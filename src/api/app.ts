@@ -23,6 +23,7 @@ import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
 import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
 import { registerCommitmentRoutes } from './site/commitments.ts';
+import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
 import { registerAstlRoutes } from './site/astl.ts';
@@ -36,6 +37,8 @@ import { registerKeyRoutes } from './gate/keys.ts';
 import { registerManageRoutes } from './gate/manage.ts';
 import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
+import { registerOverview } from './dashboard/overview.ts';
+import { registerKeyPages } from './dashboard/keys-pages.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerAlertsPage } from './dashboard/alerts-page.ts';
@@ -55,6 +58,7 @@ const MODULES: RouteModule[] = [
   registerLogRoutes,
   registerLiveDiscoveryRoutes,
   registerCommitmentRoutes,
+  registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
   registerAstlRoutes,
@@ -69,6 +73,8 @@ const MODULES: RouteModule[] = [
   registerKeyRoutes,
   registerManageRoutes,
   registerSigninRoutes,
+  registerOverview,
+  registerKeyPages,
   registerDashboardRoutes,
   registerPasskeyRoutes,
   registerManagePages,

@@ -21,7 +21,8 @@ import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { commitPaidAct, payPerHop, type HopPayer } from '../../payments/x402/paid-act.ts';
-import type { Router } from '../router.ts';
+import type { RouteDoc, Router, X402Doc } from '../router.ts';
+import { paidRouteOf } from '../../payments/x402/resources.ts';
 import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
 
 /**
@@ -98,19 +99,26 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     return callerOf(undefined);
   };
 
-  router.post('/v1/fuse/hop', (event) => payPerHop(event, ctx, '/v1/fuse/hop', async (p) => {
+  // Our x402 extension (SPEC 7 answers 402 at the hop limit): a hop or lookup paid per call by a key past
+  // its limit, or by an agent without a key (which sees only the public drill fuses, like the demos). A
+  // lookup counts as a hop, so it costs the hop toll. Not the OCSP alias: it must answer "halt" within
+  // OCSP_HALT_AFTER_MS, which a settlement cannot promise.
+  const PAID_HOP: X402Doc = { when: "past the key's hop limit, or without a key (public drill fuses only)" };
+  const hopDoc: RouteDoc = { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } };
+  router.post('/v1/fuse/hop', (event) => payPerHop(event, ctx, paidRouteOf('POST', '/v1/fuse/hop', hopDoc)!, async (p) => {
     const caller = payer(p);
     const hop = async () => {
       const body = await readBody(event, hopRequest, limit);
       return governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply);
     };
     return caller.key ? idempotent(event, ctx, caller.key, hop) : toResponse(await hop());
-  }), { summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } });
+  }), hopDoc);
 
-  router.get('/v1/fuse/lookup', (event) => payPerHop(event, ctx, '/v1/fuse/lookup', async (p) => {
+  const lookupDoc: RouteDoc = { tool: 'fuse_lookup', summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404], x402: { ...PAID_HOP, sku: 'execute_gate' } };
+  router.get('/v1/fuse/lookup', (event) => payPerHop(event, ctx, paidRouteOf('GET', '/v1/fuse/lookup', lookupDoc)!, async (p) => {
     const { fuse_id } = readQuery(event, lookupQuery);
     return toResponse(await lookup(ctx, payer(p), fuse_id));
-  }), { summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404] });
+  }), lookupDoc);
 
   // OCSP-style alias: same answer while the ledger answers; 503 "halt" when it cannot be reached.
   router.get('/v1/ocsp', (event) =>
@@ -121,11 +129,11 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     }),
   { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
 
-  keyedAct(router, ctx, '/v1/act', { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event) =>
+  keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event) =>
     governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply),
   );
 
-  keyedAct(router, ctx, '/v1/classify', { summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event) => {
+  keyedAct(router, ctx, '/v1/classify', { tool: 'classify', summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event) => {
     const c = classify(body);
     const charge = { keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify') };
     const receipt = sealedReceipt(ctx, {
@@ -167,25 +175,25 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       },
     });
     return toResponse(answer);
-  }, { summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } } });
+  }, { tool: 'execute_gate_demo', summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } } });
 
   // Public demos on the drill fuses: never charged, rate limited per client address.
   router.post('/demo/hop', async (event) => {
     const caller = await publicCaller(event);
     const body = await readBody(event, demoHopRequest, limit);
     return toResponse(await governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply));
-  }, { summary: 'Public hop on a drill fuse (fuse_drill_live or fuse_drill_dead); never charged', auth: 'demo', tag: 'demo', body: demoHopRequest, response: hopResponse, problems: [404, 429], example: { fuse_id: 'fuse_drill_dead' } });
+  }, { tool: 'demo_hop', summary: 'Public hop on a drill fuse (fuse_drill_live or fuse_drill_dead); never charged', auth: 'demo', tag: 'demo', body: demoHopRequest, response: hopResponse, problems: [404, 429], example: { fuse_id: 'fuse_drill_dead' } });
 
   router.post('/demo/act', async (event) => {
     const caller = await publicCaller(event);
     const body = await readBody(event, demoActRequest, limit);
     return toResponse(await governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply));
-  }, { summary: 'Public welded act on a drill fuse; never charged', auth: 'demo', tag: 'demo', body: demoActRequest, response: actResponse, problems: [404, 429], example: { action: { kind: 'pay' } } });
+  }, { tool: 'demo_act', summary: 'Public welded act on a drill fuse; never charged', auth: 'demo', tag: 'demo', body: demoActRequest, response: actResponse, problems: [404, 429], example: { action: { kind: 'pay' } } });
 
   router.get('/demo/lookup', async (event) => {
     const caller = await publicCaller(event);
     const { fuse_id } = readQuery(event, demoLookupQuery);
     return toResponse(await lookup(ctx, caller, fuse_id));
-  }, { summary: 'Public lookup of a drill fuse', auth: 'demo', tag: 'demo', query: demoLookupQuery, response: lookupResponse, problems: [404, 429] });
+  }, { tool: 'demo_lookup', summary: 'Public lookup of a drill fuse', auth: 'demo', tag: 'demo', query: demoLookupQuery, response: lookupResponse, problems: [404, 429] });
 
 }

@@ -130,7 +130,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/signal/trigger/publish',
     {
-      summary: 'Publish a trigger from a template: arms its obligation surface (ARMED) with a threshold',
+      tool: 'trigger_publish', summary: 'Publish a trigger from a template: arms its obligation surface (ARMED) with a threshold',
       tag: 'triggers',
       body: publishRequest,
       response: publishedTrigger,
