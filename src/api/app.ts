@@ -21,6 +21,7 @@ import { registerAlertRoutes } from './gate/alerts.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
+import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
 import { registerAstlRoutes } from './site/astl.ts';
@@ -54,6 +55,7 @@ const MODULES: RouteModule[] = [
   registerAlertRoutes,
   registerHopRoutes,
   registerLogRoutes,
+  registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
   registerAstlRoutes,
