@@ -149,6 +149,16 @@ export const configSchema = z.object({
    * changes made by this process apply at once. 0 turns the caches off; at most 1000.
    */
   AUTH_CACHE_MS: nonNegativeInt.max(1000).default(1000),
+
+  // Issue 27, witnesses (docs/trust-core.md, "Witnesses"): C2SP tlog-witness.
+  /** A witness policy file (witness / group / quorum lines); unset: no witnessing. A malformed file stops the start, naming its line. */
+  WITNESS_POLICY: z.string().min(1).optional(),
+  /** How long one add-checkpoint request may take before it counts as failed. */
+  WITNESS_TIMEOUT_MS: positiveInt.default(3000),
+  /** How often each log's newest checkpoint is offered to each witness (at most once per witness and log per period). */
+  WITNESS_INTERVAL_MS: positiveInt.default(1000),
+  /** After failures in a row, the wait before a witness is tried again doubles from WITNESS_INTERVAL_MS up to this. */
+  WITNESS_MAX_BACKOFF_MS: positiveInt.default(60_000),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET', 'X402_FACILITATOR_URL'] as const;
   const set = x402.filter((k) => c[k] !== undefined);

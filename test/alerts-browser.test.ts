@@ -5,32 +5,21 @@
  * and shows the delivery, removal asks first; axe finds nothing serious at
  * 1280 and 390 px, and screenshots of both are written for a person to look at.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OUT as SHOTS, axeSerious } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
-
-const AXE = readFileSync(join(process.cwd(), 'node_modules/axe-core/axe.min.js'), 'utf8');
-const SHOTS = process.env.SCREENSHOT_DIR ?? join(process.cwd(), 'node_modules/.cache/screenshots');
 
 let srv: TestServer;
 let browser: Browser;
 let page: Page;
 let hook: Server;
 const received: Array<{ type: string; fuse_id: string }> = [];
-
-async function axeSerious(p: Page): Promise<string[]> {
-  await p.addScriptTag({ content: AXE });
-  const violations = await p.evaluate(async () => {
-    const r = await (globalThis as any).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, help: v.help }));
-  });
-  return (violations as { id: string; impact: string; nodes: number; help: string }[]).filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
-}
 
 beforeAll(async () => {
   hook = createServer((req, res) => {
@@ -58,7 +47,7 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     await page.goto(srv.url + '/signup');
     await page.fill('#email', 'alerts@example.com');
     await page.fill('#password', 'correct horse battery staple');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard'), page.click('button[type=submit]')]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard?welcome=1'), page.click('main button[type=submit]')]);
     await page.goto(srv.url + '/dashboard/fuses');
     await page.fill('#fuse-label', 'payments agent');
     await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Create fuse')]);
@@ -91,7 +80,8 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
 
     // Blow the fuse from the dashboard: the receiver gets the event, the page shows it delivered.
     await page.goto(srv.url + '/dashboard/fuses');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('button:has-text("Blow")')]);
+    await page.click('a:has-text("Blow")');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
     for (let i = 0; i < 100 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(received).toEqual([expect.objectContaining({ type: 'fuse.state_changed', fuse_id: fuseId })]);
     await page.goto(srv.url + '/dashboard/alerts');

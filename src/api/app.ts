@@ -21,6 +21,7 @@ import { registerAlertRoutes } from './gate/alerts.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
+import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
 import { registerAstlRoutes } from './site/astl.ts';
@@ -34,6 +35,8 @@ import { registerKeyRoutes } from './gate/keys.ts';
 import { registerManageRoutes } from './gate/manage.ts';
 import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
+import { registerOverview } from './dashboard/overview.ts';
+import { registerKeyPages } from './dashboard/keys-pages.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerAlertsPage } from './dashboard/alerts-page.ts';
@@ -51,6 +54,7 @@ const MODULES: RouteModule[] = [
   registerAlertRoutes,
   registerHopRoutes,
   registerLogRoutes,
+  registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
   registerAstlRoutes,
@@ -65,6 +69,8 @@ const MODULES: RouteModule[] = [
   registerKeyRoutes,
   registerManageRoutes,
   registerSigninRoutes,
+  registerOverview,
+  registerKeyPages,
   registerDashboardRoutes,
   registerPasskeyRoutes,
   registerManagePages,

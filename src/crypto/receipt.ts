@@ -11,6 +11,7 @@ import { canonicalJson } from './canonical.ts';
 import { leafHash, verifyInclusion } from './merkle.ts';
 import { openNote, parseCheckpointText, type Checkpoint } from './note.ts';
 import { CHECKPOINT_TYP } from './seal.ts';
+import { witnessesOf, type WitnessPolicy } from './witness-policy.ts';
 
 /** Where the verifier looks a `kid` up: our keyring, or a JWKS a stranger fetched. */
 export interface KeyLookup {
@@ -70,8 +71,21 @@ export interface ReceiptEvidenceDoc {
   payload: Record<string, unknown>;
   log: { name: string; index: number; origin?: string; verifier_key: string };
   inclusion: { tree_size: number; leaf_hash: string; hashes: string[] };
+  /** The signed checkpoint note, followed by the cosignature lines of its witnesses (C2SP tlog-cosignature). */
   checkpoint: string;
   checkpoint_jws?: string | null;
+  /** What the gate says of its witnesses (the policy text, who cosigned, the quorum): a verifier pins the policy and checks it itself. */
+  witnesses?: { policy: string; cosigned_by: string[]; quorum: string | null; quorum_holds: boolean } | null;
+}
+
+/** What a verifier trusts: the service's key set (for JWS), the log's note verifier key, and optionally a witness policy. */
+export interface EvidenceTrust {
+  keys: KeyLookup;
+  logKey: string;
+  /** With a policy, the cosignatures are checked (a tampered one fails) and the quorum is reported. */
+  witnesses?: WitnessPolicy;
+  /** Fail the `witnesses` check unless the policy's quorum cosigned the checkpoint. */
+  requireQuorum?: boolean;
 }
 
 export type Check = { ok: boolean; detail: string };
@@ -93,9 +107,11 @@ function attempt(f: () => string): Check {
  *  - checkpoint: the note signature (C2SP signed note, Ed25519) by `logKey`;
  *  - checkpoint_jws (when present): EdDSA by a known kid, payload = the checkpoint body;
  *  - inclusion: SHA-256(0x00 || leaf) equals leaf_hash and is included (RFC 9162) at the checkpoint's size;
- *  - leaf: it is the receipt JWS (which must verify) or the canonical JSON of the payload.
+ *  - leaf: it is the receipt JWS (which must verify) or the canonical JSON of the payload;
+ *  - witnesses (with a policy): every cosignature line by a policy witness verifies
+ *    (C2SP tlog-cosignature); which witnesses cosigned and whether the quorum holds.
  */
-export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: { keys: KeyLookup; logKey: string }): Promise<Record<string, Check>> {
+export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: EvidenceTrust): Promise<Record<string, Check>> {
   const checks: Record<string, Check> = {};
   let cp: Checkpoint | undefined;
   let body: string | undefined;
@@ -129,6 +145,16 @@ export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: { keys
     verifyInclusion(e.log.index, cp.size, lh, e.inclusion.hashes.map(unb64), cp.root);
     return `entry ${e.log.index} of ${cp.size}`;
   });
+  if (trust.witnesses) {
+    const policy = trust.witnesses;
+    checks.witnesses = attempt(() => {
+      const w = witnessesOf(e.checkpoint, policy);
+      const who = w.cosigned_by.length ? `cosigned by ${w.cosigned_by.join(', ')}` : 'cosigned by no witness of the policy';
+      const quorum = w.quorum === null ? 'the policy requires no quorum' : `quorum ${w.quorum} ${w.quorum_holds ? 'holds' : 'does NOT hold'}`;
+      if (trust.requireQuorum && !w.quorum_holds) throw new Error(`${who}: ${quorum}`);
+      return `${who}; ${quorum}`;
+    });
+  }
   if (e.receipt) {
     const sig = await verifyReceiptJws(trust.keys, e.receipt);
     checks.signature = sig.valid ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` } : { ok: false, detail: `${sig.reason}: ${sig.detail}` };

@@ -12,7 +12,8 @@
  * one witness or group, once (or `none`: cosignatures are collected, none is
  * required). The parser is strict and names the line of every mistake.
  */
-import { parseCosignerKey, type CosignerKey } from './cosignature.ts';
+import { readFile } from 'node:fs/promises';
+import { cosignersOf, parseCosignerKey, type CosignerKey } from './cosignature.ts';
 
 export interface PolicyWitness {
   name: string;
@@ -134,4 +135,27 @@ export function quorumHolds(policy: WitnessPolicy, cosigned: ReadonlySet<string>
     return g.members.filter(holds).length >= g.threshold;
   };
   return holds(policy.quorum);
+}
+
+/** Reads and parses a policy file (WITNESS_POLICY). */
+export async function loadWitnessPolicy(path: string): Promise<WitnessPolicy> {
+  return parseWitnessPolicy(await readFile(path, 'utf8'));
+}
+
+/** The policy as text again (what a receipt's evidence carries, so that a verifier can pin it). */
+export function formatWitnessPolicy(policy: WitnessPolicy): string {
+  const threshold = (g: PolicyGroup) => (g.threshold === 1 && g.members.length > 1 ? 'any' : g.threshold === g.members.length ? 'all' : String(g.threshold));
+  return [
+    ...policy.witnesses.map((w) => `witness ${w.name} ${w.key.vkey} ${w.url}`),
+    ...policy.groups.map((g) => `group ${g.name} ${threshold(g)} ${g.members.join(' ')}`),
+    `quorum ${policy.quorum ?? 'none'}`,
+  ].join('\n') + '\n';
+}
+
+/** Which of the policy's witnesses cosigned a checkpoint note, and whether they make its quorum. Throws on a tampered cosignature. */
+export function witnessesOf(note: string, policy: WitnessPolicy): { cosigned_by: string[]; quorum: string | null; quorum_holds: boolean } {
+  const byVkey = new Map(policy.witnesses.map((w) => [w.key.vkey, w.name]));
+  const found = cosignersOf(note, policy.witnesses.map((w) => w.key));
+  const names = found.map((c) => byVkey.get(c.vkey)!);
+  return { cosigned_by: names, quorum: policy.quorum, quorum_holds: policy.witnesses.length > 0 && quorumHolds(policy, new Set(names)) };
 }

@@ -131,14 +131,14 @@ export async function accountChargesBySku(db: Client, accountId: string, since: 
   return rs.rows.map((r) => ({ sku: String(r.sku), count: Number(r.n), micros: Number(r.micros) }));
 }
 
-/** Charges of the account per UTC day since `since` (days without charges are absent). */
-export async function accountChargesByDay(db: Client, accountId: string, since: string): Promise<Array<{ day: string; count: number; micros: number }>> {
+/** Charges of the account per UTC day and SKU since `since` (days without charges are absent), by day then SKU. */
+export async function accountChargesByDay(db: Client, accountId: string, since: string): Promise<Array<{ day: string; sku: string; count: number; micros: number }>> {
   const rs = await db.execute({
-    sql: `SELECT substr(m.created_at, 1, 10) AS day, COUNT(*) AS n, SUM(m.amount_micros) AS micros FROM meter m JOIN api_keys k ON k.id = m.key_id
-          WHERE k.account_id = ? AND m.created_at >= ? GROUP BY day ORDER BY day`,
+    sql: `SELECT substr(m.created_at, 1, 10) AS day, m.sku AS sku, COUNT(*) AS n, SUM(m.amount_micros) AS micros FROM meter m JOIN api_keys k ON k.id = m.key_id
+          WHERE k.account_id = ? AND m.created_at >= ? GROUP BY day, m.sku ORDER BY day, m.sku`,
     args: [accountId, since],
   });
-  return rs.rows.map((r) => ({ day: String(r.day), count: Number(r.n), micros: Number(r.micros) }));
+  return rs.rows.map((r) => ({ day: String(r.day), sku: String(r.sku), count: Number(r.n), micros: Number(r.micros) }));
 }
 
 export interface ReceiptRow {
@@ -150,21 +150,43 @@ export interface ReceiptRow {
   created_at: string;
 }
 
-/** The account's receipts (made by any of its keys), newest first, optionally of one kind, decision or subject. */
-export async function accountReceipts(
-  db: Client,
-  accountId: string,
-  filter: { kind?: string | undefined; decision?: string | undefined; subject?: string | undefined; limit: number },
-): Promise<ReceiptRow[]> {
+export interface ReceiptFilter {
+  /** Exact kind or decision, in any case ("deny" finds DENY). */
+  kind?: string | undefined;
+  decision?: string | undefined;
+  /** A kind prefix, such as "fuse_" for every fuse change. */
+  kindPrefix?: string | undefined;
+  /** Prefixes, in any case, of the subject (e.g. a fuse id), the key id and the receipt id. */
+  subject?: string | undefined;
+  key?: string | undefined;
+  id?: string | undefined;
+  /** Issued at or after `from`, and before `to` (RFC 3339 or YYYY-MM-DD, UTC). */
+  from?: string | undefined;
+  to?: string | undefined;
+  /** The cursor: only receipts older than this receipt id (the last one of the previous page). */
+  before?: string | undefined;
+  limit: number;
+}
+
+const likePrefix = (v: string) => v.replace(/[\\%_]/g, (c) => `\\${c}`) + '%';
+
+/** The account's receipts (made by any of its keys), newest first, filtered; page on with `before`. */
+export async function accountReceipts(db: Client, accountId: string, filter: ReceiptFilter): Promise<ReceiptRow[]> {
   const where = ['k.account_id = ?'];
   const args: Array<string | number> = [accountId];
-  for (const col of ['kind', 'decision', 'subject'] as const) {
-    const v = filter[col];
-    if (v) {
-      where.push(`r.${col} = ?`);
-      args.push(v);
-    }
-  }
+  const add = (sql: string, v: string | number) => {
+    where.push(sql);
+    args.push(v);
+  };
+  if (filter.kind) add('r.kind = ? COLLATE NOCASE', filter.kind);
+  if (filter.decision) add('r.decision = ? COLLATE NOCASE', filter.decision);
+  if (filter.kindPrefix) add("r.kind LIKE ? ESCAPE '\\'", likePrefix(filter.kindPrefix));
+  if (filter.subject) add("r.subject LIKE ? ESCAPE '\\'", likePrefix(filter.subject));
+  if (filter.key) add("r.key_id LIKE ? ESCAPE '\\'", likePrefix(filter.key));
+  if (filter.id) add("r.id LIKE ? ESCAPE '\\'", likePrefix(filter.id));
+  if (filter.from) add('r.created_at >= ?', filter.from);
+  if (filter.to) add('r.created_at < ?', filter.to);
+  if (filter.before) add('r.log_index < (SELECT b.log_index FROM receipts b WHERE b.id = ?)', filter.before);
   const rs = await db.execute({
     sql: `SELECT r.id, r.kind, r.decision, r.subject, r.key_id, r.created_at FROM receipts r JOIN api_keys k ON k.id = r.key_id
           WHERE ${where.join(' AND ')} ORDER BY r.log_index DESC LIMIT ?`,

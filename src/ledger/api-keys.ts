@@ -227,6 +227,13 @@ export async function setHopLimit(ledger: Ledger, id: string, hopLimit: number, 
   return rs.rowsAffected > 0;
 }
 
+/** Sets when a key stops working (null: never); returns false when no such key exists. */
+export async function setKeyExpiry(ledger: Ledger, id: string, expiresAt: string | null): Promise<boolean> {
+  const rs = await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET expires_at = ? WHERE id = ?', args: [expiresAt, id] }));
+  invalidateKeyCache(ledger.read);
+  return rs.rowsAffected > 0;
+}
+
 /** A key's hop quota as read under the write lock, and the hops a batch of acts adds to it. */
 export interface HopQuota {
   id: string;

@@ -29,6 +29,8 @@ export interface TestWitness {
   /** The latest cosigned size and root per origin. */
   state: Map<string, { size: number; root: Buffer }>;
   forget(origin: string): void;
+  /** Trusts a log (origin -> its note vkey) from now on. */
+  trust(origin: string, logVkey: string): void;
   setLatest(origin: string, size: number, rootB64: string): void;
   down(): Promise<void>;
   up(): Promise<void>;
@@ -190,6 +192,7 @@ export async function startTestWitness(name: string, logs: Record<string, string
     requests,
     state,
     forget: (origin) => void state.delete(origin),
+    trust: (origin, logVkey) => void trusted.set(origin, logVerifier(logVkey)),
     setLatest: (origin, size, rootB64) => void state.set(origin, { size, root: Buffer.from(rootB64, 'base64') }),
     down: stop,
     up: listen,

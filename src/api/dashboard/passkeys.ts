@@ -18,7 +18,7 @@ import {
   type AuthenticationResponseJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import type { H3Event } from 'h3';
+import { HTTPResponse, type H3Event } from 'h3';
 import { z } from 'zod';
 import { countAttempt } from '../../accounts/throttle.ts';
 import { nowIso } from '../../ids.ts';
@@ -30,7 +30,7 @@ import { Problem } from '../problem.ts';
 import { clientAddress } from '../rate-limit.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { checkOrigin, cookie, dashboardPage, newSecret, page, readSession, redirect, sessionCookieHeader, sha256, type Session } from './web.ts';
+import { checkOrigin, cookie, dashboardPage, newSecret, page, readSession, safeNext, sha256, signedInCookies, toSignin, type Session } from './web.ts';
 
 const CHALLENGE_TTL_MS = 5 * 60_000;
 const credentialJson = z.looseObject({ id: z.string().min(1).max(1024), response: z.looseObject({ clientDataJSON: z.string().max(8192) }) });
@@ -66,7 +66,10 @@ export const PASSKEY_SCRIPT = `<script>
       const cred = kind === 'register'
         ? await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(o.j) })
         : await navigator.credentials.get({ publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(o.j) });
-      const v = await post('/passkeys/' + kind + '/verify', cred.toJSON());
+      const next = document.querySelector('input[name=next]');
+      const name = document.getElementById('passkey-name');
+      const query = kind === 'signin' ? (next ? '?next=' + encodeURIComponent(next.value) : '') : (name && name.value ? '?name=' + encodeURIComponent(name.value) : '');
+      const v = await post('/passkeys/' + kind + '/verify' + query, cred.toJSON());
       if (!v.ok) throw new Error(v.j.detail);
       location.href = v.j.redirect;
     } catch (e) {
@@ -99,7 +102,7 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
 
   app.get('/dashboard/passkeys', async (event) => {
     const s = await readSession(event, ctx);
-    if (!s) return redirect('/signin');
+    if (!s) return toSignin(event);
     const keys = await passkeysOf(ctx.ledger.read, s.accountId);
     const rows = keys.map((k) => `<tr><td><code>${escapeHtml(k.credential_id.slice(0, 16))}…</code></td><td>${escapeHtml(k.created_at)}</td><td>${escapeHtml(k.last_used_at ?? 'never')}</td></tr>`).join('');
     return page(
@@ -187,6 +190,8 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
       await passkeyUsed(tx, passkey.credential_id, v.authenticationInfo.newCounter, nowIso(now));
       await insertSession(tx, { secretHash: sha256(secret), accountId: passkey.account_id, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)) });
     });
-    return toResponse(reply({ ok: true, redirect: '/dashboard' }), { 'set-cookie': sessionCookieHeader(event, ctx, secret) });
+    const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+    for (const c of signedInCookies(event, ctx, secret)) headers.append('set-cookie', c);
+    return new HTTPResponse(JSON.stringify({ ok: true, redirect: safeNext(event.url.searchParams.get('next')) }), { status: 200, headers });
   });
 }

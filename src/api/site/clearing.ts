@@ -6,7 +6,8 @@
  * `npm run cli -- clearing seal` seals one now.
  */
 import { z } from 'zod';
-import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
+import { logOrigin } from '../../ledger/checkpoint.ts';
+import { cosignedCheckpoint } from '../../ledger/witnesses.ts';
 import { CLEARING_LOG, firstReceiptAt, latestClearing, sealClearing, type ClearingAttestation } from '../../ledger/clearing.ts';
 import { consistencyProof, readEntries } from '../../ledger/log.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
@@ -34,9 +35,9 @@ export async function latestEvidence(ctx: AppContext) {
   if (!latest) return undefined;
   const [entry] = await readEntries(db, CLEARING_LOG, latest.log_index, 1);
   const attestation = JSON.parse(new TextDecoder().decode(entry!.leaf)) as ClearingAttestation;
-  const clearingCp = await signedCheckpoint(ctx, CLEARING_LOG);
+  const clearingCp = await cosignedCheckpoint(ctx, CLEARING_LOG);
   const proof = await proofAt(ctx, db, CLEARING_LOG, latest.log_index, clearingCp.size);
-  const receiptsCp = await signedCheckpoint(ctx, RECEIPTS_LOG);
+  const receiptsCp = await cosignedCheckpoint(ctx, RECEIPTS_LOG);
   const to = attestation.receipts.to;
   const consistency = to > 0 && to <= receiptsCp.size ? (await consistencyProof(db, RECEIPTS_LOG, to, receiptsCp.size)).map(b64) : [];
   return {
