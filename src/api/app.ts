@@ -21,6 +21,8 @@ import { registerAlertRoutes } from './gate/alerts.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
+import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
+import { registerCommitmentRoutes } from './site/commitments.ts';
 import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
@@ -54,6 +56,8 @@ const MODULES: RouteModule[] = [
   registerAlertRoutes,
   registerHopRoutes,
   registerLogRoutes,
+  registerLiveDiscoveryRoutes,
+  registerCommitmentRoutes,
   registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
