@@ -40,6 +40,7 @@ import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
 import { registerOverview } from './dashboard/overview.ts';
 import { registerKeyPages } from './dashboard/keys-pages.ts';
+import { registerAccountPages } from './dashboard/account.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerAlertsPage } from './dashboard/alerts-page.ts';
@@ -77,6 +78,7 @@ const MODULES: RouteModule[] = [
   registerSigninRoutes,
   registerOverview,
   registerKeyPages,
+  registerAccountPages,
   registerDashboardRoutes,
   registerPasskeyRoutes,
   registerManagePages,
