@@ -283,6 +283,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
             ...receiptFields(receipt),
           }),
         }),
+        { commit: [...(b.fuse_id ? [] : ['subject']), 'data.subject_ref', 'data.reason'] },
       );
     },
   );
