@@ -170,7 +170,7 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
     // Once its quorum cosigned the checkpoint it is proven against, a receipt's evidence never changes.
     const settled = evidence.witnesses?.quorum_holds === true;
     return toResponse(reply(evidence), { vary: 'accept', 'access-control-allow-origin': '*', 'cache-control': settled ? 'public, max-age=3600' : 'no-cache' });
-  }, { summary: "A receipt's evidence, self-contained: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint with its witnesses' cosignatures and its JWS (HTML for browsers; Accept: application/cose for the SCITT COSE transparent statement with its RFC9162_SHA256 receipt)", auth: 'public', tag: 'receipts', problems: [404] });
+  }, { tool: 'receipt_get', summary: "A receipt's evidence, self-contained: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint with its witnesses' cosignatures and its JWS (HTML for browsers; Accept: application/cose for the SCITT COSE transparent statement with its RFC9162_SHA256 receipt)", auth: 'public', tag: 'receipts', problems: [404] });
 
   router.post('/v1/receipts/verify', async (event) => {
     const { receipt } = await readBody(event, verifyBody, ctx.config.MAX_BODY_BYTES);
