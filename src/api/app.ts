@@ -23,6 +23,7 @@ import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
 import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
 import { registerCommitmentRoutes } from './site/commitments.ts';
+import { registerPremiumActs } from './site/premium-acts.ts';
 import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
@@ -59,6 +60,7 @@ const MODULES: RouteModule[] = [
   registerLogRoutes,
   registerLiveDiscoveryRoutes,
   registerCommitmentRoutes,
+  registerPremiumActs,
   registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,

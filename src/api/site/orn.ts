@@ -63,7 +63,7 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/orn/declare',
     {
-      summary: 'General Average declare: allocates a loss pro rata to the parties\' contributed values (exact to the micro-USD), with a CSV export; flat toll',
+      tool: 'orn_declare', summary: 'General Average declare: allocates a loss pro rata to the parties\' contributed values (exact to the micro-USD), with a CSV export; flat toll',
       tag: 'orn',
       body: gaDeclareRequest,
       response: gaDeclareResponse,
@@ -110,7 +110,7 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/orn/sharp',
     {
-      summary: 'SHARP slice: meters a multi-agent chain as agents_in_graph x SHARP toll x orchestration events',
+      tool: 'orn_sharp', summary: 'SHARP slice: meters a multi-agent chain as agents_in_graph x SHARP toll x orchestration events',
       tag: 'orn',
       body: sharpRequest,
       response: sharpResponse,

@@ -225,7 +225,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/foundry/trigger/fire',
     {
-      summary: 'Fire a trigger with a reading or an oracle aggregate: ARMED -> FIRED once when the threshold is reached; charges bps on the enabled exposure',
+      tool: 'trigger_fire', summary: 'Fire a trigger with a reading or an oracle aggregate: ARMED -> FIRED once when the threshold is reached; charges bps on the enabled exposure',
       tag: 'triggers',
       body: fireRequest,
       response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string(), charges: z.array(chargeSchema).optional().describe('bps_fire and bps_fee, when it fired') }),
