@@ -103,7 +103,7 @@ export function endpointsUnder(prefixes: string[]): EndpointGuide[] {
       const request = body ? pretty(body.example ?? exampleOf(body.schema)) : query.length ? query.map((p) => `${p.name}=${encodeURIComponent(String(exampleOf(p.schema, 0, String(p.name))))}`).join('&') : undefined;
       // A response whose route declares no shape (or a text document) gets no invented example.
       const shape = deref(media?.schema);
-      const declared = shape && (shape.type === 'object' || shape.type === 'array' || shape.properties || shape.anyOf || shape.oneOf || shape.allOf) && content['application/json'];
+      const declared = shape && (shape.type === 'array' || (shape.properties && Object.keys(shape.properties).length > 0) || shape.anyOf || shape.oneOf || shape.allOf) && content['application/json'];
       const response = media?.example !== undefined ? pretty(media.example) : declared ? pretty(exampleOf(media.schema)) : undefined;
       out.push({ method: m.toUpperCase(), path, summary: String(op.summary ?? ''), keyed: (op.security ?? []).length > 0, status, ...(request ? { request } : {}), ...(response ? { response } : {}) });
     }

@@ -231,7 +231,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string(), charges: z.array(chargeSchema).optional().describe('bps_fire and bps_fee, when it fired') }),
       problems: [404, 409, 422],
       charges: ['bps_fire', FEE_SKU],
-      example: { trigger_id: 'trg_…', reading: '0.91' },
+      example: { trigger_id: 'trg_F4XWbax5r2lYmXbruurTFZ', reading: '0.91' },
       after: (res) => withCheckpointNotes(ctx, res),
     },
     async (body, key, event) => {
