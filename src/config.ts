@@ -128,6 +128,14 @@ export const configSchema = z.object({
   SIGNUP_MAX_ATTEMPTS_PER_ADDRESS: positiveInt.default(10),
   /** Lifetime of a one-time password-reset link printed by `accounts reset-link`. */
   PASSWORD_RESET_TTL_SECONDS: positiveInt.default(3600),
+  /**
+   * Outbound mail (password-reset links): `smtp://[user:pass@]host[:port]` (STARTTLS when the
+   * server offers it) or `smtps://…` (TLS from the start, port 465). Unset: each mail is written
+   * to the server log instead, so a self-hoster reads the link there.
+   */
+  MAIL_URL: z.string().regex(/^smtps?:\/\/[^\s/]+\/?$/, 'smtp://[user:pass@]host[:port] or smtps://…').optional(),
+  /** The From address of outbound mail (default: no-reply at BASE_URL's host). */
+  MAIL_FROM: z.string().regex(/^[^\r\n<>]*<?[^\s@<>]+@[^\s@<>]+>?$/, 'an address such as "Fuse Gate <no-reply@gate.example>"').optional(),
   /** The WebAuthn relying-party id passkeys are bound to (a domain; default: BASE_URL's host name). */
   WEBAUTHN_RP_ID: z.string().regex(/^[a-z0-9.-]+$/, 'a domain such as gate.example').optional(),
 

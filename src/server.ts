@@ -61,7 +61,8 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   const app = createApp(ctx);
   handler = app.node;
   const url = `http://127.0.0.1:${port}`;
-  for (const job of app.router.jobs) job.start();
+  // Start-up work of a job (the first clearing checkpoint of a fresh deployment) is done before the server reports ready.
+  await Promise.all(app.router.jobs.map((job) => job.start()));
   log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid });
   return {
     url,

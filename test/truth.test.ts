@@ -4,6 +4,7 @@
  * cleared exposure billed per month, no silent maximum billable base, the
  * Clear-tier fallback of a fire.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -196,5 +197,116 @@ describe('3. every answer that charges shows its charge; a charged refusal names
     const anon = await (await s.fetch('/api/v1/require-receipt/demo/pay', { method: 'POST', json: {} })).json();
     expect(anon.charge).toBeUndefined();
     expect(anon.receipt_id).toBeUndefined();
+  });
+});
+
+describe('6. discovery documents with content', () => {
+  it('capture.json is the spend map; with a key, the caller\'s own spend on it', async () => {
+    const anon = await (await s.fetch('/.well-known/capture.json')).json();
+    expect(anon.your_spend).toBeNull();
+    const ids = anon.spend_map.flatMap((x: { skus: Array<{ id: string }> }) => x.skus.map((k) => k.id));
+    expect(ids).toEqual(expect.arrayContaining(['execute_gate', 'hold', 'starter', 'bps_fire']));
+    const mine = await (await s.fetch('/.well-known/capture.json', { key: key.secret })).json();
+    const me = await (await s.fetch('/v1/me', { key: key.secret })).json();
+    expect(mine.your_spend).toMatchObject({ key_id: key.id, total_usd: me.usage.total_usd, nap_usd: me.usage.nap_usd });
+    expect(mine.your_spend.by_sku).toEqual(me.usage.tolls);
+  });
+
+  it('restraint.json counts production refusals per kind, live, naming no one', async () => {
+    const k = await s.newKey('refuser');
+    const before = await (await s.fetch('/.well-known/restraint.json')).json();
+    expect(before.refusals.map((r: { sku: string }) => r.sku)).toEqual(['ccr', 'hold', 'restraint', 'restraint_call', 'spoliation_seal']);
+    const hold = before.refusals.find((r: { sku: string }) => r.sku === 'hold').count;
+    expect(hold).toBeGreaterThan(0); // the refused hop and BLOCK above
+    expect(JSON.stringify(before)).not.toContain(key.id);
+    expect(JSON.stringify(before)).not.toContain(k.id);
+  });
+
+  it('listings.json lists every catalog and register.json every log and signing key', async () => {
+    const l = await (await s.fetch('/.well-known/listings.json')).json();
+    expect(l.listings).toContainEqual({ id: 'clear', schema: 'svc-clear-catalog-v1', url: `${s.config.SITE_URL.replace(/\/+$/, '')}/api/v1/clear/catalog` });
+    expect(l.listings.length).toBeGreaterThan(10);
+    const r = await (await s.fetch('/.well-known/register.json')).json();
+    const logs = await (await s.fetch('/api/v1/logs')).json();
+    expect(r.logs.map((x: { name: string }) => x.name)).toEqual(logs.logs.map((x: { name: string }) => x.name));
+    expect(r.logs.find((x: { name: string }) => x.name === 'receipts')).toMatchObject({ verifier_key: expect.any(String), checkpoint_url: expect.stringContaining('/api/v1/logs/receipts/checkpoint') });
+    const pk = await (await s.fetch('/crypto/public-key')).json();
+    expect(r.signing_keys).toContainEqual(expect.objectContaining({ kid: pk.kid, current: true }));
+  });
+
+  it('the four manifesto documents state claims, each with something to check', async () => {
+    for (const name of ['bound-answer', 'exclusive-timing', 'floor', 'particular']) {
+      const d = await (await s.fetch(`/.well-known/${name}.json`)).json();
+      expect(d.summary, name).not.toBe('Manifesto document.');
+      expect(d.rules.length, name).toBeGreaterThanOrEqual(3);
+      expect(Object.keys(d.links).length, name).toBeGreaterThanOrEqual(2);
+    }
+  });
+});
+
+describe('7. the public log holds commitments, not caller free text', () => {
+  const publicEntry = async (receiptId: string) => {
+    const r = await (await s.fetch(`/v1/receipts/${receiptId}`, { headers: { accept: 'application/json' } })).json();
+    const entries = await (await s.fetch(`/api/v1/logs/receipts/entries?start=${r.log_index ?? 0}&limit=1000`)).json();
+    const e = entries.entries.find((x: { payload?: { receipt_id?: string } }) => x.payload?.receipt_id === receiptId);
+    expect(e, receiptId).toBeDefined();
+    return { entry: e, leafText: Buffer.from(e.leaf, 'base64').toString('utf8'), stored: JSON.stringify(r) };
+  };
+  /** The third party's check, written from docs/public-log.md (not the code under test). */
+  const opens = (commitment: string, value: unknown, salt: string) =>
+    'c1:sha256:' + createHash('sha256').update(Buffer.from(salt, 'base64url')).update(JSON.stringify(value), 'utf8').digest('base64url') === commitment;
+
+  const SECRETS = { subject_ref: 'req-118/cand-Jane-Doe', reason: 'adverse-action review pending: Jane Doe, age 57' };
+
+  it('a hiring restraint: subject_ref and reason are commitments in the public entry; the owner opens them for a third party', async () => {
+    const r = await post('/api/v1/restraint', { ...SECRETS, act_kind: 'reject_candidate', decision: 'HOLD' });
+    expect(r.status).toBe(200);
+    const b = await r.json();
+    expect(b.subject_ref).toBe(SECRETS.subject_ref); // the caller's own answer keeps its text
+    const { entry, leafText, stored } = await publicEntry(b.receipt_id);
+    for (const text of [SECRETS.subject_ref, 'Jane', 'adverse-action']) {
+      expect(leafText).not.toContain(text);
+      expect(JSON.stringify(entry)).not.toContain(text);
+      expect(stored).not.toContain(text);
+    }
+    const data = entry.payload.data;
+    expect(data.subject_ref).toMatch(/^c1:sha256:[A-Za-z0-9_-]{43}$/);
+    expect(data.reason).toMatch(/^c1:sha256:/);
+    expect(entry.payload.subject).toMatch(/^c1:sha256:/);
+    expect(data.act_kind).toBe('reject_candidate');
+    const o = await (await s.fetch(`/v1/receipts/${b.receipt_id}/openings`, { key: key.secret })).json();
+    const byField = Object.fromEntries(o.openings.map((x: { field: string }) => [x.field, x]));
+    expect(Object.keys(byField).sort()).toEqual(['data.reason', 'data.subject_ref', 'subject']);
+    expect(byField['data.reason'].value).toBe(SECRETS.reason);
+    for (const [field, x] of Object.entries(byField) as Array<[string, { value: unknown; salt: string; commitment: string }]>) {
+      const at = field.split('.').reduce((n: Record<string, unknown>, k) => n[k] as Record<string, unknown>, entry.payload) as unknown as string;
+      expect(x.commitment).toBe(at);
+      expect(opens(at, x.value, x.salt), field).toBe(true);
+      expect(opens(at, 'something else', x.salt)).toBe(false);
+    }
+    // Another account cannot read them.
+    const stranger = await s.newKey('stranger');
+    expect((await s.fetch(`/v1/receipts/${b.receipt_id}/openings`, { key: stranger.secret })).status).toBe(404);
+  });
+
+  it('ORN parties, evidence file names and partner names are committed too', async () => {
+    const ga = await (await post('/api/v1/orn/declare', { event_ref: 'incident-Acme-Corp', loss_usd: '900.00', parties: [{ party_id: 'Acme-Corp-planner', contributed_value_usd: '2000' }, { party_id: 'Beta-LLC', contributed_value_usd: '1000' }] })).json();
+    const seal = await (await post('/api/v1/spoliation-seal', { matter_ref: 'Smith-v-Jones', evidence: [{ name: 'jane-doe-medical.pdf', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }] })).json();
+    const relay = await (await post('/api/v1/relay/enroll', { partner_id: 'p-truth-1', name: 'Secret Brokers Ltd' })).json();
+    for (const [id, texts] of [
+      [ga.receipt_id, ['Acme', 'Beta-LLC']],
+      [seal.receipt_id, ['Smith', 'jane-doe-medical']],
+      [relay.receipt_id, ['Secret Brokers']],
+    ] as Array<[string, string[]]>) {
+      expect(id, JSON.stringify([ga, seal, relay])).toMatch(/^rcpt_/);
+      const { leafText } = await publicEntry(id);
+      for (const t of texts) expect(leafText, t).not.toContain(t);
+      const o = await (await s.fetch(`/v1/receipts/${id}/openings`, { key: key.secret })).json();
+      const values = JSON.stringify(o.openings.map((x: { value: unknown }) => x.value));
+      for (const t of texts) expect(values).toContain(t);
+    }
+    const { entry } = await publicEntry(ga.receipt_id);
+    // Amounts stay public: the allocations add up to the loss, checkable by anyone.
+    expect(entry.payload.data.allocations.map((a: { allocation_usd: string }) => a.allocation_usd)).toEqual(['600.00', '300.00']);
   });
 });

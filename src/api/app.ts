@@ -21,6 +21,9 @@ import { registerAlertRoutes } from './gate/alerts.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
+import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
+import { registerCommitmentRoutes } from './site/commitments.ts';
+import { registerPremiumActs } from './site/premium-acts.ts';
 import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
@@ -37,6 +40,7 @@ import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
 import { registerOverview } from './dashboard/overview.ts';
 import { registerKeyPages } from './dashboard/keys-pages.ts';
+import { registerAccountPages } from './dashboard/account.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerAlertsPage } from './dashboard/alerts-page.ts';
@@ -54,6 +58,9 @@ const MODULES: RouteModule[] = [
   registerAlertRoutes,
   registerHopRoutes,
   registerLogRoutes,
+  registerLiveDiscoveryRoutes,
+  registerCommitmentRoutes,
+  registerPremiumActs,
   registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
@@ -71,6 +78,7 @@ const MODULES: RouteModule[] = [
   registerSigninRoutes,
   registerOverview,
   registerKeyPages,
+  registerAccountPages,
   registerDashboardRoutes,
   registerPasskeyRoutes,
   registerManagePages,

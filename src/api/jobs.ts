@@ -8,7 +8,8 @@ import type { AppContext } from './context.ts';
 
 export interface BackgroundJob {
   readonly name: string;
-  start(): void;
+  /** Starts the timer; resolves once the job's start-up work, if any, is done (the server awaits it). */
+  start(): void | Promise<void>;
   /** Stops the timer and resolves when the work in flight has finished. */
   stop(): Promise<void>;
 }
@@ -32,6 +33,7 @@ export function intervalJob(ctx: AppContext, name: string, everyMs: number, tick
       if (atStart) run(atStart);
       timer = setInterval(() => run(tick), everyMs);
       timer.unref();
+      return inFlight;
     },
     async stop() {
       clearInterval(timer);

@@ -177,3 +177,60 @@ export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: Eviden
   }
   return checks;
 }
+
+/**
+ * A receipt document (the evidence JSON of GET /v1/receipts/{id}) as carried in
+ * a header: its JSON, or the base64url of its UTF-8 JSON (header values are
+ * Latin-1, and a checkpoint's signature lines begin with U+2014). Undefined
+ * when `text` is neither.
+ */
+export function parseReceiptDocument(text: string): ReceiptEvidenceDoc | undefined {
+  const t = text.trim();
+  let json = t;
+  if (!t.startsWith('{')) {
+    if (!/^[A-Za-z0-9_-]+$/.test(t)) return undefined;
+    json = Buffer.from(t, 'base64url').toString('utf8');
+  }
+  try {
+    const doc = JSON.parse(json) as ReceiptEvidenceDoc;
+    const ok = doc && typeof doc === 'object' && typeof doc.leaf === 'string' && typeof doc.checkpoint === 'string' && doc.payload && typeof doc.payload === 'object' && doc.log && doc.inclusion;
+    return ok ? doc : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Encodes a receipt document for a header (base64url of its JSON), the form parseReceiptDocument reads. */
+export function encodeReceiptDocument(doc: ReceiptEvidenceDoc): string {
+  return Buffer.from(JSON.stringify(doc), 'utf8').toString('base64url');
+}
+
+/** What verifying either form of receipt trusts: the key set, the receipts log's verifier keys, optionally witnesses. */
+export interface ReceiptTrust {
+  keys: KeyLookup;
+  /** Note verifier keys of the receipts log (current first); a document proven under another log is refused. */
+  logKeys: readonly string[];
+  witnesses?: WitnessPolicy;
+  requireQuorum?: boolean;
+}
+
+/**
+ * Verifies a receipt in either form, offline: a compact JWS (its signature), or
+ * a self-contained receipt document (checkpoint signature, inclusion, leaf,
+ * and with a policy its cosignatures). The payload is returned only when every
+ * check holds.
+ */
+export async function verifyReceiptToken(token: string, trust: ReceiptTrust): Promise<ReceiptCheck> {
+  const t = token.trim();
+  if (t.split('.').length === 3 && !t.startsWith('{')) return verifyReceiptJws(trust.keys, t);
+  const doc = parseReceiptDocument(t);
+  if (!doc) return { valid: false, reason: 'malformed', detail: 'neither a compact JWS nor a receipt document (its JSON, or base64url of it)' };
+  let checks: Record<string, Check> = {};
+  for (const logKey of trust.logKeys) {
+    checks = await verifyReceiptEvidence(doc, { keys: trust.keys, logKey, ...(trust.witnesses ? { witnesses: trust.witnesses } : {}), ...(trust.requireQuorum ? { requireQuorum: true } : {}) });
+    if (checks.checkpoint?.ok) break;
+  }
+  const failed = Object.entries(checks).find(([, c]) => !c.ok);
+  if (failed || trust.logKeys.length === 0) return { valid: false, reason: `bad_${failed?.[0] ?? 'checkpoint'}`, detail: failed?.[1].detail ?? 'no receipts log key to check the checkpoint with' };
+  return { valid: true, kid: 'checkpoint', payload: doc.payload };
+}

@@ -14,6 +14,7 @@
  * routes, and by the operator checkout for a month already closed.)
  */
 import { insertClearActs, type ClearActRow } from './clear.ts';
+import { insertOpenings, type OpeningRow } from './commitments.ts';
 import { insertConformityPacks, type ConformityPackRow } from './conformity.ts';
 import { insertFoundryRuns, type FoundryRunRow } from './foundry.ts';
 import { insertSpoliationSeals, type SpoliationSealRow } from './nap.ts';
@@ -28,7 +29,9 @@ export type ActRecord =
   | { table: 'conformity_packs'; row: ConformityPackRow }
   | { table: 'foundry_runs'; row: FoundryRunRow }
   /** An alert event (a fuse's state change, a refused hop): its webhook deliveries to the account's matching subscriptions. */
-  | { table: 'webhook_deliveries'; row: AlertEvent };
+  | { table: 'webhook_deliveries'; row: AlertEvent }
+  /** The opening of a commitment that stands for caller free text in the act's public receipt. */
+  | { table: 'commitment_openings'; row: OpeningRow };
 
 type Table = ActRecord['table'];
 type RowOf<T extends Table> = Extract<ActRecord, { table: T }>['row'];
@@ -40,6 +43,7 @@ const WRITERS: { [T in Table]: (tx: Transaction, rows: Array<RowOf<T>>) => Promi
   conformity_packs: insertConformityPacks,
   foundry_runs: insertFoundryRuns,
   webhook_deliveries: enqueueAlerts,
+  commitment_openings: insertOpenings,
 };
 
 /** Writes `records` in order within each table: one multi-row statement per table present. */

@@ -69,7 +69,7 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     const secret = newSecret();
     const now = new Date();
     await ctx.ledger.write((tx) =>
-      insertSession(tx, { secretHash: sha256(secret), accountId, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)) }),
+      insertSession(tx, { secretHash: sha256(secret), accountId, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)), userAgent: event.req.headers.get('user-agent') ?? undefined }),
     );
     return signedInCookies(event, ctx, secret);
   };

@@ -8,7 +8,9 @@
 import { HTTPResponse } from 'h3';
 import { z } from 'zod';
 import { DATA, catalogByKey } from '../../catalog/catalogs.ts';
-import { verifyReceiptJws } from '../../crypto/receipt.ts';
+import { verifyReceiptToken } from '../../crypto/receipt.ts';
+import { logVerifierKeys } from '../../ledger/checkpoint.ts';
+import { RECEIPTS_LOG } from '../../ledger/seals.ts';
 import { usdToMicros } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
 import { signReceipt } from '../../ledger/receipts.ts';
@@ -39,8 +41,9 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
     act: RR1_DEMO_ACT.act,
     gate: ctx.config.BASE_URL,
     obtainUrl: ctx.config.SITE_URL + RR1_DEMO_ACT.obtain_path,
-    verify: async (jws) => {
-      const v = await verifyReceiptJws(ctx.keyring, jws);
+    // A JWS, or a receipt document proven in our receipts log (and checked against our witnesses): both offline.
+    verify: async (token) => {
+      const v = await verifyReceiptToken(token, { keys: ctx.keyring, logKeys: logVerifierKeys(ctx, RECEIPTS_LOG), ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}) });
       return v.valid ? { valid: true, payload: v.payload } : v;
     },
     claim: (receiptId) => ctx.ledger.write((tx) => claimRr1ReceiptUse(tx, receiptId, RR1_DEMO_ACT.act, nowIso())),
