@@ -198,3 +198,14 @@ export function exampleOpenObject(key: string): Record<string, unknown> {
       return { [`${key || 'example'}_id`]: `${(key || 'obj').split('_')[0]}_${idBody(key)}` };
   }
 }
+
+/** A declared example with its elided ids (`"fuse_…"`) filled in with realistic ones. */
+export function filledIn(v: unknown, key = ''): unknown {
+  if (typeof v === 'string') {
+    const m = /^([a-z]+)_…$/.exec(v);
+    return m ? `${m[1]}_${idBody(key || m[1]!)}` : v;
+  }
+  if (Array.isArray(v)) return v.map((x) => filledIn(x, key));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, filledIn(x, k)]));
+  return v;
+}

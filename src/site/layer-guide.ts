@@ -9,7 +9,7 @@ import guides from '../content/layer-guides.json' with { type: 'json' };
 import openapi from '../generated/openapi.json' with { type: 'json' };
 import { TOLLS } from '../catalog/tolls.ts';
 import { TOLL_LABELS, idWords } from '../catalog/pricing-table.ts';
-import { exampleNumber, exampleOpenObject, exampleString } from './example-values.ts';
+import { exampleNumber, exampleOpenObject, exampleString, filledIn } from './example-values.ts';
 
 const guideSchema = z.strictObject({
   purpose: z.string().min(1),
@@ -100,11 +100,11 @@ export function endpointsUnder(prefixes: string[]): EndpointGuide[] {
       const [status, res] = Object.entries((op.responses ?? {}) as Record<string, Json>).find(([st]) => st.startsWith('2')) ?? ['200', undefined];
       const content = deref(res)?.content ?? {};
       const media = content['application/json'] ?? Object.values(content)[0];
-      const request = body ? pretty(body.example ?? exampleOf(body.schema)) : query.length ? query.map((p) => `${p.name}=${encodeURIComponent(String(exampleOf(p.schema, 0, String(p.name))))}`).join('&') : undefined;
+      const request = body ? pretty(body.example !== undefined ? filledIn(body.example) : exampleOf(body.schema)) : query.length ? query.map((p) => `${p.name}=${encodeURIComponent(String(exampleOf(p.schema, 0, String(p.name))))}`).join('&') : undefined;
       // A response whose route declares no shape (or a text document) gets no invented example.
       const shape = deref(media?.schema);
       const declared = shape && (shape.type === 'array' || (shape.properties && Object.keys(shape.properties).length > 0) || shape.anyOf || shape.oneOf || shape.allOf) && content['application/json'];
-      const response = media?.example !== undefined ? pretty(media.example) : declared ? pretty(exampleOf(media.schema)) : undefined;
+      const response = media?.example !== undefined ? pretty(filledIn(media.example)) : declared ? pretty(exampleOf(media.schema)) : undefined;
       out.push({ method: m.toUpperCase(), path, summary: String(op.summary ?? ''), keyed: (op.security ?? []).length > 0, status, ...(request ? { request } : {}), ...(response ? { response } : {}) });
     }
   }
