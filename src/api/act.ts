@@ -14,15 +14,13 @@
  *
  * @example
  *   keyedAct(router, ctx, '/api/v1/orn/sharp', { summary, tag: 'orn', body: sharpRequest, charges: ['orn_sharp'] }, async (b, key, event) =>
- *     commitAct(event, ctx, key, { decide: () => ({ writes: { receipt, charges }, reply: reply(view(b)) }) }),
+ *     commitAct(event, ctx, key, { decide: (state) => ({ writes: { receipt: state.receipt(ctx, input, { charges }) }, reply: reply(view(b)) }) }),
  *   );
  *   return commitAct(event, ctx, key, {
- *     decide: () => ({ writes: { receipt, charges: [{ keyId: key.id, sku, amountMicros }] }, reply: reply(body) }),
- *   });
- *   return commitAct(event, ctx, key, {
- *     run: async (tx) => {
- *       const index = await appendManifest(tx, leaf);   // the area's own rows, under the lock
- *       return { writes: { receipt, charges }, reply: reply({ index }) };
+ *     run: async (tx, state) => {
+ *       const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, sku, amountMicros }] });   // minted under the lock
+ *       const index = await appendManifest(tx, leaf, receipt.receipt_id);   // the area's own rows, under the lock
+ *       return { writes: { receipt }, reply: reply({ index }) };
  *     },
  *   });
  */

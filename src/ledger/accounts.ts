@@ -6,6 +6,8 @@
  */
 import type { Client, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
+import { scanKeyReceipts } from './key-receipts.ts';
+import type { StoredReceipt } from './receipts.ts';
 
 export interface Account {
   id: string;
@@ -121,12 +123,18 @@ export interface SkuTotal {
   micros: number;
 }
 
-/** Charges of every key of the account since `since`, per SKU. */
+/** The ids of the account's keys (revoked ones included: their charges and receipts stay the account's). */
+async function accountKeyIds(db: Client, accountId: string): Promise<string[]> {
+  const rs = await db.execute({ sql: 'SELECT id FROM api_keys WHERE account_id = ?', args: [accountId] });
+  return rs.rows.map((r) => String(r.id));
+}
+
+/** Charges of every key of the account since `since` (a UTC day is counted whole), per SKU, from the usage counters. */
 export async function accountChargesBySku(db: Client, accountId: string, since: string): Promise<SkuTotal[]> {
   const rs = await db.execute({
-    sql: `SELECT m.sku AS sku, COUNT(*) AS n, SUM(m.amount_micros) AS micros FROM meter m JOIN api_keys k ON k.id = m.key_id
-          WHERE k.account_id = ? AND m.created_at >= ? GROUP BY m.sku ORDER BY m.sku`,
-    args: [accountId, since],
+    sql: `SELECT c.sku AS sku, SUM(c.count) AS n, SUM(c.usd) * 1000000 + SUM(c.micros) AS micros FROM usage_counters c JOIN api_keys k ON k.id = c.key_id
+          WHERE k.account_id = ? AND c.day >= ? GROUP BY c.sku ORDER BY c.sku`,
+    args: [accountId, since.slice(0, 10)],
   });
   return rs.rows.map((r) => ({ sku: String(r.sku), count: Number(r.n), micros: Number(r.micros) }));
 }
@@ -134,9 +142,9 @@ export async function accountChargesBySku(db: Client, accountId: string, since: 
 /** Charges of the account per UTC day since `since` (days without charges are absent). */
 export async function accountChargesByDay(db: Client, accountId: string, since: string): Promise<Array<{ day: string; count: number; micros: number }>> {
   const rs = await db.execute({
-    sql: `SELECT substr(m.created_at, 1, 10) AS day, COUNT(*) AS n, SUM(m.amount_micros) AS micros FROM meter m JOIN api_keys k ON k.id = m.key_id
-          WHERE k.account_id = ? AND m.created_at >= ? GROUP BY day ORDER BY day`,
-    args: [accountId, since],
+    sql: `SELECT c.day AS day, SUM(c.count) AS n, SUM(c.usd) * 1000000 + SUM(c.micros) AS micros FROM usage_counters c JOIN api_keys k ON k.id = c.key_id
+          WHERE k.account_id = ? AND c.day >= ? GROUP BY c.day ORDER BY c.day`,
+    args: [accountId, since.slice(0, 10)],
   });
   return rs.rows.map((r) => ({ day: String(r.day), count: Number(r.n), micros: Number(r.micros) }));
 }
@@ -150,33 +158,26 @@ export interface ReceiptRow {
   created_at: string;
 }
 
-/** The account's receipts (made by any of its keys), newest first, optionally of one kind, decision or subject. */
+/**
+ * The account's receipts (made by any of its keys), newest first, optionally
+ * of one kind, decision or subject: read from the log through the keys'
+ * receipt lists, examining at most a bounded number of receipts per call.
+ */
 export async function accountReceipts(
   db: Client,
   accountId: string,
   filter: { kind?: string | undefined; decision?: string | undefined; subject?: string | undefined; limit: number },
 ): Promise<ReceiptRow[]> {
-  const where = ['k.account_id = ?'];
-  const args: Array<string | number> = [accountId];
-  for (const col of ['kind', 'decision', 'subject'] as const) {
-    const v = filter[col];
-    if (v) {
-      where.push(`r.${col} = ?`);
-      args.push(v);
-    }
-  }
-  const rs = await db.execute({
-    sql: `SELECT r.id, r.kind, r.decision, r.subject, r.key_id, r.created_at FROM receipts r JOIN api_keys k ON k.id = r.key_id
-          WHERE ${where.join(' AND ')} ORDER BY r.log_index DESC LIMIT ?`,
-    args: [...args, filter.limit],
-  });
-  return rs.rows.map((r) => ({
-    id: String(r.id),
-    kind: String(r.kind),
-    decision: String(r.decision),
-    subject: r.subject == null ? null : String(r.subject),
-    key_id: String(r.key_id),
-    created_at: typeof r.created_at === 'number' || /^\d+$/.test(String(r.created_at)) ? new Date(Number(r.created_at) * 1000).toISOString() : String(r.created_at),
+  const keep = (r: StoredReceipt) =>
+    (!filter.kind || r.payload.kind === filter.kind) && (!filter.decision || r.payload.decision === filter.decision) && (!filter.subject || r.payload.subject === filter.subject);
+  const { receipts } = await scanKeyReceipts(db, await accountKeyIds(db, accountId), { limit: filter.limit, keep });
+  return receipts.map((r) => ({
+    id: r.receipt_id,
+    kind: r.payload.kind,
+    decision: r.payload.decision,
+    subject: r.payload.subject ?? null,
+    key_id: r.payload.key_id ?? '',
+    created_at: r.payload.issued_at,
   }));
 }
 

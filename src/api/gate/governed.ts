@@ -6,7 +6,7 @@
  * A hop is an act of the pipeline (api/act.ts): under the write lock, with the
  * hops queued beside it, the fuse is read, the hop decided (pure rule,
  * domain/fuse.ts) and counted against the key's limit, and its batch-sealed
- * receipt, meter rows and idempotent answer are written.
+ * receipt (stating its charges) and idempotent answer are written.
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
@@ -19,7 +19,7 @@ import type { ActCharge, ActState } from '../../ledger/acts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
-import { sealedReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
@@ -123,7 +123,8 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
       const act = hopAct(caller, req, fuse, outcome, fp);
       // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
-      const receipt = sealedReceipt(ctx, paid ? withPayment(act, paid) : act);
+      const charges = key && !paid ? chargesOf(req.kind, outcome, key.id) : [];
+      const receipt = state.receipt(ctx, paid ? withPayment(act, paid) : act, { charges });
       return { outcome, receipt, out: answer({ fuse, outcome, receipt, fingerprint: fp }) };
     };
     const needs = { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined };
@@ -132,8 +133,8 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
         return await commitAct(event, ctx, key, {
           needs,
           decide(state) {
-            const { outcome, receipt, out } = decideOn(state);
-            return { writes: { receipt, charges: key ? chargesOf(req.kind, outcome, key.id) : [] }, reply: out };
+            const { receipt, out } = decideOn(state);
+            return { writes: { receipt }, reply: out };
           },
         });
       }

@@ -15,7 +15,7 @@ import { OPERATOR_BPS, operatorCheckout, type OperatorCheckout } from '../../dom
 import { nowIso } from '../../ids.ts';
 import { monthTotals } from '../../ledger/clear.ts';
 import { CHECKOUT_SKU, getCheckout, insertCheckout, monthCharged, monthHops, type CheckoutRow } from '../../ledger/operator.ts';
-import { signReceipt, verifyUrl } from '../../ledger/receipts.ts';
+import { verifyUrl } from '../../ledger/receipts.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
@@ -93,21 +93,28 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
       const done = await getCheckout(ctx.ledger.read, key.id, month);
       if (done) return reply(closedView(ctx, done));
       const f = await operatorFigures(ctx, ctx.ledger.read, key.id, month);
-      const receipt = await signReceipt(ctx, {
-        kind: 'operator_checkout',
-        decision: 'CHECKED_OUT',
-        subject: month,
-        key_id: key.id,
-        data: checkoutView(month, f.hops, f.exposureMicros, f.checkout),
-      });
-      const row: CheckoutRow = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout, receiptId: receipt.receipt_id, createdAt: nowIso() };
+      const base = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout };
       return commitAct(event, ctx, key, {
-        run: async (tx) => {
-          // A closed month's figures do not change; the primary key makes the write once.
-          if (!(await insertCheckout(tx, row))) return { writes: {}, reply: reply(closedView(ctx, (await getCheckout(tx, key.id, month))!)) };
-          return { writes: { receipt, charges: [{ keyId: key.id, sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros }] }, reply: reply(closedView(ctx, row), 201) };
+        run: async (tx, state) => {
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'operator_checkout', decision: 'CHECKED_OUT', subject: month, key_id: key.id, data: checkoutView(month, f.hops, f.exposureMicros, f.checkout) },
+            { signed: true, charges: [{ keyId: key.id, sku: CHECKOUT_SKU, amountMicros: base.checkoutMicros }] },
+          );
+          const row: CheckoutRow = { ...base, receiptId: receipt.receipt_id, createdAt: nowIso() };
+          // A closed month's figures do not change; the primary key makes the write once (a receipt minted and not written is discarded).
+          if (!(await insertCheckout(tx, row))) throw new AlreadyCheckedOut();
+          return { writes: { receipt }, reply: reply(closedView(ctx, row), 201) };
         },
+      }).catch(async (e: unknown) => {
+        if (e instanceof AlreadyCheckedOut) return reply(closedView(ctx, (await getCheckout(ctx.ledger.read, key.id, month))!));
+        throw e;
       });
     },
   );
+}
+
+/** A concurrent checkout of the same month won: this one answers the stored checkout. */
+class AlreadyCheckedOut extends Error {
+  override name = 'AlreadyCheckedOut';
 }

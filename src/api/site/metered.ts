@@ -1,16 +1,16 @@
 /**
- * The shape every companion-site metered write shares: make the receipt
- * (batch-sealed unless the act hands out a self-contained JWS), then commit it
- * as an act of the pipeline (api/act.ts): the area's state, the meter rows,
- * the receipt and the idempotent answer in one transaction, with the acts
- * queued beside it.
+ * The shape every companion-site metered write shares: an act of the pipeline
+ * (api/act.ts) that mints its receipt under the write lock (batch-sealed
+ * unless the act hands out a self-contained JWS), stating its charges, and
+ * commits the area's state, the receipt and the idempotent answer in one
+ * transaction, with the acts queued beside it.
  */
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { tollMicros } from '../../catalog/tolls.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { ActRecord } from '../../ledger/records.ts';
-import { sealedReceipt, signReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
 import type { Reply } from '../reply.ts';
@@ -34,8 +34,8 @@ export function receiptFields(r: Receipt): { receipt_id: string; verify_url: str
 }
 
 /**
- * Makes the receipt of `input` for `key`, then commits `write` (the area's
- * state change and answer), the charges and the receipt together. `write` may
+ * Commits `write` (the area's state change and answer) with the receipt of
+ * `input` for `key`, which states the charges, together. `write` may
  * throw a Problem: then nothing of the act is written or charged. With
  * `signed`, the receipt carries its own JWS (for a token the caller presents
  * elsewhere, e.g. the execute-gate receipt); otherwise it is batch-sealed.
@@ -51,12 +51,11 @@ export async function meteredWrite(
   write: (tx: Transaction, receipt: Receipt) => Promise<Reply>,
   opts: { signed?: boolean } = {},
 ): Promise<Reply> {
-  const receipt = await receiptOf(ctx, key, input, opts);
   return commitAct(event, ctx, key, {
-    run: async (tx) => ({
-      reply: await write(tx, receipt),
-      writes: { receipt, charges: chargesOf(key, charges) },
-    }),
+    run: async (tx, state) => {
+      const receipt = state.receipt(ctx, { ...input, key_id: key.id }, { signed: opts.signed ?? false, charges: chargesOf(key, charges) });
+      return { reply: await write(tx, receipt), writes: { receipt } };
+    },
   });
 }
 
@@ -74,13 +73,13 @@ export async function meteredAct(
   charges: readonly MeterLine[],
   make: (receipt: Receipt) => { record?: ActRecord; reply: Reply },
 ): Promise<Reply> {
-  const receipt = await receiptOf(ctx, key, input, {});
-  const { record, reply } = make(receipt);
-  return commitAct(event, ctx, key, { decide: () => ({ reply, writes: { receipt, charges: chargesOf(key, charges), records: record ? [record] : [] } }) });
-}
-
-function receiptOf(ctx: AppContext, key: ApiKey, input: Omit<ReceiptInput, 'key_id'>, opts: { signed?: boolean }): Promise<Receipt> | Receipt {
-  return opts.signed ? signReceipt(ctx, { ...input, key_id: key.id }) : sealedReceipt(ctx, { ...input, key_id: key.id });
+  return commitAct(event, ctx, key, {
+    decide(state) {
+      const receipt = state.receipt(ctx, { ...input, key_id: key.id }, { charges: chargesOf(key, charges) });
+      const { record, reply } = make(receipt);
+      return { reply, writes: { receipt, records: record ? [record] : [] } };
+    },
+  });
 }
 
 const chargesOf = (key: ApiKey, charges: readonly MeterLine[]) => charges.map((c) => ({ keyId: key.id, ...c }));

@@ -11,7 +11,6 @@ import { DATA, catalogByKey } from '../../catalog/catalogs.ts';
 import { verifyReceiptJws } from '../../crypto/receipt.ts';
 import { usdToMicros } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
-import { signReceipt } from '../../ledger/receipts.ts';
 import { claimRr1ReceiptUse } from '../../ledger/rr1.ts';
 import { requireReceipt } from '../../rr1/middleware.ts';
 import { optionalKey } from '../auth.ts';
@@ -47,8 +46,19 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
       const key = await optionalKey(event, ctx).catch(() => undefined);
       if (!key) return;
       // Every charge has a receipt (so a clearing attestation covers it): the challenge is sealed too.
-      const receipt = await signReceipt(ctx, { kind: 'rr1_challenge', decision: 'RECEIPT_REQUIRED', subject: RR1_DEMO_ACT.path, key_id: key.id, data: { act: RR1_DEMO_ACT.act, status: 428, reason } });
-      await ctx.ledger.act({ needs: {}, decide: () => ({ writes: { receipt, charges: [{ keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll }] }, result: undefined }) });
+      await ctx.ledger.act({
+        needs: {},
+        decide: (state) => ({
+          writes: {
+            receipt: state.receipt(
+              ctx,
+              { kind: 'rr1_challenge', decision: 'RECEIPT_REQUIRED', subject: RR1_DEMO_ACT.path, key_id: key.id, data: { act: RR1_DEMO_ACT.act, status: 428, reason } },
+              { signed: true, charges: [{ keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll }] },
+            ),
+          },
+          result: undefined,
+        }),
+      });
     },
   });
 
