@@ -20,6 +20,7 @@ import { registerFuseRoutes } from './gate/fuses.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
+import { registerTileRoutes } from './site/tiles.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
 import { registerAstlRoutes } from './site/astl.ts';
@@ -48,6 +49,7 @@ const MODULES: RouteModule[] = [
   registerFuseRoutes,
   registerHopRoutes,
   registerLogRoutes,
+  registerTileRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
   registerAstlRoutes,
