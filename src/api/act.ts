@@ -26,10 +26,11 @@
  */
 import type { H3Event, HTTPResponse } from 'h3';
 import type { z } from 'zod';
-import { HopLimitReached, KeyRevoked, type ActNeeds, type ActState, type ActWrites } from '../ledger/acts.ts';
+import { HopLimitReached, KeyRevoked, ReceiptTooLarge, type ActNeeds, type ActState, type ActWrites } from '../ledger/acts.ts';
 import type { ApiKey } from '../ledger/api-keys.ts';
 import type { Transaction } from '../ledger/sql.ts';
 import { requireKey, revokedKeyProblem } from './auth.ts';
+import { Problem } from './problem.ts';
 import { readBody } from './body.ts';
 import type { AppContext } from './context.ts';
 import { hopLimitProblem } from './hop-limit.ts';
@@ -73,6 +74,7 @@ export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | u
 export function actProblem(e: unknown, key: ApiKey | undefined): unknown {
   if (key && e instanceof HopLimitReached) return hopLimitProblem({ ...key, hop_limit: e.hopLimit, hops_used: e.hopLimit });
   if (key && e instanceof KeyRevoked) return revokedKeyProblem();
+  if (e instanceof ReceiptTooLarge) return new Problem({ status: 413, code: 'receipt_too_large', title: 'Content Too Large', detail: `${e.message}: send less data with this act`, extra: { receipt_bytes: e.bytes } });
   return e;
 }
 

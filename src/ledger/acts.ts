@@ -29,6 +29,7 @@ import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
 import { appendLeaves, readEdge } from './log.ts';
+import { MAX_ENTRY_BYTES } from '../crypto/tiles.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
 import { mintReceipt, receiptLeaf, RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer } from './receipts.ts';
@@ -105,6 +106,16 @@ export class HopLimitReached extends Error {
   }
 }
 
+/** A receipt longer than a C2SP bundle entry can be (2^16 - 1 bytes): the act is refused, nothing is written. */
+export class ReceiptTooLarge extends Error {
+  override name = 'ReceiptTooLarge';
+  readonly bytes: number;
+  constructor(bytes: number) {
+    super(`the receipt of this act would be ${bytes} bytes; a log entry holds at most ${MAX_ENTRY_BYTES}`);
+    this.bytes = bytes;
+  }
+}
+
 /** The key was revoked (or deleted) after the request was authenticated. */
 export class KeyRevoked extends Error {
   override name = 'KeyRevoked';
@@ -143,7 +154,10 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       fuse: act.needs.fuseId ? fuses.get(act.needs.fuseId) : undefined,
       receipt(issuer, input, opts = {}) {
         if (minted) throw new Error('an act has at most one receipt');
-        minted = mintReceipt(issuer, before.size + receipts.length, withCharges(input, opts.charges), opts.signed, now);
+        const receipt = mintReceipt(issuer, before.size + receipts.length, withCharges(input, opts.charges), opts.signed, now);
+        const bytes = Buffer.byteLength(receiptLeaf(receipt));
+        if (bytes > MAX_ENTRY_BYTES) throw new ReceiptTooLarge(bytes);
+        minted = receipt;
         return minted;
       },
     };

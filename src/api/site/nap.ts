@@ -177,7 +177,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
           decision: 'SEALED',
           subject: b.matter_ref,
           fingerprint: fingerprint(b.evidence),
-          data: { seal_id: sealId, root_hash: root, evidence_count: b.evidence.length, evidence: b.evidence, ...(b.refers_to ? { refers_to: b.refers_to } : {}) },
+          data: { seal_id: sealId, root_hash: root, evidence_count: b.evidence.length, ...(b.refers_to ? { refers_to: b.refers_to } : {}) },
         },
         [charge],
         (receipt) => ({
