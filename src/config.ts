@@ -99,6 +99,8 @@ export const configSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5_000),
   /** Open connections at most; past it a new connection is closed at once. */
   HTTP_MAX_CONNECTIONS: positiveInt.default(4096),
+  /** Open connections of one peer address at most (0: no per-address cap); past it the address's oldest idle one is closed. */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: nonNegativeInt.default(256),
   /** Reverse proxies in front of the service whose X-Forwarded-For / Forwarded entries are trusted (0: the socket address only). */
   TRUST_PROXY_HOPS: nonNegativeInt.max(10).default(0),
   /** A webhook subscription is disabled after this many failed delivery attempts in a row (or at once on 410 Gone). */
@@ -126,6 +128,14 @@ export const configSchema = z.object({
   SIGNUP_MAX_ATTEMPTS_PER_ADDRESS: positiveInt.default(10),
   /** Lifetime of a one-time password-reset link printed by `accounts reset-link`. */
   PASSWORD_RESET_TTL_SECONDS: positiveInt.default(3600),
+  /**
+   * Outbound mail (password-reset links): `smtp://[user:pass@]host[:port]` (STARTTLS when the
+   * server offers it) or `smtps://…` (TLS from the start, port 465). Unset: each mail is written
+   * to the server log instead, so a self-hoster reads the link there.
+   */
+  MAIL_URL: z.string().regex(/^smtps?:\/\/[^\s/]+\/?$/, 'smtp://[user:pass@]host[:port] or smtps://…').optional(),
+  /** The From address of outbound mail (default: no-reply at BASE_URL's host). */
+  MAIL_FROM: z.string().regex(/^[^\r\n<>]*<?[^\s@<>]+@[^\s@<>]+>?$/, 'an address such as "Fuse Gate <no-reply@gate.example>"').optional(),
   /** The WebAuthn relying-party id passkeys are bound to (a domain; default: BASE_URL's host name). */
   WEBAUTHN_RP_ID: z.string().regex(/^[a-z0-9.-]+$/, 'a domain such as gate.example').optional(),
 
@@ -147,6 +157,16 @@ export const configSchema = z.object({
    * changes made by this process apply at once. 0 turns the caches off; at most 1000.
    */
   AUTH_CACHE_MS: nonNegativeInt.max(1000).default(1000),
+
+  // Issue 27, witnesses (docs/trust-core.md, "Witnesses"): C2SP tlog-witness.
+  /** A witness policy file (witness / group / quorum lines); unset: no witnessing. A malformed file stops the start, naming its line. */
+  WITNESS_POLICY: z.string().min(1).optional(),
+  /** How long one add-checkpoint request may take before it counts as failed. */
+  WITNESS_TIMEOUT_MS: positiveInt.default(3000),
+  /** How often each log's newest checkpoint is offered to each witness (at most once per witness and log per period). */
+  WITNESS_INTERVAL_MS: positiveInt.default(1000),
+  /** After failures in a row, the wait before a witness is tried again doubles from WITNESS_INTERVAL_MS up to this. */
+  WITNESS_MAX_BACKOFF_MS: positiveInt.default(60_000),
 }).superRefine((c, ctx) => {
   const x402 = ['X402_PAY_TO', 'X402_NETWORK', 'X402_ASSET', 'X402_FACILITATOR_URL'] as const;
   const set = x402.filter((k) => c[k] !== undefined);

@@ -13,6 +13,7 @@ import { openLedger } from './ledger/db.ts';
 import { RECEIPTS_LOG, sealReceipts } from './ledger/seals.ts';
 import { applyConnectionLimits, httpServerOptions } from './net/http-limits.ts';
 import { StartupError, startupStep } from './startup-error.ts';
+import { loadWitnessPolicy } from './crypto/witness-policy.ts';
 import { VERSION } from './version.ts';
 
 export interface RunningServer {
@@ -34,6 +35,8 @@ function makeLogger(level: Config['LOG_LEVEL']): AppContext['log'] {
 /** Opens the ledger, loads the keys and listens. PORT 0 picks a free port (tests). */
 export async function startServer(initial: Config): Promise<RunningServer> {
   const log = makeLogger(initial.LOG_LEVEL);
+  // Before anything is opened: a malformed policy stops the start, naming its line.
+  const witnessPolicy = initial.WITNESS_POLICY ? await startupStep(`cannot load the witness policy ${initial.WITNESS_POLICY}`, () => loadWitnessPolicy(initial.WITNESS_POLICY!)) : null;
   const ledger = await startupStep(`cannot open the database ${initial.DATABASE_URL}`, () => openLedger(initial, (m) => log('error', m)));
   const keyring = await startupStep(`cannot load the signing keys (${initial.SIGNING_KEY_JWK ? 'SIGNING_KEY_JWK' : initial.SIGNING_KEY_FILE})`, () => loadKeyring(initial)).catch(
     async (e: unknown) => {
@@ -51,14 +54,15 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   });
   const { port } = server.address() as AddressInfo;
   const config = withListeningPort(initial, port);
-  const ctx: AppContext = { config, ledger, keyring, version: VERSION, log };
+  const ctx: AppContext = { config, ledger, keyring, version: VERSION, log, witnessPolicy };
   // Every batch that appends receipts ends with one seal of the receipts log (docs/pipeline.md).
   const receiptsOrigin = logOrigin(config.SITE_URL, RECEIPTS_LOG);
   ledger.onBatchEnd(async (tx) => void (await sealReceipts(tx, receiptsOrigin, ctx.keyring.current)));
   const app = createApp(ctx);
   handler = app.node;
   const url = `http://127.0.0.1:${port}`;
-  for (const job of app.router.jobs) job.start();
+  // Start-up work of a job (the first clearing checkpoint of a fresh deployment) is done before the server reports ready.
+  await Promise.all(app.router.jobs.map((job) => job.start()));
   log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid });
   return {
     url,

@@ -59,7 +59,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await page.goto(srv.url + '/signup');
     await page.fill('#email', EMAIL);
     await page.fill('#password', PASSWORD);
-    await Promise.all([page.waitForURL(srv.url + '/dashboard'), page.click('button[type=submit]')]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard?welcome=1'), page.click('button[type=submit]')]);
     expect(await page.textContent('h1')).toBe('Overview');
     const cookies = await page.context().cookies();
     const session = cookies.find((c) => c.name === 'fg_session')!;
@@ -74,11 +74,13 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await page.goto(srv.url + '/dashboard/keys');
     await page.fill('#key-name', 'bot');
     expect(await page.inputValue('#key-role')).toBe('agent');
-    await page.click('text=Create key');
+    await Promise.all([page.waitForURL(/\/dashboard\/keys\?created=key_/), page.click('text=Create key')]);
     agentSecret = (await page.textContent('#new-secret'))!;
     expect(agentSecret).toMatch(/^fg_live_/);
+    // POST-redirect-GET: reloading neither shows the secret again nor makes a second key.
     await page.reload();
     expect(await page.content()).not.toContain(agentSecret);
+    expect(await page.locator('tbody tr:has-text("bot")').count()).toBe(1);
 
     const r = await hop(agentSecret, fuseId);
     expect((await r.json()).decision).toBe('PERMIT');
@@ -86,7 +88,9 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
 
   it('blows the fuse from the dashboard: the agent fails closed, cannot charge it (403), and the dashboard charges it after a confirmation', async () => {
     await page.goto(srv.url + '/dashboard/fuses');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('button:has-text("Blow")')]);
+    await page.click('a:has-text("Blow")');
+    expect(await page.textContent('h1')).toBe('Blow this fuse?');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
     expect(await page.locator('td strong').first().textContent()).toBe('DEAD');
 
     expect(await (await hop(agentSecret, fuseId)).json()).toMatchObject({ decision: 'DENY', ok: false, verdict: false });
@@ -101,7 +105,8 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator('td strong').first().textContent()).toBe('LIVE');
     expect((await (await hop(agentSecret, fuseId)).json()).decision).toBe('PERMIT');
     // Blow it again for the forged-post check below.
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('button:has-text("Blow")')]);
+    await page.click('a:has-text("Blow")');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
   });
 
   it('refuses a forged form post from another site, and from another origin of the same site', async () => {
@@ -125,7 +130,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
   });
 
   it('has no serious axe violation on any dashboard page', async () => {
-    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/fuses', `/dashboard/fuses/${fuseId}`, '/dashboard/licences', '/dashboard/licences/charge?license_id=lic_x', '/dashboard/grants', '/dashboard/webhooks', '/dashboard/passkeys', '/dashboard/receipts', `/dashboard/receipts?subject=${fuseId}`]) {
+    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/fuses', `/dashboard/fuses/${fuseId}`, `/dashboard/fuses/${fuseId}/dead`, '/signout', '/dashboard/licences', '/dashboard/licences/charge?license_id=lic_x', '/dashboard/grants', '/dashboard/webhooks', '/dashboard/passkeys', '/dashboard/receipts', `/dashboard/receipts?subject=${fuseId}`]) {
       const res = await page.goto(srv.url + path);
       expect(res?.status(), path).toBe(200);
       expect(await page.locator('h1').count(), path).toBe(1);
@@ -158,7 +163,10 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
 
   it('revokes the agent key from the dashboard: it answers 401', async () => {
     await page.goto(srv.url + '/dashboard/keys');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/keys'), page.click('button[aria-label="Revoke bot"]')]);
+    await page.click('a[aria-label^="Revoke bot ("]');
+    expect(await page.textContent('h1')).toBe('Revoke this key?');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/keys?done=revoked'), page.click('text=Yes, revoke bot')]);
+    expect(await page.textContent('[role=status]')).toContain('Revoked the key');
     const me = await srv.fetch('/v1/me', { key: agentSecret });
     expect(me.status).toBe(401);
     expect((await me.json()).code).toBe('revoked_key');
@@ -178,7 +186,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
       await p.goto(origin + '/signup');
       await p.fill('#email', 'passkey@example.com');
       await p.fill('#password', 'a password I will forget');
-      await Promise.all([p.waitForURL(origin + '/dashboard'), p.click('button[type=submit]')]);
+      await Promise.all([p.waitForURL(origin + '/dashboard?welcome=1'), p.click('button[type=submit]')]);
       await p.goto(origin + '/dashboard/passkeys');
       await Promise.all([p.waitForLoadState('load'), p.click('#passkey')]);
       await p.waitForSelector('tbody tr');
@@ -196,6 +204,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
   });
 
   it('signs out everywhere, and rate limits repeated wrong passwords', async () => {
+    await page.goto(srv.url + '/signout');
     await Promise.all([page.waitForURL(srv.url + '/signin'), page.click('text=Sign out everywhere')]);
     expect((await page.goto(srv.url + '/dashboard'))?.url()).toBe(srv.url + '/signin');
     expect(await axeSerious(page)).toEqual([]);

@@ -39,7 +39,10 @@ describe('OpenAPI description', () => {
 
   it('carries the request schema the handler parses with', () => {
     const hop = doc.paths['/v1/fuse/hop']!.post!;
-    expect(hop.security).toEqual([{ bearer: [] }]);
+    // A key, or an x402 payment instead (when the service has x402 configured).
+    expect(hop.security).toEqual([{ bearer: [] }, { x402: [] }]);
+    expect((hop as Record<string, unknown>)['x-mcp-tool']).toBe('fuse_hop');
+    expect(doc.paths['/v1/me']!.get!.security).toEqual([{ bearer: [] }]);
     expect(JSON.stringify(hop.requestBody)).toContain('fuse_id');
     expect(hop.parameters).toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
     const lookup = doc.paths['/v1/fuse/lookup']!.get!;

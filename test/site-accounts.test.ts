@@ -45,7 +45,7 @@ describe('site accounts', { timeout: 120_000 }, () => {
     const c = formClient(s);
     const r = await c.post('/signup', { email: 'A@Example.com', password: 'a long enough password' });
     expect(r.status).toBe(303);
-    expect(r.headers.get('location')).toBe('/dashboard');
+    expect(r.headers.get('location')).toBe('/dashboard?welcome=1');
     const set = r.headers.getSetCookie().find((x) => x.startsWith('fg_session='))!;
     expect(set).toMatch(/HttpOnly/);
     expect(set).toMatch(/SameSite=Lax/);

@@ -145,7 +145,7 @@ describe('SPEC 2.4 values', () => {
     for (const f of ['scale_api', 'usage_api', 'catalog_api']) expect(body[f]).toMatch(/^\/api\/v1\/nap\//);
   });
 
-  it('clearing: SKUs, counts, live checkpoint initially null', async () => {
+  it('clearing: SKUs, counts, live checkpoint sealed at start (issue 29: not a period later)', async () => {
     const { body } = await getJson('/api/v1/clearing/catalog');
     expect(body.skus.map((k: J) => [k.id, k.interval, k.weeks, k.price_usd, k.gam_credits_usd])).toEqual([
       ['clearing_annual', 'annual', 52, 9999.0, 50000.0],
@@ -154,7 +154,7 @@ describe('SPEC 2.4 values', () => {
     expect(body.total_count).toBe(2);
     expect(body.ready_count).toBe(body.skus.filter((k: J) => k.ready).length);
     expect(body.all_ready).toBe(body.ready_count === 2);
-    expect(body.network_checkpoint).toBeNull();
+    expect(body.network_checkpoint).not.toBeNull();
   });
 
   it('relay: bands, wholesale, track targets, rev share', async () => {

@@ -17,10 +17,14 @@ import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
 import { registerReceiptRoutes } from './gate/receipts.ts';
 import { registerFuseRoutes } from './gate/fuses.ts';
+import { registerAlertRoutes } from './gate/alerts.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
 import { registerTileRoutes } from './site/tiles.ts';
+import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
+import { registerCommitmentRoutes } from './site/commitments.ts';
+import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
 import { registerAstlRoutes } from './site/astl.ts';
@@ -34,8 +38,12 @@ import { registerKeyRoutes } from './gate/keys.ts';
 import { registerManageRoutes } from './gate/manage.ts';
 import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
+import { registerOverview } from './dashboard/overview.ts';
+import { registerKeyPages } from './dashboard/keys-pages.ts';
+import { registerAccountPages } from './dashboard/account.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
+import { registerAlertsPage } from './dashboard/alerts-page.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
 import { registerPricingRoutes } from './site/pricing.ts';
 import { registerX402Routes } from '../payments/x402/routes.ts';
@@ -47,9 +55,13 @@ const MODULES: RouteModule[] = [
   registerSystemRoutes,
   registerReceiptRoutes,
   registerFuseRoutes,
+  registerAlertRoutes,
   registerHopRoutes,
   registerLogRoutes,
   registerTileRoutes,
+  registerLiveDiscoveryRoutes,
+  registerCommitmentRoutes,
+  registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
   registerAstlRoutes,
@@ -64,9 +76,13 @@ const MODULES: RouteModule[] = [
   registerKeyRoutes,
   registerManageRoutes,
   registerSigninRoutes,
+  registerOverview,
+  registerKeyPages,
+  registerAccountPages,
   registerDashboardRoutes,
   registerPasskeyRoutes,
   registerManagePages,
+  registerAlertsPage,
   registerOperatorRoutes,
   registerPricingRoutes,
   registerX402Routes,

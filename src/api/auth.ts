@@ -11,6 +11,9 @@ import type { RouteDoc } from './router.ts';
 
 const REALM = 'Bearer realm="fusegate"';
 
+/** Where a caller without a working key gets one: said in every 401 (issue 31). */
+export const GET_A_KEY = 'create an account at /signup (or sign in at /signin) and make a key on /dashboard/keys';
+
 function unauthorized(code: string, detail: string, error: string): Problem {
   return new Problem({
     status: 401,
@@ -18,6 +21,7 @@ function unauthorized(code: string, detail: string, error: string): Problem {
     title: 'Unauthorized',
     detail,
     headers: { 'www-authenticate': `${REALM}, error="${error}"` },
+    extra: { signup_url: '/signup' },
   });
 }
 
@@ -64,7 +68,7 @@ export async function optionalKey(event: H3Event, ctx: AppContext): Promise<ApiK
   let key: ApiKey | undefined;
   if (token !== undefined) {
     key = await authenticateSecret(ctx.ledger.read, token, ctx.config.AUTH_CACHE_MS);
-    if (!key) throw unauthorized('unknown_key', 'the API key is not known', 'invalid_token');
+    if (!key) throw unauthorized('unknown_key', `the API key is not known: ${GET_A_KEY}`, 'invalid_token');
     if (key.revoked_at) throw revokedKeyProblem();
     if (isExpired(key)) throw unauthorized('expired_key', `the API key expired at ${key.expires_at}`, 'invalid_token');
     touchKey(ctx.ledger, key);
@@ -81,8 +85,9 @@ export async function requireKey(event: H3Event, ctx: AppContext): Promise<ApiKe
       status: 401,
       code: 'missing_key',
       title: 'Unauthorized',
-      detail: 'this operation needs an API key: send "Authorization: Bearer <key>"',
+      detail: `this operation needs an API key: send "Authorization: Bearer <key>"; to get one, ${GET_A_KEY}`,
       headers: { 'www-authenticate': REALM },
+      extra: { signup_url: '/signup' },
     });
   }
   return key;
@@ -100,7 +105,7 @@ export async function enforceRole(event: H3Event, ctx: AppContext, doc: RouteDoc
     status: 403,
     code: 'operator_key_required',
     title: 'Forbidden',
-    detail: `${doc.summary}: this needs an operator key, and ${key.id} is an agent key (agent keys act and may blow a fuse or licence, never revive or manage one)`,
-    extra: { key_role: key.role, required_role: 'operator' },
+    detail: `${doc.summary}: this needs an operator key, and ${key.id} is an agent key (agent keys act and may blow a fuse or licence, never revive or manage one). Fix: create an operator key on /dashboard/keys (role "operator") and use it here, or do this in the dashboard (fuses on /dashboard/fuses)`,
+    extra: { key_role: key.role, required_role: 'operator', fix_url: '/dashboard/keys?role=operator' },
   });
 }

@@ -111,7 +111,15 @@ export async function readJsonValue(event: H3Event, limit: number): Promise<Pars
       detail: 'send the body as application/json',
     });
   }
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(await readRawBody(event, limit));
+  // RFC 8259 8.1: JSON text is UTF-8. Invalid bytes are refused, not replaced with U+FFFD (which
+  // would store and sign text the caller never sent).
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(await readRawBody(event, limit));
+  } catch (e) {
+    if (e instanceof Problem) throw e;
+    throw badRequest('invalid_utf8', 'the body is not valid UTF-8 (JSON text must be UTF-8, RFC 8259 8.1)');
+  }
   if (text.trim() === '') throw badRequest('empty_body', 'a JSON body is required');
   let value: unknown;
   try {

@@ -13,7 +13,7 @@ import { formatUsd } from '../domain/money.ts';
 
 export const chargeSchema = z
   .object({
-    sku: z.string().describe('the SKU charged (a toll of the Clear or foundry list, a NAP SKU, or bps_fee)'),
+    sku: z.string().describe('the SKU charged (a toll of the Clear or foundry list, a NAP SKU, bps_fee, clear_bps or operator_checkout)'),
     amount_usd: z.string().describe('decimal USD with two decimals, e.g. "0.15"'),
     nap: z.boolean().describe('true for a negative-act premium (a refusal)'),
   })

@@ -2,6 +2,7 @@
 import type { Config } from '../config.ts';
 import type { Keyring } from '../crypto/keys.ts';
 import type { Ledger } from '../ledger/db.ts';
+import type { WitnessPolicy } from '../crypto/witness-policy.ts';
 
 export interface AppContext {
   config: Config;
@@ -9,6 +10,8 @@ export interface AppContext {
   /** Replaced in place when the key file is rotated (SIGHUP). */
   keyring: Keyring;
   version: string;
+  /** The parsed WITNESS_POLICY file, or null when no witness is configured (docs/trust-core.md). */
+  witnessPolicy?: WitnessPolicy | null;
   /** Set by tests to observe start-up; never holds secrets. */
   log: (level: 'info' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }

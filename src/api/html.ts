@@ -40,10 +40,14 @@ export function useSiteShell(staticDir: string): void {
     .replace(/(<main\b[^>]*>)[\s\S]*<\/main>/, '$1</main>');
 }
 
-/** A whole page in the site shell: `body` is trusted HTML (escape what goes into it). */
-export function htmlPage(title: string, body: string, extraCss = ''): string {
+/**
+ * A whole page in the site shell: `body` is trusted HTML (escape what goes into it).
+ * `account`, when given, replaces the header's account region (a signed-in page's links and sign-out form).
+ */
+export function htmlPage(title: string, body: string, extraCss = '', account?: string): string {
   return shell
     .replace(/<title>[\s\S]*?<\/title>/, () => `<title>${escapeHtml(title)} | Fuse Gate</title>`)
+    .replace(/<div class="account" id="account">[\s\S]*?<\/div>/, (m) => (account === undefined ? m : `<div class="account" id="account" data-session="1">${account}</div>`))
     .replace('</head>', () => `<style>${CSS}${extraCss}</style></head>`)
     .replace(/(<main\b[^>]*>)<\/main>/, (_m, open: string) => `${open}<div class="server">${scrollableTables(body)}</div></main>`);
 }

@@ -65,12 +65,17 @@ export async function idempotent(
       });
     }
     if (prior.state === 'running') {
+      // A request that died before committing holds its key for the lease, then the key is free.
+      const takenAt = Date.parse(prior.created_at);
+      const expires = new Date(takenAt + RESERVATION_LEASE_MS);
+      const left = Math.max(1, Math.ceil((expires.getTime() - Date.now()) / 1000));
       throw new Problem({
         status: 409,
         code: 'idempotency_in_progress',
         title: 'Request in progress',
-        detail: 'a request with this Idempotency-Key is still being processed; retry later',
+        detail: `a request with this Idempotency-Key is still being processed; retry later. A request interrupted before it committed holds the key for ${RESERVATION_LEASE_MS / 1000} s (until ${expires.toISOString()}); then a retry runs it anew`,
         headers: { 'retry-after': '1' },
+        extra: { in_progress_since: new Date(takenAt).toISOString(), lease_seconds: RESERVATION_LEASE_MS / 1000, lease_expires_at: expires.toISOString(), lease_seconds_left: left },
       });
     }
     const stored: Reply = {

@@ -8,25 +8,32 @@ import type { AppContext } from './context.ts';
 
 export interface BackgroundJob {
   readonly name: string;
-  start(): void;
+  /** Starts the timer; resolves once the job's start-up work, if any, is done (the server awaits it). */
+  start(): void | Promise<void>;
   /** Stops the timer and resolves when the work in flight has finished. */
   stop(): Promise<void>;
 }
 
-/** Runs `tick` every `everyMs` (never two at once); a failing tick is logged and the next one runs. */
-export function intervalJob(ctx: AppContext, name: string, everyMs: number, tick: () => Promise<void>): BackgroundJob {
+/**
+ * Runs `tick` every `everyMs` (never two at once); a failing tick is logged and the next one runs.
+ * `atStart`, if given, runs once as the job starts (as a tick: awaited by stop).
+ */
+export function intervalJob(ctx: AppContext, name: string, everyMs: number, tick: () => Promise<void>, atStart?: () => Promise<void>): BackgroundJob {
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;
+  const run = (work: () => Promise<void>) => {
+    if (inFlight) return;
+    inFlight = work()
+      .catch((e) => ctx.log('error', `${name} failed`, { error: String(e) }))
+      .finally(() => (inFlight = undefined));
+  };
   return {
     name,
     start() {
-      timer = setInterval(() => {
-        if (inFlight) return;
-        inFlight = tick()
-          .catch((e) => ctx.log('error', `${name} failed`, { error: String(e) }))
-          .finally(() => (inFlight = undefined));
-      }, everyMs);
+      if (atStart) run(atStart);
+      timer = setInterval(() => run(tick), everyMs);
       timer.unref();
+      return inFlight;
     },
     async stop() {
       clearInterval(timer);

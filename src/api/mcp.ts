@@ -34,35 +34,6 @@ import type { RouteRecord, Router } from './router.ts';
 
 export const MCP_PATH = '/mcp';
 
-/** The operations offered as tools: name -> route. A route not registered (yet) offers no tool. */
-export const MCP_TOOLS: ReadonlyArray<{ name: string; method: 'GET' | 'POST'; path: string }> = [
-  { name: 'fuse_hop', method: 'POST', path: '/v1/fuse/hop' },
-  { name: 'fuse_lookup', method: 'GET', path: '/v1/fuse/lookup' },
-  { name: 'act', method: 'POST', path: '/v1/act' },
-  { name: 'classify', method: 'POST', path: '/v1/classify' },
-  { name: 'execute_gate', method: 'POST', path: '/api/v1/execute-gate' },
-  { name: 'execute_gate_demo', method: 'POST', path: '/v1/execute-gate/demo' },
-  { name: 'pas_bind_check', method: 'POST', path: '/v1/pas/bind-check' },
-  { name: 'prefinality_evaluate', method: 'POST', path: '/v1/prefinality/evaluate' },
-  { name: 'prefinality_verify', method: 'POST', path: '/v1/prefinality/verify' },
-  { name: 'receipt_verify', method: 'POST', path: '/v1/receipts/verify' },
-  { name: 'astl_publish', method: 'POST', path: '/api/v1/astl/publish' },
-  { name: 'astl_lookup', method: 'GET', path: '/api/v1/astl/lookup' },
-  { name: 'absence_witness', method: 'POST', path: '/api/v1/absence/witness' },
-  { name: 'absence_verify', method: 'POST', path: '/standards/absence-ledger/verify' },
-  { name: 'trigger_publish', method: 'POST', path: '/signal/trigger/publish' },
-  { name: 'oracle_aggregate', method: 'POST', path: '/api/v1/oracle/aggregate' },
-  { name: 'conformity_generate', method: 'POST', path: '/api/v1/conformity/generate' },
-  { name: 'foundry_pipeline_run', method: 'POST', path: '/api/v1/foundry/pipeline/run' },
-  { name: 'demo_hop', method: 'POST', path: '/demo/hop' },
-  { name: 'demo_act', method: 'POST', path: '/demo/act' },
-  { name: 'demo_lookup', method: 'GET', path: '/demo/lookup' },
-  { name: 'demo_prefinality_evaluate', method: 'POST', path: '/demo/prefinality/evaluate' },
-  { name: 'demo_pas_bind_check', method: 'POST', path: '/demo/pas/bind-check' },
-  { name: 'keys_list', method: 'GET', path: '/v1/keys' },
-  { name: 'keys_create', method: 'POST', path: '/v1/keys' },
-];
-
 export interface McpTool {
   name: string;
   route: RouteRecord;
@@ -73,15 +44,35 @@ export interface McpTool {
   input: z.ZodType;
 }
 
-/** The tools the registered routes make available, in MCP_TOOLS order. */
+/** The names of a path's parameters (`/v1/pas/licenses/:license_id` -> license_id). */
+export const pathParams = (path: string): string[] => [...path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!);
+
+/**
+ * A tool's input: the path's parameters and the body (or query) the route
+ * parses, one object. A body that is not an object schema stays as it is
+ * (its route has no path parameter).
+ */
+function toolInput(route: RouteRecord): z.ZodType {
+  const doc = route.doc!;
+  const own = (route.method === 'GET' ? doc.query : doc.body) ?? z.object({});
+  const params = pathParams(route.path);
+  if (params.length === 0) return own;
+  const shape = Object.fromEntries(params.map((p) => [p, z.string().min(1).max(200).describe(`the ${p.replace(/_/g, ' ')} (path parameter)`)]));
+  if (own instanceof z.ZodObject) return own.extend(shape);
+  throw new Error(`${route.method} ${route.path}: a tool with path parameters needs an object body`);
+}
+
+/** The operations offered as tools: every route whose declaration names a tool, in the order they were declared. */
 export function mcpTools(router: Router): McpTool[] {
-  return MCP_TOOLS.flatMap((t) => {
-    const route = router.routes.find((r) => r.method === t.method && r.path === t.path);
-    if (!route?.doc) return [];
+  const seen = new Set<string>();
+  return router.routes.flatMap((route) => {
     const doc = route.doc;
-    const input = (t.method === 'GET' ? doc.query : doc.body) ?? z.object({});
-    const description = `${doc.summary} (${t.method} ${t.path}${doc.auth === 'key' ? (doc.role === 'operator' ? ', needs an operator key' : ', needs an API key (agent or operator)') : doc.auth === 'demo' ? ', public demo, rate limited' : ', public'}${doc.charges?.length ? `; charges ${doc.charges.join(', ')}` : ''})`;
-    return [{ name: t.name, route, description, keyed: doc.auth === 'key', operator: doc.auth === 'key' && doc.role === 'operator', input }];
+    if (!doc?.tool) return [];
+    if (seen.has(doc.tool)) throw new Error(`two operations declare the MCP tool ${doc.tool}`);
+    seen.add(doc.tool);
+    const who = doc.auth === 'key' ? (doc.role === 'operator' ? ', needs an operator key' : ', needs an API key (agent or operator)') : doc.auth === 'demo' ? ', public demo, rate limited' : ', public';
+    const description = `${doc.summary} (${route.method} ${route.path}${who}${doc.charges?.length ? `; charges ${doc.charges.join(', ')}` : ''})`;
+    return [{ name: doc.tool, route, description, keyed: doc.auth === 'key', operator: doc.auth === 'key' && doc.role === 'operator', input: toolInput(route) }];
   });
 }
 
@@ -103,7 +94,14 @@ function checkOrigin(event: H3Event, allowed: Set<string>): void {
 
 /** Calls an HTTP operation of this app in-process, as the MCP client would over HTTP. */
 async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Record<string, unknown>, trustedHops: number) {
-  const url = new URL(route.path, event.url.origin);
+  const rest = { ...args };
+  const path = route.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
+    const v = rest[name];
+    delete rest[name];
+    return encodeURIComponent(String(v));
+  });
+  args = rest;
+  const url = new URL(path, event.url.origin);
   const headers = new Headers({ accept: 'application/json' });
   const auth = event.req.headers.get('authorization');
   if (auth) headers.set('authorization', auth);

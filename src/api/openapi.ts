@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { CATALOGS, type Urls } from '../catalog/catalogs.ts';
 import { DISCOVERY_NAMES } from '../catalog/discovery.ts';
 import { TOLLS } from '../catalog/tolls.ts';
+import { paidRouteOf } from '../payments/x402/resources.ts';
 import type { AppContext } from './context.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';
 import { reply, toResponse } from './reply.ts';
@@ -28,7 +29,7 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad input: malformed JSON, an invalid field (named in `errors`), or an invalid query',
   401: 'Missing, unknown or revoked API key',
-  402: 'Hop limit exceeded (x402-style payment requirements in the body)',
+  402: 'Payment required: the hop limit exceeded, or an x402 payment needed or refused (requirements in PAYMENT-REQUIRED and the body)',
   403: 'Forbidden',
   404: 'Not found',
   405: 'Method not allowed',
@@ -117,6 +118,8 @@ function operation(r: RouteRecord): Json {
   if (doc?.auth === 'demo') statuses.add(429);
   // A SKU without a fixed toll (a bps fee, a catalog-specific toll) is named without a price.
   const price = (sku: string) => TOLLS.find((t) => t.sku === sku)?.usd;
+  const paid = paidRouteOf(r.method, r.path, doc);
+  if (paid) statuses.add(402);
   const charges = doc?.charges?.map((sku) => (price(sku) === undefined ? `\`${sku}\`` : `\`${sku}\` ${price(sku)} USD`)).join(', ');
   const description = [
     doc?.auth === 'demo' ? 'Public demo: no key, rate limited per client address.' : undefined,
@@ -130,8 +133,11 @@ function operation(r: RouteRecord): Json {
     summary: doc?.summary ?? `${r.method} ${r.path}`,
     ...(description ? { description } : {}),
     tags: [doc?.tag ?? 'other'],
-    security: doc?.auth === 'key' ? [{ bearer: [] }] : [],
+    // A key, or (where the operation takes one) an x402 payment instead: the alternatives of OpenAPI's security list.
+    security: doc?.auth === 'key' ? [{ bearer: [] }, ...(paid ? [{ x402: [] }] : [])] : [],
     ...(doc?.auth === 'key' ? { 'x-key-role': doc.role ?? 'agent' } : {}),
+    ...(doc?.tool ? { 'x-mcp-tool': doc.tool } : {}),
+    ...(paid ? { 'x-x402': { sku: paid.sku, when: paid.when, ...(price(paid.sku) !== undefined ? { usd: price(paid.sku) } : {}) } } : {}),
     parameters: [
       ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
       ...(doc?.query ? queryParameters(doc.query) : []),
@@ -211,7 +217,16 @@ export function buildOpenApi(routes: readonly RouteRecord[], urls: Urls): Json {
     tags: [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((o) => o.tags as string[])))].map((name) => ({ name })),
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' },
+        x402: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'PAYMENT-SIGNATURE',
+          description:
+            'An x402 payment instead of a key, when the service has x402 configured (x402_configured in /.well-known/x402.json): a call without either answers 402 with the requirements (PAYMENT-REQUIRED); X-PAYMENT for x402 v1 clients. See docs/x402.md.',
+        },
+      },
       parameters: {
         IdempotencyKey: {
           name: 'Idempotency-Key',

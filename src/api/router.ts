@@ -44,7 +44,33 @@ export interface RouteDoc {
   charges?: string[];
   /** An example request body for the reference page. */
   example?: unknown;
+  /**
+   * The MCP tool this operation is offered as (snake_case), when an agent
+   * performs it: its input schema is `body` (or `query`) with the path's
+   * parameters, its description `summary` (src/api/mcp.ts).
+   */
+  tool?: string;
+  /**
+   * x402: what a keyless call pays for this operation when x402 is configured
+   * (src/payments/x402/resources.ts). Every keyed operation that `charges`
+   * takes x402 at the toll of its first SKU unless it says otherwise here;
+   * `false` says it takes none (say why in a comment beside it).
+   */
+  x402?: X402Doc;
 }
+
+export type X402Doc =
+  | false
+  | {
+      /** The toll a payment pays (default: the operation's first charge). */
+      sku?: string;
+      /** When a payment is taken instead of a key (default: without a key). */
+      when?: string;
+      /** The transfer rails the resource clears, as the catalogs list them (default: x402). */
+      rails?: Array<'x402' | 'rtp'>;
+      /** Not in SPEC's table of x402 resources: our documented extension (default true). */
+      extension?: boolean;
+    };
 
 export interface ResponseDoc {
   description: string;

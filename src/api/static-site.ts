@@ -85,6 +85,27 @@ export function isMachineDocument(id: string): boolean {
   );
 }
 
+/**
+ * The header's account region as built (src/layouts/Site.astro) and as served
+ * to a browser that carries the signed-in hint cookie (`fg_signed_in`, set at
+ * sign-in; it grants nothing). Pages ship no script, so the server swaps it.
+ */
+const ACCOUNT_ANON = '<div class="account" id="account"><a href="/signin">Sign in</a></div>';
+const ACCOUNT_SIGNED_IN = '<div class="account" id="account"><a href="/dashboard">Dashboard</a><a href="/signout">Sign out</a></div>';
+const hasSignedInHint = (cookie: string | null | undefined) => /(?:^|;\s*)fg_signed_in=1(?:;|$)/.test(cookie ?? '');
+
+/** The page as a signed-in person sees it, or undefined when it has no account region (not a page). */
+function signedInVariant(a: Asset, cache: WeakMap<Asset, { body: Buffer; etag: string } | null>): { body: Buffer; etag: string } | undefined {
+  let v = cache.get(a);
+  if (v === undefined) {
+    const text = a.type.startsWith('text/html') ? a.body.toString('utf8') : '';
+    const body = text.includes(ACCOUNT_ANON) ? Buffer.from(text.replace(ACCOUNT_ANON, ACCOUNT_SIGNED_IN), 'utf8') : undefined;
+    v = body ? { body, etag: strongEtag(body) } : null;
+    cache.set(a, v);
+  }
+  return v ?? undefined;
+}
+
 function cacheControl(id: string): string {
   if (id.startsWith('/_astro/')) return 'public, max-age=31536000, immutable';
   return 'public, max-age=300, must-revalidate';
@@ -93,7 +114,20 @@ function cacheControl(id: string): string {
 export function staticSiteHandler(root: string, urls: Urls) {
   const assets = indexStaticSite(root, urls);
   const has = (id: string) => assets.has(id) || assets.has(id.replace(/\/$/, '') + '/index.html');
+  const variants = new WeakMap<Asset, { body: Buffer; etag: string } | null>();
   const handler = async (event: H3Event) => {
+    const method = event.req.method;
+    if ((method === 'GET' || method === 'HEAD') && hasSignedInHint(event.req.headers.get('cookie'))) {
+      const path = decodeURIComponent(event.url.pathname);
+      const a = assets.get(path) ?? assets.get(path.replace(/\/$/, '') + '/index.html');
+      const v = a && signedInVariant(a, variants);
+      if (v) {
+        // Personal: never kept by a shared cache; the browser revalidates by ETag.
+        const headers = { 'content-type': a.type, etag: v.etag, 'cache-control': 'private, no-cache', vary: 'cookie' };
+        if (event.req.headers.get('if-none-match') === v.etag) return new Response(null, { status: 304, headers });
+        return new Response(method === 'HEAD' ? null : new Uint8Array(v.body), { headers: { ...headers, 'content-length': String(v.body.length) } });
+      }
+    }
     let matched: string | undefined;
     const res = await serveStatic(event, {
       fallthrough: true,
@@ -112,6 +146,7 @@ export function staticSiteHandler(root: string, urls: Urls) {
     if (res === undefined || matched === undefined) return undefined;
     event.res.headers.set('cache-control', cacheControl(matched));
     if (isMachineDocument(matched)) event.res.headers.set('access-control-allow-origin', '*');
+    else if (extname(matched) === '.html' || extname(matched) === '' || matched.endsWith('/')) event.res.headers.set('vary', 'cookie');
     return res;
   };
   /** True when the build has a file at `id` (for 405 and the CORS preflight). */
@@ -152,6 +187,8 @@ export function staticFastPath(
         'content-type', a.type,
         'content-length', String(a.size),
         'cache-control', cacheControl(id),
+        // A page differs for a signed-in browser (its header): caches keep the two apart.
+        ...(a.type.startsWith('text/html') ? ['vary', 'cookie'] : []),
       ],
       body: a.body,
     });
@@ -168,6 +205,8 @@ export function staticFastPath(
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const answer = answers.get(req.url ?? '');
     if (!answer || req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined) return false;
+    // A signed-in browser gets its own header: h3 answers that variant.
+    if (hasSignedInHint(req.headers.cookie)) return false;
     const incoming = req.headers['x-request-id'];
     res.writeHead(200, ['x-request-id', requestIdOf(typeof incoming === 'string' ? incoming : undefined), ...answer.headers]);
     // Node sends no body for HEAD, and keeps the content-length.

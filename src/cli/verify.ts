@@ -2,7 +2,7 @@
  * `verify …`: check what the service publishes without trusting it, offline
  * from files or against a URL. Nothing here opens the database.
  *
- *   verify receipt SOURCE [--jwks SOURCE] [--log-key VKEY]
+ *   verify receipt SOURCE [--jwks SOURCE] [--log-key VKEY] [--witness-policy FILE] [--require-quorum]
  *   verify checkpoint SOURCE --log-key VKEY
  *   verify inclusion --checkpoint SOURCE --log-key VKEY --proof SOURCE (--leaf-file FILE | --leaf-hash B64)
  *   verify consistency --old SOURCE --new SOURCE --log-key VKEY --proof SOURCE
@@ -15,7 +15,8 @@ import { importJWK, type JWK } from 'jose';
 import { leafHash, verifyConsistency, verifyInclusion, type Hash } from '../crypto/merkle.ts';
 import { verifyExclusionProof, type ExclusionProofJson } from '../crypto/exclusion.ts';
 import { openNote, parseCheckpointText, type Checkpoint } from '../crypto/note.ts';
-import { verifyReceiptEvidence, verifyReceiptJws, type KeyLookup, type ReceiptEvidenceDoc } from '../crypto/receipt.ts';
+import { parseReceiptDocument, verifyReceiptEvidence, verifyReceiptJws, type KeyLookup } from '../crypto/receipt.ts';
+import { parseWitnessPolicy, witnessesOf, type WitnessPolicy } from '../crypto/witness-policy.ts';
 import { type CliContext, type Command, UsageError, requireFlag } from './shared.ts';
 
 const isUrl = (s: string) => /^https?:\/\//.test(s);
@@ -56,13 +57,13 @@ const attempt = (f: () => string): { ok: boolean; detail: string } => {
 
 export const verifyCommands: Record<string, Command> = {
   'verify receipt': {
-    usage: 'verify receipt SOURCE [--jwks SOURCE] [--log-key VKEY]',
-    summary: "check a receipt: its signature, and (for a verify_url or evidence JSON) its inclusion in the signed receipts log",
+    usage: 'verify receipt SOURCE [--jwks SOURCE] [--log-key VKEY] [--witness-policy FILE] [--require-quorum]',
+    summary: "check a receipt: its signature, and (for a verify_url or receipt document) its inclusion in the signed receipts log and its witnesses' cosignatures",
     async run(ctx) {
       const source = ctx.args[0];
-      if (!source) throw new UsageError('give a receipt: a verify_url, an evidence JSON file, or a file holding the JWS');
+      if (!source) throw new UsageError('give a receipt: a verify_url, a receipt document (JSON or base64url, as sent in Gate-Receipt), or a file holding the JWS');
       const text = (await read(source)).trim();
-      const evidence = text.startsWith('{') ? (JSON.parse(text) as ReceiptEvidenceDoc) : undefined;
+      const evidence = parseReceiptDocument(text);
       const jws = evidence ? evidence.receipt : text;
       const jwksSource = typeof ctx.flags.jwks === 'string' ? ctx.flags.jwks : isUrl(source) ? new URL('/.well-known/prefinality-jwks.json', source).href : undefined;
       if (!jwksSource) throw new UsageError('--jwks is required offline (a JWKS file, e.g. saved from /.well-known/prefinality-jwks.json)');
@@ -74,11 +75,25 @@ export const verifyCommands: Record<string, Command> = {
       }
       // The log key: given (trusted), else the one the evidence names (trust on first use, said so).
       const pinned = typeof ctx.flags['log-key'] === 'string' ? ctx.flags['log-key'] : undefined;
-      const checks = await verifyReceiptEvidence(evidence, { keys, logKey: pinned ?? evidence.log.verifier_key });
+      // The witnesses: a pinned policy file, else the policy the document states (said so), else none.
+      const policyFile = typeof ctx.flags['witness-policy'] === 'string' ? ctx.flags['witness-policy'] : undefined;
+      let policy: WitnessPolicy | undefined;
+      if (policyFile) policy = parseWitnessPolicy(readFileSync(policyFile, 'utf8'));
+      else if (evidence.witnesses?.policy) policy = parseWitnessPolicy(evidence.witnesses.policy);
+      const requireQuorum = ctx.flags['require-quorum'] === true;
+      if (requireQuorum && !policy) throw new UsageError('--require-quorum needs a witness policy (--witness-policy FILE)');
+      const checks = await verifyReceiptEvidence(evidence, { keys, logKey: pinned ?? evidence.log.verifier_key, ...(policy ? { witnesses: policy } : {}), requireQuorum });
       if (!pinned && checks.checkpoint?.ok) checks.checkpoint.detail += ' (key taken from the evidence: pass --log-key to pin it)';
+      if (policy && !policyFile && checks.witnesses) checks.witnesses.detail += ' (policy taken from the evidence: pass --witness-policy to pin it)';
+      let witnesses: ReturnType<typeof witnessesOf> | undefined;
+      try {
+        witnesses = policy ? witnessesOf(evidence.checkpoint, policy) : undefined;
+      } catch {
+        witnesses = undefined;
+      }
       const payload = jws ? undefined : evidence.payload;
       const sig = jws ? await verifyReceiptJws(keys, jws) : undefined;
-      return report(ctx, checks, sig?.valid ? { payload: sig.payload } : payload ? { payload } : {});
+      return report(ctx, checks, { ...(sig?.valid ? { payload: sig.payload } : payload ? { payload } : {}), ...(witnesses ? { witnesses } : {}) });
     },
   },
   'verify checkpoint': {

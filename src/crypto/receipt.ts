@@ -11,6 +11,7 @@ import { canonicalJson } from './canonical.ts';
 import { leafHash, verifyInclusion } from './merkle.ts';
 import { openNote, parseCheckpointText, type Checkpoint } from './note.ts';
 import { CHECKPOINT_TYP } from './seal.ts';
+import { witnessesOf, type WitnessPolicy } from './witness-policy.ts';
 
 /** Where the verifier looks a `kid` up: our keyring, or a JWKS a stranger fetched. */
 export interface KeyLookup {
@@ -70,8 +71,21 @@ export interface ReceiptEvidenceDoc {
   payload: Record<string, unknown>;
   log: { name: string; index: number; origin?: string; verifier_key: string };
   inclusion: { tree_size: number; leaf_hash: string; hashes: string[] };
+  /** The signed checkpoint note, followed by the cosignature lines of its witnesses (C2SP tlog-cosignature). */
   checkpoint: string;
   checkpoint_jws?: string | null;
+  /** What the gate says of its witnesses (the policy text, who cosigned, the quorum): a verifier pins the policy and checks it itself. */
+  witnesses?: { policy: string; cosigned_by: string[]; quorum: string | null; quorum_holds: boolean } | null;
+}
+
+/** What a verifier trusts: the service's key set (for JWS), the log's note verifier key, and optionally a witness policy. */
+export interface EvidenceTrust {
+  keys: KeyLookup;
+  logKey: string;
+  /** With a policy, the cosignatures are checked (a tampered one fails) and the quorum is reported. */
+  witnesses?: WitnessPolicy;
+  /** Fail the `witnesses` check unless the policy's quorum cosigned the checkpoint. */
+  requireQuorum?: boolean;
 }
 
 export type Check = { ok: boolean; detail: string };
@@ -93,9 +107,11 @@ function attempt(f: () => string): Check {
  *  - checkpoint: the note signature (C2SP signed note, Ed25519) by `logKey`;
  *  - checkpoint_jws (when present): EdDSA by a known kid, payload = the checkpoint body;
  *  - inclusion: SHA-256(0x00 || leaf) equals leaf_hash and is included (RFC 9162) at the checkpoint's size;
- *  - leaf: it is the receipt JWS (which must verify) or the canonical JSON of the payload.
+ *  - leaf: it is the receipt JWS (which must verify) or the canonical JSON of the payload;
+ *  - witnesses (with a policy): every cosignature line by a policy witness verifies
+ *    (C2SP tlog-cosignature); which witnesses cosigned and whether the quorum holds.
  */
-export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: { keys: KeyLookup; logKey: string }): Promise<Record<string, Check>> {
+export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: EvidenceTrust): Promise<Record<string, Check>> {
   const checks: Record<string, Check> = {};
   let cp: Checkpoint | undefined;
   let body: string | undefined;
@@ -129,6 +145,16 @@ export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: { keys
     verifyInclusion(e.log.index, cp.size, lh, e.inclusion.hashes.map(unb64), cp.root);
     return `entry ${e.log.index} of ${cp.size}`;
   });
+  if (trust.witnesses) {
+    const policy = trust.witnesses;
+    checks.witnesses = attempt(() => {
+      const w = witnessesOf(e.checkpoint, policy);
+      const who = w.cosigned_by.length ? `cosigned by ${w.cosigned_by.join(', ')}` : 'cosigned by no witness of the policy';
+      const quorum = w.quorum === null ? 'the policy requires no quorum' : `quorum ${w.quorum} ${w.quorum_holds ? 'holds' : 'does NOT hold'}`;
+      if (trust.requireQuorum && !w.quorum_holds) throw new Error(`${who}: ${quorum}`);
+      return `${who}; ${quorum}`;
+    });
+  }
   if (e.receipt) {
     const sig = await verifyReceiptJws(trust.keys, e.receipt);
     checks.signature = sig.valid ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` } : { ok: false, detail: `${sig.reason}: ${sig.detail}` };
@@ -144,4 +170,61 @@ export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: { keys
     });
   }
   return checks;
+}
+
+/**
+ * A receipt document (the evidence JSON of GET /v1/receipts/{id}) as carried in
+ * a header: its JSON, or the base64url of its UTF-8 JSON (header values are
+ * Latin-1, and a checkpoint's signature lines begin with U+2014). Undefined
+ * when `text` is neither.
+ */
+export function parseReceiptDocument(text: string): ReceiptEvidenceDoc | undefined {
+  const t = text.trim();
+  let json = t;
+  if (!t.startsWith('{')) {
+    if (!/^[A-Za-z0-9_-]+$/.test(t)) return undefined;
+    json = Buffer.from(t, 'base64url').toString('utf8');
+  }
+  try {
+    const doc = JSON.parse(json) as ReceiptEvidenceDoc;
+    const ok = doc && typeof doc === 'object' && typeof doc.leaf === 'string' && typeof doc.checkpoint === 'string' && doc.payload && typeof doc.payload === 'object' && doc.log && doc.inclusion;
+    return ok ? doc : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Encodes a receipt document for a header (base64url of its JSON), the form parseReceiptDocument reads. */
+export function encodeReceiptDocument(doc: ReceiptEvidenceDoc): string {
+  return Buffer.from(JSON.stringify(doc), 'utf8').toString('base64url');
+}
+
+/** What verifying either form of receipt trusts: the key set, the receipts log's verifier keys, optionally witnesses. */
+export interface ReceiptTrust {
+  keys: KeyLookup;
+  /** Note verifier keys of the receipts log (current first); a document proven under another log is refused. */
+  logKeys: readonly string[];
+  witnesses?: WitnessPolicy;
+  requireQuorum?: boolean;
+}
+
+/**
+ * Verifies a receipt in either form, offline: a compact JWS (its signature), or
+ * a self-contained receipt document (checkpoint signature, inclusion, leaf,
+ * and with a policy its cosignatures). The payload is returned only when every
+ * check holds.
+ */
+export async function verifyReceiptToken(token: string, trust: ReceiptTrust): Promise<ReceiptCheck> {
+  const t = token.trim();
+  if (t.split('.').length === 3 && !t.startsWith('{')) return verifyReceiptJws(trust.keys, t);
+  const doc = parseReceiptDocument(t);
+  if (!doc) return { valid: false, reason: 'malformed', detail: 'neither a compact JWS nor a receipt document (its JSON, or base64url of it)' };
+  let checks: Record<string, Check> = {};
+  for (const logKey of trust.logKeys) {
+    checks = await verifyReceiptEvidence(doc, { keys: trust.keys, logKey, ...(trust.witnesses ? { witnesses: trust.witnesses } : {}), ...(trust.requireQuorum ? { requireQuorum: true } : {}) });
+    if (checks.checkpoint?.ok) break;
+  }
+  const failed = Object.entries(checks).find(([, c]) => !c.ok);
+  if (failed || trust.logKeys.length === 0) return { valid: false, reason: `bad_${failed?.[0] ?? 'checkpoint'}`, detail: failed?.[1].detail ?? 'no receipts log key to check the checkpoint with' };
+  return { valid: true, kid: 'checkpoint', payload: doc.payload };
 }

@@ -7,7 +7,7 @@
 import type { Client, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
 import { scanKeyReceipts } from './key-receipts.ts';
-import type { StoredReceipt } from './receipts.ts';
+import { getReceipt, type StoredReceipt } from './receipts.ts';
 
 export interface Account {
   id: string;
@@ -79,8 +79,54 @@ export async function setPassword(tx: Transaction, accountId: string, passwordHa
   await tx.execute({ sql: 'UPDATE account_logins SET password_hash = ? WHERE account_id = ?', args: [passwordHash, accountId] });
 }
 
-export async function insertSession(tx: Transaction, s: { secretHash: string; accountId: string; now: string; expiresAt: string }): Promise<void> {
-  await tx.execute({ sql: 'INSERT INTO sessions (secret_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)', args: [s.secretHash, s.accountId, s.now, s.expiresAt] });
+export async function insertSession(tx: Transaction, s: { secretHash: string; accountId: string; now: string; expiresAt: string; userAgent?: string | undefined }): Promise<void> {
+  await tx.execute({
+    sql: 'INSERT INTO sessions (secret_hash, account_id, created_at, expires_at, user_agent) VALUES (?, ?, ?, ?, ?)',
+    args: [s.secretHash, s.accountId, s.now, s.expiresAt, s.userAgent?.slice(0, 300) ?? null],
+  });
+}
+
+export interface SessionRow {
+  /** SHA-256 of the session secret (base64url): never the secret. */
+  secret_hash: string;
+  created_at: string;
+  expires_at: string;
+  user_agent: string | null;
+}
+
+/** The account's live sessions, newest first. */
+export async function sessionsOf(db: Client | Transaction, accountId: string, now: string): Promise<SessionRow[]> {
+  const rs = await db.execute({ sql: 'SELECT secret_hash, created_at, expires_at, user_agent FROM sessions WHERE account_id = ? AND expires_at > ? ORDER BY created_at DESC', args: [accountId, now] });
+  return rs.rows.map((r) => ({ secret_hash: String(r.secret_hash), created_at: String(r.created_at), expires_at: String(r.expires_at), user_agent: r.user_agent == null ? null : String(r.user_agent) }));
+}
+
+/** Ends one session of the account, named by its hash; false when it is not the account's. */
+export async function deleteSessionOf(tx: Transaction, accountId: string, secretHash: string): Promise<boolean> {
+  return (await tx.execute({ sql: 'DELETE FROM sessions WHERE account_id = ? AND secret_hash = ?', args: [accountId, secretHash] })).rowsAffected === 1;
+}
+
+/** Ends every session of the account but one (after a password change, the person stays signed in here). */
+export async function deleteOtherSessions(tx: Transaction, accountId: string, keepHash: string): Promise<number> {
+  return (await tx.execute({ sql: 'DELETE FROM sessions WHERE account_id = ? AND secret_hash <> ?', args: [accountId, keepHash] })).rowsAffected;
+}
+
+/** Changes the sign-in email; false when another account signs in with it. */
+export async function setEmail(tx: Transaction, accountId: string, email: string): Promise<boolean> {
+  if ((await tx.execute({ sql: 'SELECT 1 FROM account_logins WHERE email = ? AND account_id <> ?', args: [email, accountId] })).rows.length) return false;
+  await tx.execute({ sql: 'UPDATE account_logins SET email = ? WHERE account_id = ?', args: [email, accountId] });
+  return true;
+}
+
+/**
+ * Deletes what lets a person into the account: its login, sessions, passkeys
+ * and reset links, and marks it deleted. Its keys are revoked by the caller in
+ * the same transaction; its receipts stay in the public log untouched.
+ */
+export async function deleteAccountAccess(tx: Transaction, accountId: string, now: string): Promise<void> {
+  for (const table of ['sessions', 'passkeys', 'password_resets', 'webauthn_challenges', 'account_logins']) {
+    await tx.execute({ sql: `DELETE FROM ${table} WHERE account_id = ?`, args: [accountId] });
+  }
+  await tx.execute({ sql: 'UPDATE accounts SET deleted_at = COALESCE(deleted_at, ?) WHERE id = ?', args: [now, accountId] });
 }
 
 /** The account of a live session (by the hash of its secret). */
@@ -139,14 +185,14 @@ export async function accountChargesBySku(db: Client, accountId: string, since: 
   return rs.rows.map((r) => ({ sku: String(r.sku), count: Number(r.n), micros: Number(r.micros) }));
 }
 
-/** Charges of the account per UTC day since `since` (days without charges are absent). */
-export async function accountChargesByDay(db: Client, accountId: string, since: string): Promise<Array<{ day: string; count: number; micros: number }>> {
+/** Charges of the account per UTC day and SKU since `since` (days without charges are absent), by day then SKU. */
+export async function accountChargesByDay(db: Client, accountId: string, since: string): Promise<Array<{ day: string; sku: string; count: number; micros: number }>> {
   const rs = await db.execute({
-    sql: `SELECT c.day AS day, SUM(c.count) AS n, SUM(c.usd) * 1000000 + SUM(c.micros) AS micros FROM usage_counters c JOIN api_keys k ON k.id = c.key_id
-          WHERE k.account_id = ? AND c.day >= ? GROUP BY c.day ORDER BY c.day`,
+    sql: `SELECT c.day AS day, c.sku AS sku, SUM(c.count) AS n, SUM(c.usd) * 1000000 + SUM(c.micros) AS micros FROM usage_counters c JOIN api_keys k ON k.id = c.key_id
+          WHERE k.account_id = ? AND c.day >= ? GROUP BY c.day, c.sku ORDER BY c.day, c.sku`,
     args: [accountId, since.slice(0, 10)],
   });
-  return rs.rows.map((r) => ({ day: String(r.day), count: Number(r.n), micros: Number(r.micros) }));
+  return rs.rows.map((r) => ({ day: String(r.day), sku: String(r.sku), count: Number(r.n), micros: Number(r.micros) }));
 }
 
 export interface ReceiptRow {
@@ -158,19 +204,51 @@ export interface ReceiptRow {
   created_at: string;
 }
 
+export interface ReceiptFilter {
+  /** Exact kind or decision, in any case ("deny" finds DENY). */
+  kind?: string | undefined;
+  decision?: string | undefined;
+  /** A kind prefix, such as "fuse_" for every fuse change. */
+  kindPrefix?: string | undefined;
+  /** Prefixes, in any case, of the subject (e.g. a fuse id), the key id and the receipt id. */
+  subject?: string | undefined;
+  key?: string | undefined;
+  id?: string | undefined;
+  /** Issued at or after `from`, and before `to` (RFC 3339 or YYYY-MM-DD, UTC). */
+  from?: string | undefined;
+  to?: string | undefined;
+  /** The cursor: only receipts older than this receipt id (the last one of the previous page). */
+  before?: string | undefined;
+  limit: number;
+}
+
+/** How many receipts one page may examine, kept or not: a rare filter pages on instead of scanning a whole history. */
+export const RECEIPT_SCAN_BUDGET = 5_000;
+
 /**
- * The account's receipts (made by any of its keys), newest first, optionally
- * of one kind, decision or subject: read from the log through the keys'
- * receipt lists, examining at most a bounded number of receipts per call.
+ * The account's receipts (made by any of its keys), newest first, filtered;
+ * page on with `before`. Read from the log through the keys' receipt lists
+ * (ledger/key-receipts.ts): no row per receipt exists to search.
  */
-export async function accountReceipts(
-  db: Client,
-  accountId: string,
-  filter: { kind?: string | undefined; decision?: string | undefined; subject?: string | undefined; limit: number },
-): Promise<ReceiptRow[]> {
-  const keep = (r: StoredReceipt) =>
-    (!filter.kind || r.payload.kind === filter.kind) && (!filter.decision || r.payload.decision === filter.decision) && (!filter.subject || r.payload.subject === filter.subject);
-  const { receipts } = await scanKeyReceipts(db, await accountKeyIds(db, accountId), { limit: filter.limit, keep });
+export async function accountReceipts(db: Client, accountId: string, filter: ReceiptFilter): Promise<ReceiptRow[]> {
+  const lower = (v: string | undefined) => v?.toLowerCase();
+  const [kind, decision, subject, keyPrefix, id] = [filter.kind, filter.decision, filter.subject, filter.key, filter.id].map(lower);
+  const keys = (await accountKeyIds(db, accountId)).filter((k) => !keyPrefix || k.toLowerCase().startsWith(keyPrefix));
+  const keep = (r: StoredReceipt) => {
+    const p = r.payload;
+    return (
+      (!kind || p.kind.toLowerCase() === kind) &&
+      (!decision || p.decision.toLowerCase() === decision) &&
+      (!filter.kindPrefix || p.kind.startsWith(filter.kindPrefix)) &&
+      (!subject || (p.subject ?? '').toLowerCase().startsWith(subject)) &&
+      (!id || r.receipt_id.toLowerCase().startsWith(id)) &&
+      (!filter.from || p.issued_at >= filter.from) &&
+      (!filter.to || p.issued_at < filter.to)
+    );
+  };
+  const before = filter.before ? (await getReceipt(db, filter.before))?.log_index : undefined;
+  if (filter.before && before === undefined) return [];
+  const { receipts } = await scanKeyReceipts(db, keys, { limit: filter.limit, keep, before, budget: RECEIPT_SCAN_BUDGET });
   return receipts.map((r) => ({
     id: r.receipt_id,
     kind: r.payload.kind,
@@ -190,6 +268,8 @@ export interface Passkey {
   public_key: string;
   counter: number;
   transports: string[];
+  /** What the person called it (null: unnamed, from before passkeys had names). */
+  name: string | null;
   created_at: string;
   last_used_at: string | null;
 }
@@ -200,15 +280,26 @@ const rowToPasskey = (r: Record<string, unknown>): Passkey => ({
   public_key: String(r.public_key),
   counter: Number(r.counter),
   transports: r.transports ? (JSON.parse(String(r.transports)) as string[]) : [],
+  name: r.name == null ? null : String(r.name),
   created_at: String(r.created_at),
   last_used_at: r.last_used_at == null ? null : String(r.last_used_at),
 });
 
 export async function insertPasskey(tx: Transaction, p: Omit<Passkey, 'last_used_at'>): Promise<void> {
   await tx.execute({
-    sql: 'INSERT INTO passkeys (credential_id, account_id, public_key, counter, transports, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    args: [p.credential_id, p.account_id, p.public_key, p.counter, JSON.stringify(p.transports), p.created_at],
+    sql: 'INSERT INTO passkeys (credential_id, account_id, public_key, counter, transports, name, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    args: [p.credential_id, p.account_id, p.public_key, p.counter, JSON.stringify(p.transports), p.name, p.created_at],
   });
+}
+
+/** Renames one of the account's passkeys; false when it is not the account's. */
+export async function renamePasskey(tx: Transaction, accountId: string, credentialId: string, name: string): Promise<boolean> {
+  return (await tx.execute({ sql: 'UPDATE passkeys SET name = ? WHERE account_id = ? AND credential_id = ?', args: [name, accountId, credentialId] })).rowsAffected === 1;
+}
+
+/** Removes one of the account's passkeys: it can no longer sign in. False when it is not the account's. */
+export async function deletePasskey(tx: Transaction, accountId: string, credentialId: string): Promise<boolean> {
+  return (await tx.execute({ sql: 'DELETE FROM passkeys WHERE account_id = ? AND credential_id = ?', args: [accountId, credentialId] })).rowsAffected === 1;
 }
 
 export async function getPasskey(db: Client | Transaction, credentialId: string): Promise<Passkey | undefined> {

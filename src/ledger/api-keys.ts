@@ -237,6 +237,21 @@ export async function setHopLimit(ledger: Ledger, id: string, hopLimit: number, 
   return rs.rowsAffected > 0;
 }
 
+/** Revokes every key of an account inside the caller's transaction (an account being deleted); call `keysChanged` after it commits. */
+export async function revokeAccountKeys(tx: Transaction, accountId: string, now: string): Promise<number> {
+  return (await tx.execute({ sql: 'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE account_id = ?', args: [now, accountId] })).rowsAffected;
+}
+
+/** Drops this process's cached keys after keys changed in a transaction of the caller's. */
+export const keysChanged = (ledger: Ledger) => invalidateKeyCache(ledger.read);
+
+/** Sets when a key stops working (null: never); returns false when no such key exists. */
+export async function setKeyExpiry(ledger: Ledger, id: string, expiresAt: string | null): Promise<boolean> {
+  const rs = await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET expires_at = ? WHERE id = ?', args: [expiresAt, id] }));
+  invalidateKeyCache(ledger.read);
+  return rs.rowsAffected > 0;
+}
+
 /** A key's hop quota as read under the write lock, and the hops a batch of acts adds to it. */
 export interface HopQuota {
   id: string;

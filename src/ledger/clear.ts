@@ -2,6 +2,7 @@
 import type { Client, Transaction } from './sql.ts';
 import { exactSum, exactSumSql } from './exact-sum.ts';
 import { insertRows } from './log.ts';
+import { exposureFeeMicros, tierFor, type BpsTier } from '../domain/clear.ts';
 
 export interface ClearActRow {
   receiptId: string;
@@ -56,4 +57,20 @@ export async function monthTotals(db: Client | Transaction, month: string, keyId
     if ((CLEARING_DECISIONS as readonly string[]).includes(d)) cleared += exactSum(r, 'exposure');
   }
   return { cleared_micros: cleared, by_decision, acts, keys: Number(keys.rows[0]?.k ?? 0) };
+}
+
+/** A key's bps fee on the cleared exposure of one UTC month (SPEC 1, 2.4), graduated over the Clear tiers. */
+export interface MonthClearBps {
+  month: string;
+  cleared_micros: bigint;
+  /** The tier the month's cleared USD reaches (its last dollar's). */
+  tier: BpsTier & { label: string };
+  /** The graduated fee, whole cents. */
+  fee_micros: bigint;
+}
+
+/** The month's bps fee of a key, as of now: what its checkout bills as `clear_bps` (docs/pricing.md). */
+export async function monthClearBps(db: Client | Transaction, keyId: string, month: string): Promise<MonthClearBps> {
+  const t = await monthTotals(db, month, keyId);
+  return { month, cleared_micros: t.cleared_micros, tier: tierFor(t.cleared_micros), fee_micros: exposureFeeMicros(t.cleared_micros) };
 }

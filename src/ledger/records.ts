@@ -1,7 +1,7 @@
 /**
  * Rows an act declares among its writes instead of inserting them itself: the
  * record of what it did in its area (a clear act, an ORN event, a spoliation
- * seal, a conformity pack, a foundry run). acts.ts writes every act's records
+ * seal, a conformity pack, a foundry run, the webhook deliveries of an alert). acts.ts writes every act's records
  * after the group's decisions, with one multi-row statement per table, so such
  * an act is decided purely and costs no statement of its own. An act whose
  * decision must read or claim its area's rows under the lock (a version, a
@@ -14,18 +14,24 @@
  * routes, and by the operator checkout for a month already closed.)
  */
 import { insertClearActs, type ClearActRow } from './clear.ts';
+import { insertOpenings, type OpeningRow } from './commitments.ts';
 import { insertConformityPacks, type ConformityPackRow } from './conformity.ts';
 import { insertFoundryRuns, type FoundryRunRow } from './foundry.ts';
 import { insertSpoliationSeals, type SpoliationSealRow } from './nap.ts';
 import { insertOrnEvents, type OrnEventRow } from './orn.ts';
 import type { Transaction } from './sql.ts';
+import { enqueueAlerts, type AlertEvent } from './webhooks.ts';
 
 export type ActRecord =
   | { table: 'clear_acts'; row: ClearActRow }
   | { table: 'orn_events'; row: OrnEventRow }
   | { table: 'spoliation_seals'; row: SpoliationSealRow }
   | { table: 'conformity_packs'; row: ConformityPackRow }
-  | { table: 'foundry_runs'; row: FoundryRunRow };
+  | { table: 'foundry_runs'; row: FoundryRunRow }
+  /** An alert event (a fuse's state change, a refused hop): its webhook deliveries to the account's matching subscriptions. */
+  | { table: 'webhook_deliveries'; row: AlertEvent }
+  /** The opening of a commitment that stands for caller free text in the act's public receipt. */
+  | { table: 'commitment_openings'; row: OpeningRow };
 
 type Table = ActRecord['table'];
 type RowOf<T extends Table> = Extract<ActRecord, { table: T }>['row'];
@@ -36,6 +42,8 @@ const WRITERS: { [T in Table]: (tx: Transaction, rows: Array<RowOf<T>>) => Promi
   spoliation_seals: insertSpoliationSeals,
   conformity_packs: insertConformityPacks,
   foundry_runs: insertFoundryRuns,
+  webhook_deliveries: enqueueAlerts,
+  commitment_openings: insertOpenings,
 };
 
 /** Writes `records` in order within each table: one multi-row statement per table present. */

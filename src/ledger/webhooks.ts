@@ -17,6 +17,27 @@ export interface Subscription {
   created_at: string;
 }
 
+/**
+ * The alert events a subscription may choose (docs/alerts.md): a fuse changed
+ * state (blown, charged), or a hop was refused (DENY, BLOCK, SILENCE).
+ */
+export const ALERT_EVENTS = ['fuse.state_changed', 'hop.denied'] as const;
+export type AlertEventType = (typeof ALERT_EVENTS)[number];
+
+/** Which events a subscription receives: the trigger rail's, or alerts. */
+export type SubscriptionKind = 'trigger' | 'alerts';
+
+export interface AlertSubscription {
+  id: string;
+  url: string;
+  events: AlertEventType[];
+  fuse_id: string | null;
+  created_at: string;
+}
+
+/** The `events` column of a kind's subscriptions: 'trigger', or a list of alert events. */
+const kindFilter = (kind: SubscriptionKind, alias = '') => (kind === 'trigger' ? `${alias}events = 'trigger'` : `${alias}events <> 'trigger'`);
+
 export async function createSubscription(tx: Transaction, s: Subscription): Promise<void> {
   await tx.execute({
     sql: 'INSERT INTO webhook_subscriptions (id, key_id, url, trigger_id, template_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
@@ -24,9 +45,16 @@ export async function createSubscription(tx: Transaction, s: Subscription): Prom
   });
 }
 
+export async function createAlertSubscription(tx: Transaction, owner: string, s: AlertSubscription): Promise<void> {
+  await tx.execute({
+    sql: 'INSERT INTO webhook_subscriptions (id, key_id, url, events, fuse_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    args: [s.id, owner, s.url, s.events.join(' '), s.fuse_id, s.created_at],
+  });
+}
+
 export async function listSubscriptions(db: Db, keyId: string): Promise<Subscription[]> {
   const rs = await db.execute({
-    sql: 'SELECT id, key_id, url, trigger_id, template_id, created_at FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NULL ORDER BY created_at',
+    sql: `SELECT id, key_id, url, trigger_id, template_id, created_at FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NULL AND ${kindFilter('trigger')} ORDER BY created_at`,
     args: [keyId],
   });
   return rs.rows.map((r) => ({
@@ -39,10 +67,75 @@ export async function listSubscriptions(db: Db, keyId: string): Promise<Subscrip
   }));
 }
 
-/** The key's disabled subscriptions, newest first, with when and why (docs/hardening.md). */
-export async function listDisabledSubscriptions(db: Db, keyId: string): Promise<Array<{ id: string; url: string; disabled_at: string; disabled_reason: string | null }>> {
+/** The account's active alert subscriptions, oldest first. */
+export async function listAlertSubscriptions(db: Db, owner: string): Promise<AlertSubscription[]> {
   const rs = await db.execute({
-    sql: 'SELECT id, url, disabled_at, disabled_reason FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NOT NULL ORDER BY disabled_at DESC',
+    sql: `SELECT id, url, events, fuse_id, created_at FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NULL AND ${kindFilter('alerts')} ORDER BY created_at`,
+    args: [owner],
+  });
+  return rs.rows.map((r) => ({
+    id: String(r.id),
+    url: String(r.url),
+    events: String(r.events).split(' ') as AlertEventType[],
+    fuse_id: r.fuse_id === null ? null : String(r.fuse_id),
+    created_at: String(r.created_at),
+  }));
+}
+
+/**
+ * Removes one of the account's alert subscriptions: it is disabled (kept, with
+ * why) and its pending deliveries are failed. False when there is no such
+ * active alert subscription of the account.
+ */
+export async function removeAlertSubscription(tx: Transaction, owner: string, id: string, at: string): Promise<boolean> {
+  const rs = await tx.execute({
+    sql: `UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = 'removed by the account' WHERE id = ? AND key_id = ? AND disabled_at IS NULL AND ${kindFilter('alerts')}`,
+    args: [at, id, owner],
+  });
+  if (rs.rowsAffected === 0) return false;
+  await tx.execute({
+    sql: "UPDATE webhook_deliveries SET state = 'failed', last_error = 'subscription removed by the account' WHERE subscription_id = ? AND state = 'pending'",
+    args: [id],
+  });
+  return true;
+}
+
+/** One alert event of an account, queued for its matching subscriptions in the act's transaction. */
+export interface AlertEvent {
+  /** The account (owner id) whose subscriptions receive it. */
+  owner: string;
+  event_id: string;
+  type: AlertEventType;
+  fuse_id: string;
+  /** The delivered JSON body. */
+  body: Record<string, unknown>;
+}
+
+/**
+ * Queues one delivery per (event, matching subscription): the account's active
+ * alert subscriptions that chose the event's type, for every fuse or this one.
+ * One statement for all of `events`, whatever their count.
+ */
+export async function enqueueAlerts(tx: Transaction, events: readonly AlertEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const now = Date.now();
+  const at = nowIso();
+  await tx.execute({
+    sql: `WITH ev(owner, event_id, type, fuse_id, body) AS (VALUES ${events.map(() => '(?, ?, ?, ?, ?)').join(', ')})
+          INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
+          SELECT 'whd_' || lower(hex(randomblob(16))), s.id, ev.event_id, ev.type, ev.body, 'pending', 0, ?, ?
+          FROM ev JOIN webhook_subscriptions s ON s.key_id = ev.owner
+          WHERE s.disabled_at IS NULL AND ${kindFilter('alerts', 's.')}
+            AND instr(' ' || s.events || ' ', ' ' || ev.type || ' ') > 0
+            AND (s.fuse_id IS NULL OR s.fuse_id = ev.fuse_id)`,
+    args: [...events.flatMap((e) => [e.owner, e.event_id, e.type, e.fuse_id, JSON.stringify(e.body)]), now, at],
+  });
+}
+
+/** The key's disabled subscriptions, newest first, with when and why (docs/hardening.md). */
+export async function listDisabledSubscriptions(db: Db, keyId: string, kind: SubscriptionKind = 'trigger'): Promise<Array<{ id: string; url: string; disabled_at: string; disabled_reason: string | null }>> {
+  const rs = await db.execute({
+    sql: `SELECT id, url, disabled_at, disabled_reason FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NOT NULL AND ${kindFilter(kind)} ORDER BY disabled_at DESC`,
     args: [keyId],
   });
   return rs.rows.map((r) => ({ id: String(r.id), url: String(r.url), disabled_at: String(r.disabled_at), disabled_reason: r.disabled_reason === null ? null : String(r.disabled_reason) }));
@@ -56,7 +149,7 @@ export async function enqueueDeliveries(
   event: { id: string; type: string; body: unknown },
 ): Promise<number> {
   const subs = await tx.execute({
-    sql: `SELECT id FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NULL
+    sql: `SELECT id FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NULL AND ${kindFilter('trigger')}
           AND (trigger_id = ? OR template_id = ? OR (trigger_id IS NULL AND template_id IS NULL))`,
     args: [keyId, match.trigger_id, match.template_id],
   });
@@ -138,7 +231,16 @@ export async function recordAttempt(tx: Transaction, d: DueDelivery, o: AttemptO
   });
   const failures = Number(rs.rows[0]?.consecutive_failures ?? 0);
   const reason = o.gone ? 'the subscriber answered 410 Gone' : failures >= o.disableAfter ? `${failures} failed attempts in a row` : null;
-  if (reason === null) return;
+  if (reason === null) {
+    // The subscription was disabled while this attempt was in flight (another delivery's failure):
+    // nothing will retry it, so it fails now rather than stay pending for ever.
+    await tx.execute({
+      sql: `UPDATE webhook_deliveries SET state = 'failed', last_error = (SELECT 'subscription disabled: ' || COALESCE(disabled_reason, '') FROM webhook_subscriptions WHERE id = ?)
+            WHERE id = ? AND state = 'pending' AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ? AND disabled_at IS NOT NULL)`,
+      args: [d.subscription_id, d.id, d.subscription_id],
+    });
+    return;
+  }
   await tx.execute({
     sql: 'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL',
     args: [at, reason, d.subscription_id],
@@ -160,10 +262,10 @@ export interface DeliveryView {
   delivered_at: string | null;
 }
 
-export async function deliveriesOf(db: Db, keyId: string, limit = 100): Promise<DeliveryView[]> {
+export async function deliveriesOf(db: Db, keyId: string, limit = 100, kind: SubscriptionKind = 'trigger'): Promise<DeliveryView[]> {
   const rs = await db.execute({
     sql: `SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.state, d.delivered_at FROM webhook_deliveries d
-          JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE s.key_id = ? ORDER BY d.created_at DESC LIMIT ?`,
+          JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE s.key_id = ? AND ${kindFilter(kind, 's.')} ORDER BY d.created_at DESC, d.rowid DESC LIMIT ?`,
     args: [keyId, limit],
   });
   const out: DeliveryView[] = [];

@@ -12,7 +12,7 @@ import type { Config } from '../config.ts';
 
 export type HttpLimits = Pick<
   Config,
-  'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_CONNECTIONS'
+  'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_CONNECTIONS' | 'HTTP_MAX_CONNECTIONS_PER_ADDRESS'
 >;
 
 /** Options for http.createServer. */
@@ -39,9 +39,12 @@ type CountedSocket = Socket & { [IN_FLIGHT]?: number };
  */
 export function applyConnectionLimits(server: Server, c: HttpLimits): void {
   server.maxConnections = c.HTTP_MAX_CONNECTIONS;
+  const perAddress = c.HTTP_MAX_CONNECTIONS_PER_ADDRESS;
+  const byAddress = new Map<string, Set<CountedSocket>>();
   server.on('connection', (socket: CountedSocket) => {
     socket[IN_FLIGHT] = 0;
     socket.setTimeout(c.HTTP_IDLE_TIMEOUT_MS);
+    if (perAddress > 0) admit(byAddress, perAddress, socket);
   });
   server.on('request', (req, res) => {
     const socket = req.socket as CountedSocket;
@@ -53,5 +56,33 @@ export function applyConnectionLimits(server: Server, c: HttpLimits): void {
   // With a 'timeout' listener Node leaves the socket open: we decide.
   server.on('timeout', (socket: CountedSocket) => {
     if (!socket[IN_FLIGHT]) socket.destroy();
+  });
+}
+
+/**
+ * The per-address cap: one address holds at most `cap` open connections, so it
+ * cannot use up HTTP_MAX_CONNECTIONS for everyone. Past it, the address's
+ * oldest connection with no request in flight is closed to make room (a client
+ * hoarding idle sockets loses those, not its new request); when every one of
+ * its connections is busy, the new one is closed at once.
+ */
+function admit(byAddress: Map<string, Set<CountedSocket>>, cap: number, socket: CountedSocket): void {
+  const address = socket.remoteAddress ?? '';
+  let open = byAddress.get(address);
+  if (!open) byAddress.set(address, (open = new Set()));
+  if (open.size >= cap) {
+    let idle: CountedSocket | undefined;
+    for (const s of open) if (!s[IN_FLIGHT]) { idle = s; break; }
+    if (!idle) {
+      socket.destroy();
+      return;
+    }
+    open.delete(idle);
+    idle.destroy();
+  }
+  open.add(socket);
+  socket.once('close', () => {
+    open.delete(socket);
+    if (open.size === 0 && byAddress.get(address) === open) byAddress.delete(address);
   });
 }

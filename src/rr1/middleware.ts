@@ -6,6 +6,12 @@
  * never used before. Unsigned, forged, HOLD/DENY and replayed receipts are
  * refused with 428 and a reason.
  *
+ * The `Gate-Receipt` header carries a receipt in either form: a compact JWS
+ * (execute-gate), or a self-contained receipt document (the evidence of
+ * GET /v1/receipts/{id}: entry, index, inclusion proof, signed and cosigned
+ * checkpoint) as base64url of its JSON, which is what a hop or act receipt is.
+ * Both are verified offline; each receipt id is claimed once, whatever its form.
+ *
  * Self-contained: it needs only h3 and jose, so another service can mount it.
  *
  * @example
@@ -17,7 +23,8 @@
  */
 import { HTTPResponse, type H3Event, type Middleware } from 'h3';
 import { createRemoteJWKSet } from 'jose';
-import { jwksKeyLookup, verifyReceiptJws } from '../crypto/receipt.ts';
+import { jwksKeyLookup, verifyReceiptToken } from '../crypto/receipt.ts';
+import type { WitnessPolicy } from '../crypto/witness-policy.ts';
 
 import { RECEIPT_HEADER, RECEIPT_TYP, REQUIRED_HEADER, REQUIRED_STATUS } from './constants.ts';
 
@@ -40,23 +47,60 @@ export interface RequireReceiptOptions {
   act: string;
   /** The gate's base URL: receipts must be issued by it (`iss`); named in the challenge. */
   gate: string;
-  /** Checks a receipt's signature and returns its payload. */
-  verify: (jws: string) => Promise<Verified>;
+  /** Checks a receipt (a JWS or a receipt document) and returns its payload. */
+  verify: (token: string) => Promise<Verified>;
   /** Claims a receipt id exactly once; false when it was already used. Default: in this process's memory only. */
   claim?: (receiptId: string, event: H3Event) => Promise<boolean>;
-  /** Called on every 428 (e.g. to meter the challenge). Errors in it are the service's own. */
-  onChallenge?: (event: H3Event, reason: RefusalReason) => Promise<void> | void;
+  /**
+   * Called on every 428 (e.g. to meter the challenge); the fields it returns are
+   * added to the 428 body (e.g. the charge and its receipt). Errors in it are the service's own.
+   */
+  onChallenge?: (event: H3Event, reason: RefusalReason) => Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
   /** Oldest receipt accepted, seconds (default 300). */
   maxAgeSeconds?: number;
   /** Where the agent gets a receipt, named in the challenge body. */
   obtainUrl?: string;
 }
 
-/** Verifies receipts against a published JWKS (the gate's `/.well-known/prefinality-jwks.json`), with the gate's one receipt verifier. */
-export function remoteReceiptVerifier(jwksUrl: string): (jws: string) => Promise<Verified> {
+export interface RemoteVerifierOptions {
+  /** The receipts log's note verifier keys, pinned. Default: read once from `logUrl`. */
+  logKeys?: string[];
+  /** Where the receipts log's keys are published (default: /api/v1/logs/receipts beside the JWKS). */
+  logUrl?: string;
+  /** A witness policy (crypto/witness-policy.ts): cosignatures are checked, a tampered one refused. */
+  witnesses?: WitnessPolicy;
+  /** Refuse a receipt document unless the policy's quorum cosigned its checkpoint. */
+  requireQuorum?: boolean;
+}
+
+/**
+ * Verifies receipts against the gate's published keys, with the gate's one
+ * receipt verifier: a JWS against the JWKS (`/.well-known/prefinality-jwks.json`),
+ * a receipt document against the receipts log's note verifier keys.
+ */
+export function remoteReceiptVerifier(jwksUrl: string, o: RemoteVerifierOptions = {}): (token: string) => Promise<Verified> {
   const keys = jwksKeyLookup(createRemoteJWKSet(new URL(jwksUrl)));
-  return async (jws) => {
-    const check = await verifyReceiptJws(keys, jws);
+  let logKeys: Promise<string[]> | undefined = o.logKeys ? Promise.resolve(o.logKeys) : undefined;
+  const fetchLogKeys = async () => {
+    const res = await fetch(o.logUrl ?? new URL('/api/v1/logs/receipts', jwksUrl).href, { headers: { accept: 'application/json' } });
+    if (!res.ok) throw new Error(`the receipts log keys answered ${res.status}`);
+    return ((await res.json()) as { verifier_keys: string[] }).verifier_keys;
+  };
+  return async (token) => {
+    const isJws = token.split('.').length === 3;
+    let trusted: string[] = [];
+    if (!isJws) {
+      logKeys ??= fetchLogKeys().catch((e: unknown) => {
+        logKeys = undefined;
+        throw e;
+      });
+      try {
+        trusted = await logKeys;
+      } catch (e) {
+        return { valid: false, reason: 'unavailable', detail: `cannot read the receipts log's keys: ${(e as Error).message}` };
+      }
+    }
+    const check = await verifyReceiptToken(token, { keys, logKeys: trusted, ...(o.witnesses ? { witnesses: o.witnesses } : {}), ...(o.requireQuorum ? { requireQuorum: true } : {}) });
     return check.valid ? { valid: true, payload: check.payload } : { valid: false, reason: check.reason, detail: check.detail };
   };
 }
@@ -75,7 +119,7 @@ export function memoryClaims(max = 100_000): (id: string) => Promise<boolean> {
 const quote = (s: string) => `"${s.replace(/["\\]/g, '\\$&')}"`;
 
 /** The 428 answer: problem+json, with the Receipt-Required header (an RFC 9651 dictionary). */
-export function challenge(o: Pick<RequireReceiptOptions, 'act' | 'gate' | 'obtainUrl'>, reason: RefusalReason, detail: string): HTTPResponse {
+export function challenge(o: Pick<RequireReceiptOptions, 'act' | 'gate' | 'obtainUrl'>, reason: RefusalReason, detail: string, extra: Record<string, unknown> = {}): HTTPResponse {
   const header = `act=${quote(o.act)}, gate=${quote(o.gate)}, header=${quote(RECEIPT_HEADER)}, reason=${quote(reason)}`;
   return new HTTPResponse(
     JSON.stringify({
@@ -89,6 +133,7 @@ export function challenge(o: Pick<RequireReceiptOptions, 'act' | 'gate' | 'obtai
       gate: o.gate,
       receipt_header: RECEIPT_HEADER,
       ...(o.obtainUrl ? { obtain_receipt: o.obtainUrl } : {}),
+      ...extra,
     }),
     { status: REQUIRED_STATUS, headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', [REQUIRED_HEADER.toLowerCase()]: header } },
   );
@@ -100,13 +145,13 @@ export function requireReceipt(o: RequireReceiptOptions): Middleware {
   const maxAge = (o.maxAgeSeconds ?? 300) * 1000;
   return async (event, next) => {
     const refuse = async (reason: RefusalReason, detail: string) => {
-      await o.onChallenge?.(event, reason);
-      return challenge(o, reason, detail);
+      const extra = await o.onChallenge?.(event, reason);
+      return challenge(o, reason, detail, extra ?? {});
     };
     const jws = event.req.headers.get(RECEIPT_HEADER)?.trim();
     if (!jws) return refuse('receipt_missing', `this act (${o.act}) is irreversible: send a receipt from ${o.gate} in the ${RECEIPT_HEADER} header`);
     const v = await o.verify(jws);
-    if (!v.valid) return refuse('receipt_unsigned', `the receipt is not signed by the gate (${v.reason}: ${v.detail})`);
+    if (!v.valid) return refuse('receipt_unsigned', `the receipt is not signed by the gate, nor proven in its signed log (${v.reason}: ${v.detail})`);
     const p = v.payload;
     if (p.iss !== o.gate) return refuse('receipt_wrong_gate', `the receipt was issued by ${String(p.iss)}, not ${o.gate}`);
     if (p.decision !== 'PERMIT') return refuse('receipt_not_permit', `the receipt's decision is ${String(p.decision)}; only a PERMIT lets the act go ahead`);

@@ -1,5 +1,6 @@
 /**
- * The /logs page: one log's signed checkpoint, growth chart, newest entries,
+ * The /logs page: one log's signed checkpoint, growth chart, a search (by
+ * receipt id, index, leaf hash or fuse id), newest entries,
  * inclusion proofs and a consistency check between two checkpoints. Every
  * signature and proof is checked here, in the browser (src/scripts/tlog.ts).
  */
@@ -93,10 +94,78 @@ function chart(points: Array<{ size: number; at: string }>, log: string): SVGSVG
   return svg;
 }
 
+/** A table row of an entry: index, time, what it is, and its inclusion proof (and verify link for a receipt). */
+function entryRow(e: Entry, log: string, api: string, current: Checkpoint | undefined, extra?: string): HTMLTableRowElement {
+  const tr = document.createElement('tr');
+  const cells = [String(e.index), e.created_at.replace('T', ' ').slice(0, 19), describe(e), ...(extra !== undefined ? [extra] : [])];
+  cells.forEach((c, i) => {
+    const td = document.createElement('td');
+    td.textContent = c;
+    if (i === 0) td.className = 'num';
+    if (i === 3) td.className = 'mono hash';
+    tr.append(td);
+  });
+  const td = document.createElement('td');
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = 'secondary';
+  b.textContent = `Prove #${e.index}`;
+  b.addEventListener('click', () => {
+    ($('inclusion-index') as HTMLInputElement).value = String(e.index);
+    void proveInclusion(api, e.index, current);
+  });
+  td.append(b);
+  const rid = (e.payload as Record<string, unknown> | undefined)?.receipt_id;
+  if (log === 'receipts' && typeof rid === 'string') {
+    const a = document.createElement('a');
+    a.href = `/verify?id=${encodeURIComponent(rid)}`;
+    a.textContent = ' verify';
+    td.append(a);
+  }
+  tr.append(td);
+  return tr;
+}
+
+interface SearchAnswer {
+  by: string;
+  entries: Array<Entry & { leaf_hash: string }>;
+  searched: { from: number; to: number };
+  complete: boolean;
+}
+
+const READING: Record<string, string> = { index: 'entry index', receipt_id: 'receipt id', leaf_hash: 'leaf hash', fuse_id: 'fuse id' };
+
+/** Runs a search of this log and shows its matches (or says why there are none). */
+async function search(log: string, api: string, current: Checkpoint | undefined, q: string): Promise<void> {
+  const status = $('search-status');
+  const wrap = $('search-wrap');
+  const rows = $('search-results');
+  rows.replaceChildren();
+  wrap.hidden = true;
+  const res = await fetch(`${api}/search?q=${encodeURIComponent(q)}`, { headers: { accept: 'application/json' } });
+  const body = (await res.json()) as SearchAnswer & { detail?: string };
+  if (!res.ok) {
+    status.textContent = `✗ ${body.detail ?? `the search answered ${res.status}`}`;
+    status.dataset.state = 'failed';
+    return;
+  }
+  const range = body.complete ? `all ${body.searched.to.toLocaleString('en-US')} entries` : `entries ${body.searched.from} to ${body.searched.to - 1} (the newest)`;
+  if (body.entries.length === 0) {
+    status.textContent = `No entry of the ${log} log matches this ${READING[body.by]} (searched ${range}).`;
+    status.dataset.state = 'none';
+    return;
+  }
+  for (const e of body.entries) rows.append(entryRow(e, log, api, current, e.leaf_hash));
+  $('search-caption').textContent = `${body.entries.length} ${body.entries.length === 1 ? 'entry' : 'entries'} matching ${READING[body.by]} ${q}`;
+  status.textContent = `Found by ${READING[body.by]} in ${range}.`;
+  status.dataset.state = 'found';
+  wrap.hidden = false;
+}
+
 export async function startExplorer(): Promise<void> {
   const names = (await json<{ logs: Head[] }>('/api/v1/logs')).logs.map((l) => l.name);
-  const asked = new URLSearchParams(location.search).get('log') ?? 'receipts';
-  const log = names.includes(asked) ? asked : 'receipts';
+  const wanted = new URLSearchParams(location.search).get('log') ?? 'receipts';
+  const log = names.includes(wanted) ? wanted : 'receipts';
   for (const a of document.querySelectorAll<HTMLAnchorElement>('#log-tabs a')) {
     if (a.dataset.log === log) a.setAttribute('aria-current', 'page');
   }
@@ -151,35 +220,7 @@ export async function startExplorer(): Promise<void> {
     rows.replaceChildren();
     if (end > 0) {
       const page = await json<{ entries: Entry[] }>(`${api}/entries?start=${start}&limit=${end - start}`);
-      for (const e of page.entries.reverse()) {
-        const tr = document.createElement('tr');
-        const cells = [String(e.index), e.created_at.replace('T', ' ').slice(0, 19), describe(e)];
-        cells.forEach((c, i) => {
-          const td = document.createElement('td');
-          td.textContent = c;
-          if (i === 0) td.className = 'num';
-          tr.append(td);
-        });
-        const td = document.createElement('td');
-        const b = document.createElement('button');
-        b.type = 'button';
-        b.className = 'secondary';
-        b.textContent = `Prove #${e.index}`;
-        b.addEventListener('click', () => {
-          ($('inclusion-index') as HTMLInputElement).value = String(e.index);
-          void proveInclusion(api, e.index, current);
-        });
-        td.append(b);
-        const rid = (e.payload as Record<string, unknown> | undefined)?.receipt_id;
-        if (log === 'receipts' && typeof rid === 'string') {
-          const a = document.createElement('a');
-          a.href = `/verify?id=${encodeURIComponent(rid)}`;
-          a.textContent = ' verify';
-          td.append(a);
-        }
-        tr.append(td);
-        rows.append(tr);
-      }
+      for (const e of page.entries.reverse()) rows.append(entryRow(e, log, api, current));
     }
     $('entries-caption').textContent = end > 0 ? `Entries ${start} to ${end - 1} of ${size}, newest first` : 'No entries yet';
     $('page-info').textContent = end > 0 ? `${start}–${end - 1}` : '';
@@ -196,6 +237,22 @@ export async function startExplorer(): Promise<void> {
   });
   await render();
   ($('inclusion-index') as HTMLInputElement).max = String(Math.max(0, size - 1));
+  ($('search-log') as HTMLInputElement).value = log;
+  const input = $('search-q') as HTMLInputElement;
+  $('search-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const q = input.value.trim();
+    const url = new URL(location.href);
+    url.searchParams.set('log', log);
+    url.searchParams.set('q', q);
+    history.replaceState(null, '', url);
+    void search(log, api, current, q);
+  });
+  const asked = new URLSearchParams(location.search).get('q');
+  if (asked) {
+    input.value = asked;
+    await search(log, api, current, asked.trim());
+  }
   $('inclusion-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     void proveInclusion(api, Number(($('inclusion-index') as HTMLInputElement).value), current);

@@ -26,7 +26,7 @@ export const GET_STARTED: readonly Step[] = [
   {
     id: 'key',
     title: 'Get an API key',
-    intro: 'Sign in to the dashboard and create a key there, or, when you run the service yourself, create one with the CLI in the repository. The secret is shown once.',
+    intro: 'Sign up (or sign in) and, on the dashboard\'s overview, choose "Create an operator key and a fuse"; store the secret, shown once. Running the service yourself? The CLI command below makes a key too. These steps need an operator key: step 2 creates a fuse, which an agent key may not do (it answers 403 operator_key_required).',
     command: 'npm run cli -- keys create --name my-agent --json',
     lang: 'bash',
     sets: { KEY: 'key' },

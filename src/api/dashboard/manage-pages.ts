@@ -8,7 +8,7 @@ import type { AppContext } from '../context.ts';
 import { escapeHtml as e } from '../html.ts';
 import type { Router } from '../router.ts';
 import { callApi, problemNote } from './pages.ts';
-import { csrfField, dashboardPage, page, readSession, readSignedInForm, redirect, type Session } from './web.ts';
+import { csrfField, dashboardPage, page, readSession, readSignedInForm, redirect, toSignin, type Session } from './web.ts';
 
 type Row = Record<string, unknown>;
 const s_ = (v: unknown) => e(v === null || v === undefined ? '' : String(v));
@@ -59,17 +59,17 @@ export function registerManagePages(router: Router, ctx: AppContext): void {
     );
   app.get('/dashboard/licences', async (event) => {
     const s = await readSession(event, ctx);
-    return s ? licencesPage(s) : redirect('/signin');
+    return s ? licencesPage(s) : toSignin(event);
   });
   app.get('/dashboard/licences/charge', async (event) => {
     const s = await readSession(event, ctx);
-    if (!s) return redirect('/signin');
+    if (!s) return toSignin(event);
     const id = event.url.searchParams.get('license_id') ?? '';
     return /^[A-Za-z0-9_-]{1,64}$/.test(id) ? confirmCharge(s, id) : licencesPage(s, '<p class="error" role="alert">Enter a licence id such as lic_acme_2026.</p>', 400);
   });
   app.get('/dashboard/licences/:license_id/charge', async (event) => {
     const s = await readSession(event, ctx);
-    return s ? confirmCharge(s, decodeURIComponent(param(event, 'license_id'))) : redirect('/signin');
+    return s ? confirmCharge(s, decodeURIComponent(param(event, 'license_id'))) : toSignin(event);
   });
   for (const verb of ['charge', 'dead'] as const) {
     app.post(`/dashboard/licences/:license_id/${verb}`, async (event) => {
@@ -108,7 +108,7 @@ export function registerManagePages(router: Router, ctx: AppContext): void {
   };
   app.get('/dashboard/grants', async (event) => {
     const s = await readSession(event, ctx);
-    return s ? grantsPage(s) : redirect('/signin');
+    return s ? grantsPage(s) : toSignin(event);
   });
   app.post('/dashboard/grants', async (event) => {
     const p = await posted(event);
@@ -155,7 +155,7 @@ export function registerManagePages(router: Router, ctx: AppContext): void {
   };
   app.get('/dashboard/webhooks', async (event) => {
     const s = await readSession(event, ctx);
-    return s ? webhooksPage(s) : redirect('/signin');
+    return s ? webhooksPage(s) : toSignin(event);
   });
   app.post('/dashboard/webhooks', async (event) => {
     const p = await posted(event);

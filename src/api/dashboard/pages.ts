@@ -6,13 +6,14 @@
  * validated, receipted and role-checked exactly as over HTTP.
  */
 import type { H3, H3Event } from 'h3';
-import { formatUsd } from '../../domain/money.ts';
-import { periodReset, periodStart } from '../../domain/quota.ts';
-import { accountChargesByDay, accountChargesBySku, accountReceipts } from '../../ledger/accounts.ts';
+import { accountReceipts, type ReceiptFilter, type ReceiptRow } from '../../ledger/accounts.ts';
+import { getFuse } from '../../ledger/fuses.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml } from '../html.ts';
+import { Problem } from '../problem.ts';
 import type { Router } from '../router.ts';
-import { csrfField, dashboardPage, page, readSession, readSignedInForm, redirect, type Session } from './web.ts';
+import { PUBLIC_LOG_NOTE } from './signin.ts';
+import { csrfField, dashboardPage, page, readSession, readSignedInForm, redirect, toSignin as signinFirst, type Session } from './web.ts';
 
 export interface ApiAnswer {
   status: number;
@@ -29,25 +30,6 @@ export async function callApi(app: H3, ctx: AppContext, session: Session, method
 }
 
 const e = escapeHtml;
-const usd = (micros: number) => `${formatUsd(micros)} USD`;
-
-/** Charges per day as an inline SVG bar chart, with the same figures in a table for everyone. */
-function chargesChart(days: Array<{ day: string; micros: number; count: number }>): string {
-  if (days.length === 0) return '<p class="muted">No charges this period yet.</p>';
-  const max = Math.max(...days.map((d) => d.micros), 1);
-  const w = 24;
-  const h = 120;
-  const bars = days
-    .map((d, i) => {
-      const bh = Math.max(1, Math.round((d.micros / max) * h));
-      return `<rect x="${i * w + 2}" y="${h - bh}" width="${w - 4}" height="${bh}" fill="#1d4ed8"><title>${e(d.day)}: ${e(usd(d.micros))}</title></rect>`;
-    })
-    .join('');
-  const svg = `<svg role="img" aria-label="Charges per day this period" width="${days.length * w}" height="${h}" viewBox="0 0 ${days.length * w} ${h}">${bars}</svg>`;
-  const rows = days.map((d) => `<tr><td>${e(d.day)}</td><td>${d.count}</td><td>${e(usd(d.micros))}</td></tr>`).join('');
-  return `<figure>${svg}<figcaption>Charges per UTC day, this period.</figcaption></figure>
-<details><summary>The same as a table</summary><table><thead><tr><th scope="col">Day</th><th scope="col">Charges</th><th scope="col">Amount</th></tr></thead><tbody>${rows}</tbody></table></details>`;
-}
 
 export function problemNote(a: ApiAnswer): string {
   return `<p class="error" role="alert">${e(String(a.body.detail ?? a.body.title ?? `the request failed (${a.status})`))}</p>`;
@@ -56,87 +38,22 @@ export function problemNote(a: ApiAnswer): string {
 export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
   // HTML pages and forms, not API operations: registered on the app, outside the API description.
   const app = router.app;
-  /** The session, or a redirect to sign in. */
+  /** The session, or null (then the page answers a redirect to sign in, which comes back here). */
   const signedIn = async (event: H3Event) => (await readSession(event, ctx)) ?? null;
-  const toSignin = () => redirect('/signin');
+  const toSignin = (event?: H3Event) => (event ? signinFirst(event) : redirect('/signin'));
   /** A form post: the session, its CSRF check, and the form. */
   const posted = (event: H3Event) => readSignedInForm(event, ctx);
   const param = (event: H3Event, name: string) => String(event.context.params?.[name] ?? '');
 
-  app.get('/dashboard', async (event) => {
-    const s = await signedIn(event);
-    if (!s) return toSignin();
-    const since = periodStart('month');
-    const [bySku, byDay] = await Promise.all([accountChargesBySku(ctx.ledger.read, s.accountId, since), accountChargesByDay(ctx.ledger.read, s.accountId, since)]);
-    const total = bySku.reduce((a, r) => a + r.micros, 0);
-    const skuRows = bySku.map((r) => `<tr><td><code>${e(r.sku)}</code></td><td>${r.count}</td><td>${e(usd(r.micros))}</td></tr>`).join('');
-    return page(
-      dashboardPage(
-        s,
-        '/dashboard',
-        'Overview',
-        `<p>This period: from ${e(since.slice(0, 10))} until ${e((periodReset('month') ?? '').slice(0, 10))} (UTC). Total charged: <strong>${e(usd(total))}</strong>.</p>
-<h2>Charges per SKU</h2>${bySku.length ? `<table><thead><tr><th scope="col">SKU</th><th scope="col">Charges</th><th scope="col">Amount</th></tr></thead><tbody>${skuRows}</tbody></table>` : '<p class="muted">Nothing charged this period.</p>'}
-<h2>Over time</h2>${chargesChart(byDay)}
-<p>Each key's hops this period and its limit are on <a href="/dashboard/keys">Keys</a>.</p>`,
-      ),
-    );
-  });
-
-  // ------------------------------------------------------------ keys
-  const keysPage = async (s: Session, note = '', status = 200) => {
-    const list = await callApi(app, ctx, s, 'GET', '/v1/keys');
-    const keys = (list.body.data ?? []) as Array<Record<string, string | number | null>>;
-    const rows = keys
-      .map((k) => {
-        const dashboard = k.id === s.key.id;
-        const revoke =
-          k.status === 'active' && !dashboard
-            ? `<form class="inline" method="post" action="/dashboard/keys/${e(String(k.id))}/revoke">${csrfField(s.csrf)}<button aria-label="Revoke ${e(String(k.name))}">Revoke</button></form>`
-            : '';
-        return `<tr><td>${e(String(k.name))}${dashboard ? ' <span class="muted">(this dashboard)</span>' : ''}<br><code>${e(String(k.id))}</code></td><td>${e(String(k.role))}</td><td><code>${e(String(k.prefix))}…</code></td><td>${k.hops_used} / ${k.hop_limit} per ${e(String(k.hop_period))}</td><td>${e(String(k.status))}</td><td>${e(String(k.last_used_at ?? 'never'))}</td><td>${revoke}</td></tr>`;
-      })
-      .join('');
-    return page(
-      dashboardPage(
-        s,
-        '/dashboard/keys',
-        'API keys',
-        `${note}<table><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Prefix</th><th scope="col">Hops this period</th><th scope="col">Status</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>${
-          list.body.has_more ? `<p class="muted">The ${keys.length} oldest keys are shown; list the rest with <code>GET /v1/keys?starting_after=${e(String(keys.at(-1)?.id))}</code>.</p>` : ''
-        }
-<h2>Create a key</h2><form method="post" action="/dashboard/keys">${csrfField(s.csrf)}
-<label for="key-name">Name</label><input id="key-name" name="name" required maxlength="100">
-<label for="key-role">Role</label><select id="key-role" name="role"><option value="agent" selected>agent: acts, may blow a fuse, never revives one</option><option value="operator">operator: also manages</option></select>
-<p><button type="submit">Create key</button></p></form>
-<p class="muted">The same as <code>POST /v1/keys</code> with an operator key.</p>`,
-      ),
-      status,
-    );
-  };
-  app.get('/dashboard/keys', async (event) => {
-    const s = await signedIn(event);
-    return s ? keysPage(s) : toSignin();
-  });
-  app.post('/dashboard/keys', async (event) => {
-    const p = await posted(event);
-    if (!p) return toSignin();
-    const created = await callApi(app, ctx, p.session, 'POST', '/v1/keys', { name: p.form.get('name') ?? '', role: p.form.get('role') ?? 'agent' });
-    if (created.status !== 201) return keysPage(p.session, problemNote(created), created.status);
-    return keysPage(
-      p.session,
-      `<div class="notice" role="status"><p>Created the ${e(String(created.body.role))} key <strong>${e(String(created.body.name))}</strong>. Its secret is shown this once: store it now.</p><p><code id="new-secret">${e(String(created.body.secret))}</code></p></div>`,
-      201,
-    );
-  });
-  app.post('/dashboard/keys/:key_id/revoke', async (event) => {
-    const p = await posted(event);
-    if (!p) return toSignin();
-    const r = await callApi(app, ctx, p.session, 'POST', `/v1/keys/${encodeURIComponent(param(event, 'key_id'))}/revoke`);
-    return r.status === 200 ? redirect('/dashboard/keys') : keysPage(p.session, problemNote(r), r.status);
-  });
-
   // ------------------------------------------------------------ fuses
+  const fuseActions = (f: Record<string, string | null>) => {
+    const id = e(String(f.fuse_id));
+    const label = e(String(f.label ?? f.fuse_id));
+    // Blowing is open to every key; charging (reviving) only to operators, which the dashboard is.
+    const blow = f.state !== 'DEAD' ? `<a href="/dashboard/fuses/${id}/dead" aria-label="Blow ${label}">Blow…</a>` : '';
+    const charge = f.state === 'DEAD' || f.state === 'UNSIGNED' ? `<a href="/dashboard/fuses/${id}/charge" aria-label="Charge ${label}">Charge…</a>` : '';
+    return `<span class="actions">${blow} ${charge}</span>`;
+  };
   const fusesPage = async (s: Session, note = '', status = 200) => {
     const list = await callApi(app, ctx, s, 'GET', '/v1/fuses');
     const fuses = (list.body.data ?? []) as Array<Record<string, string | null>>;
@@ -144,9 +61,7 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
       .map((f) => {
         const id = e(String(f.fuse_id));
         const label = e(String(f.label ?? f.fuse_id));
-        const blow = f.state !== 'DEAD' ? `<form class="inline" method="post" action="/dashboard/fuses/${id}/dead">${csrfField(s.csrf)}<button aria-label="Blow ${label}">Blow</button></form>` : '';
-        const charge = f.state === 'DEAD' || f.state === 'UNSIGNED' ? `<a href="/dashboard/fuses/${id}/charge" aria-label="Charge ${label}">Charge…</a>` : '';
-        return `<tr><td><a href="/dashboard/fuses/${id}">${label}</a><br><code>${id}</code></td><td><strong>${e(String(f.state))}</strong></td><td>${e(String(f.updated_at))}</td><td>${blow} ${charge}</td></tr>`;
+        return `<tr><td data-label="Fuse"><a href="/dashboard/fuses/${id}">${label}</a><br><code>${id}</code></td><td data-label="State"><strong>${e(String(f.state))}</strong></td><td data-label="Changed">${e(String(f.updated_at))}</td><td data-label="Actions">${fuseActions(f)}</td></tr>`;
       })
       .join('');
     return page(
@@ -154,19 +69,20 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
         s,
         '/dashboard/fuses',
         'Fuses',
-        `${note}${fuses.length ? `<table><thead><tr><th scope="col">Fuse</th><th scope="col">State</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No fuses yet.</p>'}
+        `${note}${fuses.length ? `<table class="cards-sm"><thead><tr><th scope="col">Fuse</th><th scope="col">State</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No fuses yet.</p>'}
 <h2>Create a fuse</h2><form method="post" action="/dashboard/fuses">${csrfField(s.csrf)}
 <label for="fuse-label">Label</label><input id="fuse-label" name="label" maxlength="200">
 <label for="fuse-state">State</label><select id="fuse-state" name="state"><option value="LIVE" selected>LIVE</option><option value="UNSIGNED">UNSIGNED</option></select>
 <p><button type="submit">Create fuse</button></p></form>
-<p class="muted">Blowing a fuse makes every hop on it fail closed. Only an operator (this dashboard, or an operator key) can charge it back.</p>`,
+<p class="muted">Blowing a fuse makes every hop on it fail closed. Only an operator (this dashboard, or an operator key) can charge it back.</p>
+${PUBLIC_LOG_NOTE}`,
       ),
       status,
     );
   };
   app.get('/dashboard/fuses', async (event) => {
     const s = await signedIn(event);
-    return s ? fusesPage(s) : toSignin();
+    return s ? fusesPage(s) : toSignin(event);
   });
   app.post('/dashboard/fuses', async (event) => {
     const p = await posted(event);
@@ -175,80 +91,153 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
     const r = await callApi(app, ctx, p.session, 'POST', '/v1/fuses', { state: p.form.get('state') ?? 'LIVE', ...(label ? { label } : {}) });
     return r.status === 201 ? redirect('/dashboard/fuses') : fusesPage(p.session, problemNote(r), r.status);
   });
-  app.post('/dashboard/fuses/:fuse_id/dead', async (event) => {
-    const p = await posted(event);
-    if (!p) return toSignin();
-    const r = await callApi(app, ctx, p.session, 'POST', `/v1/fuses/${encodeURIComponent(param(event, 'fuse_id'))}/dead`);
-    return r.status === 200 ? redirect('/dashboard/fuses') : fusesPage(p.session, problemNote(r), r.status);
-  });
-  app.get('/dashboard/fuses/:fuse_id/charge', async (event) => {
-    const s = await signedIn(event);
-    if (!s) return toSignin();
-    const id = e(param(event, 'fuse_id'));
-    return page(
-      dashboardPage(
-        s,
-        '/dashboard/fuses',
-        'Charge this fuse?',
-        `<p>Charging <code>${id}</code> makes it LIVE: the agent holding it can act again at once.</p>
-<form method="post" action="/dashboard/fuses/${id}/charge">${csrfField(s.csrf)}<input type="hidden" name="confirm" value="yes">
-<p><button type="submit">Yes, charge it to LIVE</button> <a href="/dashboard/fuses">Cancel</a></p></form>`,
-      ),
-    );
-  });
-  app.post('/dashboard/fuses/:fuse_id/charge', async (event) => {
-    const p = await posted(event);
-    if (!p) return toSignin();
-    const id = param(event, 'fuse_id');
-    if (p.form.get('confirm') !== 'yes') return redirect(`/dashboard/fuses/${encodeURIComponent(id)}/charge`);
-    const r = await callApi(app, ctx, p.session, 'POST', `/v1/fuses/${encodeURIComponent(id)}/charge`);
-    return r.status === 200 ? redirect('/dashboard/fuses') : fusesPage(p.session, problemNote(r), r.status);
-  });
+
+  // Blow (-> DEAD) and charge (-> LIVE) each ask first, on a page of their own that works without script.
+  const CONFIRM = {
+    dead: { title: 'Blow this fuse?', what: 'Blowing it makes it DEAD: every hop on it is refused (DENY) at once, until an operator charges it again.', button: 'Yes, blow it', danger: true },
+    charge: { title: 'Charge this fuse?', what: 'Charging it makes it LIVE: the agent holding it can act again at once.', button: 'Yes, charge it to LIVE', danger: false },
+  } as const;
+  for (const verb of ['dead', 'charge'] as const) {
+    app.get(`/dashboard/fuses/:fuse_id/${verb}`, async (event) => {
+      const s = await signedIn(event);
+      if (!s) return toSignin(event);
+      const id = e(param(event, 'fuse_id'));
+      const c = CONFIRM[verb];
+      const back = event.url.searchParams.get('from') === 'history' ? `/dashboard/fuses/${id}` : '/dashboard/fuses';
+      return page(
+        dashboardPage(
+          s,
+          '/dashboard/fuses',
+          c.title,
+          `<p><code>${id}</code>: ${c.what} The change gets a receipt in the public log.</p>
+<form method="post" action="/dashboard/fuses/${id}/${verb}">${csrfField(s.csrf)}<input type="hidden" name="confirm" value="yes"><input type="hidden" name="back" value="${e(back)}">
+<p><button type="submit"${c.danger ? ' class="danger"' : ''}>${c.button}</button> <a href="${e(back)}">Cancel</a></p></form>`,
+        ),
+      );
+    });
+    app.post(`/dashboard/fuses/:fuse_id/${verb}`, async (event) => {
+      const p = await posted(event);
+      if (!p) return toSignin();
+      const id = encodeURIComponent(param(event, 'fuse_id'));
+      if (p.form.get('confirm') !== 'yes') return redirect(`/dashboard/fuses/${id}/${verb}`);
+      const r = await callApi(app, ctx, p.session, 'POST', `/v1/fuses/${id}/${verb}`);
+      const back = p.form.get('back') === `/dashboard/fuses/${id}` ? `/dashboard/fuses/${id}` : '/dashboard/fuses';
+      return r.status === 200 ? redirect(back) : fusesPage(p.session, problemNote(r), r.status);
+    });
+  }
+
   app.get('/dashboard/fuses/:fuse_id', async (event) => {
     const s = await signedIn(event);
-    if (!s) return toSignin();
+    if (!s) return toSignin(event);
     const id = param(event, 'fuse_id');
-    const history = await accountReceipts(ctx.ledger.read, s.accountId, { subject: id, limit: 200 });
-    if (history.length === 0) return page(dashboardPage(s, '/dashboard/fuses', 'No such fuse', '<p>This account has no fuse with that id.</p>'), 404);
+    const fuse = await getFuse(ctx.ledger.read, id);
+    if (!fuse || fuse.key_id !== s.accountId) return page(dashboardPage(s, '/dashboard/fuses', 'No such fuse', '<p>This account has no fuse with that id. <a href="/dashboard/fuses">All fuses</a></p>'), 404);
+    const f: Record<string, string | null> = { fuse_id: fuse.id, state: fuse.state, label: fuse.label, updated_at: fuse.updated_at };
+    const [history, keys] = await Promise.all([
+      accountReceipts(ctx.ledger.read, s.accountId, { subject: id, kindPrefix: 'fuse_', limit: 200 }),
+      callApi(app, ctx, s, 'GET', '/v1/keys'),
+    ]);
+    const names = new Map(((keys.body.data ?? []) as Array<Record<string, string>>).map((k) => [k.id, k.id === s.key.id ? 'this dashboard' : `${k.name} (${k.prefix}…)`]));
     const rows = history
-      .filter((r) => r.kind.startsWith('fuse_'))
-      .map((r) => `<tr><td>${e(r.created_at)}</td><td>${e(r.kind.replace(/^fuse_/, ''))}</td><td>${e(r.decision)}</td><td><code>${e(r.key_id)}</code></td><td><a href="/v1/receipts/${e(r.id)}">receipt</a></td></tr>`)
+      .map((r) => `<tr><td data-label="When">${e(r.created_at)}</td><td data-label="Change">${e(r.kind.replace(/^fuse_/, ''))}</td><td data-label="To">${e(r.decision)}</td><td data-label="By">${e(names.get(r.key_id) ?? 'a deleted key')}<br><code>${e(r.key_id)}</code></td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`)
       .join('');
     return page(
       dashboardPage(
         s,
         '/dashboard/fuses',
-        `Fuse ${id}`,
-        `<h2>State history</h2><table><thead><tr><th scope="col">When</th><th scope="col">Change</th><th scope="col">To</th><th scope="col">By key</th><th scope="col">Proof</th></tr></thead><tbody>${rows}</tbody></table>
-<p><a href="/dashboard/receipts?subject=${encodeURIComponent(id)}">Every receipt of this fuse</a>, hops included.</p>`,
+        `Fuse ${String(f.label ?? id)}`,
+        `<p><code>${e(id)}</code> is <strong>${e(String(f.state))}</strong> (since ${e(String(f.updated_at))}). ${fuseActions(f).replace(/\/(dead|charge)"/g, '/$1?from=history"')}</p>
+<h2>State history</h2>${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope="col">Change</th><th scope="col">To</th><th scope="col">By</th><th scope="col">Receipt</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No change recorded yet.</p>'}
+<p><a href="/dashboard/receipts?subject=${encodeURIComponent(id)}">Every receipt of this fuse</a>, hops included.</p>${PUBLIC_LOG_NOTE}`,
       ),
     );
   });
 
   // ------------------------------------------------------------ receipts
+  /** The filter a query asks for; each field bounded, in any case, ids matched by prefix. */
+  const receiptFilter = (q: URLSearchParams, limit: number): { filter: ReceiptFilter; fields: Record<string, string>; bad: string[] } => {
+    const fields: Record<string, string> = {};
+    const bad: string[] = [];
+    for (const name of ['kind', 'decision', 'key', 'subject', 'id', 'from', 'to', 'before']) {
+      const v = (q.get(name) ?? '').trim();
+      if (!v) continue;
+      const ok = name === 'from' || name === 'to' ? /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v)) : /^[A-Za-z0-9_.:-]{1,80}$/.test(v);
+      if (ok) fields[name] = v;
+      else bad.push(name === 'from' || name === 'to' ? `${name}: a date such as 2026-11-01` : `${name}: letters, digits and _ . : - only`);
+    }
+    // "to" is a whole day: receipts before the next day's start.
+    const nextDay = (d: string) => new Date(Date.parse(d + 'T00:00:00Z') + 86_400_000).toISOString().slice(0, 10);
+    return {
+      filter: { kind: fields.kind, decision: fields.decision, key: fields.key, subject: fields.subject, id: fields.id, from: fields.from, to: fields.to ? nextDay(fields.to) : undefined, before: fields.before, limit },
+      fields,
+      bad,
+    };
+  };
+  const PAGE = 50;
+  const EXPORT_MAX = 10_000;
+  const verifyLink = (id: string) => `${ctx.config.BASE_URL}/verify?id=${encodeURIComponent(id)}`;
+
   app.get('/dashboard/receipts', async (event) => {
     const s = await signedIn(event);
-    if (!s) return toSignin();
-    const q = event.url.searchParams;
-    const clean = (name: string) => {
-      const v = (q.get(name) ?? '').trim();
-      return /^[A-Za-z0-9_.:-]{1,64}$/.test(v) ? v : undefined;
-    };
-    const filter = { kind: clean('kind'), decision: clean('decision'), subject: clean('subject'), limit: 100 };
-    const rows = (await accountReceipts(ctx.ledger.read, s.accountId, filter))
-      .map((r) => `<tr><td>${e(r.created_at)}</td><td>${e(r.kind)}</td><td>${e(r.decision)}</td><td><code>${e(r.subject ?? '')}</code></td><td><code>${e(r.key_id)}</code></td><td><a href="/v1/receipts/${e(r.id)}">verify</a></td></tr>`)
+    if (!s) return toSignin(event);
+    const { filter, fields, bad } = receiptFilter(event.url.searchParams, PAGE + 1);
+    const found = bad.length ? [] : await accountReceipts(ctx.ledger.read, s.accountId, filter);
+    const shown = found.slice(0, PAGE);
+    const rows = shown
+      .map((r) => `<tr><td data-label="When">${e(r.created_at)}</td><td data-label="Kind">${e(r.kind)}</td><td data-label="Decision"><strong>${e(r.decision)}</strong></td><td data-label="Subject"><code>${e(r.subject ?? '')}</code></td><td data-label="Key"><code>${e(r.key_id)}</code></td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`)
       .join('');
-    const input = (name: 'kind' | 'decision' | 'subject', label: string) =>
-      `<label for="f-${name}">${label}</label><input id="f-${name}" name="${name}" value="${e(filter[name] ?? '')}">`;
+    const query = (extra: Record<string, string>) => {
+      const q = new URLSearchParams({ ...fields, ...extra });
+      if (!('before' in extra)) q.delete('before');
+      return q.toString();
+    };
+    const input = (name: string, label: string, type = 'text') =>
+      `<p><label for="f-${name}">${label}</label><input id="f-${name}" name="${name}" type="${type}" value="${e(fields[name] ?? '')}"></p>`;
+    const next = found.length > PAGE ? `<a href="/dashboard/receipts?${e(query({ before: shown.at(-1)!.id }))}" rel="next">Older receipts</a>` : '';
+    const first = fields.before ? `<a href="/dashboard/receipts?${e(query({}))}">Newest</a>` : '';
     return page(
       dashboardPage(
         s,
         '/dashboard/receipts',
         'Receipts',
-        `<form method="get" action="/dashboard/receipts">${input('kind', 'Kind (e.g. hop)')}${input('decision', 'Decision (e.g. DENY)')}${input('subject', 'Subject (e.g. a fuse id)')}<p><button type="submit">Filter</button></p></form>
-${rows ? `<table><thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Decision</th><th scope="col">Subject</th><th scope="col">Key</th><th scope="col">Verify</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No receipts match.</p>'}
-<p class="muted">Newest first, at most 100. Each receipt's page checks its signature and its inclusion in the public log.</p>`,
+        `<form method="get" action="/dashboard/receipts"><div class="row">${input('kind', 'Kind (hop, fuse_dead…)')}${input('decision', 'Decision (deny, permit…)')}${input('key', 'Key id or its start')}${input('subject', 'Fuse or subject id, or its start')}${input('id', 'Receipt id or its start')}${input('from', 'From (UTC day)', 'date')}${input('to', 'To (UTC day)', 'date')}</div>
+<p><button type="submit">Filter</button> <a href="/dashboard/receipts">Clear</a></p></form>
+${bad.length ? `<p class="error" role="alert">${e(bad.join('; '))}</p>` : ''}
+<p>Export what matches: <a href="/dashboard/receipts.csv?${e(query({}))}" download>CSV</a> · <a href="/dashboard/receipts.json?${e(query({}))}" download>JSON</a> <span class="muted">(up to ${EXPORT_MAX.toLocaleString('en')} receipts, newest first)</span></p>
+${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Decision</th><th scope="col">Subject</th><th scope="col">Key</th><th scope="col">Receipt</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No receipts match.</p>'}
+<nav aria-label="Pages of receipts" class="actions">${first} ${next}</nav>
+<p class="muted">Newest first, ${PAGE} a page. Kind and decision match in any case; ids match by their start. Each receipt's page checks its signature and its inclusion in the public log.</p>`,
       ),
+      bad.length ? 400 : 200,
     );
   });
+
+  for (const format of ['csv', 'json'] as const) {
+    app.get(`/dashboard/receipts.${format}`, async (event) => {
+      const s = await signedIn(event);
+      if (!s) return toSignin(event);
+      const { filter, bad } = receiptFilter(event.url.searchParams, 1000);
+      if (bad.length) throw new Problem({ status: 400, code: 'invalid_query', title: 'Bad request', detail: bad.join('; ') });
+      const all: ReceiptRow[] = [];
+      for (let before = filter.before; all.length < EXPORT_MAX; ) {
+        const batch = await accountReceipts(ctx.ledger.read, s.accountId, { ...filter, before, limit: Math.min(1000, EXPORT_MAX - all.length) });
+        all.push(...batch);
+        if (batch.length < 1000) break;
+        before = batch.at(-1)!.id;
+      }
+      const rows = all.map((r) => ({ ...r, verify_url: verifyLink(r.id) }));
+      const stamp = new Date().toISOString().slice(0, 10);
+      const headers = { 'cache-control': 'no-store', 'content-disposition': `attachment; filename="receipts-${stamp}.${format}"` };
+      if (format === 'json') return new Response(JSON.stringify({ object: 'list', data: rows }, null, 1), { headers: { ...headers, 'content-type': 'application/json; charset=utf-8' } });
+      const cols = ['id', 'created_at', 'kind', 'decision', 'subject', 'key_id', 'verify_url'] as const;
+      // RFC 4180 quoting; a cell starting with = + - @ is prefixed so a spreadsheet does not run it as a formula.
+      const cell = (v: string | null) => {
+        const t = v ?? '';
+        const safe = /^[=+\-@\t\r]/.test(t) ? `'${t}` : t;
+        return /[",\r\n']/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+      };
+      const csv = [cols.join(','), ...rows.map((r) => cols.map((c) => cell(r[c])).join(','))].join('\r\n') + '\r\n';
+      return new Response(csv, { headers: { ...headers, 'content-type': 'text/csv; charset=utf-8' } });
+    });
+  }
 }

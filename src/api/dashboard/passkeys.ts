@@ -18,11 +18,11 @@ import {
   type AuthenticationResponseJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import type { H3Event } from 'h3';
+import { HTTPResponse, type H3Event } from 'h3';
 import { z } from 'zod';
 import { countAttempt } from '../../accounts/throttle.ts';
 import { nowIso } from '../../ids.ts';
-import { consumeChallenge, getPasskey, insertChallenge, insertPasskey, insertSession, passkeyUsed, passkeysOf } from '../../ledger/accounts.ts';
+import { consumeChallenge, deletePasskey, getPasskey, insertChallenge, insertPasskey, insertSession, passkeyUsed, passkeysOf, renamePasskey } from '../../ledger/accounts.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml } from '../html.ts';
@@ -30,10 +30,13 @@ import { Problem } from '../problem.ts';
 import { clientAddress } from '../rate-limit.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { checkOrigin, cookie, dashboardPage, newSecret, page, readSession, redirect, sessionCookieHeader, sha256, type Session } from './web.ts';
+import { checkOrigin, cookie, csrfField, dashboardPage, newSecret, page, readSession, readSignedInForm, redirect, safeNext, sha256, signedInCookies, toSignin, type Session } from './web.ts';
 
 const CHALLENGE_TTL_MS = 5 * 60_000;
 const credentialJson = z.looseObject({ id: z.string().min(1).max(1024), response: z.looseObject({ clientDataJSON: z.string().max(8192) }) });
+
+/** A passkey's name from the ceremony's query: trimmed, at most 60 characters, or null. */
+const passkeyName = (v: string | null) => (v ?? '').trim().slice(0, 60) || null;
 
 const refused = (detail: string, status = 400, code = 'passkey_refused') => new Problem({ status, code, title: status === 401 ? 'Unauthorized' : 'Bad request', detail });
 
@@ -66,7 +69,10 @@ export const PASSKEY_SCRIPT = `<script>
       const cred = kind === 'register'
         ? await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(o.j) })
         : await navigator.credentials.get({ publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(o.j) });
-      const v = await post('/passkeys/' + kind + '/verify', cred.toJSON());
+      const next = document.querySelector('input[name=next]');
+      const name = document.getElementById('passkey-name');
+      const query = kind === 'signin' ? (next ? '?next=' + encodeURIComponent(next.value) : '') : (name && name.value ? '?name=' + encodeURIComponent(name.value) : '');
+      const v = await post('/passkeys/' + kind + '/verify' + query, cred.toJSON());
       if (!v.ok) throw new Error(v.j.detail);
       location.href = v.j.redirect;
     } catch (e) {
@@ -97,21 +103,68 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
   };
   const expires = () => nowIso(new Date(Date.now() + CHALLENGE_TTL_MS));
 
-  app.get('/dashboard/passkeys', async (event) => {
-    const s = await readSession(event, ctx);
-    if (!s) return redirect('/signin');
+  const passkeysPage = async (event: H3Event, s: Session, note = '', status = 200) => {
     const keys = await passkeysOf(ctx.ledger.read, s.accountId);
-    const rows = keys.map((k) => `<tr><td><code>${escapeHtml(k.credential_id.slice(0, 16))}…</code></td><td>${escapeHtml(k.created_at)}</td><td>${escapeHtml(k.last_used_at ?? 'never')}</td></tr>`).join('');
+    const done = { removed: 'Removed the passkey: it can no longer sign in.', renamed: 'Renamed the passkey.' }[event.url.searchParams.get('done') ?? ''];
+    const rows = keys
+      .map((k, i) => {
+        const id = escapeHtml(k.credential_id);
+        const name = escapeHtml(k.name ?? `Passkey ${i + 1}`);
+        return `<tr><td data-label="Passkey"><form method="post" action="/dashboard/passkeys/rename" class="row">${csrfField(s.csrf)}<input type="hidden" name="credential_id" value="${id}">
+<p><label for="pk-${i}">Name</label><input id="pk-${i}" name="name" maxlength="60" required value="${name}"></p><p><button type="submit" class="secondary">Rename</button></p></form>
+<code>${escapeHtml(k.credential_id.slice(0, 16))}…</code></td><td data-label="Added">${escapeHtml(k.created_at)}</td><td data-label="Last used">${escapeHtml(k.last_used_at ?? 'never')}</td>
+<td data-label="Actions"><a href="/dashboard/passkeys/remove?credential_id=${encodeURIComponent(k.credential_id)}" aria-label="Remove ${name}">Remove…</a></td></tr>`;
+      })
+      .join('');
     return page(
       dashboardPage(
         s,
         '/dashboard/passkeys',
         'Passkeys',
-        `${keys.length ? `<table><thead><tr><th scope="col">Passkey</th><th scope="col">Added</th><th scope="col">Last used</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No passkey yet: sign in with your password, or add one.</p>'}
+        `${note}${done ? `<p class="notice" role="status">${done}</p>` : ''}${keys.length ? `<table class="cards-sm"><thead><tr><th scope="col">Passkey</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No passkey yet: sign in with your password, or add one.</p>'}
+<h2>Add a passkey</h2><label for="passkey-name">Name it (e.g. the device)</label><input id="passkey-name" name="passkey_name" maxlength="60" value="This device">
 <p><button type="button" id="passkey" data-kind="register" hidden>Add a passkey</button></p><p id="passkey-status" role="status"></p>
 <noscript><p>Adding a passkey needs JavaScript (the browser's WebAuthn API).</p></noscript>${PASSKEY_SCRIPT}`,
       ),
+      status,
     );
+  };
+  app.get('/dashboard/passkeys', async (event) => {
+    const s = await readSession(event, ctx);
+    return s ? passkeysPage(event, s) : toSignin(event);
+  });
+  app.post('/dashboard/passkeys/rename', async (event) => {
+    const p = await readSignedInForm(event, ctx);
+    if (!p) return redirect('/signin');
+    const name = (p.form.get('name') ?? '').trim();
+    if (!name || name.length > 60) return passkeysPage(event, p.session, '<p class="error" role="alert">Name: 1 to 60 characters.</p>', 400);
+    const ok = await ctx.ledger.write((tx) => renamePasskey(tx, p.session.accountId, p.form.get('credential_id') ?? '', name));
+    return ok ? redirect('/dashboard/passkeys?done=renamed') : passkeysPage(event, p.session, '<p class="error" role="alert">No such passkey in this account.</p>', 404);
+  });
+  app.get('/dashboard/passkeys/remove', async (event) => {
+    const s = await readSession(event, ctx);
+    if (!s) return toSignin(event);
+    const id = event.url.searchParams.get('credential_id') ?? '';
+    const k = (await passkeysOf(ctx.ledger.read, s.accountId)).find((x) => x.credential_id === id);
+    if (!k) return passkeysPage(event, s, '<p class="error" role="alert">No such passkey in this account.</p>', 404);
+    return page(
+      dashboardPage(
+        s,
+        '/dashboard/passkeys',
+        'Remove this passkey?',
+        `<p>Removing <strong>${escapeHtml(k.name ?? 'this passkey')}</strong> (<code>${escapeHtml(id.slice(0, 16))}…</code>) means it can no longer sign in to this account. Your password keeps working.</p>
+<form method="post" action="/dashboard/passkeys/remove">${csrfField(s.csrf)}<input type="hidden" name="credential_id" value="${escapeHtml(id)}"><input type="hidden" name="confirm" value="yes">
+<p><button type="submit" class="danger">Yes, remove it</button> <a href="/dashboard/passkeys">Cancel</a></p></form>`,
+      ),
+    );
+  });
+  app.post('/dashboard/passkeys/remove', async (event) => {
+    const p = await readSignedInForm(event, ctx);
+    if (!p) return redirect('/signin');
+    const id = p.form.get('credential_id') ?? '';
+    if (p.form.get('confirm') !== 'yes') return redirect(`/dashboard/passkeys/remove?credential_id=${encodeURIComponent(id)}`);
+    const ok = await ctx.ledger.write((tx) => deletePasskey(tx, p.session.accountId, id));
+    return ok ? redirect('/dashboard/passkeys?done=removed') : passkeysPage(event, p.session, '<p class="error" role="alert">No such passkey in this account.</p>', 404);
   });
 
   app.post('/passkeys/register/options', async (event) => {
@@ -144,7 +197,7 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     if (!v.verified) throw refused('the passkey could not be verified');
     const c = v.registrationInfo.credential;
     await ctx.ledger.write((tx) =>
-      insertPasskey(tx, { credential_id: c.id, account_id: s.accountId, public_key: Buffer.from(c.publicKey).toString('base64url'), counter: c.counter, transports: c.transports ?? [], created_at: nowIso() }),
+      insertPasskey(tx, { credential_id: c.id, account_id: s.accountId, public_key: Buffer.from(c.publicKey).toString('base64url'), counter: c.counter, transports: c.transports ?? [], name: passkeyName(event.url.searchParams.get('name')), created_at: nowIso() }),
     );
     return toResponse(reply({ ok: true, redirect: '/dashboard/passkeys' }));
   });
@@ -185,8 +238,10 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     const now = new Date();
     await ctx.ledger.write(async (tx) => {
       await passkeyUsed(tx, passkey.credential_id, v.authenticationInfo.newCounter, nowIso(now));
-      await insertSession(tx, { secretHash: sha256(secret), accountId: passkey.account_id, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)) });
+      await insertSession(tx, { secretHash: sha256(secret), accountId: passkey.account_id, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)), userAgent: event.req.headers.get('user-agent') ?? undefined });
     });
-    return toResponse(reply({ ok: true, redirect: '/dashboard' }), { 'set-cookie': sessionCookieHeader(event, ctx, secret) });
+    const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+    for (const c of signedInCookies(event, ctx, secret)) headers.append('set-cookie', c);
+    return new HTTPResponse(JSON.stringify({ ok: true, redirect: safeNext(event.url.searchParams.get('next')) }), { status: 200, headers });
   });
 }

@@ -3,9 +3,11 @@
  * without JavaScript:
  *   GET/POST /signup                 email + password -> an account, signed in
  *   GET/POST /signin                 rate limited per account and per address
+ *   GET      /signout                a page with the sign-out button (the static pages' header links here)
  *   POST     /signout                this session
  *   POST     /signout-everywhere     every session of the account
- *   GET/POST /reset/{token}          a one-time link from `accounts reset-link`
+ *   GET/POST /reset/{token}          a one-time link (from "Forgot password?" or `accounts reset-link`)
+ * Sign-in keeps `next`, the page that sent the person here, and goes there after.
  */
 import type { H3Event } from 'h3';
 import { dummyHash, hashPassword, verifyPassword } from '../../accounts/passwords.ts';
@@ -28,25 +30,33 @@ import { escapeHtml, htmlPage } from '../html.ts';
 import { clientAddress } from '../rate-limit.ts';
 import type { Router } from '../router.ts';
 import { PASSKEY_SCRIPT } from './passkeys.ts';
-import { DASHBOARD_CSS, checkCsrf, clearSessionCookieHeader, csrfField, newSecret, page, preSessionCsrf, readForm, readSession, redirect, sessionCookieHeader, sessionSecretOf, sha256 } from './web.ts';
+import { DASHBOARD_CSS, accountHeader, checkCsrf, csrfField, newSecret, page, preSessionCsrf, readForm, readSession, redirect, safeNext, sessionSecretOf, sha256, signedInCookies, signedOutCookies } from './web.ts';
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
-const MIN_PASSWORD = 12;
+export const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+export const MIN_PASSWORD = 12;
 
-function authForm(kind: 'signup' | 'signin', csrf: string, error?: string, email = ''): string {
+/** One sentence, where a person decides, on what the public log shows (docs/accounts.md has the rest). */
+export const PUBLIC_LOG_NOTE =
+  '<p class="muted">What is public: every hop and fuse change gets a receipt in the public log, which anyone can read at <a href="/logs">/logs</a> (the fuse id, the decision, the time and, on its verify page, the key id; never your email, key secrets or request bodies). <a href="/docs/accounts#what-is-public">What the log shows</a>.</p>';
+
+function authForm(kind: 'signup' | 'signin', csrf: string, error?: string, email = '', next = ''): string {
   const title = kind === 'signup' ? 'Create an account' : 'Sign in';
-  const other = kind === 'signup' ? '<p>Have an account? <a href="/signin">Sign in</a>.</p>' : '<p>New here? <a href="/signup">Create an account</a>.</p>';
+  const keep = next ? `?next=${encodeURIComponent(next)}` : '';
+  const other =
+    kind === 'signup'
+      ? `<p>Have an account? <a href="/signin${keep}">Sign in</a>.</p>${PUBLIC_LOG_NOTE}`
+      : `<p><a href="/forgot">Forgot password?</a></p><p>New here? <a href="/signup${keep}">Create an account</a>.</p>`;
   return htmlPage(
     title,
     `<h1>${title}</h1>${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
-<form method="post" action="/${kind}">${csrfField(csrf)}
+<form method="post" action="/${kind}">${csrfField(csrf)}${next ? `<input type="hidden" name="next" value="${escapeHtml(next)}">` : ''}
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="${kind === 'signup' ? 'email' : 'username'}" required value="${escapeHtml(email)}">
 <label for="password">Password${kind === 'signup' ? ` (at least ${MIN_PASSWORD} characters)` : ''}</label>
 <input id="password" name="password" type="password" autocomplete="${kind === 'signup' ? 'new-password' : 'current-password'}" required minlength="${kind === 'signup' ? MIN_PASSWORD : 1}">
 <p><button type="submit">${title}</button></p></form>${
       kind === 'signin'
         ? `<p><button type="button" id="passkey" data-kind="signin" hidden>Sign in with a passkey</button></p><p id="passkey-status" role="status"></p>${PASSKEY_SCRIPT}`
-        : ''
+        : '<p class="muted">After this you can add a passkey, to sign in without the password.</p>'
     }${other}`,
     DASHBOARD_CSS,
   );
@@ -59,33 +69,39 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     const secret = newSecret();
     const now = new Date();
     await ctx.ledger.write((tx) =>
-      insertSession(tx, { secretHash: sha256(secret), accountId, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)) }),
+      insertSession(tx, { secretHash: sha256(secret), accountId, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)), userAgent: event.req.headers.get('user-agent') ?? undefined }),
     );
-    return sessionCookieHeader(event, ctx, secret);
+    return signedInCookies(event, ctx, secret);
   };
-  const formPage = (event: H3Event, kind: 'signup' | 'signin', status = 200, error?: string, email?: string, headers: Record<string, string> = {}) => {
+  const formPage = (event: H3Event, kind: 'signup' | 'signin', status = 200, error?: string, email?: string, headers: Record<string, string> = {}, next = '') => {
     const csrf = preSessionCsrf(event, ctx);
-    return page(authForm(kind, csrf.token, error, email), status, csrf.setCookie ? [csrf.setCookie] : [], headers);
+    return page(authForm(kind, csrf.token, error, email, next), status, csrf.setCookie ? [csrf.setCookie] : [], headers);
   };
+  /** The `next` a form or query carries, kept only when it is a path of this site. */
+  const nextOf = (v: string | null) => (v && safeNext(v) === v ? v : '');
 
   for (const kind of ['signup', 'signin'] as const) {
-    app.get(`/${kind}`, async (event) => ((await readSession(event, ctx)) ? redirect('/dashboard') : formPage(event, kind)));
+    app.get(`/${kind}`, async (event) => {
+      const next = nextOf(event.url.searchParams.get('next'));
+      return (await readSession(event, ctx)) ? redirect(safeNext(next)) : formPage(event, kind, 200, undefined, undefined, {}, next);
+    });
   }
 
   app.post('/signup', async (event) => {
     const form = await readForm(event, ctx);
     checkCsrf(event, ctx, form, undefined);
+    const next = nextOf(form.get('next'));
     const email = (form.get('email') ?? '').trim().toLowerCase();
     const password = form.get('password') ?? '';
     // Every attempt counts, taken or not: the 409 below says an email is in use, so probing is bounded too.
     const perAddress = await countAttempt(ctx.ledger, `signup:addr:${clientAddress(event)}`, ctx.config.SIGNIN_WINDOW_SECONDS);
     if (perAddress.count > ctx.config.SIGNUP_MAX_ATTEMPTS_PER_ADDRESS) {
       const retry = perAddress.retryAfter;
-      return formPage(event, 'signup', 429, `Too many sign-up attempts from this address. Try again in ${Math.ceil(retry / 60)} minute(s).`, email, { 'retry-after': String(retry) });
+      return formPage(event, 'signup', 429, `Too many sign-up attempts from this address. Try again in ${Math.ceil(retry / 60)} minute(s).`, email, { 'retry-after': String(retry) }, next);
     }
-    if (!EMAIL.test(email)) return formPage(event, 'signup', 400, 'Enter an email address such as you@example.com.', email);
-    if (password.length < MIN_PASSWORD || password.length > 1024) return formPage(event, 'signup', 400, `The password needs at least ${MIN_PASSWORD} characters.`, email);
-    if (await loginByEmail(ctx.ledger.read, email)) return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email);
+    if (!EMAIL.test(email)) return formPage(event, 'signup', 400, 'Enter an email address such as you@example.com.', email, {}, next);
+    if (password.length < MIN_PASSWORD || password.length > 1024) return formPage(event, 'signup', 400, `The password needs at least ${MIN_PASSWORD} characters.`, email, {}, next);
+    if (await loginByEmail(ctx.ledger.read, email)) return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email, {}, next);
     const passwordHash = await hashPassword(password);
     const account = await ctx.ledger.write((tx) => insertAccount(tx, { name: email }));
     // The dashboard's own operator key: its secret is dropped here, so only a signed-in session acts with it.
@@ -93,14 +109,16 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     try {
       await ctx.ledger.write((tx) => insertLogin(tx, { account_id: account.id, email, password_hash: passwordHash, dashboard_key_id: key.id, now: nowIso() }));
     } catch {
-      return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email);
+      return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email, {}, next);
     }
-    return redirect('/dashboard', [await startSession(event, account.id)]);
+    // A new account lands on the first-run guide, which offers a passkey first.
+    return redirect(next || '/dashboard?welcome=1', await startSession(event, account.id));
   });
 
   app.post('/signin', async (event) => {
     const form = await readForm(event, ctx);
     checkCsrf(event, ctx, form, undefined);
+    const next = nextOf(form.get('next'));
     const email = (form.get('email') ?? '').trim().toLowerCase();
     const password = form.get('password') ?? '';
     const window = ctx.config.SIGNIN_WINDOW_SECONDS;
@@ -108,30 +126,47 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     const perAddress = await countAttempt(ctx.ledger, `signin:addr:${clientAddress(event)}`, window);
     if (perAccount.count > ctx.config.SIGNIN_MAX_ATTEMPTS || perAddress.count > ctx.config.SIGNIN_MAX_ATTEMPTS_PER_ADDRESS) {
       const retry = Math.max(perAccount.retryAfter, perAddress.retryAfter);
-      return formPage(event, 'signin', 429, `Too many sign-in attempts. Try again in ${Math.ceil(retry / 60)} minute(s).`, email, { 'retry-after': String(retry) });
+      return formPage(event, 'signin', 429, `Too many sign-in attempts. Try again in ${Math.ceil(retry / 60)} minute(s).`, email, { 'retry-after': String(retry) }, next);
     }
     const login = EMAIL.test(email) ? await loginByEmail(ctx.ledger.read, email) : undefined;
     const ok = await verifyPassword(password, login?.password_hash ?? (await dummyHash()));
-    if (!login || !ok) return formPage(event, 'signin', 401, 'That email and password do not match an account.', email);
-    return redirect('/dashboard', [await startSession(event, login.account_id)]);
+    if (!login || !ok) return formPage(event, 'signin', 401, 'That email and password do not match an account.', email, {}, next);
+    return redirect(safeNext(next), await startSession(event, login.account_id));
+  });
+
+  // The static pages' header links here: signing out is a POST (with this page's token), never a GET.
+  app.get('/signout', async (event) => {
+    const session = await readSession(event, ctx);
+    if (!session) return redirect('/signin', signedOutCookies(event, ctx));
+    return page(
+      htmlPage(
+        'Sign out',
+        `<h1>Sign out</h1><p>Signed in as ${escapeHtml(session.email)}.</p>
+<form method="post" action="/signout">${csrfField(session.csrf)}<p><button type="submit">Sign out of this browser</button></p></form>
+<form method="post" action="/signout-everywhere">${csrfField(session.csrf)}<p><button type="submit" class="secondary">Sign out everywhere</button></p></form>
+<p><a href="/dashboard">Back to the dashboard</a></p>`,
+        DASHBOARD_CSS,
+        accountHeader(session),
+      ),
+    );
   });
 
   app.post('/signout', async (event) => {
     const form = await readForm(event, ctx);
     const session = await readSession(event, ctx);
-    if (!session) return redirect('/signin', [clearSessionCookieHeader(event, ctx)]);
+    if (!session) return redirect('/signin', signedOutCookies(event, ctx));
     checkCsrf(event, ctx, form, session);
     await ctx.ledger.write((tx) => deleteSession(tx, sha256(sessionSecretOf(event, ctx)!)));
-    return redirect('/signin', [clearSessionCookieHeader(event, ctx)]);
+    return redirect('/signin', signedOutCookies(event, ctx));
   });
 
   app.post('/signout-everywhere', async (event) => {
     const form = await readForm(event, ctx);
     const session = await readSession(event, ctx);
-    if (!session) return redirect('/signin', [clearSessionCookieHeader(event, ctx)]);
+    if (!session) return redirect('/signin', signedOutCookies(event, ctx));
     checkCsrf(event, ctx, form, session);
     await ctx.ledger.write((tx) => deleteSessionsOf(tx, session.accountId));
-    return redirect('/signin', [clearSessionCookieHeader(event, ctx)]);
+    return redirect('/signin', signedOutCookies(event, ctx));
   });
 
   const resetForm = (event: H3Event, token: string, status = 200, error?: string) => {
@@ -150,7 +185,7 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
       csrf.setCookie ? [csrf.setCookie] : [],
     );
   };
-  const gone = () => page(htmlPage('Link expired', '<h1>This link cannot be used</h1><p>It is unknown, used or expired. Ask an operator for a new one.</p>'), 410);
+  const gone = () => page(htmlPage('Link expired', '<h1>This link cannot be used</h1><p>It is unknown, used or expired. <a href="/forgot">Ask for a new one</a>.</p>'), 410);
 
   app.get('/reset/:token', async (event) => {
     const token = String(event.context.params?.token ?? '');
@@ -170,6 +205,6 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
       await deleteSessionsOf(tx, accountId);
       return true;
     });
-    return done ? redirect('/signin') : gone();
+    return done ? redirect('/signin', signedOutCookies(event, ctx)) : gone();
   });
 }

@@ -10,7 +10,7 @@
  *   in, the token is derived from the session secret (a synchronizer token
  *   nobody else can compute); before sign-in it is a double-submit cookie.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { HTTPResponse, type H3Event } from 'h3';
 import { nowIso } from '../../ids.ts';
 import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
@@ -45,6 +45,36 @@ export const sessionCookieHeader = (event: H3Event, ctx: AppContext, secret: str
   setCookieHeader(event, ctx, sessionCookie(event, ctx), secret, ctx.config.SESSION_TTL_SECONDS);
 export const clearSessionCookieHeader = (event: H3Event, ctx: AppContext) => setCookieHeader(event, ctx, sessionCookie(event, ctx), '', 0);
 
+/**
+ * The signed-in hint: a non-secret cookie scripts may read, so a static page's
+ * header can say "Dashboard" and "Sign out" instead of "Sign in". It grants
+ * nothing; the HttpOnly session cookie is the credential.
+ */
+const HINT = 'fg_signed_in';
+function hintCookie(event: H3Event, ctx: AppContext, on: boolean): string {
+  return [`${HINT}=${on ? '1' : ''}`, 'Path=/', 'SameSite=Lax', `Max-Age=${on ? ctx.config.SESSION_TTL_SECONDS : 0}`, ...(secure(event, ctx) ? ['Secure'] : [])].join('; ');
+}
+/** The cookies that start a session: the session itself and the signed-in hint. */
+export const signedInCookies = (event: H3Event, ctx: AppContext, secret: string) => [sessionCookieHeader(event, ctx, secret), hintCookie(event, ctx, true)];
+/** The cookies that end a session in this browser. */
+export const signedOutCookies = (event: H3Event, ctx: AppContext) => [clearSessionCookieHeader(event, ctx), hintCookie(event, ctx, false)];
+
+/**
+ * Where to go after signing in: a path of this site from `next` (a deep link
+ * that sent the person to sign in), else the dashboard. Refuses anything that
+ * could leave the site (`//host`, `/\host`, schemes).
+ */
+export function safeNext(next: string | null | undefined): string {
+  if (!next || next.length > 512 || !/^\/(?![/\\])[A-Za-z0-9/_.~%?&=:+,-]*$/.test(next)) return '/dashboard';
+  return next;
+}
+
+/** The sign-in page, remembering the page the person asked for. */
+export function toSignin(event: H3Event): HTTPResponse {
+  const here = event.url.pathname + event.url.search;
+  return redirect(here === '/dashboard' ? '/signin' : `/signin?next=${encodeURIComponent(here)}`);
+}
+
 export interface Session {
   accountId: string;
   email: string;
@@ -68,6 +98,38 @@ export async function readSession(event: H3Event, ctx: AppContext): Promise<Sess
 }
 
 export const sessionSecretOf = (event: H3Event, ctx: AppContext) => cookie(event, sessionCookie(event, ctx));
+
+/**
+ * A one-time note carried across a redirect (POST-redirect-GET): a new key's
+ * secret must survive the 303 to be shown once, yet never be stored by the
+ * server. It travels in an HttpOnly cookie, AES-256-GCM sealed under a key
+ * derived from this session's secret, and the next page read clears it.
+ */
+const FLASH = 'fg_flash';
+const flashKey = (sessionSecret: string) => createHash('sha256').update(`flash\0${sessionSecret}`).digest();
+
+export function flashCookie(event: H3Event, ctx: AppContext, data: unknown): string {
+  const secret = sessionSecretOf(event, ctx) ?? '';
+  const iv = randomBytes(12);
+  const c = createCipheriv('aes-256-gcm', flashKey(secret), iv);
+  const body = Buffer.concat([c.update(JSON.stringify(data), 'utf8'), c.final()]);
+  return setCookieHeader(event, ctx, FLASH, Buffer.concat([iv, c.getAuthTag(), body]).toString('base64url'), 300);
+}
+
+/** The flash of this session (undefined when none, or sealed for another session), and the cookie that clears it. */
+export function takeFlash<T>(event: H3Event, ctx: AppContext): { data: T | undefined; clear: string[] } {
+  const raw = cookie(event, FLASH);
+  if (!raw) return { data: undefined, clear: [] };
+  const clear = [setCookieHeader(event, ctx, FLASH, '', 0)];
+  try {
+    const buf = Buffer.from(raw, 'base64url');
+    const d = createDecipheriv('aes-256-gcm', flashKey(sessionSecretOf(event, ctx) ?? ''), buf.subarray(0, 12));
+    d.setAuthTag(buf.subarray(12, 28));
+    return { data: JSON.parse(Buffer.concat([d.update(buf.subarray(28)), d.final()]).toString('utf8')) as T, clear };
+  } catch {
+    return { data: undefined, clear };
+  }
+}
 
 /** Redirect answers (303 after a form post, so the browser GETs the next page). */
 export function redirect(location: string, setCookies: string[] = []): HTTPResponse {
@@ -143,25 +205,33 @@ const NAV: Array<[string, string]> = [
   ['/dashboard/licences', 'Licences'],
   ['/dashboard/grants', 'Grants'],
   ['/dashboard/webhooks', 'Webhooks'],
+  ['/dashboard/alerts', 'Alerts'],
   ['/dashboard/receipts', 'Receipts'],
   ['/dashboard/passkeys', 'Passkeys'],
+  ['/dashboard/account', 'Account'],
 ];
 
-export const DASHBOARD_CSS = `nav.dash ul{list-style:none;display:flex;flex-wrap:wrap;gap:1rem;padding:0;margin:0 0 1rem}
-nav.dash a[aria-current]{font-weight:700}form.inline{display:inline}label{display:block;margin:.5rem 0 .2rem}
-input,select,button{font:inherit;padding:.3rem .5rem}button{cursor:pointer}.notice{background:#ecfdf5;border:1px solid #047857;padding:.75rem}
-.error{background:#fef2f2;border:1px solid #b91c1c;padding:.75rem}.muted{color:#4b5563}`;
+export const DASHBOARD_CSS = `nav.dash ul{list-style:none;display:flex;flex-wrap:wrap;gap:.25rem 1rem;padding:0;margin:0 0 1rem}
+nav.dash a{display:inline-block;padding:.2rem 0}nav.dash a[aria-current]{font-weight:700}form.inline{display:inline}label{display:block;margin:.5rem 0 .2rem}
+.server input,.server select{font:inherit;padding:.4rem .5rem;border:1px solid var(--field,#6b7280);border-radius:.35rem;background:var(--paper,#fff);color:var(--ink,#111827);max-width:100%}
+.server input:focus-visible,.server select:focus-visible,.server summary:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
+button{cursor:pointer}.notice{background:var(--ok-bg,#ecfdf5);border:1px solid var(--ok,#047857);padding:.75rem;border-radius:.35rem}
+.error{background:var(--bad-bg,#fef2f2);border:1px solid var(--bad,#b91c1c);padding:.75rem;border-radius:.35rem}.muted{color:var(--muted,#4b5563)}
+.danger{background:var(--bad,#b91c1c);color:var(--paper,#fff)}.row{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end}.row label{margin-top:0}
+.secret{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center}.secret code{font-size:1rem;padding:.3rem .5rem;overflow-wrap:anywhere}
+.steps{list-style:none;padding:0}.steps>li{border:1px solid var(--line,#d1d5db);border-radius:.5rem;padding:.5rem 1rem;margin:.75rem 0}
+.steps>li>h3{margin:.25rem 0;font-size:1.05rem}.steps .tick{display:inline-block;min-width:4.5rem;font-weight:700}.steps .done .tick{color:var(--ok,#047857)}.steps .todo .tick{color:var(--muted,#4b5563)}
+.keys td:last-child{white-space:nowrap}.actions{display:flex;flex-wrap:wrap;gap:.4rem}.actions a,.actions button{margin:0}
+@media (max-width:40rem){table.cards-sm thead{position:absolute;left:-999px}table.cards-sm tr{display:block;border-top:1px solid var(--line,#d1d5db);padding:.5rem 0}
+table.cards-sm td{display:block;border:0;padding:.15rem .25rem}table.cards-sm td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}`;
 
-/** A signed-in dashboard page: the nav, sign-out forms, then `body` (trusted HTML). */
+/** The header's account region on a signed-in page: who, the dashboard, account settings and sign-out. */
+export function accountHeader(session: Session): string {
+  return `<span class="who">${escapeHtml(session.email)}</span><a href="/dashboard">Dashboard</a><a href="/dashboard/account">Account</a><form method="post" action="/signout">${csrfField(session.csrf)}<button>Sign out</button></form>`;
+}
+
+/** A signed-in dashboard page: the account in the header, the dashboard nav, then `body` (trusted HTML). */
 export function dashboardPage(session: Session, current: string, title: string, body: string): string {
   const nav = NAV.map(([href, label]) => `<li><a href="${href}"${href === current ? ' aria-current="page"' : ''}>${label}</a></li>`).join('');
-  return htmlPage(
-    title,
-    `<nav class="dash" aria-label="Dashboard"><ul>${nav}</ul></nav>
-<p class="muted">Signed in as ${escapeHtml(session.email)}.
-<form class="inline" method="post" action="/signout">${csrfField(session.csrf)}<button>Sign out</button></form>
-<form class="inline" method="post" action="/signout-everywhere">${csrfField(session.csrf)}<button>Sign out everywhere</button></form></p>
-<h1>${escapeHtml(title)}</h1>${body}`,
-    DASHBOARD_CSS,
-  );
+  return htmlPage(title, `<nav class="dash" aria-label="Dashboard"><ul>${nav}</ul></nav>\n<h1>${escapeHtml(title)}</h1>${body}`, DASHBOARD_CSS, accountHeader(session));
 }

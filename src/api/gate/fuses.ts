@@ -22,6 +22,8 @@ import { Problem } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { callerOf, fuseIdSchema, visibleFuse, visibleIn } from './governed.ts';
+import { fuseChangedAlert } from './alert-events.ts';
+import { nudgeDeliverer } from '../site/webhooks.ts';
 
 export const createFuseRequest = z.strictObject({
   state: z.enum(['LIVE', 'UNSIGNED']).default('LIVE'),
@@ -74,8 +76,8 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
       const fuseId = id.success ? id.data : '';
       // A fuse that does not exist, or is not the caller's, is 404 before anything else.
       await visibleFuse(ctx.ledger.read, caller, fuseId);
-      return idempotent(event, ctx, key, async () =>
-        commitAct(event, ctx, key, {
+      return idempotent(event, ctx, key, async () => {
+        const answer = await commitAct(event, ctx, key, {
           needs: { fuseId },
           // Read, checked and moved under the write lock: of two concurrent transitions, one wins.
           run: async (tx, state) => {
@@ -92,10 +94,13 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
             }
             const receipt = state.receipt(ctx, { kind: `fuse_${verb}`, decision: to, subject: fuse.id, key_id: key.id, data: { from: fuse.state } });
             const after: Fuse = { ...fuse, state: to, updated_at: now };
-            return { writes: { receipt, fuse: after }, reply: reply({ ...fuseObject(after), previous_state: fuse.state, receipt_id: receipt.receipt_id }) };
+            const records = [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id)];
+            return { writes: { receipt, fuse: after, records }, reply: reply({ ...fuseObject(after), previous_state: fuse.state, receipt_id: receipt.receipt_id }) };
           },
-        }),
-      );
+        });
+        nudgeDeliverer();
+        return answer;
+      });
     }, { summary, auth: 'key', role, tag: 'fuses', response: fuseResponse.extend({ previous_state: z.string(), receipt_id: z.string() }), problems: role === 'operator' ? [403, 404, 409] : [404, 409] });
 
   transition('/v1/fuses/:fuse_id/dead', 'DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'dead', 'Blow a fuse: it becomes DEAD and fails closed', 'agent');

@@ -21,12 +21,15 @@ import { ownerId } from '../../ledger/accounts.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
 import { notFound } from '../problem.ts';
 import { reply, type Reply } from '../reply.ts';
 import { withPayment, type PaidAct, type SettledAct } from '../../payments/x402/paid-act.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
+import { hopDeniedAlert } from './alert-events.ts';
+import { nudgeDeliverer } from '../site/webhooks.ts';
 
 export const fuseIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a fuse id such as fuse_…');
 export const actionSchema = z.looseObject({
@@ -67,6 +70,8 @@ export interface HopResult {
   outcome: HopOutcome;
   receipt: Receipt;
   fingerprint?: string | undefined;
+  /** What the act charges the key (the very lines it writes); empty for a demo or an x402-paid hop. */
+  charges: readonly ActCharge[];
 }
 
 /** Charges of a governed hop: a permitted act pays the hop and the seal; a refusal pays NAP `hold`. */
@@ -109,6 +114,12 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
   if (key && !caller.paid && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   const fp = req.action ? fingerprint(req.action) : undefined;
   let settled: SettledAct | undefined;
+  // A refused hop queued alert deliveries: wake the deliverer once it committed.
+  let queued = false;
+  const alerted = (r: Reply) => {
+    if (queued) nudgeDeliverer();
+    return r;
+  };
   for (let attempt = 0; ; attempt++) {
     let seen: Fuse['state'] | undefined;
     if (caller.paid) {
@@ -125,27 +136,30 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
       const charges = key && !paid ? chargesOf(req.kind, outcome, key.id) : [];
       const receipt = state.receipt(ctx, paid ? withPayment(act, paid) : act, { charges });
-      return { outcome, receipt, out: answer({ fuse, outcome, receipt, fingerprint: fp }) };
+      // A refused hop of a key alerts its account's subscribers (docs/alerts.md); the public drills alert nobody.
+      const records = key && !outcome.verdict ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];
+      queued = records.length > 0;
+      return { outcome, receipt, records, out: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
     };
     const needs = { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined };
     try {
       if (!paid) {
-        return await commitAct(event, ctx, key, {
+        return alerted(await commitAct(event, ctx, key, {
           needs,
           decide(state) {
-            const { receipt, out } = decideOn(state);
-            return { writes: { receipt }, reply: out };
+            const { receipt, records, out } = decideOn(state);
+            return { writes: { receipt, records }, reply: out };
           },
-        });
+        }));
       }
-      return await commitAct(event, ctx, key, {
+      return alerted(await commitAct(event, ctx, key, {
         needs,
         run: async (tx, state) => {
-          const { receipt, out } = decideOn(state);
+          const { receipt, records, out } = decideOn(state);
           await paid.commit(tx, receipt.receipt_id);
-          return { writes: { receipt }, reply: { ...out, body: { ...(out.body as object), payment: paid.facts }, headers: { ...out.headers, ...paid.headers } } };
+          return { writes: { receipt, records }, reply: { ...out, body: { ...(out.body as object), payment: paid.facts }, headers: { ...out.headers, ...paid.headers } } };
         },
-      });
+      }));
     } catch (e) {
       if (retryIfStale(e, attempt)) continue;
       throw e;
@@ -162,6 +176,7 @@ export const hopResponse = z.object({
   verify_url: z.url(),
   decision: z.enum(['PERMIT', 'BLOCK', 'DENY', 'SILENCE']),
   reason: z.string(),
+  charge: chargeSchema.nullable().describe('what this hop charged the key: execute_gate, or the NAP hold for a refusal; null for a public demo or an x402-paid hop'),
 });
 
 /** The hop response of SPEC 2.1: every field always present, plus the decision and its reason. */
@@ -175,6 +190,7 @@ export function hopBody(r: HopResult): Record<string, unknown> {
     verify_url: r.receipt.verify_url,
     decision: r.outcome.decision,
     reason: r.outcome.reason,
+    charge: r.charges[0] ? chargeView(r.charges[0]) : null,
   };
 }
 

@@ -18,8 +18,10 @@ import { actProblem, commitAct, keyedAct } from '../act.ts';
 import { haltUnlessAnsweredWithin } from './halt.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
 import { commitPaidAct, payPerHop, type HopPayer } from '../../payments/x402/paid-act.ts';
-import type { Router } from '../router.ts';
+import type { RouteDoc, Router, X402Doc } from '../router.ts';
+import { paidRouteOf } from '../../payments/x402/resources.ts';
 import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
 
 /**
@@ -45,6 +47,7 @@ export const actResponse = hopResponse.extend({
   acted: z.boolean(),
   act_kind: z.string(),
   fingerprint: z.string().describe('SHA-256 hex of the canonical JSON of the action'),
+  charges: z.array(chargeSchema).describe('every line this act charged: execute_gate and seal when it acted, the NAP hold for a refusal; empty for a public demo or an x402-paid act'),
 });
 const demoHopRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema.optional() });
 const demoActRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema });
@@ -56,6 +59,7 @@ function actReply(r: HopResult) {
     acted: r.outcome.verdict,
     act_kind: r.receipt.payload.data?.act_kind,
     fingerprint: r.fingerprint,
+    charges: r.charges.map(chargeView),
   });
 }
 
@@ -94,19 +98,26 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     return callerOf(undefined);
   };
 
-  router.post('/v1/fuse/hop', (event) => payPerHop(event, ctx, '/v1/fuse/hop', async (p) => {
+  // Our x402 extension (SPEC 7 answers 402 at the hop limit): a hop or lookup paid per call by a key past
+  // its limit, or by an agent without a key (which sees only the public drill fuses, like the demos). A
+  // lookup counts as a hop, so it costs the hop toll. Not the OCSP alias: it must answer "halt" within
+  // OCSP_HALT_AFTER_MS, which a settlement cannot promise.
+  const PAID_HOP: X402Doc = { when: "past the key's hop limit, or without a key (public drill fuses only)" };
+  const hopDoc: RouteDoc = { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } };
+  router.post('/v1/fuse/hop', (event) => payPerHop(event, ctx, paidRouteOf('POST', '/v1/fuse/hop', hopDoc)!, async (p) => {
     const caller = payer(p);
     const hop = async () => {
       const body = await readBody(event, hopRequest, limit);
       return governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply);
     };
     return caller.key ? idempotent(event, ctx, caller.key, hop) : toResponse(await hop());
-  }), { summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } });
+  }), hopDoc);
 
-  router.get('/v1/fuse/lookup', (event) => payPerHop(event, ctx, '/v1/fuse/lookup', async (p) => {
+  const lookupDoc: RouteDoc = { tool: 'fuse_lookup', summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404], x402: { ...PAID_HOP, sku: 'execute_gate' } };
+  router.get('/v1/fuse/lookup', (event) => payPerHop(event, ctx, paidRouteOf('GET', '/v1/fuse/lookup', lookupDoc)!, async (p) => {
     const { fuse_id } = readQuery(event, lookupQuery);
     return toResponse(await lookup(ctx, payer(p), fuse_id));
-  }), { summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404] });
+  }), lookupDoc);
 
   // OCSP-style alias: same answer while the ledger answers; 503 "halt" when it cannot be reached.
   router.get('/v1/ocsp', (event) =>
@@ -117,21 +128,18 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     }),
   { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
 
-  keyedAct(router, ctx, '/v1/act', { summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event) =>
+  keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event) =>
     governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply),
   );
 
-  keyedAct(router, ctx, '/v1/classify', { summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event) => {
+  keyedAct(router, ctx, '/v1/classify', { tool: 'classify', summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event) => {
     const c = classify(body);
     const fp = fingerprint(body);
+    const charge = { keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify') };
     return commitAct(event, ctx, key, {
       decide(state) {
-        const receipt = state.receipt(
-          ctx,
-          { kind: 'classify', decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED', key_id: key.id, fingerprint: fp, data: { ...c } },
-          { charges: [{ keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify') }] },
-        );
-        return { writes: { receipt }, reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
+        const receipt = state.receipt(ctx, { kind: 'classify', decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED', key_id: key.id, fingerprint: fp, data: { ...c } }, { charges: [charge] });
+        return { writes: { receipt }, reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView(charge) }) };
       },
     });
   });
@@ -160,25 +168,25 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       },
     });
     return toResponse(answer);
-  }, { summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } } });
+  }, { tool: 'execute_gate_demo', summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } } });
 
   // Public demos on the drill fuses: never charged, rate limited per client address.
   router.post('/demo/hop', async (event) => {
     const caller = await publicCaller(event);
     const body = await readBody(event, demoHopRequest, limit);
     return toResponse(await governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply));
-  }, { summary: 'Public hop on a drill fuse (fuse_drill_live or fuse_drill_dead); never charged', auth: 'demo', tag: 'demo', body: demoHopRequest, response: hopResponse, problems: [404, 429], example: { fuse_id: 'fuse_drill_dead' } });
+  }, { tool: 'demo_hop', summary: 'Public hop on a drill fuse (fuse_drill_live or fuse_drill_dead); never charged', auth: 'demo', tag: 'demo', body: demoHopRequest, response: hopResponse, problems: [404, 429], example: { fuse_id: 'fuse_drill_dead' } });
 
   router.post('/demo/act', async (event) => {
     const caller = await publicCaller(event);
     const body = await readBody(event, demoActRequest, limit);
     return toResponse(await governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply));
-  }, { summary: 'Public welded act on a drill fuse; never charged', auth: 'demo', tag: 'demo', body: demoActRequest, response: actResponse, problems: [404, 429], example: { action: { kind: 'pay' } } });
+  }, { tool: 'demo_act', summary: 'Public welded act on a drill fuse; never charged', auth: 'demo', tag: 'demo', body: demoActRequest, response: actResponse, problems: [404, 429], example: { action: { kind: 'pay' } } });
 
   router.get('/demo/lookup', async (event) => {
     const caller = await publicCaller(event);
     const { fuse_id } = readQuery(event, demoLookupQuery);
     return toResponse(await lookup(ctx, caller, fuse_id));
-  }, { summary: 'Public lookup of a drill fuse', auth: 'demo', tag: 'demo', query: demoLookupQuery, response: lookupResponse, problems: [404, 429] });
+  }, { tool: 'demo_lookup', summary: 'Public lookup of a drill fuse', auth: 'demo', tag: 'demo', query: demoLookupQuery, response: lookupResponse, problems: [404, 429] });
 
 }

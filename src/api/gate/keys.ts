@@ -7,6 +7,7 @@
  *   POST /v1/keys/{id}/revoke          401 from then on (within a second in every process: auth reads the ledger)
  *   POST /v1/keys/{id}/rotate          {grace_seconds?}: a new secret; the old one works until the grace ends
  *   POST /v1/keys/{id}/limit           {hop_limit}: the hops the key may make per period
+ *   POST /v1/keys/{id}/expiry          {expires_at | expires_in_seconds | null}: when it stops working
  * Another account's key is 404. Create and rotate answer a secret, so they are
  * not replayed from the idempotency store (which would keep it in clear).
  */
@@ -15,7 +16,7 @@ import { z } from 'zod';
 import { HOP_PERIODS, periodReset } from '../../domain/quota.ts';
 import { nowIso } from '../../ids.ts';
 import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
-import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, type ApiKey } from '../../ledger/api-keys.ts';
+import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, type ApiKey } from '../../ledger/api-keys.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -41,6 +42,12 @@ export const createKeyRequest = z
   .refine((b) => b.expires_at === undefined || b.expires_in_seconds === undefined, { message: 'send at most one of expires_at and expires_in_seconds' });
 const rotateRequest = z.strictObject({ grace_seconds: z.number().int().nonnegative().optional().describe('how long the old secret keeps working; default KEY_ROTATION_GRACE_SECONDS') });
 const limitRequest = z.strictObject({ hop_limit: z.number().int().positive(), hop_period: z.enum(HOP_PERIODS).optional() });
+const expiryRequest = z
+  .strictObject({
+    expires_at: z.iso.datetime({ offset: true }).nullable().optional().describe('RFC 3339 time after which the key answers 401; null: never'),
+    expires_in_seconds: z.number().int().positive().max(10 * 365 * 86_400).optional(),
+  })
+  .refine((b) => (b.expires_at === undefined) !== (b.expires_in_seconds === undefined), { message: 'send exactly one of expires_at (null for never) and expires_in_seconds' });
 
 export const keyResponse = z.object({
   object: z.literal('api_key'),
@@ -98,6 +105,12 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     return key;
   };
   const doc = { auth: 'key', role: 'operator', tag: 'keys' } as const;
+  /** The dashboard's own key is not revoked or given an expiry through the API: that would lock the account out. */
+  const refuseDashboardKey = async (key: ApiKey, instead: string) => {
+    if ((await loginOfAccount(ctx.ledger.read, key.account_id))?.dashboard_key_id === key.id) {
+      throw new Problem({ status: 409, code: 'dashboard_key', title: 'Conflict', detail: `${key.id} is the signed-in dashboard's own key: ${instead}` });
+    }
+  };
 
   router.get('/v1/keys', async (event) => {
     const caller = await requireKey(event, ctx);
@@ -113,7 +126,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     const now = nowIso();
     const keys = await accountKeysPage(ctx.ledger.read, ownerId(caller), q.limit + 1, after);
     return toResponse(reply({ object: 'list', data: keys.slice(0, q.limit).map((k) => keyObject(k, now)), has_more: keys.length > q.limit }));
-  }, { ...doc, summary: "List the account's API keys, oldest first (never their secrets)", query: keysListQuery, problems: [400] });
+  }, { ...doc, tool: 'keys_list', summary: "List the account's API keys, oldest first (never their secrets)", query: keysListQuery, problems: [400] });
 
   router.post('/v1/keys', async (event) => {
     const caller = await requireKey(event, ctx);
@@ -130,7 +143,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       expiresAt,
     });
     return toResponse(reply({ ...keyObject(key), secret, notice: SECRET_NOTICE }, 201));
-  }, { ...doc, summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: createdKeyResponse, responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } }, problems: [403], example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
+  }, { ...doc, tool: 'keys_create', summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: createdKeyResponse, responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } }, problems: [403], example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
 
   router.get('/v1/keys/:key_id', async (event) => {
     const caller = await requireKey(event, ctx);
@@ -140,9 +153,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   router.post('/v1/keys/:key_id/revoke', async (event) => {
     const caller = await requireKey(event, ctx);
     const key = await accountKey(event, caller);
-    if ((await loginOfAccount(ctx.ledger.read, key.account_id))?.dashboard_key_id === key.id) {
-      throw new Problem({ status: 409, code: 'dashboard_key', title: 'Conflict', detail: `${key.id} is the signed-in dashboard's own key: sign out everywhere instead` });
-    }
+    await refuseDashboardKey(key, 'sign out everywhere instead');
     await revokeApiKey(ctx.ledger, key.id);
     return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
   }, { ...doc, summary: 'Revoke a key: it answers 401 from then on (revoking twice keeps the first time)', response: keyResponse, problems: [403, 404, 409] });
@@ -168,4 +179,16 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     await setHopLimit(ctx.ledger, key.id, b.hop_limit, b.hop_period);
     return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
   }, { ...doc, summary: "Set a key's hop limit per period (and the period: changing it starts the count again)", body: limitRequest, response: keyResponse, problems: [403, 404], example: { hop_limit: 50_000, hop_period: 'month' } });
+
+  router.post('/v1/keys/:key_id/expiry', async (event) => {
+    const caller = await requireKey(event, ctx);
+    const key = await accountKey(event, caller);
+    const b = await readBody(event, expiryRequest, limit);
+    await refuseDashboardKey(key, 'it lasts as long as the account');
+    const now = Date.now();
+    const expiresAt = b.expires_in_seconds !== undefined ? nowIso(new Date(now + b.expires_in_seconds * 1000)) : b.expires_at ? nowIso(new Date(b.expires_at)) : null;
+    if (expiresAt !== null && expiresAt <= nowIso(new Date(now))) throw badRequest('invalid_body', 'expires_at: must be in the future', { errors: [{ field: 'expires_at', message: 'must be in the future' }] });
+    await setKeyExpiry(ctx.ledger, key.id, expiresAt);
+    return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
+  }, { ...doc, summary: 'Set when a key stops working (null: never); an expired key can be given a later time again', body: expiryRequest, response: keyResponse, problems: [403, 404, 409], example: { expires_in_seconds: 2_592_000 } });
 }

@@ -9,12 +9,12 @@
  */
 import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
-import { monthOf } from '../../domain/clear.ts';
+import { BPS_TIERS, monthOf, tierFor } from '../../domain/clear.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { OPERATOR_BPS, operatorCheckout, type OperatorCheckout } from '../../domain/pricing.ts';
 import { nowIso } from '../../ids.ts';
-import { monthTotals } from '../../ledger/clear.ts';
-import { CHECKOUT_SKU, getCheckout, insertCheckout, monthCharged, monthHops, type CheckoutRow } from '../../ledger/operator.ts';
+import { monthClearBps, monthTotals, type MonthClearBps } from '../../ledger/clear.ts';
+import { CHECKOUT_SKU, CLEAR_BPS_SKU, getCheckout, insertCheckout, monthCharged, monthHops, type CheckoutRow } from '../../ledger/operator.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
@@ -32,6 +32,18 @@ export async function operatorFigures(ctx: AppContext, db: Db, keyId: string, mo
   const [hops, totals, charged] = await Promise.all([monthHops(db, keyId, month), monthTotals(db, month, keyId), monthCharged(db, keyId, month)]);
   const c = operatorCheckout({ floorMicros: BigInt(usdToMicros(ctx.config.OPERATOR_FLOOR_USD)), exposureMicros: totals.cleared_micros, hops, chargedMicros: charged });
   return { hops, exposureMicros: totals.cleared_micros, checkout: c };
+}
+
+/** The month's bps fee on cleared exposure: accruing while the month is open, billed (`clear_bps`) by its checkout. */
+export function clearBpsView(b: Pick<MonthClearBps, 'cleared_micros' | 'fee_micros'> & { tier: { id: string; bps: number } }, billed: boolean) {
+  return {
+    sku: CLEAR_BPS_SKU,
+    cleared_exposure_usd: formatUsd(b.cleared_micros),
+    tier: { id: b.tier.id, bps: b.tier.bps },
+    fee_usd: formatUsd(b.fee_micros),
+    graduated: true,
+    billed,
+  };
 }
 
 function checkoutView(month: string, hops: number, exposureMicros: bigint, c: OperatorCheckout) {
@@ -54,20 +66,42 @@ function checkoutView(month: string, hops: number, exposureMicros: bigint, c: Op
 /** The open month's operator checkout of a key, for GET /v1/me. */
 export async function openCheckoutView(ctx: AppContext, keyId: string) {
   const month = monthOf();
-  const f = await operatorFigures(ctx, ctx.ledger.read, keyId, month);
-  return { state: 'open' as const, ...checkoutView(month, f.hops, f.exposureMicros, f.checkout) };
+  const [f, bps] = await Promise.all([operatorFigures(ctx, ctx.ledger.read, keyId, month), monthClearBps(ctx.ledger.read, keyId, month)]);
+  return { state: 'open' as const, ...checkoutView(month, f.hops, f.exposureMicros, f.checkout), clear_bps: clearBpsView(bps, false) };
 }
 
 function closedView(ctx: AppContext, row: CheckoutRow) {
+  const bps = { cleared_micros: row.exposureMicros, fee_micros: row.clearBpsMicros, tier: tierById(row.clearTier, row.exposureMicros) };
   return {
     object: 'operator_checkout',
     state: 'checked_out' as const,
     ...checkoutView(row.month, row.hops, row.exposureMicros, row),
+    clear_bps: clearBpsView(bps, true),
+    total_usd: formatUsd(row.checkoutMicros + row.clearBpsMicros),
     checked_out_at: row.createdAt,
     charge: chargeView({ sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros }),
+    charges: checkoutCharges(row).map(chargeView),
     receipt_id: row.receiptId,
     verify_url: verifyUrl(ctx, row.receiptId),
   };
+}
+
+/** The month's tier as billed (checkouts before 0230 recorded none: the tier of the exposure). */
+function tierById(id: string | null, exposureMicros: bigint) {
+  return BPS_TIERS.find((t) => t.id === id) ?? tierFor(exposureMicros);
+}
+
+/** The meter lines of a checkout: the month's bps fee (when it cleared anything), then the operator true-up. */
+function checkoutCharges(row: CheckoutRow): Array<{ keyId: string; sku: string; amountMicros: bigint }> {
+  return [
+    ...(row.exposureMicros > 0n ? [{ keyId: row.keyId, sku: CLEAR_BPS_SKU, amountMicros: row.clearBpsMicros }] : []),
+    { keyId: row.keyId, sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros },
+  ];
+}
+
+/** 422: a month this key cannot check out (not begun, or before the key existed). */
+function notCheckable(month: string, detail: string, extra: Record<string, unknown> = {}): Problem {
+  return new Problem({ status: 422, code: 'month_not_checkable', title: 'Unprocessable Content', detail, extra: { month, errors: [{ field: 'month', message: detail }], ...extra } });
 }
 
 const checkoutResponse = z.looseObject({ object: z.literal('operator_checkout'), month: z.string(), due_usd: z.string(), checkout_usd: z.string(), charge: chargeSchema, receipt_id: z.string() });
@@ -87,19 +121,28 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
       example: { month: '2026-10' },
     },
     async ({ month }, key, event) => {
-      if (month >= monthOf()) {
+      const current = monthOf();
+      if (month > current) throw notCheckable(month, `${month} has not begun: a month is checked out once it is over`);
+      if (month === current) {
         throw new Problem({ status: 409, code: 'period_open', title: 'Conflict', detail: `${month} is not closed yet: a month is checked out once it is over`, extra: { month } });
       }
       const done = await getCheckout(ctx.ledger.read, key.id, month);
       if (done) return reply(closedView(ctx, done));
       const f = await operatorFigures(ctx, ctx.ledger.read, key.id, month);
-      const base = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout };
+      // A key exists from its creation month; a month before it is checked out only when the
+      // ledger holds the key's acts in it (a key carried over from an earlier ledger).
+      const since = monthOf(new Date(key.created_at));
+      if (month < since && f.hops === 0 && f.exposureMicros === 0n && f.checkout.chargedMicros === 0n && (await monthTotals(ctx.ledger.read, month, key.id)).acts === 0) {
+        throw notCheckable(month, `${month} is before this key existed (created ${since}): there is nothing of it to check out`, { key_created_month: since });
+      }
+      const bps = await monthClearBps(ctx.ledger.read, key.id, month);
+      const base = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout, clearBpsMicros: bps.fee_micros, clearTier: bps.tier.id };
       return commitAct(event, ctx, key, {
         run: async (tx, state) => {
           const receipt = state.receipt(
             ctx,
-            { kind: 'operator_checkout', decision: 'CHECKED_OUT', subject: month, key_id: key.id, data: checkoutView(month, f.hops, f.exposureMicros, f.checkout) },
-            { signed: true, charges: [{ keyId: key.id, sku: CHECKOUT_SKU, amountMicros: base.checkoutMicros }] },
+            { kind: 'operator_checkout', decision: 'CHECKED_OUT', subject: month, key_id: key.id, data: { ...checkoutView(month, f.hops, f.exposureMicros, f.checkout), clear_bps: clearBpsView(bps, true) } },
+            { signed: true, charges: checkoutCharges({ ...base, receiptId: '', createdAt: '' }) },
           );
           const row: CheckoutRow = { ...base, receiptId: receipt.receipt_id, createdAt: nowIso() };
           // A closed month's figures do not change; the primary key makes the write once (a receipt minted and not written is discarded).

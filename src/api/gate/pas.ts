@@ -58,6 +58,7 @@ import type { AppContext } from '../context.ts';
 import { idempotent } from '../idempotency.ts';
 import { Problem, badRequest, notFound } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
+import { chargeSchema, chargeView } from '../charge.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { callerOf, fuseIdSchema, visibleIn, type Caller } from './governed.ts';
@@ -126,13 +127,17 @@ const demoPreBindARequest = z
     scope: z.enum(['bind_only', 'bind_and_issue']).default('bind_only'),
   })
   .refine((b) => !(b.write !== undefined && b.spend_fingerprint !== undefined), oneWriteMessage);
+/** Every field has a default (docs/policy-administration.md): `{}` checks a premium within the drill grant. */
 const demoAuthorityRequest = authorityRequest.extend({
   fuse_id: fuseIdSchema.default(DRILL_FUSES.live),
   grant_id: z.string().regex(/^auth_[A-Za-z0-9_-]{1,64}$/).default('auth_drill'),
+  premium: usdAmount.default('100000.00'),
+  line: authorityRequest.shape.line.default('cyber'),
+  state: authorityRequest.shape.state.default('CA'),
 });
 
 const receiptFields = { receipt_id: z.string(), verify_url: z.url() };
-const decisionResponse = z.looseObject({ decision: z.string(), reason: z.string(), ...receiptFields });
+const decisionResponse = z.looseObject({ decision: z.string(), reason: z.string(), ...receiptFields, charge: chargeSchema.nullable().describe('what this decision charged the key: execute_gate for ALLOW, the NAP hold for a refusal; null for a public demo') });
 const snapshotResponse = z.looseObject({
   object: z.literal('license'),
   license_id: z.string(),
@@ -158,6 +163,11 @@ const appendixResponse = z.looseObject({ object: z.literal('bind_appendix'), job
 function chargeOf(decision: string): { sku: string; nap: boolean; amountMicros: number } {
   const sku = decision === 'ALLOW' ? 'execute_gate' : 'hold';
   return { sku, nap: sku === 'hold', amountMicros: tollMicros(sku) };
+}
+
+/** The answer with the charge it made (the very line the act writes): null for a public demo. */
+function withCharge(r: Reply, charge: Parameters<typeof chargeView>[0] | undefined): Reply {
+  return { ...r, body: { ...(r.body as object), charge: charge ? chargeView(charge) : null } };
 }
 
 const ownerOf = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
@@ -206,10 +216,8 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
       );
       if (key && act.jobId) await recordJobReceipt(tx, { keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
       const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
-      return {
-        writes: { receipt },
-        reply: act.answer(d, s, fuse, receipt, written),
-      };
+      const charge = key ? { keyId: key.id, ...chargeOf(d.decision) } : undefined;
+      return { writes: { receipt }, reply: withCharge(act.answer(d, s, fuse, receipt, written), charge) };
     },
   });
 }
@@ -408,9 +416,10 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
       }
       await recordJobReceipt(tx, { keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
       const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
+      const charge = { keyId: key.id, ...chargeOf(decision) };
       const writes = { receipt };
-      if (d.redeem) return { writes, reply: reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common }) };
-      return { writes, reply: reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409) };
+      if (d.redeem) return { writes, reply: withCharge(reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common }), charge) };
+      return { writes, reply: withCharge(reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409), charge) };
     },
   });
 }
@@ -526,7 +535,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     router,
     ctx,
     '/v1/pas/bind-check',
-    { summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', job_id: 'job_1042' } },
+    { tool: 'pas_bind_check', summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', job_id: 'job_1042' } },
     (b, key, event) => bindCheck(event, ctx, callerOf(key), b),
   );
 
@@ -584,7 +593,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await bindCheck(event, ctx, caller, await readBody(event, demoBindCheckRequest, limit)));
     },
-    { summary: 'Public bind ALLOW/BLOCK demo on the drill fuses', auth: 'demo', tag: 'pas', body: demoBindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [404, 429], example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' } },
+    { tool: 'demo_pas_bind_check', summary: 'Public bind ALLOW/BLOCK demo on the drill fuses', auth: 'demo', tag: 'pas', body: demoBindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [404, 429], example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' } },
   );
   router.post(
     '/demo/pas/mga-authority',

@@ -39,7 +39,7 @@ import { ownerId } from '../../ledger/accounts.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
 import type { ReceiptInput } from '../../ledger/receipts.ts';
 import { PaymentRefused, paymentFacts, presentsPayment, type SettledPayment, type VerifiedPayment } from '../../payments/x402/gate.ts';
-import { paidRoute, resourceOf, priceMicros } from '../../payments/x402/resources.ts';
+import { paidRouteOf, resourceOf, priceMicros } from '../../payments/x402/resources.ts';
 import { paidResource } from '../../payments/x402/service.ts';
 import { optionalKey, requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
@@ -51,7 +51,7 @@ import type { ClearActRow } from '../../ledger/clear.ts';
 import { Problem } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
-import type { Router } from '../router.ts';
+import type { RouteDoc, Router } from '../router.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
@@ -106,7 +106,19 @@ interface Caller {
 
 export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void {
   // The x402 price is the GO toll (src/payments/x402/resources.ts); an inexact conversion stops start-up.
-  const route = paidRoute(EVALUATE_PATH);
+  const evaluateDoc: RouteDoc = {
+    tool: 'prefinality_evaluate',
+    summary: 'Pre-finality clearance: GO (200, signed receipt JWT), NO_GO (403) or HOLD (409) before an irreversible commit',
+    auth: 'key',
+    tag: 'prefinality',
+    body: evaluateRequestSchema,
+    responses: decisionResponses,
+    problems: [401, 402, 422],
+    charges: ['execute_gate', 'hold'],
+    // SPEC 5.4: the price is the GO toll; only a GO is settled.
+    x402: { sku: meteringOf('GO').sku, when: 'no API key; settled only when the decision is GO', rails: ['x402', 'rtp'], extension: false },
+  };
+  const route = paidRouteOf('POST', EVALUATE_PATH, evaluateDoc)!;
   const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route));
 
   /** 401 without x402; 402 in the x402 wire format with it. */
@@ -262,13 +274,13 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     if (!key) return paid && presentsPayment(event) ? paidEvaluate(event) : refuseUnauthenticated(event);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
     return idempotent(event, ctx, key, () => decide(event, req, { keyId: key.id, owner: ownerId(key) }));
-  }, { summary: 'Pre-finality clearance: GO (200, signed receipt JWT), NO_GO (403) or HOLD (409) before an irreversible commit', auth: 'key', tag: 'prefinality', body: evaluateRequestSchema, responses: decisionResponses, problems: [401, 402, 422], charges: ['execute_gate', 'hold'] });
+  }, evaluateDoc);
 
   router.post(DEMO_EVALUATE_PATH, async (event) => {
     await enforceDemoRateLimit(event, ctx);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
     return toResponse(await decide(event, req, { keyId: undefined }));
-  }, { summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged', auth: 'demo', tag: 'demo', body: evaluateRequestSchema, responses: decisionResponses, problems: [429] });
+  }, { tool: 'demo_prefinality_evaluate', summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged', auth: 'demo', tag: 'demo', body: evaluateRequestSchema, responses: decisionResponses, problems: [429] });
 
   router.post(VERIFY_PATH, async (event) => {
     const { receipt } = await readBody(event, verifyRequestSchema, ctx.config.MAX_BODY_BYTES);
@@ -280,7 +292,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           : { object: 'prefinality_verification', valid: false, reason: r.reason, detail: r.detail },
       ),
     );
-  }, { summary: 'Is a pre-finality receipt JWT valid, and why not', auth: 'public', tag: 'prefinality', body: verifyRequestSchema });
+  }, { tool: 'prefinality_verify', summary: 'Is a pre-finality receipt JWT valid, and why not', auth: 'public', tag: 'prefinality', body: verifyRequestSchema });
 
   router.post(RTP_GATE_PATH, async (event) => {
     const key = await requireKey(event, ctx);

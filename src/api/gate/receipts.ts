@@ -16,6 +16,8 @@ import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
 import { inclusionProof, readEntries } from '../../ledger/log.ts';
 import { RECEIPTS_LOG, getReceipt, type StoredReceipt } from '../../ledger/receipts.ts';
 import { sealCovering } from '../../ledger/seals.ts';
+import { witnessedSizeCovering } from '../../ledger/witnesses.ts';
+import { formatWitnessPolicy, witnessesOf } from '../../crypto/witness-policy.ts';
 import { readBody } from '../body.ts';
 import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import type { AppContext } from '../context.ts';
@@ -43,7 +45,7 @@ export interface ReceiptEvidence extends ReceiptEvidenceDoc {
   receipt_id: string;
   log: { name: string; index: number; origin: string; verifier_key: string };
   checkpoint_jws: string;
-  verification: { signature: boolean; inclusion: boolean; detail?: string };
+  verification: { signature: boolean; inclusion: boolean; witnesses?: boolean; detail?: string };
 }
 
 /**
@@ -55,12 +57,18 @@ export interface ReceiptEvidence extends ReceiptEvidenceDoc {
  */
 export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promise<ReceiptEvidence> {
   const origin = logOrigin(ctx.config.SITE_URL, RECEIPTS_LOG);
-  const seal = await sealCovering(ctx.ledger.read, r.log_index);
+  // The first checkpoint past the receipt that its witnesses cosigned (with the quorum if one has it), else its seal.
+  const witnessed = await witnessedSizeCovering(ctx, RECEIPTS_LOG, r.log_index);
+  const seal = witnessed ? undefined : await sealCovering(ctx.ledger.read, r.log_index);
   let checkpoint: string;
   let checkpoint_jws: string;
   let size: number;
   let signer = ctx.keyring.current as PublicSigningKey;
-  if (seal) {
+  if (witnessed) {
+    checkpoint = witnessed.note;
+    size = witnessed.size;
+    checkpoint_jws = compactJwsSync(checkpointText(witnessed), ctx.keyring.current, CHECKPOINT_TYP);
+  } else if (seal) {
     ({ note: checkpoint, jws: checkpoint_jws, tree_size: size } = seal);
     signer = ctx.keyring.byKid(seal.kid) ?? signer;
   } else {
@@ -79,14 +87,20 @@ export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promis
     inclusion: { tree_size: size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) },
     checkpoint,
     checkpoint_jws,
+    ...(ctx.witnessPolicy ? { witnesses: { policy: formatWitnessPolicy(ctx.witnessPolicy), ...witnessesOf(checkpoint, ctx.witnessPolicy) } } : {}),
   };
-  const checks = await verifyReceiptEvidence(doc, { keys: ctx.keyring, logKey: doc.log.verifier_key });
+  const checks = await verifyReceiptEvidence(doc, { keys: ctx.keyring, logKey: doc.log.verifier_key, ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}) });
   const failed = Object.values(checks).find((c) => !c.ok);
-  const signature = Object.entries(checks).every(([name, c]) => name === 'inclusion' || c.ok);
+  const signature = Object.entries(checks).every(([name, c]) => name === 'inclusion' || name === 'witnesses' || c.ok);
   return {
     receipt_id: r.receipt_id,
     ...doc,
-    verification: { signature, inclusion: checks.inclusion!.ok, ...(failed ? { detail: failed.detail } : {}) },
+    verification: {
+      signature,
+      inclusion: checks.inclusion!.ok,
+      ...(checks.witnesses ? { witnesses: checks.witnesses.ok } : {}),
+      ...(failed ? { detail: failed.detail } : {}),
+    },
   };
 }
 
@@ -120,7 +134,9 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
     if (wantsHtml(event)) {
       return htmlResponse(receiptPage(evidence));
     }
-    return toResponse(reply(evidence), { vary: 'accept', 'access-control-allow-origin': '*' });
+    // Once its quorum cosigned the checkpoint it is proven against, a receipt's evidence never changes.
+    const settled = evidence.witnesses?.quorum_holds === true;
+    return toResponse(reply(evidence), { vary: 'accept', 'access-control-allow-origin': '*', 'cache-control': settled ? 'public, max-age=3600' : 'no-cache' });
   }, { summary: "A receipt's evidence: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint and its JWS (HTML for browsers)", auth: 'public', tag: 'receipts', problems: [404] });
 
   router.post('/v1/receipts/verify', async (event) => {
@@ -140,7 +156,7 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
         ...(inLog ? { log_index: stored.log_index, verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}),
       }),
     );
-  }, { summary: "Verify a receipt: a JWS (signature, key, whether it is in the receipts log) or a whole evidence document (seal, inclusion, leaf)", auth: 'public', tag: 'receipts', body: verifyBody });
+  }, { tool: 'receipt_verify', summary: "Verify a receipt: a JWS (signature, key, whether it is in the receipts log) or a whole evidence document (seal, inclusion, leaf)", auth: 'public', tag: 'receipts', body: verifyBody });
 }
 
 /** Checks a receipt's evidence against our own keys: the log verifier key of each of them, current first. */
@@ -148,11 +164,20 @@ async function verifyEvidence(ctx: AppContext, e: ReceiptEvidenceDoc): Promise<R
   const origin = logOrigin(ctx.config.SITE_URL, RECEIPTS_LOG);
   let checks: Record<string, Check> = {};
   for (const key of ctx.keyring.all) {
-    checks = await verifyReceiptEvidence(e, { keys: ctx.keyring, logKey: verifierKey(origin, key.raw) });
+    checks = await verifyReceiptEvidence(e, { keys: ctx.keyring, logKey: verifierKey(origin, key.raw), ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}) });
     if (checks.checkpoint?.ok) break;
   }
   const failed = Object.entries(checks).find(([, c]) => !c.ok);
   if (failed) return { valid: false, reason: `bad_${failed[0]}`, detail: failed[1].detail, checks };
   const id = String(e.payload.receipt_id ?? '');
-  return { valid: true, payload: e.payload, checks, in_log: true, log_index: e.log.index, ...(id ? { verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}) };
+  const witnesses = ctx.witnessPolicy ? witnessesOf(e.checkpoint, ctx.witnessPolicy) : undefined;
+  return {
+    valid: true,
+    payload: e.payload,
+    checks,
+    ...(witnesses ? { witnesses } : {}),
+    in_log: true,
+    log_index: e.log.index,
+    ...(id ? { verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}),
+  };
 }

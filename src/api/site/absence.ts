@@ -69,7 +69,7 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/absence/witness',
     {
-      summary: 'Issue a signed non-membership witness: the act kind is not on the declared surface (sorted Merkle proof against a signed head)',
+      tool: 'absence_witness', summary: 'Issue a signed non-membership witness: the act kind is not on the declared surface (sorted Merkle proof against a signed head)',
       tag: 'absence',
       body: witnessRequest,
       response: z.object({ witness_id: z.string(), act_kind: z.string(), absent: z.boolean(), surface: z.looseObject({}), proof: sortedProofSchema, witness: z.string(), verify_url: z.string(), standard_verify_url: z.string(), charge: chargeSchema }),
@@ -131,7 +131,7 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply(await verifyWitness(ctx, body.witness, body.proof as SortedProofJson)), { 'access-control-allow-origin': '*' });
     },
     {
-      summary: 'Verify an absence witness: its Ed25519 signature, then its sorted-Merkle proof against the head it signs',
+      tool: 'absence_verify', summary: 'Verify an absence witness: its Ed25519 signature, then its sorted-Merkle proof against the head it signs',
       auth: 'public',
       tag: 'absence',
       body: witnessVerifyRequest,

@@ -90,7 +90,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/astl/publish',
     {
-      summary: 'Publish an attempt-surface manifest to the ASTL before bind; answers its index, leaf hash, inclusion proof and signed checkpoint',
+      tool: 'astl_publish', summary: 'Publish an attempt-surface manifest to the ASTL before bind; answers its index, leaf hash, inclusion proof and signed checkpoint',
       tag: 'astl',
       body: astlPublishRequest,
       response: astlPublishResponse,
@@ -157,7 +157,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply({ entity: q.entity, latest_version: found[0]!.version, manifests: found.map(publicManifest) }), { 'access-control-allow-origin': '*' });
     },
     {
-      summary: "An entity's published manifests, newest version first",
+      tool: 'astl_lookup', summary: "An entity's published manifests, newest version first",
       auth: 'public',
       tag: 'astl',
       query: astlLookupQuery,

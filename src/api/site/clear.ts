@@ -214,7 +214,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/execute-gate',
     {
-      summary: 'PERMIT / DENY / HOLD / SILENCE for an agent act against one of your fuses; refusals are metered as NAP hold',
+      tool: 'execute_gate', summary: 'PERMIT / DENY / HOLD / SILENCE for an agent act against one of your fuses; refusals are metered as NAP hold',
       tag: 'clear',
       body: executeGateRequest,
       response: executeGateResponse,
@@ -286,6 +286,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
             ...receiptFields(receipt),
           }),
         }),
+        { commit: [...(b.fuse_id ? [] : ['subject']), 'data.subject_ref', 'data.reason'] },
       );
     },
   );

@@ -2,11 +2,12 @@
  * Clearing checkpoints (SPEC 2.4 clearing, 2.5 layer 8):
  *   GET /api/v1/clearing/network/latest.json   public   the newest Merkle net attestation, with the proofs to check it
  *   GET /api/v1/clearing/catalog               public   the clearing catalog with network_checkpoint live
- * A timer seals a checkpoint every CLEARING_INTERVAL_HOURS (weekly by default);
+ * A timer seals a checkpoint every CLEARING_INTERVAL_HOURS (weekly by default), the first as the server starts;
  * `npm run cli -- clearing seal` seals one now.
  */
 import { z } from 'zod';
-import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
+import { logOrigin } from '../../ledger/checkpoint.ts';
+import { cosignedCheckpoint } from '../../ledger/witnesses.ts';
 import { CLEARING_LOG, firstReceiptAt, latestClearing, sealClearing, type ClearingAttestation } from '../../ledger/clearing.ts';
 import { consistencyProof, readEntries } from '../../ledger/log.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
@@ -34,9 +35,9 @@ export async function latestEvidence(ctx: AppContext) {
   if (!latest) return undefined;
   const [entry] = await readEntries(db, CLEARING_LOG, latest.log_index, 1);
   const attestation = JSON.parse(new TextDecoder().decode(entry!.leaf)) as ClearingAttestation;
-  const clearingCp = await signedCheckpoint(ctx, CLEARING_LOG);
+  const clearingCp = await cosignedCheckpoint(ctx, CLEARING_LOG);
   const proof = await proofAt(ctx, db, CLEARING_LOG, latest.log_index, clearingCp.size);
-  const receiptsCp = await signedCheckpoint(ctx, RECEIPTS_LOG);
+  const receiptsCp = await cosignedCheckpoint(ctx, RECEIPTS_LOG);
   const to = attestation.receipts.to;
   const consistency = to > 0 && to <= receiptsCp.size ? (await consistencyProof(db, RECEIPTS_LOG, to, receiptsCp.size)).map(b64) : [];
   return {
@@ -67,7 +68,13 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
       const since = last?.period_end || (await firstReceiptAt(ctx.ledger.read));
       if (since && Date.now() - Date.parse(since) >= periodMs) await sealNow(ctx.ledger);
     };
-    router.job(intervalJob(ctx, 'clearing seal', Math.min(periodMs, 60_000), tick));
+    // A deployment without a checkpoint seals its first one as it starts (re-checked under the
+    // write lock, so two processes starting together seal one), not a whole period later.
+    const first = () =>
+      ctx.ledger.write(async (tx) => {
+        if (!(await latestClearing(tx))) await sealClearing(tx, new Date());
+      });
+    router.job(intervalJob(ctx, 'clearing seal', Math.min(periodMs, 60_000), tick, first));
   }
 
   router.get(

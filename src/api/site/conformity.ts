@@ -55,7 +55,7 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
     ctx,
     '/api/v1/conformity/generate',
     {
-      summary: 'Generates a sealed AI Act conformity pack for one category: Annex III category, Art 12 record-keeping envelope, risk controls (evidenced or open), technical-file scaffold',
+      tool: 'conformity_generate', summary: 'Generates a sealed AI Act conformity pack for one category: Annex III category, Art 12 record-keeping envelope, risk controls (evidenced or open), technical-file scaffold',
       tag: 'foundry',
       body: generateRequest,
       response: generateResponse,

@@ -106,7 +106,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/foundry/pipeline/run',
     {
-      summary: 'Runs the foundry attach flow (steps 1 to 9) for a tenant as a sealed rehearsal: each step computed with its endpoint\'s rules and reported done, skipped or held, with the endpoint that performs it',
+      tool: 'foundry_pipeline_run', summary: 'Runs the foundry attach flow (steps 1 to 9) for a tenant as a sealed rehearsal: each step computed with its endpoint\'s rules and reported done, skipped or held, with the endpoint that performs it',
       tag: 'foundry',
       body: pipelineRequest,
       response: pipelineResponse,

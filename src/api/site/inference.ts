@@ -105,20 +105,19 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 409, 502, 503, 504],
       charges: ['inference_seal'],
       example: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarise the claim file in three lines.' }] },
-      precondition: () => {
-        if (!ctx.config.INFERENCE_UPSTREAM_URL) {
-          throw new Problem({
-            status: 503,
-            code: 'inference_upstream_not_configured',
-            title: 'Service unavailable',
-            detail: 'this gate has no inference upstream: the operator sets INFERENCE_UPSTREAM_URL (an OpenAI-compatible base URL) to enable the proxy; nothing was charged',
-          });
-        }
-      },
     },
     async (body, key, event) => {
       const named = event.req.headers.get(SESSION_HEADER);
       if (named !== null && !ref.safeParse(named).success) throw new Problem({ status: 400, code: 'invalid_session', title: 'Bad request', detail: `${SESSION_HEADER} must be 1 to 128 visible ASCII characters` });
+      // After the request is validated (a bad request is a 400 whatever the configuration).
+      if (!ctx.config.INFERENCE_UPSTREAM_URL) {
+        throw new Problem({
+          status: 503,
+          code: 'inference_upstream_not_configured',
+          title: 'Service unavailable',
+          detail: 'this gate has no inference upstream: the operator sets INFERENCE_UPSTREAM_URL (an OpenAI-compatible base URL) to enable the proxy; nothing was charged',
+        });
+      }
       const max = ctx.config.INFERENCE_SESSION_MAX_EXCHANGES;
       if (named !== null) {
         const held = await sessionSize(ctx.ledger.read, ownerId(key), named);

@@ -9,7 +9,8 @@
 import { HTTPResponse } from 'h3';
 import { z } from 'zod';
 import { leafHash, type Hash } from '../../crypto/merkle.ts';
-import { logOrigin, signCheckpoint, signedCheckpoint } from '../../ledger/checkpoint.ts';
+import { logOrigin, signCheckpoint } from '../../ledger/checkpoint.ts';
+import { cosignedCheckpoint } from '../../ledger/witnesses.ts';
 import { inclusionProof, readEntries, treeHead, type Appended, type Db } from '../../ledger/log.ts';
 import type { AppContext } from '../context.ts';
 import { b64 } from './logs.ts';
@@ -57,6 +58,7 @@ export async function withCheckpointNotes(ctx: AppContext, res: HTTPResponse): P
   const cp = body.checkpoint as z.infer<typeof checkpointSchema> | undefined;
   if (!cp || cp.note) return res;
   // The root is the one this service computed from the log for that size, when it first answered.
+  // A size just appended has no cosignature yet (witnesses see it within a second): the log's note alone.
   cp.note = signCheckpoint(ctx, cp.log, { size: cp.tree_size, root: new Uint8Array(Buffer.from(cp.root_hash, 'base64')) }).note;
   return new HTTPResponse(JSON.stringify(body), { status: res.status ?? 200, headers: res.headers });
 }
@@ -68,7 +70,7 @@ export const feedQuery = z.object({
 
 /** A public page of a log: entries with their decoded JSON, and the newest signed checkpoint. */
 export async function feedPage(ctx: AppContext, log: string, q: z.infer<typeof feedQuery>) {
-  const cp = await signedCheckpoint(ctx, log);
+  const cp = await cosignedCheckpoint(ctx, log);
   const start = q.start ?? Math.max(0, cp.size - q.limit);
   const entries = await readEntries(ctx.ledger.read, log, start, Math.min(q.limit, Math.max(0, cp.size - start)));
   return {

@@ -5,7 +5,9 @@
  */
 import { HTTPResponse, type H3Event } from 'h3';
 import { z } from 'zod';
-import { logOrigin, logVerifierKeys, signedCheckpoint } from '../../ledger/checkpoint.ts';
+import { logOrigin, logVerifierKeys } from '../../ledger/checkpoint.ts';
+import { cosignedCheckpoint, latestWitnessed, witnessStates } from '../../ledger/witnesses.ts';
+import { Witnessing } from '../witnessing.ts';
 import {
   LogRangeError,
   UnknownLogError,
@@ -31,7 +33,10 @@ const index = z.coerce.number().int().nonnegative();
 const entriesQuery = z.object({ start: index.default(0), limit: z.coerce.number().int().min(1).max(1000).default(100) });
 const inclusionQuery = z.object({ index, tree_size: index });
 const consistencyQuery = z.object({ from: index, to: index });
-const checkpointQuery = z.object({ size: index.optional() });
+const checkpointQuery = z.object({
+  size: index.optional(),
+  witnessed: z.enum(['true', 'false']).optional().describe('true: the newest checkpoint a witness cosigned (404 when none has)'),
+});
 const growthQuery = z.object({ points: z.coerce.number().int().min(2).max(200).default(48) });
 
 const PUBLIC = { 'access-control-allow-origin': '*' };
@@ -66,11 +71,41 @@ export async function describeLog(ctx: AppContext, name: string) {
     checkpoint_url: `${ctx.config.SITE_URL}/api/v1/logs/${name}/checkpoint`,
     // The C2SP tlog-tiles prefix: its checkpoint and tiles, readable by any tile client (api/site/tiles.ts).
     ...((TILED_LOGS as readonly string[]).includes(name) ? { tiles_url: tilesUrl(ctx.config.SITE_URL, name) } : {}),
+    ...(ctx.witnessPolicy ? { witnessing: await describeWitnessing(ctx, name, head.size) } : {}),
+  };
+}
+
+/**
+ * The log's witnesses (name, vkey, the last size each cosigned and when, its
+ * last error) and whether the quorum holds for the latest checkpoint and for
+ * the newest witnessed one.
+ */
+async function describeWitnessing(ctx: AppContext, name: string, size: number) {
+  const policy = ctx.witnessPolicy!;
+  const states = new Map((await witnessStates(ctx.ledger.read, name)).map((s) => [s.vkey, s]));
+  const latest = await cosignedCheckpoint(ctx, name, size);
+  const witnessed = await latestWitnessed(ctx, name);
+  return {
+    quorum: policy.quorum,
+    quorum_holds: latest.quorum,
+    cosigned_by: latest.cosigners.map((c) => c.name),
+    latest_witnessed: witnessed ? { tree_size: witnessed.size, cosigned_by: witnessed.cosigners.map((c) => c.name), quorum_holds: witnessed.quorum } : null,
+    witnesses: policy.witnesses.map((w) => {
+      const s = states.get(w.key.vkey);
+      return {
+        name: w.name,
+        vkey: w.key.vkey,
+        cosigned_size: s?.cosigned_size ?? null,
+        cosigned_at: s?.cosigned_at ?? null,
+        ...(s?.last_error ? { last_error: s.last_error, error_at: s.error_at, failures: s.failures } : {}),
+      };
+    }),
   };
 }
 
 export function registerLogRoutes(router: Router, ctx: AppContext): void {
   const db = () => ctx.ledger.read;
+  router.job(new Witnessing(ctx));
 
   router.get('/api/v1/logs', async () => {
     const logs = await listLogs(db());
@@ -80,16 +115,18 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
   router.get('/api/v1/logs/:log', async (event) => {
     const name = logName(event);
     return toResponse(reply(await guarded(() => describeLog(ctx, name))), PUBLIC);
-  }, { summary: "A log's head: origin, tree size, root hash, note verifier key", auth: 'public', tag: 'logs', problems: [404] });
+  }, { summary: "A log's head: origin, tree size, root hash, note verifier key, and its witnesses with the size each last cosigned and whether the quorum holds", auth: 'public', tag: 'logs', problems: [404] });
 
   router.get('/api/v1/logs/:log/checkpoint', async (event) => {
     const name = logName(event);
     const q = readQuery(event, checkpointQuery);
-    const cp = await guarded(() => signedCheckpoint(ctx, name, q.size));
+    const witnessed = q.witnessed === 'true' ? await guarded(() => latestWitnessed(ctx, name)) : undefined;
+    if (q.witnessed === 'true' && !witnessed) throw notFound(`no witness has cosigned a checkpoint of ${name} yet`, 'not_witnessed');
+    const cp = witnessed ?? (await guarded(() => cosignedCheckpoint(ctx, name, q.size)));
     return new HTTPResponse(cp.note, {
       headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache', ...PUBLIC },
     });
-  }, { summary: 'The latest C2SP signed checkpoint (text/plain note), or the one at an earlier tree size', auth: 'public', tag: 'logs', query: checkpointQuery, problems: [404], responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } } });
+  }, { summary: 'The latest C2SP signed checkpoint (text/plain note) with the cosignatures witnesses gave it, or the one at an earlier tree size, or the newest one a witness cosigned', auth: 'public', tag: 'logs', query: checkpointQuery, problems: [404], responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } } });
 
   router.get('/api/v1/logs/:log/growth', async (event) => {
     const name = logName(event);

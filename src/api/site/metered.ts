@@ -12,6 +12,10 @@ import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { ActRecord } from '../../ledger/records.ts';
 import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
+import { commit, type Opening } from '../../crypto/commitment.ts';
+import { fingerprint } from '../../crypto/canonical.ts';
+import { ownerId } from '../../ledger/accounts.ts';
+import { nowIso } from '../../ids.ts';
 import type { AppContext } from '../context.ts';
 import type { Reply } from '../reply.ts';
 
@@ -49,12 +53,13 @@ export async function meteredWrite(
   input: Omit<ReceiptInput, 'key_id'>,
   charges: readonly MeterLine[],
   write: (tx: Transaction, receipt: Receipt) => Promise<Reply>,
-  opts: { signed?: boolean } = {},
+  opts: { signed?: boolean; commit?: readonly string[] } = {},
 ): Promise<Reply> {
+  const c = committed(input, opts.commit ?? []);
   return commitAct(event, ctx, key, {
     run: async (tx, state) => {
-      const receipt = state.receipt(ctx, { ...input, key_id: key.id }, { signed: opts.signed ?? false, charges: chargesOf(key, charges) });
-      return { reply: await write(tx, receipt), writes: { receipt } };
+      const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: opts.signed ?? false, charges: chargesOf(key, charges) });
+      return { reply: await write(tx, receipt), writes: { receipt, records: openingRecords(key, receipt, c.openings) } };
     },
   });
 }
@@ -72,14 +77,57 @@ export async function meteredAct(
   input: Omit<ReceiptInput, 'key_id'>,
   charges: readonly MeterLine[],
   make: (receipt: Receipt) => { record?: ActRecord; reply: Reply },
+  opts: { commit?: readonly string[] } = {},
 ): Promise<Reply> {
+  const c = committed(input, opts.commit ?? []);
   return commitAct(event, ctx, key, {
     decide(state) {
-      const receipt = state.receipt(ctx, { ...input, key_id: key.id }, { charges: chargesOf(key, charges) });
+      const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { charges: chargesOf(key, charges) });
       const { record, reply } = make(receipt);
-      return { reply, writes: { receipt, records: record ? [record] : [] } };
+      return { reply, writes: { receipt, records: [...(record ? [record] : []), ...openingRecords(key, receipt, c.openings)] } };
     },
   });
 }
+
+/**
+ * The receipt input with the caller free text at `paths` replaced by salted
+ * commitments (docs/public-log.md), and their openings. A path is dotted from
+ * the input ("subject", "data.reason"); `*` walks every item of an array
+ * ("data.evidence.*.name"). A path with nothing there is skipped.
+ */
+export function committed(input: Omit<ReceiptInput, 'key_id'>, paths: readonly string[]): { input: Omit<ReceiptInput, 'key_id'>; openings: Array<{ field: string; opening: Opening }> } {
+  if (paths.length === 0) return { input, openings: [] };
+  const copy = structuredClone(input) as Record<string, unknown>;
+  const openings: Array<{ field: string; opening: Opening }> = [];
+  const walk = (node: unknown, parts: readonly string[], at: string[]) => {
+    if (node === null || typeof node !== 'object') return;
+    const [head, ...rest] = parts as [string, ...string[]];
+    const keys = head === '*' ? (Array.isArray(node) ? node.map((_, i) => String(i)) : []) : [head];
+    for (const k of keys) {
+      const obj = node as Record<string, unknown>;
+      if (obj[k] === undefined) continue;
+      if (rest.length) walk(obj[k], rest, [...at, k]);
+      else {
+        const opening = commit(obj[k]);
+        obj[k] = opening.commitment;
+        openings.push({ field: [...at, k].join('.'), opening });
+      }
+    }
+  };
+  for (const p of paths) walk(copy, p.split('.'), []);
+  // A plain hash of the request would let anyone test guesses of the text: the fingerprint is
+  // taken over the receipt's subject and data as committed instead.
+  if (openings.length && copy.fingerprint !== undefined) copy.fingerprint = fingerprint({ subject: copy.subject, data: copy.data });
+  return { input: copy as Omit<ReceiptInput, 'key_id'>, openings };
+}
+
+function openingRecords(key: ApiKey, receipt: Receipt, openings: ReadonlyArray<{ field: string; opening: Opening }>): ActRecord[] {
+  const at = nowIso();
+  return openings.map(({ field, opening }) => ({
+    table: 'commitment_openings' as const,
+    row: { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at },
+  }));
+}
+
 
 const chargesOf = (key: ApiKey, charges: readonly MeterLine[]) => charges.map((c) => ({ keyId: key.id, ...c }));

@@ -192,6 +192,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
             ...receiptFields(receipt),
           }),
         }),
+        { commit: ['subject', 'data.evidence.*.name'] }
       );
     },
   );

@@ -63,7 +63,7 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/oracle/aggregate',
     {
-      summary: 'Aggregate oracle readings: weighted trimmed mean with a DISPUTED guard; the result is sealed as a receipt',
+      tool: 'oracle_aggregate', summary: 'Aggregate oracle readings: weighted trimmed mean with a DISPUTED guard; the result is sealed as a receipt',
       tag: 'foundry',
       body: aggregateRequest,
       response: aggregateResponse,

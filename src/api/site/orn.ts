@@ -99,6 +99,7 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
           record: { table: 'orn_events', row: { id, keyId: key.id, kind: 'ga_declare', graphId: b.graph_id ?? null, amountMicros: BigInt(charge.amountMicros), receiptId: receipt.receipt_id, createdAt: nowIso() } },
           reply: reply({ ...body, ...receiptFields(receipt) }),
         }),
+        { commit: ['subject', 'data.allocations.*.party_id'] }
       );
     },
   );

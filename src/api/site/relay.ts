@@ -96,7 +96,7 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
           },
           201,
         );
-      });
+      }, { commit: ['data.name'] });
     },
   );
 

@@ -8,7 +8,10 @@
 import { HTTPResponse } from 'h3';
 import { z } from 'zod';
 import { DATA, catalogByKey } from '../../catalog/catalogs.ts';
-import { verifyReceiptJws } from '../../crypto/receipt.ts';
+import { verifyReceiptToken } from '../../crypto/receipt.ts';
+import { logVerifierKeys } from '../../ledger/checkpoint.ts';
+import { RECEIPTS_LOG } from '../../ledger/seals.ts';
+import type { Receipt } from '../../ledger/receipts.ts';
 import { usdToMicros } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
 import { claimRr1ReceiptUse } from '../../ledger/rr1.ts';
@@ -16,6 +19,7 @@ import { requireReceipt } from '../../rr1/middleware.ts';
 import { optionalKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
+import { chargeView } from '../charge.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 
@@ -37,8 +41,9 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
     act: RR1_DEMO_ACT.act,
     gate: ctx.config.BASE_URL,
     obtainUrl: ctx.config.SITE_URL + RR1_DEMO_ACT.obtain_path,
-    verify: async (jws) => {
-      const v = await verifyReceiptJws(ctx.keyring, jws);
+    // A JWS, or a receipt document proven in our receipts log (and checked against our witnesses): both offline.
+    verify: async (token) => {
+      const v = await verifyReceiptToken(token, { keys: ctx.keyring, logKeys: logVerifierKeys(ctx, RECEIPTS_LOG), ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}) });
       return v.valid ? { valid: true, payload: v.payload } : v;
     },
     claim: (receiptId) => ctx.ledger.write((tx) => claimRr1ReceiptUse(tx, receiptId, RR1_DEMO_ACT.act, nowIso())),
@@ -46,19 +51,20 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
       const key = await optionalKey(event, ctx).catch(() => undefined);
       if (!key) return;
       // Every charge has a receipt (so a clearing attestation covers it): the challenge is sealed too.
-      await ctx.ledger.act({
+      const charge = { keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll };
+      const receipt = await ctx.ledger.act<Receipt>({
         needs: {},
-        decide: (state) => ({
-          writes: {
-            receipt: state.receipt(
-              ctx,
-              { kind: 'rr1_challenge', decision: 'RECEIPT_REQUIRED', subject: RR1_DEMO_ACT.path, key_id: key.id, data: { act: RR1_DEMO_ACT.act, status: 428, reason } },
-              { signed: true, charges: [{ keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll }] },
-            ),
-          },
-          result: undefined,
-        }),
+        decide: (state) => {
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'rr1_challenge', decision: 'RECEIPT_REQUIRED', subject: RR1_DEMO_ACT.path, key_id: key.id, data: { act: RR1_DEMO_ACT.act, status: 428, reason } },
+            { signed: true, charges: [charge] },
+          );
+          return { writes: { receipt }, result: receipt };
+        },
       });
+      // The charged refusal names what it charged and the receipt that seals the charge.
+      return { charge: chargeView(charge), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url };
     },
   });
 

@@ -5,7 +5,7 @@
  * the scheme, as C2SP recommends, and a stock tile client needs nothing but
  * the prefix and the verifier key:
  *
- *   <prefix>checkpoint                  the signed checkpoint, cached at most 2 s
+ *   <prefix>checkpoint                  the signed checkpoint and its cosignatures, cached at most 2 s
  *   <prefix>tile/<L>/<N>[.p/<W>]        hash tiles
  *   <prefix>tile/entries/<N>[.p/<W>]    entry bundles
  *
@@ -15,8 +15,8 @@
  */
 import { HTTPResponse, type H3Event } from 'h3';
 import { parseTilePath } from '../../crypto/tiles.ts';
-import { signedCheckpoint } from '../../ledger/checkpoint.ts';
 import { readBundle, readHashTile } from '../../ledger/log.ts';
+import { cosignedCheckpoint } from '../../ledger/witnesses.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
 import type { Router } from '../router.ts';
@@ -39,7 +39,8 @@ export function registerTileRoutes(router: Router, ctx: AppContext): void {
     router.get(
       `/${log}/checkpoint`,
       async () => {
-        const cp = await signedCheckpoint(ctx, log);
+        // With the cosignatures witnesses gave this size, when a witness policy is set.
+        const cp = await cosignedCheckpoint(ctx, log);
         return new HTTPResponse(cp.note, {
           headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': `public, max-age=${CHECKPOINT_MAX_AGE_SECONDS}`, ...PUBLIC },
         });

@@ -31,6 +31,19 @@ import { usdAmount } from './schemas.ts';
 
 export const TEMPLATES = DATA.foundry.trigger_templates;
 const templateIds = TEMPLATES.map((t) => t.template_id) as [string, ...string[]];
+/**
+ * A trigger without a template (our extension): the caller states the whole
+ * obligation surface; it carries no fee_bps of its own, so its fire settles at
+ * the Clear bps tier, SPEC 2.5 layer 7's fallback (docs/pricing.md).
+ */
+export const CUSTOM_TEMPLATE = 'custom';
+const CUSTOM_ACTIONS = [...new Set(TEMPLATES.flatMap((t) => t.obligation_surface.callable_actions))];
+const CUSTOM_CEILING_USD = Math.max(...TEMPLATES.map((t) => t.obligation_surface.exposure_ceiling_usd));
+
+/** The fee_bps an obligation of this template carries: the template's; none (null) for a custom one. */
+export function templateFeeBps(templateId: string): number | null {
+  return TEMPLATES.find((t) => t.template_id === templateId)?.obligation_surface.fee_bps ?? null;
+}
 /** SKU of the bps fee on enabled exposure (the amount is computed, not a toll). */
 export const FEE_SKU = 'bps_fee';
 
@@ -43,7 +56,9 @@ export const thresholdSchema = z
   .describe('our threshold condition (SPEC leaves it open): a metric, an operator and a decimal value');
 
 export const publishRequest = z.strictObject({
-  template_id: z.enum(templateIds).describe('a trigger template of the foundry catalog'),
+  template_id: z
+    .enum([...templateIds, CUSTOM_TEMPLATE])
+    .describe(`a trigger template of the foundry catalog, or "${CUSTOM_TEMPLATE}": an obligation stated whole by the caller (callable_actions and exposure_ceiling_usd required), without a fee_bps of its own, whose fire settles at the Clear bps tier`),
   threshold: thresholdSchema,
   obligation: z
     .strictObject({
@@ -58,7 +73,9 @@ export const publishRequest = z.strictObject({
         .describe("the template's fee_bps, restated (optional); any other value is refused with 422 fee_bps_fixed: a caller cannot set its own fee"),
     })
     .optional(),
-  enabled_exposure_usd: usdAmount.optional().describe('the exposure a fire enables and is charged bps on (default: the exposure ceiling)'),
+  enabled_exposure_usd: usdAmount
+    .optional()
+    .describe('the exposure a fire enables and is charged bps on, at most the exposure ceiling; default 0.00: a fire then charges bps_fire and a 0.00 bps_fee, never a fee on the ceiling nobody stated'),
   label: z.string().min(1).max(200).optional(),
 });
 
@@ -111,7 +128,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/signal/trigger/publish',
     {
-      summary: 'Publish a trigger from a template: arms its obligation surface (ARMED) with a threshold',
+      tool: 'trigger_publish', summary: 'Publish a trigger from a template: arms its obligation surface (ARMED) with a threshold',
       tag: 'triggers',
       body: publishRequest,
       response: publishedTrigger,
@@ -122,17 +139,22 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       after: (res) => withCheckpointNotes(ctx, res),
     },
     async (body, key, event) => {
-      const tpl = TEMPLATES.find((t) => t.template_id === body.template_id)!;
-      const surface = tpl.obligation_surface;
       const o = body.obligation ?? {};
       const bad = (field: string, message: string) => new Problem({ status: 400, code: 'invalid_body', title: 'Bad request', detail: `${field}: ${message}`, extra: { errors: [{ field, message }] } });
+      const custom = body.template_id === CUSTOM_TEMPLATE;
+      if (custom && !o.callable_actions) throw bad('obligation.callable_actions', `required for a ${CUSTOM_TEMPLATE} trigger`);
+      if (custom && !o.exposure_ceiling_usd) throw bad('obligation.exposure_ceiling_usd', `required for a ${CUSTOM_TEMPLATE} trigger`);
+      const surface = custom
+        ? { callable_actions: CUSTOM_ACTIONS, exposure_ceiling_usd: CUSTOM_CEILING_USD, fee_bps: null, regulatory_hooks: [] as string[] }
+        : TEMPLATES.find((t) => t.template_id === body.template_id)!.obligation_surface;
       const actions = o.callable_actions ?? surface.callable_actions;
       const stray = actions.filter((a) => !surface.callable_actions.includes(a));
-      if (stray.length) throw bad('obligation.callable_actions', `not callable for ${tpl.template_id}: ${stray.join(', ')}`);
+      if (stray.length) throw bad('obligation.callable_actions', `not callable for ${body.template_id}: ${stray.join(', ')}`);
       const ceiling = o.exposure_ceiling_usd ?? surface.exposure_ceiling_usd;
-      if (ceiling > surface.exposure_ceiling_usd) throw bad('obligation.exposure_ceiling_usd', `at most ${surface.exposure_ceiling_usd} for ${tpl.template_id}`);
+      if (ceiling > surface.exposure_ceiling_usd) throw bad('obligation.exposure_ceiling_usd', `at most ${surface.exposure_ceiling_usd} for ${body.template_id}`);
       const ceilingMicros = usdToMicros(ceiling);
-      let exposure = ceilingMicros;
+      // No silent maximum: what a fire is charged bps on is what the publish stated, else nothing.
+      let exposure = 0;
       if (body.enabled_exposure_usd !== undefined) {
         if (body.enabled_exposure_usd.startsWith('-')) throw bad('enabled_exposure_usd', 'must not be negative');
         exposure = usdToMicros(body.enabled_exposure_usd);
@@ -151,7 +173,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       const t: Trigger = {
         id: newId('trg'),
         key_id: ownerId(key),
-        template_id: tpl.template_id,
+        template_id: body.template_id,
         state: 'ARMED',
         obligation: { callable_actions: actions, exposure_ceiling_usd: ceiling, fee_bps: fee.feeBps, regulatory_hooks: surface.regulatory_hooks },
         threshold: body.threshold,
@@ -237,7 +259,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       }
       const exposure = BigInt(t.enabled_exposure_micros);
       // The template's fee, whatever a trigger published before fee_bps was fixed stored.
-      const feeBps = TEMPLATES.find((x) => x.template_id === t.template_id)!.obligation_surface.fee_bps;
+      const feeBps = templateFeeBps(t.template_id);
       const feeFor = async (db: Parameters<typeof firedExposureSince>[0], at: Date) =>
         fireFee(exposure, feeBps, tiers(), feeBps === null ? await firedExposureSince(db, ownerId(key), monthStart(at)) : 0n);
       // The fee is computed under the write lock, from the month's fires as they stand there: no re-decision.
@@ -322,7 +344,7 @@ function triggerOracleDoc(ctx: AppContext) {
       `POST ${site}/api/v1/oracle/aggregate with readings of that metric from the oracle sources gives a sealed aggregate: CONSENSUS with a value, or DISPUTED.`,
       `POST ${site}/api/v1/foundry/trigger/fire with {trigger_id, aggregate_id} (or a direct reading) fires it when "value <operator> threshold" holds: ARMED -> FIRED, once.`,
       'A DISPUTED aggregate never fires a trigger (409 reading_disputed); an aggregate of another metric is refused (422 metric_mismatch); a reading below the threshold leaves the trigger ARMED.',
-      'A fire charges bps_fire plus bps on the enabled exposure: the template\'s fee_bps (a publish cannot change it: 422 fee_bps_fixed), with the Clear bps tiers, graduated, as the fallback for a template without one.',
+      'A fire charges bps_fire plus bps on the enabled exposure: the template\'s fee_bps (a publish cannot change it: 422 fee_bps_fixed), with the Clear bps tiers, graduated, as the fallback for a custom obligation (template_id "custom"), which has none. A trigger published without enabled_exposure_usd enables 0.00.',
       `Every publish and fire is an event in the public feed ${site}/signal/trigger/feed.json and a signed webhook to each subscriber.`,
     ],
     aggregation: {
@@ -358,7 +380,7 @@ ${table(['source_id', 'label', 'weight', 'latency_ms'], a.sources.map((s) => [s.
 <h2>Threshold operators</h2><p>${d.operators.map((o) => `<code>${e(o)}</code>`).join(', ')}</p>
 <h2>Templates</h2>
 ${table(['template_id', 'default_action', 'callable_actions', 'exposure_ceiling_usd', 'fee_bps'], d.templates.map((t) => [t.template_id, t.default_action, t.obligation_surface.callable_actions.join(', '), t.obligation_surface.exposure_ceiling_usd, t.obligation_surface.fee_bps]))}
-<h2>Clear bps tiers (graduated; the fallback for a template without fee_bps)</h2>
+<h2>Clear bps tiers (graduated; the fallback of a custom obligation, which has no fee_bps)</h2>
 ${table(['tier', 'bps', 'cleared USD per month up to'], d.bps_tiers.map((t) => [t.id, t.bps, t.cleared_usd_monthly_up_to]))}
 <p>This page as JSON: send <code>Accept: application/json</code>. Schema <code>${e(d.schema)}</code>.</p>`,
   );

@@ -155,7 +155,7 @@ export function nudgeDeliverer(): void {
 }
 
 /** Refuses a subscriber URL that is not on the public internet (SSRF guard; delivery checks again). */
-async function requirePublicTarget(url: string): Promise<void> {
+export async function requirePublicTarget(url: string): Promise<void> {
   try {
     await assertPublicTarget(url);
   } catch (e) {

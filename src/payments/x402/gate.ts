@@ -16,7 +16,6 @@ import { PaymentPayloadV1Schema, PaymentPayloadV2Schema } from '@x402/core/schem
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
-import { fingerprint } from '../../crypto/canonical.ts';
 import {
   paymentRequiredV1,
   paymentRequiredV2,
@@ -31,6 +30,7 @@ import type { AppContext } from '../../api/context.ts';
 import { Problem } from '../../api/problem.ts';
 import type { Facilitator } from './facilitator.ts';
 import type { X402Setup } from './settings.ts';
+import { authorizationIdentity, checkPaymentTerms } from './terms.ts';
 
 /** A payment the facilitator verified for this resource and price, not yet claimed. */
 export interface VerifiedPayment {
@@ -71,14 +71,12 @@ const PAYMENT_HEADERS = ['payment-signature', 'x-payment'] as const;
 /** Whether the request carries a payment header at all. */
 export const presentsPayment = (event: H3Event): boolean => PAYMENT_HEADERS.some((h) => event.req.headers.get(h) !== null);
 
-/** The identity of a payment: for EIP-3009, the authorizer's nonce on this token and network; else the payload's hash. */
-function paymentIdOf(network: string, asset: string, inner: Record<string, unknown>): string {
-  const auth = inner.authorization as Record<string, unknown> | undefined;
-  if (auth && typeof auth.from === 'string' && typeof auth.nonce === 'string') {
-    return `eip3009:${network}:${asset.toLowerCase()}:${auth.from.toLowerCase()}:${auth.nonce.toLowerCase()}`;
-  }
-  return `payload:${network}:${fingerprint(inner)}`;
-}
+/**
+ * The identity of a payment: the authorizer's nonce on this token and network
+ * (checked canonical by the terms, so one byte string is one payment).
+ */
+const paymentIdOf = (network: string, asset: string, auth: { from: string; nonce: string }): string =>
+  `eip3009:${network}:${asset.toLowerCase()}:${auth.from.toLowerCase()}:${auth.nonce.toLowerCase()}`;
 
 const same = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
 
@@ -124,7 +122,11 @@ export class PaidResource {
     return new PaymentRefused(this.paymentRequired(code, { code, detail, ...(extra ? { extra } : {}) }));
   }
 
-  /** Steps 1-2: the presented payment, checked against our requirements and verified by the facilitator. */
+  /**
+   * Steps 1-2: the presented payment, checked against our requirements and
+   * terms (terms.ts: value, recipient, validity, resource, nonce, signature),
+   * then verified by the facilitator.
+   */
   async verify(event: H3Event): Promise<VerifiedPayment> {
     const v2Header = event.req.headers.get('payment-signature');
     const raw = v2Header ?? event.req.headers.get('x-payment');
@@ -166,11 +168,18 @@ export class PaidResource {
     } else {
       throw this.refuse('x402_payment_malformed', 'the payment header is not an x402 v1 or v2 payment payload');
     }
-    const inner = payload.payload;
-    const paymentId = paymentIdOf(s.network, s.asset, inner);
-    // A known payment is refused before the facilitator is asked: it may well still call it valid.
-    const known = await getPayment(this.ctx.ledger.read, paymentId);
+    // A known payment is refused first, with what it paid for, and before the facilitator is asked: it may well still call it valid.
+    const identity = authorizationIdentity(payload);
+    const known = identity && (await getPayment(this.ctx.ledger.read, paymentIdOf(s.network, s.asset, identity)));
     if (known) throw this.used(known);
+    // The terms are ours to check: a facilitator only says whether the signature can settle.
+    const terms = await checkPaymentTerms(
+      payload,
+      { price: this.amount, payTo: s.payTo, asset: s.asset, network: s.network, assetName: s.assetName, assetVersion: s.assetVersion, resource: this.resource.url },
+      Math.floor(Date.now() / 1000),
+    );
+    if (!terms.ok) throw this.refuse(terms.code, terms.detail, { fields: terms.fields });
+    const paymentId = paymentIdOf(s.network, s.asset, terms.authorization);
 
     const verdict = await this.facilitator.verify(payload, requirements);
     if (verdict.kind === 'unavailable') throw facilitatorUnavailable(verdict.detail, this.ctx);
@@ -179,9 +188,9 @@ export class PaidResource {
         reason: verdict.reason,
       });
     }
-    const auth = inner.authorization as Record<string, unknown> | undefined;
-    const payer = verdict.payer ?? (typeof auth?.from === 'string' ? auth.from : 'unknown');
-    return { version, paymentId, payload, requirements, payer, amount: this.amount, network: s.network, asset: s.asset, payTo: s.payTo };
+    // The payer and the amount are what the verified signature says, whatever the facilitator answered.
+    const { from: payer, value: amount } = terms.authorization;
+    return { version, paymentId, payload, requirements, payer, amount, network: s.network, asset: s.asset, payTo: s.payTo };
   }
 
   private used(row: PaymentRow): PaymentRefused {

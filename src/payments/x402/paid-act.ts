@@ -13,7 +13,7 @@ import type { AppContext } from '../../api/context.ts';
 import { optionalKey, requireKey } from '../../api/auth.ts';
 import { Problem } from '../../api/problem.ts';
 import { PaymentRefused, paymentFacts, presentsPayment, type PaidResource, type VerifiedPayment } from './gate.ts';
-import { paidRoute, priceMicros, resourceOf } from './resources.ts';
+import { priceMicros, resourceOf, type PaidRoute } from './resources.ts';
 import { paidResource } from './service.ts';
 
 export interface SettledAct {
@@ -74,8 +74,7 @@ type Answer = Response | HTTPResponse;
  * x402 configured, the route behaves exactly as before (a key is required, 401).
  * A key with hops left never pays.
  */
-export async function payPerHop(event: H3Event, ctx: AppContext, path: string, run: (payer: HopPayer) => Promise<Answer>): Promise<Answer> {
-  const route = paidRoute(path);
+export async function payPerHop(event: H3Event, ctx: AppContext, route: PaidRoute, run: (payer: HopPayer) => Promise<Answer>): Promise<Answer> {
   const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route));
   const presented = paid !== undefined && presentsPayment(event);
   const authenticated = paid ? await optionalKey(event, ctx) : await requireKey(event, ctx);

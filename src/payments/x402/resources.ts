@@ -1,14 +1,16 @@
 /**
- * The resources that accept an x402 payment, each priced by a toll (src/content/tolls.json):
- * the one list the routes take their price from and every discovery document publishes.
+ * The resources that accept an x402 payment, read from the operations'
+ * declarations (RouteDoc.x402, src/api/router.ts), each priced by a toll
+ * (src/content/tolls.json): the one list the routes take their price from and
+ * every discovery document publishes.
  */
+import type { RouteDoc, RouteRecord } from '../../api/router.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import type { X402Resource } from '../../domain/x402.ts';
 import { formatUsd } from '../../domain/money.ts';
-import { meteringOf } from '../../domain/prefinality.ts';
 
 export interface PaidRoute {
-  method: 'POST' | 'GET';
+  method: string;
   path: string;
   description: string;
   /** The toll whose price a payment pays. */
@@ -21,41 +23,26 @@ export interface PaidRoute {
   extension: boolean;
 }
 
-export const PAID_ROUTES: readonly PaidRoute[] = [
-  {
-    method: 'POST',
-    path: '/v1/prefinality/evaluate',
-    description: 'Pre-finality GO / NO-GO / HOLD decision before an irreversible commit, with a signed JWT receipt.',
-    // SPEC 5.4: the price is the GO toll; only a GO is settled.
-    sku: meteringOf('GO').sku,
-    when: 'no API key; settled only when the decision is GO',
-    rails: ['x402', 'rtp'],
-    extension: false,
-  },
-  // Our extension (SPEC 7 answers 402 at the hop limit): a hop or lookup paid per call by a key past its
-  // limit, or by an agent without a key (which sees only the public drill fuses, like the demos).
-  // A lookup counts as a hop, so it costs the hop toll.
-  // Not the OCSP alias: it must answer "halt" within OCSP_HALT_AFTER_MS, which a settlement cannot promise.
-  ...(['/v1/fuse/hop', '/v1/fuse/lookup'] as const).map(
-    (path): PaidRoute => ({
-      method: path === '/v1/fuse/hop' ? 'POST' : 'GET',
-      path,
-      description:
-        path === '/v1/fuse/hop'
-          ? 'Fuse hop: may the agent act right now? A signed receipt naming the payment.'
-          : 'Fuse lookup: the state of a fuse, with a receipt naming the payment.',
-      sku: 'execute_gate',
-      when: "past the key's hop limit, or without a key (public drill fuses only)",
-      rails: ['x402'],
-      extension: true,
-    }),
-  ),
-];
+/** What an operation's declaration says a payment buys, or undefined when it takes none. */
+export function paidRouteOf(method: string, path: string, doc: RouteDoc | undefined): PaidRoute | undefined {
+  if (!doc || doc.x402 === false || doc.x402 === undefined) return undefined;
+  const x = doc.x402;
+  const sku = x.sku ?? doc.charges?.[0];
+  if (!sku) throw new Error(`${method} ${path} takes x402 but names no toll to price it`);
+  return {
+    method,
+    path,
+    description: doc.summary,
+    sku,
+    when: x.when ?? 'without an API key',
+    rails: x.rails ?? ['x402'],
+    extension: x.extension ?? true,
+  };
+}
 
-export function paidRoute(path: string): PaidRoute {
-  const r = PAID_ROUTES.find((p) => p.path === path);
-  if (!r) throw new Error(`no paid route ${path}`);
-  return r;
+/** Every operation that takes x402, in the order the routes were declared. */
+export function paidRoutes(routes: readonly RouteRecord[]): PaidRoute[] {
+  return routes.flatMap((r) => paidRouteOf(r.method, r.path, r.doc) ?? []);
 }
 
 export const priceMicros = (r: PaidRoute): number => tollMicros(r.sku);

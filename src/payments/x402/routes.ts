@@ -14,16 +14,16 @@ import { catalogByKey } from '../../catalog/catalogs.ts';
 import { discoveryDocument } from '../../catalog/discovery.ts';
 import { priceInAtomicUnits } from '../../domain/x402.ts';
 import { reconcileX402Payments } from './reconcile.ts';
-import { PAID_ROUTES, priceMicros, priceUsd } from './resources.ts';
+import { paidRoutes, priceMicros, priceUsd } from './resources.ts';
 import { facilitatorOf } from './service.ts';
 import { x402SetupOf } from './settings.ts';
 
-/** The paid resources as the catalogs list them: empty when x402 is off. */
-export function paidResourceList(ctx: AppContext) {
+/** The paid resources as the catalogs list them, from the operations' declarations: empty when x402 is off. */
+export function paidResourceList(ctx: AppContext, router: Router) {
   const setup = x402SetupOf(ctx.config);
   if (!setup) return [];
   const s = setup.settings;
-  return PAID_ROUTES.map((r) => ({
+  return paidRoutes(router.routes).map((r) => ({
     resource: ctx.config.BASE_URL + r.path,
     method: r.method,
     rails: r.rails,
@@ -59,7 +59,7 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
               ],
             }
           : {}),
-        resources: paidResourceList(ctx),
+        resources: paidResourceList(ctx, router),
       }),
       cors,
     );
@@ -70,7 +70,7 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
     router.get(entry.path, () => {
       const built = entry.build(urls) as Record<string, unknown>;
       const list = key === 'x402' ? 'resources' : 'listings';
-      return toResponse(reply({ ...built, x402_configured: configured, note: note ?? built.note, [list]: paidResourceList(ctx) }), cors);
+      return toResponse(reply({ ...built, x402_configured: configured, note: note ?? built.note, [list]: paidResourceList(ctx, router) }), cors);
     }, { summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)', auth: 'public', tag: 'discovery' });
   }
 

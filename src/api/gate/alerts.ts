@@ -1,0 +1,118 @@
+/**
+ * Alerts (issue 31, docs/alerts.md): webhook events for a fuse's state changes
+ * and refused hops, chosen per subscription. Delivered, signed and retried
+ * exactly as the trigger rail's webhooks (src/api/site/webhooks.ts).
+ *   POST /v1/alerts                      operator   {url, events?, fuse_id?} -> 201 the subscription
+ *   GET  /v1/alerts                      any key    the account's subscriptions, removed ones, recent deliveries
+ *   POST /v1/alerts/{alert_id}/remove    operator   stops it; its pending deliveries fail
+ *
+ * Events (the delivered body; `webhook-id` is its event_id):
+ *   fuse.state_changed  {event_id, type, at, fuse_id, data: {from, to, key_id, receipt_id, verify_url}}
+ *   hop.denied          {event_id, type, at, fuse_id, data: {decision, reason, state, act_kind?, key_id, receipt_id, verify_url}}
+ * An event's deliveries are written in the transaction of its act, so none is lost
+ * (the events themselves: ./alert-events.ts).
+ */
+import { z } from 'zod';
+import { newId, nowIso } from '../../ids.ts';
+import { ownerId } from '../../ledger/accounts.ts';
+import { ALERT_EVENTS, createAlertSubscription, deliveriesOf, listAlertSubscriptions, listDisabledSubscriptions, removeAlertSubscription } from '../../ledger/webhooks.ts';
+import { requireKey } from '../auth.ts';
+import { readBody } from '../body.ts';
+import type { AppContext } from '../context.ts';
+import { notFound } from '../problem.ts';
+import { reply, toResponse } from '../reply.ts';
+import type { Router } from '../router.ts';
+import { requirePublicTarget } from '../site/webhooks.ts';
+import { callerOf, fuseIdSchema, visibleFuse } from './governed.ts';
+
+export const createAlertRequest = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }).max(2048).describe('where events are POSTed'),
+  events: z
+    .array(z.enum(ALERT_EVENTS, { message: `an alert event: ${ALERT_EVENTS.join(' or ')}` }))
+    .min(1, 'choose at least one event')
+    .max(ALERT_EVENTS.length)
+    .default([...ALERT_EVENTS])
+    .describe('which events this URL receives; default both'),
+  fuse_id: fuseIdSchema.optional().describe("only this fuse's events; default every fuse of the account"),
+});
+
+const alertSubscription = z.object({
+  object: z.literal('alert_subscription'),
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.enum(ALERT_EVENTS)),
+  fuse_id: z.string().nullable(),
+  created_at: z.string(),
+});
+const createdResponse = alertSubscription.extend({ signing: z.object({ scheme: z.string(), public_key_url: z.string() }) });
+const delivery = z.object({
+  id: z.string(),
+  subscription_id: z.string(),
+  event_id: z.string(),
+  event_type: z.string(),
+  state: z.enum(['pending', 'delivered', 'failed']),
+  delivered_at: z.string().nullable(),
+  attempts: z.array(z.object({ n: z.number(), at: z.string(), status: z.number().nullable(), error: z.string().nullable() })),
+});
+const listResponse = z.object({
+  object: z.literal('list'),
+  data: z.array(alertSubscription),
+  removed: z.array(z.object({ id: z.string(), url: z.string(), disabled_at: z.string(), disabled_reason: z.string().nullable() })),
+  deliveries: z.array(delivery),
+});
+
+const idParam = z.string().regex(/^whs_[A-Za-z0-9_-]{1,64}$/, 'an alert subscription id such as whs_…');
+
+export function registerAlertRoutes(router: Router, ctx: AppContext): void {
+  router.post(
+    '/v1/alerts',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const body = await readBody(event, createAlertRequest, ctx.config.MAX_BODY_BYTES);
+      if (body.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), body.fuse_id);
+      if (!ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) await requirePublicTarget(body.url);
+      const sub = { id: newId('whs'), url: body.url, events: ALERT_EVENTS.filter((e) => body.events.includes(e)), fuse_id: body.fuse_id ?? null, created_at: nowIso() };
+      await ctx.ledger.write((tx) => createAlertSubscription(tx, ownerId(key), sub));
+      return toResponse(reply({ object: 'alert_subscription', ...sub, signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` } }, 201));
+    },
+    {
+      summary: "Subscribe a URL to alerts: a fuse's state changes and refused hops, for every fuse of the account or one; signed and retried as trigger webhooks",
+      auth: 'key',
+      role: 'operator',
+      tag: 'alerts',
+      body: createAlertRequest,
+      response: createdResponse,
+      responses: { 201: { description: 'The alert subscription', schema: createdResponse } },
+      problems: [403, 404, 422],
+      example: { url: 'https://ops.example.com/hooks/fusegate', events: ['fuse.state_changed', 'hop.denied'] },
+    },
+  );
+
+  router.get(
+    '/v1/alerts',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const owner = ownerId(key);
+      const [subs, removed, deliveries] = await Promise.all([
+        listAlertSubscriptions(ctx.ledger.read, owner),
+        listDisabledSubscriptions(ctx.ledger.read, owner, 'alerts'),
+        deliveriesOf(ctx.ledger.read, owner, 50, 'alerts'),
+      ]);
+      return toResponse(reply({ object: 'list', data: subs.map((s) => ({ object: 'alert_subscription', ...s })), removed, deliveries }));
+    },
+    { summary: "The account's alert subscriptions, the removed or disabled ones with why, and the 50 latest deliveries with every attempt", auth: 'key', tag: 'alerts', response: listResponse },
+  );
+
+  router.post(
+    '/v1/alerts/:alert_id/remove',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const raw = String(event.context.params?.alert_id ?? '');
+      const id = idParam.safeParse(raw);
+      const removed = id.success && (await ctx.ledger.write((tx) => removeAlertSubscription(tx, ownerId(key), id.data, nowIso())));
+      if (!removed) throw notFound(`no alert subscription ${raw}`, 'unknown_alert');
+      return toResponse(reply({ object: 'alert_subscription', id: raw, removed: true }));
+    },
+    { summary: 'Remove an alert subscription: no more events are queued for it, its pending deliveries fail', auth: 'key', role: 'operator', tag: 'alerts', response: z.object({ object: z.literal('alert_subscription'), id: z.string(), removed: z.literal(true) }), problems: [403, 404] },
+  );
+}

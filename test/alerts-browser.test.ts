@@ -1,0 +1,106 @@
+/**
+ * /dashboard/alerts in headless Chromium against a real server (issue 31 item 4):
+ * an account adds an alert subscription, a reload does not add a second one,
+ * blowing a fuse from the dashboard delivers a signed event to a real receiver
+ * and shows the delivery, removal asks first; axe finds nothing serious at
+ * 1280 and 390 px, and screenshots of both are written for a person to look at.
+ */
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OUT as SHOTS, axeSerious } from './support/axe.ts';
+import { launchChromium } from './support/browser.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+let srv: TestServer;
+let browser: Browser;
+let page: Page;
+let hook: Server;
+const received: Array<{ type: string; fuse_id: string }> = [];
+
+beforeAll(async () => {
+  hook = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push(JSON.parse(body));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  srv = await startTestServer({ WEBHOOK_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+  ({ browser } = await launchChromium());
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  mkdirSync(SHOTS, { recursive: true });
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await srv?.stop();
+  await new Promise((r) => hook?.close(r));
+});
+
+describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
+  it('adds a subscription once, shows the delivery of a blown fuse, and removes it after asking', async () => {
+    await page.goto(srv.url + '/signup');
+    await page.fill('#email', 'alerts@example.com');
+    await page.fill('#password', 'correct horse battery staple');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard?welcome=1'), page.click('main button[type=submit]')]);
+    await page.goto(srv.url + '/dashboard/fuses');
+    await page.fill('#fuse-label', 'payments agent');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Create fuse')]);
+    const fuseId = (await page.locator('td code').first().textContent())!;
+
+    await page.goto(srv.url + '/dashboard');
+    await page.click('nav.dash >> text=Alerts');
+    expect(await page.textContent('h1')).toBe('Alerts');
+    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hooks/fusegate`;
+    await page.fill('#a-url', url);
+    expect(await page.isChecked('input[value="fuse.state_changed"]')).toBe(true);
+    await page.uncheck('input[value="hop.denied"]');
+    await page.selectOption('#a-fuse', fuseId);
+    await Promise.all([page.waitForURL(/\/dashboard\/alerts\?added=whs_/), page.click('text=Add subscription')]);
+    expect(await page.textContent('[role=status]')).toMatch(/added/);
+    await page.reload();
+    expect(await page.locator('a:has-text("Remove…")').count()).toBe(1);
+    const row = page.locator('ul.subs li').first();
+    expect(await row.textContent()).toContain('fuse.state_changed');
+    expect(await row.textContent()).not.toContain('hop.denied');
+    expect(await row.textContent()).toContain(fuseId);
+
+    // Nothing chosen: the API's refusal is shown, nothing is added.
+    await page.fill('#a-url', url);
+    await page.uncheck('input[value="fuse.state_changed"]');
+    await page.uncheck('input[value="hop.denied"]');
+    await page.click('text=Add subscription');
+    expect(await page.textContent('[role=alert]')).toMatch(/at least one event/);
+    expect(await page.locator('a:has-text("Remove…")').count()).toBe(1);
+
+    // Blow the fuse from the dashboard: the receiver gets the event, the page shows it delivered.
+    await page.goto(srv.url + '/dashboard/fuses');
+    await page.click('a:has-text("Blow")');
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
+    for (let i = 0; i < 100 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(received).toEqual([expect.objectContaining({ type: 'fuse.state_changed', fuse_id: fuseId })]);
+    await page.goto(srv.url + '/dashboard/alerts');
+    const delivery = page.locator('#deliveries + * tbody tr').first();
+    expect(await delivery.textContent()).toMatch(/fuse\.state_changed.*delivered/);
+    expect(await axeSerious(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'dashboard-alerts-1280.png'), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await axeSerious(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'dashboard-alerts-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // Removal asks first, then says so.
+    await page.click('a:has-text("Remove…")');
+    expect(await page.textContent('h1')).toBe('Remove this alert subscription?');
+    await Promise.all([page.waitForURL(/\/dashboard\/alerts\?removed=whs_/), page.click('text=Yes, remove it')]);
+    expect(await page.textContent('[role=status]')).toMatch(/removed/);
+    expect(await page.locator('a:has-text("Remove…")').count()).toBe(0);
+  });
+});

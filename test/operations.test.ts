@@ -1,0 +1,85 @@
+/**
+ * Every door is built from the operations' declarations (RouteDoc): this test
+ * walks the declaration list of a running server and checks each door for
+ * each operation, so that no door can drift from it: the route answers, the
+ * OpenAPI entry matches (auth, tool, x402), the MCP tool exists where one is
+ * declared (with the same input schema), and the x402 discovery lists exactly
+ * the operations that take a payment.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonSchema } from '../src/api/openapi.ts';
+import { paidRouteOf } from '../src/payments/x402/resources.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+type J = Record<string, any>;
+
+let s: TestServer;
+let openapi: J;
+let tools: Map<string, J>;
+
+const X402_ENV = {
+  X402_PAY_TO: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C',
+  X402_NETWORK: 'eip155:84532',
+  X402_ASSET: '0x036CbD53842c5426634e7929541eC2318f3dCF7e',
+  // Never called here: no payment is presented.
+  X402_FACILITATOR_URL: 'http://127.0.0.1:9/facilitator',
+};
+
+beforeAll(async () => {
+  s = await startTestServer(X402_ENV);
+  openapi = (await (await s.fetch('/openapi.json')).json()) as J;
+  const key = await s.newKey('walk');
+  const client = new Client({ name: 'walk', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key.secret}` } } }));
+  tools = new Map((await client.listTools()).tools.map((t) => [t.name, t as J]));
+  await client.close();
+}, 60_000);
+afterAll(() => s?.stop());
+
+const concrete = (path: string) => path.replace(/:([A-Za-z_]+)/g, 'x');
+
+describe('every operation, through every door', () => {
+  it('each declared operation is served, described in OpenAPI as declared, offered over MCP when it names a tool', async () => {
+    const routes = s.app.router.routes.filter((r) => r.doc);
+    expect(routes.length).toBeGreaterThan(100);
+    for (const r of routes) {
+      const doc = r.doc!;
+      const name = `${r.method} ${r.path}`;
+      // The route exists: whatever it answers, it is not the fallback's 404/405 for an unknown route.
+      const res = await fetch(s.url + concrete(r.path), { method: r.method, redirect: 'manual', headers: { accept: 'application/json' } });
+      const text = await res.text();
+      expect(res.status, name).not.toBe(405);
+      expect(text, name).not.toContain('route_not_found');
+
+      const op = openapi.paths[r.path.replace(/:([A-Za-z_]+)/g, '{$1}')]?.[r.method.toLowerCase()] as J;
+      expect(op, name).toBeDefined();
+      expect(op.summary, name).toBe(doc.summary);
+      const paid = paidRouteOf(r.method, r.path, doc);
+      expect(op.security, name).toEqual(doc.auth === 'key' ? [{ bearer: [] }, ...(paid ? [{ x402: [] }] : [])] : []);
+      expect(op['x-mcp-tool'], name).toBe(doc.tool);
+
+      if (doc.tool) {
+        const tool = tools.get(doc.tool);
+        expect(tool, `${name}: tool ${doc.tool}`).toBeDefined();
+        const own = r.method === 'GET' ? doc.query : doc.body;
+        const props = Object.keys((own ? jsonSchema(own, 'input').properties : {}) ?? {});
+        for (const p of props) expect(Object.keys(tool!.inputSchema.properties ?? {}), `${doc.tool} input`).toContain(p);
+      }
+    }
+    // No tool without a declaration.
+    const declared = new Set(routes.flatMap((r) => (r.doc!.tool ? [r.doc!.tool] : [])));
+    expect([...tools.keys()].filter((t) => !declared.has(t))).toEqual([]);
+  });
+
+  it('the x402 discovery documents list exactly the operations that take a payment, at their toll', async () => {
+    const paid = s.app.router.routes.flatMap((r) => paidRouteOf(r.method, r.path, r.doc) ?? []);
+    expect(paid.length).toBeGreaterThanOrEqual(3);
+    for (const p of ['/.well-known/x402.json', '/.well-known/x402', '/.well-known/x402-bazaar.json']) {
+      const b = (await (await s.fetch(p)).json()) as J;
+      const list = (b.resources ?? b.listings) as J[];
+      expect(list.map((x) => `${x.method} ${x.resource}`), p).toEqual(paid.map((x) => `${x.method} ${s.config.BASE_URL}${x.path}`));
+    }
+  });
+});
