@@ -48,7 +48,7 @@ export function registerTileRoutes(router: Router, ctx: AppContext): void {
       { summary: `The ${log} log's C2SP checkpoint (its tiles prefix is /${log}/)`, auth: 'public', tag: 'logs', responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } } },
     );
     router.get(
-      `/${log}/tile/**`,
+      `/${log}/tile/**:tile`,
       async (event: H3Event) => {
         const rest = event.url.pathname.slice(`/${log}/tile/`.length);
         const ref = parseTilePath(rest);
