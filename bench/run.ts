@@ -12,6 +12,7 @@ import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
 import { benchSite } from './site.ts';
 import { benchTrust } from './trust.ts';
+import { benchWitness } from './witness.ts';
 
 const SECTIONS: Record<string, () => Promise<void>> = {
   foundation: benchFoundation,
@@ -19,6 +20,7 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   site: benchSite,
   prefinality: benchPrefinality,
   trust: benchTrust,
+  witness: benchWitness,
   pas: benchPas,
   ledger: benchLedger,
   metered: benchMetered,

@@ -14,6 +14,9 @@ import type { hopResponse } from './api/gate/governed.ts';
 import type { actRequest, actResponse, classifyRequest, hopRequest, lookupResponse } from './api/gate/hop.ts';
 import type { createFuseRequest, fuseResponse } from './api/gate/fuses.ts';
 import { verifyExclusionProof, type ExclusionProofJson } from './crypto/exclusion.ts';
+import { OPERATIONS, type OperationInput, type OperationName } from './client-operations.ts';
+
+export { OPERATIONS, type OperationInput, type OperationName };
 
 export interface Problem {
   type: string;
@@ -70,7 +73,7 @@ export class FuseGateClient {
     this.#fetch = opts.fetch ?? fetch;
   }
 
-  async #call<T>(method: 'GET' | 'POST', path: string, body?: unknown, opts: CallOptions = {}): Promise<T & { status: number }> {
+  async #call<T>(method: string, path: string, body?: unknown, opts: CallOptions = {}): Promise<T & { status: number }> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.#key) headers.authorization = `Bearer ${this.#key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -79,6 +82,30 @@ export class FuseGateClient {
     const data = (await res.json()) as Json;
     if ((res.headers.get('content-type') ?? '').startsWith('application/problem+json')) throw new FuseGateError(data as unknown as Problem);
     return { ...(data as T), status: res.status };
+  }
+
+  /**
+   * Calls any operation of the service by its name (its MCP tool name, else
+   * its OpenAPI operationId), with the input its declaration types: the path's
+   * parameters, and the JSON body or the query. Every operation is here
+   * (src/client-operations.ts is written from the declarations).
+   */
+  call<N extends OperationName>(name: N, input: OperationInput[N], opts?: CallOptions): Promise<Json & { status: number }> {
+    const op = OPERATIONS[name];
+    const rest: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+    const path = op.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, p: string) => {
+      const v = rest[p];
+      delete rest[p];
+      if (v === undefined) throw new TypeError(`${name} needs ${p}`);
+      return encodeURIComponent(String(v));
+    });
+    if (op.input === 'query') {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(rest)) if (v !== undefined) q.set(k, String(v));
+      const qs = q.toString();
+      return this.#call<Json>(op.method, qs ? `${path}?${qs}` : path, undefined, opts);
+    }
+    return this.#call<Json>(op.method, path, op.input === 'body' ? rest : undefined, opts);
   }
 
   hop(req: HopRequest, opts?: CallOptions) {

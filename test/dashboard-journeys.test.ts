@@ -18,6 +18,7 @@ import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GET_STARTED } from '../src/site/get-started.ts';
+import { ALL_PAGES } from '../src/site/nav.ts';
 import { OUT, axeSerious } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -331,6 +332,68 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       }
       await page.goto(srv.url + '/dashboard');
       await shot(page, 'overview-dark');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('keyboard only: sign up, create a key, revoke it and blow a fuse, every focused control showing a focus ring', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    /** Tabs to the element matching `selector` (at most 80 presses), checking that it shows a focus outline. */
+    const tabTo = async (selector: string) => {
+      for (let i = 0; i < 80; i++) {
+        await page.keyboard.press('Tab');
+        if (await page.evaluate((sel) => document.activeElement?.matches(sel) ?? false, selector)) {
+          const ring = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+          expect(ring, selector).not.toBe('none');
+          return;
+        }
+      }
+      throw new Error(`Tab never reached ${selector}`);
+    };
+    try {
+      await page.goto(srv.url + '/signup');
+      await tabTo('#email');
+      await page.keyboard.type('keys-only@example.com');
+      await tabTo('#password');
+      await page.keyboard.type(PASSWORD);
+      await Promise.all([page.waitForURL(/welcome=1/), page.keyboard.press('Enter')]);
+
+      await tabTo('button[name=role][value=agent]');
+      await Promise.all([page.waitForURL(/created=/), page.keyboard.press('Enter')]);
+      const setup = await page.locator('pre[data-step="setup"]').innerText();
+      const key = setup.match(/KEY='([^']+)'/)![1]!;
+      const fuseId = setup.match(/FUSE='([^']+)'/)![1]!;
+
+      await page.goto(srv.url + '/dashboard/fuses');
+      await tabTo('a[aria-label^="Blow"]');
+      await Promise.all([page.waitForURL(/\/dead$/), page.keyboard.press('Enter')]);
+      await tabTo('button.danger');
+      await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.keyboard.press('Enter')]);
+      expect((await (await srv.fetch('/v1/fuse/hop', { method: 'POST', key, json: { fuse_id: fuseId } })).json()).decision).toBe('DENY');
+
+      await page.goto(srv.url + '/dashboard/keys');
+      await tabTo('a[aria-label^="Revoke first agent key"]');
+      await Promise.all([page.waitForURL(/\/revoke$/), page.keyboard.press('Enter')]);
+      await tabTo('button.danger');
+      await Promise.all([page.waitForURL(/done=revoked/), page.keyboard.press('Enter')]);
+      expect((await srv.fetch('/v1/me', { key })).status).toBe(401);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('every page of the site, and the sign-in pages, has no serious axe violation in dark mode', async () => {
+    const context = await browser.newContext({ colorScheme: 'dark' });
+    const page = await context.newPage();
+    try {
+      const failures: string[] = [];
+      for (const path of [...ALL_PAGES, '/signup', '/signin', '/forgot', '/logs', '/verify']) {
+        await page.goto(srv.url + path);
+        for (const v of await axeSerious(page)) failures.push(`${path}: ${v}`);
+      }
+      expect(failures).toEqual([]);
     } finally {
       await context.close();
     }

@@ -18,6 +18,34 @@ async function connect(s: TestServer, key?: string): Promise<Client> {
   return client;
 }
 
+/** Arguments for a tool that its schema accepts: the declared example with its placeholder ids made concrete, or a fixture. */
+const FIXTURES: Record<string, Record<string, unknown>> = {
+  receipt_get: { receipt_id: 'rcpt_example' },
+  receipt_verify: { receipt: 'e30.e30.e30' },
+  fuse_blow: { fuse_id: 'fuse_example' },
+  fuse_charge: { fuse_id: 'fuse_example' },
+  fuse_lookup: { fuse_id: 'fuse_example' },
+  ocsp: { fuse_id: 'fuse_example' },
+  prefinality_evaluate: { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC' } },
+  demo_prefinality_evaluate: { rail: 'rtp', transfer: { amount: '0.25', currency: 'USD' } },
+  prefinality_verify: { receipt: 'e30.e30.e30' },
+  rtp_gate: { receipt: 'e30.e30.e30', payment_order: { amount: '0.25', currency: 'USD', account_number: '000123', routing_number: '021000021', counterparty: 'acme' } },
+  pas_license: { license_id: 'lic_acme_2026' },
+  pas_license_charge: { license_id: 'lic_acme_2026' },
+  pas_license_blow: { license_id: 'lic_acme_2026' },
+  pas_exclusion: { job_id: 'job_1042' },
+  pas_bind_appendix: { job_id: 'job_1042' },
+  astl_lookup: { entity: 'agent:acme-buyer' },
+  absence_verify: { witness: 'e30.e30.e30', proof: { present: false, tree_size: 0 } },
+  conformity_pack: { pack_id: 'pack_example' },
+  foundry_projection: { tenant_id: 'acme-mga' },
+  inference_session: { session_id: 'sess_example' },
+};
+function argumentsFor(name: string, example: unknown): Record<string, unknown> {
+  if (FIXTURES[name]) return FIXTURES[name];
+  return JSON.parse(JSON.stringify(example ?? {}).replace(/…/g, 'example')) as Record<string, unknown>;
+}
+
 describe('MCP endpoint', () => {
   let s: TestServer;
   let key: { id: string; secret: string };
@@ -42,9 +70,12 @@ describe('MCP endpoint', () => {
     expect(dead.isError).toBeFalsy();
     expect(dead.structuredContent).toMatchObject({ status: 200, verdict: false, decision: 'DENY', state: 'DEAD' });
 
-    // A refusal of the arguments themselves is a tool error, not a crash.
-    const bad = (await client.callTool({ name: 'demo_hop', arguments: { fuse_id: 'no such fuse!' } })) as ToolResult;
-    expect(bad.isError).toBe(true);
+    // Arguments the tool's schema refuses are a JSON-RPC error -32602 (invalid params) naming the field, not a crash.
+    await expect(client.callTool({ name: 'demo_hop', arguments: { fuse_id: 'no such fuse!' } })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('fuse_id') });
+    await expect(client.callTool({ name: 'demo_hop', arguments: { fuse_id: 7 } })).rejects.toMatchObject({ code: -32602 });
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    // A keyed tool without a key is not offered.
+    await expect(client.callTool({ name: 'fuse_hop', arguments: { fuse_id: 'fuse_drill_live' } })).rejects.toMatchObject({ code: -32602 });
     await client.close();
   });
 
@@ -74,7 +105,10 @@ describe('MCP endpoint', () => {
 
   it('calls every tool it lists without a protocol error', async () => {
     const client = await connect(s, key.secret);
-    const examples = new Map(mcpTools(s.app.router).map((t) => [t.name, t.route.doc?.example ?? {}]));
+    const declared = mcpTools(s.app.router);
+    const examples = new Map(declared.map((t) => [t.name, argumentsFor(t.name, t.route.doc?.example)]));
+    // Every argument set is one the tool's own schema accepts (else the call would be -32602).
+    for (const t of declared) expect(t.input.safeParse(examples.get(t.name)).error, t.name).toBeUndefined();
     const { tools } = await client.listTools();
     expect(tools.length).toBe(examples.size);
     for (const tool of tools) {

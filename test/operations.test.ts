@@ -8,8 +8,13 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientOperationsSource } from '../src/api/client-gen.ts';
+import { describeRoutes } from '../src/api/describe.ts';
 import { jsonSchema } from '../src/api/openapi.ts';
+import { FuseGateClient, FuseGateError, OPERATIONS, type OperationName } from '../src/client.ts';
+import { loadConfig } from '../src/config.ts';
 import { paidRouteOf } from '../src/payments/x402/resources.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -81,5 +86,37 @@ describe('every operation, through every door', () => {
       const list = (b.resources ?? b.listings) as J[];
       expect(list.map((x) => `${x.method} ${x.resource}`), p).toEqual(paid.map((x) => `${x.method} ${s.config.BASE_URL}${x.path}`));
     }
+  });
+
+  it("the typed client's operation table is written from the declarations and is current", () => {
+    const routes = describeRoutes(loadConfig({})).routes;
+    expect(readFileSync('src/client-operations.ts', 'utf8')).toBe(clientOperationsSource(routes));
+    const declared = s.app.router.routes.filter((r) => r.doc && r.path !== '/mcp');
+    expect(Object.keys(OPERATIONS).length).toBe(declared.length);
+  });
+
+  it('the client calls every operation at its method and path, and a real one through its typed errors', async () => {
+    const seen: string[] = [];
+    const recording = new FuseGateClient({
+      baseUrl: 'http://gate.test',
+      fetch: (async (url: string | URL, init?: RequestInit) => {
+        seen.push(`${init?.method} ${new URL(String(url)).pathname}`);
+        return new Response('{}', { headers: { 'content-type': 'application/json' } });
+      }) as typeof fetch,
+    });
+    for (const [name, op] of Object.entries(OPERATIONS)) {
+      const input = Object.fromEntries(op.params.map((p) => [p, 'x']));
+      await recording.call(name as OperationName, input as never);
+    }
+    expect(seen).toEqual(Object.values(OPERATIONS).map((op) => `${op.method} ${concrete(op.path)}`));
+
+    const key = await s.newKey('client', 1000, 'agent');
+    const gate = new FuseGateClient({ baseUrl: s.url, apiKey: key.secret });
+    const me = await gate.call('me', {});
+    expect(me.status).toBe(200);
+    expect(me).toMatchObject({ role: 'agent' });
+    const err = await gate.call('fuse_hop', { fuse_id: 'fuse_nobody_has' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FuseGateError);
+    expect(err).toMatchObject({ status: 404, problem: { code: 'unknown_fuse' } });
   });
 });

@@ -74,6 +74,10 @@ export async function mayAct(gate: FuseGateClient, fuse_id: string): Promise<boo
 }
 // @ts-expect-error the declarations are real types, not any: verdict is a boolean
 export const notAString: string = ({} as HopAnswer).verdict;
+// Every operation by name, its input typed from its declaration.
+export const classified = (gate: FuseGateClient) => gate.call('classify', { text: 'wire 5,000 USD' });
+// @ts-expect-error a hop needs its fuse_id
+export const noFuse = (gate: FuseGateClient) => gate.call('fuse_hop', {});
 const options: RequireReceiptOptions = { act: 'wire', gate: 'https://gate.example', verify: async () => ({ valid: false, reason: 'x', detail: 'y' }) };
 export const middleware = requireReceipt(options);
 export const status: number = REQUIRED_STATUS;

@@ -16,7 +16,9 @@ import { encodeReceiptDocument, memoryClaims, remoteReceiptVerifier, requireRece
 import { runCli } from './support/cli.ts';
 import { startTestServer, tempDir, type TestServer } from './support/server.ts';
 import { startTestWitness, type TestWitness } from './support/test-witness.ts';
-import { createPublicKey } from 'node:crypto';
+import { createHash, createPublicKey, verify as edVerify } from 'node:crypto';
+import { decode as cborgDecode, encode as cborgEncode } from 'cborg';
+import { verifyTransparentStatement } from '../src/crypto/cose.ts';
 
 const until = async <T>(f: () => Promise<T | undefined | false>, ms = 5000): Promise<T> => {
   const end = Date.now() + ms;
@@ -138,6 +140,64 @@ describe('self-contained receipt documents', () => {
     const bad = await runCli(['verify', 'receipt', files.bad, '--jwks', files.jwks, '--log-key', logKey, '--witness-policy', files.policy, '--json']);
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout).checks.witnesses).toMatchObject({ ok: false, detail: expect.stringMatching(/does not verify/) });
+  });
+
+  it('serves the same receipt as SCITT COSE on its URL (Accept: application/cose), checked by a second CBOR implementation', async () => {
+    const h = await hop();
+    const json = await until(async () => {
+      const d = await docOf(h.verify_url);
+      return d.witnesses?.quorum_holds && d;
+    });
+    const res = await fetch(h.verify_url, { headers: { accept: 'application/cose' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/cose; cose-type="cose-sign1"');
+    expect(res.headers.get('vary')).toMatch(/accept/i);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const jwk = ((await (await s.fetch('/.well-known/prefinality-jwks.json')).json()) as { keys: Array<{ x: string }> }).keys[0]!;
+    const pub = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });
+
+    // cborg, not the cbor2 that wrote it: tag 18, [protected bstr, unprotected map, payload, signature].
+    const tags: Array<(d: () => unknown) => unknown> = [];
+    tags[18] = (d) => ({ cose_sign1: d() });
+    const opts = { useMaps: true, tags };
+    const sign1 = (b: Uint8Array) => (cborgDecode(b, opts) as { cose_sign1: [Uint8Array, Map<number, unknown>, Uint8Array | null, Uint8Array] }).cose_sign1;
+    const sigStructure = (p: Uint8Array, payload: Uint8Array) => cborgEncode(['Signature1', p, new Uint8Array(0), payload]);
+    const [sp, su, payload, ssig] = sign1(bytes);
+    const sh = cborgDecode(sp, opts) as Map<number, unknown>;
+    expect(sh.get(1)).toBe(-8);
+    expect(sh.get(3)).toBe('application/json');
+    expect(new TextDecoder().decode(sh.get(4) as Uint8Array)).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(sh.get(15)).toEqual(new Map<number, unknown>([[1, s.ctx.config.BASE_URL], [2, h.receipt_id]]));
+    expect(new TextDecoder().decode(payload!)).toBe(json.leaf);
+    expect(edVerify(null, sigStructure(sp, payload!), pub, ssig)).toBe(true);
+
+    // The receipt in header 394: vds 1 (RFC9162_SHA256), vdp {-1: [bstr .cbor [size, index, path]]}, detached payload.
+    const [rp, ru, rpayload, rsig] = sign1((su.get(394) as Uint8Array[])[0]!);
+    expect(rpayload).toBeNull();
+    expect((cborgDecode(rp, opts) as Map<number, unknown>).get(395)).toBe(1);
+    const [size, index, path] = cborgDecode(((ru.get(396) as Map<number, unknown>).get(-1) as Uint8Array[])[0]!) as [number, number, Uint8Array[]];
+    expect([size, index]).toEqual([json.inclusion.tree_size, json.log.index]);
+    // RFC 9162 2.1.3.2, written here: the root the path leads to from SHA-256(0x00 || entry).
+    const sha = (...b: Uint8Array[]) => new Uint8Array(createHash('sha256').update(Buffer.concat(b)).digest());
+    let fn = index;
+    let sn = size - 1;
+    let r = sha(new Uint8Array([0]), payload!);
+    for (const p of path) {
+      if (fn % 2 === 1 || fn === sn) {
+        r = sha(new Uint8Array([1]), p, r);
+        while (fn % 2 === 0 && fn !== 0) [fn, sn] = [fn >> 1, sn >> 1];
+      } else r = sha(new Uint8Array([1]), r, p);
+      [fn, sn] = [fn >> 1, sn >> 1];
+    }
+    expect(sn).toBe(0);
+    expect(Buffer.from(r).toString('base64')).toBe(json.checkpoint.split('\n')[2]);
+    expect(edVerify(null, sigStructure(rp, r), pub, rsig)).toBe(true);
+    // And the producing library's own verifier agrees; a flipped byte in the entry fails it.
+    expect(verifyTransparentStatement(bytes, pub)).toMatchObject({ leafIndex: json.log.index, treeSize: json.inclusion.tree_size });
+    const bad = Uint8Array.from(bytes);
+    const at = Buffer.from(bad).indexOf(Buffer.from(h.receipt_id));
+    bad[at]! ^= 1;
+    expect(() => verifyTransparentStatement(bad, pub)).toThrow(/does not verify/);
   });
 
   it('verifies offline, with no network: the log key, the JWKS and the witness policy, saved beforehand', async () => {

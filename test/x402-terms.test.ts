@@ -6,134 +6,39 @@
  * account) with one term wrong at a time, each refused with a 402 naming
  * that term, nothing recorded, charged or sent to the facilitator.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { authorizationTypes } from '@x402/evm';
-import { getAddress, toHex } from 'viem';
-import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { decodePaymentResponseHeader } from '@x402/core/http';
+import { getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { chargesOf, receiptCount } from './support/ledger-reads.ts';
+import { approveAllEnv, newPayer, signPayment, startApproveAll, type ApproveAll, type PaymentTerms } from './support/x402-approve-all.ts';
 
 type J = Record<string, any>;
 
-const NETWORK = 'eip155:84532';
-const CHAIN_ID = 84532;
-const TOKEN = getAddress('0x036cbd53842c5426634e7929541ec2318f3dcf7e');
-const PAY_TO = getAddress('0x209693bc6afc0c5328ba36faf03c514ef312287c');
 const PRICE = 100_000n;
 const EVALUATE = '/v1/prefinality/evaluate';
 const GO_BODY = { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC', counterparty: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' } };
 
-const payer = privateKeyToAccount(generatePrivateKey());
-const stranger = privateKeyToAccount(generatePrivateKey());
+const payer = newPayer();
+const stranger = newPayer();
 
 let s: TestServer;
-let fac: Server;
-const calls = { verify: 0, settle: 0 };
-
-/** A facilitator that approves everything. */
-async function approveAll(): Promise<string> {
-  fac = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d: Buffer) => (raw += d.toString('utf8')));
-    req.on('end', () => {
-      const body = JSON.parse(raw || '{}') as J;
-      const from = body.paymentPayload?.payload?.authorization?.from ?? '0x0000000000000000000000000000000000000001';
-      res.writeHead(200, { 'content-type': 'application/json' });
-      if (req.url === '/verify') {
-        calls.verify++;
-        return res.end(JSON.stringify({ isValid: true, payer: from }));
-      }
-      if (req.url === '/settle') {
-        calls.settle++;
-        return res.end(JSON.stringify({ success: true, payer: from, network: NETWORK, transaction: toHex(crypto.getRandomValues(new Uint8Array(32))) }));
-      }
-      res.end(JSON.stringify({ kinds: [] }));
-    });
-  });
-  await new Promise<void>((r) => fac.listen(0, '127.0.0.1', r));
-  return `http://127.0.0.1:${(fac.address() as AddressInfo).port}`;
-}
+let fac: ApproveAll;
+let calls: ApproveAll['calls'];
 
 beforeAll(async () => {
-  const url = await approveAll();
-  s = await startTestServer({
-    X402_PAY_TO: PAY_TO,
-    X402_NETWORK: NETWORK,
-    X402_ASSET: TOKEN,
-    X402_ASSET_NAME: 'USDC',
-    X402_ASSET_VERSION: '2',
-    X402_FACILITATOR_URL: url,
-  });
+  fac = await startApproveAll();
+  calls = fac.calls;
+  s = await startTestServer(approveAllEnv(fac.url));
 }, 60_000);
 afterAll(async () => {
   await s?.stop();
-  await new Promise<void>((r) => (fac ? fac.close(() => r()) : r()));
+  await fac?.close();
 });
 
-interface Over {
-  value?: bigint;
-  to?: `0x${string}`;
-  validAfter?: bigint;
-  validBefore?: bigint;
-  nonce?: `0x${string}`;
-  /** The nonce as written in the payload (the signature covers `nonce`). */
-  writtenNonce?: string;
-  resource?: string | null;
-  /** What the payload says it accepted. */
-  accepted?: Partial<PaymentRequirements>;
-  /** The EIP-712 domain signed. */
-  domain?: { chainId?: number; verifyingContract?: `0x${string}`; name?: string };
-  signer?: typeof payer;
-}
-
-async function payment(o: Over = {}): Promise<string> {
-  const now = BigInt(Math.floor(Date.now() / 1000));
-  const signer = o.signer ?? payer;
-  const message = {
-    from: payer.address,
-    to: o.to ?? PAY_TO,
-    value: o.value ?? PRICE,
-    validAfter: o.validAfter ?? now - 600n,
-    validBefore: o.validBefore ?? now + 60n,
-    nonce: o.nonce ?? toHex(crypto.getRandomValues(new Uint8Array(32))),
-  };
-  const signature = await signer.signTypedData({
-    domain: { name: o.domain?.name ?? 'USDC', version: '2', chainId: o.domain?.chainId ?? CHAIN_ID, verifyingContract: o.domain?.verifyingContract ?? TOKEN },
-    types: authorizationTypes,
-    primaryType: 'TransferWithAuthorization',
-    message,
-  });
-  const accepted: PaymentRequirements = {
-    scheme: 'exact',
-    network: NETWORK,
-    amount: PRICE.toString(),
-    asset: TOKEN,
-    payTo: PAY_TO,
-    maxTimeoutSeconds: 60,
-    extra: { name: 'USDC', version: '2' },
-    ...o.accepted,
-  } as PaymentRequirements;
-  const payload = {
-    x402Version: 2,
-    ...(o.resource === null ? {} : { resource: { url: o.resource ?? s.config.BASE_URL + EVALUATE, description: 'evaluate', mimeType: 'application/json' } }),
-    accepted,
-    payload: {
-      signature,
-      authorization: {
-        ...message,
-        nonce: o.writtenNonce ?? message.nonce,
-        value: message.value.toString(),
-        validAfter: message.validAfter.toString(),
-        validBefore: message.validBefore.toString(),
-      },
-    },
-  } as PaymentPayload;
-  return encodePaymentSignatureHeader(payload);
-}
+type Over = Omit<Partial<PaymentTerms>, 'resource'> & { resource?: string | null };
+const payment = (o: Over = {}) =>
+  signPayment({ payer, price: PRICE, ...o, resource: o.resource === undefined ? s.config.BASE_URL + EVALUATE : o.resource });
 
 const count = async (sql: string) => Number((await s.ctx.ledger.read.execute(sql)).rows[0]!.n);
 const ledgerCounts = async () => ({

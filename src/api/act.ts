@@ -24,18 +24,23 @@
  *     },
  *   });
  */
-import type { H3Event, HTTPResponse } from 'h3';
+import type { H3Event } from 'h3';
 import type { z } from 'zod';
 import { HopLimitReached, KeyRevoked, ReceiptTooLarge, type ActNeeds, type ActState, type ActWrites } from '../ledger/acts.ts';
 import type { ApiKey } from '../ledger/api-keys.ts';
 import type { Transaction } from '../ledger/sql.ts';
-import { requireKey, revokedKeyProblem } from './auth.ts';
 import { Problem } from './problem.ts';
+import { HTTPResponse } from 'h3';
+import { PaymentRefused, presentsPayment, type PaidResource } from '../payments/x402/gate.ts';
+import { afterPaidFailure, needsOfPaid, paidCallOf, paidDecision, settleOnce, startPaidCall, type PaidCall } from '../payments/x402/keyless.ts';
+import { paidRouteOf, priceMicros, resourceOf } from '../payments/x402/resources.ts';
+import { paidResource } from '../payments/x402/service.ts';
+import { optionalKey, requireKey, revokedKeyProblem } from './auth.ts';
 import { readBody } from './body.ts';
 import type { AppContext } from './context.ts';
 import { hopLimitProblem } from './hop-limit.ts';
 import { answerOf, answerRecorded, idempotent, openReservation } from './idempotency.ts';
-import type { Reply } from './reply.ts';
+import { toResponse, type Reply } from './reply.ts';
 import type { RouteDoc, Router } from './router.ts';
 
 export interface Decision {
@@ -55,6 +60,8 @@ export type ActSpec = { needs?: ActNeeds } & (
 
 /** Commits the act and answers its reply; `key` is the caller's, if any, for the problems of its quota and revocation. */
 export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | undefined, spec: ActSpec): Promise<Reply> {
+  const call = paidCallOf(event);
+  if (call) return commitPaidAct(ctx, key, call, spec);
   const reservation = openReservation(event);
   const decided = ({ writes, reply }: Decision) => ({ result: reply, writes: reservation ? { ...writes, answer: answerOf(reservation, reply) } : writes });
   const needs = spec.needs ?? {};
@@ -68,6 +75,44 @@ export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | u
   }
   if (reservation) answerRecorded(event);
   return answer;
+}
+
+const DRY_RUN = new Error('dry run: decided, not committed');
+
+/**
+ * A keyless act paid with x402 (payments/x402/keyless.ts): settled before it
+ * is queued, then decided under the lock as declared, with the payment in
+ * place of the key's charge and committed in the same transaction.
+ */
+async function commitPaidAct(ctx: AppContext, key: ApiKey | undefined, call: PaidCall, spec: ActSpec): Promise<Reply> {
+  const needs = needsOfPaid(call, spec.needs ?? {});
+  if (!call.settled) {
+    // Decided once under the lock and rolled back, so that a refusal (an unknown fuse, a rule) costs the
+    // payer nothing: only an act that would be committed is settled.
+    try {
+      await ctx.ledger.act({
+        needs,
+        run: async (tx, state) => {
+          await (spec.run ? spec.run(tx, state) : spec.decide(state));
+          throw DRY_RUN;
+        },
+      });
+    } catch (e) {
+      if (e !== DRY_RUN) throw actProblem(e, key);
+    }
+    await settleOnce(ctx, call);
+  }
+  try {
+    return await ctx.ledger.act({
+      needs,
+      run: async (tx, state) => {
+        const d = await paidDecision(ctx, tx, state, call, spec.run ? await spec.run(tx, state) : spec.decide(state));
+        return { result: d.reply, writes: d.writes };
+      },
+    });
+  } catch (e) {
+    throw actProblem(e, key);
+  }
 }
 
 /** The problem a refusal of the ledger answers (the key's quota spent, the key revoked); any other error unchanged. */
@@ -107,10 +152,43 @@ export function keyedAct<S extends z.ZodType>(
   const { after, bodyLimit, precondition, summary, ...rest } = doc;
   const schema = doc.body;
   const limit = bodyLimit ?? ctx.config.MAX_BODY_BYTES;
-  const act = async (event: H3Event): Promise<HTTPResponse> => {
-    const key = await requireKey(event, ctx);
+  const declared: RouteDoc = { summary, auth: 'key', ...rest };
+  // x402 in place of a key, where the declaration takes it and the service has x402 configured.
+  const route = paidRouteOf('POST', path, declared);
+  const paid = route && doc.role !== 'operator' ? paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route)) : undefined;
+  const act = async (event: H3Event): Promise<HTTPResponse | Response> => {
+    const key = paid ? await optionalKey(event, ctx) : await requireKey(event, ctx);
     precondition?.();
+    if (!key) return paidAct(event, ctx, paid!, `POST ${path}`, async () => readBody(event, schema, limit), handle);
     return idempotent(event, ctx, key, async () => handle(await readBody(event, schema, limit), key, event));
   };
-  router.post(path, after ? async (event) => after(await act(event)) : act, { summary, auth: 'key', ...rest });
+  router.post(path, after ? async (event) => {
+    const res = await act(event);
+    return res instanceof HTTPResponse ? after(res) : res;
+  } : act, declared);
+}
+
+/**
+ * A keyless call of a paid operation: 402 with its requirements unless it
+ * presents a payment (before the body is read, as a missing key gets 401);
+ * else the body read, the payment verified, and `handle` run as the payer.
+ */
+async function paidAct<B>(
+  event: H3Event,
+  ctx: AppContext,
+  paid: PaidResource,
+  operation: string,
+  body: () => Promise<B>,
+  handle: (body: B, key: ApiKey, event: H3Event) => Promise<Reply>,
+): Promise<HTTPResponse | Response> {
+  if (!presentsPayment(event)) return paid.paymentRequired('PAYMENT-SIGNATURE header is required (or an API key)');
+  let call: PaidCall | undefined;
+  try {
+    const b = await body();
+    call = startPaidCall(event, paid, await paid.verify(event), operation, b);
+    return toResponse(await handle(b, call.key, event));
+  } catch (e) {
+    if (e instanceof PaymentRefused) return e.response;
+    throw call ? await afterPaidFailure(ctx, call, e) : e;
+  }
 }

@@ -24,6 +24,7 @@ import { registerLogRoutes } from './site/logs.ts';
 import { registerTileRoutes } from './site/tiles.ts';
 import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
 import { registerCommitmentRoutes } from './site/commitments.ts';
+import { registerPremiumActs } from './site/premium-acts.ts';
 import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
@@ -61,6 +62,7 @@ const MODULES: RouteModule[] = [
   registerTileRoutes,
   registerLiveDiscoveryRoutes,
   registerCommitmentRoutes,
+  registerPremiumActs,
   registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,

@@ -7,6 +7,10 @@ import type { H3Event } from 'h3';
 import { authenticateSecret, cachedSecret, isExpired, touchKey, type ApiKey } from '../ledger/api-keys.ts';
 import type { AppContext } from './context.ts';
 import { Problem } from './problem.ts';
+import { x402Configured } from '../payments/x402/settings.ts';
+
+/** Whether the request carries an x402 payment header (v2 PAYMENT-SIGNATURE or v1 X-PAYMENT). */
+const presentsPayment = (event: H3Event): boolean => event.req.headers.get('payment-signature') !== null || event.req.headers.get('x-payment') !== null;
 import type { RouteDoc } from './router.ts';
 
 const REALM = 'Bearer realm="fusegate"';
@@ -80,6 +84,17 @@ export async function optionalKey(event: H3Event, ctx: AppContext): Promise<ApiK
 /** The calling key; 401 when the request carries none. */
 export async function requireKey(event: H3Event, ctx: AppContext): Promise<ApiKey> {
   const key = await optionalKey(event, ctx);
+  if (!key && presentsPayment(event)) {
+    // A payment without a key: this operation (or this service) takes none.
+    const on = x402Configured(ctx.config);
+    throw new Problem({
+      status: 401,
+      code: on ? 'x402_not_accepted' : 'x402_not_configured',
+      title: 'Unauthorized',
+      detail: `${on ? 'this operation takes no x402 payment' : 'x402 payments are not configured on this service'}; send an API key ("Authorization: Bearer <key>")`,
+      headers: { 'www-authenticate': REALM },
+    });
+  }
   if (!key) {
     throw new Problem({
       status: 401,

@@ -8,7 +8,9 @@
  * Without a key the server offers the public and demo tools; with
  * `Authorization: Bearer <key>` the keyed ones too. A refusal (DENY, NO_GO,
  * HALT...) is an ordinary tool result; a problem (4xx/5xx problem+json) is a
- * tool result with `isError: true`. Never a protocol crash.
+ * tool result with `isError: true`. Arguments the tool's schema refuses, or an
+ * unknown tool, are a JSON-RPC error -32602 (invalid params). Never a crash.
+ * The tools are the operations whose declaration names one (RouteDoc.tool).
  *
  * Transport rules of revision 2025-11-25 enforced here or by the SDK: POST
  * only (GET/DELETE are 405: we offer no server-initiated stream and no
@@ -18,7 +20,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { H3, H3Event } from 'h3';
 import { z } from 'zod';
 import { discoveryDocument } from '../catalog/discovery.ts';
@@ -156,12 +158,28 @@ async function checkMcpBody(event: H3Event, limit: number): Promise<void> {
 
 function buildServer(ctx: AppContext, router: Router, event: H3Event, role: KeyRole | undefined): McpServer {
   const server = new McpServer({ name: 'fusegate', version: ctx.version });
+  const offered = new Map<string, McpTool>();
   for (const tool of mcpTools(router)) {
     if ((tool.keyed && !role) || (tool.operator && role !== 'operator')) continue;
+    offered.set(tool.name, tool);
     server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, (args: unknown) =>
       dispatch(router.app, event, tool.route, (args ?? {}) as Record<string, unknown>, ctx.config.TRUST_PROXY_HOPS),
     );
   }
+  // tools/call answers a JSON-RPC error -32602 (invalid params) for an unknown tool or arguments its
+  // schema refuses, as the MCP specification says; the SDK's own handler would wrap those in a tool
+  // result. Valid arguments go to the route as sent: the route parses them with the same schema.
+  server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = offered.get(request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}${mcpTools(router).some((t) => t.name === request.params.name) ? ' (it needs an API key, or an operator key)' : ''}`);
+    const args = request.params.arguments ?? {};
+    const parsed = tool.input.safeParse(args);
+    if (!parsed.success) {
+      const errors = parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(arguments)', message: i.message }));
+      throw new McpError(ErrorCode.InvalidParams, `invalid arguments for ${tool.name}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, { errors });
+    }
+    return dispatch(router.app, event, tool.route, args, ctx.config.TRUST_PROXY_HOPS);
+  });
   return server;
 }
 

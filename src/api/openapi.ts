@@ -55,7 +55,7 @@ function openApiPath(path: string): { path: string; params: string[] } {
   return { path: p, params };
 }
 
-function operationId(method: string, path: string): string {
+export function operationId(method: string, path: string): string {
   const words = path
     .replace(/(?:\*\*)?:([A-Za-z_]+)/g, 'by_$1')
     .split(/[^A-Za-z0-9]+/)

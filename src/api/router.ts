@@ -64,6 +64,8 @@ export type X402Doc =
   | {
       /** The toll a payment pays (default: the operation's first charge). */
       sku?: string;
+      /** The price in micro-USD, for a SKU priced by its catalog rather than the toll table. */
+      micros?: number;
       /** When a payment is taken instead of a key (default: without a key). */
       when?: string;
       /** The transfer rails the resource clears, as the catalogs list them (default: x402). */

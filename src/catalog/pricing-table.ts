@@ -63,6 +63,14 @@ const TOLL_ENDPOINTS: Record<string, string> = {
   restraint: 'POST /api/v1/restraint',
   restraint_call: 'POST /api/v1/restraint (legacy alias, metered as restraint)',
   verify_attestation: 'POST /v1/prefinality/rtp/gate (pass)',
+  heartbeat: 'POST /v1/fuse/heartbeat',
+  verify_pull: 'POST /v1/receipts/verify-pull',
+  panic_receipt: 'POST /v1/fuses/{fuse_id}/panic',
+  matter_spoliation: 'POST /api/v1/spoliation-seal/matter',
+  parametric_run: 'POST /api/v1/foundry/parametric/run',
+  clear_before_act: 'POST /api/v1/clear/before (tier act)',
+  clear_before_wire: 'POST /api/v1/clear/before (tier wire)',
+  clear_before_contract: 'POST /api/v1/clear/before (tier contract)',
 };
 
 const TOLL_NOTES: Record<string, string> = {

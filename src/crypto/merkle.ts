@@ -142,10 +142,20 @@ export class ProofError extends Error {
  * tree of `size` with root `root`. Throws ProofError when it does not.
  */
 export function verifyInclusion(index: number, size: number, leaf: Hash, proof: Hash[], root: Hash): void {
+  if (root.length !== 32) throw new ProofError('hashes must be 32 bytes');
+  if (!equal(inclusionRoot(index, size, leaf, proof), root)) throw new ProofError('computed root does not match');
+}
+
+/**
+ * RFC 9162 §2.1.3.2 without the final comparison: the root an inclusion proof
+ * leads to (what a COSE receipt's detached payload is). Throws ProofError on a
+ * malformed proof.
+ */
+export function inclusionRoot(index: number, size: number, leaf: Hash, proof: Hash[]): Hash {
   if (!(Number.isInteger(index) && Number.isInteger(size)) || index < 0 || index >= size) {
     throw new ProofError(`index ${index} is beyond tree size ${size}`);
   }
-  if (leaf.length !== 32 || root.length !== 32 || proof.some((p) => p.length !== 32)) {
+  if (leaf.length !== 32 || proof.some((p) => p.length !== 32)) {
     throw new ProofError('hashes must be 32 bytes');
   }
   let fn = index;
@@ -168,7 +178,7 @@ export function verifyInclusion(index: number, size: number, leaf: Hash, proof: 
     sn = half(sn);
   }
   if (sn !== 0) throw new ProofError('proof is shorter than the path');
-  if (!equal(r, root)) throw new ProofError('computed root does not match');
+  return r;
 }
 
 /**

@@ -175,9 +175,11 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
         d = act.decide(state);
         take();
       }
-      if (d.writes.receipt !== minted) throw new Error('an act writes the receipt it minted, and only that one');
+      // The receipt written is the one minted, or an amended copy of it (an x402-paid act names its payment in it).
+      const written = d.writes.receipt;
+      if (written?.receipt_id !== minted?.receipt_id || written?.log_index !== minted?.log_index) throw new Error('an act writes the receipt it minted, and only that one');
       if (d.writes.fuse) fuses.set(d.writes.fuse.id, d.writes.fuse);
-      if (minted) receipts.push(minted);
+      if (written) receipts.push(written);
       decided.push(d.writes);
       outcomes.push({ ok: true, value: d.result });
     } catch (error) {

@@ -3,7 +3,7 @@
  * (its Merkle root; the items themselves are in the seal's receipt). The rules
  * are in src/domain/nap.ts; src/api/site/nap.ts decides and answers.
  */
-import type { Transaction } from './sql.ts';
+import type { Client, Transaction } from './sql.ts';
 import { insertRows } from './log.ts';
 
 export interface SpoliationSealRow {
@@ -25,4 +25,14 @@ export async function insertSpoliationSeals(tx: Transaction, rows: readonly Spol
     '(?, ?, ?, ?, ?, ?, ?)',
     rows.map((s) => [s.id, s.keyId, s.matterRef, s.evidenceCount, s.rootHash, s.receiptId, s.createdAt]),
   );
+}
+
+/** The spoliation seals of one matter of an account (every key of it), oldest first. */
+export async function matterSeals(db: Client | Transaction, accountId: string, matterRef: string): Promise<Array<{ id: string; rootHash: string; evidenceCount: number; receiptId: string; createdAt: string }>> {
+  const rs = await db.execute({
+    sql: `SELECT id, root_hash, evidence_count, receipt_id, created_at FROM spoliation_seals
+          WHERE matter_ref = ? AND key_id IN (SELECT id FROM api_keys WHERE account_id = ?) ORDER BY created_at, id`,
+    args: [matterRef, accountId],
+  });
+  return rs.rows.map((r) => ({ id: String(r.id), rootHash: String(r.root_hash), evidenceCount: Number(r.evidence_count), receiptId: String(r.receipt_id), createdAt: String(r.created_at) }));
 }

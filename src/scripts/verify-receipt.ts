@@ -11,12 +11,17 @@
  *  4. for a token receipt (execute-gate, absence witness): its JWS, and that
  *     the leaf is that JWS;
  *  5. that the leaf parses to the payload shown, with the receipt id asked for
- *     (a batch-sealed receipt's leaf is the canonical JSON of its payload).
+ *     (a batch-sealed receipt's leaf is the canonical JSON of its payload);
+ *  6. the witnesses' cosignatures on the checkpoint, with the witness policy
+ *     published at /api/v1/logs/receipts: who cosigned, whether the quorum holds.
+ * A pasted receipt document (the evidence JSON, or its base64url as sent in
+ * Gate-Receipt) is checked as it is, without asking the service for it.
  * Nothing here trusts a verdict of the server.
  */
 import { canonical, decodeJws, looksLikeJws, verifyJws, verifyJwsText, type PublicJwk } from './jws.ts';
 import { openCheckpoint, publishedKeys } from './published-keys.ts';
 import { CheckFailed, fromBase64, leafHash, noteOrigin, toBase64, utf8, verifyInclusion } from './tlog.ts';
+import { checkCosignatures, parsePolicy } from './witnesses.ts';
 
 export const RECEIPT_TYP = 'fusegate-receipt+jws';
 export const PREFINALITY_TYP = 'prefinality-receipt+jwt';
@@ -65,6 +70,25 @@ async function attempt(findings: Finding[], check: string, fn: () => Promise<str
   }
 }
 
+/** A pasted receipt document: its JSON, or base64url of it (the Gate-Receipt form). */
+function pastedDocument(text: string): Evidence | undefined {
+  let json = text;
+  if (!text.startsWith('{')) {
+    if (text.length < 200 || !/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
+    try {
+      json = new TextDecoder().decode(fromBase64(text));
+    } catch {
+      return undefined;
+    }
+  }
+  try {
+    const d = JSON.parse(json) as Evidence;
+    return d && typeof d.checkpoint === 'string' && d.log && d.inclusion && d.payload ? d : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function verifyReceipt(input: string, base: string): Promise<Report> {
   const text = input.trim();
   const findings: Finding[] = [];
@@ -72,8 +96,12 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
   const jwks = keys.map((k) => k.jwk);
   let id: string | undefined;
   let pasted: { kind: 'receipt' | 'prefinality'; payload: Record<string, unknown> } | undefined;
+  const doc = pastedDocument(text);
 
-  if (looksLikeJws(text)) {
+  if (doc) {
+    id = String(doc.payload.receipt_id ?? '');
+    if (!RECEIPT_ID.test(id)) return refuse(findings, 'Receipt document', 'the document names no receipt');
+  } else if (looksLikeJws(text)) {
     let typ: unknown;
     try {
       typ = decodeJws(text).header.typ;
@@ -108,10 +136,15 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
     return refuse(findings, 'Input', 'paste a receipt (compact JWS), a pre-finality JWT, or a receipt id such as rcpt_…');
   }
 
-  const res = await getJson<Evidence>(base, `/v1/receipts/${encodeURIComponent(id)}`);
-  if (res.status === 404) return refuse(findings, 'Receipts log', `the service has no receipt ${id}`);
-  if (res.status !== 200) return refuse(findings, 'Receipts log', `the service answered ${res.status}`);
-  const ev = res.body;
+  let ev: Evidence;
+  if (doc) {
+    ev = doc;
+  } else {
+    const res = await getJson<Evidence>(base, `/v1/receipts/${encodeURIComponent(id)}`);
+    if (res.status === 404) return refuse(findings, 'Receipts log', `the service has no receipt ${id}`);
+    if (res.status !== 200) return refuse(findings, 'Receipts log', `the service answered ${res.status}`);
+    ev = res.body;
+  }
   const leaf = ev.leaf ?? ev.receipt ?? '';
   const origin = ev.log.origin ?? noteOrigin(ev.checkpoint);
   // A token receipt's leaf is its JWS; a batch-sealed receipt has none and its leaf is the canonical JSON payload.
@@ -142,6 +175,19 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
     return `entry ${ev.log.index} of ${ev.inclusion.tree_size}: the ${ev.inclusion.hashes.length}-hash RFC 9162 proof leads to the checkpoint root`;
   });
 
+  // 6. The witnesses, with the policy the service publishes for the log (not the one in this answer).
+  const log = await getJson<{ witnessing?: { policy: string } }>(base, `/api/v1/logs/${encodeURIComponent(ev.log.name)}`);
+  let witnessed: { cosigned_by: string[]; quorum: string | null; quorum_holds: boolean } | undefined;
+  if (log.status === 200 && log.body.witnessing) {
+    const policyText = log.body.witnessing.policy;
+    await attempt(findings, 'Witnesses', async () => {
+      witnessed = await checkCosignatures(ev.checkpoint, await parsePolicy(policyText));
+      const who = witnessed.cosigned_by.length ? `cosigned by ${witnessed.cosigned_by.join(', ')}` : 'cosigned by no witness yet';
+      const quorum = witnessed.quorum === null ? 'the policy requires no quorum' : `quorum ${witnessed.quorum} ${witnessed.quorum_holds ? 'holds' : 'does NOT hold yet: only the log vouches for this checkpoint'}`;
+      return `${who} (C2SP cosignatures, checked here); ${quorum}`;
+    });
+  }
+
   // 4. A token receipt: its own signature (unless already checked as pasted).
   if (ev.receipt && pasted?.kind !== 'receipt') {
     await attempt(findings, 'Receipt signature', async () => {
@@ -167,7 +213,7 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
     const how = token !== null ? 'the signed receipt' : 'the canonical JSON of the payload (a batch-sealed receipt)';
     return `the logged leaf is ${how}, receipt ${id}${pasted ? ', the one your token names' : ''}`;
   });
-  return finish(findings, ev.payload, ev, token !== null);
+  return finish(findings, ev.payload, ev, token !== null, witnessed);
 }
 
 function refuse(findings: Finding[], check: string, detail: string): Report {
@@ -181,7 +227,7 @@ function issuedAt(payload: Record<string, unknown>): string {
   return typeof payload.iat === 'number' ? new Date(payload.iat * 1000).toISOString() : String(payload.iat ?? '');
 }
 
-function finish(findings: Finding[], payload?: Record<string, unknown>, ev?: Evidence, signed = false): Report {
+function finish(findings: Finding[], payload?: Record<string, unknown>, ev?: Evidence, signed = false, witnessed?: { cosigned_by: string[]; quorum_holds: boolean }): Report {
   const failed = findings.filter((f) => !f.ok);
   const proven = failed.length === 0 && ev !== undefined && payload !== undefined;
   if (!proven) {
@@ -193,5 +239,6 @@ function finish(findings: Finding[], payload?: Record<string, unknown>, ev?: Evi
   const summary = signed
     ? `Proven: Fuse Gate signed this receipt (${about}), and it is ${entry}. `
     : `Proven: Fuse Gate logged this receipt (${about}) in a signed batch: its payload is ${entry}. `;
-  return { proven, summary: summary + 'Keep the checkpoint: the log can only grow from it (check it on the logs page).', findings, payload };
+  const witnesses = witnessed ? (witnessed.quorum_holds ? `Its witnesses (${witnessed.cosigned_by.join(', ')}) cosigned that checkpoint: the log cannot show anyone a different history without them noticing. ` : 'The witness quorum has not cosigned that checkpoint yet. ') : '';
+  return { proven, summary: summary + witnesses + 'Keep the checkpoint: the log can only grow from it (check it on the logs page).', findings, payload };
 }

@@ -59,14 +59,14 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
         },
       });
     });
-  }, { summary: 'Create a fuse owned by the calling key (our extension)', auth: 'key', role: 'operator', tag: 'fuses', body: createFuseRequest, response: fuseResponse.extend({ receipt_id: z.string() }), responses: { 201: { description: 'The fuse, created, with the receipt of its creation', schema: fuseResponse.extend({ receipt_id: z.string() }) } }, example: { state: 'LIVE', label: 'payments agent' } });
+  }, { tool: 'fuse_create', summary: 'Create a fuse owned by the calling key (our extension)', auth: 'key', role: 'operator', tag: 'fuses', body: createFuseRequest, response: fuseResponse.extend({ receipt_id: z.string() }), responses: { 201: { description: 'The fuse, created, with the receipt of its creation', schema: fuseResponse.extend({ receipt_id: z.string() }) } }, example: { state: 'LIVE', label: 'payments agent' } });
 
   router.get('/v1/fuses', async (event) => {
     const key = await requireKey(event, ctx);
     const q = readQuery(event, listQuery);
     const fuses = await listFuses(ctx.ledger.read, ownerId(key), q.limit + 1, q.starting_after);
     return toResponse(reply({ object: 'list', data: fuses.slice(0, q.limit).map(fuseObject), has_more: fuses.length > q.limit }));
-  }, { summary: "List the calling key's fuses", auth: 'key', tag: 'fuses', query: listQuery });
+  }, { tool: 'fuses_list', summary: "List the calling key's fuses", auth: 'key', tag: 'fuses', query: listQuery });
 
   const transition = (path: string, to: FuseState, from: readonly FuseState[], verb: string, summary: string, role: 'agent' | 'operator') =>
     router.post(path, async (event: H3Event) => {
@@ -101,7 +101,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
         nudgeDeliverer();
         return answer;
       });
-    }, { summary, auth: 'key', role, tag: 'fuses', response: fuseResponse.extend({ previous_state: z.string(), receipt_id: z.string() }), problems: role === 'operator' ? [403, 404, 409] : [404, 409] });
+    }, { tool: verb === 'dead' ? 'fuse_blow' : 'fuse_charge', summary, auth: 'key', role, tag: 'fuses', response: fuseResponse.extend({ previous_state: z.string(), receipt_id: z.string() }), problems: role === 'operator' ? [403, 404, 409] : [404, 409] });
 
   transition('/v1/fuses/:fuse_id/dead', 'DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'dead', 'Blow a fuse: it becomes DEAD and fails closed', 'agent');
   transition('/v1/fuses/:fuse_id/charge', 'LIVE', CHARGEABLE_STATES, 'charge', 'Charge an UNSIGNED or DEAD fuse back to LIVE', 'operator');

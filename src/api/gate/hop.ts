@@ -126,7 +126,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       const { fuse_id } = readQuery(event, lookupQuery);
       return toResponse(await lookup(ctx, caller, fuse_id));
     }),
-  { summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
+  { tool: 'ocsp', summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
 
   keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event) =>
     governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply),

@@ -62,13 +62,13 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
   router.get('/v1/pas/licenses', async (event) => {
     const key = await requireKey(event, ctx);
     return toResponse(reply({ object: 'list', data: await listLicenses(ctx.ledger.read, ownerId(key), nowIso()) }));
-  }, { summary: "The account's licence parents: stored state, last change and outstanding tickets", auth: 'key', tag: 'pas' });
+  }, { tool: 'pas_licenses', summary: "The account's licence parents: stored state, last change and outstanding tickets", auth: 'key', tag: 'pas' });
 
   router.get('/v1/pas/tickets', async (event) => {
     const key = await requireKey(event, ctx);
     const q = readQuery(event, ticketsQuery);
     return toResponse(reply({ object: 'list', data: await listTickets(ctx.ledger.read, ownerId(key), q.license_id, q.limit) }));
-  }, { summary: "The account's bind tickets, newest first (optionally of one licence)", auth: 'key', tag: 'pas', query: ticketsQuery });
+  }, { tool: 'pas_tickets', summary: "The account's bind tickets, newest first (optionally of one licence)", auth: 'key', tag: 'pas', query: ticketsQuery });
 
   router.get('/v1/pas/grants', async (event) => {
     const key = await requireKey(event, ctx);

@@ -112,7 +112,7 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/operator/checkout',
     {
-      summary: 'Operator checkout of a closed UTC month (our reading of SPEC 8.3): one production write, once; charges what the formula owes beyond the month\'s per-act charges',
+      tool: 'operator_checkout', summary: 'Operator checkout of a closed UTC month (our reading of SPEC 8.3): one production write, once; charges what the formula owes beyond the month\'s per-act charges',
       tag: 'system',
       body: checkoutRequest,
       response: checkoutResponse,

@@ -444,7 +444,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const key = await requireKey(event, ctx);
       return toResponse(reply(await licenseSnapshot(ctx.ledger.read, ownerId(key), licenseParam(event), nowIso())));
     },
-    { summary: 'Licence parent snapshot: UNSIGNED until charge, ARMED when LIVE with unredeemed children; children counts and state history', auth: 'key', tag: 'pas', response: snapshotResponse },
+    { tool: 'pas_license', summary: 'Licence parent snapshot: UNSIGNED until charge, ARMED when LIVE with unredeemed children; children counts and state history', auth: 'key', tag: 'pas', response: snapshotResponse },
   );
 
   const transition = (verb: 'charge' | 'dead', to: 'LIVE' | 'DEAD', from: readonly LicenseState[]) =>
@@ -475,8 +475,8 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         });
       },
       verb === 'charge'
-        ? { summary: 'Charge-only resurrection: UNSIGNED or DEAD to LIVE (no bind-only write is made); 409 when already LIVE', auth: 'key', role: 'operator', tag: 'pas', response: transitionResponse, problems: [403, 409, 422] }
-        : { summary: 'Blow the licence parent (stored and reported as DEAD); outstanding tickets cannot redeem until a charge', auth: 'key', tag: 'pas', response: transitionResponse, problems: [422] },
+        ? { tool: 'pas_license_charge', summary: 'Charge-only resurrection: UNSIGNED or DEAD to LIVE (no bind-only write is made); 409 when already LIVE', auth: 'key', role: 'operator', tag: 'pas', response: transitionResponse, problems: [403, 409, 422] }
+        : { tool: 'pas_license_blow', summary: 'Blow the licence parent (stored and reported as DEAD); outstanding tickets cannot redeem until a charge', auth: 'key', tag: 'pas', response: transitionResponse, problems: [422] },
     );
   transition('charge', 'LIVE', CHARGEABLE_LICENSE_STATES);
   transition('dead', 'DEAD', ['UNSIGNED', 'LIVE', 'ARMED', 'DEAD']);
@@ -486,7 +486,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/pas/pas-a/pre-bind',
     {
-      summary: 'PAS-A pre-bind: hop, then a bind-only ticket (200), a raised manual-underwriting issue (HOLD 409) or BLOCK (403) for a job already bound; bind-and-issue is never granted',
+      tool: 'pas_a_pre_bind', summary: 'PAS-A pre-bind: hop, then a bind-only ticket (200), a raised manual-underwriting issue (HOLD 409) or BLOCK (403) for a job already bound; bind-and-issue is never granted',
       tag: 'pas',
       body: preBindARequest,
       response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } },
@@ -502,7 +502,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/pas/bind-ticket/redeem',
     {
-      summary: `Consume a single-use bind ticket for the write it is bound to; HALT (409) with reason ${HALT_REASONS.join(', ')}`,
+      tool: 'pas_ticket_redeem', summary: `Consume a single-use bind ticket for the write it is bound to; HALT (409) with reason ${HALT_REASONS.join(', ')}`,
       tag: 'pas',
       body: redeemRequest,
       response: decisionResponse, responses: { 409: { description: 'HALT: the ticket was not consumed; do not forward the write', schema: decisionResponse } },
@@ -528,7 +528,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         }),
       );
     },
-    { summary: 'Exclusion proof (our extension): the job has no redeemed spend leaf, or has one, by a sparse Merkle path (bitmap and non-empty siblings) against a signed tree head', auth: 'key', tag: 'pas', query: jobQuery, response: exclusionResponse },
+    { tool: 'pas_exclusion', summary: 'Exclusion proof (our extension): the job has no redeemed spend leaf, or has one, by a sparse Merkle path (bitmap and non-empty siblings) against a signed tree head', auth: 'key', tag: 'pas', query: jobQuery, response: exclusionResponse },
   );
 
   keyedAct(
@@ -559,14 +559,14 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         }),
       );
     },
-    { summary: 'On-request examiner appendix: job_id, verify_url and the receipts of the job; not the regulatory filing', auth: 'key', tag: 'pas', query: jobQuery, response: appendixResponse, problems: [404] },
+    { tool: 'pas_bind_appendix', summary: 'On-request examiner appendix: job_id, verify_url and the receipts of the job; not the regulatory filing', auth: 'key', tag: 'pas', query: jobQuery, response: appendixResponse, problems: [404] },
   );
 
   keyedAct(
     router,
     ctx,
     '/v1/pas/pas-b/pre-bind',
-    { summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
+    { tool: 'pas_b_pre_bind', summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
     (b, key, event) => preBindB(event, ctx, callerOf(key), b),
   );
 
@@ -575,7 +575,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/pas/mga-authority',
     {
-      summary: 'Delegated-authority check: hop plus the premium, line and state limits of a grant; ALLOW (200) or BLOCK (403) naming the failed limits',
+      tool: 'pas_mga_authority', summary: 'Delegated-authority check: hop plus the premium, line and state limits of a grant; ALLOW (200) or BLOCK (403) naming the failed limits',
       tag: 'pas',
       body: authorityRequest,
       response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } },
@@ -601,7 +601,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await authority(event, ctx, caller, await readBody(event, demoAuthorityRequest, limit)));
     },
-    { summary: 'Public delegated-authority check on the drill grant (auth_drill)', auth: 'demo', tag: 'pas', body: demoAuthorityRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } }, problems: [404, 429], example: { premium: '300000.00', line: 'cyber', state: 'CA' } },
+    { tool: 'demo_pas_mga_authority', summary: 'Public delegated-authority check on the drill grant (auth_drill)', auth: 'demo', tag: 'pas', body: demoAuthorityRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } }, problems: [404, 429], example: { premium: '300000.00', line: 'cyber', state: 'CA' } },
   );
   router.post(
     '/demo/pas/pas-a/pre-bind',
@@ -609,6 +609,6 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await preBindA(event, ctx, caller, await readBody(event, demoPreBindARequest, limit)));
     },
-    { summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } }, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
+    { tool: 'demo_pas_a_pre_bind', summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } }, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
   );
 }

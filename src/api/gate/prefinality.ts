@@ -350,7 +350,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         }
       }
     });
-  }, { summary: 'Does a GO receipt clear this RTP payment order (single use)', auth: 'key', tag: 'prefinality', body: rtpGateRequestSchema, responses: { 200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody }, 403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody } }, problems: [409, 422] });
+  }, { tool: 'rtp_gate', summary: 'Does a GO receipt clear this RTP payment order (single use)', auth: 'key', tag: 'prefinality', body: rtpGateRequestSchema, responses: { 200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody }, 403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody } }, problems: [409, 422] });
 
   router.get(JWKS_PATH, () =>
     toResponse(reply({ keys: ctx.keyring.all.map((k) => ({ ...k.jwk })) }), {

@@ -6,9 +6,12 @@
  *    signature and the inclusion hold.
  *  - POST /v1/receipts/verify {receipt}: whether a receipt JWS verifies, and why not.
  */
+import { HTTPResponse } from 'h3';
 import { z } from 'zod';
+import { COSE_CONTENT_TYPE, coseReceipt, transparentStatement } from '../../crypto/cose.ts';
+import { noteParts } from '../../crypto/cosignature.ts';
 import type { PublicSigningKey } from '../../crypto/keys.ts';
-import { checkpointText, verifierKey } from '../../crypto/note.ts';
+import { checkpointText, parseCheckpointText, verifierKey } from '../../crypto/note.ts';
 import { verifyReceiptEvidence, verifyReceiptJws, type Check, type ReceiptEvidenceDoc } from '../../crypto/receipt.ts';
 import { compactJwsSync } from '../../crypto/jws.ts';
 import { CHECKPOINT_TYP } from '../../crypto/seal.ts';
@@ -104,6 +107,30 @@ export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promis
   };
 }
 
+/**
+ * The same receipt as SCITT COSE (crypto/cose.ts): a transparent statement
+ * (COSE_Sign1 over the log entry) carrying a COSE receipt whose RFC9162_SHA256
+ * inclusion proof leads to the root of the checkpoint the JSON evidence names.
+ */
+function receiptCose(ctx: AppContext, e: ReceiptEvidence): Uint8Array {
+  const key = ctx.keyring.current;
+  const root = parseCheckpointText(noteParts(e.checkpoint).text).root;
+  const receipt = coseReceipt({ treeSize: e.inclusion.tree_size, leafIndex: e.log.index, hashes: e.inclusion.hashes.map((h) => new Uint8Array(Buffer.from(h, 'base64'))), root, kid: key.kid }, key.privateKey);
+  const statement = {
+    entry: new TextEncoder().encode(e.leaf),
+    contentType: e.receipt ? 'application/jose' : 'application/json',
+    issuer: String(e.payload.iss ?? ctx.config.BASE_URL),
+    subject: e.receipt_id,
+    kid: key.kid,
+  };
+  return transparentStatement(statement, [receipt], key.privateKey);
+}
+
+/** True when the client asks for COSE (Accept: application/cose) before JSON or HTML. */
+function wantsCose(accept: string | null): boolean {
+  return accept !== null && /(^|,)\s*application\/cose(\s*[;,]|\s*$)/i.test(accept);
+}
+
 function receiptPage(e: ReceiptEvidence): string {
   const ok = e.verification.signature && e.verification.inclusion;
   const row = (k: string, v: string) => `<tr><th scope="row">${escapeHtml(k)}</th><td>${v}</td></tr>`;
@@ -131,13 +158,19 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
     const r = /^[A-Za-z0-9_-]{1,64}$/.test(id) ? await getReceipt(ctx.ledger.read, id) : undefined;
     if (!r) throw notFound(`no receipt ${id}`, 'unknown_receipt');
     const evidence = await receiptEvidence(ctx, r);
+    if (wantsCose(event.req.headers.get('accept'))) {
+      const settled = evidence.witnesses?.quorum_holds === true;
+      return new HTTPResponse(Buffer.from(receiptCose(ctx, evidence)), {
+        headers: { 'content-type': COSE_CONTENT_TYPE, vary: 'accept', 'access-control-allow-origin': '*', 'cache-control': settled ? 'public, max-age=3600' : 'no-cache' },
+      });
+    }
     if (wantsHtml(event)) {
       return htmlResponse(receiptPage(evidence));
     }
     // Once its quorum cosigned the checkpoint it is proven against, a receipt's evidence never changes.
     const settled = evidence.witnesses?.quorum_holds === true;
     return toResponse(reply(evidence), { vary: 'accept', 'access-control-allow-origin': '*', 'cache-control': settled ? 'public, max-age=3600' : 'no-cache' });
-  }, { summary: "A receipt's evidence: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint and its JWS (HTML for browsers)", auth: 'public', tag: 'receipts', problems: [404] });
+  }, { tool: 'receipt_get', summary: "A receipt's evidence, self-contained: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint with its witnesses' cosignatures and its JWS (HTML for browsers; Accept: application/cose for the SCITT COSE transparent statement with its RFC9162_SHA256 receipt)", auth: 'public', tag: 'receipts', problems: [404] });
 
   router.post('/v1/receipts/verify', async (event) => {
     const { receipt } = await readBody(event, verifyBody, ctx.config.MAX_BODY_BYTES);

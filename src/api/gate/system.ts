@@ -162,7 +162,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/v1/me', async (event) => {
     const key = await requireKey(event, ctx);
     return new HTTPResponse(await meBody(ctx, key), { headers: JSON_NO_STORE });
-  }, { summary: "The calling key's account, role, hop limit, this period's hops (used, remaining, reset time) and usage per SKU", auth: 'key', tag: 'system' });
+  }, { tool: 'me', summary: "The calling key's account, role, hop limit, this period's hops (used, remaining, reset time) and usage per SKU", auth: 'key', tag: 'system' });
 
   router.get('/crypto/public-key', () => {
     const { current, all } = ctx.keyring;

@@ -75,6 +75,7 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
       response: z.object({ witness_id: z.string(), act_kind: z.string(), absent: z.boolean(), surface: z.looseObject({}), proof: sortedProofSchema, witness: z.string(), verify_url: z.string(), standard_verify_url: z.string(), charge: chargeSchema }),
       problems: [404, 409, 422],
       charges: [WITNESS_SKU],
+      x402: { micros: witnessMicros() },
       example: { act_kind: 'wire', preset: 'hiring' },
     },
     async (body, key, event) => {

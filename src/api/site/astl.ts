@@ -179,7 +179,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       return withCheckpointNotes(ctx, toResponse(reply({ included: true, ...publicManifest(m), ...proof })));
     },
     {
-      summary: "Check a manifest's inclusion in the ASTL: inclusion proof against the newest signed checkpoint",
+      tool: 'astl_verify', summary: "Check a manifest's inclusion in the ASTL: inclusion proof against the newest signed checkpoint",
       auth: 'public',
       tag: 'astl',
       body: astlVerifyRequest,

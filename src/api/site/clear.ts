@@ -232,7 +232,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/execute-gate/bind',
     {
-      summary: 'The execute gate for a policy bind (bind_gate vertical): PERMIT / DENY / HOLD / SILENCE before the bind',
+      tool: 'execute_gate_bind', summary: 'The execute gate for a policy bind (bind_gate vertical): PERMIT / DENY / HOLD / SILENCE before the bind',
       tag: 'clear',
       body: executeGateBindRequest,
       response: executeGateResponse,
@@ -251,7 +251,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/restraint',
     {
-      summary: 'Records a restraint (an act not taken, e.g. a hiring decision held) as a sealed NAP receipt; restraint_call is its legacy alias',
+      tool: 'restraint', summary: 'Records a restraint (an act not taken, e.g. a hiring decision held) as a sealed NAP receipt; restraint_call is its legacy alias',
       tag: 'clear',
       body: restraintRequest,
       response: restraintResponse,
@@ -312,7 +312,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       );
     },
     {
-      summary: "The calling key's cleared exposure in a UTC month (default: this one), its bps tier and the bps fee it implies",
+      tool: 'clear_exposure', summary: "The calling key's cleared exposure in a UTC month (default: this one), its bps tier and the bps fee it implies",
       auth: 'key',
       tag: 'clear',
       query: exposureQuery,
@@ -328,7 +328,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       const { by_sku, total_usd, nap_usd } = await usage(ctx.ledger.read, key.id, since);
       return toResponse(reply({ key_id: key.id, since: since ?? null, by_sku, total_usd, nap_usd }));
     },
-    { summary: 'Charges of the calling key per SKU (count, USD, NAP flag), optionally since a time', auth: 'key', tag: 'clear', query: usageQuery, response: usageResponse },
+    { tool: 'clear_usage', summary: 'Charges of the calling key per SKU (count, USD, NAP flag), optionally since a time', auth: 'key', tag: 'clear', query: usageQuery, response: usageResponse },
   );
 
   router.get(

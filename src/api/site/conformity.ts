@@ -101,6 +101,6 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
       if (!r) throw notFound(`no conformity pack ${id} in this account`);
       return toResponse(reply({ pack_id: id, ...r }));
     },
-    { summary: 'A conformity pack a key of this account generated, as sealed (re-hash `pack` to check `pack_hash`)', auth: 'key', tag: 'foundry', response: storedPackResponse, problems: [404] },
+    { tool: 'conformity_pack', summary: 'A conformity pack a key of this account generated, as sealed (re-hash `pack` to check `pack_hash`)', auth: 'key', tag: 'foundry', response: storedPackResponse, problems: [404] },
   );
 }

@@ -62,7 +62,7 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
     ctx,
     '/api/v1/depository/attest',
     {
-      summary: 'Attests a depository event (tokenize, mint, burn, corporate_action, custody_transfer) on a tokenized twin; custody units and token supply stay equal (parity), each event extends the asset hash chain',
+      tool: 'depository_attest', summary: 'Attests a depository event (tokenize, mint, burn, corporate_action, custody_transfer) on a tokenized twin; custody units and token supply stay equal (parity), each event extends the asset hash chain',
       tag: 'foundry',
       body: attestRequest,
       response: attestResponse,

@@ -177,7 +177,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
       );
     },
     {
-      summary: 'A tenant\'s pipeline runs and an illustrative monthly projection: each step its last run did, at the step\'s toll, times the runs per month',
+      tool: 'foundry_projection', summary: 'A tenant\'s pipeline runs and an illustrative monthly projection: each step its last run did, at the step\'s toll, times the runs per month',
       auth: 'key',
       tag: 'foundry',
       query: projectionQuery,

@@ -98,7 +98,7 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/inference/chat/completions',
     {
-      summary: 'OpenAI-compatible chat completion through the inference-root proxy: forwarded to the configured upstream, the exchange sealed as a leaf of the session Merkle tree (send Fusegate-Session to continue a session)',
+      tool: 'inference_chat', summary: 'OpenAI-compatible chat completion through the inference-root proxy: forwarded to the configured upstream, the exchange sealed as a leaf of the session Merkle tree (send Fusegate-Session to continue a session)',
       tag: 'foundry',
       body: chatRequest,
       response: chatResponse,
@@ -166,6 +166,6 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
       if (!session) throw notFound(`no inference session ${id} in this account`, 'unknown_session');
       return toResponse(reply({ session_id: id, ...session }));
     },
-    { summary: 'An inference session of this account: its leaves in order and their Merkle root', auth: 'key', tag: 'foundry', response: sessionResponse, problems: [404] },
+    { tool: 'inference_session', summary: 'An inference session of this account: its leaves in order and their Merkle root', auth: 'key', tag: 'foundry', response: sessionResponse, problems: [404] },
   );
 }

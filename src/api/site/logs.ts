@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { logOrigin, logVerifierKeys } from '../../ledger/checkpoint.ts';
 import { cosignedCheckpoint, latestWitnessed, witnessStates } from '../../ledger/witnesses.ts';
 import { Witnessing } from '../witnessing.ts';
+import { formatWitnessPolicy } from '../../crypto/witness-policy.ts';
 import {
   LogRangeError,
   UnknownLogError,
@@ -86,6 +87,7 @@ async function describeWitnessing(ctx: AppContext, name: string, size: number) {
   const latest = await cosignedCheckpoint(ctx, name, size);
   const witnessed = await latestWitnessed(ctx, name);
   return {
+    policy: formatWitnessPolicy(policy),
     quorum: policy.quorum,
     quorum_holds: latest.quorum,
     cosigned_by: latest.cosigners.map((c) => c.name),

@@ -98,7 +98,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/tcb/counterfactual-replay',
     {
-      summary: 'Replays a refused act of yours against the rules in force when it was refused (optionally assuming other facts) and seals what would have happened',
+      tool: 'counterfactual_replay', summary: 'Replays a refused act of yours against the rules in force when it was refused (optionally assuming other facts) and seals what would have happened',
       tag: 'nap',
       body: replayRequest,
       response: replayResponse,
@@ -150,7 +150,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/spoliation-seal',
     {
-      summary: 'Seals a set of evidence hashes (their Merkle root) into a signed, logged receipt',
+      tool: 'spoliation_seal', summary: 'Seals a set of evidence hashes (their Merkle root) into a signed, logged receipt',
       tag: 'nap',
       body: spoliationSealRequest,
       bodyLimit: Math.max(limit, SPOLIATION_MAX_BODY_BYTES),
@@ -211,6 +211,6 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
         reply({ key_id: key.id, nap_rule: DATA.nap.nap_rule, by_sku: nap, nap_usd: u.nap_usd, total_usd: u.total_usd, nap_share_of_spend: share }),
       );
     },
-    { summary: "The calling key's negative-act premium charges per NAP SKU, and their share of its spend", auth: 'key', tag: 'nap', response: napUsageResponse },
+    { tool: 'nap_usage', summary: "The calling key's negative-act premium charges per NAP SKU, and their share of its spend", auth: 'key', tag: 'nap', response: napUsageResponse },
   );
 }

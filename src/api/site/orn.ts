@@ -63,12 +63,13 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/orn/declare',
     {
-      summary: 'General Average declare: allocates a loss pro rata to the parties\' contributed values (exact to the micro-USD), with a CSV export; flat toll',
+      tool: 'orn_declare', summary: 'General Average declare: allocates a loss pro rata to the parties\' contributed values (exact to the micro-USD), with a CSV export; flat toll',
       tag: 'orn',
       body: gaDeclareRequest,
       response: gaDeclareResponse,
       problems: [409, 422],
       charges: ['ga_declare'],
+      x402: { micros: GA_DECLARE_TOLL_MICROS },
       example: { event_ref: 'incident-42', graph_id: 'swarm-7', loss_usd: '9000.00', parties: [{ party_id: 'planner', contributed_value_usd: '20000' }, { party_id: 'executor', contributed_value_usd: '10000' }] },
     },
     async (b, key, event) => {
@@ -109,12 +110,14 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/orn/sharp',
     {
-      summary: 'SHARP slice: meters a multi-agent chain as agents_in_graph x SHARP toll x orchestration events',
+      tool: 'orn_sharp', summary: 'SHARP slice: meters a multi-agent chain as agents_in_graph x SHARP toll x orchestration events',
       tag: 'orn',
       body: sharpRequest,
       response: sharpResponse,
       problems: [409, 422],
       charges: ['sharp'],
+      // No x402: the toll is per agent and event of the graph (sharpMicros); an exact payment cannot price it.
+      x402: false,
       example: { graph_id: 'swarm-7', agents_in_graph: 5, events: 3 },
     },
     async (b, key, event) => {

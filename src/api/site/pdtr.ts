@@ -47,7 +47,7 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/bind-payment',
     {
-      summary: 'Binds an x402 payment_hash to the action_ref it paid for (one binding per payment hash), sealed as a twin receipt',
+      tool: 'pdtr_bind_payment', summary: 'Binds an x402 payment_hash to the action_ref it paid for (one binding per payment hash), sealed as a twin receipt',
       tag: 'pdtr',
       body: bindPaymentRequest,
       response: bindPaymentResponse,

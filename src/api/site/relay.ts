@@ -67,7 +67,7 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/relay/enroll',
     {
-      summary: 'Enrolls a relay partner: returns its nine track links and its status page',
+      tool: 'relay_enroll', summary: 'Enrolls a relay partner: returns its nine track links and its status page',
       tag: 'relay',
       body: enrollRequest,
       response: enrollResponse,

@@ -221,12 +221,14 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/foundry/trigger/fire',
     {
-      summary: 'Fire a trigger with a reading or an oracle aggregate: ARMED -> FIRED once when the threshold is reached; charges bps on the enabled exposure',
+      tool: 'trigger_fire', summary: 'Fire a trigger with a reading or an oracle aggregate: ARMED -> FIRED once when the threshold is reached; charges bps on the enabled exposure',
       tag: 'triggers',
       body: fireRequest,
       response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string(), charges: z.array(chargeSchema).optional().describe('bps_fire and bps_fee, when it fired') }),
       problems: [404, 409, 422],
       charges: ['bps_fire', FEE_SKU],
+      // No x402: the fee is bps of the exposure enabled, known only under the lock; an exact payment cannot price it.
+      x402: false,
       example: { trigger_id: 'trg_…', reading: '0.91' },
       after: (res) => withCheckpointNotes(ctx, res),
     },

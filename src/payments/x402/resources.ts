@@ -15,6 +15,8 @@ export interface PaidRoute {
   description: string;
   /** The toll whose price a payment pays. */
   sku: string;
+  /** Its price in micro-USD. */
+  micros: number;
   /** When a payment is taken instead of a key. */
   when: string;
   /** The transfer rails the resource clears, as the catalogs list them. */
@@ -23,10 +25,17 @@ export interface PaidRoute {
   extension: boolean;
 }
 
-/** What an operation's declaration says a payment buys, or undefined when it takes none. */
+/**
+ * What an operation's declaration says a payment buys, or undefined when it
+ * takes none: every metered operation an agent key performs (auth `key`, not
+ * operator-only, with `charges`) takes x402 at the toll of its first charge,
+ * unless its declaration says `x402: false` or names another price.
+ */
 export function paidRouteOf(method: string, path: string, doc: RouteDoc | undefined): PaidRoute | undefined {
-  if (!doc || doc.x402 === false || doc.x402 === undefined) return undefined;
-  const x = doc.x402;
+  if (!doc || doc.x402 === false) return undefined;
+  const metered = doc.auth === 'key' && doc.role !== 'operator' && (doc.charges?.length ?? 0) > 0;
+  if (doc.x402 === undefined && !metered) return undefined;
+  const x = doc.x402 ?? {};
   const sku = x.sku ?? doc.charges?.[0];
   if (!sku) throw new Error(`${method} ${path} takes x402 but names no toll to price it`);
   return {
@@ -34,6 +43,7 @@ export function paidRouteOf(method: string, path: string, doc: RouteDoc | undefi
     path,
     description: doc.summary,
     sku,
+    micros: x.micros ?? tollMicros(sku),
     when: x.when ?? 'without an API key',
     rails: x.rails ?? ['x402'],
     extension: x.extension ?? true,
@@ -45,7 +55,7 @@ export function paidRoutes(routes: readonly RouteRecord[]): PaidRoute[] {
   return routes.flatMap((r) => paidRouteOf(r.method, r.path, r.doc) ?? []);
 }
 
-export const priceMicros = (r: PaidRoute): number => tollMicros(r.sku);
+export const priceMicros = (r: PaidRoute): number => r.micros;
 
 export function resourceOf(baseUrl: string, r: PaidRoute): X402Resource {
   return { url: baseUrl + r.path, description: r.description, mimeType: 'application/json' };

@@ -55,7 +55,7 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
               rules: [
                 'x402_configured is true: a call without an API key pays per call with an x402 payment (PAYMENT-SIGNATURE, or X-PAYMENT for v1).',
                 'The 402 answer carries the payment requirements; the paid answer carries PAYMENT-RESPONSE with the settlement.',
-                'Without a key or a payment, evaluate answers 402.',
+                'Without a key or a payment, every listed resource answers 402 with its own requirements, before its body is read.',
               ],
             }
           : {}),

@@ -1,0 +1,124 @@
+/**
+ * Every published toll buys something (issue 29 item 5): heartbeat,
+ * verify_pull, panic_receipt, matter_spoliation, parametric_run and the three
+ * clear_before tiers, each with its exact charge, shown and metered once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+let s: TestServer;
+let key: { id: string; secret: string };
+const post = (path: string, json: unknown, k: string = key.secret) => s.fetch(path, { method: 'POST', json, key: k });
+const lines = async (ref: string) =>
+  (await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros FROM meter WHERE key_id = ? AND ref = ? ORDER BY id', args: [key.id, ref] })).rows.map((r) => [String(r.sku), Number(r.amount_micros)]);
+const count = async () => Number((await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM meter WHERE key_id = ?', args: [key.id] })).rows[0]!.n);
+const newFuse = async () => (await (await post('/v1/fuses', { state: 'LIVE' })).json()).fuse_id as string;
+
+beforeAll(async () => {
+  s = await startTestServer({ DEMO_RATE_LIMIT: '1000' });
+  key = await s.newKey('premium');
+});
+afterAll(() => s.stop());
+
+describe('the tolls that had nothing to buy', () => {
+  it('heartbeat 0.10: the fuse state sealed, not a hop', async () => {
+    const fuse = await newFuse();
+    const before = (await (await s.fetch('/v1/me', { key: key.secret })).json()).usage.hops_used;
+    const r = await post('/v1/fuse/heartbeat', { fuse_id: fuse });
+    expect(r.status).toBe(200);
+    const b = await r.json();
+    expect(b).toMatchObject({ fuse_id: fuse, state: 'LIVE', alive: true, charge: { sku: 'heartbeat', amount_usd: '0.10', nap: false } });
+    expect(await lines(b.receipt_id)).toEqual([['heartbeat', 100_000]]);
+    expect((await (await s.fetch('/v1/me', { key: key.secret })).json()).usage.hops_used).toBe(before);
+    expect((await post('/v1/fuse/heartbeat', { fuse_id: 'fuse_nope' })).status).toBe(404);
+  });
+
+  it('verify_pull 0.05: the evidence of a receipt, with a receipt of the pull', async () => {
+    const fuse = await newFuse();
+    const hop = await (await post('/v1/fuse/hop', { fuse_id: fuse })).json();
+    const b = await (await post('/v1/receipts/verify-pull', { receipt_id: hop.receipt_id })).json();
+    expect(b.pulled).toBe(hop.receipt_id);
+    expect(b.evidence).toMatchObject({ receipt_id: hop.receipt_id });
+    expect(b.charge).toEqual({ sku: 'verify_pull', amount_usd: '0.05', nap: false });
+    expect(await lines(b.receipt_id)).toEqual([['verify_pull', 50_000]]);
+    const n = await count();
+    expect((await post('/v1/receipts/verify-pull', { receipt_id: 'rcpt_nope' })).status).toBe(404);
+    expect(await count()).toBe(n);
+  });
+
+  it('panic_receipt 49.00: the fuse is DEAD at once with a signed receipt; a second panic is 409 and free', async () => {
+    const fuse = await newFuse();
+    const r = await post(`/v1/fuses/${fuse}/panic`, { reason: 'looping wires to Acme' });
+    expect(r.status).toBe(200);
+    const b = await r.json();
+    expect(b).toMatchObject({ fuse_id: fuse, state: 'DEAD', previous_state: 'LIVE', charge: { sku: 'panic_receipt', amount_usd: '49.00' } });
+    expect(b.receipt.split('.')).toHaveLength(3);
+    const payload = JSON.parse(Buffer.from(b.receipt.split('.')[1], 'base64url').toString());
+    expect(payload.data.reason).toMatch(/^c1:sha256:/);
+    expect(await lines(b.receipt_id)).toEqual([['panic_receipt', 49_000_000]]);
+    const hop = await (await post('/v1/fuse/hop', { fuse_id: fuse })).json();
+    expect(hop.decision).not.toBe('PERMIT');
+    const n = await count();
+    const again = await post(`/v1/fuses/${fuse}/panic`, {});
+    expect(again.status).toBe(409);
+    expect(await count()).toBe(n);
+  });
+
+  it('matter_spoliation 500.00: one signed root over the matter\'s seals', async () => {
+    const ev = (c: string) => ({ name: `${c}.pdf`, sha256: c.repeat(64).slice(0, 64) });
+    const s1 = await (await post('/api/v1/spoliation-seal', { matter_ref: 'matter-1', evidence: [ev('a'), ev('b')] })).json();
+    const s2 = await (await post('/api/v1/spoliation-seal', { matter_ref: 'matter-1', evidence: [ev('c')] })).json();
+    expect(s1.root_hash && s2.root_hash).toBeTruthy();
+    const r = await post('/api/v1/spoliation-seal/matter', { matter_ref: 'matter-1' });
+    expect(r.status).toBe(200);
+    const b = await r.json();
+    expect(b).toMatchObject({ seals: 2, evidence_count: 3, charge: { sku: 'matter_spoliation', amount_usd: '500.00' } });
+    // The root, recomputed here from the two seal roots (RFC 9162, two leaves).
+    const { createHash } = await import('node:crypto');
+    const leaf = (hex: string) => createHash('sha256').update(Buffer.concat([Buffer.from([0]), Buffer.from(hex, 'hex')])).digest();
+    const root = createHash('sha256').update(Buffer.concat([Buffer.from([1]), leaf(s1.root_hash), leaf(s2.root_hash)])).digest('hex');
+    expect(b.matter_root).toBe(root);
+    expect(await lines(b.receipt_id)).toEqual([['matter_spoliation', 500_000_000]]);
+    const n = await count();
+    expect((await post('/api/v1/spoliation-seal/matter', { matter_ref: 'no-such-matter' })).status).toBe(404);
+    expect(await count()).toBe(n);
+  });
+
+  it('parametric_run 2.00: only on a FIRED trigger whose obligation can call parametric_window', async () => {
+    const t = await (await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'x', operator: 'gte', value: '1' }, enabled_exposure_usd: '1000.00' })).json();
+    const n = await count();
+    const early = await post('/api/v1/foundry/parametric/run', { trigger_id: t.trigger_id });
+    expect(early.status).toBe(409);
+    expect(await count()).toBe(n);
+    const fired = await (await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, reading: '2' })).json();
+    const b = await (await post('/api/v1/foundry/parametric/run', { trigger_id: t.trigger_id })).json();
+    expect(b).toMatchObject({ action: 'parametric_window', released_exposure_usd: '1000.00', fire_receipt_id: fired.receipt_id, reading: '2', charge: { sku: 'parametric_run', amount_usd: '2.00' } });
+    expect(await lines(b.receipt_id)).toEqual([['parametric_run', 2_000_000]]);
+    const other = await (await post('/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'gte', value: '1' } })).json();
+    expect((await post('/api/v1/foundry/parametric/run', { trigger_id: other.trigger_id })).status).toBe(422);
+  });
+
+  it('clear_before 10 / 50 / 150: a signed pre-clearance, charged its tier whatever the decision, clearing nothing', async () => {
+    const fuse = await newFuse();
+    const exposureBefore = (await (await s.fetch('/api/v1/clear/exposure', { key: key.secret })).json()).cleared_exposure_usd;
+    for (const [tier, micros] of [['act', 10_000_000], ['wire', 50_000_000], ['contract', 150_000_000]] as const) {
+      const b = await (await post('/api/v1/clear/before', { tier, fuse_id: fuse, action: { kind: 'pay' }, exposure_usd: '5000.00' })).json();
+      expect(b, tier).toMatchObject({ tier, decision: 'PERMIT', charge: { sku: `clear_before_${tier}`, amount_usd: (micros / 1e6).toFixed(2) } });
+      expect(b.receipt.split('.')).toHaveLength(3);
+      expect(await lines(b.receipt_id)).toEqual([[`clear_before_${tier}`, micros]]);
+    }
+    const dead = await newFuse();
+    await post(`/v1/fuses/${dead}/dead`, undefined);
+    const denied = await (await post('/api/v1/clear/before', { tier: 'act', fuse_id: dead, action: { kind: 'pay' } })).json();
+    expect(denied).toMatchObject({ decision: 'DENY', charge: { sku: 'clear_before_act', amount_usd: '10.00' } });
+    expect((await (await s.fetch('/api/v1/clear/exposure', { key: key.secret })).json()).cleared_exposure_usd).toBe(exposureBefore);
+  });
+
+  it('the price list names where each of them is charged', async () => {
+    const p = await (await s.fetch('/api/v1/pricing')).json();
+    const rows = p.sections.flatMap((x: { rows: Array<{ id: string; endpoint?: string }> }) => x.rows);
+    for (const sku of ['heartbeat', 'verify_pull', 'panic_receipt', 'matter_spoliation', 'parametric_run', 'clear_before_act', 'clear_before_wire', 'clear_before_contract']) {
+      expect(rows.find((r: { id: string }) => r.id === sku)?.endpoint, sku).toBeTruthy();
+    }
+  });
+});

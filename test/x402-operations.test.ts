@@ -1,0 +1,142 @@
+/**
+ * x402 on every metered operation, from the declarations: a keyless call of
+ * each gets 402 with that operation's requirements before its body is read; a
+ * paid call acts and settles once, with the payment in its answer and its
+ * receipt and nothing charged to any key; a refusal before the act settles
+ * nothing; with x402 off, a payment without a key is answered
+ * x402_not_configured on every keyed operation. The facilitator approves
+ * everything (the gate checks the terms itself: test/x402-terms.test.ts).
+ */
+import { decodePaymentResponseHeader } from '@x402/core/http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paidRoutes } from '../src/payments/x402/resources.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+import { approveAllEnv, newPayer, signPayment, startApproveAll, type ApproveAll } from './support/x402-approve-all.ts';
+
+type J = Record<string, any>;
+
+let s: TestServer;
+let fac: ApproveAll;
+const payer = newPayer();
+
+beforeAll(async () => {
+  fac = await startApproveAll();
+  s = await startTestServer(approveAllEnv(fac.url));
+}, 60_000);
+afterAll(async () => {
+  await s?.stop();
+  await fac?.close();
+});
+
+const count = async (sql: string) => Number((await s.ctx.ledger.read.execute(sql)).rows[0]!.n);
+const concrete = (path: string) => path.replace(/:([A-Za-z_]+)/g, 'x');
+
+function priceOf(path: string): bigint {
+  const r = paidRoutes(s.app.router.routes).find((p) => p.path === path);
+  if (!r) throw new Error(`${path} takes no payment`);
+  return BigInt(r.micros); // 6 decimals: micro-USD are atomic units
+}
+
+async function paid(path: string, body: unknown, o: { header?: string } = {}) {
+  const header = o.header ?? (await signPayment({ payer, price: priceOf(path), resource: s.config.BASE_URL + path }));
+  const r = await s.fetch(path, { json: body, headers: { 'payment-signature': header } });
+  return { r, body: (await r.json()) as J, header };
+}
+
+describe('x402 on every metered operation', { timeout: 60_000 }, () => {
+  it('each paid operation answers a keyless call 402 with its own requirements, before its body is read', async () => {
+    const routes = paidRoutes(s.app.router.routes);
+    // Every metered operation an agent performs, but the two whose price an exact payment cannot state.
+    expect(routes.length).toBeGreaterThanOrEqual(23);
+    for (const r of routes) {
+      const init: RequestInit = r.method === 'GET' ? {} : { method: r.method, headers: { 'content-type': 'application/json' }, body: '{ not json' };
+      const res = await fetch(s.url + concrete(r.path), init);
+      expect(res.status, `${r.method} ${r.path}`).toBe(402);
+      const req = JSON.parse(Buffer.from(res.headers.get('payment-required')!, 'base64').toString()) as J;
+      expect(req.resource.url, r.path).toBe(s.config.BASE_URL + r.path);
+      expect(req.accepts[0], r.path).toMatchObject({ scheme: 'exact', amount: String(r.micros), payTo: approveAllEnv('').X402_PAY_TO });
+      await res.arrayBuffer();
+    }
+  });
+
+  it('a paid classify acts and settles once: the answer and its receipt name the payment, no key is charged, a replay is refused', async () => {
+    const meter = await count('SELECT COUNT(*) AS n FROM meter');
+    const settles = fac.calls.settle;
+    const { r, body, header } = await paid('/v1/classify', { text: 'wire 5,000 USD to the supplier' });
+    expect(r.status).toBe(200);
+    expect(body.payment).toMatchObject({ protocol: 'x402', payer: payer.address, amount: '50000', settled: true });
+    expect(decodePaymentResponseHeader(r.headers.get('payment-response')!).success).toBe(true);
+    expect(fac.calls.settle).toBe(settles + 1);
+    expect(await count('SELECT COUNT(*) AS n FROM meter')).toBe(meter);
+    const rc = (await (await s.fetch(`/v1/receipts/${body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
+    expect(JSON.stringify(rc)).toContain(body.payment.transaction);
+    expect(await count(`SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled' AND receipt_id = '${body.receipt_id}'`)).toBe(1);
+
+    const again = await paid('/v1/classify', { text: 'wire 5,000 USD to the supplier' }, { header });
+    expect(again.r.status).toBe(402);
+    expect(again.body).toMatchObject({ code: 'x402_payment_used', receipt_id: body.receipt_id });
+    expect(fac.calls.settle).toBe(settles + 1);
+  });
+
+  it('paid acts of other kinds: a welded act on a drill fuse, an ORN declaration with its record, an ASTL publish, the execute gate with its signed receipt', async () => {
+    const act = await paid('/v1/act', { fuse_id: 'fuse_drill_live', action: { kind: 'pay' } });
+    expect(act.r.status, JSON.stringify(act.body)).toBe(200);
+    expect(act.body.payment).toMatchObject({ settled: true });
+
+    const orn = await paid('/api/v1/orn/declare', { event_ref: 'incident-42', graph_id: 'swarm-7', loss_usd: '9000.00', parties: [{ party_id: 'planner', contributed_value_usd: '20000' }, { party_id: 'executor', contributed_value_usd: '10000' }] });
+    expect(orn.r.status, JSON.stringify(orn.body)).toBe(200);
+    expect(orn.body.payment).toMatchObject({ settled: true });
+
+    const astl = await paid('/api/v1/astl/publish', { entity: 'agent:acme-buyer', preset: 'agentic' });
+    expect(astl.r.status, JSON.stringify(astl.body)).toBe(201);
+    expect(astl.body.payment).toMatchObject({ settled: true });
+
+    const gate = await paid('/api/v1/execute-gate', { fuse_id: 'fuse_drill_live', action: { kind: 'pay' }, exposure_usd: '1250.00' });
+    expect([200, 403, 409], JSON.stringify(gate.body)).toContain(gate.r.status);
+    expect(gate.body.payment).toMatchObject({ settled: true });
+    const rc = (await (await s.fetch(`/v1/receipts/${gate.body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
+    expect(JSON.stringify(rc)).toContain(gate.body.payment.transaction);
+    // A signed receipt handed to the caller is the one the log holds (signed again with the payment in it).
+    expect(gate.body.receipt).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(JSON.stringify(rc)).toContain(gate.body.receipt);
+    const claims = JSON.parse(Buffer.from(gate.body.receipt.split('.')[1], 'base64url').toString()) as J;
+    expect(claims.data.payment.transaction).toBe(gate.body.payment.transaction);
+  });
+
+  it('refused before the act (bad input, an unknown fuse): nothing verified or settled, nothing recorded', async () => {
+    const before = { ...fac.calls, payments: await count('SELECT COUNT(*) AS n FROM x402_payments') };
+    const bad = await paid('/v1/classify', { text: '' });
+    expect(bad.r.status).toBe(400);
+    const unknown = await paid('/v1/act', { fuse_id: 'fuse_nobody_knows', action: { kind: 'pay' } });
+    expect(unknown.r.status).toBe(404);
+    expect(fac.calls.settle).toBe(before.settle);
+    expect(await count('SELECT COUNT(*) AS n FROM x402_payments')).toBe(before.payments);
+  });
+
+  it('a payment without a key on an operation that takes none: x402_not_accepted', async () => {
+    const r = await s.fetch('/v1/me', { headers: { 'payment-signature': 'e30=' } });
+    expect(r.status).toBe(401);
+    expect(((await r.json()) as J).code).toBe('x402_not_accepted');
+  });
+});
+
+describe('x402 off', { timeout: 60_000 }, () => {
+  it('a payment without a key is answered 401 x402_not_configured on every keyed operation', async () => {
+    const plain = await startTestServer();
+    try {
+      const keyed = plain.app.router.routes.filter((r) => r.doc?.auth === 'key');
+      expect(keyed.length).toBeGreaterThan(50);
+      for (const r of keyed) {
+        const res = await fetch(plain.url + concrete(r.path), {
+          method: r.method,
+          headers: { 'payment-signature': 'e30=', 'content-type': 'application/json' },
+          ...(r.method === 'GET' ? {} : { body: '{}' }),
+        });
+        const body = (await res.json()) as J;
+        expect([res.status, body.code], `${r.method} ${r.path}`).toEqual([401, 'x402_not_configured']);
+      }
+    } finally {
+      await plain.stop();
+    }
+  });
+});
