@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paidRoutes } from '../src/payments/x402/resources.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { approveAllEnv, newPayer, signPayment, startApproveAll, type ApproveAll } from './support/x402-approve-all.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 type J = Record<string, any>;
 
@@ -60,14 +61,14 @@ describe('x402 on every metered operation', { timeout: 60_000 }, () => {
   });
 
   it('a paid classify acts and settles once: the answer and its receipt name the payment, no key is charged, a replay is refused', async () => {
-    const meter = await count('SELECT COUNT(*) AS n FROM meter');
+    const meter = (await chargesOf(s.ctx.ledger.read)).length;
     const settles = fac.calls.settle;
     const { r, body, header } = await paid('/v1/classify', { text: 'wire 5,000 USD to the supplier' });
     expect(r.status).toBe(200);
     expect(body.payment).toMatchObject({ protocol: 'x402', payer: payer.address, amount: '50000', settled: true });
     expect(decodePaymentResponseHeader(r.headers.get('payment-response')!).success).toBe(true);
     expect(fac.calls.settle).toBe(settles + 1);
-    expect(await count('SELECT COUNT(*) AS n FROM meter')).toBe(meter);
+    expect((await chargesOf(s.ctx.ledger.read)).length).toBe(meter);
     const rc = (await (await s.fetch(`/v1/receipts/${body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
     expect(JSON.stringify(rc)).toContain(body.payment.transaction);
     expect(await count(`SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled' AND receipt_id = '${body.receipt_id}'`)).toBe(1);
