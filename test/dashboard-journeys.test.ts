@@ -398,4 +398,33 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       await context.close();
     }
   });
+
+  it('without JavaScript: sign up, make the guide\'s key and fuse, blow the fuse, revoke the key, filter receipts', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    try {
+      await page.goto(srv.url + '/signup');
+      await page.fill('#email', 'nojs@example.com');
+      await page.fill('#password', PASSWORD);
+      await Promise.all([page.waitForURL(/welcome=1/), page.click('main button[type=submit]')]);
+      await Promise.all([page.waitForURL(/created=/), page.click('text=Create an agent key and a fuse')]);
+      expect(await page.locator('#new-secret').innerText()).toMatch(/^fg_live_/);
+      // The copy buttons need script: without it they stay hidden, the secret stays selectable text.
+      expect(await page.locator('button[data-copy]').first().isVisible()).toBe(false);
+      await page.goto(srv.url + '/dashboard/fuses');
+      await page.click('a:has-text("Blow")');
+      await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
+      expect(await page.locator('td strong').first().innerText()).toBe('DEAD');
+      await page.goto(srv.url + '/dashboard/keys');
+      await page.click('a[aria-label^="Revoke first agent key"]');
+      await Promise.all([page.waitForURL(/done=revoked/), page.click('text=Yes, revoke')]);
+      await page.goto(srv.url + '/dashboard/receipts?kind=FUSE_DEAD');
+      expect(await page.locator('tbody tr').count()).toBe(1);
+      // The guide ticks on reload.
+      await page.goto(srv.url + '/dashboard');
+      expect(await page.locator('#guide [data-step="key"] .tick').innerText()).toBe('Done');
+    } finally {
+      await context.close();
+    }
+  });
 });

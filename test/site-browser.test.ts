@@ -62,9 +62,11 @@ describe('landing pages in Chromium', () => {
         expect(await h1.count()).toBe(1);
         expect((await h1.innerText()).trim().length).toBeGreaterThan(0);
         const nav = page.getByRole('navigation', { name: 'Main' });
-        for (const label of ['Home', 'Stack', 'Foundry', 'Pricing', 'Diligence']) {
+        for (const label of ['Home', 'Stack', 'Foundry', 'Pricing']) {
           expect(await nav.getByRole('link', { name: label, exact: true }).count(), `nav ${label}`).toBe(1);
         }
+        // The diligence offer is a gate page (listed on the landing), not a step of a buyer's path (issue 31).
+        expect(await nav.getByRole('link', { name: 'Diligence', exact: true }).count(), 'nav Diligence').toBe(0);
         const scripts = await page.locator('script').count();
         if (SCRIPTED.has(path)) expect(scripts, 'its script').toBeGreaterThan(0);
         else expect(scripts, 'ships client JS').toBe(0);

@@ -25,6 +25,7 @@ import { registerTileRoutes } from './site/tiles.ts';
 import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
 import { registerCommitmentRoutes } from './site/commitments.ts';
 import { registerPremiumActs } from './site/premium-acts.ts';
+import { registerListingRoutes } from './site/listings.ts';
 import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
@@ -63,6 +64,7 @@ const MODULES: RouteModule[] = [
   registerLiveDiscoveryRoutes,
   registerCommitmentRoutes,
   registerPremiumActs,
+  registerListingRoutes,
   registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
@@ -129,10 +131,25 @@ function setCommonHeaders(req: IncomingMessage, res: ServerResponse): void {
   }
 }
 
+/**
+ * A request path with a dot segment ("..", ".", or spelled %2e%2e) would be
+ * resolved by the URL parser to another path (/go/%2e%2e/%2e%2e to the home
+ * page). Clients normalize such paths before sending them, so one that arrives
+ * names nothing: it is answered 404 as a problem, never as the page it folds onto.
+ */
+export function refuseDotSegments(rawUrl: string | undefined): void {
+  if (!rawUrl || !(rawUrl.includes('.') || /%2e/i.test(rawUrl))) return;
+  const q = rawUrl.search(/[?#]/);
+  const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
+  const dots = path.split('/').some((seg) => /^(?:\.|%2e){1,2}$/i.test(seg));
+  if (dots) throw notFound(`nothing is served at ${path}: a path with "." or ".." segments names no resource`, 'route_not_found');
+}
+
 export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): App {
   const h3 = new H3({
     silent: true,
     onRequest(event: H3Event) {
+      refuseDotSegments(event.runtime?.node?.req?.url);
       const preset = event.runtime?.node?.res?.getHeader('x-request-id');
       if (typeof preset === 'string') {
         event.context.requestId = preset;

@@ -42,11 +42,12 @@ export function useSiteShell(staticDir: string): void {
 
 /**
  * A whole page in the site shell: `body` is trusted HTML (escape what goes into it).
- * `account`, when given, replaces the header's account region (a signed-in page's links and sign-out form).
+ * `account`, when given, replaces the header's account region (a signed-in page's links and sign-out form);
+ * `description` is the page's meta description (public pages have one, for search engines).
  */
-export function htmlPage(title: string, body: string, extraCss = '', account?: string): string {
+export function htmlPage(title: string, body: string, extraCss = '', account?: string, description?: string): string {
   return shell
-    .replace(/<title>[\s\S]*?<\/title>/, () => `<title>${escapeHtml(title)} | Fuse Gate</title>`)
+    .replace(/<title>[\s\S]*?<\/title>/, () => `<title>${escapeHtml(title)} | Fuse Gate</title>${description ? `<meta name="description" content="${escapeHtml(description)}">` : ''}`)
     .replace(/<div class="account" id="account">[\s\S]*?<\/div>/, (m) => (account === undefined ? m : `<div class="account" id="account" data-session="1">${account}</div>`))
     .replace('</head>', () => `<style>${CSS}${extraCss}</style></head>`)
     .replace(/(<main\b[^>]*>)<\/main>/, (_m, open: string) => `${open}<div class="server">${scrollableTables(body)}</div></main>`);

@@ -73,6 +73,46 @@ const TOLL_ENDPOINTS: Record<string, string> = {
   clear_before_contract: 'POST /api/v1/clear/before (tier contract)',
 };
 
+/** What each per-act toll is for, in a buyer's words (the SKU stays beside it as the id). */
+export const TOLL_LABELS: Record<string, string> = {
+  astl_publish: 'Publishing an attempt-surface manifest',
+  bps_fire: 'A trigger fire (plus its settlement fee)',
+  ccr: 'A counterfactual replay of a refused act',
+  classify: 'Classifying an act',
+  clear_before_act: 'Clearance before an act',
+  clear_before_contract: 'Clearance before a contract',
+  clear_before_wire: 'Clearance before a wire transfer',
+  conformity_pack: 'A conformity evidence pack',
+  dtcc_attest: 'A depository parity attestation',
+  execute_gate: 'A permitted hop (the agent may act)',
+  foundry_pipeline: 'A foundry pipeline run',
+  heartbeat: 'A liveness heartbeat',
+  hold: 'A refused hop (deny, block, hold)',
+  inference_seal: 'Sealing one model call',
+  matter_spoliation: 'A legal-matter spoliation seal',
+  oracle_aggregate: 'Aggregating oracle readings',
+  panic_receipt: 'A panic receipt',
+  parametric_run: 'A parametric cover run',
+  pdtr_bind: 'Binding a payment to the act it paid for',
+  restraint: 'A recorded restraint (an act not taken)',
+  restraint_call: 'A recorded restraint (older alias)',
+  seal: 'Sealing a welded act',
+  spoliation_seal: 'A spoliation seal',
+  trigger_publish: 'Publishing a trigger',
+  verify_attestation: 'Verifying an attestation',
+  verify_pull: 'Pulling a verification',
+};
+
+/** An id of the catalogs in words: `exhibit_d` -> "Exhibit D", `monitor_monthly` -> "Monitor monthly", `5pack` -> "5-pack". */
+export function idWords(id: string): string {
+  const words = id
+    .replace(/^(\d+)([a-z])/, '$1-$2')
+    .split('_')
+    .map((w) => (w.length === 1 ? w.toUpperCase() : w));
+  const text = words.join(' ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 const TOLL_NOTES: Record<string, string> = {
   pdtr_bind: 'What a PDTR bind charges (SPEC 8). The PDTR catalog lists toll_usd 0.10 as the layer\'s catalog toll; a bind is metered at pdtr_bind 0.15.',
 };
@@ -101,10 +141,10 @@ export function pricingTable(opts: { operatorFloorUsd?: string } = {}): PricingT
       {
         id: 'tolls',
         title: 'Per-act tolls',
-        note: 'The base Clear catalog lists the tolls marked "Clear"; the foundry catalog extends the list.',
+        note: 'The base Clear catalog lists the tolls marked (Clear); the foundry catalog extends the list (Foundry).',
         rows: TOLLS.map((t) => ({
           id: t.sku,
-          label: t.base ? 'Clear' : 'Foundry',
+          label: `${TOLL_LABELS[t.sku] ?? idWords(t.sku)} (${t.base ? 'Clear' : 'Foundry'})`,
           amount_usd: usd(t.usd),
           unit: 'per act',
           ...(TOLL_ENDPOINTS[t.sku] ? { endpoint: TOLL_ENDPOINTS[t.sku] } : {}),
@@ -138,11 +178,11 @@ export function pricingTable(opts: { operatorFloorUsd?: string } = {}): PricingT
           { id: 'absence_witness', label: 'Absence non-membership witness', amount_usd: usd(DATA.absence.witness_toll_usd), unit: 'per witness', endpoint: 'POST /api/v1/absence/witness' },
           { id: 'rr1_challenge', label: 'RR-1 challenge (HTTP 428)', amount_usd: usd(DATA.require_receipt.challenge_toll_usd), unit: 'per challenge to a keyed caller', endpoint: 'POST /api/v1/require-receipt/demo/pay' },
           { id: 'astl_publish', label: 'ASTL manifest publish', amount_usd: usd(tollUsd('astl_publish')), unit: 'per publish', endpoint: 'POST /api/v1/astl/publish' },
-          { id: 'pdtr_catalog_toll', label: 'PDTR catalog toll_usd (the layer\'s listed toll)', amount_usd: usd(DATA.pdtr.toll_usd), unit: 'as the PDTR catalog states it', note: 'Not what a bind is charged: a bind is metered at pdtr_bind 0.15 (per-act tolls).' },
+          { id: 'pdtr_catalog_toll', label: 'PDTR listed layer toll', amount_usd: usd(DATA.pdtr.toll_usd), unit: 'as the PDTR catalog states it', note: 'Not what a bind is charged: a bind is metered at pdtr_bind 0.15 (per-act tolls).' },
           { id: 'pdtr_bind', label: 'PDTR bind (payment_hash to action_ref)', amount_usd: usd(tollUsd('pdtr_bind')), unit: 'per bind', endpoint: 'POST /api/v1/bind-payment' },
           { id: 'signal_platform', label: 'Signal platform', amount_usd: usd(DATA.signal.pricing_usd.platform_annual_usd), unit: 'per year' },
           { id: 'signal_mandate_overage', label: 'Signal mandate overage', amount_usd: usd(DATA.signal.pricing_usd.mandate_overage_usd), unit: 'per mandate beyond the platform' },
-          ...Object.entries(DATA.issuer_pays.fees_usd).map(([id, v]) => ({ id: `issuer_pays_${id.replace(/_usd$/, '')}`, label: `Issuer-pays ${id.replace(/_usd$/, '').replaceAll('_', ' ')}`, amount_usd: usd(v), unit: /annual/.test(id) ? 'per year' : 'each' })),
+          ...Object.entries(DATA.issuer_pays.fees_usd).map(([id, v]) => ({ id: `issuer_pays_${id.replace(/_usd$/, '')}`, label: `Issuer-pays: ${idWords(id.replace(/_usd$/, '')).toLowerCase()}`, amount_usd: usd(v), unit: /annual/.test(id) ? 'per year' : 'each' })),
         ],
       },
       {
@@ -155,10 +195,10 @@ export function pricingTable(opts: { operatorFloorUsd?: string } = {}): PricingT
         title: 'Relay',
         note: `${DATA.relay.rev_share.rule} Optional ${DATA.relay.rev_share.referred_tenant_toll_bps.bps} bps on referred-tenant toll: future.`,
         rows: [
-          ...Object.entries(DATA.relay.retail_band_usd).map(([id, b]) => ({ id: `retail_${id}`, label: `Retail band: ${id}`, amount_usd: usd(b.min), unit: `from (up to ${usd(b.max)})` })),
+          ...Object.entries(DATA.relay.retail_band_usd).map(([id, b]) => ({ id: `retail_${id}`, label: `Retail band: ${idWords(id)}`, amount_usd: usd(b.min), unit: `from (up to ${usd(b.max)})` })),
           ...Object.entries(DATA.relay.wholesale_usd).map(([id, w]) => ({
             id: `wholesale_${id}`,
-            label: `Wholesale: ${id}`,
+            label: `Wholesale: ${idWords(id)}`,
             amount_usd: usd(w.usd),
             unit: 'each',
             ...(w.deposit_usd === undefined ? {} : { note: `deposit ${usd(w.deposit_usd)}` }),

@@ -9,6 +9,7 @@
  *  - `iss`, `exp` and every claim the RTP gate relies on are required.
  */
 import { errors, jwtVerify, type JWTPayload } from 'jose';
+import { isCanonicalBase64url } from './base64url.ts';
 import { signCompactJws } from './jws.ts';
 import { DECISIONS, RAILS, type Decision, type Rail, type Transfer } from '../domain/prefinality.ts';
 import { fingerprint } from './canonical.ts';
@@ -62,7 +63,8 @@ const fail = (reason: VerifyFailure, detail: string): VerifyResult => ({ valid: 
 
 function decodeHeader(token: string): Record<string, unknown> | undefined {
   const parts = token.split('.');
-  if (parts.length !== 3 || !parts.every((p) => /^[A-Za-z0-9_-]*$/.test(p)) || !parts[0]) return undefined;
+  // Canonical base64url only: jose would accept a signature changed in its last character's unused bits.
+  if (parts.length !== 3 || !parts.every(isCanonicalBase64url) || !parts[0]) return undefined;
   try {
     const h: unknown = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));
     return h !== null && typeof h === 'object' && !Array.isArray(h) ? (h as Record<string, unknown>) : undefined;

@@ -6,6 +6,7 @@
  * "fusegate-receipt+jws", kid looked up only in our own key set.
  */
 import { compactVerify, decodeProtectedHeader } from 'jose';
+import { base64urlProblem, isCanonicalBase64url, isCanonicalCompactJws } from './base64url.ts';
 import type { KeyObject } from 'node:crypto';
 import { canonicalJson } from './canonical.ts';
 import { leafHash, verifyInclusion } from './merkle.ts';
@@ -48,6 +49,10 @@ export async function verifyReceiptJws(keyring: KeyLookup, jws: string): Promise
     return { valid: false, reason: 'malformed', detail: 'not a compact JWS' };
   }
   if (jws.split('.').length !== 3) return { valid: false, reason: 'malformed', detail: 'not a compact JWS' };
+  const [h, p, sig] = jws.split('.') as [string, string, string];
+  // jose decodes leniently: a signature whose last character differs only in its unused bits would pass.
+  if (!isCanonicalBase64url(h) || !isCanonicalBase64url(p)) return { valid: false, reason: 'malformed', detail: 'a JWS part is not canonical base64url' };
+  if (!isCanonicalBase64url(sig)) return { valid: false, reason: 'bad_signature', detail: `the signature does not verify: ${base64urlProblem(sig)}` };
   if (!ALGS.includes(String(header.alg))) return { valid: false, reason: 'bad_alg', detail: `alg ${String(header.alg)} is not accepted` };
   if (header.typ !== RECEIPT_TYP) return { valid: false, reason: 'bad_typ', detail: `typ must be ${RECEIPT_TYP}` };
   const key = typeof header.kid === 'string' ? await keyring.byKid(header.kid) : undefined;
@@ -125,6 +130,7 @@ export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: Eviden
     const jws = e.checkpoint_jws;
     checks.checkpoint_jws = await (async (): Promise<Check> => {
       try {
+        if (!isCanonicalCompactJws(jws)) throw new Error('the checkpoint JWS is not canonical base64url');
         const header = decodeProtectedHeader(jws);
         if (header.typ !== CHECKPOINT_TYP) throw new Error(`typ must be ${CHECKPOINT_TYP}`);
         const key = typeof header.kid === 'string' ? await trust.keys.byKid(header.kid) : undefined;

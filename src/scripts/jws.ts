@@ -4,7 +4,17 @@
  * The algorithm is pinned (EdDSA or its RFC 9864 name Ed25519); the `kid` is
  * looked up in the given keys only, never taken from the token.
  */
-import { CheckFailed, ed25519Verify, fromBase64, utf8 } from './tlog.ts';
+import { decodeBase64url } from '../crypto/base64url.ts';
+import { CheckFailed, ed25519Verify, utf8 } from './tlog.ts';
+
+/** A JWS part or JWK member: canonical base64url only (src/crypto/base64url.ts). */
+function part(s: string, what: string): Uint8Array<ArrayBuffer> {
+  try {
+    return decodeBase64url(s);
+  } catch (e) {
+    throw new CheckFailed(`the ${what} is ${(e as Error).message}`);
+  }
+}
 
 export interface PublicJwk {
   kid?: string;
@@ -17,7 +27,8 @@ export interface JwsParts {
   header: Record<string, unknown>;
   payload: Record<string, unknown>;
   signingInput: string;
-  signature: Uint8Array<ArrayBuffer>;
+  /** The signature as sent (base64url): decoded, strictly, by the signature check. */
+  signatureText: string;
 }
 
 const ALGS = ['EdDSA', 'Ed25519'];
@@ -30,14 +41,15 @@ export function looksLikeJws(s: string): boolean {
 export function decodeJwsText(compact: string): Omit<JwsParts, 'payload'> & { payloadText: string } {
   if (!looksLikeJws(compact)) throw new CheckFailed('not a compact JWS (three base64url parts)');
   const [h, p, s] = compact.split('.') as [string, string, string];
+  const headerBytes = part(h, 'JWS header');
   let header: unknown;
   try {
-    header = JSON.parse(new TextDecoder().decode(fromBase64(h)));
+    header = JSON.parse(new TextDecoder().decode(headerBytes));
   } catch {
     /* reported below */
   }
   if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new CheckFailed('the JWS header is not a JSON object');
-  return { header: header as Record<string, unknown>, payloadText: new TextDecoder().decode(fromBase64(p)), signingInput: `${h}.${p}`, signature: fromBase64(s) };
+  return { header: header as Record<string, unknown>, payloadText: new TextDecoder().decode(part(p, 'JWS payload')), signingInput: `${h}.${p}`, signatureText: s };
 }
 
 export function decodeJws(compact: string): JwsParts {
@@ -49,7 +61,7 @@ export function decodeJws(compact: string): JwsParts {
     /* reported below */
   }
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new CheckFailed('the JWS payload is not a JSON object');
-  return { header: parts.header, payload: payload as Record<string, unknown>, signingInput: parts.signingInput, signature: parts.signature };
+  return { header: parts.header, payload: payload as Record<string, unknown>, signingInput: parts.signingInput, signatureText: parts.signatureText };
 }
 
 /** Checks the signature with the key named by `kid` in `keys`; returns that kid. */
@@ -59,7 +71,7 @@ async function checkSignature(parts: Omit<JwsParts, 'payload'>, keys: PublicJwk[
   if (parts.header.typ !== typ) throw new CheckFailed(`the token type is ${String(parts.header.typ)}, not ${typ}`);
   const key = keys.find((k) => k.kid === kid && k.kty === 'OKP' && k.crv === 'Ed25519');
   if (!key) throw new CheckFailed(`the key ${String(kid)} is not among the published keys`);
-  const ok = await ed25519Verify(fromBase64(key.x), parts.signature, utf8(parts.signingInput));
+  const ok = await ed25519Verify(part(key.x, `public key ${String(kid)}`), part(parts.signatureText, 'signature'), utf8(parts.signingInput));
   if (!ok) throw new CheckFailed('the signature does not verify: the token was changed or not signed by this service');
   return String(kid);
 }

@@ -18,10 +18,22 @@ export class CheckFailed extends Error {
 
 export const utf8 = (s: string): Bytes => new TextEncoder().encode(s) as Bytes;
 
+/**
+ * The bytes of base64 (or base64url) text, refusing any but the canonical
+ * encoding of those bytes: stray bits in the last character would let two
+ * texts stand for one value. JWS parts use the stricter decodeBase64url.
+ */
 export function fromBase64(s: string): Bytes {
-  const bin = atob(s.replace(/-/g, '+').replace(/_/g, '/').replace(/\s+/g, ''));
+  const std = s.replace(/-/g, '+').replace(/_/g, '/').replace(/\s+/g, '');
+  let bin: string;
+  try {
+    bin = atob(std);
+  } catch {
+    throw new CheckFailed('a value is not base64');
+  }
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  if (toBase64(out).replace(/=+$/, '') !== std.replace(/=+$/, '')) throw new CheckFailed('a value is not canonical base64 (its last character has bits set that encode nothing)');
   return out;
 }
 

@@ -65,3 +65,34 @@ export function sortDocs<T extends { id: string; body?: string | undefined }>(do
   const rank = (id: string) => (DOC_ORDER.includes(id) ? DOC_ORDER.indexOf(id) : DOC_ORDER.length);
   return [...docs].sort((a, b) => rank(a.id) - rank(b.id) || docTitle(a).localeCompare(docTitle(b)));
 }
+
+/**
+ * The docs a user of the service reads (integrating agents, buying, verifying),
+ * in reading order; every other doc is about running the service or its
+ * internals, and the index lists it under engineering (a new doc lands there
+ * until it is named here).
+ */
+export const USER_DOCS = [
+  'gate-service',
+  'api-conventions',
+  'accounts',
+  'alerts',
+  'pricing',
+  'receipts',
+  'decisions',
+  'agents-and-operators',
+  'openapi',
+  'prefinality',
+  'x402',
+  'policy-administration',
+  'companion-ledger',
+  'companion-metered-apis',
+  'exclusion-proofs',
+  'discovery',
+];
+
+/** The docs in two groups: for users of the service, then for engineers who run or change it. */
+export function docGroups<T extends { id: string; body?: string | undefined }>(docs: T[]): { users: T[]; engineers: T[] } {
+  const users = USER_DOCS.flatMap((id) => docs.filter((d) => d.id === id));
+  return { users, engineers: sortDocs(docs.filter((d) => !USER_DOCS.includes(d.id))) };
+}

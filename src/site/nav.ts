@@ -1,4 +1,8 @@
-/** Navigation of the companion site: one list, used by the layout and the sitemap. */
+/**
+ * Navigation of the companion site: one list, used by the layout and the sitemap.
+ * The top navigation is for a buyer's path; the gate pages (Diligence among them)
+ * are listed on the landing page and in the sitemap, not in the top bar.
+ */
 import { DATA } from '../catalog/catalogs.ts';
 import { GATE_PAGES } from '../catalog/discovery.ts';
 
@@ -15,7 +19,6 @@ export const MAIN_NAV: readonly NavLink[] = [
   { href: '/pricing', label: 'Pricing' },
   { href: '/logs', label: 'Logs' },
   { href: '/verify', label: 'Verify' },
-  { href: '/diligence', label: 'Diligence' },
   { href: '/reference', label: 'API' },
   { href: '/docs', label: 'Docs' },
 ];

@@ -208,6 +208,8 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${e(email)}">
 <p><button type="submit">Send the link</button></p></form><p><a href="/signin">Back to sign in</a></p>`,
         DASHBOARD_CSS,
+        undefined,
+        'Forgot your Fuse Gate password? Get a one-time link by email to choose a new one.',
       ),
       status,
       csrf.setCookie ? [csrf.setCookie] : [],

@@ -59,6 +59,10 @@ function authForm(kind: 'signup' | 'signin', csrf: string, error?: string, email
         : '<p class="muted">After this you can add a passkey, to sign in without the password.</p>'
     }${other}`,
     DASHBOARD_CSS,
+    undefined,
+    kind === 'signup'
+      ? 'Create a Fuse Gate account: a key and a fuse for your agent in a minute, usage and receipts in the dashboard.'
+      : 'Sign in to the Fuse Gate dashboard: keys, fuses, usage, receipts and account settings.',
   );
 }
 

@@ -492,7 +492,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } },
       problems: [402, 404, 409, 422],
       charges: ['execute_gate', 'hold'],
-      example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' } },
+      example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' } },
     },
     (b, key, event) => preBindA(event, ctx, callerOf(key), b),
   );
@@ -508,7 +508,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       response: decisionResponse, responses: { 409: { description: 'HALT: the ticket was not consumed; do not forward the write', schema: decisionResponse } },
       problems: [404, 409, 422],
       charges: ['execute_gate', 'hold'],
-      example: { ticket_id: 'bt_…', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' }, now: '2026-11-22T10:00:00Z' },
+      example: { ticket_id: 'bt_9Wm3Qx7LzT2vN8kR4sPc5D', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' }, now: '2026-11-22T10:00:00Z' },
     },
     (b, key, event) => redeem(event, ctx, key, b),
   );
@@ -535,7 +535,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     router,
     ctx,
     '/v1/pas/bind-check',
-    { tool: 'pas_bind_check', summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', job_id: 'job_1042' } },
+    { tool: 'pas_bind_check', summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', job_id: 'job_1042' } },
     (b, key, event) => bindCheck(event, ctx, callerOf(key), b),
   );
 
@@ -566,7 +566,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     router,
     ctx,
     '/v1/pas/pas-b/pre-bind',
-    { tool: 'pas_b_pre_bind', summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_…', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
+    { tool: 'pas_b_pre_bind', summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
     (b, key, event) => preBindB(event, ctx, callerOf(key), b),
   );
 
@@ -581,7 +581,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } },
       problems: [402, 404, 422],
       charges: ['execute_gate', 'hold'],
-      example: { fuse_id: 'fuse_…', grant_id: 'auth_…', premium: '12500.00', line: 'cyber', state: 'CA' },
+      example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', grant_id: 'auth_4Lq9Xz2BvN7tKp3WmR8sYd', premium: '12500.00', line: 'cyber', state: 'CA' },
     },
     (b, key, event) => authority(event, ctx, callerOf(key), b),
   );

@@ -184,7 +184,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       tag: 'astl',
       body: astlVerifyRequest,
       response: z.object({ included: z.boolean(), reason: z.string().optional(), manifest: manifestSchema.optional(), inclusion: inclusionSchema.optional(), checkpoint: checkpointSchema.optional() }),
-      example: { manifest_id: 'mfst_…' },
+      example: { manifest_id: 'mfst_8Kd2Wq7LxN3vT9pRm4sBzA' },
     },
   );
 

@@ -220,7 +220,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       response: executeGateResponse,
       problems: gateProblems,
       charges: ['execute_gate', 'hold'],
-      example: { fuse_id: 'fuse_…', action: { kind: 'pay' }, exposure_usd: '1250.00', hold_above_usd: '10000.00' },
+      example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', action: { kind: 'pay' }, exposure_usd: '1250.00', hold_above_usd: '10000.00' },
     },
     async (b, key, event) => {
       return gateAct(event, ctx, key, { vertical: 'agents', fuseId: b.fuse_id, action: b.action, ...gateOptions(b) });
@@ -238,7 +238,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       response: executeGateResponse,
       problems: gateProblems,
       charges: ['execute_gate', 'hold'],
-      example: { fuse_id: 'fuse_…', bind: { policy_ref: 'POL-2026-0042' }, exposure_usd: '2500000.00' },
+      example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', bind: { policy_ref: 'POL-2026-0042' }, exposure_usd: '2500000.00' },
     },
     async (b, key, event) => {
       const action = { kind: b.bind.kind, policy_ref: b.bind.policy_ref, ...(b.bind.line ? { line: b.bind.line } : {}) };

@@ -104,7 +104,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
       response: replayResponse,
       problems: [404, 409, 422],
       charges: ['ccr'],
-      example: { receipt_id: 'rcpt_…', assume: { state: 'LIVE' } },
+      example: { receipt_id: 'rcpt_5Hq2LmX8vR3tKp9WzN4cBd', assume: { state: 'LIVE' } },
     },
     async (b, key, event) => {
       const original = await getReceipt(ctx.ledger.read, b.receipt_id);

@@ -95,7 +95,7 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
       response: demoActResponse,
       problems: [428, 429],
       charges: [CHALLENGE_SKU],
-      example: {},
+      example: { invoice: 'INV-2026-0042', amount: '120.00', payee: 'acme' },
     },
   );
 }

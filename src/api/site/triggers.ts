@@ -229,7 +229,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       charges: ['bps_fire', FEE_SKU],
       // No x402: the fee is bps of the exposure enabled, known only under the lock; an exact payment cannot price it.
       x402: false,
-      example: { trigger_id: 'trg_…', reading: '0.91' },
+      example: { trigger_id: 'trg_F4XWbax5r2lYmXbruurTFZ', reading: '0.91' },
       after: (res) => withCheckpointNotes(ctx, res),
     },
     async (body, key, event) => {
