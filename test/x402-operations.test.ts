@@ -9,8 +9,17 @@
  */
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { commitAct, keyedAct } from '../src/api/act.ts';
+import { createApp } from '../src/api/app.ts';
+import { Problem } from '../src/api/problem.ts';
+import { reply } from '../src/api/reply.ts';
+import { loadConfig } from '../src/config.ts';
+import { loadKeyring } from '../src/crypto/keys.ts';
+import { openLedger } from '../src/ledger/db.ts';
+import { sealedReceipt } from '../src/ledger/receipts.ts';
 import { paidRoutes } from '../src/payments/x402/resources.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
+import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 import { approveAllEnv, newPayer, signPayment, startApproveAll, type ApproveAll } from './support/x402-approve-all.ts';
 import { chargesOf } from './support/ledger-reads.ts';
 
@@ -138,6 +147,45 @@ describe('x402 off', { timeout: 60_000 }, () => {
       }
     } finally {
       await plain.stop();
+    }
+  });
+});
+
+describe('a paid act refused after its payment settled', { timeout: 60_000 }, () => {
+  it('the payment gets its own receipt (x402_payment, REFUSED) and the problem names it; settled once, nothing charged', async () => {
+    const config = loadConfig(testEnv(tempDir(), { ...approveAllEnv(fac.url), BASE_URL: 'http://gate.test' }));
+    const ledger = await openLedger(config);
+    const ctx = { config, ledger, keyring: await loadKeyring(config), version: 't', log: () => undefined };
+    // An operation whose state changes between the check (decided and rolled back) and the commit.
+    let decided = 0;
+    const { h3 } = createApp(ctx, [
+      (router, c) =>
+        keyedAct(router, c, '/test/flaky', { summary: 'flaky', tag: 'test', body: z.strictObject({ n: z.number() }), charges: ['classify'] }, async (body, key, event) => {
+          const receipt = sealedReceipt(c, { kind: 'flaky', decision: 'DONE', key_id: key.id });
+          return commitAct(event, c, key, {
+            decide: () => {
+              if (++decided > 1) throw new Problem({ status: 409, code: 'changed_meanwhile', title: 'Conflict', detail: 'the state changed' });
+              return { writes: { receipt, charges: [{ keyId: key.id, sku: 'classify', amountMicros: 50_000 }] }, reply: reply({ n: body.n }) };
+            },
+          });
+        }),
+    ]);
+    try {
+      const settles = fac.calls.settle;
+      const header = await signPayment({ payer, price: 50_000n, resource: 'http://gate.test/test/flaky' });
+      const r = await h3.request('/test/flaky', { method: 'POST', body: JSON.stringify({ n: 1 }), headers: { 'content-type': 'application/json', 'payment-signature': header } });
+      const body = (await r.json()) as J;
+      expect(r.status).toBe(409);
+      expect(body).toMatchObject({ code: 'changed_meanwhile', payment: { settled: true, payer: payer.address, receipt_id: expect.stringMatching(/^rcpt_/) } });
+      expect(r.headers.get('payment-response')).toBeTruthy();
+      expect(fac.calls.settle).toBe(settles + 1);
+      const rows = (await ledger.read.execute("SELECT state, receipt_id FROM x402_payments")).rows;
+      expect(rows).toEqual([expect.objectContaining({ state: 'settled', receipt_id: body.payment.receipt_id })]);
+      const receipt = (await ledger.read.execute('SELECT kind, decision FROM receipts')).rows;
+      expect(receipt).toEqual([expect.objectContaining({ kind: 'x402_payment', decision: 'REFUSED' })]);
+      expect(Number((await ledger.read.execute('SELECT COUNT(*) AS n FROM meter')).rows[0]!.n)).toBe(0);
+    } finally {
+      await ledger.close();
     }
   });
 });
