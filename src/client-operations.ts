@@ -33,6 +33,10 @@ export const OPERATIONS = {
   getApiV1LogsByLogEntries: { method: 'GET', path: '/api/v1/logs/:log/entries', auth: 'public', x402: false, input: 'query', params: ['log'] },
   getApiV1LogsByLogProofInclusion: { method: 'GET', path: '/api/v1/logs/:log/proof/inclusion', auth: 'public', x402: false, input: 'query', params: ['log'] },
   getApiV1LogsByLogProofConsistency: { method: 'GET', path: '/api/v1/logs/:log/proof/consistency', auth: 'public', x402: false, input: 'query', params: ['log'] },
+  getReceiptsCheckpoint: { method: 'GET', path: '/receipts/checkpoint', auth: 'public', x402: false, input: 'none', params: [] },
+  getAstlCheckpoint: { method: 'GET', path: '/astl/checkpoint', auth: 'public', x402: false, input: 'none', params: [] },
+  getTriggersCheckpoint: { method: 'GET', path: '/triggers/checkpoint', auth: 'public', x402: false, input: 'none', params: [] },
+  getClearingCheckpoint: { method: 'GET', path: '/clearing/checkpoint', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownCaptureJson: { method: 'GET', path: '/.well-known/capture.json', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownRestraintJson: { method: 'GET', path: '/.well-known/restraint.json', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownListingsJson: { method: 'GET', path: '/.well-known/listings.json', auth: 'public', x402: false, input: 'none', params: [] },
@@ -277,6 +281,10 @@ export interface OperationInput {
     from: number;
     to: number;
   };
+  getReceiptsCheckpoint: Record<string, never>;
+  getAstlCheckpoint: Record<string, never>;
+  getTriggersCheckpoint: Record<string, never>;
+  getClearingCheckpoint: Record<string, never>;
   getWellKnownCaptureJson: Record<string, never>;
   getWellKnownRestraintJson: Record<string, never>;
   getWellKnownListingsJson: Record<string, never>;

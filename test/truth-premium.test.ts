@@ -8,13 +8,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 let s: TestServer;
 let key: { id: string; secret: string };
 const post = (path: string, json: unknown, k: string = key.secret) => s.fetch(path, { method: 'POST', json, key: k });
 const lines = async (ref: string) =>
-  (await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros FROM meter WHERE key_id = ? AND ref = ? ORDER BY id', args: [key.id, ref] })).rows.map((r) => [String(r.sku), Number(r.amount_micros)]);
-const count = async () => Number((await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM meter WHERE key_id = ?', args: [key.id] })).rows[0]!.n);
+  (await chargesOf(s.ctx.ledger.read, key.id)).filter((c) => c.ref === ref).map((c) => [c.sku, c.amount_micros]);
+const count = async () => (await chargesOf(s.ctx.ledger.read, key.id)).length;
 const newFuse = async () => (await (await post('/v1/fuses', { state: 'LIVE' })).json()).fuse_id as string;
 
 let upstream: Server;

@@ -17,10 +17,10 @@ import { reply } from '../src/api/reply.ts';
 import { loadConfig } from '../src/config.ts';
 import { loadKeyring } from '../src/crypto/keys.ts';
 import { openLedger } from '../src/ledger/db.ts';
-import { sealedReceipt } from '../src/ledger/receipts.ts';
 import { paidRoutes } from '../src/payments/x402/resources.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 import { approveAllEnv, newPayer, signPayment, startApproveAll, type ApproveAll } from './support/x402-approve-all.ts';
+import { allReceipts, chargesOf } from './support/ledger-reads.ts';
 
 type J = Record<string, any>;
 
@@ -69,14 +69,14 @@ describe('x402 on every metered operation', { timeout: 60_000 }, () => {
   });
 
   it('a paid classify acts and settles once: the answer and its receipt name the payment, no key is charged, a replay is refused', async () => {
-    const meter = await count('SELECT COUNT(*) AS n FROM meter');
+    const meter = (await chargesOf(s.ctx.ledger.read)).length;
     const settles = fac.calls.settle;
     const { r, body, header } = await paid('/v1/classify', { text: 'wire 5,000 USD to the supplier' });
     expect(r.status).toBe(200);
     expect(body.payment).toMatchObject({ protocol: 'x402', payer: payer.address, amount: '50000', settled: true });
     expect(decodePaymentResponseHeader(r.headers.get('payment-response')!).success).toBe(true);
     expect(fac.calls.settle).toBe(settles + 1);
-    expect(await count('SELECT COUNT(*) AS n FROM meter')).toBe(meter);
+    expect((await chargesOf(s.ctx.ledger.read)).length).toBe(meter);
     const rc = (await (await s.fetch(`/v1/receipts/${body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
     expect(JSON.stringify(rc)).toContain(body.payment.transaction);
     expect(await count(`SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled' AND receipt_id = '${body.receipt_id}'`)).toBe(1);
@@ -160,11 +160,11 @@ describe('a paid act refused after its payment settled', { timeout: 60_000 }, ()
     const { h3 } = createApp(ctx, [
       (router, c) =>
         keyedAct(router, c, '/test/flaky', { summary: 'flaky', tag: 'test', body: z.strictObject({ n: z.number() }), charges: ['classify'] }, async (body, key, event) => {
-          const receipt = sealedReceipt(c, { kind: 'flaky', decision: 'DONE', key_id: key.id });
           return commitAct(event, c, key, {
-            decide: () => {
+            decide: (state) => {
               if (++decided > 1) throw new Problem({ status: 409, code: 'changed_meanwhile', title: 'Conflict', detail: 'the state changed' });
-              return { writes: { receipt, charges: [{ keyId: key.id, sku: 'classify', amountMicros: 50_000 }] }, reply: reply({ n: body.n }) };
+              const receipt = state.receipt(c, { kind: 'flaky', decision: 'DONE', key_id: key.id }, { charges: [{ keyId: key.id, sku: 'classify', amountMicros: 50_000 }] });
+              return { writes: { receipt }, reply: reply({ n: body.n }) };
             },
           });
         }),
@@ -180,9 +180,9 @@ describe('a paid act refused after its payment settled', { timeout: 60_000 }, ()
       expect(fac.calls.settle).toBe(settles + 1);
       const rows = (await ledger.read.execute("SELECT state, receipt_id FROM x402_payments")).rows;
       expect(rows).toEqual([expect.objectContaining({ state: 'settled', receipt_id: body.payment.receipt_id })]);
-      const receipt = (await ledger.read.execute('SELECT kind, decision FROM receipts')).rows;
-      expect(receipt).toEqual([expect.objectContaining({ kind: 'x402_payment', decision: 'REFUSED' })]);
-      expect(Number((await ledger.read.execute('SELECT COUNT(*) AS n FROM meter')).rows[0]!.n)).toBe(0);
+      const receipts = await allReceipts(ledger.read);
+      expect(receipts.map((r) => r.payload)).toEqual([expect.objectContaining({ kind: 'x402_payment', decision: 'REFUSED' })]);
+      expect(await chargesOf(ledger.read)).toHaveLength(0);
     } finally {
       await ledger.close();
     }

@@ -21,6 +21,7 @@ import { registerAlertRoutes } from './gate/alerts.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
+import { registerTileRoutes } from './site/tiles.ts';
 import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
 import { registerCommitmentRoutes } from './site/commitments.ts';
 import { registerPremiumActs } from './site/premium-acts.ts';
@@ -59,6 +60,7 @@ const MODULES: RouteModule[] = [
   registerAlertRoutes,
   registerHopRoutes,
   registerLogRoutes,
+  registerTileRoutes,
   registerLiveDiscoveryRoutes,
   registerCommitmentRoutes,
   registerPremiumActs,

@@ -46,10 +46,10 @@ const STATUS_TEXT: Record<number, string> = {
   504: 'Gateway timeout (an upstream did not answer in time; nothing was charged)',
 };
 
-/** `/v1/receipts/:id` -> `/v1/receipts/{id}` and its parameter names. */
+/** `/v1/receipts/:id` -> `/v1/receipts/{id}` and its parameter names (a rest of the path, `**:tile`, is one parameter too). */
 function openApiPath(path: string): { path: string; params: string[] } {
   const params: string[] = [];
-  const p = path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
+  const p = path.replace(/(?:\*\*)?:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
     params.push(name);
     return `{${name}}`;
   });
@@ -58,7 +58,7 @@ function openApiPath(path: string): { path: string; params: string[] } {
 
 export function operationId(method: string, path: string): string {
   const words = path
-    .replace(/:([A-Za-z_]+)/g, 'by_$1')
+    .replace(/(?:\*\*)?:([A-Za-z_]+)/g, 'by_$1')
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean);
   return [method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');

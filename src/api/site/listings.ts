@@ -10,7 +10,6 @@ import { usdToMicros } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { activeListing, activeListings, insertListing } from '../../ledger/issuer-pays.ts';
-import { sealedReceipt } from '../../ledger/receipts.ts';
 import { commitAct, keyedAct } from '../act.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
@@ -52,14 +51,14 @@ export function registerListingRoutes(router: Router, ctx: AppContext): void {
       const listedAt = nowIso(at);
       const listedUntil = new Date(at.getTime() + YEAR_MS).toISOString();
       const line = { keyId: key.id, sku: LISTING_SKU, amountMicros: amount, nap: false };
-      const receipt = sealedReceipt(ctx, { kind: 'issuer_listing', decision: 'LISTED', subject: b.vendor, key_id: key.id, data: { name: b.name, ...(b.url ? { url: b.url } : {}), listed_until: listedUntil } });
       return commitAct(event, ctx, key, {
-        run: async (tx) => {
+        run: async (tx, state) => {
+          const receipt = state.receipt(ctx, { kind: 'issuer_listing', decision: 'LISTED', subject: b.vendor, key_id: key.id, data: { name: b.name, ...(b.url ? { url: b.url } : {}), listed_until: listedUntil } }, { charges: [line] });
           const held = await activeListing(tx, b.vendor, listedAt);
           if (held) throw new Problem({ status: 409, code: 'vendor_listed', title: 'Conflict', detail: `vendor ${b.vendor} is listed until ${held.listedUntil}; nothing was charged`, extra: { listed_until: held.listedUntil } });
           await insertListing(tx, { vendor: b.vendor, accountId: ownerId(key), name: b.name, url: b.url ?? null, listedAt, listedUntil, receiptId: receipt.receipt_id });
           return {
-            writes: { receipt, charges: [line] },
+            writes: { receipt },
             reply: reply({ object: 'issuer_listing', vendor: b.vendor, name: b.name, url: b.url ?? null, listed_at: listedAt, listed_until: listedUntil, grade: null, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }, 201),
           };
         },
