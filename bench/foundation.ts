@@ -10,7 +10,7 @@ export async function benchFoundation(): Promise<void> {
     await compareHttp('foundation', server, baseline, {
       name: 'GET /v1/me',
       path: '/v1/me',
-      target: { ratio: 0.6 },
+      target: { ratio: 0.8 },
       headers: { authorization: `Bearer ${String(key)}` },
     });
   } finally {

@@ -1,16 +1,32 @@
 /**
  * Gate core: POST /v1/fuse/hop at 50 connections against the bare node:http
  * baseline answering a POST with a JSON body. Each hop is an act (ledger/acts.ts):
- * decided under the write lock, its receipt appended to the receipts log and
- * its meter row written durably (synchronous=FULL, set-oriented group commit,
- * one seal signed per batch) before it is answered.
+ * decided under the write lock, its receipt appended to the receipts log (a
+ * segment per tile, ledger/log.ts) and counted, durably (synchronous=FULL,
+ * set-oriented group commit, one seal signed per batch) before it is answered.
  *
- * Then the durable floor (durable-floor.ts): node:http answering only after one
- * FULL group commit of the rows a hop writes, with nothing else. It tells how
- * much of the gap to the bare server is this machine's cost of durability, and
- * the hop is measured against it too.
+ * Then the durable floors (durable-floor.ts): node:http answering only after one
+ * FULL group commit of what a hop writes in each storage layout (the rows of
+ * before issue 26, the tiles shipped, no database), side by side, and the hop
+ * against the shipped layout's floor. Last, the bytes the hops left stored.
  */
-import { cliJson, compareHttp, spawnBaseline, spawnDurableFloor, spawnServer } from './lib.ts';
+import { statSync } from 'node:fs';
+import Database from 'libsql';
+import { cliJson, compareHttp, fmt, report, spawnBaseline, spawnDurableFloor, spawnServer } from './lib.ts';
+
+/** Database bytes (WAL checkpointed into the file) of a running server's database. */
+function storedBytes(databaseUrl: string): number {
+  const path = databaseUrl.replace(/^file:/, '');
+  const db = new Database(path);
+  db.exec('PRAGMA busy_timeout=30000');
+  db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').all();
+  db.close();
+  return statSync(path).size;
+}
+
+async function receiptsLogSize(url: string): Promise<number> {
+  return ((await (await fetch(`${url}/api/v1/logs/receipts`)).json()) as { tree_size: number }).tree_size;
+}
 
 export async function benchGate(): Promise<void> {
   const server = await spawnServer();
@@ -25,13 +41,20 @@ export async function benchGate(): Promise<void> {
       headers: { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json' },
       body: JSON.stringify({ fuse_id, action: { kind: 'pay' } }),
     };
-    await compareHttp('gate', server, baseline, { ...hop, target: { ratio: 0.3, p99Ms: 20 } });
-    const floor = await spawnDurableFloor();
-    try {
-      await compareHttp('gate', floor, baseline, { ...hop, name: 'durable floor (node:http + one FULL group commit of a hop\'s rows)', path: '/', headers: { 'content-type': 'application/json' } });
-      await compareHttp('gate', server, floor, { ...hop, name: 'POST /v1/fuse/hop (baseline: the durable floor)' });
-    } finally {
-      await floor.stop();
+    const bytesBefore = storedBytes(server.env.DATABASE_URL!);
+    const sizeBefore = await receiptsLogSize(server.url);
+    await compareHttp('gate', server, baseline, { ...hop, target: { ratio: 0.4, p99Ms: 15 } });
+    const hops = (await receiptsLogSize(server.url)) - sizeBefore;
+    const perHop = (storedBytes(server.env.DATABASE_URL!) - bytesBefore) / hops;
+    report('gate', `stored bytes per hop (${hops.toLocaleString('en-US')} hops, WAL checkpointed)`, `${Math.round(perHop)} B`, '1,166 B before tiles', fmt.ratio(perHop, 1166), { text: '<= 600 B', met: perHop <= 600 });
+    for (const layout of ['rows', 'tiles', 'none'] as const) {
+      const floor = await spawnDurableFloor(layout);
+      try {
+        await compareHttp('gate', floor, baseline, { ...hop, name: `durable floor, ${layout} layout (node:http + one FULL group commit)`, path: '/', headers: { 'content-type': 'application/json' } });
+        if (layout === 'tiles') await compareHttp('gate', server, floor, { ...hop, name: 'POST /v1/fuse/hop (baseline: the tiles floor)' });
+      } finally {
+        await floor.stop();
+      }
     }
   } finally {
     await Promise.all([server.stop(), baseline.stop()]);

@@ -28,7 +28,7 @@ export async function benchLedger(): Promise<void> {
       path: '/api/v1/astl/publish',
       headers: auth,
       setupRequest: (req) => ({ ...req, body: JSON.stringify({ entity: `bench:${n++ % 1000}`, preset: 'agentic' }) }),
-      target: { ratio: 0.2 },
+      target: { ratio: 0.3 },
     });
     await compareHttp('ledger', server, baseline, {
       name: 'POST /api/v1/absence/witness',
@@ -36,7 +36,7 @@ export async function benchLedger(): Promise<void> {
       path: '/api/v1/absence/witness',
       headers: auth,
       body: JSON.stringify({ act_kind: 'hire', preset: 'agentic' }),
-      target: { ratio: 0.2 },
+      target: { ratio: 0.3 },
     });
     // Webhooks: 500 subscribers on one template, one publish -> 500 deliveries.
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));

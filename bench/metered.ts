@@ -17,7 +17,7 @@ export async function benchMetered(): Promise<void> {
       path: '/api/v1/execute-gate',
       headers: { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json' },
       body: JSON.stringify({ fuse_id, action: { kind: 'pay' }, exposure_usd: '125.00' }),
-      target: { ratio: 0.2 },
+      target: { ratio: 0.3 },
     });
     await compareHttp('metered', server, baseline, { name: 'GET /api/v1/nap/scale', method: 'GET', path: '/api/v1/nap/scale?acts_per_month=5000000' });
   } finally {

@@ -29,7 +29,7 @@ export async function benchPrefinality(): Promise<void> {
       path: '/v1/prefinality/evaluate',
       headers: auth,
       body: GO,
-      target: { ratio: 0.2 },
+      target: { ratio: 0.25 },
     });
     await compareHttp('prefinality', server, baseline, {
       name: 'POST /v1/prefinality/verify',

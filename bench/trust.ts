@@ -10,13 +10,13 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, type InValue } from '@libsql/client';
+import { createClient } from '@libsql/client';
 import { loadConfig } from '../src/config.ts';
-import { leafHash, nodeHash, type Hash } from '../src/crypto/merkle.ts';
 import { localDatabasePath, openLedger } from '../src/ledger/db.ts';
 import { EmbeddedSql } from '../src/ledger/embedded.ts';
-import { spanEnd } from '../src/ledger/log.ts';
-import { recordReceipts, sealedReceipt, type Receipt } from '../src/ledger/receipts.ts';
+import { commitActs, type ActPlan } from '../src/ledger/acts.ts';
+import { appendLeaves } from '../src/ledger/log.ts';
+import type { Transaction } from '../src/ledger/sql.ts';
 import { fmt, report, spawnServer } from './lib.ts';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 10_000);
@@ -39,10 +39,10 @@ async function appendRate(concurrency: number, grouped: boolean): Promise<number
   single.exec('PRAGMA busy_timeout=30000');
   single.exec(`PRAGMA synchronous=${config.DATABASE_SYNCHRONOUS}`);
   let chain: Promise<unknown> = Promise.resolve();
-  const oneTx = (receipt: Receipt) => {
+  const oneTx = (act: ActPlan<unknown>) => {
     const next = chain.then(async () => {
       single.run('BEGIN IMMEDIATE');
-      await recordReceipts(single, [receipt]);
+      await commitActs(single as unknown as Transaction, [act]);
       single.run('COMMIT');
     });
     chain = next;
@@ -53,9 +53,10 @@ async function appendRate(concurrency: number, grouped: boolean): Promise<number
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (n < APPENDS) {
-        const receipt = sealedReceipt(issuer, { kind: 'bench', decision: 'PERMIT', subject: `leaf ${n++}` });
-        if (grouped) await ledger.act({ needs: {}, decide: () => ({ writes: { receipt }, result: undefined }) });
-        else await oneTx(receipt);
+        const subject = `leaf ${n++}`;
+        const act: ActPlan<undefined> = { needs: {}, decide: (state) => ({ writes: { receipt: state.receipt(issuer, { kind: 'bench', decision: 'PERMIT', subject }) }, result: undefined }) };
+        if (grouped) await ledger.act(act);
+        else await oneTx(act);
       }
     }),
   );
@@ -65,50 +66,23 @@ async function appendRate(concurrency: number, grouped: boolean): Promise<number
   return rate;
 }
 
-/** Writes a log of `size` leaves straight into log_entries/log_nodes, in big batches. */
+/** Appends a log of `size` leaves in big transactions of its own, beside the running server. */
 async function bulkBuild(url: string, log: string, size: number): Promise<void> {
   const db = createClient({ url, concurrency: 1 });
   // The server beside us may hold the write lock for a moment (its start-up writes, a
   // checkpoint): this bench-only bulk writer waits for it instead of failing with SQLITE_BUSY.
   await db.execute('PRAGMA busy_timeout=30000');
   await db.execute('PRAGMA synchronous=OFF');
-  const stack: Array<{ level: number; hash: Hash }> = [];
-  let entries: InValue[] = [];
-  let nodes: InValue[] = [];
-  const flush = async () => {
-    const stmts = [];
-    for (let i = 0; i < entries.length; i += 4 * 200) {
-      const chunk = entries.slice(i, i + 800);
-      stmts.push({ sql: `INSERT INTO log_entries (log, idx, leaf, created_at) VALUES ${Array(chunk.length / 4).fill('(?,?,?,?)').join(',')}`, args: chunk });
+  for (let from = 0; from < size; from += 50_000) {
+    const leaves = Array.from({ length: Math.min(50_000, size - from) }, (_, k) => Buffer.from(`entry ${from + k}`));
+    const tx = await db.transaction('write');
+    try {
+      await appendLeaves(tx, log, leaves);
+      await tx.commit();
+    } finally {
+      tx.close();
     }
-    for (let i = 0; i < nodes.length; i += 4 * 200) {
-      const chunk = nodes.slice(i, i + 800);
-      stmts.push({ sql: `INSERT INTO log_nodes (log, span_end, level, hash) VALUES ${Array(chunk.length / 4).fill('(?,?,?,?)').join(',')}`, args: chunk });
-    }
-    await db.batch(stmts, 'write');
-    entries = [];
-    nodes = [];
-  };
-  const now = new Date().toISOString();
-  for (let i = 0; i < size; i++) {
-    const leaf = Buffer.from(`entry ${i}`);
-    let h = leafHash(leaf);
-    entries.push(log, i, leaf, now);
-    nodes.push(log, spanEnd(0, i), 0, h);
-    let level = 0;
-    let idx = i;
-    while (idx % 2 === 1) {
-      const left = stack.pop()!;
-      h = nodeHash(left.hash, h);
-      level++;
-      idx = (idx - 1) / 2;
-      nodes.push(log, spanEnd(level, idx), level, h);
-    }
-    stack.push({ level, hash: h });
-    if (entries.length >= 4 * 20_000) await flush();
   }
-  await flush();
-  await db.execute({ sql: 'UPDATE logs SET size = ? WHERE name = ?', args: [size, log] });
   db.close();
 }
 

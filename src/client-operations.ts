@@ -33,6 +33,10 @@ export const OPERATIONS = {
   getApiV1LogsByLogEntries: { method: 'GET', path: '/api/v1/logs/:log/entries', auth: 'public', x402: false, input: 'query', params: ['log'] },
   getApiV1LogsByLogProofInclusion: { method: 'GET', path: '/api/v1/logs/:log/proof/inclusion', auth: 'public', x402: false, input: 'query', params: ['log'] },
   getApiV1LogsByLogProofConsistency: { method: 'GET', path: '/api/v1/logs/:log/proof/consistency', auth: 'public', x402: false, input: 'query', params: ['log'] },
+  getReceiptsCheckpoint: { method: 'GET', path: '/receipts/checkpoint', auth: 'public', x402: false, input: 'none', params: [] },
+  getAstlCheckpoint: { method: 'GET', path: '/astl/checkpoint', auth: 'public', x402: false, input: 'none', params: [] },
+  getTriggersCheckpoint: { method: 'GET', path: '/triggers/checkpoint', auth: 'public', x402: false, input: 'none', params: [] },
+  getClearingCheckpoint: { method: 'GET', path: '/clearing/checkpoint', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownCaptureJson: { method: 'GET', path: '/.well-known/capture.json', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownRestraintJson: { method: 'GET', path: '/.well-known/restraint.json', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownListingsJson: { method: 'GET', path: '/.well-known/listings.json', auth: 'public', x402: false, input: 'none', params: [] },
@@ -44,6 +48,8 @@ export const OPERATIONS = {
   postApiV1SpoliationSealMatter: { method: 'POST', path: '/api/v1/spoliation-seal/matter', auth: 'key', x402: true, input: 'body', params: [] },
   postApiV1FoundryParametricRun: { method: 'POST', path: '/api/v1/foundry/parametric/run', auth: 'key', x402: true, input: 'body', params: [] },
   postApiV1ClearBefore: { method: 'POST', path: '/api/v1/clear/before', auth: 'key', x402: true, input: 'body', params: [] },
+  postApiV1IssuerPaysListings: { method: 'POST', path: '/api/v1/issuer-pays/listings', auth: 'key', x402: false, input: 'body', params: [] },
+  getApiV1IssuerPaysListings: { method: 'GET', path: '/api/v1/issuer-pays/listings', auth: 'public', x402: false, input: 'none', params: [] },
   getApiV1LogsByLogSearch: { method: 'GET', path: '/api/v1/logs/:log/search', auth: 'public', x402: false, input: 'query', params: ['log'] },
   prefinality_evaluate: { method: 'POST', path: '/v1/prefinality/evaluate', auth: 'key', x402: true, input: 'body', params: [] },
   demo_prefinality_evaluate: { method: 'POST', path: '/demo/prefinality/evaluate', auth: 'demo', x402: false, input: 'body', params: [] },
@@ -110,6 +116,7 @@ export const OPERATIONS = {
   foundry_projection: { method: 'GET', path: '/api/v1/foundry/projection/:tenant_id', auth: 'key', x402: false, input: 'query', params: ['tenant_id'] },
   inference_chat: { method: 'POST', path: '/api/v1/inference/chat/completions', auth: 'key', x402: true, input: 'body', params: [] },
   inference_session: { method: 'GET', path: '/api/v1/inference/sessions/:session_id', auth: 'key', x402: false, input: 'none', params: ['session_id'] },
+  postApiV1InferenceReasoningSeal: { method: 'POST', path: '/api/v1/inference/reasoning-seal', auth: 'key', x402: true, input: 'body', params: [] },
   getWellKnownMcpJson: { method: 'GET', path: '/.well-known/mcp.json', auth: 'public', x402: false, input: 'none', params: [] },
   getOpenapiJson: { method: 'GET', path: '/openapi.json', auth: 'public', x402: false, input: 'none', params: [] },
   keys_list: { method: 'GET', path: '/v1/keys', auth: 'operator', x402: false, input: 'query', params: [] },
@@ -274,6 +281,10 @@ export interface OperationInput {
     from: number;
     to: number;
   };
+  getReceiptsCheckpoint: Record<string, never>;
+  getAstlCheckpoint: Record<string, never>;
+  getTriggersCheckpoint: Record<string, never>;
+  getClearingCheckpoint: Record<string, never>;
   getWellKnownCaptureJson: Record<string, never>;
   getWellKnownRestraintJson: Record<string, never>;
   getWellKnownListingsJson: Record<string, never>;
@@ -309,6 +320,12 @@ export interface OperationInput {
     hold_above_usd?: string;
     review_requested?: boolean;
   };
+  postApiV1IssuerPaysListings: {
+    vendor: string;
+    name: string;
+    url?: string;
+  };
+  getApiV1IssuerPaysListings: Record<string, never>;
   getApiV1LogsByLogSearch: {
     log: string;
   } & {
@@ -756,6 +773,11 @@ export interface OperationInput {
   };
   inference_session: {
     session_id: string;
+  };
+  postApiV1InferenceReasoningSeal: {
+    session_id: string;
+    reasoning?: string;
+    reasoning_sha256?: string;
   };
   getWellKnownMcpJson: Record<string, never>;
   getOpenapiJson: Record<string, never>;

@@ -10,9 +10,11 @@ import { commitActs, HopLimitReached, KeyRevoked, type ActPlan } from '../src/le
 import { createApiKey, getApiKey } from '../src/ledger/api-keys.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { createFuse, transitionFuse } from '../src/ledger/fuses.ts';
-import { logSize } from '../src/ledger/log.ts';
+import { logSize, readEntries } from '../src/ledger/log.ts';
+import { usage } from '../src/ledger/meter.ts';
+import { scanKeyReceipts } from '../src/ledger/key-receipts.ts';
 import { monthHops } from '../src/ledger/operator.ts';
-import { RECEIPTS_LOG, sealedReceipt, type Receipt } from '../src/ledger/receipts.ts';
+import { getReceipt, RECEIPTS_LOG, receiptIndex, receiptsFromEntries, type Receipt } from '../src/ledger/receipts.ts';
 import type { ActRecord } from '../src/ledger/records.ts';
 import type { Sql } from '../src/ledger/sql.ts';
 import { tempDir, testEnv } from './support/server.ts';
@@ -44,7 +46,11 @@ function hop(n: number, records: RecordKind = 'none'): ActPlan<{ state: string; 
     needs: { fuseId: FUSE, hopOf: keyId },
     decide(state) {
       if (!state.fuse) throw new Error('no fuse');
-      const receipt = sealedReceipt(issuer, { kind: 'hop', decision: state.fuse.state === 'LIVE' ? 'PERMIT' : 'BLOCK', subject: FUSE, key_id: keyId, data: { n } });
+      const receipt = state.receipt(
+        issuer,
+        { kind: 'hop', decision: state.fuse.state === 'LIVE' ? 'PERMIT' : 'BLOCK', subject: FUSE, key_id: keyId, data: { n } },
+        { charges: [{ keyId, sku: 'execute_gate', amountMicros: 1000 }] },
+      );
       const at = new Date().toISOString();
       const record: ActRecord | undefined =
         records === 'none'
@@ -52,7 +58,7 @@ function hop(n: number, records: RecordKind = 'none'): ActPlan<{ state: string; 
           : n % 2 === 0
             ? { table: 'clear_acts', row: { receiptId: receipt.receipt_id, keyId, vertical: 'agents', fuseId: FUSE, decision: 'PERMIT', exposureMicros: 1_000_000 + n, month: at.slice(0, 7), createdAt: at } }
             : { table: 'orn_events', row: { id: `sharp_${receipt.receipt_id}`, keyId, kind: 'sharp', graphId: 'g', amountMicros: BigInt(n), receiptId: receipt.receipt_id, createdAt: at } };
-      return { writes: { receipt, charges: [{ keyId, sku: 'execute_gate', amountMicros: 1000 }], records: record ? [record] : [] }, result: { state: state.fuse.state, receipt } };
+      return { writes: { receipt, records: record ? [record] : [] }, result: { state: state.fuse.state, receipt } };
     },
   };
 }
@@ -87,10 +93,13 @@ describe('group commit of acts', () => {
     expect(many).toBe(one);
 
     expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(66);
-    expect(await scalar('SELECT COUNT(*) AS n FROM receipts')).toBe(66);
-    expect(await scalar("SELECT COUNT(*) AS n FROM meter WHERE sku = 'execute_gate' AND key_id = ?", [keyId])).toBe(66);
-    // Log indexes are gapless and each receipt row names its own leaf.
-    expect(await scalar('SELECT COUNT(DISTINCT log_index) AS n FROM receipts WHERE log_index BETWEEN 0 AND 65')).toBe(66);
+    const u = await usage(ledger.read, keyId);
+    expect(u.by_sku.map((x) => [x.sku, x.count])).toEqual([['execute_gate', 66]]);
+    expect(u.total_micros).toBe(66_000n);
+    // Log indexes are gapless and each receipt's id names its own entry.
+    const entries = receiptsFromEntries(await readEntries(ledger.read, RECEIPTS_LOG, 0, 100));
+    expect(entries.map((r) => receiptIndex(r.receipt_id))).toEqual(Array.from({ length: 66 }, (_, i) => i));
+    expect(entries.every((r) => r.payload.charges?.[0]?.amount_micros === 1000)).toBe(true);
     expect((await getApiKey(ledger.read, keyId))!.hops_used).toBe(66);
     expect(await monthHops(ledger.read, keyId, new Date().toISOString().slice(0, 7))).toBe(66);
   });
@@ -109,8 +118,11 @@ describe('group commit of acts', () => {
     expect(await scalar('SELECT COUNT(*) AS n FROM clear_acts')).toBe(34);
     expect(await scalar('SELECT COUNT(*) AS n FROM orn_events')).toBe(34);
     // Each row names its own act's receipt.
-    expect(await scalar('SELECT COUNT(*) AS n FROM clear_acts c JOIN receipts r ON r.id = c.receipt_id')).toBe(34);
-    expect(await scalar('SELECT COUNT(*) AS n FROM orn_events o JOIN receipts r ON r.id = o.receipt_id')).toBe(34);
+    for (const table of ['clear_acts', 'orn_events']) {
+      const ids = (await ledger.read.execute(`SELECT receipt_id FROM ${table}`)).rows.map((x) => String(x.receipt_id));
+      const found = await Promise.all(ids.map((id) => getReceipt(ledger.read, id)));
+      expect(found.filter(Boolean)).toHaveLength(34);
+    }
     // Acts 0, 2, … 62 of the last group (act 0 also in the first two): each row is its own act's.
     expect(await scalar('SELECT COUNT(DISTINCT exposure_micros) AS n FROM clear_acts')).toBe(32);
   });
@@ -119,13 +131,13 @@ describe('group commit of acts', () => {
     const limited = (await createApiKey(ledger, { name: 'limited', hopLimit: 5 })).key.id;
     const plan = (n: number): ActPlan<number> => ({
       needs: { hopOf: limited },
-      decide: () => ({ writes: { receipt: sealedReceipt(issuer, { kind: 'lookup', decision: 'LIVE', key_id: limited, data: { n } }) }, result: n }),
+      decide: (state) => ({ writes: { receipt: state.receipt(issuer, { kind: 'lookup', decision: 'LIVE', key_id: limited, data: { n } }) }, result: n }),
     });
     const settled = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => ledger.act(plan(i))));
     expect(settled.filter((s) => s.status === 'fulfilled').map((s) => (s as PromiseFulfilledResult<number>).value)).toEqual([0, 1, 2, 3, 4]);
     for (const s of settled.slice(5)) expect((s as PromiseRejectedResult).reason).toBeInstanceOf(HopLimitReached);
     expect((await getApiKey(ledger.read, limited))!.hops_used).toBe(5);
-    expect(await scalar('SELECT COUNT(*) AS n FROM receipts WHERE key_id = ?', [limited])).toBe(5);
+    expect((await scanKeyReceipts(ledger.read, [limited], { limit: 100 })).receipts).toHaveLength(5);
   });
 
   it('lets an act refuse alone: its neighbours commit, it spends no hop and leaves no receipt', async () => {
@@ -149,7 +161,7 @@ describe('group commit of acts', () => {
       run: async (tx, state) => {
         const now = new Date().toISOString();
         expect(await transitionFuse(tx, FUSE, ['LIVE'], 'DEAD', now)).toBe(true);
-        const receipt = sealedReceipt(issuer, { kind: 'fuse_dead', decision: 'DEAD', subject: FUSE, key_id: keyId });
+        const receipt = state.receipt(issuer, { kind: 'fuse_dead', decision: 'DEAD', subject: FUSE, key_id: keyId });
         return { writes: { receipt, fuse: { ...state.fuse!, state: 'DEAD', updated_at: now } }, result: 'DEAD' };
       },
     };
@@ -160,16 +172,37 @@ describe('group commit of acts', () => {
   });
 
   it('fails only the act that breaks a constraint, and keeps the log gapless', async () => {
-    const receipt = sealedReceipt(issuer, { kind: 'test', decision: 'PERMIT', subject: FUSE });
-    const carrying = (r: Receipt): ActPlan<string> => ({ needs: {}, decide: () => ({ writes: { receipt: r }, result: r.receipt_id }) });
-    const other = sealedReceipt(issuer, { kind: 'test', decision: 'PERMIT', subject: FUSE });
-    // The second act reuses the first one's receipt id: the group's multi-row insert fails, then each act runs alone.
-    const [a, b, c] = await Promise.allSettled([ledger.act(carrying(receipt)), ledger.act(carrying(receipt)), ledger.act(carrying(other))]);
+    const at = new Date().toISOString();
+    const carrying = (eventId: string): ActPlan<string> => ({
+      needs: {},
+      decide: (state) => {
+        const receipt = state.receipt(issuer, { kind: 'test', decision: 'PERMIT', subject: FUSE });
+        return { writes: { receipt, records: [{ table: 'orn_events', row: { id: eventId, keyId, kind: 'sharp', graphId: 'g', amountMicros: 1n, receiptId: receipt.receipt_id, createdAt: at } }] }, result: receipt.receipt_id };
+      },
+    });
+    // The second act reuses the first one's event id: the group's multi-row insert fails, then each act runs alone.
+    const [a, b, c] = await Promise.allSettled([ledger.act(carrying('evt_1')), ledger.act(carrying('evt_1')), ledger.act(carrying('evt_2'))]);
     expect(a.status).toBe('fulfilled');
-    expect((b as PromiseRejectedResult).reason.message).toMatch(/UNIQUE constraint failed: receipts\.id/);
+    expect((b as PromiseRejectedResult).reason.message).toMatch(/UNIQUE constraint failed: orn_events\.id/);
     expect(c.status).toBe('fulfilled');
     expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(2);
-    expect(await scalar('SELECT COUNT(*) AS n FROM receipts WHERE log_index IN (0, 1)')).toBe(2);
+    const ids = [(a as PromiseFulfilledResult<string>).value, (c as PromiseFulfilledResult<string>).value];
+    expect(ids.map(receiptIndex).sort()).toEqual([0, 1]);
+    expect((await Promise.all(ids.map((id) => getReceipt(ledger.read, id)))).every(Boolean)).toBe(true);
+  });
+
+  it('discards the receipt of an act that throws after minting it: the next act takes its index', async () => {
+    const throwing: ActPlan<never> = {
+      needs: {},
+      decide: (state) => {
+        state.receipt(issuer, { kind: 'test', decision: 'PERMIT' });
+        throw new Error('refused after minting');
+      },
+    };
+    const [x, y] = await Promise.allSettled([ledger.act(throwing), ledger.act(hop(1))]);
+    expect((x as PromiseRejectedResult).reason.message).toBe('refused after minting');
+    expect(receiptIndex((y as PromiseFulfilledResult<{ receipt: Receipt }>).value.receipt.receipt_id)).toBe(0);
+    expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(1);
   });
 
   it('refuses, under the lock, an act of a key revoked after it was authenticated', async () => {
@@ -182,10 +215,9 @@ describe('group commit of acts', () => {
     await ledger.write((tx) => reserveIdempotencyKey(tx, { keyId, idemKey: 'k-1', hash: 'h', now: new Date(), leaseMs: 60_000 }));
     const event = { context: { idempotency: { keyId, idemKey: 'k-1' } } } as unknown as H3Event;
     const ctx = { ledger } as AppContext;
-    const receipt = sealedReceipt(issuer, { kind: 'test', decision: 'PERMIT', key_id: keyId });
     // The first attempt finds its state changed under it (as a signed act may); the route tries again.
     await expect(commitAct(event, ctx, undefined, { run: async () => Promise.reject(new StateChanged()) })).rejects.toBeInstanceOf(StateChanged);
-    const reply = await commitAct(event, ctx, undefined, { decide: () => ({ writes: { receipt }, reply: { status: 201, body: { ok: true } } }) });
+    const reply = await commitAct(event, ctx, undefined, { decide: (state) => ({ writes: { receipt: state.receipt(issuer, { kind: 'test', decision: 'PERMIT', key_id: keyId }) }, reply: { status: 201, body: { ok: true } } }) });
     expect(reply.status).toBe(201);
     const row = (await ledger.read.execute({ sql: 'SELECT state, status, body FROM idempotency WHERE key_id = ? AND idem_key = ?', args: [keyId, 'k-1'] })).rows[0]!;
     expect([row.state, row.status, JSON.parse(String(row.body))]).toEqual(['done', 201, { ok: true }]);

@@ -9,6 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf, receiptCount } from './support/ledger-reads.ts';
 
 type Schema = Record<string, unknown>;
 interface Operation {
@@ -92,7 +93,8 @@ function generate(schema: Schema | undefined, rnd: () => number, depth = 0): unk
   }
 }
 
-const count = async (s: TestServer, table: string) => Number((await s.ctx.ledger.read.execute(`SELECT COUNT(*) AS n FROM ${table}`)).rows[0]!.n);
+/** What a rejected request must not change: the receipts log and the charges its receipts state. */
+const written = async (s: TestServer) => [(await chargesOf(s.ctx.ledger.read)).length, await receiptCount(s.ctx.ledger.read)];
 
 describe('contract: every answer to any input matches /openapi.json', () => {
   let s: TestServer;
@@ -155,7 +157,7 @@ describe('contract: every answer to any input matches /openapi.json', () => {
             body =
               roll > 0.97 ? '{"a":' + '['.repeat(100) + ']'.repeat(100) + '}' : roll > 0.94 ? '{"x":1e400}' : roll > 0.92 ? '{not json' : JSON.stringify(value);
           }
-          const before = [await count(s, 'meter'), await count(s, 'receipts')];
+          const before = await written(s);
           const res = await fetch(url, { method: method.toUpperCase(), headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) });
           sent++;
           const text = await res.text();
@@ -194,7 +196,7 @@ describe('contract: every answer to any input matches /openapi.json', () => {
           // RR-1's 428 challenge is itself a metered answer (the challenge toll).
           const pricedChallenge = res.status === 428 && path.startsWith('/api/v1/require-receipt/');
           if (type === 'application/problem+json' && !pricedChallenge) {
-            const after = [await count(s, 'meter'), await count(s, 'receipts')];
+            const after = await written(s);
             if (after[0] !== before[0] || after[1] !== before[1]) failures.push(`${where}: a rejected request wrote (meter ${before[0]}->${after[0]}, receipts ${before[1]}->${after[1]})`);
           }
         }

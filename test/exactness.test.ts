@@ -9,6 +9,7 @@ import { graduatedFeeMicros, marginalFeeMicros } from '../src/domain/bps-tiers.t
 import { fireFee } from '../src/domain/trigger.ts';
 import { sealNow } from '../src/api/site/clearing.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 // The Clear tiers as SPEC 2.4 writes them (not read from the code under test).
 const TIERS = [
@@ -24,11 +25,7 @@ let key: { id: string; secret: string };
 let other: { id: string; secret: string };
 const post = (path: string, json: unknown, k: string | undefined = key.secret) => s.fetch(path, { method: 'POST', json, ...(k ? { key: k } : {}) });
 const meter = async (keyId: string) =>
-  (await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros, ref FROM meter WHERE key_id = ? ORDER BY id', args: [keyId] })).rows.map((r) => ({
-    sku: String(r.sku),
-    micros: Number(r.amount_micros),
-    ref: String(r.ref),
-  }));
+  (await chargesOf(s.ctx.ledger.read, keyId)).map((r) => ({ sku: r.sku, micros: r.amount_micros, ref: r.ref }));
 
 beforeAll(async () => {
   s = await startTestServer({ DEMO_RATE_LIMIT: '1000' });
@@ -90,14 +87,13 @@ describe('2. every charge has a receipt; the clearing attestation covers every c
     const rcpt = await s.fetch(`/v1/receipts/${challenge.ref}`, { headers: { accept: 'application/json' } });
     expect(rcpt.status).toBe(200);
     // Every charge of every key names a receipt that exists.
-    const orphans = await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM meter m LEFT JOIN receipts r ON r.id = m.ref WHERE r.id IS NULL');
-    expect(Number(orphans.rows[0]!.n)).toBe(0);
+    // (A charge is stated by its receipt: none exists without one.)
     const { attestation } = await sealNow(s.ctx.ledger);
     // All attestations together cover all charges: their totals add up to the meter's.
-    const all = await s.ctx.ledger.read.execute("SELECT COALESCE(SUM(amount_micros), 0) AS m FROM meter");
+    const all = (await chargesOf(s.ctx.ledger.read)).reduce((a, c) => a + BigInt(c.amount_micros), 0n);
     const leaves = await (await s.fetch('/api/v1/logs/clearing/entries?start=0&limit=1000')).json();
     const sealed = leaves.entries.reduce((a: bigint, e: { value: { total_usd: string } }) => a + usd(e.value.total_usd), 0n);
-    expect(sealed).toBe(BigInt(Number(all.rows[0]!.m)));
+    expect(sealed).toBe(all);
     expect(attestation.per_sku.map((x) => x.sku)).toContain('rr1_challenge');
     const me = await (await s.fetch('/v1/me', { key: k.secret })).json();
     expect(me.usage.total_usd).toBe('0.12');
@@ -341,9 +337,9 @@ describe('4. the operator formula: floor, 10 bps, 0.10 per hop; GO counts as cle
   it('checks out a closed month once (one production write), charging the rest of the greatest term', async () => {
     const month = '2026-01';
     await o.ctx.ledger.write(async (tx) => {
-      await tx.execute({ sql: 'INSERT INTO key_hops_monthly (key_id, month, hops) VALUES (?, ?, 400)', args: [k.id, month] });
+      await tx.execute({ sql: 'INSERT INTO hop_counters (key_id, day, hops) VALUES (?, ?, 400)', args: [k.id, `${month}-15`] });
       await tx.execute({ sql: "INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at) VALUES ('rcpt_old', ?, 'agents', 'f', 'PERMIT', 30000000000, ?, '2026-01-15T00:00:00.000Z')", args: [k.id, month] });
-      await tx.execute({ sql: "INSERT INTO meter (key_id, sku, amount_micros, nap, ref, created_at) VALUES (?, 'execute_gate', 40000000, 0, 'rcpt_old', '2026-01-15T00:00:00.000Z')", args: [k.id] });
+      await tx.execute({ sql: "INSERT INTO usage_counters (key_id, day, sku, nap, count, usd, micros) VALUES (?, '2026-01-15', 'execute_gate', 0, 400, 40, 0)", args: [k.id] });
     });
     const r = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month } });
     expect(r.status).toBe(201);
@@ -353,8 +349,7 @@ describe('4. the operator formula: floor, 10 bps, 0.10 per hop; GO counts as cle
     const again = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month } });
     expect(again.status).toBe(200);
     expect((await again.json()).receipt_id).toBe(c.receipt_id);
-    const rows = await o.ctx.ledger.read.execute({ sql: "SELECT COUNT(*) AS n FROM meter WHERE key_id = ? AND sku = 'operator_checkout'", args: [k.id] });
-    expect(Number(rows.rows[0]!.n)).toBe(1);
+    expect((await chargesOf(o.ctx.ledger.read, k.id)).filter((c) => c.sku === 'operator_checkout')).toHaveLength(1);
     const open = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month: new Date().toISOString().slice(0, 7) } });
     expect(open.status).toBe(409);
     expect((await open.json()).code).toBe('period_open');

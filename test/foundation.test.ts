@@ -51,9 +51,9 @@ describe('migrations', () => {
     const client = createClient({ url });
     const first = await migrate(client);
     expect(first).toEqual(migrationFiles().map((f) => f.replace(/\.(sql|ts)$/, '')));
-    await client.execute("INSERT INTO meter (key_id, sku, amount_micros, created_at) VALUES ('k', 'seal', 50000, 'now')");
+    await client.execute("INSERT INTO hop_counters (key_id, day, hops) VALUES ('k', '2026-01-01', 50000)");
     expect(await migrate(client)).toEqual([]);
-    const rows = await client.execute('SELECT COUNT(*) AS n FROM meter');
+    const rows = await client.execute('SELECT COUNT(*) AS n FROM hop_counters');
     expect(rows.rows[0]!.n).toBe(1);
     client.close();
     // A second ledger on the same, existing file starts cleanly.
@@ -70,16 +70,16 @@ describe('write queue', () => {
     const ledger = await openLedger(loadConfig(testEnv(dir)));
     const jobs = Array.from({ length: 50 }, (_, i) =>
       ledger.write(async (tx) => {
-        await tx.execute({ sql: "INSERT INTO meter (key_id, sku, amount_micros, created_at) VALUES (?, 'seal', 1, 'now')", args: [`k${i}`] });
+        await tx.execute({ sql: "INSERT INTO hop_counters (key_id, day, hops) VALUES (?, '2026-01-01', 1)", args: [`k${i}`] });
         if (i === 7) throw new Error('job 7 fails');
         return i;
       }),
     );
     const results = await Promise.allSettled(jobs);
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
-    const rs = await ledger.read.execute("SELECT COUNT(*) AS n FROM meter WHERE key_id <> 'k7'");
+    const rs = await ledger.read.execute("SELECT COUNT(*) AS n FROM hop_counters WHERE key_id <> 'k7'");
     expect(rs.rows[0]!.n).toBe(49);
-    const seven = await ledger.read.execute("SELECT COUNT(*) AS n FROM meter WHERE key_id = 'k7'");
+    const seven = await ledger.read.execute("SELECT COUNT(*) AS n FROM hop_counters WHERE key_id = 'k7'");
     expect(seven.rows[0]!.n).toBe(0);
     await ledger.close();
   });
@@ -94,13 +94,13 @@ describe('write queue', () => {
     for (let round = 0; round < 5; round++) {
       const held = await other.transaction('write');
       const pending = ledger.write((tx) =>
-        tx.execute({ sql: "INSERT INTO meter (key_id, sku, amount_micros, created_at) VALUES ('after-lock', 'seal', ?, 'now')", args: [round] }),
+        tx.execute({ sql: "INSERT INTO hop_counters (key_id, day, hops) VALUES ('after-lock', ?, 1)", args: [`2026-01-0${round + 1}`] }),
       );
       await new Promise((r) => setTimeout(r, 60));
       await held.commit();
       await pending;
     }
-    const rs = await ledger.read.execute("SELECT COUNT(*) AS n FROM meter WHERE key_id = 'after-lock'");
+    const rs = await ledger.read.execute("SELECT COUNT(*) AS n FROM hop_counters WHERE key_id = 'after-lock'");
     expect(rs.rows[0]!.n).toBe(5);
     other.close();
     await ledger.close();

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../src/crypto/canonical.ts';
 import { MAX_JSON_DEPTH } from '../src/api/json-bounds.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf, receiptCount as receiptsInLog } from './support/ledger-reads.ts';
 
 /** `{"kind":"pay","x":{"x":…}}` nested `depth` objects deep, as raw text (JSON.stringify would overflow first). */
 function deepAction(depth: number): string {
@@ -19,8 +20,8 @@ describe('JSON bounds at the body parser: depth and number range', () => {
   });
   afterAll(() => s.stop());
 
-  const meterCount = async () => Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM meter')).rows[0]!.n);
-  const receiptCount = async () => Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM receipts')).rows[0]!.n);
+  const meterCount = async () => (await chargesOf(s.ctx.ledger.read)).length;
+  const receiptCount = () => receiptsInLog(s.ctx.ledger.read);
 
   const keyless: Array<[string, (action: string) => string]> = [
     ['/demo/hop', (a) => `{"action":${a}}`],

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CHARGE_MICROS, formatUsd } from '../src/domain/money.ts';
-import { recordCharges } from '../src/ledger/meter.ts';
+import type { ActPlan } from '../src/ledger/acts.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
 
 /** The parent's environment without what vitest itself sets (it exports BASE_URL=/ for Vite). */
@@ -14,7 +14,15 @@ describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
   let s: TestServer;
   let key: { id: string; secret: string };
   let expected = 0n;
-  let receipts: string[] = [];
+
+  /** An act whose receipt states one charge, as every metered route's does. */
+  const charging = (amountMicros: bigint | number): ActPlan<void> => ({
+    needs: {},
+    decide: (state) => ({
+      writes: { receipt: state.receipt(s.ctx, { kind: 'sharp', decision: 'ALLOCATED', key_id: key.id }, { charges: [{ keyId: key.id, sku: 'sharp', amountMicros }] }) },
+      result: undefined,
+    }),
+  });
 
   beforeAll(async () => {
     s = await startTestServer();
@@ -29,7 +37,6 @@ describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
       const b = await r.json();
       expect(b.charge.amount_usd).toBe('1200000000.00');
       expected += 1_200_000_000_000_000n;
-      receipts.push(b.receipt_id);
     }
     expect(expected > BigInt(Number.MAX_SAFE_INTEGER)).toBe(true);
     const me = await (await s.fetch('/v1/me', { key: key.secret })).json();
@@ -44,12 +51,10 @@ describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
   });
 
   it('past 2^63 micro-USD (where SQLite SUM of INTEGER overflows) usage and the sealed clearing total stay exact', async () => {
-    // 1,100 more charges at the bound (and one odd cent: charges are whole cents), each on a real receipt of the range:
+    // 1,100 more charges at the bound (and one odd cent: charges are whole cents), each stated by its own receipt:
     // 9.9e18 micro-USD on top, past 2^63 = 9.22e18.
-    await s.ctx.ledger.write(async (tx) => {
-      for (let i = 0; i < 1100; i++) await recordCharges(tx, [{ keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS, ref: receipts[i % receipts.length]! }]);
-      await recordCharges(tx, [{ keyId: key.id, sku: 'sharp', amountMicros: 10_000, ref: receipts[0]! }]);
-    });
+    for (let i = 0; i < 1100; i += 100) await Promise.all(Array.from({ length: 100 }, () => s.ctx.ledger.act(charging(MAX_CHARGE_MICROS))));
+    await s.ctx.ledger.act(charging(10_000));
     expected += 1100n * MAX_CHARGE_MICROS + 10_000n;
     expect(expected > 2n ** 63n).toBe(true);
     const me = await s.fetch('/v1/me', { key: key.secret });
@@ -70,9 +75,7 @@ describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
   });
 
   it('a charge past the documented bound is refused before it is written', async () => {
-    await expect(
-      s.ctx.ledger.write((tx) => recordCharges(tx, [{ keyId: key.id, sku: 'sharp', amountMicros: MAX_CHARGE_MICROS + 1n, ref: 'rcpt_none' }])),
-    ).rejects.toThrow(/outside/);
+    await expect(s.ctx.ledger.act(charging(MAX_CHARGE_MICROS + 1n))).rejects.toThrow(/outside/);
   });
 
   it('money inputs past 9 integer digits are a 400 naming the field (PAS premium included), and charge nothing', async () => {

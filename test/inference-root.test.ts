@@ -8,9 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createClient } from '@libsql/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../src/ledger/migrate.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const sha = (...parts: Buffer[]) => parts.reduce((h, p) => h.update(p), createHash('sha256')).digest();
@@ -75,20 +73,6 @@ describe('inference sessions as Merkle logs', () => {
     expect(logs.some((n: string) => n.includes(session!))).toBe(false);
     expect((await s.fetch(`/api/v1/logs/${encodeURIComponent(`inference/${session}`)}`)).status).toBe(404);
 
-    // A session sealed before sessions were logs: the migration rebuilds its log from the receipts, same root.
-    const db = createClient({ url: s.config.DATABASE_URL, intMode: 'number' });
-    try {
-      const log = `inference/${session}`;
-      await db.batch([
-        { sql: 'DELETE FROM log_nodes WHERE log = ?', args: [log] },
-        { sql: 'DELETE FROM log_entries WHERE log = ?', args: [log] },
-        { sql: 'DELETE FROM logs WHERE name = ?', args: [log] },
-        "DELETE FROM schema_migrations WHERE version = '0172_inference_session_logs'",
-      ], 'write');
-      expect(await migrate(db)).toEqual(['0172_inference_session_logs']);
-    } finally {
-      db.close();
-    }
     const again = await (await s.fetch(`/api/v1/inference/sessions/${session}`, { key: key.secret })).json();
     expect(again).toMatchObject({ size: 7, root: mth(leaves).toString('hex') });
     const next = await s.fetch('/api/v1/inference/chat/completions', { json: { model: 'm', messages: [{ role: 'user', content: 'turn 7' }] }, key: key.secret, headers: { 'fusegate-session': session! } });

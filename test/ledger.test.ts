@@ -7,12 +7,12 @@ import { openNote, parseCheckpointText } from '../src/crypto/note.ts';
 import { canonicalJson } from '../src/crypto/canonical.ts';
 import { sealNow } from '../src/api/site/clearing.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
 async function meter(s: TestServer, keyId: string) {
-  const rs = await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros FROM meter WHERE key_id = ? ORDER BY id', args: [keyId] });
-  return rs.rows.map((r) => ({ sku: String(r.sku), micros: Number(r.amount_micros) }));
+  return (await chargesOf(s.ctx.ledger.read, keyId)).map((r) => ({ sku: r.sku, micros: r.amount_micros }));
 }
 
 /** Checks a C2SP checkpoint note with the log's published verifier key and an inclusion proof against it. */
@@ -57,7 +57,7 @@ describe('companion ledger', () => {
     expect((await r3.json()).code).toBe('entity_owned');
     // Refused under the write lock: nothing appended, nothing charged.
     expect((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'astl'")).rows[0]!.size).toBe(sizeBefore);
-    expect((await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM meter WHERE key_id = ?', args: [other.id] })).rows[0]!.n).toBe(0);
+    expect(await chargesOf(s.ctx.ledger.read, other.id)).toHaveLength(0);
     // Lookup: newest first; the first version is still there, unchanged.
     const look = await (await s.fetch('/api/v1/astl/lookup?entity=agent:acme')).json();
     expect(look.manifests.map((m: { manifest: { version: number } }) => m.manifest.version)).toEqual([2, 1]);

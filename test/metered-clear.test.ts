@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactVerify, importJWK } from 'jose';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 async function meterRows(s: TestServer, keyId: string) {
-  const rs = await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros, nap, ref FROM meter WHERE key_id = ? ORDER BY id', args: [keyId] });
-  return rs.rows.map((r) => ({ sku: String(r.sku), micros: Number(r.amount_micros), nap: Number(r.nap), ref: String(r.ref) }));
+  return (await chargesOf(s.ctx.ledger.read, keyId)).map((r) => ({ sku: r.sku, micros: r.amount_micros, nap: r.nap, ref: r.ref }));
 }
 
 describe('Clear: execute gate, bind, restraint, exposure, usage, network', () => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 // A second implementation of the chain rule and canonical JSON (sorted keys, no spaces).
 const canon = (v: unknown): string =>
@@ -11,7 +12,7 @@ describe('Depository attestation: five event types, custody parity, hash chain',
   let s: TestServer;
   let key: { id: string; secret: string };
   const post = (json: unknown, k = key.secret) => s.fetch('/api/v1/depository/attest', { method: 'POST', json, key: k });
-  const meter = async () => (await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros FROM meter WHERE key_id = ? ORDER BY id', args: [key.id] })).rows.map((r) => [String(r.sku), Number(r.amount_micros)]);
+  const meter = async () => (await chargesOf(s.ctx.ledger.read, key.id)).map((r) => [r.sku, Number(r.amount_micros)]);
 
   beforeAll(async () => {
     s = await startTestServer();

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifiedReceiptPayload } from './support/receipts.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 // A second implementation of canonical JSON (sorted keys, no spaces) and of RFC 9162 hashing.
 const canon = (v: unknown): string =>
@@ -18,7 +19,7 @@ const leaf = (data: string) => sha(Buffer.from([0]), Buffer.from(data)).toString
 const node = (l: string, r: string) => sha(Buffer.from([1]), Buffer.from(l, 'hex'), Buffer.from(r, 'hex')).toString('hex');
 
 const meter = async (s: TestServer, keyId: string) =>
-  (await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros FROM meter WHERE key_id = ? ORDER BY id', args: [keyId] })).rows.map((r) => `${r.sku}:${r.amount_micros}`);
+  (await chargesOf(s.ctx.ledger.read, keyId)).map((r) => `${r.sku}:${r.amount_micros}`);
 
 async function receiptPayload(s: TestServer, verifyUrl: string) {
   return verifiedReceiptPayload(s, verifyUrl);

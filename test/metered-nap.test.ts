@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifiedReceiptPayload } from './support/receipts.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 const sha = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
 const leaf = (hex: string) => sha(Buffer.from([0]), Buffer.from(hex, 'hex'));
 const node = (l: Buffer, r: Buffer) => sha(Buffer.from([1]), l, r);
 
 async function meterRows(s: TestServer, keyId: string) {
-  const rs = await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros, nap, ref FROM meter WHERE key_id = ? ORDER BY id', args: [keyId] });
-  return rs.rows.map((r) => ({ sku: String(r.sku), micros: Number(r.amount_micros), nap: Number(r.nap), ref: String(r.ref) }));
+  return (await chargesOf(s.ctx.ledger.read, keyId)).map((r) => ({ sku: r.sku, micros: r.amount_micros, nap: r.nap, ref: r.ref }));
 }
 
 describe('NAP: counterfactual replay, spoliation seal, usage, scale', () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 const TARGETS = ['relay', 'demo', 'verify', 'bind-room', 'scan', 'clocks', 'hiring', 'mortgage', 'chatbot'];
 
@@ -24,8 +25,7 @@ describe('Relay: enroll, track links, status, network', () => {
     expect(b.wholesale_usd.sprint).toEqual({ usd: 4500, deposit_usd: 2250 });
     const e = await (await s.fetch(new URL(b.verify_url).pathname)).json();
     expect(e.verification).toEqual({ signature: true, inclusion: true });
-    const m = await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM meter WHERE key_id = ?', args: [key.id] });
-    expect(Number(m.rows[0]!.n)).toBe(0);
+    expect(await chargesOf(s.ctx.ledger.read, key.id)).toHaveLength(0);
     const again = await post('/api/v1/relay/enroll', { partner_id: 'acme-brokers', name: 'Someone else' });
     expect(again.status).toBe(409);
     expect((await again.json()).code).toBe('partner_taken');

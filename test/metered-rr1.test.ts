@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { H3, toNodeHandler } from 'h3';
 import { checkConformance, memoryClaims, remoteReceiptVerifier, requireReceipt } from '../src/rr1/index.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 async function freePort(): Promise<number> {
   const srv = createNetServer();
@@ -52,9 +53,8 @@ describe('RR-1 require-receipt: middleware, manifest, 428 flow, replay, conforma
     expect(r.headers.get('content-type')).toContain('application/problem+json');
     expect((await r.json()).code).toBe('receipt_missing');
     expect((await act(undefined, key.secret)).status).toBe(428);
-    const rows = await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros FROM meter WHERE key_id = ?', args: [key.id] });
-    expect(rows.rows.map((x) => [String(x.sku), Number(x.amount_micros)])).toEqual([['rr1_challenge', 20_000]]);
-    expect(Number((await s.ctx.ledger.read.execute("SELECT COUNT(*) AS n FROM meter WHERE sku = 'rr1_challenge'")).rows[0]!.n)).toBe(1);
+    expect((await chargesOf(s.ctx.ledger.read, key.id)).map((x) => [x.sku, x.amount_micros])).toEqual([['rr1_challenge', 20_000]]);
+    expect((await chargesOf(s.ctx.ledger.read)).filter((x) => x.sku === 'rr1_challenge')).toHaveLength(1);
   });
 
   it('a PERMIT receipt for the act passes once; its replay is refused', async () => {

@@ -11,6 +11,7 @@ import { jobKey, verifyExclusionProof } from '../src/crypto/exclusion.ts';
 import { buildTree } from '../src/crypto/sparse-merkle.ts';
 import { exclusionHead } from '../src/ledger/pas-exclusion.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
+import { allReceipts, chargesOf } from './support/ledger-reads.ts';
 
 const WRITE = { op: 'bind', policy: 'P-7', premium: '100.00' };
 
@@ -46,8 +47,9 @@ async function storm(urls: string[], ticketId: string, n = 100) {
 async function ledgerCounts(ticketId: string) {
   const db = s.ctx.ledger.read;
   const leaves = await db.execute({ sql: 'SELECT COUNT(*) AS n FROM pas_spend_leaves WHERE ticket_id = ?', args: [ticketId] });
-  const receipts = await db.execute({ sql: "SELECT decision, COUNT(*) AS n FROM receipts WHERE subject = ? GROUP BY decision ORDER BY decision", args: [ticketId] });
-  return { leaves: Number(leaves.rows[0]!.n), receipts: Object.fromEntries(receipts.rows.map((r) => [String(r.decision), Number(r.n)])) };
+  const receipts: Record<string, number> = {};
+  for (const r of await allReceipts(db)) if (r.payload.subject === ticketId) receipts[r.payload.decision] = (receipts[r.payload.decision] ?? 0) + 1;
+  return { leaves: Number(leaves.rows[0]!.n), receipts };
 }
 
 function spawnServer(env: Record<string, string>): Promise<string> {
@@ -97,9 +99,10 @@ describe('exactly-once redeem', () => {
     expect(r.ok).toBe(1);
     expect(r.replay).toBe(99);
     expect(await ledgerCounts(ticket)).toEqual({ leaves: 1, receipts: { ALLOW: 1, HALT: 99 } });
-    const meter = await s.ctx.ledger.read.execute({ sql: 'SELECT sku, COUNT(*) AS n FROM meter WHERE key_id = ? GROUP BY sku ORDER BY sku', args: [key.id] });
+    const meter: Record<string, number> = {};
+    for (const c of await chargesOf(s.ctx.ledger.read, key.id)) meter[c.sku] = (meter[c.sku] ?? 0) + 1;
     // 2 pre-binds + 2 successful redeems are execute_gate; 198 HALTs are NAP hold.
-    expect(Object.fromEntries(meter.rows.map((x) => [String(x.sku), Number(x.n)]))).toEqual({ execute_gate: 4, hold: 198 });
+    expect(meter).toEqual({ execute_gate: 4, hold: 198 });
 
     // Redeems of different jobs, at once through the three processes: each adds its job to the
     // exclusion tree in its own transaction, and the tree ends up exactly that of the spend leaves.

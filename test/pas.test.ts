@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifiedReceiptPayload } from './support/receipts.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 let s: TestServer;
 let key: { id: string; secret: string };
@@ -43,8 +44,7 @@ async function ticketFor(licenseId: string, jobId: string, write: unknown = WRIT
 }
 
 async function meterRows(keyId = key.id): Promise<Array<{ sku: string }>> {
-  const rs = await s.ctx.ledger.read.execute({ sql: 'SELECT sku FROM meter WHERE key_id = ? ORDER BY id', args: [keyId] });
-  return rs.rows.map((r) => ({ sku: String(r.sku) }));
+  return (await chargesOf(s.ctx.ledger.read, keyId)).map((r) => ({ sku: r.sku }));
 }
 
 async function verifyReceipt(receiptId: string) {
@@ -407,7 +407,7 @@ describe('delegated authority (MGA)', () => {
 
 describe('public demos on drill data', () => {
   it('answer bind check, authority and pre-bind without a key, and charge nothing', async () => {
-    const before = await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM meter');
+    const before = (await chargesOf(s.ctx.ledger.read)).length;
     const allow = await post('/demo/pas/bind-check', {}, undefined);
     expect(allow.status).toBe(200);
     expect(await allow.json()).toMatchObject({ decision: 'ALLOW', demo: true });
@@ -422,8 +422,7 @@ describe('public demos on drill data', () => {
     const manual = await post('/demo/pas/pas-a/pre-bind', { license_id: 'lic_drill_dead' }, undefined);
     expect(manual.status).toBe(409);
     expect(await manual.json()).toMatchObject({ next_step: 'manual_underwriting', issue: { code: 'license_not_live' } });
-    const after = await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM meter');
-    expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
+    expect((await chargesOf(s.ctx.ledger.read)).length).toBe(before);
   });
 
   it('are rate limited like the other demos', async () => {

@@ -15,8 +15,7 @@ import { Router } from '../src/api/router.ts';
 import { retryIfStale, STALE_RETRIES, StateChanged } from '../src/api/stale-retry.ts';
 import { loadConfig } from '../src/config.ts';
 import { openLedger } from '../src/ledger/db.ts';
-import { recordReceipts, sealedReceipt } from '../src/ledger/receipts.ts';
-import { verifiedReceiptPayload } from './support/receipts.ts';
+import { commitReceipts, verifiedReceiptPayload } from './support/receipts.ts';
 import { join } from 'node:path';
 import { CompactSign, SignJWT } from 'jose';
 import { compactJwsSync, signCompactJws } from '../src/crypto/jws.ts';
@@ -32,8 +31,8 @@ describe('embedded connection', () => {
     });
     expect(rs.rows[0]!.size).toBe(1);
     expect(rs.rowsAffected).toBe(1);
-    await ledger.write((tx) => tx.execute({ sql: 'INSERT INTO log_entries (log, idx, leaf, created_at) VALUES (?, ?, ?, ?)', args: ['t', 0, new Uint8Array([1, 2, 3]), 'now'] }));
-    const leaf = (await ledger.read.execute({ sql: 'SELECT leaf FROM log_entries WHERE log = ?', args: ['t'] })).rows[0]!.leaf;
+    await ledger.write((tx) => tx.execute({ sql: 'INSERT INTO log_segments (log, start, count, entries, created_at) VALUES (?, ?, ?, ?, ?)', args: ['t', 0, 1, new Uint8Array([1, 2, 3]), 'now'] }));
+    const leaf = (await ledger.read.execute({ sql: 'SELECT entries FROM log_segments WHERE log = ?', args: ['t'] })).rows[0]!.entries;
     expect([...new Uint8Array(leaf as ArrayBuffer)]).toEqual([1, 2, 3]);
     await expect(ledger.read.execute({ sql: 'SELECT ? AS v', args: [undefined as never] })).rejects.toThrow(/undefined/);
     await ledger.close();
@@ -81,8 +80,7 @@ describe('batch-sealed receipts', () => {
     const sealCount = async () => Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM receipt_seals')).rows[0]!.n);
     const before = await sealCount();
     // Twenty receipts queued in one tick commit in one batch: one seal, at the batch's end size.
-    const made = Array.from({ length: 20 }, (_, i) => sealedReceipt(s.ctx, { kind: 'test', decision: 'PERMIT', subject: `s${i}` }));
-    await Promise.all(made.map((r) => s.ctx.ledger.write((tx) => recordReceipts(tx, [r]))));
+    const made = await commitReceipts(s.ctx.ledger, s.ctx, Array.from({ length: 20 }, (_, i) => ({ kind: 'test', decision: 'PERMIT', subject: `s${i}` })));
     expect(await sealCount()).toBe(before + 1);
     const size = Number((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'receipts'")).rows[0]!.size);
     const last = Number((await s.ctx.ledger.read.execute('SELECT MAX(tree_size) AS n FROM receipt_seals')).rows[0]!.n);

@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.ts';
 import { loadKeyring, rotateSigningKey } from '../src/crypto/keys.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { getReceipt } from '../src/ledger/receipts.ts';
+import { chargesOf, receiptCount, type ChargeRow } from './support/ledger-reads.ts';
 
 const TYP = 'prefinality-receipt+jwt';
 const RTP = {
@@ -38,7 +39,13 @@ function flatHash(o: Record<string, string>): string {
   return createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
 }
 
-async function count(s: TestServer, table: string, where = '1=1', args: unknown[] = []): Promise<number> {
+/** Rows counted: receipts are the receipts log's entries, meter rows the charges receipts state (optionally those matching `where`). */
+async function count(s: TestServer, table: 'meter' | 'receipts', where?: (c: ChargeRow) => boolean): Promise<number> {
+  if (table === 'receipts') return receiptCount(s.ctx.ledger.read);
+  return (await chargesOf(s.ctx.ledger.read)).filter(where ?? (() => true)).length;
+}
+
+async function rows(s: TestServer, table: string, where: string, args: unknown[]): Promise<number> {
   const rs = await s.ctx.ledger.read.execute({ sql: `SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`, args: args as never });
   return Number(rs.rows[0]!.n);
 }
@@ -97,7 +104,7 @@ describe('pre-finality clearance', () => {
 
   describe('evaluate: statuses', () => {
     it('200 GO with a signed JWT receipt, recorded in the receipts log and metered once', async () => {
-      const before = await count(s, 'meter', 'key_id = ?', [key.id]);
+      const before = (await chargesOf(s.ctx.ledger.read, key.id)).length;
       const r = await evaluate({ rail: 'rtp', transfer: RTP });
       expect(r.status).toBe(200);
       const body = (await r.json()) as Record<string, any>;
@@ -112,12 +119,11 @@ describe('pre-finality clearance', () => {
       expect(payload.transfer_hash).toBe(flatHash(RTP));
       expect(body.transfer_hash).toBe(flatHash(RTP));
       expect(payload.exp! - payload.iat!).toBe(s.config.PREFINALITY_RECEIPT_TTL_SECONDS);
-      const row = (await s.ctx.ledger.read.execute({ sql: 'SELECT * FROM receipts WHERE id = ?', args: [body.receipt_id] })).rows[0]!;
-      expect(row).toMatchObject({ kind: 'prefinality', decision: 'GO', key_id: key.id });
+      expect((await getReceipt(s.ctx.ledger.read, body.receipt_id))!.payload).toMatchObject({ kind: 'prefinality', decision: 'GO', key_id: key.id });
       expect((await getReceipt(s.ctx.ledger.read, body.receipt_id))!.payload.data).toMatchObject({ jti: body.jti, rule: 'cleared', rail: 'rtp' });
       expect(payload.receipt_id).toBe(body.receipt_id);
-      expect(await count(s, 'meter', 'key_id = ?', [key.id])).toBe(before + 1);
-      expect(await count(s, 'meter', "ref = ? AND sku = 'execute_gate' AND amount_micros = 100000 AND nap = 0", [body.receipt_id])).toBe(1);
+      expect((await chargesOf(s.ctx.ledger.read, key.id)).length).toBe(before + 1);
+      expect(await count(s, 'meter', (c) => c.ref === body.receipt_id && c.sku === 'execute_gate' && c.amount_micros === 100000 && c.nap === 0)).toBe(1);
     });
 
     it('a stock JWT library verifies a GO receipt from the remote JWKS alone', async () => {
@@ -154,9 +160,8 @@ describe('pre-finality clearance', () => {
       const hb = (await hold.json()) as Record<string, any>;
       expect(hb).toMatchObject({ decision: 'HOLD', rule: { id: 'context_risk_flag' } });
       for (const b of [nb, hb]) {
-        const row = (await s.ctx.ledger.read.execute({ sql: 'SELECT decision FROM receipts WHERE id = ?', args: [b.receipt_id] })).rows[0]!;
-        expect(row.decision).toBe(b.decision);
-        expect(await count(s, 'meter', "ref = ? AND sku = 'hold' AND amount_micros = 500000 AND nap = 1", [b.receipt_id])).toBe(1);
+        expect((await getReceipt(s.ctx.ledger.read, b.receipt_id))!.payload.decision).toBe(b.decision);
+        expect(await count(s, 'meter', (c) => c.ref === b.receipt_id && c.sku === 'hold' && c.amount_micros === 500000 && c.nap === 1)).toBe(1);
       }
     });
 
@@ -186,13 +191,13 @@ describe('pre-finality clearance', () => {
     });
 
     it('is idempotent: a retry with the same Idempotency-Key is answered once and charged once', async () => {
-      const before = await count(s, 'meter', 'key_id = ?', [key.id]);
+      const before = (await chargesOf(s.ctx.ledger.read, key.id)).length;
       const h = { 'idempotency-key': 'pf-idem-1' };
       const a = await evaluate({ rail: 'rtp', transfer: RTP }, key.secret, h);
       const b = await evaluate({ rail: 'rtp', transfer: RTP }, key.secret, h);
       expect(b.headers.get('idempotent-replayed')).toBe('true');
       expect(await b.json()).toEqual(await a.json());
-      expect(await count(s, 'meter', 'key_id = ?', [key.id])).toBe(before + 1);
+      expect((await chargesOf(s.ctx.ledger.read, key.id)).length).toBe(before + 1);
     });
   });
 
@@ -424,7 +429,7 @@ describe('pre-finality clearance', () => {
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       expect(results.filter((r) => r.status === 403 && r.body.reasons[0]!.code === 'receipt_used')).toHaveLength(11);
       const jti = decodeJti(t);
-      expect(await count(s, 'prefinality_receipt_uses', 'jti = ?', [jti])).toBe(1);
+      expect(await rows(s, 'prefinality_receipt_uses', 'jti = ?', [jti])).toBe(1);
     });
 
     it('needs a key, and names bad order fields with 400 and no write', async () => {
@@ -436,7 +441,7 @@ describe('pre-finality clearance', () => {
       expect(bad.status).toBe(400);
       expect(((await bad.json()) as { errors: Array<{ field: string }> }).errors.map((e) => e.field)).toContain('payment_order.amount');
       expect(await count(s, 'receipts')).toBe(receipts);
-      expect(await count(s, 'prefinality_receipt_uses', 'jti = ?', [decodeJti(t)])).toBe(0);
+      expect(await rows(s, 'prefinality_receipt_uses', 'jti = ?', [decodeJti(t)])).toBe(0);
     });
   });
 
@@ -450,8 +455,7 @@ describe('pre-finality clearance', () => {
       expect(b).toMatchObject({ decision: 'GO', demo: true, charge: null });
       const { payload } = await jwtVerify(b.receipt_jwt, createRemoteJWKSet(new URL(s.url + '/.well-known/prefinality-jwks.json')), { typ: TYP });
       expect(payload).toMatchObject({ demo: true, sub: 'demo' });
-      const row = (await s.ctx.ledger.read.execute({ sql: 'SELECT key_id FROM receipts WHERE id = ?', args: [b.receipt_id] })).rows[0]!;
-      expect(row.key_id).toBeNull();
+      expect((await getReceipt(s.ctx.ledger.read, b.receipt_id))!.payload.key_id).toBeUndefined();
       expect((await getReceipt(s.ctx.ledger.read, b.receipt_id))!.payload.demo).toBe(true);
       // fuse_drill_dead comes with the database (migration 0020).
       const dead = await s.fetch('/demo/prefinality/evaluate', { json: { rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_drill_dead' } } });
@@ -507,7 +511,7 @@ describe('pre-finality with x402 configured, and the demo rate limit', () => {
   });
 
   it('checks a presented payment before the facilitator: wrong price 402, malformed 402, wrong signed terms 402; nothing charged; a key still works', async () => {
-    const receipts = async () => Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM receipts')).rows[0]!.n);
+    const receipts = () => receiptCount(s.ctx.ledger.read);
     const before = await receipts();
     const cases: Array<[string, string, number, string]> = [
       // the spec's example pays 0.01 USDC to its own payee: not what this resource asks

@@ -19,7 +19,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function countHop(ledger: Ledger, keyId: string): Promise<boolean> {
   return ledger.write(async (tx) => {
     const now = new Date();
-    const q = (await readHopQuotas(tx, [keyId], now)).get(keyId);
+    const q = (await readHopQuotas(tx, [keyId])).get(keyId);
     if (!q || q.used >= q.hopLimit) return false;
     q.added = 1;
     await writeHopCounts(tx, [q], now);

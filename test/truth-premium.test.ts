@@ -3,22 +3,41 @@
  * verify_pull, panic_receipt, matter_spoliation, parametric_run and the three
  * clear_before tiers, each with its exact charge, shown and metered once.
  */
+import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 let s: TestServer;
 let key: { id: string; secret: string };
 const post = (path: string, json: unknown, k: string = key.secret) => s.fetch(path, { method: 'POST', json, key: k });
 const lines = async (ref: string) =>
-  (await s.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros FROM meter WHERE key_id = ? AND ref = ? ORDER BY id', args: [key.id, ref] })).rows.map((r) => [String(r.sku), Number(r.amount_micros)]);
-const count = async () => Number((await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM meter WHERE key_id = ?', args: [key.id] })).rows[0]!.n);
+  (await chargesOf(s.ctx.ledger.read, key.id)).filter((c) => c.ref === ref).map((c) => [c.sku, c.amount_micros]);
+const count = async () => (await chargesOf(s.ctx.ledger.read, key.id)).length;
 const newFuse = async () => (await (await post('/v1/fuses', { state: 'LIVE' })).json()).fuse_id as string;
 
+let upstream: Server;
 beforeAll(async () => {
-  s = await startTestServer({ DEMO_RATE_LIMIT: '1000' });
+  // A stand-in OpenAI-compatible upstream, for an inference session to seal reasoning against.
+  upstream = createServer((req, res) => {
+    let text = '';
+    req.on('data', (c) => (text += c));
+    req.on('end', () => {
+      const body = JSON.parse(text);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'c1', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  s = await startTestServer({ DEMO_RATE_LIMIT: '1000', INFERENCE_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` });
   key = await s.newKey('premium');
 });
-afterAll(() => s.stop());
+afterAll(async () => {
+  await s.stop();
+  upstream.closeAllConnections();
+  await new Promise((r) => upstream.close(r));
+});
 
 describe('the tolls that had nothing to buy', () => {
   it('heartbeat 0.10: the fuse state sealed, not a hop', async () => {
@@ -120,5 +139,42 @@ describe('the tolls that had nothing to buy', () => {
     for (const sku of ['heartbeat', 'verify_pull', 'panic_receipt', 'matter_spoliation', 'parametric_run', 'clear_before_act', 'clear_before_wire', 'clear_before_contract']) {
       expect(rows.find((r: { id: string }) => r.id === sku)?.endpoint, sku).toBeTruthy();
     }
+  });
+});
+
+describe('issuer-pays listing and reasoning_seal', () => {
+  it('lists a vendor on the index for a year at vendor_listing_annual 4999.00, once', async () => {
+    const r = await post('/api/v1/issuer-pays/listings', { vendor: 'acme-audit', name: 'Acme Audit', url: 'https://acme-audit.example' });
+    expect(r.status).toBe(201);
+    const b = await r.json();
+    expect(b).toMatchObject({ vendor: 'acme-audit', grade: null, charge: { sku: 'vendor_listing_annual', amount_usd: '4999.00', nap: false } });
+    expect(Date.parse(b.listed_until) - Date.parse(b.listed_at)).toBe(365 * 86_400_000);
+    expect(await lines(b.receipt_id)).toEqual([['vendor_listing_annual', 4_999_000_000]]);
+    const index = await (await s.fetch('/api/v1/issuer-pays/listings')).json();
+    expect(index.data).toContainEqual(expect.objectContaining({ vendor: 'acme-audit', name: 'Acme Audit', receipt_id: b.receipt_id }));
+    const n = await count();
+    const again = await post('/api/v1/issuer-pays/listings', { vendor: 'acme-audit', name: 'Acme Audit' });
+    expect(again.status).toBe(409);
+    expect(await count()).toBe(n);
+  });
+
+  it('reasoning_seal: a commitment to the reasoning sealed with the session root, at inference_seal 0.08', async () => {
+    const chat = await post('/api/v1/inference/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    expect(chat.status).toBe(200);
+    const session = chat.headers.get('fusegate-session')!;
+    const root = (await (await s.fetch(`/api/v1/inference/sessions/${session}`, { key: key.secret })).json()).root;
+    const reasoning = 'three prior incidents at Acme, so raise the premium';
+    const r = await post('/api/v1/inference/reasoning-seal', { session_id: session, reasoning });
+    expect(r.status).toBe(200);
+    const b = await r.json();
+    expect(b).toMatchObject({ session_root: root, session_size: 1, charge: { sku: 'inference_seal', amount_usd: '0.08' } });
+    expect(await lines(b.receipt_id)).toEqual([['inference_seal', 80_000]]);
+    const stored = JSON.stringify(await (await s.fetch(`/v1/receipts/${b.receipt_id}`, { headers: { accept: 'application/json' } })).json());
+    expect(stored).not.toContain('Acme');
+    expect(stored).toContain(root);
+    const o = (await (await s.fetch(`/v1/receipts/${b.receipt_id}/openings`, { key: key.secret })).json()).openings[0];
+    expect(o.value).toBe(reasoning);
+    expect('c1:sha256:' + createHash('sha256').update(Buffer.from(o.salt, 'base64url')).update(JSON.stringify(reasoning)).digest('base64url')).toBe(b.reasoning_commitment);
+    expect((await post('/api/v1/inference/reasoning-seal', { session_id: 'inf_nope', reasoning_sha256: 'a'.repeat(64) })).status).toBe(404);
   });
 });

@@ -7,16 +7,13 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf } from './support/ledger-reads.ts';
 
 let s: TestServer;
 let key: { id: string; secret: string };
 const post = (path: string, json: unknown, k: string = key.secret) => s.fetch(path, { method: 'POST', json, key: k });
 const meter = async (keyId: string, server: TestServer = s) =>
-  (await server.ctx.ledger.read.execute({ sql: 'SELECT sku, amount_micros, ref FROM meter WHERE key_id = ? ORDER BY id', args: [keyId] })).rows.map((r) => ({
-    sku: String(r.sku),
-    micros: Number(r.amount_micros),
-    ref: String(r.ref),
-  }));
+  (await chargesOf(server.ctx.ledger.read, keyId)).map((r) => ({ sku: r.sku, micros: r.amount_micros, ref: r.ref }));
 const thisMonth = () => new Date().toISOString().slice(0, 7);
 const monthsFromNow = (n: number) => {
   const d = new Date();

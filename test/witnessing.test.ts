@@ -102,6 +102,8 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
     });
     expect(ev.witnesses.cosigned_by.length).toBeGreaterThanOrEqual(2);
     expect(ev.verification).toMatchObject({ signature: true, inclusion: true, witnesses: true });
+    const page = await (await s.fetch(`/v1/receipts/${h.receipt_id}`, { headers: { accept: 'text/html' } })).text();
+    expect(page).toMatch(/<th scope="row">Witnesses<\/th><td><strong class="ok">cosigned by [a-z, ]+<\/strong>; quorum <code>two-of-three<\/code> holds/);
     const ok = await (await s.fetch('/v1/receipts/verify', { json: { receipt: ev } })).json();
     expect(ok).toMatchObject({ valid: true, witnesses: { quorum: 'two-of-three', quorum_holds: true } });
     expect(ok.checks.witnesses.detail).toMatch(/cosigned by .*quorum two-of-three holds/);

@@ -9,9 +9,18 @@
  */
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { commitAct, keyedAct } from '../src/api/act.ts';
+import { createApp } from '../src/api/app.ts';
+import { Problem } from '../src/api/problem.ts';
+import { reply } from '../src/api/reply.ts';
+import { loadConfig } from '../src/config.ts';
+import { loadKeyring } from '../src/crypto/keys.ts';
+import { openLedger } from '../src/ledger/db.ts';
 import { paidRoutes } from '../src/payments/x402/resources.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
+import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 import { approveAllEnv, newPayer, signPayment, startApproveAll, type ApproveAll } from './support/x402-approve-all.ts';
+import { allReceipts, chargesOf } from './support/ledger-reads.ts';
 
 type J = Record<string, any>;
 
@@ -60,14 +69,14 @@ describe('x402 on every metered operation', { timeout: 60_000 }, () => {
   });
 
   it('a paid classify acts and settles once: the answer and its receipt name the payment, no key is charged, a replay is refused', async () => {
-    const meter = await count('SELECT COUNT(*) AS n FROM meter');
+    const meter = (await chargesOf(s.ctx.ledger.read)).length;
     const settles = fac.calls.settle;
     const { r, body, header } = await paid('/v1/classify', { text: 'wire 5,000 USD to the supplier' });
     expect(r.status).toBe(200);
     expect(body.payment).toMatchObject({ protocol: 'x402', payer: payer.address, amount: '50000', settled: true });
     expect(decodePaymentResponseHeader(r.headers.get('payment-response')!).success).toBe(true);
     expect(fac.calls.settle).toBe(settles + 1);
-    expect(await count('SELECT COUNT(*) AS n FROM meter')).toBe(meter);
+    expect((await chargesOf(s.ctx.ledger.read)).length).toBe(meter);
     const rc = (await (await s.fetch(`/v1/receipts/${body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
     expect(JSON.stringify(rc)).toContain(body.payment.transaction);
     expect(await count(`SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled' AND receipt_id = '${body.receipt_id}'`)).toBe(1);
@@ -137,6 +146,45 @@ describe('x402 off', { timeout: 60_000 }, () => {
       }
     } finally {
       await plain.stop();
+    }
+  });
+});
+
+describe('a paid act refused after its payment settled', { timeout: 60_000 }, () => {
+  it('the payment gets its own receipt (x402_payment, REFUSED) and the problem names it; settled once, nothing charged', async () => {
+    const config = loadConfig(testEnv(tempDir(), { ...approveAllEnv(fac.url), BASE_URL: 'http://gate.test' }));
+    const ledger = await openLedger(config);
+    const ctx = { config, ledger, keyring: await loadKeyring(config), version: 't', log: () => undefined };
+    // An operation whose state changes between the check (decided and rolled back) and the commit.
+    let decided = 0;
+    const { h3 } = createApp(ctx, [
+      (router, c) =>
+        keyedAct(router, c, '/test/flaky', { summary: 'flaky', tag: 'test', body: z.strictObject({ n: z.number() }), charges: ['classify'] }, async (body, key, event) => {
+          return commitAct(event, c, key, {
+            decide: (state) => {
+              if (++decided > 1) throw new Problem({ status: 409, code: 'changed_meanwhile', title: 'Conflict', detail: 'the state changed' });
+              const receipt = state.receipt(c, { kind: 'flaky', decision: 'DONE', key_id: key.id }, { charges: [{ keyId: key.id, sku: 'classify', amountMicros: 50_000 }] });
+              return { writes: { receipt }, reply: reply({ n: body.n }) };
+            },
+          });
+        }),
+    ]);
+    try {
+      const settles = fac.calls.settle;
+      const header = await signPayment({ payer, price: 50_000n, resource: 'http://gate.test/test/flaky' });
+      const r = await h3.request('/test/flaky', { method: 'POST', body: JSON.stringify({ n: 1 }), headers: { 'content-type': 'application/json', 'payment-signature': header } });
+      const body = (await r.json()) as J;
+      expect(r.status).toBe(409);
+      expect(body).toMatchObject({ code: 'changed_meanwhile', payment: { settled: true, payer: payer.address, receipt_id: expect.stringMatching(/^rcpt_/) } });
+      expect(r.headers.get('payment-response')).toBeTruthy();
+      expect(fac.calls.settle).toBe(settles + 1);
+      const rows = (await ledger.read.execute("SELECT state, receipt_id FROM x402_payments")).rows;
+      expect(rows).toEqual([expect.objectContaining({ state: 'settled', receipt_id: body.payment.receipt_id })]);
+      const receipts = await allReceipts(ledger.read);
+      expect(receipts.map((r) => r.payload)).toEqual([expect.objectContaining({ kind: 'x402_payment', decision: 'REFUSED' })]);
+      expect(await chargesOf(ledger.read)).toHaveLength(0);
+    } finally {
+      await ledger.close();
     }
   });
 });

@@ -10,6 +10,7 @@ import { decodePaymentResponseHeader } from '@x402/core/http';
 import { getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { chargesOf, receiptCount } from './support/ledger-reads.ts';
 import { approveAllEnv, newPayer, signPayment, startApproveAll, type ApproveAll, type PaymentTerms } from './support/x402-approve-all.ts';
 
 type J = Record<string, any>;
@@ -41,8 +42,8 @@ const payment = (o: Over = {}) =>
 
 const count = async (sql: string) => Number((await s.ctx.ledger.read.execute(sql)).rows[0]!.n);
 const ledgerCounts = async () => ({
-  receipts: await count('SELECT COUNT(*) AS n FROM receipts'),
-  meter: await count('SELECT COUNT(*) AS n FROM meter'),
+  receipts: await receiptCount(s.ctx.ledger.read),
+  meter: (await chargesOf(s.ctx.ledger.read)).length,
   payments: await count('SELECT COUNT(*) AS n FROM x402_payments'),
 });
 

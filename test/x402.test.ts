@@ -25,6 +25,7 @@ import { facilitatorOf } from '../src/payments/x402/service.ts';
 import { CHAIN_ID, NETWORK, startTestChain, type TestChain } from './support/evm-chain.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { startTestFacilitator, type TestFacilitator } from './support/x402-facilitator.ts';
+import { chargesOf, receiptCount } from './support/ledger-reads.ts';
 
 const run = promisify(execFile);
 const PRICE = 100_000n; // the GO toll, 0.10 USD, in 6-decimal units
@@ -133,7 +134,8 @@ async function signedPayment(
 }
 
 const count = async (srv: TestServer, sql: string) => Number((await srv.ctx.ledger.read.execute(sql)).rows[0]!.n);
-const receipts = (srv: TestServer) => count(srv, 'SELECT COUNT(*) AS n FROM receipts');
+const receipts = (srv: TestServer) => receiptCount(srv.ctx.ledger.read);
+const charges = async (srv: TestServer) => (await chargesOf(srv.ctx.ledger.read)).length;
 
 async function paidPost(srv: TestServer, header: string, body: unknown = GO_BODY) {
   const r = await srv.fetch(EVALUATE, { json: body, headers: { 'payment-signature': header } });
@@ -172,7 +174,7 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
     firstReceipt = body.receipt_id;
     const claims = JSON.parse(Buffer.from(body.receipt_jwt.split('.')[1], 'base64url').toString()) as J;
     expect(claims.sub).toBe(`x402:${NETWORK}:${chain.payer.address}`);
-    expect(await count(s, 'SELECT COUNT(*) AS n FROM meter')).toBe(0);
+    expect(await charges(s)).toBe(0);
     expect(await count(s, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled'")).toBe(1);
   });
 
@@ -278,7 +280,7 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
   it('a key still works and is charged as before; a keyless call without payment gets the 402 requirements', async () => {
     const k = await s.newKey();
     expect((await s.fetch(EVALUATE, { json: GO_BODY, key: k.secret })).status).toBe(200);
-    expect(await count(s, 'SELECT COUNT(*) AS n FROM meter')).toBe(1);
+    expect(await charges(s)).toBe(1);
     const r = await s.fetch(EVALUATE, { json: GO_BODY });
     expect(r.status).toBe(402);
     const req = JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString()) as J;
@@ -303,7 +305,7 @@ describe('x402 on hop and lookup (our extension): past the hop limit, or without
     expect(req.accepts[0]).toMatchObject({ amount: PRICE.toString(), network: NETWORK });
 
     const bal = await chain.balanceOf(chain.payer.address);
-    const meter = await count(s, 'SELECT COUNT(*) AS n FROM meter');
+    const meter = await charges(s);
     const { pay } = payingFetch();
     const r = await pay(s.url + '/v1/fuse/hop', {
       method: 'POST',
@@ -315,7 +317,7 @@ describe('x402 on hop and lookup (our extension): past the hop limit, or without
     expect(body).toMatchObject({ fuse_id: fuseId, ok: true, payment: { payer: chain.payer.address, settled: true } });
     expect(decodePaymentResponseHeader(r.headers.get('payment-response')!).success).toBe(true);
     expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
-    expect(await count(s, 'SELECT COUNT(*) AS n FROM meter')).toBe(meter);
+    expect(await charges(s)).toBe(meter);
     const me = (await (await s.fetch('/v1/me', { key: k.secret })).json()) as J;
     expect(me.usage.hops_used).toBe(1);
     const rc = (await (await s.fetch(`/v1/receipts/${body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;

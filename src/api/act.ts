@@ -14,23 +14,22 @@
  *
  * @example
  *   keyedAct(router, ctx, '/api/v1/orn/sharp', { summary, tag: 'orn', body: sharpRequest, charges: ['orn_sharp'] }, async (b, key, event) =>
- *     commitAct(event, ctx, key, { decide: () => ({ writes: { receipt, charges }, reply: reply(view(b)) }) }),
+ *     commitAct(event, ctx, key, { decide: (state) => ({ writes: { receipt: state.receipt(ctx, input, { charges }) }, reply: reply(view(b)) }) }),
  *   );
  *   return commitAct(event, ctx, key, {
- *     decide: () => ({ writes: { receipt, charges: [{ keyId: key.id, sku, amountMicros }] }, reply: reply(body) }),
- *   });
- *   return commitAct(event, ctx, key, {
- *     run: async (tx) => {
- *       const index = await appendManifest(tx, leaf);   // the area's own rows, under the lock
- *       return { writes: { receipt, charges }, reply: reply({ index }) };
+ *     run: async (tx, state) => {
+ *       const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, sku, amountMicros }] });   // minted under the lock
+ *       const index = await appendManifest(tx, leaf, receipt.receipt_id);   // the area's own rows, under the lock
+ *       return { writes: { receipt }, reply: reply({ index }) };
  *     },
  *   });
  */
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
-import { HopLimitReached, KeyRevoked, type ActNeeds, type ActState, type ActWrites } from '../ledger/acts.ts';
+import { HopLimitReached, KeyRevoked, ReceiptTooLarge, type ActNeeds, type ActState, type ActWrites } from '../ledger/acts.ts';
 import type { ApiKey } from '../ledger/api-keys.ts';
 import type { Transaction } from '../ledger/sql.ts';
+import { Problem } from './problem.ts';
 import { HTTPResponse } from 'h3';
 import { PaymentRefused, presentsPayment, type PaidResource } from '../payments/x402/gate.ts';
 import { afterPaidFailure, needsOfPaid, paidCallOf, paidDecision, settleOnce, startPaidCall, type PaidCall } from '../payments/x402/keyless.ts';
@@ -107,7 +106,7 @@ async function commitPaidAct(ctx: AppContext, key: ApiKey | undefined, call: Pai
     return await ctx.ledger.act({
       needs,
       run: async (tx, state) => {
-        const d = await paidDecision(ctx, tx, call, spec.run ? await spec.run(tx, state) : spec.decide(state));
+        const d = await paidDecision(ctx, tx, state, call, spec.run ? await spec.run(tx, state) : spec.decide(state));
         return { result: d.reply, writes: d.writes };
       },
     });
@@ -120,6 +119,7 @@ async function commitPaidAct(ctx: AppContext, key: ApiKey | undefined, call: Pai
 export function actProblem(e: unknown, key: ApiKey | undefined): unknown {
   if (key && e instanceof HopLimitReached) return hopLimitProblem({ ...key, hop_limit: e.hopLimit, hops_used: e.hopLimit });
   if (key && e instanceof KeyRevoked) return revokedKeyProblem();
+  if (e instanceof ReceiptTooLarge) return new Problem({ status: 413, code: 'receipt_too_large', title: 'Content Too Large', detail: `${e.message}: send less data with this act`, extra: { receipt_bytes: e.bytes } });
   return e;
 }
 

@@ -21,9 +21,11 @@ import { registerAlertRoutes } from './gate/alerts.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
+import { registerTileRoutes } from './site/tiles.ts';
 import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
 import { registerCommitmentRoutes } from './site/commitments.ts';
 import { registerPremiumActs } from './site/premium-acts.ts';
+import { registerListingRoutes } from './site/listings.ts';
 import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
@@ -58,9 +60,11 @@ const MODULES: RouteModule[] = [
   registerAlertRoutes,
   registerHopRoutes,
   registerLogRoutes,
+  registerTileRoutes,
   registerLiveDiscoveryRoutes,
   registerCommitmentRoutes,
   registerPremiumActs,
+  registerListingRoutes,
   registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { CATALOGS, type Urls } from '../catalog/catalogs.ts';
 import { DISCOVERY_NAMES } from '../catalog/discovery.ts';
 import { TOLLS } from '../catalog/tolls.ts';
+import { formatUsd } from '../domain/money.ts';
 import { paidRouteOf } from '../payments/x402/resources.ts';
 import type { AppContext } from './context.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';
@@ -45,10 +46,10 @@ const STATUS_TEXT: Record<number, string> = {
   504: 'Gateway timeout (an upstream did not answer in time; nothing was charged)',
 };
 
-/** `/v1/receipts/:id` -> `/v1/receipts/{id}` and its parameter names. */
+/** `/v1/receipts/:id` -> `/v1/receipts/{id}` and its parameter names (a rest of the path, `**:tile`, is one parameter too). */
 function openApiPath(path: string): { path: string; params: string[] } {
   const params: string[] = [];
-  const p = path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
+  const p = path.replace(/(?:\*\*)?:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
     params.push(name);
     return `{${name}}`;
   });
@@ -57,7 +58,7 @@ function openApiPath(path: string): { path: string; params: string[] } {
 
 export function operationId(method: string, path: string): string {
   const words = path
-    .replace(/:([A-Za-z_]+)/g, 'by_$1')
+    .replace(/(?:\*\*)?:([A-Za-z_]+)/g, 'by_$1')
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean);
   return [method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
@@ -137,7 +138,7 @@ function operation(r: RouteRecord): Json {
     security: doc?.auth === 'key' ? [{ bearer: [] }, ...(paid ? [{ x402: [] }] : [])] : [],
     ...(doc?.auth === 'key' ? { 'x-key-role': doc.role ?? 'agent' } : {}),
     ...(doc?.tool ? { 'x-mcp-tool': doc.tool } : {}),
-    ...(paid ? { 'x-x402': { sku: paid.sku, when: paid.when, ...(price(paid.sku) !== undefined ? { usd: price(paid.sku) } : {}) } } : {}),
+    ...(paid ? { 'x-x402': { sku: paid.sku, usd: formatUsd(paid.micros), when: paid.when } } : {}),
     parameters: [
       ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
       ...(doc?.query ? queryParameters(doc.query) : []),

@@ -42,7 +42,7 @@ export interface PrefinalityClaims {
 }
 
 /** The GO JWT: a compact JWS of the claims' JSON, as jose's SignJWT makes it (verified with jose, below). */
-export async function signPrefinalityJwt(key: SigningKey, claims: PrefinalityClaims): Promise<string> {
+export function signPrefinalityJwt(key: SigningKey, claims: PrefinalityClaims): string {
   return signCompactJws(JSON.stringify(claims), key, { alg: SIGN_ALG, typ: PREFINALITY_TYP, kid: key.kid });
 }
 

@@ -6,6 +6,8 @@
  */
 import type { Client, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
+import { scanKeyReceipts } from './key-receipts.ts';
+import { getReceipt, type StoredReceipt } from './receipts.ts';
 
 export interface Account {
   id: string;
@@ -167,12 +169,18 @@ export interface SkuTotal {
   micros: number;
 }
 
-/** Charges of every key of the account since `since`, per SKU. */
+/** The ids of the account's keys (revoked ones included: their charges and receipts stay the account's). */
+async function accountKeyIds(db: Client, accountId: string): Promise<string[]> {
+  const rs = await db.execute({ sql: 'SELECT id FROM api_keys WHERE account_id = ?', args: [accountId] });
+  return rs.rows.map((r) => String(r.id));
+}
+
+/** Charges of every key of the account since `since` (a UTC day is counted whole), per SKU, from the usage counters. */
 export async function accountChargesBySku(db: Client, accountId: string, since: string): Promise<SkuTotal[]> {
   const rs = await db.execute({
-    sql: `SELECT m.sku AS sku, COUNT(*) AS n, SUM(m.amount_micros) AS micros FROM meter m JOIN api_keys k ON k.id = m.key_id
-          WHERE k.account_id = ? AND m.created_at >= ? GROUP BY m.sku ORDER BY m.sku`,
-    args: [accountId, since],
+    sql: `SELECT c.sku AS sku, SUM(c.count) AS n, SUM(c.usd) * 1000000 + SUM(c.micros) AS micros FROM usage_counters c JOIN api_keys k ON k.id = c.key_id
+          WHERE k.account_id = ? AND c.day >= ? GROUP BY c.sku ORDER BY c.sku`,
+    args: [accountId, since.slice(0, 10)],
   });
   return rs.rows.map((r) => ({ sku: String(r.sku), count: Number(r.n), micros: Number(r.micros) }));
 }
@@ -180,9 +188,9 @@ export async function accountChargesBySku(db: Client, accountId: string, since: 
 /** Charges of the account per UTC day and SKU since `since` (days without charges are absent), by day then SKU. */
 export async function accountChargesByDay(db: Client, accountId: string, since: string): Promise<Array<{ day: string; sku: string; count: number; micros: number }>> {
   const rs = await db.execute({
-    sql: `SELECT substr(m.created_at, 1, 10) AS day, m.sku AS sku, COUNT(*) AS n, SUM(m.amount_micros) AS micros FROM meter m JOIN api_keys k ON k.id = m.key_id
-          WHERE k.account_id = ? AND m.created_at >= ? GROUP BY day, m.sku ORDER BY day, m.sku`,
-    args: [accountId, since],
+    sql: `SELECT c.day AS day, c.sku AS sku, SUM(c.count) AS n, SUM(c.usd) * 1000000 + SUM(c.micros) AS micros FROM usage_counters c JOIN api_keys k ON k.id = c.key_id
+          WHERE k.account_id = ? AND c.day >= ? GROUP BY c.day, c.sku ORDER BY c.day, c.sku`,
+    args: [accountId, since.slice(0, 10)],
   });
   return rs.rows.map((r) => ({ day: String(r.day), sku: String(r.sku), count: Number(r.n), micros: Number(r.micros) }));
 }
@@ -214,37 +222,40 @@ export interface ReceiptFilter {
   limit: number;
 }
 
-const likePrefix = (v: string) => v.replace(/[\\%_]/g, (c) => `\\${c}`) + '%';
+/** How many receipts one page may examine, kept or not: a rare filter pages on instead of scanning a whole history. */
+export const RECEIPT_SCAN_BUDGET = 5_000;
 
-/** The account's receipts (made by any of its keys), newest first, filtered; page on with `before`. */
+/**
+ * The account's receipts (made by any of its keys), newest first, filtered;
+ * page on with `before`. Read from the log through the keys' receipt lists
+ * (ledger/key-receipts.ts): no row per receipt exists to search.
+ */
 export async function accountReceipts(db: Client, accountId: string, filter: ReceiptFilter): Promise<ReceiptRow[]> {
-  const where = ['k.account_id = ?'];
-  const args: Array<string | number> = [accountId];
-  const add = (sql: string, v: string | number) => {
-    where.push(sql);
-    args.push(v);
+  const lower = (v: string | undefined) => v?.toLowerCase();
+  const [kind, decision, subject, keyPrefix, id] = [filter.kind, filter.decision, filter.subject, filter.key, filter.id].map(lower);
+  const keys = (await accountKeyIds(db, accountId)).filter((k) => !keyPrefix || k.toLowerCase().startsWith(keyPrefix));
+  const keep = (r: StoredReceipt) => {
+    const p = r.payload;
+    return (
+      (!kind || p.kind.toLowerCase() === kind) &&
+      (!decision || p.decision.toLowerCase() === decision) &&
+      (!filter.kindPrefix || p.kind.startsWith(filter.kindPrefix)) &&
+      (!subject || (p.subject ?? '').toLowerCase().startsWith(subject)) &&
+      (!id || r.receipt_id.toLowerCase().startsWith(id)) &&
+      (!filter.from || p.issued_at >= filter.from) &&
+      (!filter.to || p.issued_at < filter.to)
+    );
   };
-  if (filter.kind) add('r.kind = ? COLLATE NOCASE', filter.kind);
-  if (filter.decision) add('r.decision = ? COLLATE NOCASE', filter.decision);
-  if (filter.kindPrefix) add("r.kind LIKE ? ESCAPE '\\'", likePrefix(filter.kindPrefix));
-  if (filter.subject) add("r.subject LIKE ? ESCAPE '\\'", likePrefix(filter.subject));
-  if (filter.key) add("r.key_id LIKE ? ESCAPE '\\'", likePrefix(filter.key));
-  if (filter.id) add("r.id LIKE ? ESCAPE '\\'", likePrefix(filter.id));
-  if (filter.from) add('r.created_at >= ?', filter.from);
-  if (filter.to) add('r.created_at < ?', filter.to);
-  if (filter.before) add('r.log_index < (SELECT b.log_index FROM receipts b WHERE b.id = ?)', filter.before);
-  const rs = await db.execute({
-    sql: `SELECT r.id, r.kind, r.decision, r.subject, r.key_id, r.created_at FROM receipts r JOIN api_keys k ON k.id = r.key_id
-          WHERE ${where.join(' AND ')} ORDER BY r.log_index DESC LIMIT ?`,
-    args: [...args, filter.limit],
-  });
-  return rs.rows.map((r) => ({
-    id: String(r.id),
-    kind: String(r.kind),
-    decision: String(r.decision),
-    subject: r.subject == null ? null : String(r.subject),
-    key_id: String(r.key_id),
-    created_at: typeof r.created_at === 'number' || /^\d+$/.test(String(r.created_at)) ? new Date(Number(r.created_at) * 1000).toISOString() : String(r.created_at),
+  const before = filter.before ? (await getReceipt(db, filter.before))?.log_index : undefined;
+  if (filter.before && before === undefined) return [];
+  const { receipts } = await scanKeyReceipts(db, keys, { limit: filter.limit, keep, before, budget: RECEIPT_SCAN_BUDGET });
+  return receipts.map((r) => ({
+    id: r.receipt_id,
+    kind: r.payload.kind,
+    decision: r.payload.decision,
+    subject: r.payload.subject ?? null,
+    key_id: r.payload.key_id ?? '',
+    created_at: r.payload.issued_at,
   }));
 }
 

@@ -10,10 +10,15 @@
  *   read    the batch's fuses in one query, its keys in one query;
  *   decide  each act in memory, in arrival order, under the write lock
  *           (an act that throws writes nothing and fails alone);
- *   write   the keys' hop counts, the monthly hop counters, the meter, the
- *           receipts log (one append for all leaves), the receipts and the
- *           records the acts declared (records.ts), each with multi-row
- *           statements.
+ *   write   the keys' hop counters, the receipts log (one append for all
+ *           receipts: a row per tile touched, ledger/log.ts), the usage
+ *           counters and the keys' receipt lists (one row per key and
+ *           batch), and the records the acts declared (records.ts), each
+ *           with multi-row statements.
+ *
+ * A receipt is minted by its act under the lock (`state.receipt`), because
+ * its id carries the log index it will have (ledger/receipts.ts); an act
+ * that throws after minting leaves no gap, its index goes to the next act.
  *
  * So a decision never rests on a state read before the lock: no re-read, no
  * retry. The same statements go to a libSQL server, so there too a batch of
@@ -22,9 +27,12 @@
  */
 import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
 import { getFuses, type Fuse } from './fuses.ts';
-import { checkCharge, recordCharges } from './meter.ts';
+import { addKeyReceipts } from './key-receipts.ts';
+import { appendLeaves, readEdge } from './log.ts';
+import { MAX_ENTRY_BYTES } from '../crypto/tiles.ts';
+import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
-import { recordReceipts, type Receipt } from './receipts.ts';
+import { mintReceipt, receiptLeaf, RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer } from './receipts.ts';
 import type { Transaction } from './sql.ts';
 import { storeAnswer, type StoredAnswer } from './idempotency.ts';
 
@@ -40,9 +48,15 @@ export interface ActNeeds {
 
 export interface ActState {
   fuse: Fuse | undefined;
+  /**
+   * Mints this act's receipt (at most one per act), with the charges it
+   * states: the key charged is the receipt's `key_id`. Put it in the act's
+   * writes; a receipt minted and not written is an error.
+   */
+  receipt(issuer: ReceiptIssuer, input: ReceiptInput, opts?: { signed?: boolean; charges?: readonly ActCharge[] }): Receipt;
 }
 
-/** One charge of an act; its meter row refers to the act's receipt. */
+/** One charge of an act, stated by its receipt and added to the usage counters. */
 export interface ActCharge {
   keyId: string;
   sku: string;
@@ -52,7 +66,6 @@ export interface ActCharge {
 
 export interface ActWrites {
   receipt?: Receipt | undefined;
-  charges?: readonly ActCharge[] | undefined;
   answer?: StoredAnswer | undefined;
   /** The act's rows in its area's tables, written with the group's (records.ts). */
   records?: readonly ActRecord[] | undefined;
@@ -71,9 +84,9 @@ export interface Decided<T> {
  *  - `run`, for an act whose decision reads or writes its area's own rows under
  *    the lock (an ASTL version, a ticket claim, a trigger's state): it runs alone
  *    in a savepoint, in arrival order, and sees what the acts before it in the
- *    group did to those rows. Its receipt and charges are still written with
- *    the group's, after the last act has run: no act reads the receipts, the
- *    meter or the receipts log inside its `run`.
+ *    group did to those rows. Its receipt is still written with the group's,
+ *    after the last act has run: no act reads the receipts log, the usage
+ *    counters or the hop counters inside its `run`.
  * Either throws to refuse: then nothing of the act is written.
  */
 export type ActPlan<T> = { needs: ActNeeds } & (
@@ -90,6 +103,16 @@ export class HopLimitReached extends Error {
     super(`key ${keyId} has used its ${hopLimit} hops`);
     this.keyId = keyId;
     this.hopLimit = hopLimit;
+  }
+}
+
+/** A receipt longer than a C2SP bundle entry can be (2^16 - 1 bytes): the act is refused, nothing is written. */
+export class ReceiptTooLarge extends Error {
+  override name = 'ReceiptTooLarge';
+  readonly bytes: number;
+  constructor(bytes: number) {
+    super(`the receipt of this act would be ${bytes} bytes; a log entry holds at most ${MAX_ENTRY_BYTES}`);
+    this.bytes = bytes;
   }
 }
 
@@ -119,12 +142,25 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
     if (a.needs.hopOf) keyIds.add(a.needs.hopOf);
   }
   const fuses = await getFuses(tx, fuseIds);
-  const quotas = await readHopQuotas(tx, keyIds, now);
+  const quotas = await readHopQuotas(tx, keyIds);
+  const before = await readEdge(tx, RECEIPTS_LOG);
 
   const outcomes: ActOutcome[] = [];
+  const receipts: Receipt[] = [];
   const decided: ActWrites[] = [];
   for (const act of acts) {
-    const state: ActState = { fuse: act.needs.fuseId ? fuses.get(act.needs.fuseId) : undefined };
+    let minted: Receipt | undefined;
+    const state: ActState = {
+      fuse: act.needs.fuseId ? fuses.get(act.needs.fuseId) : undefined,
+      receipt(issuer, input, opts = {}) {
+        if (minted) throw new Error('an act has at most one receipt');
+        const receipt = mintReceipt(issuer, before.size + receipts.length, withCharges(input, opts.charges), opts.signed, now);
+        const bytes = Buffer.byteLength(receiptLeaf(receipt));
+        if (bytes > MAX_ENTRY_BYTES) throw new ReceiptTooLarge(bytes);
+        minted = receipt;
+        return minted;
+      },
+    };
     // Checked last, so that an act refused for another reason (an unknown fuse) spends no hop.
     const take = () => (act.needs.hopOf ? takeHop(quotas, act.needs.hopOf) : undefined);
     try {
@@ -132,16 +168,18 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       if (act.run) {
         d = await runAlone(tx, async () => {
           const r = await act.run(tx, state);
-          checkCharges(r.writes);
           take();
           return r;
         });
       } else {
         d = act.decide(state);
-        checkCharges(d.writes);
         take();
       }
+      // The receipt written is the one minted, or an amended copy of it (an x402-paid act names its payment in it).
+      const written = d.writes.receipt;
+      if (written?.receipt_id !== minted?.receipt_id || written?.log_index !== minted?.log_index) throw new Error('an act writes the receipt it minted, and only that one');
       if (d.writes.fuse) fuses.set(d.writes.fuse.id, d.writes.fuse);
+      if (written) receipts.push(written);
       decided.push(d.writes);
       outcomes.push({ ok: true, value: d.result });
     } catch (error) {
@@ -149,7 +187,9 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
     }
   }
   await writeHopCounts(tx, [...quotas.values()], now);
-  await writeActs(tx, decided);
+  await writeReceipts(tx, before, receipts);
+  await writeRecords(tx, decided.flatMap((a) => a.records ?? []));
+  for (const a of decided) if (a.answer) await storeAnswer(tx, a.answer);
   return outcomes;
 }
 
@@ -160,10 +200,53 @@ function takeHop(quotas: Map<string, HopQuota>, keyId: string): void {
   q.added++;
 }
 
-/** Every charge refers to its act's receipt, and stays within the bound of one charge. */
-function checkCharges({ charges, receipt }: ActWrites): void {
-  if (charges?.length && !receipt) throw new Error('every charge refers to the receipt of its act: this act has charges and no receipt');
-  for (const c of charges ?? []) checkCharge(c);
+/** The receipt input with its charges, each within the bound of one charge and charged to the receipt's key. */
+function withCharges(input: ReceiptInput, charges: readonly ActCharge[] | undefined): ReceiptInput {
+  if (!charges?.length) return input;
+  for (const c of charges) {
+    checkCharge(c);
+    if (c.keyId !== input.key_id) throw new Error(`a receipt states the charges of its own key (${input.key_id ?? 'none'}), not of ${c.keyId}`);
+  }
+  return { ...input, charges: charges.map((c) => ({ sku: c.sku, amount_micros: Number(c.amountMicros), ...(c.nap ? { nap: true } : {}) })) };
+}
+
+/**
+ * The group's receipts, in index order: appended to the log (each segment
+ * with the summary a clearing period sums), added to the usage counters, and
+ * listed per key.
+ */
+async function writeReceipts(tx: Transaction, before: Awaited<ReturnType<typeof readEdge>>, receipts: readonly Receipt[]): Promise<void> {
+  if (receipts.length === 0) return;
+  await appendLeaves(
+    tx,
+    RECEIPTS_LOG,
+    receipts.map((r) => Buffer.from(receiptLeaf(r), 'utf8')),
+    { before, summarize: (_entries, start) => summarizeReceipts(receipts.slice(start - before.size, start - before.size + _entries.length)) },
+  );
+  await addToCounters(tx, receipts);
+  await addKeyReceipts(tx, receipts);
+}
+
+/**
+ * What a clearing period sums over a segment of the receipts log: acts per
+ * "kind decision", and per SKU [count, micro-USD as decimal text, nap].
+ */
+export interface SegmentSummary {
+  acts: Record<string, number>;
+  skus: Record<string, [number, string, boolean]>;
+}
+
+export function summarizeReceipts(receipts: ReadonlyArray<Pick<Receipt, 'payload'>>): string {
+  const s: SegmentSummary = { acts: {}, skus: {} };
+  for (const { payload } of receipts) {
+    const act = `${payload.kind} ${payload.decision}`;
+    s.acts[act] = (s.acts[act] ?? 0) + 1;
+    for (const c of payload.charges ?? []) {
+      const prev = s.skus[c.sku] ?? [0, '0', false];
+      s.skus[c.sku] = [prev[0] + 1, String(BigInt(prev[1]) + BigInt(c.amount_micros)), prev[2] || c.nap === true];
+    }
+  }
+  return JSON.stringify(s);
 }
 
 async function runAlone<T>(tx: Transaction, write: () => Promise<T>): Promise<T> {
@@ -177,11 +260,4 @@ async function runAlone<T>(tx: Transaction, write: () => Promise<T>): Promise<T>
     await tx.execute('RELEASE act');
     throw e;
   }
-}
-
-async function writeActs(tx: Transaction, acts: ActWrites[]): Promise<void> {
-  await recordReceipts(tx, acts.flatMap((a) => (a.receipt ? [a.receipt] : [])));
-  await recordCharges(tx, acts.flatMap((a) => (a.charges ?? []).map((c) => ({ ...c, ref: a.receipt!.receipt_id }))));
-  await writeRecords(tx, acts.flatMap((a) => a.records ?? []));
-  for (const a of acts) if (a.answer) await storeAnswer(tx, a.answer);
 }

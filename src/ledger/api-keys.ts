@@ -6,10 +6,10 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { Client, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
-import { periodStart, type HopPeriod } from '../domain/quota.ts';
+import type { HopPeriod } from '../domain/quota.ts';
 import { insertAccount } from './accounts.ts';
 import type { Ledger } from './db.ts';
-import { addMonthlyHops } from './operator.ts';
+import { insertRows } from './log.ts';
 import { cachedKey, invalidateKeyCache, peekKey } from './key-cache.ts';
 
 export const KEY_PREFIX = 'fg_live_';
@@ -55,7 +55,7 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
     role: String(r.role) as KeyRole,
     prefix: String(r.prefix),
     hop_limit: Number(r.hop_limit),
-    hops_used: hopsThisPeriod(r, new Date()),
+    hops_used: Number(r.hops_used),
     hop_period: String(r.hop_period) as HopPeriod,
     created_at: String(r.created_at),
     revoked_at: r.revoked_at == null ? null : String(r.revoked_at),
@@ -67,7 +67,16 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
   };
 }
 
-const COLUMNS = 'id, account_id, name, role, prefix, hop_limit, hops_used, hop_period, period_start, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at';
+/**
+ * A key's hops in its current period, summed from its daily hop counters: the
+ * one count of hops (the operator's monthly figure sums the same rows). The
+ * period starts at 00:00 UTC of the day, of the ISO week's Monday, of the
+ * month's first day; 'none' counts every hop.
+ */
+export const HOPS_THIS_PERIOD = `(SELECT COALESCE(SUM(h.hops), 0) FROM hop_counters h WHERE h.key_id = api_keys.id AND h.day >= CASE api_keys.hop_period
+    WHEN 'day' THEN date('now') WHEN 'week' THEN date('now', 'weekday 0', '-6 days') WHEN 'month' THEN date('now', 'start of month') ELSE '' END)`;
+
+const COLUMNS = `id, account_id, name, role, prefix, hop_limit, ${HOPS_THIS_PERIOD} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at`;
 
 export async function createApiKey(
   ledger: Ledger,
@@ -213,15 +222,16 @@ export async function revokeApiKey(ledger: Ledger, id: string): Promise<boolean>
   return rs.rowsAffected > 0;
 }
 
-/** Sets a key's hop limit (and, when given, the period it counts over: the count then starts again). */
+/**
+ * Sets a key's hop limit (and, when given, the period it counts over). Hops
+ * are counted per day, so a new period counts the hops already made in it:
+ * moving from 'month' to 'day' leaves today's hops counted.
+ */
 export async function setHopLimit(ledger: Ledger, id: string, hopLimit: number, hopPeriod?: HopPeriod): Promise<boolean> {
   const rs = await ledger.write((tx) =>
     hopPeriod === undefined
       ? tx.execute({ sql: 'UPDATE api_keys SET hop_limit = ? WHERE id = ?', args: [hopLimit, id] })
-      : tx.execute({
-          sql: 'UPDATE api_keys SET hop_limit = ?, hop_period = ?, period_start = CASE WHEN hop_period = ? THEN period_start END WHERE id = ?',
-          args: [hopLimit, hopPeriod, hopPeriod, id],
-        }),
+      : tx.execute({ sql: 'UPDATE api_keys SET hop_limit = ?, hop_period = ? WHERE id = ?', args: [hopLimit, hopPeriod, id] }),
   );
   invalidateKeyCache(ledger.read);
   return rs.rowsAffected > 0;
@@ -246,46 +256,32 @@ export async function setKeyExpiry(ledger: Ledger, id: string, expiresAt: string
 export interface HopQuota {
   id: string;
   hopLimit: number;
-  /** The start of the current period (domain/quota.ts). */
-  periodStart: string;
-  /** Hops counted in the current period before this batch (a count of an earlier period is spent). */
+  /** Hops counted in the current period before this batch. */
   used: number;
   added: number;
 }
 
-/** A key row's hops in the period containing `now`: a count stored in an earlier period is spent. */
-function hopsThisPeriod(r: Record<string, unknown>, now: Date): number {
-  return String(r.period_start ?? '') === periodStart(String(r.hop_period) as HopPeriod, now) ? Number(r.hops_used) : 0;
-}
-
 /** The quotas of the keys of `ids` that are not revoked, in one query (one statement text whatever the count). */
-export async function readHopQuotas(tx: Transaction, ids: Iterable<string>, now: Date): Promise<Map<string, HopQuota>> {
+export async function readHopQuotas(tx: Transaction, ids: Iterable<string>): Promise<Map<string, HopQuota>> {
   const list = [...new Set(ids)];
   if (list.length === 0) return new Map();
   const rs = await tx.execute({
-    sql: 'SELECT id, hop_limit, hops_used, hop_period, period_start FROM api_keys WHERE revoked_at IS NULL AND id IN (SELECT value FROM json_each(?))',
+    sql: `SELECT id, hop_limit, ${HOPS_THIS_PERIOD} AS used FROM api_keys WHERE revoked_at IS NULL AND id IN (SELECT value FROM json_each(?))`,
     args: [JSON.stringify(list)],
   });
-  return new Map(
-    rs.rows.map((r) => {
-      const start = periodStart(String(r.hop_period) as HopPeriod, now);
-      return [String(r.id), { id: String(r.id), hopLimit: Number(r.hop_limit), periodStart: start, used: hopsThisPeriod(r, now), added: 0 }];
-    }),
-  );
+  return new Map(rs.rows.map((r) => [String(r.id), { id: String(r.id), hopLimit: Number(r.hop_limit), used: Number(r.used), added: 0 }]));
 }
 
-/**
- * Writes what a batch added: each key's count for its period (absolute, read
- * and written under the same lock), and the monthly counters the operator
- * formula reads (ledger/operator.ts), in one multi-row statement.
- */
+/** Adds what a batch counted to each key's hop counter of the UTC day of `now`, in one multi-row statement. */
 export async function writeHopCounts(tx: Transaction, quotas: readonly HopQuota[], now: Date): Promise<void> {
-  const counted = quotas.filter((q) => q.added > 0);
-  if (counted.length === 0) return;
-  for (const q of counted) {
-    await tx.execute({ sql: 'UPDATE api_keys SET hops_used = ?, period_start = ? WHERE id = ?', args: [q.used + q.added, q.periodStart, q.id] });
-  }
-  await addMonthlyHops(tx, counted.map((q) => ({ keyId: q.id, hops: q.added })), now);
+  const day = now.toISOString().slice(0, 10);
+  await insertRows(
+    tx,
+    'INSERT INTO hop_counters (key_id, day, hops) VALUES',
+    '(?, ?, ?)',
+    quotas.filter((q) => q.added > 0).map((q) => [q.id, day, q.added]),
+    ' ON CONFLICT (key_id, day) DO UPDATE SET hops = hops + excluded.hops',
+  );
 }
 
 export async function setKeySurface(ledger: Ledger, keyId: string, surface: string[] | null): Promise<boolean> {

@@ -4,7 +4,7 @@
  */
 import type { Transaction } from './sql.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
-import { appendLeaf, type Appended, type Db } from './log.ts';
+import { appendLeaf, readEntriesAt, type Appended, type Db } from './log.ts';
 
 export const ASTL_LOG = 'astl';
 
@@ -59,13 +59,8 @@ function toManifest(r: Record<string, unknown>, leaf: ManifestLeaf): StoredManif
 }
 
 async function withLeaves(db: Db, rows: Record<string, unknown>[]): Promise<StoredManifest[]> {
-  const out: StoredManifest[] = [];
-  for (const r of rows) {
-    const e = await db.execute({ sql: 'SELECT leaf FROM log_entries WHERE log = ? AND idx = ?', args: [ASTL_LOG, Number(r.log_index)] });
-    const leaf = JSON.parse(new TextDecoder().decode(new Uint8Array(e.rows[0]!.leaf as ArrayBuffer))) as ManifestLeaf;
-    out.push(toManifest(r, leaf));
-  }
-  return out;
+  const entries = await readEntriesAt(db, ASTL_LOG, rows.map((r) => Number(r.log_index)));
+  return rows.map((r, i) => toManifest(r, JSON.parse(new TextDecoder().decode(entries[i]!.leaf)) as ManifestLeaf));
 }
 
 const COLS = 'key_id, log_index, leaf_hash, receipt_id';

@@ -10,8 +10,8 @@ import { formatUsd } from '../domain/money.ts';
 import { newId } from '../ids.ts';
 import { leafBytes } from './astl.ts';
 import { RECEIPTS_LOG } from './receipts.ts';
-import { appendLeaf, treeHead, type Db } from './log.ts';
-import { exactSum, exactSumSql } from './exact-sum.ts';
+import { appendLeaf, firstAppendAt, segmentSummaries, treeHead, type Db } from './log.ts';
+import type { SegmentSummary } from './acts.ts';
 
 export const CLEARING_LOG = 'clearing';
 
@@ -56,10 +56,30 @@ export async function latestClearing(db: Db): Promise<{ id: string; log_index: n
 }
 
 /** When the first receipt was issued, or undefined before any: where the first clearing period starts. */
-export async function firstReceiptAt(db: Db): Promise<string | undefined> {
-  const rs = await db.execute('SELECT MIN(created_at) AS t FROM receipts');
-  return rs.rows[0]?.t ? String(rs.rows[0].t) : undefined;
+export function firstReceiptAt(db: Db): Promise<string | undefined> {
+  return firstAppendAt(db, RECEIPTS_LOG);
 }
+
+/**
+ * Acts and charges of receipts [from, to), summed from the summaries stored
+ * with each segment of the log (ledger/acts.ts). Both ends are batch
+ * boundaries: a clearing seals in a transaction of its own, at the log's size.
+ */
+async function rangeTotals(db: Db, from: number, to: number): Promise<{ acts: Map<string, number>; skus: Map<string, { count: number; micros: bigint; nap: boolean }> }> {
+  const acts = new Map<string, number>();
+  const skus = new Map<string, { count: number; micros: bigint; nap: boolean }>();
+  for (const text of await segmentSummaries(db, RECEIPTS_LOG, from, to)) {
+    const s = JSON.parse(text) as SegmentSummary;
+    for (const [act, n] of Object.entries(s.acts)) acts.set(act, (acts.get(act) ?? 0) + n);
+    for (const [sku, [count, micros, nap]] of Object.entries(s.skus)) {
+      const t = skus.get(sku) ?? { count: 0, micros: 0n, nap: false };
+      skus.set(sku, { count: t.count + count, micros: t.micros + BigInt(micros), nap: t.nap || nap });
+    }
+  }
+  return { acts, skus };
+}
+
+const byKey = <T>(m: Map<string, T>): Array<[string, T]> => [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /** Seals the period since the last checkpoint, inside the caller's write transaction. */
 export async function sealClearing(tx: Transaction, now: Date): Promise<{ attestation: ClearingAttestation; index: number }> {
@@ -68,20 +88,11 @@ export async function sealClearing(tx: Transaction, now: Date): Promise<{ attest
   const head = await treeHead(tx, RECEIPTS_LOG);
   const to = head.size;
   const periodStart = prev?.period_end || (await firstReceiptAt(tx)) || now.toISOString();
-  const acts = await tx.execute({
-    sql: 'SELECT kind, decision, COUNT(*) AS n FROM receipts WHERE log_index >= ? AND log_index < ? GROUP BY kind, decision ORDER BY kind, decision',
-    args: [from, to],
-  });
-  const skus = await tx.execute({
-    sql: `SELECT m.sku, MAX(m.nap) AS nap, COUNT(*) AS n, ${exactSumSql('m.amount_micros', 'micros')} FROM meter m
-          JOIN receipts r ON r.id = m.ref WHERE r.log_index >= ? AND r.log_index < ? GROUP BY m.sku ORDER BY m.sku`,
-    args: [from, to],
-  });
+  const totals = await rangeTotals(tx, from, to);
   let total = 0n;
-  const per_sku: SkuTotal[] = skus.rows.map((r) => {
-    const micros = exactSum(r, 'micros');
-    total += micros;
-    return { sku: String(r.sku), nap: Number(r.nap) === 1, count: Number(r.n), amount_micros: micros.toString(), amount_usd: formatUsd(micros) };
+  const per_sku: SkuTotal[] = byKey(totals.skus).map(([sku, t]) => {
+    total += t.micros;
+    return { sku, nap: t.nap, count: t.count, amount_micros: t.micros.toString(), amount_usd: formatUsd(t.micros) };
   });
   const attestation: ClearingAttestation = {
     type: 'clearing.network',
@@ -93,7 +104,10 @@ export async function sealClearing(tx: Transaction, now: Date): Promise<{ attest
       from,
       to,
       tree_root: b64(head.root),
-      acts: acts.rows.map((r) => ({ kind: String(r.kind), decision: String(r.decision), count: Number(r.n) })),
+      acts: byKey(totals.acts).map(([act, count]) => {
+        const [kind, decision] = act.split(' ') as [string, string];
+        return { kind, decision, count };
+      }),
     },
     per_sku,
     total_usd: formatUsd(total),

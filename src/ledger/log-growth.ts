@@ -1,8 +1,8 @@
 /**
  * How a log grew: the time each of up to `points` evenly spaced entries was
- * appended, read by index from log_entries (one query, no scan of the log).
+ * appended, read from the tiles those entries are in (no scan of the log).
  */
-import { logSize, type Db } from './log.ts';
+import { logSize, readEntriesAt, type Db } from './log.ts';
 
 export interface GrowthPoint {
   /** The tree size once this entry was appended. */
@@ -15,9 +15,6 @@ export async function logGrowth(db: Db, log: string, points: number): Promise<{ 
   if (size === 0) return { tree_size: 0, points: [] };
   const n = Math.min(points, size);
   const indices = [...new Set(Array.from({ length: n }, (_, k) => (n === 1 ? size - 1 : Math.round((k * (size - 1)) / (n - 1)))))];
-  const rs = await db.execute({
-    sql: `SELECT idx, created_at FROM log_entries WHERE log = ? AND idx IN (${indices.map(() => '?').join(',')}) ORDER BY idx`,
-    args: [log, ...indices],
-  });
-  return { tree_size: size, points: rs.rows.map((r) => ({ size: Number(r.idx) + 1, at: String(r.created_at) })) };
+  const entries = await readEntriesAt(db, log, indices);
+  return { tree_size: size, points: entries.map((e) => ({ size: e.index + 1, at: e.created_at })) };
 }

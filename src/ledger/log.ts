@@ -1,29 +1,30 @@
 /**
  * The Merkle log engine shared by every append-only log (receipts, astl,
- * triggers, clearing). RFC 9162 trees (src/crypto/merkle.ts) stored as the
- * leaf bytes plus every perfect subtree hash, so that a tree head or a proof
- * for any size reads O(log n) stored hashes and nothing is ever rehashed.
+ * triggers, clearing), stored as C2SP tlog-tiles (crypto/tiles.ts) and written
+ * once per batch, never per entry:
+ *
+ *   logs             one row per log: its size and its right edge (the hashes
+ *                    of its perfect subtrees, all an append needs to read);
+ *   log_segments     one row per append and level-0 tile it touches: the
+ *                    appended entries as a C2SP bundle fragment, plus an
+ *                    optional summary of them (receipts: acts and charges);
+ *   log_tile_hashes  one row per completed node of height 8, 16, 24...: the
+ *                    hashes of every tile above level 0.
+ *
+ * A level-0 tile is the leaf hashes of its bundle; every other node is folded
+ * from at most 128 stored hashes of the tile level below it (as Go's tlog does
+ * behind one HashReader). So tree heads, proofs and tiles are all computed
+ * from the same rows, and nothing is ever stored twice.
  *
  * Appends happen inside the caller's write transaction (`ledger.write`), so a
  * leaf commits together with the act it records, and appends queued together
- * commit together (group commit). The index is read and advanced inside that
- * transaction, under SQLite's write lock: no gap, no duplicate, even with
- * several processes on one database.
+ * commit together (group commit). The index is read and advanced under
+ * SQLite's write lock: no gap, no duplicate, even with several processes.
  */
 import type { Client, Transaction } from './sql.ts';
-import type { InArgs, InValue } from '@libsql/client';
-import {
-  emptyRoot,
-  foldRange,
-  leafHash,
-  nodeHash,
-  proveConsistency,
-  proveInclusion,
-  rangeNodes,
-  type Hash,
-  type LeafRange,
-  type NodeId,
-} from '../crypto/merkle.ts';
+import type { InValue } from '@libsql/client';
+import { emptyRoot, leafHash, nodeHash, proveConsistency, proveInclusion, rangeNodes, foldRange, type Hash, type LeafRange, type NodeId } from '../crypto/merkle.ts';
+import { TILE_HEIGHT, TILE_WIDTH, decodeBundle, edgeRoot, encodeBundle, extendEdge, lastLeafProof, packEdge, tileWidth, unpackEdge, type Edge } from '../crypto/tiles.ts';
 import { nowIso } from '../ids.ts';
 
 export type Db = Client | Transaction;
@@ -36,7 +37,15 @@ export class LogRangeError extends Error {
   override name = 'LogRangeError';
 }
 
-const toHash = (v: unknown): Hash => new Uint8Array(v as ArrayBuffer);
+const bytes = (v: unknown): Uint8Array => new Uint8Array(v as ArrayBuffer);
+
+/** The log's size and right edge; throws UnknownLogError for a log that does not exist. */
+export async function readEdge(db: Db, log: string): Promise<Edge> {
+  const rs = await db.execute({ sql: 'SELECT size, edge FROM logs WHERE name = ?', args: [log] });
+  const r = rs.rows[0];
+  if (!r) throw new UnknownLogError(`no log named ${log}`);
+  return unpackEdge(Number(r.size), r.edge == null ? null : bytes(r.edge));
+}
 
 /** Current size of a log; throws UnknownLogError for a log that does not exist. */
 export async function logSize(db: Db, log: string): Promise<number> {
@@ -57,22 +66,9 @@ export async function ensureLog(tx: Transaction, log: string): Promise<void> {
 }
 
 /**
- * Appends one leaf inside the caller's write transaction.
- * @returns the leaf's index, its RFC 9162 leaf hash, and its inclusion proof and root in the tree it ends (`Appended`).
- * @example await ledger.write((tx) => appendLeaf(tx, 'astl', bytes))
- */
-export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array): Promise<Appended> {
-  const { first, leafHashes, edge } = await appendLeaves(tx, log, [leaf]);
-  const lh = leafHashes[0]!;
-  return { index: first, leafHash: lh, proof: edge, root: edge.reduce((h, sibling) => nodeHash(sibling, h), lh) };
-}
-
-/**
  * A leaf just appended, with its RFC 9162 inclusion proof in the tree it ended
  * (size index + 1) and that tree's root. Both come from the right edge the
- * append read anyway: the last leaf's audit path is exactly the perfect
- * subtrees left of it, smallest first, and the root folds them over the leaf.
- * So an answer that proves a fresh leaf costs no further read.
+ * append read anyway, so an answer that proves a fresh leaf costs no read.
  */
 export interface Appended {
   index: number;
@@ -81,61 +77,65 @@ export interface Appended {
   root: Hash;
 }
 
+/**
+ * Appends one leaf inside the caller's write transaction.
+ * @example await ledger.write((tx) => appendLeaf(tx, 'astl', bytes))
+ */
+export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array): Promise<Appended> {
+  const { first, leafHashes, before, after } = await appendLeaves(tx, log, [leaf]);
+  return { index: first, leafHash: leafHashes[0]!, proof: lastLeafProof(before), root: edgeRoot(after)! };
+}
+
+export interface AppendOptions {
+  /** The log's edge as the caller already read it under this write lock (saves the read). */
+  before?: Edge | undefined;
+  /** A summary of each segment's entries, stored beside them (receipts: what the clearing sums). */
+  summarize?: ((entries: readonly Uint8Array[], start: number) => string) | undefined;
+}
+
 /** Rows per multi-row INSERT: far below SQLite's bound-parameter limit. */
 const ROWS_PER_INSERT = 200;
 
 /**
  * Appends `leaves`, in order, with a constant number of statements whatever
- * their count: claim the indexes, read the stored right edge of the tree, hash
- * in memory, insert entries and nodes with multi-row statements.
- * @returns the first leaf's index and every leaf's RFC 9162 hash.
+ * their count: one update of the log's row (size and edge, guarded by the size
+ * it was read at), one row per level-0 tile touched, one row per completed
+ * node of a tile level above 0 (one per 256 leaves).
+ * @returns the first leaf's index, every leaf's RFC 9162 hash, and the edge before and after.
  */
 export async function appendLeaves(
   tx: Transaction,
   log: string,
   leaves: readonly Uint8Array[],
-): Promise<{ first: number; leafHashes: Hash[]; /** the perfect subtrees of the tree of size `first`, smallest first */ edge: Hash[] }> {
-  if (leaves.length === 0) return { first: await logSize(tx, log), leafHashes: [], edge: [] };
-  // Claiming the indexes first, under the write lock, is what keeps them gap-free and unique.
-  const claimed = await tx.execute({ sql: 'UPDATE logs SET size = size + ? WHERE name = ? RETURNING size', args: [leaves.length, log] });
-  if (!claimed.rows[0]) throw new UnknownLogError(`no log named ${log}`);
-  const first = Number(claimed.rows[0].size) - leaves.length;
-  // A new leaf completes one perfect subtree per trailing 1 bit of its index. Each left
-  // half is either made in this append or is one of the stored perfect subtrees on the
-  // right edge of the tree of size `first` (one per 1 bit of `first`): read those once.
-  const edge = rightEdge(first);
-  const edgeHashes = edge.length ? await readNodes(tx, log, edge) : [];
-  const known = new Map<string, Hash>(edge.map((n, i) => [`${n.level}/${n.index}`, edgeHashes[i]!]));
-  const nodes: Array<[number, number, Hash]> = [];
-  const leafHashes = leaves.map((leaf, k) => {
+  opts: AppendOptions = {},
+): Promise<{ first: number; leafHashes: Hash[]; before: Edge; after: Edge }> {
+  const before = opts.before ?? (await readEdge(tx, log));
+  if (leaves.length === 0) return { first: before.size, leafHashes: [], before, after: before };
+  const first = before.size;
+  let edge = before;
+  const stored: Array<[number, number, Hash]> = [];
+  const leafHashes = leaves.map((leaf) => {
     const lh = leafHash(leaf);
-    let h = lh;
-    let level = 0;
-    let i = first + k;
-    nodes.push([0, i, h]);
-    known.set(`0/${i}`, h);
-    while (i % 2 === 1) {
-      h = nodeHash(known.get(`${level}/${i - 1}`)!, h);
-      level++;
-      i = (i - 1) / 2;
-      nodes.push([level, i, h]);
-      known.set(`${level}/${i}`, h);
-    }
+    const next = extendEdge(edge, lh);
+    edge = next.edge;
+    for (const c of next.completed) if (c.level % TILE_HEIGHT === 0) stored.push([c.level / TILE_HEIGHT, c.index, c.hash]);
     return lh;
   });
+  const moved = await tx.execute({ sql: 'UPDATE logs SET size = ?, edge = ? WHERE name = ? AND size = ?', args: [edge.size, packEdge(edge), log, first] });
+  // The size is read and written under one write lock, so this only fails when `before` was stale: a bug, never a race.
+  if (moved.rowsAffected !== 1) throw new Error(`log ${log} is no longer at size ${first}: appends must read its edge under the same write lock`);
   const now = nowIso();
-  await insertRows(tx, 'INSERT INTO log_entries (log, idx, leaf, created_at) VALUES', '(?, ?, ?, ?)', leaves.map((leaf, k) => [log, first + k, leaf, now]));
-  await insertRows(tx, 'INSERT INTO log_nodes (log, span_end, level, hash) VALUES', '(?, ?, ?, ?)', nodes.map(([level, idx, hash]) => [log, spanEnd(level, idx), level, hash]));
-  return { first, leafHashes, edge: edgeHashes };
-}
-
-/** The perfect subtrees that make up a tree of `size` leaves, one per 1 bit of `size`, smallest first. */
-function rightEdge(size: number): NodeId[] {
-  const out: NodeId[] = [];
-  for (let level = 0, n = size; n > 0; level++, n = Math.floor(n / 2)) {
-    if (n % 2 === 1) out.push({ level, index: n - 1 });
+  const segments: InValue[][] = [];
+  for (let at = 0; at < leaves.length; ) {
+    const start = first + at;
+    const count = Math.min(leaves.length - at, TILE_WIDTH - (start % TILE_WIDTH));
+    const chunk = leaves.slice(at, at + count);
+    segments.push([log, start, count, encodeBundle(chunk), opts.summarize ? opts.summarize(chunk, start) : null, now]);
+    at += count;
   }
-  return out;
+  await insertRows(tx, 'INSERT INTO log_segments (log, start, count, entries, summary, created_at) VALUES', '(?, ?, ?, ?, ?, ?)', segments);
+  await insertRows(tx, 'INSERT INTO log_tile_hashes (log, level, idx, hash) VALUES', '(?, ?, ?, ?)', stored.map(([level, idx, hash]) => [log, level, idx, hash]));
+  return { first, leafHashes, before, after: edge };
 }
 
 /**
@@ -149,47 +149,123 @@ export async function insertRows(tx: Transaction, head: string, tuple: string, r
   }
 }
 
-/**
- * A node's storage key: the leaf index where its span ends (exclusive). Every node an
- * append makes ends inside the appended range, so a group's nodes share one B-tree edge.
- */
-export function spanEnd(level: number, index: number): number {
-  return (index + 1) * 2 ** level;
+// ---------------------------------------------------------------- entries
+
+export interface LogEntry {
+  index: number;
+  leaf: Uint8Array;
+  created_at: string;
 }
 
-/** The stored hashes of `ids`, in the same order, in one query. */
-async function readNodes(db: Db, log: string, ids: NodeId[]): Promise<Hash[]> {
-  const args: InArgs = [log];
-  const tuples = ids.map((n) => {
-    args.push(spanEnd(n.level, n.index), n.level);
-    return '(?, ?)';
-  });
+/** The segments holding entries [lo, hi), in order, as entries (a segment never spans two tiles). */
+async function entriesIn(db: Db, log: string, lo: number, hi: number): Promise<LogEntry[]> {
   const rs = await db.execute({
-    sql: `SELECT span_end, level, hash FROM log_nodes WHERE log = ? AND (span_end, level) IN (VALUES ${tuples.join(', ')})`,
-    args,
+    sql: 'SELECT start, entries, created_at FROM log_segments WHERE log = ? AND start > ? AND start < ? ORDER BY start',
+    args: [log, lo - TILE_WIDTH, hi],
   });
-  const found = new Map(rs.rows.map((r) => [`${Number(r.level)}/${Number(r.span_end)}`, toHash(r.hash)]));
-  return ids.map((n) => {
-    const h = found.get(`${n.level}/${spanEnd(n.level, n.index)}`);
-    if (!h) throw new Error(`log ${log} is missing node ${n.level}/${n.index}`);
-    return h;
+  const out: LogEntry[] = [];
+  for (const r of rs.rows) {
+    const start = Number(r.start);
+    decodeBundle(bytes(r.entries)).forEach((leaf, k) => {
+      const index = start + k;
+      if (index >= lo && index < hi) out.push({ index, leaf, created_at: String(r.created_at) });
+    });
+  }
+  return out;
+}
+
+/** Entries [start, start + limit) that exist. */
+export async function readEntries(db: Db, log: string, start: number, limit: number): Promise<LogEntry[]> {
+  const size = await logSize(db, log);
+  return entriesIn(db, log, start, Math.min(size, start + limit));
+}
+
+/** The entries at `indexes` that exist, in the order asked, reading each tile they fall in once. */
+export async function readEntriesAt(db: Db, log: string, indexes: readonly number[]): Promise<LogEntry[]> {
+  const byTile = new Map<number, LogEntry[]>();
+  for (const t of new Set(indexes.map((i) => Math.floor(i / TILE_WIDTH)))) {
+    byTile.set(t, await entriesIn(db, log, t * TILE_WIDTH, (t + 1) * TILE_WIDTH));
+  }
+  return indexes.flatMap((i) => byTile.get(Math.floor(i / TILE_WIDTH))!.filter((e) => e.index === i));
+}
+
+export async function readEntry(db: Db, log: string, index: number): Promise<LogEntry | undefined> {
+  return (await entriesIn(db, log, index, index + 1))[0];
+}
+
+/** The stored summaries of the segments of [from, to), which must both be batch boundaries (a clearing period). */
+export async function segmentSummaries(db: Db, log: string, from: number, to: number): Promise<string[]> {
+  const rs = await db.execute({ sql: 'SELECT summary FROM log_segments WHERE log = ? AND start >= ? AND start < ? ORDER BY start', args: [log, from, to] });
+  return rs.rows.flatMap((r) => (r.summary == null ? [] : [String(r.summary)]));
+}
+
+/** When entry 0 was appended (undefined for an empty log). */
+export async function firstAppendAt(db: Db, log: string): Promise<string | undefined> {
+  const rs = await db.execute({ sql: 'SELECT created_at FROM log_segments WHERE log = ? ORDER BY start LIMIT 1', args: [log] });
+  return rs.rows[0] ? String(rs.rows[0].created_at) : undefined;
+}
+
+// ---------------------------------------------------------------- hashes from tiles
+
+/**
+ * The hashes of `nodes` (each a perfect subtree inside the tree), in order, in
+ * a few queries: a node of height 8k + r is folded from its 2^r descendants of
+ * height 8k, read from the bundle (k = 0: leaf hashes) or from log_tile_hashes.
+ */
+export async function readNodeHashes(db: Db, log: string, nodes: readonly NodeId[]): Promise<Hash[]> {
+  const leafRanges: LeafRange[] = [];
+  const storedWanted = new Map<number, Set<number>>();
+  for (const n of nodes) {
+    const base = n.level - (n.level % TILE_HEIGHT);
+    const span = 2 ** (n.level - base);
+    if (base === 0) leafRanges.push({ lo: n.index * span, hi: (n.index + 1) * span });
+    else {
+      const set = storedWanted.get(base / TILE_HEIGHT) ?? new Set<number>();
+      for (let i = n.index * span; i < (n.index + 1) * span; i++) set.add(i);
+      storedWanted.set(base / TILE_HEIGHT, set);
+    }
+  }
+  const leaves = new Map<number, Hash>();
+  for (const t of new Set(leafRanges.flatMap((r) => tilesOf(r)))) {
+    for (const e of await entriesIn(db, log, t * TILE_WIDTH, (t + 1) * TILE_WIDTH)) leaves.set(e.index, leafHash(e.leaf));
+  }
+  const stored = new Map<string, Hash>();
+  for (const [level, set] of storedWanted) {
+    const rs = await db.execute({
+      sql: 'SELECT idx, hash FROM log_tile_hashes WHERE log = ? AND level = ? AND idx IN (SELECT value FROM json_each(?))',
+      args: [log, level, JSON.stringify([...set])],
+    });
+    for (const r of rs.rows) stored.set(`${level}/${Number(r.idx)}`, bytes(r.hash));
+  }
+  return nodes.map((n) => {
+    const base = n.level - (n.level % TILE_HEIGHT);
+    const span = 2 ** (n.level - base);
+    const row: Hash[] = [];
+    for (let i = n.index * span; i < (n.index + 1) * span; i++) {
+      const h = base === 0 ? leaves.get(i) : stored.get(`${base / TILE_HEIGHT}/${i}`);
+      if (!h) throw new Error(`log ${log} is missing the hash of node ${base}/${i}`);
+      row.push(h);
+    }
+    while (row.length > 1) {
+      for (let k = 0; k < row.length / 2; k++) row[k] = nodeHash(row[2 * k]!, row[2 * k + 1]!);
+      row.length /= 2;
+    }
+    return row[0]!;
   });
 }
 
-/** Reads the hashes of `ranges` (each folded from its stored perfect subtrees) in one query. */
-async function rangeHashes(db: Db, log: string, ranges: LeafRange[]): Promise<Hash[]> {
+const tilesOf = (r: LeafRange): number[] => {
+  const out: number[] = [];
+  for (let t = Math.floor(r.lo / TILE_WIDTH); t * TILE_WIDTH < r.hi; t++) out.push(t);
+  return out;
+};
+
+/** The subtree hashes (MTH) of `ranges`, each folded from its perfect subtrees. */
+async function rangeHashes(db: Db, log: string, ranges: readonly LeafRange[]): Promise<Hash[]> {
   const plans = ranges.map((r) => rangeNodes(r.lo, r.hi));
-  const wanted = new Map<string, NodeId>();
-  for (const plan of plans) for (const n of plan) wanted.set(`${n.level}/${n.index}`, n);
-  const ids = [...wanted.values()];
-  const found = new Map<string, Hash>();
-  // SQLite limits bound parameters; proofs need at most a few hundred nodes.
-  for (let off = 0; off < ids.length; off += 200) {
-    const chunk = ids.slice(off, off + 200);
-    const hashes = await readNodes(db, log, chunk);
-    chunk.forEach((n, i) => found.set(`${n.level}/${n.index}`, hashes[i]!));
-  }
-  return plans.map((plan) => foldRange(plan.map((n) => found.get(`${n.level}/${n.index}`)!)));
+  const hashes = await readNodeHashes(db, log, plans.flat());
+  let at = 0;
+  return plans.map((plan) => foldRange(hashes.slice(at, (at += plan.length))));
 }
 
 function checkSize(size: number, current: number, what: string): void {
@@ -197,11 +273,12 @@ function checkSize(size: number, current: number, what: string): void {
   if (size > current) throw new LogRangeError(`${what} ${size} is beyond the tree size ${current}`);
 }
 
-/** The root hash of the log at `size` (default: its current size). */
+/** The root hash of the log at `size` (default: its current size, folded from its edge). */
 export async function treeHead(db: Db, log: string, size?: number): Promise<{ size: number; root: Hash }> {
-  const current = await logSize(db, log);
-  const n = size ?? current;
-  checkSize(n, current, 'tree_size');
+  const edge = await readEdge(db, log);
+  const n = size ?? edge.size;
+  checkSize(n, edge.size, 'tree_size');
+  if (n === edge.size) return { size: n, root: edgeRoot(edge) ?? emptyRoot() };
   if (n === 0) return { size: 0, root: emptyRoot() };
   const [root] = await rangeHashes(db, log, [{ lo: 0, hi: n }]);
   return { size: n, root: root! };
@@ -226,18 +303,30 @@ export async function consistencyProof(db: Db, log: string, from: number, to: nu
   return rangeHashes(db, log, proveConsistency(from, to));
 }
 
-export interface LogEntry {
-  index: number;
-  leaf: Uint8Array;
-  created_at: string;
+// ---------------------------------------------------------------- tiles as served
+
+/**
+ * The bytes of hash tile `n` at `level` with `width` hashes, or undefined when
+ * the log does not have that many nodes there yet. A tile of a given width
+ * never changes once it exists.
+ */
+export async function readHashTile(db: Db, log: string, level: number, n: number, width: number): Promise<Buffer | undefined> {
+  const size = await logSize(db, log);
+  if (tileWidth(level, n, size) < width) return undefined;
+  const lo = n * TILE_WIDTH;
+  if (level === 0) return Buffer.concat((await entriesIn(db, log, lo, lo + width)).map((e) => leafHash(e.leaf)));
+  const rs = await db.execute({
+    sql: 'SELECT hash FROM log_tile_hashes WHERE log = ? AND level = ? AND idx >= ? AND idx < ? ORDER BY idx',
+    args: [log, level, lo, lo + width],
+  });
+  if (rs.rows.length !== width) throw new Error(`log ${log} is missing hashes of tile ${level}/${n}`);
+  return Buffer.concat(rs.rows.map((r) => bytes(r.hash)));
 }
 
-/** Entries [start, start + limit) that exist. */
-export async function readEntries(db: Db, log: string, start: number, limit: number): Promise<LogEntry[]> {
-  await logSize(db, log);
-  const rs = await db.execute({
-    sql: 'SELECT idx, leaf, created_at FROM log_entries WHERE log = ? AND idx >= ? ORDER BY idx LIMIT ?',
-    args: [log, start, limit],
-  });
-  return rs.rows.map((r) => ({ index: Number(r.idx), leaf: toHash(r.leaf), created_at: String(r.created_at) }));
+/** The bytes of entry bundle `n` with `width` entries, or undefined when the log is not that long yet. */
+export async function readBundle(db: Db, log: string, n: number, width: number): Promise<Buffer | undefined> {
+  const size = await logSize(db, log);
+  if (tileWidth(0, n, size) < width) return undefined;
+  const lo = n * TILE_WIDTH;
+  return encodeBundle((await entriesIn(db, log, lo, lo + width)).map((e) => e.leaf));
 }

@@ -1,44 +1,89 @@
 /**
- * The meter: one row per charge, written in the same transaction as the act it
- * charges for. Amounts are integer micro-USD.
+ * The meter: usage counters per (key, UTC day, SKU), added to once per batch
+ * from the charges the batch's receipts state (ledger/acts.ts). Amounts are
+ * integer micro-USD, kept as whole USD plus a micro remainder so that no sum
+ * overflows SQLite's 64-bit integers (exact-sum.ts). A figure that starts
+ * inside a day adds that day's receipts from the log.
  */
 import type { Client, Transaction } from './sql.ts';
-import { MAX_CHARGE_MICROS, formatUsd } from '../domain/money.ts';
-import { nowIso } from '../ids.ts';
-import { exactSum, exactSumSql } from './exact-sum.ts';
-import { insertRows } from './log.ts';
+import type { InArgs } from '@libsql/client';
+import { MAX_CHARGE_MICROS, MICROS_PER_USD, formatUsd } from '../domain/money.ts';
+import { insertRows, readEntriesAt } from './log.ts';
+import { keyReceiptIndexesOn } from './key-receipts.ts';
+import { RECEIPTS_LOG, receiptsFromEntries, type Receipt } from './receipts.ts';
 
-export interface Charge {
-  keyId: string;
-  sku: string;
-  /** Never above MAX_CHARGE_MICROS: routes bound their inputs so that no charge can pass it. */
-  amountMicros: number | bigint;
-  /** True for negative-act premium SKUs (refusals). */
-  nap?: boolean;
-  /**
-   * The receipt of the act charged for. Every charge has one: a clearing
-   * attestation covers the charges of its period through their receipts.
-   */
-  ref: string;
+/** A route that let an input push a charge past the bound has a bug: refuse the write rather than store it. */
+export function checkCharge(c: { sku: string; amountMicros: number | bigint }): void {
+  const amount = BigInt(c.amountMicros);
+  if (amount < 0n || amount > MAX_CHARGE_MICROS) throw new RangeError(`charge ${amount} micro-USD for ${c.sku} is outside 0..${MAX_CHARGE_MICROS}`);
 }
 
-/** Writes charges inside the caller's write transaction, in one multi-row statement per 200. */
-export async function recordCharges(tx: Transaction, charges: readonly Charge[]): Promise<void> {
-  if (charges.length === 0) return;
-  const now = nowIso();
-  for (const c of charges) checkCharge(c);
+/** The UTC day of an RFC 3339 instant. */
+export const dayOf = (iso: string): string => iso.slice(0, 10);
+
+/** Adds the charges the receipts state to their keys' counters: one upsert row per (key, day, SKU). */
+export async function addToCounters(tx: Transaction, receipts: readonly Receipt[]): Promise<void> {
+  const sums = new Map<string, { keyId: string; day: string; sku: string; nap: boolean; count: number; micros: bigint }>();
+  for (const r of receipts) {
+    for (const c of r.payload.charges ?? []) {
+      const keyId = r.payload.key_id!;
+      const day = dayOf(r.payload.issued_at);
+      const k = `${keyId} ${day} ${c.sku}`;
+      const s = sums.get(k) ?? { keyId, day, sku: c.sku, nap: false, count: 0, micros: 0n };
+      s.count++;
+      s.micros += BigInt(c.amount_micros);
+      s.nap ||= c.nap === true;
+      sums.set(k, s);
+    }
+  }
   await insertRows(
     tx,
-    'INSERT INTO meter (key_id, sku, amount_micros, nap, ref, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?)',
-    charges.map((c) => [c.keyId, c.sku, BigInt(c.amountMicros), c.nap ? 1 : 0, c.ref, now]),
+    'INSERT INTO usage_counters (key_id, day, sku, nap, count, usd, micros) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?)',
+    [...sums.values()].map((s) => [s.keyId, s.day, s.sku, s.nap ? 1 : 0, s.count, s.micros / MICROS_PER_USD, s.micros % MICROS_PER_USD]),
+    // SET reads the row's old values in every expression: usd carries what the remainders add up to.
+    ' ON CONFLICT (key_id, day, sku) DO UPDATE SET nap = MAX(nap, excluded.nap), count = count + excluded.count,' +
+      ' usd = usd + excluded.usd + (micros + excluded.micros) / 1000000, micros = (micros + excluded.micros) % 1000000',
   );
 }
 
-/** A route that let an input push a charge past the bound has a bug: refuse the write rather than store it. */
-export function checkCharge(c: Pick<Charge, 'sku' | 'amountMicros'>): void {
-  const amount = BigInt(c.amountMicros);
-  if (amount < 0n || amount > MAX_CHARGE_MICROS) throw new RangeError(`charge ${amount} micro-USD for ${c.sku} is outside 0..${MAX_CHARGE_MICROS}`);
+/** Counter totals per SKU. */
+export interface SkuTotals {
+  sku: string;
+  nap: boolean;
+  count: number;
+  micros: bigint;
+}
+
+/** Counter totals per SKU of the rows matching `where` (SQL over usage_counters' columns). */
+export async function counterTotals(db: Client | Transaction, where: string, args: InArgs): Promise<SkuTotals[]> {
+  const rs = await db.execute({
+    sql: `SELECT sku, MAX(nap) AS nap, SUM(count) AS n, CAST(COALESCE(SUM(usd), 0) AS TEXT) AS usd, CAST(COALESCE(SUM(micros), 0) AS TEXT) AS micros
+          FROM usage_counters ${where ? `WHERE ${where}` : ''} GROUP BY sku ORDER BY sku`,
+    args,
+  });
+  return rs.rows.map((r) => ({ sku: String(r.sku), nap: Number(r.nap) === 1, count: Number(r.n), micros: BigInt(String(r.usd)) * MICROS_PER_USD + BigInt(String(r.micros)) }));
+}
+
+/** Per-SKU totals merged (same SKU added). */
+export function mergeTotals(...lists: ReadonlyArray<readonly SkuTotals[]>): SkuTotals[] {
+  const out = new Map<string, SkuTotals>();
+  for (const t of lists.flat()) {
+    const o = out.get(t.sku);
+    out.set(t.sku, o ? { sku: t.sku, nap: o.nap || t.nap, count: o.count + t.count, micros: o.micros + t.micros } : { ...t });
+  }
+  return [...out.values()].sort((a, b) => (a.sku < b.sku ? -1 : a.sku > b.sku ? 1 : 0));
+}
+
+/** The totals of the receipts of `keyId` (every key when undefined) issued on UTC `day` at or after `since`, read from the log. */
+async function totalsFromLog(db: Client, keyId: string | undefined, day: string, since: string): Promise<SkuTotals[]> {
+  const indexes = await keyReceiptIndexesOn(db, keyId, day);
+  const totals: SkuTotals[] = [];
+  for (const r of receiptsFromEntries(await readEntriesAt(db, RECEIPTS_LOG, indexes))) {
+    if (r.payload.issued_at < since) continue;
+    for (const c of r.payload.charges ?? []) totals.push({ sku: c.sku, nap: c.nap === true, count: 1, micros: BigInt(c.amount_micros) });
+  }
+  return mergeTotals(totals);
 }
 
 export interface SkuUsage {
@@ -57,7 +102,11 @@ export interface Usage {
   nap_micros: bigint;
 }
 
-/** Usage per SKU for one key (or for every key when keyId is undefined), optionally since a time. */
+/**
+ * Usage per SKU for one key (or for every key when keyId is undefined),
+ * optionally since an instant: whole days from the counters, and when `since`
+ * falls inside a day, that day's receipts from `since` on from the log.
+ */
 export async function usage(db: Client, keyId?: string, since?: string): Promise<Usage> {
   const where: string[] = [];
   const args: string[] = [];
@@ -65,22 +114,30 @@ export async function usage(db: Client, keyId?: string, since?: string): Promise
     where.push('key_id = ?');
     args.push(keyId);
   }
+  let partial: SkuTotals[] = [];
   if (since) {
-    where.push('created_at >= ?');
-    args.push(since);
+    const instant = new Date(since).toISOString();
+    const day = dayOf(instant);
+    if (instant === `${day}T00:00:00.000Z`) {
+      where.push('day >= ?');
+      args.push(day);
+    } else {
+      where.push('day > ?');
+      args.push(day);
+      partial = await totalsFromLog(db, keyId, day, instant);
+    }
   }
-  const rs = await db.execute({
-    sql: `SELECT sku, MAX(nap) AS nap, COUNT(*) AS n, ${exactSumSql('amount_micros', 'micros')} FROM meter
-          ${where.length ? 'WHERE ' + where.join(' AND ') : ''} GROUP BY sku ORDER BY sku`,
-    args,
-  });
+  const rows = mergeTotals(await counterTotals(db, where.join(' AND '), args), partial);
+  return usageOf(rows);
+}
+
+export function usageOf(rows: readonly SkuTotals[]): Usage {
   let total = 0n;
   let nap = 0n;
-  const by_sku = rs.rows.map((r) => {
-    const micros = exactSum(r, 'micros');
-    total += micros;
-    if (Number(r.nap)) nap += micros;
-    return { sku: String(r.sku), count: Number(r.n), nap: Number(r.nap) === 1, amount_usd: formatUsd(micros) };
+  const by_sku = rows.map((r) => {
+    total += r.micros;
+    if (r.nap) nap += r.micros;
+    return { sku: r.sku, count: r.count, nap: r.nap, amount_usd: formatUsd(r.micros) };
   });
   return { by_sku, total_usd: formatUsd(total), nap_usd: formatUsd(nap), total_micros: total, nap_micros: nap };
 }

@@ -1,12 +1,11 @@
 /**
- * Operator checkout persistence: hops per key and month, the month's charges,
+ * Operator checkout persistence: a key's hops of a month, the month's charges,
  * and the one checkout row per key and closed month. Decides nothing (the
  * formula is domain/pricing.ts operatorCheckout).
  */
 import type { Client, Transaction } from './sql.ts';
 import type { OperatorCheckout } from '../domain/pricing.ts';
-import { exactSum, exactSumSql } from './exact-sum.ts';
-import { insertRows } from './log.ts';
+import { counterTotals } from './meter.ts';
 
 type Db = Client | Transaction;
 
@@ -14,30 +13,16 @@ export const CHECKOUT_SKU = 'operator_checkout';
 /** The month's bps fee on cleared exposure, billed by the month's checkout beside its true-up. */
 export const CLEAR_BPS_SKU = 'clear_bps';
 
-/** Adds hops to each key's count for the UTC month of `now` (written where the hop quota is counted, api-keys.ts). */
-export async function addMonthlyHops(tx: Transaction, counts: ReadonlyArray<{ keyId: string; hops: number }>, now: Date): Promise<void> {
-  const month = now.toISOString().slice(0, 7);
-  await insertRows(
-    tx,
-    'INSERT INTO key_hops_monthly (key_id, month, hops) VALUES',
-    '(?, ?, ?)',
-    counts.map((c) => [c.keyId, month, c.hops]),
-    ' ON CONFLICT (key_id, month) DO UPDATE SET hops = hops + excluded.hops',
-  );
-}
-
+/** The key's hops of a UTC month (`YYYY-MM`), from the hop counters its quota counts with (api-keys.ts). */
 export async function monthHops(db: Db, keyId: string, month: string): Promise<number> {
-  const rs = await db.execute({ sql: 'SELECT hops FROM key_hops_monthly WHERE key_id = ? AND month = ?', args: [keyId, month] });
-  return rs.rows[0] ? Number(rs.rows[0].hops) : 0;
+  const rs = await db.execute({ sql: 'SELECT COALESCE(SUM(hops), 0) AS n FROM hop_counters WHERE key_id = ? AND day >= ? AND day < ?', args: [keyId, `${month}-01`, `${month}-32`] });
+  return Number(rs.rows[0]!.n);
 }
 
 /** The key's per-act charges of a UTC month (the lines of a checkout, written in a later month, excluded), micro-USD. */
 export async function monthCharged(db: Db, keyId: string, month: string): Promise<bigint> {
-  const rs = await db.execute({
-    sql: `SELECT ${exactSumSql('amount_micros', 'm')} FROM meter WHERE key_id = ? AND substr(created_at, 1, 7) = ? AND sku NOT IN (?, ?)`,
-    args: [keyId, month, CHECKOUT_SKU, CLEAR_BPS_SKU],
-  });
-  return exactSum(rs.rows[0]!, 'm');
+  const rows = await counterTotals(db, 'key_id = ? AND day >= ? AND day < ? AND sku NOT IN (?, ?)', [keyId, `${month}-01`, `${month}-32`, CHECKOUT_SKU, CLEAR_BPS_SKU]);
+  return rows.reduce((s, r) => s + r.micros, 0n);
 }
 
 export interface CheckoutRow extends OperatorCheckout {

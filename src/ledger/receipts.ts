@@ -1,27 +1,34 @@
 /**
- * Receipts: every governed act, refusals included, gets one.
+ * Receipts: every governed act, refusals included, gets one, and every one is
+ * an entry of the `receipts` log.
  *
- * Made outside the write lock, written inside it as an act's writes (ledger/acts.ts):
- *   const receipt = sealedReceipt(ctx, {...}) or await signReceipt(ctx, {...});
- *   await ledger.act({ needs, decide: () => ({ writes: { receipt, charges }, result }) });
+ * A receipt is minted under the write lock, by the act it records
+ * (ledger/acts.ts `state.receipt(input)`), because its id carries its log
+ * index: `rcpt_<index>_<22 random base64url characters>`. So an id resolves
+ * to its entry with no per-receipt row (the entry is read from its tile), and
+ * the random part keeps ids unguessable. Receipts issued before tiles
+ * (migration 0200) keep their ids through `receipt_ids_legacy`.
  *
- * Two kinds of receipt, both appended to the `receipts` log:
- *  - batch-sealed (`sealedReceipt`): no signature of its own; its log leaf is
- *    the canonical JSON of its payload, and the batch that commits it also
- *    commits one seal of the log (ledger/seals.ts). The hot path signs nothing.
- *  - self-contained (`signReceipt`), for acts that hand the caller a token to
+ * Two kinds, both appended to the log:
+ *  - batch-sealed (default): no signature of its own; its log entry is the
+ *    canonical JSON of its payload, and the batch that commits it also commits
+ *    one seal of the log (ledger/seals.ts). The hot path signs nothing.
+ *  - self-contained (`signed`), for acts that hand the caller a token to
  *    present elsewhere (the execute-gate receipt of RR-1, an absence witness):
  *    a compact JWS (EdDSA, kid = RFC 7638 thumbprint, typ
  *    "fusegate-receipt+jws") over the canonical JSON of its payload, which is
- *    then also its log leaf (as every receipt's was before batch seals).
+ *    then its log entry.
+ *
+ * A receipt states the act's charges: the meter's counters are their sums
+ * (ledger/meter.ts) and a clearing period recounts them from the log.
  */
-import type { Client, Transaction } from './sql.ts';
+import type { Client } from './sql.ts';
 import { compactJwsSync } from '../crypto/jws.ts';
 import type { Keyring } from '../crypto/keys.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
 import { RECEIPT_TYP } from '../crypto/receipt.ts';
-import { newSortableId, nowIso, numericDate } from '../ids.ts';
-import { appendLeaves, insertRows } from './log.ts';
+import { newId, nowIso, numericDate } from '../ids.ts';
+import { readEntry } from './log.ts';
 import { RECEIPTS_LOG } from './seals.ts';
 
 export { RECEIPT_TYP, RECEIPTS_LOG };
@@ -30,6 +37,15 @@ export { RECEIPT_TYP, RECEIPTS_LOG };
 export interface ReceiptIssuer {
   config: { BASE_URL: string };
   keyring: Keyring;
+}
+
+/** One charge of an act, as its receipt states it; the key charged is the receipt's `key_id`. */
+export interface ReceiptCharge {
+  sku: string;
+  /** Integer micro-USD, at most MAX_CHARGE_MICROS (below 2^53: exact as a JSON number). */
+  amount_micros: number;
+  /** A negative-act premium SKU (a refusal). */
+  nap?: boolean;
 }
 
 export interface ReceiptInput {
@@ -46,13 +62,14 @@ export interface ReceiptInput {
   demo?: boolean;
   /** Further facts of the decision. */
   data?: Record<string, unknown>;
+  /** What the act charged `key_id` (absent when nothing). */
+  charges?: ReceiptCharge[];
 }
 
 /**
- * The signed payload. `iat` is a NumericDate (RFC 7519 4.1.6: whole seconds
- * since the epoch), as in the pre-finality JWT: one `iat` format in both
- * receipt kinds. `issued_at` is the same instant as RFC 3339 UTC with
- * milliseconds, for people and for ordering.
+ * The payload. `iat` is a NumericDate (RFC 7519 4.1.6: whole seconds since the
+ * epoch), as in the pre-finality JWT. `issued_at` is the same instant as
+ * RFC 3339 UTC with milliseconds, for people and for ordering.
  */
 export interface ReceiptPayload extends ReceiptInput {
   receipt_id: string;
@@ -66,56 +83,38 @@ export interface Receipt {
   /** The receipt's own JWS, or null for a batch-sealed receipt. */
   jws: string | null;
   payload: ReceiptPayload;
+  log_index: number;
   verify_url: string;
-}
-
-export interface SignedReceipt extends Receipt {
-  jws: string;
 }
 
 export function verifyUrl(ctx: ReceiptIssuer, receiptId: string): string {
   return `${ctx.config.BASE_URL}/v1/receipts/${receiptId}`;
 }
 
-function payloadOf(ctx: ReceiptIssuer, input: ReceiptInput): ReceiptPayload {
-  const now = new Date();
-  return { ...input, receipt_id: newSortableId('rcpt', now.getTime()), iss: ctx.config.BASE_URL, iat: numericDate(now), issued_at: nowIso(now) };
+/** The log index a receipt id carries, or undefined for an id minted before tiles (or not an id at all). */
+export function receiptIndex(id: string): number | undefined {
+  const m = /^rcpt_(\d{1,15})_[A-Za-z0-9_-]{22}$/.exec(id);
+  return m ? Number(m[1]) : undefined;
 }
 
-/** A batch-sealed receipt: nothing is signed per receipt (see the module comment). */
-export function sealedReceipt(ctx: ReceiptIssuer, input: ReceiptInput): Receipt {
-  const payload = payloadOf(ctx, input);
-  return { receipt_id: payload.receipt_id, jws: null, payload, verify_url: verifyUrl(ctx, payload.receipt_id) };
+/** Makes the receipt that will be entry `index` of the receipts log (ledger/acts.ts calls it under the lock). */
+export function mintReceipt(ctx: ReceiptIssuer, index: number, input: ReceiptInput, signed = false, now = new Date()): Receipt {
+  const receipt_id = newId(`rcpt_${index}`);
+  const payload: ReceiptPayload = { ...input, receipt_id, iss: ctx.config.BASE_URL, iat: numericDate(now), issued_at: nowIso(now) };
+  const jws = signed ? compactJwsSync(canonicalJson(payload), ctx.keyring.current, RECEIPT_TYP) : null;
+  return { receipt_id, jws, payload, log_index: index, verify_url: verifyUrl(ctx, receipt_id) };
 }
 
-export async function signReceipt(ctx: ReceiptIssuer, input: ReceiptInput): Promise<SignedReceipt> {
-  const payload = payloadOf(ctx, input);
-  const receipt_id = payload.receipt_id;
-  const key = ctx.keyring.current;
-  const jws = compactJwsSync(canonicalJson(payload), key, RECEIPT_TYP);
-  return { receipt_id, jws, payload, verify_url: verifyUrl(ctx, receipt_id) };
-}
-
-/** The exact text of a receipt's log leaf: its JWS, or the canonical JSON of its payload. */
-export function receiptLeaf(r: Receipt): string {
+/** The exact text of a receipt's log entry: its JWS, or the canonical JSON of its payload. */
+export function receiptLeaf(r: Pick<Receipt, 'jws' | 'payload'>): string {
   return r.jws ?? canonicalJson(r.payload);
 }
 
-/**
- * Stores receipts inside the caller's write transaction and appends them, in
- * order, to the `receipts` log (leaf: the UTF-8 bytes of `receiptLeaf`), with a
- * constant number of statements whatever their count. The leaf is the stored
- * receipt; its row holds what is searched and where the leaf is (migration 0181).
- */
-export async function recordReceipts(tx: Transaction, receipts: readonly Receipt[]): Promise<void> {
-  if (receipts.length === 0) return;
-  const { first } = await appendLeaves(tx, RECEIPTS_LOG, receipts.map((r) => Buffer.from(receiptLeaf(r), 'utf8')));
-  await insertRows(
-    tx,
-    'INSERT INTO receipts (id, log_index, kind, decision, subject, key_id, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?)',
-    receipts.map((r, i) => [r.receipt_id, first + i, r.payload.kind, r.payload.decision, r.payload.subject ?? null, r.payload.key_id ?? null, r.payload.issued_at]),
-  );
+/** A receipt read back from its entry: a JWS (three dot-separated parts) or the canonical JSON of a sealed payload. */
+export function receiptFromLeaf(leaf: string): { jws: string | null; payload: ReceiptPayload } {
+  if (leaf.startsWith('{')) return { jws: null, payload: JSON.parse(leaf) as ReceiptPayload };
+  const body = leaf.split('.')[1] ?? '';
+  return { jws: leaf, payload: JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as ReceiptPayload };
 }
 
 export interface StoredReceipt {
@@ -126,19 +125,29 @@ export interface StoredReceipt {
   log_index: number;
 }
 
-/** A receipt read back from its leaf: a JWS (three dot-separated parts) or the canonical JSON of a sealed payload. */
-export function receiptFromLeaf(leaf: string): { jws: string | null; payload: ReceiptPayload } {
-  if (leaf.startsWith('{')) return { jws: null, payload: JSON.parse(leaf) as ReceiptPayload };
-  const body = leaf.split('.')[1] ?? '';
-  return { jws: leaf, payload: JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as ReceiptPayload };
+/** Where receipt `id` is in the log: from the id itself, or for an id minted before tiles, from its legacy row. */
+async function indexOf(db: Client, id: string): Promise<number | undefined> {
+  const index = receiptIndex(id);
+  if (index !== undefined) return index;
+  const rs = await db.execute({ sql: 'SELECT log_index FROM receipt_ids_legacy WHERE id = ?', args: [id] });
+  return rs.rows[0] ? Number(rs.rows[0].log_index) : undefined;
 }
 
 export async function getReceipt(db: Client, id: string): Promise<StoredReceipt | undefined> {
-  const rs = await db.execute({
-    sql: "SELECT r.log_index, e.leaf FROM receipts r JOIN log_entries e ON e.log = 'receipts' AND e.idx = r.log_index WHERE r.id = ?",
-    args: [id],
+  const index = await indexOf(db, id);
+  if (index === undefined) return undefined;
+  const entry = await readEntry(db, RECEIPTS_LOG, index);
+  if (!entry) return undefined;
+  const r = receiptFromLeaf(Buffer.from(entry.leaf).toString('utf8'));
+  // The index is public; the random part is what makes an id a capability: it must match.
+  if (r.payload.receipt_id !== id) return undefined;
+  return { receipt_id: id, ...r, log_index: index };
+}
+
+/** Receipts read back from their entries, in the order of `indexes`. */
+export function receiptsFromEntries(entries: ReadonlyArray<{ index: number; leaf: Uint8Array }>): StoredReceipt[] {
+  return entries.map((e) => {
+    const r = receiptFromLeaf(Buffer.from(e.leaf).toString('utf8'));
+    return { receipt_id: r.payload.receipt_id, ...r, log_index: e.index };
   });
-  const row = rs.rows[0];
-  if (!row) return undefined;
-  return { receipt_id: id, ...receiptFromLeaf(Buffer.from(row.leaf as ArrayBuffer).toString('utf8')), log_index: Number(row.log_index) };
 }

@@ -78,6 +78,8 @@ export const USER_DOCS = [
   'accounts',
   'alerts',
   'pricing',
+  'premium-acts',
+  'public-log',
   'receipts',
   'decisions',
   'agents-and-operators',

@@ -8,6 +8,8 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { compactVerify, importJWK } from 'jose';
 import type { TestServer } from './server.ts';
+import type { Ledger } from '../../src/ledger/db.ts';
+import type { Receipt, ReceiptInput, ReceiptIssuer } from '../../src/ledger/receipts.ts';
 
 const sha = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
 
@@ -70,4 +72,24 @@ function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
   return v;
+}
+
+/** Commits one act per input, queued together (one batch when they fit), each minting its receipt under the lock. */
+export function commitReceipts(
+  ledger: Pick<Ledger, 'act'>,
+  issuer: ReceiptIssuer,
+  inputs: readonly ReceiptInput[],
+  opts: { signed?: boolean } = {},
+): Promise<Receipt[]> {
+  return Promise.all(
+    inputs.map((input) =>
+      ledger.act<Receipt>({
+        needs: {},
+        decide: (state) => {
+          const receipt = state.receipt(issuer, input, { signed: opts.signed ?? false });
+          return { writes: { receipt }, result: receipt };
+        },
+      }),
+    ),
+  );
 }

@@ -13,7 +13,6 @@ import { z } from 'zod';
 import { CHARGEABLE_STATES } from '../../domain/fuse.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { FUSE_STATES, createFuse, listFuses, transitionFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
-import { sealedReceipt } from '../../ledger/receipts.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -52,9 +51,9 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
       const hasBody = event.req.headers.get('content-type') !== null;
       const body = hasBody ? await readBody(event, createFuseRequest, ctx.config.MAX_BODY_BYTES) : createFuseRequest.parse({});
       const id = newId('fuse');
-      const receipt = sealedReceipt(ctx, { kind: 'fuse_create', decision: body.state, subject: id, key_id: key.id });
       return commitAct(event, ctx, key, {
-        run: async (tx) => {
+        run: async (tx, state) => {
+          const receipt = state.receipt(ctx, { kind: 'fuse_create', decision: body.state, subject: id, key_id: key.id });
           const fuse = await createFuse(tx, { id, keyId: ownerId(key), state: body.state, label: body.label ?? null, now: nowIso() });
           return { writes: { receipt }, reply: reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201) };
         },
@@ -93,7 +92,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
                 extra: { state: fuse.state },
               });
             }
-            const receipt = sealedReceipt(ctx, { kind: `fuse_${verb}`, decision: to, subject: fuse.id, key_id: key.id, data: { from: fuse.state } });
+            const receipt = state.receipt(ctx, { kind: `fuse_${verb}`, decision: to, subject: fuse.id, key_id: key.id, data: { from: fuse.state } });
             const after: Fuse = { ...fuse, state: to, updated_at: now };
             const records = [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id)];
             return { writes: { receipt, fuse: after, records }, reply: reply({ ...fuseObject(after), previous_state: fuse.state, receipt_id: receipt.receipt_id }) };

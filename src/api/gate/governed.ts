@@ -6,7 +6,7 @@
  * A hop is an act of the pipeline (api/act.ts): under the write lock, with the
  * hops queued beside it, the fuse is read, the hop decided (pure rule,
  * domain/fuse.ts) and counted against the key's limit, and its batch-sealed
- * receipt, meter rows and idempotent answer are written.
+ * receipt (stating its charges) and idempotent answer are written.
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
@@ -19,7 +19,7 @@ import type { ActCharge, ActState } from '../../ledger/acts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
-import { sealedReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
@@ -134,12 +134,12 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
       const act = hopAct(caller, req, fuse, outcome, fp);
       // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
-      const receipt = sealedReceipt(ctx, paid ? withPayment(act, paid) : act);
       const charges = key && !paid ? chargesOf(req.kind, outcome, key.id) : [];
+      const receipt = state.receipt(ctx, paid ? withPayment(act, paid) : act, { charges });
       // A refused hop of a key alerts its account's subscribers (docs/alerts.md); the public drills alert nobody.
       const records = key && !outcome.verdict ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];
       queued = records.length > 0;
-      return { outcome, receipt, charges, records, out: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
+      return { outcome, receipt, records, out: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
     };
     const needs = { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined };
     try {
@@ -147,8 +147,8 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
         return alerted(await commitAct(event, ctx, key, {
           needs,
           decide(state) {
-            const { receipt, charges, records, out } = decideOn(state);
-            return { writes: { receipt, charges, records }, reply: out };
+            const { receipt, records, out } = decideOn(state);
+            return { writes: { receipt, records }, reply: out };
           },
         }));
       }

@@ -8,7 +8,6 @@ import { z } from 'zod';
 import { classify } from '../../domain/classify.ts';
 import { decideHop } from '../../domain/fuse.ts';
 import { DRILL_FUSES } from '../../ledger/fuses.ts';
-import { sealedReceipt } from '../../ledger/receipts.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { requireKey } from '../auth.ts';
@@ -135,19 +134,13 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
 
   keyedAct(router, ctx, '/v1/classify', { tool: 'classify', summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event) => {
     const c = classify(body);
+    const fp = fingerprint(body);
     const charge = { keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify') };
-    const receipt = sealedReceipt(ctx, {
-      kind: 'classify',
-      decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED',
-      key_id: key.id,
-      fingerprint: fingerprint(body),
-      data: { ...c },
-    });
     return commitAct(event, ctx, key, {
-      decide: () => ({
-        writes: { receipt, charges: [charge] },
-        reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView(charge) }),
-      }),
+      decide(state) {
+        const receipt = state.receipt(ctx, { kind: 'classify', decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED', key_id: key.id, fingerprint: fp, data: { ...c } }, { charges: [charge] });
+        return { writes: { receipt }, reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView(charge) }) };
+      },
     });
   });
 
@@ -162,7 +155,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
         const fuse = visibleIn(caller, body.fuse_id, state.fuse);
         const o = decideHop(fuse.state, body.action.kind, caller.surface);
         const decision = o.verdict ? 'PERMIT' : 'DENY';
-        const receipt = sealedReceipt(ctx, {
+        const receipt = state.receipt(ctx, {
           kind: 'execute_gate_demo',
           decision,
           subject: fuse.id,

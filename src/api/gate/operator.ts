@@ -15,7 +15,7 @@ import { OPERATOR_BPS, operatorCheckout, type OperatorCheckout } from '../../dom
 import { nowIso } from '../../ids.ts';
 import { monthClearBps, monthTotals, type MonthClearBps } from '../../ledger/clear.ts';
 import { CHECKOUT_SKU, CLEAR_BPS_SKU, getCheckout, insertCheckout, monthCharged, monthHops, type CheckoutRow } from '../../ledger/operator.ts';
-import { signReceipt, verifyUrl } from '../../ledger/receipts.ts';
+import { verifyUrl } from '../../ledger/receipts.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
@@ -136,31 +136,28 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
         throw notCheckable(month, `${month} is before this key existed (created ${since}): there is nothing of it to check out`, { key_created_month: since });
       }
       const bps = await monthClearBps(ctx.ledger.read, key.id, month);
-      const receipt = await signReceipt(ctx, {
-        kind: 'operator_checkout',
-        decision: 'CHECKED_OUT',
-        subject: month,
-        key_id: key.id,
-        data: { ...checkoutView(month, f.hops, f.exposureMicros, f.checkout), clear_bps: clearBpsView(bps, true) },
-      });
-      const row: CheckoutRow = {
-        keyId: key.id,
-        month,
-        hops: f.hops,
-        exposureMicros: f.exposureMicros,
-        ...f.checkout,
-        clearBpsMicros: bps.fee_micros,
-        clearTier: bps.tier.id,
-        receiptId: receipt.receipt_id,
-        createdAt: nowIso(),
-      };
+      const base = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout, clearBpsMicros: bps.fee_micros, clearTier: bps.tier.id };
       return commitAct(event, ctx, key, {
-        run: async (tx) => {
-          // A closed month's figures do not change; the primary key makes the write once.
-          if (!(await insertCheckout(tx, row))) return { writes: {}, reply: reply(closedView(ctx, (await getCheckout(tx, key.id, month))!)) };
-          return { writes: { receipt, charges: checkoutCharges(row) }, reply: reply(closedView(ctx, row), 201) };
+        run: async (tx, state) => {
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'operator_checkout', decision: 'CHECKED_OUT', subject: month, key_id: key.id, data: { ...checkoutView(month, f.hops, f.exposureMicros, f.checkout), clear_bps: clearBpsView(bps, true) } },
+            { signed: true, charges: checkoutCharges({ ...base, receiptId: '', createdAt: '' }) },
+          );
+          const row: CheckoutRow = { ...base, receiptId: receipt.receipt_id, createdAt: nowIso() };
+          // A closed month's figures do not change; the primary key makes the write once (a receipt minted and not written is discarded).
+          if (!(await insertCheckout(tx, row))) throw new AlreadyCheckedOut();
+          return { writes: { receipt }, reply: reply(closedView(ctx, row), 201) };
         },
+      }).catch(async (e: unknown) => {
+        if (e instanceof AlreadyCheckedOut) return reply(closedView(ctx, (await getCheckout(ctx.ledger.read, key.id, month))!));
+        throw e;
       });
     },
   );
+}
+
+/** A concurrent checkout of the same month won: this one answers the stored checkout. */
+class AlreadyCheckedOut extends Error {
+  override name = 'AlreadyCheckedOut';
 }

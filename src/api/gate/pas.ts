@@ -51,7 +51,7 @@ import {
   transitionLicense,
   type Ticket,
 } from '../../ledger/pas.ts';
-import { sealedReceipt, verifyUrl, type Receipt } from '../../ledger/receipts.ts';
+import { verifyUrl, type Receipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -203,17 +203,21 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
       const fuse = visibleIn(caller, act.fuseId, state.fuse);
       const s = await act.read(tx, now);
       const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
-      const receipt = sealedReceipt(ctx, {
-        kind: act.kind,
-        decision: d.decision,
-        subject: act.jobId ?? fuse.id,
-        ...(key ? { key_id: key.id } : { demo: true }),
-        data: { fuse_id: fuse.id, fuse_state: fuse.state, ...act.data(d, s) },
-      });
+      const receipt = state.receipt(
+        ctx,
+        {
+          kind: act.kind,
+          decision: d.decision,
+          subject: act.jobId ?? fuse.id,
+          ...(key ? { key_id: key.id } : { demo: true }),
+          data: { fuse_id: fuse.id, fuse_state: fuse.state, ...act.data(d, s) },
+        },
+        { charges: key ? [{ keyId: key.id, ...chargeOf(d.decision) }] : [] },
+      );
       if (key && act.jobId) await recordJobReceipt(tx, { keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
       const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
       const charge = key ? { keyId: key.id, ...chargeOf(d.decision) } : undefined;
-      return { writes: { receipt, charges: charge ? [charge] : [] }, reply: withCharge(act.answer(d, s, fuse, receipt, written), charge) };
+      return { writes: { receipt }, reply: withCharge(act.answer(d, s, fuse, receipt, written), charge) };
     },
   });
 }
@@ -388,19 +392,23 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
     });
   // Read, decided and consumed under one write lock: a ticket is redeemed once, whatever runs beside it.
   return commitAct(event, ctx, key, {
-    run: async (tx) => {
+    run: async (tx, state) => {
       const serverNow = new Date();
       const s = await read(tx);
       const d = decide(s, serverNow);
       const decision = d.redeem ? 'ALLOW' : 'HALT';
-      const receipt = sealedReceipt(ctx, {
-        kind: 'pas_bind_ticket_redeem',
-        decision,
-        subject: s.ticket.id,
-        key_id: key.id,
-        fingerprint: presented,
-        data: { license_id: s.ticket.license_id, job_id: s.ticket.job_id, caller_now: body.now, ...(d.redeem ? {} : { reason: d.reason }) },
-      });
+      const receipt = state.receipt(
+        ctx,
+        {
+          kind: 'pas_bind_ticket_redeem',
+          decision,
+          subject: s.ticket.id,
+          key_id: key.id,
+          fingerprint: presented,
+          data: { license_id: s.ticket.license_id, job_id: s.ticket.job_id, caller_now: body.now, ...(d.redeem ? {} : { reason: d.reason }) },
+        },
+        { charges: [{ keyId: key.id, ...chargeOf(decision) }] },
+      );
       const at = nowIso(serverNow);
       if (d.redeem) {
         if (!(await consumeTicket(tx, s.ticket, receipt.receipt_id, at))) throw stateChangedProblem();
@@ -409,7 +417,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
       await recordJobReceipt(tx, { keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
       const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
       const charge = { keyId: key.id, ...chargeOf(decision) };
-      const writes = { receipt, charges: [charge] };
+      const writes = { receipt };
       if (d.redeem) return { writes, reply: withCharge(reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common }), charge) };
       return { writes, reply: withCharge(reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409), charge) };
     },
@@ -446,9 +454,9 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         const key = await requireKey(event, ctx);
         const licenseId = licenseParam(event);
         return idempotent(event, ctx, key, async () => {
-          const receipt = sealedReceipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
           return commitAct(event, ctx, key, {
-            run: async (tx) => {
+            run: async (tx, act) => {
+              const receipt = act.receipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
               const now = nowIso();
               const previous = await transitionLicense(tx, { keyId: ownerId(key), licenseId, from, to, receiptId: receipt.receipt_id, now });
               if (previous === null) {

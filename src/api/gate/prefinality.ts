@@ -37,7 +37,7 @@ import { newId, numericDate } from '../../ids.ts';
 import { getFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
-import { sealedReceipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import type { ReceiptInput } from '../../ledger/receipts.ts';
 import { PaymentRefused, paymentFacts, presentsPayment, type SettledPayment, type VerifiedPayment } from '../../payments/x402/gate.ts';
 import { paidRouteOf, resourceOf, priceMicros } from '../../payments/x402/resources.ts';
 import { paidResource } from '../../payments/x402/service.ts';
@@ -163,7 +163,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     return fuse && fuse.key_id === (caller.owner ?? '') ? fuse.state : undefined;
   }
 
-  /** Decides, signs (outside the write), then commits receipt + charge + answer in one transaction. */
+  /** Decides on the fuse read under the write lock; mints, signs and commits receipt, charge and answer there. */
   async function decide(event: H3Event, req: EvaluateRequest, caller: Caller): Promise<Reply> {
     for (let attempt = 0; ; attempt++) {
       const fuse = await fuseFact(ctx.ledger.read, req, caller);
@@ -187,66 +187,63 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       // A paid call settles only a GO, before anything is signed or committed: the receipt names the transaction.
       const settled: SettledPayment | undefined =
         caller.payment && ev.decision === 'GO' ? await paid!.settle(caller.payment, fingerprint(req), act) : undefined;
-      const receipt = sealedReceipt(
-        ctx,
-        caller.payment ? { ...act, data: { ...act.data, payment: { ...paymentFacts(caller.payment, settled?.transaction), settled: settled !== undefined } } } : act,
-      );
-      // Only GO carries a JWT (SPEC 2.2); it names the log receipt, so it is signed second.
-      const jwt =
-        ev.decision === 'GO'
-          ? await signPrefinalityJwt(key, {
-              iss: ctx.config.BASE_URL,
-              sub: caller.keyId ?? (caller.payment ? `x402:${caller.payment.network}:${caller.payment.payer}` : 'demo'),
-              iat,
-              exp,
-              jti,
-              decision: ev.decision,
-              rail: req.rail,
-              transfer_hash,
-              transfer: req.transfer,
-              rule: ev.rule.id,
-              receipt_id: receipt.receipt_id,
-              ...(demo ? { demo: true } : {}),
-            })
-          : undefined;
+      const input: ReceiptInput = caller.payment
+        ? { ...act, data: { ...act.data, payment: { ...paymentFacts(caller.payment, settled?.transaction), settled: settled !== undefined } } }
+        : act;
       const meter = demo || caller.payment ? undefined : meteringOf(ev.decision);
       const micros = meter ? tollMicros(meter.sku) : 0;
-      const body = {
-        object: 'prefinality_decision',
-        decision: ev.decision,
-        rail: req.rail,
-        rule: ev.rule,
-        detail: ev.detail,
-        fields: ev.fields,
-        transfer_hash,
-        receipt_id: receipt.receipt_id,
-        verify_url: receipt.verify_url,
-        ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
-        demo,
-        charge: meter ? chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }) : null,
-        ...(caller.payment
-          ? {
-              payment: settled
-                ? { ...paymentFacts(settled, settled.transaction), settled: true }
-                : { ...paymentFacts(caller.payment), settled: false, detail: `not settled: only a GO is paid; this ${ev.decision} cost nothing` },
-            }
-          : {}),
-      };
-      // Decided on the state read under the lock; a settled payment adds its own row there too.
+      // Decided on the state read under the lock, where the receipt is minted (its id carries its log index).
       const decideUnderLock = (state: ActState): ActDecision => {
         if (fuse && visibleState(state.fuse, caller) !== fuse.state) throw new StateChanged();
-        const charges: ActCharge[] = [];
-        let clearAct: ClearActRow | undefined;
-        if (meter && caller.keyId) {
-          charges.push({ keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap });
-          // A GO clears exposure, as a PERMIT does on the execute gate.
-          const cleared = ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
-          if (cleared !== undefined) {
-            const at = now.toISOString();
-            clearAct = { receiptId: receipt.receipt_id, keyId: caller.keyId, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at };
-          }
-        }
-        return { writes: { receipt, charges, records: clearAct ? [{ table: 'clear_acts', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined) };
+        const charges: ActCharge[] = meter && caller.keyId ? [{ keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap }] : [];
+        const receipt = state.receipt(ctx, input, { charges });
+        // Only GO carries a JWT (SPEC 2.2); it names the log receipt, so it is signed second.
+        const jwt =
+          ev.decision === 'GO'
+            ? signPrefinalityJwt(key, {
+                iss: ctx.config.BASE_URL,
+                sub: caller.keyId ?? (caller.payment ? `x402:${caller.payment.network}:${caller.payment.payer}` : 'demo'),
+                iat,
+                exp,
+                jti,
+                decision: ev.decision,
+                rail: req.rail,
+                transfer_hash,
+                transfer: req.transfer,
+                rule: ev.rule.id,
+                receipt_id: receipt.receipt_id,
+                ...(demo ? { demo: true } : {}),
+              })
+            : undefined;
+        const body = {
+          object: 'prefinality_decision',
+          decision: ev.decision,
+          rail: req.rail,
+          rule: ev.rule,
+          detail: ev.detail,
+          fields: ev.fields,
+          transfer_hash,
+          receipt_id: receipt.receipt_id,
+          verify_url: receipt.verify_url,
+          ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
+          demo,
+          charge: meter ? chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }) : null,
+          ...(caller.payment
+            ? {
+                payment: settled
+                  ? { ...paymentFacts(settled, settled.transaction), settled: true }
+                  : { ...paymentFacts(caller.payment), settled: false, detail: `not settled: only a GO is paid; this ${ev.decision} cost nothing` },
+              }
+            : {}),
+        };
+        // A GO clears exposure, as a PERMIT does on the execute gate.
+        const cleared = meter && caller.keyId && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
+        const at = now.toISOString();
+        const clearAct: ClearActRow | undefined =
+          cleared !== undefined
+            ? { receiptId: receipt.receipt_id, keyId: caller.keyId!, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at }
+            : undefined;
+        return { writes: { receipt, records: clearAct ? [{ table: 'clear_acts', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined) };
       };
       try {
         return await commitAct(
@@ -258,7 +255,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
                 needs: { fuseId: fuse?.id },
                 run: async (tx, state) => {
                   const d = decideUnderLock(state);
-                  await paid!.commit(tx, settled, receipt.receipt_id);
+                  await paid!.commit(tx, settled, d.writes.receipt!.receipt_id);
                   return d;
                 },
               }
@@ -317,32 +314,34 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         const pass = reasons.length === 0;
         const meter = meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse');
         const micros = tollMicros(meter.sku);
-        const receipt = sealedReceipt(ctx, {
+        const input: ReceiptInput = {
           kind: 'prefinality_rtp_gate',
           decision: pass ? 'GO' : 'NO_GO',
           ...(jti ? { subject: jti } : {}),
           key_id: key.id,
           fingerprint: orderHash,
           data: { reasons: reasons.map((r) => r.code) },
-        });
-        const body = {
-          object: 'rtp_gate_result',
-          pass,
-          decision: pass ? 'GO' : 'NO_GO',
-          ...(jti ? { jti } : {}),
-          order_hash: orderHash,
-          reasons,
-          mismatched_fields: reasons.flatMap((r) => (r.code === 'order_mismatch' ? (r.fields ?? []) : [])),
-          receipt_id: receipt.receipt_id,
-          verify_url: receipt.verify_url,
-          charge: chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }),
         };
         try {
           return await commitAct(event, ctx, key, {
-            run: async (tx) => {
+            run: async (tx, state) => {
               // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
               if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
-              return { writes: { receipt, charges: [{ keyId: key.id, sku: meter.sku, amountMicros: micros, nap: meter.nap }] }, reply: reply(body, pass ? 200 : 403) };
+              const charge = { sku: meter.sku, amountMicros: micros, nap: meter.nap };
+              const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, ...charge }] });
+              const body = {
+                object: 'rtp_gate_result',
+                pass,
+                decision: pass ? 'GO' : 'NO_GO',
+                ...(jti ? { jti } : {}),
+                order_hash: orderHash,
+                reasons,
+                mismatched_fields: reasons.flatMap((r) => (r.code === 'order_mismatch' ? (r.fields ?? []) : [])),
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+                charge: chargeView(charge),
+              };
+              return { writes: { receipt }, reply: reply(body, pass ? 200 : 403) };
             },
           });
         } catch (e) {

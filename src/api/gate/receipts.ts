@@ -141,6 +141,7 @@ function receiptPage(e: ReceiptEvidence): string {
 <p class="verdict">${ok ? 'This receipt is genuine: its signature verifies and it is included in the public receipts log.' : 'This receipt does NOT fully verify.'}</p>
 <table>${row('Signature', yes(e.verification.signature, e.receipt ? 'verifies (Ed25519)' : 'sealed: its signed checkpoint verifies (Ed25519)', 'does not verify'))}
 ${row('Inclusion', yes(e.verification.inclusion, `included at index ${e.log.index} of ${e.inclusion.tree_size}`, 'not proven'))}
+${e.witnesses ? row('Witnesses', `${yes(e.verification.witnesses !== false, e.witnesses.cosigned_by.length ? `cosigned by ${escapeHtml(e.witnesses.cosigned_by.join(', '))}` : 'no witness has cosigned this checkpoint yet', 'a cosignature does not verify')}; ${e.witnesses.quorum === null ? 'no quorum required' : `quorum <code>${escapeHtml(e.witnesses.quorum)}</code> ${e.witnesses.quorum_holds ? 'holds' : 'does not hold yet'}`}`) : ''}
 ${row('Decision', `<code>${escapeHtml(String(e.payload.decision ?? ''))}</code>`)}${row('Kind', `<code>${escapeHtml(String(e.payload.kind ?? ''))}</code>`)}
 ${row('Subject', `<code>${escapeHtml(String(e.payload.subject ?? '—'))}</code>`)}${row('Issued', `<code>${escapeHtml(String(e.payload.issued_at ?? e.payload.iat ?? ''))}</code>`)}</table>
 <p><a href="/verify?id=${encodeURIComponent(e.receipt_id)}">Check it in your browser</a>: the verify page recomputes every check below with the published keys, without trusting this page.</p>

@@ -21,7 +21,6 @@ import { ProofError } from '../../crypto/merkle.ts';
 import { proofFromJson, proofToJson, verifySortedProof, type SortedProofJson } from '../../crypto/sorted-merkle.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { manifestsOf } from '../../ledger/astl.ts';
-import { signReceipt } from '../../ledger/receipts.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
@@ -98,17 +97,17 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
       const proof = tree.prove(enc(body.act_kind));
       const head = { tree_size: tree.size, root: Buffer.from(tree.root()).toString('base64') };
       const absent = !proof.present;
-      const receipt = await signReceipt(ctx, {
-        kind: 'absence_witness',
-        decision: absent ? 'ABSENT' : 'PRESENT',
-        subject: body.entity ?? (body.preset ? `preset:${body.preset}` : undefined),
-        key_id: key.id,
-        data: { act_kind: body.act_kind, surface: { ...surface, ...head } },
-      });
       const amount = witnessMicros();
+      const subject = body.entity ?? (body.preset ? `preset:${body.preset}` : undefined);
       return commitAct(event, ctx, key, {
-        decide: () => ({
-          writes: { receipt, charges: [{ keyId: key.id, sku: WITNESS_SKU, amountMicros: amount }] },
+        decide: (state) => {
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'absence_witness', decision: absent ? 'ABSENT' : 'PRESENT', ...(subject ? { subject } : {}), key_id: key.id, data: { act_kind: body.act_kind, surface: { ...surface, ...head } } },
+            { signed: true, charges: [{ keyId: key.id, sku: WITNESS_SKU, amountMicros: amount }] },
+          );
+          return {
+          writes: { receipt },
           reply: reply({
           witness_id: receipt.receipt_id,
           act_kind: body.act_kind,
@@ -120,7 +119,8 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
           standard_verify_url: `${ctx.config.SITE_URL}/standards/absence-ledger/verify`,
           charge: chargeView({ sku: WITNESS_SKU, amountMicros: amount }),
           }),
-        }),
+          };
+        },
       });
     },
   );

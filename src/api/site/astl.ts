@@ -18,7 +18,6 @@ import { newId, nowIso } from '../../ids.ts';
 import { ASTL_LOG, appendManifest, entityHead, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest } from '../../ledger/astl.ts';
 import { logSize } from '../../ledger/log.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { sealedReceipt } from '../../ledger/receipts.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
@@ -105,16 +104,9 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
       const manifestId = newId('mfst');
       const surfaceRoot = b64(surfaceTree(kinds).root());
-      const receipt = sealedReceipt(ctx, {
-        kind: 'astl_publish',
-        decision: 'PUBLISHED',
-        subject: body.entity,
-        key_id: key.id,
-        data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot },
-      });
       const amount = tollMicros('astl_publish');
       return commitAct(event, ctx, key, {
-        run: async (tx) => {
+        run: async (tx, state) => {
           // Owner and version are read under the write lock only (no read before it to repeat):
           // two publishes of one entity get consecutive versions, and a refusal writes nothing.
           const head = await entityHead(tx, body.entity);
@@ -128,11 +120,16 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
             surface_root: surfaceRoot,
             published_at: nowIso(),
           };
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'astl_publish', decision: 'PUBLISHED', subject: body.entity, key_id: key.id, data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot } },
+            { charges: [{ keyId: key.id, sku: 'astl_publish', amountMicros: amount }] },
+          );
           const appended = await appendManifest(tx, leaf, ownerId(key), receipt.receipt_id);
           const { index, leafHash: lh } = appended;
           const proof = appendedProof(ctx, ASTL_LOG, appended);
           return {
-            writes: { receipt, charges: [{ keyId: key.id, sku: 'astl_publish', amountMicros: amount }] },
+            writes: { receipt },
             reply: reply(
               {
                 manifest: leaf,

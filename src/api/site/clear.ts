@@ -13,7 +13,6 @@ import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { isRefusal } from '../../domain/pricing.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { monthTotals } from '../../ledger/clear.ts';
-import { signReceipt } from '../../ledger/receipts.ts';
 import { usage } from '../../ledger/meter.ts';
 import { nowIso } from '../../ids.ts';
 import { requireKey } from '../auth.ts';
@@ -139,18 +138,22 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
     const fp = fingerprint(a.action);
     const created = nowIso();
     try {
-      const receipt = await signReceipt(ctx, {
-        kind: a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind',
-        decision: outcome.decision,
-        subject: fuse.id,
-        key_id: key.id,
-        fingerprint: fp,
-        data: { vertical: a.vertical, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: a.action.kind, facts },
-      });
       return await commitAct(event, ctx, key, {
         needs: { fuseId: fuse.id, hopOf: key.id },
         decide: (state) => {
           if (state.fuse?.state !== fuse.state) throw new StateChanged();
+          const receipt = state.receipt(
+            ctx,
+            {
+              kind: a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind',
+              decision: outcome.decision,
+              subject: fuse.id,
+              key_id: key.id,
+              fingerprint: fp,
+              data: { vertical: a.vertical, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: a.action.kind, facts },
+            },
+            { signed: true, charges: [{ keyId: key.id, ...charge }] },
+          );
           const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
           const clearAct = {
             receiptId: receipt.receipt_id,
@@ -163,7 +166,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
             createdAt: created,
           };
           return {
-            writes: { receipt, charges: [{ keyId: key.id, ...charge }], records: [{ table: 'clear_acts', row: clearAct }] },
+            writes: { receipt, records: [{ table: 'clear_acts', row: clearAct }] },
             reply: reply({
               decision: outcome.decision,
               rule: outcome.rule,

@@ -24,7 +24,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredAct, meteredWrite, receiptFields, toll } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 
 export const SESSION_HEADER = 'fusegate-session';
@@ -168,4 +168,56 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
     },
     { tool: 'inference_session', summary: 'An inference session of this account: its leaves in order and their Merkle root', auth: 'key', tag: 'foundry', response: sessionResponse, problems: [404] },
   );
+
+  keyedAct(
+    router,
+    ctx,
+    '/api/v1/inference/reasoning-seal',
+    {
+      summary: "reasoning_seal (foundry layer 1): seals a commitment to a model's reasoning together with its inference session's root, in the receipts log; the reasoning itself is never public",
+      tag: 'foundry',
+      body: reasoningSealRequest,
+      problems: [404],
+      charges: ['inference_seal'],
+      example: { session_id: 'inf_…', reasoning: 'The claim file shows three prior incidents, so…' },
+    },
+    async (b, key, event) => {
+      const session = await readSession(ctx.ledger.read, ownerId(key), b.session_id);
+      if (!session) throw notFound(`no inference session ${b.session_id} in this account`, 'unknown_session');
+      const charge = toll('inference_seal');
+      const data = {
+        session_root: session.root,
+        session_size: session.size,
+        ...(b.reasoning !== undefined ? { reasoning: b.reasoning } : { reasoning_sha256: b.reasoning_sha256 }),
+      };
+      return meteredAct(
+        event,
+        ctx,
+        key,
+        { kind: 'reasoning_seal', decision: 'SEALED', subject: b.session_id, data },
+        [charge],
+        (receipt) => ({
+          reply: reply({
+            object: 'reasoning_seal',
+            session_id: b.session_id,
+            session_root: session.root,
+            session_size: session.size,
+            reasoning_commitment: receipt.payload.data?.reasoning ?? null,
+            reasoning_sha256: b.reasoning_sha256 ?? null,
+            charge: chargeView(charge),
+            ...receiptFields(receipt),
+          }),
+        }),
+        { commit: ['data.reasoning'] },
+      );
+    },
+  );
 }
+
+export const reasoningSealRequest = z
+  .strictObject({
+    session_id: ref.describe('an inference session of this account (the Fusegate-Session id)'),
+    reasoning: z.string().min(1).max(100_000).optional().describe('the reasoning text: the receipt holds a salted commitment to it, the account reads the opening'),
+    reasoning_sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex characters').optional().describe('or your own commitment (SHA-256 hex) to reasoning you keep'),
+  })
+  .refine((b) => (b.reasoning === undefined) !== (b.reasoning_sha256 === undefined), { message: 'send exactly one of reasoning or reasoning_sha256', path: ['reasoning'] });

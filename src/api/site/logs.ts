@@ -26,6 +26,7 @@ import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { decodeLeaf } from './leaf-decoders.ts';
 import { logGrowth } from '../../ledger/log-growth.ts';
+import { TILED_LOGS, tilesUrl } from './tiles.ts';
 
 export const b64 = (h: Uint8Array): string => Buffer.from(h).toString('base64');
 
@@ -69,6 +70,8 @@ export async function describeLog(ctx: AppContext, name: string) {
     verifier_key: keys[0]!,
     verifier_keys: keys,
     checkpoint_url: `${ctx.config.SITE_URL}/api/v1/logs/${name}/checkpoint`,
+    // The C2SP tlog-tiles prefix: its checkpoint and tiles, readable by any tile client (api/site/tiles.ts).
+    ...((TILED_LOGS as readonly string[]).includes(name) ? { tiles_url: tilesUrl(ctx.config.SITE_URL, name) } : {}),
     ...(ctx.witnessPolicy ? { witnessing: await describeWitnessing(ctx, name, head.size) } : {}),
   };
 }

@@ -1,16 +1,16 @@
 /**
- * The shape every companion-site metered write shares: make the receipt
- * (batch-sealed unless the act hands out a self-contained JWS), then commit it
- * as an act of the pipeline (api/act.ts): the area's state, the meter rows,
- * the receipt and the idempotent answer in one transaction, with the acts
- * queued beside it.
+ * The shape every companion-site metered write shares: an act of the pipeline
+ * (api/act.ts) that mints its receipt under the write lock (batch-sealed
+ * unless the act hands out a self-contained JWS), stating its charges, and
+ * commits the area's state, the receipt and the idempotent answer in one
+ * transaction, with the acts queued beside it.
  */
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { tollMicros } from '../../catalog/tolls.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { ActRecord } from '../../ledger/records.ts';
-import { sealedReceipt, signReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
 import { commit, type Opening } from '../../crypto/commitment.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -38,8 +38,8 @@ export function receiptFields(r: Receipt): { receipt_id: string; verify_url: str
 }
 
 /**
- * Makes the receipt of `input` for `key`, then commits `write` (the area's
- * state change and answer), the charges and the receipt together. `write` may
+ * Commits `write` (the area's state change and answer) with the receipt of
+ * `input` for `key`, which states the charges, together. `write` may
  * throw a Problem: then nothing of the act is written or charged. With
  * `signed`, the receipt carries its own JWS (for a token the caller presents
  * elsewhere, e.g. the execute-gate receipt); otherwise it is batch-sealed.
@@ -56,12 +56,11 @@ export async function meteredWrite(
   opts: { signed?: boolean; commit?: readonly string[] } = {},
 ): Promise<Reply> {
   const c = committed(input, opts.commit ?? []);
-  const receipt = await receiptOf(ctx, key, c.input, opts);
   return commitAct(event, ctx, key, {
-    run: async (tx) => ({
-      reply: await write(tx, receipt),
-      writes: { receipt, charges: chargesOf(key, charges), records: openingRecords(key, receipt, c.openings) },
-    }),
+    run: async (tx, state) => {
+      const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: opts.signed ?? false, charges: chargesOf(key, charges) });
+      return { reply: await write(tx, receipt), writes: { receipt, records: openingRecords(key, receipt, c.openings) } };
+    },
   });
 }
 
@@ -81,10 +80,13 @@ export async function meteredAct(
   opts: { commit?: readonly string[] } = {},
 ): Promise<Reply> {
   const c = committed(input, opts.commit ?? []);
-  const receipt = await receiptOf(ctx, key, c.input, {});
-  const { record, reply } = make(receipt);
-  const records = [...(record ? [record] : []), ...openingRecords(key, receipt, c.openings)];
-  return commitAct(event, ctx, key, { decide: () => ({ reply, writes: { receipt, charges: chargesOf(key, charges), records } }) });
+  return commitAct(event, ctx, key, {
+    decide(state) {
+      const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { charges: chargesOf(key, charges) });
+      const { record, reply } = make(receipt);
+      return { reply, writes: { receipt, records: [...(record ? [record] : []), ...openingRecords(key, receipt, c.openings)] } };
+    },
+  });
 }
 
 /**
@@ -127,8 +129,5 @@ function openingRecords(key: ApiKey, receipt: Receipt, openings: ReadonlyArray<{
   }));
 }
 
-function receiptOf(ctx: AppContext, key: ApiKey, input: Omit<ReceiptInput, 'key_id'>, opts: { signed?: boolean }): Promise<Receipt> | Receipt {
-  return opts.signed ? signReceipt(ctx, { ...input, key_id: key.id }) : sealedReceipt(ctx, { ...input, key_id: key.id });
-}
 
 const chargesOf = (key: ApiKey, charges: readonly MeterLine[]) => charges.map((c) => ({ keyId: key.id, ...c }));

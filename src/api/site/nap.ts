@@ -177,6 +177,8 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
           decision: 'SEALED',
           subject: b.matter_ref,
           fingerprint: fingerprint(b.evidence),
+          // The list itself is one commitment (its owner opens it): file names are caller free text, and
+          // a thousand items listed one by one would not fit one log entry; root_hash commits to the digests.
           data: { seal_id: sealId, root_hash: root, evidence_count: b.evidence.length, evidence: b.evidence, ...(b.refers_to ? { refers_to: b.refers_to } : {}) },
         },
         [charge],
@@ -192,7 +194,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
             ...receiptFields(receipt),
           }),
         }),
-        { commit: ['subject', 'data.evidence.*.name'] }
+        { commit: ['subject', 'data.evidence'] }
       );
     },
   );

@@ -15,7 +15,6 @@ import type { Config } from '../../config.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { insertAggregate } from '../../ledger/oracle.ts';
-import { sealedReceipt } from '../../ledger/receipts.ts';
 import type { AppContext } from '../context.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -84,19 +83,17 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
     async (body, key, event) => {
       const result = aggregate(body.readings, SOURCES, policy);
       const id = newId('agg');
-      const receipt = sealedReceipt(ctx, {
-        kind: 'oracle_aggregate',
-        decision: result.status,
-        subject: id,
-        key_id: key.id,
-        data: { metric: body.metric, readings: body.readings, ...result },
-      });
       const amount = tollMicros('oracle_aggregate');
       return commitAct(event, ctx, key, {
-        run: async (tx) => {
+        run: async (tx, state) => {
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'oracle_aggregate', decision: result.status, subject: id, key_id: key.id, data: { metric: body.metric, readings: body.readings, ...result } },
+            { charges: [{ keyId: key.id, sku: 'oracle_aggregate', amountMicros: amount }] },
+          );
           await insertAggregate(tx, { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() }, result);
           return {
-            writes: { receipt, charges: [{ keyId: key.id, sku: 'oracle_aggregate', amountMicros: amount }] },
+            writes: { receipt },
             reply: reply({
               aggregate_id: id,
               metric: body.metric,

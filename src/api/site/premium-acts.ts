@@ -21,7 +21,7 @@ import { ownerId } from '../../ledger/accounts.ts';
 import type { Fuse } from '../../ledger/fuses.ts';
 import { transitionFuse } from '../../ledger/fuses.ts';
 import { matterSeals } from '../../ledger/nap.ts';
-import { getReceipt, sealedReceipt, signReceipt } from '../../ledger/receipts.ts';
+import { getReceipt } from '../../ledger/receipts.ts';
 import { getTrigger } from '../../ledger/triggers.ts';
 import { commitAct, keyedAct } from '../act.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -81,9 +81,9 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
           const fuse = visibleIn(caller, b.fuse_id, state.fuse);
           const alive = fuse.state === 'LIVE' || fuse.state === 'ARMED';
           const at = nowIso();
-          const receipt = sealedReceipt(ctx, { kind: 'heartbeat', decision: alive ? 'ALIVE' : fuse.state, subject: fuse.id, key_id: key.id, data: { state: fuse.state, at } });
+          const receipt = state.receipt(ctx, { kind: 'heartbeat', decision: alive ? 'ALIVE' : fuse.state, subject: fuse.id, key_id: key.id, data: { state: fuse.state, at } }, { charges: [line] });
           return {
-            writes: { receipt, charges: [line] },
+            writes: { receipt },
             reply: reply({ fuse_id: fuse.id, state: fuse.state, alive, at, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
           };
         },
@@ -109,12 +109,11 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       if (!r) throw notFound(`no receipt ${b.receipt_id}`, 'unknown_receipt');
       const evidence = await receiptEvidence(ctx, r);
       const line = lineOf(key.id, 'verify_pull');
-      const receipt = sealedReceipt(ctx, { kind: 'verify_pull', decision: 'PULLED', subject: b.receipt_id, key_id: key.id, data: { log_index: r.log_index } });
       return commitAct(event, ctx, key, {
-        decide: () => ({
-          writes: { receipt, charges: [line] },
-          reply: reply({ pulled: b.receipt_id, evidence, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
-        }),
+        decide: (state) => {
+          const receipt = state.receipt(ctx, { kind: 'verify_pull', decision: 'PULLED', subject: b.receipt_id, key_id: key.id, data: { log_index: r.log_index } }, { charges: [line] });
+          return { writes: { receipt }, reply: reply({ pulled: b.receipt_id, evidence, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
+        },
       });
     },
   );
@@ -139,7 +138,6 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       const seen = await visibleFuse(ctx.ledger.read, caller, fuseId);
       const from = ['LIVE', 'ARMED', 'UNSIGNED'] as const;
       const c = committed({ kind: 'panic', decision: 'DEAD', subject: fuseId, data: { from: seen.state, ...(b.reason ? { reason: b.reason } : {}) } }, ['data.reason']);
-      const receipt = await signReceipt(ctx, { ...c.input, key_id: key.id });
       const line = lineOf(key.id, 'panic_receipt');
       const answer = await commitAct(event, ctx, key, {
         needs: { fuseId },
@@ -149,13 +147,14 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
           if (fuse.state !== seen.state || !(await transitionFuse(tx, fuse.id, from, 'DEAD', now))) {
             throw new Problem({ status: 409, code: 'invalid_transition', title: 'Conflict', detail: `cannot panic a fuse that is ${fuse.state}: it is blown already or changed meanwhile; nothing was charged`, extra: { state: fuse.state } });
           }
+          const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line] });
           const after: Fuse = { ...fuse, state: 'DEAD', updated_at: now };
           const openings = c.openings.map(({ field, opening }) => ({
             table: 'commitment_openings' as const,
             row: { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: now },
           }));
           return {
-            writes: { receipt, charges: [line], fuse: after, records: [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id), ...openings] },
+            writes: { receipt, fuse: after, records: [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id), ...openings] },
             reply: reply({ ...fuseObject(after), previous_state: fuse.state, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, receipt: receipt.jws }),
           };
         },
@@ -187,14 +186,14 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
         { kind: 'matter_spoliation', decision: 'SEALED', subject: b.matter_ref, data: { matter_root: root, seals: seals.map((s) => ({ seal_id: s.id, root_hash: s.rootHash, receipt_id: s.receiptId })), evidence_count: evidence } },
         ['subject'],
       );
-      const receipt = await signReceipt(ctx, { ...c.input, key_id: key.id });
       const line = lineOf(key.id, 'matter_spoliation');
       const at = nowIso();
       return commitAct(event, ctx, key, {
-        decide: () => ({
+        decide: (state) => {
+          const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line] });
+          return {
           writes: {
             receipt,
-            charges: [line],
             records: c.openings.map(({ field, opening }) => ({ table: 'commitment_openings' as const, row: { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at } })),
           },
           reply: reply({
@@ -208,7 +207,8 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
             verify_url: receipt.verify_url,
             receipt: receipt.jws,
           }),
-        }),
+          };
+        },
       });
     },
   );
@@ -236,12 +236,18 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       const fire = t.fire as { reading?: string; receipt_id?: string };
       const released = formatUsd(t.enabled_exposure_micros);
       const line = lineOf(key.id, 'parametric_run');
-      const receipt = sealedReceipt(ctx, { kind: 'parametric_run', decision: 'WINDOW_OPEN', subject: t.id, key_id: key.id, data: { action: 'parametric_window', fired_at: t.fired_at, reading: fire.reading ?? null, fire_receipt_id: fire.receipt_id ?? null, released_exposure_usd: released } });
       return commitAct(event, ctx, key, {
-        decide: () => ({
-          writes: { receipt, charges: [line] },
+        decide: (state) => {
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'parametric_run', decision: 'WINDOW_OPEN', subject: t.id, key_id: key.id, data: { action: 'parametric_window', fired_at: t.fired_at, reading: fire.reading ?? null, fire_receipt_id: fire.receipt_id ?? null, released_exposure_usd: released } },
+            { charges: [line] },
+          );
+          return {
+          writes: { receipt },
           reply: reply({ trigger_id: t.id, action: 'parametric_window', fired_at: t.fired_at, reading: fire.reading ?? null, fire_receipt_id: fire.receipt_id ?? null, released_exposure_usd: released, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
-        }),
+          };
+        },
       });
     },
   );
@@ -272,19 +278,22 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       const outcome = decideClear(facts);
       const sku = CLEAR_BEFORE[b.tier];
       const line = lineOf(key.id, sku);
-      const receipt = await signReceipt(ctx, {
+      const input = {
         kind: sku,
         decision: outcome.decision,
         subject: fuse.id,
         key_id: key.id,
         fingerprint: fingerprint(b.action),
         data: { tier: b.tier, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: b.action.kind, facts, pre_clearance: true },
-      });
+      };
       return commitAct(event, ctx, key, {
-        decide: () => ({
-          writes: { receipt, charges: [line] },
+        decide: (state) => {
+          const receipt = state.receipt(ctx, input, { signed: true, charges: [line] });
+          return {
+          writes: { receipt },
           reply: reply({ tier: b.tier, decision: outcome.decision, rule: outcome.rule, reason: outcome.reason, fuse_id: fuse.id, state: fuse.state, act_kind: b.action.kind, exposure_usd: formatUsd(facts.exposure_micros), charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, receipt: receipt.jws }),
-        }),
+          };
+        },
       });
     },
   );

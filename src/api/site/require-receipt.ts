@@ -11,9 +11,9 @@ import { DATA, catalogByKey } from '../../catalog/catalogs.ts';
 import { verifyReceiptToken } from '../../crypto/receipt.ts';
 import { logVerifierKeys } from '../../ledger/checkpoint.ts';
 import { RECEIPTS_LOG } from '../../ledger/seals.ts';
+import type { Receipt } from '../../ledger/receipts.ts';
 import { usdToMicros } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
-import { signReceipt } from '../../ledger/receipts.ts';
 import { claimRr1ReceiptUse } from '../../ledger/rr1.ts';
 import { requireReceipt } from '../../rr1/middleware.ts';
 import { optionalKey } from '../auth.ts';
@@ -51,9 +51,18 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
       const key = await optionalKey(event, ctx).catch(() => undefined);
       if (!key) return;
       // Every charge has a receipt (so a clearing attestation covers it): the challenge is sealed too.
-      const receipt = await signReceipt(ctx, { kind: 'rr1_challenge', decision: 'RECEIPT_REQUIRED', subject: RR1_DEMO_ACT.path, key_id: key.id, data: { act: RR1_DEMO_ACT.act, status: 428, reason } });
       const charge = { keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll };
-      await ctx.ledger.act({ needs: {}, decide: () => ({ writes: { receipt, charges: [charge] }, result: undefined }) });
+      const receipt = await ctx.ledger.act<Receipt>({
+        needs: {},
+        decide: (state) => {
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'rr1_challenge', decision: 'RECEIPT_REQUIRED', subject: RR1_DEMO_ACT.path, key_id: key.id, data: { act: RR1_DEMO_ACT.act, status: 428, reason } },
+            { signed: true, charges: [charge] },
+          );
+          return { writes: { receipt }, result: receipt };
+        },
+      });
       // The charged refusal names what it charged and the receipt that seals the charge.
       return { charge: chargeView(charge), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url };
     },

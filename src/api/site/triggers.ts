@@ -16,7 +16,6 @@ import { OPERATORS, fireFee, obligationFeeBps, thresholdReached, type FireFee } 
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
-import { sealedReceipt } from '../../ledger/receipts.ts';
 import { TRIGGERS_LOG, firedExposureSince, getTrigger, insertTrigger, markFired, newEventId, recordEvent, type Trigger } from '../../ledger/triggers.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -29,7 +28,6 @@ import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { usdAmount } from './schemas.ts';
-import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const TEMPLATES = DATA.foundry.trigger_templates;
 const templateIds = TEMPLATES.map((t) => t.template_id) as [string, ...string[]];
@@ -185,16 +183,14 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         fire: null,
         fee_micros: null,
       };
-      const receipt = sealedReceipt(ctx, {
-        kind: 'trigger_publish',
-        decision: 'ARMED',
-        subject: t.id,
-        key_id: key.id,
-        data: { template_id: t.template_id, obligation: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure) },
-      });
       const amount = tollMicros('trigger_publish');
       const r = await commitAct(event, ctx, key, {
-        run: async (tx) => {
+        run: async (tx, state) => {
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'trigger_publish', decision: 'ARMED', subject: t.id, key_id: key.id, data: { template_id: t.template_id, obligation: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure) } },
+            { charges: [{ keyId: key.id, sku: 'trigger_publish', amountMicros: amount }] },
+          );
           await insertTrigger(tx, t);
           const appended = await recordEvent(tx, ownerId(key), {
             event_id: newEventId(),
@@ -207,7 +203,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           });
           const proof = appendedProof(ctx, TRIGGERS_LOG, appended);
           return {
-            writes: { receipt, charges: [{ keyId: key.id, sku: 'trigger_publish', amountMicros: amount }] },
+            writes: { receipt },
             reply: reply(
               { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView({ sku: 'trigger_publish', amountMicros: amount }) },
               201,
@@ -253,12 +249,14 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       const reached = thresholdReached(t.threshold, reading!);
       if (!reached) {
         // Not an error: the trigger stays ARMED. Receipted, not charged (nothing was enabled).
-        const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
         return commitAct(event, ctx, key, {
-          decide: () => ({
-            writes: { receipt },
-            reply: reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
-          }),
+          decide: (state) => {
+            const receipt = state.receipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
+            return {
+              writes: { receipt },
+              reply: reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
+            };
+          },
         });
       }
       const exposure = BigInt(t.enabled_exposure_micros);
@@ -266,55 +264,50 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       const feeBps = templateFeeBps(t.template_id);
       const feeFor = async (db: Parameters<typeof firedExposureSince>[0], at: Date) =>
         fireFee(exposure, feeBps, tiers(), feeBps === null ? await firedExposureSince(db, ownerId(key), monthStart(at)) : 0n);
-      for (let attempt = 0; ; attempt++) {
-        const at = new Date();
-        const fee = await feeFor(ctx.ledger.read, at);
-        const toll = tollMicros('bps_fire');
-        const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
-        const receipt = sealedReceipt(ctx, { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } });
-        try {
-          const r = await commitAct(event, ctx, key, {
-            run: async (tx) => {
-              const again = await feeFor(tx, at);
-              if (again.feeMicros !== fee.feeMicros) throw new StateChanged();
-              if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
-              const appended = await recordEvent(tx, ownerId(key), {
-                event_id: newEventId(),
-                type: 'trigger.fired',
-                trigger_id: t.id,
-                template_id: t.template_id,
-                state: 'FIRED',
-                at: at.toISOString(),
-                data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
-              });
-              const after = (await getTrigger(tx, t.id))!;
-              const proof = appendedProof(ctx, TRIGGERS_LOG, appended);
-              return {
-                writes: {
-                  receipt,
-                  charges: [
-                    { keyId: key.id, sku: 'bps_fire', amountMicros: toll },
-                    { keyId: key.id, sku: FEE_SKU, amountMicros: fee.feeMicros },
-                  ],
-                },
-                reply: reply({
-                  fired: true,
-                  ...triggerObject(after),
-                  ...proof,
-                  receipt_id: receipt.receipt_id,
-                  verify_url: receipt.verify_url,
-                  charges: [chargeView({ sku: 'bps_fire', amountMicros: toll }), chargeView({ sku: FEE_SKU, amountMicros: fee.feeMicros })],
-                }),
-              };
+      // The fee is computed under the write lock, from the month's fires as they stand there: no re-decision.
+      const r = await commitAct(event, ctx, key, {
+        run: async (tx, state) => {
+          const at = new Date();
+          const fee = await feeFor(tx, at);
+          const toll = tollMicros('bps_fire');
+          const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } },
+            {
+              charges: [
+                { keyId: key.id, sku: 'bps_fire', amountMicros: toll },
+                { keyId: key.id, sku: FEE_SKU, amountMicros: fee.feeMicros },
+              ],
             },
+          );
+          if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
+          const appended = await recordEvent(tx, ownerId(key), {
+            event_id: newEventId(),
+            type: 'trigger.fired',
+            trigger_id: t.id,
+            template_id: t.template_id,
+            state: 'FIRED',
+            at: at.toISOString(),
+            data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
           });
-          nudgeDeliverer();
-          return r;
-        } catch (e) {
-          if (retryIfStale(e, attempt)) continue;
-          throw e;
-        }
-      }
+          const after = (await getTrigger(tx, t.id))!;
+          const proof = appendedProof(ctx, TRIGGERS_LOG, appended);
+          return {
+            writes: { receipt },
+            reply: reply({
+              fired: true,
+              ...triggerObject(after),
+              ...proof,
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+              charges: [chargeView({ sku: 'bps_fire', amountMicros: toll }), chargeView({ sku: FEE_SKU, amountMicros: fee.feeMicros })],
+            }),
+          };
+        },
+      });
+      nudgeDeliverer();
+      return r;
     },
   );
 

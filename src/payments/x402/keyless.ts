@@ -24,7 +24,7 @@ import { compactJwsSync } from '../../crypto/jws.ts';
 import type { ActState, ActWrites } from '../../ledger/acts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_OWNER } from '../../ledger/fuses.ts';
-import { RECEIPT_TYP, sealedReceipt, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import { RECEIPT_TYP, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import type { Transaction } from '../../ledger/sql.ts';
 import type { AppContext } from '../../api/context.ts';
 import { Problem } from '../../api/problem.ts';
@@ -104,9 +104,14 @@ function paymentReceiptInput(call: PaidCall, decision: 'PAID' | 'REFUSED', refus
   };
 }
 
-/** The receipt of a paid act, naming its payment (a self-contained receipt is signed again over the new payload). */
+/**
+ * The receipt of a paid act, naming its payment and charging the payer's key
+ * nothing (the payment replaces the toll); the same id and index, and a
+ * self-contained receipt is signed again over the new payload.
+ */
 function withPayment(ctx: AppContext, r: Receipt, facts: Record<string, unknown>): Receipt {
-  const payload = { ...r.payload, data: { ...r.payload.data, payment: facts } };
+  const { charges: _paidInstead, ...rest } = r.payload;
+  const payload = { ...rest, data: { ...r.payload.data, payment: facts } };
   return { ...r, payload, jws: r.jws === null ? null : compactJwsSync(canonicalJson(payload), ctx.keyring.current, RECEIPT_TYP) };
 }
 
@@ -128,11 +133,11 @@ interface PaidDecision {
  * replaces it), the receipt and the answer naming the payment, and the
  * payment settled in the act's transaction.
  */
-export async function paidDecision(ctx: AppContext, tx: Transaction, call: PaidCall, d: PaidDecision): Promise<PaidDecision> {
+export async function paidDecision(ctx: AppContext, tx: Transaction, state: ActState, call: PaidCall, d: PaidDecision): Promise<PaidDecision> {
   const s = call.settled!;
   const facts = factsOf(s);
   const before = d.writes.receipt;
-  const receipt = before ? withPayment(ctx, before, facts) : sealedReceipt(ctx, paymentReceiptInput(call, 'PAID'));
+  const receipt = before ? withPayment(ctx, before, facts) : state.receipt(ctx, paymentReceiptInput(call, 'PAID'));
   let body = d.reply.body;
   if (before?.jws && receipt.jws) body = replaced(body, before.jws, receipt.jws);
   if (body && typeof body === 'object' && !Array.isArray(body)) body = { ...body, payment: facts };
@@ -140,7 +145,7 @@ export async function paidDecision(ctx: AppContext, tx: Transaction, call: PaidC
   call.committed = true;
   return {
     ...d,
-    writes: { ...d.writes, receipt, charges: (d.writes.charges ?? []).filter((c) => c.keyId !== call.key.id) },
+    writes: { ...d.writes, receipt },
     reply: { ...d.reply, body, headers: { ...d.reply.headers, ...call.paid.responseHeaders(s) } },
   };
 }
@@ -157,13 +162,13 @@ export const needsOfPaid = <N extends { hopOf?: string | undefined }>(call: Paid
 export async function afterPaidFailure(ctx: AppContext, call: PaidCall, e: unknown): Promise<unknown> {
   if (!call.settled || call.committed) return e;
   const refusal = e instanceof Problem ? { status: e.status, code: e.code } : { status: 500, code: 'internal_error' };
-  const receipt = sealedReceipt(ctx, paymentReceiptInput(call, 'REFUSED', refusal));
   const s = call.settled;
-  await ctx.ledger.act({
+  const receipt = await ctx.ledger.act<Receipt>({
     needs: {},
-    run: async (tx: Transaction, _state: ActState) => {
+    run: async (tx: Transaction, state: ActState) => {
+      const receipt = state.receipt(ctx, paymentReceiptInput(call, 'REFUSED', refusal));
       await call.paid.commit(tx, s, receipt.receipt_id);
-      return { writes: { receipt }, result: undefined };
+      return { writes: { receipt }, result: receipt };
     },
   });
   call.committed = true;

@@ -8,7 +8,7 @@ import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
-import { signReceipt, type ReceiptInput, type SignedReceipt } from '../../ledger/receipts.ts';
+import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
 import type { AppContext } from '../../api/context.ts';
 import { optionalKey, requireKey } from '../../api/auth.ts';
 import { Problem } from '../../api/problem.ts';
@@ -46,14 +46,14 @@ function paidAct(paid: PaidResource, payment: VerifiedPayment): PaidAct {
 export const withPayment = (act: ReceiptInput, s: SettledAct): ReceiptInput => ({ ...act, data: { ...act.data, payment: s.facts } });
 
 /** Signs the receipt of a paid act with its payment and commits both (for acts with no pipeline of their own, e.g. lookup). */
-export async function commitPaidAct(ctx: AppContext, paid: PaidAct, act: ReceiptInput): Promise<{ receipt: SignedReceipt; settled: SettledAct }> {
+export async function commitPaidAct(ctx: AppContext, paid: PaidAct, act: ReceiptInput): Promise<{ receipt: Receipt; settled: SettledAct }> {
   const settled = await paid.settle(act);
-  const receipt = await signReceipt(ctx, withPayment(act, settled));
-  await ctx.ledger.act({
+  const receipt = await ctx.ledger.act<Receipt>({
     needs: {},
-    run: async (tx) => {
+    run: async (tx, state) => {
+      const receipt = state.receipt(ctx, withPayment(act, settled), { signed: true });
       await settled.commit(tx, receipt.receipt_id);
-      return { writes: { receipt }, result: undefined };
+      return { writes: { receipt }, result: receipt };
     },
   });
   return { receipt, settled };

@@ -11,7 +11,7 @@
  * this or another process is left alone.
  */
 import type { AppContext } from '../../api/context.ts';
-import { signReceipt, type ReceiptInput } from '../../ledger/receipts.ts';
+import type { ReceiptInput } from '../../ledger/receipts.ts';
 import { finishPayment, staleSettling, type PaymentRow } from '../../ledger/x402-payments.ts';
 import type { Facilitator } from './facilitator.ts';
 
@@ -48,14 +48,20 @@ export async function reconcileX402Payments(ctx: AppContext, facilitator: Facili
     if (moved) {
       const transaction = outcome.kind === 'settled' ? outcome.response.transaction : undefined;
       const act = JSON.parse(row.pending_receipt) as ReceiptInput;
-      const receipt = await signReceipt(ctx, { ...act, data: { ...act.data, payment: factsOf(row, transaction) } });
-      const done = await ctx.ledger.act({
-        needs: {},
-        run: async (tx) =>
-          (await finishPayment(tx, row.payment_id, { state: 'settled', transaction, receiptId: receipt.receipt_id }))
-            ? { writes: { receipt }, result: true }
-            : { writes: {}, result: false },
-      });
+      const done = await ctx.ledger
+        .act({
+          needs: {},
+          run: async (tx, state) => {
+            const receipt = state.receipt(ctx, { ...act, data: { ...act.data, payment: factsOf(row, transaction) } }, { signed: true });
+            // Finished by another run meanwhile: this receipt is discarded with the act.
+            if (!(await finishPayment(tx, row.payment_id, { state: 'settled', transaction, receiptId: receipt.receipt_id }))) throw new AlreadyFinished();
+            return { writes: { receipt }, result: true };
+          },
+        })
+        .catch((e: unknown) => {
+          if (e instanceof AlreadyFinished) return false;
+          throw e;
+        });
       if (done) out.settled.push(row.payment_id);
     } else if (outcome.kind === 'refused') {
       await ctx.ledger.write((tx) => finishPayment(tx, row.payment_id, { state: 'failed', error: outcome.reason }));
@@ -68,3 +74,6 @@ export async function reconcileX402Payments(ctx: AppContext, facilitator: Facili
   return out;
 }
 
+class AlreadyFinished extends Error {
+  override name = 'AlreadyFinished';
+}

@@ -1,0 +1,64 @@
+/**
+ * Every public log served as C2SP tlog-tiles (https://c2sp.org/tlog-tiles),
+ * under the prefix `<scheme>://<SITE_URL host>/<log>/`: so the log's origin
+ * line (`<host>/<log>`, ledger/checkpoint.ts) is exactly its prefix without
+ * the scheme, as C2SP recommends, and a stock tile client needs nothing but
+ * the prefix and the verifier key:
+ *
+ *   <prefix>checkpoint                  the signed checkpoint and its cosignatures, cached at most 2 s
+ *   <prefix>tile/<L>/<N>[.p/<W>]        hash tiles
+ *   <prefix>tile/entries/<N>[.p/<W>]    entry bundles
+ *
+ * A tile of a given width never changes, so full and partial tiles alike are
+ * immutable; a tile wider than the log is yet is 404. Tiles are computed from
+ * the stored segments and height-8 hashes (ledger/log.ts).
+ */
+import { HTTPResponse, type H3Event } from 'h3';
+import { parseTilePath } from '../../crypto/tiles.ts';
+import { readBundle, readHashTile } from '../../ledger/log.ts';
+import { cosignedCheckpoint } from '../../ledger/witnesses.ts';
+import type { AppContext } from '../context.ts';
+import { notFound } from '../problem.ts';
+import type { Router } from '../router.ts';
+
+/** The public logs (migration 0011): a private log (an inference session's) is never served as tiles. */
+export const TILED_LOGS = ['receipts', 'astl', 'triggers', 'clearing'] as const;
+
+export const CHECKPOINT_MAX_AGE_SECONDS = 2;
+
+/** The absolute URL prefix of a log's tiles, ending in '/'. */
+export function tilesUrl(siteUrl: string, log: string): string {
+  return `${new URL(siteUrl).origin}/${log}/`;
+}
+
+const PUBLIC = { 'access-control-allow-origin': '*' };
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+export function registerTileRoutes(router: Router, ctx: AppContext): void {
+  for (const log of TILED_LOGS) {
+    router.get(
+      `/${log}/checkpoint`,
+      async () => {
+        // With the cosignatures witnesses gave this size, when a witness policy is set.
+        const cp = await cosignedCheckpoint(ctx, log);
+        return new HTTPResponse(cp.note, {
+          headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': `public, max-age=${CHECKPOINT_MAX_AGE_SECONDS}`, ...PUBLIC },
+        });
+      },
+      { summary: `The ${log} log's C2SP checkpoint (its tiles prefix is /${log}/)`, auth: 'public', tag: 'logs', responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } } },
+    );
+    router.get(
+      `/${log}/tile/**:tile`,
+      async (event: H3Event) => {
+        const rest = event.url.pathname.slice(`/${log}/tile/`.length);
+        const ref = parseTilePath(rest);
+        if (!ref) throw notFound(`tile/${rest} is not a C2SP tile path (tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>])`, 'unknown_tile');
+        const db = ctx.ledger.read;
+        const bytes = ref.level === 'entries' ? await readBundle(db, log, ref.n, ref.width) : await readHashTile(db, log, ref.level, ref.n, ref.width);
+        if (!bytes) throw notFound(`the ${log} log has no tile/${rest} yet`, 'unknown_tile');
+        return new HTTPResponse(new Uint8Array(bytes), { headers: { 'content-type': 'application/octet-stream', 'cache-control': IMMUTABLE, ...PUBLIC } });
+      },
+      { summary: `A C2SP hash tile or entry bundle of the ${log} log`, auth: 'public', tag: 'logs', problems: [404], responses: { 200: { description: 'Tile bytes (c2sp.org/tlog-tiles)', contentType: 'application/octet-stream' } } },
+    );
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Each key's receipts, found in the log without a row per receipt: one row per
+ * key and batch (and UTC day), holding the batch's first index of that key and
+ * the offsets of the others from it (big-endian uint32 each).
+ *
+ * Read newest first, by the dashboard and by a usage figure that starts
+ * inside a day (meter.ts); the receipts themselves are read from their tiles.
+ */
+import type { Client, Transaction } from './sql.ts';
+import { insertRows, readEntriesAt, type Db } from './log.ts';
+import { RECEIPTS_LOG, receiptsFromEntries, type Receipt, type StoredReceipt } from './receipts.ts';
+
+const bytes = (v: unknown): Buffer => Buffer.from(v as ArrayBuffer);
+
+export async function addKeyReceipts(tx: Transaction, receipts: readonly Receipt[]): Promise<void> {
+  const groups = new Map<string, { keyId: string; day: string; indexes: number[] }>();
+  for (const r of receipts) {
+    const keyId = r.payload.key_id;
+    if (!keyId) continue;
+    const day = r.payload.issued_at.slice(0, 10);
+    const k = `${keyId} ${day}`;
+    const g = groups.get(k) ?? { keyId, day, indexes: [] };
+    g.indexes.push(r.log_index);
+    groups.set(k, g);
+  }
+  await insertRows(
+    tx,
+    'INSERT INTO key_receipts (key_id, day, first, offsets) VALUES',
+    '(?, ?, ?, ?)',
+    [...groups.values()].map((g) => [g.keyId, g.day, g.indexes[0]!, packOffsets(g.indexes)]),
+  );
+}
+
+function packOffsets(indexes: readonly number[]): Buffer {
+  const out = Buffer.allocUnsafe(4 * (indexes.length - 1));
+  for (let i = 1; i < indexes.length; i++) out.writeUInt32BE(indexes[i]! - indexes[0]!, 4 * (i - 1));
+  return out;
+}
+
+function unpackIndexes(first: number, offsets: Buffer): number[] {
+  const out = [first];
+  for (let at = 0; at + 4 <= offsets.length; at += 4) out.push(first + offsets.readUInt32BE(at));
+  return out;
+}
+
+/** Every receipt index of `keyId` issued on UTC `day`, in log order. */
+export async function keyReceiptIndexesOn(db: Db, keyId: string | undefined, day: string): Promise<number[]> {
+  const rs = keyId
+    ? await db.execute({ sql: 'SELECT first, offsets FROM key_receipts WHERE key_id = ? AND day = ? ORDER BY first', args: [keyId, day] })
+    : await db.execute({ sql: 'SELECT first, offsets FROM key_receipts WHERE day = ? ORDER BY first', args: [day] });
+  return rs.rows.flatMap((r) => unpackIndexes(Number(r.first), bytes(r.offsets))).sort((a, b) => a - b);
+}
+
+/** Rows of key_receipts read per query while scanning. */
+const ROWS_PER_READ = 64;
+
+export interface ScanOptions {
+  /** Only receipts before this log index (a cursor). */
+  before?: number | undefined;
+  /** Stop after this many kept receipts. */
+  limit: number;
+  /** Which receipts to keep (default: all). */
+  keep?: ((r: StoredReceipt) => boolean) | undefined;
+  /** Stop after examining this many receipts, kept or not, so a rare filter cannot scan a whole history. */
+  budget?: number | undefined;
+}
+
+/**
+ * The receipts of `keyIds`, newest first, filtered by `keep`. `next` is the
+ * cursor to pass as `before` for the next page, or undefined at the end.
+ */
+export async function scanKeyReceipts(db: Client, keyIds: readonly string[], opts: ScanOptions): Promise<{ receipts: StoredReceipt[]; next: number | undefined }> {
+  const budget = opts.budget ?? 10_000;
+  // Per key, a descending stream of indexes read ROWS_PER_READ rows at a time; merged newest first.
+  const streams = keyIds.map((keyId) => ({ keyId, pending: [] as number[], below: opts.before ?? Number.MAX_SAFE_INTEGER, done: false }));
+  const refill = async (s: (typeof streams)[number]) => {
+    const rs = await db.execute({
+      sql: 'SELECT first, offsets FROM key_receipts WHERE key_id = ? AND first < ? ORDER BY first DESC LIMIT ?',
+      args: [s.keyId, s.below, ROWS_PER_READ],
+    });
+    if (rs.rows.length < ROWS_PER_READ) s.done = true;
+    for (const r of rs.rows) {
+      const first = Number(r.first);
+      s.pending.push(...unpackIndexes(first, bytes(r.offsets)).filter((i) => i < (opts.before ?? Number.MAX_SAFE_INTEGER)));
+      s.below = Math.min(s.below, first);
+    }
+    s.pending.sort((a, b) => b - a);
+  };
+  const kept: StoredReceipt[] = [];
+  let examined = 0;
+  let last: number | undefined;
+  while (kept.length < opts.limit && examined < budget) {
+    for (const s of streams) if (s.pending.length === 0 && !s.done) await refill(s);
+    const live = streams.filter((s) => s.pending.length > 0);
+    if (live.length === 0) return { receipts: kept, next: undefined };
+    // Take a run of the newest indexes across keys, read them from their tiles together.
+    const batch: number[] = [];
+    while (batch.length < 64 && examined + batch.length < budget) {
+      const s = streams.filter((x) => x.pending.length > 0).sort((a, b) => b.pending[0]! - a.pending[0]!)[0];
+      if (!s) break;
+      // Never go below another stream's unread rows: refill it first.
+      const lagging = streams.find((x) => x.pending.length === 0 && !x.done);
+      if (lagging) break;
+      batch.push(s.pending.shift()!);
+    }
+    if (batch.length === 0) continue;
+    examined += batch.length;
+    for (const r of receiptsFromEntries(await readEntriesAt(db, RECEIPTS_LOG, batch))) {
+      last = r.log_index;
+      if (opts.keep && !opts.keep(r)) continue;
+      kept.push(r);
+      if (kept.length === opts.limit) return { receipts: kept, next: r.log_index };
+    }
+  }
+  return { receipts: kept, next: last };
+}
