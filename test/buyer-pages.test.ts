@@ -60,6 +60,11 @@ describe('layer pages for the buyer', { timeout: 180_000 }, () => {
       expect(cost, path).toMatch(/\d+\.\d\d USD|\d+(\.\d+)? bps|adds no charge/);
       const examples = (await page.locator('article.endpoint pre').allInnerTexts()).join('\n');
       expect(examples, path).not.toMatch(/"string"|\{\}|-9007199254740991|"https:\/\/example\.com\/"|_…"|"example_id"/);
+      // Every endpoint shows a response: from its schema, or recorded from a real call (scripts/record-examples.ts).
+      const withoutResponse = await page.locator('article.endpoint').evaluateAll((as) =>
+        as.filter((a) => !/Response \d{3}/.test(a.textContent ?? '')).map((a) => a.querySelector('h3')!.textContent!.trim()),
+      );
+      expect(withoutResponse.filter((h) => !/^POST .*(reasoning-seal|\/retry)$|openings$/.test(h)), path).toEqual([]);
       const items = await page.locator('#prices ~ .table-wrap tbody tr td:first-child').allInnerTexts();
       for (const item of items) {
         expect(item, `${path} price label`).not.toMatch(/: (price|usd)\b|^[a-z]+(_[a-z0-9]+)+$|^toll [a-z_]+/);

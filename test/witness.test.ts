@@ -4,7 +4,12 @@
  * (test/support/test-witness.ts, written from the C2SP text) over real HTTP.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config.ts';
+import { openLedger } from '../src/ledger/db.ts';
+import { thinCosignatures } from '../src/ledger/witnesses.ts';
+import { tempDir } from './support/server.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cosign, cosignerVkey, cosignersOf, parseCosignerKey, verifyCosignature } from '../src/crypto/cosignature.ts';
 import { checkpointText, signNote, verifierKey } from '../src/crypto/note.ts';
@@ -161,5 +166,40 @@ describe('add-checkpoint client against the test witness', () => {
     expect(await addCheckpoint(policyWitness, 5, [], note(5, Buffer.alloc(32, 7)), 1000)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/^unreachable/) });
     await w.up();
     expect((await addCheckpoint(policyWitness, 5, [], note(5, Buffer.alloc(32, 7)), 1000)).kind).toBe('cosigned');
+  });
+});
+
+describe('thinning old cosignatures', () => {
+  it('keeps one cosigned checkpoint per log and minute (the one most witnesses cosigned), and only past the hour', async () => {
+    const dir = tempDir();
+    const ledger = await openLedger(loadConfig({ DATABASE_URL: `file:${join(dir, 'db')}`, SIGNING_KEY_FILE: join(dir, 'k.json'), LOG_LEVEL: 'silent' }));
+    try {
+      const rows: Array<[number, string, string]> = [
+        [10, 'a', '2026-01-01T10:00:01.000Z'],
+        [11, 'a', '2026-01-01T10:00:02.000Z'],
+        [11, 'b', '2026-01-01T10:00:02.500Z'],
+        [12, 'a', '2026-01-01T10:00:03.000Z'],
+        [12, 'b', '2026-01-01T10:00:03.000Z'],
+        [20, 'a', '2026-01-01T10:01:00.000Z'],
+        [20, 'b', '2026-01-01T10:01:00.000Z'],
+        [21, 'a', '2026-01-01T10:01:30.000Z'],
+        [30, 'a', '2026-01-01T11:30:00.000Z'],
+        [7, 'a', '2026-01-01T10:00:00.000Z'],
+      ];
+      await ledger.write(async (tx) => {
+        for (const [size, vkey, at] of rows) {
+          await tx.execute({ sql: 'INSERT INTO witness_cosignatures (log, tree_size, vkey, line, cosigned_at) VALUES (?, ?, ?, ?, ?)', args: [size === 7 ? 'astl' : 'receipts', size, vkey, 'x', at] });
+        }
+      });
+      const after = await ledger.write((tx) => thinCosignatures(tx, 'receipts', '2026-01-01T11:00:00.000Z', 0));
+      const left = await ledger.read.execute("SELECT DISTINCT log, tree_size FROM witness_cosignatures ORDER BY log, tree_size");
+      expect(left.rows.map((r) => `${String(r.log)}/${Number(r.tree_size)}`)).toEqual(['astl/7', 'receipts/11', 'receipts/20', 'receipts/30']);
+      // The last old minute is looked at again next time; the settled one is not.
+      expect(after).toBe(12);
+      expect(await ledger.write((tx) => thinCosignatures(tx, 'receipts', '2026-01-01T11:00:00.000Z', after))).toBe(12);
+    } finally {
+      await ledger.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

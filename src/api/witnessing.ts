@@ -13,7 +13,7 @@ import { addCheckpoint } from '../net/witness-client.ts';
 import type { PolicyWitness } from '../crypto/witness-policy.ts';
 import { signCheckpoint } from '../ledger/checkpoint.ts';
 import { consistencyProof, listLogs, treeHead } from '../ledger/log.ts';
-import { recordCosignature, recordWitnessError, recordWitnessSize, witnessStates } from '../ledger/witnesses.ts';
+import { COSIGNATURES_KEPT_WHOLE_MS, recordCosignature, recordWitnessError, recordWitnessSize, thinCosignatures, witnessStates } from '../ledger/witnesses.ts';
 import type { AppContext } from './context.ts';
 import type { BackgroundJob } from './jobs.ts';
 
@@ -28,6 +28,8 @@ interface Pair {
 
 /** 409s followed in one submission before it counts as a failure. */
 const MAX_CONFLICTS = 3;
+/** How often old cosignatures are thinned (ledger/witnesses.ts, thinCosignatures). */
+const THIN_EVERY_MS = 60_000;
 
 export class Witnessing implements BackgroundJob {
   readonly name = 'witnessing';
@@ -36,6 +38,8 @@ export class Witnessing implements BackgroundJob {
   private readonly pairs = new Map<string, Pair>();
   private readonly loaded = new Set<string>();
   private readonly inFlight = new Set<Promise<void>>();
+  /** Per log: the size below which cosignatures are thinned already, and when that last ran. */
+  private readonly thinned = new Map<string, { after: number; at: number }>();
   private readonly ctx: AppContext;
 
   constructor(ctx: AppContext) {
@@ -63,6 +67,7 @@ export class Witnessing implements BackgroundJob {
       const policy = this.ctx.witnessPolicy!;
       for (const { name: log } of await listLogs(this.ctx.ledger.read)) {
         await this.load(log);
+        await this.thin(log);
         const head = await treeHead(this.ctx.ledger.read, log);
         if (head.size === 0) continue;
         for (const w of policy.witnesses) {
@@ -83,6 +88,15 @@ export class Witnessing implements BackgroundJob {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** Once a minute per log: cosignatures older than an hour thinned to one cosigned checkpoint per minute. */
+  private async thin(log: string): Promise<void> {
+    const t = this.thinned.get(log) ?? { after: 0, at: 0 };
+    if (Date.now() - t.at < THIN_EVERY_MS) return;
+    const before = new Date(Date.now() - COSIGNATURES_KEPT_WHOLE_MS).toISOString();
+    const after = await this.ctx.ledger.write((tx) => thinCosignatures(tx, log, before, t.after));
+    this.thinned.set(log, { after, at: Date.now() });
   }
 
   private pair(log: string, w: PolicyWitness): Pair {

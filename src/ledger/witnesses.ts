@@ -145,7 +145,8 @@ export async function cosignHead(ctx: WitnessedSigner, log: string, head: { size
  * cosigned size past `index` where the quorum holds, else the size past it with
  * the most cosignatures; undefined when no witness cosigned one yet. Sizes
  * witnessed later only add cosigned checkpoints, so once the quorum holds the
- * answer never changes (the receipt's evidence can be cached).
+ * answer stays until the hour-old cosignatures are thinned (thinCosignatures):
+ * then it may move to a later cosigned checkpoint, which proves the entry as well.
  */
 export async function witnessedSizeCovering(ctx: WitnessedSigner, log: string, index: number): Promise<CosignedCheckpoint | undefined> {
   if (!ctx.witnessPolicy || ctx.witnessPolicy.witnesses.length === 0) return undefined;
@@ -170,4 +171,37 @@ export async function latestWitnessed(ctx: WitnessedSigner, log: string): Promis
   const rs = await ctx.ledger.read.execute({ sql: 'SELECT MAX(tree_size) AS s FROM witness_cosignatures WHERE log = ?', args: [log] });
   const s = rs.rows[0]?.s;
   return s === null || s === undefined ? undefined : cosignedCheckpoint(ctx, log, Number(s));
+}
+
+/** Cosignatures are kept whole for this long, then thinned to one cosigned checkpoint per log and minute. */
+export const COSIGNATURES_KEPT_WHOLE_MS = 3_600_000;
+
+/**
+ * Thins the cosigned checkpoints of `log` made before `before` (RFC 3339) and
+ * past size `after` to one per minute: the size most witnesses cosigned in that
+ * minute (the smallest on a tie). Every entry stays proven by a cosigned
+ * checkpoint (a later one); storage grows by minutes, not by submissions.
+ * Returns the largest size it looked at, the `after` of the next call.
+ */
+export async function thinCosignatures(tx: Sql, log: string, before: string, after: number): Promise<number> {
+  const rs = await tx.execute({
+    sql: `SELECT tree_size, substr(MIN(cosigned_at), 1, 16) AS minute, COUNT(*) AS n FROM witness_cosignatures
+          WHERE log = ? AND tree_size > ? GROUP BY tree_size HAVING MAX(cosigned_at) < ? ORDER BY tree_size`,
+    args: [log, after, before],
+  });
+  const rows = rs.rows.map((r) => ({ size: Number(r.tree_size), minute: String(r.minute), n: Number(r.n) }));
+  const best = new Map<string, { size: number; n: number }>();
+  for (const r of rows) {
+    const b = best.get(r.minute);
+    if (!b || r.n > b.n) best.set(r.minute, r);
+  }
+  const drop = rows.filter((r) => best.get(r.minute)!.size !== r.size).map((r) => r.size);
+  for (let i = 0; i < drop.length; i += 200) {
+    const chunk = drop.slice(i, i + 200);
+    await tx.execute({ sql: `DELETE FROM witness_cosignatures WHERE log = ? AND tree_size IN (${chunk.map(() => '?').join(', ')})`, args: [log, ...chunk] });
+  }
+  // The newest minute may still get rows: look at it again next time.
+  const lastMinute = rows.at(-1)?.minute;
+  const settled = rows.filter((r) => r.minute !== lastMinute);
+  return settled.length ? settled.at(-1)!.size : after;
 }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import guides from '../content/layer-guides.json' with { type: 'json' };
 import openapi from '../generated/openapi.json' with { type: 'json' };
+import recorded from '../content/recorded-examples.json' with { type: 'json' };
 import { TOLLS } from '../catalog/tolls.ts';
 import { TOLL_LABELS, idWords } from '../catalog/pricing-table.ts';
 import { exampleNumber, exampleOpenObject, exampleString, filledIn } from './example-values.ts';
@@ -104,7 +105,9 @@ export function endpointsUnder(prefixes: string[]): EndpointGuide[] {
       // A response whose route declares no shape (or a text document) gets no invented example.
       const shape = deref(media?.schema);
       const declared = shape && (shape.type === 'array' || (shape.properties && Object.keys(shape.properties).length > 0) || shape.anyOf || shape.oneOf || shape.allOf) && content['application/json'];
-      const response = media?.example !== undefined ? pretty(filledIn(media.example)) : declared ? pretty(exampleOf(media.schema)) : undefined;
+      // Else a real answer recorded from a running service (scripts/record-examples.ts).
+      const real = (recorded as Record<string, { status: number; body: unknown }>)[`${m.toUpperCase()} ${path}`];
+      const response = media?.example !== undefined ? pretty(filledIn(media.example)) : declared ? pretty(exampleOf(media.schema)) : real ? (typeof real.body === 'string' ? real.body : pretty(real.body)) : undefined;
       out.push({ method: m.toUpperCase(), path, summary: String(op.summary ?? ''), keyed: (op.security ?? []).length > 0, status, ...(request ? { request } : {}), ...(response ? { response } : {}) });
     }
   }

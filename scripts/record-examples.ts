@@ -1,0 +1,65 @@
+/**
+ * Records real responses for the layer pages' endpoint examples where a route
+ * declares no response shape (so no example can be drawn from its schema):
+ * starts the service on a temporary database, makes a fuse, hops, a refusal,
+ * a classification and a signed execute-gate receipt, then calls each listed
+ * endpoint and writes its answer to src/content/recorded-examples.json, with
+ * the origins replaced by the build placeholders (the server substitutes its
+ * own) and long lists cut to two items. Run after `npm run build`:
+ *   node scripts/record-examples.ts
+ */
+import { writeFileSync } from 'node:fs';
+import { startTestServer } from '../test/support/server.ts';
+import { BUILD_ORIGINS } from '../src/urls.ts';
+
+const s = await startTestServer({ CLEARING_INTERVAL_HOURS: '0' });
+try {
+  const key = (await s.newKey('examples')).secret;
+  const json = async (path: string, init: RequestInit & { key?: string; json?: unknown } = {}) => {
+    const res = await s.fetch(path, { ...init, headers: { accept: 'application/json', ...(init.headers ?? {}) } });
+    const text = await res.text();
+    return { status: res.status, body: res.headers.get('content-type')?.includes('json') ? (JSON.parse(text) as unknown) : text };
+  };
+  const fuse = (await json('/v1/fuses', { key, json: { label: 'payments agent' } })).body as { fuse_id: string };
+  const permit = (await json('/v1/fuse/hop', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' } } })).body as { receipt_id: string };
+  await json(`/v1/fuses/${fuse.fuse_id}/dead`, { key, method: 'POST' });
+  await json('/v1/fuse/hop', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' } } });
+  await json(`/v1/fuses/${fuse.fuse_id}/charge`, { key, method: 'POST' });
+  const gate = (await json('/api/v1/execute-gate', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' } } })).body as { receipt: string };
+  const size = ((await json('/api/v1/logs/receipts')).body as { tree_size: number }).tree_size;
+
+  const calls: Array<[string, string, RequestInit & { key?: string; json?: unknown }]> = [
+    ['GET /api/v1/logs', '/api/v1/logs', {}],
+    ['GET /api/v1/logs/{log}', '/api/v1/logs/receipts', {}],
+    ['GET /api/v1/logs/{log}/checkpoint', '/api/v1/logs/receipts/checkpoint', {}],
+    ['GET /api/v1/logs/{log}/entries', '/api/v1/logs/receipts/entries?start=1&limit=2', {}],
+    ['GET /api/v1/logs/{log}/growth', '/api/v1/logs/receipts/growth?points=3', {}],
+    ['GET /api/v1/logs/{log}/proof/inclusion', `/api/v1/logs/receipts/proof/inclusion?index=1&tree_size=${size}`, {}],
+    ['GET /api/v1/logs/{log}/proof/consistency', `/api/v1/logs/receipts/proof/consistency?from=2&to=${size}`, {}],
+    ['GET /crypto/public-key', '/crypto/public-key', {}],
+    ['GET /v1/receipts/{receipt_id}', `/v1/receipts/${permit.receipt_id}`, {}],
+    ['POST /v1/receipts/verify', '/v1/receipts/verify', { json: { receipt: gate.receipt } }],
+    ['POST /v1/classify', '/v1/classify', { key, json: { text: 'wire 5,000 USD to the supplier' } }],
+    ['GET /api/v1/absence/scale', '/api/v1/absence/scale', {}],
+    ['GET /api/v1/astl/scale', '/api/v1/astl/scale', {}],
+    ['GET /api/v1/clearing/catalog', '/api/v1/clearing/catalog', {}],
+    ['GET /signal/trigger/feed.json', '/signal/trigger/feed.json', {}],
+    ['GET /api/v1/astl/log.json', '/api/v1/astl/log.json', {}],
+    ['GET /api/v1/issuer-pays/listings', '/api/v1/issuer-pays/listings', {}],
+    ['GET /signal/trigger-oracle', '/signal/trigger-oracle', {}],
+    ['GET /signal/trigger/webhooks', '/signal/trigger/webhooks', { key }],
+  ];
+  const cut = (v: unknown): unknown =>
+    Array.isArray(v) ? v.slice(0, 2).map(cut) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cut(x)])) : v;
+  const origins = (v: unknown) => JSON.parse(JSON.stringify(v).replaceAll(s.ctx.config.BASE_URL, BUILD_ORIGINS.gate).replaceAll(s.ctx.config.SITE_URL, BUILD_ORIGINS.site).replaceAll(new URL(s.ctx.config.SITE_URL).host, 'gate.example.com')) as unknown;
+  const out: Record<string, { status: number; body: unknown }> = {};
+  for (const [op, path, init] of calls) {
+    const r = await json(path, init);
+    if (r.status >= 200 && r.status < 300) out[op] = { status: r.status, body: origins(cut(r.body)) };
+    else console.error(`${op}: ${r.status}, not recorded`);
+  }
+  writeFileSync(new URL('../src/content/recorded-examples.json', import.meta.url), JSON.stringify(out, null, 1) + '\n');
+  console.log(`recorded ${Object.keys(out).length} of ${calls.length} examples -> src/content/recorded-examples.json`);
+} finally {
+  await s.stop();
+}
