@@ -35,7 +35,8 @@ async function axeSerious(p: Page): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  srv = await startTestServer({ SIGNIN_MAX_ATTEMPTS: '4' });
+  // A day-long window: attempts are counted in fixed windows, and a 15-minute boundary falling inside the test would reset the count.
+  srv = await startTestServer({ SIGNIN_MAX_ATTEMPTS: '4', SIGNIN_WINDOW_SECONDS: '86400' });
   ({ browser } = await launchChromium());
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   page = await context.newPage();

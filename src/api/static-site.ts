@@ -129,6 +129,7 @@ export function staticSiteHandler(root: string, urls: Urls) {
       }
     }
     let matched: string | undefined;
+    let matchedAsset: Asset | undefined;
     const res = await serveStatic(event, {
       fallthrough: true,
       indexNames: ['/index.html'],
@@ -136,6 +137,7 @@ export function staticSiteHandler(root: string, urls: Urls) {
         const a = assets.get(id) ?? assets.get(id.replace(/\/$/, '') + '/index.html');
         if (!a) return undefined;
         matched = id;
+        matchedAsset = a;
         return { size: a.size, mtime: a.mtime, etag: a.etag, type: a.type };
       },
       getContents(id) {
@@ -146,7 +148,8 @@ export function staticSiteHandler(root: string, urls: Urls) {
     if (res === undefined || matched === undefined) return undefined;
     event.res.headers.set('cache-control', cacheControl(matched));
     if (isMachineDocument(matched)) event.res.headers.set('access-control-allow-origin', '*');
-    else if (extname(matched) === '.html' || extname(matched) === '' || matched.endsWith('/')) event.res.headers.set('vary', 'cookie');
+    // A page differs for a signed-in browser (its header): caches keep the two apart.
+    if (matchedAsset?.type.startsWith('text/html')) event.res.headers.set('vary', 'cookie');
     return res;
   };
   /** True when the build has a file at `id` (for 405 and the CORS preflight). */

@@ -147,6 +147,8 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
 
   const outcomes: ActOutcome[] = [];
   const receipts: Receipt[] = [];
+  // Each receipt's entry, made once when it is minted (an amended copy is made again when written).
+  const leaves = new WeakMap<Receipt, Buffer>();
   const decided: ActWrites[] = [];
   for (const act of acts) {
     let minted: Receipt | undefined;
@@ -155,8 +157,9 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       receipt(issuer, input, opts = {}) {
         if (minted) throw new Error('an act has at most one receipt');
         const receipt = mintReceipt(issuer, before.size + receipts.length, withCharges(input, opts.charges), opts.signed, now);
-        const bytes = Buffer.byteLength(receiptLeaf(receipt));
-        if (bytes > MAX_ENTRY_BYTES) throw new ReceiptTooLarge(bytes);
+        const leaf = Buffer.from(receiptLeaf(receipt), 'utf8');
+        if (leaf.length > MAX_ENTRY_BYTES) throw new ReceiptTooLarge(leaf.length);
+        leaves.set(receipt, leaf);
         minted = receipt;
         return minted;
       },
@@ -187,7 +190,7 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
     }
   }
   await writeHopCounts(tx, [...quotas.values()], now);
-  await writeReceipts(tx, before, receipts);
+  await writeReceipts(tx, before, receipts, (r) => leaves.get(r) ?? Buffer.from(receiptLeaf(r), 'utf8'));
   await writeRecords(tx, decided.flatMap((a) => a.records ?? []));
   for (const a of decided) if (a.answer) await storeAnswer(tx, a.answer);
   return outcomes;
@@ -215,12 +218,12 @@ function withCharges(input: ReceiptInput, charges: readonly ActCharge[] | undefi
  * with the summary a clearing period sums), added to the usage counters, and
  * listed per key.
  */
-async function writeReceipts(tx: Transaction, before: Awaited<ReturnType<typeof readEdge>>, receipts: readonly Receipt[]): Promise<void> {
+async function writeReceipts(tx: Transaction, before: Awaited<ReturnType<typeof readEdge>>, receipts: readonly Receipt[], leafOf: (r: Receipt) => Buffer): Promise<void> {
   if (receipts.length === 0) return;
   await appendLeaves(
     tx,
     RECEIPTS_LOG,
-    receipts.map((r) => Buffer.from(receiptLeaf(r), 'utf8')),
+    receipts.map(leafOf),
     { before, summarize: (_entries, start) => summarizeReceipts(receipts.slice(start - before.size, start - before.size + _entries.length)) },
   );
   await addToCounters(tx, receipts);
