@@ -135,7 +135,9 @@ describe('account settings', { timeout: 180_000 }, () => {
       expect(m).toMatchObject({ auth: '\0gate@example.com\0s3cret', from: '<no-reply@gate.example>', to: '<forgetful@example.com>' });
       const link = /http:\/\/\S+\/reset\/[A-Za-z0-9_-]+/.exec(m.data)![0];
 
-      await anon.goto(link.replace(/^http:\/\/[^/]+/, srv.url));
+      const opened = await anon.goto(link.replace(/^http:\/\/[^/]+/, srv.url));
+      // The token is in the URL: the page tells the browser to send no Referer from it.
+      expect(opened?.headers()['referrer-policy']).toBe('no-referrer');
       await anon.fill('#password', 'a brand new password');
       await Promise.all([anon.waitForURL(srv.url + '/signin'), anon.click('main button[type=submit]')]);
       // Used once: the link is gone; every session ended; the new password works, the old does not.

@@ -173,6 +173,8 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     return redirect('/signin', signedOutCookies(event, ctx));
   });
 
+  // The reset token is in this page's URL: no link followed from it may carry it on in a Referer.
+  const NO_REFERRER = { 'referrer-policy': 'no-referrer' };
   const resetForm = (event: H3Event, token: string, status = 200, error?: string) => {
     const csrf = preSessionCsrf(event, ctx);
     return page(
@@ -187,9 +189,10 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
       ),
       status,
       csrf.setCookie ? [csrf.setCookie] : [],
+      NO_REFERRER,
     );
   };
-  const gone = () => page(htmlPage('Link expired', '<h1>This link cannot be used</h1><p>It is unknown, used or expired. <a href="/forgot">Ask for a new one</a>.</p>'), 410);
+  const gone = () => page(htmlPage('Link expired', '<h1>This link cannot be used</h1><p>It is unknown, used or expired. <a href="/forgot">Ask for a new one</a>.</p>'), 410, [], NO_REFERRER);
 
   app.get('/reset/:token', async (event) => {
     const token = String(event.context.params?.token ?? '');
