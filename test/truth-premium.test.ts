@@ -178,3 +178,24 @@ describe('issuer-pays listing and reasoning_seal', () => {
     expect((await post('/api/v1/inference/reasoning-seal', { session_id: 'inf_nope', reasoning_sha256: 'a'.repeat(64) })).status).toBe(404);
   });
 });
+
+describe('GAM credits', () => {
+  it('a clearing window bought grants its credits; the key\'s charges after it draw on them', async () => {
+    const k = await s.newKey('gam-operator');
+    const none = await (await s.fetch('/api/v1/gam/credits/balance', { key: k.secret })).json();
+    expect(none.balance).toBeNull();
+    const r = await s.fetch('/api/v1/gam/credits/purchase', { method: 'POST', json: { sku: 'clearing_quarterly' }, key: k.secret });
+    expect(r.status).toBe(201);
+    const g = await r.json();
+    expect(g).toMatchObject({ sku: 'clearing_quarterly', gam_credits_usd: '10000.00', charge: { sku: 'clearing_quarterly', amount_usd: '2499.00' } });
+    expect(Date.parse(g.expires_at) - Date.parse(g.granted_at)).toBe(13 * 7 * 86_400_000);
+    // Charges after the grant draw on it: a panic (49.00) and a hop (0.10).
+    const fuse = (await (await s.fetch('/v1/fuses', { method: 'POST', json: { state: 'LIVE' }, key: k.secret })).json()).fuse_id;
+    await s.fetch('/v1/fuse/hop', { method: 'POST', json: { fuse_id: fuse }, key: k.secret });
+    await s.fetch(`/v1/fuses/${fuse}/panic`, { method: 'POST', json: {}, key: k.secret });
+    const b = (await (await s.fetch('/api/v1/gam/credits/balance', { key: k.secret })).json()).balance;
+    expect(b).toMatchObject({ granted_usd: '10000.00', charged_since_usd: '49.10', drawn_usd: '49.10', remaining_usd: '9950.90', beyond_credits_usd: '0.00' });
+    const again = await s.fetch('/api/v1/gam/credits/purchase', { method: 'POST', json: { sku: 'clearing_annual' }, key: k.secret });
+    expect(again.status).toBe(409);
+  });
+});

@@ -26,6 +26,7 @@ import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
 import { registerCommitmentRoutes } from './site/commitments.ts';
 import { registerPremiumActs } from './site/premium-acts.ts';
 import { registerListingRoutes } from './site/listings.ts';
+import { registerGamRoutes } from './site/gam.ts';
 import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
@@ -65,6 +66,7 @@ const MODULES: RouteModule[] = [
   registerCommitmentRoutes,
   registerPremiumActs,
   registerListingRoutes,
+  registerGamRoutes,
   registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
