@@ -52,6 +52,8 @@ export const OPERATIONS = {
   getApiV1IssuerPaysListings: { method: 'GET', path: '/api/v1/issuer-pays/listings', auth: 'public', x402: false, input: 'none', params: [] },
   postApiV1GamCreditsPurchase: { method: 'POST', path: '/api/v1/gam/credits/purchase', auth: 'operator', x402: false, input: 'body', params: [] },
   getApiV1GamCreditsBalance: { method: 'GET', path: '/api/v1/gam/credits/balance', auth: 'key', x402: false, input: 'none', params: [] },
+  postSignalMandates: { method: 'POST', path: '/signal/mandates', auth: 'key', x402: false, input: 'body', params: [] },
+  getSignalPatternsJson: { method: 'GET', path: '/signal/patterns.json', auth: 'key', x402: false, input: 'none', params: [] },
   getApiV1LogsByLogSearch: { method: 'GET', path: '/api/v1/logs/:log/search', auth: 'public', x402: false, input: 'query', params: ['log'] },
   prefinality_evaluate: { method: 'POST', path: '/v1/prefinality/evaluate', auth: 'key', x402: true, input: 'body', params: [] },
   demo_prefinality_evaluate: { method: 'POST', path: '/demo/prefinality/evaluate', auth: 'demo', x402: false, input: 'body', params: [] },
@@ -332,6 +334,10 @@ export interface OperationInput {
     sku: "clearing_annual" | "clearing_quarterly";
   };
   getApiV1GamCreditsBalance: Record<string, never>;
+  postSignalMandates: {
+    metric: string;
+  };
+  getSignalPatternsJson: Record<string, never>;
   getApiV1LogsByLogSearch: {
     log: string;
   } & {

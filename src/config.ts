@@ -35,6 +35,8 @@ export const configSchema = z.object({
   HOP_LIMIT_DEFAULT: positiveInt.default(10000),
   /** The operator formula's floor in USD (SPEC 8.3 leaves the value open). */
   OPERATOR_FLOOR_USD: usd.default('0.10'),
+  /** Signal mandates an account's platform includes; each one past them is charged mandate_overage (SPEC does not show the count). */
+  SIGNAL_INCLUDED_MANDATES: nonNegativeInt.default(10),
   /** Public demo endpoints: requests per window per client address. */
   DEMO_RATE_LIMIT: positiveInt.default(30),
   DEMO_RATE_WINDOW_SECONDS: positiveInt.default(60),

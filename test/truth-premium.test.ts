@@ -199,3 +199,29 @@ describe('GAM credits', () => {
     expect(again.status).toBe(409);
   });
 });
+
+describe('Signal: the pattern feed with mandate overage', () => {
+  it('the included mandates are free; each one past them is charged mandate_overage 3.00 once; the feed counts the watched metrics', async () => {
+    const o = await startTestServer({ SIGNAL_INCLUDED_MANDATES: '2' });
+    try {
+      const k = await o.newKey('signal');
+      const mandate = (metric: string) => o.fetch('/signal/mandates', { method: 'POST', json: { metric }, key: k.secret });
+      const a = await (await mandate('drift')).json();
+      const b = await (await mandate('holds')).json();
+      const r = await mandate('wires');
+      expect(r.status).toBe(201);
+      const c = await r.json();
+      expect([a.overage, b.overage, c.overage]).toEqual([false, false, true]);
+      expect(a.charge).toBeNull();
+      expect(c.charge).toEqual({ sku: 'mandate_overage', amount_usd: '3.00', nap: false });
+      const rows = await chargesOf(o.ctx.ledger.read, k.id);
+      expect(rows.map((x) => [x.sku, Number(x.amount_micros), x.ref])).toEqual([['mandate_overage', 3_000_000, c.receipt_id]]);
+      await o.fetch('/signal/trigger/publish', { method: 'POST', json: { template_id: 'ai_model_change', threshold: { metric: 'drift', operator: 'gte', value: '1' } }, key: k.secret });
+      const feed = await (await o.fetch('/signal/patterns.json', { key: k.secret })).json();
+      expect(feed).toMatchObject({ mandates: 3, included: 2 });
+      expect(feed.patterns).toContainEqual({ metric: 'drift', published: 1, fired: 0 });
+    } finally {
+      await o.stop();
+    }
+  });
+});

@@ -27,6 +27,7 @@ import { registerCommitmentRoutes } from './site/commitments.ts';
 import { registerPremiumActs } from './site/premium-acts.ts';
 import { registerListingRoutes } from './site/listings.ts';
 import { registerGamRoutes } from './site/gam.ts';
+import { registerSignalRoutes } from './site/signal.ts';
 import { registerLogSearchRoutes } from './site/log-search.ts';
 import { allowedOrigins, registerMcpRoutes } from './mcp.ts';
 import { registerOpenApiRoutes } from './openapi.ts';
@@ -67,6 +68,7 @@ const MODULES: RouteModule[] = [
   registerPremiumActs,
   registerListingRoutes,
   registerGamRoutes,
+  registerSignalRoutes,
   registerLogSearchRoutes,
   registerPrefinalityRoutes,
   registerPasRoutes,
