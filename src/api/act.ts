@@ -124,43 +124,65 @@ export function actProblem(e: unknown, key: ApiKey | undefined): unknown {
 }
 
 /** What a keyed act route declares: its doc (the body schema is the one parsed), and what to do with its answer afterwards, if anything. */
-export type KeyedActDoc<S extends z.ZodType> = Omit<RouteDoc, 'auth' | 'body'> & {
-  body: S;
+export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'auth' | 'body'> & {
+  /** The body schema; absent, the act takes no body and none is read. */
+  body?: S;
+  /** A request without a Content-Type is read as `{}` (the schema's defaults), as when no body was sent. */
+  optionalBody?: boolean;
+  /** The body is read (and refused) before the Idempotency-Key is looked at. */
+  bodyFirst?: boolean;
   /** Applied to the HTTP answer, the first one and a replay alike (e.g. a checkpoint's signed note). */
   after?: (res: HTTPResponse) => Promise<HTTPResponse>;
   /** Most bytes the body may have, for a route whose input is larger by nature (default MAX_BODY_BYTES). */
   bodyLimit?: number;
   /** Refuses before anything else, right after the key check (e.g. a feature this gate has not configured). */
   precondition?: () => void;
+  /**
+   * Checks what the path names before the Idempotency-Key (e.g. the caller's fuse: 404 first), after the
+   * precondition; its result is handed to the handler. Keyed routes only: a keyless payer never reaches it.
+   */
+  precheck?: (event: H3Event, key: ApiKey) => Promise<P> | P;
 };
 
 /**
  * Registers a keyed POST act: the key checked (401 before anything else), the
- * route's precondition, the request run under its Idempotency-Key, the body
- * read with `doc.body` (at most `doc.bodyLimit`, else MAX_BODY_BYTES), then
+ * route's precondition and precheck, the request run under its Idempotency-Key,
+ * the body read with `doc.body` (at most `doc.bodyLimit`, else MAX_BODY_BYTES;
+ * before the Idempotency-Key with `bodyFirst`; none without a schema), then
  * `handle`. The doc says `auth: 'key'` and names the body
  * schema it parses, so the reference cannot drift from the check; `doc.role`
  * is enforced by the router's guard before any of this.
  */
-export function keyedAct<S extends z.ZodType>(
+export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   router: Router,
   ctx: AppContext,
   path: string,
-  doc: KeyedActDoc<S>,
-  handle: (body: z.output<S>, key: ApiKey, event: H3Event) => Promise<Reply>,
+  doc: KeyedActDoc<S, P>,
+  handle: (body: z.output<S>, key: ApiKey, event: H3Event, checked: P) => Promise<Reply>,
 ): void {
-  const { after, bodyLimit, precondition, summary, ...rest } = doc;
+  const { after, bodyLimit, precondition, precheck, optionalBody, bodyFirst, summary, ...rest } = doc;
   const schema = doc.body;
   const limit = bodyLimit ?? ctx.config.MAX_BODY_BYTES;
   const declared: RouteDoc = { summary, auth: 'key', ...rest };
+  const read = async (event: H3Event): Promise<z.output<S>> => {
+    if (!schema) return undefined as z.output<S>;
+    if (optionalBody && event.req.headers.get('content-type') === null) return schema.parse({}) as z.output<S>;
+    return readBody(event, schema, limit);
+  };
   // x402 in place of a key, where the declaration takes it and the service has x402 configured.
   const route = paidRouteOf('POST', path, declared);
   const paid = route && doc.role !== 'operator' ? paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route)) : undefined;
+  if (paid && precheck) throw new Error(`POST ${path}: a precheck needs the key, and this act takes x402 without one`);
   const act = async (event: H3Event): Promise<HTTPResponse | Response> => {
     const key = paid ? await optionalKey(event, ctx) : await requireKey(event, ctx);
     precondition?.();
-    if (!key) return paidAct(event, ctx, paid!, `POST ${path}`, async () => readBody(event, schema, limit), handle);
-    return idempotent(event, ctx, key, async () => handle(await readBody(event, schema, limit), key, event));
+    if (!key) return paidAct(event, ctx, paid!, `POST ${path}`, async () => read(event), (b, k, e) => handle(b, k, e, undefined as P));
+    const checked = precheck ? await precheck(event, key) : (undefined as P);
+    if (bodyFirst) {
+      const body = await read(event);
+      return idempotent(event, ctx, key, async () => handle(body, key, event, checked));
+    }
+    return idempotent(event, ctx, key, async () => handle(await read(event), key, event, checked));
   };
   router.post(path, after ? async (event) => {
     const res = await act(event);

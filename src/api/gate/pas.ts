@@ -55,7 +55,6 @@ import { verifyUrl, type Receipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { Problem, badRequest, notFound } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -448,35 +447,36 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
   );
 
   const transition = (verb: 'charge' | 'dead', to: 'LIVE' | 'DEAD', from: readonly LicenseState[]) =>
-    router.post(
+    keyedAct(
+      router,
+      ctx,
       `/v1/pas/licenses/:license_id/${verb}`,
-      async (event) => {
-        const key = await requireKey(event, ctx);
-        const licenseId = licenseParam(event);
-        return idempotent(event, ctx, key, async () => {
-          return commitAct(event, ctx, key, {
-            run: async (tx, act) => {
-              const receipt = act.receipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
-              const now = nowIso();
-              const previous = await transitionLicense(tx, { keyId: ownerId(key), licenseId, from, to, receiptId: receipt.receipt_id, now });
-              if (previous === null) {
-                throw new Problem({
-                  status: 409,
-                  code: 'invalid_transition',
-                  title: 'Conflict',
-                  detail: `licence ${licenseId} is already LIVE: charge resurrects only an UNSIGNED or DEAD parent`,
-                  extra: { license_id: licenseId, state: await licenseState(tx, ownerId(key), licenseId, now) },
-                });
-              }
-              const state = await licenseState(tx, ownerId(key), licenseId, now);
-              return { writes: { receipt }, reply: reply({ object: 'license_transition', license_id: licenseId, action: verb, previous_state: previous, state, at: now, ...receiptBody(receipt) }) };
-            },
-          });
-        });
+      {
+        ...(verb === 'charge'
+          ? { tool: 'pas_license_charge', summary: 'Charge-only resurrection: UNSIGNED or DEAD to LIVE (no bind-only write is made); 409 when already LIVE', role: 'operator' as const, tag: 'pas', response: transitionResponse, problems: [403, 409, 422] }
+          : { tool: 'pas_license_blow', summary: 'Blow the licence parent (stored and reported as DEAD); outstanding tickets cannot redeem until a charge', tag: 'pas', response: transitionResponse, problems: [422] }),
+        // A malformed licence id is refused before the Idempotency-Key.
+        precheck: (event) => licenseParam(event),
       },
-      verb === 'charge'
-        ? { tool: 'pas_license_charge', summary: 'Charge-only resurrection: UNSIGNED or DEAD to LIVE (no bind-only write is made); 409 when already LIVE', auth: 'key', role: 'operator', tag: 'pas', response: transitionResponse, problems: [403, 409, 422] }
-        : { tool: 'pas_license_blow', summary: 'Blow the licence parent (stored and reported as DEAD); outstanding tickets cannot redeem until a charge', auth: 'key', tag: 'pas', response: transitionResponse, problems: [422] },
+      async (_body, key, event, licenseId) =>
+        commitAct(event, ctx, key, {
+          run: async (tx, act) => {
+            const receipt = act.receipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
+            const now = nowIso();
+            const previous = await transitionLicense(tx, { keyId: ownerId(key), licenseId, from, to, receiptId: receipt.receipt_id, now });
+            if (previous === null) {
+              throw new Problem({
+                status: 409,
+                code: 'invalid_transition',
+                title: 'Conflict',
+                detail: `licence ${licenseId} is already LIVE: charge resurrects only an UNSIGNED or DEAD parent`,
+                extra: { license_id: licenseId, state: await licenseState(tx, ownerId(key), licenseId, now) },
+              });
+            }
+            const state = await licenseState(tx, ownerId(key), licenseId, now);
+            return { writes: { receipt }, reply: reply({ object: 'license_transition', license_id: licenseId, action: verb, previous_state: previous, state, at: now, ...receiptBody(receipt) }) };
+          },
+        }),
     );
   transition('charge', 'LIVE', CHARGEABLE_LICENSE_STATES);
   transition('dead', 'DEAD', ['UNSIGNED', 'LIVE', 'ARMED', 'DEAD']);

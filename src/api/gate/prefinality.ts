@@ -7,7 +7,7 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
-import { commitAct, type Decision as ActDecision } from '../act.ts';
+import { commitAct, keyedAct, type Decision as ActDecision } from '../act.ts';
 import type { Client, Transaction } from '../../ledger/sql.ts';
 import type { H3Event, HTTPResponse } from 'h3';
 import { z } from 'zod';
@@ -41,7 +41,7 @@ import type { ReceiptInput } from '../../ledger/receipts.ts';
 import { PaymentRefused, paymentFacts, presentsPayment, type SettledPayment, type VerifiedPayment } from '../../payments/x402/gate.ts';
 import { paidRouteOf, resourceOf, priceMicros } from '../../payments/x402/resources.ts';
 import { paidResource } from '../../payments/x402/service.ts';
-import { optionalKey, requireKey } from '../auth.ts';
+import { optionalKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
@@ -294,63 +294,59 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     );
   }, { tool: 'prefinality_verify', summary: 'Is a pre-finality receipt JWT valid, and why not', auth: 'public', tag: 'prefinality', body: verifyRequestSchema });
 
-  router.post(RTP_GATE_PATH, async (event) => {
-    const key = await requireKey(event, ctx);
-    const { receipt: token, payment_order: order } = await readBody(event, rtpGateRequestSchema, ctx.config.MAX_BODY_BYTES);
-    return idempotent(event, ctx, key, async () => {
-      const orderHash = fingerprint(order);
-      for (let attempt = 0; ; attempt++) {
-        const v = await verifyPrefinalityJwt(token, ctx.keyring, { issuer: ctx.config.BASE_URL });
-        const reasons: Array<{ code: string; detail: string; fields?: string[] }> = [];
-        let jti: string | undefined;
-        if (!v.valid) {
-          reasons.push({ code: v.reason, detail: v.detail });
-        } else {
-          const c = v.claims;
-          jti = c.jti;
-          const used = (await receiptUse(ctx.ledger.read, c.jti)) !== undefined;
-          reasons.push(...rtpGateReasons({ claims: c, order, keyId: key.id, used }));
-        }
-        const pass = reasons.length === 0;
-        const meter = meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse');
-        const micros = tollMicros(meter.sku);
-        const input: ReceiptInput = {
-          kind: 'prefinality_rtp_gate',
-          decision: pass ? 'GO' : 'NO_GO',
-          ...(jti ? { subject: jti } : {}),
-          key_id: key.id,
-          fingerprint: orderHash,
-          data: { reasons: reasons.map((r) => r.code) },
-        };
-        try {
-          return await commitAct(event, ctx, key, {
-            run: async (tx, state) => {
-              // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
-              if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
-              const charge = { sku: meter.sku, amountMicros: micros, nap: meter.nap };
-              const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, ...charge }] });
-              const body = {
-                object: 'rtp_gate_result',
-                pass,
-                decision: pass ? 'GO' : 'NO_GO',
-                ...(jti ? { jti } : {}),
-                order_hash: orderHash,
-                reasons,
-                mismatched_fields: reasons.flatMap((r) => (r.code === 'order_mismatch' ? (r.fields ?? []) : [])),
-                receipt_id: receipt.receipt_id,
-                verify_url: receipt.verify_url,
-                charge: chargeView(charge),
-              };
-              return { writes: { receipt }, reply: reply(body, pass ? 200 : 403) };
-            },
-          });
-        } catch (e) {
-          if (retryIfStale(e, attempt)) continue;
-          throw e;
-        }
+  keyedAct(router, ctx, RTP_GATE_PATH, { tool: 'rtp_gate', summary: 'Does a GO receipt clear this RTP payment order (single use)', tag: 'prefinality', body: rtpGateRequestSchema, bodyFirst: true, responses: { 200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody }, 403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody } }, problems: [409, 422] }, async ({ receipt: token, payment_order: order }, key, event) => {
+    const orderHash = fingerprint(order);
+    for (let attempt = 0; ; attempt++) {
+      const v = await verifyPrefinalityJwt(token, ctx.keyring, { issuer: ctx.config.BASE_URL });
+      const reasons: Array<{ code: string; detail: string; fields?: string[] }> = [];
+      let jti: string | undefined;
+      if (!v.valid) {
+        reasons.push({ code: v.reason, detail: v.detail });
+      } else {
+        const c = v.claims;
+        jti = c.jti;
+        const used = (await receiptUse(ctx.ledger.read, c.jti)) !== undefined;
+        reasons.push(...rtpGateReasons({ claims: c, order, keyId: key.id, used }));
       }
-    });
-  }, { tool: 'rtp_gate', summary: 'Does a GO receipt clear this RTP payment order (single use)', auth: 'key', tag: 'prefinality', body: rtpGateRequestSchema, responses: { 200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody }, 403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody } }, problems: [409, 422] });
+      const pass = reasons.length === 0;
+      const meter = meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse');
+      const micros = tollMicros(meter.sku);
+      const input: ReceiptInput = {
+        kind: 'prefinality_rtp_gate',
+        decision: pass ? 'GO' : 'NO_GO',
+        ...(jti ? { subject: jti } : {}),
+        key_id: key.id,
+        fingerprint: orderHash,
+        data: { reasons: reasons.map((r) => r.code) },
+      };
+      try {
+        return await commitAct(event, ctx, key, {
+          run: async (tx, state) => {
+            // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
+            if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
+            const charge = { sku: meter.sku, amountMicros: micros, nap: meter.nap };
+            const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, ...charge }] });
+            const body = {
+              object: 'rtp_gate_result',
+              pass,
+              decision: pass ? 'GO' : 'NO_GO',
+              ...(jti ? { jti } : {}),
+              order_hash: orderHash,
+              reasons,
+              mismatched_fields: reasons.flatMap((r) => (r.code === 'order_mismatch' ? (r.fields ?? []) : [])),
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+              charge: chargeView(charge),
+            };
+            return { writes: { receipt }, reply: reply(body, pass ? 200 : 403) };
+          },
+        });
+      } catch (e) {
+        if (retryIfStale(e, attempt)) continue;
+        throw e;
+      }
+  }
+  });
 
   router.get(JWKS_PATH, () =>
     toResponse(reply({ keys: ctx.keyring.all.map((k) => ({ ...k.jwk })) }), {
