@@ -48,6 +48,7 @@ try {
     ['GET /api/v1/issuer-pays/listings', '/api/v1/issuer-pays/listings', {}],
     ['GET /signal/trigger-oracle', '/signal/trigger-oracle', {}],
     ['GET /signal/trigger/webhooks', '/signal/trigger/webhooks', { key }],
+    ['GET /signal/patterns.json', '/signal/patterns.json', { key }],
   ];
   const cut = (v: unknown): unknown =>
     Array.isArray(v) ? v.slice(0, 2).map(cut) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cut(x)])) : v;

@@ -173,8 +173,10 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     return redirect('/signin', signedOutCookies(event, ctx));
   });
 
-  // The reset token is in this page's URL: no link followed from it may carry it on in a Referer.
-  const NO_REFERRER = { 'referrer-policy': 'no-referrer' };
+  // The reset token is in this page's URL: no request to another origin may carry it in a Referer.
+  // (same-origin, not no-referrer: under no-referrer the form's own POST would go with Origin: null,
+  // which the form's Origin check refuses.)
+  const NO_REFERRER = { 'referrer-policy': 'same-origin' };
   const resetForm = (event: H3Event, token: string, status = 200, error?: string) => {
     const csrf = preSessionCsrf(event, ctx);
     return page(
