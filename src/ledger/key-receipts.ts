@@ -31,7 +31,8 @@ export async function addKeyReceipts(tx: Transaction, receipts: readonly Receipt
   );
 }
 
-function packOffsets(indexes: readonly number[]): Buffer {
+/** A receipt list's `offsets`: each index after the first, as its distance from the first (uint32 BE). */
+export function packOffsets(indexes: readonly number[]): Buffer {
   const out = Buffer.allocUnsafe(4 * (indexes.length - 1));
   for (let i = 1; i < indexes.length; i++) out.writeUInt32BE(indexes[i]! - indexes[0]!, 4 * (i - 1));
   return out;

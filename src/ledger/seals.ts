@@ -13,7 +13,8 @@
 import type { SigningKey } from '../crypto/keys.ts';
 import { makeSeal, type Seal } from '../crypto/seal.ts';
 import { nowIso } from '../ids.ts';
-import { logSize, treeHead } from './log.ts';
+import { edgeRoot } from '../crypto/tiles.ts';
+import { readEdge } from './log.ts';
 import type { Sql } from './sql.ts';
 
 export const RECEIPTS_LOG = 'receipts';
@@ -27,14 +28,15 @@ export interface StoredSeal {
 
 /** Seals the receipts log at its current size if receipts were appended since the last seal. */
 export async function sealReceipts(tx: Sql, origin: string, key: SigningKey): Promise<Seal | undefined> {
-  const size = await logSize(tx, RECEIPTS_LOG);
+  // The log's row holds its size and right edge: the head at that size is folded from it, no second read.
+  const edge = await readEdge(tx, RECEIPTS_LOG);
   const last = Number((await tx.execute('SELECT COALESCE(MAX(tree_size), 0) AS s FROM receipt_seals')).rows[0]!.s);
-  if (size <= last) return undefined;
-  const head = await treeHead(tx, RECEIPTS_LOG, size);
-  const seal = makeSeal(origin, size, head.root, key);
+  if (edge.size <= last) return undefined;
+  const root = edgeRoot(edge)!;
+  const seal = makeSeal(origin, edge.size, root, key);
   await tx.execute({
     sql: 'INSERT INTO receipt_seals (tree_size, root, note, jws, kid, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    args: [size, head.root, seal.note, seal.jws, seal.kid, nowIso()],
+    args: [edge.size, root, seal.note, seal.jws, seal.kid, nowIso()],
   });
   return seal;
 }

@@ -20,6 +20,7 @@ import type { Transaction } from '../sql.ts';
 import { leafHash } from '../../crypto/merkle.ts';
 import { TILE_HEIGHT, TILE_WIDTH, encodeBundle, extendEdge, packEdge, EMPTY_EDGE, type Edge } from '../../crypto/tiles.ts';
 import { summarizeReceipts } from '../acts.ts';
+import { packOffsets } from '../key-receipts.ts';
 import { receiptFromLeaf, type ReceiptPayload } from '../receipts.ts';
 import { periodStart, type HopPeriod } from '../../domain/quota.ts';
 
@@ -143,9 +144,7 @@ async function convertReceipts(tx: Transaction): Promise<void> {
   let group: { keyId: string; day: string; indexes: number[] } | undefined;
   const flush = async () => {
     if (!group) return;
-    const offsets = Buffer.alloc(4 * (group.indexes.length - 1));
-    group.indexes.slice(1).forEach((i, k) => offsets.writeUInt32BE(i - group!.indexes[0]!, 4 * k));
-    await tx.execute({ sql: 'INSERT INTO key_receipts (key_id, day, first, offsets) VALUES (?, ?, ?, ?)', args: [group.keyId, group.day, group.indexes[0]!, offsets] });
+    await tx.execute({ sql: 'INSERT INTO key_receipts (key_id, day, first, offsets) VALUES (?, ?, ?, ?)', args: [group.keyId, group.day, group.indexes[0]!, packOffsets(group.indexes)] });
     group = undefined;
   };
   for (const r of rs.rows) {
