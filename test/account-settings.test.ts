@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mailTransport, smtpMessage } from '../src/accounts/mail.ts';
-import { OUT, axeSerious } from './support/axe.ts';
+import { OUT, axeSerious, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -160,9 +160,9 @@ describe('account settings', { timeout: 180_000 }, () => {
     expect(await a.locator('tbody tr').count()).toBe(2);
     expect(await a.locator('tbody').innerText()).toContain('Safari on macOS');
     expect(await axeSerious(a)).toEqual([]);
-    await a.screenshot({ path: join(OUT, 'dashboard', 'account-1280.png'), fullPage: true });
+    await screenshot(a, { path: join(OUT, 'dashboard', 'account-1280.png'), fullPage: true });
     await a.setViewportSize({ width: 390, height: 900 });
-    await a.screenshot({ path: join(OUT, 'dashboard', 'account-390.png'), fullPage: true });
+    await screenshot(a, { path: join(OUT, 'dashboard', 'account-390.png'), fullPage: true });
     await a.setViewportSize({ width: 1280, height: 900 });
 
     // The other browser's session ends from here.

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OUT as SHOTS, axeSerious } from './support/axe.ts';
+import { OUT as SHOTS, axeSerious, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -88,12 +88,12 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     const delivery = page.locator('#deliveries + * tbody tr').first();
     expect(await delivery.textContent()).toMatch(/fuse\.state_changed.*delivered/);
     expect(await axeSerious(page)).toEqual([]);
-    await page.screenshot({ path: join(SHOTS, 'dashboard-alerts-1280.png'), fullPage: true });
+    await screenshot(page, { path: join(SHOTS, 'dashboard-alerts-1280.png'), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.reload();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     expect(await axeSerious(page)).toEqual([]);
-    await page.screenshot({ path: join(SHOTS, 'dashboard-alerts-390.png'), fullPage: true });
+    await screenshot(page, { path: join(SHOTS, 'dashboard-alerts-390.png'), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
 
     // Removal asks first, then says so.

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA } from '../src/catalog/catalogs.ts';
-import { OUT, axeSerious } from './support/axe.ts';
+import { OUT, axeSerious, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -40,10 +40,10 @@ async function open(path: string, width = 1280): Promise<Page> {
 }
 
 async function shoot(page: Page, name: string, fullPage = true): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `${name}-1280.png`), fullPage });
+  await screenshot(page, { path: join(SHOTS, `${name}-1280.png`), fullPage });
   await page.setViewportSize({ width: 390, height: 844 });
   expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), `${name} scrolls sideways at 390`).toBeLessThanOrEqual(0);
-  await page.screenshot({ path: join(SHOTS, `${name}-390.png`), fullPage });
+  await screenshot(page, { path: join(SHOTS, `${name}-390.png`), fullPage });
 }
 
 const LAYER_PAGES = [...DATA.stack.layers.map((l) => l.path), ...DATA.foundry.layers.map((l) => l.path)];

@@ -19,7 +19,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GET_STARTED } from '../src/site/get-started.ts';
 import { ALL_PAGES } from '../src/site/nav.ts';
-import { OUT, axeSerious } from './support/axe.ts';
+import { OUT, axeSerious, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -57,7 +57,7 @@ async function signUp(email: string, width = 1280): Promise<{ context: BrowserCo
 const shot = async (page: Page, name: string) => {
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: 900 });
-    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    await screenshot(page, { path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 900 });
 };

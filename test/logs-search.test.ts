@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OUT, axeSerious } from './support/axe.ts';
+import { OUT, axeSerious, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -117,14 +117,14 @@ describe('/logs search in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator('#search-results tr').count()).toBe(5);
     expect(await axeSerious(page)).toEqual([]);
     await page.locator('#search-h').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(OUT, 'logs-search-1280.png') });
+    await screenshot(page, { path: join(OUT, 'logs-search-1280.png') });
 
     await page.setViewportSize({ width: 390, height: 844 });
     await open(page, `/logs?q=${fuseId}`);
     await page.waitForSelector('#search-status[data-state="found"]');
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.locator('#search-h').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(OUT, 'logs-search-390.png') });
+    await screenshot(page, { path: join(OUT, 'logs-search-390.png') });
 
     await open(page, '/logs?q=rcpt_nothing_here');
     await page.waitForSelector('#search-status[data-state="none"]');

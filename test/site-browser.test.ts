@@ -9,10 +9,10 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OUT, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
-const OUT = join(process.cwd(), 'test-output');
 const AXE = readFileSync(join(process.cwd(), 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 // Page path -> its h1, by hand from SPEC 4.1 / 2.4 / 2.5 and our page titles.
@@ -72,11 +72,11 @@ describe('landing pages in Chromium', () => {
         else expect(scripts, 'ships client JS').toBe(0);
         expect(await axeSerious(page)).toEqual([]);
         const name = path === '/' ? 'home' : path.slice(1).replace(/\//g, '-');
-        await page.screenshot({ path: join(OUT, 'pages', `${name}-1280.jpg`), fullPage: true, type: 'jpeg', quality: 70 });
+        await screenshot(page, { path: join(OUT, 'pages', `${name}-1280.jpg`), fullPage: true, type: 'jpeg', quality: 70 });
         await page.setViewportSize({ width: 390, height: 844 });
         const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
         expect(overflow, `${path} scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
-        await page.screenshot({ path: join(OUT, 'pages', `${name}-390.jpg`), fullPage: true, type: 'jpeg', quality: 70 });
+        await screenshot(page, { path: join(OUT, 'pages', `${name}-390.jpg`), fullPage: true, type: 'jpeg', quality: 70 });
       } finally {
         await page.close();
       }
@@ -107,11 +107,11 @@ describe('landing pages in Chromium', () => {
     expect(names.map((n) => n.trim())).toEqual(['1. Relay', '2. Clear', '3. NAP', '4. Clearing', '5. Signal', '6. ORN',
       '7. Absence', '8. PDTR', '9. Require-receipt', '10. Issuer-pays', '11. ASTL']);
     expect(await page.locator('ol.flow > li').count()).toBe(11);
-    await page.screenshot({ path: join(OUT, 'stack.png'), fullPage: true });
+    await screenshot(page, { path: join(OUT, 'stack.png'), fullPage: true });
     await page.goto(srv.url + '/foundry');
     expect(await page.locator('ol.cards > li').count()).toBe(10);
     expect(await page.locator('ol.flow > li').count()).toBe(9);
-    await page.screenshot({ path: join(OUT, 'foundry.png'), fullPage: true });
+    await screenshot(page, { path: join(OUT, 'foundry.png'), fullPage: true });
     await page.close();
   });
 
@@ -122,7 +122,7 @@ describe('landing pages in Chromium', () => {
     expect(await page.locator('h1').innerText()).toBe('How oracle readings drive trigger fires');
     expect(await page.locator('table').first().locator('tbody tr').count()).toBe(5);
     expect(await axeSerious(page)).toEqual([]);
-    await page.screenshot({ path: join(OUT, 'trigger-oracle.png'), fullPage: true });
+    await screenshot(page, { path: join(OUT, 'trigger-oracle.png'), fullPage: true });
     const demo = await (await fetch(srv.url + '/demo/hop', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fuse_id: 'fuse_drill_live' }) })).json();
     await page.goto(new URL(demo.verify_url).pathname.replace(/^/, srv.url));
     expect(await page.locator('.verdict').innerText()).toContain('genuine');
@@ -141,7 +141,7 @@ describe('landing pages in Chromium', () => {
       expect(overflow, path).toBeLessThanOrEqual(0);
     }
     await page.goto(srv.url + '/pricing');
-    await page.screenshot({ path: join(OUT, 'pricing-phone.png'), fullPage: true });
+    await screenshot(page, { path: join(OUT, 'pricing-phone.png'), fullPage: true });
     await page.close();
   });
 });

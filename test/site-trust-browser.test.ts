@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealNow } from '../src/api/site/clearing.ts';
-import { OUT, axeSerious } from './support/axe.ts';
+import { OUT, axeSerious, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -62,7 +62,7 @@ describe('/verify in Chromium', () => {
     expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Receipt signature', 'Signed checkpoint', 'Inclusion', 'Leaf and payload']);
     expect(r.rows.every((x) => x.includes('✓ holds'))).toBe(true);
     expect(await axeSerious(page)).toEqual([]);
-    await page.screenshot({ path: join(OUT, 'verify-proven.png'), fullPage: true });
+    await screenshot(page, { path: join(OUT, 'verify-proven.png'), fullPage: true });
     await page.close();
   });
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeReceiptDocument, type ReceiptEvidenceDoc } from '../src/crypto/receipt.ts';
-import { OUT } from './support/axe.ts';
+import { OUT, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, tempDir, type TestServer } from './support/server.ts';
 import { startTestWitness, type TestWitness } from './support/test-witness.ts';
@@ -66,7 +66,7 @@ describe('/verify with witnesses, in Chromium', () => {
       expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Signed checkpoint', 'Inclusion', 'Witnesses', 'Leaf and payload']);
       expect(r.rows[2]).toMatch(/cosigned by alpha, beta \(C2SP cosignatures, checked here\); quorum both holds/);
       expect(r.summary).toMatch(/Its witnesses \(alpha, beta\) cosigned that checkpoint/);
-      await page.screenshot({ path: join(OUT, `verify-witnessed-${width}.png`), fullPage: true });
+      await screenshot(page, { path: join(OUT, `verify-witnessed-${width}.png`), fullPage: true });
       await page.close();
     }
   });

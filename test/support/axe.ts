@@ -17,3 +17,20 @@ export async function axeSerious(page: Page): Promise<string[]> {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes: ${v.targets.join(', ')}): ${v.help}`);
 }
+
+/**
+ * A screenshot for the person reviewing the pages. Chromium sometimes answers
+ * "Unable to capture screenshot" when the renderer has not produced a frame yet
+ * (seen on a loaded machine); a short wait and another try gets it.
+ */
+export async function screenshot(page: Page, options: Parameters<Page['screenshot']>[0]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.screenshot(options);
+      return;
+    } catch (e) {
+      if (attempt >= 4 || !/Unable to capture screenshot/.test((e as Error).message)) throw e;
+      await page.waitForTimeout(250 * attempt);
+    }
+  }
+}
