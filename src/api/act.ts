@@ -32,7 +32,9 @@ import type { Transaction } from '../ledger/sql.ts';
 import { Problem } from './problem.ts';
 import { HTTPResponse } from 'h3';
 import { PaymentRefused, presentsPayment, type PaidResource } from '../payments/x402/gate.ts';
-import { afterPaidFailure, needsOfPaid, paidCallOf, paidDecision, settleOnce, startPaidCall, type PaidCall } from '../payments/x402/keyless.ts';
+import { afterPaidFailure, needsOfPaid, paidCallOf, paidDecision, settleOnce, settles, startPaidCall, type PaidCall, type PaidTerms } from '../payments/x402/keyless.ts';
+import { getApiKey } from '../ledger/api-keys.ts';
+import { StateChanged } from './stale-retry.ts';
 import { paidRouteOf, priceMicros, resourceOf } from '../payments/x402/resources.ts';
 import { paidResource } from '../payments/x402/service.ts';
 import { optionalKey, requireKey, revokedKeyProblem } from './auth.ts';
@@ -80,33 +82,54 @@ export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | u
 const DRY_RUN = new Error('dry run: decided, not committed');
 
 /**
- * A keyless act paid with x402 (payments/x402/keyless.ts): settled before it
- * is queued, then decided under the lock as declared, with the payment in
- * place of the key's charge and committed in the same transaction.
+ * An act paid with x402 (payments/x402/keyless.ts): decided once under the
+ * lock and rolled back, so that a refusal (an unknown fuse, a rule) costs the
+ * payer nothing; then, if its answer is one the operation settles for
+ * (RouteDoc.x402.settlesOn), settled before it is queued and decided again
+ * under the lock, with the payment in place of the key's charge and committed
+ * in the same transaction. An answer it does not settle for is committed as
+ * decided, unpaid (the payment stays unused).
  */
 async function commitPaidAct(ctx: AppContext, key: ApiKey | undefined, call: PaidCall, spec: ActSpec): Promise<Reply> {
   const needs = needsOfPaid(call, spec.needs ?? {});
+  const decide = (tx: Transaction, state: ActState) => (spec.run ? spec.run(tx, state) : spec.decide(state));
   if (!call.settled) {
-    // Decided once under the lock and rolled back, so that a refusal (an unknown fuse, a rule) costs the
-    // payer nothing: only an act that would be committed is settled.
+    let dry: Decision | undefined;
     try {
       await ctx.ledger.act({
         needs,
         run: async (tx, state) => {
-          await (spec.run ? spec.run(tx, state) : spec.decide(state));
+          dry = await decide(tx, state);
           throw DRY_RUN;
         },
       });
     } catch (e) {
       if (e !== DRY_RUN) throw actProblem(e, key);
     }
-    await settleOnce(ctx, call);
+    if (!settles(call, dry!.reply.status)) return commitUnpaid(ctx, key, call, needs, decide);
+    await settleOnce(call, dry!.writes);
   }
   try {
     return await ctx.ledger.act({
       needs,
       run: async (tx, state) => {
-        const d = await paidDecision(ctx, tx, state, call, spec.run ? await spec.run(tx, state) : spec.decide(state));
+        const d = await paidDecision(ctx, tx, state, call, await decide(tx, state));
+        return { result: d.reply, writes: d.writes };
+      },
+    });
+  } catch (e) {
+    throw actProblem(e, key);
+  }
+}
+
+/** A paid call whose answer its payment does not pay for: committed unpaid; decided again (StateChanged) if the answer changed to one it does. */
+async function commitUnpaid(ctx: AppContext, key: ApiKey | undefined, call: PaidCall, needs: ActNeeds, decide: (tx: Transaction, state: ActState) => Decision | Promise<Decision>): Promise<Reply> {
+  try {
+    return await ctx.ledger.act({
+      needs,
+      run: async (tx, state) => {
+        const d = await decide(tx, state);
+        if (settles(call, d.reply.status)) throw new StateChanged();
         return { result: d.reply, writes: d.writes };
       },
     });
@@ -173,10 +196,11 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   const route = paidRouteOf('POST', path, declared);
   const paid = route && doc.role !== 'operator' ? paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route)) : undefined;
   if (paid && precheck) throw new Error(`POST ${path}: a precheck needs the key, and this act takes x402 without one`);
-  const act = async (event: H3Event): Promise<HTTPResponse | Response> => {
-    const key = paid ? await optionalKey(event, ctx) : await requireKey(event, ctx);
-    precondition?.();
-    if (!key) return paidAct(event, ctx, paid!, `POST ${path}`, async () => read(event), (b, k, e) => handle(b, k, e, undefined as P));
+  const x402 = declared.x402 || undefined;
+  const terms: PaidTerms = { operation: `POST ${path}`, settlesOn: x402?.settlesOn };
+  const pastHopLimit = paid !== undefined && x402?.pastHopLimit === true;
+  const payable = (b: z.output<S>, k: ApiKey, e: H3Event) => handle(b, k, e, undefined as P);
+  const checkedFirst = async (event: H3Event, key: ApiKey): Promise<HTTPResponse> => {
     const checked = precheck ? await precheck(event, key) : (undefined as P);
     if (bodyFirst) {
       const body = await read(event);
@@ -184,30 +208,68 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
     }
     return idempotent(event, ctx, key, async () => handle(await read(event), key, event, checked));
   };
+  // The key's act; a plain function, so that the common case (no precheck, body read under the key) costs no extra promise.
+  const keyed = precheck || bodyFirst ? checkedFirst : (event: H3Event, key: ApiKey): Promise<HTTPResponse> =>
+    idempotent(event, ctx, key, async () => handle(await read(event), key, event, undefined as P));
+  const act = pastHopLimit
+    ? async (event: H3Event): Promise<HTTPResponse | Response> => {
+        const key = await optionalKey(event, ctx);
+        precondition?.();
+        if (!key) return paidAct(event, ctx, paid!, terms, async () => read(event), payable);
+        if (presentsPayment(event)) {
+          // The authenticated key may come from the auth cache, whose hops_used lags by up to AUTH_CACHE_MS:
+          // whether a presented payment is taken must not lag, so the count is read afresh.
+          const fresh = (await getApiKey(ctx.ledger.read, key.id)) ?? key;
+          if (fresh.hops_used >= fresh.hop_limit) return paidAct(event, ctx, paid!, terms, async () => read(event), payable, fresh);
+        }
+        try {
+          return await keyed(event, key);
+        } catch (e) {
+          if (e instanceof Problem && e.code === 'hop_limit_exceeded') return paidHopLimit(paid!, e);
+          throw e;
+        }
+      }
+    : async (event: H3Event): Promise<HTTPResponse | Response> => {
+        const key = paid ? await optionalKey(event, ctx) : await requireKey(event, ctx);
+        precondition?.();
+        if (!key) return paidAct(event, ctx, paid!, terms, async () => read(event), payable);
+        return keyed(event, key);
+      };
   router.post(path, after ? async (event) => {
     const res = await act(event);
     return res instanceof HTTPResponse ? after(res) : res;
   } : act, declared);
 }
 
+/** The hop-limit 402 of a key that may pay per call instead: the x402 requirements, and how else to go on. */
+function paidHopLimit(paid: PaidResource, e: Problem): Response {
+  return paid.paymentRequired('hop limit exceeded', {
+    code: e.code,
+    detail: `this key has used its ${String(e.extra.hop_limit)} hops; pay for this call with x402 (PAYMENT-SIGNATURE), or ask an operator to raise the limit`,
+    extra: { hop_limit: e.extra.hop_limit, hops_used: e.extra.hops_used, x402_configured: true, how_to_raise: e.extra.how_to_raise },
+  });
+}
+
 /**
- * A keyless call of a paid operation: 402 with its requirements unless it
- * presents a payment (before the body is read, as a missing key gets 401);
- * else the body read, the payment verified, and `handle` run as the payer.
+ * A paid call of an operation: 402 with its requirements unless it presents a
+ * payment (before the body is read, as a missing key gets 401); else the body
+ * read, the payment verified, and `handle` run as the payer (`key`, a key past
+ * its hop limit paying for this call, else the keyless payer).
  */
 async function paidAct<B>(
   event: H3Event,
   ctx: AppContext,
   paid: PaidResource,
-  operation: string,
+  terms: PaidTerms,
   body: () => Promise<B>,
   handle: (body: B, key: ApiKey, event: H3Event) => Promise<Reply>,
+  key?: ApiKey,
 ): Promise<HTTPResponse | Response> {
   if (!presentsPayment(event)) return paid.paymentRequired('PAYMENT-SIGNATURE header is required (or an API key)');
   let call: PaidCall | undefined;
   try {
     const b = await body();
-    call = startPaidCall(event, paid, await paid.verify(event), operation, b);
+    call = startPaidCall(event, paid, await paid.verify(event), terms, b, key);
     return toResponse(await handle(b, call.key, event));
   } catch (e) {
     if (e instanceof PaymentRefused) return e.response;

@@ -72,6 +72,16 @@ export type X402Doc =
       rails?: Array<'x402' | 'rtp'>;
       /** Not in SPEC's table of x402 resources: our documented extension (default true). */
       extension?: boolean;
+      /**
+       * A key past its hop limit may pay for this call too (our extension of SPEC 7: the hop-limit 402
+       * carries the requirements); otherwise only a call without a key pays.
+       */
+      pastHopLimit?: boolean;
+      /**
+       * The answer statuses a payment is settled for (e.g. [200], only a GO); any other answer is
+       * committed unpaid and the payment stays unused. Default: every act that commits is paid.
+       */
+      settlesOn?: readonly number[];
     };
 
 export interface ResponseDoc {

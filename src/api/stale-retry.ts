@@ -3,7 +3,7 @@
  *
  * Most acts decide under the write lock and have nothing to retry (api/act.ts).
  * An act that decides before the lock, because it signs, settles a payment or
- * prices on what it read (the execute gate, the GO JWT, a paid hop, the RTP
+ * prices on what it read (the execute gate, the GO JWT, the RTP
  * claim, the trigger fee, a depository attestation's chain), checks under the
  * lock that what it decided on still holds, and throws `StateChanged` if it moved.
  * The act is then read, decided, signed and committed again, a bounded number

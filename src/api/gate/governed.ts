@@ -15,7 +15,7 @@ import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
 import { skuFor } from '../../domain/pricing.ts';
-import type { ActCharge, ActState } from '../../ledger/acts.ts';
+import type { ActCharge } from '../../ledger/acts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
@@ -26,8 +26,8 @@ import type { AppContext } from '../context.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
 import { notFound } from '../problem.ts';
 import { reply, type Reply } from '../reply.ts';
-import { withPayment, type PaidAct, type SettledAct } from '../../payments/x402/paid-act.ts';
-import { retryIfStale, StateChanged } from '../stale-retry.ts';
+import type { PaidAct } from '../../payments/x402/paid-act.ts';
+import { paidCallOf } from '../../payments/x402/keyless.ts';
 import { hopDeniedAlert } from './alert-events.ts';
 import { nudgeDeliverer } from '../site/webhooks.ts';
 
@@ -44,7 +44,7 @@ export const DEFAULT_SURFACE: readonly string[] = [...new Set(Object.values(SURF
 export interface Caller {
   key?: ApiKey;
   surface: readonly string[];
-  /** Paying this hop with x402 instead of the key's hop quota (docs/x402.md); keyless payers see drill fuses only. */
+  /** A lookup paid with x402 instead of the key's hop quota (docs/x402.md); keyless payers see drill fuses only. */
   paid?: PaidAct | undefined;
 }
 
@@ -87,7 +87,7 @@ function hopAct(caller: Caller, req: GovernedHop, fuse: Fuse, outcome: HopOutcom
     kind: req.kind,
     decision: outcome.decision,
     subject: fuse.id,
-    ...(caller.key ? { key_id: caller.key.id } : caller.paid ? {} : { demo: true }),
+    ...(caller.key ? { key_id: caller.key.id } : { demo: true }),
     ...(fp ? { fingerprint: fp } : {}),
     data: { state: fuse.state, ok: outcome.ok, verdict: outcome.verdict, reason: outcome.reason, ...(req.action ? { act_kind: req.action.kind } : {}) },
   };
@@ -105,66 +105,33 @@ export const visibleIn = (caller: Caller, id: string, fuse: Fuse | undefined): F
  * lock, together with the hops queued beside it (api/act.ts); `answer` builds
  * the reply body from the result.
  *
- * A hop paid with x402 settles its payment on a decision made before the lock
- * (settling is a network call); under the lock the fuse must still be in the
- * state that decision saw, or the hop is decided again with the same payment.
+ * A hop paid with x402 (the call's payment, api/act.ts) spends no hop of the
+ * key's quota and charges it nothing: the payment pays for it, and the
+ * pipeline settles it and names it in the receipt and the answer.
  */
 export async function governedHop(event: H3Event, ctx: AppContext, caller: Caller, req: GovernedHop, answer: (r: HopResult) => Reply): Promise<Reply> {
   const key = caller.key;
-  if (key && !caller.paid && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
+  const paid = paidCallOf(event) !== undefined;
+  if (key && !paid && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   const fp = req.action ? fingerprint(req.action) : undefined;
-  let settled: SettledAct | undefined;
   // A refused hop queued alert deliveries: wake the deliverer once it committed.
   let queued = false;
-  const alerted = (r: Reply) => {
-    if (queued) nudgeDeliverer();
-    return r;
-  };
-  for (let attempt = 0; ; attempt++) {
-    let seen: Fuse['state'] | undefined;
-    if (caller.paid) {
-      const fuse = await visibleFuse(ctx.ledger.read, caller, req.fuseId);
-      seen = fuse.state;
-      settled ??= await caller.paid.settle(hopAct(caller, req, fuse, decideHop(fuse.state, req.action?.kind, caller.surface), fp));
-    }
-    const paid = settled;
-    const decideOn = (state: ActState) => {
+  const r = await commitAct(event, ctx, key, {
+    needs: { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined },
+    decide(state) {
       const fuse = visibleIn(caller, req.fuseId, state.fuse);
-      if (seen && fuse.state !== seen) throw new StateChanged();
       const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
-      const act = hopAct(caller, req, fuse, outcome, fp);
       // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
       const charges = key && !paid ? chargesOf(req.kind, outcome, key.id) : [];
-      const receipt = state.receipt(ctx, paid ? withPayment(act, paid) : act, { charges });
-      // A refused hop of a key alerts its account's subscribers (docs/alerts.md); the public drills alert nobody.
-      const records = key && !outcome.verdict ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];
+      const receipt = state.receipt(ctx, hopAct(caller, req, fuse, outcome, fp), { charges });
+      // A refused hop of an account's key alerts its subscribers (docs/alerts.md); the public (drills, a keyless payer) alerts nobody.
+      const records = key && !outcome.verdict && key.account_id !== DRILL_OWNER ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];
       queued = records.length > 0;
-      return { outcome, receipt, records, out: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
-    };
-    const needs = { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined };
-    try {
-      if (!paid) {
-        return alerted(await commitAct(event, ctx, key, {
-          needs,
-          decide(state) {
-            const { receipt, records, out } = decideOn(state);
-            return { writes: { receipt, records }, reply: out };
-          },
-        }));
-      }
-      return alerted(await commitAct(event, ctx, key, {
-        needs,
-        run: async (tx, state) => {
-          const { receipt, records, out } = decideOn(state);
-          await paid.commit(tx, receipt.receipt_id);
-          return { writes: { receipt, records }, reply: { ...out, body: { ...(out.body as object), payment: paid.facts }, headers: { ...out.headers, ...paid.headers } } };
-        },
-      }));
-    } catch (e) {
-      if (retryIfStale(e, attempt)) continue;
-      throw e;
-    }
-  }
+      return { writes: { receipt, records }, reply: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
+    },
+  });
+  if (queued) nudgeDeliverer();
+  return r;
 }
 
 export const hopResponse = z.object({

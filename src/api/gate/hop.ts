@@ -13,7 +13,6 @@ import { fingerprint } from '../../crypto/canonical.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import { actProblem, commitAct, keyedAct } from '../act.ts';
 import { haltUnlessAnsweredWithin } from './halt.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
@@ -102,16 +101,10 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   // its limit, or by an agent without a key (which sees only the public drill fuses, like the demos). A
   // lookup counts as a hop, so it costs the hop toll. Not the OCSP alias: it must answer "halt" within
   // OCSP_HALT_AFTER_MS, which a settlement cannot promise.
-  const PAID_HOP: X402Doc = { when: "past the key's hop limit, or without a key (public drill fuses only)" };
-  const hopDoc: RouteDoc = { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', auth: 'key', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } };
-  router.post('/v1/fuse/hop', (event) => payPerHop(event, ctx, paidRouteOf('POST', '/v1/fuse/hop', hopDoc)!, async (p) => {
-    const caller = payer(p);
-    const hop = async () => {
-      const body = await readBody(event, hopRequest, limit);
-      return governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply);
-    };
-    return caller.key ? idempotent(event, ctx, caller.key, hop) : toResponse(await hop());
-  }), hopDoc);
+  const PAID_HOP: X402Doc = { when: "past the key's hop limit, or without a key (public drill fuses only)", pastHopLimit: true };
+  keyedAct(router, ctx, '/v1/fuse/hop', { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } }, (body, key, event) =>
+    governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply),
+  );
 
   const lookupDoc: RouteDoc = { tool: 'fuse_lookup', summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404], x402: { ...PAID_HOP, sku: 'execute_gate' } };
   router.get('/v1/fuse/lookup', (event) => payPerHop(event, ctx, paidRouteOf('GET', '/v1/fuse/lookup', lookupDoc)!, async (p) => {

@@ -7,9 +7,9 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
-import { commitAct, keyedAct, type Decision as ActDecision } from '../act.ts';
+import { commitAct, keyedAct, type Decision as ActDecision, type KeyedActDoc } from '../act.ts';
 import type { Client, Transaction } from '../../ledger/sql.ts';
-import type { H3Event, HTTPResponse } from 'h3';
+import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -38,20 +38,18 @@ import { getFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
 import type { ReceiptInput } from '../../ledger/receipts.ts';
-import { PaymentRefused, paymentFacts, presentsPayment, type SettledPayment, type VerifiedPayment } from '../../payments/x402/gate.ts';
+import { paymentFacts, type VerifiedPayment } from '../../payments/x402/gate.ts';
+import { paidCallOf } from '../../payments/x402/keyless.ts';
 import { paidRouteOf, resourceOf, priceMicros } from '../../payments/x402/resources.ts';
 import { paidResource } from '../../payments/x402/service.ts';
-import { optionalKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
-import { idempotent } from '../idempotency.ts';
 import type { ActCharge, ActState } from '../../ledger/acts.ts';
 import type { ClearActRow } from '../../ledger/clear.ts';
-import { Problem } from '../problem.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
-import type { RouteDoc, Router } from '../router.ts';
+import type { Router } from '../router.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
@@ -106,50 +104,22 @@ interface Caller {
 
 export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void {
   // The x402 price is the GO toll (src/payments/x402/resources.ts); an inexact conversion stops start-up.
-  const evaluateDoc: RouteDoc = {
+  const evaluateDoc = {
     tool: 'prefinality_evaluate',
     summary: 'Pre-finality clearance: GO (200, signed receipt JWT), NO_GO (403) or HOLD (409) before an irreversible commit',
-    auth: 'key',
     tag: 'prefinality',
     body: evaluateRequestSchema,
+    // SPEC 4.1: the body is refused (400) before the Idempotency-Key is looked at.
+    bodyFirst: true,
     responses: decisionResponses,
     problems: [401, 402, 422],
     charges: ['execute_gate', 'hold'],
-    // SPEC 5.4: the price is the GO toll; only a GO is settled.
-    x402: { sku: meteringOf('GO').sku, when: 'no API key; settled only when the decision is GO', rails: ['x402', 'rtp'], extension: false },
-  };
-  const route = paidRouteOf('POST', EVALUATE_PATH, evaluateDoc)!;
+    // SPEC 5.4: the price is the GO toll; only a GO (200) is settled, a HOLD or NO_GO costs the payer nothing.
+    x402: { sku: meteringOf('GO').sku, when: 'no API key; settled only when the decision is GO', rails: ['x402', 'rtp'], extension: false, settlesOn: [DECISION_STATUS.GO] },
+  } satisfies KeyedActDoc<typeof evaluateRequestSchema>;
+  // For the manifest: whether this service takes a payment for evaluate, and its requirements.
+  const route = paidRouteOf('POST', EVALUATE_PATH, { ...evaluateDoc, auth: 'key' })!;
   const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route));
-
-  /** 401 without x402; 402 in the x402 wire format with it. */
-  function refuseUnauthenticated(event: H3Event): Response {
-    if (!paid) {
-      const presented = presentsPayment(event);
-      throw new Problem({
-        status: 401,
-        code: presented ? 'x402_not_configured' : 'missing_key',
-        title: 'Unauthorized',
-        detail:
-          (presented ? 'x402 payments are not configured on this service; ' : '') +
-          `send an API key ("Authorization: Bearer <key>") or use the public demo POST ${DEMO_EVALUATE_PATH}`,
-        headers: { 'www-authenticate': 'Bearer realm="fusegate"' },
-      });
-    }
-    return paid.paymentRequired('PAYMENT-SIGNATURE header is required');
-  }
-
-  /** A keyless call with a payment: verify (402/503 on failure), then decide; decide settles only a GO. */
-  async function paidEvaluate(event: H3Event): Promise<Response | HTTPResponse> {
-    try {
-      // Bad input is refused before the facilitator is asked anything.
-      const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
-      const payment = await paid!.verify(event);
-      return toResponse(await decide(event, req, { keyId: undefined, payment }));
-    } catch (e) {
-      if (e instanceof PaymentRefused) return e.response;
-      throw e;
-    }
-  }
 
   /** The state of the fuse named in the context, as the caller may see it (its own fuses; drill fuses for the demo). */
   async function fuseFact(db: Client | Transaction, req: EvaluateRequest, caller: Caller): Promise<Facts['fuse']> {
@@ -184,12 +154,10 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         ...(demo ? { demo: true } : {}),
         data: { rail: req.rail, rule: ev.rule.id, ...(ev.decision === 'GO' ? { jti, exp: new Date(exp * 1000).toISOString() } : {}) },
       };
-      // A paid call settles only a GO, before anything is signed or committed: the receipt names the transaction.
-      const settled: SettledPayment | undefined =
-        caller.payment && ev.decision === 'GO' ? await paid!.settle(caller.payment, fingerprint(req), act) : undefined;
-      const input: ReceiptInput = caller.payment
-        ? { ...act, data: { ...act.data, payment: { ...paymentFacts(caller.payment, settled?.transaction), settled: settled !== undefined } } }
-        : act;
+      // A paid call is decided unpaid: the pipeline settles only a GO (the declaration's settlesOn) and then
+      // names the settled payment in the receipt and the answer in place of this.
+      const unpaid = caller.payment ? { ...paymentFacts(caller.payment), settled: false } : undefined;
+      const input: ReceiptInput = unpaid ? { ...act, data: { ...act.data, payment: unpaid } } : act;
       const meter = demo || caller.payment ? undefined : meteringOf(ev.decision);
       const micros = meter ? tollMicros(meter.sku) : 0;
       // Decided on the state read under the lock, where the receipt is minted (its id carries its log index).
@@ -228,13 +196,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
           demo,
           charge: meter ? chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }) : null,
-          ...(caller.payment
-            ? {
-                payment: settled
-                  ? { ...paymentFacts(settled, settled.transaction), settled: true }
-                  : { ...paymentFacts(caller.payment), settled: false, detail: `not settled: only a GO is paid; this ${ev.decision} cost nothing` },
-              }
-            : {}),
+          ...(unpaid ? { payment: { ...unpaid, detail: `not settled: only a GO is paid; this ${ev.decision} cost nothing` } } : {}),
         };
         // A GO clears exposure, as a PERMIT does on the execute gate.
         const cleared = meter && caller.keyId && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
@@ -243,38 +205,22 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           cleared !== undefined
             ? { receiptId: receipt.receipt_id, keyId: caller.keyId!, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at }
             : undefined;
-        return { writes: { receipt, records: clearAct ? [{ table: 'clear_acts', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision], settled ? paid!.responseHeaders(settled) : undefined) };
+        return { writes: { receipt, records: clearAct ? [{ table: 'clear_acts', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
       };
       try {
-        return await commitAct(
-          event,
-          ctx,
-          undefined,
-          settled
-            ? {
-                needs: { fuseId: fuse?.id },
-                run: async (tx, state) => {
-                  const d = decideUnderLock(state);
-                  await paid!.commit(tx, settled, d.writes.receipt!.receipt_id);
-                  return d;
-                },
-              }
-            : { needs: { fuseId: fuse?.id }, decide: decideUnderLock },
-        );
+        return await commitAct(event, ctx, undefined, { needs: { fuseId: fuse?.id }, decide: decideUnderLock });
       } catch (e) {
-        // A settled payment is never decided twice; its fuse fact cannot go stale (a paid caller owns no fuse).
-        if (!settled && retryIfStale(e, attempt)) continue;
+        if (retryIfStale(e, attempt)) continue;
         throw e;
       }
     }
   }
 
-  router.post(EVALUATE_PATH, async (event) => {
-    const key = await optionalKey(event, ctx);
-    if (!key) return paid && presentsPayment(event) ? paidEvaluate(event) : refuseUnauthenticated(event);
-    const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
-    return idempotent(event, ctx, key, () => decide(event, req, { keyId: key.id, owner: ownerId(key) }));
-  }, evaluateDoc);
+  keyedAct(router, ctx, EVALUATE_PATH, evaluateDoc, (req, key, event) => {
+    // A payment instead of a key: the payer owns no fuse (it sees the public's) and is charged no toll.
+    const payment = paidCallOf(event)?.payment;
+    return decide(event, req, payment ? { keyId: undefined, owner: ownerId(key), payment } : { keyId: key.id, owner: ownerId(key) });
+  });
 
   router.post(DEMO_EVALUATE_PATH, async (event) => {
     await enforceDemoRateLimit(event, ctx);

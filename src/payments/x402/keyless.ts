@@ -39,6 +39,10 @@ export interface PaidCall {
   key: ApiKey;
   /** `METHOD path` of the operation. */
   operation: string;
+  /** A payment instead of a key (the payer is `payerKey`), rather than a key past its hop limit paying for this call. */
+  keyless: boolean;
+  /** The answer statuses a payment is settled for (RouteDoc.x402.settlesOn); undefined: every committed act. */
+  settlesOn: readonly number[] | undefined;
   requestHash: string;
   /** Set once settled: a re-decided act keeps its one settlement. */
   settled?: SettledPayment;
@@ -78,19 +82,43 @@ export function payerKey(p: VerifiedPayment): ApiKey {
   };
 }
 
-export function startPaidCall(event: H3Event, paid: PaidResource, payment: VerifiedPayment, operation: string, body: unknown): PaidCall {
-  const call: PaidCall = { paid, payment, key: payerKey(payment), operation, requestHash: fingerprint({ operation, body }) };
+/** What a paid operation declares about its payments (RouteDoc.x402). */
+export interface PaidTerms {
+  /** `METHOD path` of the operation. */
+  operation: string;
+  settlesOn: readonly number[] | undefined;
+}
+
+/** Starts a paid call of the operation; `key`: a key past its hop limit paying for this call (else the payer is `payerKey`). */
+export function startPaidCall(event: H3Event, paid: PaidResource, payment: VerifiedPayment, terms: PaidTerms, body: unknown, key?: ApiKey): PaidCall {
+  const { operation, settlesOn } = terms;
+  const call: PaidCall = { paid, payment, key: key ?? payerKey(payment), keyless: key === undefined, operation, settlesOn, requestHash: fingerprint({ operation, body }) };
   event.context[CONTEXT] = call;
   return call;
 }
 
 const factsOf = (s: SettledPayment) => ({ ...paymentFacts(s, s.transaction), settled: true });
 
-/** Claims and settles the payment once, before the act is queued (a settlement is never awaited under the lock). */
-export async function settleOnce(ctx: AppContext, call: PaidCall): Promise<SettledPayment> {
-  call.settled ??= await call.paid.settle(call.payment, call.requestHash, paymentReceiptInput(call, 'PAID'));
-  void ctx;
+/** Whether the act answering `status` is paid for: a payment settles only the answers its operation names. */
+export const settles = (call: PaidCall, status: number): boolean => call.settlesOn === undefined || call.settlesOn.includes(status);
+
+/**
+ * Claims and settles the payment once, before the act is queued (a settlement
+ * is never awaited under the lock). `decided` is the act as decided for it:
+ * kept with the claim, so that a crash before the commit is finished
+ * (reconcile.ts) with the act's own receipt when that receipt is all it
+ * writes, else with a receipt of the payment alone.
+ */
+export async function settleOnce(call: PaidCall, decided?: ActWrites): Promise<SettledPayment> {
+  call.settled ??= await call.paid.settle(call.payment, call.requestHash, pendingReceipt(call, decided));
   return call.settled;
+}
+
+function pendingReceipt(call: PaidCall, decided: ActWrites | undefined): ReceiptInput {
+  const r = decided?.receipt;
+  if (!r || decided.records?.length) return paymentReceiptInput(call, 'PAID');
+  const { receipt_id: _id, iss: _iss, iat: _iat, issued_at: _at, charges: _paidInstead, ...input } = r.payload;
+  return input;
 }
 
 /** The receipt a payment gets when it has no act of its own (refused after settling, or reconciled after a crash). */
