@@ -2,7 +2,8 @@
  * A small typed client for the gate service (exported as `fusegate/client`).
  * Requests are typed by the same zod schemas the routes parse with; a problem
  * answer (4xx/5xx application/problem+json) throws FuseGateError. Decisions
- * (DENY, NO_GO, HOLD...) are answers, returned, never thrown.
+ * (DENY, NO_GO, HOLD...) are answers, returned, never thrown. Given a
+ * `payer`, a call the service answers 402 is paid with x402 and sent again once.
  *
  * @example
  *   const gate = new FuseGateClient({ baseUrl: 'http://localhost:4321', apiKey: process.env.FUSEGATE_KEY });
@@ -15,8 +16,10 @@ import type { actRequest, actResponse, classifyRequest, hopRequest, lookupRespon
 import type { createFuseRequest, fuseResponse } from './api/gate/fuses.ts';
 import { verifyExclusionProof, type ExclusionProofJson } from './crypto/exclusion.ts';
 import { OPERATIONS, type OperationInput, type OperationName } from './client-operations.ts';
+import { decodeHeader, paymentHeader, type PaymentRequired, type PaymentResponse, type X402Signer } from './client-x402.ts';
 
 export { OPERATIONS, type OperationInput, type OperationName };
+export type { PaymentRequired, PaymentRequirements, PaymentResponse, X402Signer } from './client-x402.ts';
 
 export interface Problem {
   type: string;
@@ -43,6 +46,12 @@ export interface ClientOptions {
   baseUrl: string;
   apiKey?: string | undefined;
   fetch?: typeof fetch;
+  /**
+   * Pays with x402 when the service asks (402 with PAYMENT-REQUIRED): a viem
+   * account, or any signer of EIP-712 typed data. The call is sent again once
+   * with the signed EIP-3009 authorization; without a payer a 402 throws.
+   */
+  payer?: X402Signer | undefined;
 }
 
 export interface CallOptions {
@@ -62,26 +71,54 @@ export type CreateFuseRequest = z.input<typeof createFuseRequest>;
 /** Answers whose shape the client does not pin (they are documented in /openapi.json). */
 export type Json = Record<string, unknown>;
 
+/** An answer: its JSON, its HTTP status (decisions share a body across statuses), and the settlement when x402 paid for it. */
+export type Answer<T> = T & { status: number; paymentResponse?: PaymentResponse };
+
+/** A 402 the client did not (or could not) pay, as a problem: its code (x402_payment_required, or why a payment was refused) and the requirements. */
+function paymentProblem(data: Json, required: string | null): Problem {
+  return {
+    ...data,
+    type: 'about:blank',
+    title: 'Payment Required',
+    status: 402,
+    code: typeof data.code === 'string' ? data.code : 'x402_payment_required',
+    detail: typeof data.detail === 'string' ? data.detail : typeof data.error === 'string' ? data.error : 'this call needs an x402 payment (or an API key)',
+    ...(required ? { payment_required: decodeHeader<PaymentRequired>(required) } : {}),
+  };
+}
+
 export class FuseGateClient {
   readonly #base: string;
   readonly #key: string | undefined;
   readonly #fetch: typeof fetch;
+  readonly #payer: X402Signer | undefined;
 
   constructor(opts: ClientOptions) {
     this.#base = opts.baseUrl.replace(/\/+$/, '');
     this.#key = opts.apiKey;
     this.#fetch = opts.fetch ?? fetch;
+    this.#payer = opts.payer;
   }
 
-  async #call<T>(method: string, path: string, body?: unknown, opts: CallOptions = {}): Promise<T & { status: number }> {
+  async #call<T>(method: string, path: string, body?: unknown, opts: CallOptions = {}): Promise<Answer<T>> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.#key) headers.authorization = `Bearer ${this.#key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
-    const res = await this.#fetch(this.#base + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const send = (h: Record<string, string>) => this.#fetch(this.#base + path, { method, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    let res = await send(headers);
+    const required = res.status === 402 && this.#payer ? res.headers.get('payment-required') : null;
+    const payment = required !== null ? await paymentHeader(decodeHeader<PaymentRequired>(required), this.#payer!) : undefined;
+    if (payment) {
+      // Paid once: a second 402 (the payment refused) is thrown, never paid again.
+      await res.arrayBuffer();
+      res = await send({ ...headers, 'payment-signature': payment });
+    }
     const data = (await res.json()) as Json;
     if ((res.headers.get('content-type') ?? '').startsWith('application/problem+json')) throw new FuseGateError(data as unknown as Problem);
-    return { ...(data as T), status: res.status };
+    if (res.status === 402) throw new FuseGateError(paymentProblem(data, res.headers.get('payment-required')));
+    const settled = res.headers.get('payment-response') ?? res.headers.get('x-payment-response');
+    return { ...(data as T), status: res.status, ...(settled ? { paymentResponse: decodeHeader<PaymentResponse>(settled) } : {}) };
   }
 
   /**
@@ -90,7 +127,7 @@ export class FuseGateClient {
    * parameters, and the JSON body or the query. Every operation is here
    * (src/client-operations.ts is written from the declarations).
    */
-  call<N extends OperationName>(name: N, input: OperationInput[N], opts?: CallOptions): Promise<Json & { status: number }> {
+  call<N extends OperationName>(name: N, input: OperationInput[N], opts?: CallOptions): Promise<Answer<Json>> {
     const op = OPERATIONS[name];
     const rest: Record<string, unknown> = { ...(input as Record<string, unknown>) };
     const path = op.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, p: string) => {
