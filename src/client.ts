@@ -71,7 +71,11 @@ export type CreateFuseRequest = z.input<typeof createFuseRequest>;
 /** Answers whose shape the client does not pin (they are documented in /openapi.json). */
 export type Json = Record<string, unknown>;
 
-/** An answer: its JSON, its HTTP status (decisions share a body across statuses), and the settlement when x402 paid for it. */
+/**
+ * An answer: its JSON (or `{ text }` for an answer that is not JSON), its HTTP
+ * status (decisions share a body across statuses), and the settlement when
+ * x402 paid for it.
+ */
 export type Answer<T> = T & { status: number; paymentResponse?: PaymentResponse };
 
 /** A 402 the client did not (or could not) pay, as a problem: its code (x402_payment_required, or why a payment was refused) and the requirements. */
@@ -114,8 +118,15 @@ export class FuseGateClient {
       await res.arrayBuffer();
       res = await send({ ...headers, 'payment-signature': payment });
     }
+    const type = res.headers.get('content-type') ?? '';
+    // A document that is not JSON (a signed checkpoint note, a text document) is returned as its text.
+    if (!/[/+]json\b/.test(type)) {
+      const text = await res.text();
+      if (!res.ok) throw new FuseGateError({ type: 'about:blank', title: res.statusText || 'Error', status: res.status, code: `http_${res.status}`, detail: text.slice(0, 500) });
+      return { text, status: res.status } as unknown as Answer<T>;
+    }
     const data = (await res.json()) as Json;
-    if ((res.headers.get('content-type') ?? '').startsWith('application/problem+json')) throw new FuseGateError(data as unknown as Problem);
+    if (type.startsWith('application/problem+json')) throw new FuseGateError(data as unknown as Problem);
     if (res.status === 402) throw new FuseGateError(paymentProblem(data, res.headers.get('payment-required')));
     const settled = res.headers.get('payment-response') ?? res.headers.get('x-payment-response');
     return { ...(data as T), status: res.status, ...(settled ? { paymentResponse: decodeHeader<PaymentResponse>(settled) } : {}) };

@@ -3,8 +3,9 @@
  * walks the declaration list of a running server and checks each door for
  * each operation, so that no door can drift from it: the route answers, the
  * OpenAPI entry matches (auth, tool, x402), the MCP tool exists where one is
- * declared (with the same input schema), and the x402 discovery lists exactly
- * the operations that take a payment.
+ * declared (with the same input schema), the x402 discovery lists exactly
+ * the operations that take a payment, and the typed client has every
+ * operation and reaches its route on the real server.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -119,5 +120,38 @@ describe('every operation, through every door', () => {
     const err = await gate.call('fuse_hop', { fuse_id: 'fuse_nobody_has' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FuseGateError);
     expect(err).toMatchObject({ status: 404, problem: { code: 'unknown_fuse' } });
+  });
+  it('every operation, called through the client against the real server, reaches its route: an answer, or its own problem for an empty input', async () => {
+    const agent = await s.newKey('walk-agent', 100_000, 'agent');
+    const operator = await s.newKey('walk-operator', 100_000, 'operator', agent.accountId);
+    const clients = {
+      key: new FuseGateClient({ baseUrl: s.url, apiKey: agent.secret }),
+      operator: new FuseGateClient({ baseUrl: s.url, apiKey: operator.secret }),
+      public: new FuseGateClient({ baseUrl: s.url }),
+    };
+    const outcomes: string[] = [];
+    for (const [name, op] of Object.entries(OPERATIONS)) {
+      const gate = op.auth === 'operator' ? clients.operator : op.auth === 'key' ? clients.key : clients.public;
+      // Path parameters that name nothing, and an empty body or query: the route answers, or refuses that input itself.
+      const input = Object.fromEntries(op.params.map((p) => [p, 'x']));
+      let status: number;
+      let code = '';
+      try {
+        status = (await gate.call(name as OperationName, input as never)).status;
+      } catch (e) {
+        expect(e, name).toBeInstanceOf(FuseGateError);
+        status = (e as FuseGateError).status;
+        code = (e as FuseGateError).problem.code;
+      }
+      outcomes.push(`${name} ${status} ${code}`);
+      expect(status, `${name} (${op.method} ${op.path}): ${code}`).not.toBe(405);
+      expect(code, name).not.toMatch(/^(route_not_found|method_not_allowed)$/);
+      // The key each operation declares is accepted: no refusal of the caller itself.
+      expect(status, `${name}: ${code}`).not.toBe(401);
+      expect(code, name).not.toBe('operator_key_required');
+    }
+    // The walk did act: some operations answered 2xx to an empty input, others refused it with a 4xx problem of their own.
+    expect(outcomes.filter((o) => / 2\d\d /.test(o)).length, outcomes.join('\n')).toBeGreaterThan(20);
+    expect(outcomes.filter((o) => / 4\d\d \w/.test(o)).length, outcomes.join('\n')).toBeGreaterThan(20);
   });
 });
