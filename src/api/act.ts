@@ -39,6 +39,7 @@ import { paidRouteOf, priceMicros, resourceOf } from '../payments/x402/resources
 import { paidResource } from '../payments/x402/service.ts';
 import { optionalKey, requireKey, revokedKeyProblem } from './auth.ts';
 import { readBody } from './body.ts';
+import { billOf, type Bill } from './charges.ts';
 import type { AppContext } from './context.ts';
 import { hopLimitProblem } from './hop-limit.ts';
 import { answerOf, answerRecorded, idempotent, openReservation } from './idempotency.ts';
@@ -181,12 +182,14 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   ctx: AppContext,
   path: string,
   doc: KeyedActDoc<S, P>,
-  handle: (body: z.output<S>, key: ApiKey, event: H3Event, checked: P) => Promise<Reply>,
+  handle: (body: z.output<S>, key: ApiKey, event: H3Event, checked: P, bill: Bill) => Promise<Reply>,
 ): void {
   const { after, bodyLimit, precondition, precheck, optionalBody, bodyFirst, summary, ...rest } = doc;
   const schema = doc.body;
   const limit = bodyLimit ?? ctx.config.MAX_BODY_BYTES;
   const declared: RouteDoc = { summary, auth: 'key', ...rest };
+  // What the act charges, priced from its declaration once (api/charges.ts).
+  const bill = billOf(`POST ${path}`, doc.charges, doc.chargeRules);
   const read = async (event: H3Event): Promise<z.output<S>> => {
     if (!schema) return undefined as z.output<S>;
     if (optionalBody && event.req.headers.get('content-type') === null) return schema.parse({}) as z.output<S>;
@@ -199,18 +202,18 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   const x402 = declared.x402 || undefined;
   const terms: PaidTerms = { operation: `POST ${path}`, settlesOn: x402?.settlesOn };
   const pastHopLimit = paid !== undefined && x402?.pastHopLimit === true;
-  const payable = (b: z.output<S>, k: ApiKey, e: H3Event) => handle(b, k, e, undefined as P);
+  const payable = (b: z.output<S>, k: ApiKey, e: H3Event) => handle(b, k, e, undefined as P, bill);
   const checkedFirst = async (event: H3Event, key: ApiKey): Promise<HTTPResponse> => {
     const checked = precheck ? await precheck(event, key) : (undefined as P);
     if (bodyFirst) {
       const body = await read(event);
-      return idempotent(event, ctx, key, async () => handle(body, key, event, checked));
+      return idempotent(event, ctx, key, async () => handle(body, key, event, checked, bill));
     }
-    return idempotent(event, ctx, key, async () => handle(await read(event), key, event, checked));
+    return idempotent(event, ctx, key, async () => handle(await read(event), key, event, checked, bill));
   };
   // The key's act; a plain function, so that the common case (no precheck, body read under the key) costs no extra promise.
   const keyed = precheck || bodyFirst ? checkedFirst : (event: H3Event, key: ApiKey): Promise<HTTPResponse> =>
-    idempotent(event, ctx, key, async () => handle(await read(event), key, event, undefined as P));
+    idempotent(event, ctx, key, async () => handle(await read(event), key, event, undefined as P, bill));
   const act = pastHopLimit
     ? async (event: H3Event): Promise<HTTPResponse | Response> => {
         const key = await optionalKey(event, ctx);

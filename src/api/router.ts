@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { H3, H3Event } from 'h3';
 import type { z } from 'zod';
 import type { BackgroundJob } from './jobs.ts';
+import type { ChargeRule } from './charges.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Handler = (event: H3Event) => unknown;
@@ -40,8 +41,13 @@ export interface RouteDoc {
   responses?: Record<number, ResponseDoc>;
   /** Problem statuses the operation may answer besides 400/401/413/415 (e.g. 402, 404, 409, 422, 429, 503). */
   problems?: number[];
-  /** Charged SKU(s) from the tolls table, for the reference. */
+  /**
+   * The SKUs this operation charges: each at its fixed toll (src/content/tolls.json) unless
+   * `chargeRules` says how else. The route bills through them (api/charges.ts `billOf`).
+   */
   charges?: string[];
+  /** How a charged SKU is priced when not at its toll (a named amount rule), and which lines are NAP. */
+  chargeRules?: Record<string, ChargeRule>;
   /** An example request body for the reference page. */
   example?: unknown;
   /**

@@ -11,10 +11,10 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
-import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
-import { skuFor } from '../../domain/pricing.ts';
+import { isRefusal } from '../../domain/pricing.ts';
+import { billOf, type Bill } from '../charges.ts';
 import type { ActCharge } from '../../ledger/acts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { ownerId } from '../../ledger/accounts.ts';
@@ -74,12 +74,15 @@ export interface HopResult {
   charges: readonly ActCharge[];
 }
 
-/** Charges of a governed hop: a permitted act pays the hop and the seal; a refusal pays NAP `hold`. */
-function chargesOf(kind: GovernedHop['kind'], outcome: HopOutcome, keyId: string): ActCharge[] {
-  const hop = { keyId, ...skuFor(outcome.decision, 'execute_gate') };
-  if (kind === 'act' && outcome.verdict) return [hop, { keyId, sku: 'seal', nap: false, amountMicros: tollMicros('seal') }];
+/** Charges of a governed hop, priced by its route's declaration: a permitted act pays the hop and the seal; a refusal pays NAP `hold`. */
+function chargesOf(kind: GovernedHop['kind'], outcome: HopOutcome, keyId: string, bill: Bill): ActCharge[] {
+  const hop = { keyId, ...bill(isRefusal(outcome.decision) ? 'hold' : 'execute_gate') };
+  if (kind === 'act' && outcome.verdict) return [hop, { keyId, ...bill('seal') }];
   return [hop];
 }
+
+/** The bill of a hop that charges nothing (the public demos). */
+export const UNCHARGED: Bill = billOf('public demo');
 
 /** The receipt input of a hop decided on `fuse`. */
 function hopAct(caller: Caller, req: GovernedHop, fuse: Fuse, outcome: HopOutcome, fp: string | undefined): ReceiptInput {
@@ -103,13 +106,14 @@ export const visibleIn = (caller: Caller, id: string, fuse: Fuse | undefined): F
 /**
  * Performs a governed hop: the fuse is read and the hop decided under the write
  * lock, together with the hops queued beside it (api/act.ts); `answer` builds
- * the reply body from the result.
+ * the reply body from the result, and `bill` (its route's declared charges)
+ * prices what a key pays.
  *
  * A hop paid with x402 (the call's payment, api/act.ts) spends no hop of the
  * key's quota and charges it nothing: the payment pays for it, and the
  * pipeline settles it and names it in the receipt and the answer.
  */
-export async function governedHop(event: H3Event, ctx: AppContext, caller: Caller, req: GovernedHop, answer: (r: HopResult) => Reply): Promise<Reply> {
+export async function governedHop(event: H3Event, ctx: AppContext, caller: Caller, req: GovernedHop, answer: (r: HopResult) => Reply, bill: Bill): Promise<Reply> {
   const key = caller.key;
   const paid = paidCallOf(event) !== undefined;
   if (key && !paid && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
@@ -122,7 +126,7 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       const fuse = visibleIn(caller, req.fuseId, state.fuse);
       const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
       // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
-      const charges = key && !paid ? chargesOf(req.kind, outcome, key.id) : [];
+      const charges = key && !paid ? chargesOf(req.kind, outcome, key.id, bill) : [];
       const receipt = state.receipt(ctx, hopAct(caller, req, fuse, outcome, fp), { charges });
       // A refused hop of an account's key alerts its subscribers (docs/alerts.md); the public (drills, a keyless payer) alerts nobody.
       const records = key && !outcome.verdict && key.account_id !== DRILL_OWNER ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];

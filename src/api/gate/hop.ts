@@ -8,7 +8,6 @@ import { z } from 'zod';
 import { classify } from '../../domain/classify.ts';
 import { decideHop } from '../../domain/fuse.ts';
 import { DRILL_FUSES } from '../../ledger/fuses.ts';
-import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -21,7 +20,7 @@ import { chargeSchema, chargeView } from '../charge.ts';
 import { commitPaidAct, payPerHop, type HopPayer } from '../../payments/x402/paid-act.ts';
 import type { RouteDoc, Router, X402Doc } from '../router.ts';
 import { paidRouteOf } from '../../payments/x402/resources.ts';
-import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
+import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, UNCHARGED, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
 
 /**
  * The fuse id in keyed examples: one of the caller's own (POST /v1/fuses makes
@@ -102,8 +101,8 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   // lookup counts as a hop, so it costs the hop toll. Not the OCSP alias: it must answer "halt" within
   // OCSP_HALT_AFTER_MS, which a settlement cannot promise.
   const PAID_HOP: X402Doc = { when: "past the key's hop limit, or without a key (public drill fuses only)", pastHopLimit: true };
-  keyedAct(router, ctx, '/v1/fuse/hop', { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } }, (body, key, event) =>
-    governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply),
+  keyedAct(router, ctx, '/v1/fuse/hop', { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } }, (body, key, event, _, bill) =>
+    governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply, bill),
   );
 
   const lookupDoc: RouteDoc = { tool: 'fuse_lookup', summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404], x402: { ...PAID_HOP, sku: 'execute_gate' } };
@@ -121,14 +120,14 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     }),
   { tool: 'ocsp', summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
 
-  keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event) =>
-    governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply),
+  keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event, _, bill) =>
+    governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, bill),
   );
 
-  keyedAct(router, ctx, '/v1/classify', { tool: 'classify', summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event) => {
+  keyedAct(router, ctx, '/v1/classify', { tool: 'classify', summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event, _, bill) => {
     const c = classify(body);
     const fp = fingerprint(body);
-    const charge = { keyId: key.id, sku: 'classify', amountMicros: tollMicros('classify') };
+    const charge = { keyId: key.id, ...bill('classify') };
     return commitAct(event, ctx, key, {
       decide(state) {
         const receipt = state.receipt(ctx, { kind: 'classify', decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED', key_id: key.id, fingerprint: fp, data: { ...c } }, { charges: [charge] });
@@ -167,13 +166,13 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   router.post('/demo/hop', async (event) => {
     const caller = await publicCaller(event);
     const body = await readBody(event, demoHopRequest, limit);
-    return toResponse(await governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply));
+    return toResponse(await governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply, UNCHARGED));
   }, { tool: 'demo_hop', summary: 'Public hop on a drill fuse (fuse_drill_live or fuse_drill_dead); never charged', auth: 'demo', tag: 'demo', body: demoHopRequest, response: hopResponse, problems: [404, 429], example: { fuse_id: 'fuse_drill_dead' } });
 
   router.post('/demo/act', async (event) => {
     const caller = await publicCaller(event);
     const body = await readBody(event, demoActRequest, limit);
-    return toResponse(await governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply));
+    return toResponse(await governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, UNCHARGED));
   }, { tool: 'demo_act', summary: 'Public welded act on a drill fuse; never charged', auth: 'demo', tag: 'demo', body: demoActRequest, response: actResponse, problems: [404, 429], example: { action: { kind: 'pay' } } });
 
   router.get('/demo/lookup', async (event) => {

@@ -7,11 +7,12 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
+import { type Bill } from '../charges.ts';
+import { UNCHARGED } from './governed.ts';
 import { commitAct, keyedAct, type Decision as ActDecision, type KeyedActDoc } from '../act.ts';
 import type { Client, Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import {
   ACCEPTED_ALGS,
@@ -134,7 +135,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   }
 
   /** Decides on the fuse read under the write lock; mints, signs and commits receipt, charge and answer there. */
-  async function decide(event: H3Event, req: EvaluateRequest, caller: Caller): Promise<Reply> {
+  async function decide(event: H3Event, req: EvaluateRequest, caller: Caller, bill: Bill): Promise<Reply> {
     for (let attempt = 0; ; attempt++) {
       const fuse = await fuseFact(ctx.ledger.read, req, caller);
       const now = new Date();
@@ -158,12 +159,12 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       // names the settled payment in the receipt and the answer in place of this.
       const unpaid = caller.payment ? { ...paymentFacts(caller.payment), settled: false } : undefined;
       const input: ReceiptInput = unpaid ? { ...act, data: { ...act.data, payment: unpaid } } : act;
-      const meter = demo || caller.payment ? undefined : meteringOf(ev.decision);
-      const micros = meter ? tollMicros(meter.sku) : 0;
+      // The rules say which SKU a decision charges (GO the hop toll, NO_GO and HOLD the NAP hold); the declaration prices it.
+      const line = demo || caller.payment ? undefined : bill(meteringOf(ev.decision).sku);
       // Decided on the state read under the lock, where the receipt is minted (its id carries its log index).
       const decideUnderLock = (state: ActState): ActDecision => {
         if (fuse && visibleState(state.fuse, caller) !== fuse.state) throw new StateChanged();
-        const charges: ActCharge[] = meter && caller.keyId ? [{ keyId: caller.keyId, sku: meter.sku, amountMicros: micros, nap: meter.nap }] : [];
+        const charges: ActCharge[] = line && caller.keyId ? [{ keyId: caller.keyId, ...line }] : [];
         const receipt = state.receipt(ctx, input, { charges });
         // Only GO carries a JWT (SPEC 2.2); it names the log receipt, so it is signed second.
         const jwt =
@@ -195,11 +196,11 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           verify_url: receipt.verify_url,
           ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
           demo,
-          charge: meter ? chargeView({ sku: meter.sku, amountMicros: micros, nap: meter.nap }) : null,
+          charge: line ? chargeView(line) : null,
           ...(unpaid ? { payment: { ...unpaid, detail: `not settled: only a GO is paid; this ${ev.decision} cost nothing` } } : {}),
         };
         // A GO clears exposure, as a PERMIT does on the execute gate.
-        const cleared = meter && caller.keyId && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
+        const cleared = line && caller.keyId && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
         const at = now.toISOString();
         const clearAct: ClearActRow | undefined =
           cleared !== undefined
@@ -216,16 +217,16 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     }
   }
 
-  keyedAct(router, ctx, EVALUATE_PATH, evaluateDoc, (req, key, event) => {
+  keyedAct(router, ctx, EVALUATE_PATH, evaluateDoc, (req, key, event, _, bill) => {
     // A payment instead of a key: the payer owns no fuse (it sees the public's) and is charged no toll.
     const payment = paidCallOf(event)?.payment;
-    return decide(event, req, payment ? { keyId: undefined, owner: ownerId(key), payment } : { keyId: key.id, owner: ownerId(key) });
+    return decide(event, req, payment ? { keyId: undefined, owner: ownerId(key), payment } : { keyId: key.id, owner: ownerId(key) }, bill);
   });
 
   router.post(DEMO_EVALUATE_PATH, async (event) => {
     await enforceDemoRateLimit(event, ctx);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
-    return toResponse(await decide(event, req, { keyId: undefined }));
+    return toResponse(await decide(event, req, { keyId: undefined }, UNCHARGED));
   }, { tool: 'demo_prefinality_evaluate', summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged', auth: 'demo', tag: 'demo', body: evaluateRequestSchema, responses: decisionResponses, problems: [429] });
 
   router.post(VERIFY_PATH, async (event) => {
@@ -240,7 +241,8 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     );
   }, { tool: 'prefinality_verify', summary: 'Is a pre-finality receipt JWT valid, and why not', auth: 'public', tag: 'prefinality', body: verifyRequestSchema });
 
-  keyedAct(router, ctx, RTP_GATE_PATH, { tool: 'rtp_gate', summary: 'Does a GO receipt clear this RTP payment order (single use)', tag: 'prefinality', body: rtpGateRequestSchema, bodyFirst: true, responses: { 200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody }, 403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody } }, problems: [409, 422] }, async ({ receipt: token, payment_order: order }, key, event) => {
+  // No x402: the receipt it clears must have been obtained by the calling key (rtpGateReasons), which a keyless payer has none of.
+  keyedAct(router, ctx, RTP_GATE_PATH, { tool: 'rtp_gate', summary: 'Does a GO receipt clear this RTP payment order (single use)', tag: 'prefinality', body: rtpGateRequestSchema, bodyFirst: true, responses: { 200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody }, 403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody } }, problems: [409, 422], charges: ['verify_attestation', 'hold'], x402: false }, async ({ receipt: token, payment_order: order }, key, event, _, bill) => {
     const orderHash = fingerprint(order);
     for (let attempt = 0; ; attempt++) {
       const v = await verifyPrefinalityJwt(token, ctx.keyring, { issuer: ctx.config.BASE_URL });
@@ -255,8 +257,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         reasons.push(...rtpGateReasons({ claims: c, order, keyId: key.id, used }));
       }
       const pass = reasons.length === 0;
-      const meter = meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse');
-      const micros = tollMicros(meter.sku);
+      const charge = bill(meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse').sku);
       const input: ReceiptInput = {
         kind: 'prefinality_rtp_gate',
         decision: pass ? 'GO' : 'NO_GO',
@@ -270,7 +271,6 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           run: async (tx, state) => {
             // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
             if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
-            const charge = { sku: meter.sku, amountMicros: micros, nap: meter.nap };
             const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, ...charge }] });
             const body = {
               object: 'rtp_gate_result',

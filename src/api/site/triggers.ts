@@ -10,7 +10,6 @@
 import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
-import { tollMicros } from '../../catalog/tolls.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { OPERATORS, fireFee, obligationFeeBps, thresholdReached, type FireFee } from '../../domain/trigger.ts';
 import { newId, nowIso } from '../../ids.ts';
@@ -138,7 +137,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       example: { template_id: 'ai_model_change', threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.8' } },
       after: (res) => withCheckpointNotes(ctx, res),
     },
-    async (body, key, event) => {
+    async (body, key, event, _, bill) => {
       const o = body.obligation ?? {};
       const bad = (field: string, message: string) => new Problem({ status: 400, code: 'invalid_body', title: 'Bad request', detail: `${field}: ${message}`, extra: { errors: [{ field, message }] } });
       const custom = body.template_id === CUSTOM_TEMPLATE;
@@ -183,13 +182,13 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         fire: null,
         fee_micros: null,
       };
-      const amount = tollMicros('trigger_publish');
+      const charge = bill('trigger_publish');
       const r = await commitAct(event, ctx, key, {
         run: async (tx, state) => {
           const receipt = state.receipt(
             ctx,
             { kind: 'trigger_publish', decision: 'ARMED', subject: t.id, key_id: key.id, data: { template_id: t.template_id, obligation: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure) } },
-            { charges: [{ keyId: key.id, sku: 'trigger_publish', amountMicros: amount }] },
+            { charges: [{ keyId: key.id, ...charge }] },
           );
           await insertTrigger(tx, t);
           const appended = await recordEvent(tx, ownerId(key), {
@@ -205,7 +204,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           return {
             writes: { receipt },
             reply: reply(
-              { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView({ sku: 'trigger_publish', amountMicros: amount }) },
+              { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView(charge) },
               201,
             ),
           };
@@ -227,12 +226,13 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string(), charges: z.array(chargeSchema).optional().describe('bps_fire and bps_fee, when it fired') }),
       problems: [404, 409, 422],
       charges: ['bps_fire', FEE_SKU],
+      chargeRules: { [FEE_SKU]: { amount: 'trigger_fire_fee' } },
       // No x402: the fee is bps of the exposure enabled, known only under the lock; an exact payment cannot price it.
       x402: false,
       example: { trigger_id: 'trg_F4XWbax5r2lYmXbruurTFZ', reading: '0.91' },
       after: (res) => withCheckpointNotes(ctx, res),
     },
-    async (body, key, event) => {
+    async (body, key, event, _, bill) => {
       const t = await getTrigger(ctx.ledger.read, body.trigger_id);
       if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
       if (t.state === 'FIRED') throw alreadyFired(t);
@@ -262,22 +262,31 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       const exposure = BigInt(t.enabled_exposure_micros);
       // The template's fee, whatever a trigger published before fee_bps was fixed stored.
       const feeBps = templateFeeBps(t.template_id);
-      const feeFor = async (db: Parameters<typeof firedExposureSince>[0], at: Date) =>
-        fireFee(exposure, feeBps, tiers(), feeBps === null ? await firedExposureSince(db, ownerId(key), monthStart(at)) : 0n);
+      // What the fee rule reads: the month's fires so far, only for a template without its own bps.
+      const feeInput = async (db: Parameters<typeof firedExposureSince>[0], at: Date) => ({
+        exposureMicros: exposure,
+        feeBps,
+        tiers: tiers(),
+        monthBeforeMicros: feeBps === null ? await firedExposureSince(db, ownerId(key), monthStart(at)) : 0n,
+      });
       // The fee is computed under the write lock, from the month's fires as they stand there: no re-decision.
       const r = await commitAct(event, ctx, key, {
         run: async (tx, state) => {
           const at = new Date();
-          const fee = await feeFor(tx, at);
-          const toll = tollMicros('bps_fire');
+          const input = await feeInput(tx, at);
+          // The rule the declaration names prices the line; the same rule, described, goes in the receipt.
+          const feeLine = bill(FEE_SKU, input);
+          const fee = fireFee(input.exposureMicros, input.feeBps, input.tiers, input.monthBeforeMicros);
+          const tollLine = bill('bps_fire');
+          const toll = tollLine.amountMicros;
           const fire = { reading: reading!, source, fee: feeView(fee, exposure), toll_usd: formatUsd(toll) };
           const receipt = state.receipt(
             ctx,
             { kind: 'trigger_fire', decision: 'FIRED', subject: t.id, key_id: key.id, data: { threshold: t.threshold, ...fire } },
             {
               charges: [
-                { keyId: key.id, sku: 'bps_fire', amountMicros: toll },
-                { keyId: key.id, sku: FEE_SKU, amountMicros: fee.feeMicros },
+                { keyId: key.id, ...tollLine },
+                { keyId: key.id, ...feeLine },
               ],
             },
           );
@@ -301,7 +310,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
               ...proof,
               receipt_id: receipt.receipt_id,
               verify_url: receipt.verify_url,
-              charges: [chargeView({ sku: 'bps_fire', amountMicros: toll }), chargeView({ sku: FEE_SKU, amountMicros: fee.feeMicros })],
+              charges: [chargeView(tollLine), chargeView(feeLine)],
             }),
           };
         },

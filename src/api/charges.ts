@@ -1,0 +1,86 @@
+/**
+ * Charges as declaration data. A route's declaration names the SKUs it
+ * charges (`RouteDoc.charges`) and, for each SKU that is not a plain toll,
+ * how it is charged (`RouteDoc.chargeRules`: a named amount rule of
+ * src/domain/charge-rules.ts, a NAP line). Every other SKU costs its fixed toll
+ * from src/content/tolls.json. `billOf` reads that once, when the route is
+ * registered, into the one function its handler bills with: a handler names
+ * the SKU (and a rule's input), never a price, and cannot bill a SKU its
+ * declaration does not state.
+ *
+ * @example
+ *   keyedAct(router, ctx, '/v1/classify', { ..., charges: ['classify'] }, async (body, key, event, _, bill) => {
+ *     const charge = { keyId: key.id, ...bill('classify') };   // the toll of classify
+ */
+import { tollMicros } from '../catalog/tolls.ts';
+import { AMOUNT_RULES, type AmountInput, type AmountRule } from '../domain/charge-rules.ts';
+
+/** How one declared SKU is charged, when not at its toll. */
+export interface ChargeRule {
+  /** The named rule that computes its amount (default: its toll). */
+  amount?: AmountRule;
+  /** A NAP line (a refusal's hold; default: only the SKU `hold`). */
+  nap?: boolean;
+}
+
+/** One line of an act's charges, as the declaration prices it (the key is the act's). */
+export interface BilledLine {
+  sku: string;
+  amountMicros: number;
+  nap: boolean;
+}
+
+/** Bills a declared SKU: at its toll, or through its named rule with `input`. */
+export type Bill = (sku: string, input?: AmountInput) => Readonly<BilledLine>;
+
+/** A 2^53 bound on what one line may state (the ledger's counters are integers). */
+const toLine = (sku: string, micros: bigint | number, nap: boolean): BilledLine => {
+  const n = Number(micros);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`charge ${sku}: ${String(micros)} micro-USD is not a whole amount a line can state`);
+  return { sku, amountMicros: n, nap };
+};
+
+const hasToll = (sku: string): boolean => {
+  try {
+    tollMicros(sku);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * The bill of a route declared with `charges` and `rules`; throws at
+ * registration for a rule that does not exist or a rule for a SKU it does not
+ * charge, and when billed for a SKU the route does not declare or cannot price.
+ */
+export function billOf(route: string, charges: readonly string[] = [], rules: Readonly<Record<string, ChargeRule>> = {}): Bill {
+  const lines = new Map<string, (input?: AmountInput) => Readonly<BilledLine>>();
+  for (const sku of charges) {
+    const rule = rules[sku] ?? {};
+    const nap = rule.nap ?? sku === 'hold';
+    if (rule.amount !== undefined) {
+      const compute = AMOUNT_RULES[rule.amount] as ((i: AmountInput) => bigint) | undefined;
+      if (!compute) throw new Error(`${route}: charge ${sku} names no known amount rule (${rule.amount})`);
+      lines.set(sku, (input) => {
+        if (input === undefined) throw new Error(`${route}: charge ${sku} (${rule.amount}) needs its input`);
+        return toLine(sku, compute(input), nap);
+      });
+    } else if (hasToll(sku)) {
+      // One frozen line per SKU: billing a toll allocates nothing.
+      const fixed = Object.freeze(toLine(sku, tollMicros(sku), nap));
+      lines.set(sku, () => fixed);
+    } else {
+      // Priced by its area's own data (a catalog's widget, a listing), not yet by a declared rule.
+      lines.set(sku, () => {
+        throw new Error(`${route}: charge ${sku} has no toll; declare its amount rule (RouteDoc.chargeRules)`);
+      });
+    }
+  }
+  for (const sku of Object.keys(rules)) if (!lines.has(sku)) throw new Error(`${route}: a rule for ${sku}, which it does not charge`);
+  return (sku, input) => {
+    const line = lines.get(sku);
+    if (!line) throw new Error(`${route} bills ${sku}, which its declaration does not charge`);
+    return line(input);
+  };
+}
