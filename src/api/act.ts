@@ -38,7 +38,7 @@ import { StateChanged } from './stale-retry.ts';
 import { paidRouteOf, priceMicros, resourceOf } from '../payments/x402/resources.ts';
 import { paidResource } from '../payments/x402/service.ts';
 import { optionalKey, requireKey, revokedKeyProblem } from './auth.ts';
-import { readBody } from './body.ts';
+import { readBody, readQuery } from './body.ts';
 import { billOf, type Bill } from './charges.ts';
 import type { AppContext } from './context.ts';
 import { hopLimitProblem } from './hop-limit.ts';
@@ -148,9 +148,15 @@ export function actProblem(e: unknown, key: ApiKey | undefined): unknown {
 }
 
 /** What a keyed act route declares: its doc (the body schema is the one parsed), and what to do with its answer afterwards, if anything. */
-export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'auth' | 'body'> & {
+export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'auth' | 'body' | 'query'> & {
   /** The body schema; absent, the act takes no body and none is read. */
   body?: S;
+  /**
+   * A keyed read instead of a POST act (e.g. the lookup, which counts a hop): the operation is a GET
+   * whose query is parsed with this schema and handed to the handler in place of a body; a read takes
+   * no Idempotency-Key.
+   */
+  query?: S;
   /** A request without a Content-Type is read as `{}` (the schema's defaults), as when no body was sent. */
   optionalBody?: boolean;
   /** The body is read (and refused) before the Idempotency-Key is looked at. */
@@ -173,7 +179,8 @@ export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'au
  * route's precondition and precheck, the request run under its Idempotency-Key,
  * the body read with `doc.body` (at most `doc.bodyLimit`, else MAX_BODY_BYTES;
  * before the Idempotency-Key with `bodyFirst`; none without a schema), then
- * `handle`. The doc says `auth: 'key'` and names the body
+ * `handle`. With `doc.query` instead, a keyed GET: the query read with it
+ * and handed to `handle`, no Idempotency-Key; key, x402 and bill as for a POST. The doc says `auth: 'key'` and names the body
  * schema it parses, so the reference cannot drift from the check; `doc.role`
  * is enforced by the router's guard before any of this.
  */
@@ -185,22 +192,25 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   handle: (body: z.output<S>, key: ApiKey, event: H3Event, checked: P, bill: Bill) => Promise<Reply>,
 ): void {
   const { after, bodyLimit, precondition, precheck, optionalBody, bodyFirst, summary, ...rest } = doc;
-  const schema = doc.body;
+  const schema = doc.body ?? doc.query;
+  const method = doc.query ? 'GET' : 'POST';
+  if (doc.query && (doc.body || bodyFirst || optionalBody)) throw new Error(`${path}: a keyed read takes a query, not a body`);
   const limit = bodyLimit ?? ctx.config.MAX_BODY_BYTES;
   const declared: RouteDoc = { summary, auth: 'key', ...rest };
   // What the act charges, priced from its declaration once (api/charges.ts).
-  const bill = billOf(`POST ${path}`, doc.charges, doc.chargeRules);
+  const bill = billOf(`${method} ${path}`, doc.charges, doc.chargeRules);
   const read = async (event: H3Event): Promise<z.output<S>> => {
     if (!schema) return undefined as z.output<S>;
+    if (doc.query) return readQuery(event, doc.query);
     if (optionalBody && event.req.headers.get('content-type') === null) return schema.parse({}) as z.output<S>;
     return readBody(event, schema, limit);
   };
   // x402 in place of a key, where the declaration takes it and the service has x402 configured.
-  const route = paidRouteOf('POST', path, declared);
+  const route = paidRouteOf(method, path, declared);
   const paid = route && doc.role !== 'operator' ? paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route)) : undefined;
-  if (paid && precheck) throw new Error(`POST ${path}: a precheck needs the key, and this act takes x402 without one`);
+  if (paid && precheck) throw new Error(`${method} ${path}: a precheck needs the key, and this act takes x402 without one`);
   const x402 = declared.x402 || undefined;
-  const terms: PaidTerms = { operation: `POST ${path}`, settlesOn: x402?.settlesOn };
+  const terms: PaidTerms = { operation: `${method} ${path}`, settlesOn: x402?.settlesOn };
   const pastHopLimit = paid !== undefined && x402?.pastHopLimit === true;
   const payable = (b: z.output<S>, k: ApiKey, e: H3Event) => handle(b, k, e, undefined as P, bill);
   const checkedFirst = async (event: H3Event, key: ApiKey): Promise<HTTPResponse> => {
@@ -212,8 +222,14 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
     return idempotent(event, ctx, key, async () => handle(await read(event), key, event, checked, bill));
   };
   // The key's act; a plain function, so that the common case (no precheck, body read under the key) costs no extra promise.
-  const keyed = precheck || bodyFirst ? checkedFirst : (event: H3Event, key: ApiKey): Promise<HTTPResponse> =>
-    idempotent(event, ctx, key, async () => handle(await read(event), key, event, undefined as P, bill));
+  const keyed = doc.query
+    ? async (event: H3Event, key: ApiKey): Promise<HTTPResponse> => {
+        const checked = precheck ? await precheck(event, key) : (undefined as P);
+        return toResponse(await handle(await read(event), key, event, checked, bill));
+      }
+    : precheck || bodyFirst
+      ? checkedFirst
+      : (event: H3Event, key: ApiKey): Promise<HTTPResponse> => idempotent(event, ctx, key, async () => handle(await read(event), key, event, undefined as P, bill));
   const act = pastHopLimit
     ? async (event: H3Event): Promise<HTTPResponse | Response> => {
         const key = await optionalKey(event, ctx);
@@ -238,10 +254,12 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
         if (!key) return paidAct(event, ctx, paid!, terms, async () => read(event), payable);
         return keyed(event, key);
       };
-  router.post(path, after ? async (event) => {
+  const handler = after ? async (event: H3Event) => {
     const res = await act(event);
     return res instanceof HTTPResponse ? after(res) : res;
-  } : act, declared);
+  } : act;
+  if (method === 'GET') router.get(path, handler, declared);
+  else router.post(path, handler, declared);
 }
 
 /** The hop-limit 402 of a key that may pay per call instead: the x402 requirements, and how else to go on. */

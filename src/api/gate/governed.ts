@@ -26,7 +26,6 @@ import type { AppContext } from '../context.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
 import { notFound } from '../problem.ts';
 import { reply, type Reply } from '../reply.ts';
-import type { PaidAct } from '../../payments/x402/paid-act.ts';
 import { paidCallOf } from '../../payments/x402/keyless.ts';
 import { hopDeniedAlert } from './alert-events.ts';
 import { nudgeDeliverer } from '../site/webhooks.ts';
@@ -44,8 +43,6 @@ export const DEFAULT_SURFACE: readonly string[] = [...new Set(Object.values(SURF
 export interface Caller {
   key?: ApiKey;
   surface: readonly string[];
-  /** A lookup paid with x402 instead of the key's hop quota (docs/x402.md); keyless payers see drill fuses only. */
-  paid?: PaidAct | undefined;
 }
 
 export function callerOf(key: ApiKey | undefined): Caller {

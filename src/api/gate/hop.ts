@@ -17,9 +17,10 @@ import { haltUnlessAnsweredWithin } from './halt.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
-import { commitPaidAct, payPerHop, type HopPayer } from '../../payments/x402/paid-act.ts';
-import type { RouteDoc, Router, X402Doc } from '../router.ts';
-import { paidRouteOf } from '../../payments/x402/resources.ts';
+import { paidCallOf } from '../../payments/x402/keyless.ts';
+import type { ApiKey } from '../../ledger/api-keys.ts';
+import type { Fuse } from '../../ledger/fuses.ts';
+import type { Router, X402Doc } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, UNCHARGED, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
 
 /**
@@ -61,20 +62,12 @@ function actReply(r: HopResult) {
   });
 }
 
-/** A lookup counts against the key's hop limit (SPEC 8.1) but charges no toll; a paid one (x402) is receipted instead. */
+const lookupBody = (fuse: Fuse) => ({ fuse_id: fuse.id, exists: true, state: fuse.state, ok: decideHop(fuse.state, undefined, []).ok, checked_at: new Date().toISOString() });
+
+/** A lookup counts against the key's hop limit (SPEC 8.1) but charges no toll (the OCSP alias, the public demo: no payment). */
 async function lookup(ctx: AppContext, caller: Caller, fuseId: string): Promise<Reply> {
   const fuse = await visibleFuse(ctx.ledger.read, caller, fuseId);
-  const body = { fuse_id: fuse.id, exists: true, state: fuse.state, ok: decideHop(fuse.state, undefined, []).ok, checked_at: new Date().toISOString() };
-  if (caller.paid) {
-    const { receipt, settled } = await commitPaidAct(ctx, caller.paid, {
-      kind: 'lookup',
-      decision: fuse.state,
-      subject: fuse.id,
-      ...(caller.key ? { key_id: caller.key.id } : {}),
-      data: { state: fuse.state, ok: body.ok },
-    });
-    return reply({ ...body, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, payment: settled.facts }, 200, settled.headers);
-  }
+  const body = lookupBody(fuse);
   if (caller.key) {
     const key = caller.key;
     if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
@@ -86,11 +79,33 @@ async function lookup(ctx: AppContext, caller: Caller, fuseId: string): Promise<
   return reply(body);
 }
 
+/**
+ * The keyed lookup as an act: one hop of the key's quota, no receipt; paid with
+ * x402 (past the hop limit or without a key), no hop counted and a receipt of
+ * the lookup naming the payment (api/act.ts commitAct settles it).
+ */
+async function lookupAct(event: H3Event, ctx: AppContext, key: ApiKey, fuseId: string): Promise<Reply> {
+  const paid = paidCallOf(event);
+  const fuse = await visibleFuse(ctx.ledger.read, callerOf(key), fuseId);
+  const body = lookupBody(fuse);
+  if (!paid && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
+  return commitAct(event, ctx, key, {
+    needs: { hopOf: key.id },
+    decide(state) {
+      if (!paid) return { writes: {}, reply: reply(body) };
+      const receipt = state.receipt(
+        ctx,
+        { kind: 'lookup', decision: fuse.state, subject: fuse.id, ...(paid.keyless ? {} : { key_id: key.id }), data: { state: fuse.state, ok: body.ok } },
+        { signed: true },
+      );
+      return { writes: { receipt }, reply: reply({ ...body, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
+    },
+  });
+}
+
 export function registerHopRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
   const keyed = async (event: H3Event) => callerOf(await requireKey(event, ctx));
-  // Hop and lookup take an x402 payment past the hop limit or without a key (docs/x402.md).
-  const payer = (p: HopPayer): Caller => ({ ...callerOf(p.key), paid: p.paid });
   const publicCaller = async (event: H3Event) => {
     await enforceDemoRateLimit(event, ctx);
     return callerOf(undefined);
@@ -105,11 +120,9 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply, bill),
   );
 
-  const lookupDoc: RouteDoc = { tool: 'fuse_lookup', summary: "A fuse's state; counts against the hop limit, no toll", auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404], x402: { ...PAID_HOP, sku: 'execute_gate' } };
-  router.get('/v1/fuse/lookup', (event) => payPerHop(event, ctx, paidRouteOf('GET', '/v1/fuse/lookup', lookupDoc)!, async (p) => {
-    const { fuse_id } = readQuery(event, lookupQuery);
-    return toResponse(await lookup(ctx, payer(p), fuse_id));
-  }), lookupDoc);
+  keyedAct(router, ctx, '/v1/fuse/lookup', { tool: 'fuse_lookup', summary: "A fuse's state; counts against the hop limit, no toll", tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404], x402: { ...PAID_HOP, sku: 'execute_gate' } }, (query, key, event) =>
+    lookupAct(event, ctx, key, query.fuse_id),
+  );
 
   // OCSP-style alias: same answer while the ledger answers; 503 "halt" when it cannot be reached.
   router.get('/v1/ocsp', (event) =>
