@@ -1,8 +1,8 @@
 /**
  * The durable floor of a hop on this machine, per storage layout, for the gate
- * section: a bare node:http server that answers each POST only after one
- * durable group commit (BEGIN IMMEDIATE ... COMMIT, the requests of one event
- * loop turn together) of what a hop writes in that layout. No framework,
+ * section: a bare node:http server that answers each POST only after one group
+ * commit (BEGIN IMMEDIATE ... COMMIT at synchronous=FULL, the requests of one
+ * event loop turn together) of what a hop writes in that layout. No framework,
  * no validation, no authentication. So a claim that some figure is "the floor"
  * compares layouts, not only the one shipped:
  *
@@ -13,12 +13,7 @@
  *           row (size and edge), one segment row per tile touched with the
  *           batch's bundle, one seal row with its Ed25519 signature, and one
  *           upsert each of the hop counter, the usage counter and the key's
- *           receipt list; COMMIT syncs the WAL on the event loop (FULL);
- *   tiles-off-loop
- *           the same rows, committed as the service commits them: COMMIT
- *           writes the WAL without syncing it, the WAL is synced on the thread
- *           pool (ledger/wal-sync.ts, the service's own class), and a group is
- *           answered once a sync that began after its COMMIT has ended;
+ *           receipt list;
  *   none    no database at all (what the framework-free HTTP costs).
  *
  * Run as its own process: `node bench/durable-floor.ts DB_PATH LAYOUT`; prints
@@ -28,14 +23,12 @@ import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto'
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Database from 'libsql';
-import { WalSync } from '../src/ledger/wal-sync.ts';
 
-type Layout = 'rows' | 'tiles' | 'tiles-off-loop' | 'none';
+type Layout = 'rows' | 'tiles' | 'none';
 const layout = (process.argv[3] ?? 'tiles') as Layout;
 const db = layout === 'none' ? undefined : new Database(process.argv[2]!);
-const walSync = layout === 'tiles-off-loop' ? new WalSync(process.argv[2]!) : undefined;
 db?.exec('PRAGMA journal_mode=WAL');
-db?.exec(`PRAGMA synchronous=${walSync ? 'OFF' : 'FULL'}`);
+db?.exec('PRAGMA synchronous=FULL');
 // As the service: no checkpoint inside COMMIT (it runs on its own thread there).
 db?.exec('PRAGMA wal_autocheckpoint=0');
 if (layout === 'rows') {
@@ -52,7 +45,7 @@ if (layout === 'rows') {
     INSERT INTO quotas VALUES ('key_floor', 0);
   `);
 }
-if (layout === 'tiles' || layout === 'tiles-off-loop') {
+if (layout === 'tiles') {
   db!.exec(`
     CREATE TABLE logs (name TEXT PRIMARY KEY, size INTEGER, edge BLOB);
     INSERT INTO logs VALUES ('receipts', 0, NULL);
@@ -130,13 +123,10 @@ function commitGroup(): void {
     db.exec('COMMIT');
   }
   size += acts.length;
-  const answer = () =>
-    group.forEach((res, i) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ decision: 'PERMIT', receipt_id: acts[i]!.id }));
-    });
-  if (walSync) void walSync.synced().then(answer);
-  else answer();
+  group.forEach((res, i) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ decision: 'PERMIT', receipt_id: acts[i]!.id }));
+  });
 }
 
 const server = createServer((req, res) => {
