@@ -1,8 +1,8 @@
 /**
  * The durable floor of a hop on this machine, per storage layout, for the gate
- * section: a bare node:http server that answers each POST only after one group
- * commit (BEGIN IMMEDIATE ... COMMIT at synchronous=FULL, the requests of one
- * event loop turn together) of what a hop writes in that layout. No framework,
+ * section: a bare node:http server that answers each POST only after one
+ * durable group commit (BEGIN IMMEDIATE ... COMMIT, the requests of one event
+ * loop turn together) of what a hop writes in that layout. No framework,
  * no validation, no authentication. So a claim that some figure is "the floor"
  * compares layouts, not only the one shipped:
  *
@@ -13,22 +13,30 @@
  *           row (size and edge), one segment row per tile touched with the
  *           batch's bundle, one seal row with its Ed25519 signature, and one
  *           upsert each of the hop counter, the usage counter and the key's
- *           receipt list;
+ *           receipt list; COMMIT syncs the WAL on the event loop (FULL), as
+ *           the service does;
+ *   tiles-off-loop
+ *           the same rows, with COMMIT at synchronous=OFF and the WAL synced
+ *           on the thread pool (fdatasync, one in flight), a group answered
+ *           once a sync that began after its COMMIT has ended: the alternative
+ *           tried in the service and not shipped (docs/pipeline.md);
  *   none    no database at all (what the framework-free HTTP costs).
  *
  * Run as its own process: `node bench/durable-floor.ts DB_PATH LAYOUT`; prints
  * {"url": ...} when listening.
  */
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { fdatasync, openSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Database from 'libsql';
 
-type Layout = 'rows' | 'tiles' | 'none';
+type Layout = 'rows' | 'tiles' | 'tiles-off-loop' | 'none';
 const layout = (process.argv[3] ?? 'tiles') as Layout;
 const db = layout === 'none' ? undefined : new Database(process.argv[2]!);
+const walSync = layout === 'tiles-off-loop' ? walSyncOf(`${process.argv[2]!}-wal`) : undefined;
 db?.exec('PRAGMA journal_mode=WAL');
-db?.exec('PRAGMA synchronous=FULL');
+db?.exec(`PRAGMA synchronous=${walSync ? 'OFF' : 'FULL'}`);
 // As the service: no checkpoint inside COMMIT (it runs on its own thread there).
 db?.exec('PRAGMA wal_autocheckpoint=0');
 if (layout === 'rows') {
@@ -45,7 +53,7 @@ if (layout === 'rows') {
     INSERT INTO quotas VALUES ('key_floor', 0);
   `);
 }
-if (layout === 'tiles') {
+if (layout === 'tiles' || layout === 'tiles-off-loop') {
   db!.exec(`
     CREATE TABLE logs (name TEXT PRIMARY KEY, size INTEGER, edge BLOB);
     INSERT INTO logs VALUES ('receipts', 0, NULL);
@@ -58,6 +66,26 @@ if (layout === 'tiles') {
   `);
 }
 const { privateKey } = generateKeyPairSync('ed25519');
+
+/** fdatasync of the WAL on the thread pool, one in flight: `synced()` waits for a sync that begins after the call. */
+function walSyncOf(walPath: string) {
+  let fd: number | undefined;
+  let current: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const run = (): Promise<void> =>
+    new Promise<void>((resolve, reject) => fdatasync((fd ??= openSync(walPath, 'r')), (e) => (e ? reject(e) : resolve()))).finally(() => {
+      if (!next) current = undefined;
+    });
+  return {
+    synced(): Promise<void> {
+      if (!current) return (current = run());
+      return (next ??= current.then(() => {
+        next = undefined;
+        return (current = run());
+      }));
+    },
+  };
+}
 
 const prepared = new Map<string, ReturnType<NonNullable<typeof db>['prepare']>>();
 const statement = (sql: string) => {
@@ -123,10 +151,13 @@ function commitGroup(): void {
     db.exec('COMMIT');
   }
   size += acts.length;
-  group.forEach((res, i) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ decision: 'PERMIT', receipt_id: acts[i]!.id }));
-  });
+  const answer = () =>
+    group.forEach((res, i) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ decision: 'PERMIT', receipt_id: acts[i]!.id }));
+    });
+  if (walSync) void walSync.synced().then(answer);
+  else answer();
 }
 
 const server = createServer((req, res) => {

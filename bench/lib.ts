@@ -123,7 +123,7 @@ export async function spawnBaseline(bodyFile?: string): Promise<Spawned> {
 }
 
 /** The durable floor of a hop (durable-floor.ts: node:http and one FULL group commit of a hop's rows), on a fresh file. */
-export async function spawnDurableFloor(layout: 'rows' | 'tiles' | 'none'): Promise<Spawned> {
+export async function spawnDurableFloor(layout: 'rows' | 'tiles' | 'tiles-off-loop' | 'none'): Promise<Spawned> {
   const dir = mkdtempSync(join(tmpdir(), 'fusegate-bench-floor-'));
   return spawnListening([join(import.meta.dirname, 'durable-floor.ts'), join(dir, 'floor.db'), layout]);
 }
