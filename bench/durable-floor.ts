@@ -13,27 +13,28 @@
  *           row (size and edge), one segment row per tile touched with the
  *           batch's bundle, one seal row with its Ed25519 signature, and one
  *           upsert each of the hop counter, the usage counter and the key's
- *           receipt list; COMMIT syncs the WAL on the event loop (FULL);
+ *           receipt list; COMMIT syncs the WAL on the event loop (FULL), as
+ *           the service does;
  *   tiles-off-loop
- *           the same rows, committed as the service commits them: COMMIT
- *           writes the WAL without syncing it, the WAL is synced on the thread
- *           pool (ledger/wal-sync.ts, the service's own class), and a group is
- *           answered once a sync that began after its COMMIT has ended;
+ *           the same rows, with COMMIT at synchronous=OFF and the WAL synced
+ *           on the thread pool (fdatasync, one in flight), a group answered
+ *           once a sync that began after its COMMIT has ended: the alternative
+ *           tried in the service and not shipped (docs/pipeline.md);
  *   none    no database at all (what the framework-free HTTP costs).
  *
  * Run as its own process: `node bench/durable-floor.ts DB_PATH LAYOUT`; prints
  * {"url": ...} when listening.
  */
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { fdatasync, openSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Database from 'libsql';
-import { WalSync } from '../src/ledger/wal-sync.ts';
 
 type Layout = 'rows' | 'tiles' | 'tiles-off-loop' | 'none';
 const layout = (process.argv[3] ?? 'tiles') as Layout;
 const db = layout === 'none' ? undefined : new Database(process.argv[2]!);
-const walSync = layout === 'tiles-off-loop' ? new WalSync(process.argv[2]!) : undefined;
+const walSync = layout === 'tiles-off-loop' ? walSyncOf(`${process.argv[2]!}-wal`) : undefined;
 db?.exec('PRAGMA journal_mode=WAL');
 db?.exec(`PRAGMA synchronous=${walSync ? 'OFF' : 'FULL'}`);
 // As the service: no checkpoint inside COMMIT (it runs on its own thread there).
@@ -65,6 +66,26 @@ if (layout === 'tiles' || layout === 'tiles-off-loop') {
   `);
 }
 const { privateKey } = generateKeyPairSync('ed25519');
+
+/** fdatasync of the WAL on the thread pool, one in flight: `synced()` waits for a sync that begins after the call. */
+function walSyncOf(walPath: string) {
+  let fd: number | undefined;
+  let current: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const run = (): Promise<void> =>
+    new Promise<void>((resolve, reject) => fdatasync((fd ??= openSync(walPath, 'r')), (e) => (e ? reject(e) : resolve()))).finally(() => {
+      if (!next) current = undefined;
+    });
+  return {
+    synced(): Promise<void> {
+      if (!current) return (current = run());
+      return (next ??= current.then(() => {
+        next = undefined;
+        return (current = run());
+      }));
+    },
+  };
+}
 
 const prepared = new Map<string, ReturnType<NonNullable<typeof db>['prepare']>>();
 const statement = (sql: string) => {

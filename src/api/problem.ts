@@ -87,15 +87,6 @@ export function toProblem(error: unknown): Problem {
     }
   }
   const cause = HTTPError.isError(e) ? (e.cause ?? e) : e;
-  if ((cause as { name?: string })?.name === 'WalSyncFailed') {
-    return new Problem({
-      status: 503,
-      code: 'ledger_not_durable',
-      title: 'Ledger cannot sync to disk',
-      detail: 'the write could not be confirmed on disk, so it is not acknowledged; this process refuses writes until it is restarted',
-      headers: { 'retry-after': '5' },
-    });
-  }
   if ((cause as { name?: string })?.name === 'DatabaseBusyError' || isUnreachable(cause)) {
     return new Problem({
       status: 503,

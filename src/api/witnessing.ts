@@ -69,8 +69,6 @@ export class Witnessing implements BackgroundJob {
         await this.load(log);
         await this.thin(log);
         const head = await treeHead(this.ctx.ledger.read, log);
-        // A witness keeps what it cosigns: offer only a head that is on disk (wal-sync.ts).
-        await this.ctx.ledger.synced();
         if (head.size === 0) continue;
         for (const w of policy.witnesses) {
           const pair = this.pair(log, w);

@@ -265,10 +265,12 @@ export interface HopQuota {
 export async function readHopQuotas(tx: Transaction, ids: Iterable<string>): Promise<Map<string, HopQuota>> {
   const list = [...new Set(ids)];
   if (list.length === 0) return new Map();
-  const rs = await tx.execute({
-    sql: `SELECT id, hop_limit, ${HOPS_THIS_PERIOD} AS used FROM api_keys WHERE revoked_at IS NULL AND id IN (SELECT value FROM json_each(?))`,
-    args: [JSON.stringify(list)],
-  });
+  // One key (the common group) is a primary-key lookup, as in getFuses.
+  const rs = await tx.execute(
+    list.length === 1
+      ? { sql: `SELECT id, hop_limit, ${HOPS_THIS_PERIOD} AS used FROM api_keys WHERE revoked_at IS NULL AND id = ?`, args: list }
+      : { sql: `SELECT id, hop_limit, ${HOPS_THIS_PERIOD} AS used FROM api_keys WHERE revoked_at IS NULL AND id IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(list)] },
+  );
   return new Map(rs.rows.map((r) => [String(r.id), { id: String(r.id), hopLimit: Number(r.hop_limit), used: Number(r.used), added: 0 }]));
 }
 

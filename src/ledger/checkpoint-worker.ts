@@ -17,9 +17,6 @@ const { path, intervalMs, truncateFrames } = workerData as Options;
 const db = new Database(path);
 // A TRUNCATE waits for the writer in progress (another thread or process) to commit.
 db.exec('PRAGMA busy_timeout=5000');
-// FULL whatever the serving connection uses: a checkpoint syncs the WAL before it copies it into
-// the file, and the file before the WAL may be rewound (wal-sync.ts relies on both).
-db.exec('PRAGMA synchronous=FULL');
 const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 const truncate = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)');
 

@@ -14,7 +14,7 @@ import { treeHead } from './log.ts';
 export interface CheckpointSigner {
   config: { SITE_URL: string };
   keyring: Keyring;
-  ledger: Pick<Ledger, 'read' | 'synced'>;
+  ledger: Pick<Ledger, 'read'>;
 }
 
 export function logOrigin(siteUrl: string, log: string): string {
@@ -37,15 +37,9 @@ export interface SignedCheckpoint {
 
 const cache = new Map<string, SignedCheckpoint>();
 
-/**
- * The signed checkpoint of `log` at `size` (default: now), to be served: only
- * once the head is on disk (a batch is visible to readers one WAL sync before
- * it is durable, wal-sync.ts). Signatures are cached per size and key.
- */
+/** The signed checkpoint of `log` at `size` (default: now). Signatures are cached per size and key. */
 export async function signedCheckpoint(ctx: CheckpointSigner, log: string, size?: number): Promise<SignedCheckpoint> {
-  const head = await treeHead(ctx.ledger.read, log, size);
-  await ctx.ledger.synced();
-  return signCheckpoint(ctx, log, head);
+  return signCheckpoint(ctx, log, await treeHead(ctx.ledger.read, log, size));
 }
 
 /**

@@ -14,7 +14,6 @@ import { createClient, type Client as RemoteClient, type Transaction as RemoteTr
 import type { Config } from '../config.ts';
 import { startCheckpointer } from './checkpointer.ts';
 import { EmbeddedSql } from './embedded.ts';
-import { WalSync } from './wal-sync.ts';
 import { ensureDir } from '../startup-error.ts';
 import { migrate } from './migrate.ts';
 import type { ActPlan } from './acts.ts';
@@ -36,12 +35,7 @@ export interface Ledger {
   commits(): number;
   /** Sets the step that ends every committed batch inside its transaction (the server's receipts seal). */
   onBatchEnd(finish: BatchFinisher | undefined): void;
-  /**
-   * Resolves once everything committed so far, by this process or another on
-   * the same file, is on disk. Whatever is served signed waits for it (wal-sync.ts).
-   */
-  synced(): Promise<void>;
-  /** True when the database answers a trivial query (and its writes can be made durable). */
+  /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -61,13 +55,8 @@ export function localDatabasePath(url: string): string | undefined {
   return path === ':memory:' ? undefined : resolve(path.split('?')[0]!);
 }
 
-/**
- * The embedded writer: BEGIN IMMEDIATE on one connection; busy is thrown at once
- * (busy_timeout=0). With `walSync`, COMMIT does not sync and the WAL is synced
- * off the event loop (wal-sync.ts); without (DATABASE_SYNCHRONOUS=NORMAL), a
- * commit is durable at the next checkpoint, as SQLite's NORMAL says.
- */
-function embeddedBackend(db: EmbeddedSql, walSync: WalSync | undefined): WriteBackend {
+/** The embedded writer: BEGIN IMMEDIATE on one connection; busy is thrown at once (busy_timeout=0). */
+function embeddedBackend(db: EmbeddedSql): WriteBackend {
   return {
     async begin() {
       db.run('BEGIN IMMEDIATE');
@@ -76,7 +65,6 @@ function embeddedBackend(db: EmbeddedSql, walSync: WalSync | undefined): WriteBa
     async commit() {
       db.run('COMMIT');
     },
-    synced: () => walSync?.synced() ?? Promise.resolve(),
     async rollback() {
       try {
         if (db.db.inTransaction) db.run('ROLLBACK');
@@ -105,8 +93,6 @@ function remoteBackend(client: RemoteClient, configure: () => Promise<void>): Wr
       tx!.close();
       tx = undefined;
     },
-    // The server made it durable before it answered the commit.
-    synced: () => Promise.resolve(),
     async rollback() {
       try {
         if (tx && !tx.closed) await tx.rollback();
@@ -135,16 +121,13 @@ async function openEmbedded(path: string, opts: LedgerOptions, warn: LedgerWarn)
   // start-up: a blocking wait is fine before we serve.
   writer.exec('PRAGMA busy_timeout=10000');
   writer.exec('PRAGMA journal_mode=WAL');
-  // FULL: the WAL is synced off the event loop before any write is answered (wal-sync.ts), so
-  // the connection itself commits at OFF; NORMAL: as SQLite's NORMAL.
-  const walSync = opts.DATABASE_SYNCHRONOUS === 'FULL' ? new WalSync(path) : undefined;
-  writer.exec(`PRAGMA synchronous=${walSync ? 'OFF' : 'NORMAL'}`);
+  writer.exec(`PRAGMA synchronous=${opts.DATABASE_SYNCHRONOUS}`);
   // Checkpoints run on their own thread (checkpointer.ts), never inside a COMMIT on the event loop.
   writer.exec('PRAGMA wal_autocheckpoint=0');
   // Serving: the driver is synchronous, so a busy timeout would block the event loop;
   // the write queue retries SQLITE_BUSY itself, asynchronously (several processes, one file).
   writer.exec('PRAGMA busy_timeout=0');
-  const queue = new WriteQueue(embeddedBackend(writer, walSync), { batchMax: opts.WRITE_BATCH_MAX });
+  const queue = new WriteQueue(embeddedBackend(writer), { batchMax: opts.WRITE_BATCH_MAX });
   await migrate((job) => queue.push(job));
   const read = new EmbeddedSql(path);
   // A WAL reader waits only while another connection recovers or resets the WAL: rare and short.
@@ -156,9 +139,7 @@ async function openEmbedded(path: string, opts: LedgerOptions, warn: LedgerWarn)
     act: (plan) => queue.act(plan),
     commits: () => queue.committed,
     onBatchEnd: (finish) => queue.onBatchEnd(finish),
-    synced: () => walSync?.synced() ?? Promise.resolve(),
     async ping() {
-      if (walSync?.failed) return false;
       try {
         read.run('SELECT 1');
         return true;
@@ -168,11 +149,8 @@ async function openEmbedded(path: string, opts: LedgerOptions, warn: LedgerWarn)
     },
     async close() {
       await queue.drain();
-      await walSync?.close();
       await checkpointer.close();
       read.close();
-      // The last connection to close checkpoints the WAL into the file: at FULL, so it syncs the file first.
-      if (walSync && writer.db.open) writer.exec('PRAGMA synchronous=FULL');
       writer.close();
     },
   };
@@ -189,7 +167,6 @@ async function openRemote(opts: LedgerOptions): Promise<Ledger> {
     act: (plan) => queue.act(plan),
     commits: () => queue.committed,
     onBatchEnd: (finish) => queue.onBatchEnd(finish),
-    synced: () => Promise.resolve(),
     async ping() {
       try {
         await writer.execute('SELECT 1');

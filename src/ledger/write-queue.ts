@@ -6,10 +6,7 @@
  * SAVEPOINT so that a job that throws undoes only its own writes; consecutive
  * acts (acts.ts) are committed together with a constant number of statements.
  * A write's promise settles only after the transaction that holds it has
- * committed and is durable, so nothing is acknowledged before it is on disk.
- * The next batch does not wait for that: it begins as soon as the previous one
- * has committed, while the disk syncs (the WAL is append-only, so a batch
- * durable means every batch before it is).
+ * committed, so nothing is acknowledged before it is durable.
  *
  * Jobs must touch nothing but the transaction they are given: when the database
  * is busy (another process holds the write lock) the whole batch is retried.
@@ -43,11 +40,6 @@ export interface WriteBackend {
   /** Opens the write transaction; throws a busy error when another process holds the lock. */
   begin(): Promise<Sql>;
   commit(): Promise<void>;
-  /**
-   * Resolves once every transaction committed so far is durable (the embedded
-   * file syncs its WAL off the event loop, wal-sync.ts); rejects if it cannot be.
-   */
-  synced(): Promise<void>;
   /** Ends the transaction without effect; must not throw. */
   rollback(): Promise<void>;
   /** Makes the connection usable again after a busy error. */
@@ -55,8 +47,6 @@ export interface WriteBackend {
 }
 
 const BUSY_RETRY_LIMIT_MS = 10_000;
-/** Writes gathered before a batch commits while the one before it is still syncing. */
-const PIPELINE_AT = 16;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -74,10 +64,6 @@ export class WriteQueue {
   #running: Promise<void> | undefined;
   #finish: BatchFinisher | undefined;
   #committed = 0;
-  /** Batches committed whose writes are not yet settled (waiting for the disk). */
-  #settling = new Set<Promise<void>>();
-  /** Wakes the loop when a write arrives while it waits for a batch to gather. */
-  #arrived: (() => void) | undefined;
 
   constructor(backend: WriteBackend, opts: WriteQueueOptions) {
     this.#backend = backend;
@@ -95,7 +81,6 @@ export class WriteQueue {
   #enqueue<T>(work: Work): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#waiting.push({ ...work, resolve: resolve as (v: unknown) => void, reject });
-      this.#arrived?.();
       this.#running ??= this.#loop();
     });
   }
@@ -113,7 +98,6 @@ export class WriteQueue {
   /** Resolves when every job queued so far has settled. */
   async drain(): Promise<void> {
     while (this.#running) await this.#running;
-    await Promise.all(this.#settling);
   }
 
   async #loop(): Promise<void> {
@@ -121,13 +105,6 @@ export class WriteQueue {
       // Let jobs queued in the same tick join the first batch.
       await new Promise((r) => setImmediate(r));
       while (this.#waiting.length > 0) {
-        // While the disk syncs the batch before, writes gather into the next one: a batch
-        // committed now would wait for the next sync anyway, and smaller batches cost more.
-        // Once enough have gathered they commit (overlapping the sync), at most one batch ahead.
-        while (this.#settling.size >= 2 || (this.#settling.size === 1 && this.#waiting.length < PIPELINE_AT)) {
-          await Promise.race([...this.#settling, new Promise<void>((r) => (this.#arrived = r))]);
-          this.#arrived = undefined;
-        }
         const batch = this.#waiting.splice(0, this.#batchMax);
         await this.#commit(batch);
       }
@@ -165,18 +142,11 @@ export class WriteQueue {
         for (const p of batch) p.reject(failure);
         return;
       }
-      // Refusals wait too: they were decided on state that may not be durable yet.
-      const settled = backend.synced().then(
-        () =>
-          batch.forEach((p, i) => {
-            const o = outcomes[i]!;
-            if (o.ok) p.resolve(o.value);
-            else p.reject(o.error);
-          }),
-        (failure: unknown) => batch.forEach((p) => p.reject(failure)),
-      );
-      this.#settling.add(settled);
-      void settled.finally(() => this.#settling.delete(settled));
+      batch.forEach((p, i) => {
+        const o = outcomes[i]!;
+        if (o.ok) p.resolve(o.value);
+        else p.reject(o.error);
+      });
       return;
     }
   }

@@ -63,8 +63,6 @@ export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promis
   // The first checkpoint past the receipt that its witnesses cosigned (with the quorum if one has it), else its seal.
   const witnessed = await witnessedSizeCovering(ctx, RECEIPTS_LOG, r.log_index);
   const seal = witnessed ? undefined : await sealCovering(ctx.ledger.read, r.log_index);
-  // A seal is signed inside its batch's transaction: served only once that batch is on disk (ledger/wal-sync.ts).
-  if (seal) await ctx.ledger.synced();
   let checkpoint: string;
   let checkpoint_jws: string;
   let size: number;

@@ -83,10 +83,9 @@ export async function describeLog(ctx: AppContext, name: string) {
  */
 async function describeWitnessing(ctx: AppContext, name: string, size: number) {
   const policy = ctx.witnessPolicy!;
-  // The checkpoint first: serving it waits for the disk (wal-sync.ts), and the states read after it are at least as new.
+  const states = new Map((await witnessStates(ctx.ledger.read, name)).map((s) => [s.vkey, s]));
   const latest = await cosignedCheckpoint(ctx, name, size);
   const witnessed = await latestWitnessed(ctx, name);
-  const states = new Map((await witnessStates(ctx.ledger.read, name)).map((s) => [s.vkey, s]));
   return {
     policy: formatWitnessPolicy(policy),
     quorum: policy.quorum,
