@@ -1,8 +1,8 @@
 /**
  * Charges as declaration data. A route's declaration names the SKUs it
  * charges (`RouteDoc.charges`) and, for each SKU that is not a plain toll,
- * how it is charged (`RouteDoc.chargeRules`: a named amount rule of
- * src/domain/charge-rules.ts, a NAP line). Every other SKU costs its fixed toll
+ * how it is charged (`RouteDoc.chargeRules`: a named amount rule or catalog
+ * price of src/domain/charge-rules.ts, a NAP line). Every other SKU costs its fixed toll
  * from src/content/tolls.json. `billOf` reads that once, when the route is
  * registered, into the one function its handler bills with: a handler names
  * the SKU (and a rule's input), never a price, and cannot bill a SKU its
@@ -13,12 +13,14 @@
  *     const charge = { keyId: key.id, ...bill('classify') };   // the toll of classify
  */
 import { tollMicros } from '../catalog/tolls.ts';
-import { AMOUNT_RULES, type AmountInput, type AmountRule } from '../domain/charge-rules.ts';
+import { AMOUNT_RULES, CATALOG_PRICES, type AmountInput, type AmountRule, type CatalogPrice } from '../domain/charge-rules.ts';
 
 /** How one declared SKU is charged, when not at its toll. */
 export interface ChargeRule {
-  /** The named rule that computes its amount (default: its toll). */
+  /** The named rule that computes its amount from the act's input (default: its toll). */
   amount?: AmountRule;
+  /** The catalog whose price it costs, when a catalog rather than the toll table states it. */
+  price?: CatalogPrice;
   /** A NAP line (a refusal's hold; default: only the SKU `hold`). */
   nap?: boolean;
 }
@@ -59,7 +61,14 @@ export function billOf(route: string, charges: readonly string[] = [], rules: Re
   for (const sku of charges) {
     const rule = rules[sku] ?? {};
     const nap = rule.nap ?? sku === 'hold';
-    if (rule.amount !== undefined) {
+    if (rule.amount !== undefined && rule.price !== undefined) throw new Error(`${route}: charge ${sku} names both an amount rule and a catalog price`);
+    if (rule.price !== undefined) {
+      const price = CATALOG_PRICES[rule.price] as ((sku: string) => bigint) | undefined;
+      if (!price) throw new Error(`${route}: charge ${sku} names no known catalog price (${rule.price})`);
+      // Read from its catalog once, at registration, like a toll.
+      const fixed = Object.freeze(toLine(sku, price(sku), nap));
+      lines.set(sku, () => fixed);
+    } else if (rule.amount !== undefined) {
       const compute = AMOUNT_RULES[rule.amount] as ((i: AmountInput) => bigint) | undefined;
       if (!compute) throw new Error(`${route}: charge ${sku} names no known amount rule (${rule.amount})`);
       lines.set(sku, (input) => {

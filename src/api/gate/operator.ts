@@ -118,9 +118,14 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
       response: checkoutResponse,
       responses: { 201: { description: 'The month is checked out (the one write)', schema: checkoutResponse }, 200: { description: 'The month was already checked out: the same checkout', schema: checkoutResponse } },
       problems: [409, 422],
+      // What the formula owes beyond the month's per-act charges, and the month's bps fee on cleared exposure.
+      charges: [CLEAR_BPS_SKU, CHECKOUT_SKU],
+      chargeRules: { [CLEAR_BPS_SKU]: { amount: 'clear_bps_fee' }, [CHECKOUT_SKU]: { amount: 'operator_checkout' } },
+      // A key's own month, checked out once: nothing a keyless payment could buy.
+      x402: false,
       example: { month: '2026-10' },
     },
-    async ({ month }, key, event) => {
+    async ({ month }, key, event, _, bill) => {
       const current = monthOf();
       if (month > current) throw notCheckable(month, `${month} has not begun: a month is checked out once it is over`);
       if (month === current) {
@@ -136,7 +141,10 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
         throw notCheckable(month, `${month} is before this key existed (created ${since}): there is nothing of it to check out`, { key_created_month: since });
       }
       const bps = await monthClearBps(ctx.ledger.read, key.id, month);
-      const base = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout, clearBpsMicros: bps.fee_micros, clearTier: bps.tier.id };
+      // Priced by the declaration's rules from the month's figures (the view above shows the same formula's terms).
+      const checkoutLine = bill(CHECKOUT_SKU, { floorMicros: f.checkout.floorMicros, exposureMicros: f.exposureMicros, hops: f.hops, chargedMicros: f.checkout.chargedMicros });
+      const bpsLine = bill(CLEAR_BPS_SKU, { clearedMicros: bps.cleared_micros });
+      const base = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout, checkoutMicros: BigInt(checkoutLine.amountMicros), clearBpsMicros: BigInt(bpsLine.amountMicros), clearTier: bps.tier.id };
       return commitAct(event, ctx, key, {
         run: async (tx, state) => {
           const receipt = state.receipt(

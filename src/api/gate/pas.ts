@@ -13,7 +13,6 @@ import { hopLimitProblem } from '../hop-limit.ts';
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { tollMicros } from '../../catalog/tolls.ts';
 import { exclusionProofJson } from '../../crypto/exclusion.ts';
 import { verifierKey } from '../../crypto/note.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
@@ -60,7 +59,8 @@ import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { callerOf, fuseIdSchema, visibleIn, type Caller } from './governed.ts';
+import { callerOf, fuseIdSchema, UNCHARGED, visibleIn, type Caller } from './governed.ts';
+import type { Bill } from '../charges.ts';
 import { commitAct, keyedAct } from '../act.ts';
 import { stateChangedProblem } from '../stale-retry.ts';
 
@@ -159,10 +159,7 @@ const appendixResponse = z.looseObject({ object: z.literal('bind_appendix'), job
 // ---------------------------------------------------------------- helpers
 
 /** What a PAS decision is charged: ALLOW is one governed act; every refusal (BLOCK, HOLD, HALT) is the NAP `hold`. */
-function chargeOf(decision: string): { sku: string; nap: boolean; amountMicros: number } {
-  const sku = decision === 'ALLOW' ? 'execute_gate' : 'hold';
-  return { sku, nap: sku === 'hold', amountMicros: tollMicros(sku) };
-}
+const chargeOf = (bill: Bill, decision: string) => bill(decision === 'ALLOW' ? 'execute_gate' : 'hold');
 
 /** The answer with the charge it made (the very line the act writes): null for a public demo. */
 function withCharge(r: Reply, charge: Parameters<typeof chargeView>[0] | undefined): Reply {
@@ -192,7 +189,7 @@ interface PasAct<S, D extends { decision: string }> {
  * receipt and the area's writes recorded. No state is read before the lock, so
  * nothing is decided twice.
  */
-async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ctx: AppContext, caller: Caller, act: PasAct<S, D>): Promise<Reply> {
+async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, act: PasAct<S, D>): Promise<Reply> {
   const key = caller.key;
   if (key && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   return commitAct(event, ctx, key, {
@@ -211,11 +208,11 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
           ...(key ? { key_id: key.id } : { demo: true }),
           data: { fuse_id: fuse.id, fuse_state: fuse.state, ...act.data(d, s) },
         },
-        { charges: key ? [{ keyId: key.id, ...chargeOf(d.decision) }] : [] },
+        { charges: key ? [{ keyId: key.id, ...chargeOf(bill, d.decision) }] : [] },
       );
       if (key && act.jobId) await recordJobReceipt(tx, { keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
       const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
-      const charge = key ? { keyId: key.id, ...chargeOf(d.decision) } : undefined;
+      const charge = key ? { keyId: key.id, ...chargeOf(bill, d.decision) } : undefined;
       return { writes: { receipt }, reply: withCharge(act.answer(d, s, fuse, receipt, written), charge) };
     },
   });
@@ -227,9 +224,9 @@ function presentedFingerprint(b: { write?: Record<string, unknown> | undefined; 
 
 // ---------------------------------------------------------------- acts
 
-function bindCheck(event: H3Event, ctx: AppContext, caller: Caller, body: { fuse_id: string; job_id: string }) {
+function bindCheck(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: { fuse_id: string; job_id: string }) {
   const owner = ownerOf(caller);
-  return pasGoverned(event, ctx, caller, {
+  return pasGoverned(event, ctx, caller, bill, {
     kind: 'pas_bind_check',
     fuseId: body.fuse_id,
     jobId: body.job_id,
@@ -250,10 +247,10 @@ interface PreBindA {
   scope: 'bind_only' | 'bind_and_issue';
 }
 
-function preBindA(event: H3Event, ctx: AppContext, caller: Caller, body: PreBindA) {
+function preBindA(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: PreBindA) {
   const owner = ownerOf(caller);
   const fp = presentedFingerprint(body) ?? spendFingerprint({ job_id: body.job_id, demo: true });
-  return pasGoverned(event, ctx, caller, {
+  return pasGoverned(event, ctx, caller, bill, {
     kind: 'pas_pre_bind_a',
     fuseId: body.fuse_id,
     jobId: body.job_id,
@@ -297,9 +294,9 @@ function preBindA(event: H3Event, ctx: AppContext, caller: Caller, body: PreBind
   });
 }
 
-function preBindB(event: H3Event, ctx: AppContext, caller: Caller, body: { fuse_id: string; license_id: string; job_id: string }) {
+function preBindB(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: { fuse_id: string; license_id: string; job_id: string }) {
   const owner = ownerOf(caller);
-  return pasGoverned(event, ctx, caller, {
+  return pasGoverned(event, ctx, caller, bill, {
     kind: 'pas_pre_bind_b',
     fuseId: body.fuse_id,
     jobId: body.job_id,
@@ -324,7 +321,7 @@ function preBindB(event: H3Event, ctx: AppContext, caller: Caller, body: { fuse_
   });
 }
 
-async function authority(event: H3Event, ctx: AppContext, caller: Caller, body: z.infer<typeof authorityRequest>) {
+async function authority(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: z.infer<typeof authorityRequest>) {
   const owner = ownerOf(caller);
   const grant = await getGrant(ctx.ledger.read, owner, body.grant_id);
   if (!grant || grant.revoked_at) throw notFound(`no active authority grant ${body.grant_id}`, 'unknown_grant');
@@ -336,7 +333,7 @@ async function authority(event: H3Event, ctx: AppContext, caller: Caller, body: 
     throw e;
   }
   const req = { premium_micros: premium, line: body.line, state: body.state };
-  return pasGoverned(event, ctx, caller, {
+  return pasGoverned(event, ctx, caller, bill, {
     kind: 'pas_mga_authority',
     fuseId: body.fuse_id,
     jobId: body.job_id,
@@ -369,7 +366,7 @@ async function authority(event: H3Event, ctx: AppContext, caller: Caller, body: 
 }
 
 /** Consumes a bind ticket, exactly once; every refusal is a HALT with its reason. */
-async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infer<typeof redeemRequest>): Promise<Reply> {
+async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, body: z.infer<typeof redeemRequest>): Promise<Reply> {
   const presented = presentedFingerprint(body)!;
   const callerNow = new Date(body.now);
   const read = async (db: Parameters<typeof getTicket>[0]) => {
@@ -406,7 +403,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
           fingerprint: presented,
           data: { license_id: s.ticket.license_id, job_id: s.ticket.job_id, caller_now: body.now, ...(d.redeem ? {} : { reason: d.reason }) },
         },
-        { charges: [{ keyId: key.id, ...chargeOf(decision) }] },
+        { charges: [{ keyId: key.id, ...chargeOf(bill, decision) }] },
       );
       const at = nowIso(serverNow);
       if (d.redeem) {
@@ -415,7 +412,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, body: z.infe
       }
       await recordJobReceipt(tx, { keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
       const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
-      const charge = { keyId: key.id, ...chargeOf(decision) };
+      const charge = { keyId: key.id, ...chargeOf(bill, decision) };
       const writes = { receipt };
       if (d.redeem) return { writes, reply: withCharge(reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common }), charge) };
       return { writes, reply: withCharge(reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409), charge) };
@@ -494,7 +491,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' } },
     },
-    (b, key, event) => preBindA(event, ctx, callerOf(key), b),
+    (b, key, event, _, bill) => preBindA(event, ctx, callerOf(key), bill, b),
   );
 
   keyedAct(
@@ -510,7 +507,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { ticket_id: 'bt_9Wm3Qx7LzT2vN8kR4sPc5D', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' }, now: '2026-11-22T10:00:00Z' },
     },
-    (b, key, event) => redeem(event, ctx, key, b),
+    (b, key, event, _, bill) => redeem(event, ctx, key, bill, b),
   );
 
   router.get(
@@ -536,7 +533,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/pas/bind-check',
     { tool: 'pas_bind_check', summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', job_id: 'job_1042' } },
-    (b, key, event) => bindCheck(event, ctx, callerOf(key), b),
+    (b, key, event, _, bill) => bindCheck(event, ctx, callerOf(key), bill, b),
   );
 
   router.get(
@@ -567,7 +564,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/pas/pas-b/pre-bind',
     { tool: 'pas_b_pre_bind', summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
-    (b, key, event) => preBindB(event, ctx, callerOf(key), b),
+    (b, key, event, _, bill) => preBindB(event, ctx, callerOf(key), bill, b),
   );
 
   keyedAct(
@@ -583,7 +580,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', grant_id: 'auth_4Lq9Xz2BvN7tKp3WmR8sYd', premium: '12500.00', line: 'cyber', state: 'CA' },
     },
-    (b, key, event) => authority(event, ctx, callerOf(key), b),
+    (b, key, event, _, bill) => authority(event, ctx, callerOf(key), bill, b),
   );
 
   // Public demos on drill data (fuse_drill_live/dead, lic_drill_live/dead, auth_drill): never charged, rate limited.
@@ -591,7 +588,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     '/demo/pas/bind-check',
     async (event) => {
       const caller = await publicCaller(event);
-      return toResponse(await bindCheck(event, ctx, caller, await readBody(event, demoBindCheckRequest, limit)));
+      return toResponse(await bindCheck(event, ctx, caller, UNCHARGED, await readBody(event, demoBindCheckRequest, limit)));
     },
     { tool: 'demo_pas_bind_check', summary: 'Public bind ALLOW/BLOCK demo on the drill fuses', auth: 'demo', tag: 'pas', body: demoBindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [404, 429], example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' } },
   );
@@ -599,7 +596,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     '/demo/pas/mga-authority',
     async (event) => {
       const caller = await publicCaller(event);
-      return toResponse(await authority(event, ctx, caller, await readBody(event, demoAuthorityRequest, limit)));
+      return toResponse(await authority(event, ctx, caller, UNCHARGED, await readBody(event, demoAuthorityRequest, limit)));
     },
     { tool: 'demo_pas_mga_authority', summary: 'Public delegated-authority check on the drill grant (auth_drill)', auth: 'demo', tag: 'pas', body: demoAuthorityRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } }, problems: [404, 429], example: { premium: '300000.00', line: 'cyber', state: 'CA' } },
   );
@@ -607,7 +604,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     '/demo/pas/pas-a/pre-bind',
     async (event) => {
       const caller = await publicCaller(event);
-      return toResponse(await preBindA(event, ctx, caller, await readBody(event, demoPreBindARequest, limit)));
+      return toResponse(await preBindA(event, ctx, caller, UNCHARGED, await readBody(event, demoPreBindARequest, limit)));
     },
     { tool: 'demo_pas_a_pre_bind', summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } }, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
   );

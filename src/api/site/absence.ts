@@ -10,6 +10,7 @@
  * by the service key) whose payload carries the tree head {size, root}: the
  * signed head the proof is checked against.
  */
+import { CATALOG_PRICES } from '../../domain/charge-rules.ts';
 import { commitAct, keyedAct } from '../act.ts';
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import { z } from 'zod';
@@ -19,7 +20,7 @@ import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { RECEIPT_TYP } from '../../crypto/receipt.ts';
 import { ProofError } from '../../crypto/merkle.ts';
 import { proofFromJson, proofToJson, verifySortedProof, type SortedProofJson } from '../../crypto/sorted-merkle.ts';
-import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { formatUsd } from '../../domain/money.ts';
 import { manifestsOf } from '../../ledger/astl.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -30,7 +31,8 @@ import { actKindSchema, entitySchema, presetSchema, surfaceTree } from './astl.t
 
 /** SKU of a witness; its toll is the absence catalog's witness_toll_usd (not in the Clear tolls list). */
 export const WITNESS_SKU = 'absence_witness';
-const witnessMicros = () => usdToMicros(DATA.absence.witness_toll_usd);
+/** The witness toll, as the declaration prices it (its catalog's price). */
+const witnessMicros = () => CATALOG_PRICES.absence_witness();
 
 export const witnessRequest = z
   .strictObject({
@@ -75,10 +77,10 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
       response: z.object({ witness_id: z.string(), act_kind: z.string(), absent: z.boolean(), surface: z.looseObject({}), proof: sortedProofSchema, witness: z.string(), verify_url: z.string(), standard_verify_url: z.string(), charge: chargeSchema }),
       problems: [404, 409, 422],
       charges: [WITNESS_SKU],
-      x402: { micros: witnessMicros() },
+      chargeRules: { [WITNESS_SKU]: { price: 'absence_witness' } },
       example: { act_kind: 'wire', preset: 'hiring' },
     },
-    async (body, key, event) => {
+    async (body, key, event, _, bill) => {
       let surface: Record<string, unknown>;
       let kinds: readonly string[];
       if (body.entity) {
@@ -97,14 +99,14 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
       const proof = tree.prove(enc(body.act_kind));
       const head = { tree_size: tree.size, root: Buffer.from(tree.root()).toString('base64') };
       const absent = !proof.present;
-      const amount = witnessMicros();
+      const line = bill(WITNESS_SKU);
       const subject = body.entity ?? (body.preset ? `preset:${body.preset}` : undefined);
       return commitAct(event, ctx, key, {
         decide: (state) => {
           const receipt = state.receipt(
             ctx,
             { kind: 'absence_witness', decision: absent ? 'ABSENT' : 'PRESENT', ...(subject ? { subject } : {}), key_id: key.id, data: { act_kind: body.act_kind, surface: { ...surface, ...head } } },
-            { signed: true, charges: [{ keyId: key.id, sku: WITNESS_SKU, amountMicros: amount }] },
+            { signed: true, charges: [{ keyId: key.id, ...line }] },
           );
           return {
           writes: { receipt },
@@ -117,7 +119,7 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
           witness: receipt.jws,
           verify_url: receipt.verify_url,
           standard_verify_url: `${ctx.config.SITE_URL}/standards/absence-ledger/verify`,
-          charge: chargeView({ sku: WITNESS_SKU, amountMicros: amount }),
+          charge: chargeView(line),
           }),
           };
         },

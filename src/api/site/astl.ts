@@ -100,11 +100,11 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       example: { entity: 'agent:acme-buyer', preset: 'agentic' },
       after: (res) => withCheckpointNotes(ctx, res),
     },
-    async (body, key, event) => {
+    async (body, key, event, _, bill) => {
       const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
       const manifestId = newId('mfst');
       const surfaceRoot = b64(surfaceTree(kinds).root());
-      const amount = tollMicros('astl_publish');
+      const line = bill('astl_publish');
       return commitAct(event, ctx, key, {
         run: async (tx, state) => {
           // Owner and version are read under the write lock only (no read before it to repeat):
@@ -123,7 +123,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
           const receipt = state.receipt(
             ctx,
             { kind: 'astl_publish', decision: 'PUBLISHED', subject: body.entity, key_id: key.id, data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot } },
-            { charges: [{ keyId: key.id, sku: 'astl_publish', amountMicros: amount }] },
+            { charges: [{ keyId: key.id, ...line }] },
           );
           const appended = await appendManifest(tx, leaf, ownerId(key), receipt.receipt_id);
           const { index, leafHash: lh } = appended;
@@ -138,7 +138,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
                 ...proof,
                 receipt_id: receipt.receipt_id,
                 verify_url: receipt.verify_url,
-                charge: chargeView({ sku: 'astl_publish', amountMicros: amount }),
+                charge: chargeView(line),
               },
               201,
             ),

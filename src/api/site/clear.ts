@@ -21,7 +21,8 @@ import type { AppContext } from '../context.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, visibleFuse, type Action } from '../gate/governed.ts';
-import { chargeView, meteredAct, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredAct, receiptFields } from './metered.ts';
+import type { Bill } from '../charges.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
@@ -119,7 +120,7 @@ interface GateAct {
  * under the lock the act checks that state still holds (else it is decided and
  * signed again), counts the hop and commits with the acts queued beside it.
  */
-async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct): Promise<Reply> {
+async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, a: GateAct): Promise<Reply> {
   if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   const caller = callerOf(key);
   const exposureMicros = a.exposure_usd ? usdToMicros(a.exposure_usd) : 0;
@@ -134,7 +135,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, a: GateAct)
     };
     const outcome = decideClear(facts);
     const refused = isRefusal(outcome.decision);
-    const charge = refused ? toll('hold', true) : toll('execute_gate');
+    const charge = bill(refused ? 'hold' : 'execute_gate');
     const fp = fingerprint(a.action);
     const created = nowIso();
     try {
@@ -222,8 +223,8 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', action: { kind: 'pay' }, exposure_usd: '1250.00', hold_above_usd: '10000.00' },
     },
-    async (b, key, event) => {
-      return gateAct(event, ctx, key, { vertical: 'agents', fuseId: b.fuse_id, action: b.action, ...gateOptions(b) });
+    async (b, key, event, _, bill) => {
+      return gateAct(event, ctx, key, bill, { vertical: 'agents', fuseId: b.fuse_id, action: b.action, ...gateOptions(b) });
     },
   );
 
@@ -240,9 +241,9 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       charges: ['execute_gate', 'hold'],
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', bind: { policy_ref: 'POL-2026-0042' }, exposure_usd: '2500000.00' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const action = { kind: b.bind.kind, policy_ref: b.bind.policy_ref, ...(b.bind.line ? { line: b.bind.line } : {}) };
-      return gateAct(event, ctx, key, { vertical: 'bind_gate', fuseId: b.fuse_id, action, ...gateOptions(b) });
+      return gateAct(event, ctx, key, bill, { vertical: 'bind_gate', fuseId: b.fuse_id, action, ...gateOptions(b) });
     },
   );
 
@@ -257,11 +258,12 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       response: restraintResponse,
       problems: [404, 409, 422],
       charges: ['restraint'],
+      chargeRules: { restraint: { nap: true } },
       example: { subject_ref: 'req-118/cand-7', act_kind: 'reject_candidate', decision: 'HOLD', reason: 'adverse-action review pending' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       if (b.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), b.fuse_id);
-      const charge = toll('restraint', true);
+      const charge = bill('restraint');
       return meteredAct(
         event,
         ctx,

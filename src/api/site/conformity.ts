@@ -16,7 +16,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredAct, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredAct, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 
 const line = (max: number, what: string) => z.string().trim().min(1).max(max).describe(what);
@@ -67,7 +67,7 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
         evidence: { 'actuarial review': 'doc-2026-114' },
       },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       let pack;
       try {
         pack = buildPack({ ...b, generated_at: nowIso(), log: receiptsLogUrls(ctx) });
@@ -77,7 +77,7 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
       }
       const hash = packHash(pack);
       const packId = newId('cpk');
-      const charge = toll('conformity_pack');
+      const charge = bill('conformity_pack');
       return meteredAct(
         event,
         ctx,

@@ -14,7 +14,7 @@ import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredWrite, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
@@ -70,7 +70,7 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
       charges: ['dtcc_attest'],
       example: { event_type: 'tokenize', asset_id: 'US0378331005', units: 1000, custodian: 'custodian-a' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const ev: DepositoryEvent = {
         event_type: b.event_type,
         attested_custody_units: b.attested_custody_units,
@@ -92,7 +92,7 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
         const seq = (before?.seq ?? 0) + 1;
         const prev = before?.chain_hash ?? GENESIS;
         const chain = chainHash(prev, { ...b, seq });
-        const charge = toll('dtcc_attest');
+        const charge = bill('dtcc_attest');
         const view = (t: { custody_units: number; token_supply: number; custodian: string | null }) => ({ custody_units: t.custody_units, token_supply: t.token_supply, custodian: t.custodian });
         try {
           return await meteredWrite(

@@ -23,7 +23,7 @@ import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { generateRequest, receiptsLogUrls } from './conformity.ts';
 import { liveCatalog } from './live-catalog.ts';
-import { chargeView, meteredAct, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredAct, receiptFields } from './metered.ts';
 import { aggregateRequest, oraclePolicy } from './oracle.ts';
 import { projectionResponse } from './scale.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount } from './schemas.ts';
@@ -125,7 +125,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         asset: { asset_id: 'US0378331005', units: 1000, custodian: 'custodian-a' },
       },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       let inference;
       if (b.inference_session_id !== undefined) {
         const session = await readSession(ctx.ledger.read, ownerId(key), b.inference_session_id);
@@ -137,7 +137,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         { oraclePolicy: policy, generatedAt: at, log: receiptsLogUrls(ctx) },
       );
       const runId = newId('run');
-      const charge = toll('foundry_pipeline');
+      const charge = bill('foundry_pipeline');
       return meteredAct(
         event,
         ctx,

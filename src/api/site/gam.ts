@@ -55,15 +55,16 @@ export function registerGamRoutes(router: Router, ctx: AppContext): void {
       responses: { 201: { description: 'The window is bought and its credits granted', schema: grantResponse } },
       problems: [409],
       charges: WINDOW_SKUS,
+      chargeRules: Object.fromEntries(WINDOW_SKUS.map((sku) => [sku, { price: 'clearing_window' as const }])),
       x402: false,
       example: { sku: 'clearing_quarterly' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const w = WINDOWS.find((x) => x.id === b.sku)!;
       const at = new Date();
       const grantedAt = nowIso(at);
       const expiresAt = new Date(at.getTime() + w.weeks * WEEK_MS).toISOString();
-      const line = { keyId: key.id, sku: w.id, amountMicros: usdToMicros(w.price_usd), nap: false };
+      const line = { keyId: key.id, ...bill(w.id) };
       const credits = BigInt(usdToMicros(w.gam_credits_usd));
       return commitAct(event, ctx, key, {
         run: async (tx, state) => {

@@ -24,7 +24,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredAct, meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredAct, meteredWrite, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 
 export const SESSION_HEADER = 'fusegate-session';
@@ -106,7 +106,7 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
       charges: ['inference_seal'],
       example: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarise the claim file in three lines.' }] },
     },
-    async (body, key, event) => {
+    async (body, key, event, _, bill) => {
       const named = event.req.headers.get(SESSION_HEADER);
       if (named !== null && !ref.safeParse(named).success) throw new Problem({ status: 400, code: 'invalid_session', title: 'Bad request', detail: `${SESSION_HEADER} must be 1 to 128 visible ASCII characters` });
       // After the request is validated (a bad request is a 400 whatever the configuration).
@@ -128,7 +128,7 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
       const answer = await forward(ctx, body);
       const requestSha = fingerprint(body);
       const responseSha = fingerprint(answer);
-      const charge = toll('inference_seal');
+      const charge = bill('inference_seal');
       return meteredWrite(
         event,
         ctx,
@@ -181,10 +181,10 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
       charges: ['inference_seal'],
       example: { session_id: 'inf_…', reasoning: 'The claim file shows three prior incidents, so…' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const session = await readSession(ctx.ledger.read, ownerId(key), b.session_id);
       if (!session) throw notFound(`no inference session ${b.session_id} in this account`, 'unknown_session');
-      const charge = toll('inference_seal');
+      const charge = bill('inference_seal');
       const data = {
         session_root: session.root,
         session_size: session.size,

@@ -5,8 +5,6 @@
  * A listing is a publication: its vendor id and name are public (index, receipt).
  */
 import { z } from 'zod';
-import { DATA } from '../../catalog/catalogs.ts';
-import { usdToMicros } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { activeListing, activeListings, insertListing } from '../../ledger/issuer-pays.ts';
@@ -29,7 +27,6 @@ export const listingRequest = z.strictObject({
 const listingResponse = z.looseObject({ object: z.literal('issuer_listing'), vendor: z.string(), name: z.string(), listed_at: z.string(), listed_until: z.string(), charge: chargeSchema, receipt_id: z.string() });
 
 export function registerListingRoutes(router: Router, ctx: AppContext): void {
-  const amount = usdToMicros(DATA.issuer_pays.fees_usd.vendor_listing_annual_usd);
   keyedAct(
     router,
     ctx,
@@ -42,15 +39,16 @@ export function registerListingRoutes(router: Router, ctx: AppContext): void {
       responses: { 201: { description: 'The vendor is listed for a year', schema: listingResponse } },
       problems: [409],
       charges: [LISTING_SKU],
+      chargeRules: { [LISTING_SKU]: { price: 'vendor_listing_annual' } },
       // A listing belongs to an account (it is renewed and answered for by one): no keyless payment.
       x402: false,
       example: { vendor: 'acme-audit', name: 'Acme Audit', url: 'https://acme-audit.example' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const at = new Date();
       const listedAt = nowIso(at);
       const listedUntil = new Date(at.getTime() + YEAR_MS).toISOString();
-      const line = { keyId: key.id, sku: LISTING_SKU, amountMicros: amount, nap: false };
+      const line = { keyId: key.id, ...bill(LISTING_SKU) };
       return commitAct(event, ctx, key, {
         run: async (tx, state) => {
           const receipt = state.receipt(ctx, { kind: 'issuer_listing', decision: 'LISTED', subject: b.vendor, key_id: key.id, data: { name: b.name, ...(b.url ? { url: b.url } : {}), listed_until: listedUntil } }, { charges: [line] });

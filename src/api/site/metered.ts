@@ -7,7 +7,7 @@
  */
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
-import { tollMicros } from '../../catalog/tolls.ts';
+import type { BilledLine } from '../charges.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { ActRecord } from '../../ledger/records.ts';
 import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
@@ -19,16 +19,8 @@ import { nowIso } from '../../ids.ts';
 import type { AppContext } from '../context.ts';
 import type { Reply } from '../reply.ts';
 
-export interface MeterLine {
-  sku: string;
-  amountMicros: number;
-  nap: boolean;
-}
-
-/** A charge of one SKU at its toll from tolls.json. */
-export function toll(sku: string, nap = false): MeterLine {
-  return { sku, amountMicros: tollMicros(sku), nap };
-}
+/** A line the route billed from its declaration (its handler's `bill(sku)`, api/charges.ts): never priced here. */
+export type MeterLine = Readonly<BilledLine>;
 
 export { chargeView } from '../charge.ts';
 

@@ -18,7 +18,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredAct, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredAct, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 
 export const replayRequest = z.strictObject({
@@ -104,9 +104,10 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
       response: replayResponse,
       problems: [404, 409, 422],
       charges: ['ccr'],
+      chargeRules: { ccr: { nap: true } },
       example: { receipt_id: 'rcpt_5Hq2LmX8vR3tKp9WzN4cBd', assume: { state: 'LIVE' } },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const original = await getReceipt(ctx.ledger.read, b.receipt_id);
       // Another key's receipt is answered like a missing one.
       if (!original || !(await receiptVisibleTo(ctx.ledger.read, original.payload.key_id, key))) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
@@ -125,7 +126,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
         ...(a.hold_above_usd !== undefined ? { hold_above_micros: a.hold_above_usd === null ? null : usdToMicros(a.hold_above_usd) } : {}),
         ...(a.review_requested !== undefined ? { review_requested: a.review_requested } : {}),
       });
-      const charge = toll('ccr', true);
+      const charge = bill('ccr');
       const body = {
         original: { receipt_id: original.receipt_id, kind: original.payload.kind, decision: original.payload.decision, facts: src.facts },
         rules_version: src.rules_version,
@@ -157,15 +158,16 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
       response: spoliationSealResponse,
       problems: [404, 409, 422],
       charges: ['spoliation_seal'],
+      chargeRules: { spoliation_seal: { nap: true } },
       example: { matter_ref: 'claim-2026-118', evidence: [{ name: 'chat-export.jsonl', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }] },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       if (b.refers_to) {
         const r = await getReceipt(ctx.ledger.read, b.refers_to);
         if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key))) throw notFound(`no receipt ${b.refers_to} of this key`, 'unknown_receipt');
       }
       const root = evidenceRoot(b.evidence.map((e) => e.sha256));
-      const charge = toll('spoliation_seal', true);
+      const charge = bill('spoliation_seal');
       const sealId = newId('seal');
       const leafRule = 'RFC 9162: leaf i = SHA-256(0x00 || raw 32 bytes of evidence[i].sha256), in request order';
       return meteredAct(

@@ -9,7 +9,6 @@ import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { DATA } from '../../catalog/catalogs.ts';
-import { tollMicros } from '../../catalog/tolls.ts';
 import { aggregate, type OraclePolicy } from '../../domain/oracle.ts';
 import type { Config } from '../../config.ts';
 import { newId, nowIso } from '../../ids.ts';
@@ -80,16 +79,16 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
         ],
       },
     },
-    async (body, key, event) => {
+    async (body, key, event, _, bill) => {
       const result = aggregate(body.readings, SOURCES, policy);
       const id = newId('agg');
-      const amount = tollMicros('oracle_aggregate');
+      const line = bill('oracle_aggregate');
       return commitAct(event, ctx, key, {
         run: async (tx, state) => {
           const receipt = state.receipt(
             ctx,
             { kind: 'oracle_aggregate', decision: result.status, subject: id, key_id: key.id, data: { metric: body.metric, readings: body.readings, ...result } },
-            { charges: [{ keyId: key.id, sku: 'oracle_aggregate', amountMicros: amount }] },
+            { charges: [{ keyId: key.id, ...line }] },
           );
           await insertAggregate(tx, { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() }, result);
           return {
@@ -100,7 +99,7 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
               ...result,
               receipt_id: receipt.receipt_id,
               verify_url: receipt.verify_url,
-              charge: chargeView({ sku: 'oracle_aggregate', amountMicros: amount }),
+              charge: chargeView(line),
             }),
           };
         },

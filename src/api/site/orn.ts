@@ -6,13 +6,13 @@
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
-import { GA_DECLARE_TOLL_MICROS, SHARP_TOLL_MICROS, allocateGeneralAverage, allocationCsv, sharpMicros } from '../../domain/orn.ts';
+import { SHARP_TOLL_MICROS, allocateGeneralAverage, allocationCsv } from '../../domain/orn.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { keyedAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredAct, receiptFields, type MeterLine } from './metered.ts';
+import { chargeView, meteredAct, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 
 export const gaDeclareRequest = z.strictObject({
@@ -69,17 +69,17 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
       response: gaDeclareResponse,
       problems: [409, 422],
       charges: ['ga_declare'],
-      x402: { micros: GA_DECLARE_TOLL_MICROS },
+      chargeRules: { ga_declare: { price: 'ga_declare' } },
       example: { event_ref: 'incident-42', graph_id: 'swarm-7', loss_usd: '9000.00', parties: [{ party_id: 'planner', contributed_value_usd: '20000' }, { party_id: 'executor', contributed_value_usd: '10000' }] },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const loss = BigInt(usdToMicros(b.loss_usd));
       const parties = b.parties.map((p) => ({ party_id: p.party_id, value_micros: BigInt(usdToMicros(p.contributed_value_usd)) }));
       const alloc = allocateGeneralAverage(loss, parties);
       const allocations = alloc.map(({ allocation_micros: _, ...a }) => a);
       const total = parties.reduce((a, p) => a + p.value_micros, 0n);
       const id = newId('ga');
-      const charge: MeterLine = { sku: 'ga_declare', amountMicros: GA_DECLARE_TOLL_MICROS, nap: false };
+      const charge = bill('ga_declare');
       const body = {
         declaration_id: id,
         event_ref: b.event_ref,
@@ -116,14 +116,15 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
       response: sharpResponse,
       problems: [409, 422],
       charges: ['sharp'],
+      chargeRules: { sharp: { amount: 'orn_sharp' } },
       // No x402: the toll is per agent and event of the graph (sharpMicros); an exact payment cannot price it.
       x402: false,
       example: { graph_id: 'swarm-7', agents_in_graph: 5, events: 3 },
     },
-    async (b, key, event) => {
-      const amount = sharpMicros(b.agents_in_graph, b.events);
+    async (b, key, event, _, bill) => {
       const id = newId('sharp');
-      const charge: MeterLine = { sku: 'sharp', amountMicros: Number(amount), nap: false };
+      const charge = bill('sharp', { agents: b.agents_in_graph, events: b.events });
+      const amount = BigInt(charge.amountMicros);
       return meteredAct(
         event,
         ctx,

@@ -14,7 +14,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredWrite, receiptFields, toll } from './metered.ts';
+import { chargeView, meteredWrite, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 
 const RAILS = DATA.pdtr.rails.map((r) => r.id) as [string, ...string[]];
@@ -55,12 +55,12 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
       charges: ['pdtr_bind'],
       example: { payment_hash: '0x' + 'ab'.repeat(32), action_ref: 'order-7731' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       if (b.receipt_id) {
         const r = await getReceipt(ctx.ledger.read, b.receipt_id);
         if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key))) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
       }
-      const charge = toll('pdtr_bind');
+      const charge = bill('pdtr_bind');
       const boundAt = nowIso();
       return meteredWrite(
         event,

@@ -11,7 +11,6 @@
  * Each charges its toll once per act, shows it in `charge`, and seals a receipt.
  */
 import { z } from 'zod';
-import { tollMicros } from '../../catalog/tolls.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { rootOf, leafHash } from '../../crypto/merkle.ts';
 import { CLEAR_RULES_VERSION, decideClear, type ClearFacts } from '../../domain/clear.ts';
@@ -40,7 +39,6 @@ import { usdAmount } from './schemas.ts';
 /** The pre-clearance tiers and their tolls. */
 export const CLEAR_BEFORE = { act: 'clear_before_act', wire: 'clear_before_wire', contract: 'clear_before_contract' } as const;
 
-const lineOf = (keyId: string, sku: string) => ({ keyId, sku, amountMicros: tollMicros(sku), nap: false });
 const charged = { charge: chargeSchema, receipt_id: z.string(), verify_url: z.string() };
 
 export const heartbeatRequest = z.strictObject({ fuse_id: fuseIdSchema });
@@ -71,10 +69,10 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       charges: ['heartbeat'],
       example: { fuse_id: 'fuse_…' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const caller = callerOf(key);
       await visibleFuse(ctx.ledger.read, caller, b.fuse_id);
-      const line = lineOf(key.id, 'heartbeat');
+      const line = { keyId: key.id, ...bill('heartbeat') };
       return commitAct(event, ctx, key, {
         needs: { fuseId: b.fuse_id },
         decide: (state) => {
@@ -104,11 +102,11 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       charges: ['verify_pull'],
       example: { receipt_id: 'rcpt_…' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const r = await getReceipt(ctx.ledger.read, b.receipt_id);
       if (!r) throw notFound(`no receipt ${b.receipt_id}`, 'unknown_receipt');
       const evidence = await receiptEvidence(ctx, r);
-      const line = lineOf(key.id, 'verify_pull');
+      const line = { keyId: key.id, ...bill('verify_pull') };
       return commitAct(event, ctx, key, {
         decide: (state) => {
           const receipt = state.receipt(ctx, { kind: 'verify_pull', decision: 'PULLED', subject: b.receipt_id, key_id: key.id, data: { log_index: r.log_index } }, { charges: [line] });
@@ -132,13 +130,13 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       role: 'agent',
       example: { reason: 'the agent is wiring funds in a loop' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const caller = callerOf(key);
       const fuseId = fuseIdSchema.safeParse(event.context.params?.fuse_id).data ?? '';
       const seen = await visibleFuse(ctx.ledger.read, caller, fuseId);
       const from = ['LIVE', 'ARMED', 'UNSIGNED'] as const;
       const c = committed({ kind: 'panic', decision: 'DEAD', subject: fuseId, data: { from: seen.state, ...(b.reason ? { reason: b.reason } : {}) } }, ['data.reason']);
-      const line = lineOf(key.id, 'panic_receipt');
+      const line = { keyId: key.id, ...bill('panic_receipt') };
       const answer = await commitAct(event, ctx, key, {
         needs: { fuseId },
         run: async (tx, state) => {
@@ -177,7 +175,7 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       charges: ['matter_spoliation'],
       example: { matter_ref: 'claim-2026-118' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const seals = await matterSeals(ctx.ledger.read, ownerId(key), b.matter_ref);
       if (seals.length === 0) throw notFound(`no spoliation seal of matter ${b.matter_ref} in this account: seal its evidence first (POST /api/v1/spoliation-seal)`, 'unknown_matter');
       const root = Buffer.from(rootOf(seals.map((s) => leafHash(Buffer.from(s.rootHash, 'hex'))))).toString('hex');
@@ -186,7 +184,7 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
         { kind: 'matter_spoliation', decision: 'SEALED', subject: b.matter_ref, data: { matter_root: root, seals: seals.map((s) => ({ seal_id: s.id, root_hash: s.rootHash, receipt_id: s.receiptId })), evidence_count: evidence } },
         ['subject'],
       );
-      const line = lineOf(key.id, 'matter_spoliation');
+      const line = { keyId: key.id, ...bill('matter_spoliation') };
       const at = nowIso();
       return commitAct(event, ctx, key, {
         decide: (state) => {
@@ -226,7 +224,7 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       charges: ['parametric_run'],
       example: { trigger_id: 'trg_…' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const t = await getTrigger(ctx.ledger.read, b.trigger_id);
       if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${b.trigger_id}`, 'unknown_trigger');
       if (!t.obligation.callable_actions.includes('parametric_window')) {
@@ -235,7 +233,7 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       if (t.state !== 'FIRED' || !t.fire) throw new Problem({ status: 409, code: 'trigger_not_fired', title: 'Conflict', detail: `trigger ${t.id} is ${t.state}: a parametric window opens on a fire; nothing was charged`, extra: { state: t.state } });
       const fire = t.fire as { reading?: string; receipt_id?: string };
       const released = formatUsd(t.enabled_exposure_micros);
-      const line = lineOf(key.id, 'parametric_run');
+      const line = { keyId: key.id, ...bill('parametric_run') };
       return commitAct(event, ctx, key, {
         decide: (state) => {
           const receipt = state.receipt(
@@ -265,7 +263,7 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       charges: Object.values(CLEAR_BEFORE),
       example: { tier: 'wire', fuse_id: 'fuse_…', action: { kind: 'wire', amount: '250000.00' }, exposure_usd: '250000.00' },
     },
-    async (b, key, event) => {
+    async (b, key, event, _, bill) => {
       const caller = callerOf(key);
       const fuse = await visibleFuse(ctx.ledger.read, caller, b.fuse_id);
       const facts: ClearFacts = {
@@ -277,7 +275,7 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       };
       const outcome = decideClear(facts);
       const sku = CLEAR_BEFORE[b.tier];
-      const line = lineOf(key.id, sku);
+      const line = { keyId: key.id, ...bill(sku) };
       const input = {
         kind: sku,
         decision: outcome.decision,

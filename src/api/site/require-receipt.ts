@@ -12,7 +12,6 @@ import { verifyReceiptToken } from '../../crypto/receipt.ts';
 import { logVerifierKeys } from '../../ledger/checkpoint.ts';
 import { RECEIPTS_LOG } from '../../ledger/seals.ts';
 import type { Receipt } from '../../ledger/receipts.ts';
-import { usdToMicros } from '../../domain/money.ts';
 import { nowIso } from '../../ids.ts';
 import { claimRr1ReceiptUse } from '../../ledger/rr1.ts';
 import { requireReceipt } from '../../rr1/middleware.ts';
@@ -21,7 +20,8 @@ import type { AppContext } from '../context.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { chargeView } from '../charge.ts';
 import { reply, toResponse } from '../reply.ts';
-import type { Router } from '../router.ts';
+import type { RouteDoc, Router } from '../router.ts';
+import { billOf } from '../charges.ts';
 
 export const RR1_DEMO_ACT = DATA.agent_actions.actions[0]!;
 /** Meter SKU of a challenge (ours; the toll is the RR-1 catalog's challenge_toll_usd). */
@@ -36,7 +36,19 @@ export const demoActResponse = z.object({
 });
 
 export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): void {
-  const toll = usdToMicros(DATA.require_receipt.challenge_toll_usd);
+  // The demo act's declaration: a keyed caller's 428 is a charged challenge, billed from it.
+  const demoDoc: RouteDoc = {
+    summary: `RR-1 demo irreversible act (${RR1_DEMO_ACT.act}): 428 with Receipt-Required unless a fresh, unused PERMIT receipt for it from this gate is sent in Gate-Receipt`,
+    auth: 'demo',
+    tag: 'require_receipt',
+    body: demoActRequest,
+    response: demoActResponse,
+    problems: [428, 429],
+    charges: [CHALLENGE_SKU],
+    chargeRules: { [CHALLENGE_SKU]: { price: 'rr1_challenge' } },
+    example: { invoice: 'INV-2026-0042', amount: '120.00', payee: 'acme' },
+  };
+  const bill = billOf(`POST ${RR1_DEMO_ACT.path}`, demoDoc.charges, demoDoc.chargeRules);
   const guard = requireReceipt({
     act: RR1_DEMO_ACT.act,
     gate: ctx.config.BASE_URL,
@@ -51,7 +63,7 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
       const key = await optionalKey(event, ctx).catch(() => undefined);
       if (!key) return;
       // Every charge has a receipt (so a clearing attestation covers it): the challenge is sealed too.
-      const charge = { keyId: key.id, sku: CHALLENGE_SKU, amountMicros: toll };
+      const charge = { keyId: key.id, ...bill(CHALLENGE_SKU) };
       const receipt = await ctx.ledger.act<Receipt>({
         needs: {},
         decide: (state) => {
@@ -87,15 +99,6 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
         return toResponse(reply({ acted: true, act: RR1_DEMO_ACT.act, receipt_id: rr1.receipt_id, acted_at: nowIso() }));
       });
     },
-    {
-      summary: `RR-1 demo irreversible act (${RR1_DEMO_ACT.act}): 428 with Receipt-Required unless a fresh, unused PERMIT receipt for it from this gate is sent in Gate-Receipt`,
-      auth: 'demo',
-      tag: 'require_receipt',
-      body: demoActRequest,
-      response: demoActResponse,
-      problems: [428, 429],
-      charges: [CHALLENGE_SKU],
-      example: { invoice: 'INV-2026-0042', amount: '120.00', payee: 'acme' },
-    },
+    demoDoc,
   );
 }

@@ -4,9 +4,7 @@
  *   GET  /signal/patterns.json   key   the pattern feed of the account's mandates: triggers armed and fired on each metric, network-wide
  */
 import { z } from 'zod';
-import { DATA } from '../../catalog/catalogs.ts';
 import { metricSchema } from './oracle.ts';
-import { usdToMicros } from '../../domain/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { countMandates, insertMandate, mandatesOf, metricPattern } from '../../ledger/signal.ts';
@@ -25,7 +23,6 @@ const mandateResponse = z.looseObject({ object: z.literal('signal_mandate'), man
 
 export function registerSignalRoutes(router: Router, ctx: AppContext): void {
   const included = ctx.config.SIGNAL_INCLUDED_MANDATES;
-  const overageMicros = usdToMicros(DATA.signal.pricing_usd.mandate_overage_usd);
   keyedAct(
     router,
     ctx,
@@ -37,16 +34,17 @@ export function registerSignalRoutes(router: Router, ctx: AppContext): void {
       response: mandateResponse,
       responses: { 201: { description: 'The mandate, registered', schema: mandateResponse } },
       charges: [OVERAGE_SKU],
+      chargeRules: { [OVERAGE_SKU]: { price: 'mandate_overage' } },
       x402: false,
       example: { metric: 'model_drift_score' },
     },
-    async (b, key, event) =>
+    async (b, key, event, _, bill) =>
       commitAct(event, ctx, key, {
         run: async (tx, state) => {
           // Counted under the write lock: of two concurrent mandates, one is the (n+1)th.
           const held = await countMandates(tx, ownerId(key));
           const overage = held >= included;
-          const line = overage ? { keyId: key.id, sku: OVERAGE_SKU, amountMicros: overageMicros, nap: false } : undefined;
+          const line = overage ? { keyId: key.id, ...bill(OVERAGE_SKU) } : undefined;
           const id = newId('mdt');
           const receipt = state.receipt(ctx, { kind: 'signal_mandate', decision: overage ? 'OVERAGE' : 'INCLUDED', subject: id, key_id: key.id, data: { metric: b.metric, ordinal: held + 1, included } }, line ? { charges: [line] } : {});
           await insertMandate(tx, { id, accountId: ownerId(key), metric: b.metric, overage, receiptId: receipt.receipt_id, createdAt: nowIso() });

@@ -6,6 +6,7 @@
  */
 import type { RouteDoc, RouteRecord } from '../../api/router.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
+import { CATALOG_PRICES } from '../../domain/charge-rules.ts';
 import type { X402Resource } from '../../domain/x402.ts';
 import { formatUsd } from '../../domain/money.ts';
 
@@ -43,11 +44,17 @@ export function paidRouteOf(method: string, path: string, doc: RouteDoc | undefi
     path,
     description: doc.summary,
     sku,
-    micros: x.micros ?? tollMicros(sku),
+    micros: x.micros ?? priceOf(sku, doc),
     when: x.when ?? 'without an API key',
     rails: x.rails ?? ['x402'],
     extension: x.extension ?? true,
   };
+}
+
+/** A SKU's price: the catalog price its declaration names (RouteDoc.chargeRules), else its toll. */
+function priceOf(sku: string, doc: RouteDoc): number {
+  const price = doc.chargeRules?.[sku]?.price;
+  return price ? Number(CATALOG_PRICES[price](sku)) : tollMicros(sku);
 }
 
 /** Every operation that takes x402, in the order the routes were declared. */
