@@ -40,6 +40,7 @@ import { paidResource } from '../payments/x402/service.ts';
 import { optionalKey, requireKey, revokedKeyProblem } from './auth.ts';
 import { readBody, readQuery } from './body.ts';
 import { billOf, type Bill } from './charges.ts';
+import { actLane } from './lane.ts';
 import type { AppContext } from './context.ts';
 import { hopLimitProblem } from './hop-limit.ts';
 import { answerOf, answerRecorded, idempotent, openReservation } from './idempotency.ts';
@@ -172,6 +173,12 @@ export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'au
    * precondition; its result is handed to the handler. Keyed routes only: a keyless payer never reaches it.
    */
   precheck?: (event: H3Event, key: ApiKey) => Promise<P> | P;
+  /**
+   * Answer the plain keyed call (JSON body, cached key, no Idempotency-Key, no payment) from the
+   * Node listener, before h3 (api/lane.ts). Only for a handler that reads nothing of its event but
+   * `context`, on a route with a body and none of after, precheck, bodyFirst or optionalBody.
+   */
+  lane?: boolean;
 };
 
 /**
@@ -191,7 +198,7 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   doc: KeyedActDoc<S, P>,
   handle: (body: z.output<S>, key: ApiKey, event: H3Event, checked: P, bill: Bill) => Promise<Reply>,
 ): void {
-  const { after, bodyLimit, precondition, precheck, optionalBody, bodyFirst, summary, ...rest } = doc;
+  const { after, bodyLimit, precondition, precheck, optionalBody, bodyFirst, lane, summary, ...rest } = doc;
   const schema = doc.body ?? doc.query;
   const method = doc.query ? 'GET' : 'POST';
   if (doc.query && (doc.body || bodyFirst || optionalBody)) throw new Error(`${path}: a keyed read takes a query, not a body`);
@@ -230,6 +237,11 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
     : precheck || bodyFirst
       ? checkedFirst
       : (event: H3Event, key: ApiKey): Promise<HTTPResponse> => idempotent(event, ctx, key, async () => handle(await read(event), key, event, undefined as P, bill));
+  if (lane) {
+    if (!doc.body || doc.query || after || precheck || bodyFirst || optionalBody || doc.role === 'operator') throw new Error(`${method} ${path}: a lane takes a plain keyed POST with a body`);
+    // A key past its hop limit may pay here: that 402 carries the x402 requirements, which only the h3 route gives.
+    if (!pastHopLimit) router.lane(path, actLane(ctx, { path, schema: doc.body, limit, precondition, handle: (b, k, e) => handle(b, k, e, undefined as P, bill) }));
+  }
   const act = pastHopLimit
     ? async (event: H3Event): Promise<HTTPResponse | Response> => {
         const key = await optionalKey(event, ctx);

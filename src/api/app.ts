@@ -221,6 +221,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
   const node: RequestListener = (req, res) => {
     if (fastPath(req, res) || readyAnswer(req, res)) return;
     setCommonHeaders(req, res);
+    if (req.method === 'POST' && router.lanes.get(req.url ?? '')?.(req, res)) return;
     void viaH3(req, res);
   };
   return { h3, router, node };

@@ -23,22 +23,26 @@ function invalid(where: 'body' | 'query', error: z.ZodError): Problem {
   return badRequest(where === 'body' ? 'invalid_body' : 'invalid_query', detail, { errors });
 }
 
-function isJsonType(contentType: string | null): boolean {
+/** A Content-Type this API reads as JSON (application/json or application/*+json). */
+export function isJsonType(contentType: string | null | undefined): boolean {
   if (!contentType) return false;
   const mime = contentType.split(';')[0]!.trim().toLowerCase();
   return mime === 'application/json' || (mime.startsWith('application/') && mime.endsWith('+json'));
 }
 
+/** 413: the body passed `limit` bytes. */
+export const bodyTooLarge = (limit: number): Problem =>
+  new Problem({
+    status: 413,
+    code: 'body_too_large',
+    title: 'Content too large',
+    detail: `request bodies are limited to ${limit} bytes`,
+    extra: { limit_bytes: limit },
+  });
+
 /** Reads the raw body bytes, refusing (413) past `limit` whatever Content-Length claims. */
 export async function readRawBody(event: H3Event, limit: number): Promise<Uint8Array> {
-  const tooLarge = () =>
-    new Problem({
-      status: 413,
-      code: 'body_too_large',
-      title: 'Content too large',
-      detail: `request bodies are limited to ${limit} bytes`,
-      extra: { limit_bytes: limit },
-    });
+  const tooLarge = () => bodyTooLarge(limit);
   const declared = Number(event.req.headers.get('content-length') ?? '0');
   if (declared > limit) throw tooLarge();
   // On Node, read the request itself: h3's `req.body` would wrap it in a web stream first.
@@ -51,7 +55,7 @@ export async function readRawBody(event: H3Event, limit: number): Promise<Uint8A
 }
 
 /** Reads a Node request body whole; undefined (and the rest left unread) as soon as it passes `limit` bytes. */
-function readNodeWithin(req: IncomingMessage, limit: number): Promise<Uint8Array | undefined> {
+export function readNodeWithin(req: IncomingMessage, limit: number): Promise<Uint8Array | undefined> {
   if (req.readableEnded) return Promise.resolve(new Uint8Array());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -103,21 +107,30 @@ interface ParsedBody {
 export async function readJsonValue(event: H3Event, limit: number): Promise<ParsedBody> {
   const cached = event.context.parsedBody as ParsedBody | undefined;
   if (cached) return cached;
-  if (!isJsonType(event.req.headers.get('content-type'))) {
-    throw new Problem({
-      status: 415,
-      code: 'unsupported_media_type',
-      title: 'Unsupported media type',
-      detail: 'send the body as application/json',
-    });
-  }
+  if (!isJsonType(event.req.headers.get('content-type'))) throw unsupportedMediaType();
+  const parsed = parseJsonBody(await readRawBody(event, limit));
+  event.context.parsedBody = parsed;
+  return parsed;
+}
+
+const unsupportedMediaType = () =>
+  new Problem({
+    status: 415,
+    code: 'unsupported_media_type',
+    title: 'Unsupported media type',
+    detail: 'send the body as application/json',
+  });
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body's JSON value, or the 400 that names what is wrong with its bytes. */
+export function parseJsonBody(bytes: Uint8Array): ParsedBody {
   // RFC 8259 8.1: JSON text is UTF-8. Invalid bytes are refused, not replaced with U+FFFD (which
   // would store and sign text the caller never sent).
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(await readRawBody(event, limit));
-  } catch (e) {
-    if (e instanceof Problem) throw e;
+    text = UTF8.decode(bytes);
+  } catch {
     throw badRequest('invalid_utf8', 'the body is not valid UTF-8 (JSON text must be UTF-8, RFC 8259 8.1)');
   }
   if (text.trim() === '') throw badRequest('empty_body', 'a JSON body is required');
@@ -129,14 +142,16 @@ export async function readJsonValue(event: H3Event, limit: number): Promise<Pars
   }
   const outOfBounds = jsonBoundsProblem(value);
   if (outOfBounds) throw outOfBounds;
-  const parsed = { text, value };
-  event.context.parsedBody = parsed;
-  return parsed;
+  return { text, value };
 }
 
 /** Reads a JSON body and validates it with `schema`. */
 export async function readBody<S extends z.ZodType>(event: H3Event, schema: S, limit: number): Promise<z.output<S>> {
-  const { value } = await readJsonValue(event, limit);
+  return validBody(schema, (await readJsonValue(event, limit)).value);
+}
+
+/** The body's value as `schema` reads it, or the 400 that names each field wrong. */
+export function validBody<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) throw invalid('body', result.error);
   return result.data;

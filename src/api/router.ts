@@ -3,6 +3,7 @@
  * top-level fallback can tell 405 (the path exists for another method) from
  * 404, and the API description can list what is served.
  */
+import type { Lane } from './lane.ts';
 import type { IncomingMessage } from 'node:http';
 import type { H3, H3Event } from 'h3';
 import type { z } from 'zod';
@@ -131,6 +132,8 @@ export class Router {
   readonly jobs: BackgroundJob[] = [];
   /** Answers given before h3 for exact paths (see ReadyAnswer); the route itself is registered as usual. */
   readonly ready = new Map<string, ReadyAnswer>();
+  /** POSTs a declared act may answer before h3, for exact paths (api/lane.ts); the route itself is registered as usual. */
+  readonly lanes = new Map<string, Lane>();
   readonly app: H3;
   readonly guard: Guard | undefined;
   constructor(app: H3, guard?: Guard) {
@@ -157,6 +160,12 @@ export class Router {
   /** Registers a ReadyAnswer for GET and HEAD of exactly `path` (a route must serve `path` too). */
   readyAnswer(path: string, answer: ReadyAnswer): this {
     this.ready.set(path, answer);
+    return this;
+  }
+
+  /** Registers an act lane for POSTs to exactly `path` (a route must serve `path` too). */
+  lane(path: string, lane: Lane): this {
+    this.lanes.set(path, lane);
     return this;
   }
 

@@ -66,7 +66,7 @@ export function paymentFacts(p: VerifiedPayment, transaction?: string) {
   };
 }
 
-const PAYMENT_HEADERS = ['payment-signature', 'x-payment'] as const;
+export const PAYMENT_HEADERS = ['payment-signature', 'x-payment'] as const;
 
 /** Whether the request carries a payment header at all. */
 export const presentsPayment = (event: H3Event): boolean => PAYMENT_HEADERS.some((h) => event.req.headers.get(h) !== null);

@@ -1,0 +1,75 @@
+/**
+ * The act lane: a declared keyed act answered from the Node request listener,
+ * before h3, for the plain case that makes most of its traffic. Measured on
+ * the hop, h3, srvx and the wrappers around the act were about a fifth of it
+ * (docs/pipeline.md, "What limits a hop now").
+ *
+ * It is generated from the act's declaration (api/act.ts, `keyedAct` with
+ * `lane: true`): the same schema, the same handler and bill, the same act. It
+ * takes a request only when nothing about it needs more than that: a JSON
+ * body within the limit, a key the auth cache holds fresh (readyKey), no
+ * Idempotency-Key and no payment. Anything else returns false before reading
+ * a byte, and h3 runs the route as usual. What the lane answers, h3 would
+ * have answered the same way: the same headers (x-request-id and CORS are set
+ * by the app for both), the same problems from the same functions.
+ *
+ * A handler that opts in reads nothing of its event but `context` (the
+ * payment and Idempotency-Key reservation, both absent here).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { H3Event } from 'h3';
+import type { z } from 'zod';
+import type { ApiKey } from '../ledger/api-keys.ts';
+import { PAYMENT_HEADERS } from '../payments/x402/gate.ts';
+import { readyKey } from './auth.ts';
+import { bodyTooLarge, isJsonType, parseJsonBody, readNodeWithin, validBody } from './body.ts';
+import type { AppContext } from './context.ts';
+import { toProblem } from './problem.ts';
+import type { Reply } from './reply.ts';
+
+/** Takes the request (true) and answers it, or leaves it to h3 (false) having read nothing. */
+export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+export interface LaneSpec<S extends z.ZodType> {
+  path: string;
+  schema: S;
+  limit: number;
+  precondition?: (() => void) | undefined;
+  handle: (body: z.output<S>, key: ApiKey, event: H3Event) => Promise<Reply>;
+}
+
+export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>): Lane {
+  const { path, schema, limit, precondition, handle } = spec;
+  async function answer(req: IncomingMessage, res: ServerResponse, key: ApiKey): Promise<void> {
+    const requestId = res.getHeader('x-request-id');
+    try {
+      precondition?.();
+      const bytes = await readNodeWithin(req, limit);
+      if (!bytes) throw bodyTooLarge(limit);
+      const body = validBody(schema, parseJsonBody(bytes).value);
+      const event = { context: { apiKey: key, requestId } } as unknown as H3Event;
+      const r = await handle(body, key, event);
+      send(res, r.status, 'application/json; charset=utf-8', r.headers, JSON.stringify(r.body));
+    } catch (error) {
+      const p = toProblem(error);
+      if (p.status >= 500) ctx.log('error', 'request failed', { request_id: requestId, path, error: String((error as Error).cause ?? error) });
+      if (res.headersSent) return void res.destroy();
+      send(res, p.status, 'application/problem+json', p.headers, JSON.stringify(p.body(path)));
+    }
+  }
+  return (req, res) => {
+    const h = req.headers;
+    if (h['idempotency-key'] !== undefined || PAYMENT_HEADERS.some((name) => h[name] !== undefined)) return false;
+    if (!isJsonType(h['content-type']) || Number(h['content-length'] ?? 0) > limit) return false;
+    const key = readyKey(req, ctx);
+    if (!key) return false;
+    void answer(req, res, key);
+    return true;
+  };
+}
+
+/** As h3 sends a string body: its length stated, not chunked. */
+function send(res: ServerResponse, status: number, type: string, headers: Record<string, string> | undefined, body: string): void {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers, 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}

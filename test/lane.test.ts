@@ -1,0 +1,120 @@
+/**
+ * The act lane (api/lane.ts): the plain keyed hop and welded act answered
+ * before h3, on a real server. What it answers is what the h3 route answers
+ * for the same request (the h3 route is reached by adding an Idempotency-Key,
+ * which the lane leaves to h3): the same status, headers and body shape, the
+ * same problems; and it leaves to h3 everything it does not serve.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Lane } from '../src/api/lane.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+let s: TestServer;
+let agent: string;
+let fuse: string;
+/** Requests each lane took, by path. */
+const taken = new Map<string, number>();
+
+beforeAll(async () => {
+  s = await startTestServer();
+  for (const [path, lane] of s.app.router.lanes) {
+    s.app.router.lanes.set(path, ((req, res) => {
+      const took = lane(req, res);
+      if (took) taken.set(path, (taken.get(path) ?? 0) + 1);
+      return took;
+    }) as Lane);
+  }
+  const owner = await s.newKey('owner');
+  agent = (await s.newKey('agent', 10_000, 'agent', owner.accountId)).secret;
+  fuse = (await (await s.fetch('/v1/fuses', { key: owner.secret, json: { state: 'LIVE' } })).json()).fuse_id;
+  // The lane takes keys the auth cache holds: the first call authenticates through h3 and fills it.
+  expect((await s.fetch('/v1/fuse/hop', { key: agent, json: { fuse_id: fuse } })).status).toBe(200);
+});
+afterAll(() => s?.stop());
+
+let n = 0;
+/** POSTs `body` as is (a string) to `path` with the agent's key; through h3 when `viaH3` (an Idempotency-Key). */
+async function post(path: string, body: string, viaH3: boolean, headers: Record<string, string> = {}) {
+  const before = taken.get(path) ?? 0;
+  const res = await s.fetch(path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${agent}`, 'content-type': 'application/json', 'x-request-id': `lane-test-${++n}`, ...(viaH3 ? { 'idempotency-key': `lane-${n}` } : {}), ...headers },
+    body,
+  });
+  return { res, text: await res.text(), laned: (taken.get(path) ?? 0) > before };
+}
+
+/** The headers an answer carries, without those that differ per answer by nature. */
+const headerNames = (res: Response) => [...res.headers.keys()].filter((h) => !['date', 'content-length', 'keep-alive', 'connection'].includes(h)).sort();
+
+const shape = (v: unknown): unknown =>
+  v === null || typeof v !== 'object' ? typeof v : Array.isArray(v) ? v.map(shape) : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)]));
+
+describe('the act lane', () => {
+  it('is declared for the hop and the welded act, and only for them', () => {
+    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/v1/act', '/v1/fuse/hop']);
+  });
+
+  it('answers a plain hop and welded act as the h3 route answers them: status, headers, body', async () => {
+    for (const [path, body] of [
+      ['/v1/fuse/hop', { fuse_id: fuse, action: { kind: 'pay', amount: '3.00' } }],
+      ['/v1/act', { fuse_id: fuse, action: { kind: 'pay', amount: '3.00' } }],
+    ] as const) {
+      const lane = await post(path, JSON.stringify(body), false);
+      const h3 = await post(path, JSON.stringify(body), true);
+      expect([lane.laned, h3.laned], path).toEqual([true, false]);
+      expect(lane.res.status, path).toBe(200);
+      expect(lane.res.status).toBe(h3.res.status);
+      expect(headerNames(lane.res), path).toEqual(headerNames(h3.res).filter((h) => h !== 'idempotency-key' && h !== 'idempotent-replayed'));
+      expect(lane.res.headers.get('content-type')).toBe(h3.res.headers.get('content-type'));
+      expect(lane.res.headers.get('x-request-id')).toBe(`lane-test-${n - 1}`);
+      expect(lane.res.headers.get('access-control-allow-origin')).toBe('*');
+      const [a, b] = [JSON.parse(lane.text), JSON.parse(h3.text)];
+      expect(shape(a), path).toEqual(shape(b));
+      expect(a.decision).toBe('PERMIT');
+      expect(a.receipt_id).not.toBe(b.receipt_id);
+      // The receipt is in the log like any other.
+      expect((await s.fetch(`/v1/receipts/${a.receipt_id}`, { headers: { accept: 'application/json' } })).status).toBe(200);
+    }
+  });
+
+  it('refuses bad input with the same problem as the h3 route, and writes nothing', async () => {
+    const size = async () => ((await (await s.fetch('/api/v1/logs/receipts')).json()) as { tree_size: number }).tree_size;
+    const before = await size();
+    const cases: Array<[string, string, number, string]> = [
+      ['malformed JSON', '{"fuse_id":', 400, 'malformed_json'],
+      ['a field wrong', JSON.stringify({ fuse_id: fuse, action: { kind: 7 } }), 400, 'invalid_body'],
+      ['an unknown field', JSON.stringify({ fuse_id: fuse, extra: true }), 400, 'invalid_body'],
+      ['an empty body', '', 400, 'empty_body'],
+      ['not UTF-8', '{"fuse_id":"\udc00"}', 400, 'invalid_utf8'],
+      ['an unknown fuse', JSON.stringify({ fuse_id: 'fuse_AAAAAAAAAAAAAAAAAAAAAA' }), 404, 'unknown_fuse'],
+      ['a body past the limit', JSON.stringify({ fuse_id: fuse, action: { kind: 'pay', note: 'x'.repeat(s.config.MAX_BODY_BYTES) } }), 413, 'body_too_large'],
+    ];
+    for (const [what, body, status, code] of cases) {
+      const bytes = what === 'not UTF-8' ? Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]) : body;
+      const lane = await post('/v1/fuse/hop', bytes as string, false);
+      const h3 = await post('/v1/fuse/hop', bytes as string, true);
+      expect(lane.laned, what).toBe(status !== 413);
+      expect([lane.res.status, JSON.parse(lane.text).code], what).toEqual([status, code]);
+      expect([h3.res.status, JSON.parse(h3.text).code], what).toEqual([status, code]);
+      expect(lane.res.headers.get('content-type'), what).toBe('application/problem+json');
+      const { instance, ...problem } = JSON.parse(lane.text);
+      const { instance: _, ...same } = JSON.parse(h3.text);
+      expect(problem, what).toEqual(same);
+      expect(instance).toBe('/v1/fuse/hop');
+    }
+    expect(await size()).toBe(before);
+  });
+
+  it('leaves to h3 what it does not serve: no key, an unknown key, another content type, a payment', async () => {
+    const hop = JSON.stringify({ fuse_id: fuse });
+    const before = taken.get('/v1/fuse/hop') ?? 0;
+    const plain = (headers: Record<string, string>) => s.fetch('/v1/fuse/hop', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: hop });
+    expect((await plain({})).status).toBe(401);
+    expect((await plain({ authorization: 'Bearer fg_unknown' })).status).toBe(401);
+    expect((await plain({ authorization: `Bearer ${agent}`, 'content-type': 'text/plain' })).status).toBe(415);
+    // A payment beside a key, with x402 off: the h3 route acts on the key.
+    expect((await plain({ authorization: `Bearer ${agent}`, 'payment-signature': 'e30' })).status).toBe(200);
+    expect(taken.get('/v1/fuse/hop') ?? 0).toBe(before);
+  });
+});
