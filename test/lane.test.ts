@@ -51,19 +51,22 @@ const shape = (v: unknown): unknown =>
   v === null || typeof v !== 'object' ? typeof v : Array.isArray(v) ? v.map(shape) : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)]));
 
 describe('the act lane', () => {
-  it('is declared for the hop and the welded act, and only for them', () => {
-    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/v1/act', '/v1/fuse/hop']);
+  it('is declared for the hop, the welded act and pre-finality evaluate, and only for them', () => {
+    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/v1/act', '/v1/fuse/hop', '/v1/prefinality/evaluate']);
   });
 
-  it('answers a plain hop and welded act as the h3 route answers them: status, headers, body', async () => {
-    for (const [path, body] of [
-      ['/v1/fuse/hop', { fuse_id: fuse, action: { kind: 'pay', amount: '3.00' } }],
-      ['/v1/act', { fuse_id: fuse, action: { kind: 'pay', amount: '3.00' } }],
+  it('answers a plain hop, welded act and evaluate as the h3 route answers them: status, headers, body', async () => {
+    const transfer = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
+    for (const [path, body, status] of [
+      ['/v1/fuse/hop', { fuse_id: fuse, action: { kind: 'pay', amount: '3.00' } }, 200],
+      ['/v1/act', { fuse_id: fuse, action: { kind: 'pay', amount: '3.00' } }, 200],
+      ['/v1/prefinality/evaluate', { rail: 'rtp', transfer }, 200],
+      ['/v1/prefinality/evaluate', { rail: 'rtp', transfer: { ...transfer, routing_number: undefined } }, 403],
     ] as const) {
       const lane = await post(path, JSON.stringify(body), false);
       const h3 = await post(path, JSON.stringify(body), true);
       expect([lane.laned, h3.laned], path).toEqual([true, false]);
-      expect(lane.res.status, path).toBe(200);
+      expect(lane.res.status, path).toBe(status);
       expect(lane.res.status).toBe(h3.res.status);
       expect(headerNames(lane.res), path).toEqual(headerNames(h3.res).filter((h) => h !== 'idempotency-key' && h !== 'idempotent-replayed'));
       expect(lane.res.headers.get('content-type')).toBe(h3.res.headers.get('content-type'));
@@ -71,7 +74,7 @@ describe('the act lane', () => {
       expect(lane.res.headers.get('access-control-allow-origin')).toBe('*');
       const [a, b] = [JSON.parse(lane.text), JSON.parse(h3.text)];
       expect(shape(a), path).toEqual(shape(b));
-      expect(a.decision).toBe('PERMIT');
+      expect(a.decision).toBe(status === 200 ? (path.includes('prefinality') ? 'GO' : 'PERMIT') : 'NO_GO');
       expect(a.receipt_id).not.toBe(b.receipt_id);
       // The receipt is in the log like any other.
       expect((await s.fetch(`/v1/receipts/${a.receipt_id}`, { headers: { accept: 'application/json' } })).status).toBe(200);

@@ -176,7 +176,7 @@ export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'au
   /**
    * Answer the plain keyed call (JSON body, cached key, no Idempotency-Key, no payment) from the
    * Node listener, before h3 (api/lane.ts). Only for a handler that reads nothing of its event but
-   * `context`, on a route with a body and none of after, precheck, bodyFirst or optionalBody.
+   * `context`, on a route with a body and none of after, precheck or optionalBody.
    */
   lane?: boolean;
 };
@@ -238,7 +238,8 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
       ? checkedFirst
       : (event: H3Event, key: ApiKey): Promise<HTTPResponse> => idempotent(event, ctx, key, async () => handle(await read(event), key, event, undefined as P, bill));
   if (lane) {
-    if (!doc.body || doc.query || after || precheck || bodyFirst || optionalBody || doc.role === 'operator') throw new Error(`${method} ${path}: a lane takes a plain keyed POST with a body`);
+    // bodyFirst is moot there: the lane reads the body first, and takes no Idempotency-Key.
+    if (!doc.body || doc.query || after || precheck || optionalBody || doc.role === 'operator') throw new Error(`${method} ${path}: a lane takes a plain keyed POST with a body`);
     // A key past its hop limit may pay here: that 402 carries the x402 requirements, which only the h3 route gives.
     if (!pastHopLimit) router.lane(path, actLane(ctx, { path, schema: doc.body, limit, precondition, handle: (b, k, e) => handle(b, k, e, undefined as P, bill) }));
   }

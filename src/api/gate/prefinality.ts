@@ -112,6 +112,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     body: evaluateRequestSchema,
     // SPEC 4.1: the body is refused (400) before the Idempotency-Key is looked at.
     bodyFirst: true,
+    lane: true,
     responses: decisionResponses,
     problems: [401, 402, 422],
     charges: ['execute_gate', 'hold'],
