@@ -51,8 +51,8 @@ const shape = (v: unknown): unknown =>
   v === null || typeof v !== 'object' ? typeof v : Array.isArray(v) ? v.map(shape) : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, shape(x)]));
 
 describe('the act lane', () => {
-  it('is declared for the hop, the welded act and pre-finality evaluate, and only for them', () => {
-    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/v1/act', '/v1/fuse/hop', '/v1/prefinality/evaluate']);
+  it('is declared for the acts that opted in, and only for them', () => {
+    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/v1/act', '/v1/fuse/hop', '/v1/prefinality/evaluate']);
   });
 
   it('answers a plain hop, welded act and evaluate as the h3 route answers them: status, headers, body', async () => {
@@ -62,6 +62,9 @@ describe('the act lane', () => {
       ['/v1/act', { fuse_id: fuse, action: { kind: 'pay', amount: '3.00' } }, 200],
       ['/v1/prefinality/evaluate', { rail: 'rtp', transfer }, 200],
       ['/v1/prefinality/evaluate', { rail: 'rtp', transfer: { ...transfer, routing_number: undefined } }, 403],
+      ['/api/v1/execute-gate', { fuse_id: fuse, action: { kind: 'pay' }, exposure_usd: '125.00' }, 200],
+      ['/api/v1/execute-gate/bind', { fuse_id: fuse, bind: { policy_ref: 'POL-1' }, exposure_usd: '250.00' }, 200],
+      ['/api/v1/absence/witness', { act_kind: 'wire', preset: 'hiring' }, 200],
     ] as const) {
       const lane = await post(path, JSON.stringify(body), false);
       const h3 = await post(path, JSON.stringify(body), true);
@@ -74,10 +77,11 @@ describe('the act lane', () => {
       expect(lane.res.headers.get('access-control-allow-origin')).toBe('*');
       const [a, b] = [JSON.parse(lane.text), JSON.parse(h3.text)];
       expect(shape(a), path).toEqual(shape(b));
-      expect(a.decision).toBe(status === 200 ? (path.includes('prefinality') ? 'GO' : 'PERMIT') : 'NO_GO');
-      expect(a.receipt_id).not.toBe(b.receipt_id);
+      const id = (v: Record<string, string>) => v.receipt_id ?? v.witness_id;
+      if (!path.includes('absence')) expect(a.decision).toBe(status === 200 ? (path.includes('prefinality') ? 'GO' : 'PERMIT') : 'NO_GO');
+      expect(id(a)).not.toBe(id(b));
       // The receipt is in the log like any other.
-      expect((await s.fetch(`/v1/receipts/${a.receipt_id}`, { headers: { accept: 'application/json' } })).status).toBe(200);
+      expect((await s.fetch(`/v1/receipts/${id(a)}`, { headers: { accept: 'application/json' } })).status).toBe(200);
     }
   });
 

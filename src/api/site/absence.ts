@@ -78,6 +78,7 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 409, 422],
       charges: [WITNESS_SKU],
       chargeRules: { [WITNESS_SKU]: { price: 'absence_witness' } },
+      lane: true,
       example: { act_kind: 'wire', preset: 'hiring' },
     },
     async (body, key, event, _, bill) => {

@@ -221,6 +221,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       response: executeGateResponse,
       problems: gateProblems,
       charges: ['execute_gate', 'hold'],
+      lane: true,
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', action: { kind: 'pay' }, exposure_usd: '1250.00', hold_above_usd: '10000.00' },
     },
     async (b, key, event, _, bill) => {
@@ -239,6 +240,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       response: executeGateResponse,
       problems: gateProblems,
       charges: ['execute_gate', 'hold'],
+      lane: true,
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', bind: { policy_ref: 'POL-2026-0042' }, exposure_usd: '2500000.00' },
     },
     async (b, key, event, _, bill) => {
