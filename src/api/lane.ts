@@ -24,8 +24,8 @@ import { PAYMENT_HEADERS } from '../payments/x402/gate.ts';
 import { readyKey } from './auth.ts';
 import { bodyTooLarge, isJsonType, parseJsonBody, readNodeWithin, validBody } from './body.ts';
 import type { AppContext } from './context.ts';
-import { toProblem } from './problem.ts';
-import type { Reply } from './reply.ts';
+import { problemHeaders, toProblem } from './problem.ts';
+import { replyHeaders, type Reply } from './reply.ts';
 
 /** Takes the request (true) and answers it, or leaves it to h3 (false) having read nothing. */
 export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -49,12 +49,12 @@ export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>)
       const body = validBody(schema, parseJsonBody(bytes).value);
       const event = { context: { apiKey: key, requestId } } as unknown as H3Event;
       const r = await handle(body, key, event);
-      send(res, r.status, 'application/json; charset=utf-8', r.headers, JSON.stringify(r.body));
+      send(res, r.status, replyHeaders(r), JSON.stringify(r.body));
     } catch (error) {
       const p = toProblem(error);
       if (p.status >= 500) ctx.log('error', 'request failed', { request_id: requestId, path, error: String((error as Error).cause ?? error) });
       if (res.headersSent) return void res.destroy();
-      send(res, p.status, 'application/problem+json', p.headers, JSON.stringify(p.body(path)));
+      send(res, p.status, problemHeaders(p), JSON.stringify(p.body(path)));
     }
   }
   return (req, res) => {
@@ -69,7 +69,7 @@ export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>)
 }
 
 /** As h3 sends a string body: its length stated, not chunked. */
-function send(res: ServerResponse, status: number, type: string, headers: Record<string, string> | undefined, body: string): void {
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers, 'content-length': Buffer.byteLength(body) });
+function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
+  res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }

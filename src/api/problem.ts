@@ -61,13 +61,13 @@ export function problemResponse(p: Problem, event?: H3Event): HTTPResponse {
   const requestId = event?.context.requestId as string | undefined;
   return new HTTPResponse(JSON.stringify(p.body(event?.url.pathname)), {
     status: p.status,
-    headers: {
-      'content-type': 'application/problem+json',
-      'cache-control': 'no-store',
-      ...p.headers,
-      ...(requestId ? { 'x-request-id': requestId } : {}),
-    },
+    headers: { ...problemHeaders(p), ...(requestId ? { 'x-request-id': requestId } : {}) },
   });
+}
+
+/** The headers of a problem's answer, on every door that sends one (h3 here, the act lane in lane.ts). */
+export function problemHeaders(p: Problem): Record<string, string> {
+  return { 'content-type': 'application/problem+json', 'cache-control': 'no-store', ...p.headers };
 }
 
 /** Maps anything thrown inside a handler to a Problem. Unknown errors are 500s (bugs). */
