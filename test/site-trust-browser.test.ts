@@ -14,6 +14,7 @@ import { sealNow } from '../src/api/site/clearing.ts';
 import { OUT, axeSerious, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { verifyIn } from './support/verify-page.ts';
 
 let srv: TestServer;
 let browser: Browser;
@@ -41,22 +42,10 @@ afterAll(async () => {
   await srv?.stop();
 });
 
-async function verifyIn(page: Page, input: string): Promise<{ state: string; summary: string; rows: string[] }> {
-  await page.goto(srv.url + '/verify');
-  await page.getByLabel('Receipt, token or receipt id').fill(input);
-  await page.getByRole('button', { name: 'Verify in this browser' }).click();
-  await page.waitForSelector('#verify-result[data-state="proven"], #verify-result[data-state="refused"]');
-  return {
-    state: (await page.getAttribute('#verify-result', 'data-state'))!,
-    summary: await page.locator('#verify-summary').innerText(),
-    rows: await page.locator('#verify-findings tr').allInnerTexts(),
-  };
-}
-
 describe('/verify in Chromium', () => {
   it('proves a real receipt pasted as a JWS: signature, signed checkpoint, inclusion, leaf', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const r = await verifyIn(page, receipt.jws);
+    const r = await verifyIn(page, srv.url, receipt.jws);
     expect(r.state).toBe('proven');
     expect(r.summary).toMatch(/^Proven: Fuse Gate signed this receipt \(\w+ PERMIT/);
     expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Receipt signature', 'Signed checkpoint', 'Inclusion', 'Leaf and payload']);
@@ -82,15 +71,15 @@ describe('/verify in Chromium', () => {
     const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
     const forged = `${h}.${b64url({ ...payload, decision: 'BLOCK' })}.${s}`;
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const r = await verifyIn(page, forged);
+    const r = await verifyIn(page, srv.url, forged);
     expect(r.state).toBe('refused');
     expect(r.summary).toMatch(/^Not proven: receipt signature: the signature does not verify/);
     // A flipped signature byte is refused as well.
     const flipped = `${h}.${p}.${s.startsWith('A') ? 'B' : 'A'}${s.slice(1)}`;
-    expect((await verifyIn(page, flipped)).state).toBe('refused');
+    expect((await verifyIn(page, srv.url, flipped)).state).toBe('refused');
     // Input that is neither a token nor a receipt id says what to paste.
-    expect((await verifyIn(page, 'hello')).summary).toContain('paste a receipt');
-    expect((await verifyIn(page, 'rcpt_doesnotexist')).summary).toContain('no receipt rcpt_doesnotexist');
+    expect((await verifyIn(page, srv.url, 'hello')).summary).toContain('paste a receipt');
+    expect((await verifyIn(page, srv.url, 'rcpt_doesnotexist')).summary).toContain('no receipt rcpt_doesnotexist');
     await page.close();
   });
 
@@ -125,13 +114,13 @@ describe('/verify in Chromium', () => {
     const demo = await (await srv.fetch('/demo/prefinality/evaluate', { json: { rail: 'rtp', transfer } })).json();
     expect(typeof demo.receipt_jwt).toBe('string');
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const r = await verifyIn(page, demo.receipt_jwt);
+    const r = await verifyIn(page, srv.url, demo.receipt_jwt);
     expect(r.rows[0]).toContain('Pre-finality signature');
     expect(r.rows.find((x) => x.startsWith('Inclusion'))).toContain('✓ holds');
     expect(r.state).toBe('proven');
     const [h, p, s] = String(demo.receipt_jwt).split('.') as [string, string, string];
     const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
-    expect((await verifyIn(page, `${h}.${b64url({ ...claims, decision: 'GO', exp: claims.exp + 86_400 })}.${s}`)).state).toBe('refused');
+    expect((await verifyIn(page, srv.url, `${h}.${b64url({ ...claims, decision: 'GO', exp: claims.exp + 86_400 })}.${s}`)).state).toBe('refused');
     await page.close();
   });
 });

@@ -6,13 +6,14 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeReceiptDocument, type ReceiptEvidenceDoc } from '../src/crypto/receipt.ts';
 import { OUT, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, tempDir, type TestServer } from './support/server.ts';
 import { startTestWitness, type TestWitness } from './support/test-witness.ts';
+import { verifyIn } from './support/verify-page.ts';
 
 let srv: TestServer;
 let browser: Browser;
@@ -45,23 +46,11 @@ afterAll(async () => {
   await Promise.all([w1, w2].map((w) => w?.close()));
 });
 
-async function verifyIn(page: Page, input: string) {
-  await page.goto(srv.url + '/verify');
-  await page.getByLabel('Receipt, token or receipt id').fill(input);
-  await page.getByRole('button', { name: 'Verify in this browser' }).click();
-  await page.waitForSelector('#verify-result[data-state="proven"], #verify-result[data-state="refused"]');
-  return {
-    state: (await page.getAttribute('#verify-result', 'data-state'))!,
-    summary: await page.locator('#verify-summary').innerText(),
-    rows: await page.locator('#verify-findings tr').allInnerTexts(),
-  };
-}
-
 describe('/verify with witnesses, in Chromium', () => {
   it('proves a pasted receipt document and names the witnesses that cosigned; the quorum holds', async () => {
     for (const width of [1280, 390]) {
       const page = await browser.newPage({ viewport: { width, height: 900 } });
-      const r = await verifyIn(page, encodeReceiptDocument(doc));
+      const r = await verifyIn(page, srv.url, encodeReceiptDocument(doc));
       expect(r.state).toBe('proven');
       expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Signed checkpoint', 'Inclusion', 'Witnesses', 'Leaf and payload']);
       expect(r.rows[2]).toMatch(/cosigned by alpha, beta \(C2SP cosignatures, checked here\); quorum both holds/);
@@ -78,7 +67,7 @@ describe('/verify with witnesses, in Chromium', () => {
     const blob = Buffer.from(lines[at]!.split(' ')[2]!, 'base64');
     blob[50]! ^= 1;
     lines[at] = `\u2014 w2.browser.test ${blob.toString('base64')}`;
-    const r = await verifyIn(page, JSON.stringify({ ...doc, checkpoint: lines.join('\n') }));
+    const r = await verifyIn(page, srv.url, JSON.stringify({ ...doc, checkpoint: lines.join('\n') }));
     expect(r.state).toBe('refused');
     expect(r.summary).toMatch(/^Not proven: witnesses: the cosignature by beta does not verify/);
     await page.close();
