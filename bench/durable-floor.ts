@@ -20,6 +20,14 @@
  *           on the thread pool (fdatasync, one in flight), a group answered
  *           once a sync that began after its COMMIT has ended: the alternative
  *           tried in the service and not shipped (docs/pipeline.md);
+ *   tiles-worker
+ *           the same rows and COMMIT, run on a worker thread that owns the
+ *           connection: the event loop posts each group's entries in one
+ *           message and answers the group when the thread posts back (the
+ *           next group forms meanwhile). The upper bound of moving storage
+ *           off the event loop: the service's acts decide on state read under
+ *           the lock, which a thread needs more than one message a group for
+ *           (docs/pipeline.md);
  *   none    no database at all (what the framework-free HTTP costs).
  *
  * Run as its own process: `node bench/durable-floor.ts DB_PATH LAYOUT`; prints
@@ -29,11 +37,12 @@ import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto'
 import { fdatasync, openSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import Database from 'libsql';
 
-type Layout = 'rows' | 'tiles' | 'tiles-off-loop' | 'none';
-const layout = (process.argv[3] ?? 'tiles') as Layout;
-const db = layout === 'none' ? undefined : new Database(process.argv[2]!);
+type Layout = 'rows' | 'tiles' | 'tiles-off-loop' | 'tiles-worker' | 'none';
+const layout = (isMainThread ? (process.argv[3] ?? 'tiles') : 'tiles') as Layout;
+const db = layout === 'none' || layout === 'tiles-worker' ? undefined : new Database(process.argv[2]!);
 const walSync = layout === 'tiles-off-loop' ? walSyncOf(`${process.argv[2]!}-wal`) : undefined;
 db?.exec('PRAGMA journal_mode=WAL');
 db?.exec(`PRAGMA synchronous=${walSync ? 'OFF' : 'FULL'}`);
@@ -53,7 +62,7 @@ if (layout === 'rows') {
     INSERT INTO quotas VALUES ('key_floor', 0);
   `);
 }
-if (layout === 'tiles' || layout === 'tiles-off-loop') {
+if (db && (layout === 'tiles' || layout === 'tiles-off-loop')) {
   db!.exec(`
     CREATE TABLE logs (name TEXT PRIMARY KEY, size INTEGER, edge BLOB);
     INSERT INTO logs VALUES ('receipts', 0, NULL);
@@ -144,6 +153,17 @@ function commitGroup(): void {
     const leaf = Buffer.from(JSON.stringify({ v: 1, id, kind: 'hop', decision: 'PERMIT', subject: 'fuse_floor', key_id: 'key_floor', created_at: now, data: 'x'.repeat(380) }));
     return { id, leaf, hash: createHash('sha256').update(leaf).digest() };
   });
+  if (writer) {
+    inFlight = true;
+    writer.postMessage({ acts: acts.map((a) => ({ id: a.id, leaf: a.leaf })), now });
+    answerWhenWritten = () => {
+      group.forEach((res, i) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ decision: 'PERMIT', receipt_id: acts[i]!.id }));
+      });
+    };
+    return;
+  }
   if (db) {
     db.exec('BEGIN IMMEDIATE');
     if (layout === 'rows') commitRows(acts, now);
@@ -160,12 +180,32 @@ function commitGroup(): void {
   else answer();
 }
 
+// tiles-worker: one group in flight on the writer's thread; the main thread answers it when posted back.
+let inFlight = false;
+let answerWhenWritten: (() => void) | undefined;
+const writer = layout === 'tiles-worker' ? new Worker(new URL(import.meta.url), { argv: process.argv.slice(2) }) : undefined;
+writer?.on('message', () => {
+  inFlight = false;
+  answerWhenWritten!();
+  if (waiting.length > 0) commitGroup();
+});
+if (!isMainThread) {
+  parentPort!.on('message', (m: { acts: Array<{ id: string; leaf: Uint8Array }>; now: string }) => {
+    const acts = m.acts.map((a) => ({ id: a.id, leaf: Buffer.from(a.leaf), hash: Buffer.alloc(0) }));
+    db!.exec('BEGIN IMMEDIATE');
+    commitTiles(acts, m.now);
+    db!.exec('COMMIT');
+    size += acts.length;
+    parentPort!.postMessage(1);
+  });
+}
+
 const server = createServer((req, res) => {
   let body = '';
   req.on('data', (c: Buffer) => (body += c));
   req.on('end', () => {
     JSON.parse(body);
-    if (waiting.push(res) === 1) setImmediate(commitGroup);
+    if (waiting.push(res) === 1 && !inFlight) setImmediate(commitGroup);
   });
 });
-server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })));
+if (isMainThread) server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })));

@@ -123,13 +123,13 @@ export async function spawnBaseline(bodyFile?: string): Promise<Spawned> {
 }
 
 /** The durable floor of a hop (durable-floor.ts: node:http and one FULL group commit of a hop's rows), on a fresh file. */
-export async function spawnDurableFloor(layout: 'rows' | 'tiles' | 'tiles-off-loop' | 'none'): Promise<Spawned> {
+export async function spawnDurableFloor(layout: 'rows' | 'tiles' | 'tiles-off-loop' | 'tiles-worker' | 'none'): Promise<Spawned> {
   const dir = mkdtempSync(join(tmpdir(), 'fusegate-bench-floor-'));
   return spawnListening([join(import.meta.dirname, 'durable-floor.ts'), join(dir, 'floor.db'), layout]);
 }
 
 /** A node process that prints {"url": ...} once it listens. */
-async function spawnListening(args: string[], env: Record<string, string> = {}): Promise<Spawned> {
+export async function spawnListening(args: string[], env: Record<string, string> = {}): Promise<Spawned> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await waitForLine(child, /"url":"(http:\/\/[^"]+)"/);
   return { url, dir: '', env: {}, stop: () => stopChild(child) };
