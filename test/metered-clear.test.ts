@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactVerify, importJWK } from 'jose';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { chargesOf } from './support/ledger-reads.ts';
+import { getApiKey } from '../src/ledger/api-keys.ts';
 
 async function meterRows(s: TestServer, keyId: string) {
   return (await chargesOf(s.ctx.ledger.read, keyId)).map((r) => ({ sku: r.sku, micros: r.amount_micros, nap: r.nap, ref: r.ref }));
@@ -142,10 +143,14 @@ describe('Clear: execute gate, bind, restraint, exposure, usage, network', () =>
     expect((await q.json()).errors[0].field).toBe('month');
     expect((await s.fetch('/api/v1/execute-gate', { method: 'POST', json: { fuse_id: fuses.LIVE, action: { kind: 'pay' } } })).status).toBe(401);
     expect((await s.fetch('/api/v1/clear/usage')).status).toBe(401);
+    // Refused under the write lock, where the fuse is read: the caller is charged nothing and spends no hop.
+    const otherBefore = { meter: await meterRows(s, other.id), key: await getApiKey(s.ctx.ledger.read, other.id) };
     const foreign = await post('/api/v1/execute-gate', { fuse_id: fuses.LIVE, action: { kind: 'pay' } }, other.secret);
     expect(foreign.status).toBe(404);
     expect((await foreign.json()).code).toBe('unknown_fuse');
     expect(await meterRows(s, key.id)).toEqual(before);
+    expect(await meterRows(s, other.id)).toEqual(otherBefore.meter);
+    expect((await getApiKey(s.ctx.ledger.read, other.id))?.hops_used).toBe(otherBefore.key?.hops_used);
     expect(Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM clear_acts')).rows[0]!.n)).toBe(acts);
   });
 

@@ -20,11 +20,10 @@ import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { actionSchema, callerOf, fuseIdSchema, visibleFuse, type Action } from '../gate/governed.ts';
+import { actionSchema, callerOf, fuseIdSchema, visibleFuse, visibleIn, type Action } from '../gate/governed.ts';
 import { chargeView, meteredAct, receiptFields } from './metered.ts';
 import type { Bill } from '../charges.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
-import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 const gateFields = {
   exposure_usd: usdAmount.optional().describe('money this act commits; counted as cleared exposure when the decision is PERMIT'),
@@ -116,81 +115,73 @@ interface GateAct {
 
 /**
  * One execute-gate act. Its receipt is a token (RR-1's Gate-Receipt) with a JWS
- * of its own, signed outside the write lock on the fuse state read before it;
- * under the lock the act checks that state still holds (else it is decided and
- * signed again), counts the hop and commits with the acts queued beside it.
+ * of its own. As a hop, it is decided wholly under the write lock, on the fuse
+ * read there with the acts queued beside it: a fuse the caller may not see is
+ * a 404 that writes nothing, and no state read before the lock can go stale.
  */
 async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, a: GateAct): Promise<Reply> {
   if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   const caller = callerOf(key);
   const exposureMicros = a.exposure_usd ? usdToMicros(a.exposure_usd) : 0;
-  for (let attempt = 0; ; attempt++) {
-    const fuse = await visibleFuse(ctx.ledger.read, caller, a.fuseId);
-    const facts: ClearFacts = {
-      state: fuse.state,
-      in_surface: caller.surface.includes(a.action.kind),
-      exposure_micros: exposureMicros,
-      hold_above_micros: a.hold_above_usd ? usdToMicros(a.hold_above_usd) : null,
-      review_requested: a.review_requested ?? false,
-    };
-    const outcome = decideClear(facts);
-    const refused = isRefusal(outcome.decision);
-    const charge = bill(refused ? 'hold' : 'execute_gate');
-    const fp = fingerprint(a.action);
-    const created = nowIso();
-    try {
-      return await commitAct(event, ctx, key, {
-        needs: { fuseId: fuse.id, hopOf: key.id },
-        decide: (state) => {
-          if (state.fuse?.state !== fuse.state) throw new StateChanged();
-          const receipt = state.receipt(
-            ctx,
-            {
-              kind: a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind',
-              decision: outcome.decision,
-              subject: fuse.id,
-              key_id: key.id,
-              fingerprint: fp,
-              data: { vertical: a.vertical, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: a.action.kind, facts },
-            },
-            { signed: true, charges: [{ keyId: key.id, ...charge }] },
-          );
-          const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
-          const clearAct = {
-            receiptId: receipt.receipt_id,
-            keyId: key.id,
-            vertical: a.vertical,
-            fuseId: fuse.id,
-            decision: outcome.decision,
-            exposureMicros: cleared,
-            month: created.slice(0, 7),
-            createdAt: created,
-          };
-          return {
-            writes: { receipt, records: [{ table: 'clear_acts', row: clearAct }] },
-            reply: reply({
-              decision: outcome.decision,
-              rule: outcome.rule,
-              reason: outcome.reason,
-              vertical: a.vertical,
-              fuse_id: fuse.id,
-              state: fuse.state,
-              act_kind: a.action.kind,
-              exposure_usd: formatUsd(exposureMicros),
-              cleared_exposure_usd: formatUsd(cleared),
-              fingerprint: fp,
-              charge: chargeView(charge),
-              ...receiptFields(receipt),
-              receipt: receipt.jws,
-            }),
-          };
+  const holdAboveMicros = a.hold_above_usd ? usdToMicros(a.hold_above_usd) : null;
+  const fp = fingerprint(a.action);
+  const created = nowIso();
+  return commitAct(event, ctx, key, {
+    needs: { fuseId: a.fuseId, hopOf: key.id },
+    decide: (state) => {
+      const fuse = visibleIn(caller, a.fuseId, state.fuse);
+      const facts: ClearFacts = {
+        state: fuse.state,
+        in_surface: caller.surface.includes(a.action.kind),
+        exposure_micros: exposureMicros,
+        hold_above_micros: holdAboveMicros,
+        review_requested: a.review_requested ?? false,
+      };
+      const outcome = decideClear(facts);
+      const charge = bill(isRefusal(outcome.decision) ? 'hold' : 'execute_gate');
+      const receipt = state.receipt(
+        ctx,
+        {
+          kind: a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind',
+          decision: outcome.decision,
+          subject: fuse.id,
+          key_id: key.id,
+          fingerprint: fp,
+          data: { vertical: a.vertical, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: a.action.kind, facts },
         },
-      });
-    } catch (e) {
-      if (retryIfStale(e, attempt)) continue;
-      throw e;
-    }
-  }
+        { signed: true, charges: [{ keyId: key.id, ...charge }] },
+      );
+      const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
+      const clearAct = {
+        receiptId: receipt.receipt_id,
+        keyId: key.id,
+        vertical: a.vertical,
+        fuseId: fuse.id,
+        decision: outcome.decision,
+        exposureMicros: cleared,
+        month: created.slice(0, 7),
+        createdAt: created,
+      };
+      return {
+        writes: { receipt, records: [{ table: 'clear_acts', row: clearAct }] },
+        reply: reply({
+          decision: outcome.decision,
+          rule: outcome.rule,
+          reason: outcome.reason,
+          vertical: a.vertical,
+          fuse_id: fuse.id,
+          state: fuse.state,
+          act_kind: a.action.kind,
+          exposure_usd: formatUsd(exposureMicros),
+          cleared_exposure_usd: formatUsd(cleared),
+          fingerprint: fp,
+          charge: chargeView(charge),
+          ...receiptFields(receipt),
+          receipt: receipt.jws,
+        }),
+      };
+    },
+  });
 }
 
 const gateOptions = (b: { exposure_usd?: string | undefined; hold_above_usd?: string | undefined; review_requested?: boolean | undefined }) => ({
