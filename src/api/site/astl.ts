@@ -73,8 +73,20 @@ export const astlPublishResponse = z.object({
 
 const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 
+/** Surface trees built lately, by their kinds: a preset's or a manifest's tree is asked for again and again. */
+const surfaceTrees = new Map<string, SortedMerkleTree>();
+const SURFACE_TREES_MAX = 256;
+
+/** The sorted Merkle tree of an act surface (immutable once built, so shared by every request that names the same kinds). */
 export function surfaceTree(kinds: readonly string[]): SortedMerkleTree {
-  return new SortedMerkleTree(kinds.map((k) => new TextEncoder().encode(k)));
+  const id = JSON.stringify(kinds);
+  let tree = surfaceTrees.get(id);
+  if (!tree) {
+    tree = new SortedMerkleTree(kinds.map((k) => new TextEncoder().encode(k)));
+    if (surfaceTrees.size >= SURFACE_TREES_MAX) surfaceTrees.delete(surfaceTrees.keys().next().value!);
+    surfaceTrees.set(id, tree);
+  }
+  return tree;
 }
 
 function publicManifest(m: StoredManifest) {
