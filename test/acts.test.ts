@@ -10,7 +10,8 @@ import { commitActs, HopLimitReached, KeyRevoked, type ActPlan } from '../src/le
 import { createApiKey, getApiKey } from '../src/ledger/api-keys.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { createFuse, transitionFuse } from '../src/ledger/fuses.ts';
-import { logSize, readEntries } from '../src/ledger/log.ts';
+import { logSize, readEntries, treeHead, type Appended } from '../src/ledger/log.ts';
+import { leafHash, verifyInclusion } from '../src/crypto/merkle.ts';
 import { usage } from '../src/ledger/meter.ts';
 import { scanKeyReceipts } from '../src/ledger/key-receipts.ts';
 import { monthHops } from '../src/ledger/operator.ts';
@@ -222,5 +223,33 @@ describe('group commit of acts', () => {
     const row = (await ledger.read.execute({ sql: 'SELECT state, status, body FROM idempotency WHERE key_id = ? AND idem_key = ?', args: [keyId, 'k-1'] })).rows[0]!;
     expect([row.state, row.status, JSON.parse(String(row.body))]).toEqual(['done', 201, { ok: true }]);
     expect(event.context.idempotency).toBeUndefined();
+  });
+
+  it("appends a group's entries of another log together, each act knowing its index and proof at once; a failed act leaves no gap", async () => {
+    const leaves = Array.from({ length: 6 }, (_, i) => new TextEncoder().encode(`manifest ${i}`));
+    const appendAct = (i: number): ActPlan<Appended> => ({
+      needs: {},
+      async run(_tx, state) {
+        const a = await state.append('astl', leaves[i]!);
+        if (i === 2) throw new Error('refused after appending');
+        return { writes: {}, result: a };
+      },
+    });
+    // Queued in one tick: one group.
+    const outcomes = await Promise.allSettled(leaves.map((_, i) => ledger.act(appendAct(i))));
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    const done = outcomes.filter((o): o is PromiseFulfilledResult<Appended> => o.status === 'fulfilled').map((o) => o.value);
+    expect(done.map((a) => a.index)).toEqual([0, 1, 2, 3, 4]);
+    // The log holds the entries of the acts that committed, in order, and each answer's proof is the stored tree's.
+    const stored = await readEntries(ledger.read, 'astl', 0, 10);
+    expect(stored.map((e) => new TextDecoder().decode(e.leaf))).toEqual(['manifest 0', 'manifest 1', 'manifest 3', 'manifest 4', 'manifest 5']);
+    for (const a of done) {
+      expect(Buffer.from(a.leafHash)).toEqual(Buffer.from(leafHash(stored[a.index]!.leaf)));
+      verifyInclusion(a.index, a.index + 1, a.leafHash, a.proof, a.root);
+      expect(Buffer.from((await treeHead(ledger.read, 'astl', a.index + 1)).root)).toEqual(Buffer.from(a.root));
+    }
+    // The group wrote the log once: one segment row for its five entries.
+    const segments = Number((await ledger.read.execute("SELECT COUNT(*) AS n FROM log_segments WHERE log = 'astl'")).rows[0]!.n);
+    expect(segments).toBe(1);
   });
 });

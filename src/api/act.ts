@@ -19,7 +19,7 @@
  *   return commitAct(event, ctx, key, {
  *     run: async (tx, state) => {
  *       const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, sku, amountMicros }] });   // minted under the lock
- *       const index = await appendManifest(tx, leaf, receipt.receipt_id);   // the area's own rows, under the lock
+ *       const { index } = await appendManifest(tx, state.append, leaf, key.id, receipt.receipt_id);   // the area's own rows, under the lock
  *       return { writes: { receipt }, reply: reply({ index }) };
  *     },
  *   });

@@ -19,6 +19,10 @@
  * A receipt is minted by its act under the lock (`state.receipt`), because
  * its id carries the log index it will have (ledger/receipts.ts); an act
  * that throws after minting leaves no gap, its index goes to the next act.
+ * An entry of another log (an ASTL manifest) is appended the same way
+ * (`state.append`): its index, inclusion proof and root are known at once,
+ * from the log's edge read once for the group, and the group's entries of
+ * that log are written together with its receipts.
  *
  * So a decision never rests on a state read before the lock: no re-read, no
  * retry. The same statements go to a libSQL server, so there too a batch of
@@ -28,8 +32,9 @@
 import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
-import { appendLeaves, readEdge } from './log.ts';
-import { MAX_ENTRY_BYTES } from '../crypto/tiles.ts';
+import { appendLeaves, readEdge, type Appended } from './log.ts';
+import { edgeRoot, extendEdge, lastLeafProof, MAX_ENTRY_BYTES, type Edge } from '../crypto/tiles.ts';
+import { leafHash } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
 import { mintReceipt, receiptLeaf, RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer } from './receipts.ts';
@@ -54,6 +59,14 @@ export interface ActState {
    * writes; a receipt minted and not written is an error.
    */
   receipt(issuer: ReceiptIssuer, input: ReceiptInput, opts?: { signed?: boolean; charges?: readonly ActCharge[] }): Receipt;
+  /**
+   * Appends `leaf` to `log` (not the receipts log) as this act's entry: its
+   * index, inclusion proof and root at once, the entry written with the
+   * group's. Within a group only this way appends to that log (another append
+   * to it in the same transaction fails the group, which is then committed
+   * act by act). An act that throws leaves no gap: its index goes to the next.
+   */
+  append(log: string, leaf: Uint8Array): Promise<Appended>;
 }
 
 /** One charge of an act, stated by its receipt and added to the usage counters. */
@@ -147,6 +160,7 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
 
   const outcomes: ActOutcome[] = [];
   const receipts: Receipt[] = [];
+  const appends = new GroupAppends(tx);
   // Each receipt's entry, made once when it is minted (an amended copy is made again when written).
   const leaves = new WeakMap<Receipt, Buffer>();
   const decided: ActWrites[] = [];
@@ -163,7 +177,9 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
         minted = receipt;
         return minted;
       },
+      append: (log, leaf) => appends.append(log, leaf),
     };
+    const appended = appends.mark();
     // Checked last, so that an act refused for another reason (an unknown fuse) spends no hop.
     const take = () => (act.needs.hopOf ? takeHop(quotas, act.needs.hopOf) : undefined);
     try {
@@ -186,9 +202,11 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       decided.push(d.writes);
       outcomes.push({ ok: true, value: d.result });
     } catch (error) {
+      appends.undo(appended);
       outcomes.push({ ok: false, error });
     }
   }
+  await appends.write();
   await writeHopCounts(tx, [...quotas.values()], now);
   await writeReceipts(tx, before, receipts, (r) => leaves.get(r) ?? Buffer.from(receiptLeaf(r), 'utf8'));
   await writeRecords(tx, decided.flatMap((a) => a.records ?? []));
@@ -250,6 +268,56 @@ export function summarizeReceipts(receipts: ReadonlyArray<Pick<Receipt, 'payload
     }
   }
   return JSON.stringify(s);
+}
+
+type AppendMark = ReadonlyMap<string, { edge: Edge; count: number }>;
+/** The mark of a group that has appended nothing yet (most groups: hops append only receipts). */
+const NOTHING_APPENDED: AppendMark = new Map();
+
+/** The entries a group's acts appended to logs other than the receipts log, written together at its end. */
+class GroupAppends {
+  readonly #tx: Transaction;
+  readonly #logs = new Map<string, { before: Edge; edge: Edge; leaves: Uint8Array[] }>();
+
+  constructor(tx: Transaction) {
+    this.#tx = tx;
+  }
+
+  async append(log: string, leaf: Uint8Array): Promise<Appended> {
+    if (log === RECEIPTS_LOG) throw new Error('receipts are appended by minting them (state.receipt)');
+    let l = this.#logs.get(log);
+    if (!l) {
+      const before = await readEdge(this.#tx, log);
+      l = this.#logs.get(log) ?? { before, edge: before, leaves: [] };
+      this.#logs.set(log, l);
+    }
+    const lh = leafHash(leaf);
+    const at = l.edge;
+    l.edge = extendEdge(at, lh).edge;
+    l.leaves.push(leaf);
+    return { index: at.size, leafHash: lh, proof: lastLeafProof(at), root: edgeRoot(l.edge)! };
+  }
+
+  /** Where every log stands now: what an act that fails is undone to. */
+  mark(): AppendMark {
+    if (this.#logs.size === 0) return NOTHING_APPENDED;
+    return new Map([...this.#logs].map(([log, l]) => [log, { edge: l.edge, count: l.leaves.length }]));
+  }
+
+  undo(to: AppendMark): void {
+    for (const [log, l] of this.#logs) {
+      const m = to.get(log);
+      if (!m) this.#logs.delete(log);
+      else {
+        l.edge = m.edge;
+        l.leaves.length = m.count;
+      }
+    }
+  }
+
+  async write(): Promise<void> {
+    for (const [log, l] of this.#logs) if (l.leaves.length > 0) await appendLeaves(this.#tx, log, l.leaves, { before: l.before });
+  }
 }
 
 async function runAlone<T>(tx: Transaction, write: () => Promise<T>): Promise<T> {

@@ -4,7 +4,7 @@
  */
 import type { Transaction } from './sql.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
-import { appendLeaf, readEntriesAt, type Appended, type Db } from './log.ts';
+import { readEntriesAt, type Appended, type Db } from './log.ts';
 
 export const ASTL_LOG = 'astl';
 
@@ -39,13 +39,15 @@ export async function entityHead(db: Db, entity: string): Promise<{ key_id: stri
   return r ? { key_id: String(r.key_id), version: Number(r.version) } : undefined;
 }
 
+/** Appends a manifest (through its act's `append`, ledger/acts.ts) and stores its row. */
 export async function appendManifest(
   tx: Transaction,
+  append: (log: string, leaf: Uint8Array) => Promise<Appended>,
   m: ManifestLeaf,
   keyId: string,
   receiptId: string,
 ): Promise<Appended> {
-  const out = await appendLeaf(tx, ASTL_LOG, leafBytes(m));
+  const out = await append(ASTL_LOG, leafBytes(m));
   await tx.execute({
     sql: `INSERT INTO astl_manifests (id, entity, version, key_id, act_kinds, log_index, leaf_hash, receipt_id, created_at)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,

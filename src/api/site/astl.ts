@@ -137,7 +137,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
             { kind: 'astl_publish', decision: 'PUBLISHED', subject: body.entity, key_id: key.id, data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot } },
             { charges: [{ keyId: key.id, ...line }] },
           );
-          const appended = await appendManifest(tx, leaf, ownerId(key), receipt.receipt_id);
+          const appended = await appendManifest(tx, state.append, leaf, ownerId(key), receipt.receipt_id);
           const { index, leafHash: lh } = appended;
           const proof = appendedProof(ctx, ASTL_LOG, appended);
           return {
