@@ -4,7 +4,7 @@
  * no secret byte by byte.
  */
 import { hash, randomBytes } from 'node:crypto';
-import type { Client, Transaction } from './sql.ts';
+import { oneOf, type Client, type Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { HopPeriod } from '../domain/quota.ts';
 import { insertAccount } from './accounts.ts';
@@ -265,12 +265,8 @@ export interface HopQuota {
 export async function readHopQuotas(tx: Transaction, ids: Iterable<string>): Promise<Map<string, HopQuota>> {
   const list = [...new Set(ids)];
   if (list.length === 0) return new Map();
-  // One key (the common group) is a primary-key lookup, as in getFuses.
-  const rs = await tx.execute(
-    list.length === 1
-      ? { sql: `SELECT id, hop_limit, ${HOPS_THIS_PERIOD} AS used FROM api_keys WHERE revoked_at IS NULL AND id = ?`, args: list }
-      : { sql: `SELECT id, hop_limit, ${HOPS_THIS_PERIOD} AS used FROM api_keys WHERE revoked_at IS NULL AND id IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(list)] },
-  );
+  const where = oneOf('id', list);
+  const rs = await tx.execute({ sql: `SELECT id, hop_limit, ${HOPS_THIS_PERIOD} AS used FROM api_keys WHERE revoked_at IS NULL AND ${where.sql}`, args: where.args });
   return new Map(rs.rows.map((r) => [String(r.id), { id: String(r.id), hopLimit: Number(r.hop_limit), used: Number(r.used), added: 0 }]));
 }
 
