@@ -32,8 +32,8 @@
 import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
-import { appendLeaves, readEdge, type Appended } from './log.ts';
-import { edgeRoot, extendEdge, lastLeafProof, MAX_ENTRY_BYTES, type Edge } from '../crypto/tiles.ts';
+import { appendedAt, appendLeaves, readEdge, type Appended } from './log.ts';
+import { extendEdge, MAX_ENTRY_BYTES, type Edge } from '../crypto/tiles.ts';
 import { leafHash } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
@@ -295,7 +295,7 @@ class GroupAppends {
     const at = l.edge;
     l.edge = extendEdge(at, lh).edge;
     l.leaves.push(leaf);
-    return { index: at.size, leafHash: lh, proof: lastLeafProof(at), root: edgeRoot(l.edge)! };
+    return appendedAt(at, lh, l.edge);
   }
 
   /** Where every log stands now: what an act that fails is undone to. */

@@ -82,8 +82,13 @@ export interface Appended {
  * @example await ledger.write((tx) => appendLeaf(tx, 'astl', bytes))
  */
 export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array): Promise<Appended> {
-  const { first, leafHashes, before, after } = await appendLeaves(tx, log, [leaf]);
-  return { index: first, leafHash: leafHashes[0]!, proof: lastLeafProof(before), root: edgeRoot(after)! };
+  const { leafHashes, before, after } = await appendLeaves(tx, log, [leaf]);
+  return appendedAt(before, leafHashes[0]!, after);
+}
+
+/** The leaf `lh` that took a log from `before` to `after`: its index, its inclusion proof there and the root. */
+export function appendedAt(before: Edge, lh: Hash, after: Edge): Appended {
+  return { index: before.size, leafHash: lh, proof: lastLeafProof(before), root: edgeRoot(after)! };
 }
 
 export interface AppendOptions {
