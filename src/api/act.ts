@@ -219,7 +219,8 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   const x402 = declared.x402 || undefined;
   const terms: PaidTerms = { operation: `${method} ${path}`, settlesOn: x402?.settlesOn };
   const pastHopLimit = paid !== undefined && x402?.pastHopLimit === true;
-  const payable = (b: z.output<S>, k: ApiKey, e: H3Event) => handle(b, k, e, undefined as P, bill);
+  // The handler where no precheck runs first: a paid call, and the act lane.
+  const unchecked = (b: z.output<S>, k: ApiKey, e: H3Event) => handle(b, k, e, undefined as P, bill);
   const checkedFirst = async (event: H3Event, key: ApiKey): Promise<HTTPResponse> => {
     const checked = precheck ? await precheck(event, key) : (undefined as P);
     if (bodyFirst) {
@@ -236,23 +237,23 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
       }
     : precheck || bodyFirst
       ? checkedFirst
-      : (event: H3Event, key: ApiKey): Promise<HTTPResponse> => idempotent(event, ctx, key, async () => handle(await read(event), key, event, undefined as P, bill));
+      : (event: H3Event, key: ApiKey): Promise<HTTPResponse> => idempotent(event, ctx, key, async () => unchecked(await read(event), key, event));
   if (lane) {
     // bodyFirst is moot there: the lane reads the body first, and takes no Idempotency-Key.
     if (!doc.body || doc.query || after || precheck || optionalBody || doc.role === 'operator') throw new Error(`${method} ${path}: a lane takes a plain keyed POST with a body`);
     // A key past its hop limit may pay here: that 402 carries the x402 requirements, which only the h3 route gives.
-    if (!pastHopLimit) router.lane(path, actLane(ctx, { path, schema: doc.body, limit, precondition, handle: (b, k, e) => handle(b, k, e, undefined as P, bill) }));
+    if (!pastHopLimit) router.lane(path, actLane(ctx, { path, schema: doc.body, limit, precondition, handle: unchecked }));
   }
   const act = pastHopLimit
     ? async (event: H3Event): Promise<HTTPResponse | Response> => {
         const key = await optionalKey(event, ctx);
         precondition?.();
-        if (!key) return paidAct(event, ctx, paid!, terms, async () => read(event), payable);
+        if (!key) return paidAct(event, ctx, paid!, terms, async () => read(event), unchecked);
         if (presentsPayment(event)) {
           // The authenticated key may come from the auth cache, whose hops_used lags by up to AUTH_CACHE_MS:
           // whether a presented payment is taken must not lag, so the count is read afresh.
           const fresh = (await getApiKey(ctx.ledger.read, key.id)) ?? key;
-          if (fresh.hops_used >= fresh.hop_limit) return paidAct(event, ctx, paid!, terms, async () => read(event), payable, fresh);
+          if (fresh.hops_used >= fresh.hop_limit) return paidAct(event, ctx, paid!, terms, async () => read(event), unchecked, fresh);
         }
         try {
           return await keyed(event, key);
@@ -264,7 +265,7 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
     : async (event: H3Event): Promise<HTTPResponse | Response> => {
         const key = paid ? await optionalKey(event, ctx) : await requireKey(event, ctx);
         precondition?.();
-        if (!key) return paidAct(event, ctx, paid!, terms, async () => read(event), payable);
+        if (!key) return paidAct(event, ctx, paid!, terms, async () => read(event), unchecked);
         return keyed(event, key);
       };
   const handler = after ? async (event: H3Event) => {
