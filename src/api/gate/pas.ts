@@ -199,6 +199,8 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
       const fuse = visibleIn(caller, act.fuseId, state.fuse);
       const s = await act.read(tx, now);
       const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
+      // The one line the receipt states and the answer shows.
+      const charge = key ? { keyId: key.id, ...chargeOf(bill, d.decision) } : undefined;
       const receipt = state.receipt(
         ctx,
         {
@@ -208,11 +210,10 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
           ...(key ? { key_id: key.id } : { demo: true }),
           data: { fuse_id: fuse.id, fuse_state: fuse.state, ...act.data(d, s) },
         },
-        { charges: key ? [{ keyId: key.id, ...chargeOf(bill, d.decision) }] : [] },
+        { charges: charge ? [charge] : [] },
       );
       if (key && act.jobId) await recordJobReceipt(tx, { keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
       const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
-      const charge = key ? { keyId: key.id, ...chargeOf(bill, d.decision) } : undefined;
       return { writes: { receipt }, reply: withCharge(act.answer(d, s, fuse, receipt, written), charge) };
     },
   });
@@ -393,6 +394,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, 
       const s = await read(tx);
       const d = decide(s, serverNow);
       const decision = d.redeem ? 'ALLOW' : 'HALT';
+      const charge = { keyId: key.id, ...chargeOf(bill, decision) };
       const receipt = state.receipt(
         ctx,
         {
@@ -403,7 +405,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, 
           fingerprint: presented,
           data: { license_id: s.ticket.license_id, job_id: s.ticket.job_id, caller_now: body.now, ...(d.redeem ? {} : { reason: d.reason }) },
         },
-        { charges: [{ keyId: key.id, ...chargeOf(bill, decision) }] },
+        { charges: [charge] },
       );
       const at = nowIso(serverNow);
       if (d.redeem) {
@@ -412,7 +414,6 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, 
       }
       await recordJobReceipt(tx, { keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
       const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
-      const charge = { keyId: key.id, ...chargeOf(bill, decision) };
       const writes = { receipt };
       if (d.redeem) return { writes, reply: withCharge(reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common }), charge) };
       return { writes, reply: withCharge(reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409), charge) };
