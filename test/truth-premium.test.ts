@@ -49,7 +49,10 @@ describe('the tolls that had nothing to buy', () => {
     expect(b).toMatchObject({ fuse_id: fuse, state: 'LIVE', alive: true, charge: { sku: 'heartbeat', amount_usd: '0.10', nap: false } });
     expect(await lines(b.receipt_id)).toEqual([['heartbeat', 100_000]]);
     expect((await (await s.fetch('/v1/me', { key: key.secret })).json()).usage.hops_used).toBe(before);
+    const logSize = async () => ((await (await s.fetch('/api/v1/logs/receipts')).json()) as { tree_size: number }).tree_size;
+    const size = await logSize();
     expect((await post('/v1/fuse/heartbeat', { fuse_id: 'fuse_nope' })).status).toBe(404);
+    expect(await logSize()).toBe(size);
   });
 
   it('verify_pull 0.05: the evidence of a receipt, with a receipt of the pull', async () => {

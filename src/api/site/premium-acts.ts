@@ -71,11 +71,11 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     },
     async (b, key, event, _, bill) => {
       const caller = callerOf(key);
-      await visibleFuse(ctx.ledger.read, caller, b.fuse_id);
       const line = { keyId: key.id, ...bill('heartbeat') };
       return commitAct(event, ctx, key, {
         needs: { fuseId: b.fuse_id },
         decide: (state) => {
+          // A fuse the caller may not see is a 404 here, under the lock: the act writes and charges nothing.
           const fuse = visibleIn(caller, b.fuse_id, state.fuse);
           const alive = fuse.state === 'LIVE' || fuse.state === 'ARMED';
           const at = nowIso();
