@@ -70,6 +70,11 @@ describe('companion ledger', () => {
     expect(cp.size).toBe(b.index + 1);
     const forged = await (await post('/api/v1/astl/verify', { manifest: { ...a.manifest, act_kinds: ['pay'] } }, '')).json();
     expect(forged).toEqual({ included: false, reason: 'leaf_not_in_log' });
+    // A leaf is found by the id it carries: without one, or with an id never published, it is not in the log.
+    const { manifest_id: _id, ...unnamed } = a.manifest;
+    for (const manifest of [unnamed, { ...a.manifest, manifest_id: 'mfst_neverpublished' }]) {
+      expect(await (await post('/api/v1/astl/verify', { manifest }, '')).json()).toEqual({ included: false, reason: 'leaf_not_in_log' });
+    }
     // Feed: both leaves, and the newest checkpoint.
     const feed = await (await s.fetch('/api/v1/astl/log.json')).json();
     expect(feed.entries.map((e: { value: { version: number } }) => e.value.version)).toEqual([1, 2]);

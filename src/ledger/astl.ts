@@ -73,10 +73,9 @@ export async function manifestsOf(db: Db, entity: string, limit = 100): Promise<
   return withLeaves(db, rs.rows as unknown as Record<string, unknown>[]);
 }
 
-export async function findManifest(db: Db, by: { id?: string; leafHash?: string }): Promise<StoredManifest | undefined> {
-  const rs = by.id
-    ? await db.execute({ sql: `SELECT ${COLS} FROM astl_manifests WHERE id = ?`, args: [by.id] })
-    : await db.execute({ sql: `SELECT ${COLS} FROM astl_manifests WHERE leaf_hash = ?`, args: [by.leafHash ?? ''] });
+/** The manifest with this id, or undefined. */
+export async function findManifest(db: Db, id: string): Promise<StoredManifest | undefined> {
+  const rs = await db.execute({ sql: `SELECT ${COLS} FROM astl_manifests WHERE id = ?`, args: [id] });
   const [m] = await withLeaves(db, rs.rows as unknown as Record<string, unknown>[]);
   return m;
 }

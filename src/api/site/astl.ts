@@ -89,6 +89,13 @@ export function surfaceTree(kinds: readonly string[]): SortedMerkleTree {
   return tree;
 }
 
+/** A posted manifest leaf is in the log when the manifest its id names has exactly its leaf hash. */
+async function findLeaf(ctx: AppContext, leaf: Record<string, unknown>): Promise<StoredManifest | undefined> {
+  if (typeof leaf.manifest_id !== 'string') return undefined;
+  const m = await findManifest(ctx.ledger.read, leaf.manifest_id);
+  return m && m.leaf_hash === b64(leafHash(leafBytes(leaf))) ? m : undefined;
+}
+
 function publicManifest(m: StoredManifest) {
   const { key_id: _k, log_index, leaf_hash, receipt_id, ...leaf } = m;
   return { manifest: leaf, index: log_index, leaf_hash, receipt_id };
@@ -182,9 +189,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
     '/api/v1/astl/verify',
     async (event) => {
       const body = await readBody(event, astlVerifyRequest, limit);
-      const m = body.manifest_id
-        ? await findManifest(ctx.ledger.read, { id: body.manifest_id })
-        : await findManifest(ctx.ledger.read, { leafHash: b64(leafHash(leafBytes(body.manifest))) });
+      const m = body.manifest_id ? await findManifest(ctx.ledger.read, body.manifest_id) : await findLeaf(ctx, body.manifest!);
       if (!m) return toResponse(reply({ included: false, reason: body.manifest_id ? 'unknown_manifest' : 'leaf_not_in_log' }));
       const size = await logSize(ctx.ledger.read, ASTL_LOG);
       const proof = await proofAt(ctx, ctx.ledger.read, ASTL_LOG, m.log_index, size);
