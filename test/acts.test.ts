@@ -10,7 +10,7 @@ import { commitActs, HopLimitReached, KeyRevoked, type ActPlan } from '../src/le
 import { createApiKey, getApiKey } from '../src/ledger/api-keys.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { createFuse, transitionFuse } from '../src/ledger/fuses.ts';
-import { logSize, readEntries, treeHead, type Appended } from '../src/ledger/log.ts';
+import { logSize, readEntries, treeHead, type Appended, type Inclusion } from '../src/ledger/log.ts';
 import { leafHash, verifyInclusion } from '../src/crypto/merkle.ts';
 import { usage } from '../src/ledger/meter.ts';
 import { scanKeyReceipts } from '../src/ledger/key-receipts.ts';
@@ -251,5 +251,36 @@ describe('group commit of acts', () => {
     // The group wrote the log once: one segment row for its five entries.
     const segments = Number((await ledger.read.execute("SELECT COUNT(*) AS n FROM log_segments WHERE log = 'astl'")).rows[0]!.n);
     expect(segments).toBe(1);
+  });
+
+  it('proves, at the end of the group, every entry its acts appended at the size the group leaves the log at, and only for acts that succeeded', async () => {
+    const leaves = Array.from({ length: 7 }, (_, i) => new TextEncoder().encode(`entry ${i}`));
+    let endedForRefused = false;
+    const appendAct = (i: number): ActPlan<{ index: number; inclusion?: Inclusion }> => ({
+      needs: {},
+      async run(_tx, state) {
+        const { index } = await state.append('astl', leaves[i]!);
+        const answer: { index: number; inclusion?: Inclusion } = { index };
+        state.atGroupEnd((group) => {
+          if (i === 4) endedForRefused = true;
+          answer.inclusion = group.inclusion('astl', index);
+        });
+        if (i === 4) throw new Error('refused after appending');
+        return { writes: {}, result: answer };
+      },
+    });
+    const outcomes = await Promise.allSettled(leaves.map((_, i) => ledger.act(appendAct(i))));
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(endedForRefused).toBe(false);
+    const done = outcomes.filter((o): o is PromiseFulfilledResult<{ index: number; inclusion?: Inclusion }> => o.status === 'fulfilled').map((o) => o.value);
+    // One size for the whole group (six entries): one checkpoint would sign every answer.
+    const head = await treeHead(ledger.read, 'astl', 6);
+    const stored = await readEntries(ledger.read, 'astl', 0, 10);
+    for (const { index, inclusion } of done) {
+      expect(inclusion).toMatchObject({ index, size: 6 });
+      expect(Buffer.from(inclusion!.root)).toEqual(Buffer.from(head.root));
+      expect(Buffer.from(inclusion!.leafHash)).toEqual(Buffer.from(leafHash(stored[index]!.leaf)));
+      verifyInclusion(index, 6, inclusion!.leafHash, inclusion!.hashes, head.root);
+    }
   });
 });

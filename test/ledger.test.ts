@@ -112,6 +112,18 @@ describe('companion ledger', () => {
     expect((await meter(s, key.id)).length).toBe(before + 1);
   });
 
+  it('ASTL: publishes sent together are each proved against a signed checkpoint that includes them all up to its size', async () => {
+    const answers = await Promise.all(Array.from({ length: 12 }, async (_, i) => (await post('/api/v1/astl/publish', { entity: `agent:together-${i}`, preset: 'agentic' })).json()));
+    for (const a of answers) {
+      // Proved at the size its group left the log at (its own size when it ran alone).
+      expect(a.checkpoint.tree_size).toBeGreaterThan(a.index);
+      expect(a.inclusion).toMatchObject({ index: a.index, tree_size: a.checkpoint.tree_size, leaf_hash: a.leaf_hash });
+      const cp = await checkInclusion(s, 'astl', a.checkpoint.note, a.index, new TextEncoder().encode(canonicalJson(a.manifest)), a.inclusion.hashes);
+      expect([cp.size, Buffer.from(cp.root).toString('base64')]).toEqual([a.checkpoint.tree_size, a.checkpoint.root_hash]);
+    }
+    expect(new Set(answers.map((a) => a.index)).size).toBe(12);
+  });
+
   it('absence: witnesses non-membership over a preset and an ASTL surface; the public verifier and jose agree', async () => {
     const r = await post('/api/v1/absence/witness', { act_kind: 'wire', preset: 'hiring' });
     expect(r.status).toBe(200);

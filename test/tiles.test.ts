@@ -12,8 +12,8 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../src/config.ts';
-import { leafHash, rootOf, verifyConsistency, verifyInclusion } from '../src/crypto/merkle.ts';
-import { parseTilePath, tilePath } from '../src/crypto/tiles.ts';
+import { leafHash, proveInclusion, rootOf, verifyConsistency, verifyInclusion } from '../src/crypto/merkle.ts';
+import { EMPTY_EDGE, extendEdge, inclusionFrom, parseTilePath, rangeHasher, tilePath, type Edge } from '../src/crypto/tiles.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { appendLeaves, consistencyProof, inclusionProof, readBundle, readHashTile, treeHead } from '../src/ledger/log.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
@@ -84,6 +84,24 @@ describe('tile paths', () => {
     expect(parseTilePath('entries/x001/x234/067.p/8')).toEqual({ level: 'entries', n: 1234067, width: 8 });
     for (const bad of ['0/5', '0/005.p/256', '0/005.p/0', '0/005.p/07', '00/005', '0/x000/005', '0/x1/005', 'entries/005/', '64/000']) {
       expect(parseTilePath(bad), bad).toBeUndefined();
+    }
+  });
+});
+
+describe("a group's inclusion proofs at its final size, from the edges and the group's leaves", () => {
+  it('equal the reference proofs for every leaf of groups that start and end anywhere', () => {
+    const hashes = Array.from({ length: 600 }, (_, i) => leafHash(Buffer.from(`g${i}`)));
+    const edges: Edge[] = [EMPTY_EDGE];
+    for (const h of hashes) edges.push(extendEdge(edges[edges.length - 1]!, h).edge);
+    for (const [start, end] of [[0, 1], [0, 7], [5, 6], [255, 257], [250, 300], [256, 512], [1, 600], [511, 513], [300, 301]] as const) {
+      const mth = rangeHasher(hashes.slice(start, end));
+      const root = rootOf(hashes.slice(0, end));
+      for (let i = start; i < end; i++) {
+        const proof = inclusionFrom(edges[i]!, end, (lo, hi) => mth(lo - start, hi - start));
+        // The reference: each sibling's subtree hashed from all the leaves.
+        expect(proof, `${i} of [${start}, ${end})`).toEqual(proveInclusion(i, end).map(({ lo, hi }) => rootOf(hashes.slice(lo, hi))));
+        verifyInclusion(i, end, hashes[i]!, proof, root);
+      }
     }
   });
 });

@@ -8,7 +8,7 @@
  * leaf hashes. An entry bundle holds the entries of level-0 tile N, each
  * prefixed by its length as a big-endian uint16.
  */
-import { nodeHash, type Hash } from './merkle.ts';
+import { nodeHash, proveInclusion, rangeNodes, type Hash } from './merkle.ts';
 
 /** C2SP tiles are 2^8 = 256 hashes wide. */
 export const TILE_HEIGHT = 8;
@@ -154,6 +154,46 @@ export function edgeRoot(edge: Edge): Hash | undefined {
  */
 export function lastLeafProof(before: Edge): Hash[] {
   return [...before.hashes].reverse();
+}
+
+/**
+ * RFC 9162 subtree hashes (MTH) of ranges of `leaves`, each node hashed once
+ * however many ranges share it: the proofs of one group's leaves ask for the
+ * same subtrees again and again.
+ */
+export function rangeHasher(leaves: readonly Hash[]): (lo: number, hi: number) => Hash {
+  const memo = new Map<string, Hash>();
+  const mth = (lo: number, hi: number): Hash => {
+    if (hi - lo === 1) return leaves[lo]!;
+    const key = `${lo}:${hi}`;
+    let h = memo.get(key);
+    if (!h) {
+      let k = 1;
+      while (k * 2 < hi - lo) k *= 2;
+      h = nodeHash(mth(lo, lo + k), mth(lo + k, hi));
+      memo.set(key, h);
+    }
+    return h;
+  };
+  return mth;
+}
+
+/**
+ * The inclusion proof of leaf `before.size` in the tree of `size` leaves
+ * (RFC 9162): its siblings on the left are perfect subtrees of `before`, the
+ * edge before that leaf; those on the right are `mthAfter(lo, hi)`, hashed
+ * from the leaves appended after it (lo > the leaf's index).
+ */
+export function inclusionFrom(before: Edge, size: number, mthAfter: (lo: number, hi: number) => Hash): Hash[] {
+  const index = before.size;
+  const left = rangeNodes(0, index);
+  return proveInclusion(index, size).map(({ lo, hi }) => {
+    if (lo > index) return mthAfter(lo, hi);
+    // A sibling on the left is one of the perfect subtrees the edge keeps (the 1 bits of the index).
+    const at = left.findIndex((n) => n.index * 2 ** n.level === lo && (n.index + 1) * 2 ** n.level === hi);
+    if (at < 0) throw new Error(`no subtree [${lo}, ${hi}) in the edge of size ${index}`);
+    return before.hashes[at]!;
+  });
 }
 
 /** The edge as stored: its hashes concatenated. Its size is stored beside it. */

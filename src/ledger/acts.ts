@@ -32,9 +32,9 @@
 import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
-import { appendedAt, appendLeaves, readEdge, type Appended } from './log.ts';
-import { extendEdge, MAX_ENTRY_BYTES, type Edge } from '../crypto/tiles.ts';
-import { leafHash } from '../crypto/merkle.ts';
+import { appendedAt, appendLeaves, readEdge, type Appended, type Inclusion } from './log.ts';
+import { edgeRoot, extendEdge, inclusionFrom, MAX_ENTRY_BYTES, rangeHasher, type Edge } from '../crypto/tiles.ts';
+import { leafHash, type Hash } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
 import { mintReceipt, receiptLeaf, RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer } from './receipts.ts';
@@ -67,6 +67,20 @@ export interface ActState {
    * act by act). An act that throws leaves no gap: its index goes to the next.
    */
   append(log: string, leaf: Uint8Array): Promise<Appended>;
+  /**
+   * Runs `then` once every act of the group has run, if this act succeeded:
+   * there `group.inclusion` gives an entry this act appended its proof at the
+   * size the group leaves its log at, so that the group's answers share one
+   * checkpoint (one signature). Runs before the group's answers are stored or
+   * sent: `then` may complete this act's reply. It must not throw.
+   */
+  atGroupEnd(then: (group: GroupEnd) => void): void;
+}
+
+/** What a group's acts appended, once all of them have run. */
+export interface GroupEnd {
+  /** The entry at `index` of `log`, appended by this group: its inclusion proof at the log's size after the group. */
+  inclusion(log: string, index: number): Inclusion;
 }
 
 /** One charge of an act, stated by its receipt and added to the usage counters. */
@@ -164,8 +178,10 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
   // Each receipt's entry, made once when it is minted (an amended copy is made again when written).
   const leaves = new WeakMap<Receipt, Buffer>();
   const decided: ActWrites[] = [];
+  const atEnd: Array<(group: GroupEnd) => void> = [];
   for (const act of acts) {
     let minted: Receipt | undefined;
+    const ending: Array<(group: GroupEnd) => void> = [];
     const state: ActState = {
       fuse: act.needs.fuseId ? fuses.get(act.needs.fuseId) : undefined,
       receipt(issuer, input, opts = {}) {
@@ -178,6 +194,7 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
         return minted;
       },
       append: (log, leaf) => appends.append(log, leaf),
+      atGroupEnd: (then) => void ending.push(then),
     };
     const appended = appends.mark();
     // Checked last, so that an act refused for another reason (an unknown fuse) spends no hop.
@@ -200,6 +217,7 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       if (d.writes.fuse) fuses.set(d.writes.fuse.id, d.writes.fuse);
       if (written) receipts.push(written);
       decided.push(d.writes);
+      atEnd.push(...ending);
       outcomes.push({ ok: true, value: d.result });
     } catch (error) {
       appends.undo(appended);
@@ -207,6 +225,7 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
     }
   }
   await appends.write();
+  for (const then of atEnd) then(appends);
   await writeHopCounts(tx, [...quotas.values()], now);
   await writeReceipts(tx, before, receipts, (r) => leaves.get(r) ?? Buffer.from(receiptLeaf(r), 'utf8'));
   await writeRecords(tx, decided.flatMap((a) => a.records ?? []));
@@ -275,9 +294,12 @@ type AppendMark = ReadonlyMap<string, { edge: Edge; count: number }>;
 const NOTHING_APPENDED: AppendMark = new Map();
 
 /** The entries a group's acts appended to logs other than the receipts log, written together at its end. */
-class GroupAppends {
+class GroupAppends implements GroupEnd {
   readonly #tx: Transaction;
-  readonly #logs = new Map<string, { before: Edge; edge: Edge; leaves: Uint8Array[] }>();
+  /** Per log: its edge before the group and now, and per entry appended its bytes, its hash and the edge before it. */
+  readonly #logs = new Map<string, { before: Edge; edge: Edge; leaves: Uint8Array[]; hashes: Hash[]; edges: Edge[] }>();
+  /** Per log, once the group has ended: its root, and its subtree hashes, shared by the proofs of its entries. */
+  readonly #ended = new Map<string, { root: Hash; mth: (lo: number, hi: number) => Hash }>();
 
   constructor(tx: Transaction) {
     this.#tx = tx;
@@ -288,13 +310,15 @@ class GroupAppends {
     let l = this.#logs.get(log);
     if (!l) {
       const before = await readEdge(this.#tx, log);
-      l = this.#logs.get(log) ?? { before, edge: before, leaves: [] };
+      l = this.#logs.get(log) ?? { before, edge: before, leaves: [], hashes: [], edges: [] };
       this.#logs.set(log, l);
     }
     const lh = leafHash(leaf);
     const at = l.edge;
     l.edge = extendEdge(at, lh).edge;
     l.leaves.push(leaf);
+    l.hashes.push(lh);
+    l.edges.push(at);
     return appendedAt(at, lh, l.edge);
   }
 
@@ -311,12 +335,26 @@ class GroupAppends {
       else {
         l.edge = m.edge;
         l.leaves.length = m.count;
+        l.hashes.length = m.count;
+        l.edges.length = m.count;
       }
     }
   }
 
   async write(): Promise<void> {
     for (const [log, l] of this.#logs) if (l.leaves.length > 0) await appendLeaves(this.#tx, log, l.leaves, { before: l.before });
+  }
+
+  /** Only once the group's acts have all run: until then its edges still move, and the memo would go stale. */
+  inclusion(log: string, index: number): Inclusion {
+    const l = this.#logs.get(log);
+    const i = l ? index - l.before.size : -1;
+    if (!l || i < 0 || i >= l.hashes.length) throw new Error(`the group appended no entry ${index} to ${log}`);
+    let ended = this.#ended.get(log);
+    if (!ended) this.#ended.set(log, (ended = { root: edgeRoot(l.edge)!, mth: rangeHasher(l.hashes) }));
+    const start = l.before.size;
+    const hashes = inclusionFrom(l.edges[i]!, l.edge.size, (lo, hi) => ended.mth(lo - start, hi - start));
+    return { index, size: l.edge.size, leafHash: l.hashes[i]!, hashes, root: ended.root };
   }
 }
 

@@ -70,6 +70,15 @@ export async function ensureLog(tx: Transaction, log: string): Promise<void> {
  * (size index + 1) and that tree's root. Both come from the right edge the
  * append read anyway, so an answer that proves a fresh leaf costs no read.
  */
+/** An entry's RFC 9162 inclusion proof in the tree of `size` leaves, whose root is `root`. */
+export interface Inclusion {
+  index: number;
+  size: number;
+  leafHash: Hash;
+  hashes: Hash[];
+  root: Hash;
+}
+
 export interface Appended {
   index: number;
   leafHash: Hash;

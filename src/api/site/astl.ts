@@ -23,7 +23,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { appendedProof, checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, withCheckpointNotes } from './log-answers.ts';
+import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAnswer, proofAt, withCheckpointNotes } from './log-answers.ts';
 
 export const entitySchema = z
   .string()
@@ -144,24 +144,21 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
             { kind: 'astl_publish', decision: 'PUBLISHED', subject: body.entity, key_id: key.id, data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot } },
             { charges: [{ keyId: key.id, ...line }] },
           );
-          const appended = await appendManifest(tx, state.append, leaf, ownerId(key), receipt.receipt_id);
-          const { index, leafHash: lh } = appended;
-          const proof = appendedProof(ctx, ASTL_LOG, appended);
-          return {
-            writes: { receipt },
-            reply: reply(
-              {
-                manifest: leaf,
-                index,
-                leaf_hash: b64(lh),
-                ...proof,
-                receipt_id: receipt.receipt_id,
-                verify_url: receipt.verify_url,
-                charge: chargeView(line),
-              },
-              201,
-            ),
-          };
+          const { index, leafHash: lh } = await appendManifest(tx, state.append, leaf, ownerId(key), receipt.receipt_id);
+          // Proved at the size the group leaves the log at: the group's answers share one checkpoint, signed once.
+          const answer = {};
+          state.atGroupEnd((group) =>
+            Object.assign(answer, {
+              manifest: leaf,
+              index,
+              leaf_hash: b64(lh),
+              ...proofAnswer(ctx, ASTL_LOG, group.inclusion(ASTL_LOG, index)),
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+              charge: chargeView(line),
+            }),
+          );
+          return { writes: { receipt }, reply: reply(answer, 201) };
         },
       });
     },

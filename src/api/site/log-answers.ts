@@ -8,10 +8,10 @@
  */
 import { HTTPResponse } from 'h3';
 import { z } from 'zod';
-import { leafHash, type Hash } from '../../crypto/merkle.ts';
+import { leafHash } from '../../crypto/merkle.ts';
 import { logOrigin, signCheckpoint } from '../../ledger/checkpoint.ts';
 import { cosignedCheckpoint } from '../../ledger/witnesses.ts';
-import { inclusionProof, readEntries, treeHead, type Appended, type Db } from '../../ledger/log.ts';
+import { inclusionProof, readEntries, treeHead, type Appended, type Db, type Inclusion } from '../../ledger/log.ts';
 import type { AppContext } from '../context.ts';
 import { b64 } from './logs.ts';
 import { decodeLeaf } from './leaf-decoders.ts';
@@ -44,7 +44,8 @@ export function appendedProof(ctx: AppContext, log: string, a: Appended) {
   return proofAnswer(ctx, log, { index: a.index, size: a.index + 1, leafHash: a.leafHash, hashes: a.proof, root: a.root });
 }
 
-function proofAnswer(ctx: AppContext, log: string, p: { index: number; size: number; leafHash: Hash; hashes: Hash[]; root: Hash }) {
+/** The answer's inclusion proof and (unsigned) checkpoint for an entry's proof at some size. */
+export function proofAnswer(ctx: AppContext, log: string, p: Inclusion) {
   return {
     inclusion: { log, index: p.index, tree_size: p.size, leaf_hash: b64(p.leafHash), hashes: p.hashes.map(b64) },
     checkpoint: { log, origin: logOrigin(ctx.config.SITE_URL, log), tree_size: p.size, root_hash: b64(p.root) } as z.infer<typeof checkpointSchema>,
