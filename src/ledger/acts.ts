@@ -68,11 +68,11 @@ export interface ActState {
    */
   append(log: string, leaf: Uint8Array): Promise<Appended>;
   /**
-   * Runs `then` once every act of the group has run, if this act succeeded:
-   * there `group.inclusion` gives an entry this act appended its proof at the
-   * size the group leaves its log at, so that the group's answers share one
-   * checkpoint (one signature). Runs before the group's answers are stored or
-   * sent: `then` may complete this act's reply. It must not throw.
+   * Runs `then` once every act of the group has run, if this act succeeded.
+   * There `group.inclusion` proves an entry this act appended at the size the
+   * group leaves its log at, so that the group's answers share one checkpoint
+   * (one signature). It runs before the group's answers are stored or sent,
+   * so `then` may complete this act's reply. It must not throw.
    */
   atGroupEnd(then: (group: GroupEnd) => void): void;
 }
