@@ -162,8 +162,8 @@ export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'au
   optionalBody?: boolean;
   /** The body is read (and refused) before the Idempotency-Key is looked at. */
   bodyFirst?: boolean;
-  /** Applied to the HTTP answer, the first one and a replay alike (e.g. a checkpoint's signed note). */
-  after?: (res: HTTPResponse) => Promise<HTTPResponse>;
+  /** Applied to the answer on every door, the first one and a replay alike (e.g. a checkpoint's signed note). */
+  after?: (r: Reply) => Reply;
   /** Most bytes the body may have, for a route whose input is larger by nature (default MAX_BODY_BYTES). */
   bodyLimit?: number;
   /** Refuses before anything else, right after the key check (e.g. a feature this gate has not configured). */
@@ -176,7 +176,7 @@ export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'au
   /**
    * Answer the plain keyed call (JSON body, cached key, no Idempotency-Key, no payment) from the
    * Node listener, before h3 (api/lane.ts). Only for a handler that reads nothing of its event but
-   * `context`, on a route with a body and none of after, precheck or optionalBody.
+   * `context`, on a route with a body and neither precheck nor optionalBody.
    */
   lane?: boolean;
 };
@@ -196,13 +196,15 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   ctx: AppContext,
   path: string,
   doc: KeyedActDoc<S, P>,
-  handle: (body: z.output<S>, key: ApiKey, event: H3Event, checked: P, bill: Bill) => Promise<Reply>,
+  handleOnly: (body: z.output<S>, key: ApiKey, event: H3Event, checked: P, bill: Bill) => Promise<Reply>,
 ): void {
   const { after, bodyLimit, precondition, precheck, optionalBody, bodyFirst, lane, summary, ...rest } = doc;
   const schema = doc.body ?? doc.query;
   const method = doc.query ? 'GET' : 'POST';
   if (doc.query && (doc.body || bodyFirst || optionalBody)) throw new Error(`${path}: a keyed read takes a query, not a body`);
   const limit = bodyLimit ?? ctx.config.MAX_BODY_BYTES;
+  // The answer as every door sends it: the handler's, then the route's after step.
+  const handle: typeof handleOnly = after ? async (...args) => after(await handleOnly(...args)) : handleOnly;
   const declared: RouteDoc = { summary, auth: 'key', ...rest };
   // What the act charges, priced from its declaration once (api/charges.ts).
   const bill = billOf(`${method} ${path}`, doc.charges, doc.chargeRules);
@@ -225,9 +227,9 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
     const checked = precheck ? await precheck(event, key) : (undefined as P);
     if (bodyFirst) {
       const body = await read(event);
-      return idempotent(event, ctx, key, async () => handle(body, key, event, checked, bill));
+      return idempotent(event, ctx, key, async () => handle(body, key, event, checked, bill), after);
     }
-    return idempotent(event, ctx, key, async () => handle(await read(event), key, event, checked, bill));
+    return idempotent(event, ctx, key, async () => handle(await read(event), key, event, checked, bill), after);
   };
   // The key's act; a plain function, so that the common case (no precheck, body read under the key) costs no extra promise.
   const keyed = doc.query
@@ -237,10 +239,10 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
       }
     : precheck || bodyFirst
       ? checkedFirst
-      : (event: H3Event, key: ApiKey): Promise<HTTPResponse> => idempotent(event, ctx, key, async () => unchecked(await read(event), key, event));
+      : (event: H3Event, key: ApiKey): Promise<HTTPResponse> => idempotent(event, ctx, key, async () => unchecked(await read(event), key, event), after);
   if (lane) {
     // bodyFirst is moot there: the lane reads the body first, and takes no Idempotency-Key.
-    if (!doc.body || doc.query || after || precheck || optionalBody || doc.role === 'operator') throw new Error(`${method} ${path}: a lane takes a plain keyed POST with a body`);
+    if (!doc.body || doc.query || precheck || optionalBody || doc.role === 'operator') throw new Error(`${method} ${path}: a lane takes a plain keyed POST with a body`);
     // A key past its hop limit may pay here: that 402 carries the x402 requirements, which only the h3 route gives.
     if (!pastHopLimit) router.lane(path, actLane(ctx, { path, schema: doc.body, limit, precondition, handle: unchecked }));
   }
@@ -268,12 +270,8 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
         if (!key) return paidAct(event, ctx, paid!, terms, async () => read(event), unchecked);
         return keyed(event, key);
       };
-  const handler = after ? async (event: H3Event) => {
-    const res = await act(event);
-    return res instanceof HTTPResponse ? after(res) : res;
-  } : act;
-  if (method === 'GET') router.get(path, handler, declared);
-  else router.post(path, handler, declared);
+  if (method === 'GET') router.get(path, act, declared);
+  else router.post(path, act, declared);
 }
 
 /** The hop-limit 402 of a key that may pay per call instead: the x402 requirements, and how else to go on. */

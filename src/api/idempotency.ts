@@ -45,6 +45,8 @@ export async function idempotent(
   ctx: AppContext,
   key: ApiKey,
   handler: () => Promise<Reply>,
+  /** Applied to a replayed answer as the handler applied it to the first (api/act.ts `after`). */
+  after: (r: Reply) => Reply = (r) => r,
 ): Promise<HTTPResponse> {
   const idemKey = event.req.headers.get(HEADER);
   if (idemKey === null) return toResponse(await handler());
@@ -83,7 +85,7 @@ export async function idempotent(
       body: JSON.parse(String(prior.body)),
       headers: JSON.parse(prior.headers ?? '{}') as Record<string, string>,
     };
-    return toResponse(stored, { 'idempotent-replayed': 'true' });
+    return toResponse(after(stored), { 'idempotent-replayed': 'true' });
   }
   const reservation: Reservation = { keyId: key.id, idemKey };
   event.context.idempotency = reservation;

@@ -23,7 +23,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAnswer, proofAt, withCheckpointNotes } from './log-answers.ts';
+import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAnswer, proofAt, withCheckpointNote } from './log-answers.ts';
 
 export const entitySchema = z
   .string()
@@ -117,7 +117,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       problems: [403, 409, 422],
       charges: ['astl_publish'],
       example: { entity: 'agent:acme-buyer', preset: 'agentic' },
-      after: (res) => withCheckpointNotes(ctx, res),
+      after: (r) => withCheckpointNote(ctx, r),
     },
     async (body, key, event, _, bill) => {
       const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
@@ -190,7 +190,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       if (!m) return toResponse(reply({ included: false, reason: body.manifest_id ? 'unknown_manifest' : 'leaf_not_in_log' }));
       const size = await logSize(ctx.ledger.read, ASTL_LOG);
       const proof = await proofAt(ctx, ctx.ledger.read, ASTL_LOG, m.log_index, size);
-      return withCheckpointNotes(ctx, toResponse(reply({ included: true, ...publicManifest(m), ...proof })));
+      return toResponse(withCheckpointNote(ctx, reply({ included: true, ...publicManifest(m), ...proof })));
     },
     {
       tool: 'astl_verify', summary: "Check a manifest's inclusion in the ASTL: inclusion proof against the newest signed checkpoint",

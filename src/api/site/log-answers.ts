@@ -4,15 +4,15 @@
  * checkpoint of that size. Proofs are made inside the write transaction (so a
  * stored idempotent answer has them; a fresh leaf's from its own append, with
  * no read); the checkpoint note is signed AFTER the commit, never inside it,
- * over the root the answer carries, and added by `withCheckpointNotes`.
+ * over the root the answer carries, and added by `withCheckpointNote`.
  */
-import { HTTPResponse } from 'h3';
 import { z } from 'zod';
 import { leafHash } from '../../crypto/merkle.ts';
 import { logOrigin, signCheckpoint } from '../../ledger/checkpoint.ts';
 import { cosignedCheckpoint } from '../../ledger/witnesses.ts';
 import { inclusionProof, readEntries, treeHead, type Appended, type Db, type Inclusion } from '../../ledger/log.ts';
 import type { AppContext } from '../context.ts';
+import type { Reply } from '../reply.ts';
 import { b64 } from './logs.ts';
 import { decodeLeaf } from './leaf-decoders.ts';
 
@@ -52,16 +52,15 @@ export function proofAnswer(ctx: AppContext, log: string, p: Inclusion) {
   };
 }
 
-/** Adds the signed note to every `checkpoint` object of a JSON answer (first answers and idempotent replays alike). */
-export async function withCheckpointNotes(ctx: AppContext, res: HTTPResponse): Promise<HTTPResponse> {
-  if (typeof res.body !== 'string' || (res.status ?? 200) >= 300) return res;
-  const body = JSON.parse(res.body) as Record<string, unknown>;
-  const cp = body.checkpoint as z.infer<typeof checkpointSchema> | undefined;
-  if (!cp || cp.note) return res;
+/** The answer with the signed note added to its `checkpoint` (first answers and idempotent replays alike). */
+export function withCheckpointNote(ctx: AppContext, r: Reply): Reply {
+  const body = r.body as Record<string, unknown> | null;
+  const cp = body?.checkpoint as z.infer<typeof checkpointSchema> | undefined;
+  if (r.status >= 300 || !cp || cp.note) return r;
   // The root is the one this service computed from the log for that size, when it first answered.
   // A size just appended has no cosignature yet (witnesses see it within a second): the log's note alone.
-  cp.note = signCheckpoint(ctx, cp.log, { size: cp.tree_size, root: new Uint8Array(Buffer.from(cp.root_hash, 'base64')) }).note;
-  return new HTTPResponse(JSON.stringify(body), { status: res.status ?? 200, headers: res.headers });
+  const note = signCheckpoint(ctx, cp.log, { size: cp.tree_size, root: new Uint8Array(Buffer.from(cp.root_hash, 'base64')) }).note;
+  return { ...r, body: { ...body, checkpoint: { ...cp, note } } };
 }
 
 export const feedQuery = z.object({

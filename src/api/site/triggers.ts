@@ -22,7 +22,7 @@ import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
-import { appendedProof, checkpointSchema, feedPage, feedQuery, inclusionSchema, withCheckpointNotes } from './log-answers.ts';
+import { appendedProof, checkpointSchema, feedPage, feedQuery, inclusionSchema, withCheckpointNote } from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -135,7 +135,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       problems: [409, 422],
       charges: ['trigger_publish'],
       example: { template_id: 'ai_model_change', threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.8' } },
-      after: (res) => withCheckpointNotes(ctx, res),
+      after: (r) => withCheckpointNote(ctx, r),
     },
     async (body, key, event, _, bill) => {
       const o = body.obligation ?? {};
@@ -230,7 +230,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       // No x402: the fee is bps of the exposure enabled, known only under the lock; an exact payment cannot price it.
       x402: false,
       example: { trigger_id: 'trg_F4XWbax5r2lYmXbruurTFZ', reading: '0.91' },
-      after: (res) => withCheckpointNotes(ctx, res),
+      after: (r) => withCheckpointNote(ctx, r),
     },
     async (body, key, event, _, bill) => {
       const t = await getTrigger(ctx.ledger.read, body.trigger_id);
