@@ -1,5 +1,5 @@
 /**
- * The act lane (api/lane.ts): the plain keyed hop and welded act answered
+ * The act lane (api/lane.ts): the plain keyed acts that opted in answered
  * before h3, on a real server. What it answers is what the h3 route answers
  * for the same request (the h3 route is reached by adding an Idempotency-Key,
  * which the lane leaves to h3): the same status, headers and body shape, the
@@ -29,6 +29,8 @@ beforeAll(async () => {
   fuse = (await (await s.fetch('/v1/fuses', { key: owner.secret, json: { state: 'LIVE' } })).json()).fuse_id;
   // The lane takes keys the auth cache holds: the first call authenticates through h3 and fills it.
   expect((await s.fetch('/v1/fuse/hop', { key: agent, json: { fuse_id: fuse } })).status).toBe(200);
+  // An ASTL entry before those compared, so that both of their inclusion proofs have a hash (the first leaf's has none).
+  expect((await s.fetch('/api/v1/astl/publish', { key: agent, json: { entity: 'agent:lane-first', preset: 'agentic' } })).status).toBe(201);
 });
 afterAll(() => s?.stop());
 
@@ -52,7 +54,7 @@ const shape = (v: unknown): unknown =>
 
 describe('the act lane', () => {
   it('is declared for the acts that opted in, and only for them', () => {
-    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/v1/act', '/v1/fuse/hop', '/v1/prefinality/evaluate']);
+    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/v1/act', '/v1/fuse/hop', '/v1/prefinality/evaluate']);
   });
 
   it('answers a plain hop, welded act and evaluate as the h3 route answers them: status, headers, body', async () => {
@@ -65,6 +67,7 @@ describe('the act lane', () => {
       ['/api/v1/execute-gate', { fuse_id: fuse, action: { kind: 'pay' }, exposure_usd: '125.00' }, 200],
       ['/api/v1/execute-gate/bind', { fuse_id: fuse, bind: { policy_ref: 'POL-1' }, exposure_usd: '250.00' }, 200],
       ['/api/v1/absence/witness', { act_kind: 'wire', preset: 'hiring' }, 200],
+      ['/api/v1/astl/publish', { entity: 'agent:lane-test', preset: 'agentic' }, 201],
     ] as const) {
       const lane = await post(path, JSON.stringify(body), false);
       const h3 = await post(path, JSON.stringify(body), true);
@@ -78,7 +81,8 @@ describe('the act lane', () => {
       const [a, b] = [JSON.parse(lane.text), JSON.parse(h3.text)];
       expect(shape(a), path).toEqual(shape(b));
       const id = (v: Record<string, string>) => v.receipt_id ?? v.witness_id;
-      if (!path.includes('absence')) expect(a.decision).toBe(status === 200 ? (path.includes('prefinality') ? 'GO' : 'PERMIT') : 'NO_GO');
+      if (path.includes('astl')) expect(typeof a.checkpoint.note).toBe('string');
+      else if (!path.includes('absence')) expect(a.decision).toBe(status === 200 ? (path.includes('prefinality') ? 'GO' : 'PERMIT') : 'NO_GO');
       expect(id(a)).not.toBe(id(b));
       // The receipt is in the log like any other.
       expect((await s.fetch(`/v1/receipts/${id(a)}`, { headers: { accept: 'application/json' } })).status).toBe(200);

@@ -118,6 +118,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       charges: ['astl_publish'],
       example: { entity: 'agent:acme-buyer', preset: 'agentic' },
       after: (r) => withCheckpointNote(ctx, r),
+      lane: true,
     },
     async (body, key, event, _, bill) => {
       const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
