@@ -29,7 +29,8 @@ export function parseDecimal(text: string, scale: number): bigint {
   if (frac.length > scale && /[1-9]/.test(frac.slice(scale))) {
     throw new MoneyError(`"${text}" has more than ${scale} decimal places`);
   }
-  return BigInt(whole!) * 10n ** BigInt(scale) + BigInt((frac.slice(0, scale) || '0').padEnd(scale, '0'));
+  // One BigInt from the digits themselves: whole digits, then exactly `scale` fraction digits.
+  return BigInt(whole! + frac.slice(0, scale).padEnd(scale, '0'));
 }
 
 /** Decimal USD string (or catalog number) to micro-USD. */
