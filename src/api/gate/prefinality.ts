@@ -10,7 +10,6 @@
 import { type Bill } from '../charges.ts';
 import { UNCHARGED } from './governed.ts';
 import { commitAct, keyedAct, type Decision as ActDecision, type KeyedActDoc } from '../act.ts';
-import type { Client, Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -32,10 +31,9 @@ import {
   paymentOrderSchema,
   type Decision,
   type EvaluateRequest,
-  type Facts,
 } from '../../domain/prefinality.ts';
 import { newId, numericDate } from '../../ids.ts';
-import { getFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
+import type { Fuse, FuseState } from '../../ledger/fuses.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
 import type { ReceiptInput } from '../../ledger/receipts.ts';
@@ -123,26 +121,24 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   const route = paidRouteOf('POST', EVALUATE_PATH, { ...evaluateDoc, auth: 'key' })!;
   const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route));
 
-  /** The state of the fuse named in the context, as the caller may see it (its own fuses; drill fuses for the demo). */
-  async function fuseFact(db: Client | Transaction, req: EvaluateRequest, caller: Caller): Promise<Facts['fuse']> {
-    const id = req.context?.fuse_id;
-    if (id === undefined) return undefined;
-    return { id, state: visibleState(await getFuse(db, id), caller) };
-  }
-
   /** The fuse's state if the caller may see it (its own fuses; drill fuses for the demo). */
   function visibleState(fuse: Fuse | undefined, caller: Caller): FuseState | undefined {
     return fuse && fuse.key_id === (caller.owner ?? '') ? fuse.state : undefined;
   }
 
-  /** Decides on the fuse read under the write lock; mints, signs and commits receipt, charge and answer there. */
+  /**
+   * Decides wholly under the write lock, on the fuse named in the context as read there with the
+   * group (nothing read before the lock to compare); mints, signs and commits receipt, charge and
+   * answer there.
+   */
   async function decide(event: H3Event, req: EvaluateRequest, caller: Caller, bill: Bill): Promise<Reply> {
-    for (let attempt = 0; ; attempt++) {
-      const fuse = await fuseFact(ctx.ledger.read, req, caller);
+    const fuseId = req.context?.fuse_id;
+    const demo = caller.keyId === undefined && caller.payment === undefined;
+    const transfer_hash = fingerprint(req.transfer);
+    const decideUnderLock = (state: ActState): ActDecision => {
       const now = new Date();
+      const fuse = fuseId === undefined ? undefined : { id: fuseId, state: visibleState(state.fuse, caller) };
       const ev = evaluatePrefinality(req, { fuse, now });
-      const demo = caller.keyId === undefined && caller.payment === undefined;
-      const transfer_hash = fingerprint(req.transfer);
       const key = ctx.keyring.current;
       const iat = numericDate(now);
       const exp = iat + ctx.config.PREFINALITY_RECEIPT_TTL_SECONDS;
@@ -150,7 +146,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const act: ReceiptInput = {
         kind: 'prefinality',
         decision: ev.decision,
-        subject: req.context?.fuse_id ?? transfer_hash,
+        subject: fuseId ?? transfer_hash,
         ...(caller.keyId ? { key_id: caller.keyId } : {}),
         fingerprint: transfer_hash,
         ...(demo ? { demo: true } : {}),
@@ -162,55 +158,54 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const input: ReceiptInput = unpaid ? { ...act, data: { ...act.data, payment: unpaid } } : act;
       // The rules say which SKU a decision charges (GO the hop toll, NO_GO and HOLD the NAP hold); the declaration prices it.
       const line = demo || caller.payment ? undefined : bill(meteringOf(ev.decision).sku);
-      // Decided on the state read under the lock, where the receipt is minted (its id carries its log index).
-      const decideUnderLock = (state: ActState): ActDecision => {
-        if (fuse && visibleState(state.fuse, caller) !== fuse.state) throw new StateChanged();
-        const charges: ActCharge[] = line && caller.keyId ? [{ keyId: caller.keyId, ...line }] : [];
-        const receipt = state.receipt(ctx, input, { charges });
-        // Only GO carries a JWT (SPEC 2.2); it names the log receipt, so it is signed second.
-        const jwt =
-          ev.decision === 'GO'
-            ? signPrefinalityJwt(key, {
-                iss: ctx.config.BASE_URL,
-                sub: caller.keyId ?? (caller.payment ? `x402:${caller.payment.network}:${caller.payment.payer}` : 'demo'),
-                iat,
-                exp,
-                jti,
-                decision: ev.decision,
-                rail: req.rail,
-                transfer_hash,
-                transfer: req.transfer,
-                rule: ev.rule.id,
-                receipt_id: receipt.receipt_id,
-                ...(demo ? { demo: true } : {}),
-              })
-            : undefined;
-        const body = {
-          object: 'prefinality_decision',
-          decision: ev.decision,
-          rail: req.rail,
-          rule: ev.rule,
-          detail: ev.detail,
-          fields: ev.fields,
-          transfer_hash,
-          receipt_id: receipt.receipt_id,
-          verify_url: receipt.verify_url,
-          ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
-          demo,
-          charge: line ? chargeView(line) : null,
-          ...(unpaid ? { payment: { ...unpaid, detail: `not settled: only a GO is paid; this ${ev.decision} cost nothing` } } : {}),
-        };
-        // A GO clears exposure, as a PERMIT does on the execute gate.
-        const cleared = line && caller.keyId && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
-        const at = now.toISOString();
-        const clearAct: ClearActRow | undefined =
-          cleared !== undefined
-            ? { receiptId: receipt.receipt_id, keyId: caller.keyId!, vertical: 'prefinality', fuseId: req.context?.fuse_id ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at }
-            : undefined;
-        return { writes: { receipt, records: clearAct ? [{ table: 'clear_acts', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
+      const charges: ActCharge[] = line && caller.keyId ? [{ keyId: caller.keyId, ...line }] : [];
+      const receipt = state.receipt(ctx, input, { charges });
+      // Only GO carries a JWT (SPEC 2.2); it names the log receipt, so it is signed second.
+      const jwt =
+        ev.decision === 'GO'
+          ? signPrefinalityJwt(key, {
+              iss: ctx.config.BASE_URL,
+              sub: caller.keyId ?? (caller.payment ? `x402:${caller.payment.network}:${caller.payment.payer}` : 'demo'),
+              iat,
+              exp,
+              jti,
+              decision: ev.decision,
+              rail: req.rail,
+              transfer_hash,
+              transfer: req.transfer,
+              rule: ev.rule.id,
+              receipt_id: receipt.receipt_id,
+              ...(demo ? { demo: true } : {}),
+            })
+          : undefined;
+      const body = {
+        object: 'prefinality_decision',
+        decision: ev.decision,
+        rail: req.rail,
+        rule: ev.rule,
+        detail: ev.detail,
+        fields: ev.fields,
+        transfer_hash,
+        receipt_id: receipt.receipt_id,
+        verify_url: receipt.verify_url,
+        ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
+        demo,
+        charge: line ? chargeView(line) : null,
+        ...(unpaid ? { payment: { ...unpaid, detail: `not settled: only a GO is paid; this ${ev.decision} cost nothing` } } : {}),
       };
+      // A GO clears exposure, as a PERMIT does on the execute gate.
+      const cleared = line && caller.keyId && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
+      const at = now.toISOString();
+      const clearAct: ClearActRow | undefined =
+        cleared !== undefined
+          ? { receiptId: receipt.receipt_id, keyId: caller.keyId!, vertical: 'prefinality', fuseId: fuseId ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at }
+          : undefined;
+      return { writes: { receipt, records: clearAct ? [{ table: 'clear_acts', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
+    };
+    // Decided again only when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
+    for (let attempt = 0; ; attempt++) {
       try {
-        return await commitAct(event, ctx, undefined, { needs: { fuseId: fuse?.id }, decide: decideUnderLock });
+        return await commitAct(event, ctx, undefined, { needs: { fuseId }, decide: decideUnderLock });
       } catch (e) {
         if (retryIfStale(e, attempt)) continue;
         throw e;
