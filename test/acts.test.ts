@@ -10,7 +10,7 @@ import { commitActs, HopLimitReached, KeyRevoked, type ActPlan } from '../src/le
 import { createApiKey, getApiKey } from '../src/ledger/api-keys.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { createFuse, transitionFuse } from '../src/ledger/fuses.ts';
-import { logSize, readEntries, treeHead, type Appended, type Inclusion } from '../src/ledger/log.ts';
+import { logSize, readEntries, treeHead, type Inclusion } from '../src/ledger/log.ts';
 import { leafHash, verifyInclusion } from '../src/crypto/merkle.ts';
 import { usage } from '../src/ledger/meter.ts';
 import { scanKeyReceipts } from '../src/ledger/key-receipts.ts';
@@ -227,7 +227,7 @@ describe('group commit of acts', () => {
 
   it("appends a group's entries of another log together, each act knowing its index and proof at once; a failed act leaves no gap", async () => {
     const leaves = Array.from({ length: 6 }, (_, i) => new TextEncoder().encode(`manifest ${i}`));
-    const appendAct = (i: number): ActPlan<Appended> => ({
+    const appendAct = (i: number): ActPlan<Inclusion> => ({
       needs: {},
       async run(_tx, state) {
         const a = await state.append('astl', leaves[i]!);
@@ -238,14 +238,14 @@ describe('group commit of acts', () => {
     // Queued in one tick: one group.
     const outcomes = await Promise.allSettled(leaves.map((_, i) => ledger.act(appendAct(i))));
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
-    const done = outcomes.filter((o): o is PromiseFulfilledResult<Appended> => o.status === 'fulfilled').map((o) => o.value);
+    const done = outcomes.filter((o): o is PromiseFulfilledResult<Inclusion> => o.status === 'fulfilled').map((o) => o.value);
     expect(done.map((a) => a.index)).toEqual([0, 1, 2, 3, 4]);
     // The log holds the entries of the acts that committed, in order, and each answer's proof is the stored tree's.
     const stored = await readEntries(ledger.read, 'astl', 0, 10);
     expect(stored.map((e) => new TextDecoder().decode(e.leaf))).toEqual(['manifest 0', 'manifest 1', 'manifest 3', 'manifest 4', 'manifest 5']);
     for (const a of done) {
       expect(Buffer.from(a.leafHash)).toEqual(Buffer.from(leafHash(stored[a.index]!.leaf)));
-      verifyInclusion(a.index, a.index + 1, a.leafHash, a.proof, a.root);
+      verifyInclusion(a.index, a.index + 1, a.leafHash, a.hashes, a.root);
       expect(Buffer.from((await treeHead(ledger.read, 'astl', a.index + 1)).root)).toEqual(Buffer.from(a.root));
     }
     // The group wrote the log once: one segment row for its five entries.

@@ -32,7 +32,7 @@
 import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
-import { appendedAt, appendLeaves, readEdge, type Appended, type Inclusion } from './log.ts';
+import { appendedAt, appendLeaves, readEdge, type Inclusion } from './log.ts';
 import { edgeRoot, extendEdge, inclusionFrom, MAX_ENTRY_BYTES, rangeHasher, type Edge } from '../crypto/tiles.ts';
 import { leafHash, type Hash } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
@@ -66,7 +66,7 @@ export interface ActState {
    * to it in the same transaction fails the group, which is then committed
    * act by act). An act that throws leaves no gap: its index goes to the next.
    */
-  append(log: string, leaf: Uint8Array): Promise<Appended>;
+  append(log: string, leaf: Uint8Array): Promise<Inclusion>;
   /**
    * Runs `then` once every act of the group has run, if this act succeeded.
    * There `group.inclusion` proves an entry this act appended at the size the
@@ -305,7 +305,7 @@ class GroupAppends implements GroupEnd {
     this.#tx = tx;
   }
 
-  async append(log: string, leaf: Uint8Array): Promise<Appended> {
+  async append(log: string, leaf: Uint8Array): Promise<Inclusion> {
     if (log === RECEIPTS_LOG) throw new Error('receipts are appended by minting them (state.receipt)');
     let l = this.#logs.get(log);
     if (!l) {

@@ -4,7 +4,7 @@
  */
 import type { Transaction } from './sql.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
-import { readEntriesAt, type Appended, type Db } from './log.ts';
+import { readEntriesAt, type Db, type Inclusion } from './log.ts';
 
 export const ASTL_LOG = 'astl';
 
@@ -42,11 +42,11 @@ export async function entityHead(db: Db, entity: string): Promise<{ key_id: stri
 /** Appends a manifest (through its act's `append`, ledger/acts.ts) and stores its row. */
 export async function appendManifest(
   tx: Transaction,
-  append: (log: string, leaf: Uint8Array) => Promise<Appended>,
+  append: (log: string, leaf: Uint8Array) => Promise<Inclusion>,
   m: ManifestLeaf,
   keyId: string,
   receiptId: string,
-): Promise<Appended> {
+): Promise<Inclusion> {
   const out = await append(ASTL_LOG, leafBytes(m));
   await tx.execute({
     sql: `INSERT INTO astl_manifests (id, entity, version, key_id, act_kinds, log_index, leaf_hash, receipt_id, created_at)

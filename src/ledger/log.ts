@@ -65,11 +65,6 @@ export async function ensureLog(tx: Transaction, log: string): Promise<void> {
   await tx.execute({ sql: 'INSERT OR IGNORE INTO logs (name, size, created_at) VALUES (?, 0, ?)', args: [log, nowIso()] });
 }
 
-/**
- * A leaf just appended, with its RFC 9162 inclusion proof in the tree it ended
- * (size index + 1) and that tree's root. Both come from the right edge the
- * append read anyway, so an answer that proves a fresh leaf costs no read.
- */
 /** An entry's RFC 9162 inclusion proof in the tree of `size` leaves, whose root is `root`. */
 export interface Inclusion {
   index: number;
@@ -79,25 +74,23 @@ export interface Inclusion {
   root: Hash;
 }
 
-export interface Appended {
-  index: number;
-  leafHash: Hash;
-  proof: Hash[];
-  root: Hash;
-}
-
 /**
  * Appends one leaf inside the caller's write transaction.
  * @example await ledger.write((tx) => appendLeaf(tx, 'astl', bytes))
  */
-export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array): Promise<Appended> {
+export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array): Promise<Inclusion> {
   const { leafHashes, before, after } = await appendLeaves(tx, log, [leaf]);
   return appendedAt(before, leafHashes[0]!, after);
 }
 
-/** The leaf `lh` that took a log from `before` to `after`: its index, its inclusion proof there and the root. */
-export function appendedAt(before: Edge, lh: Hash, after: Edge): Appended {
-  return { index: before.size, leafHash: lh, proof: lastLeafProof(before), root: edgeRoot(after)! };
+/**
+ * The leaf `lh` just appended, taking a log from `before` to `after`: its
+ * inclusion proof in the tree it ended (size index + 1) and that tree's root.
+ * Both come from the right edge the append read anyway, so an answer that
+ * proves a fresh leaf costs no read.
+ */
+export function appendedAt(before: Edge, lh: Hash, after: Edge): Inclusion {
+  return { index: before.size, size: after.size, leafHash: lh, hashes: lastLeafProof(before), root: edgeRoot(after)! };
 }
 
 export interface AppendOptions {

@@ -7,7 +7,7 @@ import type { Transaction } from './sql.ts';
 import type { Threshold, TriggerState } from '../domain/trigger.ts';
 import { newId } from '../ids.ts';
 import { leafBytes } from './astl.ts';
-import { appendLeaf, type Appended, type Db } from './log.ts';
+import { appendLeaf, type Db, type Inclusion } from './log.ts';
 import { enqueueDeliveries } from './webhooks.ts';
 import { exactSum, exactSumSql } from './exact-sum.ts';
 
@@ -67,7 +67,7 @@ export interface TriggerEvent {
 }
 
 /** Appends the event to the `triggers` log and queues its webhook deliveries. */
-export async function recordEvent(tx: Transaction, keyId: string, e: TriggerEvent): Promise<Appended> {
+export async function recordEvent(tx: Transaction, keyId: string, e: TriggerEvent): Promise<Inclusion> {
   const appended = await appendLeaf(tx, TRIGGERS_LOG, leafBytes(e));
   await enqueueDeliveries(tx, keyId, { trigger_id: e.trigger_id, template_id: e.template_id }, { id: e.event_id, type: e.type, body: { ...e, log_index: appended.index } });
   return appended;

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { leafHash } from '../../crypto/merkle.ts';
 import { logOrigin, signCheckpoint } from '../../ledger/checkpoint.ts';
 import { cosignedCheckpoint } from '../../ledger/witnesses.ts';
-import { inclusionProof, readEntries, treeHead, type Appended, type Db, type Inclusion } from '../../ledger/log.ts';
+import { inclusionProof, readEntries, treeHead, type Db, type Inclusion } from '../../ledger/log.ts';
 import type { AppContext } from '../context.ts';
 import type { Reply } from '../reply.ts';
 import { b64 } from './logs.ts';
@@ -37,11 +37,6 @@ export async function proofAt(ctx: AppContext, db: Db, log: string, index: numbe
   const p = await inclusionProof(db, log, index, size);
   const head = await treeHead(db, log, size);
   return proofAnswer(ctx, log, { index, size, leafHash: p.leafHash, hashes: p.hashes, root: head.root });
-}
-
-/** The same for a leaf the act has just appended, from what its append computed: no read. */
-export function appendedProof(ctx: AppContext, log: string, a: Appended) {
-  return proofAnswer(ctx, log, { index: a.index, size: a.index + 1, leafHash: a.leafHash, hashes: a.proof, root: a.root });
 }
 
 /** The answer's inclusion proof and (unsigned) checkpoint for an entry's proof at some size. */

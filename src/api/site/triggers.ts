@@ -22,7 +22,7 @@ import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
-import { appendedProof, checkpointSchema, feedPage, feedQuery, inclusionSchema, withCheckpointNote } from './log-answers.ts';
+import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAnswer, withCheckpointNote } from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -200,7 +200,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
             at: t.published_at,
             data: { obligation_surface: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
           });
-          const proof = appendedProof(ctx, TRIGGERS_LOG, appended);
+          const proof = proofAnswer(ctx, TRIGGERS_LOG, appended);
           return {
             writes: { receipt },
             reply: reply(
@@ -301,7 +301,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
             data: { ...fire, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
           });
           const after = (await getTrigger(tx, t.id))!;
-          const proof = appendedProof(ctx, TRIGGERS_LOG, appended);
+          const proof = proofAnswer(ctx, TRIGGERS_LOG, appended);
           return {
             writes: { receipt },
             reply: reply({
