@@ -67,6 +67,8 @@ export const configSchema = z.object({
     .pipe(z.array(url)),
   /** How many writes the write queue commits in one transaction at most. */
   WRITE_BATCH_MAX: positiveInt.default(512),
+  /** Event-loop turns a write batch keeps gathering while writes still arrive (ledger/write-queue.ts); 0 takes the first turn's. */
+  WRITE_BATCH_GATHER_TURNS: nonNegativeInt.max(64).default(3),
   /** How often the checkpointer thread moves the WAL's committed pages into the database file (ledger/checkpointer.ts). */
   WAL_CHECKPOINT_MS: positiveInt.default(200),
   /** Where `npm start` serves the built site from. */

@@ -40,7 +40,7 @@ export interface Ledger {
   close(): Promise<void>;
 }
 
-export type LedgerOptions = Pick<Config, 'DATABASE_URL' | 'DATABASE_AUTH_TOKEN' | 'DATABASE_SYNCHRONOUS' | 'WRITE_BATCH_MAX' | 'WAL_CHECKPOINT_MS'>;
+export type LedgerOptions = Pick<Config, 'DATABASE_URL' | 'DATABASE_AUTH_TOKEN' | 'DATABASE_SYNCHRONOUS' | 'WRITE_BATCH_MAX' | 'WRITE_BATCH_GATHER_TURNS' | 'WAL_CHECKPOINT_MS'>;
 
 /** Where the ledger reports a failure it survives (a checkpoint that failed is retried on the next tick). */
 export type LedgerWarn = (message: string) => void;
@@ -127,7 +127,7 @@ async function openEmbedded(path: string, opts: LedgerOptions, warn: LedgerWarn)
   // Serving: the driver is synchronous, so a busy timeout would block the event loop;
   // the write queue retries SQLITE_BUSY itself, asynchronously (several processes, one file).
   writer.exec('PRAGMA busy_timeout=0');
-  const queue = new WriteQueue(embeddedBackend(writer), { batchMax: opts.WRITE_BATCH_MAX });
+  const queue = new WriteQueue(embeddedBackend(writer), { batchMax: opts.WRITE_BATCH_MAX, gatherTurns: opts.WRITE_BATCH_GATHER_TURNS });
   await migrate((job) => queue.push(job));
   const read = new EmbeddedSql(path);
   // A WAL reader waits only while another connection recovers or resets the WAL: rare and short.
@@ -159,7 +159,7 @@ async function openEmbedded(path: string, opts: LedgerOptions, warn: LedgerWarn)
 async function openRemote(opts: LedgerOptions): Promise<Ledger> {
   const common = { url: opts.DATABASE_URL, authToken: opts.DATABASE_AUTH_TOKEN, intMode: 'number' as const };
   const writer = createClient({ ...common, concurrency: 1 });
-  const queue = new WriteQueue(remoteBackend(writer, async () => {}), { batchMax: opts.WRITE_BATCH_MAX });
+  const queue = new WriteQueue(remoteBackend(writer, async () => {}), { batchMax: opts.WRITE_BATCH_MAX, gatherTurns: opts.WRITE_BATCH_GATHER_TURNS });
   await migrate((job) => queue.push(job));
   return {
     read: writer,
