@@ -15,7 +15,7 @@
  */
 import { statSync } from 'node:fs';
 import Database from 'libsql';
-import { cliJson, compareHttp, fmt, report, spawnBaseline, spawnDurableFloor, spawnServer } from './lib.ts';
+import { compareHttp, fmt, hopLoad, report, spawnBaseline, spawnDurableFloor, spawnServer } from './lib.ts';
 
 /** Database bytes (WAL checkpointed into the file) of a running server's database. */
 function storedBytes(databaseUrl: string): number {
@@ -35,15 +35,7 @@ export async function benchGate(): Promise<void> {
   const server = await spawnServer();
   const baseline = await spawnBaseline();
   try {
-    const { id, key } = await cliJson(server.env, ['keys', 'create', '--name', 'bench']);
-    const { fuse_id } = await cliJson(server.env, ['fuses', 'create', '--key', String(id)]);
-    const hop = {
-      name: 'POST /v1/fuse/hop',
-      method: 'POST' as const,
-      path: '/v1/fuse/hop',
-      headers: { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ fuse_id, action: { kind: 'pay' } }),
-    };
+    const { load: hop } = await hopLoad(server, 'POST /v1/fuse/hop');
     const bytesBefore = storedBytes(server.env.DATABASE_URL!);
     const sizeBefore = await receiptsLogSize(server.url);
     await compareHttp('gate', server, baseline, { ...hop, target: { ratio: 0.4, p99Ms: 15 } });
@@ -55,14 +47,8 @@ export async function benchGate(): Promise<void> {
     // all (NORMAL survives a crash of the process, not of the machine; a documented, non-default setting).
     const unsynced = await spawnServer({ DATABASE_SYNCHRONOUS: 'NORMAL' });
     try {
-      const { id: normalKey, key: normalSecret } = await cliJson(unsynced.env, ['keys', 'create', '--name', 'bench']);
-      const { fuse_id: normalFuse } = await cliJson(unsynced.env, ['fuses', 'create', '--key', String(normalKey)]);
-      await compareHttp('gate', unsynced, baseline, {
-        ...hop,
-        name: 'POST /v1/fuse/hop with no sync in COMMIT (DATABASE_SYNCHRONOUS=NORMAL, not durable against power loss)',
-        headers: { authorization: `Bearer ${String(normalSecret)}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ fuse_id: normalFuse, action: { kind: 'pay' } }),
-      });
+      const { load: unsyncedHop } = await hopLoad(unsynced, 'POST /v1/fuse/hop with no sync in COMMIT (DATABASE_SYNCHRONOUS=NORMAL, not durable against power loss)');
+      await compareHttp('gate', unsynced, baseline, unsyncedHop);
     } finally {
       await unsynced.stop();
     }

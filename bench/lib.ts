@@ -147,6 +147,23 @@ export async function cliJson(env: Record<string, string>, args: string[]): Prom
   return JSON.parse(out) as Record<string, unknown>;
 }
 
+/** A new key with a LIVE fuse on a spawned server, and the hop load that spends it (`POST /v1/fuse/hop`). */
+export async function hopLoad(server: Spawned, name: string): Promise<{ key: string; fuse_id: string; load: HttpLoad }> {
+  const { id, key } = await cliJson(server.env, ['keys', 'create', '--name', 'bench']);
+  const { fuse_id } = await cliJson(server.env, ['fuses', 'create', '--key', String(id)]);
+  return {
+    key: String(key),
+    fuse_id: String(fuse_id),
+    load: {
+      name,
+      method: 'POST',
+      path: '/v1/fuse/hop',
+      headers: { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ fuse_id, action: { kind: 'pay' } }),
+    },
+  };
+}
+
 const rows: string[][] = [];
 
 /** A figure's target (issue 13) and whether this run met it. */

@@ -13,23 +13,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestWitness } from '../test/support/test-witness.ts';
-import { cliJson, fmt, load, pairedLoads, report, spawnServer, type HttpLoad, type Spawned } from './lib.ts';
-
-async function hopLoad(server: Spawned, name: string) {
-  const { id, key } = await cliJson(server.env, ['keys', 'create', '--name', 'bench']);
-  const { fuse_id } = await cliJson(server.env, ['fuses', 'create', '--key', String(id)]);
-  return {
-    key: String(key),
-    fuse_id: String(fuse_id),
-    load: {
-      name,
-      method: 'POST' as const,
-      path: '/v1/fuse/hop',
-      headers: { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ fuse_id, action: { kind: 'pay' } }),
-    },
-  };
-}
+import { fmt, hopLoad, load, pairedLoads, report, spawnServer, type HttpLoad, type Spawned } from './lib.ts';
 
 export async function benchWitness(): Promise<void> {
   const witnesses = await Promise.all(['w1.bench.example', 'w2.bench.example'].map((n) => startTestWitness(n, {})));
