@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InStatement } from '@libsql/client';
 import { loadConfig } from '../src/config.ts';
-import { commitActs, HopLimitReached, KeyRevoked, type ActPlan } from '../src/ledger/acts.ts';
+import { commitActs, HopLimitReached, KeyRevoked, type ActPlan, type GroupReader } from '../src/ledger/acts.ts';
 import { createApiKey, getApiKey } from '../src/ledger/api-keys.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { createFuse, transitionFuse } from '../src/ledger/fuses.ts';
@@ -170,6 +170,40 @@ describe('group commit of acts', () => {
     expect(before.state).toBe('LIVE');
     expect(after.state).toBe('DEAD');
     expect(after.receipt.payload.decision).toBe('BLOCK');
+  });
+
+  it("reads the rows its run acts declare once for the group, and again for each act after one of them changed a row", async () => {
+    const reads: string[][] = [];
+    const FUSE_STATES: GroupReader<string> = {
+      async read(tx, keys) {
+        reads.push([...keys]);
+        const rs = await tx.execute({ sql: 'SELECT id, state FROM fuses WHERE id IN (SELECT value FROM json_each(?))', args: [JSON.stringify(keys)] });
+        return new Map(rs.rows.map((r) => [String(r.id), String(r.state)]));
+      },
+    };
+    const look = (id: string, declared = true): ActPlan<string | undefined> => ({
+      needs: declared ? { rows: [{ reader: FUSE_STATES, key: id }] } : {},
+      run: async (_tx, state) => ({ writes: {}, result: await state.row(FUSE_STATES, id) }),
+    });
+    const at = new Date().toISOString();
+    // A statement that changes no row leaves the group's read true; one that does makes the acts after it read again.
+    const noChange: ActPlan<boolean> = { needs: {}, run: async (tx) => ({ writes: {}, result: await transitionFuse(tx, FUSE, ['DEAD'], 'LIVE', at) }) };
+    const blow: ActPlan<boolean> = { needs: {}, run: async (tx) => ({ writes: {}, result: await transitionFuse(tx, FUSE, ['LIVE'], 'DEAD', at) }) };
+    const results = await Promise.all([
+      ledger.act(look(FUSE)),
+      ledger.act(look('fuse_missing')),
+      ledger.act(noChange),
+      ledger.act(look(FUSE)),
+      ledger.act(blow),
+      ledger.act(look(FUSE)),
+      ledger.act(look('fuse_missing')),
+    ]);
+    expect(results).toEqual(['LIVE', undefined, false, 'LIVE', true, 'DEAD', undefined]);
+    expect(reads).toEqual([[FUSE, 'fuse_missing'], [FUSE], ['fuse_missing']]);
+    // A key no act of the group declared is read on its own.
+    reads.length = 0;
+    expect(await Promise.all([ledger.act(look('fuse_missing')), ledger.act(look(FUSE, false))])).toEqual([undefined, 'DEAD']);
+    expect(reads).toEqual([['fuse_missing'], [FUSE]]);
   });
 
   it('fails only the act that breaks a constraint, and keeps the log gapless', async () => {

@@ -90,6 +90,33 @@ describe('exactly-once redeem', () => {
     expect(await ledgerCounts(ticket)).toEqual({ leaves: 1, receipts: { ALLOW: 1, HALT: 99 } });
   });
 
+  it('four tickets stormed together in one process (their redeems read in one statement a group): each ALLOWs once', async () => {
+    // A key of its own, so that the other tests' counts of the storm key's charges stay as they are.
+    const own = await s.newKey('storm-many');
+    const fuse = (await (await s.fetch('/v1/fuses', { json: { state: 'LIVE' }, key: own.secret })).json()).fuse_id;
+    expect((await s.fetch('/v1/pas/licenses/lic_many/charge', { method: 'POST', key: own.secret })).status).toBe(200);
+    const tickets = await Promise.all(
+      [1, 2, 3, 4].map(async (i) => {
+        const r = await s.fetch('/v1/pas/pas-a/pre-bind', { json: { fuse_id: fuse, license_id: 'lic_many', job_id: `job_many_${i}`, write: WRITE }, key: own.secret });
+        return String((await r.json()).ticket.ticket_id);
+      }),
+    );
+    const redeem = async (ticketId: string) => {
+      const r = await s.fetch('/v1/pas/bind-ticket/redeem', { json: { ticket_id: ticketId, write: WRITE, now: new Date().toISOString() }, key: own.secret });
+      return { ticketId, status: r.status, body: await r.json() };
+    };
+    // Interleaved, with an unknown ticket among them: the groups hold redeems of several tickets and one that is not there.
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => redeem(i % 25 === 24 ? 'bt_not_issued' : tickets[i % 4]!)));
+    const unknown = results.filter((r) => r.ticketId === 'bt_not_issued');
+    expect(unknown.map((r) => [r.status, r.body.code])).toEqual(Array(4).fill([404, 'unknown_ticket']));
+    for (const t of tickets) {
+      const mine = results.filter((r) => r.ticketId === t);
+      expect(mine.filter((r) => r.status === 200 && r.body.decision === 'ALLOW')).toHaveLength(1);
+      expect(mine.filter((r) => r.status === 409 && r.body.reason === 'replay')).toHaveLength(mine.length - 1);
+      expect(await ledgerCounts(t)).toEqual({ leaves: 1, receipts: { ALLOW: 1, HALT: mine.length - 1 } });
+    }
+  });
+
   it('100 concurrent redeems spread over three server processes on one database file: the same', async () => {
     const env = testEnv(s.dir);
     const urls = await Promise.all([spawnServer(env), spawnServer(env)]);

@@ -7,7 +7,8 @@
  * its result (or `run`, see ActPlan). Acts queued together are committed by `commitActs` with a constant
  * number of statements, whatever their count:
  *
- *   read    the batch's fuses in one query, its keys in one query;
+ *   read    the batch's fuses in one query, its keys in one query, and
+ *           the rows its `run` acts declare, one query per area (needs.rows);
  *   decide  each act in memory, in arrival order, under the write lock
  *           (an act that throws writes nothing and fails alone);
  *   write   the keys' hop counters, the receipts log (one append for all
@@ -49,6 +50,22 @@ export interface ActNeeds {
   fuseId?: string | undefined;
   /** The key whose hop quota this act consumes once it is decided (one hop). */
   hopOf?: string | undefined;
+  /** Rows of its area a `run` act decides on, read with the group's (`state.row`). */
+  rows?: ReadonlyArray<RowNeed> | undefined;
+}
+
+/**
+ * An area's rows that `run` acts decide on, read for a whole group in one
+ * statement (the PAS redeems' tickets, ledger/pas.ts): `read` answers the rows
+ * of `keys` that exist, by key.
+ */
+export interface GroupReader<V> {
+  read(tx: Transaction, keys: readonly string[]): Promise<Map<string, V>>;
+}
+
+export interface RowNeed {
+  reader: GroupReader<unknown>;
+  key: string;
 }
 
 export interface ActState {
@@ -75,6 +92,14 @@ export interface ActState {
    * so `then` may complete this act's reply. It must not throw.
    */
   atGroupEnd(then: (group: GroupEnd) => void): void;
+  /**
+   * Row `key` of `reader` (undefined when there is none) as the acts before
+   * this one left it: from the group's read of the rows its acts declared
+   * (`needs.rows`) while no act of the group has changed a row yet, else read
+   * again. So a group of refusals reads its rows once, and a group whose first
+   * act claims a row still decides every act on the row as it is now.
+   */
+  row<V>(reader: GroupReader<V>, key: string): Promise<V | undefined>;
 }
 
 /** What a group's acts appended, once all of them have run. */
@@ -171,6 +196,10 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
   const fuses = await getFuses(tx, fuseIds);
   const quotas = await readHopQuotas(tx, keyIds);
   const before = await readEdge(tx, RECEIPTS_LOG);
+  const rows = await readGroupRows(tx, acts);
+  // Set once a `run` act's statement changes a row: the group's reads may then be stale.
+  const changes = { seen: false };
+  const runTx = watchChanges(tx, changes);
 
   const outcomes: ActOutcome[] = [];
   const receipts: Receipt[] = [];
@@ -195,6 +224,11 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       },
       append: (log, leaf) => appends.append(log, leaf),
       atGroupEnd: (then) => void ending.push(then),
+      async row<V>(reader: GroupReader<V>, key: string) {
+        const read = rows.get(reader);
+        if (read?.keys.has(key) && !changes.seen) return read.rows.get(key) as V | undefined;
+        return (await reader.read(tx, [key])).get(key);
+      },
     };
     const appended = appends.mark();
     // Checked last, so that an act refused for another reason (an unknown fuse) spends no hop.
@@ -203,7 +237,7 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       let d: Decided<unknown>;
       if (act.run) {
         d = await runAlone(tx, async () => {
-          const r = await act.run(tx, state);
+          const r = await act.run(runTx, state);
           take();
           return r;
         });
@@ -231,6 +265,38 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
   await writeRecords(tx, decided.flatMap((a) => a.records ?? []));
   for (const a of decided) if (a.answer) await storeAnswer(tx, a.answer);
   return outcomes;
+}
+
+/** Each reader's declared rows for the group, read with one call per reader. */
+async function readGroupRows(tx: Transaction, acts: ReadonlyArray<ActPlan<unknown>>): Promise<Map<GroupReader<unknown>, { keys: Set<string>; rows: Map<string, unknown> }>> {
+  const keysOf = new Map<GroupReader<unknown>, Set<string>>();
+  for (const a of acts) {
+    for (const { reader, key } of a.needs.rows ?? []) {
+      let keys = keysOf.get(reader);
+      if (!keys) keysOf.set(reader, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+  const out = new Map<GroupReader<unknown>, { keys: Set<string>; rows: Map<string, unknown> }>();
+  for (const [reader, keys] of keysOf) out.set(reader, { keys, rows: await reader.read(tx, [...keys]) });
+  return out;
+}
+
+/** `tx`, noting in `changes` any statement that changed a row (a statement that changed none leaves every read true). */
+function watchChanges(tx: Transaction, changes: { seen: boolean }): Transaction {
+  return {
+    async execute(stmt) {
+      const rs = await tx.execute(stmt);
+      if (rs.rowsAffected > 0) changes.seen = true;
+      return rs;
+    },
+    async batch(stmts, mode) {
+      const out = await tx.batch(stmts, mode);
+      if (out.some((rs) => rs.rowsAffected > 0)) changes.seen = true;
+      return out;
+    },
+    close: () => tx.close(),
+  };
 }
 
 function takeHop(quotas: Map<string, HopQuota>, keyId: string): void {

@@ -4,6 +4,8 @@
  * nothing (the rules are in domain/pas.ts); every write runs in the caller's
  * transaction.
  */
+import type { Row } from '@libsql/client';
+import { insertRows } from './log.ts';
 import type { Client, Transaction } from './sql.ts';
 import type { AuthorityGrant, LicenseState, StoredLicenseState } from '../domain/pas.ts';
 import { reportedLicenseState } from '../domain/pas.ts';
@@ -116,13 +118,7 @@ export async function insertTicket(tx: Transaction, t: Omit<Ticket, 'redeemed_at
   });
 }
 
-export async function getTicket(db: Db, keyId: string, id: string): Promise<Ticket | undefined> {
-  const rs = await db.execute({
-    sql: 'SELECT id, key_id, license_id, job_id, fuse_id, spend_fingerprint, issued_at, expires_at, redeemed_at FROM pas_tickets WHERE id = ? AND key_id = ?',
-    args: [id, keyId],
-  });
-  const r = rs.rows[0];
-  if (!r) return undefined;
+function rowToTicket(r: Row): Ticket {
   return {
     id: String(r.id),
     key_id: String(r.key_id),
@@ -156,6 +152,50 @@ export async function consumeTicket(tx: Transaction, t: Ticket, receiptId: strin
   return true;
 }
 
+/** What a redeem decides on: the ticket, its licence parent's stored state, and whether another ticket already bound its job. */
+export interface RedeemView {
+  ticket: Ticket;
+  parent: StoredLicenseState | undefined;
+  /** The ticket is unredeemed and its job's spend leaf exists (another ticket bound the job). */
+  bound: boolean;
+}
+
+const redeemViewKey = (keyId: string, ticketId: string) => `${keyId}\n${ticketId}`;
+
+/**
+ * The redeems of a group read together (ledger/acts.ts GroupReader): each
+ * ticket with its parent's state and its job's binding, in one statement for
+ * every ticket the group's redeems name. Keyed by `redeemViewKey`.
+ */
+export const REDEEM_VIEWS = {
+  key: redeemViewKey,
+  async read(db: Db, keys: readonly string[]): Promise<Map<string, RedeemView>> {
+    const pairs = keys.map((k) => k.split('\n') as [string, string]);
+    const where =
+      pairs.length === 1
+        ? { sql: 't.key_id = ? AND t.id = ?', args: pairs[0]! }
+        : { sql: "(t.key_id, t.id) IN (SELECT value ->> '$[0]', value ->> '$[1]' FROM json_each(?))", args: [JSON.stringify(pairs)] };
+    const rs = await db.execute({
+      sql: `SELECT t.id, t.key_id, t.license_id, t.job_id, t.fuse_id, t.spend_fingerprint, t.issued_at, t.expires_at, t.redeemed_at,
+                   l.state AS parent_state,
+                   EXISTS (SELECT 1 FROM pas_spend_leaves s WHERE s.key_id = t.key_id AND s.job_id = t.job_id) AS job_bound
+            FROM pas_tickets t LEFT JOIN pas_licenses l ON l.key_id = t.key_id AND l.license_id = t.license_id
+            WHERE ${where.sql}`,
+      args: where.args,
+    });
+    const views = new Map<string, RedeemView>();
+    for (const r of rs.rows) {
+      const ticket = rowToTicket(r);
+      views.set(redeemViewKey(ticket.key_id, ticket.id), {
+        ticket,
+        parent: r.parent_state == null ? undefined : (String(r.parent_state) as StoredLicenseState),
+        bound: ticket.redeemed_at === null && Number(r.job_bound) === 1,
+      });
+    }
+    return views;
+  },
+};
+
 export async function jobBound(db: Db, keyId: string, jobId: string): Promise<boolean> {
   const rs = await db.execute({ sql: 'SELECT 1 FROM pas_spend_leaves WHERE key_id = ? AND job_id = ?', args: [keyId, jobId] });
   return rs.rows.length > 0;
@@ -171,11 +211,23 @@ export async function insertIssue(
   });
 }
 
-export async function recordJobReceipt(tx: Transaction, r: { keyId: string; jobId: string; receiptId: string; kind: string; decision: string; at: string }): Promise<void> {
-  await tx.execute({
-    sql: 'INSERT OR IGNORE INTO pas_job_receipts (key_id, job_id, receipt_id, kind, decision, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-    args: [r.keyId, r.jobId, r.receiptId, r.kind, r.decision, r.at],
-  });
+/** A receipt of a PAS act, listed under its job (an act's record: records.ts writes a group's together). */
+export interface JobReceiptRow {
+  keyId: string;
+  jobId: string;
+  receiptId: string;
+  kind: string;
+  decision: string;
+  at: string;
+}
+
+export async function insertJobReceipts(tx: Transaction, rows: readonly JobReceiptRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT OR IGNORE INTO pas_job_receipts (key_id, job_id, receipt_id, kind, decision, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?)',
+    rows.map((r) => [r.keyId, r.jobId, r.receiptId, r.kind, r.decision, r.at]),
+  );
 }
 
 export async function jobReceipts(db: Db, keyId: string, jobId: string): Promise<Array<{ receipt_id: string; kind: string; decision: string; created_at: string }>> {

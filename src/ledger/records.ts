@@ -1,7 +1,8 @@
 /**
  * Rows an act declares among its writes instead of inserting them itself: the
  * record of what it did in its area (a clear act, an ORN event, a spoliation
- * seal, a conformity pack, a foundry run, the webhook deliveries of an alert). acts.ts writes every act's records
+ * seal, a conformity pack, a foundry run, the webhook deliveries of an alert,
+ * a PAS job's receipt). acts.ts writes every act's records
  * after the group's decisions, with one multi-row statement per table, so such
  * an act is decided purely and costs no statement of its own. An act whose
  * decision must read or claim its area's rows under the lock (a version, a
@@ -19,6 +20,7 @@ import { insertConformityPacks, type ConformityPackRow } from './conformity.ts';
 import { insertFoundryRuns, type FoundryRunRow } from './foundry.ts';
 import { insertSpoliationSeals, type SpoliationSealRow } from './nap.ts';
 import { insertOrnEvents, type OrnEventRow } from './orn.ts';
+import { insertJobReceipts, type JobReceiptRow } from './pas.ts';
 import type { Transaction } from './sql.ts';
 import { enqueueAlerts, type AlertEvent } from './webhooks.ts';
 
@@ -31,7 +33,9 @@ export type ActRecord =
   /** An alert event (a fuse's state change, a refused hop): its webhook deliveries to the account's matching subscriptions. */
   | { table: 'webhook_deliveries'; row: AlertEvent }
   /** The opening of a commitment that stands for caller free text in the act's public receipt. */
-  | { table: 'commitment_openings'; row: OpeningRow };
+  | { table: 'commitment_openings'; row: OpeningRow }
+  /** A PAS act's receipt listed under its job (read only outside the lock, by GET /v1/pas/bind-appendix). */
+  | { table: 'pas_job_receipts'; row: JobReceiptRow };
 
 type Table = ActRecord['table'];
 type RowOf<T extends Table> = Extract<ActRecord, { table: T }>['row'];
@@ -44,6 +48,7 @@ const WRITERS: { [T in Table]: (tx: Transaction, rows: Array<RowOf<T>>) => Promi
   foundry_runs: insertFoundryRuns,
   webhook_deliveries: enqueueAlerts,
   commitment_openings: insertOpenings,
+  pas_job_receipts: insertJobReceipts,
 };
 
 /** Writes `records` in order within each table: one multi-row statement per table present. */

@@ -38,18 +38,18 @@ import { addExclusionLeaf, signedExclusionProof } from '../../ledger/pas-exclusi
 import {
   consumeTicket,
   getGrant,
-  getTicket,
   insertIssue,
   insertTicket,
   jobBound,
   jobReceipts,
   licenseSnapshot,
   licenseState,
-  recordJobReceipt,
-  storedLicenseState,
+  REDEEM_VIEWS,
   transitionLicense,
-  type Ticket,
+  type JobReceiptRow,
+  type RedeemView,
 } from '../../ledger/pas.ts';
+import type { ActRecord } from '../../ledger/records.ts';
 import { verifyUrl, type Receipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -212,9 +212,9 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
         },
         { charges: charge ? [charge] : [] },
       );
-      if (key && act.jobId) await recordJobReceipt(tx, { keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now });
       const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
-      return { writes: { receipt }, reply: withCharge(act.answer(d, s, fuse, receipt, written), charge) };
+      const listed: ActRecord[] = key && act.jobId ? [{ table: 'pas_job_receipts', row: { keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now } }] : [];
+      return { writes: { receipt, records: listed }, reply: withCharge(act.answer(d, s, fuse, receipt, written), charge) };
     },
   });
 }
@@ -370,14 +370,8 @@ async function authority(event: H3Event, ctx: AppContext, caller: Caller, bill: 
 async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, body: z.infer<typeof redeemRequest>): Promise<Reply> {
   const presented = presentedFingerprint(body)!;
   const callerNow = new Date(body.now);
-  const read = async (db: Parameters<typeof getTicket>[0]) => {
-    const ticket = await getTicket(db, ownerId(key), body.ticket_id);
-    if (!ticket) throw notFound(`no bind ticket ${body.ticket_id}`, 'unknown_ticket');
-    const parent = await storedLicenseState(db, ownerId(key), ticket.license_id);
-    const bound = ticket.redeemed_at === null && (await jobBound(db, ownerId(key), ticket.job_id));
-    return { ticket, parent, bound };
-  };
-  const decide = (s: { ticket: Ticket; parent: Awaited<ReturnType<typeof storedLicenseState>>; bound: boolean }, serverNow: Date): RedeemDecision =>
+  const viewKey = REDEEM_VIEWS.key(ownerId(key), body.ticket_id);
+  const decide = (s: RedeemView, serverNow: Date): RedeemDecision =>
     decideRedeem({
       ticket: { spend_fingerprint: s.ticket.spend_fingerprint, expires_at: s.ticket.expires_at, redeemed: s.ticket.redeemed_at !== null },
       parent: s.parent,
@@ -388,10 +382,13 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, 
       skewSeconds: ctx.config.TICKET_CLOCK_SKEW_SECONDS,
     });
   // Read, decided and consumed under one write lock: a ticket is redeemed once, whatever runs beside it.
+  // The group's redeems read their tickets together (one statement), each as the redeems before it left it.
   return commitAct(event, ctx, key, {
+    needs: { rows: [{ reader: REDEEM_VIEWS, key: viewKey }] },
     run: async (tx, state) => {
       const serverNow = new Date();
-      const s = await read(tx);
+      const s = await state.row(REDEEM_VIEWS, viewKey);
+      if (!s) throw notFound(`no bind ticket ${body.ticket_id}`, 'unknown_ticket');
       const d = decide(s, serverNow);
       const decision = d.redeem ? 'ALLOW' : 'HALT';
       const charge = { keyId: key.id, ...chargeOf(bill, decision) };
@@ -412,9 +409,9 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, 
         if (!(await consumeTicket(tx, s.ticket, receipt.receipt_id, at))) throw stateChangedProblem();
         await addExclusionLeaf(tx, ownerId(key), s.ticket.job_id);
       }
-      await recordJobReceipt(tx, { keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at });
       const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
-      const writes = { receipt };
+      const listed: JobReceiptRow = { keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at };
+      const writes = { receipt, records: [{ table: 'pas_job_receipts' as const, row: listed }] };
       if (d.redeem) return { writes, reply: withCharge(reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common }), charge) };
       return { writes, reply: withCharge(reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409), charge) };
     },
