@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from './support/server.ts';
 
 let s: TestServer;
 let agent: string;
+let ownerSecret: string;
 let fuse: string;
 /** Requests each lane took, by path. */
 const taken = new Map<string, number>();
@@ -25,6 +26,7 @@ beforeAll(async () => {
     }) as Lane);
   }
   const owner = await s.newKey('owner');
+  ownerSecret = owner.secret;
   agent = (await s.newKey('agent', 10_000, 'agent', owner.accountId)).secret;
   fuse = (await (await s.fetch('/v1/fuses', { key: owner.secret, json: { state: 'LIVE' } })).json()).fuse_id;
   // The lane takes keys the auth cache holds: the first call authenticates through h3 and fills it.
@@ -54,7 +56,7 @@ const shape = (v: unknown): unknown =>
 
 describe('the act lane', () => {
   it('is declared for the acts that opted in, and only for them', () => {
-    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/v1/act', '/v1/fuse/hop', '/v1/prefinality/evaluate']);
+    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/v1/act', '/v1/fuse/hop', '/v1/pas/bind-ticket/redeem', '/v1/prefinality/evaluate']);
   });
 
   it('answers a plain hop, welded act and evaluate as the h3 route answers them: status, headers, body', async () => {
@@ -87,6 +89,26 @@ describe('the act lane', () => {
       // The receipt is in the log like any other.
       expect((await s.fetch(`/v1/receipts/${id(a)}`, { headers: { accept: 'application/json' } })).status).toBe(200);
     }
+  });
+
+  it('answers a PAS redeem as the h3 route does: the ALLOW, then a HALT replay each way', async () => {
+    const write = { op: 'bind', policy: 'P-lane', premium: '10.00' };
+    // The owner charges the licence and issues the ticket; its agent redeems it.
+    expect((await s.fetch('/v1/pas/licenses/lic_lane/charge', { method: 'POST', key: ownerSecret })).status).toBe(200);
+    const pre = await s.fetch('/v1/pas/pas-a/pre-bind', { key: ownerSecret, json: { fuse_id: fuse, license_id: 'lic_lane', job_id: 'job_lane', write } });
+    const ticket_id = (await pre.json()).ticket.ticket_id;
+    const body = JSON.stringify({ ticket_id, write, now: new Date().toISOString() });
+    const allow = await post('/v1/pas/bind-ticket/redeem', body, false);
+    expect([allow.laned, allow.res.status, JSON.parse(allow.text).decision]).toEqual([true, 200, 'ALLOW']);
+    const lane = await post('/v1/pas/bind-ticket/redeem', body, false);
+    const h3 = await post('/v1/pas/bind-ticket/redeem', body, true);
+    expect([lane.laned, h3.laned]).toEqual([true, false]);
+    expect([lane.res.status, h3.res.status]).toEqual([409, 409]);
+    expect(headerNames(lane.res)).toEqual(headerNames(h3.res).filter((h) => h !== 'idempotency-key' && h !== 'idempotent-replayed'));
+    const [a, b] = [JSON.parse(lane.text), JSON.parse(h3.text)];
+    expect(shape(a)).toEqual(shape(b));
+    expect([a.decision, a.reason, b.reason]).toEqual(['HALT', 'replay', 'replay']);
+    expect(a.receipt_id).not.toBe(b.receipt_id);
   });
 
   it('refuses bad input with the same problem as the h3 route, and writes nothing', async () => {

@@ -503,6 +503,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       response: decisionResponse, responses: { 409: { description: 'HALT: the ticket was not consumed; do not forward the write', schema: decisionResponse } },
       problems: [404, 409, 422],
       charges: ['execute_gate', 'hold'],
+      lane: true,
       example: { ticket_id: 'bt_9Wm3Qx7LzT2vN8kR4sPc5D', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' }, now: '2026-11-22T10:00:00Z' },
     },
     (b, key, event, _, bill) => redeem(event, ctx, key, bill, b),
