@@ -206,6 +206,29 @@ describe('group commit of acts', () => {
     expect(reads).toEqual([['fuse_missing'], [FUSE]]);
   });
 
+  it("opens a run act's savepoint at its first statement: a refusal that sent none costs none, one that wrote is undone", async () => {
+    const at = new Date().toISOString();
+    const refuseAtOnce: ActPlan<never> = { needs: {}, run: async () => Promise.reject(new Error('refused before any statement')) };
+    const blowThenRefuse: ActPlan<never> = {
+      needs: {},
+      run: async (tx) => {
+        expect(await transitionFuse(tx, FUSE, ['LIVE'], 'DEAD', at)).toBe(true);
+        throw new Error('refused after writing');
+      },
+    };
+    const look: ActPlan<string> = { needs: { fuseId: FUSE }, run: async (_tx, state) => ({ writes: {}, result: state.fuse!.state }) };
+    const sent: string[] = [];
+    const outcomes = await ledger.write(async (tx) => {
+      const watched: Sql = { execute: (st: InStatement) => (sent.push(typeof st === 'string' ? st : st.sql), tx.execute(st)), batch: (st: InStatement[]) => tx.batch(st), close: () => tx.close() };
+      return commitActs(watched, [refuseAtOnce, blowThenRefuse, look]);
+    });
+    expect(outcomes.map((o) => o.ok)).toEqual([false, false, true]);
+    expect(sent.filter((q) => /SAVEPOINT|RELEASE|ROLLBACK/.test(q))).toEqual(['SAVEPOINT act', 'ROLLBACK TO act', 'RELEASE act']);
+    // The blow was undone with its act: the fuse is LIVE, in the act after it and in the database.
+    expect((outcomes[2] as { value: string }).value).toBe('LIVE');
+    expect(String((await ledger.read.execute({ sql: 'SELECT state FROM fuses WHERE id = ?', args: [FUSE] })).rows[0]!.state)).toBe('LIVE');
+  });
+
   it('fails only the act that breaks a constraint, and keeps the log gapless', async () => {
     const at = new Date().toISOString();
     const carrying = (eventId: string): ActPlan<string> => ({

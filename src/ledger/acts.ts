@@ -199,7 +199,6 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
   const rows = await readGroupRows(tx, acts);
   // Set once a `run` act's statement changes a row: the group's reads may then be stale.
   const changes = { seen: false };
-  const runTx = watchChanges(tx, changes);
 
   const outcomes: ActOutcome[] = [];
   const receipts: Receipt[] = [];
@@ -236,8 +235,8 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
     try {
       let d: Decided<unknown>;
       if (act.run) {
-        d = await runAlone(tx, async () => {
-          const r = await act.run(runTx, state);
+        d = await runAlone(tx, changes, async (actTx) => {
+          const r = await act.run(actTx, state);
           take();
           return r;
         });
@@ -280,23 +279,6 @@ async function readGroupRows(tx: Transaction, acts: ReadonlyArray<ActPlan<unknow
   const out = new Map<GroupReader<unknown>, { keys: Set<string>; rows: Map<string, unknown> }>();
   for (const [reader, keys] of keysOf) out.set(reader, { keys, rows: await reader.read(tx, [...keys]) });
   return out;
-}
-
-/** `tx`, noting in `changes` any statement that changed a row (a statement that changed none leaves every read true). */
-function watchChanges(tx: Transaction, changes: { seen: boolean }): Transaction {
-  return {
-    async execute(stmt) {
-      const rs = await tx.execute(stmt);
-      if (rs.rowsAffected > 0) changes.seen = true;
-      return rs;
-    },
-    async batch(stmts, mode) {
-      const out = await tx.batch(stmts, mode);
-      if (out.some((rs) => rs.rowsAffected > 0)) changes.seen = true;
-      return out;
-    },
-    close: () => tx.close(),
-  };
 }
 
 function takeHop(quotas: Map<string, HopQuota>, keyId: string): void {
@@ -424,15 +406,40 @@ class GroupAppends implements GroupEnd {
   }
 }
 
-async function runAlone<T>(tx: Transaction, write: () => Promise<T>): Promise<T> {
-  await tx.execute('SAVEPOINT act');
+/**
+ * Runs one `run` act in a savepoint of its own, opened before its first
+ * statement: an act that sends none (a refusal decided on the group's rows)
+ * has nothing to undo and costs no savepoint. Any statement that changes a
+ * row is noted in `changes` (the group's reads may then be stale).
+ */
+async function runAlone<T>(tx: Transaction, changes: { seen: boolean }, run: (actTx: Transaction) => Promise<T>): Promise<T> {
+  let savepoint: Promise<unknown> | undefined;
+  let open = false;
+  const opened = () => (savepoint ??= tx.execute('SAVEPOINT act').then(() => (open = true)));
+  const actTx: Transaction = {
+    async execute(stmt) {
+      await opened();
+      const rs = await tx.execute(stmt);
+      if (rs.rowsAffected > 0) changes.seen = true;
+      return rs;
+    },
+    async batch(stmts, mode) {
+      await opened();
+      const out = await tx.batch(stmts, mode);
+      if (out.some((rs) => rs.rowsAffected > 0)) changes.seen = true;
+      return out;
+    },
+    close: () => tx.close(),
+  };
   try {
-    const out = await write();
-    await tx.execute('RELEASE act');
+    const out = await run(actTx);
+    if (open) await tx.execute('RELEASE act');
     return out;
   } catch (e) {
-    await tx.execute('ROLLBACK TO act');
-    await tx.execute('RELEASE act');
+    if (open) {
+      await tx.execute('ROLLBACK TO act');
+      await tx.execute('RELEASE act');
+    }
     throw e;
   }
 }
