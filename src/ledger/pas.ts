@@ -6,7 +6,7 @@
  */
 import type { Row } from '@libsql/client';
 import { insertRows } from './log.ts';
-import type { Client, Transaction } from './sql.ts';
+import { oneOf, type Client, type Transaction } from './sql.ts';
 import type { AuthorityGrant, LicenseState, StoredLicenseState } from '../domain/pas.ts';
 import { reportedLicenseState } from '../domain/pas.ts';
 
@@ -160,21 +160,15 @@ export interface RedeemView {
   bound: boolean;
 }
 
-const redeemViewKey = (keyId: string, ticketId: string) => `${keyId}\n${ticketId}`;
-
 /**
  * The redeems of a group read together (ledger/acts.ts GroupReader): each
  * ticket with its parent's state and its job's binding, in one statement for
- * every ticket the group's redeems name. Keyed by `redeemViewKey`.
+ * every ticket the group's redeems name, by ticket id. Whose ticket it is, the
+ * redeem checks (`ticket.key_id`).
  */
 export const REDEEM_VIEWS = {
-  key: redeemViewKey,
-  async read(db: Db, keys: readonly string[]): Promise<Map<string, RedeemView>> {
-    const pairs = keys.map((k) => k.split('\n') as [string, string]);
-    const where =
-      pairs.length === 1
-        ? { sql: 't.key_id = ? AND t.id = ?', args: pairs[0]! }
-        : { sql: "(t.key_id, t.id) IN (SELECT value ->> '$[0]', value ->> '$[1]' FROM json_each(?))", args: [JSON.stringify(pairs)] };
+  async read(db: Db, ids: readonly string[]): Promise<Map<string, RedeemView>> {
+    const where = oneOf('t.id', ids);
     const rs = await db.execute({
       sql: `SELECT t.id, t.key_id, t.license_id, t.job_id, t.fuse_id, t.spend_fingerprint, t.issued_at, t.expires_at, t.redeemed_at,
                    l.state AS parent_state,
@@ -186,7 +180,7 @@ export const REDEEM_VIEWS = {
     const views = new Map<string, RedeemView>();
     for (const r of rs.rows) {
       const ticket = rowToTicket(r);
-      views.set(redeemViewKey(ticket.key_id, ticket.id), {
+      views.set(ticket.id, {
         ticket,
         parent: r.parent_state == null ? undefined : (String(r.parent_state) as StoredLicenseState),
         bound: ticket.redeemed_at === null && Number(r.job_bound) === 1,

@@ -213,11 +213,14 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
         { charges: charge ? [charge] : [] },
       );
       const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
-      const listed: ActRecord[] = key && act.jobId ? [{ table: 'pas_job_receipts', row: { keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now } }] : [];
+      const listed = key && act.jobId ? [jobReceipt({ keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now })] : [];
       return { writes: { receipt, records: listed }, reply: withCharge(act.answer(d, s, fuse, receipt, written), charge) };
     },
   });
 }
+
+/** A PAS act's receipt listed under its job: a record written with the group's (ledger/records.ts). */
+const jobReceipt = (row: JobReceiptRow): ActRecord => ({ table: 'pas_job_receipts', row });
 
 function presentedFingerprint(b: { write?: Record<string, unknown> | undefined; spend_fingerprint?: string | undefined }): string | undefined {
   return b.spend_fingerprint ?? (b.write !== undefined ? spendFingerprint(b.write) : undefined);
@@ -370,7 +373,6 @@ async function authority(event: H3Event, ctx: AppContext, caller: Caller, bill: 
 async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, body: z.infer<typeof redeemRequest>): Promise<Reply> {
   const presented = presentedFingerprint(body)!;
   const callerNow = new Date(body.now);
-  const viewKey = REDEEM_VIEWS.key(ownerId(key), body.ticket_id);
   const decide = (s: RedeemView, serverNow: Date): RedeemDecision =>
     decideRedeem({
       ticket: { spend_fingerprint: s.ticket.spend_fingerprint, expires_at: s.ticket.expires_at, redeemed: s.ticket.redeemed_at !== null },
@@ -384,11 +386,12 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, 
   // Read, decided and consumed under one write lock: a ticket is redeemed once, whatever runs beside it.
   // The group's redeems read their tickets together (one statement), each as the redeems before it left it.
   return commitAct(event, ctx, key, {
-    needs: { rows: [{ reader: REDEEM_VIEWS, key: viewKey }] },
+    needs: { rows: [{ reader: REDEEM_VIEWS, key: body.ticket_id }] },
     run: async (tx, state) => {
       const serverNow = new Date();
-      const s = await state.row(REDEEM_VIEWS, viewKey);
-      if (!s) throw notFound(`no bind ticket ${body.ticket_id}`, 'unknown_ticket');
+      const s = await state.row(REDEEM_VIEWS, body.ticket_id);
+      // Another key's ticket is not the caller's to know of.
+      if (!s || s.ticket.key_id !== ownerId(key)) throw notFound(`no bind ticket ${body.ticket_id}`, 'unknown_ticket');
       const d = decide(s, serverNow);
       const decision = d.redeem ? 'ALLOW' : 'HALT';
       const charge = { keyId: key.id, ...chargeOf(bill, decision) };
@@ -410,8 +413,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, 
         await addExclusionLeaf(tx, ownerId(key), s.ticket.job_id);
       }
       const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
-      const listed: JobReceiptRow = { keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at };
-      const writes = { receipt, records: [{ table: 'pas_job_receipts' as const, row: listed }] };
+      const writes = { receipt, records: [jobReceipt({ keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at })] };
       if (d.redeem) return { writes, reply: withCharge(reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common }), charge) };
       return { writes, reply: withCharge(reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409), charge) };
     },
