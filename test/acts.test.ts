@@ -64,16 +64,18 @@ function hop(n: number, records: RecordKind = 'none'): ActPlan<{ state: string; 
   };
 }
 
-/** The transaction, counting the statements sent through it. */
-function counting(tx: Sql): { tx: Sql; count: () => number } {
-  let n = 0;
+/** The transaction, counting the statements sent through it and keeping their SQL. */
+function counting(tx: Sql): { tx: Sql; count: () => number; sent: string[] } {
+  const sent: string[] = [];
+  const text = (s: InStatement) => (typeof s === 'string' ? s : s.sql);
   return {
     tx: {
-      execute: (s: InStatement) => (n++, tx.execute(s)),
-      batch: (s: InStatement[]) => ((n += s.length), tx.batch(s)),
+      execute: (s: InStatement) => (sent.push(text(s)), tx.execute(s)),
+      batch: (s: InStatement[]) => (sent.push(...s.map(text)), tx.batch(s)),
       close: () => tx.close(),
     },
-    count: () => n,
+    count: () => sent.length,
+    sent,
   };
 }
 
@@ -217,10 +219,11 @@ describe('group commit of acts', () => {
       },
     };
     const look: ActPlan<string> = { needs: { fuseId: FUSE }, run: async (_tx, state) => ({ writes: {}, result: state.fuse!.state }) };
-    const sent: string[] = [];
+    let sent: string[] = [];
     const outcomes = await ledger.write(async (tx) => {
-      const watched: Sql = { execute: (st: InStatement) => (sent.push(typeof st === 'string' ? st : st.sql), tx.execute(st)), batch: (st: InStatement[]) => tx.batch(st), close: () => tx.close() };
-      return commitActs(watched, [refuseAtOnce, blowThenRefuse, look]);
+      const c = counting(tx);
+      sent = c.sent;
+      return commitActs(c.tx, [refuseAtOnce, blowThenRefuse, look]);
     });
     expect(outcomes.map((o) => o.ok)).toEqual([false, false, true]);
     expect(sent.filter((q) => /SAVEPOINT|RELEASE|ROLLBACK/.test(q))).toEqual(['SAVEPOINT act', 'ROLLBACK TO act', 'RELEASE act']);
