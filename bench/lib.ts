@@ -5,7 +5,7 @@
  * load from autocannon.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -99,7 +99,12 @@ export async function spawnServer(extraEnv: Record<string, string> = {}): Promis
   };
   const child = spawn(process.execPath, ['src/server.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await waitForLine(child, /"url":"(http:\/\/[^"]+)"/);
-  return { url, dir, env, stop: () => stopChild(child) };
+  return { url, dir, env, stop: () => stopChild(child).then(() => removeDir(dir)) };
+}
+
+/** A bench's scratch folder, gone once its figures are taken (a run writes gigabytes: the million-entry fixtures). */
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
 }
 
 /**
@@ -127,7 +132,8 @@ export async function spawnBaseline(bodyFile?: string): Promise<Spawned> {
 /** The durable floor of a hop (durable-floor.ts: node:http and one FULL group commit of a hop's rows), on a fresh file. */
 export async function spawnDurableFloor(layout: 'rows' | 'tiles' | 'tiles-off-loop' | 'tiles-worker' | 'none'): Promise<Spawned> {
   const dir = mkdtempSync(join(tmpdir(), 'fusegate-bench-floor-'));
-  return spawnListening([join(import.meta.dirname, 'durable-floor.ts'), join(dir, 'floor.db'), layout]);
+  const floor = await spawnListening([join(import.meta.dirname, 'durable-floor.ts'), join(dir, 'floor.db'), layout]);
+  return { ...floor, stop: () => floor.stop().then(() => removeDir(dir)) };
 }
 
 /** A node process that prints {"url": ...} once it listens. */

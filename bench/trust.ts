@@ -17,7 +17,7 @@ import { EmbeddedSql } from '../src/ledger/embedded.ts';
 import { commitActs, type ActPlan } from '../src/ledger/acts.ts';
 import { appendLeaves } from '../src/ledger/log.ts';
 import type { Transaction } from '../src/ledger/sql.ts';
-import { fmt, report, spawnServer } from './lib.ts';
+import { fmt, removeDir, report, spawnServer } from './lib.ts';
 
 const APPENDS = Number(process.env.BENCH_APPENDS ?? 10_000);
 const BIG_LOG = Number(process.env.BENCH_BIG_LOG ?? 1_000_000);
@@ -63,6 +63,7 @@ async function appendRate(concurrency: number, grouped: boolean): Promise<number
   const rate = APPENDS / ((performance.now() - started) / 1000);
   single.close();
   await ledger.close();
+  removeDir(dir);
   return rate;
 }
 
