@@ -124,6 +124,30 @@ describe('companion ledger', () => {
     expect(new Set(answers.map((a) => a.index)).size).toBe(12);
   });
 
+  it('ASTL: publishes of one entity sent together get consecutive versions; another key sent among them is refused and writes nothing', async () => {
+    const other = await s.newKey('together-other');
+    const entity = 'agent:storm';
+    const sizeBefore = Number((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'astl'")).rows[0]!.size);
+    const sends = Array.from({ length: 10 }, (_, i) => post('/api/v1/astl/publish', { entity, preset: 'agentic' }, i === 3 || i === 7 ? other.secret : key.secret));
+    const answers = await Promise.all(sends.map(async (r) => { const res = await r; return { status: res.status, body: await res.json() }; }));
+    // The owner is the first publisher in arrival order; whichever key that was, the other's are refused.
+    const ownerSent = answers[0]!.status === 201 ? [0, 1, 2, 4, 5, 6, 8, 9] : [3, 7];
+    const refused = answers.filter((a) => a.status === 403);
+    expect(answers.filter((a) => a.status === 201).length + refused.length).toBe(10);
+    expect(refused.every((a) => a.body.code === 'entity_owned')).toBe(true);
+    const published = ownerSent.map((i) => answers[i]!).filter((a) => a.status === 201);
+    expect(published.map((a) => a.body.manifest.version).sort((x, y) => x - y)).toEqual(published.map((_, i) => i + 1));
+    // The log holds exactly the published manifests, and the stored rows agree with the answers.
+    expect(Number((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'astl'")).rows[0]!.size)).toBe(sizeBefore + published.length);
+    const look = await (await s.fetch(`/api/v1/astl/lookup?entity=${encodeURIComponent(entity)}`)).json();
+    expect(look.latest_version).toBe(published.length);
+    expect(look.manifests.map((m: { index: number }) => m.index).sort()).toEqual(published.map((a) => a.body.index).sort());
+    for (const a of published) {
+      const cp = await checkInclusion(s, 'astl', a.body.checkpoint.note, a.body.index, new TextEncoder().encode(canonicalJson(a.body.manifest)), a.body.inclusion.hashes);
+      expect(cp.size).toBe(a.body.checkpoint.tree_size);
+    }
+  });
+
   it('absence: witnesses non-membership over a preset and an ASTL surface; the public verifier and jose agree', async () => {
     const r = await post('/api/v1/absence/witness', { act_kind: 'wire', preset: 'hiring' });
     expect(r.status).toBe(200);

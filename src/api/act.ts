@@ -17,10 +17,12 @@
  *     commitAct(event, ctx, key, { decide: (state) => ({ writes: { receipt: state.receipt(ctx, input, { charges }) }, reply: reply(view(b)) }) }),
  *   );
  *   return commitAct(event, ctx, key, {
+ *     needs: { rows: [{ reader: TICKETS, key: b.ticket_id }] },                                   // read with the group's
  *     run: async (tx, state) => {
+ *       const ticket = await state.row(TICKETS, b.ticket_id);
  *       const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, sku, amountMicros }] });   // minted under the lock
- *       const { index } = await appendManifest(tx, state.append, leaf, key.id, receipt.receipt_id);   // the area's own rows, under the lock
- *       return { writes: { receipt }, reply: reply({ index }) };
+ *       await claimTicket(tx, ticket);                                                                   // the area's own rows, under the lock
+ *       return { writes: { receipt }, reply: reply({ ticket_id: ticket.id }) };
  *     },
  *   });
  */

@@ -21,9 +21,9 @@
  * its id carries the log index it will have (ledger/receipts.ts); an act
  * that throws after minting leaves no gap, its index goes to the next act.
  * An entry of another log (an ASTL manifest) is appended the same way
- * (`state.append`): its index, inclusion proof and root are known at once,
- * from the log's edge read once for the group, and the group's entries of
- * that log are written together with its receipts.
+ * (`state.append`): its index is known at once, from the log's edge read once
+ * for the group, its inclusion proof at the group's end, and the group's
+ * entries of that log are written together with its receipts.
  *
  * So a decision never rests on a state read before the lock: no re-read, no
  * retry. The same statements go to a libSQL server, so there too a batch of
@@ -33,7 +33,7 @@
 import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
-import { appendedAt, appendLeaves, readEdge, type Inclusion } from './log.ts';
+import { appendLeaves, readEdge, type Inclusion } from './log.ts';
 import { edgeRoot, extendEdge, inclusionFrom, MAX_ENTRY_BYTES, rangeHasher, type Edge } from '../crypto/tiles.ts';
 import { leafHash, type Hash } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
@@ -78,12 +78,13 @@ export interface ActState {
   receipt(issuer: ReceiptIssuer, input: ReceiptInput, opts?: { signed?: boolean; charges?: readonly ActCharge[] }): Receipt;
   /**
    * Appends `leaf` to `log` (not the receipts log) as this act's entry: its
-   * index, inclusion proof and root at once, the entry written with the
-   * group's. Within a group only this way appends to that log (another append
-   * to it in the same transaction fails the group, which is then committed
-   * act by act). An act that throws leaves no gap: its index goes to the next.
+   * index and leaf hash at once, the entry written with the group's, its
+   * inclusion proof at the group's end (`atGroupEnd`). Within a group only
+   * this way appends to that log (another append to it in the same
+   * transaction fails the group, which is then committed act by act). An act
+   * that throws leaves no gap: its index goes to the next.
    */
-  append(log: string, leaf: Uint8Array): Promise<Inclusion>;
+  append(log: string, leaf: Uint8Array): Promise<Appended>;
   /**
    * Runs `then` once every act of the group has run, if this act succeeded.
    * There `group.inclusion` proves an entry this act appended at the size the
@@ -100,6 +101,19 @@ export interface ActState {
    * act claims a row still decides every act on the row as it is now.
    */
   row<V>(reader: GroupReader<V>, key: string): Promise<V | undefined>;
+  /**
+   * Row `key` of `reader` as this act leaves it, for the acts after it in the
+   * group, when the act writes that row as one of its records (a new ASTL
+   * version): `row` answers it from here on, before any read. Undone with the
+   * act if it throws. The act's records must write exactly this.
+   */
+  setRow<V>(reader: GroupReader<V>, key: string, value: V): void;
+}
+
+/** An entry an act appended: its index and leaf hash (its proof comes at the group's end). */
+export interface Appended {
+  index: number;
+  leafHash: Hash;
 }
 
 /** What a group's acts appended, once all of them have run. */
@@ -199,6 +213,8 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
   const rows = await readGroupRows(tx, acts);
   // Set once a `run` act's statement changes a row: the group's reads may then be stale.
   const changes = { seen: false };
+  // Rows the acts so far recorded (setRow): written with the group's records, so no read would see them yet.
+  const recorded = new RowOverlay();
 
   const outcomes: ActOutcome[] = [];
   const receipts: Receipt[] = [];
@@ -224,12 +240,15 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       append: (log, leaf) => appends.append(log, leaf),
       atGroupEnd: (then) => void ending.push(then),
       async row<V>(reader: GroupReader<V>, key: string) {
+        if (recorded.has(reader, key)) return recorded.get(reader, key) as V;
         const read = rows.get(reader);
         if (read?.keys.has(key) && !changes.seen) return read.rows.get(key) as V | undefined;
         return (await reader.read(tx, [key])).get(key);
       },
+      setRow: (reader, key, value) => recorded.set(reader, key, value),
     };
     const appended = appends.mark();
+    const rowsMark = recorded.mark();
     // Checked last, so that an act refused for another reason (an unknown fuse) spends no hop.
     const take = () => (act.needs.hopOf ? takeHop(quotas, act.needs.hopOf) : undefined);
     try {
@@ -254,6 +273,7 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       outcomes.push({ ok: true, value: d.result });
     } catch (error) {
       appends.undo(appended);
+      recorded.undo(rowsMark);
       outcomes.push({ ok: false, error });
     }
   }
@@ -337,6 +357,40 @@ export function summarizeReceipts(receipts: ReadonlyArray<Pick<Receipt, 'payload
   return JSON.stringify(s);
 }
 
+/** The rows a group's acts recorded (`setRow`), with what each replaced, so that a failed act's are undone. */
+class RowOverlay {
+  readonly #rows = new Map<GroupReader<unknown>, Map<string, unknown>>();
+  readonly #log: Array<{ reader: GroupReader<unknown>; key: string; had: boolean; was: unknown }> = [];
+
+  has(reader: GroupReader<unknown>, key: string): boolean {
+    return this.#rows.get(reader)?.has(key) ?? false;
+  }
+
+  get(reader: GroupReader<unknown>, key: string): unknown {
+    return this.#rows.get(reader)?.get(key);
+  }
+
+  set(reader: GroupReader<unknown>, key: string, value: unknown): void {
+    let rows = this.#rows.get(reader);
+    if (!rows) this.#rows.set(reader, (rows = new Map()));
+    this.#log.push({ reader, key, had: rows.has(key), was: rows.get(key) });
+    rows.set(key, value);
+  }
+
+  mark(): number {
+    return this.#log.length;
+  }
+
+  undo(to: number): void {
+    while (this.#log.length > to) {
+      const { reader, key, had, was } = this.#log.pop()!;
+      const rows = this.#rows.get(reader)!;
+      if (had) rows.set(key, was);
+      else rows.delete(key);
+    }
+  }
+}
+
 type AppendMark = ReadonlyMap<string, { edge: Edge; count: number }>;
 /** The mark of a group that has appended nothing yet (most groups: hops append only receipts). */
 const NOTHING_APPENDED: AppendMark = new Map();
@@ -353,7 +407,7 @@ class GroupAppends implements GroupEnd {
     this.#tx = tx;
   }
 
-  async append(log: string, leaf: Uint8Array): Promise<Inclusion> {
+  async append(log: string, leaf: Uint8Array): Promise<Appended> {
     if (log === RECEIPTS_LOG) throw new Error('receipts are appended by minting them (state.receipt)');
     let l = this.#logs.get(log);
     if (!l) {
@@ -367,7 +421,7 @@ class GroupAppends implements GroupEnd {
     l.leaves.push(leaf);
     l.hashes.push(lh);
     l.edges.push(at);
-    return appendedAt(at, lh, l.edge);
+    return { index: at.size, leafHash: lh };
   }
 
   /** Where every log stands now: what an act that fails is undone to. */

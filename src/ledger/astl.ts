@@ -1,10 +1,12 @@
 /**
  * ASTL manifests: each publish appends a JSON leaf to the `astl` log and
  * indexes it here. A republish is a new version; nothing is rewritten.
+ * A publish is committed with its group (ledger/acts.ts): the group reads
+ * its entities' heads in one statement and writes its manifests' rows in one.
  */
-import type { Transaction } from './sql.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
-import { readEntriesAt, type Db, type Inclusion } from './log.ts';
+import { insertRows, readEntriesAt, type Db } from './log.ts';
+import type { Transaction } from './sql.ts';
 
 export const ASTL_LOG = 'astl';
 
@@ -29,31 +31,45 @@ export interface StoredManifest extends ManifestLeaf {
 
 export const leafBytes = (v: unknown): Uint8Array => new TextEncoder().encode(canonicalJson(v));
 
-/** Owner key of an entity (its first publisher) and its latest version. */
-export async function entityHead(db: Db, entity: string): Promise<{ key_id: string; version: number } | undefined> {
-  const rs = await db.execute({
-    sql: 'SELECT key_id, version FROM astl_manifests WHERE entity = ? ORDER BY version DESC LIMIT 1',
-    args: [entity],
-  });
-  const r = rs.rows[0];
-  return r ? { key_id: String(r.key_id), version: Number(r.version) } : undefined;
+/** An entity's owner (the key of its first publisher) and its newest version. */
+export interface EntityHead {
+  key_id: string;
+  version: number;
 }
 
-/** Appends a manifest (through its act's `append`, ledger/acts.ts) and stores its row. */
-export async function appendManifest(
-  tx: Transaction,
-  append: (log: string, leaf: Uint8Array) => Promise<Inclusion>,
-  m: ManifestLeaf,
-  keyId: string,
-  receiptId: string,
-): Promise<Inclusion> {
-  const out = await append(ASTL_LOG, leafBytes(m));
-  await tx.execute({
-    sql: `INSERT INTO astl_manifests (id, entity, version, key_id, act_kinds, log_index, leaf_hash, receipt_id, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    args: [m.manifest_id, m.entity, m.version, keyId, JSON.stringify(m.act_kinds), out.index, Buffer.from(out.leafHash).toString('base64'), receiptId, m.published_at],
-  });
-  return out;
+/**
+ * The heads of the entities a group's publishes name, in one statement
+ * (ledger/acts.ts GroupReader). A publish records its manifest with the group
+ * and sets its entity's head for the publishes after it (`state.setRow`).
+ */
+export const ENTITY_HEADS = {
+  async read(db: Db, entities: readonly string[]): Promise<Map<string, EntityHead>> {
+    // Per entity one seek to its newest version (a GROUP BY would visit every version of it).
+    const rs = await db.execute({
+      sql: `SELECT m.entity, m.key_id, m.version FROM json_each(?) j
+            JOIN astl_manifests m ON m.entity = j.value AND m.version = (SELECT MAX(version) FROM astl_manifests WHERE entity = j.value)`,
+      args: [JSON.stringify(entities)],
+    });
+    return new Map(rs.rows.map((r) => [String(r.entity), { key_id: String(r.key_id), version: Number(r.version) }]));
+  },
+};
+
+/** A published manifest's row, recorded with its group (records.ts). */
+export interface ManifestRow {
+  leaf: ManifestLeaf;
+  keyId: string;
+  logIndex: number;
+  leafHash: string;
+  receiptId: string;
+}
+
+export async function insertManifests(tx: Transaction, rows: readonly ManifestRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT INTO astl_manifests (id, entity, version, key_id, act_kinds, log_index, leaf_hash, receipt_id, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    rows.map((r) => [r.leaf.manifest_id, r.leaf.entity, r.leaf.version, r.keyId, JSON.stringify(r.leaf.act_kinds), r.logIndex, r.leafHash, r.receiptId, r.leaf.published_at]),
+  );
 }
 
 function toManifest(r: Record<string, unknown>, leaf: ManifestLeaf): StoredManifest {

@@ -2,18 +2,20 @@
  * Rows an act declares among its writes instead of inserting them itself: the
  * record of what it did in its area (a clear act, an ORN event, a spoliation
  * seal, a conformity pack, a foundry run, the webhook deliveries of an alert,
- * a PAS job's receipt). acts.ts writes every act's records
+ * a PAS job's receipt, an ASTL manifest). acts.ts writes every act's records
  * after the group's decisions, with one multi-row statement per table, so such
- * an act is decided purely and costs no statement of its own. An act whose
- * decision must read or claim its area's rows under the lock (a version, a
- * single-use ticket, a chain) stays a `run` act.
+ * an act costs no statement of its own. An act whose decision must claim its
+ * area's rows under the lock (a single-use ticket, a chain) sends its own.
  *
- * The rule that keeps this exact: a table listed here is never read by any
- * act's decision under the lock. Records are written after every act of the
- * group has decided, so an act could not see those of the acts before it.
- * (Today they are read only on the read connection, outside any lock: by GET
- * routes, and by the operator checkout for a month already closed.)
+ * The rule that keeps this exact: records are written after every act of the
+ * group has decided, so an act cannot read those of the acts before it. So a
+ * table listed here is either never read by an act's decision under the lock
+ * (most: read only on the read connection, by GET routes and by the operator
+ * checkout for a month already closed), or read only through a GroupReader
+ * whose acts set the row they record (`state.setRow`, ledger/acts.ts): the
+ * ASTL manifests, whose entity heads decide the next version.
  */
+import { insertManifests, type ManifestRow } from './astl.ts';
 import { insertClearActs, type ClearActRow } from './clear.ts';
 import { insertOpenings, type OpeningRow } from './commitments.ts';
 import { insertConformityPacks, type ConformityPackRow } from './conformity.ts';
@@ -35,7 +37,9 @@ export type ActRecord =
   /** The opening of a commitment that stands for caller free text in the act's public receipt. */
   | { table: 'commitment_openings'; row: OpeningRow }
   /** A PAS act's receipt listed under its job (read only outside the lock, by GET /v1/pas/bind-appendix). */
-  | { table: 'pas_job_receipts'; row: JobReceiptRow };
+  | { table: 'pas_job_receipts'; row: JobReceiptRow }
+  /** A published ASTL manifest's row (its entity's head is set for the group's later publishes by `state.setRow`). */
+  | { table: 'astl_manifests'; row: ManifestRow };
 
 type Table = ActRecord['table'];
 type RowOf<T extends Table> = Extract<ActRecord, { table: T }>['row'];
@@ -49,6 +53,7 @@ const WRITERS: { [T in Table]: (tx: Transaction, rows: Array<RowOf<T>>) => Promi
   webhook_deliveries: enqueueAlerts,
   commitment_openings: insertOpenings,
   pas_job_receipts: insertJobReceipts,
+  astl_manifests: insertManifests,
 };
 
 /** Writes `records` in order within each table: one multi-row statement per table present. */

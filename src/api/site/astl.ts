@@ -15,7 +15,7 @@ import { leafHash } from '../../crypto/merkle.ts';
 import { SortedMerkleTree } from '../../crypto/sorted-merkle.ts';
 import { formatUsd } from '../../domain/money.ts';
 import { newId, nowIso } from '../../ids.ts';
-import { ASTL_LOG, appendManifest, entityHead, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest } from '../../ledger/astl.ts';
+import { ASTL_LOG, ENTITY_HEADS, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest } from '../../ledger/astl.ts';
 import { logSize } from '../../ledger/log.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -126,11 +126,14 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       const surfaceRoot = b64(surfaceTree(kinds).root());
       const line = bill('astl_publish');
       return commitAct(event, ctx, key, {
-        run: async (tx, state) => {
-          // Owner and version are read under the write lock only (no read before it to repeat):
-          // two publishes of one entity get consecutive versions, and a refusal writes nothing.
-          const head = await entityHead(tx, body.entity);
-          if (head && head.key_id !== ownerId(key)) throw entityOwned(body.entity);
+        needs: { rows: [{ reader: ENTITY_HEADS, key: body.entity }] },
+        run: async (_tx, state) => {
+          // Owner and version are decided under the write lock only (no read before it to repeat), on
+          // the head the group read or the one a publish before this in the group left: two publishes
+          // of one entity get consecutive versions, and a refusal writes nothing.
+          const head = await state.row(ENTITY_HEADS, body.entity);
+          const owner = ownerId(key);
+          if (head && head.key_id !== owner) throw entityOwned(body.entity);
           const leaf: ManifestLeaf = {
             type: 'astl.manifest',
             manifest_id: manifestId,
@@ -145,21 +148,24 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
             { kind: 'astl_publish', decision: 'PUBLISHED', subject: body.entity, key_id: key.id, data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot } },
             { charges: [{ keyId: key.id, ...line }] },
           );
-          const { index, leafHash: lh } = await appendManifest(tx, state.append, leaf, ownerId(key), receipt.receipt_id);
+          const { index, leafHash } = await state.append(ASTL_LOG, leafBytes(leaf));
+          const leaf_hash = b64(leafHash);
+          state.setRow(ENTITY_HEADS, body.entity, { key_id: owner, version: leaf.version });
+          const record = { table: 'astl_manifests', row: { leaf, keyId: owner, logIndex: index, leafHash: leaf_hash, receiptId: receipt.receipt_id } } as const;
           // Proved at the size the group leaves the log at: the group's answers share one checkpoint, signed once.
           const answer = {};
           state.atGroupEnd((group) =>
             Object.assign(answer, {
               manifest: leaf,
               index,
-              leaf_hash: b64(lh),
+              leaf_hash,
               ...proofAnswer(ctx, ASTL_LOG, group.inclusion(ASTL_LOG, index)),
               receipt_id: receipt.receipt_id,
               verify_url: receipt.verify_url,
               charge: chargeView(line),
             }),
           );
-          return { writes: { receipt }, reply: reply(answer, 201) };
+          return { writes: { receipt, records: [record] }, reply: reply(answer, 201) };
         },
       });
     },
