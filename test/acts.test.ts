@@ -57,7 +57,7 @@ function hop(n: number, records: RecordKind = 'none'): ActPlan<{ state: string; 
         records === 'none'
           ? undefined
           : n % 2 === 0
-            ? { table: 'clear_acts', row: { receiptId: receipt.receipt_id, keyId, vertical: 'agents', fuseId: FUSE, decision: 'PERMIT', exposureMicros: 1_000_000 + n, month: at.slice(0, 7), createdAt: at } }
+            ? { table: 'pas_job_receipts', row: { keyId, jobId: `job_${n}`, receiptId: receipt.receipt_id, kind: 'hop', decision: 'PERMIT', at } }
             : { table: 'orn_events', row: { id: `sharp_${receipt.receipt_id}`, keyId, kind: 'sharp', graphId: 'g', amountMicros: BigInt(n), receiptId: receipt.receipt_id, createdAt: at } };
       return { writes: { receipt, records: record ? [record] : [] }, result: { state: state.fuse.state, receipt } };
     },
@@ -118,16 +118,16 @@ describe('group commit of acts', () => {
     await statementsFor(2);
     const two = await statementsFor(2);
     expect(await statementsFor(64)).toBe(two);
-    expect(await scalar('SELECT COUNT(*) AS n FROM clear_acts')).toBe(34);
+    expect(await scalar('SELECT COUNT(*) AS n FROM pas_job_receipts')).toBe(34);
     expect(await scalar('SELECT COUNT(*) AS n FROM orn_events')).toBe(34);
     // Each row names its own act's receipt.
-    for (const table of ['clear_acts', 'orn_events']) {
+    for (const table of ['pas_job_receipts', 'orn_events']) {
       const ids = (await ledger.read.execute(`SELECT receipt_id FROM ${table}`)).rows.map((x) => String(x.receipt_id));
       const found = await Promise.all(ids.map((id) => getReceipt(ledger.read, id)));
       expect(found.filter(Boolean)).toHaveLength(34);
     }
     // Acts 0, 2, … 62 of the last group (act 0 also in the first two): each row is its own act's.
-    expect(await scalar('SELECT COUNT(DISTINCT exposure_micros) AS n FROM clear_acts')).toBe(32);
+    expect(await scalar('SELECT COUNT(DISTINCT job_id) AS n FROM pas_job_receipts')).toBe(32);
   });
 
   it('counts the hop quota exactly within one batch: the acts past the limit are refused and write nothing', async () => {

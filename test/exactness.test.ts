@@ -338,7 +338,7 @@ describe('4. the operator formula: floor, 10 bps, 0.10 per hop; GO counts as cle
     const month = '2026-01';
     await o.ctx.ledger.write(async (tx) => {
       await tx.execute({ sql: 'INSERT INTO hop_counters (key_id, day, hops) VALUES (?, ?, 400)', args: [k.id, `${month}-15`] });
-      await tx.execute({ sql: "INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at) VALUES ('rcpt_old', ?, 'agents', 'f', 'PERMIT', 30000000000, ?, '2026-01-15T00:00:00.000Z')", args: [k.id, month] });
+      await tx.execute({ sql: "INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES (?, ?, 'PERMIT', 1, 30000, 0)", args: [month, k.id] });
       await tx.execute({ sql: "INSERT INTO usage_counters (key_id, day, sku, nap, count, usd, micros) VALUES (?, '2026-01-15', 'execute_gate', 0, 400, 40, 0)", args: [k.id] });
     });
     const r = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month } });

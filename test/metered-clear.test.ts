@@ -121,7 +121,7 @@ describe('Clear: execute gate, bind, restraint, exposure, usage, network', () =>
 
   it('bad input is 400 naming the field and changes nothing; no key is 401; a foreign fuse is 404', async () => {
     const before = await meterRows(s, key.id);
-    const acts = Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM clear_acts')).rows[0]!.n);
+    const acts = Number((await s.ctx.ledger.read.execute('SELECT COALESCE(SUM(acts), 0) AS n FROM clear_counters')).rows[0]!.n);
     const bad = [
       ['/api/v1/execute-gate', { fuse_id: fuses.LIVE, action: { kind: 'pay' }, exposure_usd: 12.5 }, 'exposure_usd'],
       ['/api/v1/execute-gate', { fuse_id: fuses.LIVE, action: { kind: 'Pay!' } }, 'action.kind'],
@@ -151,7 +151,7 @@ describe('Clear: execute gate, bind, restraint, exposure, usage, network', () =>
     expect(await meterRows(s, key.id)).toEqual(before);
     expect(await meterRows(s, other.id)).toEqual(otherBefore.meter);
     expect((await getApiKey(s.ctx.ledger.read, other.id))?.hops_used).toBe(otherBefore.key?.hops_used);
-    expect(Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM clear_acts')).rows[0]!.n)).toBe(acts);
+    expect(Number((await s.ctx.ledger.read.execute('SELECT COALESCE(SUM(acts), 0) AS n FROM clear_counters')).rows[0]!.n)).toBe(acts);
   });
 
   it('the hop limit applies: past it the execute gate is 402 and charges nothing', async () => {

@@ -61,7 +61,7 @@ describe('2. the bps fee on cleared exposure, billed per month at the tiers', ()
   it('/v1/me shows the open month\'s accruing fee and the tier its cleared USD reaches', async () => {
     // A GO clears its USD amount (a GO this large is held for review: the row stands for many).
     await o.ctx.ledger.write((tx) =>
-      tx.execute({ sql: "INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at) VALUES ('rcpt_now', ?, 'prefinality', 'f', 'GO', 12000000000000, ?, ?)", args: [k.id, thisMonth(), new Date().toISOString()] }),
+      tx.execute({ sql: "INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES (?, ?, 'GO', 1, 12000000, 0)", args: [thisMonth(), k.id] }),
     );
     const me = await (await o.fetch('/v1/me', { key: k.secret })).json();
     // 10,000,000 x 2 bps = 2,000.00, plus 2,000,000 x 1 bps = 200.00: the month reached growth.
@@ -79,7 +79,7 @@ describe('2. the bps fee on cleared exposure, billed per month at the tiers', ()
     const month = '2026-02';
     // A key carried over from an earlier ledger: its acts of that month are on record.
     await o.ctx.ledger.write(async (tx) => {
-      await tx.execute({ sql: "INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at) VALUES ('rcpt_feb', ?, 'agents', 'f', 'PERMIT', 150000000000000, ?, '2026-02-03T00:00:00.000Z')", args: [k.id, month] });
+      await tx.execute({ sql: "INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES (?, ?, 'PERMIT', 1, 150000000, 0)", args: [month, k.id] });
     });
     const before = (await meter(k.id, o)).length;
     const r = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month } });

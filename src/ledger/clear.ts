@@ -1,27 +1,43 @@
-/** Clear acts and cleared exposure (SPEC 2.4). Amounts are micro-USD; sums are read exactly as text. */
+/**
+ * Clear acts and cleared exposure (SPEC 2.4), kept as counters per (UTC month,
+ * key, decision). Amounts are micro-USD, stored as whole USD plus a micro
+ * remainder and read back exactly as text (exact-sum.ts says why).
+ */
 import type { Client, Transaction } from './sql.ts';
-import { exactSum, exactSumSql } from './exact-sum.ts';
+import { MICROS_PER_USD } from '../domain/money.ts';
 import { insertRows } from './log.ts';
 import { exposureFeeMicros, tierFor, type BpsTier } from '../domain/clear.ts';
 
+/** What one act adds to its month's clear counters. */
 export interface ClearActRow {
-  receiptId: string;
   keyId: string;
-  vertical: string;
-  fuseId: string;
   decision: string;
   exposureMicros: number;
+  /** UTC month, YYYY-MM. */
   month: string;
-  createdAt: string;
 }
 
-/** Multi-row: an act declares its row among its writes (records.ts), written with its group's. */
-export async function insertClearActs(tx: Transaction, rows: readonly ClearActRow[]): Promise<void> {
+/**
+ * Adds a group's acts to the clear counters (an act declares its row among its
+ * writes, records.ts): one upsert row per (month, key, decision) of the group.
+ */
+export async function addClearActs(tx: Transaction, rows: readonly ClearActRow[]): Promise<void> {
+  const sums = new Map<string, { month: string; keyId: string; decision: string; acts: number; micros: bigint }>();
+  for (const a of rows) {
+    const k = `${a.month} ${a.keyId} ${a.decision}`;
+    const s = sums.get(k) ?? { month: a.month, keyId: a.keyId, decision: a.decision, acts: 0, micros: 0n };
+    s.acts++;
+    s.micros += BigInt(a.exposureMicros);
+    sums.set(k, s);
+  }
   await insertRows(
     tx,
-    'INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?, ?)',
-    rows.map((a) => [a.receiptId, a.keyId, a.vertical, a.fuseId, a.decision, a.exposureMicros, a.month, a.createdAt]),
+    'INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES',
+    '(?, ?, ?, ?, ?, ?)',
+    [...sums.values()].map((s) => [s.month, s.keyId, s.decision, s.acts, s.micros / MICROS_PER_USD, s.micros % MICROS_PER_USD]),
+    // SET reads the row's old values in every expression: usd carries what the remainders add up to.
+    ' ON CONFLICT (month, key_id, decision) DO UPDATE SET acts = acts + excluded.acts,' +
+      ' usd = usd + excluded.usd + (micros + excluded.micros) / 1000000, micros = (micros + excluded.micros) % 1000000',
   );
 }
 
@@ -42,11 +58,11 @@ export async function monthTotals(db: Client | Transaction, month: string, keyId
   const where = keyId ? 'month = ? AND key_id = ?' : 'month = ?';
   const args = keyId ? [month, keyId] : [month];
   const rs = await db.execute({
-    sql: `SELECT decision, COUNT(*) AS n, ${exactSumSql('exposure_micros', 'exposure')}
-          FROM clear_acts WHERE ${where} GROUP BY decision`,
+    sql: `SELECT decision, SUM(acts) AS n, CAST(SUM(usd) AS TEXT) AS usd, CAST(SUM(micros) AS TEXT) AS micros
+          FROM clear_counters WHERE ${where} GROUP BY decision`,
     args,
   });
-  const keys = await db.execute({ sql: `SELECT COUNT(DISTINCT key_id) AS k FROM clear_acts WHERE ${where}`, args });
+  const keys = await db.execute({ sql: `SELECT COUNT(DISTINCT key_id) AS k FROM clear_counters WHERE ${where}`, args });
   const by_decision: Record<string, number> = { PERMIT: 0, DENY: 0, HOLD: 0, SILENCE: 0, GO: 0 };
   let cleared = 0n;
   let acts = 0;
@@ -54,7 +70,7 @@ export async function monthTotals(db: Client | Transaction, month: string, keyId
     const d = String(r.decision);
     by_decision[d] = Number(r.n);
     acts += Number(r.n);
-    if ((CLEARING_DECISIONS as readonly string[]).includes(d)) cleared += exactSum(r, 'exposure');
+    if ((CLEARING_DECISIONS as readonly string[]).includes(d)) cleared += BigInt(String(r.usd)) * MICROS_PER_USD + BigInt(String(r.micros));
   }
   return { cleared_micros: cleared, by_decision, acts, keys: Number(keys.rows[0]?.k ?? 0) };
 }

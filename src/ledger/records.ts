@@ -1,6 +1,6 @@
 /**
  * Rows an act declares among its writes instead of inserting them itself: the
- * record of what it did in its area (a clear act, an ORN event, a spoliation
+ * record of what it did in its area (a clear act counted, an ORN event, a spoliation
  * seal, a conformity pack, a foundry run, the webhook deliveries of an alert,
  * a PAS job's receipt, an ASTL manifest). acts.ts writes every act's records
  * after the group's decisions, with one multi-row statement per table, so such
@@ -16,7 +16,7 @@
  * ASTL manifests, whose entity heads decide the next version.
  */
 import { insertManifests, type ManifestRow } from './astl.ts';
-import { insertClearActs, type ClearActRow } from './clear.ts';
+import { addClearActs, type ClearActRow } from './clear.ts';
 import { insertOpenings, type OpeningRow } from './commitments.ts';
 import { insertConformityPacks, type ConformityPackRow } from './conformity.ts';
 import { insertFoundryRuns, type FoundryRunRow } from './foundry.ts';
@@ -27,7 +27,8 @@ import type { Transaction } from './sql.ts';
 import { enqueueAlerts, type AlertEvent } from './webhooks.ts';
 
 export type ActRecord =
-  | { table: 'clear_acts'; row: ClearActRow }
+  /** An execute-gate answer or a pre-finality GO, added to its month's clear counters. */
+  | { table: 'clear_counters'; row: ClearActRow }
   | { table: 'orn_events'; row: OrnEventRow }
   | { table: 'spoliation_seals'; row: SpoliationSealRow }
   | { table: 'conformity_packs'; row: ConformityPackRow }
@@ -45,7 +46,7 @@ type Table = ActRecord['table'];
 type RowOf<T extends Table> = Extract<ActRecord, { table: T }>['row'];
 
 const WRITERS: { [T in Table]: (tx: Transaction, rows: Array<RowOf<T>>) => Promise<void> } = {
-  clear_acts: insertClearActs,
+  clear_counters: addClearActs,
   orn_events: insertOrnEvents,
   spoliation_seals: insertSpoliationSeals,
   conformity_packs: insertConformityPacks,

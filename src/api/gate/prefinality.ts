@@ -195,12 +195,9 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       };
       // A GO clears exposure, as a PERMIT does on the execute gate.
       const cleared = line && caller.keyId && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
-      const at = now.toISOString();
       const clearAct: ClearActRow | undefined =
-        cleared !== undefined
-          ? { receiptId: receipt.receipt_id, keyId: caller.keyId!, vertical: 'prefinality', fuseId: fuseId ?? '', decision: 'GO', exposureMicros: Number(cleared), month: at.slice(0, 7), createdAt: at }
-          : undefined;
-      return { writes: { receipt, records: clearAct ? [{ table: 'clear_acts', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
+        cleared !== undefined ? { keyId: caller.keyId!, decision: 'GO', exposureMicros: Number(cleared), month: now.toISOString().slice(0, 7) } : undefined;
+      return { writes: { receipt, records: clearAct ? [{ table: 'clear_counters', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
     };
     // Decided again only when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
     for (let attempt = 0; ; attempt++) {

@@ -152,18 +152,9 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
         { signed: true, charges: [{ keyId: key.id, ...charge }] },
       );
       const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
-      const clearAct = {
-        receiptId: receipt.receipt_id,
-        keyId: key.id,
-        vertical: a.vertical,
-        fuseId: fuse.id,
-        decision: outcome.decision,
-        exposureMicros: cleared,
-        month: created.slice(0, 7),
-        createdAt: created,
-      };
+      const clearAct = { keyId: key.id, decision: outcome.decision, exposureMicros: cleared, month: created.slice(0, 7) };
       return {
-        writes: { receipt, records: [{ table: 'clear_acts', row: clearAct }] },
+        writes: { receipt, records: [{ table: 'clear_counters', row: clearAct }] },
         reply: reply({
           decision: outcome.decision,
           rule: outcome.rule,
