@@ -79,13 +79,17 @@ describe('log engine', () => {
       await Promise.all(Array.from({ length: 100 }, (_, i) =>
         ledger.write((tx) => appendLeaf(tx, 'triggers', new TextEncoder().encode(process.argv[1] + i)))));
       await ledger.close();`;
+    let stderr = '';
     const run = (tag: string) =>
       new Promise<number | null>((resolve) => {
         const { BASE_URL: _b, ...parent } = process.env;
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script, tag], { env: { ...parent, ...env }, stdio: 'inherit' });
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script, tag], { env: { ...parent, ...env }, stdio: ['ignore', 'inherit', 'pipe'] });
+        child.stderr.on('data', (d) => (stderr += String(d)));
         child.on('exit', resolve);
       });
     expect(await Promise.all([run('a'), run('b')])).toEqual([0, 0]);
+    // Each process's checkpointer thread started, although the process itself was started with --input-type.
+    expect(stderr).not.toMatch(/checkpoint failed/);
     const ledger = await openLedger(loadConfig(env));
     const entries = await readEntries(ledger.read, 'triggers', 0, 1000);
     expect(entries.map((e) => e.index)).toEqual(Array.from({ length: 200 }, (_, i) => i));

@@ -26,7 +26,9 @@ export interface Checkpointer {
 }
 
 export function startCheckpointer(opts: CheckpointerOptions, onError: (message: string) => void): Checkpointer {
-  const worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData: opts });
+  // A worker inherits the process's flags, and one started from `node --input-type=module -e` would refuse to load a file.
+  const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
+  const worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData: opts, execArgv });
   worker.on('message', (m: { error?: string }) => {
     if (m.error) onError(m.error);
   });
