@@ -20,8 +20,18 @@ export interface TestServer extends RunningServer {
   stop(): Promise<void>;
 }
 
+const made: string[] = [];
+
+/** A new folder under the system's temporary one, removed when the test file ends (test/support/cleanup.ts). */
 export function tempDir(prefix = 'fusegate-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes every folder tempDir made in this test file. */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 export function testEnv(dir: string, env: Record<string, string> = {}): Record<string, string> {
