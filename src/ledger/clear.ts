@@ -4,7 +4,7 @@
  * remainder and read back exactly as text (exact-sum.ts says why).
  */
 import type { Client, Transaction } from './sql.ts';
-import { MICROS_PER_USD } from '../domain/money.ts';
+import { ADD_USD_MICROS, SUM_USD_MICROS, toUsdMicros, usdMicrosSum } from './exact-sum.ts';
 import { insertRows } from './log.ts';
 import { exposureFeeMicros, tierFor, type BpsTier } from '../domain/clear.ts';
 
@@ -34,10 +34,8 @@ export async function addClearActs(tx: Transaction, rows: readonly ClearActRow[]
     tx,
     'INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES',
     '(?, ?, ?, ?, ?, ?)',
-    [...sums.values()].map((s) => [s.month, s.keyId, s.decision, s.acts, s.micros / MICROS_PER_USD, s.micros % MICROS_PER_USD]),
-    // SET reads the row's old values in every expression: usd carries what the remainders add up to.
-    ' ON CONFLICT (month, key_id, decision) DO UPDATE SET acts = acts + excluded.acts,' +
-      ' usd = usd + excluded.usd + (micros + excluded.micros) / 1000000, micros = (micros + excluded.micros) % 1000000',
+    [...sums.values()].map((s) => [s.month, s.keyId, s.decision, s.acts, ...toUsdMicros(s.micros)]),
+    ` ON CONFLICT (month, key_id, decision) DO UPDATE SET acts = acts + excluded.acts, ${ADD_USD_MICROS}`,
   );
 }
 
@@ -58,7 +56,7 @@ export async function monthTotals(db: Client | Transaction, month: string, keyId
   const where = keyId ? 'month = ? AND key_id = ?' : 'month = ?';
   const args = keyId ? [month, keyId] : [month];
   const rs = await db.execute({
-    sql: `SELECT decision, SUM(acts) AS n, CAST(SUM(usd) AS TEXT) AS usd, CAST(SUM(micros) AS TEXT) AS micros
+    sql: `SELECT decision, SUM(acts) AS n, ${SUM_USD_MICROS}
           FROM clear_counters WHERE ${where} GROUP BY decision`,
     args,
   });
@@ -70,7 +68,7 @@ export async function monthTotals(db: Client | Transaction, month: string, keyId
     const d = String(r.decision);
     by_decision[d] = Number(r.n);
     acts += Number(r.n);
-    if ((CLEARING_DECISIONS as readonly string[]).includes(d)) cleared += BigInt(String(r.usd)) * MICROS_PER_USD + BigInt(String(r.micros));
+    if ((CLEARING_DECISIONS as readonly string[]).includes(d)) cleared += usdMicrosSum(r);
   }
   return { cleared_micros: cleared, by_decision, acts, keys: Number(keys.rows[0]?.k ?? 0) };
 }

@@ -22,3 +22,28 @@ export function exactSum(row: Row | undefined, alias: string): bigint {
   if (!row) return 0n;
   return BigInt(String(row[`${alias}_whole`] ?? '0')) * MICROS_PER_USD + BigInt(String(row[`${alias}_rem`] ?? '0'));
 }
+
+/*
+ * Counters (usage_counters, clear_counters) keep an amount in two columns the
+ * same way, `usd` (whole USD) and `micros` (the remainder, below a dollar).
+ */
+
+/** An amount as a counter stores it: [whole USD, micro-USD remainder]. */
+export function toUsdMicros(micros: bigint): [bigint, bigint] {
+  return [micros / MICROS_PER_USD, micros % MICROS_PER_USD];
+}
+
+/**
+ * The SET of a counter's upsert that adds the new row's amount to the stored
+ * one, carrying the remainders into whole USD (SET reads the row's old values
+ * in every expression).
+ */
+export const ADD_USD_MICROS = 'usd = usd + excluded.usd + (micros + excluded.micros) / 1000000, micros = (micros + excluded.micros) % 1000000';
+
+/** Select-list SQL for the exact sum of a counter's amount as `usd`, `micros` (read it back with usdMicrosSum). */
+export const SUM_USD_MICROS = 'CAST(COALESCE(SUM(usd), 0) AS TEXT) AS usd, CAST(COALESCE(SUM(micros), 0) AS TEXT) AS micros';
+
+/** The bigint sum selected by SUM_USD_MICROS. */
+export function usdMicrosSum(row: Row): bigint {
+  return BigInt(String(row.usd)) * MICROS_PER_USD + BigInt(String(row.micros));
+}

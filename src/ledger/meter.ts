@@ -7,7 +7,8 @@
  */
 import type { Client, Transaction } from './sql.ts';
 import type { InArgs } from '@libsql/client';
-import { MAX_CHARGE_MICROS, MICROS_PER_USD, formatUsd } from '../domain/money.ts';
+import { MAX_CHARGE_MICROS, formatUsd } from '../domain/money.ts';
+import { ADD_USD_MICROS, SUM_USD_MICROS, toUsdMicros, usdMicrosSum } from './exact-sum.ts';
 import { insertRows, readEntriesAt } from './log.ts';
 import { keyReceiptIndexesOn } from './key-receipts.ts';
 import { RECEIPTS_LOG, receiptsFromEntries, type Receipt } from './receipts.ts';
@@ -40,10 +41,8 @@ export async function addToCounters(tx: Transaction, receipts: readonly Receipt[
     tx,
     'INSERT INTO usage_counters (key_id, day, sku, nap, count, usd, micros) VALUES',
     '(?, ?, ?, ?, ?, ?, ?)',
-    [...sums.values()].map((s) => [s.keyId, s.day, s.sku, s.nap ? 1 : 0, s.count, s.micros / MICROS_PER_USD, s.micros % MICROS_PER_USD]),
-    // SET reads the row's old values in every expression: usd carries what the remainders add up to.
-    ' ON CONFLICT (key_id, day, sku) DO UPDATE SET nap = MAX(nap, excluded.nap), count = count + excluded.count,' +
-      ' usd = usd + excluded.usd + (micros + excluded.micros) / 1000000, micros = (micros + excluded.micros) % 1000000',
+    [...sums.values()].map((s) => [s.keyId, s.day, s.sku, s.nap ? 1 : 0, s.count, ...toUsdMicros(s.micros)]),
+    ` ON CONFLICT (key_id, day, sku) DO UPDATE SET nap = MAX(nap, excluded.nap), count = count + excluded.count, ${ADD_USD_MICROS}`,
   );
 }
 
@@ -58,11 +57,11 @@ export interface SkuTotals {
 /** Counter totals per SKU of the rows matching `where` (SQL over usage_counters' columns). */
 export async function counterTotals(db: Client | Transaction, where: string, args: InArgs): Promise<SkuTotals[]> {
   const rs = await db.execute({
-    sql: `SELECT sku, MAX(nap) AS nap, SUM(count) AS n, CAST(COALESCE(SUM(usd), 0) AS TEXT) AS usd, CAST(COALESCE(SUM(micros), 0) AS TEXT) AS micros
+    sql: `SELECT sku, MAX(nap) AS nap, SUM(count) AS n, ${SUM_USD_MICROS}
           FROM usage_counters ${where ? `WHERE ${where}` : ''} GROUP BY sku ORDER BY sku`,
     args,
   });
-  return rs.rows.map((r) => ({ sku: String(r.sku), nap: Number(r.nap) === 1, count: Number(r.n), micros: BigInt(String(r.usd)) * MICROS_PER_USD + BigInt(String(r.micros)) }));
+  return rs.rows.map((r) => ({ sku: String(r.sku), nap: Number(r.nap) === 1, count: Number(r.n), micros: usdMicrosSum(r) }));
 }
 
 /** Per-SKU totals merged (same SKU added). */
