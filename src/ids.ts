@@ -31,9 +31,11 @@ export function newId(prefix: string, bytes = 16): string {
 /**
  * An id as `newId` makes, whose first characters are the time in milliseconds
  * (12 hex digits, so that ids sort by creation as plain strings), then 128
- * random bits. For rows inserted at a high rate and indexed by id (receipts):
- * each insert lands at the end of the index, so a batch of a hundred writes a
- * page or two of it instead of a hundred random ones. Still unguessable.
+ * random bits. For the rows acts write at a high rate under their id as
+ * primary key (ASTL manifests, ORN events, spoliation seals, conformity packs,
+ * foundry runs, webhook deliveries): a group's inserts land together at the
+ * end of the key's B-tree, so its COMMIT writes a page or two of it instead of
+ * one random page a row. Still unguessable.
  */
 export function newSortableId(prefix: string, now: number = Date.now()): string {
   return `${prefix}_${now.toString(16).padStart(12, '0')}${random(16).toString('base64url')}`;

@@ -5,7 +5,7 @@
  * so that two processes never send the same attempt at once.
  */
 import type { Transaction } from './sql.ts';
-import { newId, nowIso } from '../ids.ts';
+import { newSortableId, nowIso } from '../ids.ts';
 import type { Db } from './log.ts';
 
 export interface Subscription {
@@ -158,7 +158,7 @@ export async function enqueueDeliveries(
     await tx.execute({
       sql: `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
             VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-      args: [newId('whd'), String(s.id), event.id, event.type, body, Date.now(), nowIso()],
+      args: [newSortableId('whd'), String(s.id), event.id, event.type, body, Date.now(), nowIso()],
     });
   }
   return subs.rows.length;

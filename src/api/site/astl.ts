@@ -14,7 +14,7 @@ import { tollMicros, tollUsd } from '../../catalog/tolls.ts';
 import { leafHash } from '../../crypto/merkle.ts';
 import { SortedMerkleTree } from '../../crypto/sorted-merkle.ts';
 import { formatUsd } from '../../domain/money.ts';
-import { newId, nowIso } from '../../ids.ts';
+import { newSortableId, nowIso } from '../../ids.ts';
 import { ASTL_LOG, ENTITY_HEADS, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest } from '../../ledger/astl.ts';
 import { logSize } from '../../ledger/log.ts';
 import { ownerId } from '../../ledger/accounts.ts';
@@ -122,7 +122,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
     },
     async (body, key, event, _, bill) => {
       const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
-      const manifestId = newId('mfst');
+      const manifestId = newSortableId('mfst');
       const surfaceRoot = b64(surfaceTree(kinds).root());
       const line = bill('astl_publish');
       return commitAct(event, ctx, key, {

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { CATEGORY_IDS, ConformityRefusal, buildPack, packHash } from '../../domain/conformity.ts';
-import { newId, nowIso } from '../../ids.ts';
+import { newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { findConformityPack } from '../../ledger/conformity.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
@@ -76,7 +76,7 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
         throw e;
       }
       const hash = packHash(pack);
-      const packId = newId('cpk');
+      const packId = newSortableId('cpk');
       const charge = bill('conformity_pack');
       return meteredAct(
         event,

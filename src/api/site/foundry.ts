@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { runPipeline, tenantProjection } from '../../domain/foundry.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
-import { newId, nowIso } from '../../ids.ts';
+import { newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { latestTenantRun, tenantRunCounts } from '../../ledger/foundry.ts';
 import { readSession } from '../../ledger/inference.ts';
@@ -136,7 +136,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         { ...b, inference },
         { oraclePolicy: policy, generatedAt: at, log: receiptsLogUrls(ctx) },
       );
-      const runId = newId('run');
+      const runId = newSortableId('run');
       const charge = bill('foundry_pipeline');
       return meteredAct(
         event,

@@ -10,7 +10,7 @@ import { FUSE_STATES } from '../../ledger/fuses.ts';
 import { usage } from '../../ledger/meter.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
 import { receiptVisibleTo } from '../../ledger/accounts.ts';
-import { newId, nowIso } from '../../ids.ts';
+import { newSortableId, nowIso } from '../../ids.ts';
 import { DATA } from '../../catalog/catalogs.ts';
 import { keyedAct } from '../act.ts';
 import { requireKey } from '../auth.ts';
@@ -168,7 +168,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
       }
       const root = evidenceRoot(b.evidence.map((e) => e.sha256));
       const charge = bill('spoliation_seal');
-      const sealId = newId('seal');
+      const sealId = newSortableId('seal');
       const leafRule = 'RFC 9162: leaf i = SHA-256(0x00 || raw 32 bytes of evidence[i].sha256), in request order';
       return meteredAct(
         event,

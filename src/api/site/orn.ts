@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { SHARP_TOLL_MICROS, allocateGeneralAverage, allocationCsv } from '../../domain/orn.ts';
-import { newId, nowIso } from '../../ids.ts';
+import { newSortableId, nowIso } from '../../ids.ts';
 import { keyedAct } from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { reply } from '../reply.ts';
@@ -78,7 +78,7 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
       const alloc = allocateGeneralAverage(loss, parties);
       const allocations = alloc.map(({ allocation_micros: _, ...a }) => a);
       const total = parties.reduce((a, p) => a + p.value_micros, 0n);
-      const id = newId('ga');
+      const id = newSortableId('ga');
       const charge = bill('ga_declare');
       const body = {
         declaration_id: id,
@@ -122,7 +122,7 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
       example: { graph_id: 'swarm-7', agents_in_graph: 5, events: 3 },
     },
     async (b, key, event, _, bill) => {
-      const id = newId('sharp');
+      const id = newSortableId('sharp');
       const charge = bill('sharp', { agents: b.agents_in_graph, events: b.events });
       const amount = BigInt(charge.amountMicros);
       return meteredAct(
