@@ -9,36 +9,26 @@
  * old code answered, the logs read back as C2SP tiles, and new acts and the
  * next clearing seal go on from there.
  */
-import { copyFileSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createClient } from '@libsql/client';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealClearing } from '../src/ledger/clearing.ts';
 import { receiptIndex } from '../src/ledger/receipts.ts';
-import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
+import { oldMainFixture, startOnOldMain } from './support/old-main.ts';
+import type { TestServer } from './support/server.ts';
 import { readTiledLog } from './support/tile-client.ts';
 
-const fixture = (ext: string) => new URL(`./fixtures/main-7b6fb56.${ext}`, import.meta.url);
-const expected = JSON.parse(readFileSync(fixture('expected.json'), 'utf8')) as {
+const expected = JSON.parse(readFileSync(oldMainFixture('expected.json'), 'utf8')) as {
   made_at: string;
   logs: Record<string, { tree_size: number; root_hash: string }>;
   me: Record<string, { key_id: string; usage: { total_usd: string; nap_usd: string; hops_used: number } }>;
   receipt_ids: string[];
   evidence: Record<string, Record<string, unknown>>;
 };
-const ENV = { SITE_URL: 'http://fixture.test', BASE_URL: 'http://fixture.test' };
 
 describe('migration 0200 on a database made by main before tiles', () => {
   let s: TestServer;
-  let dir: string;
   beforeAll(async () => {
-    dir = tempDir();
-    const env = testEnv(dir, ENV);
-    const db = createClient({ url: env.DATABASE_URL! });
-    await db.executeMultiple(readFileSync(fixture('sql'), 'utf8'));
-    db.close();
-    copyFileSync(fixture('signing-keys.json'), join(dir, 'signing-keys.json'));
-    s = await startTestServer(ENV, dir);
+    s = await startOnOldMain();
   }, 60_000);
   afterAll(() => s.stop());
 

@@ -6,15 +6,10 @@
  * decision, cleared exposure (micro remainders carried into whole USD), keys.
  * New acts then add to the same counters.
  */
-import { copyFileSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createClient } from '@libsql/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { monthTotals } from '../src/ledger/clear.ts';
-import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
-
-const fixture = (ext: string) => new URL(`./fixtures/main-7b6fb56.${ext}`, import.meta.url);
-const ENV = { SITE_URL: 'http://fixture.test', BASE_URL: 'http://fixture.test' };
+import { startOnOldMain } from './support/old-main.ts';
+import type { TestServer } from './support/server.ts';
 
 // [key, decision, exposure in micro-USD, month]: remainders that carry past a dollar, a total past 2^53 micro-USD.
 const OLD_ACTS: Array<[string, string, bigint, string]> = [
@@ -30,19 +25,14 @@ const OLD_ACTS: Array<[string, string, bigint, string]> = [
 describe('migration 0270 on clear acts stored one row each', () => {
   let s: TestServer;
   beforeAll(async () => {
-    const dir = tempDir();
-    const env = testEnv(dir, ENV);
-    const db = createClient({ url: env.DATABASE_URL! });
-    await db.executeMultiple(readFileSync(fixture('sql'), 'utf8'));
-    for (const [i, [key, decision, exposure, month]] of OLD_ACTS.entries()) {
-      await db.execute({
-        sql: 'INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        args: [`rcpt_old_${i}`, key, 'agents', 'fuse_old', decision, exposure, month, `${month}-02T00:00:00.000Z`],
-      });
-    }
-    db.close();
-    copyFileSync(fixture('signing-keys.json'), join(dir, 'signing-keys.json'));
-    s = await startTestServer(ENV, dir);
+    s = await startOnOldMain(async (db) => {
+      for (const [i, [key, decision, exposure, month]] of OLD_ACTS.entries()) {
+        await db.execute({
+          sql: 'INSERT INTO clear_acts (receipt_id, key_id, vertical, fuse_id, decision, exposure_micros, month, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          args: [`rcpt_old_${i}`, key, 'agents', 'fuse_old', decision, exposure, month, `${month}-02T00:00:00.000Z`],
+        });
+      }
+    });
   }, 60_000);
   afterAll(() => s.stop());
 
