@@ -6,15 +6,15 @@
 import type { Client, Transaction } from './sql.ts';
 import { ADD_USD_MICROS, SUM_USD_MICROS, toUsdMicros, usdMicrosSum } from './exact-sum.ts';
 import { insertRows } from './log.ts';
-import { exposureFeeMicros, tierFor, type BpsTier } from '../domain/clear.ts';
+import { exposureFeeMicros, monthOf, tierFor, type BpsTier } from '../domain/clear.ts';
 
 /** What one act adds to its month's clear counters. */
 export interface ClearActRow {
   keyId: string;
   decision: string;
   exposureMicros: number;
-  /** UTC month, YYYY-MM. */
-  month: string;
+  /** When the act was made: its UTC month is the counter's. */
+  at: Date;
 }
 
 /**
@@ -24,8 +24,9 @@ export interface ClearActRow {
 export async function addClearActs(tx: Transaction, rows: readonly ClearActRow[]): Promise<void> {
   const sums = new Map<string, { month: string; keyId: string; decision: string; acts: number; micros: bigint }>();
   for (const a of rows) {
-    const k = `${a.month} ${a.keyId} ${a.decision}`;
-    const s = sums.get(k) ?? { month: a.month, keyId: a.keyId, decision: a.decision, acts: 0, micros: 0n };
+    const month = monthOf(a.at);
+    const k = `${month} ${a.keyId} ${a.decision}`;
+    const s = sums.get(k) ?? { month, keyId: a.keyId, decision: a.decision, acts: 0, micros: 0n };
     s.acts++;
     s.micros += BigInt(a.exposureMicros);
     sums.set(k, s);

@@ -196,7 +196,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       // A GO clears exposure, as a PERMIT does on the execute gate.
       const cleared = line && caller.keyId && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
       const clearAct: ClearActRow | undefined =
-        cleared !== undefined ? { keyId: caller.keyId!, decision: 'GO', exposureMicros: Number(cleared), month: now.toISOString().slice(0, 7) } : undefined;
+        cleared !== undefined ? { keyId: caller.keyId!, decision: 'GO', exposureMicros: Number(cleared), at: now } : undefined;
       return { writes: { receipt, records: clearAct ? [{ table: 'clear_counters', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
     };
     // Decided again only when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).

@@ -14,7 +14,6 @@ import { isRefusal } from '../../domain/pricing.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { monthTotals } from '../../ledger/clear.ts';
 import { usage } from '../../ledger/meter.ts';
-import { nowIso } from '../../ids.ts';
 import { requireKey } from '../auth.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -125,7 +124,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
   const exposureMicros = a.exposure_usd ? usdToMicros(a.exposure_usd) : 0;
   const holdAboveMicros = a.hold_above_usd ? usdToMicros(a.hold_above_usd) : null;
   const fp = fingerprint(a.action);
-  const created = nowIso();
+  const created = new Date();
   return commitAct(event, ctx, key, {
     needs: { fuseId: a.fuseId, hopOf: key.id },
     decide: (state) => {
@@ -152,7 +151,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
         { signed: true, charges: [{ keyId: key.id, ...charge }] },
       );
       const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
-      const clearAct = { keyId: key.id, decision: outcome.decision, exposureMicros: cleared, month: created.slice(0, 7) };
+      const clearAct = { keyId: key.id, decision: outcome.decision, exposureMicros: cleared, at: created };
       return {
         writes: { receipt, records: [{ table: 'clear_counters', row: clearAct }] },
         reply: reply({
