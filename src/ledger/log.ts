@@ -89,7 +89,7 @@ export async function appendLeaf(tx: Transaction, log: string, leaf: Uint8Array)
  * Both come from the right edge the append read anyway, so an answer that
  * proves a fresh leaf costs no read.
  */
-export function appendedAt(before: Edge, lh: Hash, after: Edge): Inclusion {
+function appendedAt(before: Edge, lh: Hash, after: Edge): Inclusion {
   return { index: before.size, size: after.size, leafHash: lh, hashes: lastLeafProof(before), root: edgeRoot(after)! };
 }
 
