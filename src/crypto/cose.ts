@@ -13,7 +13,8 @@
  *    unprotected header 394 (receipts).
  * CBOR is written with cbor2 in core deterministic encoding (RFC 8949 4.2.1).
  */
-import { sign, verify, type KeyObject } from 'node:crypto';
+import { verify, type KeyObject } from 'node:crypto';
+import { signEd25519 } from './ed25519.ts';
 import { cdeEncodeOptions, decode, encode, Tag } from 'cbor2';
 import { inclusionRoot, leafHash, type Hash } from './merkle.ts';
 
@@ -35,7 +36,7 @@ export function sigStructure(protectedBytes: Uint8Array, payload: Uint8Array): U
 
 function sign1(protectedHeader: Map<number, unknown>, unprotected: Map<number, unknown>, payload: Uint8Array | null, signed: Uint8Array, key: KeyObject): Uint8Array {
   const p = cbor(protectedHeader);
-  const signature = sign(null, sigStructure(p, signed), key);
+  const signature = signEd25519(sigStructure(p, signed), key);
   return cbor(new Tag(COSE_SIGN1_TAG, [p, unprotected, payload && bytes(payload), bytes(signature)]));
 }
 

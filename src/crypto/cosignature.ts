@@ -8,7 +8,8 @@
  *   line      = "— " name " " base64(key ID || uint64be(timestamp) || Ed25519(message)) "\n"
  *   vkey      = name "+" hex(key ID) "+" base64(0x04 || public key)
  */
-import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { signEd25519 } from './ed25519.ts';
 import { isValidNoteName } from './note.ts';
 
 /** The signature type of cosignature/v1 (Ed25519) in key IDs and vkeys. */
@@ -64,7 +65,7 @@ export function cosignedMessage(body: string, timestamp: number): Buffer {
 export function cosign(body: string, timestamp: number, name: string, privateKey: KeyObject, rawPublicKey: Uint8Array): string {
   const ts = Buffer.alloc(8);
   ts.writeBigUInt64BE(BigInt(timestamp));
-  const sig = sign(null, cosignedMessage(body, timestamp), privateKey);
+  const sig = signEd25519(cosignedMessage(body, timestamp), privateKey);
   return `\u2014 ${name} ${Buffer.concat([cosignerKeyId(name, rawPublicKey), ts, sig]).toString('base64')}\n`;
 }
 

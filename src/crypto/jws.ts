@@ -1,5 +1,5 @@
 /** Compact JWS signing (RFC 7515) with the service's Ed25519 key. */
-import { sign } from 'node:crypto';
+import { signEd25519 } from './ed25519.ts';
 import type { SigningKey } from './keys.ts';
 
 const b64url = (b: Uint8Array | string) => Buffer.from(b).toString('base64url');
@@ -13,7 +13,7 @@ const b64url = (b: Uint8Array | string) => Buffer.from(b).toString('base64url');
  */
 export function signCompactJws(payload: string, key: SigningKey, header: Record<string, unknown>): string {
   const input = `${b64url(JSON.stringify(header))}.${b64url(payload)}`;
-  return `${input}.${b64url(sign(null, Buffer.from(input), key.privateKey))}`;
+  return `${input}.${b64url(signEd25519(Buffer.from(input), key.privateKey))}`;
 }
 
 /** A compact JWS (EdDSA) over `payload`, header `{ alg, kid, typ }`. */

@@ -7,7 +7,8 @@
  *   signature = "— " name " " base64(key hash || Ed25519(note text)) "\n"
  *   verifier  = name "+" hex(key hash) "+" base64(0x01 || public key)
  */
-import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { signEd25519 } from './ed25519.ts';
 import type { Hash } from './merkle.ts';
 
 const ED25519_ALG = 0x01;
@@ -38,7 +39,7 @@ export function verifierKey(name: string, rawPublicKey: Uint8Array): string {
 /** Signs `text` (which must end in a newline) as a note by `name`. */
 export function signNote(text: string, name: string, privateKey: KeyObject, rawPublicKey: Uint8Array): string {
   if (!text.endsWith('\n')) throw new Error('note text must end with a newline');
-  const sig = sign(null, Buffer.from(text, 'utf8'), privateKey);
+  const sig = signEd25519(Buffer.from(text, 'utf8'), privateKey);
   const blob = Buffer.concat([noteKeyHash(name, rawPublicKey), sig]).toString('base64');
   return `${text}\n${EM_DASH} ${name} ${blob}\n`;
 }

@@ -16,7 +16,7 @@
  * or WEBHOOK_DISABLE_AFTER_FAILURES failed attempts in a row, disables the subscription
  * (docs/hardening.md). Deliveries are rows written with their event, so none is lost on restart.
  */
-import { sign } from 'node:crypto';
+import { signEd25519 } from '../../crypto/ed25519.ts';
 import { z } from 'zod';
 import { newId, nowIso } from '../../ids.ts';
 import { NonPublicTarget, assertPublicTarget, postGuarded } from '../../net/outbound.ts';
@@ -57,7 +57,7 @@ export function signDelivery(ctx: AppContext, d: Pick<DueDelivery, 'event_id' | 
   const ts = String(Math.floor(now / 1000));
   const content = Buffer.from(`${d.event_id}.${ts}.${d.body}`, 'utf8');
   const keys = [ctx.keyring.current, ...(ctx.keyring.cosigning ?? [])];
-  const signatures = keys.map((k) => `v1a,${sign(null, content, k.privateKey).toString('base64')}`);
+  const signatures = keys.map((k) => `v1a,${signEd25519(content, k.privateKey).toString('base64')}`);
   return {
     'content-type': 'application/json',
     'webhook-id': d.event_id,
