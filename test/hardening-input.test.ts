@@ -91,4 +91,27 @@ describe('JSON bounds at the body parser: depth and number range', () => {
     const expected = (n: number): string => (n === 0 ? 'null' : `{"a":1,"z":[${expected(n - 1)},${JSON.stringify('é\u2028"')}]}`);
     for (const n of [1, 10, 60, 100, 500]) expect(canonicalJson(nest(n))).toBe(expected(n));
   });
+
+  it('orders keys by UTF-16 code units whatever order they were built in, and escapes them, however many keys it has seen', () => {
+    // RFC 8785's rules written out separately. (A sorted object would not do: JavaScript lists integer-like keys first, '9' before '10'.)
+    const reference = (v: unknown): string =>
+      Array.isArray(v)
+        ? `[${v.map(reference).join(',')}]`
+        : v !== null && typeof v === 'object'
+          ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${reference((v as Record<string, unknown>)[k])}`).join(',')}}`
+          : JSON.stringify(v);
+    const keys = ['b', 'a', 'é', 'z\u2028', '"q"', 'A', '\u{1F600}', '\uFB01', 'a'.repeat(65), '10', '9'];
+    const built = Object.fromEntries(keys.map((k, i) => [k, { [k]: i, n: [true, null, -0.5, 'x'] }]));
+    const reversed = Object.fromEntries([...keys].reverse().map((k, i) => [k, { n: [true, null, -0.5, 'x'], [k]: keys.length - 1 - i }]));
+    const expected = reference(built);
+    expect(canonicalJson(built)).toBe(expected);
+    expect(canonicalJson(reversed)).toBe(expected);
+    // Code units, not code points: a non-BMP key sorts by its surrogate (0xD83D), before U+FB01; '10' before '9'.
+    expect(expected.indexOf('\u{1F600}')).toBeLessThan(expected.indexOf('\uFB01'));
+    expect(expected.indexOf('"10"')).toBeLessThan(expected.indexOf('"9"'));
+    // Past the bound of remembered keys, new keys are encoded as before.
+    for (let i = 0; i < 3000; i++) canonicalJson({ [`k${i}`]: i });
+    expect(canonicalJson({ 'late"key': 1, 'late\nkey': 2 })).toBe('{"late\\nkey":2,"late\\"key":1}');
+    expect(canonicalJson(reversed)).toBe(expected);
+  });
 });

@@ -6,23 +6,53 @@
  * encoded by walking an explicit stack, not the call stack, so no depth of
  * nesting can overflow it.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** A value still to encode, or text to emit as is. */
 type Work = { value: unknown } | string;
 
 function scalar(value: unknown): string {
-  if (value === null || typeof value === 'boolean' || typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError('canonical JSON has no NaN or Infinity');
-    return JSON.stringify(value);
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError('canonical JSON has no NaN or Infinity');
+      return JSON.stringify(value);
+    default:
+      if (value === null) return 'null';
+      throw new TypeError(`canonical JSON cannot encode ${typeof value}`);
   }
-  throw new TypeError(`canonical JSON cannot encode ${typeof value}`);
 }
 
 /** Past this depth the encoder walks its own stack instead of recursing. */
 const RECURSION_DEPTH = 64;
 const TOO_DEEP = Symbol('too deep to recurse');
+
+/**
+ * A key's encoded text with its colon, for the keys payloads repeat in every
+ * act (kind, decision, data...). Bounded in count and length: a caller's own
+ * keys (a fingerprinted body) cannot grow it past a few hundred KiB.
+ */
+const keyTexts = new Map<string, string>();
+const KEY_TEXTS_MAX = 2048;
+const CACHED_KEY_LENGTH = 64;
+
+function keyText(k: string): string {
+  let text = keyTexts.get(k);
+  if (text === undefined) {
+    text = JSON.stringify(k) + ':';
+    if (k.length <= CACHED_KEY_LENGTH && keyTexts.size < KEY_TEXTS_MAX) keyTexts.set(k, text);
+  }
+  return text;
+}
+
+/** Whether the keys are already in canonical order (most payloads are built in it): then they need no sort. */
+function inOrder(keys: string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (!(keys[i - 1]! < keys[i]!)) return false;
+  return true;
+}
 
 /** The same encoding by recursion: several times faster on the shallow payloads every act signs. */
 function recursive(v: unknown, depth: number): string {
@@ -33,13 +63,14 @@ function recursive(v: unknown, depth: number): string {
     for (let i = 0; i < v.length; i++) s += (i ? ',' : '') + recursive(v[i] === undefined ? null : v[i], depth + 1);
     return s + ']';
   }
+  const keys = Object.keys(v);
   // Array.prototype.sort() without a comparator orders strings by UTF-16 code units, as JCS does.
-  const keys = Object.keys(v).sort();
+  if (!inOrder(keys)) keys.sort();
   let s = '{';
   for (const k of keys) {
     const x = (v as Record<string, unknown>)[k];
     if (x === undefined) continue;
-    s += (s.length > 1 ? ',' : '') + JSON.stringify(k) + ':' + recursive(x, depth + 1);
+    s += (s.length > 1 ? ',' : '') + keyText(k) + recursive(x, depth + 1);
   }
   return s + '}';
 }
@@ -90,5 +121,5 @@ function iterative(value: unknown): string {
 
 /** SHA-256 (hex) of a value's canonical JSON: the fingerprint of an act or a write. */
 export function fingerprint(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value), 'utf8').digest('hex');
+  return hash('sha256', canonicalJson(value), 'hex');
 }
