@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import {
   foldRange,
@@ -42,6 +44,16 @@ describe('RFC 9162 Merkle math against published vectors', () => {
     for (let n = 0; n <= 8; n++) {
       expect(Buffer.from(rootOf(leaves.slice(0, n))).toString('hex'), `size ${n}`).toBe(roots[String(n)]);
     }
+  });
+
+  it('hashes a node of any two inputs as SHA-256(0x01 || left || right), a proof hash of the wrong length included', () => {
+    for (const [l, r] of [[32, 32], [31, 32], [32, 0], [33, 33]] as const) {
+      const left = new Uint8Array(l).fill(7);
+      const right = new Uint8Array(r).fill(9);
+      expect(Buffer.from(nodeHash(left, right)).toString('hex')).toBe(bytesToHex(sha256(new Uint8Array([0x01, ...left, ...right]))));
+    }
+    // The same hashes twice in a row: nothing of one call is left in the next.
+    expect(Buffer.from(nodeHash(leaves[0]!, leaves[1]!)).equals(Buffer.from(nodeHash(leaves[0]!, leaves[1]!)))).toBe(true);
   });
 
   const resolve = (ranges: LeafRange[]): Hash[] =>
