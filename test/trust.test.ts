@@ -80,15 +80,15 @@ describe('log engine', () => {
         ledger.write((tx) => appendLeaf(tx, 'triggers', new TextEncoder().encode(process.argv[1] + i)))));
       await ledger.close();`;
     let stderr = '';
-    const run = (tag: string) =>
+    const run = (tag: string, flags: string[] = []) =>
       new Promise<number | null>((resolve) => {
         const { BASE_URL: _b, ...parent } = process.env;
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script, tag], { env: { ...parent, ...env }, stdio: ['ignore', 'inherit', 'pipe'] });
+        const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', script, tag], { env: { ...parent, ...env }, stdio: ['ignore', 'inherit', 'pipe'] });
         child.stderr.on('data', (d) => (stderr += String(d)));
         child.on('exit', resolve);
       });
-    expect(await Promise.all([run('a'), run('b')])).toEqual([0, 0]);
-    // Each process's checkpointer thread started, although the process itself was started with --input-type.
+    expect(await Promise.all([run('a'), run('b', ['--max-old-space-size=512', '--max-semi-space-size=32'])])).toEqual([0, 0]);
+    // Each process's checkpointer thread started, although the processes were started with --input-type and V8 flags.
     expect(stderr).not.toMatch(/checkpoint failed/);
     const ledger = await openLedger(loadConfig(env));
     const entries = await readEntries(ledger.read, 'triggers', 0, 1000);

@@ -26,9 +26,9 @@ export interface Checkpointer {
 }
 
 export function startCheckpointer(opts: CheckpointerOptions, onError: (message: string) => void): Checkpointer {
-  // A worker inherits the process's flags, and one started from `node --input-type=module -e` would refuse to load a file.
-  const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
-  const worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData: opts, execArgv });
+  // The thread runs one file of ours and needs no flag of the process's, which it would inherit: with
+  // --input-type it refuses to load a file, and Worker refuses V8 flags such as --max-old-space-size.
+  const worker = new Worker(new URL('./checkpoint-worker.ts', import.meta.url), { workerData: opts, execArgv: [] });
   worker.on('message', (m: { error?: string }) => {
     if (m.error) onError(m.error);
   });
