@@ -13,6 +13,7 @@ import { createFuse, transitionFuse } from '../src/ledger/fuses.ts';
 import { logSize, readEntries, treeHead, type Inclusion } from '../src/ledger/log.ts';
 import { leafHash, verifyInclusion } from '../src/crypto/merkle.ts';
 import { usage } from '../src/ledger/meter.ts';
+import { jobReceipts } from '../src/ledger/pas.ts';
 import { scanKeyReceipts } from '../src/ledger/key-receipts.ts';
 import { monthHops } from '../src/ledger/operator.ts';
 import { getReceipt, RECEIPTS_LOG, receiptIndex, receiptsFromEntries, type Receipt } from '../src/ledger/receipts.ts';
@@ -57,7 +58,7 @@ function hop(n: number, records: RecordKind = 'none'): ActPlan<{ state: string; 
         records === 'none'
           ? undefined
           : n % 2 === 0
-            ? { table: 'pas_job_receipts', row: { keyId, jobId: `job_${n}`, receiptId: receipt.receipt_id, kind: 'hop', decision: 'PERMIT', at } }
+            ? { table: 'pas_job_receipt_lists', row: { keyId, jobId: `job_${n}`, receiptId: receipt.receipt_id } }
             : { table: 'orn_events', row: { id: `sharp_${receipt.receipt_id}`, keyId, kind: 'sharp', graphId: 'g', amountMicros: BigInt(n), receiptId: receipt.receipt_id, createdAt: at } };
       return { writes: { receipt, records: record ? [record] : [] }, result: { state: state.fuse.state, receipt } };
     },
@@ -118,16 +119,18 @@ describe('group commit of acts', () => {
     await statementsFor(2);
     const two = await statementsFor(2);
     expect(await statementsFor(64)).toBe(two);
-    expect(await scalar('SELECT COUNT(*) AS n FROM pas_job_receipts')).toBe(34);
     expect(await scalar('SELECT COUNT(*) AS n FROM orn_events')).toBe(34);
-    // Each row names its own act's receipt.
-    for (const table of ['pas_job_receipts', 'orn_events']) {
-      const ids = (await ledger.read.execute(`SELECT receipt_id FROM ${table}`)).rows.map((x) => String(x.receipt_id));
-      const found = await Promise.all(ids.map((id) => getReceipt(ledger.read, id)));
-      expect(found.filter(Boolean)).toHaveLength(34);
+    // Each ORN row names its own act's receipt.
+    const ids = (await ledger.read.execute('SELECT receipt_id FROM orn_events')).rows.map((x) => String(x.receipt_id));
+    const found = await Promise.all(ids.map((id) => getReceipt(ledger.read, id)));
+    expect(found.filter(Boolean)).toHaveLength(34);
+    // Acts 0, 2, … 62 of the last group (act 0 also in the first two): each job lists its own acts' receipts.
+    expect(await scalar('SELECT COUNT(DISTINCT job_id) AS n FROM pas_job_receipt_lists')).toBe(32);
+    const listed = await Promise.all(Array.from({ length: 32 }, (_, i) => jobReceipts(ledger.read, keyId, `job_${2 * i}`)));
+    expect(listed.map((l) => l.length)).toEqual([3, ...Array.from({ length: 31 }, () => 1)]);
+    for (const [i, list] of listed.entries()) {
+      for (const r of list) expect((await getReceipt(ledger.read, r.receipt_id))!.payload.data).toEqual({ n: 2 * i });
     }
-    // Acts 0, 2, … 62 of the last group (act 0 also in the first two): each row is its own act's.
-    expect(await scalar('SELECT COUNT(DISTINCT job_id) AS n FROM pas_job_receipts')).toBe(32);
   });
 
   it('counts the hop quota exactly within one batch: the acts past the limit are refused and write nothing', async () => {

@@ -335,6 +335,15 @@ describe('bind check, appendix, PAS-B', () => {
       expect.arrayContaining(['pas_bind_check', 'pas_pre_bind_a', 'pas_bind_ticket_redeem']),
     );
     expect(ap.receipts.length).toBe(5);
+    // In the order they were issued, each as its receipt states it.
+    expect(ap.receipts.map((r: { kind: string; decision: string }) => `${r.kind} ${r.decision}`)).toEqual([
+      'pas_bind_check ALLOW',
+      'pas_bind_check BLOCK',
+      'pas_pre_bind_a ALLOW',
+      'pas_bind_ticket_redeem ALLOW',
+      'pas_bind_check BLOCK',
+    ]);
+    for (const r of ap.receipts) expect(await verifyReceipt(r.receipt_id)).toMatchObject({ kind: r.kind, decision: r.decision, issued_at: r.created_at });
     expect(ap.receipts.map((r: { verify_url: string }) => r.verify_url)).toContain(ap.verify_url);
     expect((await get(`/v1/pas/bind-appendix?job_id=${job}`, other.secret)).status).toBe(404);
     expect((await get('/v1/pas/bind-appendix?job_id=nothing_here')).status).toBe(404);

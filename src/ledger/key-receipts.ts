@@ -1,12 +1,13 @@
 /**
  * Each key's receipts, found in the log without a row per receipt: one row per
  * key and batch (and UTC day), holding the batch's first index of that key and
- * the offsets of the others from it (big-endian uint32 each).
+ * the offsets of the others from it (index-lists.ts).
  *
  * Read newest first, by the dashboard and by a usage figure that starts
  * inside a day (meter.ts); the receipts themselves are read from their tiles.
  */
 import type { Client, Transaction } from './sql.ts';
+import { packOffsets, unpackIndexes } from './index-lists.ts';
 import { insertRows, readEntriesAt, type Db } from './log.ts';
 import { RECEIPTS_LOG, receiptsFromEntries, type Receipt, type StoredReceipt } from './receipts.ts';
 
@@ -29,19 +30,6 @@ export async function addKeyReceipts(tx: Transaction, receipts: readonly Receipt
     '(?, ?, ?, ?)',
     [...groups.values()].map((g) => [g.keyId, g.day, g.indexes[0]!, packOffsets(g.indexes)]),
   );
-}
-
-/** A receipt list's `offsets`: each index after the first, as its distance from the first (uint32 BE). */
-export function packOffsets(indexes: readonly number[]): Buffer {
-  const out = Buffer.allocUnsafe(4 * (indexes.length - 1));
-  for (let i = 1; i < indexes.length; i++) out.writeUInt32BE(indexes[i]! - indexes[0]!, 4 * (i - 1));
-  return out;
-}
-
-function unpackIndexes(first: number, offsets: Buffer): number[] {
-  const out = [first];
-  for (let at = 0; at + 4 <= offsets.length; at += 4) out.push(first + offsets.readUInt32BE(at));
-  return out;
 }
 
 /** Every receipt index of `keyId` issued on UTC `day`, in log order. */

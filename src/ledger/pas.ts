@@ -5,7 +5,9 @@
  * transaction.
  */
 import type { Row } from '@libsql/client';
-import { insertRows } from './log.ts';
+import { packOffsets, unpackIndexes } from './index-lists.ts';
+import { insertRows, readEntriesAt } from './log.ts';
+import { RECEIPTS_LOG, receiptIndex, receiptsFromEntries } from './receipts.ts';
 import { oneOf, type Client, type Transaction } from './sql.ts';
 import type { AuthorityGrant, LicenseState, StoredLicenseState } from '../domain/pas.ts';
 import { reportedLicenseState } from '../domain/pas.ts';
@@ -209,27 +211,48 @@ export async function insertIssue(
 export interface JobReceiptRow {
   keyId: string;
   jobId: string;
+  /** A receipt minted by this group: its id carries its log index. */
   receiptId: string;
-  kind: string;
-  decision: string;
-  at: string;
 }
 
+/**
+ * One row per job and group: the group's receipts of that job as a list of
+ * log indexes (index-lists.ts), not a row each. A job's receipts were rows of
+ * their own, under a random key with an index beside them: a HALT replay
+ * wrote about eight pages a group for them, and ran 7-39 % slower (measured
+ * with no row at all).
+ */
 export async function insertJobReceipts(tx: Transaction, rows: readonly JobReceiptRow[]): Promise<void> {
+  const lists = new Map<string, { keyId: string; jobId: string; indexes: number[] }>();
+  for (const r of rows) {
+    const index = receiptIndex(r.receiptId);
+    if (index === undefined) throw new Error(`receipt ${r.receiptId} carries no log index`);
+    const id = JSON.stringify([r.keyId, r.jobId]);
+    const list = lists.get(id) ?? { keyId: r.keyId, jobId: r.jobId, indexes: [] };
+    list.indexes.push(index);
+    lists.set(id, list);
+  }
   await insertRows(
     tx,
-    'INSERT OR IGNORE INTO pas_job_receipts (key_id, job_id, receipt_id, kind, decision, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?)',
-    rows.map((r) => [r.keyId, r.jobId, r.receiptId, r.kind, r.decision, r.at]),
+    'INSERT INTO pas_job_receipt_lists (key_id, job_id, first, offsets) VALUES',
+    '(?, ?, ?, ?)',
+    [...lists.values()].map(({ keyId, jobId, indexes }) => {
+      indexes.sort((a, b) => a - b);
+      return [keyId, jobId, indexes[0]!, packOffsets(indexes)];
+    }),
   );
 }
 
+/** The receipts of a job, in log order, each as its log entry states it. */
 export async function jobReceipts(db: Db, keyId: string, jobId: string): Promise<Array<{ receipt_id: string; kind: string; decision: string; created_at: string }>> {
-  const rs = await db.execute({
-    sql: 'SELECT receipt_id, kind, decision, created_at FROM pas_job_receipts WHERE key_id = ? AND job_id = ? ORDER BY created_at, receipt_id',
-    args: [keyId, jobId],
-  });
-  return rs.rows.map((r) => ({ receipt_id: String(r.receipt_id), kind: String(r.kind), decision: String(r.decision), created_at: String(r.created_at) }));
+  const rs = await db.execute({ sql: 'SELECT first, offsets FROM pas_job_receipt_lists WHERE key_id = ? AND job_id = ?', args: [keyId, jobId] });
+  const indexes = rs.rows.flatMap((r) => unpackIndexes(Number(r.first), Buffer.from(r.offsets as ArrayBuffer))).sort((a, b) => a - b);
+  return receiptsFromEntries(await readEntriesAt(db, RECEIPTS_LOG, indexes)).map((r) => ({
+    receipt_id: r.receipt_id,
+    kind: r.payload.kind,
+    decision: r.payload.decision,
+    created_at: r.payload.issued_at,
+  }));
 }
 
 export interface StoredGrant extends AuthorityGrant {

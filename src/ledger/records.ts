@@ -38,7 +38,7 @@ export type ActRecord =
   /** The opening of a commitment that stands for caller free text in the act's public receipt. */
   | { table: 'commitment_openings'; row: OpeningRow }
   /** A PAS act's receipt listed under its job (read only outside the lock, by GET /v1/pas/bind-appendix). */
-  | { table: 'pas_job_receipts'; row: JobReceiptRow }
+  | { table: 'pas_job_receipt_lists'; row: JobReceiptRow }
   /** A published ASTL manifest's row (its entity's head is set for the group's later publishes by `state.setRow`). */
   | { table: 'astl_manifests'; row: ManifestRow };
 
@@ -53,7 +53,7 @@ const WRITERS: { [T in Table]: (tx: Transaction, rows: Array<RowOf<T>>) => Promi
   foundry_runs: insertFoundryRuns,
   webhook_deliveries: enqueueAlerts,
   commitment_openings: insertOpenings,
-  pas_job_receipts: insertJobReceipts,
+  pas_job_receipt_lists: insertJobReceipts,
   astl_manifests: insertManifests,
 };
 

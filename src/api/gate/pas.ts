@@ -213,14 +213,14 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
         { charges: charge ? [charge] : [] },
       );
       const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
-      const listed = key && act.jobId ? [jobReceipt({ keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id, kind: act.kind, decision: d.decision, at: now })] : [];
+      const listed = key && act.jobId ? [jobReceipt({ keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id })] : [];
       return { writes: { receipt, records: listed }, reply: withCharge(act.answer(d, s, fuse, receipt, written), charge) };
     },
   });
 }
 
 /** A PAS act's receipt listed under its job: a record written with the group's (ledger/records.ts). */
-const jobReceipt = (row: JobReceiptRow): ActRecord => ({ table: 'pas_job_receipts', row });
+const jobReceipt = (row: JobReceiptRow): ActRecord => ({ table: 'pas_job_receipt_lists', row });
 
 function presentedFingerprint(b: { write?: Record<string, unknown> | undefined; spend_fingerprint?: string | undefined }): string | undefined {
   return b.spend_fingerprint ?? (b.write !== undefined ? spendFingerprint(b.write) : undefined);
@@ -413,7 +413,7 @@ async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, 
         await addExclusionLeaf(tx, ownerId(key), s.ticket.job_id);
       }
       const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
-      const writes = { receipt, records: [jobReceipt({ keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id, kind: 'pas_bind_ticket_redeem', decision, at })] };
+      const writes = { receipt, records: [jobReceipt({ keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id })] };
       if (d.redeem) return { writes, reply: withCharge(reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common }), charge) };
       return { writes, reply: withCharge(reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409), charge) };
     },

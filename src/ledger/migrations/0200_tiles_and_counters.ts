@@ -20,7 +20,7 @@ import type { Transaction } from '../sql.ts';
 import { leafHash } from '../../crypto/merkle.ts';
 import { TILE_HEIGHT, TILE_WIDTH, encodeBundle, extendEdge, packEdge, EMPTY_EDGE, type Edge } from '../../crypto/tiles.ts';
 import { summarizeReceipts } from '../acts.ts';
-import { packOffsets } from '../key-receipts.ts';
+import { INDEX_LIST_MAX, packOffsets } from '../index-lists.ts';
 import { receiptFromLeaf, type ReceiptPayload } from '../receipts.ts';
 import { periodStart, type HopPeriod } from '../../domain/quota.ts';
 
@@ -150,7 +150,7 @@ async function convertReceipts(tx: Transaction): Promise<void> {
   for (const r of rs.rows) {
     const keyId = String(r.key_id);
     const day = String(r.day);
-    if (!group || group.keyId !== keyId || group.day !== day || group.indexes.length === 1024) await flush();
+    if (!group || group.keyId !== keyId || group.day !== day || group.indexes.length === INDEX_LIST_MAX) await flush();
     group ??= { keyId, day, indexes: [] };
     group.indexes.push(Number(r.log_index));
   }
