@@ -6,8 +6,8 @@ const b64url = (b: Uint8Array | string) => Buffer.from(b).toString('base64url');
 
 /**
  * A compact JWS (EdDSA) over `payload` with `header`, byte for byte as jose's
- * CompactSign makes it (Ed25519 is deterministic). Signed with node:crypto,
- * synchronously: measured under load, jose's WebCrypto path cost the event
+ * CompactSign makes it (Ed25519 is deterministic). Signed synchronously
+ * (signEd25519): measured under load, jose's WebCrypto path cost the event
  * loop more than this one signature (an absence witness went from 2,600 to
  * 3,700–4,300 answers/s).
  */
