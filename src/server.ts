@@ -5,6 +5,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, withListeningPort, type Config } from './config.ts';
+import { ed25519Signer } from './crypto/ed25519.ts';
 import { loadKeyring } from './crypto/keys.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
@@ -63,7 +64,7 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   const url = `http://127.0.0.1:${port}`;
   // Start-up work of a job (the first clearing checkpoint of a fresh deployment) is done before the server reports ready.
   await Promise.all(app.router.jobs.map((job) => job.start()));
-  log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid });
+  log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid, signer: ed25519Signer });
   return {
     url,
     ctx,

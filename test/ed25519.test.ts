@@ -5,6 +5,7 @@
  * OpenSSL and under @noble/curves. Without the addon, node:crypto signs the
  * same bytes.
  */
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, sign, verify } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { compactVerify } from 'jose';
@@ -12,12 +13,34 @@ import { describe, expect, it } from 'vitest';
 import { ed25519Signer, signEd25519 } from '../src/crypto/ed25519.ts';
 import { compactJwsSync } from '../src/crypto/jws.ts';
 import { run, cleanEnv } from './support/cli.ts';
+import { tempDir, testEnv } from './support/server.ts';
 
 const rawPublic = (publicKey: import('node:crypto').KeyObject) => Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
 
 describe('signEd25519', () => {
   it('signs with libsodium here: the optional addon is installed and loads', () => {
     expect(ed25519Signer).toBe('libsodium');
+  });
+
+  it('is named by the server when it starts listening', async () => {
+    const dir = tempDir();
+    const server = spawn(process.execPath, ['src/server.ts'], { env: { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        let out = '';
+        server.stdout.on('data', (d) => {
+          out += d;
+          const line = out.split('\n').find((l) => l.includes('"listening"'));
+          if (line) resolve(JSON.parse(line) as Record<string, unknown>);
+        });
+        server.once('exit', (code) => reject(new Error(`the server exited ${code}`)));
+      });
+      expect(listening.signer).toBe('libsodium');
+    } finally {
+      const exited = new Promise((r) => server.once('exit', r));
+      server.kill('SIGTERM');
+      await exited;
+    }
   });
 
   it('gives OpenSSL’s signature byte for byte, which a second implementation verifies', () => {
