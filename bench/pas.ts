@@ -1,8 +1,9 @@
 /**
  * Policy administration: POST /v1/pas/bind-ticket/redeem at 50 connections
  * against the bare node:http baseline (each request a HALT replay of one
- * consumed ticket: a signed receipt, a meter row and the exactly-once check,
- * durably committed), and exclusion proofs at 1,000,000 redeemed spend leaves
+ * consumed ticket: a batch-sealed receipt, its charge and the exactly-once
+ * check, durably committed) and POST /v1/pas/bind-check (an ALLOW on an
+ * unbound job), and exclusion proofs at 1,000,000 redeemed spend leaves
  * (BENCH_PAS_LEAVES): the proof right after a redeem, its size, its verify
  * time and the tree insert each redeem pays.
  */
@@ -33,6 +34,14 @@ async function benchRedeem(): Promise<void> {
       headers: auth,
       // HALT is 409 by design: count it as the answer it is.
       setupRequest: (req) => ({ ...req, body: JSON.stringify({ ticket_id: ticket, write, now: new Date().toISOString() }) }),
+      target: { ratio: 0.3 },
+    });
+    await compareHttp('pas', server, baseline, {
+      name: 'POST /v1/pas/bind-check (ALLOW)',
+      method: 'POST',
+      path: '/v1/pas/bind-check',
+      headers: auth,
+      body: JSON.stringify({ fuse_id, job_id: 'job_unbound' }),
       target: { ratio: 0.3 },
     });
   } finally {
