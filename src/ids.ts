@@ -33,7 +33,7 @@ export function newId(prefix: string, bytes = 16): string {
  * (12 hex digits, so that ids sort by creation as plain strings), then 128
  * random bits. For the rows acts write at a high rate under their id as
  * primary key (ASTL manifests, ORN events, spoliation seals, conformity packs,
- * foundry runs, webhook deliveries): a group's inserts land together at the
+ * foundry runs, webhook deliveries, oracle aggregates): a group's inserts land together at the
  * end of the key's B-tree, so its COMMIT writes a page or two of it instead of
  * one random page a row. Still unguessable.
  */

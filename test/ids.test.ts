@@ -15,7 +15,7 @@ describe('ids', () => {
     expect(newId('fuse')).toMatch(/^fuse_[A-Za-z0-9_-]{22}$/);
   });
 
-  it('rows written per act are keyed by sortable ids (an ASTL manifest, a SHARP event)', async () => {
+  it('rows written per act are keyed by sortable ids (an ASTL manifest, a SHARP event, an oracle aggregate)', async () => {
     const s = await startTestServer();
     try {
       const key = await s.newKey('ids');
@@ -25,6 +25,9 @@ describe('ids', () => {
       expect(sharp.status).toBe(200);
       const id = String((await s.ctx.ledger.read.execute('SELECT id FROM orn_events')).rows[0]!.id);
       expect(id).toMatch(/^sharp_[0-9a-f]{12}[A-Za-z0-9_-]{22}$/);
+      const aggregate = await (await s.fetch('/api/v1/oracle/aggregate', { key: key.secret, json: { metric: 'm', readings: ['network_a', 'network_b', 'network_c'].map((source_id) => ({ source_id, value: '1' })) } })).json();
+      expect(aggregate.aggregate_id).toMatch(/^agg_[0-9a-f]{12}[A-Za-z0-9_-]{22}$/);
+      expect(String((await s.ctx.ledger.read.execute('SELECT id FROM oracle_aggregates')).rows[0]!.id)).toBe(aggregate.aggregate_id);
     } finally {
       await s.stop();
     }

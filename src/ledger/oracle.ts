@@ -1,7 +1,7 @@
 /** Sealed oracle aggregates: the result as computed, beside its receipt. */
 import type { Transaction } from './sql.ts';
 import type { Aggregate } from '../domain/oracle.ts';
-import type { Db } from './log.ts';
+import { insertRows, type Db } from './log.ts';
 
 export interface StoredAggregate {
   id: string;
@@ -13,11 +13,19 @@ export interface StoredAggregate {
   created_at: string;
 }
 
-export async function insertAggregate(tx: Transaction, a: StoredAggregate, result: Aggregate): Promise<void> {
-  await tx.execute({
-    sql: 'INSERT INTO oracle_aggregates (id, key_id, metric, status, value, result, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    args: [a.id, a.key_id, a.metric, a.status, a.value, JSON.stringify(result), a.receipt_id, a.created_at],
-  });
+/** A sealed aggregate's row, recorded with its group (records.ts). */
+export interface AggregateRow {
+  aggregate: StoredAggregate;
+  result: Aggregate;
+}
+
+export async function insertAggregates(tx: Transaction, rows: readonly AggregateRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT INTO oracle_aggregates (id, key_id, metric, status, value, result, receipt_id, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?, ?)',
+    rows.map(({ aggregate: a, result }) => [a.id, a.key_id, a.metric, a.status, a.value, JSON.stringify(result), a.receipt_id, a.created_at]),
+  );
 }
 
 export async function getAggregate(db: Db, id: string): Promise<StoredAggregate | undefined> {

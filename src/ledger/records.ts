@@ -2,7 +2,7 @@
  * Rows an act declares among its writes instead of inserting them itself: the
  * record of what it did in its area (a clear act counted, an ORN event, a spoliation
  * seal, a conformity pack, a foundry run, the webhook deliveries of an alert,
- * a PAS job's receipt, an ASTL manifest). acts.ts writes every act's records
+ * a PAS job's receipt, an ASTL manifest, a sealed oracle aggregate). acts.ts writes every act's records
  * after the group's decisions, with one multi-row statement per table, so such
  * an act costs no statement of its own. An act whose decision must claim its
  * area's rows under the lock (a single-use ticket, a chain) sends its own.
@@ -21,6 +21,7 @@ import { insertOpenings, type OpeningRow } from './commitments.ts';
 import { insertConformityPacks, type ConformityPackRow } from './conformity.ts';
 import { insertFoundryRuns, type FoundryRunRow } from './foundry.ts';
 import { insertSpoliationSeals, type SpoliationSealRow } from './nap.ts';
+import { insertAggregates, type AggregateRow } from './oracle.ts';
 import { insertOrnEvents, type OrnEventRow } from './orn.ts';
 import { insertJobReceipts, type JobReceiptRow } from './pas.ts';
 import type { Transaction } from './sql.ts';
@@ -37,6 +38,11 @@ export type ActRecord =
   | { table: 'webhook_deliveries'; row: AlertEvent }
   /** The opening of a commitment that stands for caller free text in the act's public receipt. */
   | { table: 'commitment_openings'; row: OpeningRow }
+  /**
+   * A sealed oracle aggregate. A trigger fire reads one under the lock, but only by the id its answer
+   * gave: no act of the group that records it can name it yet.
+   */
+  | { table: 'oracle_aggregates'; row: AggregateRow }
   /** A PAS act's receipt listed under its job (read only outside the lock, by GET /v1/pas/bind-appendix). */
   | { table: 'pas_job_receipt_lists'; row: JobReceiptRow }
   /** A published ASTL manifest's row (its entity's head is set for the group's later publishes by `state.setRow`). */
@@ -48,6 +54,7 @@ type RowOf<T extends Table> = Extract<ActRecord, { table: T }>['row'];
 const WRITERS: { [T in Table]: (tx: Transaction, rows: Array<RowOf<T>>) => Promise<void> } = {
   clear_counters: addClearActs,
   orn_events: insertOrnEvents,
+  oracle_aggregates: insertAggregates,
   spoliation_seals: insertSpoliationSeals,
   conformity_packs: insertConformityPacks,
   foundry_runs: insertFoundryRuns,

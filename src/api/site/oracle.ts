@@ -2,7 +2,7 @@
  * POST /api/v1/oracle/aggregate (SPEC 2.5 foundry layer 3): readings from the
  * catalog's five sources, their weights, a weighted trimmed mean and the
  * DISPUTED guard (src/domain/oracle.ts). The result is sealed: a receipt over
- * it, stored with its meter row (oracle_aggregate) in one transaction. Its
+ * it, and its row recorded with the group's (ledger/records.ts), in one transaction. Its
  * aggregate_id can then fire a trigger (POST /api/v1/foundry/trigger/fire).
  */
 import { commitAct, keyedAct } from '../act.ts';
@@ -11,9 +11,8 @@ import { chargeSchema, chargeView } from '../charge.ts';
 import { DATA } from '../../catalog/catalogs.ts';
 import { aggregate, type OraclePolicy } from '../../domain/oracle.ts';
 import type { Config } from '../../config.ts';
-import { newId, nowIso } from '../../ids.ts';
+import { newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { insertAggregate } from '../../ledger/oracle.ts';
 import type { AppContext } from '../context.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -68,6 +67,7 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
       response: aggregateResponse,
       problems: [409, 422],
       charges: ['oracle_aggregate'],
+      lane: true,
       example: {
         metric: 'model_drift_score',
         readings: [
@@ -81,18 +81,18 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
     },
     async (body, key, event, _, bill) => {
       const result = aggregate(body.readings, SOURCES, policy);
-      const id = newId('agg');
+      const id = newSortableId('agg');
       const line = bill('oracle_aggregate');
       return commitAct(event, ctx, key, {
-        run: async (tx, state) => {
+        run: async (_tx, state) => {
           const receipt = state.receipt(
             ctx,
             { kind: 'oracle_aggregate', decision: result.status, subject: id, key_id: key.id, data: { metric: body.metric, readings: body.readings, ...result } },
             { charges: [{ keyId: key.id, ...line }] },
           );
-          await insertAggregate(tx, { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() }, result);
+          const aggregate = { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() };
           return {
-            writes: { receipt },
+            writes: { receipt, records: [{ table: 'oracle_aggregates', row: { aggregate, result } }] },
             reply: reply({
               aggregate_id: id,
               metric: body.metric,
