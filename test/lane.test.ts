@@ -56,7 +56,7 @@ const shape = (v: unknown): unknown =>
 
 describe('the act lane', () => {
   it('is declared for the acts that opted in, and only for them', () => {
-    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/api/v1/oracle/aggregate', '/api/v1/orn/sharp', '/v1/act', '/v1/fuse/hop', '/v1/pas/bind-ticket/redeem', '/v1/prefinality/evaluate']);
+    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/api/v1/oracle/aggregate', '/api/v1/orn/sharp', '/v1/act', '/v1/fuse/hop', '/v1/pas/bind-check', '/v1/pas/bind-ticket/redeem', '/v1/prefinality/evaluate']);
   });
 
   it('answers a plain hop, welded act and evaluate as the h3 route answers them: status, headers, body', async () => {
@@ -71,6 +71,7 @@ describe('the act lane', () => {
       ['/api/v1/absence/witness', { act_kind: 'wire', preset: 'hiring' }, 200],
       ['/api/v1/astl/publish', { entity: 'agent:lane-test', preset: 'agentic' }, 201],
       ['/api/v1/orn/sharp', { graph_id: 'lane', agents_in_graph: 5, events: 3 }, 200],
+      ['/v1/pas/bind-check', { fuse_id: fuse, job_id: 'job_lane' }, 200],
       ['/api/v1/oracle/aggregate', { metric: 'lane', readings: ['network_a', 'network_b', 'network_c'].map((source_id) => ({ source_id, value: '100' })) }, 200],
     ] as const) {
       const lane = await post(path, JSON.stringify(body), false);
@@ -88,6 +89,7 @@ describe('the act lane', () => {
       if (path.includes('astl')) expect(typeof a.checkpoint.note).toBe('string');
       else if (path.includes('sharp')) expect([a.charge.sku, a.charge.amount_usd]).toEqual([b.charge.sku, b.charge.amount_usd]);
       else if (path.includes('oracle')) expect([a.status, a.value, a.charge.sku]).toEqual([b.status, b.value, b.charge.sku]);
+      else if (path.includes('bind-check')) expect([a.decision, a.allow]).toEqual([b.decision, b.allow]);
       else if (!path.includes('absence')) expect(a.decision).toBe(status === 200 ? (path.includes('prefinality') ? 'GO' : 'PERMIT') : 'NO_GO');
       expect(id(a)).not.toBe(id(b));
       // The receipt is in the log like any other.

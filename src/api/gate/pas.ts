@@ -533,7 +533,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     router,
     ctx,
     '/v1/pas/bind-check',
-    { tool: 'pas_bind_check', summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', job_id: 'job_1042' } },
+    { tool: 'pas_bind_check', summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], lane: true, example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', job_id: 'job_1042' } },
     (b, key, event, _, bill) => bindCheck(event, ctx, callerOf(key), bill, b),
   );
 
