@@ -31,8 +31,9 @@ beforeAll(async () => {
   fuse = (await (await s.fetch('/v1/fuses', { key: owner.secret, json: { state: 'LIVE' } })).json()).fuse_id;
   // The lane takes keys the auth cache holds: the first call authenticates through h3 and fills it.
   expect((await s.fetch('/v1/fuse/hop', { key: agent, json: { fuse_id: fuse } })).status).toBe(200);
-  // An ASTL entry before those compared, so that both of their inclusion proofs have a hash (the first leaf's has none).
+  // An ASTL entry and a trigger before those compared, so that both of their inclusion proofs have a hash (the first leaf's has none).
   expect((await s.fetch('/api/v1/astl/publish', { key: agent, json: { entity: 'agent:lane-first', preset: 'agentic' } })).status).toBe(201);
+  expect((await s.fetch('/signal/trigger/publish', { key: agent, json: { template_id: 'ai_model_change', threshold: { metric: 'first', operator: 'gte', value: '1' } } })).status).toBe(201);
 });
 afterAll(() => s?.stop());
 
@@ -56,7 +57,7 @@ const shape = (v: unknown): unknown =>
 
 describe('the act lane', () => {
   it('is declared for the acts that opted in, and only for them', () => {
-    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/api/v1/oracle/aggregate', '/api/v1/orn/sharp', '/v1/act', '/v1/fuse/hop', '/v1/pas/bind-check', '/v1/pas/bind-ticket/redeem', '/v1/prefinality/evaluate']);
+    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/api/v1/oracle/aggregate', '/api/v1/orn/sharp', '/signal/trigger/publish', '/v1/act', '/v1/fuse/hop', '/v1/pas/bind-check', '/v1/pas/bind-ticket/redeem', '/v1/prefinality/evaluate']);
   });
 
   it('answers a plain hop, welded act and evaluate as the h3 route answers them: status, headers, body', async () => {
@@ -72,6 +73,7 @@ describe('the act lane', () => {
       ['/api/v1/astl/publish', { entity: 'agent:lane-test', preset: 'agentic' }, 201],
       ['/api/v1/orn/sharp', { graph_id: 'lane', agents_in_graph: 5, events: 3 }, 200],
       ['/v1/pas/bind-check', { fuse_id: fuse, job_id: 'job_lane' }, 200],
+      ['/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'lane', operator: 'gte', value: '1' } }, 201],
       ['/api/v1/oracle/aggregate', { metric: 'lane', readings: ['network_a', 'network_b', 'network_c'].map((source_id) => ({ source_id, value: '100' })) }, 200],
     ] as const) {
       const lane = await post(path, JSON.stringify(body), false);
@@ -86,7 +88,7 @@ describe('the act lane', () => {
       const [a, b] = [JSON.parse(lane.text), JSON.parse(h3.text)];
       expect(shape(a), path).toEqual(shape(b));
       const id = (v: Record<string, string>) => v.receipt_id ?? v.witness_id;
-      if (path.includes('astl')) expect(typeof a.checkpoint.note).toBe('string');
+      if (path.includes('astl') || path.includes('trigger')) expect(typeof a.checkpoint.note).toBe('string');
       else if (path.includes('sharp')) expect([a.charge.sku, a.charge.amount_usd]).toEqual([b.charge.sku, b.charge.amount_usd]);
       else if (path.includes('oracle')) expect([a.status, a.value, a.charge.sku]).toEqual([b.status, b.value, b.charge.sku]);
       else if (path.includes('bind-check')) expect([a.decision, a.allow]).toEqual([b.decision, b.allow]);

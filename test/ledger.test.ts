@@ -369,6 +369,9 @@ describe('webhooks', () => {
       const deadline = Date.now() + 20_000;
       while (received.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(received.map((r) => JSON.parse(r.body).type).sort()).toEqual(['trigger.fired', 'trigger.published']);
+      // Each body names its event's entry in the triggers log: the publish's is the index its answer proved.
+      const published = received.map((r) => JSON.parse(r.body)).find((b) => b.type === 'trigger.published');
+      expect(published).toMatchObject({ trigger_id: t.trigger_id, log_index: t.inclusion.index });
       // Verify each signature with WebCrypto (a second implementation).
       const pub = await (await s.fetch('/crypto/public-key')).json();
       const k = await crypto.subtle.importKey('jwk', pub.jwk, { name: 'Ed25519' }, false, ['verify']);

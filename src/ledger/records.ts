@@ -2,7 +2,8 @@
  * Rows an act declares among its writes instead of inserting them itself: the
  * record of what it did in its area (a clear act counted, an ORN event, a spoliation
  * seal, a conformity pack, a foundry run, the webhook deliveries of an alert,
- * a PAS job's receipt, an ASTL manifest, a sealed oracle aggregate). acts.ts writes every act's records
+ * a PAS job's receipt, an ASTL manifest, a sealed oracle aggregate, a
+ * published trigger). acts.ts writes every act's records
  * after the group's decisions, with one multi-row statement per table, so such
  * an act costs no statement of its own. An act whose decision must claim its
  * area's rows under the lock (a single-use ticket, a chain) sends its own.
@@ -25,6 +26,7 @@ import { insertAggregates, type AggregateRow } from './oracle.ts';
 import { insertOrnEvents, type OrnEventRow } from './orn.ts';
 import { insertJobReceipts, type JobReceiptRow } from './pas.ts';
 import type { Transaction } from './sql.ts';
+import { insertPublishedTriggers, type PublishedTriggerRow } from './triggers.ts';
 import { enqueueAlerts, type AlertEvent } from './webhooks.ts';
 
 export type ActRecord =
@@ -43,6 +45,8 @@ export type ActRecord =
    * gave: no act of the group that records it can name it yet.
    */
   | { table: 'oracle_aggregates'; row: AggregateRow }
+  /** A published trigger and its event's webhook deliveries (a fire reads it only by the id the answer gave). */
+  | { table: 'triggers'; row: PublishedTriggerRow }
   /** A PAS act's receipt listed under its job (read only outside the lock, by GET /v1/pas/bind-appendix). */
   | { table: 'pas_job_receipt_lists'; row: JobReceiptRow }
   /** A published ASTL manifest's row (its entity's head is set for the group's later publishes by `state.setRow`). */
@@ -55,6 +59,7 @@ const WRITERS: { [T in Table]: (tx: Transaction, rows: Array<RowOf<T>>) => Promi
   clear_counters: addClearActs,
   orn_events: insertOrnEvents,
   oracle_aggregates: insertAggregates,
+  triggers: insertPublishedTriggers,
   spoliation_seals: insertSpoliationSeals,
   conformity_packs: insertConformityPacks,
   foundry_runs: insertFoundryRuns,

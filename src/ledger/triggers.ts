@@ -7,8 +7,8 @@ import type { Transaction } from './sql.ts';
 import type { Threshold, TriggerState } from '../domain/trigger.ts';
 import { newId } from '../ids.ts';
 import { leafBytes } from './astl.ts';
-import { appendLeaf, type Db, type Inclusion } from './log.ts';
-import { enqueueDeliveries } from './webhooks.ts';
+import { appendLeaf, insertRows, type Db, type Inclusion } from './log.ts';
+import { enqueueDeliveries, type TriggerDelivery } from './webhooks.ts';
 import { exactSum, exactSumSql } from './exact-sum.ts';
 
 export const TRIGGERS_LOG = 'triggers';
@@ -66,19 +66,41 @@ export interface TriggerEvent {
   data: Record<string, unknown>;
 }
 
-/** Appends the event to the `triggers` log and queues its webhook deliveries. */
+/** An event's webhook deliveries, its body naming the index the event has in the `triggers` log. */
+const deliveryOf = (keyId: string, e: TriggerEvent, logIndex: number): TriggerDelivery => ({
+  keyId,
+  match: { trigger_id: e.trigger_id, template_id: e.template_id },
+  event: { id: e.event_id, type: e.type, body: { ...e, log_index: logIndex } },
+});
+
+/** Appends the event to the `triggers` log and queues its webhook deliveries (a fire, by statements of its own). */
 export async function recordEvent(tx: Transaction, keyId: string, e: TriggerEvent): Promise<Inclusion> {
   const appended = await appendLeaf(tx, TRIGGERS_LOG, leafBytes(e));
-  await enqueueDeliveries(tx, keyId, { trigger_id: e.trigger_id, template_id: e.template_id }, { id: e.event_id, type: e.type, body: { ...e, log_index: appended.index } });
+  await enqueueDeliveries(tx, [deliveryOf(keyId, e, appended.index)]);
   return appended;
 }
 
-export async function insertTrigger(tx: Transaction, t: Trigger): Promise<void> {
-  await tx.execute({
-    sql: `INSERT INTO triggers (id, key_id, template_id, state, obligation, threshold, enabled_exposure_micros, published_at)
-          VALUES (?, ?, ?, 'ARMED', ?, ?, ?, ?)`,
-    args: [t.id, t.key_id, t.template_id, JSON.stringify(t.obligation), JSON.stringify(t.threshold), t.enabled_exposure_micros, t.published_at],
-  });
+/**
+ * A published trigger, recorded with its group (records.ts): its row, and its
+ * event's webhook deliveries (the event itself is the act's entry in the
+ * `triggers` log, `state.append`). A fire reads a trigger under the lock, but
+ * only by the id a publish's answer gave: no act of the recording group can
+ * name it.
+ */
+export interface PublishedTriggerRow {
+  trigger: Trigger;
+  event: TriggerEvent;
+  logIndex: number;
+}
+
+export async function insertPublishedTriggers(tx: Transaction, rows: readonly PublishedTriggerRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT INTO triggers (id, key_id, template_id, state, obligation, threshold, enabled_exposure_micros, published_at) VALUES',
+    "(?, ?, ?, 'ARMED', ?, ?, ?, ?)",
+    rows.map(({ trigger: t }) => [t.id, t.key_id, t.template_id, JSON.stringify(t.obligation), JSON.stringify(t.threshold), t.enabled_exposure_micros, t.published_at]),
+  );
+  await enqueueDeliveries(tx, rows.map((r) => deliveryOf(r.trigger.key_id, r.event, r.logIndex)));
 }
 
 /** ARMED -> FIRED, once: false when the trigger is not ARMED any more (a second fire). */

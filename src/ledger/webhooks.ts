@@ -5,7 +5,7 @@
  * so that two processes never send the same attempt at once.
  */
 import type { Transaction } from './sql.ts';
-import { newSortableId, nowIso } from '../ids.ts';
+import { nowIso } from '../ids.ts';
 import type { Db } from './log.ts';
 
 export interface Subscription {
@@ -141,27 +141,32 @@ export async function listDisabledSubscriptions(db: Db, keyId: string, kind: Sub
   return rs.rows.map((r) => ({ id: String(r.id), url: String(r.url), disabled_at: String(r.disabled_at), disabled_reason: r.disabled_reason === null ? null : String(r.disabled_reason) }));
 }
 
-/** Queues one delivery per subscriber of the key that matches the trigger, its template, or everything. */
-export async function enqueueDeliveries(
-  tx: Transaction,
-  keyId: string,
-  match: { trigger_id: string; template_id: string },
-  event: { id: string; type: string; body: unknown },
-): Promise<number> {
-  const subs = await tx.execute({
-    sql: `SELECT id FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NULL AND ${kindFilter('trigger')}
-          AND (trigger_id = ? OR template_id = ? OR (trigger_id IS NULL AND template_id IS NULL))`,
-    args: [keyId, match.trigger_id, match.template_id],
+/** A trigger rail event to deliver to the subscribers of its key that match its trigger, its template, or everything. */
+export interface TriggerDelivery {
+  keyId: string;
+  match: { trigger_id: string; template_id: string };
+  event: { id: string; type: string; body: unknown };
+}
+
+/** Queues one delivery per matching subscriber of each event, in one statement however many events. */
+export async function enqueueDeliveries(tx: Transaction, deliveries: readonly TriggerDelivery[]): Promise<void> {
+  if (deliveries.length === 0) return;
+  const now = Date.now();
+  await tx.execute({
+    sql: `WITH ev(owner, trigger_id, template_id, event_id, type, body) AS (VALUES ${deliveries.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')})
+          INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
+          SELECT 'whd_' || ? || lower(hex(randomblob(16))), s.id, ev.event_id, ev.type, ev.body, 'pending', 0, ?, ?
+          FROM ev JOIN webhook_subscriptions s ON s.key_id = ev.owner
+          WHERE s.disabled_at IS NULL AND ${kindFilter('trigger', 's.')}
+            AND (s.trigger_id = ev.trigger_id OR s.template_id = ev.template_id OR (s.trigger_id IS NULL AND s.template_id IS NULL))`,
+    args: [
+      ...deliveries.flatMap((d) => [d.keyId, d.match.trigger_id, d.match.template_id, d.event.id, d.event.type, JSON.stringify(d.event.body)]),
+      // As newSortableId: the time in milliseconds first, so that a group's deliveries land together.
+      now.toString(16).padStart(12, '0'),
+      now,
+      nowIso(),
+    ],
   });
-  const body = JSON.stringify(event.body);
-  for (const s of subs.rows) {
-    await tx.execute({
-      sql: `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
-            VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-      args: [newSortableId('whd'), String(s.id), event.id, event.type, body, Date.now(), nowIso()],
-    });
-  }
-  return subs.rows.length;
 }
 
 export interface DueDelivery {

@@ -12,10 +12,11 @@ import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
 import { OPERATORS, fireFee, obligationFeeBps, thresholdReached, type FireFee } from '../../domain/trigger.ts';
-import { newId, nowIso } from '../../ids.ts';
+import { newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
-import { TRIGGERS_LOG, firedExposureSince, getTrigger, insertTrigger, markFired, newEventId, recordEvent, type Trigger } from '../../ledger/triggers.ts';
+import { leafBytes } from '../../ledger/astl.ts';
+import { TRIGGERS_LOG, firedExposureSince, getTrigger, markFired, newEventId, recordEvent, type Trigger, type TriggerEvent } from '../../ledger/triggers.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
@@ -134,6 +135,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       responses: { 201: { description: 'The trigger, ARMED', schema: publishedTrigger } },
       problems: [409, 422],
       charges: ['trigger_publish'],
+      lane: true,
       example: { template_id: 'ai_model_change', threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.8' } },
       after: (r) => withCheckpointNote(ctx, r),
     },
@@ -170,7 +172,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         });
       }
       const t: Trigger = {
-        id: newId('trg'),
+        id: newSortableId('trg'),
         key_id: ownerId(key),
         template_id: body.template_id,
         state: 'ARMED',
@@ -184,14 +186,13 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       };
       const charge = bill('trigger_publish');
       const r = await commitAct(event, ctx, key, {
-        run: async (tx, state) => {
+        run: async (_tx, state) => {
           const receipt = state.receipt(
             ctx,
             { kind: 'trigger_publish', decision: 'ARMED', subject: t.id, key_id: key.id, data: { template_id: t.template_id, obligation: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure) } },
             { charges: [{ keyId: key.id, ...charge }] },
           );
-          await insertTrigger(tx, t);
-          const appended = await recordEvent(tx, ownerId(key), {
+          const published: TriggerEvent = {
             event_id: newEventId(),
             type: 'trigger.published',
             trigger_id: t.id,
@@ -199,15 +200,22 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
             state: 'ARMED',
             at: t.published_at,
             data: { obligation_surface: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
-          });
-          const proof = proofAnswer(ctx, TRIGGERS_LOG, appended);
-          return {
-            writes: { receipt },
-            reply: reply(
-              { ...triggerObject(t), ...proof, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView(charge) },
-              201,
-            ),
           };
+          // The event is the act's entry in the triggers log; the trigger's row and the event's deliveries are recorded with the group.
+          const { index } = await state.append(TRIGGERS_LOG, leafBytes(published));
+          const record = { table: 'triggers', row: { trigger: t, event: published, logIndex: index } } as const;
+          // Proved at the size the group leaves the log at: the group's answers share one checkpoint, signed once.
+          const answer = {};
+          state.atGroupEnd((group) =>
+            Object.assign(answer, {
+              ...triggerObject(t),
+              ...proofAnswer(ctx, TRIGGERS_LOG, group.inclusion(TRIGGERS_LOG, index)),
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+              charge: chargeView(charge),
+            }),
+          );
+          return { writes: { receipt, records: [record] }, reply: reply(answer, 201) };
         },
       });
       nudgeDeliverer();
