@@ -308,6 +308,29 @@ describe('bind ticket redeem (SPEC 3, 7: HALT)', () => {
 });
 
 describe('bind check, appendix, PAS-B', () => {
+  it('decides a bind check sent beside the redeem of its job on the job as the redeem left it, whichever came first', async () => {
+    const id = uniq('lic');
+    await charged(id);
+    const jobs = Array.from({ length: 8 }, () => uniq('job'));
+    const tickets = await Promise.all(jobs.map((job) => ticketFor(id, job)));
+    // Each pair is sent together, so that most land in one group: a check after the redeem must read the job again.
+    const pairs = await Promise.all(
+      jobs.map(async (job, i) => {
+        const [redeem, check] = await Promise.all([
+          post('/v1/pas/bind-ticket/redeem', { ticket_id: tickets[i]!.ticket_id, write: WRITE, now: nowUtc() }),
+          post('/v1/pas/bind-check', { fuse_id: liveFuse, job_id: job }),
+        ]);
+        return { redeem: await redeem.json(), check: await check.json() };
+      }),
+    );
+    const index = (receiptId: string) => Number(/^rcpt_(\d+)_/.exec(receiptId)![1]);
+    for (const { redeem, check } of pairs) {
+      expect(redeem).toMatchObject({ decision: 'ALLOW', redeemed: true });
+      const after = index(check.receipt_id) > index(redeem.receipt_id);
+      expect(check).toMatchObject(after ? { decision: 'BLOCK', code: 'already_bound' } : { decision: 'ALLOW' });
+    }
+  });
+
   it('ALLOWs an unbound job on a LIVE fuse, BLOCKs a DEAD fuse and an already bound job, each with a receipt', async () => {
     const job = uniq('job');
     const allow = await post('/v1/pas/bind-check', { fuse_id: liveFuse, job_id: job });

@@ -192,6 +192,26 @@ export const REDEEM_VIEWS = {
   },
 };
 
+/** The key of a job in BOUND_JOBS: its owner and its id. */
+export const boundJobKey = (keyId: string, jobId: string): string => JSON.stringify([keyId, jobId]);
+
+/**
+ * Which of a group's jobs are bound (have a redeemed spend leaf), in one
+ * statement (ledger/acts.ts GroupReader): a group of bind checks reads once. A
+ * redeem in the group binds a job by a statement of its own, so the checks
+ * after it read again (`state.row`).
+ */
+export const BOUND_JOBS = {
+  async read(db: Db, keys: readonly string[]): Promise<Map<string, true>> {
+    const rs = await db.execute({
+      sql: `SELECT DISTINCT j.value AS k FROM json_each(?) j
+            JOIN pas_spend_leaves s ON s.key_id = json_extract(j.value, '$[0]') AND s.job_id = json_extract(j.value, '$[1]')`,
+      args: [JSON.stringify(keys)],
+    });
+    return new Map(rs.rows.map((r) => [String(r.k), true as const]));
+  },
+};
+
 export async function jobBound(db: Db, keyId: string, jobId: string): Promise<boolean> {
   const rs = await db.execute({ sql: 'SELECT 1 FROM pas_spend_leaves WHERE key_id = ? AND job_id = ?', args: [keyId, jobId] });
   return rs.rows.length > 0;

@@ -41,6 +41,8 @@ import {
   insertIssue,
   insertTicket,
   jobBound,
+  BOUND_JOBS,
+  boundJobKey,
   jobReceipts,
   licenseSnapshot,
   licenseState,
@@ -62,6 +64,7 @@ import type { Router } from '../router.ts';
 import { callerOf, fuseIdSchema, UNCHARGED, visibleIn, type Caller } from './governed.ts';
 import type { Bill } from '../charges.ts';
 import { commitAct, keyedAct } from '../act.ts';
+import type { ActState, RowNeed } from '../../ledger/acts.ts';
 import { stateChangedProblem } from '../stale-retry.ts';
 
 // ---------------------------------------------------------------- schemas
@@ -174,8 +177,10 @@ interface PasAct<S, D extends { decision: string }> {
   kind: string;
   fuseId: string;
   jobId: string | undefined;
+  /** Rows of the area read with the group's, that `read` takes through `state.row` (ledger/acts.ts). */
+  rows?: RowNeed[];
   /** Area state the decision depends on, read under the write lock. */
-  read: (db: Parameters<typeof licenseState>[0], nowIso: string) => Promise<S>;
+  read: (db: Parameters<typeof licenseState>[0], nowIso: string, state: ActState) => Promise<S>;
   decide: (hop: HopOutcome, s: S) => D;
   data: (d: D, s: S) => Record<string, unknown>;
   write?: (tx: Transaction, d: D, s: S, receipt: Receipt, now: string) => Promise<Record<string, unknown> | void>;
@@ -193,11 +198,11 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
   const key = caller.key;
   if (key && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   return commitAct(event, ctx, key, {
-    needs: { fuseId: act.fuseId, hopOf: key?.id },
+    needs: { fuseId: act.fuseId, hopOf: key?.id, rows: act.rows },
     run: async (tx, state) => {
       const now = nowIso();
       const fuse = visibleIn(caller, act.fuseId, state.fuse);
-      const s = await act.read(tx, now);
+      const s = await act.read(tx, now, state);
       const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
       // The one line the receipt states and the answer shows.
       const charge = key ? { keyId: key.id, ...chargeOf(bill, d.decision) } : undefined;
@@ -234,7 +239,8 @@ function bindCheck(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, 
     kind: 'pas_bind_check',
     fuseId: body.fuse_id,
     jobId: body.job_id,
-    read: (db) => jobBound(db, owner, body.job_id),
+    rows: [{ reader: BOUND_JOBS, key: boundJobKey(owner, body.job_id) }],
+    read: async (_db, _now, state) => (await state.row(BOUND_JOBS, boundJobKey(owner, body.job_id))) === true,
     decide: (hop, bound) => decideBindCheck(hop, bound),
     data: (d) => ({ job_id: body.job_id, code: d.code }),
     answer: (d, _s, fuse, r) =>
