@@ -35,12 +35,17 @@ export function newId(prefix: string, bytes = 16): string {
  * primary key (ASTL manifests, ORN events, spoliation seals, conformity packs,
  * foundry runs, oracle aggregates, triggers): a group's inserts land together
  * at the end of the key's B-tree, so its COMMIT writes a page or two of it
- * instead of one random page a row. Still unguessable. (A trigger event's
- * webhook deliveries are made in SQL with the same time prefix, then 128
- * random bits in hex: ledger/webhooks.ts.)
+ * instead of one random page a row. Still unguessable. (Webhook deliveries
+ * are made in SQL with the same time prefix, then 128 random bits in hex:
+ * ledger/webhooks.ts.)
  */
 export function newSortableId(prefix: string, now: number = Date.now()): string {
-  return `${prefix}_${now.toString(16).padStart(12, '0')}${random(16).toString('base64url')}`;
+  return `${prefix}_${sortableTimePrefix(now)}${random(16).toString('base64url')}`;
+}
+
+/** The time part of a sortable id: milliseconds since the epoch as 12 hex digits. */
+export function sortableTimePrefix(now: number): string {
+  return now.toString(16).padStart(12, '0');
 }
 
 let lastMs = Number.NaN;

@@ -5,7 +5,8 @@
  * so that two processes never send the same attempt at once.
  */
 import type { Transaction } from './sql.ts';
-import { nowIso } from '../ids.ts';
+import type { InValue } from '@libsql/client';
+import { nowIso, sortableTimePrefix } from '../ids.ts';
 import type { Db } from './log.ts';
 
 export interface Subscription {
@@ -112,24 +113,38 @@ export interface AlertEvent {
 }
 
 /**
- * Queues one delivery per (event, matching subscription): the account's active
- * alert subscriptions that chose the event's type, for every fuse or this one.
- * One statement for all of `events`, whatever their count.
+ * Queues one delivery per (event, matching subscription) in one statement,
+ * whatever the number of events: each row of `events` is a row of `ev`,
+ * (owner, event_id, type, body) and then `columns`, which `match` (SQL over
+ * `ev.` and the subscription `s.`) reads. Delivery ids put the time first, as
+ * sortable ids do (ids.ts), so that a group's deliveries land together.
  */
-export async function enqueueAlerts(tx: Transaction, events: readonly AlertEvent[]): Promise<void> {
+async function insertDeliveries(tx: Transaction, kind: SubscriptionKind, columns: readonly string[], events: ReadonlyArray<readonly InValue[]>, match: string): Promise<void> {
   if (events.length === 0) return;
   const now = Date.now();
-  const at = nowIso();
+  const row = `(${['?', '?', '?', '?', ...columns.map(() => '?')].join(', ')})`;
   await tx.execute({
-    sql: `WITH ev(owner, event_id, type, fuse_id, body) AS (VALUES ${events.map(() => '(?, ?, ?, ?, ?)').join(', ')})
+    sql: `WITH ev(owner, event_id, type, body${columns.map((c) => `, ${c}`).join('')}) AS (VALUES ${events.map(() => row).join(', ')})
           INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
-          SELECT 'whd_' || lower(hex(randomblob(16))), s.id, ev.event_id, ev.type, ev.body, 'pending', 0, ?, ?
+          SELECT 'whd_' || ? || lower(hex(randomblob(16))), s.id, ev.event_id, ev.type, ev.body, 'pending', 0, ?, ?
           FROM ev JOIN webhook_subscriptions s ON s.key_id = ev.owner
-          WHERE s.disabled_at IS NULL AND ${kindFilter('alerts', 's.')}
-            AND instr(' ' || s.events || ' ', ' ' || ev.type || ' ') > 0
-            AND (s.fuse_id IS NULL OR s.fuse_id = ev.fuse_id)`,
-    args: [...events.flatMap((e) => [e.owner, e.event_id, e.type, e.fuse_id, JSON.stringify(e.body)]), now, at],
+          WHERE s.disabled_at IS NULL AND ${kindFilter(kind, 's.')} AND ${match}`,
+    args: [...events.flat(), sortableTimePrefix(now), now, nowIso()],
   });
+}
+
+/**
+ * Queues one delivery per (event, matching subscription): the account's active
+ * alert subscriptions that chose the event's type, for every fuse or this one.
+ */
+export async function enqueueAlerts(tx: Transaction, events: readonly AlertEvent[]): Promise<void> {
+  await insertDeliveries(
+    tx,
+    'alerts',
+    ['fuse_id'],
+    events.map((e) => [e.owner, e.event_id, e.type, JSON.stringify(e.body), e.fuse_id]),
+    "instr(' ' || s.events || ' ', ' ' || ev.type || ' ') > 0 AND (s.fuse_id IS NULL OR s.fuse_id = ev.fuse_id)",
+  );
 }
 
 /** The key's disabled subscriptions, newest first, with when and why (docs/hardening.md). */
@@ -148,25 +163,15 @@ export interface TriggerDelivery {
   event: { id: string; type: string; body: unknown };
 }
 
-/** Queues one delivery per matching subscriber of each event, in one statement however many events. */
+/** Queues one delivery per matching subscriber of each event. */
 export async function enqueueDeliveries(tx: Transaction, deliveries: readonly TriggerDelivery[]): Promise<void> {
-  if (deliveries.length === 0) return;
-  const now = Date.now();
-  await tx.execute({
-    sql: `WITH ev(owner, trigger_id, template_id, event_id, type, body) AS (VALUES ${deliveries.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')})
-          INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
-          SELECT 'whd_' || ? || lower(hex(randomblob(16))), s.id, ev.event_id, ev.type, ev.body, 'pending', 0, ?, ?
-          FROM ev JOIN webhook_subscriptions s ON s.key_id = ev.owner
-          WHERE s.disabled_at IS NULL AND ${kindFilter('trigger', 's.')}
-            AND (s.trigger_id = ev.trigger_id OR s.template_id = ev.template_id OR (s.trigger_id IS NULL AND s.template_id IS NULL))`,
-    args: [
-      ...deliveries.flatMap((d) => [d.keyId, d.match.trigger_id, d.match.template_id, d.event.id, d.event.type, JSON.stringify(d.event.body)]),
-      // As newSortableId: the time in milliseconds first, so that a group's deliveries land together.
-      now.toString(16).padStart(12, '0'),
-      now,
-      nowIso(),
-    ],
-  });
+  await insertDeliveries(
+    tx,
+    'trigger',
+    ['trigger_id', 'template_id'],
+    deliveries.map((d) => [d.keyId, d.event.id, d.event.type, JSON.stringify(d.event.body), d.match.trigger_id, d.match.template_id]),
+    '(s.trigger_id = ev.trigger_id OR s.template_id = ev.template_id OR (s.trigger_id IS NULL AND s.template_id IS NULL))',
+  );
 }
 
 export interface DueDelivery {
