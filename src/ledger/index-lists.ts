@@ -6,6 +6,26 @@
  * themselves are read from their tiles.
  */
 
+import type { InValue } from '@libsql/client';
+
+/**
+ * A batch's lists as rows: `entries` grouped by their list's key columns, each
+ * list's indexes ascending, one row `[...key, first, offsets]` a list.
+ */
+export function indexListRows(entries: Iterable<{ key: readonly string[]; index: number }>): InValue[][] {
+  const lists = new Map<string, { key: readonly string[]; indexes: number[] }>();
+  for (const { key, index } of entries) {
+    const id = JSON.stringify(key);
+    const list = lists.get(id);
+    if (list) list.indexes.push(index);
+    else lists.set(id, { key, indexes: [index] });
+  }
+  return [...lists.values()].map(({ key, indexes }) => {
+    indexes.sort((a, b) => a - b);
+    return [...key, indexes[0]!, packOffsets(indexes)];
+  });
+}
+
 /** An index list's `offsets`: each index after the first, as its distance from the first. `indexes` ascend. */
 export function packOffsets(indexes: readonly number[]): Buffer {
   const out = Buffer.allocUnsafe(4 * (indexes.length - 1));

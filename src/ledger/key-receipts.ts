@@ -7,28 +7,18 @@
  * inside a day (meter.ts); the receipts themselves are read from their tiles.
  */
 import type { Client, Transaction } from './sql.ts';
-import { packOffsets, unpackIndexes } from './index-lists.ts';
+import { indexListRows, unpackIndexes } from './index-lists.ts';
 import { insertRows, readEntriesAt, type Db } from './log.ts';
 import { RECEIPTS_LOG, receiptsFromEntries, type Receipt, type StoredReceipt } from './receipts.ts';
 
 const bytes = (v: unknown): Buffer => Buffer.from(v as ArrayBuffer);
 
 export async function addKeyReceipts(tx: Transaction, receipts: readonly Receipt[]): Promise<void> {
-  const groups = new Map<string, { keyId: string; day: string; indexes: number[] }>();
-  for (const r of receipts) {
-    const keyId = r.payload.key_id;
-    if (!keyId) continue;
-    const day = r.payload.issued_at.slice(0, 10);
-    const k = `${keyId} ${day}`;
-    const g = groups.get(k) ?? { keyId, day, indexes: [] };
-    g.indexes.push(r.log_index);
-    groups.set(k, g);
-  }
   await insertRows(
     tx,
     'INSERT INTO key_receipts (key_id, day, first, offsets) VALUES',
     '(?, ?, ?, ?)',
-    [...groups.values()].map((g) => [g.keyId, g.day, g.indexes[0]!, packOffsets(g.indexes)]),
+    indexListRows(receipts.flatMap((r) => (r.payload.key_id ? [{ key: [r.payload.key_id, r.payload.issued_at.slice(0, 10)], index: r.log_index }] : []))),
   );
 }
 

@@ -5,7 +5,7 @@
  * transaction.
  */
 import type { Row } from '@libsql/client';
-import { packOffsets, unpackIndexes } from './index-lists.ts';
+import { indexListRows, unpackIndexes } from './index-lists.ts';
 import { insertRows, readEntriesAt } from './log.ts';
 import { RECEIPTS_LOG, receiptIndex, receiptsFromEntries } from './receipts.ts';
 import { oneOf, type Client, type Transaction } from './sql.ts';
@@ -243,24 +243,12 @@ export interface JobReceiptRow {
  * with no row at all).
  */
 export async function insertJobReceipts(tx: Transaction, rows: readonly JobReceiptRow[]): Promise<void> {
-  const lists = new Map<string, { keyId: string; jobId: string; indexes: number[] }>();
-  for (const r of rows) {
+  const entries = rows.map((r) => {
     const index = receiptIndex(r.receiptId);
     if (index === undefined) throw new Error(`receipt ${r.receiptId} carries no log index`);
-    const id = JSON.stringify([r.keyId, r.jobId]);
-    const list = lists.get(id) ?? { keyId: r.keyId, jobId: r.jobId, indexes: [] };
-    list.indexes.push(index);
-    lists.set(id, list);
-  }
-  await insertRows(
-    tx,
-    'INSERT INTO pas_job_receipt_lists (key_id, job_id, first, offsets) VALUES',
-    '(?, ?, ?, ?)',
-    [...lists.values()].map(({ keyId, jobId, indexes }) => {
-      indexes.sort((a, b) => a - b);
-      return [keyId, jobId, indexes[0]!, packOffsets(indexes)];
-    }),
-  );
+    return { key: [r.keyId, r.jobId], index };
+  });
+  await insertRows(tx, 'INSERT INTO pas_job_receipt_lists (key_id, job_id, first, offsets) VALUES', '(?, ?, ?, ?)', indexListRows(entries));
 }
 
 /** The receipts of a job, in log order, each as its log entry states it. */
