@@ -23,7 +23,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAnswer, proofAt, withCheckpointNote } from './log-answers.ts';
+import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, provedAtGroupEnd, withCheckpointNote } from './log-answers.ts';
 
 export const entitySchema = z
   .string()
@@ -152,19 +152,15 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
           const leaf_hash = b64(leafHash);
           state.setRow(ENTITY_HEADS, body.entity, { key_id: owner, version: leaf.version });
           const record = { table: 'astl_manifests', row: { leaf, keyId: owner, logIndex: index, leafHash: leaf_hash, receiptId: receipt.receipt_id } } as const;
-          // Proved at the size the group leaves the log at: the group's answers share one checkpoint, signed once.
-          const answer = {};
-          state.atGroupEnd((group) =>
-            Object.assign(answer, {
-              manifest: leaf,
-              index,
-              leaf_hash,
-              ...proofAnswer(ctx, ASTL_LOG, group.inclusion(ASTL_LOG, index)),
-              receipt_id: receipt.receipt_id,
-              verify_url: receipt.verify_url,
-              charge: chargeView(line),
-            }),
-          );
+          const answer = provedAtGroupEnd(ctx, state, ASTL_LOG, index, (proof) => ({
+            manifest: leaf,
+            index,
+            leaf_hash,
+            ...proof,
+            receipt_id: receipt.receipt_id,
+            verify_url: receipt.verify_url,
+            charge: chargeView(line),
+          }));
           return { writes: { receipt, records: [record] }, reply: reply(answer, 201) };
         },
       });

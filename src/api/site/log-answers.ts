@@ -11,6 +11,7 @@ import { leafHash } from '../../crypto/merkle.ts';
 import { logOrigin, signCheckpoint } from '../../ledger/checkpoint.ts';
 import { cosignedCheckpoint } from '../../ledger/witnesses.ts';
 import { inclusionProof, readEntries, treeHead, type Db, type Inclusion } from '../../ledger/log.ts';
+import type { ActState } from '../../ledger/acts.ts';
 import type { AppContext } from '../context.ts';
 import type { Reply } from '../reply.ts';
 import { b64 } from './logs.ts';
@@ -45,6 +46,18 @@ export function proofAnswer(ctx: AppContext, log: string, p: Inclusion) {
     inclusion: { log, index: p.index, tree_size: p.size, leaf_hash: b64(p.leafHash), hashes: p.hashes.map(b64) },
     checkpoint: { log, origin: logOrigin(ctx.config.SITE_URL, log), tree_size: p.size, root_hash: b64(p.root) } as z.infer<typeof checkpointSchema>,
   };
+}
+
+/**
+ * An act's answer completed once its whole group has run (`state.atGroupEnd`):
+ * `fields` around the inclusion proof of entry `index` of `log` at the size the
+ * group leaves the log at, so that the group's answers share one checkpoint
+ * (one signature). Until then the object is empty; it is sent only after.
+ */
+export function provedAtGroupEnd(ctx: AppContext, state: ActState, log: string, index: number, fields: (proof: ReturnType<typeof proofAnswer>) => object): object {
+  const answer = {};
+  state.atGroupEnd((group) => Object.assign(answer, fields(proofAnswer(ctx, log, group.inclusion(log, index)))));
+  return answer;
 }
 
 /** The answer with the signed note added to its `checkpoint` (first answers and idempotent replays alike). */

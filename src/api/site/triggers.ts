@@ -23,7 +23,7 @@ import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
-import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAnswer, withCheckpointNote } from './log-answers.ts';
+import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAnswer, provedAtGroupEnd, withCheckpointNote } from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -204,17 +204,13 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           // The event is the act's entry in the triggers log; the trigger's row and the event's deliveries are recorded with the group.
           const { index } = await state.append(TRIGGERS_LOG, leafBytes(published));
           const record = { table: 'triggers', row: { trigger: t, event: published, logIndex: index } } as const;
-          // Proved at the size the group leaves the log at: the group's answers share one checkpoint, signed once.
-          const answer = {};
-          state.atGroupEnd((group) =>
-            Object.assign(answer, {
-              ...triggerObject(t),
-              ...proofAnswer(ctx, TRIGGERS_LOG, group.inclusion(TRIGGERS_LOG, index)),
-              receipt_id: receipt.receipt_id,
-              verify_url: receipt.verify_url,
-              charge: chargeView(charge),
-            }),
-          );
+          const answer = provedAtGroupEnd(ctx, state, TRIGGERS_LOG, index, (proof) => ({
+            ...triggerObject(t),
+            ...proof,
+            receipt_id: receipt.receipt_id,
+            verify_url: receipt.verify_url,
+            charge: chargeView(charge),
+          }));
           return { writes: { receipt, records: [record] }, reply: reply(answer, 201) };
         },
       });
