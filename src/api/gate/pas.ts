@@ -234,13 +234,13 @@ function presentedFingerprint(b: { write?: Record<string, unknown> | undefined; 
 // ---------------------------------------------------------------- acts
 
 function bindCheck(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: { fuse_id: string; job_id: string }) {
-  const owner = ownerOf(caller);
+  const job = boundJobKey(ownerOf(caller), body.job_id);
   return pasGoverned(event, ctx, caller, bill, {
     kind: 'pas_bind_check',
     fuseId: body.fuse_id,
     jobId: body.job_id,
-    rows: [{ reader: BOUND_JOBS, key: boundJobKey(owner, body.job_id) }],
-    read: async (_db, _now, state) => (await state.row(BOUND_JOBS, boundJobKey(owner, body.job_id))) === true,
+    rows: [{ reader: BOUND_JOBS, key: job }],
+    read: async (_db, _now, state) => (await state.row(BOUND_JOBS, job)) === true,
     decide: (hop, bound) => decideBindCheck(hop, bound),
     data: (d) => ({ job_id: body.job_id, code: d.code }),
     answer: (d, _s, fuse, r) =>
