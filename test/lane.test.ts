@@ -34,6 +34,9 @@ beforeAll(async () => {
   // An ASTL entry and a trigger before those compared, so that both of their inclusion proofs have a hash (the first leaf's has none).
   expect((await s.fetch('/api/v1/astl/publish', { key: agent, json: { entity: 'agent:lane-first', preset: 'agentic' } })).status).toBe(201);
   expect((await s.fetch('/signal/trigger/publish', { key: agent, json: { template_id: 'ai_model_change', threshold: { metric: 'first', operator: 'gte', value: '1' } } })).status).toBe(201);
+  expect((await s.fetch('/v1/pas/licenses/lic_pre/charge', { method: 'POST', key: owner.secret })).status).toBe(200);
+  // A first child, so that both pre-binds compared read the parent ARMED.
+  expect((await s.fetch('/v1/pas/pas-a/pre-bind', { key: agent, json: { fuse_id: fuse, license_id: 'lic_pre', job_id: 'job_first', write: { op: 'bind' } } })).status).toBe(200);
 });
 afterAll(() => s?.stop());
 
@@ -57,7 +60,7 @@ const shape = (v: unknown): unknown =>
 
 describe('the act lane', () => {
   it('is declared for the acts that opted in, and only for them', () => {
-    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/api/v1/oracle/aggregate', '/api/v1/orn/sharp', '/signal/trigger/publish', '/v1/act', '/v1/fuse/hop', '/v1/pas/bind-check', '/v1/pas/bind-ticket/redeem', '/v1/prefinality/evaluate']);
+    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/api/v1/oracle/aggregate', '/api/v1/orn/sharp', '/signal/trigger/publish', '/v1/act', '/v1/fuse/hop', '/v1/pas/bind-check', '/v1/pas/bind-ticket/redeem', '/v1/pas/pas-a/pre-bind', '/v1/pas/pas-b/pre-bind', '/v1/prefinality/evaluate']);
   });
 
   it('answers a plain hop, welded act and evaluate as the h3 route answers them: status, headers, body', async () => {
@@ -73,6 +76,9 @@ describe('the act lane', () => {
       ['/api/v1/astl/publish', { entity: 'agent:lane-test', preset: 'agentic' }, 201],
       ['/api/v1/orn/sharp', { graph_id: 'lane', agents_in_graph: 5, events: 3 }, 200],
       ['/v1/pas/bind-check', { fuse_id: fuse, job_id: 'job_lane' }, 200],
+      ['/v1/pas/pas-a/pre-bind', { fuse_id: fuse, license_id: 'lic_pre', job_id: 'job_lane', write: { op: 'bind', policy: 'P-1' } }, 200],
+      ['/v1/pas/pas-a/pre-bind', { fuse_id: fuse, license_id: 'lic_unsigned', job_id: 'job_lane', spend_fingerprint: 'a'.repeat(64) }, 409],
+      ['/v1/pas/pas-b/pre-bind', { fuse_id: fuse, license_id: 'lic_pre', job_id: 'job_lane' }, 409],
       ['/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'lane', operator: 'gte', value: '1' } }, 201],
       ['/api/v1/oracle/aggregate', { metric: 'lane', readings: ['network_a', 'network_b', 'network_c'].map((source_id) => ({ source_id, value: '100' })) }, 200],
     ] as const) {
@@ -92,6 +98,7 @@ describe('the act lane', () => {
       else if (path.includes('sharp')) expect([a.charge.sku, a.charge.amount_usd]).toEqual([b.charge.sku, b.charge.amount_usd]);
       else if (path.includes('oracle')) expect([a.status, a.value, a.charge.sku]).toEqual([b.status, b.value, b.charge.sku]);
       else if (path.includes('bind-check')) expect([a.decision, a.allow]).toEqual([b.decision, b.allow]);
+      else if (path.includes('pre-bind')) expect([a.decision, a.next_step ?? a.result, a.license_state, a.ticket?.state]).toEqual([b.decision, b.next_step ?? b.result, b.license_state, b.ticket?.state]);
       else if (!path.includes('absence')) expect(a.decision).toBe(status === 200 ? (path.includes('prefinality') ? 'GO' : 'PERMIT') : 'NO_GO');
       expect(id(a)).not.toBe(id(b));
       // The receipt is in the log like any other.

@@ -112,6 +112,70 @@ describe('licence parents (SPEC 3)', () => {
     expect(await (await get(`/v1/pas/licenses/${id}`)).json()).toMatchObject({ state: 'LIVE', children: { issued: 1, outstanding: 0, redeemed: 1 } });
   });
 
+  it('reports the parent and decides each pre-bind as the log orders it, beside the redeems and pre-binds of its group', async () => {
+    // Each round: a parent whose one outstanding child is t0 (job a). Sent together, so that most land in one
+    // group: a pre-bind of job a (a new child, superseded if the redeem of t0 comes first), the redeem of t0, and
+    // a pre-bind of job b. Whatever their order, each answer must be what the acts before it in the log left.
+    const rounds = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const license = uniq('lic');
+        const [a, b] = [uniq('job'), uniq('job')];
+        await charged(license);
+        const t0 = await ticketFor(license, a);
+        const [preA, redeem, preB] = await Promise.all([
+          post('/v1/pas/pas-a/pre-bind', { fuse_id: liveFuse, license_id: license, job_id: a, write: WRITE }),
+          post('/v1/pas/bind-ticket/redeem', { ticket_id: t0.ticket_id, write: WRITE, now: nowUtc() }),
+          post('/v1/pas/pas-a/pre-bind', { fuse_id: liveFuse, license_id: license, job_id: b, write: WRITE }),
+        ]);
+        return { a, b, t0: t0.ticket_id, preA: await preA.json(), redeem: await redeem.json(), preB: await preB.json(), license };
+      }),
+    );
+    const index = (receiptId: string) => Number(/^rcpt_(\d+)_/.exec(receiptId)![1]);
+    for (const r of rounds) {
+      // The parent as a model replays the log: its children (job, redeemed) and its bound jobs.
+      const children = new Map<string, { job: string; redeemed: boolean }>([[r.t0, { job: r.a, redeemed: false }]]);
+      const bound = new Set<string>();
+      const parent = () => ([...children.values()].some((c) => !c.redeemed && !bound.has(c.job)) ? 'ARMED' : 'LIVE');
+      const acts = [
+        { answer: r.preA, job: r.a },
+        { answer: r.redeem, ticket: r.t0 },
+        { answer: r.preB, job: r.b },
+      ].sort((x, y) => index(x.answer.receipt_id) - index(y.answer.receipt_id));
+      for (const act of acts) {
+        if (act.ticket) {
+          const child = children.get(act.ticket)!;
+          const replay = bound.has(child.job);
+          expect(act.answer.decision, r.license).toBe(replay ? 'HALT' : 'ALLOW');
+          if (!replay) [child.redeemed] = [true, bound.add(child.job)];
+          continue;
+        }
+        expect(act.answer.license_state, r.license).toBe(parent());
+        if (bound.has(act.job!)) {
+          expect(act.answer).toMatchObject({ decision: 'BLOCK', code: 'already_bound' });
+          continue;
+        }
+        expect(act.answer.decision).toBe('ALLOW');
+        children.set(act.answer.ticket.ticket_id, { job: act.job!, redeemed: false });
+      }
+      // And the snapshot, read afterwards, agrees with the model.
+      expect((await (await get(`/v1/pas/licenses/${r.license}`)).json()).state).toBe(parent());
+    }
+  });
+
+  it('reports a parent LIVE to its first pre-bind only, when many come together, and counts every child', async () => {
+    // Sent together, most land in a group whose tickets are written at its end: the pre-binds after the first
+    // must still see the parent ARMED by the tickets issued before them.
+    const id = uniq('lic');
+    await charged(id);
+    const answers = await Promise.all(Array.from({ length: 40 }, () => post('/v1/pas/pas-a/pre-bind', { fuse_id: liveFuse, license_id: id, job_id: uniq('job'), write: WRITE }).then((r) => r.json())));
+    const index = (receiptId: string) => Number(/^rcpt_(\d+)_/.exec(receiptId)![1]);
+    const [first, ...rest] = answers.sort((x, y) => index(x.receipt_id) - index(y.receipt_id));
+    expect(first).toMatchObject({ decision: 'ALLOW', license_state: 'LIVE' });
+    for (const a of rest) expect(a).toMatchObject({ decision: 'ALLOW', license_state: 'ARMED', ticket: { state: 'issued', redeemable: true } });
+    expect(new Set(answers.map((a) => a.ticket.ticket_id)).size).toBe(40);
+    expect(await (await get(`/v1/pas/licenses/${id}`)).json()).toMatchObject({ state: 'ARMED', children: { issued: 40, outstanding: 40 } });
+  });
+
   it("keeps keys apart: another key's licence of the same id is its own UNSIGNED parent", async () => {
     const id = uniq('lic');
     await charged(id);

@@ -23,9 +23,9 @@ export const BLOWN_STATE = 'DEAD' as const;
 export const CHARGEABLE_LICENSE_STATES: readonly LicenseState[] = ['UNSIGNED', 'DEAD'];
 
 /** The state a snapshot reports. `stored` is undefined when the parent was never charged. */
-export function reportedLicenseState(stored: StoredLicenseState | undefined, outstandingChildren: number): LicenseState {
+export function reportedLicenseState(stored: StoredLicenseState | undefined, hasOutstandingChild: boolean): LicenseState {
   if (stored === undefined) return 'UNSIGNED';
-  if (stored === 'LIVE' && outstandingChildren > 0) return 'ARMED';
+  if (stored === 'LIVE' && hasOutstandingChild) return 'ARMED';
   return stored;
 }
 

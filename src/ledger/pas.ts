@@ -11,6 +11,8 @@ import { RECEIPTS_LOG, receiptIndex, receiptsFromEntries } from './receipts.ts';
 import { oneOf, type Client, type Transaction } from './sql.ts';
 import type { AuthorityGrant, LicenseState, StoredLicenseState } from '../domain/pas.ts';
 import { reportedLicenseState } from '../domain/pas.ts';
+import { nowIso } from '../ids.ts';
+import type { ActState, GroupReader } from './acts.ts';
 
 type Db = Client | Transaction;
 
@@ -22,18 +24,64 @@ export async function storedLicenseState(db: Db, keyId: string, licenseId: strin
 /** A ticket whose job another ticket already bound: it can never redeem (HALT replay), so it keeps nothing ARMED. */
 const JOB_BOUND = 'EXISTS (SELECT 1 FROM pas_spend_leaves l WHERE l.key_id = pas_tickets.key_id AND l.job_id = pas_tickets.job_id)';
 
-/** Issued children not redeemed, not yet expired at `now`, and still redeemable (their job not bound by another ticket). */
-export async function outstandingChildren(db: Db, keyId: string, licenseId: string, now: string): Promise<number> {
-  const rs = await db.execute({
-    sql: `SELECT COUNT(*) AS n FROM pas_tickets WHERE key_id = ? AND license_id = ? AND redeemed_at IS NULL AND expires_at > ? AND NOT ${JOB_BOUND}`,
-    args: [keyId, licenseId, now],
-  });
-  return Number(rs.rows[0]!.n);
+/** The key of a licence parent in LICENSE_VIEWS and GROUP_ISSUED_JOBS: its owner and its id. */
+export const licenseKey = (keyId: string, licenseId: string): string => JSON.stringify([keyId, licenseId]);
+
+/** A charged licence parent as its tables hold it: its stored state, and whether a child stored there is outstanding. */
+export interface LicenseView {
+  stored: StoredLicenseState;
+  outstanding: boolean;
 }
 
-export async function licenseState(db: Db, keyId: string, licenseId: string, now: string): Promise<LicenseState> {
-  const stored = await storedLicenseState(db, keyId, licenseId);
-  return reportedLicenseState(stored, stored === 'LIVE' ? await outstandingChildren(db, keyId, licenseId, now) : 0);
+/**
+ * A group's licence parents, read together (ledger/acts.ts GroupReader), in one
+ * statement: each charged parent's stored state, and whether it has an
+ * outstanding child (issued, not redeemed, not expired, its job not bound by
+ * another ticket), which makes a LIVE parent ARMED. Whether one exists, not how
+ * many: a count read every outstanding child of the parent on every pre-bind,
+ * so a parent with many open jobs made each of them slower. A parent never
+ * charged has no row.
+ */
+export const LICENSE_VIEWS: GroupReader<LicenseView> = {
+  async read(db, keys) {
+    const rs = await db.execute({
+      sql: `SELECT j.value AS k, l.state,
+                   EXISTS (SELECT 1 FROM pas_tickets WHERE key_id = l.key_id AND license_id = l.license_id
+                           AND redeemed_at IS NULL AND expires_at > ? AND NOT ${JOB_BOUND}) AS outstanding
+            FROM json_each(?) j JOIN pas_licenses l ON l.key_id = json_extract(j.value, '$[0]') AND l.license_id = json_extract(j.value, '$[1]')`,
+      args: [nowIso(), JSON.stringify(keys)],
+    });
+    return new Map(rs.rows.map((r) => [String(r.k), { stored: String(r.state) as StoredLicenseState, outstanding: Number(r.outstanding) === 1 }]));
+  },
+};
+
+/**
+ * The jobs of the tickets a group's pre-binds issued under a licence parent
+ * (by LICENSE_VIEWS key). Tickets are records, written once every act of the
+ * group has run, so no read finds them yet: the pre-bind that issues one sets
+ * this row (`state.setRow`) for the acts after it, and the table has none.
+ */
+export const GROUP_ISSUED_JOBS: GroupReader<readonly string[]> = {
+  async read() {
+    return new Map();
+  },
+};
+
+/**
+ * A licence parent's state as the acts before this one in its group left it
+ * (ARMED: LIVE with an outstanding child, stored or issued by the group, whose
+ * job a redeem of the group may since have bound).
+ */
+export async function licenseStateOf(state: ActState, keyId: string, licenseId: string): Promise<LicenseState> {
+  const key = licenseKey(keyId, licenseId);
+  const view = await state.row(LICENSE_VIEWS, key);
+  if (view?.stored !== 'LIVE') return reportedLicenseState(view?.stored, false);
+  let outstanding = view.outstanding;
+  for (const job of (await state.row(GROUP_ISSUED_JOBS, key)) ?? []) {
+    if (outstanding) break;
+    outstanding = (await state.row(BOUND_JOBS, boundJobKey(keyId, job))) !== true;
+  }
+  return reportedLicenseState('LIVE', outstanding);
 }
 
 export interface LicenseSnapshot {
@@ -67,7 +115,7 @@ export async function licenseSnapshot(db: Db, keyId: string, licenseId: string, 
   return {
     object: 'license',
     license_id: licenseId,
-    state: reportedLicenseState(stored, outstanding),
+    state: reportedLicenseState(stored, outstanding > 0),
     charged: stored !== undefined,
     children: { issued: Number(c.issued), outstanding, redeemed: Number(c.redeemed), expired_unredeemed: Number(c.expired), superseded: Number(c.superseded) },
     history: history.rows.map((r) => ({ from: String(r.from_state), to: String(r.to_state), at: String(r.at), receipt_id: String(r.receipt_id) })),
@@ -112,12 +160,17 @@ export interface Ticket {
   redeemed_at: string | null;
 }
 
-export async function insertTicket(tx: Transaction, t: Omit<Ticket, 'redeemed_at'>): Promise<void> {
-  await tx.execute({
-    sql: `INSERT INTO pas_tickets (id, key_id, license_id, job_id, fuse_id, spend_fingerprint, issued_at, expires_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    args: [t.id, t.key_id, t.license_id, t.job_id, t.fuse_id, t.spend_fingerprint, t.issued_at, t.expires_at],
-  });
+/**
+ * A group's issued tickets, in one statement (a pre-bind's record, records.ts).
+ * A redeem reads a ticket only by the id an answer gave, after its group committed.
+ */
+export async function insertTickets(tx: Transaction, tickets: ReadonlyArray<Omit<Ticket, 'redeemed_at'>>): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT INTO pas_tickets (id, key_id, license_id, job_id, fuse_id, spend_fingerprint, issued_at, expires_at) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?, ?)',
+    tickets.map((t) => [t.id, t.key_id, t.license_id, t.job_id, t.fuse_id, t.spend_fingerprint, t.issued_at, t.expires_at]),
+  );
 }
 
 function rowToTicket(r: Row): Ticket {
@@ -212,19 +265,25 @@ export const BOUND_JOBS = {
   },
 };
 
-export async function jobBound(db: Db, keyId: string, jobId: string): Promise<boolean> {
-  const rs = await db.execute({ sql: 'SELECT 1 FROM pas_spend_leaves WHERE key_id = ? AND job_id = ?', args: [keyId, jobId] });
-  return rs.rows.length > 0;
+/** A manual-underwriting issue a pre-bind raised (a HOLD): written with its group's records (records.ts), read by no act. */
+export interface IssueRow {
+  id: string;
+  keyId: string;
+  jobId: string;
+  licenseId: string;
+  fuseId: string;
+  reason: string;
+  receiptId: string;
+  now: string;
 }
 
-export async function insertIssue(
-  tx: Transaction,
-  i: { id: string; keyId: string; jobId: string; licenseId: string; fuseId: string; reason: string; receiptId: string; now: string },
-): Promise<void> {
-  await tx.execute({
-    sql: 'INSERT INTO pas_issues (id, key_id, job_id, license_id, fuse_id, reason, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    args: [i.id, i.keyId, i.jobId, i.licenseId, i.fuseId, i.reason, i.receiptId, i.now],
-  });
+export async function insertIssues(tx: Transaction, issues: readonly IssueRow[]): Promise<void> {
+  await insertRows(
+    tx,
+    'INSERT INTO pas_issues (id, key_id, job_id, license_id, fuse_id, reason, receipt_id, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?, ?)',
+    issues.map((i) => [i.id, i.keyId, i.jobId, i.licenseId, i.fuseId, i.reason, i.receiptId, i.now]),
+  );
 }
 
 /** A receipt of a PAS act, listed under its job (an act's record: records.ts writes a group's together). */

@@ -2,8 +2,8 @@
  * Rows an act declares among its writes instead of inserting them itself: the
  * record of what it did in its area (a clear act counted, an ORN event, a spoliation
  * seal, a conformity pack, a foundry run, the webhook deliveries of an alert,
- * a PAS job's receipt, an ASTL manifest, a sealed oracle aggregate, a
- * published trigger). acts.ts writes every act's records
+ * a PAS job's receipt, an issued bind ticket, a manual-underwriting issue,
+ * an ASTL manifest, a sealed oracle aggregate, a published trigger). acts.ts writes every act's records
  * after the group's decisions, with one multi-row statement per table, so such
  * an act costs no statement of its own. An act whose decision must claim its
  * area's rows under the lock (a single-use ticket, a chain) sends its own.
@@ -14,7 +14,9 @@
  * (most: read only on the read connection, by GET routes and by the operator
  * checkout for a month already closed), or read only through a GroupReader
  * whose acts set the row they record (`state.setRow`, ledger/acts.ts): the
- * ASTL manifests, whose entity heads decide the next version.
+ * ASTL manifests, whose entity heads decide the next version, and the bind
+ * tickets, which make their licence parent ARMED for the pre-binds after them
+ * (ledger/pas.ts licenseStateOf).
  */
 import { insertManifests, type ManifestRow } from './astl.ts';
 import { addClearActs, type ClearActRow } from './clear.ts';
@@ -24,7 +26,7 @@ import { insertFoundryRuns, type FoundryRunRow } from './foundry.ts';
 import { insertSpoliationSeals, type SpoliationSealRow } from './nap.ts';
 import { insertAggregates, type AggregateRow } from './oracle.ts';
 import { insertOrnEvents, type OrnEventRow } from './orn.ts';
-import { insertJobReceipts, type JobReceiptRow } from './pas.ts';
+import { insertIssues, insertJobReceipts, insertTickets, type IssueRow, type JobReceiptRow, type Ticket } from './pas.ts';
 import type { Transaction } from './sql.ts';
 import { insertPublishedTriggers, type PublishedTriggerRow } from './triggers.ts';
 import { enqueueAlerts, type AlertEvent } from './webhooks.ts';
@@ -49,6 +51,13 @@ export type ActRecord =
   | { table: 'triggers'; row: PublishedTriggerRow }
   /** A PAS act's receipt listed under its job (read only outside the lock, by GET /v1/pas/bind-appendix). */
   | { table: 'pas_job_receipt_lists'; row: JobReceiptRow }
+  /**
+   * A bind ticket a pre-bind issued. A redeem reads one only by the id the answer gave; the
+   * pre-binds after it in the group learn of it by `state.setRow` (ledger/pas.ts GROUP_ISSUED_JOBS).
+   */
+  | { table: 'pas_tickets'; row: Omit<Ticket, 'redeemed_at'> }
+  /** A manual-underwriting issue a pre-bind raised (a HOLD); no act reads it. */
+  | { table: 'pas_issues'; row: IssueRow }
   /** A published ASTL manifest's row (its entity's head is set for the group's later publishes by `state.setRow`). */
   | { table: 'astl_manifests'; row: ManifestRow };
 
@@ -66,6 +75,8 @@ const WRITERS: { [T in Table]: (tx: Transaction, rows: Array<RowOf<T>>) => Promi
   webhook_deliveries: enqueueAlerts,
   commitment_openings: insertOpenings,
   pas_job_receipt_lists: insertJobReceipts,
+  pas_tickets: insertTickets,
+  pas_issues: insertIssues,
   astl_manifests: insertManifests,
 };
 

@@ -30,7 +30,7 @@ import {
   type LicenseState,
   type RedeemDecision,
 } from '../../domain/pas.ts';
-import { newId, nowIso } from '../../ids.ts';
+import { newId, newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_FUSES, DRILL_OWNER, type Fuse } from '../../ledger/fuses.ts';
@@ -38,14 +38,14 @@ import { addExclusionLeaf, signedExclusionProof } from '../../ledger/pas-exclusi
 import {
   consumeTicket,
   getGrant,
-  insertIssue,
-  insertTicket,
-  jobBound,
   BOUND_JOBS,
   boundJobKey,
+  GROUP_ISSUED_JOBS,
   jobReceipts,
+  LICENSE_VIEWS,
+  licenseKey,
   licenseSnapshot,
-  licenseState,
+  licenseStateOf,
   REDEEM_VIEWS,
   transitionLicense,
   type JobReceiptRow,
@@ -179,12 +179,18 @@ interface PasAct<S, D extends { decision: string }> {
   jobId: string | undefined;
   /** Rows of the area read with the group's, that `read` takes through `state.row` (ledger/acts.ts). */
   rows?: RowNeed[];
-  /** Area state the decision depends on, read under the write lock. */
-  read: (db: Parameters<typeof licenseState>[0], nowIso: string, state: ActState) => Promise<S>;
+  /** Area state the decision depends on, as the acts before this one in the group left it. */
+  read: (state: ActState, tx: Transaction) => Promise<S>;
   decide: (hop: HopOutcome, s: S) => D;
   data: (d: D, s: S) => Record<string, unknown>;
-  write?: (tx: Transaction, d: D, s: S, receipt: Receipt, now: string) => Promise<Record<string, unknown> | void>;
-  answer: (d: D, s: S, fuse: Fuse, receipt: Receipt, written: Record<string, unknown> | void) => Reply;
+  /** What the decision makes beside its receipt: records written with the group's, and what the answer shows of them. */
+  write?: (d: D, s: S, receipt: Receipt, now: string, state: ActState) => Promise<Made>;
+  answer: (d: D, s: S, fuse: Fuse, receipt: Receipt, made: Made['shown'] | undefined) => Reply;
+}
+
+interface Made {
+  records?: ActRecord[];
+  shown: Record<string, unknown>;
 }
 
 /**
@@ -202,7 +208,7 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
     run: async (tx, state) => {
       const now = nowIso();
       const fuse = visibleIn(caller, act.fuseId, state.fuse);
-      const s = await act.read(tx, now, state);
+      const s = await act.read(state, tx);
       const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
       // The one line the receipt states and the answer shows.
       const charge = key ? { keyId: key.id, ...chargeOf(bill, d.decision) } : undefined;
@@ -217,9 +223,9 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
         },
         { charges: charge ? [charge] : [] },
       );
-      const written = act.write ? await act.write(tx, d, s, receipt, now) : undefined;
+      const made = await act.write?.(d, s, receipt, now, state);
       const listed = key && act.jobId ? [jobReceipt({ keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id })] : [];
-      return { writes: { receipt, records: listed }, reply: withCharge(act.answer(d, s, fuse, receipt, written), charge) };
+      return { writes: { receipt, records: [...listed, ...(made?.records ?? [])] }, reply: withCharge(act.answer(d, s, fuse, receipt, made?.shown), charge) };
     },
   });
 }
@@ -240,12 +246,24 @@ function bindCheck(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, 
     fuseId: body.fuse_id,
     jobId: body.job_id,
     rows: [{ reader: BOUND_JOBS, key: job }],
-    read: async (_db, _now, state) => (await state.row(BOUND_JOBS, job)) === true,
+    read: async (state) => (await state.row(BOUND_JOBS, job)) === true,
     decide: (hop, bound) => decideBindCheck(hop, bound),
     data: (d) => ({ job_id: body.job_id, code: d.code }),
     answer: (d, _s, fuse, r) =>
       reply({ decision: d.decision, allow: d.decision === 'ALLOW', code: d.code, reason: d.reason, fuse_id: fuse.id, job_id: body.job_id, fuse_state: fuse.state, demo: !caller.key, ...receiptBody(r) }, d.decision === 'ALLOW' ? 200 : 403),
   });
+}
+
+/** What a pre-bind decides on: its licence parent's state and whether its job is bound, read with the group's. */
+function licenseAndJob(owner: string, licenseId: string, jobId: string): Pick<PasAct<{ parent: LicenseState; bound: boolean }, never>, 'rows' | 'read'> {
+  const job = boundJobKey(owner, jobId);
+  return {
+    rows: [
+      { reader: LICENSE_VIEWS, key: licenseKey(owner, licenseId) },
+      { reader: BOUND_JOBS, key: job },
+    ],
+    read: async (state) => ({ parent: await licenseStateOf(state, owner, licenseId), bound: (await state.row(BOUND_JOBS, job)) === true }),
+  };
 }
 
 interface PreBindA {
@@ -260,45 +278,52 @@ interface PreBindA {
 function preBindA(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: PreBindA) {
   const owner = ownerOf(caller);
   const fp = presentedFingerprint(body) ?? spendFingerprint({ job_id: body.job_id, demo: true });
+  const license = licenseKey(owner, body.license_id);
   return pasGoverned(event, ctx, caller, bill, {
     kind: 'pas_pre_bind_a',
     fuseId: body.fuse_id,
     jobId: body.job_id,
-    read: async (db, now) => ({ parent: await licenseState(db, owner, body.license_id, now), bound: await jobBound(db, owner, body.job_id) }),
+    ...licenseAndJob(owner, body.license_id, body.job_id),
     // ARMED is a reading of LIVE; a new ticket turns LIVE into ARMED, so compare on "may issue".
     decide: (hop, s) => decidePreBindA(hop, s.parent === 'ARMED' ? 'LIVE' : s.parent, body.scope, s.bound),
     data: (d, s) => ({ license_id: body.license_id, license_state: s.parent, next_step: d.next_step, spend_fingerprint: fp, ...(d.next_step !== 'bind_only_ticket' ? { code: d.code } : {}) }),
-    async write(tx, d, _parent, receipt, now) {
-      if (d.next_step === 'none') return { code: d.code, bind: false, instruction: 'BLOCK: do not bind.' };
+    async write(d, _parent, receipt, now, state) {
+      if (d.next_step === 'none') return { shown: { code: d.code, bind: false, instruction: 'BLOCK: do not bind.' } };
       if (d.next_step === 'manual_underwriting') {
         const id = newId('uwi');
-        if (caller.key) await insertIssue(tx, { id, keyId: owner, jobId: body.job_id, licenseId: body.license_id, fuseId: body.fuse_id, reason: d.code, receiptId: receipt.receipt_id, now });
-        return { issue: { object: 'manual_underwriting_issue', issue_id: id, job_id: body.job_id, license_id: body.license_id, code: d.code, reason: d.reason, raised_at: now } };
+        const issue = { id, keyId: owner, jobId: body.job_id, licenseId: body.license_id, fuseId: body.fuse_id, reason: d.code, receiptId: receipt.receipt_id, now };
+        return {
+          records: caller.key ? [{ table: 'pas_issues', row: issue }] : [],
+          shown: { issue: { object: 'manual_underwriting_issue', issue_id: id, job_id: body.job_id, license_id: body.license_id, code: d.code, reason: d.reason, raised_at: now } },
+        };
       }
       const expires = new Date(Date.parse(now) + ctx.config.TICKET_TTL_SECONDS * 1000).toISOString();
-      const ticket = { id: newId(caller.key ? 'bt' : 'bt_demo'), key_id: owner, license_id: body.license_id, job_id: body.job_id, fuse_id: body.fuse_id, spend_fingerprint: fp, issued_at: now, expires_at: expires };
+      const ticket = { id: caller.key ? newSortableId('bt') : newId('bt_demo'), key_id: owner, license_id: body.license_id, job_id: body.job_id, fuse_id: body.fuse_id, spend_fingerprint: fp, issued_at: now, expires_at: expires };
       // Demo tickets are shown, never stored: nobody can redeem them.
-      if (caller.key) await insertTicket(tx, ticket);
+      if (caller.key) state.setRow(GROUP_ISSUED_JOBS, license, [...((await state.row(GROUP_ISSUED_JOBS, license)) ?? []), body.job_id]);
       return {
-        ticket: {
-          object: 'bind_ticket',
-          ticket_id: ticket.id,
-          license_id: ticket.license_id,
-          job_id: ticket.job_id,
-          fuse_id: ticket.fuse_id,
-          spend_fingerprint: fp,
-          scope: 'bind_only',
-          bind_and_issue: false,
-          issued_at: now,
-          expires_at: expires,
-          state: 'issued',
-          redeemable: !!caller.key,
+        records: caller.key ? [{ table: 'pas_tickets', row: ticket }] : [],
+        shown: {
+          ticket: {
+            object: 'bind_ticket',
+            ticket_id: ticket.id,
+            license_id: ticket.license_id,
+            job_id: ticket.job_id,
+            fuse_id: ticket.fuse_id,
+            spend_fingerprint: fp,
+            scope: 'bind_only',
+            bind_and_issue: false,
+            issued_at: now,
+            expires_at: expires,
+            state: 'issued',
+            redeemable: !!caller.key,
+          },
         },
       };
     },
-    answer: (d, s, fuse, r, written) =>
+    answer: (d, s, fuse, r, made) =>
       reply(
-        { decision: d.decision, next_step: d.next_step, reason: d.reason, bind_and_issue: false, fuse_id: fuse.id, fuse_state: fuse.state, license_state: s.parent, demo: !caller.key, ...written, ...receiptBody(r) },
+        { decision: d.decision, next_step: d.next_step, reason: d.reason, bind_and_issue: false, fuse_id: fuse.id, fuse_state: fuse.state, license_state: s.parent, demo: !caller.key, ...made, ...receiptBody(r) },
         PRE_BIND_A_STATUS[d.decision],
       ),
   });
@@ -310,7 +335,7 @@ function preBindB(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, b
     kind: 'pas_pre_bind_b',
     fuseId: body.fuse_id,
     jobId: body.job_id,
-    read: async (db, now) => ({ parent: await licenseState(db, owner, body.license_id, now), bound: await jobBound(db, owner, body.job_id) }),
+    ...licenseAndJob(owner, body.license_id, body.job_id),
     decide: (hop, s) => decidePreBindB(hop, s.parent === 'ARMED' ? 'LIVE' : s.parent, s.bound),
     data: (d, s) => ({ license_id: body.license_id, license_state: s.parent, result: d.result, ...(d.result === 'halt' ? { code: d.code } : {}) }),
     answer: (d, s, fuse, r) =>
@@ -347,8 +372,8 @@ async function authority(event: H3Event, ctx: AppContext, caller: Caller, bill: 
     kind: 'pas_mga_authority',
     fuseId: body.fuse_id,
     jobId: body.job_id,
-    read: async (db) => {
-      const g = await getGrant(db, owner, grant.id);
+    read: async (_state, tx) => {
+      const g = await getGrant(tx, owner, grant.id);
       return g && !g.revoked_at ? g : undefined;
     },
     decide: (hop, g) => {
@@ -473,10 +498,10 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
                 code: 'invalid_transition',
                 title: 'Conflict',
                 detail: `licence ${licenseId} is already LIVE: charge resurrects only an UNSIGNED or DEAD parent`,
-                extra: { license_id: licenseId, state: await licenseState(tx, ownerId(key), licenseId, now) },
+                extra: { license_id: licenseId, state: await licenseStateOf(act, ownerId(key), licenseId) },
               });
             }
-            const state = await licenseState(tx, ownerId(key), licenseId, now);
+            const state = await licenseStateOf(act, ownerId(key), licenseId);
             return { writes: { receipt }, reply: reply({ object: 'license_transition', license_id: licenseId, action: verb, previous_state: previous, state, at: now, ...receiptBody(receipt) }) };
           },
         }),
@@ -495,6 +520,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } },
       problems: [402, 404, 409, 422],
       charges: ['execute_gate', 'hold'],
+      lane: true,
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' } },
     },
     (b, key, event, _, bill) => preBindA(event, ctx, callerOf(key), bill, b),
@@ -570,7 +596,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     router,
     ctx,
     '/v1/pas/pas-b/pre-bind',
-    { tool: 'pas_b_pre_bind', summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
+    { tool: 'pas_b_pre_bind', summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], lane: true, example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
     (b, key, event, _, bill) => preBindB(event, ctx, callerOf(key), bill, b),
   );
 
