@@ -2,10 +2,12 @@
  * Policy administration: POST /v1/pas/bind-ticket/redeem at 50 connections
  * against the bare node:http baseline (each request a HALT replay of one
  * consumed ticket: a batch-sealed receipt, its charge and the exactly-once
- * check, durably committed) and POST /v1/pas/bind-check (an ALLOW on an
- * unbound job), and exclusion proofs at 1,000,000 redeemed spend leaves
- * (BENCH_PAS_LEAVES): the proof right after a redeem, its size, its verify
- * time and the tree insert each redeem pays.
+ * check, durably committed), POST /v1/pas/bind-check (an ALLOW on an
+ * unbound job) and POST /v1/pas/pas-a/pre-bind (a bind-only ticket for a new
+ * job, under a parent whose outstanding children grow with every request),
+ * and exclusion proofs at 1,000,000 redeemed spend leaves (BENCH_PAS_LEAVES):
+ * the proof right after a redeem, its size, its verify time and the tree
+ * insert each redeem pays.
  */
 import { createHash } from 'node:crypto';
 import { createClient } from '@libsql/client';
@@ -42,6 +44,15 @@ async function benchRedeem(): Promise<void> {
       path: '/v1/pas/bind-check',
       headers: auth,
       body: JSON.stringify({ fuse_id, job_id: 'job_unbound' }),
+      target: { ratio: 0.3 },
+    });
+    let job = 0;
+    await compareHttp('pas', server, baseline, {
+      name: 'POST /v1/pas/pas-a/pre-bind (bind-only ticket)',
+      method: 'POST',
+      path: '/v1/pas/pas-a/pre-bind',
+      headers: auth,
+      setupRequest: (req) => ({ ...req, body: JSON.stringify({ fuse_id, license_id: 'lic_bench', job_id: `job_${++job}`, write }) }),
       target: { ratio: 0.3 },
     });
   } finally {
