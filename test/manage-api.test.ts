@@ -36,6 +36,19 @@ describe('operator management API (what the dashboard calls)', () => {
     const list = await (await s.fetch('/v1/pas/licenses', { key: bot.secret })).json();
     expect(list.data).toEqual([expect.objectContaining({ license_id: 'lic_list', state: 'LIVE', outstanding: 0 })]);
     expect((await (await s.fetch('/v1/pas/licenses', { key: stranger.secret })).json()).data).toEqual([]);
+    // The list reports the parent as its snapshot does: two tickets for one job make it ARMED; once one of them
+    // binds the job, the other can never redeem, and the parent is LIVE with nothing outstanding.
+    const fuse_id = (await (await post('/v1/fuses', ops.secret, { state: 'LIVE' })).json()).fuse_id;
+    const write = { op: 'bind', policy: 'P-list' };
+    const [t1, t2] = await Promise.all([1, 2].map(async () => (await (await post('/v1/pas/pas-a/pre-bind', bot.secret, { fuse_id, license_id: 'lic_list', job_id: 'job_list', write })).json()).ticket.ticket_id));
+    const listed = async () => (await (await s.fetch('/v1/pas/licenses', { key: bot.secret })).json()).data[0];
+    const snapshot = async () => (await s.fetch('/v1/pas/licenses/lic_list', { key: bot.secret })).json();
+    expect(await listed()).toMatchObject({ state: 'ARMED', outstanding: 2 });
+    expect(await snapshot()).toMatchObject({ state: 'ARMED', children: { outstanding: 2 } });
+    expect((await post('/v1/pas/bind-ticket/redeem', bot.secret, { ticket_id: t1, write, now: new Date().toISOString() })).status).toBe(200);
+    expect(t2).not.toBe(t1);
+    expect(await listed()).toMatchObject({ state: 'LIVE', outstanding: 0 });
+    expect(await snapshot()).toMatchObject({ state: 'LIVE', children: { outstanding: 0, superseded: 1 } });
     expect((await s.fetch('/v1/pas/tickets?limit=5', { key: bot.secret })).status).toBe(200);
   });
 

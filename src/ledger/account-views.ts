@@ -3,26 +3,32 @@
  * API routes in api/gate/manage.ts and the dashboard): licence and ticket
  * lists, grant revocation scoped to the owner, and a webhook delivery retry.
  */
+import { reportedLicenseState, type LicenseState, type StoredLicenseState } from '../domain/pas.ts';
+import { OUTSTANDING_CHILD } from './pas.ts';
 import type { Client, Transaction } from './sql.ts';
 
 type Db = Client | Transaction;
 
 export interface LicenseRow {
   license_id: string;
-  state: string;
+  /** As the snapshot reports it: ARMED when LIVE with an outstanding ticket. */
+  state: LicenseState;
   updated_at: string;
   outstanding: number;
 }
 
-/** The owner's licence parents (charged at least once), with their outstanding tickets. */
+/** The owner's licence parents (charged at least once), with their outstanding tickets counted as the snapshot counts them. */
 export async function listLicenses(db: Db, owner: string, now: string): Promise<LicenseRow[]> {
   const rs = await db.execute({
     sql: `SELECT l.license_id, l.state, l.updated_at,
-                 (SELECT COUNT(*) FROM pas_tickets t WHERE t.key_id = l.key_id AND t.license_id = l.license_id AND t.redeemed_at IS NULL AND t.expires_at > ?) AS outstanding
+                 (SELECT COUNT(*) FROM pas_tickets WHERE key_id = l.key_id AND license_id = l.license_id AND ${OUTSTANDING_CHILD}) AS outstanding
           FROM pas_licenses l WHERE l.key_id = ? ORDER BY l.license_id`,
     args: [now, owner],
   });
-  return rs.rows.map((r) => ({ license_id: String(r.license_id), state: String(r.state), updated_at: String(r.updated_at), outstanding: Number(r.outstanding) }));
+  return rs.rows.map((r) => {
+    const outstanding = Number(r.outstanding);
+    return { license_id: String(r.license_id), state: reportedLicenseState(String(r.state) as StoredLicenseState, outstanding > 0), updated_at: String(r.updated_at), outstanding };
+  });
 }
 
 export interface TicketRow {

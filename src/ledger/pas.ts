@@ -24,6 +24,12 @@ export async function storedLicenseState(db: Db, keyId: string, licenseId: strin
 /** A ticket whose job another ticket already bound: it can never redeem (HALT replay), so it keeps nothing ARMED. */
 const JOB_BOUND = 'EXISTS (SELECT 1 FROM pas_spend_leaves l WHERE l.key_id = pas_tickets.key_id AND l.job_id = pas_tickets.job_id)';
 
+/**
+ * A row of pas_tickets that keeps its parent ARMED, as SQL with one `?` (now):
+ * issued, not redeemed, not expired, and its job not bound by another ticket.
+ */
+export const OUTSTANDING_CHILD = `redeemed_at IS NULL AND expires_at > ? AND NOT ${JOB_BOUND}`;
+
 /** The key of a licence parent in LICENSE_VIEWS and GROUP_ISSUED_JOBS: its owner and its id. */
 export const licenseKey = (keyId: string, licenseId: string): string => JSON.stringify([keyId, licenseId]);
 
@@ -46,8 +52,7 @@ export const LICENSE_VIEWS: GroupReader<LicenseView> = {
   async read(db, keys) {
     const rs = await db.execute({
       sql: `SELECT j.value AS k, l.state,
-                   EXISTS (SELECT 1 FROM pas_tickets WHERE key_id = l.key_id AND license_id = l.license_id
-                           AND redeemed_at IS NULL AND expires_at > ? AND NOT ${JOB_BOUND}) AS outstanding
+                   EXISTS (SELECT 1 FROM pas_tickets WHERE key_id = l.key_id AND license_id = l.license_id AND ${OUTSTANDING_CHILD}) AS outstanding
             FROM json_each(?) j JOIN pas_licenses l ON l.key_id = json_extract(j.value, '$[0]') AND l.license_id = json_extract(j.value, '$[1]')`,
       args: [nowIso(), JSON.stringify(keys)],
     });
@@ -99,7 +104,7 @@ export async function licenseSnapshot(db: Db, keyId: string, licenseId: string, 
   const stored = await storedLicenseState(db, keyId, licenseId);
   const counts = await db.execute({
     sql: `SELECT COUNT(*) AS issued,
-                 COALESCE(SUM(CASE WHEN redeemed_at IS NULL AND expires_at > ? AND NOT ${JOB_BOUND} THEN 1 ELSE 0 END), 0) AS outstanding,
+                 COALESCE(SUM(CASE WHEN ${OUTSTANDING_CHILD} THEN 1 ELSE 0 END), 0) AS outstanding,
                  COALESCE(SUM(CASE WHEN redeemed_at IS NULL AND ${JOB_BOUND} THEN 1 ELSE 0 END), 0) AS superseded,
                  COALESCE(SUM(CASE WHEN redeemed_at IS NOT NULL THEN 1 ELSE 0 END), 0) AS redeemed,
                  COALESCE(SUM(CASE WHEN redeemed_at IS NULL AND expires_at <= ? AND NOT ${JOB_BOUND} THEN 1 ELSE 0 END), 0) AS expired
