@@ -13,6 +13,7 @@ let s: TestServer;
 let agent: string;
 let ownerSecret: string;
 let fuse: string;
+let grant: string;
 /** Requests each lane took, by path. */
 const taken = new Map<string, number>();
 
@@ -35,6 +36,9 @@ beforeAll(async () => {
   expect((await s.fetch('/api/v1/astl/publish', { key: agent, json: { entity: 'agent:lane-first', preset: 'agentic' } })).status).toBe(201);
   expect((await s.fetch('/signal/trigger/publish', { key: agent, json: { template_id: 'ai_model_change', threshold: { metric: 'first', operator: 'gte', value: '1' } } })).status).toBe(201);
   expect((await s.fetch('/v1/pas/licenses/lic_pre/charge', { method: 'POST', key: owner.secret })).status).toBe(200);
+  const granted = await s.fetch('/v1/pas/grants', { key: owner.secret, json: { lines: ['cyber'], states: ['CA'], max_premium: '1000.00', name: 'Lane MGA' } });
+  expect(granted.status).toBe(201);
+  grant = (await granted.json()).grant_id;
   // A first child, so that both pre-binds compared read the parent ARMED.
   expect((await s.fetch('/v1/pas/pas-a/pre-bind', { key: agent, json: { fuse_id: fuse, license_id: 'lic_pre', job_id: 'job_first', write: { op: 'bind' } } })).status).toBe(200);
 });
@@ -60,7 +64,7 @@ const shape = (v: unknown): unknown =>
 
 describe('the act lane', () => {
   it('is declared for the acts that opted in, and only for them', () => {
-    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/api/v1/oracle/aggregate', '/api/v1/orn/sharp', '/signal/trigger/publish', '/v1/act', '/v1/fuse/hop', '/v1/pas/bind-check', '/v1/pas/bind-ticket/redeem', '/v1/pas/pas-a/pre-bind', '/v1/pas/pas-b/pre-bind', '/v1/prefinality/evaluate']);
+    expect([...s.app.router.lanes.keys()].sort()).toEqual(['/api/v1/absence/witness', '/api/v1/astl/publish', '/api/v1/execute-gate', '/api/v1/execute-gate/bind', '/api/v1/oracle/aggregate', '/api/v1/orn/sharp', '/signal/trigger/publish', '/v1/act', '/v1/fuse/hop', '/v1/pas/bind-check', '/v1/pas/bind-ticket/redeem', '/v1/pas/mga-authority', '/v1/pas/pas-a/pre-bind', '/v1/pas/pas-b/pre-bind', '/v1/prefinality/evaluate']);
   });
 
   it('answers a plain hop, welded act and evaluate as the h3 route answers them: status, headers, body', async () => {
@@ -79,11 +83,15 @@ describe('the act lane', () => {
       ['/v1/pas/pas-a/pre-bind', { fuse_id: fuse, license_id: 'lic_pre', job_id: 'job_lane', write: { op: 'bind', policy: 'P-1' } }, 200],
       ['/v1/pas/pas-a/pre-bind', { fuse_id: fuse, license_id: 'lic_unsigned', job_id: 'job_lane', spend_fingerprint: 'a'.repeat(64) }, 409],
       ['/v1/pas/pas-b/pre-bind', { fuse_id: fuse, license_id: 'lic_pre', job_id: 'job_lane' }, 409],
+      ['/v1/pas/mga-authority', { fuse_id: fuse, grant_id: 'GRANT', premium: '999.00', line: 'cyber', state: 'CA' }, 200],
+      ['/v1/pas/mga-authority', { fuse_id: fuse, grant_id: 'GRANT', premium: '1000.01', line: 'marine', state: 'CA' }, 403],
       ['/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'lane', operator: 'gte', value: '1' } }, 201],
       ['/api/v1/oracle/aggregate', { metric: 'lane', readings: ['network_a', 'network_b', 'network_c'].map((source_id) => ({ source_id, value: '100' })) }, 200],
     ] as const) {
-      const lane = await post(path, JSON.stringify(body), false);
-      const h3 = await post(path, JSON.stringify(body), true);
+      // The grant is made in beforeAll, after this table is written.
+      const text = JSON.stringify(body).replace('"GRANT"', JSON.stringify(grant));
+      const lane = await post(path, text, false);
+      const h3 = await post(path, text, true);
       expect([lane.laned, h3.laned], path).toEqual([true, false]);
       expect(lane.res.status, path).toBe(status);
       expect(lane.res.status).toBe(h3.res.status);
@@ -98,6 +106,7 @@ describe('the act lane', () => {
       else if (path.includes('sharp')) expect([a.charge.sku, a.charge.amount_usd]).toEqual([b.charge.sku, b.charge.amount_usd]);
       else if (path.includes('oracle')) expect([a.status, a.value, a.charge.sku]).toEqual([b.status, b.value, b.charge.sku]);
       else if (path.includes('bind-check')) expect([a.decision, a.allow]).toEqual([b.decision, b.allow]);
+      else if (path.includes('authority')) expect([a.decision, a.failed, a.limits]).toEqual([b.decision, b.failed, b.limits]);
       else if (path.includes('pre-bind')) expect([a.decision, a.next_step ?? a.result, a.license_state, a.ticket?.state]).toEqual([b.decision, b.next_step ?? b.result, b.license_state, b.ticket?.state]);
       else if (!path.includes('absence')) expect(a.decision).toBe(status === 200 ? (path.includes('prefinality') ? 'GO' : 'PERMIT') : 'NO_GO');
       expect(id(a)).not.toBe(id(b));

@@ -496,6 +496,12 @@ describe('delegated authority (MGA)', () => {
     const bad = await post('/v1/pas/mga-authority', { ...base, premium: '-1' });
     expect(bad.status).toBe(400);
     expect((await bad.json()).errors[0].field).toBe('premium');
+    // Checks sent together read their grant once, in one group: another key's checks still find no grant of theirs.
+    const otherFuse = (await (await post('/v1/fuses', { state: 'LIVE' }, other.secret)).json()).fuse_id;
+    const chargedBefore = (await meterRows(other.id)).length;
+    const mixed = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 ? post('/v1/pas/mga-authority', { ...base, fuse_id: otherFuse }, other.secret) : post('/v1/pas/mga-authority', base))));
+    expect(mixed.map((r) => r.status)).toEqual(Array.from({ length: 16 }, (_, i) => (i % 2 ? 404 : 200)));
+    expect((await meterRows(other.id)).length).toBe(chargedBefore);
     expect(await cli(['grants', 'revoke', grant])).toMatchObject({ revoked: true });
     expect((await post('/v1/pas/mga-authority', base)).status).toBe(404);
   });

@@ -349,10 +349,19 @@ function rowToGrant(r: Record<string, unknown>): StoredGrant {
   };
 }
 
-export async function getGrant(db: Db, keyId: string, id: string): Promise<StoredGrant | undefined> {
-  const rs = await db.execute({ sql: 'SELECT * FROM pas_authority_grants WHERE id = ? AND key_id = ?', args: [id, keyId] });
-  return rs.rows[0] ? rowToGrant(rs.rows[0]) : undefined;
-}
+/**
+ * A group's authority grants by id, in one statement (ledger/acts.ts
+ * GroupReader): a group of authority checks reads its grants once, under the
+ * lock, with no savepoint of its own. Whose grant it is, the check compares
+ * (`key_id`); a revocation is a write of its own, so the group after it reads again.
+ */
+export const GRANTS: GroupReader<StoredGrant> = {
+  async read(db, ids) {
+    const where = oneOf('id', ids);
+    const rs = await db.execute({ sql: `SELECT * FROM pas_authority_grants WHERE ${where.sql}`, args: where.args });
+    return new Map(rs.rows.map((r) => [String(r.id), rowToGrant(r)]));
+  },
+};
 
 export async function listGrants(db: Db, keyId: string): Promise<StoredGrant[]> {
   const rs = await db.execute({ sql: 'SELECT * FROM pas_authority_grants WHERE key_id = ? ORDER BY created_at, id', args: [keyId] });

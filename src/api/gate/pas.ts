@@ -10,7 +10,6 @@
  * BLOCK 403; HALT 409; HOLD 409 (a raised manual-underwriting issue).
  */
 import { hopLimitProblem } from '../hop-limit.ts';
-import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { exclusionProofJson } from '../../crypto/exclusion.ts';
@@ -37,7 +36,7 @@ import { DRILL_FUSES, DRILL_OWNER, type Fuse } from '../../ledger/fuses.ts';
 import { addExclusionLeaf, signedExclusionProof } from '../../ledger/pas-exclusion.ts';
 import {
   consumeTicket,
-  getGrant,
+  GRANTS,
   BOUND_JOBS,
   boundJobKey,
   GROUP_ISSUED_JOBS,
@@ -180,7 +179,7 @@ interface PasAct<S, D extends { decision: string }> {
   /** Rows of the area read with the group's, that `read` takes through `state.row` (ledger/acts.ts). */
   rows?: RowNeed[];
   /** Area state the decision depends on, as the acts before this one in the group left it. */
-  read: (state: ActState, tx: Transaction) => Promise<S>;
+  read: (state: ActState) => Promise<S>;
   decide: (hop: HopOutcome, s: S) => D;
   data: (d: D, s: S) => Record<string, unknown>;
   /** What the decision makes beside its receipt: records written with the group's, and what the answer shows of them. */
@@ -205,10 +204,10 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
   if (key && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   return commitAct(event, ctx, key, {
     needs: { fuseId: act.fuseId, hopOf: key?.id, rows: act.rows },
-    run: async (tx, state) => {
+    run: async (_tx, state) => {
       const now = nowIso();
       const fuse = visibleIn(caller, act.fuseId, state.fuse);
-      const s = await act.read(state, tx);
+      const s = await act.read(state);
       const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
       // The one line the receipt states and the answer shows.
       const charge = key ? { keyId: key.id, ...chargeOf(bill, d.decision) } : undefined;
@@ -356,10 +355,9 @@ function preBindB(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, b
   });
 }
 
-async function authority(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: z.infer<typeof authorityRequest>) {
+function authority(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: z.infer<typeof authorityRequest>) {
   const owner = ownerOf(caller);
-  const grant = await getGrant(ctx.ledger.read, owner, body.grant_id);
-  if (!grant || grant.revoked_at) throw notFound(`no active authority grant ${body.grant_id}`, 'unknown_grant');
+  const grantId = body.grant_id;
   let premium: number;
   try {
     premium = usdToMicros(body.premium);
@@ -372,15 +370,15 @@ async function authority(event: H3Event, ctx: AppContext, caller: Caller, bill: 
     kind: 'pas_mga_authority',
     fuseId: body.fuse_id,
     jobId: body.job_id,
-    read: async (_state, tx) => {
-      const g = await getGrant(tx, owner, grant.id);
-      return g && !g.revoked_at ? g : undefined;
+    rows: [{ reader: GRANTS, key: grantId }],
+    read: async (state) => {
+      const g = await state.row(GRANTS, grantId);
+      // Another key's grant is not the caller's to know of.
+      if (!g || g.key_id !== owner || g.revoked_at) throw notFound(`no active authority grant ${grantId}`, 'unknown_grant');
+      return g;
     },
-    decide: (hop, g) => {
-      if (!g) throw notFound(`no active authority grant ${body.grant_id}`, 'unknown_grant');
-      return decideAuthority(hop, g, req);
-    },
-    data: (d) => ({ grant_id: grant.id, failed: d.failed, premium: body.premium, line: body.line, state: body.state }),
+    decide: (hop, g) => decideAuthority(hop, g, req),
+    data: (d) => ({ grant_id: grantId, failed: d.failed, premium: body.premium, line: body.line, state: body.state }),
     answer: (d, g, fuse, r) =>
       reply(
         {
@@ -389,8 +387,8 @@ async function authority(event: H3Event, ctx: AppContext, caller: Caller, bill: 
           reason: d.reason,
           fuse_id: fuse.id,
           fuse_state: fuse.state,
-          grant_id: grant.id,
-          limits: { max_premium: formatUsd(g!.max_premium_micros), lines: g!.lines, states: g!.states },
+          grant_id: grantId,
+          limits: { max_premium: formatUsd(g.max_premium_micros), lines: g.lines, states: g.states },
           request: { premium: formatUsd(premium), line: body.line, state: body.state },
           demo: !caller.key,
           ...receiptBody(r),
@@ -611,6 +609,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } },
       problems: [402, 404, 422],
       charges: ['execute_gate', 'hold'],
+      lane: true,
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', grant_id: 'auth_4Lq9Xz2BvN7tKp3WmR8sYd', premium: '12500.00', line: 'cyber', state: 'CA' },
     },
     (b, key, event, _, bill) => authority(event, ctx, callerOf(key), bill, b),
