@@ -3,9 +3,10 @@
  * against the bare node:http baseline (each request a HALT replay of one
  * consumed ticket: a batch-sealed receipt, its charge and the exactly-once
  * check, durably committed), POST /v1/pas/bind-check (an ALLOW on an
- * unbound job) and POST /v1/pas/pas-a/pre-bind (a bind-only ticket for a new
- * job, under a parent whose outstanding children grow with every request),
- * and exclusion proofs at 1,000,000 redeemed spend leaves (BENCH_PAS_LEAVES):
+ * unbound job), POST /v1/pas/pas-a/pre-bind (a bind-only ticket for a new
+ * job, under a parent whose outstanding children grow with every request)
+ * and POST /v1/pas/mga-authority (an ALLOW within a grant's limits), and
+ * exclusion proofs at 1,000,000 redeemed spend leaves (BENCH_PAS_LEAVES):
  * the proof right after a redeem, its size, its verify time and the tree
  * insert each redeem pays.
  */
@@ -53,6 +54,17 @@ async function benchRedeem(): Promise<void> {
       path: '/v1/pas/pas-a/pre-bind',
       headers: auth,
       setupRequest: (req) => ({ ...req, body: JSON.stringify({ fuse_id, license_id: 'lic_bench', job_id: `job_${++job}`, write }) }),
+      target: { ratio: 0.3 },
+    });
+    const granted = await fetch(`${server.url}/v1/pas/grants`, { method: 'POST', headers: auth, body: JSON.stringify({ lines: ['cyber'], states: ['CA'], max_premium: '25000.00', name: 'Bench MGA' }) });
+    if (granted.status !== 201) throw new Error(`grant answered ${granted.status}`);
+    const { grant_id } = (await granted.json()) as { grant_id: string };
+    await compareHttp('pas', server, baseline, {
+      name: 'POST /v1/pas/mga-authority (ALLOW)',
+      method: 'POST',
+      path: '/v1/pas/mga-authority',
+      headers: auth,
+      body: JSON.stringify({ fuse_id, grant_id, premium: '12500.00', line: 'cyber', state: 'CA' }),
       target: { ratio: 0.3 },
     });
   } finally {
