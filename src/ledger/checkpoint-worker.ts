@@ -26,9 +26,21 @@ interface CheckpointRow {
   checkpointed: number;
 }
 
+/** Passes at most, each tick, to catch up with the writer (see `checkpoint`). */
+const CATCH_UP_PASSES = 8;
+
 function checkpoint(): void {
   try {
-    const r = passive.get() as CheckpointRow;
+    let r = passive.get() as CheckpointRow;
+    // Under a steady write load that pass ends behind the writer: it copies the frames committed before it
+    // began, and more come meanwhile. The writer rewinds the WAL only when it begins a transaction with every
+    // frame copied; until then each COMMIT appends past the end of the file, and a sync that grows the file
+    // costs half again as much (docs/pipeline.md). Short passes more copy the last groups' frames, and stop
+    // once one finds nothing new: most often between two commits, so that the next one rewinds the WAL.
+    for (let pass = 0, seen = -1; pass < CATCH_UP_PASSES && !(r.checkpointed === r.log && r.log === seen); pass++) {
+      seen = r.log;
+      r = passive.get() as CheckpointRow;
+    }
     if (r.log > truncateFrames) truncate.get();
   } catch (e) {
     parentPort?.postMessage({ error: String(e) });

@@ -7,8 +7,9 @@
  * tens to hundreds of milliseconds every few batches (the p99 of a hop). The
  * serving connection therefore never checkpoints (wal_autocheckpoint=0); a
  * worker thread with its own connection does, every `intervalMs`, in PASSIVE
- * mode (it never blocks a reader or the writer), and rewinds the WAL when it
- * grew past `truncateFrames`.
+ * mode (it never blocks a reader or the writer), catching up with the writer
+ * so that the writer's next transaction rewinds the WAL instead of growing it
+ * (checkpoint-worker.ts), and truncates the WAL when it grew past `truncateFrames`.
  *
  * Durability is unchanged: with synchronous=FULL every COMMIT still syncs the
  * WAL before it returns; a checkpoint only moves committed pages into the main file.
