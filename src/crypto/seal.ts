@@ -3,8 +3,8 @@
  * compact JWS whose payload is that checkpoint's body text (EdDSA, kid = the
  * RFC 7638 thumbprint of the signing key, typ `fusegate-checkpoint+jws`).
  *
- * Both are signed synchronously with node:crypto (~50 us each): a seal is made
- * once per write batch, not once per receipt, so it costs nothing per act.
+ * Both are signed synchronously (ed25519.ts, about 20 us each here): a seal is
+ * made once per write batch, not once per receipt, so it costs little per act.
  */
 import type { Hash } from './merkle.ts';
 import { checkpointText, signNote } from './note.ts';
