@@ -1,4 +1,4 @@
-/** Sealed oracle aggregates: the result as computed, beside its receipt. */
+/** Sealed oracle aggregates: what a trigger fire reads of one, by id; the whole result is its receipt's. */
 import type { Transaction } from './sql.ts';
 import type { Aggregate } from '../domain/oracle.ts';
 import { insertRows, type Db } from './log.ts';
@@ -13,18 +13,13 @@ export interface StoredAggregate {
   created_at: string;
 }
 
-/** A sealed aggregate's row, recorded with its group (records.ts). */
-export interface AggregateRow {
-  aggregate: StoredAggregate;
-  result: Aggregate;
-}
-
-export async function insertAggregates(tx: Transaction, rows: readonly AggregateRow[]): Promise<void> {
+/** A sealed aggregate's row, recorded with its group (records.ts); its result is its receipt's data. */
+export async function insertAggregates(tx: Transaction, rows: readonly StoredAggregate[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO oracle_aggregates (id, key_id, metric, status, value, result, receipt_id, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?, ?)',
-    rows.map(({ aggregate: a, result }) => [a.id, a.key_id, a.metric, a.status, a.value, JSON.stringify(result), a.receipt_id, a.created_at]),
+    'INSERT INTO oracle_aggregates (id, key_id, metric, status, value, receipt_id, created_at) VALUES',
+    '(?, ?, ?, ?, ?, ?, ?)',
+    rows.map((a) => [a.id, a.key_id, a.metric, a.status, a.value, a.receipt_id, a.created_at]),
   );
 }
 

@@ -24,7 +24,7 @@ import { insertOpenings, type OpeningRow } from './commitments.ts';
 import { insertConformityPacks, type ConformityPackRow } from './conformity.ts';
 import { insertFoundryRuns, type FoundryRunRow } from './foundry.ts';
 import { insertSpoliationSeals, type SpoliationSealRow } from './nap.ts';
-import { insertAggregates, type AggregateRow } from './oracle.ts';
+import { insertAggregates, type StoredAggregate } from './oracle.ts';
 import { insertOrnEvents, type OrnEventRow } from './orn.ts';
 import { insertIssues, insertJobReceipts, insertTickets, type IssueRow, type JobReceiptRow, type Ticket } from './pas.ts';
 import type { Transaction } from './sql.ts';
@@ -46,7 +46,7 @@ export type ActRecord =
    * A sealed oracle aggregate. A trigger fire reads one under the lock, but only by the id its answer
    * gave: no act of the group that records it can name it yet.
    */
-  | { table: 'oracle_aggregates'; row: AggregateRow }
+  | { table: 'oracle_aggregates'; row: StoredAggregate }
   /** A published trigger and its event's webhook deliveries (a fire reads it only by the id the answer gave). */
   | { table: 'triggers'; row: PublishedTriggerRow }
   /** A PAS act's receipt listed under its job (read only outside the lock, by GET /v1/pas/bind-appendix). */

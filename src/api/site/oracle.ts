@@ -84,7 +84,7 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
       const id = newSortableId('agg');
       const line = bill('oracle_aggregate');
       return commitAct(event, ctx, key, {
-        run: async (_tx, state) => {
+        decide(state) {
           const receipt = state.receipt(
             ctx,
             { kind: 'oracle_aggregate', decision: result.status, subject: id, key_id: key.id, data: { metric: body.metric, readings: body.readings, ...result } },
@@ -92,7 +92,7 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
           );
           const aggregate = { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() };
           return {
-            writes: { receipt, records: [{ table: 'oracle_aggregates', row: { aggregate, result } }] },
+            writes: { receipt, records: [{ table: 'oracle_aggregates', row: aggregate }] },
             reply: reply({
               aggregate_id: id,
               metric: body.metric,
