@@ -36,7 +36,7 @@ function checkpoint(): void {
     // began, and more come meanwhile. The writer rewinds the WAL only when it begins a transaction with every
     // frame copied; until then each COMMIT appends past the end of the file, and a sync that grows the file
     // costs half again as much (docs/pipeline.md). Short passes more copy the last groups' frames, and stop
-    // once one finds nothing new: most often between two commits, so that the next one rewinds the WAL.
+    // once one finds nothing new: most often between two commits, so that the next commit rewinds the WAL.
     for (let pass = 0, seen = -1; pass < CATCH_UP_PASSES && !(r.checkpointed === r.log && r.log === seen); pass++) {
       seen = r.log;
       r = passive.get() as CheckpointRow;
