@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cliJson, compareHttp, report, spawnBaseline, spawnServer } from './lib.ts';
+import { cliJson, compareHttp, KEYED_WRITE_TARGET, report, spawnBaseline, spawnServer } from './lib.ts';
 
 export async function benchLedger(): Promise<void> {
   const server = await spawnServer({ WEBHOOK_POLL_MS: '50', CLEARING_INTERVAL_HOURS: '0', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
@@ -28,7 +28,7 @@ export async function benchLedger(): Promise<void> {
       path: '/api/v1/astl/publish',
       headers: auth,
       setupRequest: (req) => ({ ...req, body: JSON.stringify({ entity: `bench:${n++ % 1000}`, preset: 'agentic' }) }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
     await compareHttp('ledger', server, baseline, {
       name: 'POST /api/v1/absence/witness',
@@ -36,7 +36,7 @@ export async function benchLedger(): Promise<void> {
       path: '/api/v1/absence/witness',
       headers: auth,
       body: JSON.stringify({ act_kind: 'hire', preset: 'agentic' }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
     // Webhooks: 500 subscribers on one template, one publish -> 500 deliveries.
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));

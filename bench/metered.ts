@@ -6,7 +6,7 @@
  * trigger publish, an oracle aggregate) and a pure read, GET
  * /api/v1/nap/scale, each against the bare node:http baseline.
  */
-import { cliJson, compareHttp, spawnBaseline, spawnServer } from './lib.ts';
+import { cliJson, compareHttp, KEYED_WRITE_TARGET, spawnBaseline, spawnServer } from './lib.ts';
 
 export async function benchMetered(): Promise<void> {
   const server = await spawnServer();
@@ -20,7 +20,7 @@ export async function benchMetered(): Promise<void> {
       path: '/api/v1/execute-gate',
       headers: { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json' },
       body: JSON.stringify({ fuse_id, action: { kind: 'pay' }, exposure_usd: '125.00' }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
     // A keyed metered write whose answer carries no signature of its own: its receipt is batch-sealed, its record an ORN event.
     await compareHttp('metered', server, baseline, {
@@ -29,7 +29,7 @@ export async function benchMetered(): Promise<void> {
       path: '/api/v1/orn/sharp',
       headers: { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json' },
       body: JSON.stringify({ graph_id: 'bench', agents_in_graph: 5, events: 3 }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
     // More keyed governed writes, each at the target every one has: the welded act (hop, surface check and a
     // sealed act receipt, on the act lane), a trigger published to the triggers log, an oracle aggregate sealed.
@@ -40,7 +40,7 @@ export async function benchMetered(): Promise<void> {
       path: '/v1/act',
       headers: keyed,
       body: JSON.stringify({ fuse_id, action: { kind: 'pay', amount: '120.00', payee: 'acme' } }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
     await compareHttp('metered', server, baseline, {
       name: 'POST /signal/trigger/publish',
@@ -48,7 +48,7 @@ export async function benchMetered(): Promise<void> {
       path: '/signal/trigger/publish',
       headers: keyed,
       body: JSON.stringify({ template_id: 'ai_model_change', threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.8' } }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
     await compareHttp('metered', server, baseline, {
       name: 'POST /api/v1/oracle/aggregate',
@@ -56,7 +56,7 @@ export async function benchMetered(): Promise<void> {
       path: '/api/v1/oracle/aggregate',
       headers: keyed,
       body: JSON.stringify({ metric: 'model_drift_score', readings: ['network_a', 'network_b', 'network_c', 'first_party'].map((source_id, i) => ({ source_id, value: String(100 + i) })) }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
     await compareHttp('metered', server, baseline, { name: 'GET /api/v1/nap/scale', method: 'GET', path: '/api/v1/nap/scale?acts_per_month=5000000' });
   } finally {

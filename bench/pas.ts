@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { createClient } from '@libsql/client';
 import { verifyExclusionProof, type ExclusionProofJson } from '../src/crypto/exclusion.ts';
 import { addExclusionLeaf, buildExclusionTree } from '../src/ledger/pas-exclusion.ts';
-import { cliJson, compareHttp, fmt, report, spawnBaseline, spawnServer } from './lib.ts';
+import { cliJson, compareHttp, KEYED_WRITE_TARGET, fmt, report, spawnBaseline, spawnServer } from './lib.ts';
 
 const LEAVES = Number(process.env.BENCH_PAS_LEAVES ?? 1_000_000);
 const ROUNDS = 15;
@@ -37,7 +37,7 @@ async function benchRedeem(): Promise<void> {
       headers: auth,
       // HALT is 409 by design: count it as the answer it is.
       setupRequest: (req) => ({ ...req, body: JSON.stringify({ ticket_id: ticket, write, now: new Date().toISOString() }) }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
     await compareHttp('pas', server, baseline, {
       name: 'POST /v1/pas/bind-check (ALLOW)',
@@ -45,7 +45,7 @@ async function benchRedeem(): Promise<void> {
       path: '/v1/pas/bind-check',
       headers: auth,
       body: JSON.stringify({ fuse_id, job_id: 'job_unbound' }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
     let job = 0;
     await compareHttp('pas', server, baseline, {
@@ -54,7 +54,7 @@ async function benchRedeem(): Promise<void> {
       path: '/v1/pas/pas-a/pre-bind',
       headers: auth,
       setupRequest: (req) => ({ ...req, body: JSON.stringify({ fuse_id, license_id: 'lic_bench', job_id: `job_${++job}`, write }) }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
     const granted = await fetch(`${server.url}/v1/pas/grants`, { method: 'POST', headers: auth, body: JSON.stringify({ lines: ['cyber'], states: ['CA'], max_premium: '25000.00', name: 'Bench MGA' }) });
     if (granted.status !== 201) throw new Error(`grant answered ${granted.status}`);
@@ -65,7 +65,7 @@ async function benchRedeem(): Promise<void> {
       path: '/v1/pas/mga-authority',
       headers: auth,
       body: JSON.stringify({ fuse_id, grant_id, premium: '12500.00', line: 'cyber', state: 'CA' }),
-      target: { ratio: 0.3 },
+      target: KEYED_WRITE_TARGET,
     });
   } finally {
     await Promise.all([server.stop(), baseline.stop()]);
