@@ -34,8 +34,8 @@ export function newId(prefix: string, bytes = 16): string {
  * random bits. For the rows acts write at a high rate under their id as
  * primary key (ASTL manifests, ORN events, spoliation seals, conformity packs,
  * foundry runs, oracle aggregates, triggers, bind tickets): a group's inserts
- * land together at the end of the key's B-tree, so its COMMIT writes a page or two of it
- * instead of one random page a row. Still unguessable. (Webhook deliveries
+ * land together at the end of the key's B-tree, so its COMMIT writes a page or
+ * two of it instead of one random page a row. Still unguessable. (Webhook deliveries
  * are made in SQL with the same time prefix, then 128 random bits in hex:
  * ledger/webhooks.ts.)
  */

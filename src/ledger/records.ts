@@ -3,10 +3,11 @@
  * record of what it did in its area (a clear act counted, an ORN event, a spoliation
  * seal, a conformity pack, a foundry run, the webhook deliveries of an alert,
  * a PAS job's receipt, an issued bind ticket, a manual-underwriting issue,
- * an ASTL manifest, a sealed oracle aggregate, a published trigger). acts.ts writes every act's records
- * after the group's decisions, with one multi-row statement per table, so such
- * an act costs no statement of its own. An act whose decision must claim its
- * area's rows under the lock (a single-use ticket, a chain) sends its own.
+ * an ASTL manifest, a sealed oracle aggregate, a published trigger). acts.ts
+ * writes every act's records after the group's decisions, with one multi-row
+ * statement per table, so such an act costs no statement of its own. An act
+ * whose decision must claim its area's rows under the lock (a single-use
+ * ticket, a chain) sends its own.
  *
  * The rule that keeps this exact: records are written after every act of the
  * group has decided, so an act cannot read those of the acts before it. So a

@@ -2,8 +2,9 @@
  * POST /api/v1/oracle/aggregate (SPEC 2.5 foundry layer 3): readings from the
  * catalog's five sources, their weights, a weighted trimmed mean and the
  * DISPUTED guard (src/domain/oracle.ts). The result is sealed: a receipt over
- * it, and its row recorded with the group's (ledger/records.ts), in one transaction. Its
- * aggregate_id can then fire a trigger (POST /api/v1/foundry/trigger/fire).
+ * it, and its row recorded with the group's (ledger/records.ts), in one
+ * transaction. Its aggregate_id can then fire a trigger
+ * (POST /api/v1/foundry/trigger/fire).
  */
 import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
