@@ -27,6 +27,9 @@ const WRITE = { premium: '12500.00', op: 'bind', policy: 'P-1042' };
 const WRITE_FP = createHash('sha256').update('{"op":"bind","policy":"P-1042","premium":"12500.00"}').digest('hex');
 const nowUtc = (offsetMs = 0) => new Date(Date.now() + offsetMs).toISOString();
 
+/** The receipts-log index a receipt id carries: the order the log gave the acts. */
+const index = (receiptId: string) => Number(/^rcpt_(\d+)_/.exec(receiptId)![1]);
+
 let seq = 0;
 const uniq = (p: string) => `${p}_${++seq}_${Math.random().toString(36).slice(2, 8)}`;
 
@@ -130,7 +133,6 @@ describe('licence parents (SPEC 3)', () => {
         return { a, b, t0: t0.ticket_id, preA: await preA.json(), redeem: await redeem.json(), preB: await preB.json(), license };
       }),
     );
-    const index = (receiptId: string) => Number(/^rcpt_(\d+)_/.exec(receiptId)![1]);
     for (const r of rounds) {
       // The parent as a model replays the log: its children (job, redeemed) and its bound jobs.
       const children = new Map<string, { job: string; redeemed: boolean }>([[r.t0, { job: r.a, redeemed: false }]]);
@@ -168,7 +170,6 @@ describe('licence parents (SPEC 3)', () => {
     const id = uniq('lic');
     await charged(id);
     const answers = await Promise.all(Array.from({ length: 40 }, () => post('/v1/pas/pas-a/pre-bind', { fuse_id: liveFuse, license_id: id, job_id: uniq('job'), write: WRITE }).then((r) => r.json())));
-    const index = (receiptId: string) => Number(/^rcpt_(\d+)_/.exec(receiptId)![1]);
     const [first, ...rest] = answers.sort((x, y) => index(x.receipt_id) - index(y.receipt_id));
     expect(first).toMatchObject({ decision: 'ALLOW', license_state: 'LIVE' });
     for (const a of rest) expect(a).toMatchObject({ decision: 'ALLOW', license_state: 'ARMED', ticket: { state: 'issued', redeemable: true } });
@@ -387,7 +388,6 @@ describe('bind check, appendix, PAS-B', () => {
         return { redeem: await redeem.json(), check: await check.json() };
       }),
     );
-    const index = (receiptId: string) => Number(/^rcpt_(\d+)_/.exec(receiptId)![1]);
     for (const { redeem, check } of pairs) {
       expect(redeem).toMatchObject({ decision: 'ALLOW', redeemed: true });
       const after = index(check.receipt_id) > index(redeem.receipt_id);
