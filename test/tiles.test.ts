@@ -15,7 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { leafHash, proveInclusion, rootOf, verifyConsistency, verifyInclusion } from '../src/crypto/merkle.ts';
 import { EMPTY_EDGE, extendEdge, inclusionFrom, parseTilePath, rangeHasher, tilePath, type Edge } from '../src/crypto/tiles.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
-import { appendLeaves, consistencyProof, inclusionProof, readBundle, readHashTile, treeHead } from '../src/ledger/log.ts';
+import { appendLeaves, consistencyProof, inclusionProof, PendingAppend, readBundle, readHashTile, treeHead, writeAppend } from '../src/ledger/log.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 import { indexPath, readTiledLog } from './support/tile-client.ts';
 
@@ -74,6 +74,28 @@ describe('the ledger stores exactly the C2SP tiles of the vectors', () => {
     // A tile wider than the log is absent, not padded.
     expect(await readHashTile(ledger.read, 'astl', 0, 3, 233)).toBeUndefined();
     expect(await readBundle(ledger.read, 'astl', 4, 1)).toBeUndefined();
+  });
+
+  it('after leaves added and taken back across a tile boundary (a failed act), stores only the kept ones', async () => {
+    // Entries 250..549 replaced by others, then truncated to 250: the level-1 node those completed at 256 and 512 must go too.
+    const pending = new PendingAppend(EMPTY_EDGE);
+    for (const e of vectorEntries.slice(0, 250)) pending.add(e);
+    for (let i = 0; i < 300; i++) pending.add(Buffer.from(`not kept ${i}`));
+    pending.truncate(250);
+    for (const e of vectorEntries.slice(250)) pending.add(e);
+    const other = await openLedger(loadConfig(testEnv(tempDir())));
+    try {
+      await other.write((tx) => writeAppend(tx, 'astl', pending));
+      const v = vectors.sizes['1000']!;
+      expect(Buffer.from((await treeHead(other.read, 'astl')).root).toString('base64')).toBe(v.root);
+      for (const [path, digest] of Object.entries(v.tiles_sha256)) {
+        const ref = parseTilePath(path.slice('tile/'.length))!;
+        const bytes = ref.level === 'entries' ? await readBundle(other.read, 'astl', ref.n, ref.width) : await readHashTile(other.read, 'astl', ref.level, ref.n, ref.width);
+        expect(createHash('sha256').update(bytes!).digest('hex'), path).toBe(digest);
+      }
+    } finally {
+      other.close();
+    }
   });
 });
 

@@ -33,9 +33,9 @@
 import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
-import { appendLeaves, readEdge, type Inclusion } from './log.ts';
-import { edgeRoot, extendEdge, inclusionFrom, MAX_ENTRY_BYTES, rangeHasher, type Edge } from '../crypto/tiles.ts';
-import { leafHash, type Hash } from '../crypto/merkle.ts';
+import { appendLeaves, PendingAppend, readEdge, writeAppend, type Inclusion } from './log.ts';
+import { edgeRoot, inclusionFrom, MAX_ENTRY_BYTES, rangeHasher } from '../crypto/tiles.ts';
+import type { Hash } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
 import { mintReceipt, receiptLeaf, RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer } from './receipts.ts';
@@ -391,15 +391,15 @@ class RowOverlay {
   }
 }
 
-type AppendMark = ReadonlyMap<string, { edge: Edge; count: number }>;
+type AppendMark = ReadonlyMap<string, number>;
 /** The mark of a group that has appended nothing yet (most groups: hops append only receipts). */
 const NOTHING_APPENDED: AppendMark = new Map();
 
 /** The entries a group's acts appended to logs other than the receipts log, written together at its end. */
 class GroupAppends implements GroupEnd {
   readonly #tx: Transaction;
-  /** Per log: its edge before the group and now, and per entry appended its bytes, its hash and the edge before it. */
-  readonly #logs = new Map<string, { before: Edge; edge: Edge; leaves: Uint8Array[]; hashes: Hash[]; edges: Edge[] }>();
+  /** Per log: the entries appended so far, each hashed into the log's edge as it came (log.ts PendingAppend). */
+  readonly #logs = new Map<string, PendingAppend>();
   /** Per log, once the group has ended: its root, and its subtree hashes, shared by the proofs of its entries. */
   readonly #ended = new Map<string, { root: Hash; mth: (lo: number, hi: number) => Hash }>();
 
@@ -412,51 +412,40 @@ class GroupAppends implements GroupEnd {
     let l = this.#logs.get(log);
     if (!l) {
       const before = await readEdge(this.#tx, log);
-      l = this.#logs.get(log) ?? { before, edge: before, leaves: [], hashes: [], edges: [] };
+      l = this.#logs.get(log) ?? new PendingAppend(before);
       this.#logs.set(log, l);
     }
-    const lh = leafHash(leaf);
-    const at = l.edge;
-    l.edge = extendEdge(at, lh).edge;
-    l.leaves.push(leaf);
-    l.hashes.push(lh);
-    l.edges.push(at);
-    return { index: at.size, leafHash: lh };
+    return l.add(leaf);
   }
 
   /** Where every log stands now: what an act that fails is undone to. */
   mark(): AppendMark {
     if (this.#logs.size === 0) return NOTHING_APPENDED;
-    return new Map([...this.#logs].map(([log, l]) => [log, { edge: l.edge, count: l.leaves.length }]));
+    return new Map([...this.#logs].map(([log, l]) => [log, l.leaves.length]));
   }
 
   undo(to: AppendMark): void {
     for (const [log, l] of this.#logs) {
-      const m = to.get(log);
-      if (!m) this.#logs.delete(log);
-      else {
-        l.edge = m.edge;
-        l.leaves.length = m.count;
-        l.hashes.length = m.count;
-        l.edges.length = m.count;
-      }
+      const count = to.get(log);
+      if (count === undefined) this.#logs.delete(log);
+      else l.truncate(count);
     }
   }
 
   async write(): Promise<void> {
-    for (const [log, l] of this.#logs) if (l.leaves.length > 0) await appendLeaves(this.#tx, log, l.leaves, { before: l.before });
+    for (const [log, l] of this.#logs) await writeAppend(this.#tx, log, l);
   }
 
   /** Only once the group's acts have all run: until then its edges still move, and the memo would go stale. */
   inclusion(log: string, index: number): Inclusion {
     const l = this.#logs.get(log);
     const i = l ? index - l.before.size : -1;
-    if (!l || i < 0 || i >= l.hashes.length) throw new Error(`the group appended no entry ${index} to ${log}`);
+    if (!l || i < 0 || i >= l.leafHashes.length) throw new Error(`the group appended no entry ${index} to ${log}`);
     let ended = this.#ended.get(log);
-    if (!ended) this.#ended.set(log, (ended = { root: edgeRoot(l.edge)!, mth: rangeHasher(l.hashes) }));
+    if (!ended) this.#ended.set(log, (ended = { root: edgeRoot(l.edge)!, mth: rangeHasher(l.leafHashes) }));
     const start = l.before.size;
     const hashes = inclusionFrom(l.edges[i]!, l.edge.size, (lo, hi) => ended.mth(lo - start, hi - start));
-    return { index, size: l.edge.size, leafHash: l.hashes[i]!, hashes, root: ended.root };
+    return { index, size: l.edge.size, leafHash: l.leafHashes[i]!, hashes, root: ended.root };
   }
 }
 

@@ -104,10 +104,58 @@ export interface AppendOptions {
 const ROWS_PER_INSERT = 200;
 
 /**
+ * Leaves appended to a log's edge in memory, before they are written: each
+ * leaf's RFC 9162 hash, the edge before it, and the tile-level nodes it
+ * completed. A leaf is hashed and folded into the edge once, when it is added;
+ * `writeAppend` stores what was computed. `truncate` drops the leaves added
+ * after a point (an act of a group that failed).
+ */
+export class PendingAppend {
+  readonly before: Edge;
+  edge: Edge;
+  readonly leaves: Uint8Array[] = [];
+  readonly leafHashes: Hash[] = [];
+  /** The edge before each leaf. */
+  readonly edges: Edge[] = [];
+  /** Completed nodes of a tile level above 0: [tile level, index, hash, the leaf count when completed]. */
+  readonly #tileNodes: Array<[number, number, Hash, number]> = [];
+
+  constructor(before: Edge) {
+    this.before = before;
+    this.edge = before;
+  }
+
+  /** The index the leaf gets and its hash. */
+  add(leaf: Uint8Array): { index: number; leafHash: Hash } {
+    const lh = leafHash(leaf);
+    const at = this.edge;
+    const next = extendEdge(at, lh);
+    for (const c of next.completed) if (c.level % TILE_HEIGHT === 0) this.#tileNodes.push([c.level / TILE_HEIGHT, c.index, c.hash, this.leaves.length + 1]);
+    this.edge = next.edge;
+    this.leaves.push(leaf);
+    this.leafHashes.push(lh);
+    this.edges.push(at);
+    return { index: at.size, leafHash: lh };
+  }
+
+  /** Keeps the first `count` leaves added. */
+  truncate(count: number): void {
+    if (count >= this.leaves.length) return;
+    this.edge = this.edges[count]!;
+    this.leaves.length = count;
+    this.leafHashes.length = count;
+    this.edges.length = count;
+    while (this.#tileNodes.length > 0 && this.#tileNodes.at(-1)![3] > count) this.#tileNodes.pop();
+  }
+
+  get tileNodes(): ReadonlyArray<readonly [number, number, Hash]> {
+    return this.#tileNodes.map(([level, index, hash]) => [level, index, hash] as const);
+  }
+}
+
+/**
  * Appends `leaves`, in order, with a constant number of statements whatever
- * their count: one update of the log's row (size and edge, guarded by the size
- * it was read at), one row per level-0 tile touched, one row per completed
- * node of a tile level above 0 (one per 256 leaves).
+ * their count (writeAppend).
  * @returns the first leaf's index, every leaf's RFC 9162 hash, and the edge before and after.
  */
 export async function appendLeaves(
@@ -116,18 +164,21 @@ export async function appendLeaves(
   leaves: readonly Uint8Array[],
   opts: AppendOptions = {},
 ): Promise<{ first: number; leafHashes: Hash[]; before: Edge; after: Edge }> {
-  const before = opts.before ?? (await readEdge(tx, log));
-  if (leaves.length === 0) return { first: before.size, leafHashes: [], before, after: before };
-  const first = before.size;
-  let edge = before;
-  const stored: Array<[number, number, Hash]> = [];
-  const leafHashes = leaves.map((leaf) => {
-    const lh = leafHash(leaf);
-    const next = extendEdge(edge, lh);
-    edge = next.edge;
-    for (const c of next.completed) if (c.level % TILE_HEIGHT === 0) stored.push([c.level / TILE_HEIGHT, c.index, c.hash]);
-    return lh;
-  });
+  const pending = new PendingAppend(opts.before ?? (await readEdge(tx, log)));
+  for (const leaf of leaves) pending.add(leaf);
+  await writeAppend(tx, log, pending, opts.summarize);
+  return { first: pending.before.size, leafHashes: pending.leafHashes, before: pending.before, after: pending.edge };
+}
+
+/**
+ * Writes what `pending` appended: one update of the log's row (size and edge,
+ * guarded by the size it was read at), one row per level-0 tile touched, one
+ * row per completed node of a tile level above 0 (one per 256 leaves).
+ */
+export async function writeAppend(tx: Transaction, log: string, pending: PendingAppend, summarize?: AppendOptions['summarize']): Promise<void> {
+  const { leaves, edge } = pending;
+  if (leaves.length === 0) return;
+  const first = pending.before.size;
   const moved = await tx.execute({ sql: 'UPDATE logs SET size = ?, edge = ? WHERE name = ? AND size = ?', args: [edge.size, packEdge(edge), log, first] });
   // The size is read and written under one write lock, so this only fails when `before` was stale: a bug, never a race.
   if (moved.rowsAffected !== 1) throw new Error(`log ${log} is no longer at size ${first}: appends must read its edge under the same write lock`);
@@ -137,12 +188,11 @@ export async function appendLeaves(
     const start = first + at;
     const count = Math.min(leaves.length - at, TILE_WIDTH - (start % TILE_WIDTH));
     const chunk = leaves.slice(at, at + count);
-    segments.push([log, start, count, encodeBundle(chunk), opts.summarize ? opts.summarize(chunk, start) : null, now]);
+    segments.push([log, start, count, encodeBundle(chunk), summarize ? summarize(chunk, start) : null, now]);
     at += count;
   }
   await insertRows(tx, 'INSERT INTO log_segments (log, start, count, entries, summary, created_at) VALUES', '(?, ?, ?, ?, ?, ?)', segments);
-  await insertRows(tx, 'INSERT INTO log_tile_hashes (log, level, idx, hash) VALUES', '(?, ?, ?, ?)', stored.map(([level, idx, hash]) => [log, level, idx, hash]));
-  return { first, leafHashes, before, after: edge };
+  await insertRows(tx, 'INSERT INTO log_tile_hashes (log, level, idx, hash) VALUES', '(?, ?, ?, ?)', pending.tileNodes.map(([level, idx, hash]) => [log, level, idx, hash]));
 }
 
 /**
