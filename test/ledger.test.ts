@@ -6,7 +6,10 @@ import { leafHash, rootOf, verifyConsistency, verifyInclusion } from '../src/cry
 import { openNote, parseCheckpointText } from '../src/crypto/note.ts';
 import { canonicalJson } from '../src/crypto/canonical.ts';
 import { sealNow } from '../src/api/site/clearing.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
+import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
+import { openLedger } from '../src/ledger/db.ts';
+import { loadConfig } from '../src/config.ts';
+import { createSubscription, enqueueDeliveries } from '../src/ledger/webhooks.ts';
 import { chargesOf } from './support/ledger-reads.ts';
 
 const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
@@ -396,4 +399,28 @@ describe('webhooks', () => {
       await new Promise((r) => receiver.close(r));
     }
   }, 30_000);
+});
+
+describe('webhook deliveries queued with a group', () => {
+  it("queue a row for each event of a subscribed owner, none for an owner without subscriptions, in one group's events", async () => {
+    const ledger = await openLedger(loadConfig(testEnv(tempDir())));
+    try {
+      const event = (keyId: string, id: string) => ({ keyId, match: { trigger_id: `trg_${id}`, template_id: 'incident_sealed' }, event: { id, type: 'trigger.published', body: { event_id: id } } });
+      await ledger.write(async (tx) => {
+        await createSubscription(tx, { id: 'whs_a', key_id: 'key_a', url: 'https://example.com/a', trigger_id: null, template_id: null, created_at: '2026-11-27T00:00:00.000Z' });
+        await createSubscription(tx, { id: 'whs_a2', key_id: 'key_a', url: 'https://example.com/a2', trigger_id: null, template_id: 'ai_model_change', created_at: '2026-11-27T00:00:00.000Z' });
+      });
+      await ledger.write((tx) => enqueueDeliveries(tx, [event('key_a', 'evt_1'), event('key_b', 'evt_2'), event('key_a', 'evt_3')]));
+      const rs = await ledger.read.execute('SELECT subscription_id, event_id, body FROM webhook_deliveries ORDER BY event_id');
+      // key_a's subscription to everything gets both of its events; the one to another template none; key_b has no subscription.
+      expect(rs.rows.map((r) => [r.subscription_id, r.event_id, JSON.parse(String(r.body))])).toEqual([
+        ['whs_a', 'evt_1', { event_id: 'evt_1' }],
+        ['whs_a', 'evt_3', { event_id: 'evt_3' }],
+      ]);
+      await ledger.write((tx) => enqueueDeliveries(tx, [event('key_b', 'evt_4')]));
+      expect((await ledger.read.execute('SELECT count(*) AS n FROM webhook_deliveries')).rows[0]!.n).toBe(2);
+    } finally {
+      ledger.close();
+    }
+  });
 });
