@@ -7,6 +7,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { base64 } from '../src/crypto/base64.ts';
 import { base64urlProblem, decodeBase64url, isCanonicalBase64url } from '../src/crypto/base64url.ts';
 import { CheckFailed, fromBase64 } from '../src/scripts/tlog.ts';
 import { launchChromium } from './support/browser.ts';
@@ -87,5 +88,14 @@ describe('a receipt token with a non-canonical signature', () => {
     expect(signature).toMatch(/✗/);
     expect(signature).toMatch(/signature is not canonical base64url/);
     await page.close();
+  });
+});
+
+describe('standard base64 of bytes read in place', () => {
+  it('encodes exactly the view it is given, not the buffer around it', () => {
+    const whole = new Uint8Array([0xff, 0x01, 0x02, 0x03, 0xfe]);
+    expect(base64(whole.subarray(1, 4))).toBe('AQID');
+    expect(base64(whole)).toBe(Buffer.from(whole).toString('base64'));
+    expect(base64(new Uint8Array(0))).toBe('');
   });
 });

@@ -10,6 +10,7 @@
  * is the key's bytes; hashes are RFC 9162.
  */
 import { ProofError, emptyRoot, foldRange, leafHash, nodeHash, proveInclusion, rangeNodes, verifyInclusion, type Hash } from './merkle.ts';
+import { base64 as b64 } from './base64.ts';
 
 /** Byte-wise order (not UTF-16 order), so that any implementation sorts keys the same way. */
 export function compareKeys(a: Uint8Array, b: Uint8Array): number {
@@ -133,7 +134,6 @@ export function verifySortedProof(key: Uint8Array, proof: SortedProof, head: { s
   return false;
 }
 
-const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
 /** JSON form of a witness: key as UTF-8 text when `text`, else base64; hashes base64. */

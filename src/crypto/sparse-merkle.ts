@@ -24,6 +24,7 @@
  * and no known input hashes to ZERO).
  */
 import { ProofError, leafHash, nodeHash, type Hash } from './merkle.ts';
+import { base64 as b64 } from './base64.ts';
 
 export const KEY_BYTES = 32;
 export const KEY_BITS = KEY_BYTES * 8;
@@ -235,7 +236,6 @@ export interface SparseProofJson {
   leaf?: string;
 }
 
-const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
 export function sparseProofToJson(p: SparseProof): SparseProofJson {

@@ -12,6 +12,7 @@ import { leafBytes } from './astl.ts';
 import { RECEIPTS_LOG } from './receipts.ts';
 import { appendLeaf, firstAppendAt, segmentSummaries, treeHead, type Db } from './log.ts';
 import type { SegmentSummary } from './acts.ts';
+import { base64 as b64 } from '../crypto/base64.ts';
 
 export const CLEARING_LOG = 'clearing';
 
@@ -46,8 +47,6 @@ export interface ClearingAttestation {
   /** RFC 9162 root (base64) over the canonical JSON of each per_sku entry, in order: the net. */
   net_root: string;
 }
-
-const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 
 export async function latestClearing(db: Db): Promise<{ id: string; log_index: number; receipts_to: number; period_end: string } | undefined> {
   const rs = await db.execute('SELECT id, log_index, receipts_to, period_end FROM clearing_checkpoints ORDER BY log_index DESC LIMIT 1');

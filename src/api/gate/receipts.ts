@@ -27,8 +27,8 @@ import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { base64 as b64 } from '../../crypto/base64.ts';
 
-const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 const b64Hash = z.string().max(64);
 /** A receipt's published evidence (the JSON of GET /v1/receipts/{id}). */
 const evidenceSchema = z.looseObject({

@@ -24,6 +24,7 @@ import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, provedAtGroupEnd, withCheckpointNote } from './log-answers.ts';
+import { base64 as b64 } from '../../crypto/base64.ts';
 
 export const entitySchema = z
   .string()
@@ -70,8 +71,6 @@ export const astlPublishResponse = z.object({
   verify_url: z.string(),
   charge: chargeSchema,
 });
-
-const b64 = (h: Uint8Array) => Buffer.from(h).toString('base64');
 
 /** Surface trees built lately, by their kinds: a preset's or a manifest's tree is asked for again and again. */
 const surfaceTrees = new Map<string, SortedMerkleTree>();

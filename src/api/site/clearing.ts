@@ -17,7 +17,7 @@ import { intervalJob } from '../jobs.ts';
 import { notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { b64 } from './logs.ts';
+import { base64 as b64 } from '../../crypto/base64.ts';
 import { proofAt } from './log-answers.ts';
 import { liveCatalog } from './live-catalog.ts';
 

@@ -14,7 +14,7 @@ import { inclusionProof, readEntries, treeHead, type Db, type Inclusion } from '
 import type { ActState } from '../../ledger/acts.ts';
 import type { AppContext } from '../context.ts';
 import type { Reply } from '../reply.ts';
-import { b64 } from './logs.ts';
+import { base64 as b64 } from '../../crypto/base64.ts';
 import { decodeLeaf } from './leaf-decoders.ts';
 
 export const checkpointSchema = z.object({

@@ -19,7 +19,7 @@ import { badRequest, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { decodeLeaf } from './leaf-decoders.ts';
-import { b64 } from './logs.ts';
+import { base64 as b64 } from '../../crypto/base64.ts';
 
 /** How many of the newest entries a leaf-hash or fuse-id search reads. */
 export const LOG_SEARCH_SCAN = 20_000;

@@ -27,8 +27,7 @@ import type { Router } from '../router.ts';
 import { decodeLeaf } from './leaf-decoders.ts';
 import { logGrowth } from '../../ledger/log-growth.ts';
 import { TILED_LOGS, tilesUrl } from './tiles.ts';
-
-export const b64 = (h: Uint8Array): string => Buffer.from(h).toString('base64');
+import { base64 as b64 } from '../../crypto/base64.ts';
 
 const index = z.coerce.number().int().nonnegative();
 const entriesQuery = z.object({ start: index.default(0), limit: z.coerce.number().int().min(1).max(1000).default(100) });
