@@ -80,12 +80,24 @@ export type Aggregate = {
   | { status: 'DISPUTED'; value: null; reason: 'too_few_sources' | 'spread'; spread: string | null }
 );
 
+/** Each source by id with its weight scaled by 10^4, made once per sources list (the catalog's lists never change). */
+const sourceTables = new WeakMap<readonly OracleSource[], Map<string, OracleSource & { w: bigint }>>();
+
+function sourceTable(sources: readonly OracleSource[]): Map<string, OracleSource & { w: bigint }> {
+  let table = sourceTables.get(sources);
+  if (!table) {
+    table = new Map(sources.map((s) => [s.source_id, { ...s, w: parseDecimal(String(s.weight), 4) }]));
+    sourceTables.set(sources, table);
+  }
+  return table;
+}
+
 /** Aggregates readings (already validated: known sources, no duplicates, decimal values). */
 export function aggregate(readings: Reading[], sources: readonly OracleSource[], policy: OraclePolicy): Aggregate {
-  const weightOf = new Map(sources.map((s) => [s.source_id, s]));
+  const weightOf = sourceTable(sources);
   const pol = { min_sources: policy.minSources, trim_percent: policy.trimPercent, tolerance_bps: policy.toleranceBps };
   const sorted = readings
-    .map((r) => ({ ...r, v: parseSigned(r.value), w: parseDecimal(String(weightOf.get(r.source_id)!.weight), 4) }))
+    .map((r) => ({ ...r, v: parseSigned(r.value), w: weightOf.get(r.source_id)!.w }))
     .sort((a, b) => (a.v < b.v ? -1 : a.v > b.v ? 1 : a.source_id < b.source_id ? -1 : 1));
   const n = sorted.length;
   const k = Math.floor((n * policy.trimPercent) / 100);
