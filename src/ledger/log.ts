@@ -112,44 +112,63 @@ const ROWS_PER_INSERT = 200;
  */
 export class PendingAppend {
   readonly before: Edge;
-  edge: Edge;
-  readonly leaves: Uint8Array[] = [];
-  readonly leafHashes: Hash[] = [];
+  #edge: Edge;
+  readonly #leaves: Uint8Array[] = [];
+  readonly #leafHashes: Hash[] = [];
   /** The edge before each leaf. */
-  readonly edges: Edge[] = [];
+  readonly #edges: Edge[] = [];
   /** Completed nodes of a tile level above 0: [tile level, index, hash, the leaf count when completed]. */
   readonly #tileNodes: Array<[number, number, Hash, number]> = [];
 
   constructor(before: Edge) {
     this.before = before;
-    this.edge = before;
+    this.#edge = before;
+  }
+
+  /** The edge after the leaves added so far. */
+  get edge(): Edge {
+    return this.#edge;
+  }
+
+  get leaves(): readonly Uint8Array[] {
+    return this.#leaves;
+  }
+
+  get leafHashes(): readonly Hash[] {
+    return this.#leafHashes;
+  }
+
+  /** The edge before each leaf. */
+  get edges(): readonly Edge[] {
+    return this.#edges;
+  }
+
+  /** The completed nodes of tile levels above 0, as [tile level, index, hash]. */
+  get tileNodes(): ReadonlyArray<readonly [number, number, Hash]> {
+    return this.#tileNodes.map(([level, index, hash]) => [level, index, hash] as const);
   }
 
   /** The index the leaf gets and its hash. */
   add(leaf: Uint8Array): { index: number; leafHash: Hash } {
     const lh = leafHash(leaf);
-    const at = this.edge;
+    const at = this.#edge;
     const next = extendEdge(at, lh);
-    for (const c of next.completed) if (c.level % TILE_HEIGHT === 0) this.#tileNodes.push([c.level / TILE_HEIGHT, c.index, c.hash, this.leaves.length + 1]);
-    this.edge = next.edge;
-    this.leaves.push(leaf);
-    this.leafHashes.push(lh);
-    this.edges.push(at);
+    for (const c of next.completed) if (c.level % TILE_HEIGHT === 0) this.#tileNodes.push([c.level / TILE_HEIGHT, c.index, c.hash, this.#leaves.length + 1]);
+    this.#edge = next.edge;
+    this.#leaves.push(leaf);
+    this.#leafHashes.push(lh);
+    this.#edges.push(at);
     return { index: at.size, leafHash: lh };
   }
 
   /** Keeps the first `count` leaves added. */
   truncate(count: number): void {
-    if (count >= this.leaves.length) return;
-    this.edge = this.edges[count]!;
-    this.leaves.length = count;
-    this.leafHashes.length = count;
-    this.edges.length = count;
+    if (count >= this.#leaves.length) return;
+    this.#edge = this.#edges[count]!;
+    this.#leaves.length = count;
+    this.#leafHashes.length = count;
+    this.#edges.length = count;
     while (this.#tileNodes.length > 0 && this.#tileNodes.at(-1)![3] > count) this.#tileNodes.pop();
-  }
-
-  get tileNodes(): ReadonlyArray<readonly [number, number, Hash]> {
-    return this.#tileNodes.map(([level, index, hash]) => [level, index, hash] as const);
   }
 }
 
@@ -163,7 +182,7 @@ export async function appendLeaves(
   log: string,
   leaves: readonly Uint8Array[],
   opts: AppendOptions = {},
-): Promise<{ first: number; leafHashes: Hash[]; before: Edge; after: Edge }> {
+): Promise<{ first: number; leafHashes: readonly Hash[]; before: Edge; after: Edge }> {
   const pending = new PendingAppend(opts.before ?? (await readEdge(tx, log)));
   for (const leaf of leaves) pending.add(leaf);
   await writeAppend(tx, log, pending, opts.summarize);
