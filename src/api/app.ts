@@ -3,14 +3,14 @@
  * other GET, then a problem+json 404 (or 405 when the path exists for another
  * method). Every response carries `x-request-id`.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { H3, toNodeHandler, type H3Event } from 'h3';
 import type { AppContext } from './context.ts';
 import { Problem, notFound, problemResponse, toProblem } from './problem.ts';
 import { Router } from './router.ts';
 import { enforceRole } from './auth.ts';
-import { CORS_EXPOSE_HEADERS, MCP_PATH, applyCors, registerPreflight } from './cors.ts';
+import { MCP_PATH, applyCors, registerPreflight } from './cors.ts';
+import { commonHeaders, requestIdOf } from './common-headers.ts';
 import { staticFastPath, staticSiteHandler } from './static-site.ts';
 import { notFoundHtml, useSiteShell } from './html.ts';
 import { registerSystemRoutes } from './gate/system.ts';
@@ -101,13 +101,6 @@ export function registerRoutes(router: Router, ctx: AppContext, extraModules: Ro
   for (const register of [...MODULES, ...extraModules]) register(router, ctx);
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The id an answer carries: the caller's X-Request-Id when it is sane, else a fresh one. */
-export function requestIdOf(incoming: string | null | undefined): string {
-  return incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-}
-
 export interface App {
   h3: H3;
   router: Router;
@@ -128,11 +121,10 @@ function setCommonHeaders(req: IncomingMessage, res: ServerResponse): void {
   const path = q === -1 ? url : url.slice(0, q);
   if (path.includes('%')) return;
   const incoming = req.headers['x-request-id'];
-  res.setHeader('x-request-id', requestIdOf(typeof incoming === 'string' ? incoming : undefined));
-  if (path !== MCP_PATH) {
-    res.setHeader('access-control-allow-origin', '*');
-    res.setHeader('access-control-expose-headers', CORS_EXPOSE_HEADERS);
-  }
+  const headers = commonHeaders(requestIdOf(typeof incoming === 'string' ? incoming : undefined));
+  // /mcp keeps its own CORS (cors.ts): only its request id.
+  const count = path === MCP_PATH ? 2 : headers.length;
+  for (let i = 0; i < count; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
 }
 
 /**
@@ -209,19 +201,15 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
     const answer = router.ready.get(req.url ?? '')?.(req);
     if (!answer) return false;
     const incoming = req.headers['x-request-id'];
-    res.writeHead(answer.status, [
-      'x-request-id', requestIdOf(typeof incoming === 'string' ? incoming : undefined),
-      'access-control-allow-origin', '*',
-      'access-control-expose-headers', CORS_EXPOSE_HEADERS,
-      ...answer.headers,
-    ]);
+    res.writeHead(answer.status, [...commonHeaders(requestIdOf(typeof incoming === 'string' ? incoming : undefined)), ...answer.headers]);
     res.end(answer.body);
     return true;
   };
   const node: RequestListener = (req, res) => {
     if (fastPath(req, res) || readyAnswer(req, res)) return;
-    setCommonHeaders(req, res);
+    // A lane sends the common headers with its answer, in one writeHead.
     if (req.method === 'POST' && router.lanes.get(req.url ?? '')?.(req, res)) return;
+    setCommonHeaders(req, res);
     void viaH3(req, res);
   };
   return { h3, router, node };

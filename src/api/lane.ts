@@ -10,8 +10,8 @@
  * body within the limit, a key the auth cache holds fresh (readyKey), no
  * Idempotency-Key and no payment. Anything else returns false before reading
  * a byte, and h3 runs the route as usual. What the lane answers, h3 would
- * have answered the same way: the same headers (x-request-id and CORS are set
- * by the app for both), the same problems from the same functions.
+ * have answered the same way: the same headers (x-request-id and CORS from
+ * common-headers.ts for both), the same problems from the same functions.
  *
  * A handler that opts in reads nothing of its event but `context` (the
  * payment and Idempotency-Key reservation, both absent here).
@@ -26,6 +26,7 @@ import { bodyTooLarge, isJsonType, parseJsonBody, readNodeWithin, validBody } fr
 import type { AppContext } from './context.ts';
 import { problemHeaders, toProblem } from './problem.ts';
 import { replyHeaders, type Reply } from './reply.ts';
+import { commonHeaders, requestIdOf } from './common-headers.ts';
 
 /** Takes the request (true) and answers it, or leaves it to h3 (false) having read nothing. */
 export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -41,7 +42,8 @@ export interface LaneSpec<S extends z.ZodType> {
 export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>): Lane {
   const { path, schema, limit, precondition, handle } = spec;
   async function answer(req: IncomingMessage, res: ServerResponse, key: ApiKey): Promise<void> {
-    const requestId = res.getHeader('x-request-id');
+    const incoming = req.headers['x-request-id'];
+    const requestId = requestIdOf(typeof incoming === 'string' ? incoming : undefined);
     try {
       precondition?.();
       const bytes = await readNodeWithin(req, limit);
@@ -49,12 +51,12 @@ export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>)
       const body = validBody(schema, parseJsonBody(bytes).value);
       const event = { context: { apiKey: key, requestId } } as unknown as H3Event;
       const r = await handle(body, key, event);
-      send(res, r.status, replyHeaders(r), JSON.stringify(r.body));
+      send(res, r.status, requestId, replyHeaders(r), JSON.stringify(r.body));
     } catch (error) {
       const p = toProblem(error);
       if (p.status >= 500) ctx.log('error', 'request failed', { request_id: requestId, path, error: String((error as Error).cause ?? error) });
       if (res.headersSent) return void res.destroy();
-      send(res, p.status, problemHeaders(p), JSON.stringify(p.body(path)));
+      send(res, p.status, requestId, problemHeaders(p), JSON.stringify(p.body(path)));
     }
   }
   return (req, res) => {
@@ -68,8 +70,16 @@ export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>)
   };
 }
 
-/** As h3 sends a string body: its length stated, not chunked. */
-function send(res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
-  res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) });
+/**
+ * As h3 sends a string body (its length stated, not chunked), with the headers
+ * the Node listener gives every other answer (common-headers.ts), all in one
+ * writeHead: setting them one by one first made Node validate and store each
+ * twice.
+ */
+function send(res: ServerResponse, status: number, requestId: string, headers: Record<string, string>, body: string): void {
+  const all = commonHeaders(requestId);
+  for (const name in headers) all.push(name, headers[name]!);
+  all.push('content-length', String(Buffer.byteLength(body)));
+  res.writeHead(status, all);
   res.end(body);
 }
