@@ -10,7 +10,7 @@ import { Problem, notFound, problemResponse, toProblem } from './problem.ts';
 import { Router } from './router.ts';
 import { enforceRole } from './auth.ts';
 import { MCP_PATH, applyCors, registerPreflight } from './cors.ts';
-import { commonHeaders, requestIdOf } from './common-headers.ts';
+import { commonHeaders, requestIdFor, requestIdOf } from './common-headers.ts';
 import { staticFastPath, staticSiteHandler } from './static-site.ts';
 import { notFoundHtml, useSiteShell } from './html.ts';
 import { registerSystemRoutes } from './gate/system.ts';
@@ -120,8 +120,7 @@ function setCommonHeaders(req: IncomingMessage, res: ServerResponse): void {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
   if (path.includes('%')) return;
-  const incoming = req.headers['x-request-id'];
-  const headers = commonHeaders(requestIdOf(typeof incoming === 'string' ? incoming : undefined));
+  const headers = commonHeaders(requestIdFor(req));
   // /mcp keeps its own CORS (cors.ts): only its request id.
   const count = path === MCP_PATH ? 2 : headers.length;
   for (let i = 0; i < count; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
@@ -193,15 +192,14 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
     if (page) return page;
     throw notFound(`nothing is served at ${event.url.pathname}`, 'route_not_found');
   });
-  const fastPath = staticFastPath(site.assets, (path) => router.allowed(path).length > 0, requestIdOf);
+  const fastPath = staticFastPath(site.assets, (path) => router.allowed(path).length > 0);
   const viaH3 = toNodeHandler(h3);
   // A route's ready answer (router.readyAnswer), for GET and HEAD of its exact path, without a query.
   const readyAnswer = (req: IncomingMessage, res: ServerResponse): boolean => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const answer = router.ready.get(req.url ?? '')?.(req);
     if (!answer) return false;
-    const incoming = req.headers['x-request-id'];
-    res.writeHead(answer.status, [...commonHeaders(requestIdOf(typeof incoming === 'string' ? incoming : undefined)), ...answer.headers]);
+    res.writeHead(answer.status, [...commonHeaders(requestIdFor(req)), ...answer.headers]);
     res.end(answer.body);
     return true;
   };

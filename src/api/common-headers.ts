@@ -4,6 +4,7 @@
  * headers of an ordinary answer (cors.ts).
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { CORS_EXPOSE_HEADERS } from './cors.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -11,6 +12,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The id an answer carries: the caller's X-Request-Id when it is sane, else a fresh one. */
 export function requestIdOf(incoming: string | null | undefined): string {
   return incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** requestIdOf for a Node request's X-Request-Id header. */
+export function requestIdFor(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return requestIdOf(typeof incoming === 'string' ? incoming : undefined);
 }
 
 /** The headers every answer outside /mcp carries, as the flat [name, value, ...] list writeHead takes. */

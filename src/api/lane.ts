@@ -26,7 +26,7 @@ import { bodyTooLarge, isJsonType, parseJsonBody, readNodeWithin, validBody } fr
 import type { AppContext } from './context.ts';
 import { problemHeaders, toProblem } from './problem.ts';
 import { replyHeaders, type Reply } from './reply.ts';
-import { commonHeaders, requestIdOf } from './common-headers.ts';
+import { commonHeaders, requestIdFor } from './common-headers.ts';
 
 /** Takes the request (true) and answers it, or leaves it to h3 (false) having read nothing. */
 export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -42,8 +42,7 @@ export interface LaneSpec<S extends z.ZodType> {
 export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>): Lane {
   const { path, schema, limit, precondition, handle } = spec;
   async function answer(req: IncomingMessage, res: ServerResponse, key: ApiKey): Promise<void> {
-    const incoming = req.headers['x-request-id'];
-    const requestId = requestIdOf(typeof incoming === 'string' ? incoming : undefined);
+    const requestId = requestIdFor(req);
     try {
       precondition?.();
       const bytes = await readNodeWithin(req, limit);

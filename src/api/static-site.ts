@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serveStatic, type H3Event } from 'h3';
 import { substituteOrigins, type Urls } from '../urls.ts';
 import { CORS_EXPOSE_HEADERS } from './cors.ts';
+import { requestIdFor } from './common-headers.ts';
 
 interface Asset {
   path: string;
@@ -173,7 +174,6 @@ export type NodeFastPath = (req: IncomingMessage, res: ServerResponse) => boolea
 export function staticFastPath(
   assets: Map<string, Asset>,
   routed: (path: string) => boolean,
-  requestIdOf: (incoming: string | undefined) => string,
 ): NodeFastPath {
   const answers = new Map<string, { headers: string[]; body: Buffer }>();
   const add = (path: string, id: string) => {
@@ -210,8 +210,7 @@ export function staticFastPath(
     if (!answer || req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined) return false;
     // A signed-in browser gets its own header: h3 answers that variant.
     if (hasSignedInHint(req.headers.cookie)) return false;
-    const incoming = req.headers['x-request-id'];
-    res.writeHead(200, ['x-request-id', requestIdOf(typeof incoming === 'string' ? incoming : undefined), ...answer.headers]);
+    res.writeHead(200, ['x-request-id', requestIdFor(req), ...answer.headers]);
     // Node sends no body for HEAD, and keeps the content-length.
     res.end(answer.body);
     return true;
