@@ -51,10 +51,14 @@ export function sortableTimePrefix(now: number): string {
 let lastMs = Number.NaN;
 let lastIso = '';
 
-/** UTC RFC 3339 timestamp with millisecond precision (the current time's formatted once per millisecond: a busy act asks several times). */
+/**
+ * UTC RFC 3339 timestamp with millisecond precision, of `now` or the current
+ * time. Each millisecond is formatted once: a busy act asks several times, and
+ * every receipt of a group asks for the group's one instant.
+ */
 export function nowIso(now?: Date): string {
-  if (now) return now.toISOString();
-  const ms = Date.now();
+  const ms = now ? now.getTime() : Date.now();
+  // An invalid Date (NaN) never equals the last one, so toISOString still throws for it.
   if (ms !== lastMs) {
     lastIso = new Date(ms).toISOString();
     lastMs = ms;

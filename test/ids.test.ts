@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newId, newSortableId } from '../src/ids.ts';
+import { newId, newSortableId, nowIso } from '../src/ids.ts';
 import { startTestServer } from './support/server.ts';
 
 describe('ids', () => {
@@ -13,6 +13,14 @@ describe('ids', () => {
     const same = new Set(Array.from({ length: 10_000 }, () => newSortableId('mfst', 42)));
     expect(same.size).toBe(10_000);
     expect(newId('fuse')).toMatch(/^fuse_[A-Za-z0-9_-]{22}$/);
+  });
+
+  it('nowIso formats each instant it is given, not the last one it formatted', () => {
+    const a = new Date('2026-11-27T10:00:00.001Z');
+    const b = new Date('2026-11-27T10:00:00.002Z');
+    expect([nowIso(a), nowIso(a), nowIso(b), nowIso(a)]).toEqual([a.toISOString(), a.toISOString(), b.toISOString(), a.toISOString()]);
+    expect(nowIso()).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(() => nowIso(new Date(Number.NaN))).toThrow(RangeError);
   });
 
   it('rows written per act are keyed by sortable ids (an ASTL manifest, a SHARP event, an oracle aggregate)', async () => {
