@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret } from '../src/ledger/api-keys.ts';
+import { hashSecret, touchKey } from '../src/ledger/api-keys.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -141,5 +141,27 @@ describe('keys API and lifecycle', () => {
     for (let i = 0; i < 5; i++) await s.fetch('/v1/me', { key: k.secret });
     await sleep(100);
     expect((await (await s.fetch(`/v1/keys/${k.id}`, { key: ops.secret })).json()).last_used_at).toBe(seen);
+  });
+
+  it('last_used_at is written at most once a minute, counting a use another process recorded', async () => {
+    const k = await (await post(s, '/v1/keys', ops.secret, { name: 'touched' })).json();
+    const stored = async () => {
+      await s.ctx.ledger.write(async () => undefined); // queued after any write touchKey made, so settled after it
+      return (await s.ctx.ledger.read.execute({ sql: 'SELECT last_used_at FROM api_keys WHERE id = ?', args: [k.id] })).rows[0]!.last_used_at;
+    };
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const t = Date.now() + 86_400_000;
+    // Another process recorded a use 30 s ago: nothing to write yet.
+    touchKey(s.ctx.ledger, { id: k.id, last_used_at: iso(t - 30_000) }, t);
+    expect(await stored()).toBeNull();
+    // 70 s after that use, this one is written.
+    touchKey(s.ctx.ledger, { id: k.id, last_used_at: iso(t - 30_000) }, t + 40_000);
+    expect(await stored()).toBe(iso(t + 40_000));
+    // A stale copy of the key does not make this process write again within the minute...
+    touchKey(s.ctx.ledger, { id: k.id, last_used_at: null }, t + 99_999);
+    expect(await stored()).toBe(iso(t + 40_000));
+    // ...and past it, it does.
+    touchKey(s.ctx.ledger, { id: k.id, last_used_at: null }, t + 100_000);
+    expect(await stored()).toBe(iso(t + 100_000));
   });
 });

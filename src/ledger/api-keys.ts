@@ -171,18 +171,24 @@ export const isExpired = (key: Pick<ApiKey, 'expires_at'>, now = nowIso()): bool
 
 /** How stale last_used_at may get: one write per key per this many ms, not one per request. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
+/** Per key, the newest last_used_at this process knows of (its own write, or a stored one it read), in ms. */
 const touched = new Map<string, number>();
 
 /**
  * Records that a key was used, cheaply: skipped while the stored time (or this
  * process's last write) is younger than LAST_USED_RESOLUTION_MS, written off the
  * request path otherwise. A lost write only makes last_used_at a minute staler.
+ * The time known here is checked first: most requests parse no date.
  */
 export function touchKey(ledger: Ledger, key: Pick<ApiKey, 'id' | 'last_used_at'>, nowMs = Date.now()): void {
+  const known = touched.get(key.id) ?? 0;
+  if (nowMs - known < LAST_USED_RESOLUTION_MS) return;
   const stored = key.last_used_at ? Date.parse(key.last_used_at) : 0;
-  if (nowMs - Math.max(stored, touched.get(key.id) ?? 0) < LAST_USED_RESOLUTION_MS) return;
-  touched.set(key.id, nowMs);
-  if (touched.size > 100_000) touched.clear();
+  const newest = Math.max(known, stored);
+  const fresh = nowMs - newest < LAST_USED_RESOLUTION_MS;
+  if (touched.size >= 100_000) touched.clear();
+  touched.set(key.id, fresh ? newest : nowMs);
+  if (fresh) return;
   const at = nowIso(new Date(nowMs));
   ledger
     .write((tx) => tx.execute({ sql: 'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)', args: [at, key.id, at] }))
