@@ -123,6 +123,11 @@ describe('compact JWS signing on node:crypto', () => {
     const payload = JSON.stringify({ receipt_id: 'rcpt_x', note: 'ünïcode ✓', n: 1 });
     const viaJose = await new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'fusegate-receipt+jws' }).sign(key.privateKey);
     expect(compactJwsSync(payload, key, 'fusegate-receipt+jws')).toBe(viaJose);
+    // Each key and typ has its own header (the encoded headers are kept per kid and typ).
+    const other = (await loadKeyring({ SIGNING_KEY_FILE: join(tempDir(), 'keys.json') })).current;
+    const otherViaJose = await new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'EdDSA', kid: other.kid, typ: 'checkpoint+jws' }).sign(other.privateKey);
+    expect(compactJwsSync(payload, other, 'checkpoint+jws')).toBe(otherViaJose);
+    expect(compactJwsSync(payload, key, 'fusegate-receipt+jws')).toBe(viaJose);
     const claims = { iss: 'http://gate.test', iat: 1, exp: 2, jti: 'j', decision: 'GO' };
     const jwtViaJose = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', typ: 'prefinality+jwt', kid: key.kid }).sign(key.privateKey);
     expect(signCompactJws(JSON.stringify(claims), key, { alg: 'EdDSA', typ: 'prefinality+jwt', kid: key.kid })).toBe(jwtViaJose);
