@@ -30,8 +30,8 @@ export interface LoadResult {
 }
 
 export const BENCH_SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-/** Alternating rounds per comparison (compareHttp). */
-export const BENCH_ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+/** Alternating rounds per comparison (compareHttp): the median of five moves only when two rounds of ten loads are off. */
+export const BENCH_ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 export const BENCH_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 /** Seconds of the same load run first and not counted, for the server and the baseline alike: steady state, not JIT warm-up. */
@@ -210,16 +210,24 @@ export interface Paired {
 }
 
 /**
- * Runs two loads in BENCH_ROUNDS alternating rounds (the baseline's, then
- * ours, each round): this machine's throughput drifts by a third between
- * minutes, so a single pair measures the drift as much as the server. Returns
- * the round whose ratio is the median, with the range of all rounds.
+ * Runs two loads in BENCH_ROUNDS alternating rounds, in alternating order (the
+ * baseline first in even rounds, ours first in odd ones, so that a machine
+ * slowing or speeding up through a round favours neither): this machine's
+ * throughput drifts by a third between minutes, so a single pair measures the
+ * drift as much as the server. Returns the round whose ratio is the median,
+ * with the range of all rounds.
  */
 export async function pairedLoads(name: string, base: () => Promise<LoadResult>, ours: () => Promise<LoadResult>): Promise<Paired> {
   const rounds: Array<{ base: LoadResult; ours: LoadResult; ratio: number }> = [];
   for (let i = 0; i < BENCH_ROUNDS; i++) {
-    const b = await base();
-    const o = await ours();
+    let b: LoadResult, o: LoadResult;
+    if (i % 2 === 0) {
+      b = await base();
+      o = await ours();
+    } else {
+      o = await ours();
+      b = await base();
+    }
     if (o.non2xx > 0 || o.errors > 0) console.log(`  note: ${name}: ${o.non2xx} non-2xx, ${o.errors} errors`);
     rounds.push({ base: b, ours: o, ratio: o.rps / b.rps });
   }
