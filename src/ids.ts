@@ -48,8 +48,23 @@ export function sortableTimePrefix(now: number): string {
   return now.toString(16).padStart(12, '0');
 }
 
-let lastMs = Number.NaN;
-let lastIso = '';
+/** Formats instants, keeping the last one's text: asked again for the same millisecond, it formats nothing. */
+function isoFormatter(): (ms: number) => string {
+  let lastMs = Number.NaN;
+  let lastIso = '';
+  return (ms) => {
+    // An invalid instant (NaN) never equals the last one, so toISOString still throws for it.
+    if (ms !== lastMs) {
+      lastIso = new Date(ms).toISOString();
+      lastMs = ms;
+    }
+    return lastIso;
+  };
+}
+
+// Two, so that an act asking for the current time and for its group's instant in turn formats neither each time.
+const currentIso = isoFormatter();
+const givenIso = isoFormatter();
 
 /**
  * UTC RFC 3339 timestamp with millisecond precision, of `now` or the current
@@ -57,13 +72,7 @@ let lastIso = '';
  * every receipt of a group asks for the group's one instant.
  */
 export function nowIso(now?: Date): string {
-  const ms = now ? now.getTime() : Date.now();
-  // An invalid Date (NaN) never equals the last one, so toISOString still throws for it.
-  if (ms !== lastMs) {
-    lastIso = new Date(ms).toISOString();
-    lastMs = ms;
-  }
-  return lastIso;
+  return now ? givenIso(now.getTime()) : currentIso(Date.now());
 }
 
 /** RFC 7519 NumericDate: whole seconds since the epoch (the `iat` of both receipt kinds). */
