@@ -21,13 +21,13 @@ function signEncoded(encodedHeader: string, payload: string, key: SigningKey): s
   return `${input}.${b64url(signEd25519(Buffer.from(input, 'latin1'), key.privateKey))}`;
 }
 
-/** Encoded `{ alg, kid, typ }` headers by kid and typ: a handful (keys rotate rarely), each signed into every receipt. */
-const receiptHeaders = new Map<string, string>();
+/** Encoded `{ alg, kid, typ }` headers by kid and typ: a handful (keys rotate rarely), each signed into every JWS of its kind. */
+const encodedHeaders = new Map<string, string>();
 
 /** A compact JWS (EdDSA) over `payload`, header `{ alg, kid, typ }`. */
 export function compactJwsSync(payload: string, key: SigningKey, typ: string): string {
   const id = `${key.kid} ${typ}`;
-  let header = receiptHeaders.get(id);
-  if (header === undefined) receiptHeaders.set(id, (header = b64url(JSON.stringify({ alg: 'EdDSA', kid: key.kid, typ }))));
+  let header = encodedHeaders.get(id);
+  if (header === undefined) encodedHeaders.set(id, (header = b64url(JSON.stringify({ alg: 'EdDSA', kid: key.kid, typ }))));
   return signEncoded(header, payload, key);
 }
