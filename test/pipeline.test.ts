@@ -123,7 +123,7 @@ describe('compact JWS signing on node:crypto', () => {
     const payload = JSON.stringify({ receipt_id: 'rcpt_x', note: 'ünïcode ✓', n: 1 });
     const viaJose = await new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'fusegate-receipt+jws' }).sign(key.privateKey);
     expect(compactJwsSync(payload, key, 'fusegate-receipt+jws')).toBe(viaJose);
-    // Each key and typ has its own header (the encoded headers are kept per kid and typ).
+    // Each key and typ has its own header (encoded headers are kept by their JSON text).
     const other = (await loadKeyring({ SIGNING_KEY_FILE: join(tempDir(), 'keys.json') })).current;
     const otherViaJose = await new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'EdDSA', kid: other.kid, typ: 'checkpoint+jws' }).sign(other.privateKey);
     expect(compactJwsSync(payload, other, 'checkpoint+jws')).toBe(otherViaJose);
