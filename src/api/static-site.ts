@@ -12,8 +12,7 @@ import { extname, join, relative, sep } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serveStatic, type H3Event } from 'h3';
 import { substituteOrigins, type Urls } from '../urls.ts';
-import { CORS_EXPOSE_HEADERS } from './cors.ts';
-import { requestIdFor } from './common-headers.ts';
+import { commonHeaders, requestIdFor } from './common-headers.ts';
 
 interface Asset {
   path: string;
@@ -183,8 +182,6 @@ export function staticFastPath(
     mtime.setMilliseconds(0);
     answers.set(path, {
       headers: [
-        'access-control-allow-origin', '*',
-        'access-control-expose-headers', CORS_EXPOSE_HEADERS,
         'last-modified', mtime.toUTCString(),
         'etag', a.etag,
         'content-type', a.type,
@@ -210,7 +207,7 @@ export function staticFastPath(
     if (!answer || req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined) return false;
     // A signed-in browser gets its own header: h3 answers that variant.
     if (hasSignedInHint(req.headers.cookie)) return false;
-    res.writeHead(200, ['x-request-id', requestIdFor(req), ...answer.headers]);
+    res.writeHead(200, [...commonHeaders(requestIdFor(req)), ...answer.headers]);
     // Node sends no body for HEAD, and keeps the content-length.
     res.end(answer.body);
     return true;
