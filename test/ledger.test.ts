@@ -145,6 +145,9 @@ describe('companion ledger', () => {
     const look = await (await s.fetch(`/api/v1/astl/lookup?entity=${encodeURIComponent(entity)}`)).json();
     expect(look.latest_version).toBe(published.length);
     expect(look.manifests.map((m: { index: number }) => m.index).sort()).toEqual(published.map((a) => a.body.index).sort());
+    // Newest first, each with the leaf hash its publish answered, whether its version came from the group or before it.
+    const byVersion = [...published].sort((x, y) => y.body.manifest.version - x.body.manifest.version);
+    expect(look.manifests.map((m: { manifest: { version: number }; leaf_hash: string }) => [m.manifest.version, m.leaf_hash])).toEqual(byVersion.map((a) => [a.body.manifest.version, a.body.leaf_hash]));
     for (const a of published) {
       const cp = await checkInclusion(s, 'astl', a.body.checkpoint.note, a.body.index, new TextEncoder().encode(canonicalJson(a.body.manifest)), a.body.inclusion.hashes);
       expect(cp.size).toBe(a.body.checkpoint.tree_size);

@@ -3,8 +3,18 @@
  * indexes it here. A republish is a new version; nothing is rewritten.
  * A publish is committed with its group (ledger/acts.ts): the group reads
  * its entities' heads in one statement and writes its manifests' rows in one.
+ *
+ * Two tables, neither of which grows per page with an entity's history:
+ *   astl_entities   one row per entity: its owner, newest version and manifest
+ *   astl_manifests  one row per manifest, by id: its log index, its receipt and
+ *                   the id of the version before it (an entity's versions are a
+ *                   chain from its head, newest first)
+ * Everything else of a manifest (entity, version, kinds, time) is its leaf in
+ * the log, and its leaf hash is the hash of that leaf.
  */
 import { canonicalJson } from '../crypto/canonical.ts';
+import { leafHash } from '../crypto/merkle.ts';
+import { base64 } from '../crypto/base64.ts';
 import { insertRows, readEntriesAt, type Db } from './log.ts';
 import type { Transaction } from './sql.ts';
 
@@ -23,7 +33,6 @@ export interface ManifestLeaf {
 }
 
 export interface StoredManifest extends ManifestLeaf {
-  key_id: string;
   log_index: number;
   leaf_hash: string;
   receipt_id: string;
@@ -31,10 +40,11 @@ export interface StoredManifest extends ManifestLeaf {
 
 export const leafBytes = (v: unknown): Uint8Array => new TextEncoder().encode(canonicalJson(v));
 
-/** An entity's owner (the key of its first publisher) and its newest version. */
+/** An entity's owner (the account of its first publisher), its newest version and that version's manifest id. */
 export interface EntityHead {
   key_id: string;
   version: number;
+  manifest_id: string;
 }
 
 /**
@@ -44,13 +54,11 @@ export interface EntityHead {
  */
 export const ENTITY_HEADS = {
   async read(db: Db, entities: readonly string[]): Promise<Map<string, EntityHead>> {
-    // Per entity one seek to its newest version (a GROUP BY would visit every version of it).
     const rs = await db.execute({
-      sql: `SELECT m.entity, m.key_id, m.version FROM json_each(?) j
-            JOIN astl_manifests m ON m.entity = j.value AND m.version = (SELECT MAX(version) FROM astl_manifests WHERE entity = j.value)`,
+      sql: 'SELECT e.entity, e.key_id, e.version, e.manifest_id FROM json_each(?) j JOIN astl_entities e ON e.entity = j.value',
       args: [JSON.stringify(entities)],
     });
-    return new Map(rs.rows.map((r) => [String(r.entity), { key_id: String(r.key_id), version: Number(r.version) }]));
+    return new Map(rs.rows.map((r) => [String(r.entity), { key_id: String(r.key_id), version: Number(r.version), manifest_id: String(r.manifest_id) }]));
   },
 };
 
@@ -59,39 +67,56 @@ export interface ManifestRow {
   leaf: ManifestLeaf;
   keyId: string;
   logIndex: number;
-  leafHash: string;
   receiptId: string;
+  /** The entity's manifest before this one (its head when this was published), or undefined for version 1. */
+  prevId: string | undefined;
 }
 
+/** Records a group's manifests and moves each entity's head to its newest one. */
 export async function insertManifests(tx: Transaction, rows: readonly ManifestRow[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO astl_manifests (id, entity, version, key_id, act_kinds, log_index, leaf_hash, receipt_id, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    rows.map((r) => [r.leaf.manifest_id, r.leaf.entity, r.leaf.version, r.keyId, JSON.stringify(r.leaf.act_kinds), r.logIndex, r.leafHash, r.receiptId, r.leaf.published_at]),
+    'INSERT INTO astl_manifests (id, log_index, receipt_id, prev_id) VALUES',
+    '(?, ?, ?, ?)',
+    rows.map((r) => [r.leaf.manifest_id, r.logIndex, r.receiptId, r.prevId ?? null]),
+  );
+  const heads = new Map(rows.map((r) => [r.leaf.entity, r]));
+  await insertRows(
+    tx,
+    'INSERT INTO astl_entities (entity, key_id, version, manifest_id) VALUES',
+    '(?, ?, ?, ?)',
+    [...heads.values()].map((r) => [r.leaf.entity, r.keyId, r.leaf.version, r.leaf.manifest_id]),
+    ' ON CONFLICT (entity) DO UPDATE SET version = excluded.version, manifest_id = excluded.manifest_id',
   );
 }
 
-function toManifest(r: Record<string, unknown>, leaf: ManifestLeaf): StoredManifest {
-  return { ...leaf, key_id: String(r.key_id), log_index: Number(r.log_index), leaf_hash: String(r.leaf_hash), receipt_id: String(r.receipt_id) };
-}
-
-async function withLeaves(db: Db, rows: Record<string, unknown>[]): Promise<StoredManifest[]> {
+/** Rows of astl_manifests with their leaves, read from the log. */
+async function withLeaves(db: Db, rows: ReadonlyArray<Record<string, unknown>>): Promise<StoredManifest[]> {
   const entries = await readEntriesAt(db, ASTL_LOG, rows.map((r) => Number(r.log_index)));
-  return rows.map((r, i) => toManifest(r, JSON.parse(new TextDecoder().decode(entries[i]!.leaf)) as ManifestLeaf));
+  return rows.map((r, i) => {
+    const bytes = entries[i]!.leaf;
+    const leaf = JSON.parse(new TextDecoder().decode(bytes)) as ManifestLeaf;
+    return { ...leaf, log_index: Number(r.log_index), leaf_hash: base64(leafHash(bytes)), receipt_id: String(r.receipt_id) };
+  });
 }
 
-const COLS = 'key_id, log_index, leaf_hash, receipt_id';
-
-/** Every version of an entity's manifest, newest first. */
+/** Every version of an entity's manifest, newest first: its chain from the head. */
 export async function manifestsOf(db: Db, entity: string, limit = 100): Promise<StoredManifest[]> {
-  const rs = await db.execute({ sql: `SELECT ${COLS} FROM astl_manifests WHERE entity = ? ORDER BY version DESC LIMIT ?`, args: [entity, limit] });
+  const rs = await db.execute({
+    sql: `WITH RECURSIVE chain (n, log_index, receipt_id, prev_id) AS (
+            SELECT 1, m.log_index, m.receipt_id, m.prev_id FROM astl_entities e JOIN astl_manifests m ON m.id = e.manifest_id WHERE e.entity = ?
+            UNION ALL
+            SELECT c.n + 1, m.log_index, m.receipt_id, m.prev_id FROM chain c JOIN astl_manifests m ON m.id = c.prev_id WHERE c.n < ?
+          )
+          SELECT log_index, receipt_id FROM chain ORDER BY n`,
+    args: [entity, limit],
+  });
   return withLeaves(db, rs.rows as unknown as Record<string, unknown>[]);
 }
 
 /** The manifest with this id, or undefined. */
 export async function findManifest(db: Db, id: string): Promise<StoredManifest | undefined> {
-  const rs = await db.execute({ sql: `SELECT ${COLS} FROM astl_manifests WHERE id = ?`, args: [id] });
+  const rs = await db.execute({ sql: 'SELECT log_index, receipt_id FROM astl_manifests WHERE id = ?', args: [id] });
   const [m] = await withLeaves(db, rs.rows as unknown as Record<string, unknown>[]);
   return m;
 }

@@ -96,7 +96,7 @@ async function findLeaf(ctx: AppContext, leaf: Record<string, unknown>): Promise
 }
 
 function publicManifest(m: StoredManifest) {
-  const { key_id: _k, log_index, leaf_hash, receipt_id, ...leaf } = m;
+  const { log_index, leaf_hash, receipt_id, ...leaf } = m;
   return { manifest: leaf, index: log_index, leaf_hash, receipt_id };
 }
 
@@ -149,8 +149,8 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
           );
           const { index, leafHash } = await state.append(ASTL_LOG, leafBytes(leaf));
           const leaf_hash = b64(leafHash);
-          state.setRow(ENTITY_HEADS, body.entity, { key_id: owner, version: leaf.version });
-          const record = { table: 'astl_manifests', row: { leaf, keyId: owner, logIndex: index, leafHash: leaf_hash, receiptId: receipt.receipt_id } } as const;
+          state.setRow(ENTITY_HEADS, body.entity, { key_id: owner, version: leaf.version, manifest_id: manifestId });
+          const record = { table: 'astl_manifests', row: { leaf, keyId: owner, logIndex: index, receiptId: receipt.receipt_id, prevId: head?.manifest_id } } as const;
           const answer = provedAtGroupEnd(ctx, state, ASTL_LOG, index, (proof) => ({
             manifest: leaf,
             index,
