@@ -11,6 +11,7 @@ import { openLedger } from '../src/ledger/db.ts';
 import { loadConfig } from '../src/config.ts';
 import { createSubscription, enqueueDeliveries } from '../src/ledger/webhooks.ts';
 import { chargesOf } from './support/ledger-reads.ts';
+import { firedExposureSince } from '../src/ledger/triggers.ts';
 
 const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
@@ -33,7 +34,7 @@ function expectBadInput(body: { code: string; errors?: Array<{ field: string }> 
 
 describe('companion ledger', () => {
   let s: TestServer;
-  let key: { id: string; secret: string };
+  let key: { id: string; secret: string; accountId: string };
   const post = (path: string, json: unknown, k = key.secret, headers: Record<string, string> = {}) => s.fetch(path, { method: 'POST', json, key: k, headers });
 
   beforeAll(async () => {
@@ -279,6 +280,16 @@ describe('companion ledger', () => {
     // The template's fee_bps (a caller cannot set it; the Clear tier fallback is tested in exactness.test.ts): 15 bps of 10,000,000 = 15,000 USD.
     const won = await results.find((r) => r.status === 200)!.json();
     expect(won.fire.fee).toMatchObject({ source: 'obligation', bps: 15, amount_usd: '15000.00' });
+    // What a tiered fee reads, the owner's fired exposure since a date, counts fired triggers only
+    // (its index holds nothing else): the same as a scan of the table, and no armed trigger moves it.
+    const scanned = async (since: string) => BigInt(Number((await s.ctx.ledger.read.execute({ sql: "SELECT COALESCE(SUM(enabled_exposure_micros), 0) AS m FROM triggers NOT INDEXED WHERE key_id = ? AND state = 'FIRED' AND fired_at >= ?", args: [key.accountId, since] })).rows[0]!.m));
+    const firedSince = (since: string) => firedExposureSince(s.ctx.ledger.read, key.accountId, since);
+    expect(await firedSince('1970-01-01T00:00:00.000Z')).toBe(await scanned('1970-01-01T00:00:00.000Z'));
+    expect(await firedSince('1970-01-01T00:00:00.000Z')).toBeGreaterThanOrEqual(11_000_000_000_000n);
+    expect(await firedSince('2999-01-01T00:00:00.000Z')).toBe(0n);
+    const firedBefore = await firedSince('1970-01-01T00:00:00.000Z');
+    expect((await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'x', operator: 'gt', value: '0' }, enabled_exposure_usd: '1000' })).status).toBe(201);
+    expect(await firedSince('1970-01-01T00:00:00.000Z')).toBe(firedBefore);
     // Bad input.
     for (const [path, body, field] of [
       ['/signal/trigger/publish', { template_id: 'nope', threshold: { metric: 'x', operator: 'gte', value: '1' } }, 'template_id'],
