@@ -4,7 +4,9 @@
  * A publish is committed with its group (ledger/acts.ts): the group reads
  * its entities' heads in one statement and writes its manifests' rows in one.
  *
- * Two tables, neither of which grows per page with an entity's history:
+ * Two tables. A publish adds its row at the end of astl_manifests (manifest
+ * ids are sortable) and moves one row of astl_entities, which holds a row per
+ * entity however many versions it has:
  *   astl_entities   one row per entity: its owner, newest version and manifest
  *   astl_manifests  one row per manifest, by id: its log index, its receipt and
  *                   the id of the version before it (an entity's versions are a
