@@ -73,6 +73,8 @@ export interface Spawned {
   url: string;
   dir: string;
   env: Record<string, string>;
+  /** The tree whose src/server.ts and src/cli.ts run (this one unless spawnServer was given another). */
+  cwd?: string;
   stop(): Promise<void>;
 }
 
@@ -85,7 +87,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /** The real server in its own process, on a fresh database. */
-export async function spawnServer(extraEnv: Record<string, string> = {}): Promise<Spawned> {
+export async function spawnServer(extraEnv: Record<string, string> = {}, cwd = process.cwd()): Promise<Spawned> {
   const dir = mkdtempSync(join(tmpdir(), 'fusegate-bench-'));
   const env = {
     ...(process.env as Record<string, string>),
@@ -97,9 +99,9 @@ export async function spawnServer(extraEnv: Record<string, string> = {}): Promis
     HOP_LIMIT_DEFAULT: '100000000',
     ...extraEnv,
   };
-  const child = spawn(process.execPath, ['src/server.ts'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['src/server.ts'], { env, cwd, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await waitForLine(child, /"url":"(http:\/\/[^"]+)"/);
-  return { url, dir, env, stop: () => stopChild(child).then(() => removeDir(dir)) };
+  return { url, dir, env, cwd, stop: () => stopChild(child).then(() => removeDir(dir)) };
 }
 
 /** A bench's scratch folder, gone once its figures are taken (a run writes gigabytes: the million-entry fixtures). */
@@ -144,8 +146,8 @@ export async function spawnListening(args: string[], env: Record<string, string>
 }
 
 /** Runs a CLI command against a spawned server's database; returns its parsed --json output. */
-export async function cliJson(env: Record<string, string>, args: string[]): Promise<Record<string, unknown>> {
-  const child = spawn(process.execPath, ['src/cli.ts', ...args, '--json'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function cliJson(env: Record<string, string>, args: string[], cwd = process.cwd()): Promise<Record<string, unknown>> {
+  const child = spawn(process.execPath, ['src/cli.ts', ...args, '--json'], { env, cwd, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((r) => child.once('exit', r));
@@ -155,8 +157,8 @@ export async function cliJson(env: Record<string, string>, args: string[]): Prom
 
 /** A new key with a LIVE fuse on a spawned server, and the hop load that spends it (`POST /v1/fuse/hop`). */
 export async function hopLoad(server: Spawned, name: string): Promise<{ key: string; fuse_id: string; load: HttpLoad }> {
-  const { id, key } = await cliJson(server.env, ['keys', 'create', '--name', 'bench']);
-  const { fuse_id } = await cliJson(server.env, ['fuses', 'create', '--key', String(id)]);
+  const { id, key } = await cliJson(server.env, ['keys', 'create', '--name', 'bench'], server.cwd);
+  const { fuse_id } = await cliJson(server.env, ['fuses', 'create', '--key', String(id)], server.cwd);
   return {
     key: String(key),
     fuse_id: String(fuse_id),

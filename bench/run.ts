@@ -1,8 +1,10 @@
 /**
  * `npm run bench`: every section, then one table. Each figure is a ratio
  * against a baseline measured in the same run. BENCH_SECONDS and
- * BENCH_CONNECTIONS tune the load; BENCH_ONLY=name runs one section.
+ * BENCH_CONNECTIONS tune the load; BENCH_ONLY=name runs one section;
+ * BENCH_BEFORE=dir adds an earlier tree's figures beside this one's (before.ts).
  */
+import { benchBefore } from './before.ts';
 import { benchFoundation } from './foundation.ts';
 import { benchGate } from './gate.ts';
 import { benchPas } from './pas.ts';
@@ -15,6 +17,7 @@ import { benchTrust } from './trust.ts';
 import { benchWitness } from './witness.ts';
 
 const SECTIONS: Record<string, () => Promise<void>> = {
+  before: benchBefore,
   foundation: benchFoundation,
   gate: benchGate,
   site: benchSite,
