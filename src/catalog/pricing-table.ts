@@ -46,7 +46,7 @@ const usd = (n: number | string) => formatUsd(usdToMicros(n));
 /** Which endpoint charges a per-act toll (the ones this service meters). */
 const TOLL_ENDPOINTS: Record<string, string> = {
   execute_gate: 'POST /v1/fuse/hop, POST /api/v1/execute-gate (PERMIT), GO of POST /v1/prefinality/evaluate',
-  hold: 'refusals: DENY, SILENCE, BLOCK, HOLD, NO_GO, HALT',
+  hold: 'refusals: DENY, SILENCE, BLOCK, HOLD, NO_GO, HALT (a refused POST /api/v1/clear/before too, whatever its tier)',
   seal: 'POST /v1/act (sealed act)',
   classify: 'POST /v1/classify',
   pdtr_bind: 'POST /api/v1/bind-payment',
@@ -68,9 +68,9 @@ const TOLL_ENDPOINTS: Record<string, string> = {
   panic_receipt: 'POST /v1/fuses/{fuse_id}/panic',
   matter_spoliation: 'POST /api/v1/spoliation-seal/matter',
   parametric_run: 'POST /api/v1/foundry/parametric/run',
-  clear_before_act: 'POST /api/v1/clear/before (tier act)',
-  clear_before_wire: 'POST /api/v1/clear/before (tier wire)',
-  clear_before_contract: 'POST /api/v1/clear/before (tier contract)',
+  clear_before_act: 'POST /api/v1/clear/before (tier act, PERMIT)',
+  clear_before_wire: 'POST /api/v1/clear/before (tier wire, PERMIT)',
+  clear_before_contract: 'POST /api/v1/clear/before (tier contract, PERMIT)',
 };
 
 /** What each per-act toll is for, in a buyer's words (the SKU stays beside it as the id). */
