@@ -42,7 +42,8 @@ export const lookupResponse = z.object({
   ok: z.boolean(),
   checked_at: z.string(),
 });
-export const actResponse = hopResponse.extend({
+// One list of what the act charged (a hop's single `charge` would show only its first line).
+export const actResponse = hopResponse.omit({ charge: true }).extend({
   acted: z.boolean(),
   act_kind: z.string(),
   fingerprint: z.string().describe('SHA-256 hex of the canonical JSON of the action'),
@@ -53,8 +54,9 @@ const demoActRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSE
 const demoLookupQuery = z.object({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live) });
 
 function actReply(r: HopResult) {
+  const { charge: _first, ...hop } = hopBody(r);
   return reply({
-    ...hopBody(r),
+    ...hop,
     acted: r.outcome.verdict,
     act_kind: r.receipt.payload.data?.act_kind,
     fingerprint: r.fingerprint,
