@@ -304,13 +304,17 @@ export const agentActionsDataSchema = agentActionsSchema
   .pick({ schema: true, issuer: true, product: true, tagline: true })
   .extend({ actions: z.array(agentActionData).min(1) });
 
-const x402Price = z.strictObject({ usd: z.string(), amount: z.string(), asset: z.string(), network: z.string(), pay_to: z.string(), scheme: z.literal('exact') });
+/** The listed price (null: computed from each request by a rule); `amount` in atomic units of the asset. */
+const x402Price = z.strictObject({ sku: slug, usd: z.string().nullable(), amount: z.string().nullable(), asset: z.string(), network: z.string(), pay_to: z.string(), scheme: z.literal('exact') });
 const x402Resource = z.strictObject({
   resource: url,
   method: z.enum(['POST', 'GET']),
   rails: z.array(z.enum(['x402', 'rtp'])),
   description: text,
   price: x402Price.optional(),
+  /** per_operation: every request costs the listed price; per_request: each 402 states the request's price (its `lines` as decided). */
+  priced: z.enum(['per_operation', 'per_request']).optional(),
+  lines: z.array(z.strictObject({ sku: slug, usd: z.string().nullable(), nap: z.boolean() })).optional(),
   when: text.optional(),
   extension: z.literal(true).optional(),
 });

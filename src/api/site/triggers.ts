@@ -231,7 +231,8 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 409, 422],
       charges: ['bps_fire', FEE_SKU],
       chargeRules: { [FEE_SKU]: { amount: 'trigger_fire_fee' } },
-      // No x402: the fee is bps of the exposure enabled, known only under the lock; an exact payment cannot price it.
+      // No x402: a trigger is fired by the account that published it (its key); a keyless payer has no account, and
+      // every payer's triggers would be one public pool anyone could fire (docs/x402.md).
       x402: false,
       example: { trigger_id: 'trg_F4XWbax5r2lYmXbruurTFZ', reading: '0.91' },
       after: (r) => withCheckpointNote(ctx, r),
