@@ -1,8 +1,12 @@
 /**
  * What an answer shows about money is what was charged, labelled for what it
- * covers (issue 45): a welded act shows one list of its charges.
+ * covers (issue 45): a welded act shows one list of its charges; GET /v1/me
+ * shows this period's tolls under the period and the key's lifetime tolls
+ * under `lifetime`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addToCounters } from '../src/ledger/meter.ts';
+import type { Receipt } from '../src/ledger/receipts.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { chargesOf } from './support/ledger-reads.ts';
 
@@ -43,5 +47,35 @@ describe('a welded act shows one list of what it charged', () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({ acted: false, charges: [{ sku: 'hold', amount_usd: '0.50', nap: true }] });
     expect(body).not.toHaveProperty('charge');
+  });
+});
+
+describe('GET /v1/me: this period and the lifetime, each named', () => {
+  it("usage holds this period's tolls beside its hops; lifetime holds every toll since the key was made", async () => {
+    const daily = (await post('/v1/keys', { name: 'daily', role: 'agent', hop_period: 'day' })).body;
+    const k = daily.key ?? daily.secret;
+    const f = (await post('/v1/fuses', { state: 'LIVE' })).body.fuse_id;
+    // Charged today: one classify (0.05) and one hop (0.10).
+    expect((await post('/v1/classify', { text: 'wire 5,000 USD to the supplier' }, k)).status).toBe(200);
+    expect((await post('/v1/fuse/hop', { fuse_id: f }, k)).status).toBe(200);
+    // Charged yesterday, before this period began: a seal of 0.05, counted as the ledger counts every charge.
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString();
+    await s.ctx.ledger.write((tx) => addToCounters(tx, [{ payload: { key_id: daily.id, issued_at: yesterday, charges: [{ sku: 'seal', amount_micros: 50_000 }] } } as unknown as Receipt]));
+
+    const me = (await (await s.fetch('/v1/me', { key: k })).json()) as J;
+    expect(me.usage).toMatchObject({ period: 'day', hops_used: 1, total_usd: '0.15', nap_usd: '0.00' });
+    expect(me.usage.period_start).toBe(new Date(new Date().toISOString().slice(0, 10)).toISOString());
+    expect(me.usage.tolls.map((t: J) => t.sku).sort()).toEqual(['classify', 'execute_gate']);
+    expect(me.lifetime).toMatchObject({ since: daily.created_at, total_usd: '0.20', nap_usd: '0.00' });
+    expect(me.lifetime.tolls.map((t: J) => [t.sku, t.amount_usd]).sort()).toEqual([['classify', '0.05'], ['execute_gate', '0.10'], ['seal', '0.05']]);
+  });
+
+  it('a key whose period is "none" has one period: both agree', async () => {
+    const ever = (await post('/v1/keys', { name: 'ever', role: 'agent', hop_period: 'none' })).body;
+    const k = ever.key ?? ever.secret;
+    expect((await post('/v1/classify', { text: 'pay the invoice' }, k)).status).toBe(200);
+    const me = (await (await s.fetch('/v1/me', { key: k })).json()) as J;
+    expect(me.usage).toMatchObject({ period: 'none', period_start: null, total_usd: '0.05' });
+    expect(me.lifetime).toMatchObject({ total_usd: '0.05', tolls: me.usage.tolls });
   });
 });
