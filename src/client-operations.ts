@@ -555,7 +555,7 @@ export interface OperationInput {
     };
     obligation?: {
       callable_actions?: Array<string>;
-      exposure_ceiling_usd?: number;
+      exposure_ceiling_usd?: string | number;
       fee_bps?: number | null;
     };
     enabled_exposure_usd?: string;

@@ -2,7 +2,8 @@
  * What an answer shows about money is what was charged, labelled for what it
  * covers (issue 45): a welded act shows one list of its charges; GET /v1/me
  * shows this period's tolls under the period and the key's lifetime tolls
- * under `lifetime`.
+ * under `lifetime`; an exposure ceiling is accepted as a decimal string like
+ * every other amount.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addToCounters } from '../src/ledger/meter.ts';
@@ -77,5 +78,37 @@ describe('GET /v1/me: this period and the lifetime, each named', () => {
     const me = (await (await s.fetch('/v1/me', { key: k })).json()) as J;
     expect(me.usage).toMatchObject({ period: 'none', period_start: null, total_usd: '0.05' });
     expect(me.lifetime).toMatchObject({ total_usd: '0.05', tolls: me.usage.tolls });
+  });
+});
+
+describe('trigger publish: obligation.exposure_ceiling_usd is a decimal string like every other amount', () => {
+  const publish = (exposure_ceiling_usd: unknown, template_id = 'ai_model_change') =>
+    post('/signal/trigger/publish', { template_id, threshold: { metric: 'drift', operator: 'gte', value: '1' }, obligation: { exposure_ceiling_usd, ...(template_id === 'custom' ? { callable_actions: ['bind_hold'] } : {}) } });
+
+  it('accepts "2500000.00" and "2500000" as the whole USD ceiling they state', async () => {
+    for (const ceiling of ['2500000.00', '2500000']) {
+      const { status, body } = await publish(ceiling);
+      expect(status, ceiling).toBe(201);
+      expect(body.obligation_surface.exposure_ceiling_usd, ceiling).toBe(2_500_000);
+    }
+    const custom = await publish('20000000.00', 'custom');
+    expect(custom.status).toBe(201);
+    expect(custom.body.obligation_surface).toMatchObject({ exposure_ceiling_usd: 20_000_000, fee_bps: null });
+  });
+
+  it('still accepts the whole JSON number it accepted before', async () => {
+    const { status, body } = await publish(2_500_000);
+    expect(status).toBe(201);
+    expect(body.obligation_surface.exposure_ceiling_usd).toBe(2_500_000);
+  });
+
+  it('refuses cents, zero, a fraction as a number, and more than the template: 400 naming the field, nothing charged', async () => {
+    const before = (await chargesOf(s.ctx.ledger.read, key.id)).length;
+    for (const bad of ['2500000.50', '0.00', '1,000', 2_500_000.5, '5000001']) {
+      const { status, body } = await publish(bad);
+      expect(status, String(bad)).toBe(400);
+      expect(body.errors?.[0]?.field ?? body.detail, String(bad)).toContain('obligation.exposure_ceiling_usd');
+    }
+    expect((await chargesOf(s.ctx.ledger.read, key.id)).length).toBe(before);
   });
 });
