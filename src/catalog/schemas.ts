@@ -9,6 +9,7 @@
  * *catalog* (data + `base_url`, absolute `landing`, derived tables).
  */
 import { z } from 'zod';
+import { EMAIL_ADDRESS } from '../urls.ts';
 
 /** SPEC part 9: the schema identifiers of the catalogs, exactly. */
 export const SPEC_SCHEMA_IDS = [
@@ -29,6 +30,7 @@ export const SPEC_SCHEMA_IDS = [
 const usd = z.number().nonnegative();
 const sitePath = z.string().regex(/^\/[^\s]*$/, 'a site path starting with /');
 const slug = z.string().regex(/^[a-z0-9_]+$/);
+const emailAddress = z.string().regex(EMAIL_ADDRESS, 'an email address such as sales@fusegate.example');
 const text = z.string().min(1);
 const url = z.url();
 /** "POST /api/v1/execute-gate" or a bare path. */
@@ -463,6 +465,9 @@ export const diligenceOfferSchema = z.strictObject({
   title: text,
   price_usd: usd,
   bind_room_deposit_usd: usd,
+  /** How both are bought (our extension): by writing to `contact` (docs/pricing.md, "Sold by contact"). */
+  sold_by: z.literal('contact'),
+  contact: emailAddress,
   summary: text,
   page: url,
   one_pager: url,
