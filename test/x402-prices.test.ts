@@ -64,10 +64,10 @@ async function asked(path: string, body: unknown): Promise<string | number> {
   return decodePaymentRequiredHeader(r.headers.get('payment-required')!).accepts[0]!.amount;
 }
 
-/** A v2 payment of `value` for `path` signed by the payer (viem EIP-712), stating `value` as the amount it accepted. */
-async function signedFor(path: string, value: bigint): Promise<string> {
+/** A v2 payment of `value` for `path` signed by the payer (viem EIP-712), stating `accepted` (default `value`) as the amount it accepted. */
+async function signedFor(path: string, value: bigint, accepted_ = value): Promise<string> {
   const now = BigInt(Math.floor(Date.now() / 1000));
-  const accepted: PaymentRequirements = { scheme: 'exact', network: NETWORK, amount: value.toString(), asset: chain.token, payTo: chain.payTo, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } };
+  const accepted: PaymentRequirements = { scheme: 'exact', network: NETWORK, amount: accepted_.toString(), asset: chain.token, payTo: chain.payTo, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } };
   const authorization = { from: chain.payer.address, to: getAddress(chain.payTo), value, validAfter: now - 600n, validBefore: now + 60n, nonce: toHex(crypto.getRandomValues(new Uint8Array(32))) };
   const signature = await chain.payer.signTypedData({
     domain: { name: 'USD Coin', version: '2', chainId: CHAIN_ID, verifyingContract: getAddress(chain.token) },
@@ -164,15 +164,18 @@ describe('x402: each request is asked its own price, and pays exactly that', { t
 
   it('an authorization above the price is refused by the gate, as the official facilitator refuses it: nothing moves', async () => {
     const path = '/v1/classify';
-    const over = await signedFor(path, 60_000n);
+    // It says it accepts the price (0.05) and authorizes 0.06.
+    const over = await signedFor(path, 60_000n, 50_000n);
     // The official exact scheme verifies an authorization of exactly the amount required, no more.
     const payload = JSON.parse(Buffer.from(over, 'base64').toString()) as PaymentPayload;
-    const requirements = { ...payload.accepted, amount: '50000' };
-    expect(await fac.facilitator.verify(payload, requirements)).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch' });
+    expect(await fac.facilitator.verify(payload, payload.accepted)).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch' });
     const before = await balance();
+    const verifies = fac.calls.verify;
     const r = await s.fetch(path, { json: { text: 'wire 5,000 USD' }, headers: { 'payment-signature': over } });
     expect(r.status).toBe(402);
-    expect(await r.json()).toMatchObject({ code: 'x402_payment_mismatch', fields: ['amount'] });
+    // Refused by the gate's own terms, before any facilitator is asked.
+    expect(await r.json()).toMatchObject({ code: 'x402_payment_mismatch', fields: ['value'] });
+    expect(fac.calls.verify).toBe(verifies);
     expect(await balance()).toBe(before);
   });
 
