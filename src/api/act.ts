@@ -156,7 +156,7 @@ async function commitUnpaid(ctx: AppContext, key: ApiKey | undefined, call: Paid
       run: async (tx, state) => {
         const d = await decide(tx, state);
         if (settles(call, d.reply.status)) throw new StateChanged();
-        const unpaid = unpaidDecision(call, d);
+        const unpaid = unpaidDecision(ctx, call, d);
         return { result: unpaid.reply, writes: unpaid.writes };
       },
     });

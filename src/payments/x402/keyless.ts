@@ -149,7 +149,7 @@ export function priceOf(call: PaidCall, decided: ActWrites, settlesHere: boolean
 }
 
 /** The lines' sum in atomic units of the asset. */
-export const atomicAmount = (call: PaidCall, lines: readonly BilledLine[]): string =>
+const atomicAmount = (call: PaidCall, lines: readonly BilledLine[]): string =>
   priceInAtomicUnits(lines.reduce((a, l) => a + l.amountMicros, 0), call.paid.decimals);
 
 /**
@@ -200,13 +200,18 @@ function paymentReceiptInput(call: PaidCall, decision: 'PAID' | 'REFUSED', refus
 }
 
 /**
- * The receipt of a paid act, naming its payment and charging the payer's key
- * nothing (the payment replaces the toll); the same id and index, and a
- * self-contained receipt is signed again over the new payload.
+ * The receipt of a paid call's act charging no key (a payment pays instead, or
+ * nothing is paid), with `facts` about its payment in its data when given; the
+ * same id and index, and a self-contained receipt is signed again over the new
+ * payload. The answer names the new signature where it named the old one.
  */
-function withPayment(ctx: AppContext, r: Receipt, facts: Record<string, unknown>): Receipt {
-  const payload = { ...withoutCharges(r.payload), data: { ...r.payload.data, payment: facts } };
-  return { ...r, payload, jws: r.jws === null ? null : compactJwsSync(canonicalJson(payload), ctx.keyring.current, RECEIPT_TYP) };
+function uncharged(ctx: AppContext, d: PaidDecision, facts?: Record<string, unknown>): { receipt: Receipt | undefined; body: unknown } {
+  const r = d.writes.receipt;
+  if (!r) return { receipt: r, body: d.reply.body };
+  const { charges: _paidInstead, ...rest } = r.payload;
+  const payload = facts ? { ...rest, data: { ...r.payload.data, payment: facts } } : rest;
+  const jws = r.jws === null ? null : compactJwsSync(canonicalJson(payload), ctx.keyring.current, RECEIPT_TYP);
+  return { receipt: { ...r, payload, jws }, body: r.jws && jws ? replaced(d.reply.body, r.jws, jws) : d.reply.body };
 }
 
 /** Replaces every occurrence of one string value in a JSON answer (the receipt JWS, when it was signed again). */
@@ -230,11 +235,9 @@ interface PaidDecision {
 export async function paidDecision(ctx: AppContext, tx: Transaction, state: ActState, call: PaidCall, d: PaidDecision): Promise<PaidDecision> {
   const s = call.settled!;
   const facts = factsOf(s);
-  const before = d.writes.receipt;
-  const receipt = before ? withPayment(ctx, before, facts) : state.receipt(ctx, paymentReceiptInput(call, 'PAID'));
-  let body = d.reply.body;
-  if (before?.jws && receipt.jws) body = replaced(body, before.jws, receipt.jws);
-  body = asTaken(body, call.verified!.lines);
+  const restated = uncharged(ctx, d, facts);
+  const receipt = restated.receipt ?? state.receipt(ctx, paymentReceiptInput(call, 'PAID'));
+  let body = asTaken(restated.body, call.verified!.lines);
   if (body && typeof body === 'object' && !Array.isArray(body)) body = { ...body, payment: facts };
   await call.paid.commit(tx, s, receipt.receipt_id);
   call.committed = true;
@@ -249,21 +252,16 @@ export async function paidDecision(ctx: AppContext, tx: Transaction, state: ActS
  * A paid call's act committed without its payment (an answer its operation does
  * not settle for): its lines charge no key, and the answer shows nothing taken.
  */
-export function unpaidDecision(call: PaidCall, d: PaidDecision): PaidDecision {
-  const r = d.writes.receipt;
-  const receipt = r?.payload.charges ? { ...r, payload: withoutCharges(r.payload) } : r;
-  let body = asTaken(d.reply.body, []);
+export function unpaidDecision(ctx: AppContext, call: PaidCall, d: PaidDecision): PaidDecision {
+  const restated = uncharged(ctx, d);
+  const receipt = restated.receipt;
+  let body = asTaken(restated.body, []);
   if (body && typeof body === 'object' && !('payment' in body)) {
     const facts = paymentFacts(call.verified?.payment ?? call.payment!);
     body = { ...body, payment: { ...facts, settled: false, detail: `not settled: this operation is paid only for its answers ${call.settlesOn?.join(', ')}; this one cost nothing` } };
   }
   return { writes: { ...d.writes, ...(receipt ? { receipt } : {}) }, reply: { ...d.reply, body } };
 }
-
-const withoutCharges = <P extends { charges?: unknown }>(payload: P): Omit<P, 'charges'> => {
-  const { charges: _paidInstead, ...rest } = payload;
-  return rest;
-};
 
 /**
  * The answer of a paid call showing what its payment took: `charges` (when the

@@ -104,7 +104,7 @@ export function resourceOf(baseUrl: string, r: PaidRoute): X402Resource {
 }
 
 /** A listed price as the catalogs show it (null: priced from each request by a rule). */
-export const usdOf = (micros: number | null): string | null => (micros === null ? null : formatUsd(micros));
+const usdOf = (micros: number | null): string | null => (micros === null ? null : formatUsd(micros));
 
 /**
  * How the API description and the discovery documents list what a paid route
