@@ -58,7 +58,7 @@ export const OPERATIONS = {
   prefinality_evaluate: { method: 'POST', path: '/v1/prefinality/evaluate', auth: 'key', x402: true, input: 'body', params: [] },
   demo_prefinality_evaluate: { method: 'POST', path: '/demo/prefinality/evaluate', auth: 'demo', x402: false, input: 'body', params: [] },
   prefinality_verify: { method: 'POST', path: '/v1/prefinality/verify', auth: 'public', x402: false, input: 'body', params: [] },
-  rtp_gate: { method: 'POST', path: '/v1/prefinality/rtp/gate', auth: 'key', x402: false, input: 'body', params: [] },
+  rtp_gate: { method: 'POST', path: '/v1/prefinality/rtp/gate', auth: 'key', x402: true, input: 'body', params: [] },
   getWellKnownPrefinalityJwksJson: { method: 'GET', path: '/.well-known/prefinality-jwks.json', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownPrefinalityJson: { method: 'GET', path: '/.well-known/prefinality.json', auth: 'public', x402: false, input: 'none', params: [] },
   pas_license: { method: 'GET', path: '/v1/pas/licenses/:license_id', auth: 'key', x402: false, input: 'none', params: ['license_id'] },
@@ -102,7 +102,7 @@ export const OPERATIONS = {
   nap_usage: { method: 'GET', path: '/api/v1/nap/usage', auth: 'key', x402: false, input: 'none', params: [] },
   pdtr_bind_payment: { method: 'POST', path: '/api/v1/bind-payment', auth: 'key', x402: true, input: 'body', params: [] },
   orn_declare: { method: 'POST', path: '/api/v1/orn/declare', auth: 'key', x402: true, input: 'body', params: [] },
-  orn_sharp: { method: 'POST', path: '/api/v1/orn/sharp', auth: 'key', x402: false, input: 'body', params: [] },
+  orn_sharp: { method: 'POST', path: '/api/v1/orn/sharp', auth: 'key', x402: true, input: 'body', params: [] },
   relay_enroll: { method: 'POST', path: '/api/v1/relay/enroll', auth: 'key', x402: false, input: 'body', params: [] },
   getApiV1RelayNetwork: { method: 'GET', path: '/api/v1/relay/network', auth: 'public', x402: false, input: 'none', params: [] },
   getGoByPartnerByTarget: { method: 'GET', path: '/go/:partner/:target', auth: 'public', x402: false, input: 'none', params: ['partner', 'target'] },
@@ -555,7 +555,7 @@ export interface OperationInput {
     };
     obligation?: {
       callable_actions?: Array<string>;
-      exposure_ceiling_usd?: number;
+      exposure_ceiling_usd?: string | number;
       fee_bps?: number | null;
     };
     enabled_exposure_usd?: string;

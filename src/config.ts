@@ -4,7 +4,7 @@
  * with a documented default (see README, "Configuration").
  */
 import { z } from 'zod';
-import { DEFAULT_PORT, localUrl } from './urls.ts';
+import { DEFAULT_PORT, EMAIL_ADDRESS, localUrl, salesContactOf, type Urls } from './urls.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -140,6 +140,12 @@ export const configSchema = z.object({
   MAIL_URL: z.string().regex(/^smtps?:\/\/[^\s/]+\/?$/, 'smtp://[user:pass@]host[:port] or smtps://…').optional(),
   /** The From address of outbound mail (default: no-reply at BASE_URL's host). */
   MAIL_FROM: z.string().regex(/^[^\r\n<>]*<?[^\s@<>]+@[^\s@<>]+>?$/, 'an address such as "Fuse Gate <no-reply@gate.example>"').optional(),
+  /**
+   * Where buyers reach sales for what is sold by contact (diligence, the bind-room deposit, relay
+   * wholesale, the Signal platform, issuer-pays services; docs/pricing.md): an email address shown
+   * on those prices' pages and in GET /api/v1/pricing. Default: sales@ SITE_URL's host name.
+   */
+  SALES_CONTACT: z.string().regex(EMAIL_ADDRESS, 'an email address such as sales@fusegate.example').optional(),
   /** The WebAuthn relying-party id passkeys are bound to (a domain; default: BASE_URL's host name). */
   WEBAUTHN_RP_ID: z.string().regex(/^[a-z0-9.-]+$/, 'a domain such as gate.example').optional(),
 
@@ -203,6 +209,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const c = parsed.data;
   const local = localUrl(c.PORT);
   return { ...c, BASE_URL: c.BASE_URL ?? local, SITE_URL: c.SITE_URL ?? c.BASE_URL ?? local };
+}
+
+/** What the served documents name (src/urls.ts): the two surfaces' URLs and the sales contact. */
+export function servedUrls(c: Config): Urls {
+  return { site: c.SITE_URL, gate: c.BASE_URL, salesContact: salesContactOf(c) };
 }
 
 /** True when a public URL still names this machine (SPEC 4.1: /health is 503 then, in production). */

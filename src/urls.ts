@@ -18,6 +18,12 @@ export interface Urls {
   site: string;
   /** Gate service ({base_url} of SPEC 4.1). */
   gate: string;
+  /**
+   * Where a buyer reaches sales, for what is sold by contact (an email address,
+   * SALES_CONTACT); only the served documents need it, the build names
+   * BUILD_SALES_CONTACT in its place.
+   */
+  salesContact?: string;
 }
 
 export const DEFAULT_PORT = 4321;
@@ -33,9 +39,21 @@ export const BUILD_ORIGINS: Urls = {
   gate: 'https://gate.fusegate-build.invalid',
 };
 
-/** The text with every build placeholder origin replaced by the served URL. */
+/** An email address as SALES_CONTACT takes it: a local part and a host (localhost too, the laptop default's). */
+export const EMAIL_ADDRESS = /^[^\s@<>]+@[^\s@<>]+$/;
+
+/** The sales contact the build names; replaced by the served SALES_CONTACT like the origins. */
+export const BUILD_SALES_CONTACT = 'sales@contact.fusegate-build.invalid';
+
+/** The sales contact of a service: SALES_CONTACT, else sales@ the companion site's host (docs/pricing.md, "Sold by contact"). */
+export function salesContactOf(c: { SALES_CONTACT?: string | undefined; SITE_URL: string }): string {
+  return c.SALES_CONTACT ?? `sales@${new URL(c.SITE_URL).hostname}`;
+}
+
+/** The text with every build placeholder origin (and the sales contact, when given) replaced by the served value. */
 export function substituteOrigins(text: string, urls: Urls): string {
-  return text.replaceAll(BUILD_ORIGINS.site, urls.site).replaceAll(BUILD_ORIGINS.gate, urls.gate);
+  const served = text.replaceAll(BUILD_ORIGINS.site, urls.site).replaceAll(BUILD_ORIGINS.gate, urls.gate);
+  return urls.salesContact ? served.replaceAll(BUILD_SALES_CONTACT, urls.salesContact) : served;
 }
 
 /** True when the text still carries a build placeholder origin. */

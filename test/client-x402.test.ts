@@ -74,14 +74,14 @@ describe('the typed client pays with x402', { timeout: 60_000 }, () => {
     expect(fac.calls.settle).toBe(settles);
   });
 
-  it('a key past its hop limit pays for the hop; the key is not charged', async () => {
+  it('a key past its hop limit pays for the hop; the key is not charged, the answer shows the line the payment paid', async () => {
     const k = await s.newKey('client-quota', 1, 'agent');
     const op = await s.newKey('client-op', 1000, 'operator', k.accountId);
     const fuse = (await new FuseGateClient({ baseUrl: s.url, apiKey: op.secret }).createFuse()) as J;
     const { gate, sent } = counting({ payer, apiKey: k.secret });
     expect((await gate.hop({ fuse_id: fuse.fuse_id })).paymentResponse).toBeUndefined();
     const paid = await gate.hop({ fuse_id: fuse.fuse_id, action: { kind: 'pay' } });
-    expect(paid).toMatchObject({ status: 200, verdict: true, charge: null, payment: { settled: true } });
+    expect(paid).toMatchObject({ status: 200, verdict: true, charge: { sku: 'execute_gate', amount_usd: '0.10' }, payment: { settled: true, amount: '100000' } });
     expect(paid.paymentResponse?.success).toBe(true);
     expect(sent.filter(Boolean)).toHaveLength(1);
   });

@@ -120,7 +120,7 @@ describe('the tolls that had nothing to buy', () => {
     expect((await post('/api/v1/foundry/parametric/run', { trigger_id: other.trigger_id })).status).toBe(422);
   });
 
-  it('clear_before 10 / 50 / 150: a signed pre-clearance, charged its tier whatever the decision, clearing nothing', async () => {
+  it('clear_before 10 / 50 / 150: a signed pre-clearance charged its tier; a refusal is charged its NAP (hold 0.50) whatever the tier; clearing nothing', async () => {
     const fuse = await newFuse();
     const exposureBefore = (await (await s.fetch('/api/v1/clear/exposure', { key: key.secret })).json()).cleared_exposure_usd;
     for (const [tier, micros] of [['act', 10_000_000], ['wire', 50_000_000], ['contract', 150_000_000]] as const) {
@@ -131,8 +131,15 @@ describe('the tolls that had nothing to buy', () => {
     }
     const dead = await newFuse();
     await post(`/v1/fuses/${dead}/dead`, undefined);
-    const denied = await (await post('/api/v1/clear/before', { tier: 'act', fuse_id: dead, action: { kind: 'pay' } })).json();
-    expect(denied).toMatchObject({ decision: 'DENY', charge: { sku: 'clear_before_act', amount_usd: '10.00' } });
+    // SPEC 1, 2.4: BLOCK/HOLD/DENY/SILENCE map to the NAP, not the commodity toll (a DENY of a contract is not 150.00).
+    for (const tier of ['act', 'contract'] as const) {
+      const denied = await (await post('/api/v1/clear/before', { tier, fuse_id: dead, action: { kind: 'pay' } })).json();
+      expect(denied, tier).toMatchObject({ tier, decision: 'DENY', charge: { sku: 'hold', amount_usd: '0.50', nap: true } });
+      expect(denied.receipt.split('.')).toHaveLength(3);
+      expect(await lines(denied.receipt_id)).toEqual([['hold', 500_000]]);
+    }
+    const held = await (await post('/api/v1/clear/before', { tier: 'wire', fuse_id: fuse, action: { kind: 'pay' }, exposure_usd: '900.00', hold_above_usd: '500.00' })).json();
+    expect(held).toMatchObject({ decision: 'HOLD', charge: { sku: 'hold', amount_usd: '0.50', nap: true } });
     expect((await (await s.fetch('/api/v1/clear/exposure', { key: key.secret })).json()).cleared_exposure_usd).toBe(exposureBefore);
   });
 

@@ -1,9 +1,10 @@
 /**
  * x402 on every metered operation, from the declarations: a keyless call of
- * each gets 402 with that operation's requirements before its body is read; a
- * paid call acts and settles once, with the payment in its answer and its
- * receipt and nothing charged to any key; a refusal before the act settles
- * nothing; with x402 off, a payment without a key is answered
+ * each gets 402 with the requirements of its price (before its body is read
+ * for an operation with one price; once its body is read for one priced per
+ * request); a paid call acts and settles once, with the payment in its answer
+ * and its receipt and nothing charged to any key; a refusal before the act
+ * settles nothing; with x402 off, a payment without a key is answered
  * x402_not_configured on every keyed operation. The facilitator approves
  * everything (the gate checks the terms itself: test/x402-terms.test.ts).
  */
@@ -14,6 +15,7 @@ import { commitAct, keyedAct } from '../src/api/act.ts';
 import { createApp } from '../src/api/app.ts';
 import { Problem } from '../src/api/problem.ts';
 import { reply } from '../src/api/reply.ts';
+import { chargeView } from '../src/api/charge.ts';
 import { loadConfig } from '../src/config.ts';
 import { loadKeyring } from '../src/crypto/keys.ts';
 import { openLedger } from '../src/ledger/db.ts';
@@ -40,26 +42,34 @@ afterAll(async () => {
 const count = async (sql: string) => Number((await s.ctx.ledger.read.execute(sql)).rows[0]!.n);
 const concrete = (path: string) => path.replace(/:([A-Za-z_]+)/g, 'x');
 
-function priceOf(path: string): bigint {
-  const r = paidRoutes(s.app.router.routes).find((p) => p.path === path);
-  if (!r) throw new Error(`${path} takes no payment`);
-  return BigInt(r.micros); // 6 decimals: micro-USD are atomic units
+/** The price this request is asked (its 402 without a payment), in atomic units (6 decimals: micro-USD). */
+async function priceOf(path: string, body: unknown): Promise<bigint> {
+  const r = await s.fetch(path, { json: body });
+  expect(r.status, `${path} without a payment`).toBe(402);
+  await r.arrayBuffer();
+  return BigInt((JSON.parse(Buffer.from(r.headers.get('payment-required')!, 'base64').toString()) as J).accepts[0].amount);
 }
 
 async function paid(path: string, body: unknown, o: { header?: string } = {}) {
-  const header = o.header ?? (await signPayment({ payer, price: priceOf(path), resource: s.config.BASE_URL + path }));
+  const header = o.header ?? (await signPayment({ payer, price: await priceOf(path, body), resource: s.config.BASE_URL + path }));
   const r = await s.fetch(path, { json: body, headers: { 'payment-signature': header } });
   return { r, body: (await r.json()) as J, header };
 }
 
 describe('x402 on every metered operation', { timeout: 60_000 }, () => {
-  it('each paid operation answers a keyless call 402 with its own requirements, before its body is read', async () => {
+  it('each paid operation answers a keyless call 402 with its own requirements: at its one price before its body is read, or once its body is read', async () => {
     const routes = paidRoutes(s.app.router.routes);
-    // Every metered operation an agent performs, but the two whose price an exact payment cannot state.
-    expect(routes.length).toBeGreaterThanOrEqual(23);
+    // Every metered operation an agent performs, but those docs/x402.md lists as taking no payment.
+    expect(routes.length).toBeGreaterThanOrEqual(25);
+    expect(routes.filter((r) => !r.fixed).length).toBeGreaterThanOrEqual(10);
     for (const r of routes) {
       const init: RequestInit = r.method === 'GET' ? {} : { method: r.method, headers: { 'content-type': 'application/json' }, body: '{ not json' };
       const res = await fetch(s.url + concrete(r.path), init);
+      if (!r.fixed) {
+        // Priced per request: nothing is asked for a body that cannot be priced.
+        expect([res.status, ((await res.json()) as J).code], `${r.method} ${r.path}`).toEqual([400, 'malformed_json']);
+        continue;
+      }
       expect(res.status, `${r.method} ${r.path}`).toBe(402);
       const req = JSON.parse(Buffer.from(res.headers.get('payment-required')!, 'base64').toString()) as J;
       expect(req.resource.url, r.path).toBe(s.config.BASE_URL + r.path);
@@ -90,7 +100,10 @@ describe('x402 on every metered operation', { timeout: 60_000 }, () => {
   it('paid acts of other kinds: a welded act on a drill fuse, an ORN declaration with its record, an ASTL publish, the execute gate with its signed receipt', async () => {
     const act = await paid('/v1/act', { fuse_id: 'fuse_drill_live', action: { kind: 'pay' } });
     expect(act.r.status, JSON.stringify(act.body)).toBe(200);
-    expect(act.body.payment).toMatchObject({ settled: true });
+    // An act that acted pays the hop and the seal, as a key is charged: 0.15, shown as its two lines.
+    expect(act.body.payment).toMatchObject({ settled: true, amount: '150000' });
+    expect(act.body.charges).toEqual([{ sku: 'execute_gate', amount_usd: '0.10', nap: false }, { sku: 'seal', amount_usd: '0.05', nap: false }]);
+    expect(act.body).not.toHaveProperty('charge');
 
     const orn = await paid('/api/v1/orn/declare', { event_ref: 'incident-42', graph_id: 'swarm-7', loss_usd: '9000.00', parties: [{ party_id: 'planner', contributed_value_usd: '20000' }, { party_id: 'executor', contributed_value_usd: '10000' }] });
     expect(orn.r.status, JSON.stringify(orn.body)).toBe(200);
@@ -114,10 +127,12 @@ describe('x402 on every metered operation', { timeout: 60_000 }, () => {
 
   it('refused before the act (bad input, an unknown fuse): nothing verified or settled, nothing recorded', async () => {
     const before = { ...fac.calls, payments: await count('SELECT COUNT(*) AS n FROM x402_payments') };
-    const bad = await paid('/v1/classify', { text: '' });
+    const bad = await paid('/v1/classify', { text: '' }, { header: await signPayment({ payer, price: 50_000n, resource: s.config.BASE_URL + '/v1/classify' }) });
     expect(bad.r.status).toBe(400);
-    const unknown = await paid('/v1/act', { fuse_id: 'fuse_nobody_knows', action: { kind: 'pay' } });
+    const unknown = await paid('/v1/act', { fuse_id: 'fuse_nobody_knows', action: { kind: 'pay' } }, { header: await signPayment({ payer, price: 150_000n, resource: s.config.BASE_URL + '/v1/act' }) });
     expect(unknown.r.status).toBe(404);
+    // Without a payment the unknown fuse is a 404 too: no price is asked for what cannot be sold.
+    expect((await s.fetch('/v1/act', { json: { fuse_id: 'fuse_nobody_knows', action: { kind: 'pay' } } })).status).toBe(404);
     expect(fac.calls.settle).toBe(before.settle);
     expect(await count('SELECT COUNT(*) AS n FROM x402_payments')).toBe(before.payments);
   });
@@ -182,6 +197,41 @@ describe('a paid act refused after its payment settled', { timeout: 60_000 }, ()
       expect(rows).toEqual([expect.objectContaining({ state: 'settled', receipt_id: body.payment.receipt_id })]);
       const receipts = await allReceipts(ledger.read);
       expect(receipts.map((r) => r.payload)).toEqual([expect.objectContaining({ kind: 'x402_payment', decision: 'REFUSED' })]);
+      expect(await chargesOf(ledger.read)).toHaveLength(0);
+    } finally {
+      await ledger.close();
+    }
+  });
+});
+
+describe('a paid act decided again at its commit', { timeout: 60_000 }, () => {
+  it('keeps the price it was asked and paid: its answer shows the lines the payment paid, not the ones decided at the commit', async () => {
+    const config = loadConfig(testEnv(tempDir(), { ...approveAllEnv(fac.url), BASE_URL: 'http://gate.test' }));
+    const ledger = await openLedger(config);
+    const ctx = { config, ledger, keyring: await loadKeyring(config), version: 't', log: () => undefined };
+    // An operation whose decision changes between the dry run that prices it and the commit (a fuse blown meanwhile).
+    let decided = 0;
+    const { h3 } = createApp(ctx, [
+      (router, c) =>
+        keyedAct(router, c, '/test/repriced', { summary: 'repriced', tag: 'test', body: z.strictObject({ n: z.number() }), charges: ['execute_gate', 'hold'] }, async (_body, key, event, _, bill) => {
+          return commitAct(event, c, key, {
+            decide: (state) => {
+              const line = { keyId: key.id, ...bill(++decided > 2 ? 'hold' : 'execute_gate') };
+              const receipt = state.receipt(c, { kind: 'repriced', decision: decided > 2 ? 'DENY' : 'PERMIT', key_id: key.id }, { charges: [line] });
+              return { writes: { receipt }, reply: reply({ decision: receipt.payload.decision, charge: chargeView(line) }) };
+            },
+          });
+        }),
+    ]);
+    try {
+      const post = (headers: Record<string, string> = {}) => h3.request('/test/repriced', { method: 'POST', body: JSON.stringify({ n: 1 }), headers: { 'content-type': 'application/json', ...headers } });
+      const quote = await post();
+      expect(quote.status).toBe(402);
+      expect(JSON.parse(Buffer.from(quote.headers.get('payment-required')!, 'base64').toString()).accepts[0].amount).toBe('100000');
+      const r = await post({ 'payment-signature': await signPayment({ payer, price: 100_000n, resource: 'http://gate.test/test/repriced' }) });
+      const body = (await r.json()) as J;
+      expect(r.status).toBe(200);
+      expect(body).toMatchObject({ decision: 'DENY', charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false }, payment: { amount: '100000', settled: true } });
       expect(await chargesOf(ledger.read)).toHaveLength(0);
     } finally {
       await ledger.close();

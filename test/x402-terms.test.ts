@@ -58,6 +58,9 @@ describe('x402 terms: the gate refuses what an approve-everything facilitator wo
   const cases: Array<[string, () => Promise<string>, string, string[]]> = [
     ['a value of 1 (the header says the full amount)', () => payment({ value: 1n }), 'x402_payment_mismatch', ['value']],
     ['a value one unit short', () => payment({ value: PRICE - 1n }), 'x402_payment_mismatch', ['value']],
+    // Scheme exact: the official facilitators refuse any other value too; settling more than the act costs would take more than its price.
+    ['a value one unit above the price (the header says the price)', () => payment({ value: PRICE + 1n }), 'x402_payment_mismatch', ['value']],
+    ['a value above the price, stated as the amount accepted too', () => payment({ price: PRICE + 5n }), 'x402_payment_mismatch', ['amount']],
     ['another recipient', () => payment({ to: other }), 'x402_payment_mismatch', ['to']],
     ['another resource', () => payment({ resource: 'https://elsewhere.example/v1/prefinality/evaluate' }), 'x402_payment_mismatch', ['resource']],
     ['no resource named', () => payment({ resource: null }), 'x402_payment_mismatch', ['resource']],
@@ -93,16 +96,16 @@ describe('x402 terms: the gate refuses what an approve-everything facilitator wo
     expect(body).toMatchObject({ code: 'x402_payment_mismatch', fields: ['value', 'to', 'resource'] });
   });
 
-  it('a right payment acts and settles once; the answer and the receipt state the amount the authorization moves', async () => {
+  it('a right payment (exactly the price) acts and settles once; the answer and the receipt state the amount it moves and the line it paid', async () => {
     const before = await ledgerCounts();
     const asked = { ...calls };
-    const { r, body } = await pay(await payment({ value: PRICE + 5n }));
+    const { r, body } = await pay(await payment());
     expect(r.status).toBe(200);
-    expect(body).toMatchObject({ decision: 'GO', payment: { payer: payer.address, amount: (PRICE + 5n).toString(), settled: true } });
+    expect(body).toMatchObject({ decision: 'GO', charge: { sku: 'execute_gate', amount_usd: '0.10' }, payment: { payer: payer.address, amount: PRICE.toString(), settled: true } });
     expect(decodePaymentResponseHeader(r.headers.get('payment-response')!).success).toBe(true);
     expect(calls).toEqual({ verify: asked.verify + 1, settle: asked.settle + 1 });
     const rc = (await (await s.fetch(`/v1/receipts/${body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
-    expect(JSON.stringify(rc)).toContain(`"amount":"${(PRICE + 5n).toString()}"`);
+    expect(JSON.stringify(rc)).toContain(`"amount":"${PRICE.toString()}"`);
     expect(await ledgerCounts()).toMatchObject({ receipts: before.receipts + 1, meter: before.meter, payments: before.payments + 1 });
   });
 

@@ -29,6 +29,7 @@ import { chargesOf, receiptCount } from './support/ledger-reads.ts';
 
 const run = promisify(execFile);
 const PRICE = 100_000n; // the GO toll, 0.10 USD, in 6-decimal units
+const HOLD_PRICE = 500_000n; // the NAP hold of a refusal, 0.50 USD
 const GO_BODY = { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC', counterparty: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' } };
 const NO_GO_BODY = { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC' } };
 const EVALUATE = '/v1/prefinality/evaluate';
@@ -68,8 +69,8 @@ afterAll(async () => {
   await chain?.close();
 });
 
-/** The official client: pays any x402 402 with the payer's key, and records the payment headers it sent. */
-function payingFetch() {
+/** The official client: pays any x402 402 up to `cap` with the payer's key, and records the payment headers it sent. */
+function payingFetch(cap = PRICE) {
   const sent: string[] = [];
   const recording: typeof fetch = async (input, init) => {
     const h = new Headers(input instanceof Request ? input.headers : init?.headers);
@@ -79,7 +80,7 @@ function payingFetch() {
   };
   const client = x402Client.fromConfig({
     schemes: [{ network: 'eip155:*', client: new ExactEvmScheme(toClientEvmSigner(chain.payer)) }],
-    spendControls: { allowedAssets: [{ network: NETWORK, asset: chain.token, maxAmountPerPayment: PRICE.toString() }] },
+    spendControls: { allowedAssets: [{ network: NETWORK, asset: chain.token, maxAmountPerPayment: cap.toString() }] },
   });
   return { pay: wrapFetchWithPayment(recording, client), sent };
 }
@@ -152,7 +153,7 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
     const r = await pay(s.url + EVALUATE, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(GO_BODY) });
     const body = (await r.json()) as J;
     expect(r.status).toBe(200);
-    expect(body).toMatchObject({ decision: 'GO', demo: false, charge: null });
+    expect(body).toMatchObject({ decision: 'GO', demo: false, charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false } });
     expect(sent).toHaveLength(1);
     firstPayment = sent[0]!;
 
@@ -332,23 +333,26 @@ describe('x402 on hop and lookup (our extension): past the hop limit, or without
     expect(await chain.balanceOf(chain.payer.address)).toBe(bal - 2n * PRICE);
   });
 
-  it('without a key: 402 with the requirements, a payment hops a public drill fuse; another key\'s fuse stays invisible (404, not charged)', async () => {
+  it('without a key: 402 with the price of this hop, a payment hops a public drill fuse (a refusal pays its NAP); another key\'s fuse stays invisible (404, not charged)', async () => {
     const unpaid = await s.fetch('/v1/fuse/hop', { json: { fuse_id: 'fuse_drill_live' } });
     expect(unpaid.status).toBe(402);
-    expect(unpaid.headers.get('payment-required')).toBeTruthy();
+    expect(JSON.parse(Buffer.from(unpaid.headers.get('payment-required')!, 'base64').toString()).accepts[0].amount).toBe(PRICE.toString());
+    const refused = await s.fetch('/v1/fuse/hop', { json: { fuse_id: 'fuse_drill_dead' } });
+    expect(JSON.parse(Buffer.from(refused.headers.get('payment-required')!, 'base64').toString()).accepts[0].amount).toBe(HOLD_PRICE.toString());
     const bal = await chain.balanceOf(chain.payer.address);
-    const { pay } = payingFetch();
+    const { pay } = payingFetch(HOLD_PRICE);
     const r = await pay(s.url + '/v1/fuse/hop', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fuse_id: 'fuse_drill_dead', action: { kind: 'pay' } }) });
     const body = (await r.json()) as J;
     expect(r.status).toBe(200);
-    expect(body).toMatchObject({ state: 'DEAD', ok: false, verdict: false, payment: { settled: true } });
-    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
+    // What the answer shows is what moved on chain: the NAP hold of a DENY, 0.50.
+    expect(body).toMatchObject({ state: 'DEAD', ok: false, verdict: false, charge: { sku: 'hold', amount_usd: '0.50', nap: true }, payment: { settled: true, amount: HOLD_PRICE.toString() } });
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - HOLD_PRICE);
 
     const k = await s.newKey('owner');
     const owned = (await (await s.fetch('/v1/fuses', { key: k.secret, json: {} })).json()) as J;
     const hidden = await paidPost404(`/v1/fuse/hop`, { fuse_id: owned.fuse_id ?? owned.id });
     expect(hidden).toBe(404);
-    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
+    expect(await chain.balanceOf(chain.payer.address)).toBe(bal - HOLD_PRICE);
   });
 });
 

@@ -34,10 +34,25 @@ import type { Transaction } from '../ledger/sql.ts';
 import { Problem } from './problem.ts';
 import { HTTPResponse } from 'h3';
 import { PaymentRefused, presentsPayment, type PaidResource } from '../payments/x402/gate.ts';
-import { afterPaidFailure, needsOfPaid, paidCallOf, paidDecision, settleOnce, settles, startPaidCall, type PaidCall, type PaidTerms } from '../payments/x402/keyless.ts';
+import {
+  afterPaidFailure,
+  needsOfPaid,
+  paidCallOf,
+  paidDecision,
+  priceOf,
+  settleOnce,
+  settles,
+  startPaidCall,
+  unpaidDecision,
+  verifyAtPrice,
+  type PaidCall,
+  type PaidTerms,
+  type QuoteAnswer,
+} from '../payments/x402/keyless.ts';
 import { getApiKey } from '../ledger/api-keys.ts';
 import { StateChanged } from './stale-retry.ts';
-import { paidRouteOf, priceMicros, resourceOf } from '../payments/x402/resources.ts';
+import { fixedMicros, paidRouteOf, pricesToConvert, resourceOf, type PaidRoute } from '../payments/x402/resources.ts';
+import { priceInAtomicUnits } from '../domain/x402.ts';
 import { paidResource } from '../payments/x402/service.ts';
 import { optionalKey, requireKey, revokedKeyProblem } from './auth.ts';
 import { readBody, readQuery } from './body.ts';
@@ -85,14 +100,19 @@ export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | u
 
 const DRY_RUN = new Error('dry run: decided, not committed');
 
+/** Where a keyed act keeps the body it read (api/act.ts keyedAct: read once per request). */
+const BODY_READ = 'keyedActBody';
+
 /**
  * An act paid with x402 (payments/x402/keyless.ts): decided once under the
  * lock and rolled back, so that a refusal (an unknown fuse, a rule) costs the
- * payer nothing; then, if its answer is one the operation settles for
- * (RouteDoc.x402.settlesOn), settled before it is queued and decided again
- * under the lock, with the payment in place of the key's charge and committed
- * in the same transaction. An answer it does not settle for is committed as
- * decided, unpaid (the payment stays unused).
+ * payer nothing and the lines it charges are its price; the payment verified
+ * at exactly that price (a call without one is answered 402 with it); then,
+ * if its answer is one the operation settles for (RouteDoc.x402.settlesOn),
+ * settled before it is queued and decided again under the lock, with the
+ * payment in place of the key's charge and committed in the same transaction.
+ * An answer it does not settle for is committed as decided, unpaid (the
+ * payment stays unused).
  */
 async function commitPaidAct(ctx: AppContext, key: ApiKey | undefined, call: PaidCall, spec: ActSpec): Promise<Reply> {
   const needs = needsOfPaid(call, spec.needs ?? {});
@@ -110,7 +130,9 @@ async function commitPaidAct(ctx: AppContext, key: ApiKey | undefined, call: Pai
     } catch (e) {
       if (e !== DRY_RUN) throw actProblem(e, key);
     }
-    if (!settles(call, dry!.reply.status)) return commitUnpaid(ctx, key, call, needs, decide);
+    const settlesHere = settles(call, dry!.reply.status);
+    await verifyAtPrice(call, priceOf(call, dry!.writes, settlesHere));
+    if (!settlesHere) return commitUnpaid(ctx, key, call, needs, decide);
     await settleOnce(call, dry!.writes);
   }
   try {
@@ -134,7 +156,8 @@ async function commitUnpaid(ctx: AppContext, key: ApiKey | undefined, call: Paid
       run: async (tx, state) => {
         const d = await decide(tx, state);
         if (settles(call, d.reply.status)) throw new StateChanged();
-        return { result: d.reply, writes: d.writes };
+        const unpaid = unpaidDecision(ctx, call, d);
+        return { result: unpaid.reply, writes: unpaid.writes };
       },
     });
   } catch (e) {
@@ -210,15 +233,17 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   const declared: RouteDoc = { summary, auth: 'key', ...rest };
   // What the act charges, priced from its declaration once (api/charges.ts).
   const bill = billOf(`${method} ${path}`, doc.charges, doc.chargeRules);
-  const read = async (event: H3Event): Promise<z.output<S>> => {
+  const readOnce = async (event: H3Event): Promise<z.output<S>> => {
     if (!schema) return undefined as z.output<S>;
     if (doc.query) return readQuery(event, doc.query);
     if (optionalBody && event.req.headers.get('content-type') === null) return schema.parse({}) as z.output<S>;
     return readBody(event, schema, limit);
   };
+  // Read once per request: a key past its hop limit is priced on the body its keyed attempt read.
+  const read = (event: H3Event): Promise<z.output<S>> => ((event.context[BODY_READ] as Promise<z.output<S>> | undefined) ??= readOnce(event));
   // x402 in place of a key, where the declaration takes it and the service has x402 configured.
   const route = paidRouteOf(method, path, declared);
-  const paid = route && doc.role !== 'operator' ? paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route)) : undefined;
+  const paid = route && doc.role !== 'operator' ? paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), pricesToConvert(route)) : undefined;
   if (paid && precheck) throw new Error(`${method} ${path}: a precheck needs the key, and this act takes x402 without one`);
   const x402 = declared.x402 || undefined;
   const terms: PaidTerms = { operation: `${method} ${path}`, settlesOn: x402?.settlesOn };
@@ -252,60 +277,72 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
     ? async (event: H3Event): Promise<HTTPResponse | Response> => {
         const key = await optionalKey(event, ctx);
         precondition?.();
-        if (!key) return paidAct(event, ctx, paid!, terms, async () => read(event), unchecked);
+        const pay = { ctx, paid: paid!, route: route!, terms, body: async () => read(event), handle: unchecked };
+        if (!key) return paidAct(event, pay);
         if (presentsPayment(event)) {
           // The authenticated key may come from the auth cache, whose hops_used lags by up to AUTH_CACHE_MS:
           // whether a presented payment is taken must not lag, so the count is read afresh.
           const fresh = (await getApiKey(ctx.ledger.read, key.id)) ?? key;
-          if (fresh.hops_used >= fresh.hop_limit) return paidAct(event, ctx, paid!, terms, async () => read(event), unchecked, fresh);
+          if (fresh.hops_used >= fresh.hop_limit) return paidAct(event, pay, fresh);
         }
         try {
           return await keyed(event, key);
         } catch (e) {
-          if (e instanceof Problem && e.code === 'hop_limit_exceeded') return paidHopLimit(paid!, e);
+          if (e instanceof Problem && e.code === 'hop_limit_exceeded') return paidAct(event, pay, key, hopLimitQuote(e));
           throw e;
         }
       }
     : async (event: H3Event): Promise<HTTPResponse | Response> => {
         const key = paid ? await optionalKey(event, ctx) : await requireKey(event, ctx);
         precondition?.();
-        if (!key) return paidAct(event, ctx, paid!, terms, async () => read(event), unchecked);
+        if (!key) return paidAct(event, { ctx, paid: paid!, route: route!, terms, body: async () => read(event), handle: unchecked });
         return keyed(event, key);
       };
   if (method === 'GET') router.get(path, act, declared);
   else router.post(path, act, declared);
 }
 
-/** The hop-limit 402 of a key that may pay per call instead: the x402 requirements, and how else to go on. */
-function paidHopLimit(paid: PaidResource, e: Problem): Response {
-  return paid.paymentRequired('hop limit exceeded', {
-    code: e.code,
-    detail: `this key has used its ${String(e.extra.hop_limit)} hops; pay for this call with x402 (PAYMENT-SIGNATURE), or ask an operator to raise the limit`,
-    extra: { hop_limit: e.extra.hop_limit, hops_used: e.extra.hops_used, x402_configured: true, how_to_raise: e.extra.how_to_raise },
-  });
+/** The hop-limit 402 of a key that may pay per call instead: the x402 requirements of this call, and how else to go on. */
+function hopLimitQuote(e: Problem): QuoteAnswer {
+  return {
+    error: 'hop limit exceeded',
+    why: {
+      code: e.code,
+      detail: `this key has used its ${String(e.extra.hop_limit)} hops; pay for this call with x402 (PAYMENT-SIGNATURE), or ask an operator to raise the limit`,
+      extra: { hop_limit: e.extra.hop_limit, hops_used: e.extra.hops_used, x402_configured: true, how_to_raise: e.extra.how_to_raise },
+    },
+  };
 }
 
+/** How a paid call of an operation is run: its resource and price list, terms, body and handler. */
+interface PaidOperation<B> {
+  ctx: AppContext;
+  paid: PaidResource;
+  route: PaidRoute;
+  terms: PaidTerms;
+  body: () => Promise<B>;
+  handle: (body: B, key: ApiKey, event: H3Event) => Promise<Reply>;
+}
+
+const PAYMENT_REQUIRED: QuoteAnswer = { error: 'PAYMENT-SIGNATURE header is required (or an API key)' };
+
 /**
- * A paid call of an operation: 402 with its requirements unless it presents a
- * payment (before the body is read, as a missing key gets 401); else the body
- * read, the payment verified, and `handle` run as the payer (`key`, a key past
- * its hop limit paying for this call, else the keyless payer).
+ * A paid call of an operation, run as the payer (`key`, a key past its hop
+ * limit paying for this call, else the keyless payer). Without a payment: an
+ * operation with one price answers 402 with it before the body is read; any
+ * other reads the body and decides the act (commitAct) to answer 402 with the
+ * price of this request. With one: the body read, and `handle` run; its act
+ * verifies and settles the payment at its price (commitPaidAct).
  */
-async function paidAct<B>(
-  event: H3Event,
-  ctx: AppContext,
-  paid: PaidResource,
-  terms: PaidTerms,
-  body: () => Promise<B>,
-  handle: (body: B, key: ApiKey, event: H3Event) => Promise<Reply>,
-  key?: ApiKey,
-): Promise<HTTPResponse | Response> {
-  if (!presentsPayment(event)) return paid.paymentRequired('PAYMENT-SIGNATURE header is required (or an API key)');
+async function paidAct<B>(event: H3Event, op: PaidOperation<B>, key?: ApiKey, quote: QuoteAnswer = PAYMENT_REQUIRED): Promise<HTTPResponse | Response> {
+  const { ctx, paid, route } = op;
+  const presented = presentsPayment(event);
+  if (!presented && route.fixed) return paid.paymentRequired(quote.error, priceInAtomicUnits(fixedMicros(route), paid.decimals), quote.why);
   let call: PaidCall | undefined;
   try {
-    const b = await body();
-    call = startPaidCall(event, paid, await paid.verify(event), terms, b, key);
-    return toResponse(await handle(b, call.key, event));
+    const b = await op.body();
+    call = startPaidCall(event, paid, route, presented ? await paid.read(event) : undefined, op.terms, b, key, quote);
+    return toResponse(await op.handle(b, call.key, event));
   } catch (e) {
     if (e instanceof PaymentRefused) return e.response;
     throw call ? await afterPaidFailure(ctx, call, e) : e;

@@ -12,6 +12,7 @@ import { enforceRole } from './auth.ts';
 import { MCP_PATH, applyCors, registerPreflight } from './cors.ts';
 import { commonHeaders, requestIdFor, requestIdOf } from './common-headers.ts';
 import { staticFastPath, staticSiteHandler } from './static-site.ts';
+import { servedUrls } from '../config.ts';
 import { notFoundHtml, useSiteShell } from './html.ts';
 import { registerSystemRoutes } from './gate/system.ts';
 import { registerPrefinalityRoutes } from './gate/prefinality.ts';
@@ -170,7 +171,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
   const router = new Router(h3, (event, doc) => enforceRole(event, ctx, doc));
   registerRoutes(router, ctx, extraModules);
 
-  const site = staticSiteHandler(ctx.config.STATIC_DIR, { site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL });
+  const site = staticSiteHandler(ctx.config.STATIC_DIR, servedUrls(ctx.config));
   useSiteShell(ctx.config.STATIC_DIR);
   registerPreflight(h3, router, site.has, () => allowedOrigins(ctx));
   h3.all('/**', async (event: H3Event) => {

@@ -25,6 +25,9 @@ export interface ChargeRule {
   nap?: boolean;
 }
 
+/** Whether a declared SKU is a NAP line: its rule says so, else only the refusal's `hold`. */
+export const isNapSku = (sku: string, rules: Readonly<Record<string, ChargeRule>> = {}): boolean => rules[sku]?.nap ?? sku === 'hold';
+
 /** One line of an act's charges, as the declaration prices it (the key is the act's). */
 export interface BilledLine {
   sku: string;
@@ -60,7 +63,7 @@ export function billOf(route: string, charges: readonly string[] = [], rules: Re
   const lines = new Map<string, (input?: AmountInput) => Readonly<BilledLine>>();
   for (const sku of charges) {
     const rule = rules[sku] ?? {};
-    const nap = rule.nap ?? sku === 'hold';
+    const nap = isNapSku(sku, rules);
     if (rule.amount !== undefined && rule.price !== undefined) throw new Error(`${route}: charge ${sku} names both an amount rule and a catalog price`);
     if (rule.price !== undefined) {
       const price = CATALOG_PRICES[rule.price] as ((sku: string) => bigint) | undefined;

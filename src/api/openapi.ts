@@ -9,8 +9,7 @@ import { z } from 'zod';
 import { CATALOGS, type Urls } from '../catalog/catalogs.ts';
 import { DISCOVERY_NAMES } from '../catalog/discovery.ts';
 import { TOLLS } from '../catalog/tolls.ts';
-import { formatUsd } from '../domain/money.ts';
-import { paidRouteOf } from '../payments/x402/resources.ts';
+import { paidRouteOf, priceListing } from '../payments/x402/resources.ts';
 import type { AppContext } from './context.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';
 import { reply, toResponse } from './reply.ts';
@@ -138,7 +137,7 @@ function operation(r: RouteRecord): Json {
     security: doc?.auth === 'key' ? [{ bearer: [] }, ...(paid ? [{ x402: [] }] : [])] : [],
     ...(doc?.auth === 'key' ? { 'x-key-role': doc.role ?? 'agent' } : {}),
     ...(doc?.tool ? { 'x-mcp-tool': doc.tool } : {}),
-    ...(paid ? { 'x-x402': { sku: paid.sku, usd: formatUsd(paid.micros), when: paid.when } } : {}),
+    ...(paid ? { 'x-x402': priceListing(paid) } : {}),
     parameters: [
       ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
       ...(doc?.query ? queryParameters(doc.query) : []),

@@ -60,7 +60,7 @@ export interface RouteDoc {
   /**
    * x402: what a keyless call pays for this operation when x402 is configured
    * (src/payments/x402/resources.ts). Every keyed operation that `charges`
-   * takes x402 at the toll of its first SKU unless it says otherwise here;
+   * takes x402, at the lines its act charges, unless it says otherwise here;
    * `false` says it takes none (say why in a comment beside it).
    */
   x402?: X402Doc;
@@ -69,10 +69,12 @@ export interface RouteDoc {
 export type X402Doc =
   | false
   | {
-      /** The toll a payment pays (default: the operation's first charge). */
+      /**
+       * The one toll a payment pays, whatever the request (lookup: the hop toll; evaluate: the GO
+       * toll, the only answer it settles). Without it, a payment pays the lines the act charges as
+       * decided for it (payments/x402/resources.ts), listed at the first charge's price.
+       */
       sku?: string;
-      /** The price in micro-USD, for a SKU priced by its catalog rather than the toll table. */
-      micros?: number;
       /** When a payment is taken instead of a key (default: without a key). */
       when?: string;
       /** The transfer rails the resource clears, as the catalogs list them (default: x402). */

@@ -7,6 +7,7 @@
  */
 import { discoveryDocsSchema, diligenceOfferSchema, gateEndpointsSchema, gatePagesSchema, discoveryDocumentSchema } from './schemas.ts';
 import type { Urls } from './catalogs.ts';
+import { BUILD_SALES_CONTACT } from '../urls.ts';
 import docsJson from '../content/discovery.json' with { type: 'json' };
 import endpointsJson from '../content/gate-endpoints.json' with { type: 'json' };
 import pagesJson from '../content/gate-pages.json' with { type: 'json' };
@@ -56,6 +57,8 @@ export function diligenceOffer(u: Urls) {
     title: GATE_PAGES.diligence!.title,
     price_usd: pageAmount('diligence'),
     bind_room_deposit_usd: pageAmount('bind-room'),
+    sold_by: 'contact',
+    contact: u.salesContact ?? BUILD_SALES_CONTACT,
     summary: GATE_PAGES.diligence!.summary,
     page: u.site + '/diligence',
     one_pager: u.site + '/diligence/one-pager.txt',
@@ -75,6 +78,7 @@ export function diligenceOnePager(u: Urls): string {
     '',
     `Diligence: ${o.price_usd} USD`,
     `Bind-room pack deposit: ${o.bind_room_deposit_usd} USD`,
+    `Both are sold by contact: write to ${o.contact}.`,
     '',
     'Metering: a toll per governed act, and a basis-point fee on cleared exposure.',
     'Refusal outcomes (BLOCK, HOLD, DENY, SILENCE) are metered as a negative-act premium (NAP).',

@@ -10,7 +10,9 @@
  */
 import { formatUsd, usdToMicros } from '../domain/money.ts';
 import { OPERATOR_BPS } from '../domain/pricing.ts';
+import { BUILD_SALES_CONTACT } from '../urls.ts';
 import { DATA } from './catalogs.ts';
+import { GATE_PAGES } from './discovery.ts';
 import { TOLLS, tollUsd } from './tolls.ts';
 
 export interface PriceRow {
@@ -25,6 +27,11 @@ export interface PriceRow {
   unit: string;
   /** Where it is charged (METHOD path), when it is charged by this service. */
   endpoint?: string;
+  /**
+   * Not charged by an operation of ours: sold by contact (whom to write to, and why it is not an
+   * API charge), or a price partners charge their own customers.
+   */
+  sold_by?: { by: 'contact'; contact: string; why: string } | { by: 'partner'; why: string };
   note?: string;
 }
 
@@ -46,7 +53,7 @@ const usd = (n: number | string) => formatUsd(usdToMicros(n));
 /** Which endpoint charges a per-act toll (the ones this service meters). */
 const TOLL_ENDPOINTS: Record<string, string> = {
   execute_gate: 'POST /v1/fuse/hop, POST /api/v1/execute-gate (PERMIT), GO of POST /v1/prefinality/evaluate',
-  hold: 'refusals: DENY, SILENCE, BLOCK, HOLD, NO_GO, HALT',
+  hold: 'refusals: DENY, SILENCE, BLOCK, HOLD, NO_GO, HALT (a refused POST /api/v1/clear/before too, whatever its tier)',
   seal: 'POST /v1/act (sealed act)',
   classify: 'POST /v1/classify',
   pdtr_bind: 'POST /api/v1/bind-payment',
@@ -68,9 +75,9 @@ const TOLL_ENDPOINTS: Record<string, string> = {
   panic_receipt: 'POST /v1/fuses/{fuse_id}/panic',
   matter_spoliation: 'POST /api/v1/spoliation-seal/matter',
   parametric_run: 'POST /api/v1/foundry/parametric/run',
-  clear_before_act: 'POST /api/v1/clear/before (tier act)',
-  clear_before_wire: 'POST /api/v1/clear/before (tier wire)',
-  clear_before_contract: 'POST /api/v1/clear/before (tier contract)',
+  clear_before_act: 'POST /api/v1/clear/before (tier act, PERMIT)',
+  clear_before_wire: 'POST /api/v1/clear/before (tier wire, PERMIT)',
+  clear_before_contract: 'POST /api/v1/clear/before (tier contract, PERMIT)',
 };
 
 /** What each per-act toll is for, in a buyer's words (the SKU stays beside it as the id). */
@@ -113,13 +120,40 @@ export function idWords(id: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/**
+ * What is sold by contact rather than charged by an operation, and why: each is
+ * work people do for a named buyer, or a contract or deposit agreed with one
+ * (docs/pricing.md, "Sold by contact"). A careful payment service does not take
+ * these as an API toll: the buyer would be charged before anything is scoped
+ * or delivered, and a deposit is money held against an engagement, not spent.
+ */
+const SOLD_BY_CONTACT_WHY = {
+  diligence: 'A diligence engagement: reviewed with you by people, scoped and invoiced to a named buyer, not an API call.',
+  bind_room_deposit: 'A deposit held against a bind-room pack engagement and set against its invoice: money held, not a toll spent.',
+  relay_wholesale: 'Sold to relay partners under a partner agreement (the partner keeps retail minus wholesale) and invoiced to them; deposits are held against their orders.',
+  signal_platform: 'An annual platform contract; the mandates past those it includes are charged through the API (POST /signal/mandates).',
+  issuer_pays_service: 'Work our people do for a named carrier or vendor (a data seat licence, an audit, a rushed re-scoring), agreed and invoiced, not an API charge.',
+} as const;
+
+const byContact = (contact: string, why: keyof typeof SOLD_BY_CONTACT_WHY) => ({ sold_by: { by: 'contact' as const, contact, why: SOLD_BY_CONTACT_WHY[why] } });
+
+/** The issuer-pays fees: the annual vendor listing is an operation of ours; the others are services sold by contact. */
+const ISSUER_PAYS_ENDPOINTS: Record<string, string> = { vendor_listing_annual_usd: 'POST /api/v1/issuer-pays/listings' };
+
+/** The gate pages that carry a price (SPEC 4.1: the bind-room pack deposit and the diligence price), by the row that lists it. */
+export const GATE_PAGE_PRICE_ROWS: Record<string, string> = { diligence: 'diligence', 'bind-room': 'bind_room_deposit' };
+
 const TOLL_NOTES: Record<string, string> = {
   pdtr_bind: 'What a PDTR bind charges (SPEC 8). The PDTR catalog lists toll_usd 0.10 as the layer\'s catalog toll; a bind is metered at pdtr_bind 0.15.',
 };
 
-/** The price list. `operatorFloorUsd` is the running service's OPERATOR_FLOOR_USD (undefined: show it as a setting). */
-export function pricingTable(opts: { operatorFloorUsd?: string } = {}): PricingTable {
+/**
+ * The price list. `operatorFloorUsd` is the running service's OPERATOR_FLOOR_USD (undefined: show it
+ * as a setting); `salesContact` its SALES_CONTACT (the build names a placeholder the server replaces).
+ */
+export function pricingTable(opts: { operatorFloorUsd?: string; salesContact?: string } = {}): PricingTable {
   const tiers = DATA.clear.bps_tiers;
+  const contact = opts.salesContact ?? BUILD_SALES_CONTACT;
   return {
     schema: 'fusegate-pricing-v1',
     currency: 'USD',
@@ -180,29 +214,44 @@ export function pricingTable(opts: { operatorFloorUsd?: string } = {}): PricingT
           { id: 'astl_publish', label: 'ASTL manifest publish', amount_usd: usd(tollUsd('astl_publish')), unit: 'per publish', endpoint: 'POST /api/v1/astl/publish' },
           { id: 'pdtr_catalog_toll', label: 'PDTR listed layer toll', amount_usd: usd(DATA.pdtr.toll_usd), unit: 'as the PDTR catalog states it', note: 'Not what a bind is charged: a bind is metered at pdtr_bind 0.15 (per-act tolls).' },
           { id: 'pdtr_bind', label: 'PDTR bind (payment_hash to action_ref)', amount_usd: usd(tollUsd('pdtr_bind')), unit: 'per bind', endpoint: 'POST /api/v1/bind-payment' },
-          { id: 'signal_platform', label: 'Signal platform', amount_usd: usd(DATA.signal.pricing_usd.platform_annual_usd), unit: 'per year' },
-          { id: 'signal_mandate_overage', label: 'Signal mandate overage', amount_usd: usd(DATA.signal.pricing_usd.mandate_overage_usd), unit: 'per mandate beyond the platform' },
-          ...Object.entries(DATA.issuer_pays.fees_usd).map(([id, v]) => ({ id: `issuer_pays_${id.replace(/_usd$/, '')}`, label: `Issuer-pays: ${idWords(id.replace(/_usd$/, '')).toLowerCase()}`, amount_usd: usd(v), unit: /annual/.test(id) ? 'per year' : 'each' })),
+          { id: 'signal_platform', label: 'Signal platform', amount_usd: usd(DATA.signal.pricing_usd.platform_annual_usd), unit: 'per year', ...byContact(contact, 'signal_platform') },
+          { id: 'signal_mandate_overage', label: 'Signal mandate overage', amount_usd: usd(DATA.signal.pricing_usd.mandate_overage_usd), unit: 'per mandate beyond the platform', endpoint: 'POST /signal/mandates' },
+          ...Object.entries(DATA.issuer_pays.fees_usd).map(([id, v]) => ({
+            id: `issuer_pays_${id.replace(/_usd$/, '')}`,
+            label: `Issuer-pays: ${idWords(id.replace(/_usd$/, '')).toLowerCase()}`,
+            amount_usd: usd(v),
+            unit: /annual/.test(id) ? 'per year' : 'each',
+            ...(ISSUER_PAYS_ENDPOINTS[id] ? { endpoint: ISSUER_PAYS_ENDPOINTS[id] } : byContact(contact, 'issuer_pays_service')),
+          })),
         ],
       },
       {
         id: 'clearing',
         title: 'Clearing SKUs (proof clearing window)',
-        rows: DATA.clearing.skus.map((k) => ({ id: k.id, label: k.label, amount_usd: usd(k.price_usd), unit: `per ${k.interval} window (${k.weeks} weeks), with ${usd(k.gam_credits_usd)} USD of governed-act credits` })),
+        rows: DATA.clearing.skus.map((k) => ({ id: k.id, label: k.label, amount_usd: usd(k.price_usd), unit: `per ${k.interval} window (${k.weeks} weeks), with ${usd(k.gam_credits_usd)} USD of governed-act credits`, endpoint: 'POST /api/v1/gam/credits/purchase (operator key)' })),
       },
       {
         id: 'relay',
         title: 'Relay',
         note: `${DATA.relay.rev_share.rule} Optional ${DATA.relay.rev_share.referred_tenant_toll_bps.bps} bps on referred-tenant toll: future.`,
         rows: [
-          ...Object.entries(DATA.relay.retail_band_usd).map(([id, b]) => ({ id: `retail_${id}`, label: `Retail band: ${idWords(id)}`, amount_usd: usd(b.min), unit: `from (up to ${usd(b.max)})` })),
+          ...Object.entries(DATA.relay.retail_band_usd).map(([id, b]) => ({ id: `retail_${id}`, label: `Retail band: ${idWords(id)}`, amount_usd: usd(b.min), unit: `from, up to ${usd(b.max)}`, sold_by: { by: 'partner' as const, why: 'What a relay partner charges its own customers: sold by the partner, not by this service.' } })),
           ...Object.entries(DATA.relay.wholesale_usd).map(([id, w]) => ({
             id: `wholesale_${id}`,
             label: `Wholesale: ${idWords(id)}`,
             amount_usd: usd(w.usd),
-            unit: 'each',
-            ...(w.deposit_usd === undefined ? {} : { note: `deposit ${usd(w.deposit_usd)}` }),
+            unit: w.deposit_usd === undefined ? 'each' : `each, with a deposit of ${usd(w.deposit_usd)}`,
+            ...byContact(contact, 'relay_wholesale'),
           })),
+        ],
+      },
+      {
+        id: 'engagements',
+        title: 'Diligence and the bind room',
+        note: 'The amounts the gate\'s diligence and bind-room pages state (SPEC 4.1), sold by contact.',
+        rows: [
+          { id: 'diligence', label: GATE_PAGES.diligence!.amount_label!, amount_usd: usd(GATE_PAGES.diligence!.amount_usd!), unit: 'per engagement', ...byContact(contact, 'diligence') },
+          { id: 'bind_room_deposit', label: GATE_PAGES['bind-room']!.amount_label!, amount_usd: usd(GATE_PAGES['bind-room']!.amount_usd!), unit: 'deposit per pack', ...byContact(contact, 'bind_room_deposit') },
         ],
       },
       {
@@ -211,10 +260,10 @@ export function pricingTable(opts: { operatorFloorUsd?: string } = {}): PricingT
         note: 'One production write per key and closed UTC month (POST /v1/operator/checkout): the month owes the greater of the floor, 10 bps of its cleared exposure and 0.10 USD per hop; its per-act charges count toward that and the checkout charges the rest. GET /v1/me shows the open month.',
         rows: [
           opts.operatorFloorUsd === undefined
-            ? { id: 'floor', label: 'Floor', unit: 'per month', note: 'OPERATOR_FLOOR_USD, set by the operator of this service (default 0.10); GET /api/v1/pricing shows this service\'s value' }
-            : { id: 'floor', label: 'Floor', amount_usd: usd(opts.operatorFloorUsd), unit: 'per month', note: 'OPERATOR_FLOOR_USD of this service' },
+            ? { id: 'floor', label: 'Floor', unit: 'per month', endpoint: 'POST /v1/operator/checkout', note: 'OPERATOR_FLOOR_USD, set by the operator of this service (default 0.10); GET /api/v1/pricing shows this service\'s value' }
+            : { id: 'floor', label: 'Floor', amount_usd: usd(opts.operatorFloorUsd), unit: 'per month', endpoint: 'POST /v1/operator/checkout', note: 'OPERATOR_FLOOR_USD of this service' },
           { id: 'bps', label: 'Cleared exposure', bps: OPERATOR_BPS, unit: 'per month, on cleared exposure' },
-          { id: 'per_hop', label: 'Per hop', amount_usd: usd(tollUsd('execute_gate')), unit: 'per hop (every call counted against the hop limit)' },
+          { id: 'per_hop', label: 'Per hop', amount_usd: usd(tollUsd('execute_gate')), unit: 'per hop (every call counted against the hop limit)', endpoint: 'POST /v1/operator/checkout' },
         ],
       },
     ],
@@ -235,8 +284,18 @@ const LAYER_ROWS: Record<string, Array<[string, string]>> = {
   pdtr: [['layers', 'pdtr_catalog_toll'], ['layers', 'pdtr_bind']],
   require_receipt: [['layers', 'rr1_challenge']],
   issuer_pays: Object.keys(DATA.issuer_pays.fees_usd).map((id) => ['layers', `issuer_pays_${id.replace(/_usd$/, '')}`] as [string, string]),
+  relay: [
+    ...Object.keys(DATA.relay.retail_band_usd).map((id) => ['relay', `retail_${id}`] as [string, string]),
+    ...Object.keys(DATA.relay.wholesale_usd).map((id) => ['relay', `wholesale_${id}`] as [string, string]),
+  ],
   astl: [['layers', 'astl_publish']],
 };
+
+/** The row of the price list a gate page (/diligence, /bind-room) states, if any. */
+export function priceForGatePage(pageId: string, table: PricingTable = PRICING_TABLE): PriceRow | undefined {
+  const id = GATE_PAGE_PRICE_ROWS[pageId];
+  return id === undefined ? undefined : table.sections.find((s) => s.id === 'engagements')?.rows.find((r) => r.id === id);
+}
 
 /** The price rows of a stack layer, from the one price list. */
 export function pricesForLayer(layerId: string, table: PricingTable = PRICING_TABLE): PriceRow[] {

@@ -9,6 +9,7 @@
  * *catalog* (data + `base_url`, absolute `landing`, derived tables).
  */
 import { z } from 'zod';
+import { EMAIL_ADDRESS } from '../urls.ts';
 
 /** SPEC part 9: the schema identifiers of the catalogs, exactly. */
 export const SPEC_SCHEMA_IDS = [
@@ -29,6 +30,7 @@ export const SPEC_SCHEMA_IDS = [
 const usd = z.number().nonnegative();
 const sitePath = z.string().regex(/^\/[^\s]*$/, 'a site path starting with /');
 const slug = z.string().regex(/^[a-z0-9_]+$/);
+const emailAddress = z.string().regex(EMAIL_ADDRESS, 'an email address such as sales@fusegate.example');
 const text = z.string().min(1);
 const url = z.url();
 /** "POST /api/v1/execute-gate" or a bare path. */
@@ -304,13 +306,17 @@ export const agentActionsDataSchema = agentActionsSchema
   .pick({ schema: true, issuer: true, product: true, tagline: true })
   .extend({ actions: z.array(agentActionData).min(1) });
 
-const x402Price = z.strictObject({ usd: z.string(), amount: z.string(), asset: z.string(), network: z.string(), pay_to: z.string(), scheme: z.literal('exact') });
+/** The listed price (null: computed from each request by a rule); `amount` in atomic units of the asset. */
+const x402Price = z.strictObject({ sku: slug, usd: z.string().nullable(), amount: z.string().nullable(), asset: z.string(), network: z.string(), pay_to: z.string(), scheme: z.literal('exact') });
 const x402Resource = z.strictObject({
   resource: url,
   method: z.enum(['POST', 'GET']),
   rails: z.array(z.enum(['x402', 'rtp'])),
   description: text,
   price: x402Price.optional(),
+  /** per_operation: every request costs the listed price; per_request: each 402 states the request's price (its `lines` as decided). */
+  priced: z.enum(['per_operation', 'per_request']).optional(),
+  lines: z.array(z.strictObject({ sku: slug, usd: z.string().nullable(), nap: z.boolean() })).optional(),
   when: text.optional(),
   extension: z.literal(true).optional(),
 });
@@ -459,6 +465,9 @@ export const diligenceOfferSchema = z.strictObject({
   title: text,
   price_usd: usd,
   bind_room_deposit_usd: usd,
+  /** How both are bought (our extension): by writing to `contact` (docs/pricing.md, "Sold by contact"). */
+  sold_by: z.literal('contact'),
+  contact: emailAddress,
   summary: text,
   page: url,
   one_pager: url,

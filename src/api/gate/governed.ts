@@ -67,7 +67,7 @@ export interface HopResult {
   outcome: HopOutcome;
   receipt: Receipt;
   fingerprint?: string | undefined;
-  /** What the act charges the key (the very lines it writes); empty for a demo or an x402-paid hop. */
+  /** What the act charges the key (the very lines it writes; for an x402-paid hop, its price); empty for a demo. */
   charges: readonly ActCharge[];
 }
 
@@ -107,8 +107,8 @@ export const visibleIn = (caller: Caller, id: string, fuse: Fuse | undefined): F
  * prices what a key pays.
  *
  * A hop paid with x402 (the call's payment, api/act.ts) spends no hop of the
- * key's quota and charges it nothing: the payment pays for it, and the
- * pipeline settles it and names it in the receipt and the answer.
+ * key's quota and charges it nothing: its lines are the payment's price, and
+ * the pipeline settles it and names it in the receipt and the answer.
  */
 export async function governedHop(event: H3Event, ctx: AppContext, caller: Caller, req: GovernedHop, answer: (r: HopResult) => Reply, bill: Bill): Promise<Reply> {
   const key = caller.key;
@@ -123,7 +123,7 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       const fuse = visibleIn(caller, req.fuseId, state.fuse);
       const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
       // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
-      const charges = key && !paid ? chargesOf(req.kind, outcome, key.id, bill) : [];
+      const charges = key ? chargesOf(req.kind, outcome, key.id, bill) : [];
       const receipt = state.receipt(ctx, hopAct(caller, req, fuse, outcome, fp), { charges });
       // A refused hop of an account's key alerts its subscribers (docs/alerts.md); the public (drills, a keyless payer) alerts nobody.
       const records = key && !outcome.verdict && key.account_id !== DRILL_OWNER ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];
@@ -144,7 +144,7 @@ export const hopResponse = z.object({
   verify_url: z.url(),
   decision: z.enum(['PERMIT', 'BLOCK', 'DENY', 'SILENCE']),
   reason: z.string(),
-  charge: chargeSchema.nullable().describe('what this hop charged the key: execute_gate, or the NAP hold for a refusal; null for a public demo or an x402-paid hop'),
+  charge: chargeSchema.nullable().describe('what this hop charged: execute_gate, or the NAP hold for a refusal (for an x402-paid hop, the line its payment paid); null for a public demo'),
 });
 
 /** The hop response of SPEC 2.1: every field always present, plus the decision and its reason. */

@@ -41,20 +41,25 @@ export const lookupResponse = z.object({
   state: z.enum(['LIVE', 'ARMED', 'DEAD', 'UNSIGNED']),
   ok: z.boolean(),
   checked_at: z.string(),
+  receipt_id: z.string().optional().describe('an x402-paid lookup only (with `charge`, the line its payment paid: the hop toll): the receipt of the lookup, naming its payment; a keyed lookup charges no toll'),
+  verify_url: z.url().optional(),
+  charge: chargeSchema.optional(),
 });
-export const actResponse = hopResponse.extend({
+// One list of what the act charged (a hop's single `charge` would show only its first line).
+export const actResponse = hopResponse.omit({ charge: true }).extend({
   acted: z.boolean(),
   act_kind: z.string(),
   fingerprint: z.string().describe('SHA-256 hex of the canonical JSON of the action'),
-  charges: z.array(chargeSchema).describe('every line this act charged: execute_gate and seal when it acted, the NAP hold for a refusal; empty for a public demo or an x402-paid act'),
+  charges: z.array(chargeSchema).describe('every line this act charged: execute_gate and seal when it acted, the NAP hold for a refusal (for an x402-paid act, the lines its payment paid); empty for a public demo'),
 });
 const demoHopRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema.optional() });
 const demoActRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema });
 const demoLookupQuery = z.object({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live) });
 
 function actReply(r: HopResult) {
+  const { charge: _first, ...hop } = hopBody(r);
   return reply({
-    ...hopBody(r),
+    ...hop,
     acted: r.outcome.verdict,
     act_kind: r.receipt.payload.data?.act_kind,
     fingerprint: r.fingerprint,
@@ -131,7 +136,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       const { fuse_id } = readQuery(event, lookupQuery);
       return toResponse(await lookup(ctx, caller, fuse_id));
     }),
-  { tool: 'ocsp', summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503] });
+  { tool: 'ocsp', summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503], x402: false });
 
   keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event, _, bill) =>
     governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, bill),

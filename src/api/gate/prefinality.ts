@@ -37,9 +37,10 @@ import type { Fuse, FuseState } from '../../ledger/fuses.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
 import type { ReceiptInput } from '../../ledger/receipts.ts';
-import { paymentFacts, type VerifiedPayment } from '../../payments/x402/gate.ts';
+import { paymentFacts, type PresentedPayment } from '../../payments/x402/gate.ts';
 import { paidCallOf } from '../../payments/x402/keyless.ts';
-import { paidRouteOf, resourceOf, priceMicros } from '../../payments/x402/resources.ts';
+import { fixedMicros, paidRouteOf, resourceOf, pricesToConvert } from '../../payments/x402/resources.ts';
+import { priceInAtomicUnits } from '../../domain/x402.ts';
 import { paidResource } from '../../payments/x402/service.ts';
 import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -48,7 +49,7 @@ import type { ActCharge, ActState } from '../../ledger/acts.ts';
 import type { ClearActRow } from '../../ledger/clear.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
-import type { Router } from '../router.ts';
+import type { Router, X402Doc } from '../router.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
@@ -93,12 +94,12 @@ const verifyRequestSchema = z.strictObject({ receipt: z.string().min(1).max(1638
 const rtpGateRequestSchema = z.strictObject({ receipt: z.string().min(1).max(16384), payment_order: paymentOrderSchema });
 
 interface Caller {
-  /** undefined for the public demo and for a paid call. */
+  /** The key, or the keyless payer's (`x402:<network>:<payer>`, the receipt JWT's `sub`); undefined for the public demo. */
   keyId: string | undefined;
   /** Whose fuses the caller sees (its account); undefined for the public demo. */
   owner?: string | undefined;
-  /** A keyless call paying with x402 (verified, not yet settled). */
-  payment?: VerifiedPayment;
+  /** A keyless call paying with x402 (presented; verified and settled by the pipeline). */
+  payment?: PresentedPayment;
 }
 
 export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void {
@@ -119,7 +120,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   } satisfies KeyedActDoc<typeof evaluateRequestSchema>;
   // For the manifest: whether this service takes a payment for evaluate, and its requirements.
   const route = paidRouteOf('POST', EVALUATE_PATH, { ...evaluateDoc, auth: 'key' })!;
-  const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route));
+  const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), pricesToConvert(route));
 
   /** The fuse's state if the caller may see it (its own fuses; drill fuses for the demo). */
   function visibleState(fuse: Fuse | undefined, caller: Caller): FuseState | undefined {
@@ -133,7 +134,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
    */
   async function decide(event: H3Event, req: EvaluateRequest, caller: Caller, bill: Bill): Promise<Reply> {
     const fuseId = req.context?.fuse_id;
-    const demo = caller.keyId === undefined && caller.payment === undefined;
+    const demo = caller.keyId === undefined;
     const transfer_hash = fingerprint(req.transfer);
     const decideUnderLock = (state: ActState): ActDecision => {
       const now = new Date();
@@ -157,7 +158,8 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const unpaid = caller.payment ? { ...paymentFacts(caller.payment), settled: false } : undefined;
       const input: ReceiptInput = unpaid ? { ...act, data: { ...act.data, payment: unpaid } } : act;
       // The rules say which SKU a decision charges (GO the hop toll, NO_GO and HOLD the NAP hold); the declaration prices it.
-      const line = demo || caller.payment ? undefined : bill(meteringOf(ev.decision).sku);
+      // A payer's line is its price (what it pays instead; charged to no key, api/act.ts).
+      const line = demo ? undefined : bill(meteringOf(ev.decision).sku);
       const charges: ActCharge[] = line && caller.keyId ? [{ keyId: caller.keyId, ...line }] : [];
       const receipt = state.receipt(ctx, input, { charges });
       // Only GO carries a JWT (SPEC 2.2); it names the log receipt, so it is signed second.
@@ -165,7 +167,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         ev.decision === 'GO'
           ? signPrefinalityJwt(key, {
               iss: ctx.config.BASE_URL,
-              sub: caller.keyId ?? (caller.payment ? `x402:${caller.payment.network}:${caller.payment.payer}` : 'demo'),
+              sub: caller.keyId ?? 'demo',
               iat,
               exp,
               jti,
@@ -193,8 +195,8 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         charge: line ? chargeView(line) : null,
         ...(unpaid ? { payment: { ...unpaid, detail: `not settled: only a GO is paid; this ${ev.decision} cost nothing` } } : {}),
       };
-      // A GO clears exposure, as a PERMIT does on the execute gate.
-      const cleared = line && caller.keyId && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
+      // A key's GO clears exposure, as a PERMIT does on the execute gate (a payer has no month to clear it in).
+      const cleared = line && caller.keyId && !caller.payment && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
       const clearAct: ClearActRow | undefined =
         cleared !== undefined ? { keyId: caller.keyId!, decision: 'GO', exposureMicros: Number(cleared), at: now } : undefined;
       return { writes: { receipt, records: clearAct ? [{ table: 'clear_counters', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
@@ -211,9 +213,9 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   }
 
   keyedAct(router, ctx, EVALUATE_PATH, evaluateDoc, (req, key, event, _, bill) => {
-    // A payment instead of a key: the payer owns no fuse (it sees the public's) and is charged no toll.
+    // A payment instead of a key: the payer owns no fuse (it sees the public's) and pays instead of a toll.
     const payment = paidCallOf(event)?.payment;
-    return decide(event, req, payment ? { keyId: undefined, owner: ownerId(key), payment } : { keyId: key.id, owner: ownerId(key) }, bill);
+    return decide(event, req, { keyId: key.id, owner: ownerId(key), ...(payment ? { payment } : {}) }, bill);
   });
 
   router.post(DEMO_EVALUATE_PATH, async (event) => {
@@ -234,8 +236,10 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     );
   }, { tool: 'prefinality_verify', summary: 'Is a pre-finality receipt JWT valid, and why not', auth: 'public', tag: 'prefinality', body: verifyRequestSchema });
 
-  // No x402: the receipt it clears must have been obtained by the calling key (rtpGateReasons), which a keyless payer has none of.
-  keyedAct(router, ctx, RTP_GATE_PATH, { tool: 'rtp_gate', summary: 'Does a GO receipt clear this RTP payment order (single use)', tag: 'prefinality', body: rtpGateRequestSchema, bodyFirst: true, responses: { 200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody }, 403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody } }, problems: [409, 422], charges: ['verify_attestation', 'hold'], x402: false }, async ({ receipt: token, payment_order: order }, key, event, _, bill) => {
+  // x402 too: a keyless payer gates the GO receipts it paid for (their `sub` is its payer id, rtpGateReasons). Like evaluate,
+  // only a pass is settled: whether a receipt clears depends on who presents it, which a price asked before the payment cannot know.
+  const rtpGateX402: X402Doc = { sku: meteringOf('rtp_gate_pass').sku, when: 'no API key; settled only when the receipt clears the order (GO, 200)', settlesOn: [200] };
+  keyedAct(router, ctx, RTP_GATE_PATH, { tool: 'rtp_gate', summary: 'Does a GO receipt clear this RTP payment order (single use)', tag: 'prefinality', body: rtpGateRequestSchema, bodyFirst: true, responses: { 200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody }, 403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody } }, problems: [409, 422], charges: ['verify_attestation', 'hold'], x402: rtpGateX402 }, async ({ receipt: token, payment_order: order }, key, event, _, bill) => {
     const orderHash = fingerprint(order);
     for (let attempt = 0; ; attempt++) {
       const v = await verifyPrefinalityJwt(token, ctx.keyring, { issuer: ctx.config.BASE_URL });
@@ -326,7 +330,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         },
         rules: RULES.rules.map((r) => ({ id: r.id, decision: r.decision, description: r.description })),
         x402_configured: paid !== undefined,
-        ...(paid ? { x402: paid.requirementsDocument() } : {}),
+        ...(paid ? { x402: paid.requirementsDocument(priceInAtomicUnits(fixedMicros(route), paid.decimals)) } : {}),
       }),
       { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
     );

@@ -30,11 +30,18 @@ const healthResponse = z.object({
 
 const JSON_NO_STORE = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
-/** GET /v1/me's body, serialized: the key as it is now, this period's hops, usage per SKU and the open checkout. */
+/**
+ * GET /v1/me's body, serialized: the key as it is now, and under `usage` what
+ * this period counted, its hops and its tolls alike (period_start up to now);
+ * under `lifetime` the key's tolls since it was made; and the open checkout.
+ */
 async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> {
   // The authenticated key may come from the auth cache, whose hops_used may lag: read the row.
   const key = (await getApiKey(ctx.ledger.read, authenticated.id)) ?? authenticated;
-  const [u, checkout] = await Promise.all([usage(ctx.ledger.read, key.id), openCheckoutView(ctx, key.id)]);
+  const start = periodStart(key.hop_period);
+  const [life, checkout] = await Promise.all([usage(ctx.ledger.read, key.id), openCheckoutView(ctx, key.id)]);
+  // A key whose period is "none" has one period: its lifetime.
+  const u = start ? await usage(ctx.ledger.read, key.id, start) : life;
   return JSON.stringify({
     object: 'api_key',
     id: key.id,
@@ -46,13 +53,19 @@ async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> 
     hop_limit: key.hop_limit,
     usage: {
       period: key.hop_period,
-      period_start: periodStart(key.hop_period) || null,
+      period_start: start || null,
       resets_at: periodReset(key.hop_period),
       hops_used: key.hops_used,
       hops_remaining: Math.max(0, key.hop_limit - key.hops_used),
       tolls: u.by_sku,
       total_usd: u.total_usd,
       nap_usd: u.nap_usd,
+    },
+    lifetime: {
+      since: key.created_at,
+      tolls: life.by_sku,
+      total_usd: life.total_usd,
+      nap_usd: life.nap_usd,
     },
     operator_checkout: checkout,
   });
@@ -162,7 +175,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/v1/me', async (event) => {
     const key = await requireKey(event, ctx);
     return new HTTPResponse(await meBody(ctx, key), { headers: JSON_NO_STORE });
-  }, { tool: 'me', summary: "The calling key's account, role, hop limit, this period's hops (used, remaining, reset time) and usage per SKU", auth: 'key', tag: 'system' });
+  }, { tool: 'me', summary: "The calling key's account, role, hop limit, this period's hops and tolls per SKU (used, remaining, reset time), and its lifetime tolls", auth: 'key', tag: 'system' });
 
   router.get('/crypto/public-key', () => {
     const { current, all } = ctx.keyring;

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { HTTPResponse } from 'h3';
 import { catalogByKey } from '../../catalog/catalogs.ts';
+import { servedUrls } from '../../config.ts';
 import type { AppContext } from '../context.ts';
 import { servedBody, strongEtag } from '../static-site.ts';
 import type { RouteDoc, Router } from '../router.ts';
@@ -19,7 +20,7 @@ export function liveCatalog(
   doc: RouteDoc,
 ): void {
   let built: Record<string, unknown> | undefined;
-  const urls = { site: ctx.config.SITE_URL, gate: ctx.config.BASE_URL };
+  const urls = servedUrls(ctx.config);
   const base = (): Record<string, unknown> => {
     if (!built) {
       try {

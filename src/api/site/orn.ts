@@ -117,8 +117,6 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
       problems: [409, 422],
       charges: ['sharp'],
       chargeRules: { sharp: { amount: 'orn_sharp' } },
-      // No x402: the toll is per agent and event of the graph (sharpMicros); an exact payment cannot price it.
-      x402: false,
       lane: true,
       example: { graph_id: 'swarm-7', agents_in_graph: 5, events: 3 },
     },

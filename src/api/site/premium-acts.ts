@@ -7,14 +7,16 @@
  *   POST /api/v1/spoliation-seal/matter      matter_spoliation 500   one signed root over every spoliation seal of a matter
  *   POST /api/v1/foundry/parametric/run      parametric_run 2.00     run a FIRED trigger's parametric_window action
  *   POST /api/v1/clear/before                clear_before_act 10 / clear_before_wire 50 / clear_before_contract 150
- *                                            a pre-clearance: the execute-gate decision ahead of the act, individually signed
- * Each charges its toll once per act, shows it in `charge`, and seals a receipt.
+ *                                            a pre-clearance: the execute-gate decision ahead of the act, individually signed;
+ *                                            a refusal is the NAP hold 0.50 (SPEC: refusals map to NAP)
+ * Each charges its toll once per act (a refused pre-clearance its NAP), shows it in `charge`, and seals a receipt.
  */
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { rootOf, leafHash } from '../../crypto/merkle.ts';
 import { CLEAR_RULES_VERSION, decideClear, type ClearFacts } from '../../domain/clear.ts';
 import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { isRefusal } from '../../domain/pricing.ts';
 import { nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import type { Fuse } from '../../ledger/fuses.ts';
@@ -36,7 +38,7 @@ import { nudgeDeliverer } from './webhooks.ts';
 import { committed } from './metered.ts';
 import { usdAmount } from './schemas.ts';
 
-/** The pre-clearance tiers and their tolls. */
+/** The pre-clearance tiers and their tolls (a pre-clearance that goes ahead; a refusal is the NAP `hold`). */
 export const CLEAR_BEFORE = { act: 'clear_before_act', wire: 'clear_before_wire', contract: 'clear_before_contract' } as const;
 
 const charged = { charge: chargeSchema, receipt_id: z.string(), verify_url: z.string() };
@@ -47,7 +49,7 @@ export const panicRequest = z.strictObject({ reason: z.string().min(1).max(500).
 export const matterRequest = z.strictObject({ matter_ref: z.string().min(1).max(128).describe('the matter_ref of the spoliation seals to seal together') });
 export const parametricRequest = z.strictObject({ trigger_id: z.string().regex(/^trg_[A-Za-z0-9_-]{1,64}$/, 'a trigger id such as trg_…') });
 export const clearBeforeRequest = z.strictObject({
-  tier: z.enum(['act', 'wire', 'contract']).describe('what is pre-cleared: an act (10.00), a wire (50.00) or a contract (150.00)'),
+  tier: z.enum(['act', 'wire', 'contract']).describe('what is pre-cleared: an act (10.00), a wire (50.00) or a contract (150.00); a refusal is charged the NAP hold (0.50) whatever the tier'),
   fuse_id: fuseIdSchema,
   action: actionSchema,
   exposure_usd: usdAmount.optional(),
@@ -255,12 +257,12 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/clear/before',
     {
-      summary: 'Clear before: a pre-clearance, the execute-gate decision (PERMIT, DENY, HOLD, SILENCE) given ahead of an act, a wire or a contract in an individually signed receipt a counterparty verifies offline; charged its tier toll whatever the decision; clears no exposure and counts no hop',
+      summary: 'Clear before: a pre-clearance, the execute-gate decision (PERMIT, DENY, HOLD, SILENCE) given ahead of an act, a wire or a contract in an individually signed receipt a counterparty verifies offline; a PERMIT is charged its tier toll, a refusal the NAP hold; clears no exposure and counts no hop',
       tag: 'clear',
       body: clearBeforeRequest,
       response: z.looseObject({ tier: z.string(), decision: z.string(), receipt: z.string(), ...charged }),
       problems: [404],
-      charges: Object.values(CLEAR_BEFORE),
+      charges: [...Object.values(CLEAR_BEFORE), 'hold'],
       example: { tier: 'wire', fuse_id: 'fuse_…', action: { kind: 'wire', amount: '250000.00' }, exposure_usd: '250000.00' },
     },
     async (b, key, event, _, bill) => {
@@ -275,7 +277,8 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       };
       const outcome = decideClear(facts);
       const sku = CLEAR_BEFORE[b.tier];
-      const line = { keyId: key.id, ...bill(sku) };
+      // SPEC 1, 2.4: a refusal (DENY, HOLD, SILENCE) is metered as the NAP, not as the tier's toll.
+      const line = { keyId: key.id, ...bill(isRefusal(outcome.decision) ? 'hold' : sku) };
       const input = {
         kind: sku,
         decision: outcome.decision,

@@ -1,16 +1,18 @@
 /**
  * GET /api/v1/pricing (our extension): the complete price list of
- * src/catalog/pricing-table.ts, with this service's OPERATOR_FLOOR_USD.
+ * src/catalog/pricing-table.ts, with this service's OPERATOR_FLOOR_USD and
+ * SALES_CONTACT (for the prices sold by contact).
  */
 import { pricingTable } from '../../catalog/pricing-table.ts';
+import { salesContactOf } from '../../urls.ts';
 import type { AppContext } from '../context.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 
 export function registerPricingRoutes(router: Router, ctx: AppContext): void {
-  const body = pricingTable({ operatorFloorUsd: ctx.config.OPERATOR_FLOOR_USD });
+  const body = pricingTable({ operatorFloorUsd: ctx.config.OPERATOR_FLOOR_USD, salesContact: salesContactOf(ctx.config) });
   router.get('/api/v1/pricing', () => toResponse(reply(body), { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }), {
-    summary: 'The complete price list (tolls, bps tiers, settlement, NAP, layer fees, clearing, relay, operator formula with this service\'s floor)',
+    summary: 'The complete price list (tolls, bps tiers, settlement, NAP, layer fees, clearing, relay, diligence, operator formula with this service\'s floor); each price names the endpoint that charges it, or the contact that sells it',
     auth: 'public',
     tag: 'system',
   });

@@ -55,6 +55,21 @@ export const thresholdSchema = z
   })
   .describe('our threshold condition (SPEC leaves it open): a metric, an operator and a decimal value');
 
+/**
+ * An obligation's exposure ceiling: a decimal USD string like every other amount ("5000000" or
+ * "5000000.00"), or, as the API accepted before, a whole JSON number. The ceiling is whole USD, as
+ * the catalog's templates state it (SPEC 2.5), so it stays a whole number in the obligation surface.
+ */
+const ceilingUsd = z
+  .union([
+    usdAmount
+      .refine((s) => /^\d+(\.0{1,2})?$/.test(s), 'an exposure ceiling is whole USD, as the templates state it (e.g. "5000000" or "5000000.00")')
+      .transform((s) => Number(s.split('.')[0])),
+    z.number().int('a JSON number ceiling must be whole USD (or send a decimal string such as "5000000.00")'),
+  ])
+  .refine((n) => n > 0, 'must be more than 0')
+  .describe("at most the template's exposure_ceiling_usd; a decimal USD string in whole dollars (\"5000000.00\"), or a whole JSON number (accepted as before)");
+
 export const publishRequest = z.strictObject({
   template_id: z
     .enum([...templateIds, CUSTOM_TEMPLATE])
@@ -63,7 +78,7 @@ export const publishRequest = z.strictObject({
   obligation: z
     .strictObject({
       callable_actions: z.array(z.string()).min(1).optional().describe("a subset of the template's callable_actions"),
-      exposure_ceiling_usd: z.number().int().positive().optional().describe("at most the template's exposure_ceiling_usd"),
+      exposure_ceiling_usd: ceilingUsd.optional(),
       fee_bps: z
         .number()
         .min(0)
@@ -231,7 +246,8 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 409, 422],
       charges: ['bps_fire', FEE_SKU],
       chargeRules: { [FEE_SKU]: { amount: 'trigger_fire_fee' } },
-      // No x402: the fee is bps of the exposure enabled, known only under the lock; an exact payment cannot price it.
+      // No x402: a trigger is fired by the account that published it (its key); a keyless payer has no account, and
+      // every payer's triggers would be one public pool anyone could fire (docs/x402.md).
       x402: false,
       example: { trigger_id: 'trg_F4XWbax5r2lYmXbruurTFZ', reading: '0.91' },
       after: (r) => withCheckpointNote(ctx, r),

@@ -1,10 +1,12 @@
 /**
  * Taking an x402 payment for one act, the small adapter a route calls.
  *
- * Order (docs/x402.md, "Order and crashes"):
- *   1. read   the PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1) header, check it matches what we ask
- *   2. verify with the facilitator (nothing is written; a refusal is a 402, an outage a 503)
- *   3. decide the act (the route)
+ * Order (docs/x402.md, "Order, and what a crash does"):
+ *   1. read   the PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1) header (`read`: whatever is wrong with
+ *             it is kept, and answered once the price is known)
+ *   2. decide the act under the lock and roll it back: its charge lines are its price (api/act.ts)
+ *   3. verify the payment against that price and our terms, then with the facilitator (`verify`;
+ *             nothing is written; a refusal is a 402, an outage a 503)
  *   4. claim  the payment in the ledger (state settling; unique payment id: a replay stops here)
  *   5. settle with the facilitator (refused: state failed, 402, no act; unknown: stays settling, 503)
  *   6. commit the act, its receipt (which names the payment and its transaction) and the
@@ -14,6 +16,7 @@
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import { PaymentPayloadV1Schema, PaymentPayloadV2Schema } from '@x402/core/schemas';
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import { getAddress, isAddress } from 'viem';
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import {
@@ -32,17 +35,29 @@ import type { Facilitator } from './facilitator.ts';
 import type { X402Setup } from './settings.ts';
 import { authorizationIdentity, checkPaymentTerms } from './terms.ts';
 
-/** A payment the facilitator verified for this resource and price, not yet claimed. */
-export interface VerifiedPayment {
+/**
+ * A payment as presented, read but not verified: who it says pays and how
+ * much it says it moves (what the act is decided for), and what is wrong
+ * with it, if anything, answered once the price is known (`verify`).
+ */
+export interface PresentedPayment {
   version: 1 | 2;
-  paymentId: string;
   payload: PaymentPayload;
-  requirements: PaymentRequirements;
+  paymentId: string;
+  /** The authorization's `from` (the zero address when it names none). */
   payer: string;
+  /** The authorization's `value`, atomic units ('0' when it states none). */
   amount: string;
   network: string;
   asset: string;
   payTo: string;
+  /** Why it is refused whatever the price (malformed, already used). */
+  refusal?: { code: string; detail: string; extra?: Record<string, unknown> };
+}
+
+/** A payment the gate and the facilitator verified for a resource at its price, not yet claimed. */
+export interface VerifiedPayment extends PresentedPayment {
+  requirements: PaymentRequirements;
 }
 
 /** A payment settled for an act; `commit` must run in the act's transaction. */
@@ -52,7 +67,7 @@ export interface SettledPayment extends VerifiedPayment {
 }
 
 /** What a receipt says about the payment that paid for it. */
-export function paymentFacts(p: VerifiedPayment, transaction?: string) {
+export function paymentFacts(p: PresentedPayment, transaction?: string) {
   return {
     protocol: 'x402',
     scheme: 'exact',
@@ -80,130 +95,138 @@ const paymentIdOf = (network: string, asset: string, auth: { from: string; nonce
 
 const same = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase();
 
-/** One paid resource: its URL, description and price (atomic units of the asset). */
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+
+/** One paid resource: its URL and description; each call is priced by what it asks for (atomic units of the asset). */
 export class PaidResource {
   private readonly ctx: AppContext;
   private readonly setup: X402Setup;
   private readonly facilitator: Facilitator;
   readonly resource: X402Resource;
-  readonly amount: string;
 
-  constructor(ctx: AppContext, setup: X402Setup, facilitator: Facilitator, resource: X402Resource, amount: string) {
+  constructor(ctx: AppContext, setup: X402Setup, facilitator: Facilitator, resource: X402Resource) {
     this.ctx = ctx;
     this.setup = setup;
     this.facilitator = facilitator;
     this.resource = resource;
-    this.amount = amount;
   }
 
   get network(): string {
     return this.setup.settings.network;
   }
 
-  /** The x402 402 answer: v2 PAYMENT-REQUIRED header, v1 body; `code`/`detail` name why a presented payment failed. */
-  paymentRequired(error: string, why?: { code: string; detail: string; extra?: Record<string, unknown> }): Response {
+  /** Decimals of the asset: a price in micro-USD is `priceInAtomicUnits(micros, decimals)`. */
+  get decimals(): number {
+    return this.setup.settings.decimals;
+  }
+
+  /** The x402 402 answer for `amount`: v2 PAYMENT-REQUIRED header, v1 body; `code`/`detail` name why a presented payment failed. */
+  paymentRequired(error: string, amount: string, why?: { code: string; detail: string; extra?: Record<string, unknown> }): Response {
     const s = this.setup.settings;
     const headers = new Headers({
       'content-type': 'application/json; charset=utf-8',
       'cache-control': 'no-store',
-      'payment-required': encodePaymentRequiredHeader(paymentRequiredV2(s, this.resource, this.amount, error)),
+      'payment-required': encodePaymentRequiredHeader(paymentRequiredV2(s, this.resource, amount, error)),
       'access-control-expose-headers': 'PAYMENT-REQUIRED',
     });
-    const body = { ...paymentRequiredV1(s, this.resource, this.amount, error), ...(why ? { code: why.code, detail: why.detail, ...why.extra } : {}) };
+    const body = { ...paymentRequiredV1(s, this.resource, amount, error), ...(why ? { code: why.code, detail: why.detail, ...why.extra } : {}) };
     return new Response(JSON.stringify(body), { status: 402, headers });
   }
 
-  /** The v2 payment requirements, as the manifests publish them. */
-  requirementsDocument() {
-    return paymentRequiredV2(this.setup.settings, this.resource, this.amount, '');
+  /** The v2 payment requirements at `amount`, as the manifests publish them. */
+  requirementsDocument(amount: string) {
+    return paymentRequiredV2(this.setup.settings, this.resource, amount, '');
   }
 
-  private refuse(code: string, detail: string, extra?: Record<string, unknown>): PaymentRefused {
-    return new PaymentRefused(this.paymentRequired(code, { code, detail, ...(extra ? { extra } : {}) }));
+  private refuse(amount: string, code: string, detail: string, extra?: Record<string, unknown>): PaymentRefused {
+    return new PaymentRefused(this.paymentRequired(code, amount, { code, detail, ...(extra ? { extra } : {}) }));
   }
 
   /**
-   * Steps 1-2: the presented payment, checked against our requirements and
-   * terms (terms.ts: value, recipient, validity, resource, nonce, signature),
-   * then verified by the facilitator.
+   * Step 1: the presented payment, read. Nothing is refused here: a header
+   * that is not a payment, or a payment already used, is answered by `verify`
+   * with the requirements of the act's price.
    */
-  async verify(event: H3Event): Promise<VerifiedPayment> {
-    const v2Header = event.req.headers.get('payment-signature');
-    const raw = v2Header ?? event.req.headers.get('x-payment');
-    if (raw === null) throw this.refuse('x402_payment_required', 'send a PAYMENT-SIGNATURE header (x402 v2) or X-PAYMENT (v1)');
+  async read(event: H3Event): Promise<PresentedPayment> {
+    const s = this.setup.settings;
+    const raw = event.req.headers.get('payment-signature') ?? event.req.headers.get('x-payment');
+    const base = { version: 2 as const, payload: {} as PaymentPayload, paymentId: '', payer: ZERO_ADDRESS, amount: '0', network: s.network, asset: s.asset, payTo: s.payTo };
+    if (raw === null) return { ...base, refusal: { code: 'x402_payment_required', detail: 'send a PAYMENT-SIGNATURE header (x402 v2) or X-PAYMENT (v1)' } };
     let decoded: unknown;
     try {
       decoded = decodePaymentSignatureHeader(raw.trim());
     } catch {
-      throw this.refuse('x402_payment_malformed', 'the payment header is not base64-encoded JSON');
+      return { ...base, refusal: { code: 'x402_payment_malformed', detail: 'the payment header is not base64-encoded JSON' } };
     }
-    const s = this.setup.settings;
     const v2 = PaymentPayloadV2Schema.safeParse(decoded);
     const v1 = v2.success ? undefined : PaymentPayloadV1Schema.safeParse(decoded);
-    let payload: PaymentPayload;
-    let requirements: PaymentRequirements;
-    let version: 1 | 2;
-    if (v2.success) {
-      version = 2;
-      payload = v2.data as PaymentPayload;
-      requirements = requirementsV2(s, this.amount);
-      const a = payload.accepted;
-      const wrong = (['scheme', 'network', 'amount', 'asset', 'payTo'] as const).filter((f) => !same(a[f], requirements[f]));
-      if (wrong.length) {
-        throw this.refuse('x402_payment_mismatch', `the payment does not match what this resource accepts: ${wrong.join(', ')}`, {
-          fields: wrong,
-        });
-      }
-    } else if (v1?.success) {
-      version = 1;
-      payload = v1.data as unknown as PaymentPayload;
-      requirements = requirementsV1(s, this.resource, this.amount) as unknown as PaymentRequirements;
-      const wrong = [
-        ...(v1.data.scheme === 'exact' ? [] : ['scheme']),
-        ...(v1.data.network === v1NetworkName(s.network) ? [] : ['network']),
-      ];
-      if (wrong.length) {
-        throw this.refuse('x402_payment_mismatch', `the payment does not match what this resource accepts: ${wrong.join(', ')}`, { fields: wrong });
-      }
-    } else {
-      throw this.refuse('x402_payment_malformed', 'the payment header is not an x402 v1 or v2 payment payload');
-    }
-    // A known payment is refused first, with what it paid for, and before the facilitator is asked: it may well still call it valid.
+    if (!v2.success && !v1?.success) return { ...base, refusal: { code: 'x402_payment_malformed', detail: 'the payment header is not an x402 v1 or v2 payment payload' } };
+    const payload = (v2.success ? v2.data : v1!.data) as unknown as PaymentPayload;
+    const version = v2.success ? 2 : 1;
+    const auth = (payload.payload as Record<string, unknown>).authorization as Record<string, unknown> | undefined;
+    const from = typeof auth?.from === 'string' && isAddress(auth.from, { strict: false }) ? getAddress(auth.from) : ZERO_ADDRESS;
+    const value = typeof auth?.value === 'string' ? auth.value : '0';
     const identity = authorizationIdentity(payload);
-    const known = identity && (await getPayment(this.ctx.ledger.read, paymentIdOf(s.network, s.asset, identity)));
-    if (known) throw this.used(known);
+    const presented: PresentedPayment = { ...base, version, payload, payer: from, amount: value, paymentId: identity ? paymentIdOf(s.network, s.asset, identity) : '' };
+    // A known payment is refused first, with what it paid for, and before the facilitator is asked: it may well still call it valid.
+    const known = identity && (await getPayment(this.ctx.ledger.read, presented.paymentId));
+    return known ? { ...presented, refusal: this.usedRefusal(known) } : presented;
+  }
+
+  /**
+   * Step 3: the presented payment checked against what this act costs
+   * (`amount`, atomic units) and our terms (terms.ts: exactly the price, the
+   * recipient, validity, resource, nonce, signature), then verified by the facilitator.
+   */
+  async verify(p: PresentedPayment, amount: string): Promise<VerifiedPayment> {
+    if (p.refusal) throw this.refuse(amount, p.refusal.code, p.refusal.detail, p.refusal.extra);
+    const s = this.setup.settings;
+    const { payload } = p;
+    let requirements: PaymentRequirements;
+    let wrong: string[];
+    if (p.version === 2) {
+      requirements = requirementsV2(s, amount);
+      const a = payload.accepted;
+      wrong = (['scheme', 'network', 'amount', 'asset', 'payTo'] as const).filter((f) => !same(a[f], requirements[f]));
+    } else {
+      requirements = requirementsV1(s, this.resource, amount) as unknown as PaymentRequirements;
+      const v1 = payload as unknown as { scheme: string; network: string };
+      wrong = [...(v1.scheme === 'exact' ? [] : ['scheme']), ...(v1.network === v1NetworkName(s.network) ? [] : ['network'])];
+    }
+    if (wrong.length) throw this.refuse(amount, 'x402_payment_mismatch', `the payment does not match what this request costs and where it is paid: ${wrong.join(', ')}`, { fields: wrong });
     // The terms are ours to check: a facilitator only says whether the signature can settle.
     const terms = await checkPaymentTerms(
       payload,
-      { price: this.amount, payTo: s.payTo, asset: s.asset, network: s.network, assetName: s.assetName, assetVersion: s.assetVersion, resource: this.resource.url },
+      { price: amount, payTo: s.payTo, asset: s.asset, network: s.network, assetName: s.assetName, assetVersion: s.assetVersion, resource: this.resource.url },
       Math.floor(Date.now() / 1000),
     );
-    if (!terms.ok) throw this.refuse(terms.code, terms.detail, { fields: terms.fields });
+    if (!terms.ok) throw this.refuse(amount, terms.code, terms.detail, { fields: terms.fields });
     const paymentId = paymentIdOf(s.network, s.asset, terms.authorization);
 
     const verdict = await this.facilitator.verify(payload, requirements);
     if (verdict.kind === 'unavailable') throw facilitatorUnavailable(verdict.detail, this.ctx);
     if (verdict.kind === 'invalid') {
-      throw this.refuse('x402_payment_invalid', `the facilitator refused the payment: ${verdict.reason}${verdict.message ? ` (${verdict.message})` : ''}`, {
+      throw this.refuse(amount, 'x402_payment_invalid', `the facilitator refused the payment: ${verdict.reason}${verdict.message ? ` (${verdict.message})` : ''}`, {
         reason: verdict.reason,
       });
     }
     // The payer and the amount are what the verified signature says, whatever the facilitator answered.
-    const { from: payer, value: amount } = terms.authorization;
-    return { version, paymentId, payload, requirements, payer, amount, network: s.network, asset: s.asset, payTo: s.payTo };
+    const { from: payer, value } = terms.authorization;
+    return { version: p.version, paymentId, payload, requirements, payer, amount: value, network: s.network, asset: s.asset, payTo: s.payTo };
   }
 
-  private used(row: PaymentRow): PaymentRefused {
+  private usedRefusal(row: PaymentRow): NonNullable<PresentedPayment['refusal']> {
     const detail =
       row.state === 'settled'
         ? 'this payment has already paid for an act; sign a new authorization'
         : row.state === 'failed'
           ? 'this payment failed to settle; sign a new authorization'
           : 'this payment is being settled for another request';
-    return this.refuse('x402_payment_used', detail, {
-      payment_state: row.state,
-      ...(row.receipt_id ? { receipt_id: row.receipt_id, verify_url: `${this.ctx.config.BASE_URL}/v1/receipts/${row.receipt_id}` } : {}),
-    });
+    return {
+      code: 'x402_payment_used',
+      detail,
+      extra: { payment_state: row.state, ...(row.receipt_id ? { receipt_id: row.receipt_id, verify_url: `${this.ctx.config.BASE_URL}/v1/receipts/${row.receipt_id}` } : {}) },
+    };
   }
 
   /**
@@ -229,8 +252,8 @@ export class PaidResource {
       }),
     );
     if (!claimed) {
-      const row = await getPayment(this.ctx.ledger.read, p.paymentId);
-      throw this.used(row!);
+      const used = this.usedRefusal((await getPayment(this.ctx.ledger.read, p.paymentId))!);
+      throw this.refuse(p.amount, used.code, used.detail, used.extra);
     }
     const outcome = await this.facilitator.settle(p.payload, p.requirements);
     if (outcome.kind === 'settled') {
@@ -238,7 +261,7 @@ export class PaidResource {
     }
     if (outcome.kind === 'refused') {
       await this.ctx.ledger.write((tx) => finishPayment(tx, p.paymentId, { state: 'failed', error: outcome.reason }));
-      throw this.refuse('x402_settlement_failed', `the payment could not be settled: ${outcome.reason}; nothing was done and nothing charged`, {
+      throw this.refuse(p.amount, 'x402_settlement_failed', `the payment could not be settled: ${outcome.reason}; nothing was done and nothing charged`, {
         reason: outcome.reason,
       });
     }

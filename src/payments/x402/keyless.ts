@@ -2,14 +2,18 @@
  * x402 on every metered keyed operation (docs/x402.md, "Every metered
  * operation"): a call without a key pays for this one act instead.
  *
- *   no key, no payment   402 with the operation's requirements, before its body is read
- *   no key, a payment    the body read (400 refuses it, nothing asked), the payment's terms
- *                        checked and verified (gate.ts); the operation's handler runs as the
- *                        payer (an agent with no account of ours: `payerKey`), and when it
- *                        commits its act (api/act.ts commitAct) the payment is claimed and
- *                        settled first, then the act is committed with the payment settled
- *                        in the same transaction: no charge to any key, no hop counted, the
- *                        receipt and the answer naming the payment, PAYMENT-RESPONSE sent.
+ *   no key, no payment   402 with the requirements of this request's price: before the body is
+ *                        read for an operation with one price; for one priced by the request
+ *                        (api/act.ts), the body read (400 refuses it) and the act decided as
+ *                        a paid one would be, and rolled back: its charge lines are the price
+ *   no key, a payment    the body read (400 refuses it, nothing asked); the operation's handler
+ *                        runs as the payer (an agent with no account of ours: `payerKey`), and
+ *                        when it commits its act (api/act.ts commitAct) the act is decided and
+ *                        rolled back, its charge lines priced (`priceOf`), the payment verified
+ *                        at exactly that price (gate.ts), claimed and settled, then the act is
+ *                        committed with the payment settled in the same transaction: no charge
+ *                        to any key, no hop counted, the receipt and the answer naming the
+ *                        payment and the lines it paid, PAYMENT-RESPONSE sent.
  *   refused before commit  (bad input, a rule's 4xx): nothing settled, nothing charged.
  *   refused after settling (the state changed under the act, or a rule checked under the
  *                        lock): the money moved, so the payment gets its own receipt
@@ -17,11 +21,17 @@
  *
  * A paid call is its own idempotency: the payment pays for one act, and a
  * replay is answered x402_payment_used with the receipt it paid for.
+ *
+ * What a paid answer shows in `charge` (or `charges`) is what its payment
+ * took: the lines it was priced at (`asTaken`); nothing when it settled nothing.
  */
 import type { H3Event } from 'h3';
 import { canonicalJson, fingerprint } from '../../crypto/canonical.ts';
 import { compactJwsSync } from '../../crypto/jws.ts';
 import type { ActState, ActWrites } from '../../ledger/acts.ts';
+import { chargeView } from '../../api/charge.ts';
+import type { BilledLine } from '../../api/charges.ts';
+import { priceInAtomicUnits } from '../../domain/x402.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_OWNER } from '../../ledger/fuses.ts';
 import { RECEIPT_TYP, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
@@ -29,12 +39,18 @@ import type { Transaction } from '../../ledger/sql.ts';
 import type { AppContext } from '../../api/context.ts';
 import { Problem } from '../../api/problem.ts';
 import type { Reply } from '../../api/reply.ts';
-import { paymentFacts, type PaidResource, type SettledPayment, type VerifiedPayment } from './gate.ts';
+import { PaymentRefused, paymentFacts, type PaidResource, type PresentedPayment, type SettledPayment, type VerifiedPayment } from './gate.ts';
+import { fixedMicros, type PaidRoute } from './resources.ts';
 
 /** A keyless call paying with x402, kept on the request while its act runs. */
 export interface PaidCall {
   paid: PaidResource;
-  payment: VerifiedPayment;
+  /** What the operation's declaration says a payment buys (its listed price, its lines). */
+  route: PaidRoute;
+  /** The payment presented; undefined for a call that only asks its price (answered 402 with it). */
+  payment: PresentedPayment | undefined;
+  /** How a call without a payment is answered 402 with its price (a key past its hop limit says why). */
+  quote: QuoteAnswer;
   /** The payer as the operation's handler sees it. */
   key: ApiKey;
   /** `METHOD path` of the operation. */
@@ -44,6 +60,8 @@ export interface PaidCall {
   /** The answer statuses a payment is settled for (RouteDoc.x402.settlesOn); undefined: every committed act. */
   settlesOn: readonly number[] | undefined;
   requestHash: string;
+  /** Set once verified: the payment and the lines it pays (the price of the act as decided for it). */
+  verified?: { payment: VerifiedPayment; lines: readonly BilledLine[] };
   /** Set once settled: a re-decided act keeps its one settlement. */
   settled?: SettledPayment;
   /** Set once the act (or the payment's own receipt) committed. */
@@ -60,7 +78,7 @@ export const paidCallOf = (event: H3Event): PaidCall | undefined => event.contex
  * (DRILL_OWNER): it has no account of ours, so it sees what the public sees
  * (the drill fuses) and what it makes is the public's, never an account's.
  */
-export function payerKey(p: VerifiedPayment): ApiKey {
+export function payerKey(p: Pick<PresentedPayment, 'network' | 'payer'>): ApiKey {
   const id = `x402:${p.network}:${p.payer}`;
   const now = new Date().toISOString();
   return {
@@ -89,12 +107,61 @@ export interface PaidTerms {
   settlesOn: readonly number[] | undefined;
 }
 
-/** Starts a paid call of the operation; `key`: a key past its hop limit paying for this call (else the payer is `payerKey`). */
-export function startPaidCall(event: H3Event, paid: PaidResource, payment: VerifiedPayment, terms: PaidTerms, body: unknown, key?: ApiKey): PaidCall {
+/** The 402 a call without a payment gets: its `error`, and for a key past its hop limit the problem's fields. */
+export interface QuoteAnswer {
+  error: string;
+  why?: { code: string; detail: string; extra?: Record<string, unknown> };
+}
+
+/** A payer's key for deciding what a request without a payment would cost (no one pays for it). */
+const QUOTE_PAYER = '0x0000000000000000000000000000000000000000';
+
+/**
+ * Starts a paid call of the operation; `key`: a key past its hop limit paying for this call (else
+ * the payer is `payerKey`); `payment` undefined: the call only asks its price.
+ */
+export function startPaidCall(
+  event: H3Event,
+  paid: PaidResource,
+  route: PaidRoute,
+  payment: PresentedPayment | undefined,
+  terms: PaidTerms,
+  body: unknown,
+  key: ApiKey | undefined,
+  quote: QuoteAnswer,
+): PaidCall {
   const { operation, settlesOn } = terms;
-  const call: PaidCall = { paid, payment, key: key ?? payerKey(payment), keyless: key === undefined, operation, settlesOn, requestHash: fingerprint({ operation, body }) };
+  const payer = key ?? payerKey(payment ?? { network: paid.network, payer: QUOTE_PAYER });
+  const call: PaidCall = { paid, route, payment, quote, key: payer, keyless: key === undefined, operation, settlesOn, requestHash: fingerprint({ operation, body }) };
   event.context[CONTEXT] = call;
   return call;
+}
+
+/**
+ * The price of a paid act: the charge lines it states as decided (what a key
+ * would be charged for the same act), or, when it states none or is an answer
+ * its payment does not settle (a NO_GO of evaluate), the operation's listed price.
+ */
+export function priceOf(call: PaidCall, decided: ActWrites, settlesHere: boolean): readonly BilledLine[] {
+  const stated = settlesHere ? (decided.receipt?.payload.charges ?? []) : [];
+  if (stated.length) return stated.map((c) => ({ sku: c.sku, amountMicros: c.amount_micros, nap: c.nap === true }));
+  return [{ sku: call.route.sku, amountMicros: fixedMicros(call.route), nap: false }];
+}
+
+/** The lines' sum in atomic units of the asset. */
+const atomicAmount = (call: PaidCall, lines: readonly BilledLine[]): string =>
+  priceInAtomicUnits(lines.reduce((a, l) => a + l.amountMicros, 0), call.paid.decimals);
+
+/**
+ * The call's payment verified at the price of `lines` (once per price: a
+ * re-decided act at the same price keeps it). A call without a payment is
+ * answered here: 402 with that price.
+ */
+export async function verifyAtPrice(call: PaidCall, lines: readonly BilledLine[]): Promise<VerifiedPayment> {
+  const amount = atomicAmount(call, lines);
+  if (!call.payment) throw new PaymentRefused(call.paid.paymentRequired(call.quote.error, amount, call.quote.why));
+  if (call.verified?.payment.amount !== amount) call.verified = { payment: await call.paid.verify(call.payment, amount), lines };
+  return call.verified.payment;
 }
 
 const factsOf = (s: SettledPayment) => ({ ...paymentFacts(s, s.transaction), settled: true });
@@ -110,7 +177,7 @@ export const settles = (call: PaidCall, status: number): boolean => call.settles
  * writes, else with a receipt of the payment alone.
  */
 export async function settleOnce(call: PaidCall, decided?: ActWrites): Promise<SettledPayment> {
-  call.settled ??= await call.paid.settle(call.payment, call.requestHash, pendingReceipt(call, decided));
+  call.settled ??= await call.paid.settle(call.verified!.payment, call.requestHash, pendingReceipt(call, decided));
   return call.settled;
 }
 
@@ -128,19 +195,23 @@ function paymentReceiptInput(call: PaidCall, decision: 'PAID' | 'REFUSED', refus
     decision,
     subject: call.operation,
     fingerprint: call.requestHash,
-    data: { operation: call.operation, ...(call.settled ? { payment: factsOf(call.settled) } : { payment_id: call.payment.paymentId }), ...(refusal ? { refused: refusal } : {}) },
+    data: { operation: call.operation, ...(call.settled ? { payment: factsOf(call.settled) } : { payment_id: call.verified?.payment.paymentId ?? call.payment?.paymentId }), ...(refusal ? { refused: refusal } : {}) },
   };
 }
 
 /**
- * The receipt of a paid act, naming its payment and charging the payer's key
- * nothing (the payment replaces the toll); the same id and index, and a
- * self-contained receipt is signed again over the new payload.
+ * The receipt of a paid call's act charging no key (a payment pays instead, or
+ * nothing is paid), with `facts` about its payment in its data when given; the
+ * same id and index, and a self-contained receipt is signed again over the new
+ * payload. The answer names the new signature where it named the old one.
  */
-function withPayment(ctx: AppContext, r: Receipt, facts: Record<string, unknown>): Receipt {
+function uncharged(ctx: AppContext, d: PaidDecision, facts?: Record<string, unknown>): { receipt: Receipt | undefined; body: unknown } {
+  const r = d.writes.receipt;
+  if (!r) return { receipt: r, body: d.reply.body };
   const { charges: _paidInstead, ...rest } = r.payload;
-  const payload = { ...rest, data: { ...r.payload.data, payment: facts } };
-  return { ...r, payload, jws: r.jws === null ? null : compactJwsSync(canonicalJson(payload), ctx.keyring.current, RECEIPT_TYP) };
+  const payload = facts ? { ...rest, data: { ...r.payload.data, payment: facts } } : rest;
+  const jws = r.jws === null ? null : compactJwsSync(canonicalJson(payload), ctx.keyring.current, RECEIPT_TYP);
+  return { receipt: { ...r, payload, jws }, body: r.jws && jws ? replaced(d.reply.body, r.jws, jws) : d.reply.body };
 }
 
 /** Replaces every occurrence of one string value in a JSON answer (the receipt JWS, when it was signed again). */
@@ -164,10 +235,9 @@ interface PaidDecision {
 export async function paidDecision(ctx: AppContext, tx: Transaction, state: ActState, call: PaidCall, d: PaidDecision): Promise<PaidDecision> {
   const s = call.settled!;
   const facts = factsOf(s);
-  const before = d.writes.receipt;
-  const receipt = before ? withPayment(ctx, before, facts) : state.receipt(ctx, paymentReceiptInput(call, 'PAID'));
-  let body = d.reply.body;
-  if (before?.jws && receipt.jws) body = replaced(body, before.jws, receipt.jws);
+  const restated = uncharged(ctx, d, facts);
+  const receipt = restated.receipt ?? state.receipt(ctx, paymentReceiptInput(call, 'PAID'));
+  let body = asTaken(restated.body, call.verified!.lines);
   if (body && typeof body === 'object' && !Array.isArray(body)) body = { ...body, payment: facts };
   await call.paid.commit(tx, s, receipt.receipt_id);
   call.committed = true;
@@ -176,6 +246,34 @@ export async function paidDecision(ctx: AppContext, tx: Transaction, state: ActS
     writes: { ...d.writes, receipt },
     reply: { ...d.reply, body, headers: { ...d.reply.headers, ...call.paid.responseHeaders(s) } },
   };
+}
+
+/**
+ * A paid call's act committed without its payment (an answer its operation does
+ * not settle for): its lines charge no key, and the answer shows nothing taken.
+ */
+export function unpaidDecision(ctx: AppContext, call: PaidCall, d: PaidDecision): PaidDecision {
+  const restated = uncharged(ctx, d);
+  const receipt = restated.receipt;
+  let body = asTaken(restated.body, []);
+  if (body && typeof body === 'object' && !('payment' in body)) {
+    const facts = paymentFacts(call.verified?.payment ?? call.payment!);
+    body = { ...body, payment: { ...facts, settled: false, detail: `not settled: this operation is paid only for its answers ${call.settlesOn?.join(', ')}; this one cost nothing` } };
+  }
+  return { writes: { ...d.writes, ...(receipt ? { receipt } : {}) }, reply: { ...d.reply, body } };
+}
+
+/**
+ * The answer of a paid call showing what its payment took: `charges` (when the
+ * answer lists its lines) or `charge` are the lines it paid, whatever the act
+ * decided at its commit (a fuse blown between the price and the commit keeps
+ * the price paid); an answer without either gets `charge`.
+ */
+export function asTaken(body: unknown, lines: readonly BilledLine[]): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  const views = lines.map(chargeView);
+  if ('charges' in body) return { ...body, charges: views };
+  return { ...body, charge: views.length === 1 ? views[0] : null, ...(views.length > 1 ? { charges: views } : {}) };
 }
 
 /** Whether `state` was read for the payer: its hop quota is not the payer's to spend. */

@@ -14,7 +14,7 @@ import { catalogByKey } from '../../catalog/catalogs.ts';
 import { discoveryDocument } from '../../catalog/discovery.ts';
 import { priceInAtomicUnits } from '../../domain/x402.ts';
 import { reconcileX402Payments } from './reconcile.ts';
-import { paidRoutes, priceMicros, priceUsd } from './resources.ts';
+import { paidRoutes, priceListing } from './resources.ts';
 import { facilitatorOf } from './service.ts';
 import { x402SetupOf } from './settings.ts';
 
@@ -23,15 +23,19 @@ export function paidResourceList(ctx: AppContext, router: Router) {
   const setup = x402SetupOf(ctx.config);
   if (!setup) return [];
   const s = setup.settings;
-  return paidRoutes(router.routes).map((r) => ({
-    resource: ctx.config.BASE_URL + r.path,
-    method: r.method,
-    rails: r.rails,
-    description: r.description,
-    price: { usd: priceUsd(r), amount: priceInAtomicUnits(priceMicros(r), s.decimals), asset: s.asset, network: s.network, pay_to: s.payTo, scheme: 'exact' },
-    when: r.when,
-    ...(r.extension ? { extension: true } : {}),
-  }));
+  return paidRoutes(router.routes).map((r) => {
+    const { usd, sku, when, ...priced } = priceListing(r);
+    return {
+      resource: ctx.config.BASE_URL + r.path,
+      method: r.method,
+      rails: r.rails,
+      description: r.description,
+      price: { sku, usd, amount: r.micros === null ? null : priceInAtomicUnits(r.micros, s.decimals), asset: s.asset, network: s.network, pay_to: s.payTo, scheme: 'exact' },
+      ...priced,
+      when,
+      ...(r.extension ? { extension: true } : {}),
+    };
+  });
 }
 
 export function registerX402Routes(router: Router, ctx: AppContext): void {
@@ -55,7 +59,8 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
               rules: [
                 'x402_configured is true: a call without an API key pays per call with an x402 payment (PAYMENT-SIGNATURE, or X-PAYMENT for v1).',
                 'The 402 answer carries the payment requirements; the paid answer carries PAYMENT-RESPONSE with the settlement.',
-                'Without a key or a payment, every listed resource answers 402 with its own requirements, before its body is read.',
+                'Without a key or a payment, every listed resource answers 402 with its own requirements: a resource priced per_operation before its body is read, at its listed price; one priced per_request once its body is read and its act decided (a bad body is a 400), at that request\'s price, which is what its lines charge as decided (a refusal its NAP).',
+                'Pay exactly the amount of the 402 (scheme exact): an authorization for more or less is refused, and the price of a paid answer is what its charge (or charges) shows.',
               ],
             }
           : {}),

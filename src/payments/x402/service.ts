@@ -17,12 +17,14 @@ export function facilitatorOf(ctx: AppContext): Facilitator | undefined {
 }
 
 /**
- * A resource paid per call at `priceMicros` (a toll), or undefined when x402
- * is off. An inexact conversion to the asset's units stops start-up.
+ * A resource paid per call, or undefined when x402 is off. Every price it may
+ * ask (`pricesMicros`: its listed prices, and a cent for one a rule computes)
+ * must convert exactly into the asset's units, else start-up stops.
  */
-export function paidResource(ctx: AppContext, resource: X402Resource, priceMicros: number): PaidResource | undefined {
+export function paidResource(ctx: AppContext, resource: X402Resource, pricesMicros: readonly number[]): PaidResource | undefined {
   const setup = x402SetupOf(ctx.config);
   const facilitator = facilitatorOf(ctx);
   if (!setup || !facilitator) return undefined;
-  return new PaidResource(ctx, setup, facilitator, resource, priceInAtomicUnits(priceMicros, setup.settings.decimals));
+  for (const micros of pricesMicros) priceInAtomicUnits(micros, setup.settings.decimals);
+  return new PaidResource(ctx, setup, facilitator, resource);
 }

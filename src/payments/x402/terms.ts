@@ -3,7 +3,8 @@
  * asked: a facilitator verifies that a signature can settle, not that it pays
  * for what we sell. Scheme "exact" with an EIP-3009 transferWithAuthorization:
  *
- *   value        >= the price (atomic units of the asset)
+ *   value        =  the price (atomic units of the asset): scheme exact, as the official
+ *                 facilitators check it; more would move more than the act costs
  *   to           =  our payTo
  *   asset, network: the EIP-712 domain is our asset's contract on our chain, so a
  *                 signature made for another token or chain does not verify
@@ -38,7 +39,7 @@ export const MIN_VALIDITY_SECONDS = 6;
 
 export interface AcceptedAuthorization {
   from: `0x${string}`;
-  /** The amount the authorization moves (>= the price). */
+  /** The amount the authorization moves (the price). */
   value: string;
   /** Lower-case, 0x + 64 hex digits. */
   nonce: string;
@@ -85,7 +86,10 @@ export async function checkPaymentTerms(payload: PaymentPayload, terms: PaymentT
 
   const chainId = evmChainId(terms.network);
   const wrong: Array<[string, string]> = [];
-  if (BigInt(value as string) < BigInt(terms.price)) wrong.push(['value', `the authorization moves ${String(value)}, less than the price ${terms.price}`]);
+  if (BigInt(value as string) !== BigInt(terms.price)) {
+    const than = BigInt(value as string) < BigInt(terms.price) ? 'less' : 'more';
+    wrong.push(['value', `the authorization moves ${String(value)}, ${than} than the price ${terms.price} (scheme exact: exactly the price)`]);
+  }
   if (!same(to, terms.payTo)) wrong.push(['to', `the authorization pays ${to}, not ${terms.payTo}`]);
   if (BigInt(validAfter as string) > BigInt(nowSeconds)) wrong.push(['valid_after', 'the authorization is not valid yet']);
   if (BigInt(validBefore as string) < BigInt(nowSeconds + MIN_VALIDITY_SECONDS)) {
