@@ -20,6 +20,21 @@ export function ownerId(key: { account_id: string }): string {
   return key.account_id;
 }
 
+const PAYER_PREFIX = 'x402:';
+
+/**
+ * The account of a keyless x402 payer: the address that paid, on its network
+ * (`x402:<network>:<address in lower case>`). It has no row in `accounts`; what
+ * the payer makes is bound to the address that paid for it, as an account's
+ * objects are to the account, so another payer cannot touch it.
+ */
+export function payerAccountId(network: string, address: string): string {
+  return `${PAYER_PREFIX}${network}:${address.toLowerCase()}`;
+}
+
+/** Whether an owner id is a keyless payer's (payerAccountId) rather than an account's. */
+export const isPayerAccount = (id: string): boolean => id.startsWith(PAYER_PREFIX);
+
 export async function insertAccount(tx: Transaction, input: { id?: string; name: string; now?: string }): Promise<Account> {
   const account = { id: input.id ?? newId('acct'), name: input.name, created_at: input.now ?? nowIso() };
   await tx.execute({ sql: 'INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', args: [account.id, account.name, account.created_at] });

@@ -8,7 +8,7 @@
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
 import { type Bill } from '../charges.ts';
-import { UNCHARGED } from './governed.ts';
+import { UNCHARGED, callerOf, seesFuse, type Caller as FuseViewer } from './governed.ts';
 import { commitAct, keyedAct, type Decision as ActDecision, type KeyedActDoc } from '../act.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
@@ -34,7 +34,6 @@ import {
 } from '../../domain/prefinality.ts';
 import { newId, numericDate } from '../../ids.ts';
 import type { Fuse, FuseState } from '../../ledger/fuses.ts';
-import { ownerId } from '../../ledger/accounts.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
 import type { ReceiptInput } from '../../ledger/receipts.ts';
 import { paymentFacts, type VerifiedPayment } from '../../payments/x402/gate.ts';
@@ -95,8 +94,8 @@ const rtpGateRequestSchema = z.strictObject({ receipt: z.string().min(1).max(163
 interface Caller {
   /** undefined for the public demo and for a paid call. */
   keyId: string | undefined;
-  /** Whose fuses the caller sees (its account); undefined for the public demo. */
-  owner?: string | undefined;
+  /** Whose fuses the caller sees: its account's, or the drill fuses for the demo and a keyless payer. */
+  viewer: FuseViewer;
   /** A keyless call paying with x402 (verified, not yet settled). */
   payment?: VerifiedPayment;
 }
@@ -121,9 +120,9 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   const route = paidRouteOf('POST', EVALUATE_PATH, { ...evaluateDoc, auth: 'key' })!;
   const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), priceMicros(route));
 
-  /** The fuse's state if the caller may see it (its own fuses; drill fuses for the demo). */
+  /** The fuse's state if the caller may see it (its own fuses; drill fuses for the demo and a keyless payer). */
   function visibleState(fuse: Fuse | undefined, caller: Caller): FuseState | undefined {
-    return fuse && fuse.key_id === (caller.owner ?? '') ? fuse.state : undefined;
+    return fuse && seesFuse(caller.viewer, fuse) ? fuse.state : undefined;
   }
 
   /**
@@ -213,13 +212,13 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   keyedAct(router, ctx, EVALUATE_PATH, evaluateDoc, (req, key, event, _, bill) => {
     // A payment instead of a key: the payer owns no fuse (it sees the public's) and is charged no toll.
     const payment = paidCallOf(event)?.payment;
-    return decide(event, req, payment ? { keyId: undefined, owner: ownerId(key), payment } : { keyId: key.id, owner: ownerId(key) }, bill);
+    return decide(event, req, payment ? { keyId: undefined, viewer: callerOf(key), payment } : { keyId: key.id, viewer: callerOf(key) }, bill);
   });
 
   router.post(DEMO_EVALUATE_PATH, async (event) => {
     await enforceDemoRateLimit(event, ctx);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
-    return toResponse(await decide(event, req, { keyId: undefined }, UNCHARGED));
+    return toResponse(await decide(event, req, { keyId: undefined, viewer: callerOf(undefined) }, UNCHARGED));
   }, { tool: 'demo_prefinality_evaluate', summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged', auth: 'demo', tag: 'demo', body: evaluateRequestSchema, responses: decisionResponses, problems: [429] });
 
   router.post(VERIFY_PATH, async (event) => {

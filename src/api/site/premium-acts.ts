@@ -27,7 +27,7 @@ import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { fuseChangedAlert } from '../gate/alert-events.ts';
 import { fuseObject } from '../gate/fuses.ts';
-import { actionSchema, callerOf, fuseIdSchema, visibleFuse, visibleIn } from '../gate/governed.ts';
+import { actionSchema, callerOf, changeableFuse, changeableIn, fuseIdSchema, visibleFuse, visibleIn } from '../gate/governed.ts';
 import { receiptEvidence } from '../gate/receipts.ts';
 import { notFound, Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
@@ -121,11 +121,11 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/fuses/:fuse_id/panic',
     {
-      summary: 'Panic: blows a LIVE, ARMED or UNSIGNED fuse to DEAD at once and answers an individually signed panic receipt (a JWS that verifies offline); a DEAD fuse is 409 and charges nothing',
+      summary: 'Panic: blows a LIVE, ARMED or UNSIGNED fuse of the account to DEAD at once and answers an individually signed panic receipt (a JWS that verifies offline); a DEAD fuse is 409, a public drill fuse 403, and neither charges anything',
       tag: 'fuses',
       body: panicRequest,
       response: z.looseObject({ fuse_id: z.string(), state: z.literal('DEAD'), previous_state: z.string(), receipt: z.string(), ...charged }),
-      problems: [404, 409],
+      problems: [403, 404, 409],
       charges: ['panic_receipt'],
       role: 'agent',
       example: { reason: 'the agent is wiring funds in a loop' },
@@ -133,14 +133,15 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     async (b, key, event, _, bill) => {
       const caller = callerOf(key);
       const fuseId = fuseIdSchema.safeParse(event.context.params?.fuse_id).data ?? '';
-      const seen = await visibleFuse(ctx.ledger.read, caller, fuseId);
+      // A fuse of the caller's account only: a drill fuse is 403 before any payment is settled.
+      const seen = await changeableFuse(ctx.ledger.read, caller, fuseId);
       const from = ['LIVE', 'ARMED', 'UNSIGNED'] as const;
       const c = committed({ kind: 'panic', decision: 'DEAD', subject: fuseId, data: { from: seen.state, ...(b.reason ? { reason: b.reason } : {}) } }, ['data.reason']);
       const line = { keyId: key.id, ...bill('panic_receipt') };
       const answer = await commitAct(event, ctx, key, {
         needs: { fuseId },
         run: async (tx, state) => {
-          const fuse = visibleIn(caller, fuseId, state.fuse);
+          const fuse = changeableIn(caller, fuseId, state.fuse);
           const now = nowIso();
           if (fuse.state !== seen.state || !(await transitionFuse(tx, fuse.id, from, 'DEAD', now))) {
             throw new Problem({ status: 409, code: 'invalid_transition', title: 'Conflict', detail: `cannot panic a fuse that is ${fuse.state}: it is blown already or changed meanwhile; nothing was charged`, extra: { state: fuse.state } });

@@ -23,7 +23,7 @@ import { canonicalJson, fingerprint } from '../../crypto/canonical.ts';
 import { compactJwsSync } from '../../crypto/jws.ts';
 import type { ActState, ActWrites } from '../../ledger/acts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
-import { DRILL_OWNER } from '../../ledger/fuses.ts';
+import { payerAccountId } from '../../ledger/accounts.ts';
 import { RECEIPT_TYP, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import type { Transaction } from '../../ledger/sql.ts';
 import type { AppContext } from '../../api/context.ts';
@@ -56,16 +56,18 @@ export const paidCallOf = (event: H3Event): PaidCall | undefined => event.contex
 
 /**
  * The payer as a key-holder: an agent whose key id is its address on the
- * network (`x402:<network>:<address>`) and whose account is the public's
- * (DRILL_OWNER): it has no account of ours, so it sees what the public sees
- * (the drill fuses) and what it makes is the public's, never an account's.
+ * network (`x402:<network>:<address>`) and whose account is that address
+ * (payerAccountId): it has no account of ours, so it sees the fuses the public
+ * sees (the drill fuses, which it may hop on but not change), and what it
+ * makes (an ASTL entity, a trigger, a twin...) is bound to the address that
+ * paid, so no other payer can change it.
  */
 export function payerKey(p: VerifiedPayment): ApiKey {
   const id = `x402:${p.network}:${p.payer}`;
   const now = new Date().toISOString();
   return {
     id,
-    account_id: DRILL_OWNER,
+    account_id: payerAccountId(p.network, p.payer),
     name: 'x402 payer',
     role: 'agent',
     prefix: '',
@@ -168,7 +170,9 @@ export async function paidDecision(ctx: AppContext, tx: Transaction, state: ActS
   const receipt = before ? withPayment(ctx, before, facts) : state.receipt(ctx, paymentReceiptInput(call, 'PAID'));
   let body = d.reply.body;
   if (before?.jws && receipt.jws) body = replaced(body, before.jws, receipt.jws);
-  if (body && typeof body === 'object' && !Array.isArray(body)) body = { ...body, payment: facts };
+  // Added to the answer object itself, not a copy: an answer completed at the group's end (an ASTL
+  // publish's inclusion proof, log-answers.ts provedAtGroupEnd) is filled in after this returns.
+  if (body && typeof body === 'object' && !Array.isArray(body)) Object.assign(body, { payment: facts });
   await call.paid.commit(tx, s, receipt.receipt_id);
   call.committed = true;
   return {
