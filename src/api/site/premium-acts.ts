@@ -33,7 +33,7 @@ import { notFound, Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { nudgeDeliverer } from './webhooks.ts';
-import { committed } from './metered.ts';
+import { committed, openingRecords } from './metered.ts';
 import { usdAmount } from './schemas.ts';
 
 /** The pre-clearance tiers and their tolls. */
@@ -148,12 +148,8 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
           }
           const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line] });
           const after: Fuse = { ...fuse, state: 'DEAD', updated_at: now };
-          const openings = c.openings.map(({ field, opening }) => ({
-            table: 'commitment_openings' as const,
-            row: { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: now },
-          }));
           return {
-            writes: { receipt, fuse: after, records: [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id), ...openings] },
+            writes: { receipt, fuse: after, records: [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id), ...openingRecords(ownerId(key), receipt, c.openings)] },
             reply: reply({ ...fuseObject(after), previous_state: fuse.state, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, receipt: receipt.jws }),
           };
         },
@@ -186,15 +182,11 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
         ['subject'],
       );
       const line = { keyId: key.id, ...bill('matter_spoliation') };
-      const at = nowIso();
       return commitAct(event, ctx, key, {
         decide: (state) => {
           const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line] });
           return {
-          writes: {
-            receipt,
-            records: c.openings.map(({ field, opening }) => ({ table: 'commitment_openings' as const, row: { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at } })),
-          },
+          writes: { receipt, records: openingRecords(ownerId(key), receipt, c.openings) },
           reply: reply({
             matter_ref: b.matter_ref,
             matter_root: root,
