@@ -82,18 +82,18 @@ export async function meteredAct(
   });
 }
 
-/**
- * The receipt input with the caller free text at `paths` replaced by salted
- * commitments (docs/public-log.md), and their openings. A path is dotted from
- * the input ("subject", "data.reason"); `*` walks every item of an array
- * ("data.evidence.*.name"). A path with nothing there is skipped.
- */
 /** A receipt input with caller text replaced by commitments, and the openings of those commitments. */
 export interface Committed<I extends Omit<ReceiptInput, 'key_id'> = Omit<ReceiptInput, 'key_id'>> {
   input: I;
   openings: Array<{ field: string; opening: Opening }>;
 }
 
+/**
+ * The receipt input with the caller free text at `paths` replaced by salted
+ * commitments (docs/public-log.md), and their openings. A path is dotted from
+ * the input ("subject", "data.reason"); `*` walks every item of an array
+ * ("data.evidence.*.name"). A path with nothing there is skipped.
+ */
 export function committed<I extends Omit<ReceiptInput, 'key_id'>>(input: I, paths: readonly string[]): Committed<I> {
   if (paths.length === 0) return { input, openings: [] };
   const copy = structuredClone(input) as Record<string, unknown>;
