@@ -48,11 +48,11 @@ export const OPERATIONS = {
   postApiV1SpoliationSealMatter: { method: 'POST', path: '/api/v1/spoliation-seal/matter', auth: 'key', x402: true, input: 'body', params: [] },
   postApiV1FoundryParametricRun: { method: 'POST', path: '/api/v1/foundry/parametric/run', auth: 'key', x402: true, input: 'body', params: [] },
   postApiV1ClearBefore: { method: 'POST', path: '/api/v1/clear/before', auth: 'key', x402: true, input: 'body', params: [] },
-  postApiV1IssuerPaysListings: { method: 'POST', path: '/api/v1/issuer-pays/listings', auth: 'key', x402: false, input: 'body', params: [] },
+  postApiV1IssuerPaysListings: { method: 'POST', path: '/api/v1/issuer-pays/listings', auth: 'operator', x402: false, input: 'body', params: [] },
   getApiV1IssuerPaysListings: { method: 'GET', path: '/api/v1/issuer-pays/listings', auth: 'public', x402: false, input: 'none', params: [] },
   postApiV1GamCreditsPurchase: { method: 'POST', path: '/api/v1/gam/credits/purchase', auth: 'operator', x402: false, input: 'body', params: [] },
   getApiV1GamCreditsBalance: { method: 'GET', path: '/api/v1/gam/credits/balance', auth: 'key', x402: false, input: 'none', params: [] },
-  postSignalMandates: { method: 'POST', path: '/signal/mandates', auth: 'key', x402: false, input: 'body', params: [] },
+  postSignalMandates: { method: 'POST', path: '/signal/mandates', auth: 'operator', x402: false, input: 'body', params: [] },
   getSignalPatternsJson: { method: 'GET', path: '/signal/patterns.json', auth: 'key', x402: false, input: 'none', params: [] },
   getApiV1LogsByLogSearch: { method: 'GET', path: '/api/v1/logs/:log/search', auth: 'public', x402: false, input: 'query', params: ['log'] },
   prefinality_evaluate: { method: 'POST', path: '/v1/prefinality/evaluate', auth: 'key', x402: true, input: 'body', params: [] },
@@ -103,7 +103,7 @@ export const OPERATIONS = {
   pdtr_bind_payment: { method: 'POST', path: '/api/v1/bind-payment', auth: 'key', x402: true, input: 'body', params: [] },
   orn_declare: { method: 'POST', path: '/api/v1/orn/declare', auth: 'key', x402: true, input: 'body', params: [] },
   orn_sharp: { method: 'POST', path: '/api/v1/orn/sharp', auth: 'key', x402: true, input: 'body', params: [] },
-  relay_enroll: { method: 'POST', path: '/api/v1/relay/enroll', auth: 'key', x402: false, input: 'body', params: [] },
+  relay_enroll: { method: 'POST', path: '/api/v1/relay/enroll', auth: 'operator', x402: false, input: 'body', params: [] },
   getApiV1RelayNetwork: { method: 'GET', path: '/api/v1/relay/network', auth: 'public', x402: false, input: 'none', params: [] },
   getGoByPartnerByTarget: { method: 'GET', path: '/go/:partner/:target', auth: 'public', x402: false, input: 'none', params: ['partner', 'target'] },
   getWellKnownAgentActionsJson: { method: 'GET', path: '/.well-known/agent-actions.json', auth: 'public', x402: false, input: 'none', params: [] },
@@ -136,7 +136,7 @@ export const OPERATIONS = {
   postV1PasGrants: { method: 'POST', path: '/v1/pas/grants', auth: 'operator', x402: false, input: 'body', params: [] },
   postV1PasGrantsByGrantIdRevoke: { method: 'POST', path: '/v1/pas/grants/:grant_id/revoke', auth: 'operator', x402: false, input: 'none', params: ['grant_id'] },
   postSignalTriggerWebhooksDeliveriesByDeliveryIdRetry: { method: 'POST', path: '/signal/trigger/webhooks/deliveries/:delivery_id/retry', auth: 'operator', x402: false, input: 'none', params: ['delivery_id'] },
-  operator_checkout: { method: 'POST', path: '/v1/operator/checkout', auth: 'key', x402: false, input: 'body', params: [] },
+  operator_checkout: { method: 'POST', path: '/v1/operator/checkout', auth: 'operator', x402: false, input: 'body', params: [] },
   getApiV1Pricing: { method: 'GET', path: '/api/v1/pricing', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownX402Json: { method: 'GET', path: '/.well-known/x402.json', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownX402: { method: 'GET', path: '/.well-known/x402', auth: 'public', x402: false, input: 'none', params: [] },
@@ -848,6 +848,7 @@ export interface OperationInput {
   };
   operator_checkout: {
     month: string;
+    key_id?: string;
   };
   getApiV1Pricing: Record<string, never>;
   getWellKnownX402Json: Record<string, never>;

@@ -18,11 +18,11 @@ import { startTestServer } from './support/server.ts';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('describing the API', () => {
-  it('declares the webhook, clearing and witnessing jobs without starting them', () => {
+  it('declares the webhook, clearing, witnessing and drill fuse jobs without starting them', () => {
     const router = describeRoutes(loadConfig({}));
     expect(router.routes.length).toBeGreaterThan(50);
     // Witnessing is always declared; it submits nothing unless WITNESS_POLICY names witnesses.
-    expect(router.jobs.map((j) => j.name).sort()).toEqual(['clearing seal', 'webhook delivery', 'witnessing']);
+    expect(router.jobs.map((j) => j.name).sort()).toEqual(['clearing seal', 'drill fuse restore', 'webhook delivery', 'witnessing']);
   });
 
   it('fails loudly when registration touches the ledger, even when the error is caught', () => {

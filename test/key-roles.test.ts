@@ -53,6 +53,50 @@ describe('key roles: the operator holds the kill switch', () => {
     expect((await post('/v1/fuses', operator.secret, { state: 'LIVE' })).status).toBe(201);
   });
 
+  it('an annual or account-level commitment needs an operator key: an agent key gets 403 and nothing is charged or written', async () => {
+    const month = '2026-02';
+    const agent = await s.newKey('committing agent', 1000, 'agent', operator.accountId);
+    const commitments: Array<[string, unknown]> = [
+      ['/api/v1/issuer-pays/listings', { vendor: 'roles-audit', name: 'Roles Audit' }],
+      ['/api/v1/gam/credits/purchase', { sku: 'clearing_quarterly' }],
+      ['/signal/mandates', { metric: 'model_drift_score' }],
+      ['/api/v1/relay/enroll', { partner_id: 'roles-brokers', name: 'Roles Brokers' }],
+      ['/v1/operator/checkout', { month }],
+    ];
+    for (const [path, body] of commitments) {
+      const r = await post(path, agent.secret, body);
+      expect(r.status, path).toBe(403);
+      expect((await r.json()).code, path).toBe('operator_key_required');
+    }
+    const written = async () =>
+      (
+        await s.ctx.ledger.read.execute(
+          `SELECT (SELECT COUNT(*) FROM issuer_listings) + (SELECT COUNT(*) FROM gam_grants) + (SELECT COUNT(*) FROM signal_mandates)
+                + (SELECT COUNT(*) FROM relay_partners) + (SELECT COUNT(*) FROM operator_checkouts) + (SELECT COUNT(*) FROM usage_counters WHERE key_id = '${agent.id}') AS n`,
+        )
+      ).rows[0]!.n;
+    expect(Number(await written())).toBe(0);
+    // The declarations say so, for each of them (the role is read by OpenAPI, MCP and the client from the same place).
+    const doc = await (await s.fetch('/openapi.json')).json();
+    for (const [path] of commitments) expect(doc.paths[path].post['x-key-role'], path).toBe('operator');
+
+    // An agent key's month is checked out by an operator key of its account, and billed to the agent key.
+    await s.ctx.ledger.write((tx) => tx.execute({ sql: 'INSERT INTO hop_counters (key_id, day, hops) VALUES (?, ?, 3)', args: [agent.id, `${month}-10`] }));
+    const checkout = await post('/v1/operator/checkout', operator.secret, { month, key_id: agent.id });
+    expect(checkout.status).toBe(201);
+    const c = await checkout.json();
+    expect(c).toMatchObject({ month, key_id: agent.id, hops: 3, per_hop_usd: '0.10', charge: { sku: 'operator_checkout' } });
+    const billed = await s.ctx.ledger.read.execute({ sql: "SELECT key_id FROM usage_counters WHERE sku = 'operator_checkout'" });
+    expect(billed.rows.map((r) => r.key_id)).toEqual([agent.id]);
+    const receipt = await (await s.fetch(`/v1/receipts/${c.receipt_id}`, { headers: { accept: 'application/json' } })).json();
+    expect(receipt.payload).toMatchObject({ kind: 'operator_checkout', key_id: agent.id, data: { checked_out_by: operator.id } });
+    // A key of another account is not this operator's to check out: 404, as if it did not exist.
+    const stranger = await s.newKey('stranger');
+    const foreign = await post('/v1/operator/checkout', operator.secret, { month, key_id: stranger.id });
+    expect(foreign.status).toBe(404);
+    expect((await foreign.json()).code).toBe('unknown_key');
+  });
+
   it('OpenAPI and MCP discovery say which role each operation needs', async () => {
     const doc = await (await s.fetch('/openapi.json')).json();
     const charge = doc.paths['/v1/fuses/{fuse_id}/charge'].post;

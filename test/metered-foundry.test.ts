@@ -118,7 +118,12 @@ describe('Foundry: conformity packs, pipeline runs and tenant projections', () =
     expect(b.charge).toEqual({ sku: 'foundry_pipeline', amount_usd: '0.35', nap: false });
     const rows = await meter(s, key.id);
     expect(rows.slice(before)).toEqual(['foundry_pipeline:350000']);
-    expect(await receiptPayload(s, b.verify_url)).toMatchObject({ kind: 'foundry_pipeline', decision: 'COMPLETE', subject: 'acme-mga' });
+    // The tenant is the caller's own name for its customer: the public receipt holds a commitment, its account opens it.
+    const payload = await receiptPayload(s, b.verify_url);
+    expect(payload).toMatchObject({ kind: 'foundry_pipeline', decision: 'COMPLETE', subject: expect.stringMatching(/^c1:sha256:/) });
+    expect(JSON.stringify(payload)).not.toContain('acme-mga');
+    const opened = await (await s.fetch(`/v1/receipts/${b.receipt_id}/openings`, { key: key.secret })).json();
+    expect(opened.openings).toMatchObject([{ field: 'subject', commitment: payload.subject, value: 'acme-mga' }]);
   });
 
   it('a disputed reading holds the oracle step and skips settlement; a threshold not reached holds settlement; the run is partial', async () => {

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifiedReceiptPayload } from './support/receipts.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -101,6 +103,29 @@ describe('NAP: counterfactual replay, spoliation seal, usage, scale', () => {
     expect(unknown.status).toBe(404);
     expect(await meterRows(s, key.id)).toEqual(before);
     expect(Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM spoliation_seals')).rows[0]!.n)).toBe(1);
+  });
+
+  it('a spoliation root is recomputed as the companion docs say: from the public entry and the opening of its evidence list', async () => {
+    // The docs promise what the server does: the public receipt commits to the list, so the opening is needed.
+    const docs = readFileSync(join(process.cwd(), 'docs/companion-metered-apis.md'), 'utf8');
+    const paragraph = /\*\*Spoliation seal\*\* root:[\s\S]*?\n\n/.exec(docs)![0].replace(/\s+/g, ' ');
+    expect(paragraph).not.toMatch(/receipt carries the whole evidence list/);
+    expect(paragraph).toContain('GET /v1/receipts/{receipt_id}/openings');
+
+    const sealer = await s.newKey('sealer');
+    const evidence = ['chat-export.jsonl', 'mailbox.pst', 'ticket-4411.pdf'].map((name) => ({ name, sha256: createHash('sha256').update(name).digest('hex') }));
+    const sealed = await (await post('/api/v1/spoliation-seal', { matter_ref: 'claim-docs', evidence }, sealer.secret)).json();
+    // The public entry, as any stranger reads it at the receipt's verify_url: a commitment, not the file names.
+    const entry = (await verifiedReceiptPayload(s, sealed.verify_url)) as Record<string, any>;
+    expect(entry.data).toMatchObject({ root_hash: sealed.root_hash, evidence_count: 3, evidence: expect.stringMatching(/^c1:sha256:/) });
+    expect(JSON.stringify(entry)).not.toContain('mailbox.pst');
+    // The account's opening of the list; a second implementation checks it against the commitment, then the root.
+    const opened = (await (await s.fetch(`/v1/receipts/${sealed.receipt_id}/openings`, { key: sealer.secret })).json()).openings.find((o: { field: string }) => o.field === 'data.evidence');
+    const canon = (v: unknown): string =>
+      v === null || typeof v !== 'object' ? JSON.stringify(v) : Array.isArray(v) ? `[${v.map(canon).join(',')}]` : `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    expect('c1:sha256:' + createHash('sha256').update(Buffer.from(opened.salt, 'base64url')).update(canon(opened.value)).digest('base64url')).toBe(entry.data.evidence);
+    const [a, b, c] = (opened.value as Array<{ sha256: string }>).map((e) => leaf(e.sha256));
+    expect(node(node(a!, b!), c!).toString('hex')).toBe(entry.data.root_hash);
   });
 
   it('NAP usage lists only NAP SKUs of the key; the scale is a labelled illustrative projection from units and tolls', async () => {

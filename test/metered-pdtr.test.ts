@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { chargesOf } from './support/ledger-reads.ts';
@@ -76,5 +77,18 @@ describe('PDTR: bind-payment and scale', () => {
     expect(d).toMatchObject({ layer: 'pdtr', illustrative: true, monthly_usd: '150.00', annual_usd: '1800.00' });
     expect(d.note).toMatch(/illustrative/i);
     expect((await s.fetch('/api/v1/pdtr/scale?bindings_per_month=1.5')).status).toBe(400);
+  });
+
+  it('the public receipt commits to the action ref (the caller\'s own text); the account opens it', async () => {
+    const b = await (await post('/api/v1/bind-payment', { payment_hash: hash('c'), action_ref: 'invoice-2026-0042-acme' })).json();
+    const stored = await (await s.fetch(`/v1/receipts/${b.receipt_id}`, { headers: { accept: 'application/json' } })).json();
+    expect(JSON.stringify(stored)).not.toContain('invoice-2026-0042-acme');
+    expect(stored.payload.data).toMatchObject({ payment_hash: '0x' + hash('c'), action_ref: expect.stringMatching(/^c1:sha256:/) });
+    // Nor a plain hash of the payment and the reference, which a guess of the reference could match.
+    const plain = createHash('sha256').update(JSON.stringify({ action_ref: 'invoice-2026-0042-acme', payment_hash: '0x' + hash('c') })).digest('hex');
+    expect(stored.payload.fingerprint).not.toBe(plain);
+    const opened = await (await s.fetch(`/v1/receipts/${b.receipt_id}/openings`, { key: key.secret })).json();
+    expect(opened.openings).toMatchObject([{ field: 'data.action_ref', commitment: stored.payload.data.action_ref, value: 'invoice-2026-0042-acme' }]);
+    expect((await s.fetch(`/v1/receipts/${b.receipt_id}/openings`, { key: other.secret })).status).toBe(404);
   });
 });

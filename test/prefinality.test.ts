@@ -448,6 +448,64 @@ describe('pre-finality clearance', () => {
     });
   });
 
+  describe('the public log holds commitments, not the transfer or the order', () => {
+    /** The receipt as anyone reads it from the log, and every text of it. */
+    const logged = async (receiptId: string) => {
+      const payload = (await getReceipt(s.ctx.ledger.read, receiptId))!.payload as Record<string, any>;
+      return { payload, text: JSON.stringify(payload) };
+    };
+    /** A second implementation of the commitment: "c1:sha256:" + base64url(SHA-256(salt || canonical JSON of the value)). */
+    const commitmentOf = (value: Record<string, string>, salt: string) => {
+      const sorted = Object.fromEntries(Object.keys(value).sort().map((k) => [k, value[k]]));
+      return 'c1:sha256:' + createHash('sha256').update(Buffer.from(salt, 'base64url')).update(JSON.stringify(sorted)).digest('base64url');
+    };
+
+    it('an evaluation: no account number, amount, counterparty nor a plain hash of them; the JWT carries the opening', async () => {
+      const r = await evaluate({ rail: 'rtp', transfer: RTP });
+      const body = (await r.json()) as Record<string, any>;
+      const { payload, text } = await logged(body.receipt_id);
+      for (const secret of [RTP.account_number, RTP.routing_number, RTP.counterparty, flatHash(RTP)]) expect(text, secret).not.toContain(secret);
+      expect(payload.subject).toBeUndefined();
+      expect(payload.data.transfer).toMatch(/^c1:sha256:/);
+      // The JWT still verifies with a stock library and the JWKS; it names the log's commitment and opens it.
+      const jwks = (await (await s.fetch('/.well-known/prefinality-jwks.json')).json()) as { keys: JWK[] };
+      const { payload: claims } = await jwtVerify(body.receipt_jwt, createLocalJWKSet(jwks), { typ: TYP, algorithms: ['EdDSA'] });
+      expect(claims).toMatchObject({ transfer: RTP, transfer_hash: flatHash(RTP), transfer_commitment: payload.data.transfer });
+      expect(commitmentOf(RTP, claims.transfer_salt as string)).toBe(payload.data.transfer);
+      expect(body).toMatchObject({ transfer_commitment: payload.data.transfer, transfer_salt: claims.transfer_salt });
+      expect(await (await verify(body.receipt_jwt)).json()).toMatchObject({ valid: true });
+      // The account reads the opening too.
+      const opened = await (await s.fetch(`/v1/receipts/${body.receipt_id}/openings`, { key: key.secret })).json();
+      expect(opened.openings).toEqual([{ field: 'data.transfer', commitment: payload.data.transfer, value: RTP, salt: claims.transfer_salt }]);
+      // A refusal is committed the same way (and its caller holds the salt from the answer).
+      const held = (await (await evaluate({ rail: 'rtp', transfer: { ...RTP, amount: '20000.00' } })).json()) as Record<string, any>;
+      expect(held.decision).toBe('HOLD');
+      expect((await logged(held.receipt_id)).payload.data.transfer).toBe(commitmentOf({ ...RTP, amount: '20000.00' }, held.transfer_salt));
+    });
+
+    it('a JWT whose salt does not open its commitment is refused; one without either claim (issued before) still verifies', async () => {
+      const k = s.ctx.keyring.current.privateKey;
+      const check = async (token: string) => (await verify(token)).json();
+      const salt = Buffer.alloc(32, 7).toString('base64url');
+      expect(await check(handJwt(ourHeader(), claims({ transfer_commitment: commitmentOf(RTP, salt), transfer_salt: salt }), k))).toMatchObject({ valid: true });
+      expect(await check(handJwt(ourHeader(), claims({ transfer_commitment: commitmentOf({ ...RTP, amount: '1.00' }, salt), transfer_salt: salt }), k))).toMatchObject({ valid: false, reason: 'claim_invalid' });
+      expect(await check(handJwt(ourHeader(), claims({ transfer_commitment: commitmentOf(RTP, salt) }), k))).toMatchObject({ valid: false, reason: 'claim_invalid' });
+      expect(await check(handJwt(ourHeader(), claims(), k))).toMatchObject({ valid: true });
+    });
+
+    it('the RTP gate still matches the order for the key that holds it; its receipt commits to the order', async () => {
+      const t = await goReceipt();
+      const r = await gate(t, { ...ORDER, order_id: 'psp-order-5521' });
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as Record<string, any>;
+      const { payload, text } = await logged(body.receipt_id);
+      for (const secret of [ORDER.account_number, ORDER.counterparty, 'psp-order-5521', body.order_hash]) expect(text, secret).not.toContain(secret);
+      expect(payload.data.order).toMatch(/^c1:sha256:/);
+      const opened = await (await s.fetch(`/v1/receipts/${body.receipt_id}/openings`, { key: key.secret })).json();
+      expect(opened.openings).toMatchObject([{ field: 'data.order', commitment: payload.data.order, value: { ...ORDER, order_id: 'psp-order-5521' } }]);
+    });
+  });
+
   describe('demo', () => {
     it('needs no key, marks receipts demo, charges nothing, and honours drill fuses', async () => {
       const meter = await count(s, 'meter');

@@ -79,6 +79,62 @@ describe('site accounts', { timeout: 120_000 }, () => {
   });
 });
 
+describe('what a credential change or a deletion closes', { timeout: 120_000 }, () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    // Alert URLs on loopback; a delivery to a closed port fails and waits an hour for its retry.
+    s = await startTestServer({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_BACKOFF_MS: '3600000' });
+  });
+  afterAll(() => s.stop());
+
+  const resetLink = async (email: string) => {
+    const cli = await runCli(['accounts', 'reset-link', '--email', email, '--json'], testEnv(s.dir));
+    expect(cli.code, cli.stderr).toBe(0);
+    return new URL(JSON.parse(cli.stdout).url).pathname;
+  };
+
+  it('using one reset link, or changing the password or the email, voids every other link of the account', async () => {
+    const c = formClient(s);
+    expect((await c.post('/signup', { email: 'links@example.com', password: 'the first password' })).status).toBe(303);
+    const [first, second] = [await resetLink('links@example.com'), await resetLink('links@example.com')];
+    expect((await formClient(s).post(first, { password: 'the second password' })).status).toBe(303);
+    // The older link was mailed too: it must not reset the password the first one just set.
+    expect((await formClient(s).get(second)).status).toBe(410);
+
+    const signedIn = formClient(s);
+    expect((await signedIn.post('/signin', { email: 'links@example.com', password: 'the second password' })).status).toBe(303);
+    const beforePassword = await resetLink('links@example.com');
+    expect((await signedIn.post('/dashboard/account/password', { current: 'the second password', password: 'the third password' })).status).toBe(303);
+    expect((await formClient(s).get(beforePassword)).status).toBe(410);
+
+    const beforeEmail = await resetLink('links@example.com');
+    expect((await signedIn.post('/dashboard/account/email', { email: 'moved@example.com', password: 'the third password' })).status).toBe(303);
+    expect((await formClient(s).get(beforeEmail)).status).toBe(410);
+    expect((await formClient(s).post('/signin', { email: 'moved@example.com', password: 'the third password' })).status).toBe(303);
+  });
+
+  it("deleting an account disables its alert subscriptions and fails their pending deliveries", async () => {
+    const c = formClient(s);
+    expect((await c.post('/signup', { email: 'alerted@example.com', password: 'the first password' })).status).toBe(303);
+    expect((await c.post('/dashboard/fuses', { label: 'watched' })).status).toBe(303);
+    const accountId = String((await s.ctx.ledger.read.execute("SELECT account_id FROM account_logins WHERE email = 'alerted@example.com'")).rows[0]!.account_id);
+    const fuseId = String((await s.ctx.ledger.read.execute({ sql: 'SELECT id FROM fuses WHERE key_id = ?', args: [accountId] })).rows[0]!.id);
+    const added = await c.post('/dashboard/alerts', { url: 'http://127.0.0.1:9/hooks', events: 'fuse.state_changed' });
+    expect(added.status).toBe(303);
+    // The blow queues a delivery to the subscription (it cannot be delivered: nothing listens there).
+    expect((await c.post(`/dashboard/fuses/${fuseId}/dead`, { confirm: 'yes' })).status).toBe(303);
+    const subscriptions = () => s.ctx.ledger.read.execute({ sql: 'SELECT id, disabled_at, disabled_reason FROM webhook_subscriptions WHERE key_id = ?', args: [accountId] });
+    const deliveries = async () =>
+      (await s.ctx.ledger.read.execute({ sql: 'SELECT d.state, d.last_error FROM webhook_deliveries d JOIN webhook_subscriptions w ON w.id = d.subscription_id WHERE w.key_id = ?', args: [accountId] })).rows;
+    expect((await subscriptions()).rows).toMatchObject([{ disabled_at: null }]);
+    expect((await deliveries()).map((d) => d.state)).toEqual(['pending']);
+
+    expect((await c.post('/dashboard/account/delete', { confirm: 'yes', password: 'the first password' })).status).toBe(200);
+    expect((await subscriptions()).rows).toMatchObject([{ disabled_at: expect.any(String), disabled_reason: 'the account was deleted' }]);
+    expect(await deliveries()).toMatchObject([{ state: 'failed', last_error: 'subscription disabled: the account was deleted' }]);
+  });
+});
+
 describe('sign-in throttle', { timeout: 120_000 }, () => {
   let s: TestServer;
   beforeAll(async () => {

@@ -168,6 +168,27 @@ describe('issuer-pays listing and reasoning_seal', () => {
     expect(await count()).toBe(n);
   });
 
+  it("a vendor the catalog ranks stays the catalog's: its id, or its id as a word of a listing's id or name, is 403 and free", async () => {
+    const ranked = (await (await s.fetch('/api/v1/issuer-pays/catalog')).json()).rankings.map((r: { vendor: string }) => r.vendor);
+    expect(ranked).toContain('velaru');
+    const n = await count();
+    for (const [body, field] of [
+      [{ vendor: 'velaru', name: 'Velaru (official)' }, 'vendor'],
+      [{ vendor: 'velaru-official', name: 'Audit partners' }, 'vendor'],
+      [{ vendor: 'acme-assurance', name: 'Velaru (official)' }, 'name'],
+      [{ vendor: 'acme-assurance', name: 'VELARU audit' }, 'name'],
+    ] as const) {
+      const r = await post('/api/v1/issuer-pays/listings', body);
+      expect(r.status, JSON.stringify(body)).toBe(403);
+      expect(await r.json()).toMatchObject({ code: 'ranked_vendor_reserved', ranked_vendor: 'velaru', errors: [{ field }] });
+    }
+    expect(await count()).toBe(n);
+    const index = await (await s.fetch('/api/v1/issuer-pays/listings')).json();
+    expect(index.data.map((l: { vendor: string; name: string }) => `${l.vendor} ${l.name}`).join(' ').toLowerCase()).not.toContain('velaru');
+    // A name that merely contains the letters is another vendor's.
+    expect((await post('/api/v1/issuer-pays/listings', { vendor: 'velarus-audit', name: 'Velarus Audit' })).status).toBe(201);
+  });
+
   it('reasoning_seal: a commitment to the reasoning sealed with the session root, at inference_seal 0.08', async () => {
     const chat = await post('/api/v1/inference/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'hi' }] });
     expect(chat.status).toBe(200);

@@ -238,3 +238,78 @@ describe('a paid act decided again at its commit', { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe('what a keyless payer may change: its own things, never the public drill fuses', { timeout: 60_000 }, () => {
+  const other = newPayer();
+  const paidBy = async (who: ReturnType<typeof newPayer>, path: string, body: unknown) => {
+    const header = await signPayment({ payer: who, price: await priceOf(path, body), resource: s.config.BASE_URL + path });
+    const r = await s.fetch(path, { json: body, headers: { 'payment-signature': header } });
+    return { r, body: (await r.json()) as J };
+  };
+
+  it('no payer may panic a drill fuse: 403 before anything is settled, and every demo still finds it LIVE', async () => {
+    const settles = fac.calls.settle;
+    const header = await signPayment({ payer, price: await priceOf('/v1/fuses/fuse_drill_live/panic', { reason: 'because I can' }), resource: s.config.BASE_URL + '/v1/fuses/:fuse_id/panic' });
+    const r = await s.fetch('/v1/fuses/fuse_drill_live/panic', { json: { reason: 'because I can' }, headers: { 'payment-signature': header } });
+    expect(r.status).toBe(403);
+    expect(await r.json()).toMatchObject({ code: 'drill_fuse_public', fuse_id: 'fuse_drill_live', state: 'LIVE' });
+    expect(fac.calls.settle).toBe(settles);
+    expect(await (await s.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_live' } })).json()).toMatchObject({ state: 'LIVE', decision: 'PERMIT' });
+    // A payer still hops on it, as the public does.
+    const hop = await paid('/v1/fuse/hop', { fuse_id: 'fuse_drill_live', action: { kind: 'pay' } });
+    expect(hop.body).toMatchObject({ state: 'LIVE', decision: 'PERMIT', payment: { settled: true } });
+  });
+
+  it('an ASTL entity is bound to the address that paid for it: another payer cannot publish its next version', async () => {
+    const first = await paidBy(payer, '/api/v1/astl/publish', { entity: 'agent:paid-for', preset: 'agentic' });
+    expect(first.r.status, JSON.stringify(first.body)).toBe(201);
+    // The paid answer is the whole answer (its inclusion proof is completed at the group's end), with the payment.
+    expect(first.body).toMatchObject({ manifest: { entity: 'agent:paid-for', version: 1 }, inclusion: { index: first.body.index }, payment: { settled: true } });
+    const settles = fac.calls.settle;
+    const hijack = await paidBy(other, '/api/v1/astl/publish', { entity: 'agent:paid-for', act_kinds: ['wire'] });
+    expect(hijack.r.status).toBe(403);
+    expect(hijack.body.code).toBe('entity_owned');
+    expect(fac.calls.settle).toBe(settles);
+    const next = await paidBy(payer, '/api/v1/astl/publish', { entity: 'agent:paid-for', act_kinds: ['pay', 'refund'] });
+    expect(next.r.status, JSON.stringify(next.body)).toBe(201);
+    expect(next.body.manifest?.version, JSON.stringify(next.body)).toBe(2);
+    // An account's key is no more its owner than another payer is.
+    const key = await s.newKey('astl-stranger');
+    expect((await s.fetch('/api/v1/astl/publish', { key: key.secret, json: { entity: 'agent:paid-for', preset: 'agentic' } })).status).toBe(403);
+  });
+
+  it("what a payer makes is its own: another payer's twin is unknown to it", async () => {
+    const tokenized = await paidBy(payer, '/api/v1/depository/attest', { event_type: 'tokenize', asset_id: 'PAYER-ASSET-1', units: 100 });
+    expect(tokenized.r.status, JSON.stringify(tokenized.body)).toBe(200);
+    const minted = await paidBy(other, '/api/v1/depository/attest', { event_type: 'burn', asset_id: 'PAYER-ASSET-1', units: 100 });
+    expect(minted.r.status).toBe(404);
+    expect(minted.body.code).toBe('unknown_asset');
+    const own = await paidBy(payer, '/api/v1/depository/attest', { event_type: 'burn', asset_id: 'PAYER-ASSET-1', units: 40 });
+    expect(own.body).toMatchObject({ after: { token_supply: 60 }, chain: { seq: 2 } });
+  });
+});
+
+describe('the drill fuses return to their documented state', { timeout: 60_000 }, () => {
+  it('a server that starts on a database where a drill fuse was changed puts it back, with a receipt of the restore', async () => {
+    const dir = tempDir();
+    const first = await startTestServer({}, dir);
+    // As main let any x402 payer do: fuse_drill_live panicked to DEAD, fuse_drill_dead charged to LIVE.
+    await first.ctx.ledger.write(async (tx) => {
+      await tx.execute("UPDATE fuses SET state = 'DEAD' WHERE id = 'fuse_drill_live'");
+      await tx.execute("UPDATE fuses SET state = 'LIVE' WHERE id = 'fuse_drill_dead'");
+    });
+    await first.close();
+    const again = await startTestServer({}, dir);
+    try {
+      expect(await (await again.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_live' } })).json()).toMatchObject({ state: 'LIVE', decision: 'PERMIT' });
+      expect(await (await again.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_dead' } })).json()).toMatchObject({ state: 'DEAD', decision: 'DENY' });
+      const restores = (await allReceipts(again.ctx.ledger.read)).filter((r) => r.payload.kind === 'drill_restore').map((r) => [r.payload.subject, r.payload.decision, (r.payload.data as J).from]);
+      expect(restores.sort()).toEqual([
+        ['fuse_drill_dead', 'DEAD', 'LIVE'],
+        ['fuse_drill_live', 'LIVE', 'DEAD'],
+      ]);
+    } finally {
+      await again.stop();
+    }
+  });
+});

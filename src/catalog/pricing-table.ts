@@ -257,7 +257,7 @@ export function pricingTable(opts: { operatorFloorUsd?: string; salesContact?: s
       {
         id: 'operator',
         title: 'Operator checkout',
-        note: 'One production write per key and closed UTC month (POST /v1/operator/checkout): the month owes the greater of the floor, 10 bps of its cleared exposure and 0.10 USD per hop; its per-act charges count toward that and the checkout charges the rest. GET /v1/me shows the open month.',
+        note: 'One production write per key and closed UTC month (POST /v1/operator/checkout, an operator key): the month owes the greater of the floor, 10 bps of its cleared exposure and 0.10 USD per hop; its per-act charges count toward that and the checkout charges the rest. GET /v1/me shows the open month.',
         rows: [
           opts.operatorFloorUsd === undefined
             ? { id: 'floor', label: 'Floor', unit: 'per month', endpoint: 'POST /v1/operator/checkout', note: 'OPERATOR_FLOOR_USD, set by the operator of this service (default 0.10); GET /api/v1/pricing shows this service\'s value' }

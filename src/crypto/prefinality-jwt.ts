@@ -13,6 +13,7 @@ import { isCanonicalBase64url } from './base64url.ts';
 import { signCompactJws } from './jws.ts';
 import { DECISIONS, RAILS, type Decision, type Rail, type Transfer } from '../domain/prefinality.ts';
 import { fingerprint } from './canonical.ts';
+import { verifyOpening } from './commitment.ts';
 import type { Keyring, SigningKey } from './keys.ts';
 
 export const PREFINALITY_TYP = 'prefinality-receipt+jwt';
@@ -34,6 +35,13 @@ export interface PrefinalityClaims {
   /** SHA-256 hex of the canonical JSON of `transfer`. */
   transfer_hash: string;
   transfer: Transfer;
+  /**
+   * The salted commitment to `transfer` that the receipt in the public log holds (`data.transfer`), and
+   * its salt: whoever holds this JWT can show that log entry is about this transfer. Absent from
+   * receipts issued before commitments.
+   */
+  transfer_commitment?: string;
+  transfer_salt?: string;
   /** The id of the rule that decided. */
   rule: string;
   /** The receipt in the receipts log that records this decision. */
@@ -113,6 +121,12 @@ export async function verifyPrefinalityJwt(token: string, keyring: Keyring, opts
   if (!(RAILS as readonly string[]).includes(claims.rail)) return fail('claim_invalid', 'claim rail: unknown rail');
   if (typeof claims.transfer !== 'object' || claims.transfer === null || fingerprint(claims.transfer) !== claims.transfer_hash) {
     return fail('claim_invalid', 'claim transfer_hash: does not match the transfer');
+  }
+  if (claims.transfer_commitment !== undefined || claims.transfer_salt !== undefined) {
+    const opening = { value: claims.transfer, salt: String(claims.transfer_salt) };
+    if (typeof claims.transfer_commitment !== 'string' || !verifyOpening(claims.transfer_commitment, opening)) {
+      return fail('claim_invalid', 'claim transfer_commitment: the salt does not open it to the transfer');
+    }
   }
   return { valid: true, header, claims };
 }

@@ -54,7 +54,18 @@ export class DepositoryRefusal extends Error {
 /** Hash-chain genesis: 32 zero bytes, hex. */
 export const GENESIS = '0'.repeat(64);
 
-/** chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of event n with its seq and asset)), hex. */
+/**
+ * The chain rule of the links made since issue 45 (a receipt's `data.chain_rule`): each link hashes
+ * the event as its public receipt shows it, the caller's text (asset id, custodians, custody ref)
+ * as commitments, so anyone can recompute the chain from the public log and nobody can test a
+ * guess of that text against it. Links of receipts without `chain_rule` hashed the request as sent.
+ */
+export const CHAIN_RULE = {
+  id: 'depository-chain-v2',
+  text: "chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of the receipt's data.event, caller text committed, with its seq)), chain_0 = 32 zero bytes",
+} as const;
+
+/** chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of `record`)), hex: `record` is event n with its seq. */
 export function chainHash(prev: string, record: unknown): string {
   const inner = createHash('sha256').update(canonicalJson(record)).digest();
   return createHash('sha256').update(Buffer.concat([Buffer.from(prev, 'hex'), inner])).digest('hex');

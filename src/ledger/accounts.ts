@@ -20,6 +20,21 @@ export function ownerId(key: { account_id: string }): string {
   return key.account_id;
 }
 
+const PAYER_PREFIX = 'x402:';
+
+/**
+ * The account of a keyless x402 payer: the address that paid, on its network
+ * (`x402:<network>:<address in lower case>`). It has no row in `accounts`; what
+ * the payer makes is bound to the address that paid for it, as an account's
+ * objects are to the account, so another payer cannot touch it.
+ */
+export function payerAccountId(network: string, address: string): string {
+  return `${PAYER_PREFIX}${network}:${address.toLowerCase()}`;
+}
+
+/** Whether an owner id is a keyless payer's (payerAccountId) rather than an account's. */
+export const isPayerAccount = (id: string): boolean => id.startsWith(PAYER_PREFIX);
+
 export async function insertAccount(tx: Transaction, input: { id?: string; name: string; now?: string }): Promise<Account> {
   const account = { id: input.id ?? newId('acct'), name: input.name, created_at: input.now ?? nowIso() };
   await tx.execute({ sql: 'INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', args: [account.id, account.name, account.created_at] });
@@ -75,8 +90,10 @@ export async function loginOfAccount(db: Client | Transaction, accountId: string
   return r ? rowToLogin(r) : undefined;
 }
 
+/** Sets the password; every reset link of the account still outstanding is void from then on. */
 export async function setPassword(tx: Transaction, accountId: string, passwordHash: string): Promise<void> {
   await tx.execute({ sql: 'UPDATE account_logins SET password_hash = ? WHERE account_id = ?', args: [passwordHash, accountId] });
+  await voidPasswordResets(tx, accountId);
 }
 
 export async function insertSession(tx: Transaction, s: { secretHash: string; accountId: string; now: string; expiresAt: string; userAgent?: string | undefined }): Promise<void> {
@@ -110,10 +127,14 @@ export async function deleteOtherSessions(tx: Transaction, accountId: string, ke
   return (await tx.execute({ sql: 'DELETE FROM sessions WHERE account_id = ? AND secret_hash <> ?', args: [accountId, keepHash] })).rowsAffected;
 }
 
-/** Changes the sign-in email; false when another account signs in with it. */
+/**
+ * Changes the sign-in email; false when another account signs in with it. Every reset link of the
+ * account still outstanding is void from then on: it went to the old address.
+ */
 export async function setEmail(tx: Transaction, accountId: string, email: string): Promise<boolean> {
   if ((await tx.execute({ sql: 'SELECT 1 FROM account_logins WHERE email = ? AND account_id <> ?', args: [email, accountId] })).rows.length) return false;
   await tx.execute({ sql: 'UPDATE account_logins SET email = ? WHERE account_id = ?', args: [email, accountId] });
+  await voidPasswordResets(tx, accountId);
   return true;
 }
 
@@ -148,7 +169,18 @@ export async function insertPasswordReset(tx: Transaction, r: { tokenHash: strin
   await tx.execute({ sql: 'INSERT INTO password_resets (token_hash, account_id, expires_at) VALUES (?, ?, ?)', args: [r.tokenHash, r.accountId, r.expiresAt] });
 }
 
-/** Uses a reset token once: the account it resets, or undefined when unknown, used or expired. */
+/**
+ * Voids every reset link of the account not used yet. A link is a way in for an hour: a password
+ * or email change, or another link used, must close every other one.
+ */
+async function voidPasswordResets(tx: Transaction, accountId: string): Promise<void> {
+  await tx.execute({ sql: 'DELETE FROM password_resets WHERE account_id = ? AND used_at IS NULL', args: [accountId] });
+}
+
+/**
+ * Uses a reset token once: the account it resets, or undefined when unknown, used or expired.
+ * Setting the password with it (setPassword) voids the account's other links.
+ */
 export async function consumePasswordReset(tx: Transaction, tokenHash: string, now: string): Promise<string | undefined> {
   const r = (
     await tx.execute({ sql: 'UPDATE password_resets SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id', args: [now, tokenHash, now] })

@@ -101,6 +101,22 @@ export async function removeAlertSubscription(tx: Transaction, owner: string, id
   return true;
 }
 
+/**
+ * Disables every webhook subscription of a deleted account, alerts and trigger
+ * webhooks alike (kept, with why), and fails their pending deliveries: nothing
+ * is sent on behalf of an account that no longer exists. Returns how many it disabled.
+ */
+export async function disableAccountSubscriptions(tx: Transaction, owner: string, at: string): Promise<number> {
+  const reason = 'the account was deleted';
+  await tx.execute({
+    sql: `UPDATE webhook_deliveries SET state = 'failed', last_error = ?
+          WHERE state = 'pending' AND subscription_id IN (SELECT id FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NULL)`,
+    args: [`subscription disabled: ${reason}`, owner],
+  });
+  const rs = await tx.execute({ sql: 'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE key_id = ? AND disabled_at IS NULL', args: [at, reason, owner] });
+  return rs.rowsAffected;
+}
+
 /** One alert event of an account, queued for its matching subscriptions in the act's transaction. */
 export interface AlertEvent {
   /** The account (owner id) whose subscriptions receive it. */

@@ -6,7 +6,8 @@
  *   POST     /dashboard/account/password    {current, password}: ends every other session
  *   POST     /dashboard/account/sessions/end {session}: ends one session
  *   GET/POST /dashboard/account/delete      asks first (password); then revokes every key, ends
- *                                           every way in, and keeps the public log as it is
+ *                                           every way in, disables its webhook subscriptions,
+ *                                           and keeps the public log as it is
  * Changes that need the password count against the same per-account limit as
  * sign-in, so this page is no faster a way to guess it.
  */
@@ -27,6 +28,7 @@ import {
   setPassword,
 } from '../../ledger/accounts.ts';
 import { keysChanged, revokeAccountKeys } from '../../ledger/api-keys.ts';
+import { disableAccountSubscriptions } from '../../ledger/webhooks.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml as e, htmlPage } from '../html.ts';
 import { clientAddress } from '../rate-limit.ts';
@@ -163,7 +165,7 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
         s,
         '/dashboard/account',
         'Delete this account?',
-        `${note}<p>This cannot be undone. At once:</p><ul><li>every key of the account is revoked (requests with them answer 401);</li><li>its sign-in, sessions, passkeys and reset links are removed, so nobody can sign in to it;</li><li>the email is free to sign up again, as a new account.</li></ul>
+        `${note}<p>This cannot be undone. At once:</p><ul><li>every key of the account is revoked (requests with them answer 401);</li><li>its sign-in, sessions, passkeys and reset links are removed, so nobody can sign in to it;</li><li>its alert and webhook subscriptions are disabled: nothing more is sent to them;</li><li>the email is free to sign up again, as a new account.</li></ul>
 <p>What stays: receipts already in the public log, which stay verifiable, since the log is append-only and others may rely on them. They name fuse and key ids, never the email.</p>
 <form method="post" action="/dashboard/account/delete">${csrfField(s.csrf)}<input type="hidden" name="confirm" value="yes">
 <input type="text" name="username" autocomplete="username" value="${e(s.email)}" hidden>
@@ -186,6 +188,7 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
     const revoked = await ctx.ledger.write(async (tx) => {
       const n = await revokeAccountKeys(tx, p.session.accountId, now);
       await deleteAccountAccess(tx, p.session.accountId, now);
+      await disableAccountSubscriptions(tx, p.session.accountId, now);
       return n;
     });
     keysChanged(ctx.ledger);

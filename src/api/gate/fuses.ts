@@ -5,7 +5,8 @@
  *   GET  /v1/fuses                 the calling key's fuses
  *   POST /v1/fuses/{id}/dead       blow it: any state -> DEAD
  *   POST /v1/fuses/{id}/charge     UNSIGNED or DEAD -> LIVE (409 otherwise)
- * Every state change is receipted.
+ * Every state change is receipted. The public drill fuses change for nobody
+ * (drill-fuses.ts).
  */
 import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
@@ -19,8 +20,9 @@ import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { callerOf, fuseIdSchema, visibleFuse, visibleIn } from './governed.ts';
+import { callerOf, changeableFuse, changeableIn, fuseIdSchema } from './governed.ts';
 import { fuseChangedAlert } from './alert-events.ts';
+import { drillFuseRestore } from './drill-fuses.ts';
 import { nudgeDeliverer } from '../site/webhooks.ts';
 
 export const createFuseRequest = z.strictObject({
@@ -43,6 +45,7 @@ export function fuseObject(f: Fuse) {
 }
 
 export function registerFuseRoutes(router: Router, ctx: AppContext): void {
+  router.job(drillFuseRestore(ctx));
   keyedAct(router, ctx, '/v1/fuses', { tool: 'fuse_create', summary: 'Create a fuse owned by the calling key (our extension)', role: 'operator', tag: 'fuses', body: createFuseRequest, optionalBody: true, response: fuseResponse.extend({ receipt_id: z.string() }), responses: { 201: { description: 'The fuse, created, with the receipt of its creation', schema: fuseResponse.extend({ receipt_id: z.string() }) } }, example: { state: 'LIVE', label: 'payments agent' } }, async (body, key, event) => {
     const id = newId('fuse');
     return commitAct(event, ctx, key, {
@@ -68,7 +71,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
       precheck: async (event, key) => {
         const id = fuseIdSchema.safeParse(event.context.params?.fuse_id);
         const fuseId = id.success ? id.data : '';
-        await visibleFuse(ctx.ledger.read, callerOf(key), fuseId);
+        await changeableFuse(ctx.ledger.read, callerOf(key), fuseId);
         return fuseId;
       },
     }, async (_body, key, event, fuseId) => {
@@ -77,7 +80,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
         needs: { fuseId },
         // Read, checked and moved under the write lock: of two concurrent transitions, one wins.
         run: async (tx, state) => {
-          const fuse = visibleIn(caller, fuseId, state.fuse);
+          const fuse = changeableIn(caller, fuseId, state.fuse);
           const now = nowIso();
           if (!from.includes(fuse.state) || !(await transitionFuse(tx, fuse.id, from, to, now))) {
             throw new Problem({

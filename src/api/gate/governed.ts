@@ -17,14 +17,14 @@ import { isRefusal } from '../../domain/pricing.ts';
 import { billOf, type Bill } from '../charges.ts';
 import type { ActCharge } from '../../ledger/acts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
-import { ownerId } from '../../ledger/accounts.ts';
+import { isPayerAccount, ownerId } from '../../ledger/accounts.ts';
 import { DRILL_OWNER, getFuse, type Fuse } from '../../ledger/fuses.ts';
 import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
-import { notFound } from '../problem.ts';
+import { notFound, Problem } from '../problem.ts';
 import { reply, type Reply } from '../reply.ts';
 import { paidCallOf } from '../../payments/x402/keyless.ts';
 import { hopDeniedAlert } from './alert-events.ts';
@@ -43,17 +43,27 @@ export const DEFAULT_SURFACE: readonly string[] = [...new Set(Object.values(SURF
 export interface Caller {
   key?: ApiKey;
   surface: readonly string[];
+  /** Sees the public drill fuses: the public, and a keyless x402 payer (it has no fuse of its own). */
+  public: boolean;
 }
 
 export function callerOf(key: ApiKey | undefined): Caller {
-  return key ? { key, surface: key.surface ?? DEFAULT_SURFACE } : { surface: DEFAULT_SURFACE };
+  return key ? { key, surface: key.surface ?? DEFAULT_SURFACE, public: isPayerAccount(key.account_id) } : { surface: DEFAULT_SURFACE, public: true };
 }
 
 const owner = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
 
+/** Whether the caller sees `fuse`: its account's own; a drill fuse when it is the public (no key, or a keyless payer). */
+export const seesFuse = (caller: Caller, fuse: Fuse): boolean => fuse.key_id === owner(caller) || (caller.public && fuse.key_id === DRILL_OWNER);
+
 /** The fuse if the caller may see it: its own fuses, or the drill fuses for the public. Else 404. */
 export async function visibleFuse(db: Parameters<typeof getFuse>[0], caller: Caller, id: string): Promise<Fuse> {
   return visibleIn(caller, id, await getFuse(db, id));
+}
+
+/** The fuse if the caller may change its state (changeableIn): 404 when it cannot see it, 403 for a drill fuse. */
+export async function changeableFuse(db: Parameters<typeof getFuse>[0], caller: Caller, id: string): Promise<Fuse> {
+  return changeableIn(caller, id, await getFuse(db, id));
 }
 
 export interface GovernedHop {
@@ -96,8 +106,27 @@ function hopAct(caller: Caller, req: GovernedHop, fuse: Fuse, outcome: HopOutcom
 /** `fuse` if the caller may see it (its own, or a drill fuse for the public); else 404. */
 export const visibleIn = (caller: Caller, id: string, fuse: Fuse | undefined): Fuse => {
   // Another key's fuse is answered exactly like a missing one: 404, not 403.
-  if (!fuse || fuse.key_id !== owner(caller)) throw notFound(`no fuse ${id}`, 'unknown_fuse');
+  if (!fuse || !seesFuse(caller, fuse)) throw notFound(`no fuse ${id}`, 'unknown_fuse');
   return fuse;
+};
+
+/**
+ * `fuse` if the caller may change its state (blow, panic, charge): its account's own. A drill
+ * fuse belongs to no one: the public and keyless payers hop on it, nobody moves it (403), so it
+ * stays in the state the docs promise every visitor. Else 404, as for a fuse it cannot see.
+ */
+export const changeableIn = (caller: Caller, id: string, fuse: Fuse | undefined): Fuse => {
+  const seen = visibleIn(caller, id, fuse);
+  if (seen.key_id === DRILL_OWNER) {
+    throw new Problem({
+      status: 403,
+      code: 'drill_fuse_public',
+      title: 'Forbidden',
+      detail: `${id} is a public drill fuse: anyone may hop on it, nobody may change its state (it stays ${seen.state}); nothing was charged`,
+      extra: { fuse_id: id, state: seen.state },
+    });
+  }
+  return seen;
 };
 
 /**
@@ -126,7 +155,7 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       const charges = key ? chargesOf(req.kind, outcome, key.id, bill) : [];
       const receipt = state.receipt(ctx, hopAct(caller, req, fuse, outcome, fp), { charges });
       // A refused hop of an account's key alerts its subscribers (docs/alerts.md); the public (drills, a keyless payer) alerts nobody.
-      const records = key && !outcome.verdict && key.account_id !== DRILL_OWNER ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];
+      const records = key && !caller.public && !outcome.verdict ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];
       queued = records.length > 0;
       return { writes: { receipt, records }, reply: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
     },

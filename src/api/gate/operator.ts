@@ -1,6 +1,6 @@
 /**
  * Operator checkout (SPEC 1, 8.3; our reading in docs/pricing.md):
- *   POST /v1/operator/checkout   key   check out a closed UTC month: one production write, once
+ *   POST /v1/operator/checkout   operator key   check out a closed UTC month of a key of the account: one production write, once
  * and the open month's running figures shown in GET /v1/me.
  *
  * A month owes the greater of OPERATOR_FLOOR_USD, 10 bps of its cleared
@@ -18,14 +18,19 @@ import { CHECKOUT_SKU, CLEAR_BPS_SKU, getCheckout, insertCheckout, monthCharged,
 import { verifyUrl } from '../../ledger/receipts.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
-import { Problem } from '../problem.ts';
+import { notFound, Problem } from '../problem.ts';
+import { getApiKey } from '../../ledger/api-keys.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 
 type Db = Parameters<typeof monthHops>[0];
 
 const monthSchema = z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'a UTC month, YYYY-MM');
-export const checkoutRequest = z.strictObject({ month: monthSchema.describe('a closed UTC month (before the current one)') });
+export const checkoutRequest = z.strictObject({
+  month: monthSchema.describe('a closed UTC month (before the current one)'),
+  key_id: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, 'a key id such as key_…').optional().describe("the key whose month is checked out: any key of the caller's account (default: the calling key)"),
+});
 
 /** The formula's figures of one key and month, as of now. */
 export async function operatorFigures(ctx: AppContext, db: Db, keyId: string, month: string) {
@@ -75,6 +80,7 @@ function closedView(ctx: AppContext, row: CheckoutRow) {
   return {
     object: 'operator_checkout',
     state: 'checked_out' as const,
+    key_id: row.keyId,
     ...checkoutView(row.month, row.hops, row.exposureMicros, row),
     clear_bps: clearBpsView(bps, true),
     total_usd: formatUsd(row.checkoutMicros + row.clearBpsMicros),
@@ -112,12 +118,14 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/operator/checkout',
     {
-      tool: 'operator_checkout', summary: 'Operator checkout of a closed UTC month (our reading of SPEC 8.3): one production write, once; charges what the formula owes beyond the month\'s per-act charges',
+      tool: 'operator_checkout', summary: 'Operator checkout of a closed UTC month of a key of the account (our reading of SPEC 8.3; an operator key): one production write, once; charges what the formula owes beyond the month\'s per-act charges',
       tag: 'system',
+      // It bills the account's month: an operator's decision, never the governed agent's.
+      role: 'operator',
       body: checkoutRequest,
       response: checkoutResponse,
       responses: { 201: { description: 'The month is checked out (the one write)', schema: checkoutResponse }, 200: { description: 'The month was already checked out: the same checkout', schema: checkoutResponse } },
-      problems: [409, 422],
+      problems: [404, 409, 422],
       // What the formula owes beyond the month's per-act charges, and the month's bps fee on cleared exposure.
       charges: [CLEAR_BPS_SKU, CHECKOUT_SKU],
       chargeRules: { [CLEAR_BPS_SKU]: { amount: 'clear_bps_fee' }, [CHECKOUT_SKU]: { amount: 'operator_checkout' } },
@@ -125,7 +133,10 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
       x402: false,
       example: { month: '2026-10' },
     },
-    async ({ month }, key, event, _, bill) => {
+    async ({ month, key_id }, caller, event, _, bill) => {
+      const key = key_id === undefined || key_id === caller.id ? caller : await getApiKey(ctx.ledger.read, key_id);
+      // Another account's key is answered exactly like a missing one.
+      if (!key || ownerId(key) !== ownerId(caller)) throw notFound(`no key ${key_id} in this account`, 'unknown_key');
       const current = monthOf();
       if (month > current) throw notCheckable(month, `${month} has not begun: a month is checked out once it is over`);
       if (month === current) {
@@ -145,11 +156,12 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
       const checkoutLine = bill(CHECKOUT_SKU, { floorMicros: f.checkout.floorMicros, exposureMicros: f.exposureMicros, hops: f.hops, chargedMicros: f.checkout.chargedMicros });
       const bpsLine = bill(CLEAR_BPS_SKU, { clearedMicros: bps.cleared_micros });
       const base = { keyId: key.id, month, hops: f.hops, exposureMicros: f.exposureMicros, ...f.checkout, checkoutMicros: BigInt(checkoutLine.amountMicros), clearBpsMicros: BigInt(bpsLine.amountMicros), clearTier: bps.tier.id };
-      return commitAct(event, ctx, key, {
+      return commitAct(event, ctx, caller, {
         run: async (tx, state) => {
           const receipt = state.receipt(
             ctx,
-            { kind: 'operator_checkout', decision: 'CHECKED_OUT', subject: month, key_id: key.id, data: { ...checkoutView(month, f.hops, f.exposureMicros, f.checkout), clear_bps: clearBpsView(bps, true) } },
+            // The receipt is the month's key's (it states that key's charges); the operator key that checked it out is named.
+            { kind: 'operator_checkout', decision: 'CHECKED_OUT', subject: month, key_id: key.id, data: { checked_out_by: caller.id, ...checkoutView(month, f.hops, f.exposureMicros, f.checkout), clear_bps: clearBpsView(bps, true) } },
             { signed: true, charges: checkoutCharges({ ...base, receiptId: '', createdAt: '' }) },
           );
           const row: CheckoutRow = { ...base, receiptId: receipt.receipt_id, createdAt: nowIso() };

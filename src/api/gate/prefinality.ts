@@ -8,7 +8,9 @@
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
 import { type Bill } from '../charges.ts';
-import { UNCHARGED } from './governed.ts';
+import { UNCHARGED, callerOf, seesFuse, type Caller as FuseViewer } from './governed.ts';
+import { committed, openingRecords } from '../site/metered.ts';
+import { ownerId } from '../../ledger/accounts.ts';
 import { commitAct, keyedAct, type Decision as ActDecision, type KeyedActDoc } from '../act.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
@@ -34,7 +36,6 @@ import {
 } from '../../domain/prefinality.ts';
 import { newId, numericDate } from '../../ids.ts';
 import type { Fuse, FuseState } from '../../ledger/fuses.ts';
-import { ownerId } from '../../ledger/accounts.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
 import type { ReceiptInput } from '../../ledger/receipts.ts';
 import { paymentFacts, type PresentedPayment } from '../../payments/x402/gate.ts';
@@ -68,6 +69,8 @@ const decisionBody = z.looseObject({
   decision: z.enum(['GO', 'NO_GO', 'HOLD']),
   rail: z.string(),
   transfer_hash: z.string(),
+  transfer_commitment: z.string().describe("the salted commitment to the transfer that the public receipt holds at data.transfer"),
+  transfer_salt: z.string().describe('its salt (base64url): with the transfer, it opens that commitment to anyone you show it to'),
   receipt_id: z.string(),
   verify_url: z.string(),
   demo: z.boolean(),
@@ -96,8 +99,8 @@ const rtpGateRequestSchema = z.strictObject({ receipt: z.string().min(1).max(163
 interface Caller {
   /** The key, or the keyless payer's (`x402:<network>:<payer>`, the receipt JWT's `sub`); undefined for the public demo. */
   keyId: string | undefined;
-  /** Whose fuses the caller sees (its account); undefined for the public demo. */
-  owner?: string | undefined;
+  /** Whose fuses the caller sees: its account's, or the drill fuses for the demo and a keyless payer. */
+  viewer: FuseViewer;
   /** A keyless call paying with x402 (presented; verified and settled by the pipeline). */
   payment?: PresentedPayment;
 }
@@ -122,9 +125,9 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   const route = paidRouteOf('POST', EVALUATE_PATH, { ...evaluateDoc, auth: 'key' })!;
   const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), pricesToConvert(route));
 
-  /** The fuse's state if the caller may see it (its own fuses; drill fuses for the demo). */
+  /** The fuse's state if the caller may see it (its own fuses; drill fuses for the demo and a keyless payer). */
   function visibleState(fuse: Fuse | undefined, caller: Caller): FuseState | undefined {
-    return fuse && fuse.key_id === (caller.owner ?? '') ? fuse.state : undefined;
+    return fuse && seesFuse(caller.viewer, fuse) ? fuse.state : undefined;
   }
 
   /**
@@ -144,15 +147,21 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const iat = numericDate(now);
       const exp = iat + ctx.config.PREFINALITY_RECEIPT_TTL_SECONDS;
       const jti = newId('pfr');
-      const act: ReceiptInput = {
-        kind: 'prefinality',
-        decision: ev.decision,
-        subject: fuseId ?? transfer_hash,
-        ...(caller.keyId ? { key_id: caller.keyId } : {}),
-        fingerprint: transfer_hash,
-        ...(demo ? { demo: true } : {}),
-        data: { rail: req.rail, rule: ev.rule.id, ...(ev.decision === 'GO' ? { jti, exp: new Date(exp * 1000).toISOString() } : {}) },
-      };
+      // The transfer (account numbers, amount, counterparty) is the caller's: the public entry holds a salted
+      // commitment to it, whose opening its account reads and the GO JWT carries (docs/public-log.md).
+      const c = committed(
+        {
+          kind: 'prefinality',
+          decision: ev.decision,
+          ...(fuseId !== undefined ? { subject: fuseId } : {}),
+          fingerprint: transfer_hash,
+          ...(demo ? { demo: true } : {}),
+          data: { rail: req.rail, rule: ev.rule.id, transfer: req.transfer, ...(ev.decision === 'GO' ? { jti, exp: new Date(exp * 1000).toISOString() } : {}) },
+        },
+        ['data.transfer'],
+      );
+      const transferOpening = c.openings[0]!.opening;
+      const act: ReceiptInput = { ...c.input, ...(caller.keyId ? { key_id: caller.keyId } : {}) };
       // A paid call is decided unpaid: the pipeline settles only a GO (the declaration's settlesOn) and then
       // names the settled payment in the receipt and the answer in place of this.
       const unpaid = caller.payment ? { ...paymentFacts(caller.payment), settled: false } : undefined;
@@ -175,6 +184,8 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
               rail: req.rail,
               transfer_hash,
               transfer: req.transfer,
+              transfer_commitment: transferOpening.commitment,
+              transfer_salt: transferOpening.salt,
               rule: ev.rule.id,
               receipt_id: receipt.receipt_id,
               ...(demo ? { demo: true } : {}),
@@ -188,6 +199,8 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         detail: ev.detail,
         fields: ev.fields,
         transfer_hash,
+        transfer_commitment: transferOpening.commitment,
+        transfer_salt: transferOpening.salt,
         receipt_id: receipt.receipt_id,
         verify_url: receipt.verify_url,
         ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
@@ -199,7 +212,10 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const cleared = line && caller.keyId && !caller.payment && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
       const clearAct: ClearActRow | undefined =
         cleared !== undefined ? { keyId: caller.keyId!, decision: 'GO', exposureMicros: Number(cleared), at: now } : undefined;
-      return { writes: { receipt, records: clearAct ? [{ table: 'clear_counters', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
+      // The opening is kept for the key's account. A demo or a keyless payer has no account to read it:
+      // its caller holds the salt from the answer (and, on a GO, the JWT), and the act writes its receipt alone.
+      const openings = caller.keyId && !caller.payment && caller.viewer.key ? openingRecords(ownerId(caller.viewer.key), receipt, c.openings) : [];
+      return { writes: { receipt, records: [...(clearAct ? [{ table: 'clear_counters' as const, row: clearAct }] : []), ...openings] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
     };
     // Decided again only when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
     for (let attempt = 0; ; attempt++) {
@@ -215,13 +231,13 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   keyedAct(router, ctx, EVALUATE_PATH, evaluateDoc, (req, key, event, _, bill) => {
     // A payment instead of a key: the payer owns no fuse (it sees the public's) and pays instead of a toll.
     const payment = paidCallOf(event)?.payment;
-    return decide(event, req, { keyId: key.id, owner: ownerId(key), ...(payment ? { payment } : {}) }, bill);
+    return decide(event, req, { keyId: key.id, viewer: callerOf(key), ...(payment ? { payment } : {}) }, bill);
   });
 
   router.post(DEMO_EVALUATE_PATH, async (event) => {
     await enforceDemoRateLimit(event, ctx);
     const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
-    return toResponse(await decide(event, req, { keyId: undefined }, UNCHARGED));
+    return toResponse(await decide(event, req, { keyId: undefined, viewer: callerOf(undefined) }, UNCHARGED));
   }, { tool: 'demo_prefinality_evaluate', summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged', auth: 'demo', tag: 'demo', body: evaluateRequestSchema, responses: decisionResponses, problems: [429] });
 
   router.post(VERIFY_PATH, async (event) => {
@@ -255,14 +271,12 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       }
       const pass = reasons.length === 0;
       const charge = bill(meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse').sku);
-      const input: ReceiptInput = {
-        kind: 'prefinality_rtp_gate',
-        decision: pass ? 'GO' : 'NO_GO',
-        ...(jti ? { subject: jti } : {}),
-        key_id: key.id,
-        fingerprint: orderHash,
-        data: { reasons: reasons.map((r) => r.code) },
-      };
+      // The payment order is the PSP's customer data: the public entry holds a commitment to it, not its plain hash.
+      const c = committed(
+        { kind: 'prefinality_rtp_gate', decision: pass ? 'GO' : 'NO_GO', ...(jti ? { subject: jti } : {}), fingerprint: orderHash, data: { reasons: reasons.map((r) => r.code), order } },
+        ['data.order'],
+      );
+      const input: ReceiptInput = { ...c.input, key_id: key.id };
       try {
         return await commitAct(event, ctx, key, {
           run: async (tx, state) => {
@@ -281,7 +295,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
               verify_url: receipt.verify_url,
               charge: chargeView(charge),
             };
-            return { writes: { receipt }, reply: reply(body, pass ? 200 : 403) };
+            return { writes: { receipt, records: openingRecords(ownerId(key), receipt, c.openings) }, reply: reply(body, pass ? 200 : 403) };
           },
         });
       } catch (e) {
@@ -323,7 +337,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           format: 'JWT',
           typ: PREFINALITY_TYP,
           alg: [...ACCEPTED_ALGS],
-          claims: [...REQUIRED_CLAIMS, 'receipt_id', 'demo'],
+          claims: [...REQUIRED_CLAIMS, 'receipt_id', 'transfer_commitment', 'transfer_salt', 'demo'],
           ttl_seconds: ctx.config.PREFINALITY_RECEIPT_TTL_SECONDS,
           jwks_uri: base + JWKS_PATH,
           verify_url: base + VERIFY_PATH,

@@ -4,8 +4,7 @@
  * hash chain and is sealed, charged at the dtcc_attest toll.
  */
 import { z } from 'zod';
-import { fingerprint } from '../../crypto/canonical.ts';
-import { DepositoryRefusal, GENESIS, applyEvent, chainHash, type DepositoryEvent } from '../../domain/depository.ts';
+import { CHAIN_RULE, DepositoryRefusal, GENESIS, applyEvent, chainHash, type DepositoryEvent } from '../../domain/depository.ts';
 import { nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { findDepositoryAsset, recordDepositoryAttestation } from '../../ledger/depository.ts';
@@ -14,9 +13,12 @@ import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { chargeView, meteredWrite, receiptFields } from './metered.ts';
+import { chargeView, committed, committedFingerprint, meteredWrite, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
+
+/** The caller's text in a depository receipt (docs/public-log.md): the asset id, custodians and custody reference. */
+const COMMITTED_PATHS = ['subject', 'data.event.asset_id', 'data.event.custodian', 'data.event.custody_ref', 'data.event.to_custodian', 'data.event.from_custodian', 'data.after.custodian'];
 
 const units = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe('whole units of the asset');
 const common = {
@@ -91,15 +93,22 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
         }
         const seq = (before?.seq ?? 0) + 1;
         const prev = before?.chain_hash ?? GENESIS;
-        const chain = chainHash(prev, { ...b, seq });
         const charge = bill('dtcc_attest');
         const view = (t: { custody_units: number; token_supply: number; custodian: string | null }) => ({ custody_units: t.custody_units, token_supply: t.token_supply, custodian: t.custodian });
+        // The caller's text is committed first; the chain link hashes the event as the public receipt then shows it.
+        const c = committed(
+          { kind: 'depository_attest', decision: 'ATTESTED', subject: b.asset_id, fingerprint: '', data: { event: b, seq, chain_rule: CHAIN_RULE.id, prev_hash: prev, after: view(after) } },
+          COMMITTED_PATHS,
+        );
+        const chain = chainHash(prev, { ...(c.input.data!.event as object), seq });
+        const data = { ...c.input.data, chain_hash: chain };
+        const input = { ...c.input, data, fingerprint: committedFingerprint({ subject: c.input.subject, data }) };
         try {
           return await meteredWrite(
             event,
             ctx,
             key,
-            { kind: 'depository_attest', decision: 'ATTESTED', subject: b.asset_id, fingerprint: fingerprint(b), data: { event: b, seq, chain_hash: chain, prev_hash: prev, after: view(after) } },
+            input,
             [charge],
             async (tx, receipt) => {
               const now = await findDepositoryAsset(tx, ownerId(key), b.asset_id);
@@ -112,11 +121,12 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
                 before: view(before ?? { custody_units: 0, token_supply: 0, custodian: null }),
                 after: view(after),
                 parity: { holds: true, custody_units: after.custody_units, token_supply: after.token_supply },
-                chain: { seq, prev_hash: prev, chain_hash: chain, rule: 'chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of the request with its seq)), chain_0 = 32 zero bytes' },
+                chain: { seq, prev_hash: prev, chain_hash: chain, rule: CHAIN_RULE.text },
                 charge: chargeView(charge),
                 ...receiptFields(receipt),
               });
             },
+            { commit: { input, openings: c.openings } },
           );
         } catch (e) {
           if (retryIfStale(e, attempt)) continue;

@@ -148,6 +148,8 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
           record: { table: 'foundry_runs', row: { id: runId, owner: ownerId(key), tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at } },
           reply: reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: chargeView(charge), ...receiptFields(receipt) }),
         }),
+        // The tenant is the caller's name for its customer: the public entry holds a commitment (docs/public-log.md).
+        { commit: ['subject'] },
       );
     },
   );

@@ -3,8 +3,12 @@
  *   POST /api/v1/issuer-pays/listings   key      list a vendor on the index for a year: vendor_listing_annual 4999.00
  *   GET  /api/v1/issuer-pays/listings   public   the vendors listed now
  * A listing is a publication: its vendor id and name are public (index, receipt).
+ * It commits the account for a year, so it takes an operator key; the vendors
+ * the catalog ranks stay the catalog's (domain/issuer-listing.ts).
  */
 import { z } from 'zod';
+import { DATA } from '../../catalog/catalogs.ts';
+import { claimedRankedVendor } from '../../domain/issuer-listing.ts';
 import { nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { activeListing, activeListings, insertListing } from '../../ledger/issuer-pays.ts';
@@ -24,6 +28,8 @@ export const listingRequest = z.strictObject({
   url: z.url().max(500).optional(),
 });
 
+const RANKED = DATA.issuer_pays.rankings.map((r) => r.vendor);
+
 const listingResponse = z.looseObject({ object: z.literal('issuer_listing'), vendor: z.string(), name: z.string(), listed_at: z.string(), listed_until: z.string(), charge: chargeSchema, receipt_id: z.string() });
 
 export function registerListingRoutes(router: Router, ctx: AppContext): void {
@@ -32,12 +38,14 @@ export function registerListingRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/issuer-pays/listings',
     {
-      summary: 'List a vendor on the issuer-pays index for one year (vendor_listing_annual); a vendor listed now is 409 and charges nothing',
+      summary: 'List a vendor on the issuer-pays index for one year (vendor_listing_annual, an operator key); a vendor listed now is 409, a vendor the catalog ranks (its id, or its id as a word of the id or name) is 403; neither charges anything',
       tag: 'issuer_pays',
+      // A year's commitment of the account: an operator's decision, as a clearing window is.
+      role: 'operator',
       body: listingRequest,
       response: listingResponse,
       responses: { 201: { description: 'The vendor is listed for a year', schema: listingResponse } },
-      problems: [409],
+      problems: [403, 409],
       charges: [LISTING_SKU],
       chargeRules: { [LISTING_SKU]: { price: 'vendor_listing_annual' } },
       // A listing belongs to an account (it is renewed and answered for by one): no keyless payment.
@@ -45,6 +53,16 @@ export function registerListingRoutes(router: Router, ctx: AppContext): void {
       example: { vendor: 'acme-audit', name: 'Acme Audit', url: 'https://acme-audit.example' },
     },
     async (b, key, event, _, bill) => {
+      const claim = claimedRankedVendor(b, RANKED);
+      if (claim) {
+        throw new Problem({
+          status: 403,
+          code: 'ranked_vendor_reserved',
+          title: 'Forbidden',
+          detail: `${claim.vendor} is a vendor the index ranks: its id and name stay the catalog's, and a listing may not take them (as its vendor id, or as a word of its id or name); nothing was charged`,
+          extra: { ranked_vendor: claim.vendor, errors: [{ field: claim.field, message: `names the ranked vendor ${claim.vendor}` }] },
+        });
+      }
       const at = new Date();
       const listedAt = nowIso(at);
       const listedUntil = new Date(at.getTime() + YEAR_MS).toISOString();

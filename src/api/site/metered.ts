@@ -45,13 +45,14 @@ export async function meteredWrite(
   input: Omit<ReceiptInput, 'key_id'>,
   charges: readonly MeterLine[],
   write: (tx: Transaction, receipt: Receipt) => Promise<Reply>,
-  opts: { signed?: boolean; commit?: readonly string[] } = {},
+  opts: { signed?: boolean; commit?: readonly string[] | Committed } = {},
 ): Promise<Reply> {
-  const c = committed(input, opts.commit ?? []);
+  // `commit` names the paths to commit, or is the input committed already (a receipt whose other facts are computed from its commitments).
+  const c = opts.commit && 'openings' in opts.commit ? opts.commit : committed(input, opts.commit ?? []);
   return commitAct(event, ctx, key, {
     run: async (tx, state) => {
       const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: opts.signed ?? false, charges: chargesOf(key, charges) });
-      return { reply: await write(tx, receipt), writes: { receipt, records: openingRecords(key, receipt, c.openings) } };
+      return { reply: await write(tx, receipt), writes: { receipt, records: openingRecords(ownerId(key), receipt, c.openings) } };
     },
   });
 }
@@ -76,9 +77,15 @@ export async function meteredAct(
     decide(state) {
       const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { charges: chargesOf(key, charges) });
       const { record, reply } = make(receipt);
-      return { reply, writes: { receipt, records: [...(record ? [record] : []), ...openingRecords(key, receipt, c.openings)] } };
+      return { reply, writes: { receipt, records: [...(record ? [record] : []), ...openingRecords(ownerId(key), receipt, c.openings)] } };
     },
   });
+}
+
+/** A receipt input with caller text replaced by commitments, and the openings of those commitments. */
+export interface Committed<I extends Omit<ReceiptInput, 'key_id'> = Omit<ReceiptInput, 'key_id'>> {
+  input: I;
+  openings: Array<{ field: string; opening: Opening }>;
 }
 
 /**
@@ -87,7 +94,7 @@ export async function meteredAct(
  * the input ("subject", "data.reason"); `*` walks every item of an array
  * ("data.evidence.*.name"). A path with nothing there is skipped.
  */
-export function committed(input: Omit<ReceiptInput, 'key_id'>, paths: readonly string[]): { input: Omit<ReceiptInput, 'key_id'>; openings: Array<{ field: string; opening: Opening }> } {
+export function committed<I extends Omit<ReceiptInput, 'key_id'>>(input: I, paths: readonly string[]): Committed<I> {
   if (paths.length === 0) return { input, openings: [] };
   const copy = structuredClone(input) as Record<string, unknown>;
   const openings: Array<{ field: string; opening: Opening }> = [];
@@ -109,15 +116,19 @@ export function committed(input: Omit<ReceiptInput, 'key_id'>, paths: readonly s
   for (const p of paths) walk(copy, p.split('.'), []);
   // A plain hash of the request would let anyone test guesses of the text: the fingerprint is
   // taken over the receipt's subject and data as committed instead.
-  if (openings.length && copy.fingerprint !== undefined) copy.fingerprint = fingerprint({ subject: copy.subject, data: copy.data });
-  return { input: copy as Omit<ReceiptInput, 'key_id'>, openings };
+  if (openings.length && copy.fingerprint !== undefined) copy.fingerprint = committedFingerprint(copy);
+  return { input: copy as I, openings };
 }
 
-function openingRecords(key: ApiKey, receipt: Receipt, openings: ReadonlyArray<{ field: string; opening: Opening }>): ActRecord[] {
+/** The fingerprint of a receipt that commits caller text: the SHA-256 of the canonical JSON of its subject and data, as committed. */
+export const committedFingerprint = (input: Pick<ReceiptInput, 'subject' | 'data'>): string => fingerprint({ subject: input.subject, data: input.data });
+
+/** The openings of a receipt's commitments, as records written with its act: read later only by `owner`'s account. */
+export function openingRecords(owner: string, receipt: Receipt, openings: Committed['openings']): ActRecord[] {
   const at = nowIso();
   return openings.map(({ field, opening }) => ({
     table: 'commitment_openings' as const,
-    row: { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at },
+    row: { receiptId: receipt.receipt_id, field, accountId: owner, commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at },
   }));
 }
 

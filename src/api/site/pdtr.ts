@@ -99,6 +99,8 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
             ...receiptFields(receipt),
           });
         },
+        // The action reference is the caller's own text: the public entry holds a commitment (docs/public-log.md).
+        { commit: ['data.action_ref'] },
       );
     },
   );

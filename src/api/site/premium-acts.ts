@@ -29,13 +29,13 @@ import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { fuseChangedAlert } from '../gate/alert-events.ts';
 import { fuseObject } from '../gate/fuses.ts';
-import { actionSchema, callerOf, fuseIdSchema, visibleFuse, visibleIn } from '../gate/governed.ts';
+import { actionSchema, callerOf, changeableFuse, changeableIn, fuseIdSchema, visibleFuse, visibleIn } from '../gate/governed.ts';
 import { receiptEvidence } from '../gate/receipts.ts';
 import { notFound, Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { nudgeDeliverer } from './webhooks.ts';
-import { committed } from './metered.ts';
+import { committed, openingRecords } from './metered.ts';
 import { usdAmount } from './schemas.ts';
 
 /** The pre-clearance tiers and their tolls (a pre-clearance that goes ahead; a refusal is the NAP `hold`). */
@@ -123,11 +123,11 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/fuses/:fuse_id/panic',
     {
-      summary: 'Panic: blows a LIVE, ARMED or UNSIGNED fuse to DEAD at once and answers an individually signed panic receipt (a JWS that verifies offline); a DEAD fuse is 409 and charges nothing',
+      summary: 'Panic: blows a LIVE, ARMED or UNSIGNED fuse of the account to DEAD at once and answers an individually signed panic receipt (a JWS that verifies offline); a DEAD fuse is 409, a public drill fuse 403, and neither charges anything',
       tag: 'fuses',
       body: panicRequest,
       response: z.looseObject({ fuse_id: z.string(), state: z.literal('DEAD'), previous_state: z.string(), receipt: z.string(), ...charged }),
-      problems: [404, 409],
+      problems: [403, 404, 409],
       charges: ['panic_receipt'],
       role: 'agent',
       example: { reason: 'the agent is wiring funds in a loop' },
@@ -135,26 +135,23 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     async (b, key, event, _, bill) => {
       const caller = callerOf(key);
       const fuseId = fuseIdSchema.safeParse(event.context.params?.fuse_id).data ?? '';
-      const seen = await visibleFuse(ctx.ledger.read, caller, fuseId);
+      // A fuse of the caller's account only: a drill fuse is 403 before any payment is settled.
+      const seen = await changeableFuse(ctx.ledger.read, caller, fuseId);
       const from = ['LIVE', 'ARMED', 'UNSIGNED'] as const;
       const c = committed({ kind: 'panic', decision: 'DEAD', subject: fuseId, data: { from: seen.state, ...(b.reason ? { reason: b.reason } : {}) } }, ['data.reason']);
       const line = { keyId: key.id, ...bill('panic_receipt') };
       const answer = await commitAct(event, ctx, key, {
         needs: { fuseId },
         run: async (tx, state) => {
-          const fuse = visibleIn(caller, fuseId, state.fuse);
+          const fuse = changeableIn(caller, fuseId, state.fuse);
           const now = nowIso();
           if (fuse.state !== seen.state || !(await transitionFuse(tx, fuse.id, from, 'DEAD', now))) {
             throw new Problem({ status: 409, code: 'invalid_transition', title: 'Conflict', detail: `cannot panic a fuse that is ${fuse.state}: it is blown already or changed meanwhile; nothing was charged`, extra: { state: fuse.state } });
           }
           const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line] });
           const after: Fuse = { ...fuse, state: 'DEAD', updated_at: now };
-          const openings = c.openings.map(({ field, opening }) => ({
-            table: 'commitment_openings' as const,
-            row: { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: now },
-          }));
           return {
-            writes: { receipt, fuse: after, records: [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id), ...openings] },
+            writes: { receipt, fuse: after, records: [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id), ...openingRecords(ownerId(key), receipt, c.openings)] },
             reply: reply({ ...fuseObject(after), previous_state: fuse.state, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, receipt: receipt.jws }),
           };
         },
@@ -187,15 +184,11 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
         ['subject'],
       );
       const line = { keyId: key.id, ...bill('matter_spoliation') };
-      const at = nowIso();
       return commitAct(event, ctx, key, {
         decide: (state) => {
           const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line] });
           return {
-          writes: {
-            receipt,
-            records: c.openings.map(({ field, opening }) => ({ table: 'commitment_openings' as const, row: { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at } })),
-          },
+          writes: { receipt, records: openingRecords(ownerId(key), receipt, c.openings) },
           reply: reply({
             matter_ref: b.matter_ref,
             matter_root: root,

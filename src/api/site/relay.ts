@@ -67,8 +67,10 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/relay/enroll',
     {
-      tool: 'relay_enroll', summary: 'Enrolls a relay partner: returns its nine track links and its status page',
+      tool: 'relay_enroll', summary: 'Enrolls a relay partner (an operator key): returns its nine track links and its status page',
       tag: 'relay',
+      // The account enters the partner programme (its wholesale terms) under a public partner id: an operator's decision.
+      role: 'operator',
       body: enrollRequest,
       response: enrollResponse,
       responses: { 201: { description: 'The partner, enrolled, with its track links', schema: enrollResponse } },

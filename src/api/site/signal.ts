@@ -28,8 +28,10 @@ export function registerSignalRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/signal/mandates',
     {
-      summary: `A Signal mandate: a standing watch of a pattern metric on the pattern feed; the platform includes SIGNAL_INCLUDED_MANDATES per account, each one past them is charged mandate_overage once`,
+      summary: `A Signal mandate (an operator key): a standing watch of a pattern metric on the pattern feed; the platform includes SIGNAL_INCLUDED_MANDATES per account, each one past them is charged mandate_overage once`,
       tag: 'triggers',
+      // A standing commitment of the account (past the included ones, billed): an operator's decision.
+      role: 'operator',
       body: mandateRequest,
       response: mandateResponse,
       responses: { 201: { description: 'The mandate, registered', schema: mandateResponse } },

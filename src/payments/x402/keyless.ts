@@ -33,7 +33,7 @@ import { chargeView } from '../../api/charge.ts';
 import type { BilledLine } from '../../api/charges.ts';
 import { priceInAtomicUnits } from '../../domain/x402.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
-import { DRILL_OWNER } from '../../ledger/fuses.ts';
+import { payerAccountId } from '../../ledger/accounts.ts';
 import { RECEIPT_TYP, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import type { Transaction } from '../../ledger/sql.ts';
 import type { AppContext } from '../../api/context.ts';
@@ -74,16 +74,18 @@ export const paidCallOf = (event: H3Event): PaidCall | undefined => event.contex
 
 /**
  * The payer as a key-holder: an agent whose key id is its address on the
- * network (`x402:<network>:<address>`) and whose account is the public's
- * (DRILL_OWNER): it has no account of ours, so it sees what the public sees
- * (the drill fuses) and what it makes is the public's, never an account's.
+ * network (`x402:<network>:<address>`) and whose account is that address
+ * (payerAccountId): it has no account of ours, so it sees the fuses the public
+ * sees (the drill fuses, which it may hop on but not change), and what it
+ * makes (an ASTL entity, a trigger, a twin...) is bound to the address that
+ * paid, so no other payer can change it.
  */
 export function payerKey(p: Pick<PresentedPayment, 'network' | 'payer'>): ApiKey {
   const id = `x402:${p.network}:${p.payer}`;
   const now = new Date().toISOString();
   return {
     id,
-    account_id: DRILL_OWNER,
+    account_id: payerAccountId(p.network, p.payer),
     name: 'x402 payer',
     role: 'agent',
     prefix: '',
@@ -237,8 +239,10 @@ export async function paidDecision(ctx: AppContext, tx: Transaction, state: ActS
   const facts = factsOf(s);
   const restated = uncharged(ctx, d, facts);
   const receipt = restated.receipt ?? state.receipt(ctx, paymentReceiptInput(call, 'PAID'));
-  let body = asTaken(restated.body, call.verified!.lines);
-  if (body && typeof body === 'object' && !Array.isArray(body)) body = { ...body, payment: facts };
+  const body = restated.body;
+  // Set on the answer object itself, not a copy: an answer completed at the group's end (an ASTL
+  // publish's inclusion proof, log-answers.ts provedAtGroupEnd) is filled in after this returns.
+  if (body && typeof body === 'object' && !Array.isArray(body)) Object.assign(body, takenFields(body, call.verified!.lines), { payment: facts });
   await call.paid.commit(tx, s, receipt.receipt_id);
   call.committed = true;
   return {
@@ -271,9 +275,13 @@ export function unpaidDecision(ctx: AppContext, call: PaidCall, d: PaidDecision)
  */
 export function asTaken(body: unknown, lines: readonly BilledLine[]): unknown {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  return { ...body, ...takenFields(body, lines) };
+}
+
+function takenFields(body: object, lines: readonly BilledLine[]): Record<string, unknown> {
   const views = lines.map(chargeView);
-  if ('charges' in body) return { ...body, charges: views };
-  return { ...body, charge: views.length === 1 ? views[0] : null, ...(views.length > 1 ? { charges: views } : {}) };
+  if ('charges' in body) return { charges: views };
+  return { charge: views.length === 1 ? views[0] : null, ...(views.length > 1 ? { charges: views } : {}) };
 }
 
 /** Whether `state` was read for the payer: its hop quota is not the payer's to spend. */
