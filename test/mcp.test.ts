@@ -3,6 +3,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpTools } from '../src/api/mcp.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -44,6 +45,51 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
 function argumentsFor(name: string, example: unknown): Record<string, unknown> {
   if (FIXTURES[name]) return FIXTURES[name];
   return JSON.parse(JSON.stringify(example ?? {}).replace(/…/g, 'example')) as Record<string, unknown>;
+}
+
+interface RawAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * POSTs `body` to /mcp on a connection of its own, with Content-Length or
+ * chunked, and resolves once the answer has been read and the server has
+ * closed the connection (or the answer has been read and `keepsOpen`).
+ */
+function rawPost(url: string, body: Buffer, o: { chunked: boolean; keepsOpen?: boolean }): Promise<RawAnswer> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let answer: RawAnswer | undefined;
+    let closed = false;
+    const settle = () => {
+      if (!answer || !(closed || o.keepsOpen)) return;
+      resolve(answer);
+      req.destroy();
+    };
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(o.chunked ? {} : { 'content-length': String(body.length) }) };
+    const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', agent: false, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        answer = { status: res.statusCode!, headers: res.headers, body: text };
+        settle();
+      });
+    });
+    // The server may close while the rest of a refused body is still being sent: that is the point.
+    req.on('error', () => undefined);
+    req.on('socket', (socket) =>
+      socket.on('close', () => {
+        closed = true;
+        if (!answer) reject(new Error(`closed without an answer (${body.length} bytes, ${o.chunked ? 'chunked' : 'content-length'})`));
+        settle();
+      }),
+    );
+    if (!o.chunked) return void req.end(body);
+    for (let at = 0; at < body.length; at += 16_384) req.write(body.subarray(at, at + 16_384));
+    req.end();
+  });
 }
 
 describe('MCP endpoint', () => {
@@ -119,6 +165,27 @@ describe('MCP endpoint', () => {
       if (tool.name === 'conformity_generate') expect((r.structuredContent as { pack: { category: { category_id: string } } }).pack.category.category_id).toBe('insurance');
     }
     await client.close();
+  });
+
+  it('answers a body over the limit 413 problem+json at once, whatever its size and framing, and closes the connection', async () => {
+    const limit = s.config.MAX_BODY_BYTES;
+    for (const size of [limit + 1, 131_073, 1_048_576, 8_388_608]) {
+      for (const chunked of [false, true]) {
+        const r = await rawPost(s.url, Buffer.alloc(size, ' '), { chunked });
+        const label = `${size} bytes, ${chunked ? 'chunked' : 'content-length'}`;
+        expect(r.status, label).toBe(413);
+        expect(r.headers['content-type'], label).toBe('application/problem+json');
+        expect(r.headers.connection, label).toBe('close');
+        expect(JSON.parse(r.body), label).toMatchObject({ status: 413, code: 'body_too_large', limit_bytes: limit });
+      }
+    }
+    // A JSON-RPC request of exactly the limit is read whole and answered by the MCP server.
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    for (const chunked of [false, true]) {
+      const r = await rawPost(s.url, Buffer.from(init + ' '.repeat(limit - init.length)), { chunked, keepsOpen: true });
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toMatchObject({ id: 1, result: { protocolVersion: '2025-11-25' } });
+    }
   });
 
   it('follows the transport rules: Origin, Accept, methods, and a bad key', async () => {

@@ -26,7 +26,7 @@ import { z } from 'zod';
 import { discoveryDocument } from '../catalog/discovery.ts';
 import type { KeyRole } from '../ledger/api-keys.ts';
 import { optionalKey } from './auth.ts';
-import { readStreamWithin } from './body.ts';
+import { readRawBody } from './body.ts';
 import type { AppContext } from './context.ts';
 import { jsonBoundsProblem } from './json-bounds.ts';
 import { Problem } from './problem.ts';
@@ -135,25 +135,24 @@ async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Recor
 }
 
 /**
- * The JSON-RPC body within the same bounds as every route's (depth, number
- * range), checked on a copy before the SDK parses it: tool arguments go on
- * through recursive code (zod, JSON.stringify) that a deep value would overflow.
- * Malformed JSON is left to the SDK, which answers it in JSON-RPC terms.
+ * The JSON-RPC request with its body read once, here, within MAX_BODY_BYTES
+ * (413 problem past it, see bodyTooLarge) and the same bounds as every route's
+ * (depth, number range): tool arguments go on through recursive code (zod,
+ * JSON.stringify) that a deep value would overflow. The transport gets the
+ * bytes in memory, never the socket. Malformed JSON is left to the SDK, which
+ * answers it in JSON-RPC terms.
  */
-async function checkMcpBody(event: H3Event, limit: number): Promise<void> {
-  const stream = event.req.clone().body;
-  if (!stream) return;
-  const bytes = await readStreamWithin(stream, limit);
-  if (!bytes) return; // the transport refuses it by size
-  const text = Buffer.from(bytes).toString('utf8');
+async function boundedMcpRequest(event: H3Event, limit: number): Promise<Request> {
+  const text = Buffer.from(await readRawBody(event, limit)).toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return;
+    value = undefined;
   }
-  const outOfBounds = jsonBoundsProblem(value);
+  const outOfBounds = value === undefined ? undefined : jsonBoundsProblem(value);
   if (outOfBounds) throw outOfBounds;
+  return new Request(event.req.url, { method: event.req.method, headers: event.req.headers, body: text });
 }
 
 function buildServer(ctx: AppContext, router: Router, event: H3Event, role: KeyRole | undefined): McpServer {
@@ -190,17 +189,13 @@ export function registerMcpRoutes(router: Router, ctx: AppContext): void {
     MCP_PATH,
     async (event) => {
       checkOrigin(event, origins);
-      await checkMcpBody(event, ctx.config.MAX_BODY_BYTES);
+      const request = await boundedMcpRequest(event, ctx.config.MAX_BODY_BYTES);
       const key = await optionalKey(event, ctx);
       const server = buildServer(ctx, router, event, key?.role);
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-        maxRequestBodySize: ctx.config.MAX_BODY_BYTES,
-      });
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
       try {
-        return await transport.handleRequest(event.req as Request);
+        return await transport.handleRequest(request);
       } finally {
         void server.close();
       }
