@@ -12,6 +12,15 @@ export interface AppContext {
   version: string;
   /** The parsed WITNESS_POLICY file, or null when no witness is configured (docs/trust-core.md). */
   witnessPolicy?: WitnessPolicy | null;
+  /**
+   * The clock (ms since the epoch) the read caches measure AUTH_CACHE_MS on
+   * (the key cache, GET /v1/me); Date.now when unset. Set by tests that pass or
+   * hold the bound without waiting for it (test/support/server.ts).
+   */
+  cacheClock?: () => number;
   /** Set by tests to observe start-up; never holds secrets. */
   log: (level: 'info' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
+
+/** The read caches' now (AppContext.cacheClock). */
+export const cacheNow = (ctx: AppContext): number => (ctx.cacheClock ?? Date.now)();

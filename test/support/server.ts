@@ -75,3 +75,15 @@ export async function startTestServer(env: Record<string, string> = {}, dir = te
     },
   };
 }
+
+/**
+ * Holds still the clock the server's read caches measure AUTH_CACHE_MS on
+ * (AppContext.cacheClock): an answer they hold stays fresh however long the
+ * test takes, until `passBound()` moves that clock past the bound, as if it had
+ * passed. So a test of the bound neither waits for it nor races it.
+ */
+export function holdCacheClock(s: TestServer): { passBound(): void } {
+  let now = Date.now();
+  s.ctx.cacheClock = () => now;
+  return { passBound: () => void (now += s.config.AUTH_CACHE_MS + 1) };
+}

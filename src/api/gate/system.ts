@@ -11,7 +11,7 @@ import { databaseState, freshDatabaseState } from '../../ledger/health-probe.ts'
 import { usage } from '../../ledger/meter.ts';
 import { readyKey, requireKey } from '../auth.ts';
 import { openCheckoutView } from './operator.ts';
-import type { AppContext } from '../context.ts';
+import { cacheNow, type AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
 import { HTTPResponse } from 'h3';
 import { reply, toResponse } from '../reply.ts';
@@ -82,7 +82,7 @@ async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
   if (!(ttl > 0)) return meFresh(ctx, key);
   let cache = meCaches.get(ctx.ledger);
   if (!cache) meCaches.set(ctx.ledger, (cache = new Map()));
-  const now = Date.now();
+  const now = cacheNow(ctx);
   const hit = cache.get(key.id);
   if (hit && hit.commits === commits && hit.until > now) return hit.body;
   const body = await meFresh(ctx, key);
@@ -96,7 +96,7 @@ async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
 /** meBody's answer when the cache holds a fresh one, without reading anything; else undefined. */
 function cachedMe(ctx: AppContext, keyId: string): MeEntry | undefined {
   const hit = meCaches.get(ctx.ledger)?.get(keyId);
-  return hit && hit.commits === ctx.ledger.commits() && hit.until > Date.now() ? hit : undefined;
+  return hit && hit.commits === ctx.ledger.commits() && hit.until > cacheNow(ctx) ? hit : undefined;
 }
 
 type DatabaseHealth = 'ok' | 'read_only' | 'unreachable';
