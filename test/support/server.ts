@@ -80,10 +80,17 @@ export async function startTestServer(env: Record<string, string> = {}, dir = te
  * Holds still the clock the server's read caches measure AUTH_CACHE_MS on
  * (AppContext.cacheClock): an answer they hold stays fresh however long the
  * test takes, until `passBound()` moves that clock past the bound, as if it had
- * passed. So a test of the bound neither waits for it nor races it.
+ * passed; `release()` gives the caches the real clock back. So a test of the
+ * bound neither waits for it nor races it.
  */
-export function holdCacheClock(s: TestServer): { passBound(): void } {
+export function holdCacheClock(s: TestServer): { passBound(): void; release(): void } {
   let now = Date.now();
   s.ctx.cacheClock = () => now;
-  return { passBound: () => void (now += s.config.AUTH_CACHE_MS + 1) };
+  return {
+    passBound: () => void (now += s.config.AUTH_CACHE_MS + 1),
+    release: () => void delete s.ctx.cacheClock,
+  };
 }
+
+/** Returns once every write queued on `ledger` so far has committed: its queue is first in, first out (this is one more commit). */
+export const writesSettled = (ledger: { write(fn: () => Promise<void>): Promise<void> }): Promise<void> => ledger.write(async () => undefined);
