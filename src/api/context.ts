@@ -13,9 +13,10 @@ export interface AppContext {
   /** The parsed WITNESS_POLICY file, or null when no witness is configured (docs/trust-core.md). */
   witnessPolicy?: WitnessPolicy | null;
   /**
-   * The clock (ms since the epoch) the read caches measure AUTH_CACHE_MS on
-   * (the key cache, GET /v1/me); Date.now when unset. Set by tests that pass or
-   * hold the bound without waiting for it (test/support/server.ts).
+   * The clock (ms since the epoch) the read caches measure how long they reuse
+   * an answer on (the key cache and GET /v1/me: AUTH_CACHE_MS; /health's probe:
+   * a second); Date.now when unset. Set by tests that pass or hold those bounds
+   * without waiting for them (test/support/server.ts).
    */
   cacheClock?: () => number;
   /** Set by tests to observe start-up; never holds secrets. */

@@ -143,7 +143,7 @@ function healthAnswer(ctx: AppContext, database: DatabaseHealth): HealthAnswer {
 
 export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/health', async () => {
-    const state = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS);
+    const state = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS, () => cacheNow(ctx));
     const { status, body } = healthAnswer(ctx, databaseHealth(state));
     return new HTTPResponse(body, { status, headers: JSON_NO_STORE });
   }, { summary: 'Liveness and readiness: version, database reachability and a write probe', auth: 'public', tag: 'system', responses: { 200: { description: 'Ready', schema: healthResponse }, 503: { description: 'Not ready: `problems` says why (the same body, not a problem document)', schema: healthResponse } } });
@@ -155,7 +155,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   });
   // While the database state is fresh (at most a second old), the same answer is given at the Node level.
   router.readyAnswer('/health', () => {
-    const state = freshDatabaseState(ctx.ledger);
+    const state = freshDatabaseState(ctx.ledger, cacheNow(ctx));
     return state && healthAnswer(ctx, databaseHealth(state));
   });
 
