@@ -11,13 +11,10 @@ import { createApp } from '../src/api/app.ts';
 import { toResponse, reply } from '../src/api/reply.ts';
 import { openLedger } from '../src/ledger/db.ts';
 import { migrate, migrationFiles } from '../src/ledger/migrate.ts';
-import { cleanEnv, run, runCli } from './support/cli.ts';
+import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run, runCli } from './support/cli.ts';
 import { holdCacheClock, startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 
 const NODE = process.execPath;
-
-/** Five Node processes, each loading the CLI: the suite's 30 s is meant for in-process tests. */
-const CLI_TEST_TIMEOUT_MS = 120_000;
 
 /** The CLI against a test server's files, without blocking the server (test/support/cli.ts says why). */
 function cli(dir: string, args: string[], env: Record<string, string> = {}) {
@@ -212,7 +209,7 @@ describe('HTTP foundation', () => {
     expect((await revoked.json()).code).toBe('revoked_key');
     expect((await cli(s.dir, ['keys', 'revoke', 'key_missing'])).code).toBe(1);
     expect((await cli(s.dir, ['keys', 'create'])).code).toBe(2);
-  }, CLI_TEST_TIMEOUT_MS);
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('publishes the current signing key as a JWK and raw base64', async () => {
     const r = await s.fetch('/crypto/public-key');

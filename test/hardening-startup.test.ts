@@ -1,21 +1,13 @@
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createClient } from '@libsql/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEALTH_REUSE_MS } from '../src/ledger/health-probe.ts';
+import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run, runCli } from './support/cli.ts';
 import { holdCacheClock, startTestServer, tempDir, testEnv, writesSettled, type TestServer } from './support/server.ts';
 
-/** The parent's environment without what vitest itself sets (it exports BASE_URL=/ for Vite). */
-function cleanEnv(): Record<string, string> {
-  const { BASE_URL: _b, SITE_URL: _s, ...rest } = process.env;
-  return rest as Record<string, string>;
-}
-
-function serve(dir: string, env: Record<string, string>) {
-  const r = spawnSync(process.execPath, ['src/server.ts'], { env: { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'error', ...env }, encoding: 'utf8', timeout: 20_000 });
-  return { code: r.status, stderr: r.stderr, stdout: r.stdout };
-}
+/** Starts the server in a process of its own, as `npm start` does, and resolves when it exits. */
+const serve = (dir: string, env: Record<string, string>) => run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'error', ...env });
 
 describe('start-up failures: one line, exit 2', () => {
   const dir = tempDir();
@@ -30,19 +22,19 @@ describe('start-up failures: one line, exit 2', () => {
     ['a file that is not a database', { DATABASE_URL: `file:${join(dir, 'not-a-db.db')}` }, /cannot open the database .*not-a-db\.db: .*not a database/],
     ['a key file that is not JSON', { SIGNING_KEY_FILE: join(dir, 'bad-keys.json') }, /cannot load the signing keys .*bad-keys\.json.*: not valid JSON/],
     ['a key file of another kind', { SIGNING_KEY_FILE: join(dir, 'wrong-keys.json') }, /is not a Fuse Gate signing key file/],
-  ])('%s', (_name, env, message) => {
-    const r = serve(dir, env);
+  ])('%s', async (_name, env, message) => {
+    const r = await serve(dir, env);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).not.toMatch(/\n\s+at /);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
-  it('the CLI says the same', () => {
-    const r = spawnSync(process.execPath, ['src/cli.ts', 'keys', 'list'], { env: { ...cleanEnv(), ...testEnv(dir), DATABASE_URL: `file:${join(dir, 'a-file', 'x.db')}` }, encoding: 'utf8', timeout: 20_000 });
-    expect(r.status).toBe(2);
+  it('the CLI says the same', async () => {
+    const r = await runCli(['keys', 'list'], { ...testEnv(dir), DATABASE_URL: `file:${join(dir, 'a-file', 'x.db')}` });
+    expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(/^fusegate: cannot create .*a-file is a file, not a directory$/);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
 
 describe('a write-locked database: /health tells the truth and OCSP halts fast', () => {

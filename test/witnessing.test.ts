@@ -4,7 +4,6 @@
  * ports. Checkpoints get cosigned, served and verified; faults (down, slow,
  * forgotten state, behind, 422) never stop an act and are caught up.
  */
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { cosignersOf, parseCosignerKey } from '../src/crypto/cosignature.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 import { startTestWitness, type TestWitness } from './support/test-witness.ts';
 import { untilCommitted } from './support/commits.ts';
+import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run } from './support/cli.ts';
 
 /** The origin line of the checkpoint an add-checkpoint body offers (after the old size, the proof and an empty line). */
 const originOf = (body: string) => body.slice(body.indexOf('\n\n') + 2).split('\n')[0];
@@ -199,17 +199,16 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
 
 describe('a malformed witness policy stops the start, naming its line', () => {
   it.each([
-    ['a note vkey where a cosignature vkey belongs', 'witness w example.com/log+ef773e30+AWw4hwb0k/GgV9uY/5lpbHIEARI3vHRcHSnVBOw/EeJm https://w.example\nquorum w\n', /witnesses\.policy: line 1: witness w: bad vkey: key type 0x01 is not cosignature\/v1/],
+    ['a note vkey where a cosignature vkey belongs', 'witness w example.com/log+ef773e30+AWw4hwb0k/GgV9uY/5lpbHIEARI3vHRcHSnVBOw/EeJm https://w.fusegate.invalid\nquorum w\n', /witnesses\.policy: line 1: witness w: bad vkey: key type 0x01 is not cosignature\/v1/],
     ['an unknown keyword on line 3', '# ok\n\nwitnes w x y\n', /witnesses\.policy: line 3: unknown keyword "witnes"/],
     ['a missing file', undefined, /cannot load the witness policy .*witnesses\.policy: .*no such file/i],
-  ])('%s', (_what, text, message) => {
+  ])('%s', async (_what, text, message) => {
     const dir = tempDir();
     const path = join(dir, 'witnesses.policy');
     if (text !== undefined) writeFileSync(path, text);
-    const { BASE_URL: _b, SITE_URL: _s, ...env } = process.env;
-    const r = spawnSync(process.execPath, ['src/server.ts'], { env: { ...env, ...testEnv(dir), LOG_LEVEL: 'error', WITNESS_POLICY: path }, encoding: 'utf8', timeout: 20_000 });
-    expect(r.status).toBe(2);
+    const r = await run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'error', WITNESS_POLICY: path });
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
