@@ -38,7 +38,7 @@ describe('configuration', () => {
     const r = await run(NODE, ['src/server.ts'], { ...cleanEnv(), PORT: '99999' });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/PORT/);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
 
 describe('migrations', () => {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyReceiptEvidence, verifyReceiptToken, type KeyLookup, type ReceiptEvidenceDoc } from '../src/crypto/receipt.ts';
 import { parseWitnessPolicy } from '../src/crypto/witness-policy.ts';
 import { encodeReceiptDocument, memoryClaims, remoteReceiptVerifier, requireReceipt } from '../src/rr1/index.ts';
-import { runCli } from './support/cli.ts';
+import { PROCESS_TEST_TIMEOUT_MS, runCli } from './support/cli.ts';
 import { untilCommitted } from './support/commits.ts';
 import { startTestServer, tempDir, type TestServer } from './support/server.ts';
 import { startTestWitness, type TestWitness } from './support/test-witness.ts';
@@ -131,7 +131,7 @@ describe('self-contained receipt documents', () => {
     const bad = await runCli(['verify', 'receipt', files.bad, '--jwks', files.jwks, '--log-key', logKey, '--witness-policy', files.policy, '--json']);
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout).checks.witnesses).toMatchObject({ ok: false, detail: expect.stringMatching(/does not verify/) });
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('serves the same receipt as SCITT COSE on its URL (Accept: application/cose), checked by a second CBOR implementation', async () => {
     const h = await hop();
