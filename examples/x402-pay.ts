@@ -1,7 +1,7 @@
 /**
  * How an agent with a wallet and no API key pays Fuse Gate per call (x402).
  *
- *   GATE_URL=https://gate.example.com PAYER_PRIVATE_KEY=0x… node examples/x402-pay.ts
+ *   GATE_URL=http://localhost:4321 PAYER_PRIVATE_KEY=0x… node examples/x402-pay.ts
  *
  * The official x402 client (@x402/fetch + @x402/evm) sees the 402, signs an
  * EIP-3009 transferWithAuthorization for the price in the PAYMENT-REQUIRED

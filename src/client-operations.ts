@@ -14,9 +14,9 @@ export const OPERATIONS = {
   fuses_list: { method: 'GET', path: '/v1/fuses', auth: 'key', x402: false, input: 'query', params: [] },
   fuse_blow: { method: 'POST', path: '/v1/fuses/:fuse_id/dead', auth: 'key', x402: false, input: 'none', params: ['fuse_id'] },
   fuse_charge: { method: 'POST', path: '/v1/fuses/:fuse_id/charge', auth: 'operator', x402: false, input: 'none', params: ['fuse_id'] },
-  postV1Alerts: { method: 'POST', path: '/v1/alerts', auth: 'operator', x402: false, input: 'body', params: [] },
-  getV1Alerts: { method: 'GET', path: '/v1/alerts', auth: 'key', x402: false, input: 'none', params: [] },
-  postV1AlertsByAlertIdRemove: { method: 'POST', path: '/v1/alerts/:alert_id/remove', auth: 'operator', x402: false, input: 'none', params: ['alert_id'] },
+  alerts_create: { method: 'POST', path: '/v1/alerts', auth: 'operator', x402: false, input: 'body', params: [] },
+  alerts: { method: 'GET', path: '/v1/alerts', auth: 'key', x402: false, input: 'none', params: [] },
+  alerts_remove: { method: 'POST', path: '/v1/alerts/:alert_id/remove', auth: 'operator', x402: false, input: 'none', params: ['alert_id'] },
   fuse_hop: { method: 'POST', path: '/v1/fuse/hop', auth: 'key', x402: true, input: 'body', params: [] },
   fuse_lookup: { method: 'GET', path: '/v1/fuse/lookup', auth: 'key', x402: true, input: 'query', params: [] },
   ocsp: { method: 'GET', path: '/v1/ocsp', auth: 'key', x402: false, input: 'query', params: [] },
@@ -41,19 +41,19 @@ export const OPERATIONS = {
   getWellKnownRestraintJson: { method: 'GET', path: '/.well-known/restraint.json', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownListingsJson: { method: 'GET', path: '/.well-known/listings.json', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownRegisterJson: { method: 'GET', path: '/.well-known/register.json', auth: 'public', x402: false, input: 'none', params: [] },
-  getV1ReceiptsByReceiptIdOpenings: { method: 'GET', path: '/v1/receipts/:receipt_id/openings', auth: 'key', x402: false, input: 'none', params: ['receipt_id'] },
-  postV1FuseHeartbeat: { method: 'POST', path: '/v1/fuse/heartbeat', auth: 'key', x402: true, input: 'body', params: [] },
-  postV1ReceiptsVerifyPull: { method: 'POST', path: '/v1/receipts/verify-pull', auth: 'key', x402: true, input: 'body', params: [] },
-  postV1FusesByFuseIdPanic: { method: 'POST', path: '/v1/fuses/:fuse_id/panic', auth: 'key', x402: true, input: 'body', params: ['fuse_id'] },
-  postApiV1SpoliationSealMatter: { method: 'POST', path: '/api/v1/spoliation-seal/matter', auth: 'key', x402: true, input: 'body', params: [] },
-  postApiV1FoundryParametricRun: { method: 'POST', path: '/api/v1/foundry/parametric/run', auth: 'key', x402: true, input: 'body', params: [] },
-  postApiV1ClearBefore: { method: 'POST', path: '/api/v1/clear/before', auth: 'key', x402: true, input: 'body', params: [] },
-  postApiV1IssuerPaysListings: { method: 'POST', path: '/api/v1/issuer-pays/listings', auth: 'operator', x402: false, input: 'body', params: [] },
+  receipts_openings: { method: 'GET', path: '/v1/receipts/:receipt_id/openings', auth: 'key', x402: false, input: 'none', params: ['receipt_id'] },
+  fuse_heartbeat: { method: 'POST', path: '/v1/fuse/heartbeat', auth: 'key', x402: true, input: 'body', params: [] },
+  receipts_verify_pull: { method: 'POST', path: '/v1/receipts/verify-pull', auth: 'key', x402: true, input: 'body', params: [] },
+  fuses_panic: { method: 'POST', path: '/v1/fuses/:fuse_id/panic', auth: 'key', x402: true, input: 'body', params: ['fuse_id'] },
+  spoliation_seal_matter: { method: 'POST', path: '/api/v1/spoliation-seal/matter', auth: 'key', x402: true, input: 'body', params: [] },
+  foundry_parametric_run: { method: 'POST', path: '/api/v1/foundry/parametric/run', auth: 'key', x402: true, input: 'body', params: [] },
+  clear_before: { method: 'POST', path: '/api/v1/clear/before', auth: 'key', x402: true, input: 'body', params: [] },
+  issuer_pays_listings_create: { method: 'POST', path: '/api/v1/issuer-pays/listings', auth: 'operator', x402: false, input: 'body', params: [] },
   getApiV1IssuerPaysListings: { method: 'GET', path: '/api/v1/issuer-pays/listings', auth: 'public', x402: false, input: 'none', params: [] },
-  postApiV1GamCreditsPurchase: { method: 'POST', path: '/api/v1/gam/credits/purchase', auth: 'operator', x402: false, input: 'body', params: [] },
-  getApiV1GamCreditsBalance: { method: 'GET', path: '/api/v1/gam/credits/balance', auth: 'key', x402: false, input: 'none', params: [] },
-  postSignalMandates: { method: 'POST', path: '/signal/mandates', auth: 'operator', x402: false, input: 'body', params: [] },
-  getSignalPatternsJson: { method: 'GET', path: '/signal/patterns.json', auth: 'key', x402: false, input: 'none', params: [] },
+  gam_credits_purchase: { method: 'POST', path: '/api/v1/gam/credits/purchase', auth: 'operator', x402: false, input: 'body', params: [] },
+  gam_credits_balance: { method: 'GET', path: '/api/v1/gam/credits/balance', auth: 'key', x402: false, input: 'none', params: [] },
+  signal_mandates_create: { method: 'POST', path: '/signal/mandates', auth: 'operator', x402: false, input: 'body', params: [] },
+  signal_patterns: { method: 'GET', path: '/signal/patterns.json', auth: 'key', x402: false, input: 'none', params: [] },
   getApiV1LogsByLogSearch: { method: 'GET', path: '/api/v1/logs/:log/search', auth: 'public', x402: false, input: 'query', params: ['log'] },
   prefinality_evaluate: { method: 'POST', path: '/v1/prefinality/evaluate', auth: 'key', x402: true, input: 'body', params: [] },
   demo_prefinality_evaluate: { method: 'POST', path: '/demo/prefinality/evaluate', auth: 'demo', x402: false, input: 'body', params: [] },
@@ -87,8 +87,8 @@ export const OPERATIONS = {
   trigger_fire: { method: 'POST', path: '/api/v1/foundry/trigger/fire', auth: 'key', x402: false, input: 'body', params: [] },
   getSignalTriggerFeedJson: { method: 'GET', path: '/signal/trigger/feed.json', auth: 'public', x402: false, input: 'query', params: [] },
   getSignalTriggerOracle: { method: 'GET', path: '/signal/trigger-oracle', auth: 'public', x402: false, input: 'none', params: [] },
-  postSignalTriggerWebhooks: { method: 'POST', path: '/signal/trigger/webhooks', auth: 'operator', x402: false, input: 'body', params: [] },
-  getSignalTriggerWebhooks: { method: 'GET', path: '/signal/trigger/webhooks', auth: 'key', x402: false, input: 'none', params: [] },
+  signal_trigger_webhooks_create: { method: 'POST', path: '/signal/trigger/webhooks', auth: 'operator', x402: false, input: 'body', params: [] },
+  signal_trigger_webhooks: { method: 'GET', path: '/signal/trigger/webhooks', auth: 'key', x402: false, input: 'none', params: [] },
   getApiV1ClearingNetworkLatestJson: { method: 'GET', path: '/api/v1/clearing/network/latest.json', auth: 'public', x402: false, input: 'none', params: [] },
   getApiV1ClearingCatalog: { method: 'GET', path: '/api/v1/clearing/catalog', auth: 'public', x402: false, input: 'none', params: [] },
   execute_gate: { method: 'POST', path: '/api/v1/execute-gate', auth: 'key', x402: true, input: 'body', params: [] },
@@ -120,22 +120,22 @@ export const OPERATIONS = {
   foundry_projection: { method: 'GET', path: '/api/v1/foundry/projection/:tenant_id', auth: 'key', x402: false, input: 'query', params: ['tenant_id'] },
   inference_chat: { method: 'POST', path: '/api/v1/inference/chat/completions', auth: 'key', x402: true, input: 'body', params: [] },
   inference_session: { method: 'GET', path: '/api/v1/inference/sessions/:session_id', auth: 'key', x402: false, input: 'none', params: ['session_id'] },
-  postApiV1InferenceReasoningSeal: { method: 'POST', path: '/api/v1/inference/reasoning-seal', auth: 'key', x402: true, input: 'body', params: [] },
+  inference_reasoning_seal: { method: 'POST', path: '/api/v1/inference/reasoning-seal', auth: 'key', x402: true, input: 'body', params: [] },
   getWellKnownMcpJson: { method: 'GET', path: '/.well-known/mcp.json', auth: 'public', x402: false, input: 'none', params: [] },
   getOpenapiJson: { method: 'GET', path: '/openapi.json', auth: 'public', x402: false, input: 'none', params: [] },
   keys_list: { method: 'GET', path: '/v1/keys', auth: 'operator', x402: false, input: 'query', params: [] },
   keys_create: { method: 'POST', path: '/v1/keys', auth: 'operator', x402: false, input: 'body', params: [] },
-  getV1KeysByKeyId: { method: 'GET', path: '/v1/keys/:key_id', auth: 'operator', x402: false, input: 'none', params: ['key_id'] },
-  postV1KeysByKeyIdRevoke: { method: 'POST', path: '/v1/keys/:key_id/revoke', auth: 'operator', x402: false, input: 'none', params: ['key_id'] },
-  postV1KeysByKeyIdRotate: { method: 'POST', path: '/v1/keys/:key_id/rotate', auth: 'operator', x402: false, input: 'body', params: ['key_id'] },
-  postV1KeysByKeyIdLimit: { method: 'POST', path: '/v1/keys/:key_id/limit', auth: 'operator', x402: false, input: 'body', params: ['key_id'] },
-  postV1KeysByKeyIdExpiry: { method: 'POST', path: '/v1/keys/:key_id/expiry', auth: 'operator', x402: false, input: 'body', params: ['key_id'] },
+  keys_get: { method: 'GET', path: '/v1/keys/:key_id', auth: 'operator', x402: false, input: 'none', params: ['key_id'] },
+  keys_revoke: { method: 'POST', path: '/v1/keys/:key_id/revoke', auth: 'operator', x402: false, input: 'none', params: ['key_id'] },
+  keys_rotate: { method: 'POST', path: '/v1/keys/:key_id/rotate', auth: 'operator', x402: false, input: 'body', params: ['key_id'] },
+  keys_limit: { method: 'POST', path: '/v1/keys/:key_id/limit', auth: 'operator', x402: false, input: 'body', params: ['key_id'] },
+  keys_expiry: { method: 'POST', path: '/v1/keys/:key_id/expiry', auth: 'operator', x402: false, input: 'body', params: ['key_id'] },
   pas_licenses: { method: 'GET', path: '/v1/pas/licenses', auth: 'key', x402: false, input: 'none', params: [] },
   pas_tickets: { method: 'GET', path: '/v1/pas/tickets', auth: 'key', x402: false, input: 'query', params: [] },
-  getV1PasGrants: { method: 'GET', path: '/v1/pas/grants', auth: 'operator', x402: false, input: 'none', params: [] },
-  postV1PasGrants: { method: 'POST', path: '/v1/pas/grants', auth: 'operator', x402: false, input: 'body', params: [] },
-  postV1PasGrantsByGrantIdRevoke: { method: 'POST', path: '/v1/pas/grants/:grant_id/revoke', auth: 'operator', x402: false, input: 'none', params: ['grant_id'] },
-  postSignalTriggerWebhooksDeliveriesByDeliveryIdRetry: { method: 'POST', path: '/signal/trigger/webhooks/deliveries/:delivery_id/retry', auth: 'operator', x402: false, input: 'none', params: ['delivery_id'] },
+  pas_grants: { method: 'GET', path: '/v1/pas/grants', auth: 'operator', x402: false, input: 'none', params: [] },
+  pas_grants_create: { method: 'POST', path: '/v1/pas/grants', auth: 'operator', x402: false, input: 'body', params: [] },
+  pas_grants_revoke: { method: 'POST', path: '/v1/pas/grants/:grant_id/revoke', auth: 'operator', x402: false, input: 'none', params: ['grant_id'] },
+  signal_trigger_webhooks_deliveries_retry: { method: 'POST', path: '/signal/trigger/webhooks/deliveries/:delivery_id/retry', auth: 'operator', x402: false, input: 'none', params: ['delivery_id'] },
   operator_checkout: { method: 'POST', path: '/v1/operator/checkout', auth: 'operator', x402: false, input: 'body', params: [] },
   getApiV1Pricing: { method: 'GET', path: '/api/v1/pricing', auth: 'public', x402: false, input: 'none', params: [] },
   getWellKnownX402Json: { method: 'GET', path: '/.well-known/x402.json', auth: 'public', x402: false, input: 'none', params: [] },
@@ -192,13 +192,13 @@ export interface OperationInput {
   fuse_charge: {
     fuse_id: string;
   };
-  postV1Alerts: {
+  alerts_create: {
     url: string;
     events?: Array<"fuse.state_changed" | "hop.denied">;
     fuse_id?: string;
   };
-  getV1Alerts: Record<string, never>;
-  postV1AlertsByAlertIdRemove: {
+  alerts: Record<string, never>;
+  alerts_remove: {
     alert_id: string;
   };
   fuse_hop: {
@@ -293,27 +293,27 @@ export interface OperationInput {
   getWellKnownRestraintJson: Record<string, never>;
   getWellKnownListingsJson: Record<string, never>;
   getWellKnownRegisterJson: Record<string, never>;
-  getV1ReceiptsByReceiptIdOpenings: {
+  receipts_openings: {
     receipt_id: string;
   };
-  postV1FuseHeartbeat: {
+  fuse_heartbeat: {
     fuse_id: string;
   };
-  postV1ReceiptsVerifyPull: {
+  receipts_verify_pull: {
     receipt_id: string;
   };
-  postV1FusesByFuseIdPanic: {
+  fuses_panic: {
     fuse_id: string;
   } & {
     reason?: string;
   };
-  postApiV1SpoliationSealMatter: {
+  spoliation_seal_matter: {
     matter_ref: string;
   };
-  postApiV1FoundryParametricRun: {
+  foundry_parametric_run: {
     trigger_id: string;
   };
-  postApiV1ClearBefore: {
+  clear_before: {
     tier: "act" | "wire" | "contract";
     fuse_id: string;
     action: {
@@ -324,20 +324,20 @@ export interface OperationInput {
     hold_above_usd?: string;
     review_requested?: boolean;
   };
-  postApiV1IssuerPaysListings: {
+  issuer_pays_listings_create: {
     vendor: string;
     name: string;
     url?: string;
   };
   getApiV1IssuerPaysListings: Record<string, never>;
-  postApiV1GamCreditsPurchase: {
+  gam_credits_purchase: {
     sku: "clearing_annual" | "clearing_quarterly";
   };
-  getApiV1GamCreditsBalance: Record<string, never>;
-  postSignalMandates: {
+  gam_credits_balance: Record<string, never>;
+  signal_mandates_create: {
     metric: string;
   };
-  getSignalPatternsJson: Record<string, never>;
+  signal_patterns: Record<string, never>;
   getApiV1LogsByLogSearch: {
     log: string;
   } & {
@@ -571,12 +571,12 @@ export interface OperationInput {
     limit?: number;
   };
   getSignalTriggerOracle: Record<string, never>;
-  postSignalTriggerWebhooks: {
+  signal_trigger_webhooks_create: {
     url: string;
     trigger_id?: string;
     template_id?: string;
   };
-  getSignalTriggerWebhooks: Record<string, never>;
+  signal_trigger_webhooks: Record<string, never>;
   getApiV1ClearingNetworkLatestJson: Record<string, never>;
   getApiV1ClearingCatalog: Record<string, never>;
   execute_gate: {
@@ -786,7 +786,7 @@ export interface OperationInput {
   inference_session: {
     session_id: string;
   };
-  postApiV1InferenceReasoningSeal: {
+  inference_reasoning_seal: {
     session_id: string;
     reasoning?: string;
     reasoning_sha256?: string;
@@ -805,24 +805,24 @@ export interface OperationInput {
     expires_at?: string;
     expires_in_seconds?: number;
   };
-  getV1KeysByKeyId: {
+  keys_get: {
     key_id: string;
   };
-  postV1KeysByKeyIdRevoke: {
+  keys_revoke: {
     key_id: string;
   };
-  postV1KeysByKeyIdRotate: {
+  keys_rotate: {
     key_id: string;
   } & {
     grace_seconds?: number;
   };
-  postV1KeysByKeyIdLimit: {
+  keys_limit: {
     key_id: string;
   } & {
     hop_limit: number;
     hop_period?: "day" | "week" | "month" | "none";
   };
-  postV1KeysByKeyIdExpiry: {
+  keys_expiry: {
     key_id: string;
   } & {
     expires_at?: string | null;
@@ -833,17 +833,17 @@ export interface OperationInput {
     license_id?: string;
     limit?: number;
   };
-  getV1PasGrants: Record<string, never>;
-  postV1PasGrants: {
+  pas_grants: Record<string, never>;
+  pas_grants_create: {
     lines: Array<string>;
     states: Array<string>;
     max_premium: string;
     name?: string;
   };
-  postV1PasGrantsByGrantIdRevoke: {
+  pas_grants_revoke: {
     grant_id: string;
   };
-  postSignalTriggerWebhooksDeliveriesByDeliveryIdRetry: {
+  signal_trigger_webhooks_deliveries_retry: {
     delivery_id: string;
   };
   operator_checkout: {

@@ -26,9 +26,16 @@ interface Received {
   data: string;
 }
 
-/** The SMTP a mail server speaks, as little of it as a client needs: every message received is kept. */
-function smtpServer(): Promise<{ server: Server; port: number; mail: Received[] }> {
+/** The SMTP a mail server speaks, as little of it as a client needs: every message received is kept, and awaited as it comes. */
+function smtpServer(): Promise<{ server: Server; port: number; mail: Received[]; arrived(count: number): Promise<void> }> {
   const mail: Received[] = [];
+  const waiting = new Set<() => void>();
+  const arrived = (count: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => mail.length >= count && (waiting.delete(check), resolve());
+      waiting.add(check);
+      check();
+    });
   const server = createServer((socket: Socket) => {
     const m: Received = { auth: '', from: '', to: '', data: '' };
     let inData = false;
@@ -44,6 +51,7 @@ function smtpServer(): Promise<{ server: Server; port: number; mail: Received[] 
           buffer = buffer.slice(end + 5);
           inData = false;
           mail.push(m);
+          waiting.forEach((w) => w());
           socket.write('250 queued\r\n');
           continue;
         }
@@ -61,7 +69,7 @@ function smtpServer(): Promise<{ server: Server; port: number; mail: Received[] 
       }
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, mail })));
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, mail, arrived })));
 }
 
 let srv: TestServer;
@@ -128,8 +136,8 @@ describe('account settings', { timeout: 180_000 }, () => {
       await anon.click('main button[type=submit]');
       expect(await anon.locator('[role=status]').innerText()).toContain('If an account signs in with nobody@example.com');
 
-      for (let i = 0; i < 100 && smtp.mail.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-      await new Promise((r) => setTimeout(r, 200));
+      // The mail is sent after the answer (the answer takes the same time either way): awaited as it arrives.
+      await smtp.arrived(1);
       expect(smtp.mail).toHaveLength(1);
       const m = smtp.mail[0]!;
       expect(m).toMatchObject({ auth: '\0gate@example.com\0s3cret', from: '<no-reply@gate.example>', to: '<forgetful@example.com>' });

@@ -6,31 +6,22 @@
  * 1280 and 390 px, and screenshots of both are written for a person to look at.
  */
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OUT as SHOTS, axeSerious, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
+import { untilCommitted } from './support/commits.ts';
+import { startReceiver, type Receiver } from './support/receiver.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
 let browser: Browser;
 let page: Page;
-let hook: Server;
-const received: Array<{ type: string; fuse_id: string }> = [];
+let hook: Receiver;
 
 beforeAll(async () => {
-  hook = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  hook = await startReceiver();
   srv = await startTestServer({ WEBHOOK_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
   ({ browser } = await launchChromium());
   page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
@@ -39,7 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await srv?.stop();
-  await new Promise((r) => hook?.close(r));
+  await hook?.close();
 });
 
 describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
@@ -56,7 +47,7 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     await page.goto(srv.url + '/dashboard');
     await page.click('nav.dash >> text=Alerts');
     expect(await page.textContent('h1')).toBe('Alerts');
-    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hooks/fusegate`;
+    const url = hook.url('/hooks/fusegate');
     await page.fill('#a-url', url);
     expect(await page.isChecked('input[value="fuse.state_changed"]')).toBe(true);
     await page.uncheck('input[value="hop.denied"]');
@@ -82,8 +73,11 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     await page.goto(srv.url + '/dashboard/fuses');
     await page.click('a:has-text("Blow")');
     await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
-    for (let i = 0; i < 100 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    expect(received).toEqual([expect.objectContaining({ type: 'fuse.state_changed', fuse_id: fuseId })]);
+    await hook.arrived(1);
+    expect(hook.calls.map((c) => JSON.parse(c.body))).toEqual([expect.objectContaining({ type: 'fuse.state_changed', fuse_id: fuseId })]);
+    // The page shows the delivery once the deliverer has recorded it.
+    const delivered = async () => (await srv.ctx.ledger.read.execute("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE state = 'delivered'")).rows[0]!.n === 1;
+    await untilCommitted(srv.ctx.ledger, delivered);
     await page.goto(srv.url + '/dashboard/alerts');
     const delivery = page.locator('#deliveries + * tbody tr').first();
     expect(await delivery.textContent()).toMatch(/fuse\.state_changed.*delivered/);

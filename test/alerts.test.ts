@@ -1,56 +1,31 @@
 /**
  * Alerts (issue 31 item 4): a fuse's state changes and refused hops reach the
  * account's chosen webhook subscribers, signed and retried as trigger webhooks,
- * through a real server and a real receiving HTTP server.
+ * through a real server and a real receiving HTTP server. Nothing is waited for
+ * by time: an event is queued with the act that causes it, so what will be
+ * delivered is known at once; arrivals and recorded attempts are awaited as
+ * they happen (support/receiver.ts, support/commits.ts).
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { untilCommitted } from './support/commits.ts';
+import { startReceiver, type Receiver } from './support/receiver.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
-
-interface Call {
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A subscriber that answers `statuses` in turn (then 200) and keeps every request. */
-async function receiver(statuses: number[] = []): Promise<{ server: Server; url: (path: string) => string; calls: Call[] }> {
-  const calls: Call[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      calls.push({ path: req.url ?? '', headers: req.headers, body });
-      res.writeHead(statuses.shift() ?? 200).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { server, url: (path) => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`, calls };
-}
-
-async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('alerts: webhook events for fuse state changes and refused hops', () => {
   let s: TestServer;
-  let hook: Awaited<ReturnType<typeof receiver>>;
+  let hook: Receiver;
   beforeAll(async () => {
-    // The first delivery to /flaky fails with 500: it is retried, as a trigger webhook is.
-    hook = await receiver([]);
+    hook = await startReceiver();
     s = await startTestServer({ WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', CLEARING_INTERVAL_HOURS: '0' });
   });
   afterAll(async () => {
     await s?.stop();
-    await new Promise((r) => hook?.server.close(r));
+    await hook?.close();
   });
 
-  const on = (path: string) => hook.calls.filter((c) => c.path === path);
+  const on = (path: string) => hook.on(path);
+  /** The account's deliveries as GET /v1/alerts lists them. */
+  const deliveries = async (secret: string) => (await (await s.fetch('/v1/alerts', { key: secret })).json()).deliveries as Array<{ subscription_id: string; event_type: string; state: string }>;
   const events = (path: string) => on(path).map((c) => JSON.parse(c.body) as { event_id: string; type: string; fuse_id: string; data: Record<string, unknown> });
 
   it('delivers the events each subscription chose, signed with the service key, and retries a failure', async () => {
@@ -64,7 +39,9 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     expect(all.status).toBe(201);
     const allBody = await all.json();
     expect(allBody).toMatchObject({ object: 'alert_subscription', events: ['fuse.state_changed', 'hop.denied'], fuse_id: null });
-    expect((await subscribe({ url: hook.url('/fuse-only'), events: ['fuse.state_changed'] })).status).toBe(201);
+    const fuseOnly = await subscribe({ url: hook.url('/fuse-only'), events: ['fuse.state_changed'] });
+    expect(fuseOnly.status).toBe(201);
+    const fuseOnlyId = (await fuseOnly.json()).id as string;
     expect((await subscribe({ url: hook.url('/denied-other'), events: ['hop.denied'], fuse_id: other.fuse_id })).status).toBe(201);
     // A trigger-rail subscriber of every trigger receives no alert.
     expect((await s.fetch('/signal/trigger/webhooks', { key: op.secret, json: { url: hook.url('/triggers') } })).status).toBe(201);
@@ -75,8 +52,11 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     const denied = await (await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' } } })).json();
     expect(denied.decision).toBe('DENY');
 
-    await until(() => on('/all').length >= 2 && on('/fuse-only').length >= 1);
-    await new Promise((r) => setTimeout(r, 300));
+    // Each event is queued with the act that caused it: these three deliveries, and no other, are to be made.
+    const queued = (await deliveries(op.secret)).map((d) => `${d.subscription_id} ${d.event_type}`).sort();
+    expect(queued).toEqual([`${allBody.id} fuse.state_changed`, `${allBody.id} hop.denied`, `${fuseOnlyId} fuse.state_changed`].sort());
+    await hook.arrived(2, '/all');
+    await hook.arrived(1, '/fuse-only');
     const got = events('/all');
     expect(got.map((e) => e.type).sort()).toEqual(['fuse.state_changed', 'hop.denied']);
     const changed = got.find((e) => e.type === 'fuse.state_changed')!;
@@ -99,7 +79,8 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
       expect(await crypto.subtle.verify('Ed25519', key, Buffer.from(sig, 'base64'), new TextEncoder().encode(`${id}.0.${c.body}`))).toBe(false);
     }
 
-    // The account sees its subscriptions and the deliveries, each with its attempts.
+    // The account sees its subscriptions and the deliveries, each with its attempts, once they are recorded.
+    await untilCommitted(s.ctx.ledger, async () => (await deliveries(agent.secret)).every((d) => d.state === 'delivered'));
     const listed = await (await s.fetch('/v1/alerts', { key: agent.secret })).json();
     expect(listed.data).toHaveLength(3);
     expect(listed.deliveries.filter((d: { state: string }) => d.state === 'delivered')).toHaveLength(3);
@@ -111,22 +92,20 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
 
   it('retries a failed delivery with the same event id', async () => {
     const op = await s.newKey('ops-retry');
-    const flaky = await receiver([500, 503]);
+    // The first two deliveries fail (500, 503): they are retried, as a trigger webhook is.
+    const flaky = await startReceiver([500, 503]);
     try {
       expect((await s.fetch('/v1/alerts', { key: op.secret, json: { url: flaky.url('/flaky'), events: ['fuse.state_changed'] } })).status).toBe(201);
       const fuse = await (await s.fetch('/v1/fuses', { key: op.secret, json: { state: 'UNSIGNED' } })).json();
       expect((await s.fetch(`/v1/fuses/${fuse.fuse_id}/charge`, { key: op.secret, method: 'POST' })).status).toBe(200);
-      await until(() => flaky.calls.length >= 3);
+      await flaky.arrived(3);
       expect(new Set(flaky.calls.map((c) => c.headers['webhook-id'])).size).toBe(1);
       expect(JSON.parse(flaky.calls[2]!.body)).toMatchObject({ type: 'fuse.state_changed', data: { from: 'UNSIGNED', to: 'LIVE' } });
-      await until(async () => {
-        const l = await (await s.fetch('/v1/alerts', { key: op.secret })).json();
-        return l.deliveries[0]?.state === 'delivered';
-      });
+      await untilCommitted(s.ctx.ledger, async () => (await deliveries(op.secret))[0]?.state === 'delivered');
       const l = await (await s.fetch('/v1/alerts', { key: op.secret })).json();
       expect(l.deliveries[0].attempts.map((a: { status: number }) => a.status)).toEqual([500, 503, 200]);
     } finally {
-      await new Promise((r) => flaky.server.close(r));
+      await flaky.close();
     }
   });
 
@@ -154,7 +133,9 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     expect(listed.removed).toEqual([expect.objectContaining({ id: sub.id, disabled_reason: 'removed by the account' })]);
     const fuse = await (await s.fetch('/v1/fuses', { key: op.secret, method: 'POST' })).json();
     expect((await s.fetch(`/v1/fuses/${fuse.fuse_id}/dead`, { key: op.secret, method: 'POST' })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
+    // The blow's events were queued with it: none for the removed subscription, so none can ever be sent.
+    const queued = await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?', args: [sub.id] });
+    expect(queued.rows[0]!.n).toBe(0);
     expect(on('/removed')).toEqual([]);
   });
 });

@@ -42,6 +42,9 @@ const FUSES = ['fuse_drill_live', 'fuse_drill_dead'];
 const NASTY: unknown[] = ['', ' ', 'x'.repeat(300), '../../etc/passwd', '\u0000', 'ünï', -1, 0, 1.5, 2 ** 60, true, null, [], {}, '1e400', '9'.repeat(30)];
 
 /** A value for a JSON Schema: mostly plausible, sometimes hostile. */
+/** A documented example with every URL's host made one that never resolves: the examples name documentation hosts (example.com), which a server may call. */
+const neverCalled = (example: unknown): unknown => JSON.parse(JSON.stringify(example).replace(/(https?:\/\/)[^/"]+/g, '$1fuzz.fusegate.invalid'));
+
 function generate(schema: Schema | undefined, rnd: () => number, depth = 0): unknown {
   if (!schema || depth > 6) return 'x';
   if (rnd() < 0.08) return NASTY[Math.floor(rnd() * NASTY.length)];
@@ -79,7 +82,8 @@ function generate(schema: Schema | undefined, rnd: () => number, depth = 0): unk
     case 'null':
       return null;
     case 'string': {
-      if (schema.format === 'uri') return 'https://example.com/x';
+      // A URL a server may call (a webhook subscriber): one that never resolves, RFC 6761.
+      if (schema.format === 'uri') return 'https://fuzz.fusegate.invalid/x';
       if (schema.format === 'date-time') return new Date(Date.UTC(2026, 10, 22)).toISOString();
       const pattern = String(schema.pattern ?? '');
       if (/\\d\{1,9\}\(\\\.\\d\{1,6\}\)\?|decimal/i.test(pattern)) return `${Math.floor(rnd() * 1000)}.00`;
@@ -153,7 +157,7 @@ describe('contract: every answer to any input matches /openapi.json', () => {
           if (media && method !== 'get') {
             headers['content-type'] = 'application/json';
             const roll = rnd();
-            const value = roll < 0.3 && media.example !== undefined ? media.example : generate(media.schema, rnd);
+            const value = roll < 0.3 && media.example !== undefined ? neverCalled(media.example) : generate(media.schema, rnd);
             body =
               roll > 0.97 ? '{"a":' + '['.repeat(100) + ']'.repeat(100) + '}' : roll > 0.94 ? '{"x":1e400}' : roll > 0.92 ? '{not json' : JSON.stringify(value);
           }

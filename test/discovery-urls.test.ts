@@ -31,8 +31,9 @@ async function freePort(): Promise<number> {
 }
 
 describe('a production BASE_URL and SITE_URL are what every served document names', () => {
-  const GATE = 'https://gate.example.com';
-  const SITE = 'https://www.example.com';
+  // Names that never resolve (RFC 6761): nothing a server serving them could call.
+  const GATE = 'https://gate.fusegate.invalid';
+  const SITE = 'https://www.fusegate.invalid';
   let s: TestServer;
   beforeAll(async () => {
     s = await startTestServer({ NODE_ENV: 'production', BASE_URL: GATE, SITE_URL: SITE });

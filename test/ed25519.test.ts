@@ -12,7 +12,7 @@ import { compactVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ed25519Signer, signEd25519 } from '../src/crypto/ed25519.ts';
 import { compactJwsSync } from '../src/crypto/jws.ts';
-import { run, cleanEnv } from './support/cli.ts';
+import { PROCESS_TEST_TIMEOUT_MS, run, cleanEnv } from './support/cli.ts';
 import { tempDir, testEnv } from './support/server.ts';
 
 const rawPublic = (publicKey: import('node:crypto').KeyObject) => Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
@@ -41,7 +41,7 @@ describe('signEd25519', () => {
       server.kill('SIGTERM');
       await exited;
     }
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('gives OpenSSL’s signature byte for byte, which a second implementation verifies', () => {
     for (let k = 0; k < 8; k++) {
@@ -100,5 +100,5 @@ console.log(JSON.stringify({ ed25519Signer, signature: signEd25519(Buffer.from($
     const got = JSON.parse(out.stdout) as { ed25519Signer: string; signature: string };
     expect(got.ed25519Signer).toBe('node:crypto');
     expect(got.signature).toBe(signEd25519(Buffer.from(message), privateKey).toString('hex'));
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

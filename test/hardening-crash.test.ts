@@ -105,18 +105,20 @@ describe('kill -9 mid-load', () => {
 
     const acknowledged: string[] = [];
     let stop = false;
+    let twoHundredAcknowledged!: () => void;
+    const twoHundred = new Promise<void>((resolve) => (twoHundredAcknowledged = resolve));
     const worker = async () => {
       while (!stop) {
         try {
           const r = await post(server.url, '/v1/fuse/hop', { fuse_id: fuse.fuse_id, action: { kind: 'pay' } });
-          if (r.status === 200) acknowledged.push((await r.json()).receipt_id);
+          if (r.status === 200 && acknowledged.push((await r.json()).receipt_id) === 200) twoHundredAcknowledged();
         } catch {
           return; // the server is gone
         }
       }
     };
     const workers = Array.from({ length: 16 }, worker);
-    while (acknowledged.length < 200) await new Promise((r) => setTimeout(r, 10));
+    await twoHundred;
     await stopped(server, 'SIGKILL');
     stop = true;
     await Promise.all(workers);

@@ -1,12 +1,7 @@
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROCESS_TEST_TIMEOUT_MS, runCli } from './support/cli.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
-
-function cleanEnv(): Record<string, string> {
-  const { BASE_URL: _b, SITE_URL: _s, ...rest } = process.env;
-  return rest as Record<string, string>;
-}
 
 describe('HTTP manners', () => {
   let s: TestServer;
@@ -92,17 +87,17 @@ describe('HTTP manners', () => {
     expect((await s.fetch('/v1/classify', { key, method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(413);
   });
 
-  it('unknown CLI flags are usage errors (exit 2), and nothing is created', () => {
-    const run = (...args: string[]) => spawnSync(process.execPath, ['src/cli.ts', ...args], { env: { ...cleanEnv(), ...testEnv(s.dir) }, encoding: 'utf8' });
-    const typo = run('keys', 'create', '--name', 'x', '--hop-limt', '5');
-    expect(typo.status).toBe(2);
+  it('unknown CLI flags are usage errors (exit 2), and nothing is created', async () => {
+    const run = (...args: string[]) => runCli(args, testEnv(s.dir));
+    const typo = await run('keys', 'create', '--name', 'x', '--hop-limt', '5');
+    expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/hop-limt/);
-    expect(run('keys', 'list', '--verbose').status).toBe(2);
-    expect(run('keys', 'create', '--name').status).toBe(2);
-    const listed = JSON.parse(run('keys', 'list', '--json').stdout) as { keys: Array<{ name: string }> };
+    expect((await run('keys', 'list', '--verbose')).code).toBe(2);
+    expect((await run('keys', 'create', '--name')).code).toBe(2);
+    const listed = JSON.parse((await run('keys', 'list', '--json')).stdout) as { keys: Array<{ name: string }> };
     expect(listed.keys.map((k) => k.name)).not.toContain('x');
-    const ok = run('keys', 'create', '--name', 'y', '--hop-limit', '5', '--json');
-    expect(ok.status).toBe(0);
+    const ok = await run('keys', 'create', '--name', 'y', '--hop-limit', '5', '--json');
+    expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout).hop_limit).toBe(5);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

@@ -1,14 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CHARGE_MICROS, formatUsd } from '../src/domain/money.ts';
 import type { ActPlan } from '../src/ledger/acts.ts';
+import { PROCESS_TEST_TIMEOUT_MS, runCli } from './support/cli.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
-
-/** The parent's environment without what vitest itself sets (it exports BASE_URL=/ for Vite). */
-function cleanEnv(): Record<string, string> {
-  const { BASE_URL: _b, SITE_URL: _s, ...rest } = process.env;
-  return rest as Record<string, string>;
-}
 
 describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
   let s: TestServer;
@@ -63,16 +57,13 @@ describe('money stays exact past 2^53 and 2^63 micro-USD', () => {
     expect((await (await s.fetch('/api/v1/clear/usage', { key: key.secret })).json()).total_usd).toBe('9909600000000.01');
 
     // The CLI seals the same way the timer does, in its own process, on the same file.
-    const r = spawnSync(process.execPath, ['src/cli.ts', 'clearing', 'seal', '--json'], {
-      env: { ...cleanEnv(), ...testEnv(s.dir) },
-      encoding: 'utf8',
-    });
+    const r = await runCli(['clearing', 'seal', '--json'], testEnv(s.dir));
     expect(r.stderr).toBe('');
-    expect(r.status).toBe(0);
+    expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.attestation.total_usd).toBe('9909600000000.01');
     expect(out.attestation.per_sku).toEqual([{ sku: 'sharp', nap: false, count: 1109, amount_micros: expected.toString(), amount_usd: formatUsd(expected) }]);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('a charge past the documented bound is refused before it is written', async () => {
     await expect(s.ctx.ledger.act(charging(MAX_CHARGE_MICROS + 1n))).rejects.toThrow(/outside/);

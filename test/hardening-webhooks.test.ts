@@ -1,31 +1,12 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppContext } from '../src/api/context.ts';
 import { retryDelayMs, signDelivery } from '../src/api/site/webhooks.ts';
 import { loadKeyring, rotateSigningKey } from '../src/crypto/keys.ts';
+import { untilCommitted } from './support/commits.ts';
+import { startReceiver, type Receiver } from './support/receiver.ts';
 import { startTestServer, tempDir, type TestServer } from './support/server.ts';
-
-async function receiver(status: number): Promise<{ server: Server; url: string; calls: () => number }> {
-  let calls = 0;
-  const server = createServer((req, res) => {
-    calls++;
-    req.resume();
-    req.on('end', () => res.writeHead(status).end());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, calls: () => calls };
-}
-
-async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('webhook retry policy', () => {
   it('backs off exponentially over hours, capped at an hour, with ±25% jitter', () => {
@@ -42,17 +23,17 @@ describe('webhook retry policy', () => {
 
 describe('webhook subscriptions that keep failing are disabled', () => {
   let s: TestServer | undefined;
-  let hook: Awaited<ReturnType<typeof receiver>> | undefined;
+  let hook: Receiver | undefined;
   afterEach(async () => {
     await s?.stop();
-    if (hook) await new Promise((r) => hook!.server.close(r));
+    await hook?.close();
   });
 
   async function setUp(status: number, env: Record<string, string>) {
-    hook = await receiver(status);
+    hook = await startReceiver(status);
     s = await startTestServer({ WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', CLEARING_INTERVAL_HOURS: '0', ...env });
     const key = await s.newKey('hooks');
-    const sub = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url: hook.url } })).json();
+    const sub = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url: hook.url() } })).json();
     const publish = () =>
       s!.fetch('/signal/trigger/publish', { key: key.secret, json: { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } } });
     return { key, sub, publish };
@@ -60,31 +41,33 @@ describe('webhook subscriptions that keep failing are disabled', () => {
 
   const subscription = async (id: string) =>
     (await s!.ctx.ledger.read.execute({ sql: 'SELECT disabled_at, disabled_reason, consecutive_failures FROM webhook_subscriptions WHERE id = ?', args: [id] })).rows[0]!;
+  /** Deliveries of the subscription still to be attempted: none means no request can follow. */
+  const pending = async (id: string) =>
+    (await s!.ctx.ledger.read.execute({ sql: "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ? AND state = 'pending'", args: [id] })).rows[0]!.n;
 
   it('at once on 410 Gone, failing its other pending deliveries', async () => {
     const { key, sub, publish } = await setUp(410, {});
     expect((await publish()).status).toBe(201);
-    await until(async () => (await subscription(sub.id)).disabled_at !== null);
+    await untilCommitted(s!.ctx.ledger, async () => (await subscription(sub.id)).disabled_at !== null);
     expect((await subscription(sub.id)).disabled_reason).toMatch(/410/);
     const listed = await (await s!.fetch('/signal/trigger/webhooks', { key: key.secret })).json();
     expect(listed.subscriptions).toEqual([]);
     expect(listed.disabled_subscriptions).toEqual([expect.objectContaining({ id: sub.id, disabled_reason: 'the subscriber answered 410 Gone' })]);
-    expect(hook!.calls()).toBe(1);
-    // Later events are not queued for it.
+    expect(hook!.calls).toHaveLength(1);
+    // Later events are not queued for it: nothing pending, so no request can follow.
     expect((await publish()).status).toBe(201);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(hook!.calls()).toBe(1);
-    const pending = await s!.ctx.ledger.read.execute({ sql: "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ? AND state = 'pending'", args: [sub.id] });
-    expect(pending.rows[0]!.n).toBe(0);
+    expect(await pending(sub.id)).toBe(0);
+    expect(hook!.calls).toHaveLength(1);
   });
 
   it('after WEBHOOK_DISABLE_AFTER_FAILURES failed attempts in a row', async () => {
     const { sub, publish } = await setUp(500, { WEBHOOK_DISABLE_AFTER_FAILURES: '3', WEBHOOK_MAX_ATTEMPTS: '10' });
     expect((await publish()).status).toBe(201);
-    await until(async () => (await subscription(sub.id)).disabled_at !== null);
+    await untilCommitted(s!.ctx.ledger, async () => (await subscription(sub.id)).disabled_at !== null);
     expect(await subscription(sub.id)).toMatchObject({ consecutive_failures: 3, disabled_reason: '3 failed attempts in a row' });
-    await new Promise((r) => setTimeout(r, 300));
-    expect(hook!.calls()).toBe(3);
+    // Disabling failed what was pending: no request can follow the three made.
+    expect(await pending(sub.id)).toBe(0);
+    expect(hook!.calls).toHaveLength(3);
   });
 });
 
@@ -108,9 +91,12 @@ describe('webhook signatures during a signing-key rotation', () => {
     for (const [i, kid] of kids.entries()) expect(await verifyWith(ring.byKid(kid)!.jwk as JsonWebKey, sigs[i]!, content)).toBe(true);
     expect(await verifyWith(ring.byKid(kids[1]!)!.jwk as JsonWebKey, sigs[0]!, content)).toBe(false);
 
-    // Past the overlap the old private half is discarded from the file and the old key stops signing.
-    const again = await rotateSigningKey(file, 1);
-    await new Promise((r) => setTimeout(r, 10));
+    // Past the overlap the old private half is discarded from the file and the old key stops signing. The
+    // overlap's end is moved into the past in the file, as its hour passing would, rather than waited for.
+    const again = await rotateSigningKey(file, 3_600_000);
+    const inFile = JSON.parse(readFileSync(file, 'utf8')) as { keys: Array<{ cosign_until?: string }> };
+    for (const k of inFile.keys) if (k.cosign_until) k.cosign_until = new Date(Date.now() - 1000).toISOString();
+    writeFileSync(file, JSON.stringify(inFile));
     const later = await loadKeyring({ SIGNING_KEY_FILE: file });
     expect(later.cosigning).toEqual([]);
     expect(later.current.kid).toBe(again.current.kid);

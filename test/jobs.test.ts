@@ -3,9 +3,9 @@
  * starts none (and fails loudly when registration touches the ledger, even if
  * the touching code swallows the error), and close() waits for the work in flight.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { describeRoutes } from '../src/api/describe.ts';
 import { intervalJob } from '../src/api/jobs.ts';
 import { Deliverer } from '../src/api/site/webhooks.ts';
@@ -14,8 +14,6 @@ import { loadConfig } from '../src/config.ts';
 import { openLedger } from '../src/ledger/db.ts';
 import { deliveriesOf } from '../src/ledger/webhooks.ts';
 import { startTestServer } from './support/server.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('describing the API', () => {
   it('declares the webhook, clearing, witnessing and drill fuse jobs without starting them', () => {
@@ -42,42 +40,62 @@ describe('describing the API', () => {
 
 describe('interval jobs', () => {
   it('never overlap, log a failing tick and go on, and stop after the tick in flight', async () => {
-    const logged: string[] = [];
-    const ctx = { log: (_l: string, msg: string) => logged.push(msg) } as unknown as AppContext;
-    let ticks = 0;
-    let running = 0;
-    let maxRunning = 0;
-    let finished = 0;
-    const job = intervalJob(ctx, 'probe', 5, async () => {
-      const n = ++ticks;
-      running++;
-      maxRunning = Math.max(maxRunning, running);
-      await sleep(40);
-      running--;
-      finished++;
-      if (n === 1) throw new Error('first tick fails');
-    });
-    job.start();
-    while (ticks < 2) await sleep(5);
-    await job.stop();
-    expect(running).toBe(0);
-    expect(finished).toBe(ticks);
-    expect(maxRunning).toBe(1);
-    expect(logged).toContain('probe failed');
-    const after = ticks;
-    await sleep(60);
-    expect(ticks).toBe(after);
+    // The job's timer is driven by hand (fake timers) and each tick's work ends when the test says so.
+    vi.useFakeTimers();
+    try {
+      const logged: string[] = [];
+      const ctx = { log: (_l: string, msg: string) => logged.push(msg) } as unknown as AppContext;
+      let ticks = 0;
+      let running = 0;
+      let maxRunning = 0;
+      let finished = 0;
+      const ends: Array<() => void> = [];
+      const job = intervalJob(ctx, 'probe', 5, async () => {
+        const n = ++ticks;
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        await new Promise<void>((end) => ends.push(end));
+        running--;
+        finished++;
+        if (n === 1) throw new Error('first tick fails');
+      });
+      job.start();
+      await vi.advanceTimersByTimeAsync(5);
+      expect(ticks).toBe(1);
+      // Ten more periods while the first tick works: none starts beside it.
+      await vi.advanceTimersByTimeAsync(50);
+      expect([ticks, running]).toEqual([1, 1]);
+      ends[0]!();
+      await vi.advanceTimersByTimeAsync(5);
+      expect(logged).toContain('probe failed');
+      expect(ticks).toBe(2);
+      // stop() waits for the tick in flight, then no tick runs again.
+      let stopped = false;
+      const stopping = job.stop().then(() => (stopped = true));
+      await vi.advanceTimersByTimeAsync(50);
+      expect([stopped, ticks]).toEqual([false, 2]);
+      ends[1]!();
+      await stopping;
+      expect([running, finished, maxRunning]).toEqual([0, 2, 1]);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(ticks).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
 describe('the server', () => {
   it('delivers webhooks once listening, and close() waits for the attempt in flight to be recorded', async () => {
-    let arrived = 0;
-    const receiver: Server = createServer((req, res) => {
-      req.resume();
-      arrived++;
-      // Answer slowly: the server is closed while this attempt is in flight.
-      setTimeout(() => res.writeHead(204).end(), 300);
+    // The receiver holds its answer until the test gives it: the server is closed while the attempt is in flight.
+    let answer!: ServerResponse;
+    const receiver = createServer();
+    const arrived = new Promise<void>((resolve) => {
+      receiver.once('request', (req, res: ServerResponse) => {
+        req.resume();
+        answer = res;
+        resolve();
+      });
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
@@ -87,8 +105,10 @@ describe('the server', () => {
       expect((await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url } })).status).toBe(201);
       const published = await s.fetch('/signal/trigger/publish', { key: key.secret, json: { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } } });
       expect(published.status).toBe(201);
-      while (arrived < 1) await sleep(10);
-      await s.close();
+      await arrived;
+      const closing = s.close();
+      answer.writeHead(204).end();
+      await closing;
       const ledger = await openLedger(s.config);
       try {
         const [delivery] = await deliveriesOf(ledger.read, key.id);

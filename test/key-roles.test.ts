@@ -47,7 +47,7 @@ describe('key roles: the operator holds the kill switch', () => {
     expect(lic.status).toBe(403);
     expect((await lic.json()).code).toBe('operator_key_required');
     expect((await post('/v1/fuses', agent.secret, { state: 'LIVE' })).status).toBe(403);
-    expect((await post('/signal/trigger/webhooks', agent.secret, { url: 'https://example.com/hook' })).status).toBe(403);
+    expect((await post('/signal/trigger/webhooks', agent.secret, { url: 'https://hooks.fusegate.invalid/hook' })).status).toBe(403);
     // The operator key may do all of it.
     expect((await post('/v1/pas/licenses/lic_roles/charge', operator.secret)).status).toBe(200);
     expect((await post('/v1/fuses', operator.secret, { state: 'LIVE' })).status).toBe(201);

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lane } from '../src/api/lane.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
+import { holdCacheClock, startTestServer, type TestServer } from './support/server.ts';
 
 let s: TestServer;
 let agent: string;
@@ -18,7 +18,10 @@ let grant: string;
 const taken = new Map<string, number>();
 
 beforeAll(async () => {
-  s = await startTestServer();
+  // The lane takes a key only while the auth cache holds it fresh (AUTH_CACHE_MS). A bound of 1 ms passes between
+  // any two requests on any machine: the cache's clock, held, is what keeps the key fresh, not the machine's speed.
+  s = await startTestServer({ AUTH_CACHE_MS: '1' });
+  holdCacheClock(s);
   for (const [path, lane] of s.app.router.lanes) {
     s.app.router.lanes.set(path, ((req, res) => {
       const took = lane(req, res);

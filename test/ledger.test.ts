@@ -1,11 +1,11 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactVerify, importJWK } from 'jose';
 import { leafHash, rootOf, verifyConsistency, verifyInclusion } from '../src/crypto/merkle.ts';
 import { openNote, parseCheckpointText } from '../src/crypto/note.ts';
 import { canonicalJson } from '../src/crypto/canonical.ts';
 import { sealNow } from '../src/api/site/clearing.ts';
+import { untilCommitted } from './support/commits.ts';
+import { startReceiver } from './support/receiver.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 import { openLedger } from '../src/ledger/db.ts';
 import { loadConfig } from '../src/config.ts';
@@ -348,24 +348,10 @@ describe('companion ledger', () => {
 
 describe('webhooks', () => {
   it('delivers signed publish and fire events, retries with backoff, and survives a restart', async () => {
-    let calls = 0;
-    const received: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
-    let failFirst = 3;
-    const receiver: Server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        calls++;
-        if (calls <= failFirst) {
-          res.writeHead(503).end();
-          return;
-        }
-        received.push({ headers: req.headers, body });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    // The first three attempts fail (503), every later one is delivered (200).
+    const failFirst = 3;
+    const hook = await startReceiver([503, 503, 503]);
+    const url = hook.url('/hook');
     const env = { CLEARING_INTERVAL_HOURS: '0', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '400', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
     let s = await startTestServer(env);
     const dir = s.dir;
@@ -380,11 +366,11 @@ describe('webhooks', () => {
       const f = await s.fetch('/api/v1/foundry/trigger/fire', { method: 'POST', key: key.secret, json: { trigger_id: t.trigger_id, reading: '2' } });
       expect(f.status).toBe(200);
       // Wait for the first failed attempt, then stop the server mid-retry.
-      while (calls < 1) await new Promise((r) => setTimeout(r, 20));
+      await hook.arrived(1);
       await s.close();
       s = await startTestServer(env, dir);
-      const deadline = Date.now() + 20_000;
-      while (received.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await hook.arrived(failFirst + 2);
+      const received = hook.calls.slice(failFirst);
       expect(received.map((r) => JSON.parse(r.body).type).sort()).toEqual(['trigger.fired', 'trigger.published']);
       // Each body names its event's entry in the triggers log: the publish's is the index its answer proved.
       const published = received.map((r) => JSON.parse(r.body)).find((b) => b.type === 'trigger.published');
@@ -400,17 +386,17 @@ describe('webhooks', () => {
         expect(await crypto.subtle.verify('Ed25519', k, Buffer.from(sig!, 'base64'), new TextEncoder().encode(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body} `))).toBe(false);
         expect(JSON.parse(r.body).trigger_id).toBe(t.trigger_id);
       }
-      const list = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret })).json();
-      expect(list.deliveries.every((d: { state: string }) => d.state === 'delivered')).toBe(true);
-      const attempts = list.deliveries.flatMap((d: { attempts: Array<{ status: number }> }) => d.attempts.map((a) => a.status));
+      const listing = async () => (await (await s.fetch('/signal/trigger/webhooks', { key: key.secret })).json()) as { deliveries: Array<{ state: string; attempts: Array<{ status: number }> }> };
+      // Both deliveries recorded as delivered: nothing is pending, so no request can follow.
+      await untilCommitted(s.ctx.ledger, async () => (await listing()).deliveries.every((d) => d.state === 'delivered'));
+      const attempts = (await listing()).deliveries.flatMap((d) => d.attempts.map((a) => a.status));
       // The receiver saw every attempt; the one in flight when the first server stopped may have no record (it was retried after its lease).
-      expect(calls).toBe(failFirst + 2);
+      expect(hook.calls).toHaveLength(failFirst + 2);
       expect(attempts.filter((x: number) => x === 503).length).toBeGreaterThanOrEqual(failFirst - 1);
-      expect(attempts.filter((x: number) => x === 204)).toHaveLength(2);
+      expect(attempts.filter((x: number) => x === 200)).toHaveLength(2);
     } finally {
-      failFirst = 0;
       await s.stop();
-      await new Promise((r) => receiver.close(r));
+      await hook.close();
     }
   }, 30_000);
 });
@@ -421,8 +407,8 @@ describe('webhook deliveries queued with a group', () => {
     try {
       const event = (keyId: string, id: string) => ({ keyId, match: { trigger_id: `trg_${id}`, template_id: 'incident_sealed' }, event: { id, type: 'trigger.published', body: { event_id: id } } });
       await ledger.write(async (tx) => {
-        await createSubscription(tx, { id: 'whs_a', key_id: 'key_a', url: 'https://example.com/a', trigger_id: null, template_id: null, created_at: '2026-11-27T00:00:00.000Z' });
-        await createSubscription(tx, { id: 'whs_a2', key_id: 'key_a', url: 'https://example.com/a2', trigger_id: null, template_id: 'ai_model_change', created_at: '2026-11-27T00:00:00.000Z' });
+        await createSubscription(tx, { id: 'whs_a', key_id: 'key_a', url: 'https://a.hooks.fusegate.invalid/', trigger_id: null, template_id: null, created_at: '2026-11-27T00:00:00.000Z' });
+        await createSubscription(tx, { id: 'whs_a2', key_id: 'key_a', url: 'https://a2.hooks.fusegate.invalid/', trigger_id: null, template_id: 'ai_model_change', created_at: '2026-11-27T00:00:00.000Z' });
       });
       await ledger.write((tx) => enqueueDeliveries(tx, [event('key_a', 'evt_1'), event('key_b', 'evt_2'), event('key_a', 'evt_3')]));
       const rs = await ledger.read.execute('SELECT subscription_id, event_id, body FROM webhook_deliveries ORDER BY event_id');

@@ -55,7 +55,7 @@ describe('operator management API (what the dashboard calls)', () => {
   it('a failed webhook delivery can be retried by an operator of its account', async () => {
     const now = new Date().toISOString();
     await s.ctx.ledger.write(async (tx) => {
-      await tx.execute({ sql: "INSERT INTO webhook_subscriptions (id, key_id, url, created_at) VALUES ('whs_t', ?, 'https://example.com/h', ?)", args: [ops.accountId, now] });
+      await tx.execute({ sql: "INSERT INTO webhook_subscriptions (id, key_id, url, created_at) VALUES ('whs_t', ?, 'https://hooks.fusegate.invalid/h', ?)", args: [ops.accountId, now] });
       for (const [id, state] of [['whd_failed', 'failed'], ['whd_done', 'delivered']]) {
         await tx.execute({ sql: "INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at) VALUES (?, 'whs_t', 'ev', 'trigger.fired', '{}', ?, 8, 0, ?)", args: [id!, state!, now] });
       }

@@ -203,6 +203,7 @@ describe('Foundry: conformity packs, pipeline runs and tenant projections', () =
 describe('Inference-root proxy against a real upstream on loopback', () => {
   let s: TestServer;
   let upstream: Server;
+  let upstreamEnv: Record<string, string>;
   let key: { id: string; secret: string };
   let other: { id: string; secret: string };
   const seen: Array<{ url: string; headers: IncomingHttpHeaders; body: unknown }> = [];
@@ -222,13 +223,15 @@ describe('Inference-root proxy against a real upstream on loopback', () => {
           res.writeHead(200, { 'content-type': 'application/json' }).end(
             JSON.stringify({ id: `chatcmpl-${seen.length}`, object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: `echo: ${body.messages.at(-1).content}` }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } }),
           );
-        if (body.model === 'slow') setTimeout(answer, 1500);
-        else answer();
+        // 'slow' is never answered: only the proxy's INFERENCE_TIMEOUT_MS ends that call.
+        if (body.model !== 'slow') answer();
       });
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const port = (upstream.address() as AddressInfo).port;
-    s = await startTestServer({ INFERENCE_UPSTREAM_URL: `http://127.0.0.1:${port}/v1`, INFERENCE_UPSTREAM_KEY: 'upstream-secret', INFERENCE_TIMEOUT_MS: '400', INFERENCE_SESSION_MAX_EXCHANGES: '2' });
+    upstreamEnv = { INFERENCE_UPSTREAM_URL: `http://127.0.0.1:${port}/v1`, INFERENCE_UPSTREAM_KEY: 'upstream-secret' };
+    // The default INFERENCE_TIMEOUT_MS: a busy machine's upstream calls are slow, not timed out.
+    s = await startTestServer({ ...upstreamEnv, INFERENCE_SESSION_MAX_EXCHANGES: '2' });
     key = await s.newKey('agent');
     other = await s.newKey('other');
   });
@@ -292,11 +295,23 @@ describe('Inference-root proxy against a real upstream on loopback', () => {
     const boom = await chat(ask('x', 'boom'));
     expect(boom.status).toBe(502);
     expect(await boom.json()).toMatchObject({ code: 'upstream_error', upstream_status: 500 });
-    const slow = await chat(ask('x', 'slow'));
-    expect(slow.status).toBe(504);
-    expect((await slow.json()).code).toBe('upstream_timeout');
     expect(await meter(s, key.id)).toEqual(before);
     const leaves = await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM inference_leaves WHERE key_id = ?', args: [key.id] });
     expect(Number(leaves.rows[0]!.n)).toBe(2);
+
+    // An upstream that never answers: only the timeout ends the call, short on a server of its own.
+    const hurried = await startTestServer({ ...upstreamEnv, INFERENCE_TIMEOUT_MS: '200' });
+    try {
+      const k = await hurried.newKey('hurried');
+      const before = await meter(hurried, k.id);
+      const slow = await hurried.fetch('/api/v1/inference/chat/completions', { method: 'POST', json: ask('x', 'slow'), key: k.secret });
+      expect(slow.status).toBe(504);
+      expect((await slow.json()).code).toBe('upstream_timeout');
+      expect(await meter(hurried, k.id)).toEqual(before);
+      const none = await hurried.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM inference_leaves WHERE key_id = ?', args: [k.id] });
+      expect(Number(none.rows[0]!.n)).toBe(0);
+    } finally {
+      await hurried.stop();
+    }
   });
 });

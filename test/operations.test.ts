@@ -2,8 +2,8 @@
  * Every door is built from the operations' declarations (RouteDoc): this test
  * walks the declaration list of a running server and checks each door for
  * each operation, so that no door can drift from it: the route answers, the
- * OpenAPI entry matches (auth, tool, x402), the MCP tool exists where one is
- * declared (with the same input schema), the x402 discovery lists exactly
+ * OpenAPI entry matches (auth, tool, x402), the MCP tool exists (every keyed
+ * operation is one, with the same input schema), the x402 discovery lists exactly
  * the operations that take a payment, and the typed client has every
  * operation and reaches its route on the real server.
  */
@@ -17,6 +17,7 @@ import { jsonSchema } from '../src/api/openapi.ts';
 import { FuseGateClient, FuseGateError, OPERATIONS, type OperationName } from '../src/client.ts';
 import { loadConfig } from '../src/config.ts';
 import { paidRouteOf } from '../src/payments/x402/resources.ts';
+import { toolName } from '../src/api/tool-names.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 type J = Record<string, any>;
@@ -47,7 +48,7 @@ afterAll(() => s?.stop());
 const concrete = (path: string) => path.replace(/:([A-Za-z_]+)/g, 'x');
 
 describe('every operation, through every door', () => {
-  it('each declared operation is served, described in OpenAPI as declared, offered over MCP when it names a tool', async () => {
+  it('each declared operation is served, described in OpenAPI as declared, offered over MCP when keyed or named a tool', async () => {
     const routes = s.app.router.routes.filter((r) => r.doc);
     expect(routes.length).toBeGreaterThan(100);
     for (const r of routes) {
@@ -64,18 +65,21 @@ describe('every operation, through every door', () => {
       expect(op.summary, name).toBe(doc.summary);
       const paid = paidRouteOf(r.method, r.path, doc);
       expect(op.security, name).toEqual(doc.auth === 'key' ? [{ bearer: [] }, ...(paid ? [{ x402: [] }] : [])] : []);
-      expect(op['x-mcp-tool'], name).toBe(doc.tool);
+      const toolOf = toolName(r);
+      expect(op['x-mcp-tool'], name).toBe(toolOf);
+      // Every keyed operation is a tool; a public one when it names one.
+      expect(toolOf !== undefined, name).toBe(doc.auth === 'key' || doc.tool !== undefined);
 
-      if (doc.tool) {
-        const tool = tools.get(doc.tool);
-        expect(tool, `${name}: tool ${doc.tool}`).toBeDefined();
+      if (toolOf) {
+        const tool = tools.get(toolOf);
+        expect(tool, `${name}: tool ${toolOf}`).toBeDefined();
         const own = r.method === 'GET' ? doc.query : doc.body;
         const props = Object.keys((own ? jsonSchema(own, 'input').properties : {}) ?? {});
-        for (const p of props) expect(Object.keys(tool!.inputSchema.properties ?? {}), `${doc.tool} input`).toContain(p);
+        for (const p of props) expect(Object.keys(tool!.inputSchema.properties ?? {}), `${toolOf} input`).toContain(p);
       }
     }
     // No tool without a declaration.
-    const declared = new Set(routes.flatMap((r) => (r.doc!.tool ? [r.doc!.tool] : [])));
+    const declared = new Set(routes.flatMap((r) => toolName(r) ?? []));
     expect([...tools.keys()].filter((t) => !declared.has(t))).toEqual([]);
   });
 

@@ -15,7 +15,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, run } from './support/cli.ts';
+import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run } from './support/cli.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const REPO = process.cwd();
@@ -86,7 +86,7 @@ export const statusOf = (e: unknown) => (e instanceof FuseGateError ? e.problem.
     const tsc = await run(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', consumer]);
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.code).toBe(0);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   describe('imported by Node', () => {
     let s: TestServer;
@@ -132,6 +132,6 @@ console.log(JSON.stringify({ me: me.name, hop: { status: hop.status, verdict: ho
         refused: 'unknown_key',
         rr1: { none: 428, required: `act="wire", gate="${base}", header="Gate-Receipt", reason="receipt_missing"`, ok: 200, body: { wired: true }, replay: 428 },
       });
-    });
+    }, PROCESS_TEST_TIMEOUT_MS);
   });
 });

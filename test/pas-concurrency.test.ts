@@ -12,6 +12,7 @@ import { buildTree } from '../src/crypto/sparse-merkle.ts';
 import { exclusionHead } from '../src/ledger/pas-exclusion.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
 import { allReceipts, chargesOf } from './support/ledger-reads.ts';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/cli.ts';
 
 const WRITE = { op: 'bind', policy: 'P-7', premium: '100.00' };
 
@@ -157,5 +158,5 @@ describe('exactly-once redeem', () => {
       const answer = await (await fetch(`${all[i % all.length]}/v1/pas/exclusion?job_id=${job}`, { headers: { authorization: `Bearer ${key.secret}` } })).json();
       expect(verifyExclusionProof(job, answer, pk).present, job).toBe(true);
     }
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifiedReceiptPayload } from './support/receipts.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { chargesOf } from './support/ledger-reads.ts';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/cli.ts';
 
 let s: TestServer;
 let key: { id: string; secret: string };
@@ -504,7 +505,7 @@ describe('delegated authority (MGA)', () => {
     expect((await meterRows(other.id)).length).toBe(chargedBefore);
     expect(await cli(['grants', 'revoke', grant])).toMatchObject({ revoked: true });
     expect((await post('/v1/pas/mga-authority', base)).status).toBe(404);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
 
 describe('public demos on drill data', () => {

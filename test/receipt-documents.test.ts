@@ -13,22 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyReceiptEvidence, verifyReceiptToken, type KeyLookup, type ReceiptEvidenceDoc } from '../src/crypto/receipt.ts';
 import { parseWitnessPolicy } from '../src/crypto/witness-policy.ts';
 import { encodeReceiptDocument, memoryClaims, remoteReceiptVerifier, requireReceipt } from '../src/rr1/index.ts';
-import { runCli } from './support/cli.ts';
+import { PROCESS_TEST_TIMEOUT_MS, runCli } from './support/cli.ts';
+import { untilCommitted } from './support/commits.ts';
 import { startTestServer, tempDir, type TestServer } from './support/server.ts';
 import { startTestWitness, type TestWitness } from './support/test-witness.ts';
 import { createHash, createPublicKey, verify as edVerify } from 'node:crypto';
 import { decode as cborgDecode, encode as cborgEncode } from 'cborg';
 import { verifyTransparentStatement } from '../src/crypto/cose.ts';
-
-const until = async <T>(f: () => Promise<T | undefined | false>, ms = 5000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 describe('self-contained receipt documents', () => {
   let s: TestServer;
@@ -46,6 +37,12 @@ describe('self-contained receipt documents', () => {
     return (await r.json()) as { receipt_id: string; verify_url: string; decision: string };
   };
   const docOf = async (url: string) => (await (await fetch(url, { headers: { accept: 'application/json' } })).json()) as ReceiptEvidenceDoc & { receipt_id: string };
+  /** The document at `url` once its checkpoint carries the witness quorum: checked after each commit (a cosignature is stored by one). */
+  const witnessedDoc = async (url: string) => {
+    let doc: Awaited<ReturnType<typeof docOf>> | undefined;
+    await untilCommitted(s.ctx.ledger, async () => (doc = await docOf(url)).witnesses?.quorum_holds === true);
+    return doc!;
+  };
   const pay = (token: string, base = `${s.url}/api/v1/require-receipt/demo/pay`) => fetch(base, { method: 'POST', headers: { 'content-type': 'application/json', 'gate-receipt': token }, body: '{}' });
 
   beforeAll(async () => {
@@ -102,10 +99,7 @@ describe('self-contained receipt documents', () => {
 
   it('fusegate/rr1 in another service accepts a witnessed document once, and refuses a tampered cosignature', async () => {
     const h = await hop();
-    const doc = await until(async () => {
-      const d = await docOf(h.verify_url);
-      return d.witnesses?.quorum_holds && d;
-    });
+    const doc = await witnessedDoc(h.verify_url);
     const lines = doc.checkpoint.split('\n');
     const at = lines.findIndex((l) => l.startsWith('\u2014 w.docs.test '));
     const blob = Buffer.from(lines[at]!.split(' ')[2]!, 'base64');
@@ -122,10 +116,7 @@ describe('self-contained receipt documents', () => {
 
   it('the CLI verify takes the document as it is (base64url, as sent in Gate-Receipt), with a pinned policy and quorum', async () => {
     const h = await hop();
-    const doc = await until(async () => {
-      const d = await docOf(h.verify_url);
-      return d.witnesses?.quorum_holds && d;
-    });
+    const doc = await witnessedDoc(h.verify_url);
     const dir = tempDir();
     const files = { doc: join(dir, 'receipt.b64'), jwks: join(dir, 'jwks.json'), policy: join(dir, 'policy'), bad: join(dir, 'bad.json') };
     writeFileSync(files.doc, encodeReceiptDocument(doc));
@@ -140,14 +131,11 @@ describe('self-contained receipt documents', () => {
     const bad = await runCli(['verify', 'receipt', files.bad, '--jwks', files.jwks, '--log-key', logKey, '--witness-policy', files.policy, '--json']);
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout).checks.witnesses).toMatchObject({ ok: false, detail: expect.stringMatching(/does not verify/) });
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('serves the same receipt as SCITT COSE on its URL (Accept: application/cose), checked by a second CBOR implementation', async () => {
     const h = await hop();
-    const json = await until(async () => {
-      const d = await docOf(h.verify_url);
-      return d.witnesses?.quorum_holds && d;
-    });
+    const json = await witnessedDoc(h.verify_url);
     const res = await fetch(h.verify_url, { headers: { accept: 'application/cose' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/cose; cose-type="cose-sign1"');
@@ -202,10 +190,7 @@ describe('self-contained receipt documents', () => {
 
   it('verifies offline, with no network: the log key, the JWKS and the witness policy, saved beforehand', async () => {
     const h = await hop();
-    const doc = await until(async () => {
-      const d = await docOf(h.verify_url);
-      return d.witnesses?.quorum_holds && d;
-    });
+    const doc = await witnessedDoc(h.verify_url);
     const logKeys = ((await (await s.fetch('/api/v1/logs/receipts')).json()) as { verifier_keys: string[] }).verifier_keys;
     const jwks = ((await (await s.fetch('/.well-known/prefinality-jwks.json')).json()) as { keys: Array<{ kid: string; x: string }> }).keys;
     const bytes = JSON.stringify(doc);

@@ -9,6 +9,7 @@
  * TileHashReader), then pointed at every public log of a real server.
  */
 import { createHash } from 'node:crypto';
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../src/config.ts';
@@ -166,6 +167,58 @@ describe('roots and proofs computed from tiles agree with the reference Merkle c
 
 // ---------------------------------------------------------------- served over HTTP
 
+/** The canonical path of every hash tile (levels 0 and 1) and entry bundle of a log of `size` entries (C2SP tlog-tiles). */
+function canonicalTiles(size: number): string[] {
+  const paths: string[] = [];
+  for (const level of [0, 1, 'entries'] as const) {
+    const nodes = level === 'entries' ? size : Math.floor(size / 256 ** level);
+    for (let n = 0; n * 256 < nodes; n++) {
+      const width = Math.min(256, nodes - n * 256);
+      paths.push(`tile/${level}/${indexPath(n)}${width < 256 ? `.p/${width}` : ''}`);
+    }
+  }
+  return paths;
+}
+
+/** Other spellings of a canonical tile path (`tile/<L>/<N>[.p/<W>]`), each naming no tile. */
+function misspellings(path: string): string[] {
+  const [, level, n, width] = /^tile\/(entries|\d+)\/([x\d/]+)(?:\.p\/(\d+))?$/.exec(path)!;
+  const last = n!.lastIndexOf('/') + 1;
+  const escapedDigit = `${n!.slice(0, last)}%3${n![last]}${n!.slice(last + 1)}`;
+  const p = width === undefined ? '' : `.p/${width}`;
+  return [
+    `tile/${level}/${escapedDigit}${p}`,
+    `tile/${level}/${n!.replace(/\d/g, (d) => `%3${d}`)}${p}`,
+    `tile//${level}/${n}${p}`,
+    `tile/${level}//${n}${p}`,
+    `tile/${level}/${n}${p}/`,
+    `tile/${level}/x000/${n}${p}`,
+    `tile%2F${level}/${n}${p}`,
+    `tile/${level}%2F${n}${p}`,
+    `til%65/${level}/${n}${p}`,
+    `tile/${level}/${n}${p}#`,
+    `tile/${level}/${n}${p};x`,
+    level === 'entries' ? `tile/%65ntries/${n}${p}` : `tile/0${level}/${n}${p}`,
+    level === 'entries' ? `tile/Entries/${n}${p}` : `tile/%3${level}/${n}${p}`,
+    ...(width === undefined
+      ? [`tile/${level}/${n}.p/256`]
+      : [`tile/${level}/${n}.P/${width}`, `tile/${level}/${n}.p/0${width}`, `tile/${level}/${n}%2Ep/${width}`, `tile/${level}/${n}.p%2F${width}`, `tile/${level}/${n}.p/%3${width[0]}${width.slice(1)}`]),
+  ];
+}
+
+/** A GET (or HEAD) of `target` exactly as written: fetch would normalize some spellings before sending them. */
+function rawGet(url: string, target: string, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: target, method }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 describe('every public log served as C2SP tiles', () => {
   let s: TestServer;
   beforeAll(async () => {
@@ -205,6 +258,34 @@ describe('every public log served as C2SP tiles', () => {
       if (name === 'astl') expect(read.entries.map((e) => e.toString('base64'))).toEqual(vectors.entries_base64.slice(0, 600));
     }
   }, 60_000);
+
+  it('serves each tile, bundle and checkpoint under its one canonical path only: any other spelling is a 404 problem', async () => {
+    let checked = 0;
+    for (const log of ['receipts', 'astl', 'triggers', 'clearing']) {
+      const size = ((await (await s.fetch(`/api/v1/logs/${log}`)).json()) as { tree_size: number }).tree_size;
+      const escapedLog = `%${log.charCodeAt(0).toString(16)}${log.slice(1)}`;
+      for (const tile of canonicalTiles(size)) {
+        const served = await rawGet(s.url, `/${log}/${tile}`);
+        expect(served.status, `/${log}/${tile}`).toBe(200);
+        expect(served.headers['cache-control']).toContain('immutable');
+        // A query is not part of the path: the tile is the same.
+        expect((await rawGet(s.url, `/${log}/${tile}?v=1`)).status).toBe(200);
+        for (const target of [...misspellings(tile).map((m) => `/${log}/${m}`), `/${escapedLog}/${tile}`, `/${log}//${tile}`]) {
+          for (const method of ['GET', 'HEAD']) {
+            const r = await rawGet(s.url, target, method);
+            expect(r.status, `${method} ${target}`).toBe(404);
+            expect(r.headers['content-type'], target).toContain('application/problem+json');
+            expect(r.headers['cache-control'], target).not.toContain('immutable');
+            checked++;
+          }
+        }
+      }
+      expect((await rawGet(s.url, `/${log}/checkpoint`)).status).toBe(200);
+      for (const target of [`/${log}/checkpoint/`, `/${log}/%63heckpoint`, `/${log}//checkpoint`, `/${escapedLog}/checkpoint`]) expect((await rawGet(s.url, target)).status, target).toBe(404);
+    }
+    // receipts (>= 301 entries) and astl (600): tiles at levels 0 and 1, full and partial, and their bundles.
+    expect(checked).toBeGreaterThan(300);
+  });
 
   it('answers a tile that does not exist yet, or a path that is not a tile, with a 404 problem', async () => {
     for (const path of ['/astl/tile/0/005', '/astl/tile/0/002.p/89', '/astl/tile/entries/000.p/256', '/astl/tile/0/5', '/astl/tile/9/000']) {

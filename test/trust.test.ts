@@ -13,6 +13,7 @@ import { openLedger } from '../src/ledger/db.ts';
 import { appendLeaf, readEntries, treeHead } from '../src/ledger/log.ts';
 import { commitReceipts } from './support/receipts.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/cli.ts';
 
 const VECTORS = fileURLToPath(new URL('./vectors/', import.meta.url));
 const b64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
@@ -95,7 +96,7 @@ describe('log engine', () => {
     expect(entries.map((e) => e.index)).toEqual(Array.from({ length: 200 }, (_, i) => i));
     expect((await treeHead(ledger.read, 'triggers')).size).toBe(200);
     await ledger.close();
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });
 
 describe('log and receipt HTTP API', () => {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FuseGateClient, FuseGateError } from '../src/client.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/cli.ts';
 
 /** Runs the CLI as its own process; async, because the server under test lives in this process. */
 function cli(args: string[]): Promise<{ code: number | null; out?: Record<string, any>; stderr: string }> {
@@ -91,7 +92,7 @@ describe('typed client and verify CLI', () => {
     expect(r.out).toMatchObject({ verified: false, checks: { leaf: { ok: true }, inclusion: { ok: false } } });
     expect(c.out).toMatchObject({ verified: false, checks: { leaf: { ok: false } } });
     expect(f.out).toMatchObject({ verified: false, checks: { signature: { ok: false } } });
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('verifies checkpoints, inclusion and consistency proofs from URLs and files', async () => {
     const base = `${s.url}/api/v1/logs/receipts`;
@@ -117,5 +118,5 @@ describe('typed client and verify CLI', () => {
     expect((await cli(['verify', 'inclusion', '--checkpoint', newFile, '--log-key', logKey, '--proof', proofUrl, '--leaf-file', leafFile])).code).toBe(0);
     writeFileSync(leafFile, 'not the leaf');
     expect((await cli(['verify', 'inclusion', '--checkpoint', newFile, '--log-key', logKey, '--proof', proofUrl, '--leaf-file', leafFile])).code).toBe(1);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

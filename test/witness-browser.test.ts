@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeReceiptDocument, type ReceiptEvidenceDoc } from '../src/crypto/receipt.ts';
 import { OUT, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
+import { untilCommitted } from './support/commits.ts';
 import { startTestServer, tempDir, type TestServer } from './support/server.ts';
 import { startTestWitness, type TestWitness } from './support/test-witness.ts';
 import { verifyIn } from './support/verify-page.ts';
@@ -32,13 +33,11 @@ beforeAll(async () => {
   const owner = await srv.newKey('owner');
   const fuse = await (await srv.fetch('/v1/fuses', { key: owner.secret, json: { label: 'witnessed' } })).json();
   const hop = await (await srv.fetch('/v1/fuse/hop', { key: owner.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json();
-  const end = Date.now() + 5000;
-  for (;;) {
+  // Witnessed once both cosignatures are stored: checked after each commit of the server.
+  await untilCommitted(srv.ctx.ledger, async () => {
     doc = await (await srv.fetch(`/v1/receipts/${hop.receipt_id}`, { headers: { accept: 'application/json' } })).json();
-    if (doc.witnesses?.quorum_holds || Date.now() > end) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  expect(doc.witnesses?.quorum_holds).toBe(true);
+    return doc.witnesses?.quorum_holds === true;
+  });
 });
 afterAll(async () => {
   await browser?.close();

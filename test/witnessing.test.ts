@@ -4,23 +4,17 @@
  * ports. Checkpoints get cosigned, served and verified; faults (down, slow,
  * forgotten state, behind, 422) never stop an act and are caught up.
  */
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cosignersOf, parseCosignerKey } from '../src/crypto/cosignature.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 import { startTestWitness, type TestWitness } from './support/test-witness.ts';
+import { untilCommitted } from './support/commits.ts';
+import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run } from './support/cli.ts';
 
-const until = async <T>(what: string, f: () => Promise<T | undefined | false>, ms = 5000): Promise<T> => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
+/** The origin line of the checkpoint an add-checkpoint body offers (after the old size, the proof and an empty line). */
+const originOf = (body: string) => body.slice(body.indexOf('\n\n') + 2).split('\n')[0];
 
 interface LogInfo {
   tree_size: number;
@@ -49,6 +43,15 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
     return (await r.json()) as { receipt_id: string; verify_url: string; decision: string };
   };
   const witnessState = async (name: string) => (await log()).witnessing.witnesses.find((w) => w.name === name)!;
+  /**
+   * `f`'s first truthy answer (`what` names it for a reader), asked now and after each commit of the server:
+   * what the witnessing job learns (a cosignature, an error, a witness's size) it records in one.
+   */
+  const until = async <T>(_what: string, f: () => Promise<T | undefined | false>): Promise<T> => {
+    let v: T | undefined | false;
+    await untilCommitted(s.ctx.ledger, async () => Boolean((v = await f())));
+    return v as T;
+  };
 
   beforeAll(async () => {
     [w1, w2, w3] = (await Promise.all(['w1.test', 'w2.test', 'w3.test'].map((n) => startTestWitness(n, {})))) as [TestWitness, TestWitness, TestWitness];
@@ -70,15 +73,15 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
     await Promise.all([w1, w2, w3].map((w) => w?.close()));
   });
 
-  it('lists the witnesses and cosigns a new checkpoint within 5 seconds; the checkpoint served carries valid cosignatures', async () => {
-    await hop();
+  it('lists the witnesses and cosigns a new checkpoint; the checkpoint served carries valid cosignatures', async () => {
+    // (How soon: the witness bench measures it, issue 27's 5 s; a test asserts no speed.)
     const t0 = Date.now();
+    await hop();
     const size = (await log()).tree_size;
     const info = await until('the quorum on the latest checkpoint', async () => {
       const i = await log();
       return i.tree_size === size && i.witnessing.quorum_holds && i.witnessing.cosigned_by.length === 3 && i;
     });
-    expect(Date.now() - t0).toBeLessThan(5000);
     expect(info.witnessing.quorum).toBe('two-of-three');
     expect(info.witnessing.witnesses.map((w) => [w.name, w.vkey, w.cosigned_size])).toEqual([
       ['one', w1.vkey, size],
@@ -118,11 +121,10 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
     expect(bad.detail).toMatch(/does not verify/);
   });
 
-  it('acts go on at full speed with every witness down, and each witness is caught up when it returns', async () => {
+  it('acts go on with every witness down, and each witness is caught up when it returns', async () => {
+    // (At what speed: the witness bench compares the hop with and without witnesses; a test asserts no speed.)
     await Promise.all([w1, w2, w3].map((w) => w.down()));
-    const t0 = Date.now();
     for (let i = 0; i < 20; i++) await hop();
-    expect(Date.now() - t0).toBeLessThan(3000);
     const size = (await log()).tree_size;
     await until('a recorded error', async () => (await witnessState('one')).last_error?.startsWith('unreachable'));
     expect((await log()).witnessing.quorum_holds).toBe(false);
@@ -174,10 +176,14 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
       return x.witnessing.witnesses.find((w) => w.name === 'three')!.cosigned_size === size && x;
     });
     expect(i.witnessing.quorum_holds).toBe(false);
-    const n1 = w1.requests.length;
-    await new Promise((r) => setTimeout(r, 1000));
-    // Backed off: far fewer than one request per 100 ms tick.
-    expect(w1.requests.length - n1).toBeLessThanOrEqual(6);
+    // Backed off: once it has failed twice, the next offer of this log to it comes no sooner than
+    // WITNESS_MAX_BACKOFF_MS (300) less its jitter (a quarter) after the failure; without backoff, one
+    // would come every WITNESS_INTERVAL_MS (100) tick. A lower bound on gaps: no machine is too slow for it.
+    const ofThisLog = () => w1.receivedAt.filter((_, k) => originOf(w1.requests[k]!) === i.origin);
+    const from = ofThisLog().length;
+    await w1.requested(() => ofThisLog().length >= from + 3);
+    const at = ofThisLog().slice(from, from + 3);
+    for (let k = 1; k < at.length; k++) expect(at[k]! - at[k - 1]!).toBeGreaterThanOrEqual(0.75 * 300);
     w1.mode = 'ok';
     w2.mode = 'ok';
     await until('the quorum again', async () => (await log()).witnessing.quorum_holds);
@@ -193,17 +199,16 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
 
 describe('a malformed witness policy stops the start, naming its line', () => {
   it.each([
-    ['a note vkey where a cosignature vkey belongs', 'witness w example.com/log+ef773e30+AWw4hwb0k/GgV9uY/5lpbHIEARI3vHRcHSnVBOw/EeJm https://w.example\nquorum w\n', /witnesses\.policy: line 1: witness w: bad vkey: key type 0x01 is not cosignature\/v1/],
+    ['a note vkey where a cosignature vkey belongs', 'witness w example.com/log+ef773e30+AWw4hwb0k/GgV9uY/5lpbHIEARI3vHRcHSnVBOw/EeJm https://w.fusegate.invalid\nquorum w\n', /witnesses\.policy: line 1: witness w: bad vkey: key type 0x01 is not cosignature\/v1/],
     ['an unknown keyword on line 3', '# ok\n\nwitnes w x y\n', /witnesses\.policy: line 3: unknown keyword "witnes"/],
     ['a missing file', undefined, /cannot load the witness policy .*witnesses\.policy: .*no such file/i],
-  ])('%s', (_what, text, message) => {
+  ])('%s', async (_what, text, message) => {
     const dir = tempDir();
     const path = join(dir, 'witnesses.policy');
     if (text !== undefined) writeFileSync(path, text);
-    const { BASE_URL: _b, SITE_URL: _s, ...env } = process.env;
-    const r = spawnSync(process.execPath, ['src/server.ts'], { env: { ...env, ...testEnv(dir), LOG_LEVEL: 'error', WITNESS_POLICY: path }, encoding: 'utf8', timeout: 20_000 });
-    expect(r.status).toBe(2);
+    const r = await run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'error', WITNESS_POLICY: path });
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

@@ -23,6 +23,7 @@ import { reconcileX402Payments } from '../src/payments/x402/reconcile.ts';
 import { x402SetupOf } from '../src/payments/x402/settings.ts';
 import { facilitatorOf } from '../src/payments/x402/service.ts';
 import { CHAIN_ID, NETWORK, startTestChain, type TestChain } from './support/evm-chain.ts';
+import { untilCommitted } from './support/commits.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { startTestFacilitator, type TestFacilitator } from './support/x402-facilitator.ts';
 import { chargesOf, receiptCount } from './support/ledger-reads.ts';
@@ -464,9 +465,8 @@ describe('x402 failure is safe', { timeout: 120_000 }, () => {
       // The process goes away with the payment still settling, and a new one starts on the same ledger.
       await slow.close();
       restarted = await startTestServer(x402Env(fac.url, { X402_RECONCILE_AFTER_SECONDS: '0' }), slow.dir);
-      for (let i = 0; i < 1200 && (await count(restarted, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled'")) === 0; i++) {
-        await new Promise((res) => setTimeout(res, 25));
-      }
+      const settledBy = restarted;
+      await untilCommitted(settledBy.ctx.ledger, async () => (await count(settledBy, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled'")) > 0);
       expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
       expect(await receipts(restarted)).toBe(1);
       const again = await paidPost(restarted, header);

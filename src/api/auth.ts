@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { H3Event } from 'h3';
 import { authenticateSecret, cachedSecret, isExpired, touchKey, type ApiKey } from '../ledger/api-keys.ts';
-import type { AppContext } from './context.ts';
+import { cacheNow, type AppContext } from './context.ts';
 import { Problem } from './problem.ts';
 import { x402Configured } from '../payments/x402/settings.ts';
 
@@ -59,7 +59,7 @@ export function readyKey(req: IncomingMessage, ctx: AppContext): ApiKey | undefi
   }
   const m = authorization ? BEARER.exec(authorization) : null;
   if (!m || !(ctx.config.AUTH_CACHE_MS > 0)) return undefined;
-  const key = cachedSecret(ctx.ledger.read, m[1]!)?.key;
+  const key = cachedSecret(ctx.ledger.read, m[1]!, cacheNow(ctx))?.key;
   if (!key || key.revoked_at || isExpired(key)) return undefined;
   touchKey(ctx.ledger, key);
   return key;
@@ -71,7 +71,7 @@ export async function optionalKey(event: H3Event, ctx: AppContext): Promise<ApiK
   const token = bearerToken(event);
   let key: ApiKey | undefined;
   if (token !== undefined) {
-    key = await authenticateSecret(ctx.ledger.read, token, ctx.config.AUTH_CACHE_MS);
+    key = await authenticateSecret(ctx.ledger.read, token, ctx.config.AUTH_CACHE_MS, cacheNow(ctx));
     if (!key) throw unauthorized('unknown_key', `the API key is not known: ${GET_A_KEY}`, 'invalid_token');
     if (key.revoked_at) throw revokedKeyProblem();
     if (isExpired(key)) throw unauthorized('expired_key', `the API key expired at ${key.expires_at}`, 'invalid_token');

@@ -30,13 +30,18 @@ export function isJsonType(contentType: string | null | undefined): boolean {
   return mime === 'application/json' || (mime.startsWith('application/') && mime.endsWith('+json'));
 }
 
-/** 413: the body passed `limit` bytes. */
+/**
+ * 413: the body passed `limit` bytes. The connection is closed after the
+ * answer (RFC 9110 15.5.14): the rest of the body is never read, and keeping
+ * the connection would mean draining an upload of any size first.
+ */
 export const bodyTooLarge = (limit: number): Problem =>
   new Problem({
     status: 413,
     code: 'body_too_large',
     title: 'Content too large',
     detail: `request bodies are limited to ${limit} bytes`,
+    headers: { connection: 'close' },
     extra: { limit_bytes: limit },
   });
 

@@ -10,6 +10,7 @@ import { paidRouteOf } from '../payments/x402/resources.ts';
 import { jsonSchema, operationId } from './openapi.ts';
 import { pathParams } from './mcp.ts';
 import type { RouteRecord } from './router.ts';
+import { toolName } from './tool-names.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -80,7 +81,7 @@ export function clientOperations(routes: readonly RouteRecord[]): ClientOperatio
     else if (!params.length) type = tsType(schema);
     else type = `{\n${paramType}\n} & ${wrap(tsType(schema))}`;
     return [{
-      name: doc.tool ?? operationId(r.method, r.path),
+      name: toolName(r) ?? operationId(r.method, r.path),
       method: r.method,
       path: r.path,
       auth: doc.auth === 'key' ? (doc.role === 'operator' ? 'operator' : 'key') : doc.auth,

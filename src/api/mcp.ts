@@ -10,7 +10,8 @@
  * HALT...) is an ordinary tool result; a problem (4xx/5xx problem+json) is a
  * tool result with `isError: true`. Arguments the tool's schema refuses, or an
  * unknown tool, are a JSON-RPC error -32602 (invalid params). Never a crash.
- * The tools are the operations whose declaration names one (RouteDoc.tool).
+ * The tools are every keyed operation and every other whose declaration names
+ * one, by the names of tool-names.ts; the role a declaration asks is asked here.
  *
  * Transport rules of revision 2025-11-25 enforced here or by the SDK: POST
  * only (GET/DELETE are 405: we offer no server-initiated stream and no
@@ -20,19 +21,21 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolRequestSchema, ErrorCode, LATEST_PROTOCOL_VERSION, McpError, isJSONRPCRequest, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { H3, H3Event } from 'h3';
 import { z } from 'zod';
 import { discoveryDocument } from '../catalog/discovery.ts';
 import type { KeyRole } from '../ledger/api-keys.ts';
 import { optionalKey } from './auth.ts';
-import { readStreamWithin } from './body.ts';
+import { readRawBody } from './body.ts';
 import type { AppContext } from './context.ts';
 import { jsonBoundsProblem } from './json-bounds.ts';
 import { Problem } from './problem.ts';
 import { clientAddress } from './rate-limit.ts';
 import { reply, toResponse } from './reply.ts';
 import type { RouteRecord, Router } from './router.ts';
+import { toolName } from './tool-names.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -64,17 +67,15 @@ function toolInput(route: RouteRecord): z.ZodType {
   throw new Error(`${route.method} ${route.path}: a tool with path parameters needs an object body`);
 }
 
-/** The operations offered as tools: every route whose declaration names a tool, in the order they were declared. */
+/** The operations offered as tools: every keyed one, and every other that names a tool (tool-names.ts), in the order they were declared. */
 export function mcpTools(router: Router): McpTool[] {
-  const seen = new Set<string>();
   return router.routes.flatMap((route) => {
     const doc = route.doc;
-    if (!doc?.tool) return [];
-    if (seen.has(doc.tool)) throw new Error(`two operations declare the MCP tool ${doc.tool}`);
-    seen.add(doc.tool);
+    const name = toolName(route);
+    if (!doc || !name) return [];
     const who = doc.auth === 'key' ? (doc.role === 'operator' ? ', needs an operator key' : ', needs an API key (agent or operator)') : doc.auth === 'demo' ? ', public demo, rate limited' : ', public';
     const description = `${doc.summary} (${route.method} ${route.path}${who}${doc.charges?.length ? `; charges ${doc.charges.join(', ')}` : ''})`;
-    return [{ name: doc.tool, route, description, keyed: doc.auth === 'key', operator: doc.auth === 'key' && doc.role === 'operator', input: toolInput(route) }];
+    return [{ name, route, description, keyed: doc.auth === 'key', operator: doc.auth === 'key' && doc.role === 'operator', input: toolInput(route) }];
   });
 }
 
@@ -135,31 +136,45 @@ async function dispatch(app: H3, event: H3Event, route: RouteRecord, args: Recor
 }
 
 /**
- * The JSON-RPC body within the same bounds as every route's (depth, number
- * range), checked on a copy before the SDK parses it: tool arguments go on
- * through recursive code (zod, JSON.stringify) that a deep value would overflow.
- * Malformed JSON is left to the SDK, which answers it in JSON-RPC terms.
+ * The JSON-RPC request with its body read once, here, within MAX_BODY_BYTES
+ * (413 problem past it, see bodyTooLarge) and the same bounds as every route's
+ * (depth, number range): tool arguments go on through recursive code (zod,
+ * JSON.stringify) that a deep value would overflow. The transport gets the
+ * bytes in memory, never the socket. Malformed JSON is left to the SDK, which
+ * answers it in JSON-RPC terms.
  */
-async function checkMcpBody(event: H3Event, limit: number): Promise<void> {
-  const stream = event.req.clone().body;
-  if (!stream) return;
-  const bytes = await readStreamWithin(stream, limit);
-  if (!bytes) return; // the transport refuses it by size
-  const text = Buffer.from(bytes).toString('utf8');
+async function boundedMcpRequest(event: H3Event, limit: number): Promise<Request> {
+  const text = Buffer.from(await readRawBody(event, limit)).toString('utf8');
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return;
+    value = undefined;
   }
-  const outOfBounds = jsonBoundsProblem(value);
+  const outOfBounds = value === undefined ? undefined : jsonBoundsProblem(value);
   if (outOfBounds) throw outOfBounds;
+  return new Request(event.req.url, { method: event.req.method, headers: event.req.headers, body: text });
 }
 
-function buildServer(ctx: AppContext, router: Router, event: H3Event, role: KeyRole | undefined): McpServer {
+/** Why a tools/call is refused when its tool is not offered to this request: unknown, or offered to another key. */
+function notOffered(name: string, tools: readonly McpTool[], role: KeyRole | undefined): McpError {
+  const tool = tools.find((t) => t.name === name);
+  if (!tool) return new McpError(ErrorCode.InvalidParams, `unknown tool ${name}: tools/list names the tools offered to this request`);
+  if (!role) {
+    return new McpError(ErrorCode.InvalidParams, `tool ${name} needs an API key: send "Authorization: Bearer <key>" on the POST /mcp request`, { code: 'missing_key' });
+  }
+  return new McpError(ErrorCode.InvalidParams, `tool ${name} needs an operator key, and this request's key is an agent key (agent keys act and may blow a fuse, never manage)`, {
+    code: 'operator_key_required',
+    key_role: role,
+    required_role: 'operator',
+  });
+}
+
+function buildServer(ctx: AppContext, router: Router, tools: readonly McpTool[], event: H3Event, role: KeyRole | undefined): McpServer {
   const server = new McpServer({ name: 'fusegate', version: ctx.version });
   const offered = new Map<string, McpTool>();
-  for (const tool of mcpTools(router)) {
+  for (const tool of tools) {
+    // The role rule of the operation's declaration, as over HTTP (auth.ts enforceRole answers the same call 401 or 403).
     if ((tool.keyed && !role) || (tool.operator && role !== 'operator')) continue;
     offered.set(tool.name, tool);
     server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, (args: unknown) =>
@@ -171,7 +186,7 @@ function buildServer(ctx: AppContext, router: Router, event: H3Event, role: KeyR
   // result. Valid arguments go to the route as sent: the route parses them with the same schema.
   server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = offered.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}${mcpTools(router).some((t) => t.name === request.params.name) ? ' (it needs an API key, or an operator key)' : ''}`);
+    if (!tool) throw notOffered(request.params.name, tools, role);
     const args = request.params.arguments ?? {};
     const parsed = tool.input.safeParse(args);
     if (!parsed.success) {
@@ -183,24 +198,49 @@ function buildServer(ctx: AppContext, router: Router, event: H3Event, role: KeyR
   return server;
 }
 
+const kindOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+
+/** What is wrong with a tools/call's params before any tool is looked up, or undefined when its shape is right. */
+function toolCallParamsProblem(params: unknown): string | undefined {
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return `params must be an object with the tool's "name" and its "arguments", not ${kindOf(params)}`;
+  const { name, arguments: args } = params as Record<string, unknown>;
+  if (typeof name !== 'string') return `params.name must be the tool's name (a string), not ${kindOf(name)}`;
+  if (args !== undefined && kindOf(args) !== 'an object') return `params.arguments must be an object of the tool's arguments (or left out), not ${kindOf(args)}`;
+  return undefined;
+}
+
+/**
+ * Answers a tools/call whose params have the wrong shape (`arguments` null, an
+ * array or a string...) with -32602 naming the problem, before the SDK parses
+ * it: the SDK would answer -32603 (internal error) with its schema's error dump.
+ */
+function refuseMalformedToolCalls(transport: Transport): void {
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const problem = isJSONRPCRequest(message) && message.method === 'tools/call' ? toolCallParamsProblem(message.params) : undefined;
+    if (problem === undefined) deliver?.(message, extra);
+    else void transport.send({ jsonrpc: '2.0', id: (message as JSONRPCRequest).id, error: { code: ErrorCode.InvalidParams, message: problem } });
+  };
+}
+
 export function registerMcpRoutes(router: Router, ctx: AppContext): void {
   const origins = allowedOrigins(ctx);
+  // Read once, on the first request: by then every module has declared its routes.
+  let declared: McpTool[] | undefined;
+  const tools = () => (declared ??= mcpTools(router));
 
   router.post(
     MCP_PATH,
     async (event) => {
       checkOrigin(event, origins);
-      await checkMcpBody(event, ctx.config.MAX_BODY_BYTES);
+      const request = await boundedMcpRequest(event, ctx.config.MAX_BODY_BYTES);
       const key = await optionalKey(event, ctx);
-      const server = buildServer(ctx, router, event, key?.role);
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-        maxRequestBodySize: ctx.config.MAX_BODY_BYTES,
-      });
+      const server = buildServer(ctx, router, tools(), event, key?.role);
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
+      refuseMalformedToolCalls(transport);
       try {
-        return await transport.handleRequest(event.req as Request);
+        return await transport.handleRequest(request);
       } finally {
         void server.close();
       }
@@ -211,7 +251,6 @@ export function registerMcpRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/.well-known/mcp.json',
     () => {
-      const tools = mcpTools(router);
       return toResponse(
         reply(
           {
@@ -220,7 +259,7 @@ export function registerMcpRoutes(router: Router, ctx: AppContext): void {
             protocol_version: LATEST_PROTOCOL_VERSION,
             sessions: false,
             keyed_tools_need: 'Authorization: Bearer <API_KEY> on the POST /mcp request',
-            tools: tools.map((t) => ({ name: t.name, description: t.description, auth: t.route.doc!.auth, ...(t.route.doc!.auth === 'key' ? { role: t.route.doc!.role ?? 'agent' } : {}), method: t.route.method, path: t.route.path })),
+            tools: tools().map((t) => ({ name: t.name, description: t.description, auth: t.route.doc!.auth, ...(t.route.doc!.auth === 'key' ? { role: t.route.doc!.role ?? 'agent' } : {}), method: t.route.method, path: t.route.path })),
           },
           200,
           { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' },

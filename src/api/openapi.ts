@@ -14,6 +14,7 @@ import type { AppContext } from './context.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';
 import { reply, toResponse } from './reply.ts';
 import type { ResponseDoc, RouteDoc, RouteRecord, Router } from './router.ts';
+import { toolName } from './tool-names.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_DESCRIPTION_VERSION = '1.0.0';
@@ -119,6 +120,7 @@ function operation(r: RouteRecord): Json {
   // A SKU without a fixed toll (a bps fee, a catalog-specific toll) is named without a price.
   const price = (sku: string) => TOLLS.find((t) => t.sku === sku)?.usd;
   const paid = paidRouteOf(r.method, r.path, doc);
+  const tool = toolName(r);
   if (paid) statuses.add(402);
   const charges = doc?.charges?.map((sku) => (price(sku) === undefined ? `\`${sku}\`` : `\`${sku}\` ${price(sku)} USD`)).join(', ');
   const description = [
@@ -136,7 +138,7 @@ function operation(r: RouteRecord): Json {
     // A key, or (where the operation takes one) an x402 payment instead: the alternatives of OpenAPI's security list.
     security: doc?.auth === 'key' ? [{ bearer: [] }, ...(paid ? [{ x402: [] }] : [])] : [],
     ...(doc?.auth === 'key' ? { 'x-key-role': doc.role ?? 'agent' } : {}),
-    ...(doc?.tool ? { 'x-mcp-tool': doc.tool } : {}),
+    ...(tool ? { 'x-mcp-tool': tool } : {}),
     ...(paid ? { 'x-x402': priceListing(paid) } : {}),
     parameters: [
       ...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),

@@ -9,6 +9,7 @@ import type { H3, H3Event } from 'h3';
 import type { z } from 'zod';
 import type { BackgroundJob } from './jobs.ts';
 import type { ChargeRule } from './charges.ts';
+import { toolName } from './tool-names.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Handler = (event: H3Event) => unknown;
@@ -52,9 +53,10 @@ export interface RouteDoc {
   /** An example request body for the reference page. */
   example?: unknown;
   /**
-   * The MCP tool this operation is offered as (snake_case), when an agent
-   * performs it: its input schema is `body` (or `query`) with the path's
-   * parameters, its description `summary` (src/api/mcp.ts).
+   * The MCP tool this operation is offered as (snake_case): its input schema is
+   * `body` (or `query`) with the path's parameters, its description `summary`
+   * (src/api/mcp.ts). A keyed operation that names none gets one by the rule
+   * of src/api/tool-names.ts; a public or demo one is a tool only if it names one.
    */
   tool?: string;
   /**
@@ -138,13 +140,16 @@ export class Router {
   readonly lanes = new Map<string, Lane>();
   readonly app: H3;
   readonly guard: Guard | undefined;
+  readonly #toolNames = new Map<string, RouteRecord>();
   constructor(app: H3, guard?: Guard) {
     this.app = app;
     this.guard = guard;
   }
 
   on(method: Method, path: string, handler: Handler, doc?: RouteDoc): this {
-    this.routes.push({ method, path, pattern: toPattern(path), doc });
+    const record: RouteRecord = { method, path, pattern: toPattern(path), doc };
+    this.#claimToolName(record);
+    this.routes.push(record);
     const guard = this.guard;
     // Only routes that declare something to enforce pay for the guard (the hop path stays as it was).
     this.app.on(method, path, guard && doc?.role === 'operator' ? async (event) => (await guard(event, doc), handler(event)) : handler);
@@ -157,6 +162,15 @@ export class Router {
   }
   post(path: string, handler: Handler, doc?: RouteDoc): this {
     return this.on('POST', path, handler, doc);
+  }
+
+  /** One operation per MCP tool name: a second one stops the registration (start-up, and the build's description). */
+  #claimToolName(route: RouteRecord): void {
+    const name = toolName(route);
+    if (name === undefined) return;
+    const twin = this.#toolNames.get(name);
+    if (twin) throw new Error(`${twin.method} ${twin.path} and ${route.method} ${route.path} are both the MCP tool ${name}: declare another RouteDoc.tool on one of them`);
+    this.#toolNames.set(name, route);
   }
 
   /** Registers a ReadyAnswer for GET and HEAD of exactly `path` (a route must serve `path` too). */

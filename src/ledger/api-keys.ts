@@ -123,16 +123,17 @@ export function findKeyBySecret(db: Client, secret: string, now = nowIso()): Pro
 
 /**
  * findKeyBySecret through the authentication cache (key-cache.ts): an answer is
- * reused for at most `ttlMs` (AUTH_CACHE_MS), so a change made by another
- * process is seen within that bound; changes made here drop the cache at once.
+ * reused for at most `ttlMs` (AUTH_CACHE_MS) as `nowMs` counts it, so a change
+ * made by another process is seen within that bound; changes made here drop the
+ * cache at once.
  */
-export function authenticateSecret(db: Client, secret: string, ttlMs: number): Promise<ApiKey | undefined> {
-  return cachedKey(db, hashSecret(secret), ttlMs, (hash) => findKeyByHash(db, hash));
+export function authenticateSecret(db: Client, secret: string, ttlMs: number, nowMs = Date.now()): Promise<ApiKey | undefined> {
+  return cachedKey(db, hashSecret(secret), ttlMs, (hash) => findKeyByHash(db, hash), nowMs);
 }
 
-/** authenticateSecret's answer when the cache holds a fresh one (never queries), else undefined. */
-export function cachedSecret(db: Client, secret: string): { key: ApiKey | undefined } | undefined {
-  return peekKey(db, hashSecret(secret));
+/** authenticateSecret's answer when the cache holds a fresh one at `nowMs` (never queries), else undefined. */
+export function cachedSecret(db: Client, secret: string, nowMs = Date.now()): { key: ApiKey | undefined } | undefined {
+  return peekKey(db, hashSecret(secret), nowMs);
 }
 
 async function findKeyByHash(db: Client, hash: string, now = nowIso()): Promise<ApiKey | undefined> {

@@ -53,27 +53,28 @@ export function invalidateKeyCache(db: object): void {
 }
 
 /**
- * The cached answer for `hash` when there is a fresh one: `{ key }` (key
- * undefined: known to be unknown), else undefined. Never loads.
+ * The cached answer for `hash` when there is a fresh one at `now` (ms since the
+ * epoch): `{ key }` (key undefined: known to be unknown), else undefined. Never loads.
  */
-export function peekKey(db: object, hash: string): { key: ApiKey | undefined } | undefined {
+export function peekKey(db: object, hash: string, now = Date.now()): { key: ApiKey | undefined } | undefined {
   const hit = caches.get(db)?.entries.get(hash);
-  return hit && hit.until > Date.now() ? hit : undefined;
+  return hit && hit.until > now ? hit : undefined;
 }
 
 /**
  * The key for `hash` (the SHA-256 of a token), from the cache when its answer is
- * younger than `ttlMs`, else from `load` (then kept). `ttlMs` 0: always `load`.
+ * younger than `ttlMs` at `now` (ms since the epoch), else from `load` (then
+ * kept). `ttlMs` 0: always `load`.
  */
 export async function cachedKey(
   db: object,
   hash: string,
   ttlMs: number,
   load: (hash: string) => Promise<ApiKey | undefined>,
+  now = Date.now(),
 ): Promise<ApiKey | undefined> {
   if (!(ttlMs > 0)) return load(hash);
   const c = cacheOf(db);
-  const now = Date.now();
   const hit = c.entries.get(hash);
   if (hit && hit.until > now) return hit.key;
   const generation = c.generation;

@@ -13,6 +13,13 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * The timeout of a test that starts Node processes (the CLI, a server): each
+ * loads the sources anew and takes seconds on a busy machine, while the
+ * suite's 30 s is meant for in-process work. It bounds work, not a race.
+ */
+export const PROCESS_TEST_TIMEOUT_MS = 120_000;
+
 /** The parent's environment without what vitest itself sets (it exports BASE_URL=/ for Vite). */
 export function cleanEnv(): Record<string, string> {
   const { BASE_URL: _b, SITE_URL: _s, ...rest } = process.env;

@@ -75,3 +75,22 @@ export async function startTestServer(env: Record<string, string> = {}, dir = te
     },
   };
 }
+
+/**
+ * Holds still the clock the server's read caches measure their bounds on
+ * (AppContext.cacheClock): an answer they hold stays fresh however long the
+ * test takes, until `passBound()` moves that clock past AUTH_CACHE_MS (or
+ * `ms`), as if the time had passed; `release()` gives the caches the real clock
+ * back. So a test of a bound neither waits for it nor races it.
+ */
+export function holdCacheClock(s: TestServer): { passBound(ms?: number): void; release(): void } {
+  let now = Date.now();
+  s.ctx.cacheClock = () => now;
+  return {
+    passBound: (ms = s.config.AUTH_CACHE_MS + 1) => void (now += ms),
+    release: () => void delete s.ctx.cacheClock,
+  };
+}
+
+/** Returns once every write queued on `ledger` so far has committed: its queue is first in, first out (this is one more commit). */
+export const writesSettled = (ledger: { write(fn: () => Promise<void>): Promise<void> }): Promise<void> => ledger.write(async () => undefined);

@@ -26,6 +26,10 @@ export interface TestWitness {
   slowMs: number;
   /** Every add-checkpoint request received (its body), including refused ones. */
   requests: string[];
+  /** When each of `requests` arrived (Date.now()). */
+  receivedAt: number[];
+  /** Resolves once `check` holds, checked now and as each request arrives (no timer). */
+  requested(check: () => boolean): Promise<void>;
   /** The latest cosigned size and root per origin. */
   state: Map<string, { size: number; root: Buffer }>;
   forget(origin: string): void;
@@ -106,6 +110,8 @@ export async function startTestWitness(name: string, logs: Record<string, string
   const trusted = new Map(Object.entries(logs).map(([origin, vkey]) => [origin, logVerifier(vkey)]));
   const state = new Map<string, { size: number; root: Buffer }>();
   const requests: string[] = [];
+  const receivedAt: number[] = [];
+  const waiting = new Set<() => void>();
   const sockets = new Set<Socket>();
 
   const handle = async (req: IncomingMessage, res: ServerResponse, w: TestWitness) => {
@@ -113,7 +119,9 @@ export async function startTestWitness(name: string, logs: Record<string, string
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
+    receivedAt.push(Date.now());
     requests.push(body);
+    waiting.forEach((check) => check());
     if (w.mode === 'slow') await new Promise((r) => setTimeout(r, w.slowMs));
     if (w.mode === 'unprocessable') return answer(res, 422, 'consistency proof does not verify\n');
     // old size line, proof lines, empty line, checkpoint.
@@ -190,6 +198,17 @@ export async function startTestWitness(name: string, logs: Record<string, string
     mode: 'ok',
     slowMs: 3000,
     requests,
+    receivedAt,
+    requested: (check) =>
+      new Promise<void>((resolve) => {
+        const evaluate = () => {
+          if (!check()) return;
+          waiting.delete(evaluate);
+          resolve();
+        };
+        waiting.add(evaluate);
+        evaluate();
+      }),
     state,
     forget: (origin) => void state.delete(origin),
     trust: (origin, logVkey) => void trusted.set(origin, logVerifier(logVkey)),

@@ -11,7 +11,7 @@ import { databaseState, freshDatabaseState } from '../../ledger/health-probe.ts'
 import { usage } from '../../ledger/meter.ts';
 import { readyKey, requireKey } from '../auth.ts';
 import { openCheckoutView } from './operator.ts';
-import type { AppContext } from '../context.ts';
+import { cacheNow, type AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
 import { HTTPResponse } from 'h3';
 import { reply, toResponse } from '../reply.ts';
@@ -95,7 +95,7 @@ async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
   if (!(ttl > 0)) return meFresh(ctx, key);
   let cache = meCaches.get(ctx.ledger);
   if (!cache) meCaches.set(ctx.ledger, (cache = new Map()));
-  const now = Date.now();
+  const now = cacheNow(ctx);
   const hit = cache.get(key.id);
   if (hit && hit.commits === commits && hit.until > now) return hit.body;
   const body = await meFresh(ctx, key);
@@ -109,7 +109,7 @@ async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
 /** meBody's answer when the cache holds a fresh one, without reading anything; else undefined. */
 function cachedMe(ctx: AppContext, keyId: string): MeEntry | undefined {
   const hit = meCaches.get(ctx.ledger)?.get(keyId);
-  return hit && hit.commits === ctx.ledger.commits() && hit.until > Date.now() ? hit : undefined;
+  return hit && hit.commits === ctx.ledger.commits() && hit.until > cacheNow(ctx) ? hit : undefined;
 }
 
 type DatabaseHealth = 'ok' | 'read_only' | 'unreachable';
@@ -156,7 +156,7 @@ function healthAnswer(ctx: AppContext, database: DatabaseHealth): HealthAnswer {
 
 export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/health', async () => {
-    const state = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS);
+    const state = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS, () => cacheNow(ctx));
     const { status, body } = healthAnswer(ctx, databaseHealth(state));
     return new HTTPResponse(body, { status, headers: JSON_NO_STORE });
   }, { summary: 'Liveness and readiness: version, database reachability and a write probe', auth: 'public', tag: 'system', responses: { 200: { description: 'Ready', schema: healthResponse }, 503: { description: 'Not ready: `problems` says why (the same body, not a problem document)', schema: healthResponse } } });
@@ -168,7 +168,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   });
   // While the database state is fresh (at most a second old), the same answer is given at the Node level.
   router.readyAnswer('/health', () => {
-    const state = freshDatabaseState(ctx.ledger);
+    const state = freshDatabaseState(ctx.ledger, cacheNow(ctx));
     return state && healthAnswer(ctx, databaseHealth(state));
   });
 

@@ -48,6 +48,8 @@ export function registerGamRoutes(router: Router, ctx: AppContext): void {
     '/api/v1/gam/credits/purchase',
     {
       summary: "Buy a clearing window: charges its price and grants its GAM credits for the window's weeks; the key's charges after it draw on them",
+      // A purchase, though it answers 201 (the derived name would be gam_credits_purchase_create).
+      tool: 'gam_credits_purchase',
       tag: 'clearing',
       role: 'operator',
       body: purchaseRequest,

@@ -11,7 +11,10 @@
  *
  * A tile of a given width never changes, so full and partial tiles alike are
  * immutable; a tile wider than the log is yet is 404. Tiles are computed from
- * the stored segments and height-8 hashes (ledger/log.ts).
+ * the stored segments and height-8 hashes (ledger/log.ts). Each is served
+ * under its one canonical path, as the client spelled it: a percent-escape, an
+ * empty segment or a trailing slash names no tile (404), so no cache ever
+ * holds one tile under two names.
  */
 import { HTTPResponse, type H3Event } from 'h3';
 import { parseTilePath } from '../../crypto/tiles.ts';
@@ -32,13 +35,27 @@ export function tilesUrl(siteUrl: string, log: string): string {
 }
 
 const PUBLIC = { 'access-control-allow-origin': '*' };
+
+/**
+ * The request's path as the client sent it, without its query: h3's
+ * event.url has its escapes decoded (tile/0/%30%30%30 would read as tile/0/000).
+ */
+function spelledPath(event: H3Event): string {
+  const target = event.runtime?.node?.req?.url ?? new URL(event.req.url).pathname;
+  const query = target.indexOf('?');
+  return query === -1 ? target : target.slice(0, query);
+}
+
+const notATile = (log: string, spelled: string) =>
+  notFound(`${spelled} is not a C2SP tile path of the ${log} log (/${log}/tile/<L>/<N>[.p/<W>] or /${log}/tile/entries/<N>[.p/<W>], spelled exactly so)`, 'unknown_tile');
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 export function registerTileRoutes(router: Router, ctx: AppContext): void {
   for (const log of TILED_LOGS) {
     router.get(
       `/${log}/checkpoint`,
-      async () => {
+      async (event: H3Event) => {
+        if (spelledPath(event) !== `/${log}/checkpoint`) throw notFound(`the ${log} log's checkpoint is at /${log}/checkpoint, spelled exactly so`, 'route_not_found');
         // With the cosignatures witnesses gave this size, when a witness policy is set.
         const cp = await cosignedCheckpoint(ctx, log);
         return new HTTPResponse(cp.note, {
@@ -50,9 +67,11 @@ export function registerTileRoutes(router: Router, ctx: AppContext): void {
     router.get(
       `/${log}/tile/**:tile`,
       async (event: H3Event) => {
-        const rest = event.url.pathname.slice(`/${log}/tile/`.length);
-        const ref = parseTilePath(rest);
-        if (!ref) throw notFound(`tile/${rest} is not a C2SP tile path (tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>])`, 'unknown_tile');
+        const spelled = spelledPath(event);
+        const prefix = `/${log}/tile/`;
+        const rest = spelled.slice(prefix.length);
+        const ref = spelled.startsWith(prefix) ? parseTilePath(rest) : undefined;
+        if (!ref) throw notATile(log, spelled);
         const db = ctx.ledger.read;
         const bytes = ref.level === 'entries' ? await readBundle(db, log, ref.n, ref.width) : await readHashTile(db, log, ref.level, ref.n, ref.width);
         if (!bytes) throw notFound(`the ${log} log has no tile/${rest} yet`, 'unknown_tile');
