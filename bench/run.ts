@@ -13,6 +13,11 @@ import { printTable } from './lib.ts';
 import { benchSite } from './site.ts';
 import { benchTrust } from './trust.ts';
 import { benchWitness } from './witness.ts';
+import { NODE } from '../src/crypto/node.ts';
+import { usePlatform } from '../src/crypto/platform.ts';
+
+// What runs in this process (log building, proof checks) hashes and verifies as the server does.
+usePlatform(NODE);
 
 const SECTIONS: Record<string, () => Promise<void>> = {
   foundation: benchFoundation,

@@ -13,13 +13,13 @@ import { commitAct, keyedAct, type Decision as ActDecision, type KeyedActDoc } f
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
+import { PREFINALITY_TYP } from '../../crypto/receipt.ts';
 import {
   ACCEPTED_ALGS,
-  PREFINALITY_TYP,
   REQUIRED_CLAIMS,
   signPrefinalityJwt,
   verifyPrefinalityJwt,
-} from '../../crypto/prefinality-jwt.ts';
+} from '../../domain/prefinality-jwt.ts';
 import {
   RAILS,
   RULES,

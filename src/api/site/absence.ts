@@ -18,7 +18,7 @@ import { chargeSchema, chargeView } from '../charge.ts';
 import { DATA } from '../../catalog/catalogs.ts';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { RECEIPT_TYP } from '../../crypto/receipt.ts';
-import { ProofError } from '../../crypto/merkle.ts';
+import { ProofError } from '../../crypto/proof-error.ts';
 import { proofFromJson, proofToJson, verifySortedProof, type SortedProofJson } from '../../crypto/sorted-merkle.ts';
 import { formatUsd } from '../../domain/money.ts';
 import { manifestsOf } from '../../ledger/astl.ts';
