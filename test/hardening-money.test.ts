@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CHARGE_MICROS, formatUsd } from '../src/domain/money.ts';
+import { MAX_CHARGE_MICROS, formatUsd } from '../src/catalog/money.ts';
 import type { ActPlan } from '../src/ledger/acts.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
 

@@ -9,7 +9,7 @@
  * `charges`, each of this shape.
  */
 import { z } from 'zod';
-import { formatUsd } from '../domain/money.ts';
+import { formatUsd } from '../catalog/money.ts';
 
 export const chargeSchema = z
   .object({

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { CATALOGS, type Urls } from '../catalog/catalogs.ts';
 import { DISCOVERY_NAMES } from '../catalog/discovery.ts';
 import { TOLLS } from '../catalog/tolls.ts';
-import { formatUsd } from '../domain/money.ts';
+import { formatUsd } from '../catalog/money.ts';
 import { paidRouteOf } from '../payments/x402/resources.ts';
 import type { AppContext } from './context.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';

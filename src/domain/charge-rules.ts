@@ -11,7 +11,7 @@
 import { DATA } from '../catalog/catalogs.ts';
 import type { BpsTier } from './bps-tiers.ts';
 import { exposureFeeMicros } from './clear.ts';
-import { usdToMicros } from './money.ts';
+import { usdToMicros } from '../catalog/money.ts';
 import { GA_DECLARE_TOLL_MICROS, sharpMicros } from './orn.ts';
 import { operatorCheckout } from './pricing.ts';
 import { fireFee } from './trigger.ts';

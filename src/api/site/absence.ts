@@ -20,7 +20,7 @@ import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { RECEIPT_TYP } from '../../crypto/receipt.ts';
 import { ProofError } from '../../crypto/proof-error.ts';
 import { proofFromJson, proofToJson, verifySortedProof, type SortedProofJson } from '../../crypto/sorted-merkle.ts';
-import { formatUsd } from '../../domain/money.ts';
+import { formatUsd } from '../../catalog/money.ts';
 import { manifestsOf } from '../../ledger/astl.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';

@@ -8,7 +8,7 @@ import type { RouteDoc, RouteRecord } from '../../api/router.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
 import { CATALOG_PRICES } from '../../domain/charge-rules.ts';
 import type { X402Resource } from '../../domain/x402.ts';
-import { formatUsd } from '../../domain/money.ts';
+import { formatUsd } from '../../catalog/money.ts';
 
 export interface PaidRoute {
   method: string;
