@@ -26,8 +26,8 @@ import {
 } from '../../domain/x402.ts';
 import { claimPayment, finishPayment, getPayment, type PaymentRow } from '../../ledger/x402-payments.ts';
 import type { ReceiptInput } from '../../ledger/receipts.ts';
-import type { AppContext } from '../../api/context.ts';
-import { Problem } from '../../api/problem.ts';
+import { Problem } from '../../domain/problem.ts';
+import type { X402Context } from './context.ts';
 import type { Facilitator } from './facilitator.ts';
 import type { X402Setup } from './settings.ts';
 import { authorizationIdentity, checkPaymentTerms } from './terms.ts';
@@ -82,13 +82,13 @@ const same = (a: unknown, b: unknown) => typeof a === 'string' && typeof b === '
 
 /** One paid resource: its URL, description and price (atomic units of the asset). */
 export class PaidResource {
-  private readonly ctx: AppContext;
+  private readonly ctx: X402Context;
   private readonly setup: X402Setup;
   private readonly facilitator: Facilitator;
   readonly resource: X402Resource;
   readonly amount: string;
 
-  constructor(ctx: AppContext, setup: X402Setup, facilitator: Facilitator, resource: X402Resource, amount: string) {
+  constructor(ctx: X402Context, setup: X402Setup, facilitator: Facilitator, resource: X402Resource, amount: string) {
     this.ctx = ctx;
     this.setup = setup;
     this.facilitator = facilitator;
@@ -279,7 +279,7 @@ export class PaymentRefused extends Error {
   }
 }
 
-function facilitatorUnavailable(detail: string, ctx: AppContext): Problem {
+function facilitatorUnavailable(detail: string, ctx: X402Context): Problem {
   ctx.log('info', 'x402 facilitator unavailable', { error: detail });
   return new Problem({
     status: 503,

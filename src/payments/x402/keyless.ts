@@ -26,9 +26,8 @@ import type { ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_OWNER } from '../../ledger/fuses.ts';
 import { RECEIPT_TYP, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import type { Transaction } from '../../ledger/sql.ts';
-import type { AppContext } from '../../api/context.ts';
-import { Problem } from '../../api/problem.ts';
-import type { Reply } from '../../api/reply.ts';
+import { Problem } from '../../domain/problem.ts';
+import type { X402Context } from './context.ts';
 import { paymentFacts, type PaidResource, type SettledPayment, type VerifiedPayment } from './gate.ts';
 
 /** A keyless call paying with x402, kept on the request while its act runs. */
@@ -137,7 +136,7 @@ function paymentReceiptInput(call: PaidCall, decision: 'PAID' | 'REFUSED', refus
  * nothing (the payment replaces the toll); the same id and index, and a
  * self-contained receipt is signed again over the new payload.
  */
-function withPayment(ctx: AppContext, r: Receipt, facts: Record<string, unknown>): Receipt {
+function withPayment(ctx: X402Context, r: Receipt, facts: Record<string, unknown>): Receipt {
   const { charges: _paidInstead, ...rest } = r.payload;
   const payload = { ...rest, data: { ...r.payload.data, payment: facts } };
   return { ...r, payload, jws: r.jws === null ? null : compactJwsSync(canonicalJson(payload), ctx.keyring.current, RECEIPT_TYP) };
@@ -151,9 +150,10 @@ function replaced(value: unknown, from: string, to: string): unknown {
   return value;
 }
 
-interface PaidDecision {
+/** An act's decision: what it writes, and its answer (src/api/reply.ts Reply) of which a payment sets the body and headers. */
+interface PaidDecision<R extends { body: unknown; headers?: Record<string, string> }> {
   writes: ActWrites;
-  reply: Reply;
+  reply: R;
 }
 
 /**
@@ -161,7 +161,7 @@ interface PaidDecision {
  * replaces it), the receipt and the answer naming the payment, and the
  * payment settled in the act's transaction.
  */
-export async function paidDecision(ctx: AppContext, tx: Transaction, state: ActState, call: PaidCall, d: PaidDecision): Promise<PaidDecision> {
+export async function paidDecision<R extends { body: unknown; headers?: Record<string, string> }>(ctx: X402Context, tx: Transaction, state: ActState, call: PaidCall, d: PaidDecision<R>): Promise<PaidDecision<R>> {
   const s = call.settled!;
   const facts = factsOf(s);
   const before = d.writes.receipt;
@@ -187,7 +187,7 @@ export const needsOfPaid = <N extends { hopOf?: string | undefined }>(call: Paid
  * committed, the payment gets its own receipt (REFUSED, with the problem) and
  * the problem names the payment. Any other error is returned unchanged.
  */
-export async function afterPaidFailure(ctx: AppContext, call: PaidCall, e: unknown): Promise<unknown> {
+export async function afterPaidFailure(ctx: X402Context, call: PaidCall, e: unknown): Promise<unknown> {
   if (!call.settled || call.committed) return e;
   const refusal = e instanceof Problem ? { status: e.status, code: e.code } : { status: 500, code: 'internal_error' };
   const s = call.settled;
