@@ -16,11 +16,19 @@ import { ProofError } from './proof-error.ts';
 
 export type Hash = Uint8Array;
 
+/**
+ * The input of leafHash, reused (the hash is synchronous and keeps nothing of
+ * its input): a fresh array per leaf costs an allocation that a log append
+ * would pay once per entry. It grows to the longest entry hashed.
+ */
+let leafInput = new Uint8Array(1024);
+
 /** RFC 9162 §2.1.1: the hash of a leaf, SHA-256(0x00 || data). */
 export function leafHash(data: Uint8Array): Hash {
-  const input = new Uint8Array(data.length + 1);
-  input.set(data, 1);
-  return sha256(input);
+  if (data.length + 1 > leafInput.length) leafInput = new Uint8Array(Math.max(data.length + 1, leafInput.length * 2));
+  leafInput[0] = 0x00;
+  leafInput.set(data, 1);
+  return sha256(leafInput.subarray(0, data.length + 1));
 }
 
 /** Reused by every nodeHash: the hash is synchronous and keeps nothing of its input. */

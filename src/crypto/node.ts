@@ -6,7 +6,7 @@
  * (ed25519.ts) and JWS signing (jws.ts).
  */
 import { createPublicKey, hash, verify, type KeyObject } from 'node:crypto';
-import type { Platform, Sha256, Verifier } from './platform.ts';
+import type { Platform, Sha256, Sha256Hex, Verifier } from './platform.ts';
 
 /**
  * One-shot SHA-256 (crypto.hash): measured about 0.8 µs less per interior
@@ -14,6 +14,9 @@ import type { Platform, Sha256, Verifier } from './platform.ts';
  * UTF-8 without a copy.
  */
 const nodeSha256: Sha256 = (data) => hash('sha256', data, 'buffer');
+
+/** Hex from the same call: measured about twice as fast as hashing to bytes and writing hex in JavaScript. */
+const nodeSha256Hex: Sha256Hex = (text) => hash('sha256', text, 'hex');
 
 /** DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw key follows. */
 const SPKI_PREFIX = new Uint8Array([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00]);
@@ -33,4 +36,4 @@ const nodeVerifier: Verifier = {
   },
 };
 
-export const NODE: Platform = { sha256: nodeSha256, verifier: nodeVerifier };
+export const NODE: Platform = { sha256: nodeSha256, sha256Hex: nodeSha256Hex, verifier: nodeVerifier };

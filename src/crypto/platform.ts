@@ -1,6 +1,7 @@
 /**
- * The two primitives the crypto core takes from the platform it runs on:
- * SHA-256 and Ed25519 signature verification. Everything else in src/crypto
+ * The primitives the crypto core takes from the platform it runs on:
+ * SHA-256 (as bytes, and as hex for fingerprints) and Ed25519 signature
+ * verification. Everything else in src/crypto
  * (the log math, signed notes, cosignatures, JWS, COSE) is written once on top
  * of them, so the server, the npm client and the browser run the same code.
  *
@@ -16,6 +17,9 @@ import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 
 /** SHA-256 of bytes, or of a string's UTF-8. */
 export type Sha256 = (data: Uint8Array | string) => Uint8Array;
+
+/** SHA-256 of a string's UTF-8, in lowercase hex (a fingerprint): one call where a platform has one. */
+export type Sha256Hex = (text: string) => string;
 
 /** Checks Ed25519 signatures (RFC 8032) by raw 32-byte public keys. */
 export interface Verifier {
@@ -35,6 +39,14 @@ const utf8 = new TextEncoder();
 /** SHA-256 by @noble/hashes. */
 export const portableSha256: Sha256 = (data) => nobleSha256(typeof data === 'string' ? utf8.encode(data) : data);
 
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+export const portableSha256Hex: Sha256Hex = (text) => {
+  let s = '';
+  for (const b of portableSha256(text)) s += HEX[b];
+  return s;
+};
+
 /** A copy in an ArrayBuffer of its own, as WebCrypto takes its inputs. */
 const own = (b: Uint8Array): Uint8Array<ArrayBuffer> => new Uint8Array(b);
 
@@ -50,22 +62,27 @@ export const webCryptoVerifier: Verifier = {
 /** The installed SHA-256 (a live binding: it follows usePlatform). */
 export let sha256: Sha256 = portableSha256;
 
+/** The installed hex SHA-256 (a live binding: it follows usePlatform). */
+export let sha256Hex: Sha256Hex = portableSha256Hex;
+
 /** The installed Ed25519 verifier (a live binding: it follows usePlatform). */
 export let verifier: Verifier = webCryptoVerifier;
 
 export interface Platform {
   sha256: Sha256;
+  sha256Hex: Sha256Hex;
   verifier: Verifier;
 }
 
 /** Installs a platform's primitives; called once by an entry point (src/server.ts, src/cli.ts) before any work. */
 export function usePlatform(p: Platform): void {
   sha256 = p.sha256;
+  sha256Hex = p.sha256Hex;
   verifier = p.verifier;
 }
 
 /** The primitives installed now. */
-export const currentPlatform = (): Platform => ({ sha256, verifier });
+export const currentPlatform = (): Platform => ({ sha256, sha256Hex, verifier });
 
 /** The portable primitives every platform has. */
-export const PORTABLE: Platform = { sha256: portableSha256, verifier: webCryptoVerifier };
+export const PORTABLE: Platform = { sha256: portableSha256, sha256Hex: portableSha256Hex, verifier: webCryptoVerifier };
