@@ -3,6 +3,7 @@
  * against a baseline measured in the same run. BENCH_SECONDS and
  * BENCH_CONNECTIONS tune the load; BENCH_ONLY=name runs one section.
  */
+import { benchCrypto } from './crypto.ts';
 import { benchFoundation } from './foundation.ts';
 import { benchGate } from './gate.ts';
 import { benchPas } from './pas.ts';
@@ -29,6 +30,8 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   pas: benchPas,
   ledger: benchLedger,
   metered: benchMetered,
+  // Last: it installs the portable platform for a while, and the sections before run on node:crypto only.
+  crypto: benchCrypto,
 };
 
 const only = process.env.BENCH_ONLY;
