@@ -8,7 +8,7 @@
  */
 import { ProofError } from './proof-error.ts';
 
-export const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const BASE64_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 /** Two characters per 12 bits, per alphabet: half the lookups of a character table. */
 const pairTables = new Map<string, string[]>();
@@ -62,7 +62,7 @@ export function decodeChecked(data: string): Uint8Array<ArrayBuffer> {
 }
 
 /** Why `s` is not canonical padded standard base64, or undefined when it is. */
-export function base64Problem(s: string): string | undefined {
+function base64Problem(s: string): string | undefined {
   const m = /^([A-Za-z0-9+/]*)(={0,2})$/.exec(s);
   if (!m) return 'it has characters outside the base64 alphabet';
   const [, data, padding] = m as unknown as [string, string, string];

@@ -12,7 +12,7 @@ import { fromUtf8, utf8 } from './bytes.ts';
 import { ProofError } from './proof-error.ts';
 import { verifier } from './platform.ts';
 
-export const JWS_ALGS: readonly string[] = ['EdDSA', 'Ed25519'];
+const JWS_ALGS: readonly string[] = ['EdDSA', 'Ed25519'];
 
 /** A trusted signing key: its kid and raw 32-byte Ed25519 public key. */
 export interface TrustedKey {

@@ -14,7 +14,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { dirname } from 'node:path';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { ensureDir } from '../startup-error.ts';
-import { signEd25519 } from './ed25519.ts';
+import { signerOf } from './ed25519.ts';
 import type { Signer } from './platform.ts';
 
 export interface PublicSigningKey {
@@ -88,7 +88,7 @@ async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
   if (!stored.private_jwk) throw new Error('the current signing key has no private half');
   const pub = await toPublicKey(stored);
   const privateKey = createPrivateKey({ key: stored.private_jwk as never, format: 'jwk' });
-  return { ...pub, privateKey, sign: (message) => signEd25519(message, privateKey) };
+  return { ...pub, privateKey, sign: signerOf(privateKey).sign };
 }
 
 function newStoredKey(): StoredKey {

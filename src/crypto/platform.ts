@@ -14,6 +14,7 @@
  * here"). The math reads the installed function, never which platform it is on.
  */
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
+import { toHex, utf8 } from './bytes.ts';
 
 /** SHA-256 of bytes, or of a string's UTF-8. */
 export type Sha256 = (data: Uint8Array | string) => Uint8Array;
@@ -34,24 +35,16 @@ export interface Signer {
   sign(message: Uint8Array): Uint8Array;
 }
 
-const utf8 = new TextEncoder();
-
 /** SHA-256 by @noble/hashes. */
-export const portableSha256: Sha256 = (data) => nobleSha256(typeof data === 'string' ? utf8.encode(data) : data);
+const portableSha256: Sha256 = (data) => nobleSha256(typeof data === 'string' ? utf8(data) : data);
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
-export const portableSha256Hex: Sha256Hex = (text) => {
-  let s = '';
-  for (const b of portableSha256(text)) s += HEX[b];
-  return s;
-};
+const portableSha256Hex: Sha256Hex = (text) => toHex(portableSha256(text));
 
 /** A copy in an ArrayBuffer of its own, as WebCrypto takes its inputs. */
 const own = (b: Uint8Array): Uint8Array<ArrayBuffer> => new Uint8Array(b);
 
 /** Ed25519 through WebCrypto. */
-export const webCryptoVerifier: Verifier = {
+const webCryptoVerifier: Verifier = {
   async verify(publicKey, message, signature) {
     if (publicKey.length !== 32 || signature.length !== 64) return false;
     const key = await crypto.subtle.importKey('raw', own(publicKey), { name: 'Ed25519' }, false, ['verify']);

@@ -14,8 +14,6 @@ import { leafHash, verifyInclusion } from './merkle.ts';
 import { openNote, parseCheckpointText, type Checkpoint } from './note.ts';
 import { witnessesOf, type WitnessPolicy } from './witness-policy.ts';
 
-export type { KeyLookup };
-
 export const RECEIPT_TYP = 'fusegate-receipt+jws';
 /** `typ` of the JWS whose payload is a checkpoint body (src/crypto/seal.ts signs it). */
 export const CHECKPOINT_TYP = 'fusegate-checkpoint+jws';
