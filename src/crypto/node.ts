@@ -1,7 +1,7 @@
 /**
  * The Node platform of the crypto core (src/crypto/platform.ts): SHA-256 and
- * Ed25519 verification by node:crypto (OpenSSL). The server and the command
- * line install it at start (`usePlatform(NODE)`); nothing else in src/crypto
+ * Ed25519 verification by node:crypto (OpenSSL). The server, the command line
+ * and the bench install it at start (`usePlatform(NODE)`); nothing else in src/crypto
  * imports a Node module but this file, the key files (keys.ts), the signer
  * (ed25519.ts) and JWS signing (jws.ts).
  */

@@ -8,10 +8,11 @@
  * The defaults run anywhere: SHA-256 from @noble/hashes (synchronous, so the
  * tree math stays synchronous in a browser too) and verification through
  * WebCrypto (`crypto.subtle`, in browsers and in Node). A platform with faster
- * primitives installs them once, at its edge, before it works: the server and
- * the command line install node:crypto's (src/crypto/node.ts), which hashes a
- * 64-byte node about 30% faster than @noble/hashes here (DESIGN.md, "Baselines
- * here"). The math reads the installed function, never which platform it is on.
+ * primitives installs them once, at its edge, before it works: the server, the
+ * command line and the bench install node:crypto's (src/crypto/node.ts), which
+ * hashes a 64-byte node about twice as fast as @noble/hashes here
+ * (docs/trust-core.md, "One core"). The math reads the installed function,
+ * never which platform it is on.
  */
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import { toHex, utf8 } from './bytes.ts';
@@ -67,7 +68,7 @@ export interface Platform {
   verifier: Verifier;
 }
 
-/** Installs a platform's primitives; called once by an entry point (src/server.ts, src/cli.ts) before any work. */
+/** Installs a platform's primitives; called once by an entry point (src/server.ts, src/cli.ts, bench/run.ts) before any work. */
 export function usePlatform(p: Platform): void {
   sha256 = p.sha256;
   sha256Hex = p.sha256Hex;
