@@ -162,7 +162,7 @@ async function benchExclusion(): Promise<void> {
     const raw = new Uint8Array(Buffer.from(pk.jwk.x, 'base64url'));
     let t = performance.now();
     const REPS = 20;
-    for (let r = 0; r < REPS; r++) for (const a of answers) verifyExclusionProof(a.job_id, a, raw);
+    for (let r = 0; r < REPS; r++) for (const a of answers) await verifyExclusionProof(a.job_id, a, raw);
     const check = (performance.now() - t) / (REPS * answers.length);
     t = performance.now();
     for (let i = 0; i < 20_000; i++) createHash('sha256').update(`job_${i}`).digest();

@@ -5,6 +5,7 @@
  * BENCH_BEFORE=dir adds an earlier tree's figures beside this one's (before.ts).
  */
 import { benchBefore } from './before.ts';
+import { benchCrypto } from './crypto.ts';
 import { benchFoundation } from './foundation.ts';
 import { benchGate } from './gate.ts';
 import { benchPas } from './pas.ts';
@@ -15,6 +16,11 @@ import { printTable } from './lib.ts';
 import { benchSite } from './site.ts';
 import { benchTrust } from './trust.ts';
 import { benchWitness } from './witness.ts';
+import { NODE } from '../src/crypto/node.ts';
+import { usePlatform } from '../src/crypto/platform.ts';
+
+// What runs in this process (log building, proof checks) hashes and verifies as the server does.
+usePlatform(NODE);
 
 const SECTIONS: Record<string, () => Promise<void>> = {
   before: benchBefore,
@@ -27,6 +33,8 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   pas: benchPas,
   ledger: benchLedger,
   metered: benchMetered,
+  // Last: it installs the portable platform for a while, and the sections before run on node:crypto only.
+  crypto: benchCrypto,
 };
 
 const only = process.env.BENCH_ONLY;

@@ -12,6 +12,8 @@ import { pasCommands } from './cli/pas.ts';
 import { verifyCommands } from './cli/verify.ts';
 import { rr1Commands } from './cli/rr1.ts';
 import { type CliContext, type Command, UsageError } from './cli/shared.ts';
+import { NODE } from './crypto/node.ts';
+import { usePlatform } from './crypto/platform.ts';
 import { openLedger, type Ledger } from './ledger/db.ts';
 import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
@@ -72,6 +74,7 @@ export async function runCli(argv: string[]): Promise<number> {
     process[command || flags.help || argv.length === 0 ? 'stdout' : 'stderr'].write(help() + '\n');
     return command || flags.help || argv.length === 0 ? 0 : 2;
   }
+  usePlatform(NODE);
   let ledger: Ledger | undefined;
   try {
     const config = loadConfig();

@@ -14,6 +14,7 @@ import type { z } from 'zod';
 import type { hopResponse } from './api/gate/governed.ts';
 import type { actRequest, actResponse, classifyRequest, hopRequest, lookupResponse } from './api/gate/hop.ts';
 import type { createFuseRequest, fuseResponse } from './api/gate/fuses.ts';
+import { verifyTransparentStatement } from './crypto/cose.ts';
 import { verifyExclusionProof, type ExclusionProofJson } from './crypto/exclusion.ts';
 import { OPERATIONS, type OperationInput, type OperationName } from './client-operations.ts';
 import { decodeHeader, paymentHeader, type PaymentRequired, type PaymentResponse, type X402Signer } from './client-x402.ts';
@@ -214,4 +215,15 @@ export type ExclusionAnswer = ExclusionProofJson & { verifier_key: string; publi
  */
 export function verifyExclusion(jobId: string, answer: ExclusionProofJson, trust: Uint8Array | string, expectedOrigin?: string) {
   return verifyExclusionProof(jobId, answer, trust, expectedOrigin);
+}
+
+/**
+ * Checks a receipt fetched as SCITT COSE (its verify_url with `Accept:
+ * application/cose`) against the service's Ed25519 public key (raw 32 bytes,
+ * from /crypto/public-key): the statement's signature, and its COSE receipt's
+ * RFC 9162 inclusion proof and signature over the root. Resolves to the log
+ * entry, its index and the tree size; rejects when anything does not hold.
+ */
+export function verifyCoseReceipt(statement: Uint8Array, publicKey: Uint8Array) {
+  return verifyTransparentStatement(statement, publicKey);
 }

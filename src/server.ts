@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, withListeningPort, type Config } from './config.ts';
 import { ed25519Signer } from './crypto/ed25519.ts';
 import { loadKeyring } from './crypto/keys.ts';
+import { NODE } from './crypto/node.ts';
+import { usePlatform } from './crypto/platform.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
 import { logOrigin } from './ledger/checkpoint.ts';
@@ -14,7 +16,8 @@ import { openLedger } from './ledger/db.ts';
 import { RECEIPTS_LOG, sealReceipts } from './ledger/seals.ts';
 import { applyConnectionLimits, httpServerOptions } from './net/http-limits.ts';
 import { StartupError, startupStep } from './startup-error.ts';
-import { loadWitnessPolicy } from './crypto/witness-policy.ts';
+import { parseWitnessPolicy } from './crypto/witness-policy.ts';
+import { readFile } from 'node:fs/promises';
 import { VERSION } from './version.ts';
 
 export interface RunningServer {
@@ -35,9 +38,11 @@ function makeLogger(level: Config['LOG_LEVEL']): AppContext['log'] {
 
 /** Opens the ledger, loads the keys and listens. PORT 0 picks a free port (tests). */
 export async function startServer(initial: Config): Promise<RunningServer> {
+  // The crypto core hashes and verifies with node:crypto here (docs/trust-core.md, "One core").
+  usePlatform(NODE);
   const log = makeLogger(initial.LOG_LEVEL);
   // Before anything is opened: a malformed policy stops the start, naming its line.
-  const witnessPolicy = initial.WITNESS_POLICY ? await startupStep(`cannot load the witness policy ${initial.WITNESS_POLICY}`, () => loadWitnessPolicy(initial.WITNESS_POLICY!)) : null;
+  const witnessPolicy = initial.WITNESS_POLICY ? await startupStep(`cannot load the witness policy ${initial.WITNESS_POLICY}`, async () => parseWitnessPolicy(await readFile(initial.WITNESS_POLICY!, 'utf8'))) : null;
   const ledger = await startupStep(`cannot open the database ${initial.DATABASE_URL}`, () => openLedger(initial, (m) => log('error', m)));
   const keyring = await startupStep(`cannot load the signing keys (${initial.SIGNING_KEY_JWK ? 'SIGNING_KEY_JWK' : initial.SIGNING_KEY_FILE})`, () => loadKeyring(initial)).catch(
     async (e: unknown) => {

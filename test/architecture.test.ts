@@ -2,12 +2,17 @@
  * The layering of src/ (issue 13), checked on the source tree itself:
  *  - route modules (src/api) hold no SQL: persistence is in src/ledger, as
  *    small named functions the routes call;
- *  - no upward imports: the ledger imports nothing from api/, the domain
- *    (pure rules) nothing from ledger/ or api/, crypto nothing from ledger/
- *    or api/.
+ *  - no upward imports between the floors, bottom up crypto, catalog, domain,
+ *    ledger and payments, api: the ledger imports nothing from api/, payments
+ *    nothing from api/, the domain (pure rules) nothing from ledger/ or api/,
+ *    the catalogs nothing from domain/, ledger/ or api/, crypto nothing from
+ *    any of them;
+ *  - the crypto core is platform-neutral (no Node module, no Buffer) but for
+ *    its Node edge, and the browser's scripts do no cryptography of their own.
  * A violation fails with the file and the line that breaks the rule.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -23,9 +28,29 @@ const SQL_ALLOWED = new Set<string>([]);
 /** Which top-level areas of src/ each area must not import. */
 const FORBIDDEN_IMPORTS: Record<string, string[]> = {
   ledger: ['api'],
+  payments: ['api'],
   domain: ['ledger', 'api'],
-  crypto: ['ledger', 'api'],
+  catalog: ['domain', 'ledger', 'api'],
+  crypto: ['domain', 'catalog', 'ledger', 'api', 'payments'],
 };
+
+/**
+ * The files of src/crypto that may use Node (its platform, the key files, the
+ * signer, JWS signing): every other one runs unchanged in a browser
+ * (docs/trust-core.md, "One core").
+ */
+const CRYPTO_NODE_EDGE = new Set(['src/crypto/node.ts', 'src/crypto/keys.ts', 'src/crypto/ed25519.ts', 'src/crypto/jws.ts']);
+
+/** Where a module needs Node: a `node:` (or bare builtin) import, or the Buffer global. */
+function nodeUses(text: string): string[] {
+  const code = withoutComments(text);
+  const builtins = new Set(builtinModules);
+  const imports = importsOf(text)
+    .filter((i) => i.spec.startsWith('node:') || builtins.has(i.spec))
+    .map((i) => `${i.line}: imports ${i.spec}`);
+  const buffers = [...code.matchAll(/\bBuffer\s*[.(]/g)].map((m) => `${lineOf(code, m.index)}: uses Buffer`);
+  return [...imports, ...buffers];
+}
 
 const SOURCE = /\.(ts|tsx|mts|js|mjs)$/;
 
@@ -117,6 +142,18 @@ describe('architecture: the detectors see what they must', () => {
     expect(areaOf(join(SRC, 'ledger', 'x.ts'), './sql.ts')).toBe('ledger');
     expect(areaOf(join(SRC, 'ledger', 'x.ts'), 'zod')).toBeUndefined();
   });
+
+  it('finds Node in a module: node: and bare builtin imports, the Buffer global, not in comments', () => {
+    const mod = [
+      "import { hash } from 'node:crypto';",
+      "import { readFile } from 'fs/promises';",
+      '// Buffer.from(x) in a comment does not count',
+      "const b = Buffer.from('x');",
+      "import { sha256 } from '@noble/hashes/sha2.js';",
+      'const u = new Uint8Array(2); // not a Buffer',
+    ].join('\n');
+    expect(nodeUses(mod)).toEqual(['1: imports node:crypto', '2: imports fs/promises', '4: uses Buffer']);
+  });
 });
 
 describe('architecture: the source tree', () => {
@@ -142,10 +179,30 @@ describe('architecture: the source tree', () => {
     expect(offenders, `src/${area} must not depend on ${forbidden.map((a) => `src/${a}`).join(' or ')}`).toEqual([]);
   });
 
+  it('src/crypto is platform-neutral but for its Node edge', () => {
+    const offenders = filesUnder(join(SRC, 'crypto'))
+      .filter((f) => !CRYPTO_NODE_EDGE.has(repoPath(f)))
+      .flatMap((f) => nodeUses(readFileSync(f, 'utf8')).map((u) => `${repoPath(f)}:${u}`));
+    expect(offenders, 'take the platform from src/crypto/platform.ts, bytes from bytes.ts and base64.ts').toEqual([]);
+    for (const path of CRYPTO_NODE_EDGE) expect(nodeUses(readFileSync(join(REPO, path), 'utf8')), `${path} needs Node, or leave the edge list`).not.toEqual([]);
+  });
+
+  it("the browser's scripts take their checks from src/crypto: no WebCrypto or Node of their own", () => {
+    const offenders = filesUnder(join(SRC, 'scripts')).flatMap((f) => {
+      const text = readFileSync(f, 'utf8');
+      const subtle = [...withoutComments(text).matchAll(/\bcrypto\.subtle\b/g)].map((m) => `${lineOf(text, m.index)}: uses crypto.subtle`);
+      return [...subtle, ...nodeUses(text)].map((u) => `${repoPath(f)}:${u}`);
+    });
+    expect(offenders, 'verify with src/crypto (its Verifier is WebCrypto in a browser)').toEqual([]);
+  });
+
   it('the checks read real files (the tree is where the test looks)', () => {
     expect(filesUnder(join(SRC, 'api')).length).toBeGreaterThan(20);
     expect(filesUnder(join(SRC, 'ledger')).length).toBeGreaterThan(20);
     expect(filesUnder(join(SRC, 'domain')).length).toBeGreaterThan(5);
     expect(filesUnder(join(SRC, 'crypto')).length).toBeGreaterThan(5);
+    expect(filesUnder(join(SRC, 'catalog')).length).toBeGreaterThan(5);
+    expect(filesUnder(join(SRC, 'payments')).length).toBeGreaterThan(5);
+    expect(filesUnder(join(SRC, 'scripts')).length).toBeGreaterThan(2);
   });
 });

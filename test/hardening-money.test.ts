@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CHARGE_MICROS, formatUsd } from '../src/domain/money.ts';
+import { MAX_CHARGE_MICROS, formatUsd } from '../src/catalog/money.ts';
 import type { ActPlan } from '../src/ledger/acts.ts';
 import { PROCESS_TEST_TIMEOUT_MS, runCli } from './support/cli.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';

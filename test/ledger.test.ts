@@ -22,7 +22,7 @@ async function meter(s: TestServer, keyId: string) {
 /** Checks a C2SP checkpoint note with the log's published verifier key and an inclusion proof against it. */
 async function checkInclusion(s: TestServer, log: string, note: string, index: number, leaf: Uint8Array, hashes: string[]) {
   const { verifier_key } = await (await s.fetch(`/api/v1/logs/${log}`)).json();
-  const cp = parseCheckpointText(openNote(note, verifier_key));
+  const cp = parseCheckpointText(await openNote(note, verifier_key));
   verifyInclusion(index, cp.size, leafHash(leaf), hashes.map(unb64), cp.root);
   return cp;
 }
@@ -329,7 +329,7 @@ describe('companion ledger', () => {
     expect(new TextDecoder().decode(unb64(ev.leaf))).toBe(canonicalJson(att));
     // The attested receipts root is a prefix of the signed receipts log.
     const { verifier_key } = await (await s.fetch('/api/v1/logs/receipts')).json();
-    const rcp = parseCheckpointText(openNote(ev.receipts.checkpoint.note, verifier_key));
+    const rcp = parseCheckpointText(await openNote(ev.receipts.checkpoint.note, verifier_key));
     verifyConsistency(att.receipts.to, rcp.size, ev.receipts.consistency.hashes.map(unb64), unb64(att.receipts.tree_root), rcp.root);
     // Recount acts from the receipts log's entries.
     const entries = (await (await s.fetch(`/api/v1/logs/receipts/entries?start=0&limit=1000`)).json()).entries.slice(0, att.receipts.to);

@@ -56,7 +56,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('the packed package', () => {
   it('carries the built entry points and their declarations, and no sources or tests', () => {
     const paths = packed.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['package.json', 'lib/client.js', 'lib/client.d.ts', 'lib/rr1/index.js', 'lib/rr1/index.d.ts', 'lib/rr1/middleware.js']));
+    expect(paths).toEqual(expect.arrayContaining(['package.json', 'lib/client.js', 'lib/client.d.ts', 'lib/rr1/index.js', 'lib/rr1/index.d.ts', 'lib/rr1/middleware.js', 'lib/crypto/cose.js']));
     expect(paths.filter((p) => /^(src|test|docs|scripts)\/|\.ts$/.test(p) && !p.endsWith('.d.ts'))).toEqual([]);
   });
 
@@ -66,7 +66,7 @@ describe('the packed package', () => {
       files: ['check.ts'],
     }));
     writeFileSync(join(consumer, 'check.ts'), `
-import { FuseGateClient, FuseGateError, type HopAnswer } from 'fusegate/client';
+import { FuseGateClient, FuseGateError, verifyCoseReceipt, type HopAnswer } from 'fusegate/client';
 import { requireReceipt, REQUIRED_STATUS, type RequireReceiptOptions } from 'fusegate/rr1';
 export async function mayAct(gate: FuseGateClient, fuse_id: string): Promise<boolean> {
   const hop: HopAnswer = await gate.hop({ fuse_id });
@@ -82,6 +82,7 @@ const options: RequireReceiptOptions = { act: 'wire', gate: 'https://gate.exampl
 export const middleware = requireReceipt(options);
 export const status: number = REQUIRED_STATUS;
 export const statusOf = (e: unknown) => (e instanceof FuseGateError ? e.problem.code : undefined);
+export const coseIndex = async (cose: Uint8Array, key: Uint8Array): Promise<number> => (await verifyCoseReceipt(cose, key)).leafIndex;
 `);
     const tsc = await run(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', consumer]);
     expect(tsc.stdout + tsc.stderr).toBe('');
@@ -98,18 +99,25 @@ export const statusOf = (e: unknown) => (e instanceof FuseGateError ? e.problem.
     });
     afterAll(() => s?.stop());
 
-    it('fusegate/client calls a real gate; fusegate/rr1 answers 428 without a receipt and lets a PERMIT through once', async () => {
+    it('fusegate/client calls a real gate and verifies a COSE receipt; fusegate/rr1 answers 428 without a receipt and lets a PERMIT through once', async () => {
       const key = await s.newKey('consumer');
       const fuse = await (await s.fetch('/v1/fuses', { key: key.secret, json: { state: 'LIVE' } })).json();
       const permit = (await (await s.fetch('/api/v1/execute-gate', { key: key.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'wire' } } })).json()).receipt as string;
       writeFileSync(join(consumer, 'use.mjs'), `
-import { FuseGateClient, FuseGateError } from 'fusegate/client';
+import { FuseGateClient, FuseGateError, verifyCoseReceipt } from 'fusegate/client';
 import { requireReceipt, remoteReceiptVerifier } from 'fusegate/rr1';
 import { H3 } from 'h3';
 const { GATE, KEY, FUSE, PERMIT } = process.env;
 const gate = new FuseGateClient({ baseUrl: GATE, apiKey: KEY });
 const me = await gate.me();
 const hop = await gate.hop({ fuse_id: FUSE });
+// The hop's receipt as SCITT COSE, checked with the service's published key; one byte changed, refused.
+const cose = new Uint8Array(await (await fetch(GATE + '/v1/receipts/' + hop.receipt_id, { headers: { accept: 'application/cose' } })).arrayBuffer());
+const key = Uint8Array.from(atob((await (await fetch(GATE + '/crypto/public-key')).json()).public_key_base64), (c) => c.charCodeAt(0));
+const proven = await verifyCoseReceipt(cose, key);
+const forged = Uint8Array.from(cose);
+forged[forged.length - 1] ^= 1;
+const forgery = await verifyCoseReceipt(forged, key).then(() => 'accepted', (e) => e.message);
 let refused;
 try { await new FuseGateClient({ baseUrl: GATE, apiKey: 'fg_live_nope' }).me(); } catch (e) { refused = e instanceof FuseGateError ? e.problem.code : String(e); }
 const app = new H3();
@@ -121,6 +129,7 @@ const none = await call();
 const ok = await call(PERMIT);
 const replay = await call(PERMIT);
 console.log(JSON.stringify({ me: me.name, hop: { status: hop.status, verdict: hop.verdict, state: hop.state }, refused,
+  cose: { entry: new TextDecoder().decode(proven.entry).includes(hop.receipt_id), index: proven.leafIndex >= 0 && proven.leafIndex < proven.treeSize, forgery },
   rr1: { none: none.status, required: none.headers.get('receipt-required'), ok: ok.status, body: await ok.json(), replay: replay.status } }));
 `);
       const r = await run(process.execPath, ['use.mjs'], { ...cleanEnv(), GATE: base, KEY: key.secret, FUSE: fuse.fuse_id, PERMIT: permit }, consumer);
@@ -130,6 +139,7 @@ console.log(JSON.stringify({ me: me.name, hop: { status: hop.status, verdict: ho
         me: 'consumer',
         hop: { status: 200, verdict: true, state: 'LIVE' },
         refused: 'unknown_key',
+        cose: { entry: true, index: true, forgery: expect.stringMatching(/does not verify/) },
         rr1: { none: 428, required: `act="wire", gate="${base}", header="Gate-Receipt", reason="receipt_missing"`, ok: 200, body: { wired: true }, replay: 428 },
       });
     }, PROCESS_TEST_TIMEOUT_MS);

@@ -4,7 +4,7 @@
  * JWS, by id, and a pre-finality JWT) and refuses a tampered one; the log
  * explorer's consistency check passes for a real pair of checkpoints and fails
  * for a forged one; the landing page's live demo; the 404 page for browsers.
- * Each check is computed by the page's own WebCrypto code, not by the server.
+ * Each check is computed in the page by the crypto core bundled with it, not by the server.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ProofError, leafHash, rootOf } from '../src/crypto/merkle.ts';
+import { leafHash, rootOf } from '../src/crypto/merkle.ts';
+import { ProofError } from '../src/crypto/proof-error.ts';
 import { SortedMerkleTree, proofFromJson, proofToJson, verifySortedProof, type SortedProof } from '../src/crypto/sorted-merkle.ts';
 
 const enc = (s: string) => new TextEncoder().encode(s);

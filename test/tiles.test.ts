@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../src/config.ts';
 import { leafHash, proveInclusion, rootOf, verifyConsistency, verifyInclusion } from '../src/crypto/merkle.ts';
-import { EMPTY_EDGE, extendEdge, inclusionFrom, parseTilePath, rangeHasher, tilePath, type Edge } from '../src/crypto/tiles.ts';
+import { EMPTY_EDGE, extendEdge, inclusionFrom, leafHashReader, parseTilePath, tilePath, type Edge } from '../src/crypto/tiles.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { appendLeaves, consistencyProof, inclusionProof, PendingAppend, readBundle, readHashTile, treeHead, writeAppend } from '../src/ledger/log.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
@@ -117,10 +117,10 @@ describe("a group's inclusion proofs at its final size, from the edges and the g
     const edges: Edge[] = [EMPTY_EDGE];
     for (const h of hashes) edges.push(extendEdge(edges[edges.length - 1]!, h).edge);
     for (const [start, end] of [[0, 1], [0, 7], [5, 6], [255, 257], [250, 300], [256, 512], [1, 600], [511, 513], [300, 301]] as const) {
-      const mth = rangeHasher(hashes.slice(start, end));
+      const appended = leafHashReader(hashes.slice(start, end), start);
       const root = rootOf(hashes.slice(0, end));
       for (let i = start; i < end; i++) {
-        const proof = inclusionFrom(edges[i]!, end, (lo, hi) => mth(lo - start, hi - start));
+        const proof = inclusionFrom(edges[i]!, end, appended);
         // The reference: each sibling's subtree hashed from all the leaves.
         expect(proof, `${i} of [${start}, ${end})`).toEqual(proveInclusion(i, end).map(({ lo, hi }) => rootOf(hashes.slice(lo, hi))));
         verifyInclusion(i, end, hashes[i]!, proof, root);

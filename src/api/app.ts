@@ -51,7 +51,7 @@ import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerAlertsPage } from './dashboard/alerts-page.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
 import { registerPricingRoutes } from './site/pricing.ts';
-import { registerX402Routes } from '../payments/x402/routes.ts';
+import { registerX402Routes } from './x402.ts';
 
 export type RouteModule = (router: Router, ctx: AppContext) => void;
 

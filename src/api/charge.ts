@@ -9,7 +9,7 @@
  * `charges`, each of this shape.
  */
 import { z } from 'zod';
-import { formatUsd } from '../domain/money.ts';
+export { chargeView, type ChargeView } from '../domain/charge-rules.ts';
 
 export const chargeSchema = z
   .object({
@@ -19,9 +19,3 @@ export const chargeSchema = z
   })
   .describe('what this answer charged the calling key');
 
-export type ChargeView = z.infer<typeof chargeSchema>;
-
-/** The charge object of a meter line. */
-export function chargeView(c: { sku: string; amountMicros: number | bigint; nap?: boolean | undefined }): ChargeView {
-  return { sku: c.sku, amount_usd: formatUsd(c.amountMicros), nap: c.nap === true };
-}

@@ -13,27 +13,10 @@
  *     const charge = { keyId: key.id, ...bill('classify') };   // the toll of classify
  */
 import { tollMicros } from '../catalog/tolls.ts';
-import { AMOUNT_RULES, CATALOG_PRICES, type AmountInput, type AmountRule, type CatalogPrice } from '../domain/charge-rules.ts';
+import { AMOUNT_RULES, CATALOG_PRICES, isNapSku, type AmountInput, type BilledLine, type ChargeRule } from '../domain/charge-rules.ts';
 
-/** How one declared SKU is charged, when not at its toll. */
-export interface ChargeRule {
-  /** The named rule that computes its amount from the act's input (default: its toll). */
-  amount?: AmountRule;
-  /** The catalog whose price it costs, when a catalog rather than the toll table states it. */
-  price?: CatalogPrice;
-  /** A NAP line (a refusal's hold; default: only the SKU `hold`). */
-  nap?: boolean;
-}
+export { isNapSku, type BilledLine, type ChargeRule } from '../domain/charge-rules.ts';
 
-/** Whether a declared SKU is a NAP line: its rule says so, else only the refusal's `hold`. */
-export const isNapSku = (sku: string, rules: Readonly<Record<string, ChargeRule>> = {}): boolean => rules[sku]?.nap ?? sku === 'hold';
-
-/** One line of an act's charges, as the declaration prices it (the key is the act's). */
-export interface BilledLine {
-  sku: string;
-  amountMicros: number;
-  nap: boolean;
-}
 
 /** Bills a declared SKU: at its toll, or through its named rule with `input`. */
 export type Bill = (sku: string, input?: AmountInput) => Readonly<BilledLine>;

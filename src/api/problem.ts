@@ -1,52 +1,12 @@
 /**
- * RFC 9457 problem details: the one shape of every error this service answers.
- * `code` is stable and machine-readable; `detail` is for people.
+ * RFC 9457 problem details as HTTP answers: the one shape of every error this
+ * service answers (the Problem itself is src/domain/problem.ts), and the
+ * mapping of anything thrown to one.
  */
 import { HTTPError, HTTPResponse, type H3Event } from 'h3';
+import { Problem } from '../domain/problem.ts';
 
-export const PROBLEM_TYPE_BASE = 'https://fusegate.dev/problems/';
-
-export interface ProblemInit {
-  status: number;
-  code: string;
-  title: string;
-  detail?: string;
-  headers?: Record<string, string>;
-  /** Extension members, merged into the body. */
-  extra?: Record<string, unknown>;
-}
-
-export class Problem extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly title: string;
-  readonly detail: string | undefined;
-  readonly headers: Record<string, string>;
-  readonly extra: Record<string, unknown>;
-
-  constructor(init: ProblemInit) {
-    super(init.detail ?? init.title);
-    this.name = 'Problem';
-    this.status = init.status;
-    this.code = init.code;
-    this.title = init.title;
-    this.detail = init.detail;
-    this.headers = init.headers ?? {};
-    this.extra = init.extra ?? {};
-  }
-
-  body(instance?: string): Record<string, unknown> {
-    return {
-      type: PROBLEM_TYPE_BASE + this.code,
-      title: this.title,
-      status: this.status,
-      ...(this.detail ? { detail: this.detail } : {}),
-      code: this.code,
-      ...(instance ? { instance } : {}),
-      ...this.extra,
-    };
-  }
-}
+export { PROBLEM_TYPE_BASE, Problem, type ProblemInit } from '../domain/problem.ts';
 
 export const badRequest = (code: string, detail: string, extra?: Record<string, unknown>) =>
   new Problem({ status: 400, code, title: 'Bad request', detail, ...(extra ? { extra } : {}) });

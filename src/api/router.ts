@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import type { BackgroundJob } from './jobs.ts';
 import type { ChargeRule } from './charges.ts';
 import { toolName } from './tool-names.ts';
+import type { X402Doc } from '../payments/x402/resources.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 export type Handler = (event: H3Event) => unknown;
@@ -67,33 +68,6 @@ export interface RouteDoc {
    */
   x402?: X402Doc;
 }
-
-export type X402Doc =
-  | false
-  | {
-      /**
-       * The one toll a payment pays, whatever the request (lookup: the hop toll; evaluate: the GO
-       * toll, the only answer it settles). Without it, a payment pays the lines the act charges as
-       * decided for it (payments/x402/resources.ts), listed at the first charge's price.
-       */
-      sku?: string;
-      /** When a payment is taken instead of a key (default: without a key). */
-      when?: string;
-      /** The transfer rails the resource clears, as the catalogs list them (default: x402). */
-      rails?: Array<'x402' | 'rtp'>;
-      /** Not in SPEC's table of x402 resources: our documented extension (default true). */
-      extension?: boolean;
-      /**
-       * A key past its hop limit may pay for this call too (our extension of SPEC 7: the hop-limit 402
-       * carries the requirements); otherwise only a call without a key pays.
-       */
-      pastHopLimit?: boolean;
-      /**
-       * The answer statuses a payment is settled for (e.g. [200], only a GO); any other answer is
-       * committed unpaid and the payment stays unused. Default: every act that commits is paid.
-       */
-      settlesOn?: readonly number[];
-    };
 
 export interface ResponseDoc {
   description: string;

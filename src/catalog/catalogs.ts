@@ -140,7 +140,7 @@ const foundry = (u: Urls) =>
   });
 
 // The static build cannot know the running configuration: it lists no paid resource (x402_configured
-// false). The running service serves these documents live (src/payments/x402/routes.ts).
+// false). The running service serves these documents live (src/api/x402.ts).
 const x402Resources = (_u: Urls): z.infer<typeof s.x402Schema>['resources'] => [];
 
 /** One published catalog or document: its site path, its schema and how it is built. */

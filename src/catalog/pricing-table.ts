@@ -6,10 +6,10 @@
  * running service's operator floor.
  *
  * Money is a decimal string with two decimals (the one formatter,
- * domain/money.ts formatUsd); bps are numbers.
+ * catalog/money.ts formatUsd); bps are numbers.
  */
-import { formatUsd, usdToMicros } from '../domain/money.ts';
-import { OPERATOR_BPS } from '../domain/pricing.ts';
+import { formatUsd, usdToMicros } from './money.ts';
+import { OPERATOR_BPS, OPERATOR_PER_HOP_SKU } from './operator-prices.ts';
 import { BUILD_SALES_CONTACT } from '../urls.ts';
 import { DATA } from './catalogs.ts';
 import { GATE_PAGES } from './discovery.ts';
@@ -263,7 +263,7 @@ export function pricingTable(opts: { operatorFloorUsd?: string; salesContact?: s
             ? { id: 'floor', label: 'Floor', unit: 'per month', endpoint: 'POST /v1/operator/checkout', note: 'OPERATOR_FLOOR_USD, set by the operator of this service (default 0.10); GET /api/v1/pricing shows this service\'s value' }
             : { id: 'floor', label: 'Floor', amount_usd: usd(opts.operatorFloorUsd), unit: 'per month', endpoint: 'POST /v1/operator/checkout', note: 'OPERATOR_FLOOR_USD of this service' },
           { id: 'bps', label: 'Cleared exposure', bps: OPERATOR_BPS, unit: 'per month, on cleared exposure' },
-          { id: 'per_hop', label: 'Per hop', amount_usd: usd(tollUsd('execute_gate')), unit: 'per hop (every call counted against the hop limit)', endpoint: 'POST /v1/operator/checkout' },
+          { id: 'per_hop', label: 'Per hop', amount_usd: usd(tollUsd(OPERATOR_PER_HOP_SKU)), unit: 'per hop (every call counted against the hop limit)', endpoint: 'POST /v1/operator/checkout' },
         ],
       },
     ],

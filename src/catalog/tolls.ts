@@ -3,7 +3,7 @@
  * built from (src/content/tolls.json): no toll is written twice.
  * `base` marks the base Clear catalog's list; the others are the foundry's additions.
  */
-import { usdToMicros } from '../domain/money.ts';
+import { usdToMicros } from './money.ts';
 import { tollSchema, tollsSchema, type Toll } from './schemas.ts';
 import tollsJson from '../content/tolls.json' with { type: 'json' };
 

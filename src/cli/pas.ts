@@ -1,5 +1,5 @@
 /** Delegated-authority grants (MGA), per API key: what POST /v1/pas/mga-authority checks against. */
-import { MoneyError, formatUsd, usdToMicros } from '../domain/money.ts';
+import { MoneyError, formatUsd, usdToMicros } from '../catalog/money.ts';
 import { newId, nowIso } from '../ids.ts';
 import { getApiKey } from '../ledger/api-keys.ts';
 import { ownerId } from '../ledger/accounts.ts';

@@ -11,12 +11,12 @@
  * A SOURCE is a file path or an http(s) URL. Exit 0 when everything verifies, 1 when not.
  */
 import { readFileSync } from 'node:fs';
-import { importJWK, type JWK } from 'jose';
 import { leafHash, verifyConsistency, verifyInclusion, type Hash } from '../crypto/merkle.ts';
 import { verifyExclusionProof, type ExclusionProofJson } from '../crypto/exclusion.ts';
 import { openNote, parseCheckpointText, type Checkpoint } from '../crypto/note.ts';
-import { parseReceiptDocument, verifyReceiptEvidence, verifyReceiptJws, type KeyLookup } from '../crypto/receipt.ts';
-import { parseWitnessPolicy, witnessesOf, type WitnessPolicy } from '../crypto/witness-policy.ts';
+import { jwkKeyLookup, type KeyLookup, type PublicJwk } from '../crypto/jws-verify.ts';
+import { parseReceiptDocument, verifyReceiptEvidence, verifyReceiptJws } from '../crypto/receipt.ts';
+import { parseWitnessPolicy, witnessesOf, type WitnessPolicy, type Witnessed } from '../crypto/witness-policy.ts';
 import { type CliContext, type Command, UsageError, requireFlag } from './shared.ts';
 
 const isUrl = (s: string) => /^https?:\/\//.test(s);
@@ -31,13 +31,11 @@ async function read(source: string, accept = 'application/json', bearer?: string
 const unb64 = (s: string): Hash => new Uint8Array(Buffer.from(s, 'base64'));
 
 async function jwksLookup(source: string): Promise<KeyLookup> {
-  const { keys } = JSON.parse(await read(source)) as { keys: JWK[] };
-  const entries = await Promise.all(keys.map(async (k) => ({ kid: String(k.kid), publicKey: (await importJWK({ ...k, alg: 'EdDSA' }, 'EdDSA')) as CryptoKey })));
-  return { byKid: (kid) => entries.find((e) => e.kid === kid) };
+  return jwkKeyLookup((JSON.parse(await read(source)) as { keys: PublicJwk[] }).keys);
 }
 
-function checkpointOf(note: string, vkey: string): Checkpoint {
-  return parseCheckpointText(openNote(note, vkey));
+async function checkpointOf(note: string, vkey: string): Promise<Checkpoint> {
+  return parseCheckpointText(await openNote(note, vkey));
 }
 
 function report(ctx: CliContext, checks: Record<string, { ok: boolean; detail: string }>, extra: Record<string, unknown> = {}): number {
@@ -47,13 +45,13 @@ function report(ctx: CliContext, checks: Record<string, { ok: boolean; detail: s
   return ok ? 0 : 1;
 }
 
-const attempt = (f: () => string): { ok: boolean; detail: string } => {
+async function attempt(f: () => string | Promise<string>): Promise<{ ok: boolean; detail: string }> {
   try {
-    return { ok: true, detail: f() };
+    return { ok: true, detail: await f() };
   } catch (e) {
     return { ok: false, detail: (e as Error).message };
   }
-};
+}
 
 export const verifyCommands: Record<string, Command> = {
   'verify receipt': {
@@ -85,9 +83,9 @@ export const verifyCommands: Record<string, Command> = {
       const checks = await verifyReceiptEvidence(evidence, { keys, logKey: pinned ?? evidence.log.verifier_key, ...(policy ? { witnesses: policy } : {}), requireQuorum });
       if (!pinned && checks.checkpoint?.ok) checks.checkpoint.detail += ' (key taken from the evidence: pass --log-key to pin it)';
       if (policy && !policyFile && checks.witnesses) checks.witnesses.detail += ' (policy taken from the evidence: pass --witness-policy to pin it)';
-      let witnesses: ReturnType<typeof witnessesOf> | undefined;
+      let witnesses: Witnessed | undefined;
       try {
-        witnesses = policy ? witnessesOf(evidence.checkpoint, policy) : undefined;
+        witnesses = policy ? await witnessesOf(evidence.checkpoint, policy) : undefined;
       } catch {
         witnesses = undefined;
       }
@@ -104,7 +102,7 @@ export const verifyCommands: Record<string, Command> = {
       if (!source) throw new UsageError('give a checkpoint file or URL');
       const note = await read(source, 'text/plain');
       let cp: Checkpoint | undefined;
-      const checks = { signature: attempt(() => ((cp = checkpointOf(note, requireFlag(ctx, 'log-key'))), 'note signature verifies')) };
+      const checks = { signature: await attempt(async () => ((cp = await checkpointOf(note, requireFlag(ctx, 'log-key'))), 'note signature verifies')) };
       return report(ctx, checks, cp ? { origin: cp.origin, tree_size: cp.size, root_hash: Buffer.from(cp.root).toString('base64') } : {});
     },
   },
@@ -113,14 +111,14 @@ export const verifyCommands: Record<string, Command> = {
     summary: 'check an inclusion proof (from /api/v1/logs/{log}/proof/inclusion) against a signed checkpoint',
     async run(ctx) {
       const vkey = requireFlag(ctx, 'log-key');
-      const cp = checkpointOf(await read(requireFlag(ctx, 'checkpoint'), 'text/plain'), vkey);
+      const cp = await checkpointOf(await read(requireFlag(ctx, 'checkpoint'), 'text/plain'), vkey);
       const proof = JSON.parse(await read(requireFlag(ctx, 'proof'))) as { index: number; tree_size: number; leaf_hash: string; hashes: string[] };
       const file = ctx.flags['leaf-file'];
       const hash = ctx.flags['leaf-hash'];
       if (typeof file !== 'string' && typeof hash !== 'string') throw new UsageError('--leaf-file or --leaf-hash is required');
       const lh = typeof file === 'string' ? leafHash(readFileSync(file)) : unb64(hash as string);
       const checks = {
-        inclusion: attempt(() => {
+        inclusion: await attempt(() => {
           if (proof.tree_size !== cp.size) throw new Error(`proof is for size ${proof.tree_size}, the checkpoint has ${cp.size}`);
           verifyInclusion(proof.index, cp.size, lh, proof.hashes.map(unb64), cp.root);
           return `entry ${proof.index} is in ${cp.origin} at size ${cp.size}`;
@@ -134,11 +132,11 @@ export const verifyCommands: Record<string, Command> = {
     summary: 'check that a newer checkpoint extends an older one (append-only), with a consistency proof',
     async run(ctx) {
       const vkey = requireFlag(ctx, 'log-key');
-      const older = checkpointOf(await read(requireFlag(ctx, 'old'), 'text/plain'), vkey);
-      const newer = checkpointOf(await read(requireFlag(ctx, 'new'), 'text/plain'), vkey);
+      const older = await checkpointOf(await read(requireFlag(ctx, 'old'), 'text/plain'), vkey);
+      const newer = await checkpointOf(await read(requireFlag(ctx, 'new'), 'text/plain'), vkey);
       const proof = JSON.parse(await read(requireFlag(ctx, 'proof'))) as { from: number; to: number; hashes: string[] };
       const checks = {
-        consistency: attempt(() => {
+        consistency: await attempt(() => {
           if (older.origin !== newer.origin) throw new Error('the checkpoints are of different logs');
           if (proof.from !== older.size || proof.to !== newer.size) throw new Error('the proof is for other sizes');
           verifyConsistency(older.size, newer.size, proof.hashes.map(unb64), older.root, newer.root);
@@ -165,8 +163,8 @@ export const verifyCommands: Record<string, Command> = {
       const origin = typeof ctx.flags.origin === 'string' ? ctx.flags.origin : undefined;
       let present: boolean | undefined;
       const checks = {
-        exclusion: attempt(() => {
-          const v = verifyExclusionProof(job, answer, trust, origin);
+        exclusion: await attempt(async () => {
+          const v = await verifyExclusionProof(job, answer, trust, origin);
           present = v.present;
           return `${job} ${v.present ? 'HAS a redeemed spend leaf' : 'has NO redeemed spend leaf'} in ${v.origin} at size ${v.size}${origin || typeof noteKey === 'string' ? '' : ' (pass --origin to pin whose tree)'}`;
         }),

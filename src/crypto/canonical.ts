@@ -6,7 +6,7 @@
  * encoded by walking an explicit stack, not the call stack, so no depth of
  * nesting can overflow it.
  */
-import { hash } from 'node:crypto';
+import { sha256Hex } from './platform.ts';
 
 /** A value still to encode, or text to emit as is. */
 type Work = { value: unknown } | string;
@@ -121,5 +121,5 @@ function iterative(value: unknown): string {
 
 /** SHA-256 (hex) of a value's canonical JSON: the fingerprint of an act or a write. */
 export function fingerprint(value: unknown): string {
-  return hash('sha256', canonicalJson(value), 'hex');
+  return sha256Hex(canonicalJson(value));
 }

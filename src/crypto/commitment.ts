@@ -9,8 +9,10 @@
  * value; without it the entry reveals nothing of the value (the salt defeats
  * guessing a short value and comparing hashes).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { base64url, decodeBase64url, isCanonicalBase64url } from './base64url.ts';
+import { concatBytes, utf8 } from './bytes.ts';
 import { canonicalJson } from './canonical.ts';
+import { sha256 } from './platform.ts';
 
 export const COMMITMENT_PREFIX = 'c1:sha256:';
 
@@ -22,18 +24,18 @@ export interface Opening {
 }
 
 function digest(salt: Uint8Array, value: unknown): string {
-  return COMMITMENT_PREFIX + createHash('sha256').update(salt).update(canonicalJson(value), 'utf8').digest('base64url');
+  return COMMITMENT_PREFIX + base64url(sha256(concatBytes(salt, utf8(canonicalJson(value)))));
 }
 
 /** Commits to `value` under a fresh random salt (or the given one). */
-export function commit(value: unknown, salt: Uint8Array = randomBytes(32)): Opening {
-  return { value, salt: Buffer.from(salt).toString('base64url'), commitment: digest(salt, value) };
+export function commit(value: unknown, salt: Uint8Array = crypto.getRandomValues(new Uint8Array(32))): Opening {
+  return { value, salt: base64url(salt), commitment: digest(salt, value) };
 }
 
 /** True when `o` opens `commitment`: the value and salt hash to it. */
 export function verifyOpening(commitment: string, o: Pick<Opening, 'value' | 'salt'>): boolean {
-  if (!commitment.startsWith(COMMITMENT_PREFIX) || !/^[A-Za-z0-9_-]{43}$/.test(o.salt)) return false;
-  return digest(Buffer.from(o.salt, 'base64url'), o.value) === commitment;
+  if (!commitment.startsWith(COMMITMENT_PREFIX) || typeof o.salt !== 'string' || o.salt.length !== 43 || !isCanonicalBase64url(o.salt)) return false;
+  return digest(decodeBase64url(o.salt), o.value) === commitment;
 }
 
 /** True for a string that is a commitment of this scheme. */

@@ -10,8 +10,9 @@
  * which one signed is invisible to a verifier. The addon is an optional
  * dependency: where it has no build, node:crypto signs.
  */
-import { sign, type KeyObject } from 'node:crypto';
+import { createPublicKey, sign, type KeyObject } from 'node:crypto';
 import { createRequire } from 'node:module';
+import type { Signer } from './platform.ts';
 
 interface Sodium {
   crypto_sign_seed_keypair(pk: Buffer, sk: Buffer, seed: Buffer): void;
@@ -57,4 +58,10 @@ export function signEd25519(message: Uint8Array, key: KeyObject): Buffer {
   const signature = Buffer.allocUnsafe(64);
   sodium.crypto_sign_detached(signature, message, sodiumSecretKey(sodium, key));
   return signature;
+}
+
+/** The Signer of a private key (src/crypto/platform.ts): what the core signs notes, cosignatures and COSE with. */
+export function signerOf(privateKey: KeyObject): Signer {
+  const raw = new Uint8Array(createPublicKey(privateKey).export({ format: 'der', type: 'spki' }).subarray(12));
+  return { raw, sign: (message) => signEd25519(message, privateKey) };
 }

@@ -8,13 +8,15 @@
  * `verifyExclusionProof` needs only the service's Ed25519 public key (or the
  * note verifier key) and the answer of GET /v1/pas/exclusion.
  */
-import { createHash } from 'node:crypto';
-import { ProofError } from './merkle.ts';
-import { openNote, parseCheckpointText, verifierKey } from './note.ts';
+import { base64 } from './base64.ts';
+import { equalBytes } from './bytes.ts';
+import { ProofError } from './proof-error.ts';
+import { noteOrigin, openNote, parseCheckpointText, verifierKey } from './note.ts';
+import { sha256 } from './platform.ts';
 import { sparseProofFromJson, sparseProofToJson, verifySparseProof, type SparseProof, type SparseProofJson } from './sparse-merkle.ts';
 
 /** The tree key of a job: SHA-256 of its UTF-8 id. */
-export const jobKey = (jobId: string): Uint8Array => new Uint8Array(createHash('sha256').update(jobId, 'utf8').digest());
+export const jobKey = (jobId: string): Uint8Array => sha256(jobId);
 
 /** Names the proof format in every answer; a verifier refuses any other. */
 export const EXCLUSION_PROOF_FORMAT = 'sparse-merkle-sha256';
@@ -37,12 +39,12 @@ export interface ExclusionProofJson {
 
 export function exclusionProofJson(jobId: string, proof: SparseProof, checkpoint: ExclusionProofJson['checkpoint']): ExclusionProofJson {
   const key = jobKey(jobId);
-  const present = proof.leaf !== null && Buffer.compare(proof.leaf, key) === 0;
+  const present = proof.leaf !== null && equalBytes(proof.leaf, key);
   return {
     job_id: jobId,
     present,
     excluded: !present,
-    proof: { format: EXCLUSION_PROOF_FORMAT, key: Buffer.from(key).toString('base64'), ...sparseProofToJson(proof) },
+    proof: { format: EXCLUSION_PROOF_FORMAT, key: base64(key), ...sparseProofToJson(proof) },
     checkpoint,
   };
 }
@@ -57,19 +59,19 @@ export interface VerifiedExclusion {
 /**
  * Checks an exclusion (or inclusion) proof for `jobId`. `trust` is the
  * service's raw Ed25519 public key (32 bytes) or a note verifier key string;
- * `expectedOrigin`, when given, pins whose tree it is. Throws ProofError (or a
- * note error) when anything does not hold; never trusts the answer's own
+ * `expectedOrigin`, when given, pins whose tree it is. Rejects with a
+ * ProofError when anything does not hold; never trusts the answer's own
  * `present`, `key`, `tree_size` or `root_hash` fields.
  */
-export function verifyExclusionProof(jobId: string, answer: ExclusionProofJson, trust: Uint8Array | string, expectedOrigin?: string): VerifiedExclusion {
+export async function verifyExclusionProof(jobId: string, answer: ExclusionProofJson, trust: Uint8Array | string, expectedOrigin?: string): Promise<VerifiedExclusion> {
   const note = answer.checkpoint?.note;
   if (typeof note !== 'string') throw new ProofError('no signed checkpoint');
-  const origin = note.slice(0, note.indexOf('\n'));
+  const origin = noteOrigin(note);
   // The service signs other notes with the same key (log checkpoints): only an exclusion tree's head will do.
   if (!origin.includes(ORIGIN_PATH)) throw new ProofError(`checkpoint origin ${origin} is not an exclusion tree`);
   if (expectedOrigin !== undefined && origin !== expectedOrigin) throw new ProofError(`checkpoint origin is ${origin}, expected ${expectedOrigin}`);
   const vkey = typeof trust === 'string' ? trust : verifierKey(origin, trust);
-  const head = parseCheckpointText(openNote(note, vkey));
+  const head = parseCheckpointText(await openNote(note, vkey));
   if (head.origin !== origin) throw new ProofError('checkpoint origin mismatch');
   if (answer.job_id !== undefined && answer.job_id !== jobId) throw new ProofError('the proof is for another job');
   if (answer.proof?.format !== EXCLUSION_PROOF_FORMAT) throw new ProofError(`proof format is not ${EXCLUSION_PROOF_FORMAT}`);

@@ -14,6 +14,8 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject 
 import { dirname } from 'node:path';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { ensureDir } from '../startup-error.ts';
+import { signerOf } from './ed25519.ts';
+import type { Signer } from './platform.ts';
 
 export interface PublicSigningKey {
   kid: string;
@@ -26,7 +28,8 @@ export interface PublicSigningKey {
   retired_at?: string;
 }
 
-export interface SigningKey extends PublicSigningKey {
+/** A key that signs: its private half, and `sign` (signEd25519 with it) for the core's signing functions. */
+export interface SigningKey extends PublicSigningKey, Signer {
   privateKey: KeyObject;
 }
 
@@ -84,7 +87,8 @@ async function toPublicKey(stored: Pick<StoredKey, 'public_jwk' | 'created_at' |
 async function toSigningKey(stored: StoredKey): Promise<SigningKey> {
   if (!stored.private_jwk) throw new Error('the current signing key has no private half');
   const pub = await toPublicKey(stored);
-  return { ...pub, privateKey: createPrivateKey({ key: stored.private_jwk as never, format: 'jwk' }) };
+  const privateKey = createPrivateKey({ key: stored.private_jwk as never, format: 'jwk' });
+  return { ...pub, privateKey, sign: signerOf(privateKey).sign };
 }
 
 function newStoredKey(): StoredKey {

@@ -6,42 +6,53 @@
  * Storage-independent: proofs are first planned as lists of leaf ranges
  * [lo, hi) whose subtree hashes are needed; `rangeNodes` names the stored
  * perfect subtrees that make up a range, so a log that keeps every perfect
- * subtree hash answers any head or proof from O(log n) stored hashes.
+ * subtree hash answers any head or proof from O(log n) stored hashes, and a
+ * `HashReader` hands the math the hashes of the ranges it plans. Platform-neutral:
+ * SHA-256 is the installed one (src/crypto/platform.ts).
  */
-import { hash } from 'node:crypto';
+import { equalBytes } from './bytes.ts';
+import { sha256 } from './platform.ts';
+import { ProofError } from './proof-error.ts';
 
 export type Hash = Uint8Array;
 
-/*
- * One-shot SHA-256 (crypto.hash) over the prefixed input: measured about
- * 0.8 µs less per interior node than a Hash object fed three updates, and a
- * log append hashes a leaf and about one node per entry.
+/**
+ * The input of leafHash, reused (the hash is synchronous and keeps nothing of
+ * its input): a fresh array per leaf costs an allocation that a log append
+ * would pay once per entry. It grows to the longest entry hashed.
  */
+let leafInput = new Uint8Array(1024);
 
 /** RFC 9162 §2.1.1: the hash of a leaf, SHA-256(0x00 || data). */
 export function leafHash(data: Uint8Array): Hash {
-  const input = Buffer.allocUnsafe(data.length + 1);
-  input[0] = 0x00;
-  input.set(data, 1);
-  return hash('sha256', input, 'buffer');
+  if (data.length + 1 > leafInput.length) leafInput = new Uint8Array(Math.max(data.length + 1, leafInput.length * 2));
+  leafInput[0] = 0x00;
+  leafInput.set(data, 1);
+  return sha256(leafInput.subarray(0, data.length + 1));
 }
 
-/** Reused by every nodeHash: the call is synchronous and copies nothing out of it. */
-const nodeInput = Buffer.alloc(65);
+/** Reused by every nodeHash: the hash is synchronous and keeps nothing of its input. */
+const nodeInput = new Uint8Array(65);
+nodeInput[0] = 0x01;
 
 /** RFC 9162 §2.1.1: the hash of an interior node, SHA-256(0x01 || left || right). */
 export function nodeHash(left: Hash, right: Hash): Hash {
-  // A proof from outside may carry a hash of another length: it is hashed as given, and fails to verify.
-  if (left.length !== 32 || right.length !== 32) return hash('sha256', Buffer.concat([Buffer.from([0x01]), left, right]), 'buffer');
-  nodeInput[0] = 0x01;
+  if (left.length !== 32 || right.length !== 32) {
+    // A proof from outside may carry a hash of another length: it is hashed as given, and fails to verify.
+    const input = new Uint8Array(1 + left.length + right.length);
+    input[0] = 0x01;
+    input.set(left, 1);
+    input.set(right, 1 + left.length);
+    return sha256(input);
+  }
   nodeInput.set(left, 1);
   nodeInput.set(right, 33);
-  return hash('sha256', nodeInput, 'buffer');
+  return sha256(nodeInput);
 }
 
 /** The hash of the empty tree, SHA-256(""). */
 export function emptyRoot(): Hash {
-  return hash('sha256', Buffer.alloc(0), 'buffer');
+  return sha256(new Uint8Array(0));
 }
 
 /*
@@ -69,6 +80,19 @@ export interface NodeId {
 export interface LeafRange {
   lo: number;
   hi: number;
+}
+
+/**
+ * Where the math reads the subtree hashes a proof needs, as Go's
+ * sumdb/tlog reads its stored hashes through `HashReader.ReadHashes`: the math
+ * never names the storage (a database's tiles, a group's leaves in memory).
+ * Ours reads by leaf range rather than by stored node, so that a reader may
+ * keep the hash of a range that is not a perfect subtree (the right edge of a
+ * tree) as well; `rangeNodes` says which stored nodes make up a range.
+ */
+export interface HashReader {
+  /** MTH(D[lo:hi]) of each range, in the same order. */
+  readHashes(ranges: readonly LeafRange[]): Hash[];
 }
 
 /**
@@ -143,21 +167,13 @@ export function proveConsistency(m: number, n: number): LeafRange[] {
   return out;
 }
 
-function equal(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && Buffer.compare(a, b) === 0;
-}
-
-export class ProofError extends Error {
-  override name = 'ProofError';
-}
-
 /**
  * RFC 9162 §2.1.3.2: checks that `leaf` (a leaf hash) sits at `index` in the
  * tree of `size` with root `root`. Throws ProofError when it does not.
  */
 export function verifyInclusion(index: number, size: number, leaf: Hash, proof: Hash[], root: Hash): void {
   if (root.length !== 32) throw new ProofError('hashes must be 32 bytes');
-  if (!equal(inclusionRoot(index, size, leaf, proof), root)) throw new ProofError('computed root does not match');
+  if (!equalBytes(inclusionRoot(index, size, leaf, proof), root)) throw new ProofError('computed root does not match');
 }
 
 /**
@@ -205,7 +221,7 @@ export function verifyConsistency(size1: number, size2: number, proof: Hash[], r
   }
   if (size1 === size2) {
     if (proof.length !== 0) throw new ProofError('proof must be empty for equal sizes');
-    if (!equal(root1, root2)) throw new ProofError('roots differ for equal sizes');
+    if (!equalBytes(root1, root2)) throw new ProofError('roots differ for equal sizes');
     return;
   }
   if (root1.length !== 32 || root2.length !== 32 || proof.some((p) => p.length !== 32)) {
@@ -241,8 +257,8 @@ export function verifyConsistency(size1: number, size2: number, proof: Hash[], r
     sn = half(sn);
   }
   if (sn !== 0) throw new ProofError('proof is shorter than the path');
-  if (!equal(fr, root1)) throw new ProofError('computed old root does not match');
-  if (!equal(sr, root2)) throw new ProofError('computed new root does not match');
+  if (!equalBytes(fr, root1)) throw new ProofError('computed old root does not match');
+  if (!equalBytes(sr, root2)) throw new ProofError('computed new root does not match');
 }
 
 /** Root of a list of leaf hashes, computed directly (for tests and small trees only). */

@@ -7,22 +7,17 @@
  *   signature = "— " name " " base64(key hash || Ed25519(note text)) "\n"
  *   verifier  = name "+" hex(key hash) "+" base64(0x01 || public key)
  */
-import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { signEd25519 } from './ed25519.ts';
-import type { Hash } from './merkle.ts';
+import { base64, fromBase64 } from './base64.ts';
+import { concatBytes, equalBytes, toHex, utf8 } from './bytes.ts';
+import { type Hash } from './merkle.ts';
+import { ProofError } from './proof-error.ts';
+import { sha256, verifier, type Signer } from './platform.ts';
 
 const ED25519_ALG = 0x01;
 const EM_DASH = '\u2014';
-/** DER prefix of an Ed25519 SubjectPublicKeyInfo; the raw key follows. */
-const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
-export function noteKeyHash(name: string, rawPublicKey: Uint8Array): Buffer {
-  return createHash('sha256')
-    .update(Buffer.from(name + '\n', 'utf8'))
-    .update(Buffer.from([ED25519_ALG]))
-    .update(rawPublicKey)
-    .digest()
-    .subarray(0, 4);
+export function noteKeyHash(name: string, rawPublicKey: Uint8Array): Uint8Array {
+  return sha256(concatBytes(utf8(`${name}\n`), new Uint8Array([ED25519_ALG]), rawPublicKey)).subarray(0, 4);
 }
 
 export function isValidNoteName(name: string): boolean {
@@ -32,61 +27,81 @@ export function isValidNoteName(name: string): boolean {
 /** The verifier key string that Go's note.NewVerifier accepts. */
 export function verifierKey(name: string, rawPublicKey: Uint8Array): string {
   if (!isValidNoteName(name)) throw new Error(`invalid note key name "${name}"`);
-  const hash = noteKeyHash(name, rawPublicKey).toString('hex');
-  return `${name}+${hash}+${Buffer.concat([Buffer.from([ED25519_ALG]), rawPublicKey]).toString('base64')}`;
+  return `${name}+${toHex(noteKeyHash(name, rawPublicKey))}+${base64(concatBytes(new Uint8Array([ED25519_ALG]), rawPublicKey))}`;
 }
 
 /** Signs `text` (which must end in a newline) as a note by `name`. */
-export function signNote(text: string, name: string, privateKey: KeyObject, rawPublicKey: Uint8Array): string {
+export function signNote(text: string, name: string, signer: Signer): string {
   if (!text.endsWith('\n')) throw new Error('note text must end with a newline');
-  const sig = signEd25519(Buffer.from(text, 'utf8'), privateKey);
-  const blob = Buffer.concat([noteKeyHash(name, rawPublicKey), sig]).toString('base64');
+  const blob = base64(concatBytes(noteKeyHash(name, signer.raw), signer.sign(utf8(text))));
   return `${text}\n${EM_DASH} ${name} ${blob}\n`;
 }
 
 export interface ParsedVerifier {
   name: string;
-  keyHash: Buffer;
-  publicKey: KeyObject;
-  raw: Buffer;
+  keyHash: Uint8Array;
+  raw: Uint8Array;
 }
 
 /** Parses a verifier key (`name+hash+base64`); the base64 part may itself contain '+'. */
 export function parseVerifierKey(vkey: string): ParsedVerifier {
   const first = vkey.indexOf('+');
   const second = vkey.indexOf('+', first + 1);
-  if (first <= 0 || second < 0) throw new Error('malformed verifier key');
+  if (first <= 0 || second < 0) throw new ProofError('malformed verifier key');
   const name = vkey.slice(0, first);
   const hashHex = vkey.slice(first + 1, second);
-  const key = Buffer.from(vkey.slice(second + 1), 'base64');
-  if (!/^[0-9a-f]{8}$/.test(hashHex) || key.length !== 33 || key[0] !== ED25519_ALG) throw new Error('malformed verifier key');
+  let key: Uint8Array;
+  try {
+    key = fromBase64(vkey.slice(second + 1));
+  } catch {
+    throw new ProofError('malformed verifier key');
+  }
+  if (!/^[0-9a-f]{8}$/.test(hashHex) || key.length !== 33 || key[0] !== ED25519_ALG) throw new ProofError('malformed verifier key');
   const raw = key.subarray(1);
-  const keyHash = Buffer.from(hashHex, 'hex');
-  if (!noteKeyHash(name, raw).equals(keyHash)) throw new Error('verifier key hash does not match its key');
-  return { name, keyHash, raw, publicKey: createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' }) };
+  const keyHash = noteKeyHash(name, raw);
+  if (toHex(keyHash) !== hashHex) throw new ProofError('the verifier key hash does not match its key');
+  return { name, keyHash, raw };
+}
+
+/** A signed note's text (up to and with the newline before the blank line) and its signature lines (without their newlines). */
+export function noteParts(note: string): { text: string; lines: string[] } {
+  const split = note.lastIndexOf('\n\n');
+  if (split < 0 || !note.endsWith('\n')) throw new ProofError('malformed note: no signature block');
+  return { text: note.slice(0, split + 1), lines: note.slice(split + 2, -1).split('\n') };
+}
+
+const SIGNATURE_LINE = /^\u2014 (\S+) ([A-Za-z0-9+/]+={0,2})$/u;
+
+/** Splits a signature line (without its newline) into name and signature bytes, or undefined when it is not one. */
+export function parseSignatureLine(line: string): { name: string; blob: Uint8Array } | undefined {
+  const m = SIGNATURE_LINE.exec(line);
+  if (!m) return undefined;
+  try {
+    return { name: m[1]!, blob: fromBase64(m[2]!) };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * Checks a signed note against a verifier key; returns the note text when a
- * signature line of that key verifies. Throws otherwise.
+ * Checks a signed note against a verifier key; resolves to the note text when
+ * a signature line of that key verifies. Rejects with a ProofError otherwise.
  */
-export function openNote(note: string, vkey: string): string {
+export async function openNote(note: string, vkey: string): Promise<string> {
   const v = parseVerifierKey(vkey);
-  const split = note.lastIndexOf('\n\n');
-  if (split < 0 || !note.endsWith('\n')) throw new Error('malformed note: no signature block');
-  const text = note.slice(0, split + 1);
-  const lines = note.slice(split + 2, -1).split('\n');
+  const { text, lines } = noteParts(note);
   for (const line of lines) {
-    const m = /^\u2014 (\S+) (\S+)$/u.exec(line);
-    if (!m) throw new Error('malformed signature line');
-    if (m[1] !== v.name) continue;
-    const blob = Buffer.from(m[2]!, 'base64');
-    if (blob.length !== 68 || !blob.subarray(0, 4).equals(v.keyHash)) continue;
-    if (verify(null, Buffer.from(text, 'utf8'), v.publicKey, blob.subarray(4))) return text;
-    throw new Error('note signature does not verify');
+    const sl = parseSignatureLine(line);
+    if (!sl) throw new ProofError('malformed signature line');
+    if (sl.name !== v.name || sl.blob.length !== 68 || !equalBytes(sl.blob.subarray(0, 4), v.keyHash)) continue;
+    if (await verifier.verify(v.raw, utf8(text), sl.blob.subarray(4))) return text;
+    throw new ProofError('the note signature does not verify');
   }
-  throw new Error('no signature by this key');
+  throw new ProofError(`the note carries no signature by ${v.name}`);
 }
+
+/** The origin line of a note, read before its signature is checked (to pick the verifier key). */
+export const noteOrigin = (note: string): string => note.split('\n', 1)[0] ?? '';
 
 export interface Checkpoint {
   origin: string;
@@ -96,7 +111,7 @@ export interface Checkpoint {
 
 /** The body of a C2SP tlog checkpoint: origin, size, base64 root, each on its own line. */
 export function checkpointText(c: Checkpoint): string {
-  return `${c.origin}\n${c.size}\n${Buffer.from(c.root).toString('base64')}\n`;
+  return `${c.origin}\n${c.size}\n${base64(c.root)}\n`;
 }
 
 /**
@@ -107,14 +122,14 @@ export function checkpointText(c: Checkpoint): string {
  * non-empty extension lines.
  */
 export function parseCheckpointText(text: string): Checkpoint {
-  if (!text.endsWith('\n')) throw new Error('malformed checkpoint: it must end with a newline');
+  if (!text.endsWith('\n')) throw new ProofError('malformed checkpoint: it must end with a newline');
   const lines = text.slice(0, -1).split('\n');
   const [origin, size, root, ...extensions] = lines;
-  if (!origin || size === undefined || root === undefined) throw new Error('malformed checkpoint: origin, size and root lines are required');
-  if (!/^(0|[1-9][0-9]*)$/.test(size)) throw new Error('malformed checkpoint size: decimal digits, no sign, no leading zeros');
+  if (!origin || size === undefined || root === undefined) throw new ProofError('malformed checkpoint: origin, size and root lines are required');
+  if (!/^(0|[1-9][0-9]*)$/.test(size)) throw new ProofError('malformed checkpoint size: decimal digits, no sign, no leading zeros');
   const n = Number(size);
-  if (!Number.isSafeInteger(n)) throw new Error('checkpoint size beyond 2^53 - 1');
-  if (!/^[A-Za-z0-9+/]{43}=$/.test(root)) throw new Error('malformed checkpoint root: 32 bytes of padded standard base64');
-  if (extensions.some((l) => l === '')) throw new Error('malformed checkpoint: empty extension line');
-  return { origin, size: n, root: new Uint8Array(Buffer.from(root, 'base64')) };
+  if (!Number.isSafeInteger(n)) throw new ProofError('checkpoint size beyond 2^53 - 1');
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(root)) throw new ProofError('malformed checkpoint root: 32 bytes of padded standard base64');
+  if (extensions.some((l) => l === '')) throw new ProofError('malformed checkpoint: empty extension line');
+  return { origin, size: n, root: fromBase64(root) };
 }

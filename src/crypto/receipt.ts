@@ -5,63 +5,33 @@
  * compact JWS, alg EdDSA (or its RFC 9864 name Ed25519), typ
  * "fusegate-receipt+jws", kid looked up only in our own key set.
  */
-import { compactVerify, decodeProtectedHeader } from 'jose';
-import { base64urlProblem, isCanonicalBase64url, isCanonicalCompactJws } from './base64url.ts';
-import type { KeyObject } from 'node:crypto';
+import { base64, fromBase64 } from './base64.ts';
+import { base64url, base64urlProblem, decodeBase64url } from './base64url.ts';
+import { fromUtf8, utf8 } from './bytes.ts';
 import { canonicalJson } from './canonical.ts';
+import { decodeJws, verifyCompactJws, type KeyLookup } from './jws-verify.ts';
 import { leafHash, verifyInclusion } from './merkle.ts';
 import { openNote, parseCheckpointText, type Checkpoint } from './note.ts';
-import { CHECKPOINT_TYP } from './seal.ts';
 import { witnessesOf, type WitnessPolicy } from './witness-policy.ts';
 
-/** Where the verifier looks a `kid` up: our keyring, or a JWKS a stranger fetched. */
-export interface KeyLookup {
-  byKid(kid: string): KeyFound | undefined | Promise<KeyFound | undefined>;
-}
-
-type KeyFound = { kid: string; publicKey: KeyObject | CryptoKey | Uint8Array };
-
-/** A KeyLookup over a JWKS that jose fetches and caches (e.g. the gate's published key set). */
-export function jwksKeyLookup(jwks: (header: { alg: string; kid: string }) => Promise<CryptoKey | KeyObject | Uint8Array>): KeyLookup {
-  return {
-    async byKid(kid) {
-      try {
-        return { kid, publicKey: await jwks({ alg: 'EdDSA', kid }) };
-      } catch {
-        return undefined;
-      }
-    },
-  };
-}
-
 export const RECEIPT_TYP = 'fusegate-receipt+jws';
-const ALGS = ['EdDSA', 'Ed25519'];
+/** `typ` of the JWS whose payload is a checkpoint body (src/crypto/seal.ts signs it). */
+export const CHECKPOINT_TYP = 'fusegate-checkpoint+jws';
+/** `typ` of a pre-finality receipt JWT (src/domain/prefinality-jwt.ts signs it). */
+export const PREFINALITY_TYP = 'prefinality-receipt+jwt';
 
 export type ReceiptCheck =
   | { valid: true; kid: string; payload: Record<string, unknown> }
   | { valid: false; reason: string; detail: string };
 
-export async function verifyReceiptJws(keyring: KeyLookup, jws: string): Promise<ReceiptCheck> {
-  let header;
+/** A receipt JWS alone: EdDSA by a kid of `keys`, typ fusegate-receipt+jws, a JSON object payload. */
+export async function verifyReceiptJws(keys: KeyLookup, jws: string): Promise<ReceiptCheck> {
+  const check = await verifyCompactJws(jws, keys, RECEIPT_TYP);
+  if (!check.valid) return check;
   try {
-    header = decodeProtectedHeader(jws);
-  } catch {
-    return { valid: false, reason: 'malformed', detail: 'not a compact JWS' };
-  }
-  if (jws.split('.').length !== 3) return { valid: false, reason: 'malformed', detail: 'not a compact JWS' };
-  const [h, p, sig] = jws.split('.') as [string, string, string];
-  // jose decodes leniently: a signature whose last character differs only in its unused bits would pass.
-  if (!isCanonicalBase64url(h) || !isCanonicalBase64url(p)) return { valid: false, reason: 'malformed', detail: 'a JWS part is not canonical base64url' };
-  if (!isCanonicalBase64url(sig)) return { valid: false, reason: 'bad_signature', detail: `the signature does not verify: ${base64urlProblem(sig)}` };
-  if (!ALGS.includes(String(header.alg))) return { valid: false, reason: 'bad_alg', detail: `alg ${String(header.alg)} is not accepted` };
-  if (header.typ !== RECEIPT_TYP) return { valid: false, reason: 'bad_typ', detail: `typ must be ${RECEIPT_TYP}` };
-  const key = typeof header.kid === 'string' ? await keyring.byKid(header.kid) : undefined;
-  if (!key) return { valid: false, reason: 'unknown_kid', detail: 'the kid names none of our keys' };
-  try {
-    const { payload } = await compactVerify(jws, key.publicKey, { algorithms: ALGS });
-    return { valid: true, kid: key.kid, payload: JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown> };
-  } catch {
-    return { valid: false, reason: 'bad_signature', detail: 'the signature does not verify' };
+    return { valid: true, kid: check.kid, payload: decodeJws(jws).payload };
+  } catch (e) {
+    return { valid: false, reason: 'malformed', detail: (e as Error).message };
   }
 }
 
@@ -95,11 +65,9 @@ export interface EvidenceTrust {
 
 export type Check = { ok: boolean; detail: string };
 
-const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
-
-function attempt(f: () => string): Check {
+async function attempt(f: () => string | Promise<string>): Promise<Check> {
   try {
-    return { ok: true, detail: f() };
+    return { ok: true, detail: await f() };
   } catch (e) {
     return { ok: false, detail: (e as Error).message };
   }
@@ -120,41 +88,33 @@ export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: Eviden
   const checks: Record<string, Check> = {};
   let cp: Checkpoint | undefined;
   let body: string | undefined;
-  checks.checkpoint = attempt(() => {
-    body = openNote(e.checkpoint, trust.logKey);
+  checks.checkpoint = await attempt(async () => {
+    body = await openNote(e.checkpoint, trust.logKey);
     cp = parseCheckpointText(body);
     if (e.log.origin !== undefined && cp.origin !== e.log.origin) throw new Error(`checkpoint origin ${cp.origin} is not the log's ${e.log.origin}`);
     return `${cp.origin} size ${cp.size}, note signature verifies`;
   });
   if (e.checkpoint_jws) {
     const jws = e.checkpoint_jws;
-    checks.checkpoint_jws = await (async (): Promise<Check> => {
-      try {
-        if (!isCanonicalCompactJws(jws)) throw new Error('the checkpoint JWS is not canonical base64url');
-        const header = decodeProtectedHeader(jws);
-        if (header.typ !== CHECKPOINT_TYP) throw new Error(`typ must be ${CHECKPOINT_TYP}`);
-        const key = typeof header.kid === 'string' ? await trust.keys.byKid(header.kid) : undefined;
-        if (!key) throw new Error('the kid names none of the trusted keys');
-        const { payload } = await compactVerify(jws, key.publicKey, { algorithms: ALGS });
-        if (body === undefined || new TextDecoder().decode(payload) !== body) throw new Error('its payload is not the checkpoint body');
-        return { ok: true, detail: `EdDSA by kid ${key.kid} over the checkpoint body` };
-      } catch (err) {
-        return { ok: false, detail: (err as Error).message };
-      }
-    })();
+    checks.checkpoint_jws = await attempt(async () => {
+      const check = await verifyCompactJws(jws, trust.keys, CHECKPOINT_TYP);
+      if (!check.valid) throw new Error(check.detail);
+      if (body === undefined || check.jws.payloadText !== body) throw new Error('its payload is not the checkpoint body');
+      return `EdDSA by kid ${check.kid} over the checkpoint body`;
+    });
   }
-  checks.inclusion = attempt(() => {
+  checks.inclusion = await attempt(() => {
     if (!cp) throw new Error('no verified checkpoint');
     if (e.inclusion.tree_size !== cp.size) throw new Error(`proof is for size ${e.inclusion.tree_size}, the checkpoint has ${cp.size}`);
-    const lh = leafHash(new TextEncoder().encode(e.leaf));
-    if (Buffer.from(lh).toString('base64') !== e.inclusion.leaf_hash) throw new Error('leaf_hash is not the hash of this leaf');
-    verifyInclusion(e.log.index, cp.size, lh, e.inclusion.hashes.map(unb64), cp.root);
+    const lh = leafHash(utf8(e.leaf));
+    if (base64(lh) !== e.inclusion.leaf_hash) throw new Error('leaf_hash is not the hash of this leaf');
+    verifyInclusion(e.log.index, cp.size, lh, e.inclusion.hashes.map(fromBase64), cp.root);
     return `entry ${e.log.index} of ${cp.size}`;
   });
   if (trust.witnesses) {
     const policy = trust.witnesses;
-    checks.witnesses = attempt(() => {
-      const w = witnessesOf(e.checkpoint, policy);
+    checks.witnesses = await attempt(async () => {
+      const w = await witnessesOf(e.checkpoint, policy);
       const who = w.cosigned_by.length ? `cosigned by ${w.cosigned_by.join(', ')}` : 'cosigned by no witness of the policy';
       const quorum = w.quorum === null ? 'the policy requires no quorum' : `quorum ${w.quorum} ${w.quorum_holds ? 'holds' : 'does NOT hold'}`;
       if (trust.requireQuorum && !w.quorum_holds) throw new Error(`${who}: ${quorum}`);
@@ -164,13 +124,13 @@ export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: Eviden
   if (e.receipt) {
     const sig = await verifyReceiptJws(trust.keys, e.receipt);
     checks.signature = sig.valid ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` } : { ok: false, detail: `${sig.reason}: ${sig.detail}` };
-    checks.leaf = attempt(() => {
+    checks.leaf = await attempt(() => {
       if (e.leaf !== e.receipt) throw new Error('the leaf is not this receipt');
       if (sig.valid && canonicalJson(sig.payload) !== canonicalJson(e.payload)) throw new Error('the payload is not the signed one');
       return 'the leaf is the signed receipt';
     });
   } else {
-    checks.leaf = attempt(() => {
+    checks.leaf = await attempt(() => {
       if (e.leaf !== canonicalJson(e.payload)) throw new Error('the leaf is not the canonical JSON of the payload');
       return 'the leaf is the canonical payload (batch-sealed receipt)';
     });
@@ -188,8 +148,8 @@ export function parseReceiptDocument(text: string): ReceiptEvidenceDoc | undefin
   const t = text.trim();
   let json = t;
   if (!t.startsWith('{')) {
-    if (!/^[A-Za-z0-9_-]+$/.test(t)) return undefined;
-    json = Buffer.from(t, 'base64url').toString('utf8');
+    if (base64urlProblem(t) || t.length === 0) return undefined;
+    json = fromUtf8(decodeBase64url(t));
   }
   try {
     const doc = JSON.parse(json) as ReceiptEvidenceDoc;
@@ -202,7 +162,7 @@ export function parseReceiptDocument(text: string): ReceiptEvidenceDoc | undefin
 
 /** Encodes a receipt document for a header (base64url of its JSON), the form parseReceiptDocument reads. */
 export function encodeReceiptDocument(doc: ReceiptEvidenceDoc): string {
-  return Buffer.from(JSON.stringify(doc), 'utf8').toString('base64url');
+  return base64url(utf8(JSON.stringify(doc)));
 }
 
 /** What verifying either form of receipt trusts: the key set, the receipts log's verifier keys, optionally witnesses. */

@@ -10,8 +10,7 @@ import type { Hash } from './merkle.ts';
 import { checkpointText, signNote } from './note.ts';
 import type { SigningKey } from './keys.ts';
 import { compactJwsSync } from './jws.ts';
-
-export const CHECKPOINT_TYP = 'fusegate-checkpoint+jws';
+import { CHECKPOINT_TYP } from './receipt.ts';
 
 export interface Seal {
   origin: string;
@@ -30,7 +29,7 @@ export function makeSeal(origin: string, size: number, root: Hash, key: SigningK
     origin,
     tree_size: size,
     root,
-    note: signNote(body, origin, key.privateKey, key.raw),
+    note: signNote(body, origin, key),
     jws: compactJwsSync(body, key, CHECKPOINT_TYP),
     kid: key.kid,
   };

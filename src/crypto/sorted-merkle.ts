@@ -9,15 +9,11 @@
  * the sparse tree of src/crypto/sparse-merkle.ts, updated in place). Leaf data
  * is the key's bytes; hashes are RFC 9162.
  */
-import { ProofError, emptyRoot, foldRange, leafHash, nodeHash, proveInclusion, rangeNodes, verifyInclusion, type Hash } from './merkle.ts';
-import { base64 as b64 } from './base64.ts';
+import { emptyRoot, foldRange, leafHash, nodeHash, proveInclusion, rangeNodes, verifyInclusion, type Hash } from './merkle.ts';
+import { ProofError } from './proof-error.ts';
+import { base64 as b64, fromBase64 } from './base64.ts';
+import { compareBytes } from './bytes.ts';
 
-/** Byte-wise order (not UTF-16 order), so that any implementation sorts keys the same way. */
-export function compareKeys(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
-}
 
 export interface LeafWitness {
   /** The neighbour's key (the leaf data). */
@@ -38,8 +34,8 @@ export class SortedMerkleTree {
 
   /** `keys` in any order; duplicates are dropped. */
   constructor(keys: Iterable<Uint8Array>) {
-    const sorted = [...keys].sort(compareKeys);
-    this.keys = sorted.filter((k, i) => i === 0 || compareKeys(sorted[i - 1]!, k) !== 0);
+    const sorted = [...keys].sort(compareBytes);
+    this.keys = sorted.filter((k, i) => i === 0 || compareBytes(sorted[i - 1]!, k) !== 0);
     const levels: Hash[][] = [this.keys.map((k) => leafHash(k))];
     for (let below = levels[0]!; below.length > 1; ) {
       const up: Hash[] = [];
@@ -76,7 +72,7 @@ export class SortedMerkleTree {
     let hi = this.size;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareKeys(this.keys[mid]!, key) < 0) lo = mid + 1;
+      if (compareBytes(this.keys[mid]!, key) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -85,7 +81,7 @@ export class SortedMerkleTree {
   /** Proof of inclusion when `key` is a leaf, of absence otherwise. */
   prove(key: Uint8Array): SortedProof {
     const i = this.#lowerBound(key);
-    if (i < this.size && compareKeys(this.keys[i]!, key) === 0) return { present: true, size: this.size, leaf: this.#witness(i) };
+    if (i < this.size && compareBytes(this.keys[i]!, key) === 0) return { present: true, size: this.size, leaf: this.#witness(i) };
     return {
       present: false,
       size: this.size,
@@ -109,32 +105,31 @@ export function verifySortedProof(key: Uint8Array, proof: SortedProof, head: { s
   const { size, root } = head;
   if (proof.size !== size) throw new ProofError(`proof is for size ${proof.size}, the trusted head has ${size}`);
   if (proof.present) {
-    if (compareKeys(proof.leaf.key, key) !== 0) throw new ProofError('the proven leaf is not the key');
+    if (compareBytes(proof.leaf.key, key) !== 0) throw new ProofError('the proven leaf is not the key');
     checkLeaf(proof.leaf, size, root);
     return true;
   }
   const { left, right } = proof;
   if (size === 0) {
     if (left || right) throw new ProofError('an empty tree has no neighbours');
-    if (root.length !== 32 || compareKeys(root, emptyRoot()) !== 0) throw new ProofError('root is not the empty tree');
+    if (root.length !== 32 || compareBytes(root, emptyRoot()) !== 0) throw new ProofError('root is not the empty tree');
     return false;
   }
   if (!left && !right) throw new ProofError('absence in a non-empty tree needs a neighbour');
   if (left) {
     checkLeaf(left, size, root);
-    if (compareKeys(left.key, key) >= 0) throw new ProofError('left neighbour is not below the key');
+    if (compareBytes(left.key, key) >= 0) throw new ProofError('left neighbour is not below the key');
     if (!right && left.index !== size - 1) throw new ProofError('left neighbour is not the last leaf');
   }
   if (right) {
     checkLeaf(right, size, root);
-    if (compareKeys(key, right.key) >= 0) throw new ProofError('right neighbour is not above the key');
+    if (compareBytes(key, right.key) >= 0) throw new ProofError('right neighbour is not above the key');
     if (!left && right.index !== 0) throw new ProofError('right neighbour is not the first leaf');
   }
   if (left && right && right.index !== left.index + 1) throw new ProofError('neighbours are not adjacent');
   return false;
 }
 
-const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
 
 /** JSON form of a witness: key as UTF-8 text when `text`, else base64; hashes base64. */
 export interface LeafWitnessJson {
@@ -153,8 +148,8 @@ export function proofToJson(p: SortedProof, keyToString: (k: Uint8Array) => stri
   return { present: false, tree_size: p.size, ...(p.left ? { left: w(p.left) } : {}), ...(p.right ? { right: w(p.right) } : {}) };
 }
 
-export function proofFromJson(j: SortedProofJson, keyFromString: (s: string) => Uint8Array = unb64): SortedProof {
-  const w = (x: LeafWitnessJson): LeafWitness => ({ key: keyFromString(x.key), index: x.index, hashes: x.hashes.map(unb64) });
+export function proofFromJson(j: SortedProofJson, keyFromString: (s: string) => Uint8Array = fromBase64): SortedProof {
+  const w = (x: LeafWitnessJson): LeafWitness => ({ key: keyFromString(x.key), index: x.index, hashes: x.hashes.map(fromBase64) });
   if (j.present) return { present: true, size: j.tree_size, leaf: w(j.leaf) };
   return { present: false, size: j.tree_size, left: j.left ? w(j.left) : undefined, right: j.right ? w(j.right) : undefined };
 }

@@ -23,8 +23,10 @@
  * collision (a leaf's 33-byte preimage and a node's 65-byte one never meet,
  * and no known input hashes to ZERO).
  */
-import { ProofError, leafHash, nodeHash, type Hash } from './merkle.ts';
-import { base64 as b64 } from './base64.ts';
+import { leafHash, nodeHash, type Hash } from './merkle.ts';
+import { ProofError } from './proof-error.ts';
+import { base64 as b64, fromBase64 } from './base64.ts';
+import { equalBytes, toHex } from './bytes.ts';
 
 export const KEY_BYTES = 32;
 export const KEY_BITS = KEY_BYTES * 8;
@@ -51,8 +53,6 @@ export function siblingPrefixOf(key: Uint8Array, depth: number): Uint8Array {
   return out;
 }
 
-const equalBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && Buffer.compare(a, b) === 0;
-
 /** A stored (non-empty) subtree. `leaf` is its only key when it holds exactly one. */
 export interface SmtNode {
   depth: number;
@@ -69,7 +69,7 @@ export interface NodeId {
 /** Reads the stored nodes among `ids` (absent ones are empty subtrees), all from one consistent state. */
 export type NodeReader = (ids: NodeId[]) => Promise<SmtNode[]>;
 
-const idKey = (depth: number, prefix: Uint8Array) => `${depth}/${Buffer.from(prefix).toString('hex')}`;
+const idKey = (depth: number, prefix: Uint8Array) => `${depth}/${toHex(prefix)}`;
 
 /** Key `key`'s path: the branches from the root down, the terminal, and every sibling on the way. */
 export interface Path {
@@ -236,7 +236,14 @@ export interface SparseProofJson {
   leaf?: string;
 }
 
-const unb64 = (s: string) => new Uint8Array(Buffer.from(s, 'base64'));
+/** Strict base64, refused as a malformed proof. */
+function unb64(s: string): Uint8Array {
+  try {
+    return fromBase64(s);
+  } catch {
+    throw new ProofError('malformed proof: a value is not canonical base64');
+  }
+}
 
 export function sparseProofToJson(p: SparseProof): SparseProofJson {
   const bitmap = new Uint8Array((p.depth + 7) >> 3);

@@ -8,7 +8,8 @@
  * leaf hashes. An entry bundle holds the entries of level-0 tile N, each
  * prefixed by its length as a big-endian uint16.
  */
-import { nodeHash, proveInclusion, rangeNodes, type Hash } from './merkle.ts';
+import { concatBytes } from './bytes.ts';
+import { nodeHash, proveInclusion, rangeNodes, type Hash, type HashReader, type LeafRange } from './merkle.ts';
 
 /** C2SP tiles are 2^8 = 256 hashes wide. */
 export const TILE_HEIGHT = 8;
@@ -74,13 +75,15 @@ export function tileWidth(level: number, n: number, size: number): number {
 }
 
 /** Entries as a C2SP bundle: each one prefixed by its big-endian uint16 length. */
-export function encodeBundle(entries: readonly Uint8Array[]): Buffer {
-  const total = entries.reduce((s, e) => s + 2 + e.length, 0);
-  const out = Buffer.allocUnsafe(total);
+export function encodeBundle(entries: readonly Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const e of entries) total += 2 + e.length;
+  const out = new Uint8Array(total);
   let at = 0;
   for (const e of entries) {
     if (e.length > MAX_ENTRY_BYTES) throw new RangeError(`an entry of ${e.length} bytes does not fit a bundle (at most ${MAX_ENTRY_BYTES})`);
-    out.writeUInt16BE(e.length, at);
+    out[at] = e.length >> 8;
+    out[at + 1] = e.length & 0xff;
     out.set(e, at + 2);
     at += 2 + e.length;
   }
@@ -88,14 +91,13 @@ export function encodeBundle(entries: readonly Uint8Array[]): Buffer {
 }
 
 export function decodeBundle(bytes: Uint8Array): Uint8Array[] {
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const out: Uint8Array[] = [];
   let at = 0;
-  while (at < buf.length) {
-    if (at + 2 > buf.length) throw new RangeError('bundle ends inside a length prefix');
-    const len = buf.readUInt16BE(at);
-    if (at + 2 + len > buf.length) throw new RangeError('bundle ends inside an entry');
-    out.push(buf.subarray(at + 2, at + 2 + len));
+  while (at < bytes.length) {
+    if (at + 2 > bytes.length) throw new RangeError('bundle ends inside a length prefix');
+    const len = (bytes[at]! << 8) | bytes[at + 1]!;
+    if (at + 2 + len > bytes.length) throw new RangeError('bundle ends inside an entry');
+    out.push(bytes.subarray(at + 2, at + 2 + len));
     at += 2 + len;
   }
   return out;
@@ -157,11 +159,12 @@ export function lastLeafProof(before: Edge): Hash[] {
 }
 
 /**
- * RFC 9162 subtree hashes (MTH) of ranges of `leaves`, each node hashed once
- * however many ranges share it: the proofs of one group's leaves ask for the
- * same subtrees again and again.
+ * A HashReader over a run of consecutive leaf hashes, the first at index
+ * `first` of the tree (a group's appended leaves): MTH of any range within the
+ * run, each subtree hashed once however many ranges share it, since the
+ * proofs of one group's leaves ask for the same subtrees again and again.
  */
-export function rangeHasher(leaves: readonly Hash[]): (lo: number, hi: number) => Hash {
+export function leafHashReader(leaves: readonly Hash[], first = 0): HashReader {
   const memo = new Map<string, Hash>();
   const mth = (lo: number, hi: number): Hash => {
     if (hi - lo === 1) return leaves[lo]!;
@@ -175,20 +178,30 @@ export function rangeHasher(leaves: readonly Hash[]): (lo: number, hi: number) =
     }
     return h;
   };
-  return mth;
+  return {
+    readHashes: (ranges) =>
+      ranges.map(({ lo, hi }) => {
+        if (lo < first || hi > first + leaves.length || lo >= hi) throw new RangeError(`no leaves [${lo}, ${hi}) in the run [${first}, ${first + leaves.length})`);
+        return mth(lo - first, hi - first);
+      }),
+  };
 }
 
 /**
  * The inclusion proof of leaf `before.size` in the tree of `size` leaves
  * (RFC 9162): its siblings on the left are perfect subtrees of `before`, the
- * edge before that leaf; those on the right are `mthAfter(lo, hi)`, hashed
- * from the leaves appended after it (lo > the leaf's index).
+ * edge before that leaf; those on the right, hashed from the leaves appended
+ * after it (lo > the leaf's index), are read from `after`.
  */
-export function inclusionFrom(before: Edge, size: number, mthAfter: (lo: number, hi: number) => Hash): Hash[] {
+export function inclusionFrom(before: Edge, size: number, after: HashReader): Hash[] {
   const index = before.size;
   const left = rangeNodes(0, index);
-  return proveInclusion(index, size).map(({ lo, hi }) => {
-    if (lo > index) return mthAfter(lo, hi);
+  const path = proveInclusion(index, size);
+  const right: LeafRange[] = path.filter(({ lo }) => lo > index);
+  const read = right.length ? after.readHashes(right) : [];
+  let next = 0;
+  return path.map(({ lo, hi }) => {
+    if (lo > index) return read[next++]!;
     // A sibling on the left is one of the perfect subtrees the edge keeps (the 1 bits of the index).
     const at = left.findIndex((n) => n.index * 2 ** n.level === lo && (n.index + 1) * 2 ** n.level === hi);
     if (at < 0) throw new Error(`no subtree [${lo}, ${hi}) in the edge of size ${index}`);
@@ -197,16 +210,16 @@ export function inclusionFrom(before: Edge, size: number, mthAfter: (lo: number,
 }
 
 /** The edge as stored: its hashes concatenated. Its size is stored beside it. */
-export function packEdge(edge: Edge): Buffer {
-  return Buffer.concat(edge.hashes);
+export function packEdge(edge: Edge): Uint8Array {
+  return concatBytes(...edge.hashes);
 }
 
 export function unpackEdge(size: number, bytes: Uint8Array | null | undefined): Edge {
   const hashes: Hash[] = [];
-  const buf = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.alloc(0);
+  const stored = bytes ?? new Uint8Array(0);
   let ones = 0;
   for (let n = size; n > 0; n = Math.floor(n / 2)) ones += n % 2;
-  if (buf.length !== ones * 32) throw new RangeError(`a stored edge of ${buf.length} bytes does not fit a tree of size ${size}`);
-  for (let at = 0; at < buf.length; at += 32) hashes.push(buf.subarray(at, at + 32));
+  if (stored.length !== ones * 32) throw new RangeError(`a stored edge of ${stored.length} bytes does not fit a tree of size ${size}`);
+  for (let at = 0; at < stored.length; at += 32) hashes.push(stored.subarray(at, at + 32));
   return { size, hashes };
 }

@@ -12,7 +12,7 @@
  * one witness or group, once (or `none`: cosignatures are collected, none is
  * required). The parser is strict and names the line of every mistake.
  */
-import { readFile } from 'node:fs/promises';
+import { equalBytes } from './bytes.ts';
 import { cosignersOf, parseCosignerKey, type CosignerKey } from './cosignature.ts';
 
 export interface PolicyWitness {
@@ -87,7 +87,7 @@ export function parseWitnessPolicy(text: string): WitnessPolicy {
         }
         if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(`witness ${name}: the submission prefix must be an http(s) URL`);
         if (url.search || url.hash) fail(`witness ${name}: the submission prefix must have no query or fragment`);
-        if (witnesses.some((w) => w.key.keyId.equals(key.keyId) && w.key.raw.equals(key.raw))) fail(`witness ${name}: the same key is listed twice`);
+        if (witnesses.some((w) => equalBytes(w.key.keyId, key.keyId) && equalBytes(w.key.raw, key.raw))) fail(`witness ${name}: the same key is listed twice`);
         witnesses.push({ name, key, url: url.href.replace(/\/+$/, '') });
         return;
       }
@@ -137,11 +137,6 @@ export function quorumHolds(policy: WitnessPolicy, cosigned: ReadonlySet<string>
   return holds(policy.quorum);
 }
 
-/** Reads and parses a policy file (WITNESS_POLICY). */
-export async function loadWitnessPolicy(path: string): Promise<WitnessPolicy> {
-  return parseWitnessPolicy(await readFile(path, 'utf8'));
-}
-
 /** The policy as text again (what a receipt's evidence carries, so that a verifier can pin it). */
 export function formatWitnessPolicy(policy: WitnessPolicy): string {
   const threshold = (g: PolicyGroup) => (g.threshold === 1 && g.members.length > 1 ? 'any' : g.threshold === g.members.length ? 'all' : String(g.threshold));
@@ -152,10 +147,21 @@ export function formatWitnessPolicy(policy: WitnessPolicy): string {
   ].join('\n') + '\n';
 }
 
-/** Which of the policy's witnesses cosigned a checkpoint note, and whether they make its quorum. Throws on a tampered cosignature. */
-export function witnessesOf(note: string, policy: WitnessPolicy): { cosigned_by: string[]; quorum: string | null; quorum_holds: boolean } {
+export interface Witnessed {
+  /** The policy's names of the witnesses that cosigned, in policy order. */
+  cosigned_by: string[];
+  quorum: string | null;
+  quorum_holds: boolean;
+}
+
+/**
+ * Which of the policy's witnesses cosigned a checkpoint note, and whether they
+ * make its quorum. Rejects on a tampered cosignature, naming the witness as
+ * the policy does.
+ */
+export async function witnessesOf(note: string, policy: WitnessPolicy): Promise<Witnessed> {
   const byVkey = new Map(policy.witnesses.map((w) => [w.key.vkey, w.name]));
-  const found = cosignersOf(note, policy.witnesses.map((w) => w.key));
-  const names = found.map((c) => byVkey.get(c.vkey)!);
+  const found = new Set((await cosignersOf(note, policy.witnesses.map((w) => w.key), (k) => byVkey.get(k.vkey)!)).map((c) => c.vkey));
+  const names = policy.witnesses.filter((w) => found.has(w.key.vkey)).map((w) => w.name);
   return { cosigned_by: names, quorum: policy.quorum, quorum_holds: policy.witnesses.length > 0 && quorumHolds(policy, new Set(names)) };
 }

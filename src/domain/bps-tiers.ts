@@ -7,7 +7,7 @@
  * a cent later). Pure; money in micro-USD, each fee rounded half up to the
  * cent once, over the exact sum of the bands.
  */
-import { bpsProduct, feeFromBpsProducts, MICROS_PER_USD } from './money.ts';
+import { bpsProduct, feeFromBpsProducts, MICROS_PER_USD } from '../catalog/money.ts';
 
 export interface BpsTier {
   id: string;

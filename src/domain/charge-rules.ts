@@ -11,7 +11,7 @@
 import { DATA } from '../catalog/catalogs.ts';
 import type { BpsTier } from './bps-tiers.ts';
 import { exposureFeeMicros } from './clear.ts';
-import { usdToMicros } from './money.ts';
+import { formatUsd, usdToMicros } from '../catalog/money.ts';
 import { GA_DECLARE_TOLL_MICROS, sharpMicros } from './orn.ts';
 import { operatorCheckout } from './pricing.ts';
 import { fireFee } from './trigger.ts';
@@ -54,3 +54,35 @@ export const CATALOG_PRICES = {
 } as const;
 
 export type CatalogPrice = keyof typeof CATALOG_PRICES;
+
+/** How one declared SKU is charged, when not at its toll (RouteDoc.chargeRules, src/api/charges.ts). */
+export interface ChargeRule {
+  /** The named rule that computes its amount from the act's input (default: its toll). */
+  amount?: AmountRule;
+  /** The catalog whose price it costs, when a catalog rather than the toll table states it. */
+  price?: CatalogPrice;
+  /** A NAP line (a refusal's hold; default: only the SKU `hold`). */
+  nap?: boolean;
+}
+
+/** Whether a declared SKU is a NAP line: its rule says so, else only the refusal's `hold`. */
+export const isNapSku = (sku: string, rules: Readonly<Record<string, ChargeRule>> = {}): boolean => rules[sku]?.nap ?? sku === 'hold';
+
+/** One line of an act's charges, as the declaration prices it (the key is the act's). */
+export interface BilledLine {
+  sku: string;
+  amountMicros: number;
+  nap: boolean;
+}
+
+/** The public `charge` object of a line (its schema: src/api/charge.ts). */
+export interface ChargeView {
+  sku: string;
+  amount_usd: string;
+  nap: boolean;
+}
+
+/** The charge object of a meter line. */
+export function chargeView(c: { sku: string; amountMicros: number | bigint; nap?: boolean | undefined }): ChargeView {
+  return { sku: c.sku, amount_usd: formatUsd(c.amountMicros), nap: c.nap === true };
+}

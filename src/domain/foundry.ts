@@ -15,7 +15,7 @@ import { DATA } from '../catalog/catalogs.ts';
 import { tollMicros } from '../catalog/tolls.ts';
 import { ConformityRefusal, buildPack, packHash, type PackInput } from './conformity.ts';
 import { DepositoryRefusal, applyEvent } from './depository.ts';
-import { formatUsd, usdToMicros } from './money.ts';
+import { formatUsd, usdToMicros } from '../catalog/money.ts';
 import { aggregate, type OraclePolicy, type Reading } from './oracle.ts';
 import { line, projection, type Projection } from './scale.ts';
 import { fireFee, thresholdReached, type Threshold } from './trigger.ts';

@@ -10,7 +10,7 @@
  *  3. value = sum(w_i * v_i) / sum(w_i) over the kept readings, rounded half away from zero to 6 decimals;
  *  4. spread = max - min of the kept readings; spread * 10 000 > toleranceBps * |value| -> DISPUTED (spread).
  */
-import { parseDecimal } from './money.ts';
+import { parseDecimal } from '../catalog/money.ts';
 
 export const SCALE = 6;
 const ONE = 10n ** BigInt(SCALE);

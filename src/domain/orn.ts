@@ -8,7 +8,7 @@
  * order), so the allocations always add up to the loss (itself rounded to
  * the cent).
  */
-import { formatUsd, MICROS_PER_CENT, roundToCent } from './money.ts';
+import { formatUsd, MICROS_PER_CENT, roundToCent } from '../catalog/money.ts';
 import { GA_DECLARE_TOLL_MICROS, SHARP_TOLL_MICROS } from './scale.ts';
 
 export { GA_DECLARE_TOLL_MICROS, SHARP_TOLL_MICROS };

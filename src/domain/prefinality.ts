@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { FuseState } from './fuse.ts';
 import { decideHop } from './fuse.ts';
-import { MoneyError, parseDecimal } from './money.ts';
+import { MoneyError, parseDecimal } from '../catalog/money.ts';
 
 export const RAILS = ['x402', 'rtp'] as const;
 export type Rail = (typeof RAILS)[number];

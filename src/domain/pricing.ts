@@ -6,8 +6,9 @@
  * (nap_rule): DENY and SILENCE on the execute gate are the `hold` SKU, and so
  * are BLOCK and HOLD here.
  */
+import { OPERATOR_BPS, OPERATOR_PER_HOP_SKU } from '../catalog/operator-prices.ts';
 import { tollMicros } from '../catalog/tolls.ts';
-import { bpsFeeMicros, roundToCent } from './money.ts';
+import { bpsFeeMicros, roundToCent } from '../catalog/money.ts';
 
 export const REFUSALS = ['BLOCK', 'HOLD', 'DENY', 'SILENCE'] as const;
 
@@ -26,9 +27,6 @@ export function skuFor(decision: string, allowed: string): Sku {
   const sku = isRefusal(decision) ? 'hold' : allowed;
   return { sku, nap: isRefusal(decision), amountMicros: tollMicros(sku) };
 }
-
-export const OPERATOR_BPS = 10;
-export const OPERATOR_PER_HOP_SKU = 'execute_gate';
 
 /**
  * Operator checkout after the one production write: the greater of the floor,

@@ -6,7 +6,7 @@
  */
 import { DATA } from '../catalog/catalogs.ts';
 import { tollMicros } from '../catalog/tolls.ts';
-import { formatUsd, usdToMicros } from './money.ts';
+import { formatUsd, usdToMicros } from '../catalog/money.ts';
 
 export interface ProjectionLine {
   /** What is metered, e.g. "refusals x hold". */

@@ -8,7 +8,7 @@
  * exposure. The obligation's fee_bps is the template's: a caller cannot change it.
  */
 import { marginalFeeMicros, marginalTier, type BpsTier } from './bps-tiers.ts';
-import { bpsFeeMicros } from './money.ts';
+import { bpsFeeMicros } from '../catalog/money.ts';
 import { parseSigned } from './oracle.ts';
 
 export const TRIGGER_STATES = ['ARMED', 'FIRED'] as const;

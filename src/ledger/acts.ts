@@ -34,8 +34,8 @@ import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
 import { appendLeaves, PendingAppend, readEdge, writeAppend, type Inclusion } from './log.ts';
-import { edgeRoot, inclusionFrom, MAX_ENTRY_BYTES, rangeHasher } from '../crypto/tiles.ts';
-import type { Hash } from '../crypto/merkle.ts';
+import { edgeRoot, inclusionFrom, leafHashReader, MAX_ENTRY_BYTES } from '../crypto/tiles.ts';
+import type { Hash, HashReader } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
 import { mintReceipt, receiptLeaf, RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer } from './receipts.ts';
@@ -401,7 +401,7 @@ class GroupAppends implements GroupEnd {
   /** Per log: the entries appended so far, each hashed into the log's edge as it came (log.ts PendingAppend). */
   readonly #logs = new Map<string, PendingAppend>();
   /** Per log, once the group has ended: its root, and its subtree hashes, shared by the proofs of its entries. */
-  readonly #ended = new Map<string, { root: Hash; mth: (lo: number, hi: number) => Hash }>();
+  readonly #ended = new Map<string, { root: Hash; appended: HashReader }>();
 
   constructor(tx: Transaction) {
     this.#tx = tx;
@@ -442,9 +442,8 @@ class GroupAppends implements GroupEnd {
     const i = l ? index - l.before.size : -1;
     if (!l || i < 0 || i >= l.leafHashes.length) throw new Error(`the group appended no entry ${index} to ${log}`);
     let ended = this.#ended.get(log);
-    if (!ended) this.#ended.set(log, (ended = { root: edgeRoot(l.edge)!, mth: rangeHasher(l.leafHashes) }));
-    const start = l.before.size;
-    const hashes = inclusionFrom(l.edges[i]!, l.edge.size, (lo, hi) => ended.mth(lo - start, hi - start));
+    if (!ended) this.#ended.set(log, (ended = { root: edgeRoot(l.edge)!, appended: leafHashReader(l.leafHashes, l.before.size) }));
+    const hashes = inclusionFrom(l.edges[i]!, l.edge.size, ended.appended);
     return { index, size: l.edge.size, leafHash: l.leafHashes[i]!, hashes, root: ended.root };
   }
 }

@@ -62,7 +62,7 @@ export function signCheckpoint(ctx: CheckpointSigner, log: string, head: { size:
   const cacheKey = `${origin}/${head.size}/${key.kid}`;
   const hit = cache.get(cacheKey);
   if (hit) return hit;
-  const note = signNote(checkpointText({ origin, size: head.size, root: head.root }), origin, key.privateKey, key.raw);
+  const note = signNote(checkpointText({ origin, size: head.size, root: head.root }), origin, key);
   const cp = { origin, size: head.size, root: head.root, note };
   if (cache.size > 1024) cache.clear();
   cache.set(cacheKey, cp);

@@ -6,7 +6,7 @@
  */
 import type { Transaction } from './sql.ts';
 import { leafHash, rootOf } from '../crypto/merkle.ts';
-import { formatUsd } from '../domain/money.ts';
+import { formatUsd } from '../catalog/money.ts';
 import { newId } from '../ids.ts';
 import { leafBytes } from './astl.ts';
 import { RECEIPTS_LOG } from './receipts.ts';

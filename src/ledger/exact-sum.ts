@@ -7,7 +7,7 @@
  * at the largest single charge, MAX_CHARGE_MICROS).
  */
 import type { Row } from '@libsql/client';
-import { MICROS_PER_USD } from '../domain/money.ts';
+import { MICROS_PER_USD } from '../catalog/money.ts';
 
 /** Select-list SQL for the exact sum of `column` as `<alias>_whole`, `<alias>_rem` (read it back with exactSum). */
 export function exactSumSql(column: string, alias: string): string {

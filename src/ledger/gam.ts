@@ -7,7 +7,7 @@
  */
 import type { Client, Transaction } from './sql.ts';
 import { usage } from './meter.ts';
-import { usdToMicros } from '../domain/money.ts';
+import { usdToMicros } from '../catalog/money.ts';
 
 export interface GamGrant {
   id: string;

@@ -400,7 +400,7 @@ export async function readHashTile(db: Db, log: string, level: number, n: number
 }
 
 /** The bytes of entry bundle `n` with `width` entries, or undefined when the log is not that long yet. */
-export async function readBundle(db: Db, log: string, n: number, width: number): Promise<Buffer | undefined> {
+export async function readBundle(db: Db, log: string, n: number, width: number): Promise<Uint8Array | undefined> {
   const size = await logSize(db, log);
   if (tileWidth(0, n, size) < width) return undefined;
   const lo = n * TILE_WIDTH;

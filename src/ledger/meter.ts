@@ -7,7 +7,7 @@
  */
 import type { Client, Transaction } from './sql.ts';
 import type { InArgs } from '@libsql/client';
-import { MAX_CHARGE_MICROS, formatUsd } from '../domain/money.ts';
+import { MAX_CHARGE_MICROS, formatUsd } from '../catalog/money.ts';
 import { ADD_USD_MICROS, SUM_USD_MICROS, toUsdMicros, usdMicrosSum } from './exact-sum.ts';
 import { insertRows, readEntriesAt } from './log.ts';
 import { keyReceiptIndexesOn } from './key-receipts.ts';

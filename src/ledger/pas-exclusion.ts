@@ -167,7 +167,7 @@ export async function signedExclusionProof(ctx: CheckpointSigner, keyId: string,
   const cacheKey = `${key.kid}\n${text}`;
   let note = notes.get(cacheKey);
   if (!note) {
-    note = signNote(text, origin, key.privateKey, key.raw);
+    note = signNote(text, origin, key);
     if (notes.size >= NOTES_MAX) notes.delete(notes.keys().next().value!);
     notes.set(cacheKey, note);
   }

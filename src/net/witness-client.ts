@@ -3,7 +3,8 @@
  * add-checkpoint request to one witness, and what its answer means. The
  * witness URLs come from the operator's policy, so no address guard applies.
  */
-import { verifyCosignature, noteParts } from '../crypto/cosignature.ts';
+import { verifyCosignature } from '../crypto/cosignature.ts';
+import { noteParts } from '../crypto/note.ts';
 import type { Hash } from '../crypto/merkle.ts';
 import type { PolicyWitness } from '../crypto/witness-policy.ts';
 
@@ -54,7 +55,7 @@ export async function addCheckpoint(witness: PolicyWitness, oldSize: number, pro
   for (const line of text.split('\n')) {
     if (!line) continue;
     try {
-      const timestamp = verifyCosignature(body, line, witness.key);
+      const timestamp = await verifyCosignature(body, line, witness.key);
       if (timestamp !== undefined) return { kind: 'cosigned', line: `${line}\n`, timestamp };
     } catch (e) {
       return { kind: 'failed', status: 200, error: (e as Error).message };

@@ -23,7 +23,8 @@
  */
 import { HTTPResponse, type H3Event, type Middleware } from 'h3';
 import { createRemoteJWKSet } from 'jose';
-import { jwksKeyLookup, verifyReceiptToken } from '../crypto/receipt.ts';
+import { jwkKeyLookup, type KeyLookup, type PublicJwk } from '../crypto/jws-verify.ts';
+import { verifyReceiptToken } from '../crypto/receipt.ts';
 import type { WitnessPolicy } from '../crypto/witness-policy.ts';
 
 import { RECEIPT_HEADER, RECEIPT_TYP, REQUIRED_HEADER, REQUIRED_STATUS } from './constants.ts';
@@ -79,7 +80,7 @@ export interface RemoteVerifierOptions {
  * a receipt document against the receipts log's note verifier keys.
  */
 export function remoteReceiptVerifier(jwksUrl: string, o: RemoteVerifierOptions = {}): (token: string) => Promise<Verified> {
-  const keys = jwksKeyLookup(createRemoteJWKSet(new URL(jwksUrl)));
+  const keys = remoteKeyLookup(new URL(jwksUrl));
   let logKeys: Promise<string[]> | undefined = o.logKeys ? Promise.resolve(o.logKeys) : undefined;
   const fetchLogKeys = async () => {
     const res = await fetch(o.logUrl ?? new URL('/api/v1/logs/receipts', jwksUrl).href, { headers: { accept: 'application/json' } });
@@ -102,6 +103,24 @@ export function remoteReceiptVerifier(jwksUrl: string, o: RemoteVerifierOptions 
     }
     const check = await verifyReceiptToken(token, { keys, logKeys: trusted, ...(o.witnesses ? { witnesses: o.witnesses } : {}), ...(o.requireQuorum ? { requireQuorum: true } : {}) });
     return check.valid ? { valid: true, payload: check.payload } : { valid: false, reason: check.reason, detail: check.detail };
+  };
+}
+
+/**
+ * The keys of a JWKS that jose fetches and caches: a kid it does not hold
+ * makes it fetch the set again (at most once per its cooldown).
+ */
+function remoteKeyLookup(url: URL): KeyLookup {
+  const remote = createRemoteJWKSet(url);
+  return {
+    async byKid(kid) {
+      try {
+        await remote({ alg: 'EdDSA', kid });
+      } catch {
+        return undefined;
+      }
+      return jwkKeyLookup((remote.jwks()?.keys ?? []) as PublicJwk[]).byKid(kid);
+    },
   };
 }
 

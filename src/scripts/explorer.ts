@@ -2,10 +2,14 @@
  * The /logs page: one log's signed checkpoint, growth chart, a search (by
  * receipt id, index, leaf hash or fuse id), newest entries,
  * inclusion proofs and a consistency check between two checkpoints. Every
- * signature and proof is checked here, in the browser (src/scripts/tlog.ts).
+ * signature and proof is checked here, in the browser, by the crypto core the
+ * server runs (src/crypto/merkle.ts, note.ts).
  */
+import { base64, fromBase64 } from '../crypto/base64.ts';
+import { leafHash, verifyConsistency, verifyInclusion } from '../crypto/merkle.ts';
+import type { Checkpoint } from '../crypto/note.ts';
+import { ProofError } from '../crypto/proof-error.ts';
 import { openCheckpoint, publishedKeys, type PublishedKey } from './published-keys.ts';
-import { CheckFailed, fromBase64, leafHash, toBase64, verifyConsistency, verifyInclusion, type Checkpoint } from './tlog.ts';
 
 const PAGE = 20;
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -42,7 +46,7 @@ function show(el: HTMLElement, ok: boolean, message: string): void {
   el.dataset.state = ok ? 'ok' : 'failed';
 }
 
-const reason = (e: unknown) => (e instanceof CheckFailed ? e.message : `could not check: ${(e as Error).message}`);
+const reason = (e: unknown) => (e instanceof ProofError ? e.message : `could not check: ${(e as Error).message}`);
 
 /** One-line description of an entry from its decoded fields. */
 function describe(e: Entry): string {
@@ -263,17 +267,17 @@ export async function startExplorer(): Promise<void> {
 async function proveInclusion(api: string, index: number, cp: Checkpoint | undefined): Promise<void> {
   const out = $('inclusion-result');
   try {
-    if (!cp) throw new CheckFailed('there is no verified checkpoint to prove against');
-    if (!Number.isSafeInteger(index) || index < 0 || index >= cp.size) throw new CheckFailed(`index ${index} is not in the tree of size ${cp.size}`);
+    if (!cp) throw new ProofError('there is no verified checkpoint to prove against');
+    if (!Number.isSafeInteger(index) || index < 0 || index >= cp.size) throw new ProofError(`index ${index} is not in the tree of size ${cp.size}`);
     const [page, proof] = await Promise.all([
       json<{ entries: Entry[] }>(`${api}/entries?start=${index}&limit=1`),
       json<{ hashes: string[] }>(`${api}/proof/inclusion?index=${index}&tree_size=${cp.size}`),
     ]);
     const entry = page.entries[0];
-    if (!entry || entry.index !== index) throw new CheckFailed(`the server returned no entry ${index}`);
-    const lh = await leafHash(fromBase64(entry.leaf));
-    await verifyInclusion(index, cp.size, lh, proof.hashes.map(fromBase64), cp.root);
-    show(out, true, `✓ Entry ${index} (leaf hash ${toBase64(lh)}) is in the signed tree of size ${cp.size}: the ${proof.hashes.length}-hash proof leads to its root.`);
+    if (!entry || entry.index !== index) throw new ProofError(`the server returned no entry ${index}`);
+    const lh = leafHash(fromBase64(entry.leaf));
+    verifyInclusion(index, cp.size, lh, proof.hashes.map(fromBase64), cp.root);
+    show(out, true, `✓ Entry ${index} (leaf hash ${base64(lh)}) is in the signed tree of size ${cp.size}: the ${proof.hashes.length}-hash proof leads to its root.`);
   } catch (e) {
     show(out, false, `✗ Inclusion of entry ${index} not proven: ${reason(e)}.`);
   }
@@ -283,15 +287,15 @@ async function checkConsistency(api: string, origin: string, keys: PublishedKey[
   const out = $('consistency-result');
   try {
     const a = await openCheckpoint(($('cp-old') as HTMLTextAreaElement).value.trim() + '\n', origin, keys).catch((e: unknown) => {
-      throw new CheckFailed(`older checkpoint: ${reason(e)}`);
+      throw new ProofError(`older checkpoint: ${reason(e)}`);
     });
     const b = await openCheckpoint(($('cp-new') as HTMLTextAreaElement).value.trim() + '\n', origin, keys).catch((e: unknown) => {
-      throw new CheckFailed(`newer checkpoint: ${reason(e)}`);
+      throw new ProofError(`newer checkpoint: ${reason(e)}`);
     });
     const [older, newer] = a.size <= b.size ? [a, b] : [b, a];
-    if (older.size === 0) throw new CheckFailed('the older checkpoint is of the empty tree: every tree extends it');
+    if (older.size === 0) throw new ProofError('the older checkpoint is of the empty tree: every tree extends it');
     const proof = older.size === newer.size ? { hashes: [] as string[] } : await json<{ hashes: string[] }>(`${api}/proof/consistency?from=${older.size}&to=${newer.size}`);
-    await verifyConsistency(older.size, newer.size, proof.hashes.map(fromBase64), older.root, newer.root);
+    verifyConsistency(older.size, newer.size, proof.hashes.map(fromBase64), older.root, newer.root);
     show(out, true, `✓ Consistent: both checkpoints are signed by the published key, and the tree of ${newer.size} entries contains the tree of ${older.size} unchanged (${proof.hashes.length}-hash proof checked in this browser).`);
   } catch (e) {
     show(out, false, `✗ Not consistent: ${reason(e)}.`);

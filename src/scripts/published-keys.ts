@@ -1,10 +1,13 @@
 /**
  * The service's published Ed25519 keys (GET /crypto/public-key: current and
  * retired), and checkpoint notes opened with verifier keys derived from them
- * in the browser, so a page never relies on a verifier key the same answer sent.
+ * in the browser, so a page never relies on a verifier key the same answer
+ * sent. The checks are the crypto core's (src/crypto/note.ts).
  */
-import type { PublicJwk } from './jws.ts';
-import { CheckFailed, fromBase64, noteOrigin, openNote, parseCheckpoint, verifierKeyOf, type Checkpoint } from './tlog.ts';
+import { fromBase64 } from '../crypto/base64.ts';
+import type { PublicJwk } from '../crypto/jws-verify.ts';
+import { noteOrigin, openNote, parseCheckpointText, verifierKey, type Checkpoint } from '../crypto/note.ts';
+import { ProofError } from '../crypto/proof-error.ts';
 
 export interface PublishedKey {
   kid: string;
@@ -19,22 +22,24 @@ export async function publishedKeys(base: string): Promise<PublishedKey[]> {
 }
 
 /**
- * Opens a signed checkpoint of the log `origin` with any published key.
- * Throws CheckFailed when no published key signed it or a signature is bad.
+ * Opens a signed checkpoint of the log `origin` with any published key (a
+ * pasted one may have CRLF line ends). Throws ProofError when no published
+ * key signed it or a signature is bad.
  */
 export async function openCheckpoint(note: string, origin: string, keys: PublishedKey[]): Promise<Checkpoint & { body: string; verifierKey: string }> {
-  const named = noteOrigin(note);
-  if (named !== origin) throw new CheckFailed(`the checkpoint is for ${named || 'no log'}, not ${origin}`);
+  const text = note.replace(/\r\n/g, '\n');
+  const named = noteOrigin(text);
+  if (named !== origin) throw new ProofError(`the checkpoint is for ${named || 'no log'}, not ${origin}`);
   for (const k of keys) {
-    const vkey = await verifierKeyOf(origin, fromBase64(k.public_key_base64));
+    const vkey = verifierKey(origin, fromBase64(k.public_key_base64));
     let body: string;
     try {
-      body = await openNote(note, vkey);
+      body = await openNote(text, vkey);
     } catch (e) {
-      if (e instanceof CheckFailed && /no signature by/.test(e.message)) continue;
+      if (e instanceof ProofError && /no signature by/.test(e.message)) continue;
       throw e;
     }
-    return { ...parseCheckpoint(body), body, verifierKey: vkey };
+    return { ...parseCheckpointText(body), body, verifierKey: vkey };
   }
-  throw new CheckFailed('the checkpoint carries no signature by any published key');
+  throw new ProofError('the checkpoint carries no signature by any published key');
 }

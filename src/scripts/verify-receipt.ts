@@ -1,7 +1,10 @@
 /**
  * What the /verify page proves, computed in the browser from the service's
- * published keys and a receipt's evidence (GET /v1/receipts/{id}); the same
- * checks as verifyReceiptEvidence in src/crypto/receipt.ts:
+ * published keys and a receipt's evidence (GET /v1/receipts/{id}), with the
+ * crypto core the server runs (src/crypto: notes, JWS, RFC 9162 proofs,
+ * cosignatures), so these are the checks of verifyReceiptEvidence in
+ * src/crypto/receipt.ts, with the keys and the witness policy taken from the
+ * service's published documents rather than from the answer:
  *  1. the pasted token's signature (receipt JWS against /crypto/public-key,
  *     pre-finality JWT against /.well-known/prefinality-jwks.json);
  *  2. the checkpoint note's Ed25519 signature by a key derived here from the
@@ -18,14 +21,17 @@
  * Gate-Receipt) is checked as it is, without asking the service for it.
  * Nothing here trusts a verdict of the server.
  */
-import { canonical, decodeJws, looksLikeJws, verifyJws, verifyJwsText, type PublicJwk } from './jws.ts';
+import { base64, fromBase64 } from '../crypto/base64.ts';
+import { utf8 } from '../crypto/bytes.ts';
+import { canonicalJson } from '../crypto/canonical.ts';
+import { checkCompactJws, decodeJws, jwkKeyLookup, looksLikeJws, type PublicJwk } from '../crypto/jws-verify.ts';
+import { leafHash, verifyInclusion } from '../crypto/merkle.ts';
+import { noteOrigin } from '../crypto/note.ts';
+import { ProofError } from '../crypto/proof-error.ts';
+import { CHECKPOINT_TYP, parseReceiptDocument, PREFINALITY_TYP, RECEIPT_TYP, type ReceiptEvidenceDoc } from '../crypto/receipt.ts';
+import { parseWitnessPolicy, witnessesOf, type Witnessed } from '../crypto/witness-policy.ts';
 import { openCheckpoint, publishedKeys } from './published-keys.ts';
-import { CheckFailed, fromBase64, leafHash, noteOrigin, toBase64, utf8, verifyInclusion } from './tlog.ts';
-import { checkCosignatures, parsePolicy } from './witnesses.ts';
 
-export const RECEIPT_TYP = 'fusegate-receipt+jws';
-export const PREFINALITY_TYP = 'prefinality-receipt+jwt';
-export const CHECKPOINT_TYP = 'fusegate-checkpoint+jws';
 export const RECEIPT_ID = /^rcpt_[A-Za-z0-9_-]{1,60}$/;
 
 export interface Finding {
@@ -41,17 +47,8 @@ export interface Report {
   payload?: Record<string, unknown>;
 }
 
-/** The agreed evidence contract of GET /v1/receipts/{id}; `leaf` and `checkpoint_jws` may be absent on older servers. */
-interface Evidence {
-  receipt_id: string;
-  leaf?: string;
-  receipt: string | null;
-  payload: Record<string, unknown>;
-  log: { name: string; index: number; origin?: string; verifier_key: string };
-  inclusion: { tree_size: number; leaf_hash: string; hashes: string[] };
-  checkpoint: string;
-  checkpoint_jws?: string;
-}
+/** The evidence of GET /v1/receipts/{id}; `leaf` and `checkpoint_jws` may be absent on older servers. */
+type Evidence = Omit<ReceiptEvidenceDoc, 'leaf'> & { leaf?: string };
 
 async function getJson<T>(base: string, path: string): Promise<{ status: number; body: T }> {
   const res = await fetch(base + path, { headers: { accept: 'application/json' } });
@@ -65,27 +62,8 @@ async function attempt(findings: Finding[], check: string, fn: () => Promise<str
     say(findings, check, true, await fn());
     return true;
   } catch (e) {
-    say(findings, check, false, e instanceof CheckFailed ? e.message : `could not check: ${String((e as Error).message ?? e)}`);
+    say(findings, check, false, e instanceof ProofError ? e.message : `could not check: ${String((e as Error).message ?? e)}`);
     return false;
-  }
-}
-
-/** A pasted receipt document: its JSON, or base64url of it (the Gate-Receipt form). */
-function pastedDocument(text: string): Evidence | undefined {
-  let json = text;
-  if (!text.startsWith('{')) {
-    if (text.length < 200 || !/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
-    try {
-      json = new TextDecoder().decode(fromBase64(text));
-    } catch {
-      return undefined;
-    }
-  }
-  try {
-    const d = JSON.parse(json) as Evidence;
-    return d && typeof d.checkpoint === 'string' && d.log && d.inclusion && d.payload ? d : undefined;
-  } catch {
-    return undefined;
   }
 }
 
@@ -93,10 +71,10 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
   const text = input.trim();
   const findings: Finding[] = [];
   const keys = await publishedKeys(base);
-  const jwks = keys.map((k) => k.jwk);
+  const jwks = jwkKeyLookup(keys.map((k) => k.jwk));
   let id: string | undefined;
   let pasted: { kind: 'receipt' | 'prefinality'; payload: Record<string, unknown> } | undefined;
-  const doc = pastedDocument(text);
+  const doc = parseReceiptDocument(text);
 
   if (doc) {
     id = String(doc.payload.receipt_id ?? '');
@@ -109,10 +87,10 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
       return refuse(findings, 'Token', (e as Error).message);
     }
     if (typ === PREFINALITY_TYP) {
-      const set = (await getJson<{ keys: PublicJwk[] }>(base, '/.well-known/prefinality-jwks.json')).body.keys;
+      const set = jwkKeyLookup((await getJson<{ keys: PublicJwk[] }>(base, '/.well-known/prefinality-jwks.json')).body.keys);
       const ok = await attempt(findings, 'Pre-finality signature', async () => {
-        const v = await verifyJws(text, set, PREFINALITY_TYP);
-        pasted = { kind: 'prefinality', payload: v.payload };
+        const v = await checkCompactJws(text, set, PREFINALITY_TYP);
+        pasted = { kind: 'prefinality', payload: decodeJws(text).payload };
         return `signed by the service's key ${v.kid} (published in /.well-known/prefinality-jwks.json)`;
       });
       if (!ok) return finish(findings);
@@ -122,8 +100,8 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
         : `the clearance expired at ${new Date(exp * 1000).toISOString()}: it proves a past decision, it clears nothing now`);
     } else {
       const ok = await attempt(findings, 'Receipt signature', async () => {
-        const v = await verifyJws(text, jwks, RECEIPT_TYP);
-        pasted = { kind: 'receipt', payload: v.payload };
+        const v = await checkCompactJws(text, jwks, RECEIPT_TYP);
+        pasted = { kind: 'receipt', payload: decodeJws(text).payload };
         return `signed by the service's Ed25519 key ${v.kid} (published at /crypto/public-key)`;
       });
       if (!ok) return finish(findings);
@@ -155,33 +133,33 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
   let root: Uint8Array | undefined;
   await attempt(findings, 'Signed checkpoint', async () => {
     const cp = await openCheckpoint(ev.checkpoint, origin, keys);
-    if (cp.size !== ev.inclusion.tree_size) throw new CheckFailed(`the checkpoint is of size ${cp.size}, the proof of size ${ev.inclusion.tree_size}`);
+    if (cp.size !== ev.inclusion.tree_size) throw new ProofError(`the checkpoint is of size ${cp.size}, the proof of size ${ev.inclusion.tree_size}`);
     let jwsSaid = '';
     if (ev.checkpoint_jws) {
-      const v = await verifyJwsText(ev.checkpoint_jws, jwks, CHECKPOINT_TYP);
-      if (v.payloadText !== cp.body) throw new CheckFailed('the checkpoint JWS does not sign this checkpoint');
+      const v = await checkCompactJws(ev.checkpoint_jws, jwks, CHECKPOINT_TYP);
+      if (v.jws.payloadText !== cp.body) throw new ProofError('the checkpoint JWS does not sign this checkpoint');
       jwsSaid = `; its JWS is signed by the service's key ${v.kid}`;
     }
     root = cp.root;
-    return `log ${origin} at size ${cp.size}, root ${toBase64(cp.root)}, note signed by ${cp.verifierKey.split('+').slice(0, 2).join('+')}${jwsSaid}`;
+    return `log ${origin} at size ${cp.size}, root ${base64(cp.root)}, note signed by ${cp.verifierKey.split('+').slice(0, 2).join('+')}${jwsSaid}`;
   });
 
   // 3. The leaf is in that tree.
   await attempt(findings, 'Inclusion', async () => {
-    if (!root) throw new CheckFailed('there is no verified checkpoint to prove against');
-    const lh = await leafHash(utf8(leaf));
-    if (toBase64(lh) !== ev.inclusion.leaf_hash) throw new CheckFailed('the leaf does not hash to the proven leaf hash');
-    await verifyInclusion(ev.log.index, ev.inclusion.tree_size, lh, ev.inclusion.hashes.map(fromBase64), root);
+    if (!root) throw new ProofError('there is no verified checkpoint to prove against');
+    const lh = leafHash(utf8(leaf));
+    if (base64(lh) !== ev.inclusion.leaf_hash) throw new ProofError('the leaf does not hash to the proven leaf hash');
+    verifyInclusion(ev.log.index, ev.inclusion.tree_size, lh, ev.inclusion.hashes.map(fromBase64), root);
     return `entry ${ev.log.index} of ${ev.inclusion.tree_size}: the ${ev.inclusion.hashes.length}-hash RFC 9162 proof leads to the checkpoint root`;
   });
 
   // 6. The witnesses, with the policy the service publishes for the log (not the one in this answer).
   const log = await getJson<{ witnessing?: { policy: string } }>(base, `/api/v1/logs/${encodeURIComponent(ev.log.name)}`);
-  let witnessed: { cosigned_by: string[]; quorum: string | null; quorum_holds: boolean } | undefined;
+  let witnessed: Witnessed | undefined;
   if (log.status === 200 && log.body.witnessing) {
     const policyText = log.body.witnessing.policy;
     await attempt(findings, 'Witnesses', async () => {
-      witnessed = await checkCosignatures(ev.checkpoint, await parsePolicy(policyText));
+      witnessed = await witnessesOf(ev.checkpoint.replace(/\r\n/g, '\n'), parseWitnessPolicy(policyText));
       const who = witnessed.cosigned_by.length ? `cosigned by ${witnessed.cosigned_by.join(', ')}` : 'cosigned by no witness yet';
       const quorum = witnessed.quorum === null ? 'the policy requires no quorum' : `quorum ${witnessed.quorum} ${witnessed.quorum_holds ? 'holds' : 'does NOT hold yet: only the log vouches for this checkpoint'}`;
       return `${who} (C2SP cosignatures, checked here); ${quorum}`;
@@ -191,24 +169,24 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
   // 4. A token receipt: its own signature (unless already checked as pasted).
   if (ev.receipt && pasted?.kind !== 'receipt') {
     await attempt(findings, 'Receipt signature', async () => {
-      const v = await verifyJws(ev.receipt!, jwks, RECEIPT_TYP);
+      const v = await checkCompactJws(ev.receipt!, jwks, RECEIPT_TYP);
       return `signed by the service's Ed25519 key ${v.kid} (published at /crypto/public-key)`;
     });
   }
 
   // 5. The proven leaf is this receipt: the JWS itself for a token, the canonical payload for a sealed one.
   await attempt(findings, 'Leaf and payload', async () => {
-    if (token !== null && leaf !== token) throw new CheckFailed(pasted?.kind === 'receipt' ? 'the logged leaf is not the receipt you pasted' : 'the logged leaf is not the receipt JWS');
+    if (token !== null && leaf !== token) throw new ProofError(pasted?.kind === 'receipt' ? 'the logged leaf is not the receipt you pasted' : 'the logged leaf is not the receipt JWS');
     let inLeaf: Record<string, unknown>;
     try {
       inLeaf = token !== null ? decodeJws(leaf).payload : (JSON.parse(leaf) as Record<string, unknown>);
     } catch {
-      throw new CheckFailed(token !== null ? 'the leaf is not a JWS' : 'the leaf is not JSON');
+      throw new ProofError(token !== null ? 'the leaf is not a JWS' : 'the leaf is not JSON');
     }
-    if (canonical(inLeaf) !== canonical(ev.payload)) throw new CheckFailed('the logged leaf does not carry the payload shown');
-    if (inLeaf.receipt_id !== id) throw new CheckFailed(`the logged leaf is receipt ${String(inLeaf.receipt_id)}, not ${id}`);
+    if (canonicalJson(inLeaf) !== canonicalJson(ev.payload)) throw new ProofError('the logged leaf does not carry the payload shown');
+    if (inLeaf.receipt_id !== id) throw new ProofError(`the logged leaf is receipt ${String(inLeaf.receipt_id)}, not ${id}`);
     if (pasted?.kind === 'prefinality' && (inLeaf.kind !== 'prefinality' || inLeaf.decision !== pasted.payload.decision)) {
-      throw new CheckFailed('the logged receipt does not record this pre-finality decision');
+      throw new ProofError('the logged receipt does not record this pre-finality decision');
     }
     const how = token !== null ? 'the signed receipt' : 'the canonical JSON of the payload (a batch-sealed receipt)';
     return `the logged leaf is ${how}, receipt ${id}${pasted ? ', the one your token names' : ''}`;

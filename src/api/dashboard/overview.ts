@@ -11,7 +11,7 @@
  * table, per-key hops against limits, and each key's open operator statement.
  */
 import type { H3Event } from 'h3';
-import { formatUsd } from '../../domain/money.ts';
+import { formatUsd } from '../../catalog/money.ts';
 import { periodReset, periodStart } from '../../domain/quota.ts';
 import { accountChargesByDay, accountChargesBySku, accountReceipts } from '../../ledger/accounts.ts';
 import { GET_STARTED } from '../../site/get-started.ts';

@@ -20,7 +20,8 @@ import { chargeSchema, chargeView } from '../charge.ts';
 import { paidCallOf } from '../../payments/x402/keyless.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { Fuse } from '../../ledger/fuses.ts';
-import type { Router, X402Doc } from '../router.ts';
+import type { X402Doc } from '../../payments/x402/resources.ts';
+import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, UNCHARGED, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
 
 /**

@@ -10,7 +10,7 @@
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { formatUsd, usdToMicros } from '../../catalog/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { listLicenses, listTickets, retryDelivery, revokeOwnedGrant } from '../../ledger/account-views.ts';

@@ -10,8 +10,9 @@
 import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { BPS_TIERS, monthOf, tierFor } from '../../domain/clear.ts';
-import { formatUsd, usdToMicros } from '../../domain/money.ts';
-import { OPERATOR_BPS, operatorCheckout, type OperatorCheckout } from '../../domain/pricing.ts';
+import { formatUsd, usdToMicros } from '../../catalog/money.ts';
+import { OPERATOR_BPS } from '../../catalog/operator-prices.ts';
+import { operatorCheckout, type OperatorCheckout } from '../../domain/pricing.ts';
 import { nowIso } from '../../ids.ts';
 import { monthClearBps, monthTotals, type MonthClearBps } from '../../ledger/clear.ts';
 import { CHECKOUT_SKU, CLEAR_BPS_SKU, getCheckout, insertCheckout, monthCharged, monthHops, type CheckoutRow } from '../../ledger/operator.ts';

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { exclusionProofJson } from '../../crypto/exclusion.ts';
 import { verifierKey } from '../../crypto/note.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
-import { MoneyError, formatUsd, usdToMicros } from '../../domain/money.ts';
+import { MoneyError, formatUsd, usdToMicros } from '../../catalog/money.ts';
 import {
   CHARGEABLE_LICENSE_STATES,
   HALT_REASONS,

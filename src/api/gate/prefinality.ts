@@ -15,13 +15,13 @@ import { commitAct, keyedAct, type Decision as ActDecision, type KeyedActDoc } f
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
+import { PREFINALITY_TYP } from '../../crypto/receipt.ts';
 import {
   ACCEPTED_ALGS,
-  PREFINALITY_TYP,
   REQUIRED_CLAIMS,
   signPrefinalityJwt,
   verifyPrefinalityJwt,
-} from '../../crypto/prefinality-jwt.ts';
+} from '../../domain/prefinality-jwt.ts';
 import {
   RAILS,
   RULES,
@@ -50,7 +50,8 @@ import type { ActCharge, ActState } from '../../ledger/acts.ts';
 import type { ClearActRow } from '../../ledger/clear.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
-import type { Router, X402Doc } from '../router.ts';
+import type { Router } from '../router.ts';
+import type { X402Doc } from '../../payments/x402/resources.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';

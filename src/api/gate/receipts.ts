@@ -9,12 +9,10 @@
 import { HTTPResponse } from 'h3';
 import { z } from 'zod';
 import { COSE_CONTENT_TYPE, coseReceipt, transparentStatement } from '../../crypto/cose.ts';
-import { noteParts } from '../../crypto/cosignature.ts';
 import type { PublicSigningKey } from '../../crypto/keys.ts';
-import { checkpointText, parseCheckpointText, verifierKey } from '../../crypto/note.ts';
-import { verifyReceiptEvidence, verifyReceiptJws, type Check, type ReceiptEvidenceDoc } from '../../crypto/receipt.ts';
+import { checkpointText, noteParts, parseCheckpointText, verifierKey } from '../../crypto/note.ts';
+import { CHECKPOINT_TYP, verifyReceiptEvidence, verifyReceiptJws, type Check, type ReceiptEvidenceDoc } from '../../crypto/receipt.ts';
 import { compactJwsSync } from '../../crypto/jws.ts';
-import { CHECKPOINT_TYP } from '../../crypto/seal.ts';
 import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
 import { inclusionProof, readEntries } from '../../ledger/log.ts';
 import { RECEIPTS_LOG, getReceipt, type StoredReceipt } from '../../ledger/receipts.ts';
@@ -90,7 +88,7 @@ export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promis
     inclusion: { tree_size: size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) },
     checkpoint,
     checkpoint_jws,
-    ...(ctx.witnessPolicy ? { witnesses: { policy: formatWitnessPolicy(ctx.witnessPolicy), ...witnessesOf(checkpoint, ctx.witnessPolicy) } } : {}),
+    ...(ctx.witnessPolicy ? { witnesses: { policy: formatWitnessPolicy(ctx.witnessPolicy), ...(await witnessesOf(checkpoint, ctx.witnessPolicy)) } } : {}),
   };
   const checks = await verifyReceiptEvidence(doc, { keys: ctx.keyring, logKey: doc.log.verifier_key, ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}) });
   const failed = Object.values(checks).find((c) => !c.ok);
@@ -115,7 +113,7 @@ export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promis
 function receiptCose(ctx: AppContext, e: ReceiptEvidence): Uint8Array {
   const key = ctx.keyring.current;
   const root = parseCheckpointText(noteParts(e.checkpoint).text).root;
-  const receipt = coseReceipt({ treeSize: e.inclusion.tree_size, leafIndex: e.log.index, hashes: e.inclusion.hashes.map((h) => new Uint8Array(Buffer.from(h, 'base64'))), root, kid: key.kid }, key.privateKey);
+  const receipt = coseReceipt({ treeSize: e.inclusion.tree_size, leafIndex: e.log.index, hashes: e.inclusion.hashes.map((h) => new Uint8Array(Buffer.from(h, 'base64'))), root, kid: key.kid }, key);
   const statement = {
     entry: new TextEncoder().encode(e.leaf),
     contentType: e.receipt ? 'application/jose' : 'application/json',
@@ -123,7 +121,7 @@ function receiptCose(ctx: AppContext, e: ReceiptEvidence): Uint8Array {
     subject: e.receipt_id,
     kid: key.kid,
   };
-  return transparentStatement(statement, [receipt], key.privateKey);
+  return transparentStatement(statement, [receipt], key);
 }
 
 /** True when the client asks for COSE (Accept: application/cose) before JSON or HTML. */
@@ -204,7 +202,7 @@ async function verifyEvidence(ctx: AppContext, e: ReceiptEvidenceDoc): Promise<R
   const failed = Object.entries(checks).find(([, c]) => !c.ok);
   if (failed) return { valid: false, reason: `bad_${failed[0]}`, detail: failed[1].detail, checks };
   const id = String(e.payload.receipt_id ?? '');
-  const witnesses = ctx.witnessPolicy ? witnessesOf(e.checkpoint, ctx.witnessPolicy) : undefined;
+  const witnesses = ctx.witnessPolicy ? await witnessesOf(e.checkpoint, ctx.witnessPolicy) : undefined;
   return {
     valid: true,
     payload: e.payload,

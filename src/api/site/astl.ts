@@ -13,7 +13,7 @@ import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { tollMicros, tollUsd } from '../../catalog/tolls.ts';
 import { leafHash } from '../../crypto/merkle.ts';
 import { SortedMerkleTree } from '../../crypto/sorted-merkle.ts';
-import { formatUsd } from '../../domain/money.ts';
+import { formatUsd } from '../../catalog/money.ts';
 import { newSortableId, nowIso } from '../../ids.ts';
 import { ASTL_LOG, ENTITY_HEADS, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest } from '../../ledger/astl.ts';
 import { logSize } from '../../ledger/log.ts';

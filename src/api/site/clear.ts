@@ -9,7 +9,7 @@ import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { BPS_TIERS, CLEAR_RULES_VERSION, decideClear, exposureFeeMicros, monthOf, tierFor, type ClearFacts } from '../../domain/clear.ts';
-import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { formatUsd, usdToMicros } from '../../catalog/money.ts';
 import { isRefusal } from '../../domain/pricing.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { monthTotals } from '../../ledger/clear.ts';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
-import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { formatUsd, usdToMicros } from '../../catalog/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { activeGrant, gamBalance, insertGrant, type GamBalance } from '../../ledger/gam.ts';
 import { commitAct, keyedAct } from '../act.ts';

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
-import { usdToMicros } from '../../domain/money.ts';
+import { usdToMicros } from '../../catalog/money.ts';
 import { evidenceRoot, NotReplayable, replay, replaySource } from '../../domain/nap.ts';
 import { FUSE_STATES } from '../../ledger/fuses.ts';
 import { usage } from '../../ledger/meter.ts';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
-import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { formatUsd, usdToMicros } from '../../catalog/money.ts';
 import { SHARP_TOLL_MICROS, allocateGeneralAverage, allocationCsv } from '../../domain/orn.ts';
 import { newSortableId, nowIso } from '../../ids.ts';
 import { keyedAct } from '../act.ts';

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { rootOf, leafHash } from '../../crypto/merkle.ts';
 import { CLEAR_RULES_VERSION, decideClear, type ClearFacts } from '../../domain/clear.ts';
-import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { formatUsd, usdToMicros } from '../../catalog/money.ts';
 import { isRefusal } from '../../domain/pricing.ts';
 import { nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';

@@ -10,7 +10,7 @@
 import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
-import { formatUsd, usdToMicros } from '../../domain/money.ts';
+import { formatUsd, usdToMicros } from '../../catalog/money.ts';
 import { OPERATORS, fireFee, obligationFeeBps, thresholdReached, type FireFee } from '../../domain/trigger.ts';
 import { newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';

@@ -29,8 +29,8 @@ import {
 } from '../../domain/x402.ts';
 import { claimPayment, finishPayment, getPayment, type PaymentRow } from '../../ledger/x402-payments.ts';
 import type { ReceiptInput } from '../../ledger/receipts.ts';
-import type { AppContext } from '../../api/context.ts';
-import { Problem } from '../../api/problem.ts';
+import { Problem } from '../../domain/problem.ts';
+import type { X402Context } from './context.ts';
 import type { Facilitator } from './facilitator.ts';
 import type { X402Setup } from './settings.ts';
 import { authorizationIdentity, checkPaymentTerms } from './terms.ts';
@@ -99,12 +99,12 @@ const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 /** One paid resource: its URL and description; each call is priced by what it asks for (atomic units of the asset). */
 export class PaidResource {
-  private readonly ctx: AppContext;
+  private readonly ctx: X402Context;
   private readonly setup: X402Setup;
   private readonly facilitator: Facilitator;
   readonly resource: X402Resource;
 
-  constructor(ctx: AppContext, setup: X402Setup, facilitator: Facilitator, resource: X402Resource) {
+  constructor(ctx: X402Context, setup: X402Setup, facilitator: Facilitator, resource: X402Resource) {
     this.ctx = ctx;
     this.setup = setup;
     this.facilitator = facilitator;
@@ -302,7 +302,7 @@ export class PaymentRefused extends Error {
   }
 }
 
-function facilitatorUnavailable(detail: string, ctx: AppContext): Problem {
+function facilitatorUnavailable(detail: string, ctx: X402Context): Problem {
   ctx.log('info', 'x402 facilitator unavailable', { error: detail });
   return new Problem({
     status: 503,

@@ -29,16 +29,14 @@ import type { H3Event } from 'h3';
 import { canonicalJson, fingerprint } from '../../crypto/canonical.ts';
 import { compactJwsSync } from '../../crypto/jws.ts';
 import type { ActState, ActWrites } from '../../ledger/acts.ts';
-import { chargeView } from '../../api/charge.ts';
-import type { BilledLine } from '../../api/charges.ts';
+import { chargeView, type BilledLine } from '../../domain/charge-rules.ts';
 import { priceInAtomicUnits } from '../../domain/x402.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { payerAccountId } from '../../ledger/accounts.ts';
 import { RECEIPT_TYP, type Receipt, type ReceiptInput } from '../../ledger/receipts.ts';
 import type { Transaction } from '../../ledger/sql.ts';
-import type { AppContext } from '../../api/context.ts';
-import { Problem } from '../../api/problem.ts';
-import type { Reply } from '../../api/reply.ts';
+import { Problem } from '../../domain/problem.ts';
+import type { X402Context } from './context.ts';
 import { PaymentRefused, paymentFacts, type PaidResource, type PresentedPayment, type SettledPayment, type VerifiedPayment } from './gate.ts';
 import { fixedMicros, type PaidRoute } from './resources.ts';
 
@@ -207,7 +205,7 @@ function paymentReceiptInput(call: PaidCall, decision: 'PAID' | 'REFUSED', refus
  * same id and index, and a self-contained receipt is signed again over the new
  * payload. The answer names the new signature where it named the old one.
  */
-function uncharged(ctx: AppContext, d: PaidDecision, facts?: Record<string, unknown>): { receipt: Receipt | undefined; body: unknown } {
+function uncharged(ctx: X402Context, d: PaidDecision<{ body: unknown }>, facts?: Record<string, unknown>): { receipt: Receipt | undefined; body: unknown } {
   const r = d.writes.receipt;
   if (!r) return { receipt: r, body: d.reply.body };
   const { charges: _paidInstead, ...rest } = r.payload;
@@ -224,9 +222,10 @@ function replaced(value: unknown, from: string, to: string): unknown {
   return value;
 }
 
-interface PaidDecision {
+/** An act's decision: what it writes, and its answer (src/api/reply.ts Reply) of which a payment sets the body and headers. */
+interface PaidDecision<R extends { body: unknown; headers?: Record<string, string> }> {
   writes: ActWrites;
-  reply: Reply;
+  reply: R;
 }
 
 /**
@@ -234,7 +233,7 @@ interface PaidDecision {
  * replaces it), the receipt and the answer naming the payment, and the
  * payment settled in the act's transaction.
  */
-export async function paidDecision(ctx: AppContext, tx: Transaction, state: ActState, call: PaidCall, d: PaidDecision): Promise<PaidDecision> {
+export async function paidDecision<R extends { body: unknown; headers?: Record<string, string> }>(ctx: X402Context, tx: Transaction, state: ActState, call: PaidCall, d: PaidDecision<R>): Promise<PaidDecision<R>> {
   const s = call.settled!;
   const facts = factsOf(s);
   const restated = uncharged(ctx, d, facts);
@@ -256,7 +255,7 @@ export async function paidDecision(ctx: AppContext, tx: Transaction, state: ActS
  * A paid call's act committed without its payment (an answer its operation does
  * not settle for): its lines charge no key, and the answer shows nothing taken.
  */
-export function unpaidDecision(ctx: AppContext, call: PaidCall, d: PaidDecision): PaidDecision {
+export function unpaidDecision<R extends { body: unknown; headers?: Record<string, string> }>(ctx: X402Context, call: PaidCall, d: PaidDecision<R>): PaidDecision<R> {
   const restated = uncharged(ctx, d);
   const receipt = restated.receipt;
   let body = asTaken(restated.body, []);
@@ -293,7 +292,7 @@ export const needsOfPaid = <N extends { hopOf?: string | undefined }>(call: Paid
  * committed, the payment gets its own receipt (REFUSED, with the problem) and
  * the problem names the payment. Any other error is returned unchanged.
  */
-export async function afterPaidFailure(ctx: AppContext, call: PaidCall, e: unknown): Promise<unknown> {
+export async function afterPaidFailure(ctx: X402Context, call: PaidCall, e: unknown): Promise<unknown> {
   if (!call.settled || call.committed) return e;
   const refusal = e instanceof Problem ? { status: e.status, code: e.code } : { status: 500, code: 'internal_error' };
   const s = call.settled;

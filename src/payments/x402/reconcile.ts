@@ -10,9 +10,9 @@
  * (so also after a restart), on rows at least that old: a settle in flight in
  * this or another process is left alone.
  */
-import type { AppContext } from '../../api/context.ts';
 import type { ReceiptInput } from '../../ledger/receipts.ts';
 import { finishPayment, staleSettling, type PaymentRow } from '../../ledger/x402-payments.ts';
+import type { X402Context } from './context.ts';
 import type { Facilitator } from './facilitator.ts';
 
 /** The facilitator's reason when an EIP-3009 authorization was already used on chain. */
@@ -39,7 +39,7 @@ function factsOf(row: PaymentRow, transaction: string | undefined) {
   };
 }
 
-export async function reconcileX402Payments(ctx: AppContext, facilitator: Facilitator, olderThanSeconds: number): Promise<ReconcileSummary> {
+export async function reconcileX402Payments(ctx: X402Context, facilitator: Facilitator, olderThanSeconds: number): Promise<ReconcileSummary> {
   const before = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
   const out: ReconcileSummary = { settled: [], failed: [], unknown: [] };
   for (const row of await staleSettling(ctx.ledger.read, before)) {

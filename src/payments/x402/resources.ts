@@ -11,12 +11,48 @@
  * tier named in the body; or a SKU an amount rule prices) states the price of
  * each request in its 402.
  */
-import type { RouteDoc, RouteRecord } from '../../api/router.ts';
 import { tollMicros } from '../../catalog/tolls.ts';
-import { CATALOG_PRICES } from '../../domain/charge-rules.ts';
-import { isNapSku } from '../../api/charges.ts';
+import { CATALOG_PRICES, isNapSku, type ChargeRule } from '../../domain/charge-rules.ts';
 import type { X402Resource } from '../../domain/x402.ts';
-import { formatUsd } from '../../domain/money.ts';
+import { formatUsd } from '../../catalog/money.ts';
+
+/** What an operation declares about x402 payments (RouteDoc.x402): `false` takes none. */
+export type X402Doc =
+  | false
+  | {
+      /**
+       * The one toll a payment pays, whatever the request (lookup: the hop toll; evaluate: the GO
+       * toll, the only answer it settles). Without it, a payment pays the lines the act charges as
+       * decided for it, listed at the first charge's price.
+       */
+      sku?: string;
+      /** When a payment is taken instead of a key (default: without a key). */
+      when?: string;
+      /** The transfer rails the resource clears, as the catalogs list them (default: x402). */
+      rails?: Array<'x402' | 'rtp'>;
+      /** Not in SPEC's table of x402 resources: our documented extension (default true). */
+      extension?: boolean;
+      /**
+       * A key past its hop limit may pay for this call too (our extension of SPEC 7: the hop-limit 402
+       * carries the requirements); otherwise only a call without a key pays.
+       */
+      pastHopLimit?: boolean;
+      /**
+       * The answer statuses a payment is settled for (e.g. [200], only a GO); any other answer is
+       * committed unpaid and the payment stays unused. Default: every act that commits is paid.
+       */
+      settlesOn?: readonly number[];
+    };
+
+/** What x402 reads of an operation's declaration (RouteDoc, src/api/router.ts, has it). */
+export interface PricedOperation {
+  summary: string;
+  auth: string;
+  role?: string | undefined;
+  charges?: readonly string[] | undefined;
+  chargeRules?: Readonly<Record<string, ChargeRule>> | undefined;
+  x402?: X402Doc | undefined;
+}
 
 /** A line a paid operation may charge: its SKU, its price (null: computed from the request by a rule), NAP or not. */
 export interface PriceLine {
@@ -51,7 +87,7 @@ export interface PaidRoute {
  * operator-only, with `charges`) takes x402 at the toll of its first charge,
  * unless its declaration says `x402: false` or names another price.
  */
-export function paidRouteOf(method: string, path: string, doc: RouteDoc | undefined): PaidRoute | undefined {
+export function paidRouteOf(method: string, path: string, doc: PricedOperation | undefined): PaidRoute | undefined {
   if (!doc || doc.x402 === false) return undefined;
   const metered = doc.auth === 'key' && doc.role !== 'operator' && (doc.charges?.length ?? 0) > 0;
   if (doc.x402 === undefined && !metered) return undefined;
@@ -78,7 +114,7 @@ export function paidRouteOf(method: string, path: string, doc: RouteDoc | undefi
 }
 
 /** A SKU's price: the catalog price its declaration names (RouteDoc.chargeRules), null for an amount rule, else its toll. */
-function priceOf(sku: string, doc: RouteDoc): number | null {
+function priceOf(sku: string, doc: PricedOperation): number | null {
   const rule = doc.chargeRules?.[sku];
   if (rule?.amount) return null;
   return rule?.price ? Number(CATALOG_PRICES[rule.price](sku)) : tollMicros(sku);
@@ -89,7 +125,7 @@ export const pricesToConvert = (r: PaidRoute): number[] => r.lines.map((l) => l.
 const CENT_MICROS = 10_000;
 
 /** Every operation that takes x402, in the order the routes were declared. */
-export function paidRoutes(routes: readonly RouteRecord[]): PaidRoute[] {
+export function paidRoutes(routes: readonly { method: string; path: string; doc?: PricedOperation | undefined }[]): PaidRoute[] {
   return routes.flatMap((r) => paidRouteOf(r.method, r.path, r.doc) ?? []);
 }
 

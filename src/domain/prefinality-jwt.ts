@@ -9,14 +9,13 @@
  *  - `iss`, `exp` and every claim the RTP gate relies on are required.
  */
 import { errors, jwtVerify, type JWTPayload } from 'jose';
-import { isCanonicalBase64url } from './base64url.ts';
-import { signCompactJws } from './jws.ts';
-import { DECISIONS, RAILS, type Decision, type Rail, type Transfer } from '../domain/prefinality.ts';
-import { fingerprint } from './canonical.ts';
-import { verifyOpening } from './commitment.ts';
-import type { Keyring, SigningKey } from './keys.ts';
-
-export const PREFINALITY_TYP = 'prefinality-receipt+jwt';
+import { isCanonicalBase64url } from '../crypto/base64url.ts';
+import { fingerprint } from '../crypto/canonical.ts';
+import { verifyOpening } from '../crypto/commitment.ts';
+import { signCompactJws } from '../crypto/jws.ts';
+import type { Keyring, SigningKey } from '../crypto/keys.ts';
+import { PREFINALITY_TYP } from '../crypto/receipt.ts';
+import { DECISIONS, RAILS, type Decision, type Rail, type Transfer } from './prefinality.ts';
 /** Algorithms a receipt may name: EdDSA (RFC 8037) and Ed25519 (RFC 9864). We sign with EdDSA. */
 export const ACCEPTED_ALGS = ['EdDSA', 'Ed25519'] as const;
 export const SIGN_ALG = 'EdDSA';

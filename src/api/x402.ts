@@ -6,17 +6,17 @@
  *   GET /.well-known/x402-bazaar.json companion bazaar listing (SPEC 4.2)
  * and the background job that reconciles payments a crash or a settle timeout left settling.
  */
-import type { AppContext } from '../../api/context.ts';
-import { intervalJob } from '../../api/jobs.ts';
-import { reply, toResponse } from '../../api/reply.ts';
-import type { Router } from '../../api/router.ts';
-import { catalogByKey } from '../../catalog/catalogs.ts';
-import { discoveryDocument } from '../../catalog/discovery.ts';
-import { priceInAtomicUnits } from '../../domain/x402.ts';
-import { reconcileX402Payments } from './reconcile.ts';
-import { paidRoutes, priceListing } from './resources.ts';
-import { facilitatorOf } from './service.ts';
-import { x402SetupOf } from './settings.ts';
+import { catalogByKey } from '../catalog/catalogs.ts';
+import { discoveryDocument } from '../catalog/discovery.ts';
+import { priceInAtomicUnits } from '../domain/x402.ts';
+import { reconcileX402Payments } from '../payments/x402/reconcile.ts';
+import { paidRoutes, priceListing } from '../payments/x402/resources.ts';
+import { facilitatorOf } from '../payments/x402/service.ts';
+import { x402SetupOf } from '../payments/x402/settings.ts';
+import type { AppContext } from './context.ts';
+import { intervalJob } from './jobs.ts';
+import { reply, toResponse } from './reply.ts';
+import type { Router } from './router.ts';
 
 /** The paid resources as the catalogs list them, from the operations' declarations: empty when x402 is off. */
 export function paidResourceList(ctx: AppContext, router: Router) {
