@@ -150,7 +150,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         ...(caller.keyId ? { key_id: caller.keyId } : {}),
         fingerprint: transfer_hash,
         ...(demo ? { demo: true } : {}),
-        data: { rail: req.rail, rule: ev.rule.id, ...(ev.decision === 'GO' ? { jti, exp: new Date(exp * 1000).toISOString() } : {}) },
+        data: { rail: req.rail, rule: ev.rule.id, ...(req.context?.tool ? { tool: req.context.tool } : {}), ...(ev.decision === 'GO' ? { jti, exp: new Date(exp * 1000).toISOString() } : {}) },
       };
       // A paid call is decided unpaid: the pipeline settles only a GO (the declaration's settlesOn) and then
       // names the settled payment in the receipt and the answer in place of this.
