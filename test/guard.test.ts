@@ -5,6 +5,7 @@
  * the Vercel AI SDK's generateText with MockLanguageModelV3, the OpenAI Agents
  * SDK's run() with ScriptedModel, LangChain's createAgent with fakeModel().
  */
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { AIMessage } from '@langchain/core/messages';
 import { tool as langchainTool } from '@langchain/core/tools';
@@ -78,7 +79,7 @@ describe('guard(execute, { fuse, kind })', () => {
     expect(await receiptOf(r.verdict)).toMatchObject({ decision: 'DENY', data: { tool: 'send_email', state: 'DEAD' } });
   });
 
-  it('refuses, without running, when the gate cannot be reached or refuses the request', async () => {
+  it('refuses, without running, when the gate cannot be reached, fails (5xx) or refuses the request (4xx)', async () => {
     let ran = 0;
     const down = new FuseGateClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, apiKey: 'fg_unused' });
     const offline = guard(async () => ++ran, { fuse, kind: 'deploy', gate: down });
@@ -86,6 +87,18 @@ describe('guard(execute, { fuse, kind })', () => {
     expect(e1).toBeInstanceOf(FuseGateRefusal);
     expect(e1.verdict).toMatchObject({ action: 'refuse', decision: null });
     expect(e1.message).toMatch(/could not be reached/);
+
+    // A gate failing (5xx) is no answer either.
+    const failing = createHttpServer((_, res) => res.writeHead(503, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'about:blank', title: 'Unavailable', status: 503, code: 'ledger_unavailable', detail: 'the ledger cannot be reached' })));
+    await new Promise<void>((r) => failing.listen(0, '127.0.0.1', () => r()));
+    try {
+      const broken = new FuseGateClient({ baseUrl: `http://127.0.0.1:${(failing.address() as AddressInfo).port}`, apiKey: 'fg_unused' });
+      const e503 = (await guard(async () => ++ran, { fuse, gate: broken })().catch((e: unknown) => e)) as FuseGateRefusal;
+      expect(e503.verdict).toMatchObject({ action: 'refuse', decision: null, reason: 'the gate failed (503 ledger_unavailable): the ledger cannot be reached' });
+    } finally {
+      failing.closeAllConnections();
+      await new Promise<void>((r) => failing.close(() => r()));
+    }
 
     const unknownFuse = guard(async () => ++ran, { fuse: 'fuse_nosuchfuse', gate });
     const e2 = (await unknownFuse().catch((e: unknown) => e)) as FuseGateRefusal;
