@@ -10,6 +10,7 @@ import { benchLedger } from './ledger.ts';
 import { benchMetered } from './metered.ts';
 import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
+import { benchProxy } from './proxy.ts';
 import { benchSite } from './site.ts';
 import { benchTrust } from './trust.ts';
 import { benchWitness } from './witness.ts';
@@ -24,6 +25,7 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   pas: benchPas,
   ledger: benchLedger,
   metered: benchMetered,
+  proxy: benchProxy,
 };
 
 const only = process.env.BENCH_ONLY;
