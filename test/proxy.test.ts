@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, CreateTaskResultSchema, ElicitRequestSchema, ListRootsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FuseGateClient } from '../src/client.ts';
 import { accountReceipts } from '../src/ledger/accounts.ts';
@@ -190,6 +190,11 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     // Not forwarded: the upstream saw one tools/call, the first.
     expect(p.upstreamCalls().filter((l) => l.startsWith('tools/call'))).toEqual(['tools/call echo']);
     expect(p.stderr()).toContain(`fusegate proxy: refused echo: DENY: the fuse is DEAD: it fails closed (receipt ${deny.receipt_id})`);
+    // A call that asks for a task expects a task, not a tool result: its refusal is a JSON-RPC error.
+    const asTask = await p.client.request({ method: 'tools/call', params: { name: 'echo', arguments: { message: 'later' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema).then(() => undefined, (e: McpError) => e);
+    expect(asTask).toBeInstanceOf(McpError);
+    expect(asTask).toMatchObject({ code: -32600, data: { [GATE_META_KEY]: { decision: 'DENY' } } });
+    expect(asTask!.message).toContain('Fuse Gate refused this call (DENY)');
 
     await ops.chargeFuse(fuse);
     expect(gateOf((await p.client.callTool({ name: 'echo', arguments: { message: 'back' } })) as CallToolResult).decision).toBe('PERMIT');

@@ -37,7 +37,8 @@ export const proxyCommands: Record<string, Command> = {
       const fuse = requireFlag(ctx, 'fuse');
       const upstream = upstreamOf(ctx);
       const port = portFlag(ctx);
-      const gateTimeoutMs = intFlag(ctx, 'gate-timeout') !== undefined ? intFlag(ctx, 'gate-timeout')! * 1000 : DEFAULT_GATE_TIMEOUT_MS;
+      const timeoutSeconds = intFlag(ctx, 'gate-timeout');
+      const gateTimeoutMs = timeoutSeconds !== undefined ? timeoutSeconds * 1000 : DEFAULT_GATE_TIMEOUT_MS;
       if (!process.env.FUSEGATE_URL) throw new UsageError('set FUSEGATE_URL to the gate, e.g. http://localhost:4321');
       if (!process.env.FUSEGATE_KEY) throw new UsageError("set FUSEGATE_KEY to the agent's API key");
       const { runProxy, KindsFileError } = await import('../proxy/main.ts');

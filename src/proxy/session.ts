@@ -8,7 +8,8 @@
  * directly), and the server the client talks to answers with the upstream's
  * info, capabilities and instructions. From then on every message passes
  * through as it is, both ways: requests, their results and errors,
- * notifications, progress (its token mapped across) and cancellation; except
+ * notifications, progress (under the token its sender chose) and
+ * cancellation, the server's own requests to the client (sampling...); except
  * `tools/call`, which is forwarded only once the gate clears it
  * (./tool-gate.ts), its result then carrying the receipt in
  * `_meta["fusegate/gate"]`. A refused call never reaches the upstream: the
