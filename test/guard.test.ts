@@ -6,7 +6,7 @@
  * SDK's run() with ScriptedModel, LangChain's createAgent with fakeModel().
  */
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { AIMessage } from '@langchain/core/messages';
 import { tool as langchainTool } from '@langchain/core/tools';
 import { fakeModel } from '@langchain/core/testing';
@@ -22,6 +22,7 @@ import { guardTools } from '../src/guard/ai.ts';
 import { FuseGateRefusal, gateFromEnv, guard, type GateVerdict } from '../src/guard/guard.ts';
 import { guardTool as guardLangchainTool } from '../src/guard/langchain.ts';
 import { guardTool as guardAgentsTool } from '../src/guard/openai-agents.ts';
+import { freePort } from './support/ports.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 let s: TestServer;
@@ -30,14 +31,6 @@ let operator: FuseGateClient;
 let fuse: string;
 let agentKey: string;
 
-/** A loopback port with nothing listening on it: a gate that cannot be reached. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 /** The receipt's payload behind a verdict, as anyone reads it from the log. */
 async function receiptOf(v: { receipt_id?: string | undefined }): Promise<{ kind: string; decision: string; data: Record<string, unknown> }> {
@@ -79,9 +72,18 @@ describe('guard(execute, { fuse, kind })', () => {
     expect(await receiptOf(r.verdict)).toMatchObject({ decision: 'DENY', data: { tool: 'send_email', state: 'DEAD' } });
   });
 
+  it('still gates a tool whose name is no MCP tool name, leaving the name out of the receipt', async () => {
+    const verdicts: GateVerdict[] = [];
+    const odd = guard(async () => 'ran', { fuse, name: 'send the email', gate, onVerdict: (v) => verdicts.push(v) });
+    expect(await odd()).toBe('ran');
+    expect((await receiptOf(verdicts[0]!)).data).not.toHaveProperty('tool');
+    await gate.blowFuse(fuse);
+    await expect(odd()).rejects.toBeInstanceOf(FuseGateRefusal);
+  });
+
   it('refuses, without running, when the gate cannot be reached, fails (5xx) or refuses the request (4xx)', async () => {
     let ran = 0;
-    const down = new FuseGateClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, apiKey: 'fg_unused' });
+    const down = new FuseGateClient({ baseUrl: `http://127.0.0.1:${await freePort()}`, apiKey: 'fg_unused' });
     const offline = guard(async () => ++ran, { fuse, kind: 'deploy', gate: down });
     const e1 = (await offline().catch((e: unknown) => e)) as FuseGateRefusal;
     expect(e1).toBeInstanceOf(FuseGateRefusal);

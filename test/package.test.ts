@@ -14,11 +14,11 @@
  * the client and the guard have been shown to work without them.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, run } from './support/cli.ts';
+import { freePort } from './support/ports.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const REPO = process.cwd();
@@ -32,14 +32,6 @@ function link(dep: string): void {
   const at = join(consumer, 'node_modules', dep);
   mkdirSync(dirname(at), { recursive: true });
   symlinkSync(join(REPO, 'node_modules', dep), at, 'dir');
-}
-
-async function freePort(): Promise<number> {
-  const srv = createNetServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
 }
 
 beforeAll(async () => {

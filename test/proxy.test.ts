@@ -20,6 +20,7 @@ import { FuseGateClient } from '../src/client.ts';
 import { accountReceipts } from '../src/ledger/accounts.ts';
 import { GATE_META_KEY } from '../src/proxy/session.ts';
 import { cleanEnv, runCli } from './support/cli.ts';
+import { freePort } from './support/ports.ts';
 import { startTestServer, tempDir, type TestServer } from './support/server.ts';
 
 const REPO = process.cwd();
@@ -30,14 +31,6 @@ const NODE = process.execPath;
 type Gate = { decision: string | null; reason: string; receipt_id?: string; verify_url?: string; hold?: Record<string, unknown> };
 const gateOf = (r: CallToolResult) => r._meta?.[GATE_META_KEY] as Gate;
 const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
-
-async function freePort(): Promise<number> {
-  const srv = createNetServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 /** An agent's client with the capabilities that make the upstream offer its conditional tools; it answers sampling with a canned message. */
 async function agentClient(transport: Transport): Promise<AgentClient> {
