@@ -2,9 +2,10 @@
  * `fusegate proxy`: an MCP server in front of another MCP server whose every
  * `tools/call` asks the gate first (src/proxy/, docs/agents-behind-a-fuse.md).
  * An agent's MCP configuration launches it in place of the server it fronts.
- * It writes to stderr only: in stdio mode stdout carries the protocol.
+ * It writes to stderr only: in stdio mode stdout carries the protocol. The
+ * proxy itself (src/proxy/main.ts) is loaded only when it runs, so that the
+ * other commands do not load the MCP SDK.
  */
-import { DEFAULT_GATE_TIMEOUT_MS } from '../guard/guard.ts';
 import { type CliContext, type Command, intFlag, requireFlag, UsageError } from './shared.ts';
 
 /** --listen: a TCP port; 0 takes a free one (the log line says which). */
@@ -38,7 +39,7 @@ export const proxyCommands: Record<string, Command> = {
       const upstream = upstreamOf(ctx);
       const port = portFlag(ctx);
       const timeoutSeconds = intFlag(ctx, 'gate-timeout');
-      const gateTimeoutMs = timeoutSeconds !== undefined ? timeoutSeconds * 1000 : DEFAULT_GATE_TIMEOUT_MS;
+      const gateTimeoutMs = timeoutSeconds !== undefined ? timeoutSeconds * 1000 : undefined;
       if (!process.env.FUSEGATE_URL) throw new UsageError('set FUSEGATE_URL to the gate, e.g. http://localhost:4321');
       if (!process.env.FUSEGATE_KEY) throw new UsageError("set FUSEGATE_KEY to the agent's API key");
       const { runProxy, KindsFileError } = await import('../proxy/main.ts');

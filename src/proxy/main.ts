@@ -1,7 +1,6 @@
 /**
  * Runs the proxy until its client goes away (stdio) or it is stopped (HTTP):
- * `fusegate proxy` (src/cli/proxy.ts) checks its flags, then loads this, so
- * that the other commands never load the MCP SDK.
+ * `fusegate proxy` (src/cli/proxy.ts) checks its flags, then loads this.
  */
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -26,7 +25,8 @@ export interface ProxyPlan {
   kindsFile?: string | undefined;
   /** Serve streamable HTTP on this loopback port (0: a free one); else stdio. */
   port?: number | undefined;
-  gateTimeoutMs: number;
+  /** How long a call waits for the gate (default: the guards', DEFAULT_GATE_TIMEOUT_MS). */
+  gateTimeoutMs?: number | undefined;
   env: Record<string, string | undefined>;
   log: (line: string) => void;
 }
