@@ -200,6 +200,8 @@ export function printTable(): void {
 export const fmt = {
   rps: (n: number) => `${Math.round(n).toLocaleString('en-US')} req/s`,
   ms: (n: number) => `${n.toFixed(1)} ms`,
+  /** Sub-millisecond figures (one call's latency). */
+  msFine: (n: number) => `${n.toFixed(2)} ms`,
   ratio: (a: number, b: number) => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}x`),
 };
 

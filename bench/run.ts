@@ -13,6 +13,7 @@ import { benchLedger } from './ledger.ts';
 import { benchMetered } from './metered.ts';
 import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
+import { benchProxy } from './proxy.ts';
 import { benchSite } from './site.ts';
 import { benchTrust } from './trust.ts';
 import { benchWitness } from './witness.ts';
@@ -33,6 +34,7 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   pas: benchPas,
   ledger: benchLedger,
   metered: benchMetered,
+  proxy: benchProxy,
   // Last: it installs the portable platform for a while, and the sections before run on node:crypto only.
   crypto: benchCrypto,
 };

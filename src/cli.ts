@@ -3,7 +3,7 @@
  * `fusegate` bin. Exit codes: 0 done, 1 the command failed, 2 bad usage or config.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { accountCommands } from './cli/accounts.ts';
 import { clearingCommands } from './cli/clearing.ts';
 import { fuseCommands } from './cli/fuses.ts';
@@ -11,6 +11,7 @@ import { keyCommands } from './cli/keys.ts';
 import { pasCommands } from './cli/pas.ts';
 import { verifyCommands } from './cli/verify.ts';
 import { rr1Commands } from './cli/rr1.ts';
+import { proxyCommands } from './cli/proxy.ts';
 import { type CliContext, type Command, UsageError } from './cli/shared.ts';
 import { NODE } from './crypto/node.ts';
 import { usePlatform } from './crypto/platform.ts';
@@ -18,7 +19,7 @@ import { openLedger, type Ledger } from './ledger/db.ts';
 import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
 
-const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands, ...accountCommands };
+const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands, ...accountCommands, ...proxyCommands };
 
 function help(): string {
   const rows = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(44)} ${c.summary}`);
@@ -59,12 +60,16 @@ export function parseFlags(argv: string[], command?: Command): { flags: Record<s
 }
 
 export async function runCli(argv: string[]): Promise<number> {
-  // The command is its first two words; its usage line then says which flags it takes.
+  // The command is its first two words (or its first, for a one-word command); its usage line then says which flags it takes.
   const words = argv.slice(0, 2).filter((w) => !w.startsWith('-'));
-  const command = COMMANDS[words.join(' ')];
+  const name = words.join(' ') in COMMANDS ? words.join(' ') : words[0];
+  const command = name === undefined ? undefined : COMMANDS[name];
+  // A command that runs another takes everything after `--` as it is.
+  const dashes = command?.takesCommand ? argv.indexOf('--') : -1;
+  const own = dashes < 0 ? argv : argv.slice(0, dashes);
   let parsed: ReturnType<typeof parseFlags>;
   try {
-    parsed = parseFlags(argv, command);
+    parsed = parseFlags(own, command);
   } catch (e) {
     process.stderr.write(`fusegate: ${(e as Error).message}\n${command ? `usage: ${command.usage}` : help()}\n`);
     return 2;
@@ -77,14 +82,19 @@ export async function runCli(argv: string[]): Promise<number> {
   usePlatform(NODE);
   let ledger: Ledger | undefined;
   try {
-    const config = loadConfig();
+    // Read when first used: a command that needs no configuration (the proxy) is not stopped by a variable it never reads.
+    let config: Config | undefined;
+    const configOf = () => (config ??= loadConfig());
     const json = flags.json === true;
     const ctx: CliContext = {
-      args: positionals.slice(2),
+      args: positionals.slice(name!.split(' ').length),
+      command: dashes < 0 ? [] : argv.slice(dashes + 1),
       flags,
       json,
-      config,
-      ledger: async () => (ledger ??= await startupStep(`cannot open the database ${config.DATABASE_URL}`, () => openLedger(config))),
+      get config() {
+        return configOf();
+      },
+      ledger: async () => (ledger ??= await startupStep(`cannot open the database ${configOf().DATABASE_URL}`, () => openLedger(configOf()))),
       out: (human, data) => process.stdout.write((json && data !== undefined ? JSON.stringify(data) : human) + '\n'),
     };
     return (await command.run(ctx)) ?? 0;

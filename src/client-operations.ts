@@ -207,6 +207,7 @@ export interface OperationInput {
       kind: string;
       [key: string]: unknown;
     };
+    tool?: string;
   };
   fuse_lookup: {
     fuse_id: string;
@@ -365,6 +366,7 @@ export interface OperationInput {
       fuse_id?: string;
       risk_flags?: Array<string>;
       review_requested?: boolean;
+      tool?: string;
       [key: string]: unknown;
     };
   };
@@ -389,6 +391,7 @@ export interface OperationInput {
       fuse_id?: string;
       risk_flags?: Array<string>;
       review_requested?: boolean;
+      tool?: string;
       [key: string]: unknown;
     };
   };

@@ -49,7 +49,7 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     // The agent blows the fuse, then its hops are refused; a permitted hop alerts nobody.
     expect((await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse.fuse_id } })).status).toBe(200);
     expect((await s.fetch(`/v1/fuses/${fuse.fuse_id}/dead`, { key: agent.secret, method: 'POST' })).status).toBe(200);
-    const denied = await (await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' } } })).json();
+    const denied = await (await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' }, tool: 'pay_invoice' } })).json();
     expect(denied.decision).toBe('DENY');
 
     // Each event is queued with the act that caused it: these three deliveries, and no other, are to be made.
@@ -62,7 +62,7 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     const changed = got.find((e) => e.type === 'fuse.state_changed')!;
     expect(changed).toMatchObject({ fuse_id: fuse.fuse_id, data: { from: 'LIVE', to: 'DEAD', key_id: agent.id } });
     const deny = got.find((e) => e.type === 'hop.denied')!;
-    expect(deny).toMatchObject({ fuse_id: fuse.fuse_id, data: { decision: 'DENY', state: 'DEAD', act_kind: 'pay', key_id: agent.id, receipt_id: denied.receipt_id, verify_url: denied.verify_url } });
+    expect(deny).toMatchObject({ fuse_id: fuse.fuse_id, data: { decision: 'DENY', state: 'DEAD', act_kind: 'pay', tool: 'pay_invoice', key_id: agent.id, receipt_id: denied.receipt_id, verify_url: denied.verify_url } });
     expect(events('/fuse-only').map((e) => e.type)).toEqual(['fuse.state_changed']);
     expect(on('/denied-other')).toEqual([]);
     expect(on('/triggers')).toEqual([]);

@@ -283,9 +283,9 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       expect(download.suggestedFilename()).toMatch(/^receipts-\d{4}-\d{2}-\d{2}\.csv$/);
       const csv = await page.evaluate(async () => (await fetch('/dashboard/receipts.csv?decision=deny')).text());
       const lines = csv.trim().split('\r\n');
-      expect(lines[0]).toBe('id,created_at,kind,decision,subject,key_id,verify_url');
+      expect(lines[0]).toBe('id,created_at,kind,decision,subject,tool,key_id,verify_url');
       expect(lines.length).toBe(3);
-      expect(lines.slice(1).every((l) => l.includes(',hop,DENY,' + fuseId + ','))).toBe(true);
+      expect(lines.slice(1).every((l) => l.includes(',hop,DENY,' + fuseId + ',,'))).toBe(true);
       const json = await page.evaluate(async () => (await fetch('/dashboard/receipts.json?kind=hop')).json());
       expect(json.data.length).toBe(54);
       expect(json.data[0]).toMatchObject({ kind: 'hop', decision: 'DENY', subject: fuseId });

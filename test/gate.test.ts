@@ -129,6 +129,19 @@ describe('gate core', () => {
     expect(deny).toMatchObject({ decision: 'DENY', reason: expect.stringMatching(/DEAD/) });
   });
 
+  it("names the agent's tool a hop gates in its receipt, in the clear as the act kind, and its refusal alert", async () => {
+    const r = await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, action: { kind: 'send_email' }, tool: 'mail.send-v2' })).json();
+    const e = await (await s.fetch(new URL(r.verify_url).pathname)).json();
+    expect(e.payload).toMatchObject({ kind: 'hop', decision: 'PERMIT', data: { act_kind: 'send_email', tool: 'mail.send-v2' } });
+    const none = await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE })).json();
+    expect((await (await s.fetch(new URL(none.verify_url).pathname)).json()).payload.data).not.toHaveProperty('tool');
+    // Free text is no tool name: refused, never logged.
+    const bad = await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, tool: 'send the email to Bob' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).errors).toEqual([expect.objectContaining({ field: 'tool' })]);
+    expect(await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, tool: 'x'.repeat(129) })).json()).toMatchObject({ status: 400 });
+  });
+
   it('refuses malformed bodies with 400, writing and charging nothing', async () => {
     const before = await meterRows(s, key.id);
     const size = (await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'receipts'")).rows[0]!.size;

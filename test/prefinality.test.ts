@@ -159,6 +159,10 @@ describe('pre-finality clearance', () => {
       expect(hold.status).toBe(409);
       const hb = (await hold.json()) as Record<string, any>;
       expect(hb).toMatchObject({ decision: 'HOLD', rule: { id: 'context_risk_flag' } });
+      // The agent's tool the evaluate gates (the MCP proxy sends it) is named in the receipt.
+      const named = (await (await evaluate({ rail: 'rtp', transfer: RTP, context: { tool: 'wire_funds' } })).json()) as Record<string, any>;
+      expect((await getReceipt(s.ctx.ledger.read, named.receipt_id))!.payload.data).toMatchObject({ rail: 'rtp', tool: 'wire_funds' });
+      expect((await getReceipt(s.ctx.ledger.read, hb.receipt_id))!.payload.data).not.toHaveProperty('tool');
       for (const b of [nb, hb]) {
         expect((await getReceipt(s.ctx.ledger.read, b.receipt_id))!.payload.decision).toBe(b.decision);
         expect(await count(s, 'meter', (c) => c.ref === b.receipt_id && c.sku === 'hold' && c.amount_micros === 500000 && c.nap === 1)).toBe(1);
@@ -178,6 +182,7 @@ describe('pre-finality clearance', () => {
         [{ rail: 'rtp', transfer: RTP, extra: 1 }, '(body)'],
         [{ rail: 'rtp', transfer: RTP, mandate: { max_amout: '10' } }, 'mandate'],
         [{ rail: 'rtp', transfer: RTP, context: { fuse_id: 7 } }, 'context.fuse_id'],
+        [{ rail: 'rtp', transfer: RTP, context: { tool: 'wire $5,000 to Bob' } }, 'context.tool'],
       ];
       for (const [json, field] of cases) {
         const r = await evaluate(json);

@@ -4,6 +4,8 @@ import type { Ledger } from '../ledger/db.ts';
 
 export interface CliContext {
   args: string[];
+  /** What follows `--` (a command to run), for a command that takes one. */
+  command: string[];
   flags: Record<string, string | boolean | undefined>;
   json: boolean;
   config: Config;
@@ -20,6 +22,8 @@ export interface Command {
   /** e.g. "keys create --name NAME [--hop-limit N]" */
   usage: string;
   summary: string;
+  /** Takes a command to run after `--` (its words are not parsed as flags). */
+  takesCommand?: boolean;
   run(ctx: CliContext): Promise<number | void>;
 }
 

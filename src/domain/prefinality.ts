@@ -11,6 +11,7 @@ import { z } from 'zod';
 import type { FuseState } from './fuse.ts';
 import { decideHop } from './fuse.ts';
 import { MoneyError, parseDecimal } from '../catalog/money.ts';
+import { TOOL_NAME, TOOL_NAME_MESSAGE } from './tool-name.ts';
 
 export const RAILS = ['x402', 'rtp'] as const;
 export type Rail = (typeof RAILS)[number];
@@ -109,6 +110,8 @@ export const contextSchema = z.looseObject({
   fuse_id: text(128).optional(),
   risk_flags: z.array(text(64)).max(100).optional(),
   review_requested: z.boolean().optional(),
+  /** The agent's tool this evaluate gates (the MCP proxy and the guards send it): named in the receipt. */
+  tool: z.string().regex(TOOL_NAME, TOOL_NAME_MESSAGE).optional(),
 });
 export type Context = z.infer<typeof contextSchema>;
 

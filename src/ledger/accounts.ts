@@ -233,6 +233,8 @@ export interface ReceiptRow {
   decision: string;
   subject: string | null;
   key_id: string;
+  /** The agent's tool the act gated (a proxied MCP call, a guarded SDK tool), when it named one. */
+  tool: string | null;
   created_at: string;
 }
 
@@ -246,6 +248,8 @@ export interface ReceiptFilter {
   subject?: string | undefined;
   key?: string | undefined;
   id?: string | undefined;
+  /** Exact tool name, in any case: the agent's tool a hop or evaluate gated (`data.tool`). */
+  tool?: string | undefined;
   /** Issued at or after `from`, and before `to` (RFC 3339 or YYYY-MM-DD, UTC). */
   from?: string | undefined;
   to?: string | undefined;
@@ -264,7 +268,7 @@ export const RECEIPT_SCAN_BUDGET = 5_000;
  */
 export async function accountReceipts(db: Client, accountId: string, filter: ReceiptFilter): Promise<ReceiptRow[]> {
   const lower = (v: string | undefined) => v?.toLowerCase();
-  const [kind, decision, subject, keyPrefix, id] = [filter.kind, filter.decision, filter.subject, filter.key, filter.id].map(lower);
+  const [kind, decision, subject, keyPrefix, id, tool] = [filter.kind, filter.decision, filter.subject, filter.key, filter.id, filter.tool].map(lower);
   const keys = (await accountKeyIds(db, accountId)).filter((k) => !keyPrefix || k.toLowerCase().startsWith(keyPrefix));
   const keep = (r: StoredReceipt) => {
     const p = r.payload;
@@ -274,6 +278,7 @@ export async function accountReceipts(db: Client, accountId: string, filter: Rec
       (!filter.kindPrefix || p.kind.startsWith(filter.kindPrefix)) &&
       (!subject || (p.subject ?? '').toLowerCase().startsWith(subject)) &&
       (!id || r.receipt_id.toLowerCase().startsWith(id)) &&
+      (!tool || toolOf(p)?.toLowerCase() === tool) &&
       (!filter.from || p.issued_at >= filter.from) &&
       (!filter.to || p.issued_at < filter.to)
     );
@@ -287,9 +292,12 @@ export async function accountReceipts(db: Client, accountId: string, filter: Rec
     decision: r.payload.decision,
     subject: r.payload.subject ?? null,
     key_id: r.payload.key_id ?? '',
+    tool: toolOf(r.payload) ?? null,
     created_at: r.payload.issued_at,
   }));
 }
+
+const toolOf = (p: StoredReceipt['payload']): string | undefined => (typeof p.data?.tool === 'string' ? p.data.tool : undefined);
 
 // ---------------------------------------------------------------- passkeys
 

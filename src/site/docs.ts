@@ -82,6 +82,7 @@ export const USER_DOCS = [
   'public-log',
   'receipts',
   'decisions',
+  'agents-behind-a-fuse',
   'agents-and-operators',
   'openapi',
   'prefinality',

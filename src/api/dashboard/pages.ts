@@ -9,6 +9,7 @@ import type { H3, H3Event } from 'h3';
 import { accountReceipts, type ReceiptFilter, type ReceiptRow } from '../../ledger/accounts.ts';
 import { getFuse } from '../../ledger/fuses.ts';
 import type { AppContext } from '../context.ts';
+import { isToolName, TOOL_NAME_MESSAGE } from '../../domain/tool-name.ts';
 import { escapeHtml } from '../html.ts';
 import { Problem } from '../problem.ts';
 import type { Router } from '../router.ts';
@@ -158,17 +159,18 @@ ${PUBLIC_LOG_NOTE}`,
   const receiptFilter = (q: URLSearchParams, limit: number): { filter: ReceiptFilter; fields: Record<string, string>; bad: string[] } => {
     const fields: Record<string, string> = {};
     const bad: string[] = [];
-    for (const name of ['kind', 'decision', 'key', 'subject', 'id', 'from', 'to', 'before']) {
+    for (const name of ['kind', 'decision', 'key', 'subject', 'id', 'tool', 'from', 'to', 'before']) {
       const v = (q.get(name) ?? '').trim();
       if (!v) continue;
-      const ok = name === 'from' || name === 'to' ? /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v)) : /^[A-Za-z0-9_.:-]{1,80}$/.test(v);
+      const day = name === 'from' || name === 'to';
+      const ok = day ? /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v)) : name === 'tool' ? isToolName(v) : /^[A-Za-z0-9_.:-]{1,80}$/.test(v);
       if (ok) fields[name] = v;
-      else bad.push(name === 'from' || name === 'to' ? `${name}: a date such as 2026-11-01` : `${name}: letters, digits and _ . : - only`);
+      else bad.push(day ? `${name}: a date such as 2026-11-01` : name === 'tool' ? `tool: ${TOOL_NAME_MESSAGE}` : `${name}: letters, digits and _ . : - only`);
     }
     // "to" is a whole day: receipts before the next day's start.
     const nextDay = (d: string) => new Date(Date.parse(d + 'T00:00:00Z') + 86_400_000).toISOString().slice(0, 10);
     return {
-      filter: { kind: fields.kind, decision: fields.decision, key: fields.key, subject: fields.subject, id: fields.id, from: fields.from, to: fields.to ? nextDay(fields.to) : undefined, before: fields.before, limit },
+      filter: { kind: fields.kind, decision: fields.decision, key: fields.key, subject: fields.subject, id: fields.id, tool: fields.tool, from: fields.from, to: fields.to ? nextDay(fields.to) : undefined, before: fields.before, limit },
       fields,
       bad,
     };
@@ -184,7 +186,7 @@ ${PUBLIC_LOG_NOTE}`,
     const found = bad.length ? [] : await accountReceipts(ctx.ledger.read, s.accountId, filter);
     const shown = found.slice(0, PAGE);
     const rows = shown
-      .map((r) => `<tr><td data-label="When">${e(r.created_at)}</td><td data-label="Kind">${e(r.kind)}</td><td data-label="Decision"><strong>${e(r.decision)}</strong></td><td data-label="Subject"><code>${e(r.subject ?? '')}</code></td><td data-label="Key"><code>${e(r.key_id)}</code></td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`)
+      .map((r) => `<tr><td data-label="When">${e(r.created_at)}</td><td data-label="Kind">${e(r.kind)}</td><td data-label="Decision"><strong>${e(r.decision)}</strong></td><td data-label="Subject"><code>${e(r.subject ?? '')}</code></td><td data-label="Tool">${r.tool ? `<code>${e(r.tool)}</code>` : ''}</td><td data-label="Key"><code>${e(r.key_id)}</code></td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`)
       .join('');
     const query = (extra: Record<string, string>) => {
       const q = new URLSearchParams({ ...fields, ...extra });
@@ -200,13 +202,13 @@ ${PUBLIC_LOG_NOTE}`,
         s,
         '/dashboard/receipts',
         'Receipts',
-        `<form method="get" action="/dashboard/receipts"><div class="row">${input('kind', 'Kind (hop, fuse_dead…)')}${input('decision', 'Decision (deny, permit…)')}${input('key', 'Key id or its start')}${input('subject', 'Fuse or subject id, or its start')}${input('id', 'Receipt id or its start')}${input('from', 'From (UTC day)', 'date')}${input('to', 'To (UTC day)', 'date')}</div>
+        `<form method="get" action="/dashboard/receipts"><div class="row">${input('kind', 'Kind (hop, fuse_dead…)')}${input('decision', 'Decision (deny, permit…)')}${input('key', 'Key id or its start')}${input('subject', 'Fuse or subject id, or its start')}${input('id', 'Receipt id or its start')}${input('tool', 'Tool (send_email…)')}${input('from', 'From (UTC day)', 'date')}${input('to', 'To (UTC day)', 'date')}</div>
 <p><button type="submit">Filter</button> <a href="/dashboard/receipts">Clear</a></p></form>
 ${bad.length ? `<p class="error" role="alert">${e(bad.join('; '))}</p>` : ''}
 <p>Export what matches: <a href="/dashboard/receipts.csv?${e(query({}))}" download>CSV</a> · <a href="/dashboard/receipts.json?${e(query({}))}" download>JSON</a> <span class="muted">(up to ${EXPORT_MAX.toLocaleString('en')} receipts, newest first)</span></p>
-${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Decision</th><th scope="col">Subject</th><th scope="col">Key</th><th scope="col">Receipt</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No receipts match.</p>'}
+${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Decision</th><th scope="col">Subject</th><th scope="col">Tool</th><th scope="col">Key</th><th scope="col">Receipt</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No receipts match.</p>'}
 <nav aria-label="Pages of receipts" class="actions">${first} ${next}</nav>
-<p class="muted">Newest first, ${PAGE} a page. Kind and decision match in any case; ids match by their start. Each receipt's page checks its signature and its inclusion in the public log.</p>`,
+<p class="muted">Newest first, ${PAGE} a page. Kind, decision and tool match in any case; ids match by their start. A tool is the agent's tool a proxied MCP call or a guarded SDK tool gated. Each receipt's page checks its signature and its inclusion in the public log.</p>`,
       ),
       bad.length ? 400 : 200,
     );
@@ -229,7 +231,7 @@ ${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope=
       const stamp = new Date().toISOString().slice(0, 10);
       const headers = { 'cache-control': 'no-store', 'content-disposition': `attachment; filename="receipts-${stamp}.${format}"` };
       if (format === 'json') return new Response(JSON.stringify({ object: 'list', data: rows }, null, 1), { headers: { ...headers, 'content-type': 'application/json; charset=utf-8' } });
-      const cols = ['id', 'created_at', 'kind', 'decision', 'subject', 'key_id', 'verify_url'] as const;
+      const cols = ['id', 'created_at', 'kind', 'decision', 'subject', 'tool', 'key_id', 'verify_url'] as const;
       // RFC 4180 quoting; a cell starting with = + - @ is prefixed so a spreadsheet does not run it as a formula.
       const cell = (v: string | null) => {
         const t = v ?? '';

@@ -15,12 +15,13 @@ export function fuseChangedAlert(owner: string, after: Fuse, from: FuseState, re
 }
 
 /** The webhook deliveries of a refused hop (DENY, BLOCK or SILENCE), declared among the act's writes. */
-export function hopDeniedAlert(owner: string, keyId: string, fuse: Fuse, outcome: HopOutcome, receipt: Receipt, actKind: string | undefined): ActRecord {
+export function hopDeniedAlert(owner: string, keyId: string, fuse: Fuse, outcome: HopOutcome, receipt: Receipt, actKind: string | undefined, tool: string | undefined): ActRecord {
   return alertRecord(owner, 'hop.denied', fuse.id, nowIso(), {
     decision: outcome.decision,
     reason: outcome.reason,
     state: fuse.state,
     ...(actKind ? { act_kind: actKind } : {}),
+    ...(tool ? { tool } : {}),
     key_id: keyId,
     receipt_id: receipt.receipt_id,
     verify_url: receipt.verify_url,

@@ -8,7 +8,7 @@
  *
  * Events (the delivered body; `webhook-id` is its event_id):
  *   fuse.state_changed  {event_id, type, at, fuse_id, data: {from, to, key_id, receipt_id, verify_url}}
- *   hop.denied          {event_id, type, at, fuse_id, data: {decision, reason, state, act_kind?, key_id, receipt_id, verify_url}}
+ *   hop.denied          {event_id, type, at, fuse_id, data: {decision, reason, state, act_kind?, tool?, key_id, receipt_id, verify_url}}
  * An event's deliveries are written in the transaction of its act, so none is lost
  * (the events themselves: ./alert-events.ts).
  */

@@ -14,6 +14,7 @@ import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
 import { isRefusal } from '../../domain/pricing.ts';
+import { TOOL_NAME, TOOL_NAME_MESSAGE } from '../../domain/tool-name.ts';
 import { billOf, type Bill } from '../charges.ts';
 import type { ActCharge } from '../../ledger/acts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
@@ -35,6 +36,8 @@ export const actionSchema = z.looseObject({
   kind: z.string().regex(/^[a-z0-9_]{1,64}$/, 'an act kind such as "pay" (lowercase letters, digits, _)'),
 });
 export type Action = z.infer<typeof actionSchema>;
+/** The agent's tool this hop gates (the MCP proxy and the guards send it): public in the receipt, as the act kind is. */
+export const toolSchema = z.string().regex(TOOL_NAME, TOOL_NAME_MESSAGE);
 
 /** Every preset's act kinds: the default declared surface of a key. */
 export const DEFAULT_SURFACE: readonly string[] = [...new Set(Object.values(SURFACE_PRESETS).flat())];
@@ -70,6 +73,8 @@ export interface GovernedHop {
   kind: 'hop' | 'act';
   fuseId: string;
   action?: Action | undefined;
+  /** The agent's tool the hop gates (toolSchema), named in the receipt. */
+  tool?: string | undefined;
 }
 
 export interface HopResult {
@@ -99,7 +104,7 @@ function hopAct(caller: Caller, req: GovernedHop, fuse: Fuse, outcome: HopOutcom
     subject: fuse.id,
     ...(caller.key ? { key_id: caller.key.id } : { demo: true }),
     ...(fp ? { fingerprint: fp } : {}),
-    data: { state: fuse.state, ok: outcome.ok, verdict: outcome.verdict, reason: outcome.reason, ...(req.action ? { act_kind: req.action.kind } : {}) },
+    data: { state: fuse.state, ok: outcome.ok, verdict: outcome.verdict, reason: outcome.reason, ...(req.action ? { act_kind: req.action.kind } : {}), ...(req.tool ? { tool: req.tool } : {}) },
   };
 }
 
@@ -155,7 +160,7 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
       const charges = key ? chargesOf(req.kind, outcome, key.id, bill) : [];
       const receipt = state.receipt(ctx, hopAct(caller, req, fuse, outcome, fp), { charges });
       // A refused hop of an account's key alerts its subscribers (docs/alerts.md); the public (drills, a keyless payer) alerts nobody.
-      const records = key && !caller.public && !outcome.verdict ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind)] : [];
+      const records = key && !caller.public && !outcome.verdict ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind, req.tool)] : [];
       queued = records.length > 0;
       return { writes: { receipt, records }, reply: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
     },

@@ -22,7 +22,7 @@ import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { Fuse } from '../../ledger/fuses.ts';
 import type { X402Doc } from '../../payments/x402/resources.ts';
 import type { Router } from '../router.ts';
-import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, UNCHARGED, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
+import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, toolSchema, UNCHARGED, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
 
 /**
  * The fuse id in keyed examples: one of the caller's own (POST /v1/fuses makes
@@ -30,7 +30,11 @@ import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, h
  */
 const KEYED_FUSE_EXAMPLE = 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd';
 
-export const hopRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema.optional() });
+export const hopRequest = z.strictObject({
+  fuse_id: fuseIdSchema,
+  action: actionSchema.optional(),
+  tool: toolSchema.optional().describe("the agent's tool this hop gates (an MCP tool name), named in the receipt"),
+});
 export const actRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema });
 export const lookupQuery = z.object({ fuse_id: fuseIdSchema });
 export const classifyRequest = z
@@ -123,7 +127,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   // OCSP_HALT_AFTER_MS, which a settlement cannot promise.
   const PAID_HOP: X402Doc = { when: "past the key's hop limit, or without a key (public drill fuses only)", pastHopLimit: true };
   keyedAct(router, ctx, '/v1/fuse/hop', { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } }, (body, key, event, _, bill) =>
-    governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply, bill),
+    governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action, tool: body.tool }, hopReply, bill),
   );
 
   keyedAct(router, ctx, '/v1/fuse/lookup', { tool: 'fuse_lookup', summary: "A fuse's state; counts against the hop limit, no toll", tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404], x402: { ...PAID_HOP, sku: 'execute_gate' } }, (query, key, event) =>

@@ -157,7 +157,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           ...(fuseId !== undefined ? { subject: fuseId } : {}),
           fingerprint: transfer_hash,
           ...(demo ? { demo: true } : {}),
-          data: { rail: req.rail, rule: ev.rule.id, transfer: req.transfer, ...(ev.decision === 'GO' ? { jti, exp: new Date(exp * 1000).toISOString() } : {}) },
+          data: { rail: req.rail, rule: ev.rule.id, transfer: req.transfer, ...(req.context?.tool ? { tool: req.context.tool } : {}), ...(ev.decision === 'GO' ? { jti, exp: new Date(exp * 1000).toISOString() } : {}) },
         },
         ['data.transfer'],
       );

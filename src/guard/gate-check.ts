@@ -1,0 +1,109 @@
+/**
+ * The one question asked of the gate before an agent's tool runs, and its
+ * answer reduced to what the caller does with the call: run it, refuse it, or
+ * hold it. Shared by the MCP proxy (`fusegate proxy`) and the tool guards
+ * (`fusegate/guard` and its adapters), so that both decide alike.
+ *
+ * Fails closed: only a PERMIT (a hop's `verdict: true`) or a GO (an evaluate
+ * answered 200) runs the call. A gate that cannot be reached, answers 5xx, or
+ * refuses the request itself (4xx: unknown fuse, bad key, hop limit) refuses it.
+ */
+import { FuseGateError, type FuseGateClient, type Json } from '../client.ts';
+import type { Mandate, Rail, Transfer } from '../domain/prefinality.ts';
+import { isToolName } from '../domain/tool-name.ts';
+
+export type { Mandate, Rail, Transfer };
+
+/** A hop on `fuse` (with the act kind, when known), or, for a tool that pays, the pre-finality evaluate. */
+export type GateQuestion =
+  | { fuse: string; tool?: string | undefined; kind?: string | undefined; rail?: undefined }
+  | { fuse: string; tool?: string | undefined; rail: Rail; transfer: Transfer; mandate?: Mandate | undefined };
+
+export interface GateVerdict {
+  /** `run`: the call may go ahead; `refuse`: it must not; `hold`: it must not until a review clears it. */
+  action: 'run' | 'refuse' | 'hold';
+  /** The gate's decision (PERMIT, GO, DENY, BLOCK, SILENCE, NO_GO, HOLD); null when the gate gave none (unreachable, a problem). */
+  decision: string | null;
+  reason: string;
+  receipt_id?: string;
+  verify_url?: string;
+  /**
+   * HOLD: what the gate's answer says about the review: the rule that held the
+   * call, its detail and fields, and `review` when the gate's answer carries one.
+   * (Waiting for a review to clear the call belongs here when reviews exist.)
+   */
+  hold?: Json;
+}
+
+/** Asks the gate about one tool call; never throws, never lets a call run that the gate did not clear. */
+export async function askGate(gate: FuseGateClient, q: GateQuestion): Promise<GateVerdict> {
+  // A name outside the MCP tool-name form would make the gate refuse the whole request: leave it out.
+  const tool = q.tool !== undefined && isToolName(q.tool) ? q.tool : undefined;
+  try {
+    if (q.rail !== undefined) {
+      const context = { fuse_id: q.fuse, ...(tool ? { tool } : {}) };
+      return evaluateVerdict(await gate.evaluate({ rail: q.rail, transfer: q.transfer, ...(q.mandate ? { mandate: q.mandate } : {}), context }));
+    }
+    return hopVerdict(await gate.hop({ fuse_id: q.fuse, ...(q.kind ? { action: { kind: q.kind } } : {}), ...(tool ? { tool } : {}) }));
+  } catch (e) {
+    return unanswered(e);
+  }
+}
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+function receiptOf(answer: Json): Pick<GateVerdict, 'receipt_id' | 'verify_url'> {
+  const receipt_id = text(answer.receipt_id);
+  const verify_url = text(answer.verify_url);
+  return { ...(receipt_id ? { receipt_id } : {}), ...(verify_url ? { verify_url } : {}) };
+}
+
+function hopVerdict(answer: Json): GateVerdict {
+  const decision = text(answer.decision) ?? (answer.verdict === true ? 'PERMIT' : 'DENY');
+  const reason = text(answer.reason) ?? `the gate answered ${decision}`;
+  const action = answer.verdict === true ? 'run' : decision === 'HOLD' ? 'hold' : 'refuse';
+  return { action, decision, reason, ...receiptOf(answer), ...(action === 'hold' ? { hold: holdOf(answer) } : {}) };
+}
+
+/** GO is 200, NO_GO 403 and HOLD 409, each with the decision body (docs/prefinality.md). */
+function evaluateVerdict(answer: Json & { status: number }): GateVerdict {
+  const decision = text(answer.decision) ?? `HTTP ${answer.status}`;
+  const rule = answer.rule as { id?: unknown; description?: unknown } | undefined;
+  const reason = text(answer.detail) ?? text(rule?.description) ?? `the gate answered ${decision}`;
+  const action = answer.status === 200 && decision === 'GO' ? 'run' : decision === 'HOLD' ? 'hold' : 'refuse';
+  return { action, decision, reason, ...receiptOf(answer), ...(action === 'hold' ? { hold: holdOf(answer) } : {}) };
+}
+
+function holdOf(answer: Json): Json {
+  const keep = ['rule', 'detail', 'fields', 'review'] as const;
+  return Object.fromEntries(keep.filter((k) => answer[k] !== undefined).map((k) => [k, answer[k]]));
+}
+
+function unanswered(e: unknown): GateVerdict {
+  if (e instanceof FuseGateError) {
+    const why = e.status >= 500 ? `the gate failed (${e.status} ${e.problem.code})` : `the gate refused the request (${e.status} ${e.problem.code})`;
+    return { action: 'refuse', decision: null, reason: `${why}: ${e.problem.detail ?? e.problem.title}` };
+  }
+  const err = e as Error & { cause?: { message?: string } };
+  const detail = [err?.message, err?.cause?.message].filter(Boolean).join(': ') || String(e);
+  return { action: 'refuse', decision: null, reason: `the gate could not be reached: ${detail}` };
+}
+
+/** What the agent (and the model behind it) reads when a call is not run. */
+export function refusalText(v: GateVerdict): string {
+  const receipt = v.receipt_id ? ` Receipt ${v.receipt_id}${v.verify_url ? `: ${v.verify_url}` : ''}.` : '';
+  if (v.action === 'hold') return `Fuse Gate put this call on HOLD for review; it was not run: ${v.reason}.${receipt}`;
+  const decision = v.decision ?? 'fail closed';
+  return `Fuse Gate refused this call (${decision}); it was not run: ${v.reason}.${receipt}`;
+}
+
+/** The verdict as metadata beside a result or a refusal (the proxy's `_meta["fusegate/gate"]`). */
+export function verdictMeta(v: GateVerdict): Json {
+  return {
+    decision: v.decision,
+    reason: v.reason,
+    ...(v.receipt_id ? { receipt_id: v.receipt_id } : {}),
+    ...(v.verify_url ? { verify_url: v.verify_url } : {}),
+    ...(v.hold ? { hold: v.hold } : {}),
+  };
+}
