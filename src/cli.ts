@@ -12,7 +12,7 @@ import { pasCommands } from './cli/pas.ts';
 import { verifyCommands } from './cli/verify.ts';
 import { rr1Commands } from './cli/rr1.ts';
 import { type CliContext, type Command, UsageError } from './cli/shared.ts';
-import { openLedger, type Ledger } from './ledger/db.ts';
+import { describeDatabase, openLedger, type Ledger } from './ledger/db.ts';
 import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
 
@@ -81,7 +81,7 @@ export async function runCli(argv: string[]): Promise<number> {
       flags,
       json,
       config,
-      ledger: async () => (ledger ??= await startupStep(`cannot open the database ${config.DATABASE_URL}`, () => openLedger(config))),
+      ledger: async () => (ledger ??= await startupStep(`cannot open the database ${describeDatabase(config.DATABASE_URL)}`, () => openLedger(config))),
       out: (human, data) => process.stdout.write((json && data !== undefined ? JSON.stringify(data) : human) + '\n'),
     };
     return (await command.run(ctx)) ?? 0;

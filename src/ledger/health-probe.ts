@@ -5,7 +5,7 @@
  * adds at most one write per second. The read ping is reused for the same
  * second (databaseState), so a /health under load runs no statement at all.
  */
-import type { Ledger } from './db.ts';
+import type { Ledger } from './ledger.ts';
 
 const REUSE_MS = 1000;
 

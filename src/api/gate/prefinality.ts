@@ -7,6 +7,7 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
+import { record } from '../../ledger/records.ts';
 import { type Bill } from '../charges.ts';
 import { UNCHARGED } from './governed.ts';
 import { commitAct, keyedAct, type Decision as ActDecision, type KeyedActDoc } from '../act.ts';
@@ -45,7 +46,7 @@ import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import type { ActCharge, ActState } from '../../ledger/acts.ts';
-import type { ClearActRow } from '../../ledger/clear.ts';
+import { type ClearActRow, CLEAR_COUNTERS } from '../../ledger/clear.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -197,7 +198,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const cleared = line && caller.keyId && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
       const clearAct: ClearActRow | undefined =
         cleared !== undefined ? { keyId: caller.keyId!, decision: 'GO', exposureMicros: Number(cleared), at: now } : undefined;
-      return { writes: { receipt, records: clearAct ? [{ table: 'clear_counters', row: clearAct }] : [] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
+      return { writes: { receipt, records: clearAct ? [record(CLEAR_COUNTERS, clearAct)] : [] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
     };
     // Decided again only when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
     for (let attempt = 0; ; attempt++) {

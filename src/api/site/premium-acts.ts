@@ -10,6 +10,8 @@
  *                                            a pre-clearance: the execute-gate decision ahead of the act, individually signed
  * Each charges its toll once per act, shows it in `charge`, and seals a receipt.
  */
+import { record } from '../../ledger/records.ts';
+import { COMMITMENT_OPENINGS } from '../../ledger/commitments.ts';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { rootOf, leafHash } from '../../crypto/merkle.ts';
@@ -147,10 +149,9 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
           }
           const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line] });
           const after: Fuse = { ...fuse, state: 'DEAD', updated_at: now };
-          const openings = c.openings.map(({ field, opening }) => ({
-            table: 'commitment_openings' as const,
-            row: { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: now },
-          }));
+          const openings = c.openings.map(({ field, opening }) =>
+            record(COMMITMENT_OPENINGS, { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: now }),
+          );
           return {
             writes: { receipt, fuse: after, records: [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id), ...openings] },
             reply: reply({ ...fuseObject(after), previous_state: fuse.state, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, receipt: receipt.jws }),
@@ -192,7 +193,7 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
           return {
           writes: {
             receipt,
-            records: c.openings.map(({ field, opening }) => ({ table: 'commitment_openings' as const, row: { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at } })),
+            records: c.openings.map(({ field, opening }) => (record(COMMITMENT_OPENINGS, { receiptId: receipt.receipt_id, field, accountId: ownerId(key), commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at }))),
           },
           reply: reply({
             matter_ref: b.matter_ref,
