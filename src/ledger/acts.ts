@@ -34,8 +34,7 @@ import { readHopQuotas, writeHopCounts, type HopQuota } from './hop-counters.ts'
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
 import { appendLeaves, lockEdge, PendingAppend, writeAppend, type Inclusion } from './log.ts';
-import type { Edge } from '../crypto/tiles.ts';
-import { edgeRoot, inclusionFrom, MAX_ENTRY_BYTES, rangeHasher } from '../crypto/tiles.ts';
+import { edgeRoot, inclusionFrom, MAX_ENTRY_BYTES, rangeHasher, type Edge } from '../crypto/tiles.ts';
 import type { Hash } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
