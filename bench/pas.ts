@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { createClient } from '@libsql/client';
 import { verifyExclusionProof, type ExclusionProofJson } from '../src/crypto/exclusion.ts';
 import { addExclusionLeaf, buildExclusionTree } from '../src/ledger/pas-exclusion.ts';
+import { remoteSql } from '../src/ledger/drivers/embedded/open.ts';
 import { cliJson, compareHttp, KEYED_WRITE_TARGET, fmt, report, spawnBaseline, spawnServer } from './lib.ts';
 
 const LEAVES = Number(process.env.BENCH_PAS_LEAVES ?? 1_000_000);
@@ -90,7 +91,7 @@ async function loadFixture(url: string, keyId: string, count: number): Promise<{
     }
     const leaves = performance.now() - t;
     t = performance.now();
-    await buildExclusionTree(tx, keyId, ids);
+    await buildExclusionTree(remoteSql(tx), keyId, ids);
     await tx.commit();
     return { leaves, tree: performance.now() - t };
   } finally {
@@ -185,7 +186,7 @@ async function benchExclusion(): Promise<void> {
         await tx.execute({ sql: 'INSERT INTO pas_spend_leaves (key_id, job_id, ticket_id, spend_fingerprint, redeemed_at) VALUES (?, ?, ?, ?, ?)', args: [String(id), `job_cost_${i}`, 'bt_cost', 'cost', new Date().toISOString()] });
         row += performance.now() - t;
         t = performance.now();
-        await addExclusionLeaf(tx, String(id), `job_cost_${i}`);
+        await addExclusionLeaf(remoteSql(tx), String(id), `job_cost_${i}`);
         insert += performance.now() - t;
       }
       await tx.rollback();

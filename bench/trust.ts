@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { createClient } from '@libsql/client';
 import { loadConfig } from '../src/config.ts';
 import { localDatabasePath, openLedger } from '../src/ledger/db.ts';
-import { EmbeddedSql } from '../src/ledger/embedded.ts';
+import { EmbeddedSql } from '../src/ledger/drivers/embedded/connection.ts';
+import { remoteSql } from '../src/ledger/drivers/embedded/open.ts';
 import { commitActs, type ActPlan } from '../src/ledger/acts.ts';
 import { appendLeaves } from '../src/ledger/log.ts';
 import type { Transaction } from '../src/ledger/sql.ts';
@@ -78,7 +79,7 @@ async function bulkBuild(url: string, log: string, size: number): Promise<void> 
     const leaves = Array.from({ length: Math.min(50_000, size - from) }, (_, k) => Buffer.from(`entry ${from + k}`));
     const tx = await db.transaction('write');
     try {
-      await appendLeaves(tx, log, leaves);
+      await appendLeaves(remoteSql(tx), log, leaves);
       await tx.commit();
     } finally {
       tx.close();

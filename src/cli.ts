@@ -15,7 +15,7 @@ import { proxyCommands } from './cli/proxy.ts';
 import { type CliContext, type Command, UsageError } from './cli/shared.ts';
 import { NODE } from './crypto/node.ts';
 import { usePlatform } from './crypto/platform.ts';
-import { openLedger, type Ledger } from './ledger/db.ts';
+import { describeDatabase, openLedger, type Ledger } from './ledger/db.ts';
 import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
 
@@ -94,7 +94,7 @@ export async function runCli(argv: string[]): Promise<number> {
       get config() {
         return configOf();
       },
-      ledger: async () => (ledger ??= await startupStep(`cannot open the database ${configOf().DATABASE_URL}`, () => openLedger(configOf()))),
+      ledger: async () => (ledger ??= await startupStep(`cannot open the database ${describeDatabase(configOf().DATABASE_URL)}`, () => openLedger(configOf()))),
       out: (human, data) => process.stdout.write((json && data !== undefined ? JSON.stringify(data) : human) + '\n'),
     };
     return (await command.run(ctx)) ?? 0;

@@ -22,8 +22,10 @@ export const configSchema = z.object({
   SITE_URL: url.optional(),
   DATABASE_URL: z
     .string()
-    .regex(/^(file:|libsql:|https?:|wss?:)/, 'a file:, libsql:, http(s): or ws(s): URL')
+    .regex(/^(file:|libsql:|https?:|wss?:|postgres(ql)?:\/\/)/, 'a file:, libsql:, http(s):, ws(s):, postgres:// or postgresql:// URL')
     .default('file:./data/fusegate.db'),
+  /** PostgreSQL only: connections this process keeps open (one of them the write queue's). */
+  DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(1000).default(10),
   DATABASE_AUTH_TOKEN: z.string().optional(),
   /** FULL makes every acknowledged write survive power loss; NORMAL only a crash of the process. */
   DATABASE_SYNCHRONOUS: z.enum(['FULL', 'NORMAL']).default('FULL'),
@@ -69,7 +71,7 @@ export const configSchema = z.object({
   WRITE_BATCH_MAX: positiveInt.default(512),
   /** Event-loop turns a write batch keeps gathering while writes still arrive (ledger/write-queue.ts); 0 takes the first turn's. */
   WRITE_BATCH_GATHER_TURNS: nonNegativeInt.max(64).default(3),
-  /** How often the checkpointer thread moves the WAL's committed pages into the database file (ledger/checkpointer.ts). */
+  /** How often the checkpointer thread moves the WAL's committed pages into the database file (ledger/drivers/embedded/checkpointer.ts). */
   WAL_CHECKPOINT_MS: positiveInt.default(200),
   /** Where `npm start` serves the built site from. */
   STATIC_DIR: z.string().min(1).default('./dist/client'),

@@ -12,7 +12,7 @@ import { usePlatform } from './crypto/platform.ts';
 import { createApp, type App } from './api/app.ts';
 import type { AppContext } from './api/context.ts';
 import { logOrigin } from './ledger/checkpoint.ts';
-import { openLedger } from './ledger/db.ts';
+import { describeDatabase, openLedger } from './ledger/db.ts';
 import { RECEIPTS_LOG, sealReceipts } from './ledger/seals.ts';
 import { applyConnectionLimits, httpServerOptions } from './net/http-limits.ts';
 import { StartupError, startupStep } from './startup-error.ts';
@@ -43,7 +43,7 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   const log = makeLogger(initial.LOG_LEVEL);
   // Before anything is opened: a malformed policy stops the start, naming its line.
   const witnessPolicy = initial.WITNESS_POLICY ? await startupStep(`cannot load the witness policy ${initial.WITNESS_POLICY}`, async () => parseWitnessPolicy(await readFile(initial.WITNESS_POLICY!, 'utf8'))) : null;
-  const ledger = await startupStep(`cannot open the database ${initial.DATABASE_URL}`, () => openLedger(initial, (m) => log('error', m)));
+  const ledger = await startupStep(`cannot open the database ${describeDatabase(initial.DATABASE_URL)}`, () => openLedger(initial, (m) => log('error', m)));
   const keyring = await startupStep(`cannot load the signing keys (${initial.SIGNING_KEY_JWK ? 'SIGNING_KEY_JWK' : initial.SIGNING_KEY_FILE})`, () => loadKeyring(initial)).catch(
     async (e: unknown) => {
       await ledger.close();

@@ -3,6 +3,7 @@
  * a batch of acts costs the statements of one act, decisions are made on the
  * state read under the write lock, and one bad act fails alone.
  */
+import { ORN_EVENTS } from '../src/ledger/orn.ts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InStatement } from '@libsql/client';
 import { loadConfig } from '../src/config.ts';
@@ -13,11 +14,11 @@ import { createFuse, transitionFuse } from '../src/ledger/fuses.ts';
 import { logSize, readEntries, treeHead, type Inclusion } from '../src/ledger/log.ts';
 import { leafHash, verifyInclusion } from '../src/crypto/merkle.ts';
 import { usage } from '../src/ledger/meter.ts';
-import { jobReceipts } from '../src/ledger/pas.ts';
+import { jobReceipts, PAS_JOB_RECEIPTS } from '../src/ledger/pas.ts';
 import { scanKeyReceipts } from '../src/ledger/key-receipts.ts';
 import { monthHops } from '../src/ledger/operator.ts';
 import { getReceipt, RECEIPTS_LOG, receiptIndex, receiptsFromEntries, type Receipt } from '../src/ledger/receipts.ts';
-import type { ActRecord } from '../src/ledger/records.ts';
+import { type ActRecord, record } from '../src/ledger/records.ts';
 import type { Sql } from '../src/ledger/sql.ts';
 import { tempDir, testEnv } from './support/server.ts';
 import { commitAct } from '../src/api/act.ts';
@@ -54,13 +55,13 @@ function hop(n: number, records: RecordKind = 'none'): ActPlan<{ state: string; 
         { charges: [{ keyId, sku: 'execute_gate', amountMicros: 1000 }] },
       );
       const at = new Date().toISOString();
-      const record: ActRecord | undefined =
+      const declared: ActRecord | undefined =
         records === 'none'
           ? undefined
           : n % 2 === 0
-            ? { table: 'pas_job_receipt_lists', row: { keyId, jobId: `job_${n}`, receiptId: receipt.receipt_id } }
-            : { table: 'orn_events', row: { id: `sharp_${receipt.receipt_id}`, keyId, kind: 'sharp', graphId: 'g', amountMicros: BigInt(n), receiptId: receipt.receipt_id, createdAt: at } };
-      return { writes: { receipt, records: record ? [record] : [] }, result: { state: state.fuse.state, receipt } };
+            ? record(PAS_JOB_RECEIPTS, { keyId, jobId: `job_${n}`, receiptId: receipt.receipt_id })
+            : record(ORN_EVENTS, { id: `sharp_${receipt.receipt_id}`, keyId, kind: 'sharp', graphId: 'g', amountMicros: BigInt(n), receiptId: receipt.receipt_id, createdAt: at });
+      return { writes: { receipt, records: declared ? [declared] : [] }, result: { state: state.fuse.state, receipt } };
     },
   };
 }
@@ -71,8 +72,8 @@ function counting(tx: Sql): { tx: Sql; count: () => number; sent: string[] } {
   const text = (s: InStatement) => (typeof s === 'string' ? s : s.sql);
   return {
     tx: {
+      dialect: tx.dialect,
       execute: (s: InStatement) => (sent.push(text(s)), tx.execute(s)),
-      batch: (s: InStatement[]) => (sent.push(...s.map(text)), tx.batch(s)),
       close: () => tx.close(),
     },
     count: () => sent.length,
@@ -182,7 +183,8 @@ describe('group commit of acts', () => {
     const FUSE_STATES: GroupReader<string> = {
       async read(tx, keys) {
         reads.push([...keys]);
-        const rs = await tx.execute({ sql: 'SELECT id, state FROM fuses WHERE id IN (SELECT value FROM json_each(?))', args: [JSON.stringify(keys)] });
+        const where = tx.dialect.oneOf('id', keys);
+        const rs = await tx.execute({ sql: `SELECT id, state FROM fuses WHERE ${where.sql}`, args: where.args });
         return new Map(rs.rows.map((r) => [String(r.id), String(r.state)]));
       },
     };
@@ -273,13 +275,13 @@ describe('group commit of acts', () => {
       needs: {},
       decide: (state) => {
         const receipt = state.receipt(issuer, { kind: 'test', decision: 'PERMIT', subject: FUSE });
-        return { writes: { receipt, records: [{ table: 'orn_events', row: { id: eventId, keyId, kind: 'sharp', graphId: 'g', amountMicros: 1n, receiptId: receipt.receipt_id, createdAt: at } }] }, result: receipt.receipt_id };
+        return { writes: { receipt, records: [record(ORN_EVENTS, { id: eventId, keyId, kind: 'sharp', graphId: 'g', amountMicros: 1n, receiptId: receipt.receipt_id, createdAt: at })] }, result: receipt.receipt_id };
       },
     });
     // The second act reuses the first one's event id: the group's multi-row insert fails, then each act runs alone.
     const [a, b, c] = await Promise.allSettled([ledger.act(carrying('evt_1')), ledger.act(carrying('evt_1')), ledger.act(carrying('evt_2'))]);
     expect(a.status).toBe('fulfilled');
-    expect((b as PromiseRejectedResult).reason.message).toMatch(/UNIQUE constraint failed: orn_events\.id/);
+    expect((b as PromiseRejectedResult).reason.message).toMatch(/UNIQUE constraint failed: orn_events\.id|duplicate key value violates unique constraint "orn_events_pkey"/);
     expect(c.status).toBe('fulfilled');
     expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(2);
     const ids = [(a as PromiseFulfilledResult<string>).value, (c as PromiseFulfilledResult<string>).value];

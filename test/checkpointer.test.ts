@@ -1,5 +1,5 @@
 /**
- * The checkpointer thread (ledger/checkpointer.ts) on a real libSQL file
+ * The checkpointer thread (ledger/drivers/embedded/checkpointer.ts) on a real libSQL file
  * written through the real ledger: under a steady stream of commits it keeps
  * the WAL rewinding, so that commits overwrite the file's blocks instead of
  * growing it, and it loses nothing.

@@ -66,9 +66,10 @@ describe('1. trigger publish: a caller cannot set the settlement fee', () => {
 
   it('the fire charges the template fee even for a trigger stored with a lowered one (published before the fix)', async () => {
     const t = await (await publish()).json();
-    await s.ctx.ledger.write((tx) =>
-      tx.execute({ sql: "UPDATE triggers SET obligation = json_set(obligation, '$.fee_bps', 0) WHERE id = ?", args: [t.trigger_id] }),
-    );
+    await s.ctx.ledger.write(async (tx) => {
+      const stored = JSON.parse(String((await tx.execute({ sql: 'SELECT obligation FROM triggers WHERE id = ?', args: [t.trigger_id] })).rows[0]!.obligation));
+      await tx.execute({ sql: 'UPDATE triggers SET obligation = ? WHERE id = ?', args: [JSON.stringify({ ...stored, fee_bps: 0 }), t.trigger_id] });
+    });
     const f = await (await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, reading: '2' })).json();
     expect(f.fire.fee).toMatchObject({ bps: 25, amount_usd: '12500.00' });
   });

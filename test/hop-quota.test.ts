@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { periodReset, periodStart } from '../src/domain/quota.ts';
+import { invalidateKeyCache } from '../src/ledger/key-cache.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 describe('quota periods (pure)', () => {
@@ -34,7 +35,7 @@ describe('hop limit per key per period', () => {
   /** Adds hops to a key's counter of a UTC day, as a batch of that day would have. */
   const countedOn = (id: string, day: string, hops: number) =>
     s.ctx.ledger.write((tx) =>
-      tx.execute({ sql: 'INSERT INTO hop_counters (key_id, day, hops) VALUES (?, ?, ?) ON CONFLICT (key_id, day) DO UPDATE SET hops = hops + excluded.hops', args: [id, day, hops] }),
+      tx.execute({ sql: 'INSERT INTO hop_counters (key_id, day, hops) VALUES (?, ?, ?) ON CONFLICT (key_id, day) DO UPDATE SET hops = hop_counters.hops + excluded.hops', args: [id, day, hops] }),
     );
   const dayBefore = (iso: string) => new Date(Date.parse(iso) - 86_400_000).toISOString().slice(0, 10);
 
@@ -53,6 +54,8 @@ describe('hop limit per key per period', () => {
 
     // The period turns over: the count starts again (the hops made are now of an earlier month).
     await s.ctx.ledger.write((tx) => tx.execute({ sql: "UPDATE hop_counters SET day = '2020-01-01' WHERE key_id = ?", args: [k.id] }));
+    // Changed behind the process's back: its auth cache may hold the count for AUTH_CACHE_MS, as documented.
+    invalidateKeyCache(s.ctx.ledger.read);
     expect((await (await s.fetch('/v1/me', { key: k.secret })).json()).usage.hops_used).toBe(0);
     expect((await post('/v1/fuse/hop', k.secret, { fuse_id: fuse })).status).toBe(200);
     expect((await (await s.fetch('/v1/me', { key: k.secret })).json()).usage).toMatchObject({ hops_used: 1, hops_remaining: 1 });

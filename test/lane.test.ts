@@ -50,6 +50,8 @@ afterAll(() => s?.stop());
 let n = 0;
 /** POSTs `body` as is (a string) to `path` with the agent's key; through h3 when `viaH3` (an Idempotency-Key). */
 async function post(path: string, body: string, viaH3: boolean, headers: Record<string, string> = {}) {
+  // The lane takes a key the auth cache holds (for AUTH_CACHE_MS): authenticate it just before.
+  if (!viaH3) await (await s.fetch('/v1/me', { key: agent })).arrayBuffer();
   const before = taken.get(path) ?? 0;
   const res = await s.fetch(path, {
     method: 'POST',

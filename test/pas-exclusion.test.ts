@@ -12,6 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '@libsql/client';
+import { remoteSql } from '../src/ledger/drivers/embedded/open.ts';
 import { FuseGateClient, verifyExclusion } from '../src/client.ts';
 import { EXCLUSION_PROOF_FORMAT, exclusionProofJson, jobKey, verifyExclusionProof, type ExclusionProofJson } from '../src/crypto/exclusion.ts';
 import { signerOf } from '../src/crypto/ed25519.ts';
@@ -133,7 +134,7 @@ describe('GET /v1/pas/exclusion', () => {
   });
 
   it('is persisted with the redeems: a separate connection reads the signed root, which the spend-leaf rows recompute', async () => {
-    const db = createClient({ url: s.config.DATABASE_URL, intMode: 'number' });
+    const db = remoteSql(createClient({ url: s.config.DATABASE_URL, intMode: 'number' }));
     try {
       const before = await exclusionHead(db, key.id);
       expect(before.size).toBe(4);
@@ -230,11 +231,11 @@ describe('the migration indexes spend leaves redeemed before the tree existed', 
       }
       expect(await migrate(db)).toEqual(['0170_pas_exclusion_smt', '0171_pas_exclusion_backfill']);
       for (const [k, ids] of Object.entries(jobs)) {
-        const head = await exclusionHead(db, k);
+        const head = await exclusionHead(remoteSql(db), k);
         expect(head.size).toBe(ids.length);
         expect(Buffer.from(head.root).toString('base64')).toBe(await spendLeafRoot(db, k));
         for (const j of [ids[0]!, ids.at(-1)!, 'job_never']) {
-          const { proof } = await proveExclusion(db, k, j);
+          const { proof } = await proveExclusion(remoteSql(db), k, j);
           const present = proof.leaf !== null && Buffer.from(proof.leaf).equals(jobKey(j));
           expect(present, `${k} ${j}`).toBe(j !== 'job_never');
         }

@@ -9,7 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import { hashSecret, readHopQuotas, setHopLimit, writeHopCounts } from '../src/ledger/api-keys.ts';
+import { hashSecret, setHopLimit } from '../src/ledger/api-keys.ts';
+import { readHopQuotas, writeHopCounts } from '../src/ledger/hop-counters.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { MAX_ENTRIES, cachedKey } from '../src/ledger/key-cache.ts';
 import { runCli } from './support/cli.ts';

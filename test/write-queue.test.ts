@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
-import { tempDir, testEnv } from './support/server.ts';
+import { tempDir, TEST_ENGINE, testEnv } from './support/server.ts';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
 
@@ -42,7 +42,9 @@ describe('a write batch gathers the writes still arriving', () => {
     expect(await arrive(l, 3, 5)).toEqual({ transactions: 1, rows: 15 });
   });
 
-  it('with no gathering, commits the writes of each turn apart', async () => {
+  // On the embedded file a batch commits within the turn it started (its driver is synchronous);
+  // over the network a turn's writes queue behind the batch in flight and commit together.
+  it.skipIf(TEST_ENGINE === 'postgres')('with no gathering, commits the writes of each turn apart', async () => {
     const l = await open(0);
     expect(await arrive(l, 3, 5)).toEqual({ transactions: 3, rows: 15 });
   });

@@ -65,6 +65,8 @@ export function isUnreachable(e: unknown): boolean {
   const msg = String((e as { message?: string })?.message ?? e);
   return (
     /SQLITE_(CANTOPEN|IOERR|NOTADB|CORRUPT|READONLY)|CLIENT_CLOSED|ECONNREFUSED|HRANA_WEBSOCKET_ERROR|SERVER_ERROR/.test(code) ||
+    // PostgreSQL (postgres.js): the connection is gone, or the server is shutting down, starting or read-only (a standby).
+    /^(CONNECTION_(CLOSED|ENDED|DESTROYED)|CONNECT_TIMEOUT|ECONNRESET|57P0[1-3]|08\d{3}|25006)$/.test(code) ||
     /unable to open database|client is closed|ECONNREFUSED|disk I\/O error/i.test(msg)
   );
 }

@@ -30,11 +30,11 @@
  * pure acts costs a constant number of round trips. Nothing here knows HTTP:
  * refusals are ledger errors the API maps (api/act.ts).
  */
-import { readHopQuotas, writeHopCounts, type HopQuota } from './api-keys.ts';
+import { readHopQuotas, writeHopCounts, type HopQuota } from './hop-counters.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
-import { appendLeaves, PendingAppend, readEdge, writeAppend, type Inclusion } from './log.ts';
-import { edgeRoot, inclusionFrom, leafHashReader, MAX_ENTRY_BYTES } from '../crypto/tiles.ts';
+import { appendLeaves, lockEdge, PendingAppend, writeAppend, type Inclusion } from './log.ts';
+import { edgeRoot, inclusionFrom, leafHashReader, MAX_ENTRY_BYTES, type Edge } from '../crypto/tiles.ts';
 import type { Hash, HashReader } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
@@ -207,9 +207,11 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
     if (a.needs.fuseId) fuseIds.add(a.needs.fuseId);
     if (a.needs.hopOf) keyIds.add(a.needs.hopOf);
   }
+  // The receipts log's head first: batches of several processes on one database serialise on its
+  // row lock, so the state read after it (fuses, quotas, rows) is what the batches before left.
+  const before = await lockEdge(tx, RECEIPTS_LOG);
   const fuses = await getFuses(tx, fuseIds);
   const quotas = await readHopQuotas(tx, keyIds);
-  const before = await readEdge(tx, RECEIPTS_LOG);
   const rows = await readGroupRows(tx, acts);
   // Set once a `run` act's statement changes a row: the group's reads may then be stale.
   const changes = { seen: false };
@@ -323,7 +325,7 @@ function withCharges(input: ReceiptInput, charges: readonly ActCharge[] | undefi
  * with the summary a clearing period sums), added to the usage counters, and
  * listed per key.
  */
-async function writeReceipts(tx: Transaction, before: Awaited<ReturnType<typeof readEdge>>, receipts: readonly Receipt[], leafOf: (r: Receipt) => Buffer): Promise<void> {
+async function writeReceipts(tx: Transaction, before: Edge, receipts: readonly Receipt[], leafOf: (r: Receipt) => Buffer): Promise<void> {
   if (receipts.length === 0) return;
   await appendLeaves(
     tx,
@@ -411,7 +413,7 @@ class GroupAppends implements GroupEnd {
     if (log === RECEIPTS_LOG) throw new Error('receipts are appended by minting them (state.receipt)');
     let l = this.#logs.get(log);
     if (!l) {
-      const before = await readEdge(this.#tx, log);
+      const before = await lockEdge(this.#tx, log);
       l = this.#logs.get(log) ?? new PendingAppend(before);
       this.#logs.set(log, l);
     }
@@ -459,17 +461,12 @@ async function runAlone<T>(tx: Transaction, changes: { seen: boolean }, run: (ac
   let open = false;
   const opened = () => (savepoint ??= tx.execute('SAVEPOINT act').then(() => (open = true)));
   const actTx: Transaction = {
+    dialect: tx.dialect,
     async execute(stmt) {
       await opened();
       const rs = await tx.execute(stmt);
       if (rs.rowsAffected > 0) changes.seen = true;
       return rs;
-    },
-    async batch(stmts, mode) {
-      await opened();
-      const out = await tx.batch(stmts, mode);
-      if (out.some((rs) => rs.rowsAffected > 0)) changes.seen = true;
-      return out;
     },
     close: () => tx.close(),
   };

@@ -4,12 +4,12 @@
  * no secret byte by byte.
  */
 import { hash, randomBytes } from 'node:crypto';
-import { oneOf, type Client, type Transaction } from './sql.ts';
+import type { Client, Fragment, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
 import type { HopPeriod } from '../domain/quota.ts';
+import { hopsThisPeriod } from './hop-counters.ts';
 import { insertAccount } from './accounts.ts';
-import type { Ledger } from './db.ts';
-import { insertRows } from './log.ts';
+import type { Ledger } from './ledger.ts';
 import { cachedKey, invalidateKeyCache, peekKey } from './key-cache.ts';
 
 export const KEY_PREFIX = 'fg_live_';
@@ -67,16 +67,11 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
   };
 }
 
-/**
- * A key's hops in its current period, summed from its daily hop counters: the
- * one count of hops (the operator's monthly figure sums the same rows). The
- * period starts at 00:00 UTC of the day, of the ISO week's Monday, of the
- * month's first day; 'none' counts every hop.
- */
-export const HOPS_THIS_PERIOD = `(SELECT COALESCE(SUM(h.hops), 0) FROM hop_counters h WHERE h.key_id = api_keys.id AND h.day >= CASE api_keys.hop_period
-    WHEN 'day' THEN date('now') WHEN 'week' THEN date('now', 'weekday 0', '-6 days') WHEN 'month' THEN date('now', 'start of month') ELSE '' END)`;
-
-const COLUMNS = `id, account_id, name, role, prefix, hop_limit, ${HOPS_THIS_PERIOD} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at`;
+/** The columns of a key row (hops_used counted now), and the arguments they take: put first in a statement's arguments. */
+function keyColumns(now = new Date()): Fragment {
+  const hops = hopsThisPeriod(now);
+  return { sql: `id, account_id, name, role, prefix, hop_limit, ${hops.sql} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at`, args: hops.args };
+}
 
 export async function createApiKey(
   ledger: Ledger,
@@ -137,10 +132,11 @@ export function cachedSecret(db: Client, secret: string, nowMs = Date.now()): { 
 }
 
 async function findKeyByHash(db: Client, hash: string, now = nowIso()): Promise<ApiKey | undefined> {
+  const columns = keyColumns(new Date(now));
   const rs = await db.execute({
-    sql: `SELECT ${COLUMNS} FROM api_keys WHERE secret_hash = ?
-          UNION ALL SELECT ${COLUMNS} FROM api_keys WHERE previous_secret_hash = ? AND previous_expires_at > ?`,
-    args: [hash, hash, now],
+    sql: `SELECT ${columns.sql} FROM api_keys WHERE secret_hash = ?
+          UNION ALL SELECT ${columns.sql} FROM api_keys WHERE previous_secret_hash = ? AND previous_expires_at > ?`,
+    args: [...columns.args, hash, ...columns.args, hash, now],
   });
   return rs.rows[0] ? rowToKey(rs.rows[0]) : undefined;
 }
@@ -197,25 +193,28 @@ export function touchKey(ledger: Ledger, key: Pick<ApiKey, 'id' | 'last_used_at'
 }
 
 export async function getApiKey(db: Client | Transaction, id: string): Promise<ApiKey | undefined> {
-  const rs = await db.execute({ sql: `SELECT ${COLUMNS} FROM api_keys WHERE id = ?`, args: [id] });
+  const columns = keyColumns();
+  const rs = await db.execute({ sql: `SELECT ${columns.sql} FROM api_keys WHERE id = ?`, args: [...columns.args, id] });
   return rs.rows[0] ? rowToKey(rs.rows[0]) : undefined;
 }
 
 /** Every key (oldest first). */
 export async function listApiKeys(db: Client): Promise<ApiKey[]> {
-  const rs = await db.execute(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`);
+  const columns = keyColumns();
+  const rs = await db.execute({ sql: `SELECT ${columns.sql} FROM api_keys ORDER BY created_at, id`, args: columns.args });
   return rs.rows.map(rowToKey);
 }
 
 /** One page of an account's keys, oldest first: at most `limit`, those after the key `after` in that order. */
 export async function accountKeysPage(db: Client, accountId: string, limit: number, after?: ApiKey): Promise<ApiKey[]> {
+  const columns = keyColumns();
   const rs = await db.execute(
     after
       ? {
-          sql: `SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
-          args: [accountId, after.created_at, after.id, limit],
+          sql: `SELECT ${columns.sql} FROM api_keys WHERE account_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
+          args: [...columns.args, accountId, after.created_at, after.id, limit],
         }
-      : { sql: `SELECT ${COLUMNS} FROM api_keys WHERE account_id = ? ORDER BY created_at, id LIMIT ?`, args: [accountId, limit] },
+      : { sql: `SELECT ${columns.sql} FROM api_keys WHERE account_id = ? ORDER BY created_at, id LIMIT ?`, args: [...columns.args, accountId, limit] },
   );
   return rs.rows.map(rowToKey);
 }
@@ -257,36 +256,6 @@ export async function setKeyExpiry(ledger: Ledger, id: string, expiresAt: string
   const rs = await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET expires_at = ? WHERE id = ?', args: [expiresAt, id] }));
   invalidateKeyCache(ledger.read);
   return rs.rowsAffected > 0;
-}
-
-/** A key's hop quota as read under the write lock, and the hops a batch of acts adds to it. */
-export interface HopQuota {
-  id: string;
-  hopLimit: number;
-  /** Hops counted in the current period before this batch. */
-  used: number;
-  added: number;
-}
-
-/** The quotas of the keys of `ids` that are not revoked, in one query (one statement text whatever the count). */
-export async function readHopQuotas(tx: Transaction, ids: Iterable<string>): Promise<Map<string, HopQuota>> {
-  const list = [...new Set(ids)];
-  if (list.length === 0) return new Map();
-  const where = oneOf('id', list);
-  const rs = await tx.execute({ sql: `SELECT id, hop_limit, ${HOPS_THIS_PERIOD} AS used FROM api_keys WHERE revoked_at IS NULL AND ${where.sql}`, args: where.args });
-  return new Map(rs.rows.map((r) => [String(r.id), { id: String(r.id), hopLimit: Number(r.hop_limit), used: Number(r.used), added: 0 }]));
-}
-
-/** Adds what a batch counted to each key's hop counter of the UTC day of `now`, in one multi-row statement. */
-export async function writeHopCounts(tx: Transaction, quotas: readonly HopQuota[], now: Date): Promise<void> {
-  const day = now.toISOString().slice(0, 10);
-  await insertRows(
-    tx,
-    'INSERT INTO hop_counters (key_id, day, hops) VALUES',
-    '(?, ?, ?)',
-    quotas.filter((q) => q.added > 0).map((q) => [q.id, day, q.added]),
-    ' ON CONFLICT (key_id, day) DO UPDATE SET hops = hops + excluded.hops',
-  );
 }
 
 export async function setKeySurface(ledger: Ledger, keyId: string, surface: string[] | null): Promise<boolean> {

@@ -14,11 +14,12 @@
  * Everything else of a manifest (entity, version, kinds, time) is its leaf in
  * the log, and its leaf hash is the hash of that leaf.
  */
+import { recordWriter, type RecordWriter } from './records.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
 import { leafHash } from '../crypto/merkle.ts';
 import { base64 } from '../crypto/base64.ts';
-import { insertRows, readEntriesAt, type Db } from './log.ts';
-import type { Transaction } from './sql.ts';
+import { readEntriesAt, type Db } from './log.ts';
+import { insertRows, type Transaction } from './sql.ts';
 
 export const ASTL_LOG = 'astl';
 
@@ -56,10 +57,8 @@ export interface EntityHead {
  */
 export const ENTITY_HEADS = {
   async read(db: Db, entities: readonly string[]): Promise<Map<string, EntityHead>> {
-    const rs = await db.execute({
-      sql: 'SELECT e.entity, e.key_id, e.version, e.manifest_id FROM json_each(?) j JOIN astl_entities e ON e.entity = j.value',
-      args: [JSON.stringify(entities)],
-    });
+    const where = db.dialect.oneOf('entity', entities);
+    const rs = await db.execute({ sql: `SELECT entity, key_id, version, manifest_id FROM astl_entities WHERE ${where.sql}`, args: where.args });
     return new Map(rs.rows.map((r) => [String(r.entity), { key_id: String(r.key_id), version: Number(r.version), manifest_id: String(r.manifest_id) }]));
   },
 };
@@ -78,19 +77,22 @@ export interface ManifestRow {
 export async function insertManifests(tx: Transaction, rows: readonly ManifestRow[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO astl_manifests (id, log_index, receipt_id, prev_id) VALUES',
-    '(?, ?, ?, ?)',
+    'astl_manifests',
+    ['id', 'log_index', 'receipt_id', 'prev_id'],
     rows.map((r) => [r.leaf.manifest_id, r.logIndex, r.receiptId, r.prevId ?? null]),
   );
   const heads = new Map(rows.map((r) => [r.leaf.entity, r]));
   await insertRows(
     tx,
-    'INSERT INTO astl_entities (entity, key_id, version, manifest_id) VALUES',
-    '(?, ?, ?, ?)',
+    'astl_entities',
+    ['entity', 'key_id', 'version', 'manifest_id'],
     [...heads.values()].map((r) => [r.leaf.entity, r.keyId, r.leaf.version, r.leaf.manifest_id]),
     ' ON CONFLICT (entity) DO UPDATE SET version = excluded.version, manifest_id = excluded.manifest_id',
   );
 }
+
+/** A published ASTL manifest's row (its entity's head is set for the group's later publishes by `state.setRow`). Written with its group's records (records.ts). */
+export const ASTL_MANIFESTS: RecordWriter<ManifestRow> = recordWriter('astl_manifests', insertManifests);
 
 /** Rows of astl_manifests with their leaves, read from the log. */
 async function withLeaves(db: Db, rows: ReadonlyArray<Record<string, unknown>>): Promise<StoredManifest[]> {

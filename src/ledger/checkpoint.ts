@@ -5,7 +5,7 @@
  * from the service's one Ed25519 key; retired keys stay listed).
  */
 import type { Keyring } from '../crypto/keys.ts';
-import type { Ledger } from './db.ts';
+import type { Ledger } from './ledger.ts';
 import { checkpointText, signNote, verifierKey } from '../crypto/note.ts';
 import type { Hash } from '../crypto/merkle.ts';
 import { treeHead } from './log.ts';

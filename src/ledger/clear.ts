@@ -3,9 +3,9 @@
  * key, decision). Amounts are micro-USD, stored as whole USD plus a micro
  * remainder and read back exactly as text (exact-sum.ts says why).
  */
-import type { Client, Transaction } from './sql.ts';
-import { ADD_USD_MICROS, SUM_USD_MICROS, toUsdMicros, usdMicrosSum } from './exact-sum.ts';
-import { insertRows } from './log.ts';
+import { recordWriter, type RecordWriter } from './records.ts';
+import { insertRows, type Client, type Transaction } from './sql.ts';
+import { addUsdMicros, SUM_USD_MICROS, toUsdMicros, usdMicrosSum } from './exact-sum.ts';
 import { exposureFeeMicros, monthOf, tierFor, type BpsTier } from '../domain/clear.ts';
 
 /** What one act adds to its month's clear counters. */
@@ -33,12 +33,15 @@ export async function addClearActs(tx: Transaction, rows: readonly ClearActRow[]
   }
   await insertRows(
     tx,
-    'INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES',
-    '(?, ?, ?, ?, ?, ?)',
+    'clear_counters',
+    ['month', 'key_id', 'decision', 'acts', 'usd', 'micros'],
     [...sums.values()].map((s) => [s.month, s.keyId, s.decision, s.acts, ...toUsdMicros(s.micros)]),
-    ` ON CONFLICT (month, key_id, decision) DO UPDATE SET acts = acts + excluded.acts, ${ADD_USD_MICROS}`,
+    ` ON CONFLICT (month, key_id, decision) DO UPDATE SET acts = clear_counters.acts + excluded.acts, ${addUsdMicros('clear_counters')}`,
   );
 }
+
+/** An execute-gate answer or a pre-finality GO, added to its month's clear counters. Written with its group's records (records.ts). */
+export const CLEAR_COUNTERS: RecordWriter<ClearActRow> = recordWriter('clear_counters', addClearActs);
 
 /** Decisions whose exposure is cleared: a PERMIT of the execute gate, a GO of pre-finality. */
 export const CLEARING_DECISIONS = ['PERMIT', 'GO'] as const;

@@ -3,8 +3,8 @@
  * field of which receipt, the committed value and its salt. Private: served
  * only to the receipt's account (GET /v1/receipts/:id/openings).
  */
-import type { Client, Transaction } from './sql.ts';
-import { insertRows } from './log.ts';
+import { recordWriter, type RecordWriter } from './records.ts';
+import { insertRows, type Client, type Transaction } from './sql.ts';
 
 export interface OpeningRow {
   receiptId: string;
@@ -22,11 +22,14 @@ export interface OpeningRow {
 export async function insertOpenings(tx: Transaction, rows: readonly OpeningRow[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO commitment_openings (receipt_id, field, account_id, commitment, salt, value, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?)',
+    'commitment_openings',
+    ['receipt_id', 'field', 'account_id', 'commitment', 'salt', 'value', 'created_at'],
     rows.map((o) => [o.receiptId, o.field, o.accountId, o.commitment, o.salt, JSON.stringify(o.value), o.createdAt]),
   );
 }
+
+/** The opening of a commitment that stands for caller free text in the act's public receipt. Written with its group's records (records.ts). */
+export const COMMITMENT_OPENINGS: RecordWriter<OpeningRow> = recordWriter('commitment_openings', insertOpenings);
 
 /** The openings of one receipt, in field order. */
 export async function openingsOf(db: Client | Transaction, receiptId: string): Promise<OpeningRow[]> {

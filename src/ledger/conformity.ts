@@ -3,8 +3,8 @@
  * sealed (its canonical JSON's hash is what the receipt seals). The rules are
  * in src/domain/conformity.ts; src/api/site/conformity.ts decides and answers.
  */
-import type { Client, Transaction } from './sql.ts';
-import { insertRows } from './log.ts';
+import { recordWriter, type RecordWriter } from './records.ts';
+import { insertRows, type Client, type Transaction } from './sql.ts';
 
 export interface ConformityPackRow {
   id: string;
@@ -22,11 +22,14 @@ export interface ConformityPackRow {
 export async function insertConformityPacks(tx: Transaction, rows: readonly ConformityPackRow[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO conformity_packs (id, key_id, category_id, pack_hash, receipt_id, created_at, pack) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?)',
+    'conformity_packs',
+    ['id', 'key_id', 'category_id', 'pack_hash', 'receipt_id', 'created_at', 'pack'],
     rows.map((p) => [p.id, p.owner, p.categoryId, p.packHash, p.receiptId, p.createdAt, JSON.stringify(p.pack)]),
   );
 }
+
+/** A conformity pack. Written with its group's records (records.ts). */
+export const CONFORMITY_PACKS: RecordWriter<ConformityPackRow> = recordWriter('conformity_packs', insertConformityPacks);
 
 /** The pack `id` if the account `owner` generated it, else undefined. */
 export async function findConformityPack(

@@ -36,9 +36,12 @@ export function toUsdMicros(micros: bigint): [bigint, bigint] {
 /**
  * The SET of a counter's upsert that adds the new row's amount to the stored
  * one, carrying the remainders into whole USD (SET reads the row's old values
- * in every expression).
+ * in every expression; the stored row's columns are named with the table's
+ * name, which PostgreSQL requires).
  */
-export const ADD_USD_MICROS = 'usd = usd + excluded.usd + (micros + excluded.micros) / 1000000, micros = (micros + excluded.micros) % 1000000';
+export function addUsdMicros(table: string): string {
+  return `usd = ${table}.usd + excluded.usd + (${table}.micros + excluded.micros) / 1000000, micros = (${table}.micros + excluded.micros) % 1000000`;
+}
 
 /** Select-list SQL for the exact sum of a counter's amount as `usd`, `micros` (read it back with usdMicrosSum). */
 export const SUM_USD_MICROS = 'CAST(COALESCE(SUM(usd), 0) AS TEXT) AS usd, CAST(COALESCE(SUM(micros), 0) AS TEXT) AS micros';

@@ -3,8 +3,8 @@
  * tenant, for the tenant projection. What a run computes is in
  * src/domain/foundry.ts; src/api/site/foundry.ts decides and answers.
  */
-import type { Client, Transaction } from './sql.ts';
-import { insertRows } from './log.ts';
+import { recordWriter, type RecordWriter } from './records.ts';
+import { insertRows, type Client, type Transaction } from './sql.ts';
 
 export interface FoundryRunRow {
   id: string;
@@ -21,11 +21,14 @@ export interface FoundryRunRow {
 export async function insertFoundryRuns(tx: Transaction, rows: readonly FoundryRunRow[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO foundry_runs (id, key_id, tenant_id, report, receipt_id, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?)',
+    'foundry_runs',
+    ['id', 'key_id', 'tenant_id', 'report', 'receipt_id', 'created_at'],
     rows.map((r) => [r.id, r.owner, r.tenantId, JSON.stringify(r.report), r.receiptId, r.createdAt]),
   );
 }
+
+/** A foundry run. Written with its group's records (records.ts). */
+export const FOUNDRY_RUNS: RecordWriter<FoundryRunRow> = recordWriter('foundry_runs', insertFoundryRuns);
 
 /** How many runs the account `owner` made for `tenantId`, the first one's time, and how many since `since`; undefined when none. */
 export async function tenantRunCounts(
@@ -35,7 +38,7 @@ export async function tenantRunCounts(
   since: string,
 ): Promise<{ runs: number; first_at: string; recent: number } | undefined> {
   const r = (await db.execute({
-    sql: 'SELECT COUNT(*) AS runs, MIN(created_at) AS first_at, COALESCE(SUM(created_at >= ?), 0) AS recent FROM foundry_runs WHERE key_id = ? AND tenant_id = ?',
+    sql: 'SELECT COUNT(*) AS runs, MIN(created_at) AS first_at, COALESCE(SUM(CASE WHEN created_at >= ? THEN 1 ELSE 0 END), 0) AS recent FROM foundry_runs WHERE key_id = ? AND tenant_id = ?',
     args: [since, owner, tenantId],
   })).rows[0]!;
   if (Number(r.runs) === 0) return undefined;

@@ -1,5 +1,5 @@
 /** Fuses: the central object of the gate (SPEC 2.1, 3). */
-import { oneOf, type Client, type Transaction } from './sql.ts';
+import type { Client, Transaction } from './sql.ts';
 
 import { FUSE_STATES, type FuseState } from '../domain/fuse.ts';
 
@@ -38,7 +38,7 @@ export async function getFuse(db: Client | Transaction, id: string): Promise<Fus
 export async function getFuses(db: Client | Transaction, ids: Iterable<string>): Promise<Map<string, Fuse>> {
   const list = [...new Set(ids)];
   if (list.length === 0) return new Map();
-  const where = oneOf('id', list);
+  const where = db.dialect.oneOf('id', list);
   const rs = await db.execute({ sql: `SELECT id, key_id, state, label, created_at, updated_at FROM fuses WHERE ${where.sql}`, args: where.args });
   return new Map(rs.rows.map((r) => [String(r.id), rowToFuse(r)]));
 }

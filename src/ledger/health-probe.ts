@@ -6,7 +6,7 @@
  * second (databaseState), so a /health under load runs no statement at all.
  * The second is counted on the clock the caller gives (ms since the epoch).
  */
-import type { Ledger } from './db.ts';
+import type { Ledger } from './ledger.ts';
 
 export const HEALTH_REUSE_MS = 1000;
 

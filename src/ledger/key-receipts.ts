@@ -6,9 +6,9 @@
  * Read newest first, by the dashboard and by a usage figure that starts
  * inside a day (meter.ts); the receipts themselves are read from their tiles.
  */
-import type { Client, Transaction } from './sql.ts';
+import { insertRows, type Client, type Transaction } from './sql.ts';
 import { indexListRows, unpackIndexes } from './index-lists.ts';
-import { insertRows, readEntriesAt, type Db } from './log.ts';
+import { readEntriesAt, type Db } from './log.ts';
 import { RECEIPTS_LOG, receiptsFromEntries, type Receipt, type StoredReceipt } from './receipts.ts';
 
 const bytes = (v: unknown): Buffer => Buffer.from(v as ArrayBuffer);
@@ -16,8 +16,8 @@ const bytes = (v: unknown): Buffer => Buffer.from(v as ArrayBuffer);
 export async function addKeyReceipts(tx: Transaction, receipts: readonly Receipt[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO key_receipts (key_id, day, first, offsets) VALUES',
-    '(?, ?, ?, ?)',
+    'key_receipts',
+    ['key_id', 'day', 'first', 'offsets'],
     indexListRows(receipts.flatMap((r) => (r.payload.key_id ? [{ key: [r.payload.key_id, r.payload.issued_at.slice(0, 10)], index: r.log_index }] : []))),
   );
 }

@@ -21,7 +21,7 @@
  * commit together (group commit). The index is read and advanced under
  * SQLite's write lock: no gap, no duplicate, even with several processes.
  */
-import type { Client, Transaction } from './sql.ts';
+import { insertRows, type Client, type Transaction } from './sql.ts';
 import type { InValue } from '@libsql/client';
 import { emptyRoot, leafHash, nodeHash, proveConsistency, proveInclusion, rangeNodes, foldRange, type Hash, type LeafRange, type NodeId } from '../crypto/merkle.ts';
 import { TILE_HEIGHT, TILE_WIDTH, decodeBundle, edgeRoot, encodeBundle, extendEdge, lastLeafProof, packEdge, tileWidth, unpackEdge, type Edge } from '../crypto/tiles.ts';
@@ -40,8 +40,22 @@ export class LogRangeError extends Error {
 const bytes = (v: unknown): Uint8Array => new Uint8Array(v as ArrayBuffer);
 
 /** The log's size and right edge; throws UnknownLogError for a log that does not exist. */
-export async function readEdge(db: Db, log: string): Promise<Edge> {
-  const rs = await db.execute({ sql: 'SELECT size, edge FROM logs WHERE name = ?', args: [log] });
+export function readEdge(db: Db, log: string): Promise<Edge> {
+  return edgeOf(db, log, '');
+}
+
+/**
+ * The log's edge read to be moved, inside a write transaction: its row stays
+ * locked until the transaction ends (the driver's `forUpdate`), so that batches
+ * of several processes on one database take indexes one after the other, with
+ * no gap and no duplicate. On the embedded file the write lock already covers it.
+ */
+export function lockEdge(tx: Transaction, log: string): Promise<Edge> {
+  return edgeOf(tx, log, tx.dialect.forUpdate);
+}
+
+async function edgeOf(db: Db, log: string, lock: string): Promise<Edge> {
+  const rs = await db.execute({ sql: `SELECT size, edge FROM logs WHERE name = ?${lock}`, args: [log] });
   const r = rs.rows[0];
   if (!r) throw new UnknownLogError(`no log named ${log}`);
   return unpackEdge(Number(r.size), r.edge == null ? null : bytes(r.edge));
@@ -56,13 +70,13 @@ export async function logSize(db: Db, log: string): Promise<number> {
 
 /** The public logs: a name with a '/' is a private log (an inference session's), not listed. */
 export async function listLogs(db: Db): Promise<Array<{ name: string; size: number }>> {
-  const rs = await db.execute("SELECT name, size FROM logs WHERE instr(name, '/') = 0 ORDER BY name");
+  const rs = await db.execute("SELECT name, size FROM logs WHERE name NOT LIKE '%/%' ORDER BY name");
   return rs.rows.map((r) => ({ name: String(r.name), size: Number(r.size) }));
 }
 
 /** Creates a log if it does not exist (inside a write transaction). */
 export async function ensureLog(tx: Transaction, log: string): Promise<void> {
-  await tx.execute({ sql: 'INSERT OR IGNORE INTO logs (name, size, created_at) VALUES (?, 0, ?)', args: [log, nowIso()] });
+  await tx.execute({ sql: 'INSERT INTO logs (name, size, created_at) VALUES (?, 0, ?) ON CONFLICT (name) DO NOTHING', args: [log, nowIso()] });
 }
 
 /** An entry's RFC 9162 inclusion proof in the tree of `size` leaves, whose root is `root`. */
@@ -99,9 +113,6 @@ export interface AppendOptions {
   /** A summary of each segment's entries, stored beside them (receipts: what the clearing sums). */
   summarize?: ((entries: readonly Uint8Array[], start: number) => string) | undefined;
 }
-
-/** Rows per multi-row INSERT: far below SQLite's bound-parameter limit. */
-const ROWS_PER_INSERT = 200;
 
 /**
  * Leaves appended to a log's edge in memory, before they are written: each
@@ -183,7 +194,7 @@ export async function appendLeaves(
   leaves: readonly Uint8Array[],
   opts: AppendOptions = {},
 ): Promise<{ first: number; leafHashes: readonly Hash[]; before: Edge; after: Edge }> {
-  const pending = new PendingAppend(opts.before ?? (await readEdge(tx, log)));
+  const pending = new PendingAppend(opts.before ?? (await lockEdge(tx, log)));
   for (const leaf of leaves) pending.add(leaf);
   await writeAppend(tx, log, pending, opts.summarize);
   return { first: pending.before.size, leafHashes: pending.leafHashes, before: pending.before, after: pending.edge };
@@ -199,7 +210,7 @@ export async function writeAppend(tx: Transaction, log: string, pending: Pending
   if (leaves.length === 0) return;
   const first = pending.before.size;
   const moved = await tx.execute({ sql: 'UPDATE logs SET size = ?, edge = ? WHERE name = ? AND size = ?', args: [edge.size, packEdge(edge), log, first] });
-  // The size is read and written under one write lock, so this only fails when `before` was stale: a bug, never a race.
+  // The size is read and written under one lock (lockEdge), so this only fails when `before` was stale: a bug, never a race.
   if (moved.rowsAffected !== 1) throw new Error(`log ${log} is no longer at size ${first}: appends must read its edge under the same write lock`);
   const now = nowIso();
   const segments: InValue[][] = [];
@@ -210,19 +221,8 @@ export async function writeAppend(tx: Transaction, log: string, pending: Pending
     segments.push([log, start, count, encodeBundle(chunk), summarize ? summarize(chunk, start) : null, now]);
     at += count;
   }
-  await insertRows(tx, 'INSERT INTO log_segments (log, start, count, entries, summary, created_at) VALUES', '(?, ?, ?, ?, ?, ?)', segments);
-  await insertRows(tx, 'INSERT INTO log_tile_hashes (log, level, idx, hash) VALUES', '(?, ?, ?, ?)', pending.tileNodes.map(([level, idx, hash]) => [log, level, idx, hash]));
-}
-
-/**
- * One multi-row INSERT per ROWS_PER_INSERT rows: `head` ends in VALUES, `tuple`
- * is one row's placeholders, `tail` an optional ON CONFLICT clause.
- */
-export async function insertRows(tx: Transaction, head: string, tuple: string, rows: ReadonlyArray<readonly InValue[]>, tail = ''): Promise<void> {
-  for (let off = 0; off < rows.length; off += ROWS_PER_INSERT) {
-    const chunk = rows.slice(off, off + ROWS_PER_INSERT);
-    await tx.execute({ sql: `${head} ${chunk.map(() => tuple).join(', ')}${tail}`, args: chunk.flat() });
-  }
+  await insertRows(tx, 'log_segments', ['log', 'start', 'count', 'entries', 'summary', 'created_at'], segments);
+  await insertRows(tx, 'log_tile_hashes', ['log', 'level', 'idx', 'hash'], pending.tileNodes.map(([level, idx, hash]) => [log, level, idx, hash]));
 }
 
 // ---------------------------------------------------------------- entries
@@ -307,10 +307,8 @@ export async function readNodeHashes(db: Db, log: string, nodes: readonly NodeId
   }
   const stored = new Map<string, Hash>();
   for (const [level, set] of storedWanted) {
-    const rs = await db.execute({
-      sql: 'SELECT idx, hash FROM log_tile_hashes WHERE log = ? AND level = ? AND idx IN (SELECT value FROM json_each(?))',
-      args: [log, level, JSON.stringify([...set])],
-    });
+    const idx = db.dialect.oneOf('idx', [...set]);
+    const rs = await db.execute({ sql: `SELECT idx, hash FROM log_tile_hashes WHERE log = ? AND level = ? AND ${idx.sql}`, args: [log, level, ...idx.args] });
     for (const r of rs.rows) stored.set(`${level}/${Number(r.idx)}`, bytes(r.hash));
   }
   return nodes.map((n) => {

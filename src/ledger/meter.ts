@@ -5,11 +5,11 @@
  * overflows SQLite's 64-bit integers (exact-sum.ts). A figure that starts
  * inside a day adds that day's receipts from the log.
  */
-import type { Client, Transaction } from './sql.ts';
+import { insertRows, type Client, type Transaction } from './sql.ts';
 import type { InArgs } from '@libsql/client';
 import { MAX_CHARGE_MICROS, formatUsd } from '../catalog/money.ts';
-import { ADD_USD_MICROS, SUM_USD_MICROS, toUsdMicros, usdMicrosSum } from './exact-sum.ts';
-import { insertRows, readEntriesAt } from './log.ts';
+import { addUsdMicros, SUM_USD_MICROS, toUsdMicros, usdMicrosSum } from './exact-sum.ts';
+import { readEntriesAt } from './log.ts';
 import { keyReceiptIndexesOn } from './key-receipts.ts';
 import { RECEIPTS_LOG, receiptsFromEntries, type Receipt } from './receipts.ts';
 
@@ -39,10 +39,11 @@ export async function addToCounters(tx: Transaction, receipts: readonly Receipt[
   }
   await insertRows(
     tx,
-    'INSERT INTO usage_counters (key_id, day, sku, nap, count, usd, micros) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?)',
+    'usage_counters',
+    ['key_id', 'day', 'sku', 'nap', 'count', 'usd', 'micros'],
     [...sums.values()].map((s) => [s.keyId, s.day, s.sku, s.nap ? 1 : 0, s.count, ...toUsdMicros(s.micros)]),
-    ` ON CONFLICT (key_id, day, sku) DO UPDATE SET nap = MAX(nap, excluded.nap), count = count + excluded.count, ${ADD_USD_MICROS}`,
+    ` ON CONFLICT (key_id, day, sku) DO UPDATE SET nap = CASE WHEN excluded.nap > usage_counters.nap THEN excluded.nap ELSE usage_counters.nap END,
+       count = usage_counters.count + excluded.count, ${addUsdMicros('usage_counters')}`,
   );
 }
 

@@ -3,8 +3,8 @@
  * (its Merkle root; the items themselves are in the seal's receipt). The rules
  * are in src/domain/nap.ts; src/api/site/nap.ts decides and answers.
  */
-import type { Client, Transaction } from './sql.ts';
-import { insertRows } from './log.ts';
+import { recordWriter, type RecordWriter } from './records.ts';
+import { insertRows, type Client, type Transaction } from './sql.ts';
 
 export interface SpoliationSealRow {
   id: string;
@@ -21,11 +21,14 @@ export interface SpoliationSealRow {
 export async function insertSpoliationSeals(tx: Transaction, rows: readonly SpoliationSealRow[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO spoliation_seals (id, key_id, matter_ref, evidence_count, root_hash, receipt_id, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?)',
+    'spoliation_seals',
+    ['id', 'key_id', 'matter_ref', 'evidence_count', 'root_hash', 'receipt_id', 'created_at'],
     rows.map((s) => [s.id, s.keyId, s.matterRef, s.evidenceCount, s.rootHash, s.receiptId, s.createdAt]),
   );
 }
+
+/** A spoliation seal. Written with its group's records (records.ts). */
+export const SPOLIATION_SEALS: RecordWriter<SpoliationSealRow> = recordWriter('spoliation_seals', insertSpoliationSeals);
 
 /** The spoliation seals of one matter of an account (every key of it), oldest first. */
 export async function matterSeals(db: Client | Transaction, accountId: string, matterRef: string): Promise<Array<{ id: string; rootHash: string; evidenceCount: number; receiptId: string; createdAt: string }>> {

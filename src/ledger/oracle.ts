@@ -1,7 +1,8 @@
 /** Sealed oracle aggregates: what a trigger fire reads of one, by id; the whole result is its receipt's. */
-import type { Transaction } from './sql.ts';
+import { recordWriter, type RecordWriter } from './records.ts';
+import { insertRows, type Transaction } from './sql.ts';
 import type { Aggregate } from '../domain/oracle.ts';
-import { insertRows, type Db } from './log.ts';
+import { type Db } from './log.ts';
 
 export interface StoredAggregate {
   id: string;
@@ -17,11 +18,14 @@ export interface StoredAggregate {
 export async function insertAggregates(tx: Transaction, rows: readonly StoredAggregate[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO oracle_aggregates (id, key_id, metric, status, value, receipt_id, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?)',
+    'oracle_aggregates',
+    ['id', 'key_id', 'metric', 'status', 'value', 'receipt_id', 'created_at'],
     rows.map((a) => [a.id, a.key_id, a.metric, a.status, a.value, a.receipt_id, a.created_at]),
   );
 }
+
+/** A sealed oracle aggregate. A trigger fire reads one under the lock, but only by the id its answer gave: no act of the group that records it can name it yet. Written with its group's records (records.ts). */
+export const ORACLE_AGGREGATES: RecordWriter<StoredAggregate> = recordWriter('oracle_aggregates', insertAggregates);
 
 export async function getAggregate(db: Db, id: string): Promise<StoredAggregate | undefined> {
   const rs = await db.execute({ sql: 'SELECT id, key_id, metric, status, value, receipt_id, created_at FROM oracle_aggregates WHERE id = ?', args: [id] });

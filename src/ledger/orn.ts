@@ -3,8 +3,8 @@
  * slice, with the amount charged. The rules are in src/domain/orn.ts;
  * src/api/site/orn.ts decides and answers.
  */
-import type { Transaction } from './sql.ts';
-import { insertRows } from './log.ts';
+import { recordWriter, type RecordWriter } from './records.ts';
+import { insertRows, type Transaction } from './sql.ts';
 
 export interface OrnEventRow {
   id: string;
@@ -20,8 +20,11 @@ export interface OrnEventRow {
 export async function insertOrnEvents(tx: Transaction, rows: readonly OrnEventRow[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO orn_events (id, key_id, kind, graph_id, amount_micros, receipt_id, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?)',
+    'orn_events',
+    ['id', 'key_id', 'kind', 'graph_id', 'amount_micros', 'receipt_id', 'created_at'],
     rows.map((e) => [e.id, e.keyId, e.kind, e.graphId, Number(e.amountMicros), e.receiptId, e.createdAt]),
   );
 }
+
+/** An ORN event (a GA declaration, a SHARP). Written with its group's records (records.ts). */
+export const ORN_EVENTS: RecordWriter<OrnEventRow> = recordWriter('orn_events', insertOrnEvents);

@@ -45,14 +45,14 @@ function reader(db: Db, tree: number): NodeReader {
     const args: InValue[] = [];
     const tuples = ids.map((n) => {
       args.push(n.depth, n.prefix);
-      return '(?, ?)';
+      return '(CAST(? AS BIGINT), ?)';
     });
     args.push(tree);
-    // One primary-key lookup per wanted id: CROSS JOIN fixes the loop order, which SQLite's planner
+    // One primary-key lookup per wanted id: the ordered join fixes the loop order, which SQLite's planner
     // otherwise gets wrong here (it scans the tree's nodes), as it does for `(depth, prefix) IN (VALUES …)`.
     const rs = await db.execute({
       sql: `SELECT n.depth, n.prefix, n.hash, n.leaf FROM (VALUES ${tuples.join(', ')}) AS v
-            CROSS JOIN pas_exclusion_nodes n ON n.tree = ? AND n.depth = v.column1 AND n.prefix = v.column2`,
+            ${db.dialect.orderedJoin} pas_exclusion_nodes n ON n.tree = ? AND n.depth = v.column1 AND n.prefix = v.column2`,
       args,
     });
     return rs.rows.map((r) => ({ depth: Number(r.depth), prefix: blob(r.prefix), hash: blob(r.hash), leaf: r.leaf == null ? null : blob(r.leaf) }));

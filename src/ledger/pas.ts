@@ -4,11 +4,12 @@
  * nothing (the rules are in domain/pas.ts); every write runs in the caller's
  * transaction.
  */
+import { recordWriter, type RecordWriter } from './records.ts';
 import type { Row } from '@libsql/client';
 import { indexListRows, unpackIndexes } from './index-lists.ts';
-import { insertRows, readEntriesAt } from './log.ts';
+import { readEntriesAt } from './log.ts';
 import { RECEIPTS_LOG, receiptIndex, receiptsFromEntries } from './receipts.ts';
-import { oneOf, type Client, type Transaction } from './sql.ts';
+import { insertRows, type Client, type Transaction } from './sql.ts';
 import type { AuthorityGrant, LicenseState, StoredLicenseState } from '../domain/pas.ts';
 import { reportedLicenseState } from '../domain/pas.ts';
 import { nowIso } from '../ids.ts';
@@ -50,11 +51,12 @@ export interface LicenseView {
  */
 export const LICENSE_VIEWS: GroupReader<LicenseView> = {
   async read(db, keys) {
+    const j = db.dialect.tuples('j', ['k', 'key_id', 'license_id'], keys.map((k) => [k, ...(JSON.parse(k) as [string, string])]));
     const rs = await db.execute({
-      sql: `SELECT j.value AS k, l.state,
+      sql: `SELECT j.k, l.state,
                    EXISTS (SELECT 1 FROM pas_tickets WHERE key_id = l.key_id AND license_id = l.license_id AND ${OUTSTANDING_CHILD}) AS outstanding
-            FROM json_each(?) j JOIN pas_licenses l ON l.key_id = json_extract(j.value, '$[0]') AND l.license_id = json_extract(j.value, '$[1]')`,
-      args: [nowIso(), JSON.stringify(keys)],
+            FROM ${j.sql} JOIN pas_licenses l ON l.key_id = j.key_id AND l.license_id = j.license_id`,
+      args: [nowIso(), ...j.args],
     });
     return new Map(rs.rows.map((r) => [String(r.k), { stored: String(r.state) as StoredLicenseState, outstanding: Number(r.outstanding) === 1 }]));
   },
@@ -172,11 +174,14 @@ export interface Ticket {
 export async function insertTickets(tx: Transaction, tickets: ReadonlyArray<Omit<Ticket, 'redeemed_at'>>): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO pas_tickets (id, key_id, license_id, job_id, fuse_id, spend_fingerprint, issued_at, expires_at) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?, ?)',
+    'pas_tickets',
+    ['id', 'key_id', 'license_id', 'job_id', 'fuse_id', 'spend_fingerprint', 'issued_at', 'expires_at'],
     tickets.map((t) => [t.id, t.key_id, t.license_id, t.job_id, t.fuse_id, t.spend_fingerprint, t.issued_at, t.expires_at]),
   );
 }
+
+/** A bind ticket a pre-bind issued. A redeem reads one only by the id the answer gave; the pre-binds after it in the group learn of it by `state.setRow` (GROUP_ISSUED_JOBS). Written with its group's records (records.ts). */
+export const PAS_TICKETS: RecordWriter<Omit<Ticket, 'redeemed_at'>> = recordWriter('pas_tickets', insertTickets);
 
 function rowToTicket(r: Row): Ticket {
   return {
@@ -228,7 +233,7 @@ export interface RedeemView {
  */
 export const REDEEM_VIEWS = {
   async read(db: Db, ids: readonly string[]): Promise<Map<string, RedeemView>> {
-    const where = oneOf('t.id', ids);
+    const where = db.dialect.oneOf('t.id', ids);
     const rs = await db.execute({
       sql: `SELECT t.id, t.key_id, t.license_id, t.job_id, t.fuse_id, t.spend_fingerprint, t.issued_at, t.expires_at, t.redeemed_at,
                    l.state AS parent_state,
@@ -261,10 +266,10 @@ export const boundJobKey = (keyId: string, jobId: string): string => JSON.string
  */
 export const BOUND_JOBS = {
   async read(db: Db, keys: readonly string[]): Promise<Map<string, true>> {
+    const j = db.dialect.tuples('j', ['k', 'key_id', 'job_id'], keys.map((k) => [k, ...(JSON.parse(k) as [string, string])]));
     const rs = await db.execute({
-      sql: `SELECT DISTINCT j.value AS k FROM json_each(?) j
-            JOIN pas_spend_leaves s ON s.key_id = json_extract(j.value, '$[0]') AND s.job_id = json_extract(j.value, '$[1]')`,
-      args: [JSON.stringify(keys)],
+      sql: `SELECT DISTINCT j.k FROM ${j.sql} JOIN pas_spend_leaves s ON s.key_id = j.key_id AND s.job_id = j.job_id`,
+      args: j.args,
     });
     return new Map(rs.rows.map((r) => [String(r.k), true as const]));
   },
@@ -285,11 +290,14 @@ export interface IssueRow {
 export async function insertIssues(tx: Transaction, issues: readonly IssueRow[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO pas_issues (id, key_id, job_id, license_id, fuse_id, reason, receipt_id, created_at) VALUES',
-    '(?, ?, ?, ?, ?, ?, ?, ?)',
+    'pas_issues',
+    ['id', 'key_id', 'job_id', 'license_id', 'fuse_id', 'reason', 'receipt_id', 'created_at'],
     issues.map((i) => [i.id, i.keyId, i.jobId, i.licenseId, i.fuseId, i.reason, i.receiptId, i.now]),
   );
 }
+
+/** A manual-underwriting issue a pre-bind raised (a HOLD); no act reads it. Written with its group's records (records.ts). */
+export const PAS_ISSUES: RecordWriter<IssueRow> = recordWriter('pas_issues', insertIssues);
 
 /** A receipt of a PAS act, listed under its job (an act's record: records.ts writes a group's together). */
 export interface JobReceiptRow {
@@ -312,8 +320,11 @@ export async function insertJobReceipts(tx: Transaction, rows: readonly JobRecei
     if (index === undefined) throw new Error(`receipt ${r.receiptId} carries no log index`);
     return { key: [r.keyId, r.jobId], index };
   });
-  await insertRows(tx, 'INSERT INTO pas_job_receipt_lists (key_id, job_id, first, offsets) VALUES', '(?, ?, ?, ?)', indexListRows(entries));
+  await insertRows(tx, 'pas_job_receipt_lists', ['key_id', 'job_id', 'first', 'offsets'], indexListRows(entries));
 }
+
+/** A PAS act's receipt listed under its job (read only outside the lock, by GET /v1/pas/bind-appendix). Written with its group's records (records.ts). */
+export const PAS_JOB_RECEIPTS: RecordWriter<JobReceiptRow> = recordWriter('pas_job_receipt_lists', insertJobReceipts);
 
 /** The receipts of a job, in log order, each as its log entry states it. */
 export async function jobReceipts(db: Db, keyId: string, jobId: string): Promise<Array<{ receipt_id: string; kind: string; decision: string; created_at: string }>> {
@@ -357,7 +368,7 @@ function rowToGrant(r: Record<string, unknown>): StoredGrant {
  */
 export const GRANTS: GroupReader<StoredGrant> = {
   async read(db, ids) {
-    const where = oneOf('id', ids);
+    const where = db.dialect.oneOf('id', ids);
     const rs = await db.execute({ sql: `SELECT * FROM pas_authority_grants WHERE ${where.sql}`, args: where.args });
     return new Map(rs.rows.map((r) => [String(r.id), rowToGrant(r)]));
   },

@@ -9,7 +9,7 @@ import type { Transaction } from './sql.ts';
 export async function countInWindow(tx: Transaction, bucket: string, windowStart: number): Promise<number> {
   const rs = await tx.execute({
     sql: `INSERT INTO rate_windows (bucket, window_start, count) VALUES (?, ?, 1)
-          ON CONFLICT (bucket, window_start) DO UPDATE SET count = count + 1
+          ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_windows.count + 1
           RETURNING count`,
     args: [bucket, windowStart],
   });

@@ -28,7 +28,7 @@ export async function countClick(tx: Transaction, partnerId: string, target: str
   const now = nowIso();
   await tx.execute({
     sql: `INSERT INTO relay_clicks (partner_id, target, clicks, last_click_at) VALUES (?, ?, 1, ?)
-          ON CONFLICT (partner_id, target) DO UPDATE SET clicks = clicks + 1, last_click_at = excluded.last_click_at`,
+          ON CONFLICT (partner_id, target) DO UPDATE SET clicks = relay_clicks.clicks + 1, last_click_at = excluded.last_click_at`,
     args: [partnerId, target, now],
   });
 }

@@ -14,7 +14,7 @@ import type { SigningKey } from '../crypto/keys.ts';
 import { makeSeal, type Seal } from '../crypto/seal.ts';
 import { nowIso } from '../ids.ts';
 import { edgeRoot } from '../crypto/tiles.ts';
-import { readEdge } from './log.ts';
+import { lockEdge } from './log.ts';
 import type { Sql } from './sql.ts';
 
 export const RECEIPTS_LOG = 'receipts';
@@ -29,7 +29,8 @@ export interface StoredSeal {
 /** Seals the receipts log at its current size if receipts were appended since the last seal. */
 export async function sealReceipts(tx: Sql, origin: string, key: SigningKey): Promise<Seal | undefined> {
   // The log's row holds its size and right edge: the head at that size is folded from it, no second read.
-  const edge = await readEdge(tx, RECEIPTS_LOG);
+  // Locked, so that the seals of batches of several processes follow one another.
+  const edge = await lockEdge(tx, RECEIPTS_LOG);
   const last = Number((await tx.execute('SELECT COALESCE(MAX(tree_size), 0) AS s FROM receipt_seals')).rows[0]!.s);
   if (edge.size <= last) return undefined;
   const root = edgeRoot(edge)!;

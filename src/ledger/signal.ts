@@ -30,8 +30,8 @@ export async function mandatesOf(db: Client, accountId: string): Promise<Mandate
 /** The pattern of one metric over every account's triggers since `since`: armed and fired, no account named. */
 export async function metricPattern(db: Client, metric: string, since: string): Promise<{ published: number; fired: number }> {
   const rs = await db.execute({
-    sql: `SELECT COUNT(*) AS published, COALESCE(SUM(state = 'FIRED'), 0) AS fired FROM triggers
-          WHERE json_extract(threshold, '$.metric') = ? AND published_at >= ?`,
+    sql: `SELECT COUNT(*) AS published, COALESCE(SUM(CASE WHEN state = 'FIRED' THEN 1 ELSE 0 END), 0) AS fired FROM triggers
+          WHERE ${db.dialect.jsonText('threshold', 'metric')} = ? AND published_at >= ?`,
     args: [metric, since],
   });
   return { published: Number(rs.rows[0]?.published ?? 0), fired: Number(rs.rows[0]?.fired ?? 0) };

@@ -3,11 +3,12 @@
  * fire appends an event leaf to the `triggers` log (the public feed) and queues
  * one webhook delivery per matching subscriber, in the same transaction.
  */
-import type { Transaction } from './sql.ts';
+import { recordWriter, type RecordWriter } from './records.ts';
+import { insertRows, type Transaction } from './sql.ts';
 import type { Threshold, TriggerState } from '../domain/trigger.ts';
 import { newId } from '../ids.ts';
 import { leafBytes } from './astl.ts';
-import { appendLeaf, insertRows, type Db, type Inclusion } from './log.ts';
+import { appendLeaf, type Db, type Inclusion } from './log.ts';
 import { enqueueDeliveries, type TriggerDelivery } from './webhooks.ts';
 import { exactSum, exactSumSql } from './exact-sum.ts';
 
@@ -96,12 +97,15 @@ export interface PublishedTriggerRow {
 export async function insertPublishedTriggers(tx: Transaction, rows: readonly PublishedTriggerRow[]): Promise<void> {
   await insertRows(
     tx,
-    'INSERT INTO triggers (id, key_id, template_id, state, obligation, threshold, enabled_exposure_micros, published_at) VALUES',
-    "(?, ?, ?, 'ARMED', ?, ?, ?, ?)",
-    rows.map(({ trigger: t }) => [t.id, t.key_id, t.template_id, JSON.stringify(t.obligation), JSON.stringify(t.threshold), t.enabled_exposure_micros, t.published_at]),
+    'triggers',
+    ['id', 'key_id', 'template_id', 'state', 'obligation', 'threshold', 'enabled_exposure_micros', 'published_at'],
+    rows.map(({ trigger: t }) => [t.id, t.key_id, t.template_id, 'ARMED', JSON.stringify(t.obligation), JSON.stringify(t.threshold), t.enabled_exposure_micros, t.published_at]),
   );
   await enqueueDeliveries(tx, rows.map((r) => deliveryOf(r.trigger.key_id, r.event, r.logIndex)));
 }
+
+/** A published trigger and its event's webhook deliveries (a fire reads it only by the id the answer gave). Written with its group's records (records.ts). */
+export const PUBLISHED_TRIGGERS: RecordWriter<PublishedTriggerRow> = recordWriter('triggers', insertPublishedTriggers);
 
 /** ARMED -> FIRED, once: false when the trigger is not ARMED any more (a second fire). */
 export async function markFired(tx: Transaction, id: string, at: string, fire: Record<string, unknown>, feeMicros: number): Promise<boolean> {

@@ -4,6 +4,7 @@
  * deliverer (src/api/site/webhook-deliverer.ts) claims due rows with a lease,
  * so that two processes never send the same attempt at once.
  */
+import { recordWriter, type RecordWriter } from './records.ts';
 import type { Transaction } from './sql.ts';
 import type { InValue } from '@libsql/client';
 import { nowIso, sortableTimePrefix } from '../ids.ts';
@@ -145,22 +146,22 @@ interface QueuedEvent {
  */
 async function insertDeliveries(tx: Transaction, kind: SubscriptionKind, columns: readonly string[], events: readonly QueuedEvent[], match: string): Promise<void> {
   if (events.length === 0) return;
+  const owned = tx.dialect.oneOf('key_id', [...new Set(events.map((e) => e.owner))]);
   const subscribed = await tx.execute({
-    sql: `SELECT DISTINCT key_id FROM webhook_subscriptions WHERE key_id IN (SELECT value FROM json_each(?)) AND disabled_at IS NULL AND ${kindFilter(kind)}`,
-    args: [JSON.stringify([...new Set(events.map((e) => e.owner))])],
+    sql: `SELECT DISTINCT key_id FROM webhook_subscriptions WHERE ${owned.sql} AND disabled_at IS NULL AND ${kindFilter(kind)}`,
+    args: owned.args,
   });
   if (subscribed.rows.length === 0) return;
   const owners = new Set(subscribed.rows.map((r) => String(r.key_id)));
   const rows = events.filter((e) => owners.has(e.owner)).map((e) => [e.owner, ...e.row()]);
   const now = Date.now();
-  const row = `(${['?', '?', '?', '?', ...columns.map(() => '?')].join(', ')})`;
+  const ev = tx.dialect.tuples('ev', ['owner', 'event_id', 'type', 'body', ...columns], rows);
   await tx.execute({
-    sql: `WITH ev(owner, event_id, type, body${columns.map((c) => `, ${c}`).join('')}) AS (VALUES ${rows.map(() => row).join(', ')})
-          INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
-          SELECT 'whd_' || ? || lower(hex(randomblob(16))), s.id, ev.event_id, ev.type, ev.body, 'pending', 0, ?, ?
-          FROM ev JOIN webhook_subscriptions s ON s.key_id = ev.owner
+    sql: `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
+          SELECT 'whd_' || ? || ${tx.dialect.randomHex}, s.id, ev.event_id, ev.type, ev.body, 'pending', 0, ?, ?
+          FROM ${ev.sql} JOIN webhook_subscriptions s ON s.key_id = ev.owner
           WHERE s.disabled_at IS NULL AND ${kindFilter(kind, 's.')} AND ${match}`,
-    args: [...rows.flat(), sortableTimePrefix(now), now, nowIso()],
+    args: [sortableTimePrefix(now), now, nowIso(), ...ev.args],
   });
 }
 
@@ -174,9 +175,12 @@ export async function enqueueAlerts(tx: Transaction, events: readonly AlertEvent
     'alerts',
     ['fuse_id'],
     events.map((e) => ({ owner: e.owner, row: () => [e.event_id, e.type, JSON.stringify(e.body), e.fuse_id] })),
-    "instr(' ' || s.events || ' ', ' ' || ev.type || ' ') > 0 AND (s.fuse_id IS NULL OR s.fuse_id = ev.fuse_id)",
+    "(' ' || s.events || ' ') LIKE ('% ' || ev.type || ' %') AND (s.fuse_id IS NULL OR s.fuse_id = ev.fuse_id)",
   );
 }
+
+/** An alert event (a fuse's state change, a refused hop): its webhook deliveries to the account's matching subscriptions. Written with its group's records (records.ts). */
+export const ALERT_DELIVERIES: RecordWriter<AlertEvent> = recordWriter('webhook_deliveries', enqueueAlerts);
 
 /** The key's disabled subscriptions, newest first, with when and why (docs/hardening.md). */
 export async function listDisabledSubscriptions(db: Db, keyId: string, kind: SubscriptionKind = 'trigger'): Promise<Array<{ id: string; url: string; disabled_at: string; disabled_reason: string | null }>> {

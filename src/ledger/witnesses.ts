@@ -56,7 +56,8 @@ export async function recordWitnessSize(tx: Sql, log: string, vkey: string, name
 export async function recordCosignature(tx: Sql, log: string, vkey: string, name: string, size: number, line: string): Promise<void> {
   const at = nowIso();
   await tx.execute({
-    sql: 'INSERT OR REPLACE INTO witness_cosignatures (log, tree_size, vkey, line, cosigned_at) VALUES (?, ?, ?, ?, ?)',
+    sql: `INSERT INTO witness_cosignatures (log, tree_size, vkey, line, cosigned_at) VALUES (?, ?, ?, ?, ?)
+          ON CONFLICT (log, tree_size, vkey) DO UPDATE SET line = excluded.line, cosigned_at = excluded.cosigned_at`,
     args: [log, size, vkey, line, at],
   });
   await tx.execute({

@@ -11,13 +11,13 @@
  * Jobs must touch nothing but the transaction they are given: when the database
  * is busy (another process holds the write lock) the whole batch is retried.
  *
- * The queue talks to a `WriteBackend`: the embedded file through the `libsql`
- * driver (prepared statements, BEGIN IMMEDIATE; a busy file is retried here,
- * asynchronously, never with a blocking busy timeout), or a libSQL server
- * through `@libsql/client` (db.ts).
+ * The queue talks to a `WriteBackend`, which its engine's driver supplies
+ * (drivers/*): the embedded file (prepared statements, BEGIN IMMEDIATE; a busy
+ * file is retried here, asynchronously, never with a blocking busy timeout), a
+ * libSQL server, or PostgreSQL (one reserved connection; a serialization
+ * failure or deadlock is retried the same way).
  */
 import { commitActs, type ActOutcome, type ActPlan } from './acts.ts';
-import { isBusy } from './embedded.ts';
 import type { Sql } from './sql.ts';
 
 export type WriteJob<T> = (tx: Sql) => Promise<T>;
@@ -44,6 +44,8 @@ export interface WriteBackend {
   rollback(): Promise<void>;
   /** Makes the connection usable again after a busy error. */
   recover(): Promise<void>;
+  /** True for an error that means "another writer holds the lock, try the batch again" (SQLITE_BUSY, a deadlock...). */
+  isBusy(error: unknown): boolean;
 }
 
 const BUSY_RETRY_LIMIT_MS = 10_000;
@@ -149,12 +151,13 @@ export class WriteQueue {
         open = false;
       } catch (error) {
         if (open) await backend.rollback();
-        if (isBusy(error) && Date.now() - started < BUSY_RETRY_LIMIT_MS) {
+        const busy = backend.isBusy(error);
+        if (busy && Date.now() - started < BUSY_RETRY_LIMIT_MS) {
           await backend.recover();
           await sleep(1 + Math.random() * Math.min(50, 2 ** attempt));
           continue;
         }
-        const failure = isBusy(error) ? new DatabaseBusyError('the database stayed locked by another writer') : error;
+        const failure = busy ? new DatabaseBusyError('the database stayed locked by another writer') : error;
         for (const p of batch) p.reject(failure);
         return;
       }
@@ -170,18 +173,19 @@ export class WriteQueue {
   /** Runs the batch in order: each job in its savepoint, each run of consecutive acts as one group. */
   async #run(tx: Sql, batch: Pending[]): Promise<ActOutcome[]> {
     // One job alone needs no savepoint: its failure rolls the transaction back.
-    if (batch.length === 1 && batch[0]!.job) return [await attempt(() => batch[0]!.job!(tx))];
+    const isBusy = this.#backend.isBusy;
+    if (batch.length === 1 && batch[0]!.job) return [await attempt(isBusy, () => batch[0]!.job!(tx))];
     const outcomes: ActOutcome[] = [];
     for (let i = 0; i < batch.length; ) {
       const p = batch[i]!;
       if (p.job) {
-        outcomes.push(await inSavepoint(tx, () => p.job!(tx)));
+        outcomes.push(await inSavepoint(tx, isBusy, () => p.job!(tx)));
         i++;
         continue;
       }
       let end = i;
       while (end < batch.length && batch[end]!.act) end++;
-      outcomes.push(...(await actGroup(tx, batch.slice(i, end).map((q) => q.act!))));
+      outcomes.push(...(await actGroup(tx, isBusy, batch.slice(i, end).map((q) => q.act!))));
       i = end;
     }
     return outcomes;
@@ -189,7 +193,7 @@ export class WriteQueue {
 }
 
 /** The job's outcome; a busy database is not an outcome but a reason to retry the whole batch. */
-async function attempt(run: () => Promise<unknown>): Promise<ActOutcome> {
+async function attempt(isBusy: (e: unknown) => boolean, run: () => Promise<unknown>): Promise<ActOutcome> {
   try {
     return { ok: true, value: await run() };
   } catch (error) {
@@ -198,9 +202,9 @@ async function attempt(run: () => Promise<unknown>): Promise<ActOutcome> {
   }
 }
 
-async function inSavepoint(tx: Sql, run: () => Promise<unknown>): Promise<ActOutcome> {
+async function inSavepoint(tx: Sql, isBusy: (e: unknown) => boolean, run: () => Promise<unknown>): Promise<ActOutcome> {
   await tx.execute('SAVEPOINT job');
-  const outcome = await attempt(run);
+  const outcome = await attempt(isBusy, run);
   if (!outcome.ok) await tx.execute('ROLLBACK TO job');
   await tx.execute('RELEASE job');
   return outcome;
@@ -211,13 +215,13 @@ async function inSavepoint(tx: Sql, run: () => Promise<unknown>): Promise<ActOut
  * constraint one act broke), its writes are undone and each act is committed
  * alone, so that the one bad act fails by itself.
  */
-async function actGroup(tx: Sql, acts: ActPlan<unknown>[]): Promise<ActOutcome[]> {
-  const together = await inSavepoint(tx, () => commitActs(tx, acts));
+async function actGroup(tx: Sql, isBusy: (e: unknown) => boolean, acts: ActPlan<unknown>[]): Promise<ActOutcome[]> {
+  const together = await inSavepoint(tx, isBusy, () => commitActs(tx, acts));
   if (together.ok) return together.value as ActOutcome[];
   if (acts.length === 1) return [together];
   const outcomes: ActOutcome[] = [];
   for (const act of acts) {
-    const alone = await inSavepoint(tx, () => commitActs(tx, [act]));
+    const alone = await inSavepoint(tx, isBusy, () => commitActs(tx, [act]));
     outcomes.push(alone.ok ? (alone.value as ActOutcome[])[0]! : alone);
   }
   return outcomes;

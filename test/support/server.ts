@@ -2,12 +2,15 @@
  * A real server on an ephemeral port with a temporary libSQL file and key
  * file, for HTTP tests. Nothing is mocked.
  */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createApiKey, type KeyRole } from '../../src/ledger/api-keys.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
+import { inject } from 'vitest';
 
 export interface TestServer extends RunningServer {
   dir: string;
@@ -34,13 +37,42 @@ export function removeTempDirs(): void {
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
+/** The engine this test run's ledgers use: `postgres` in the vitest project of that name (vitest.config.ts), else the embedded file. */
+export const TEST_ENGINE: 'embedded' | 'postgres' = process.env.TEST_ENGINE === 'postgres' ? 'postgres' : 'embedded';
+
+/**
+ * A fresh PostgreSQL database on the run's test cluster (test/support/postgres-setup.ts),
+ * copied from the migrated template: its URL.
+ */
+export function freshPostgresDatabase(): string {
+  const port = inject('postgresPort');
+  const name = `fg_${randomBytes(6).toString('hex')}`;
+  execFileSync('psql', ['-X', '-q', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-c', `CREATE DATABASE ${name} TEMPLATE fusegate_template`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return `postgres://postgres@127.0.0.1:${port}/${name}`;
+}
+
+const databaseOfDir = new Map<string, string>();
+
+/**
+ * The URL of the database of the run's engine that belongs to `dir`: the file
+ * `fusegate.db` in it, or on PostgreSQL a fresh database made for the first
+ * call with that folder. So servers started on one folder (a restart, a second
+ * process) share one database on both engines.
+ */
+export function testDatabaseUrl(dir: string): string {
+  if (TEST_ENGINE === 'embedded') return `file:${join(dir, 'fusegate.db')}`;
+  let url = databaseOfDir.get(dir);
+  if (!url) databaseOfDir.set(dir, (url = freshPostgresDatabase()));
+  return url;
+}
+
 export function testEnv(dir: string, env: Record<string, string> = {}): Record<string, string> {
   return {
     PORT: '0',
     HOST: '127.0.0.1',
-    DATABASE_URL: `file:${join(dir, 'fusegate.db')}`,
+    DATABASE_URL: env.DATABASE_URL ?? testDatabaseUrl(dir),
     SIGNING_KEY_FILE: join(dir, 'signing-keys.json'),
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     STATIC_DIR: join(process.cwd(), 'dist/client'),
     ...env,
   };

@@ -5,9 +5,9 @@
 import type { HopOutcome } from '../../domain/fuse.ts';
 import { newId, nowIso } from '../../ids.ts';
 import type { Fuse, FuseState } from '../../ledger/fuses.ts';
-import type { ActRecord } from '../../ledger/records.ts';
+import { type ActRecord, record } from '../../ledger/records.ts';
 import type { Receipt } from '../../ledger/receipts.ts';
-import type { AlertEventType } from '../../ledger/webhooks.ts';
+import { type AlertEventType, ALERT_DELIVERIES } from '../../ledger/webhooks.ts';
 
 /** The webhook deliveries of a fuse's state change (blown, charged), declared among the act's writes. */
 export function fuseChangedAlert(owner: string, after: Fuse, from: FuseState, receipt: Receipt, keyId: string): ActRecord {
@@ -30,5 +30,5 @@ export function hopDeniedAlert(owner: string, keyId: string, fuse: Fuse, outcome
 
 function alertRecord(owner: string, type: AlertEventType, fuseId: string, at: string, data: Record<string, unknown>): ActRecord {
   const event_id = newId('evt');
-  return { table: 'webhook_deliveries', row: { owner, event_id, type, fuse_id: fuseId, body: { event_id, type, at, fuse_id: fuseId, data } } };
+  return record(ALERT_DELIVERIES, { owner, event_id, type, fuse_id: fuseId, body: { event_id, type, at, fuse_id: fuseId, data } });
 }

@@ -34,23 +34,8 @@ import { ownerId } from '../../ledger/accounts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_FUSES, DRILL_OWNER, type Fuse } from '../../ledger/fuses.ts';
 import { addExclusionLeaf, signedExclusionProof } from '../../ledger/pas-exclusion.ts';
-import {
-  consumeTicket,
-  GRANTS,
-  BOUND_JOBS,
-  boundJobKey,
-  GROUP_ISSUED_JOBS,
-  jobReceipts,
-  LICENSE_VIEWS,
-  licenseKey,
-  licenseSnapshot,
-  licenseStateOf,
-  REDEEM_VIEWS,
-  transitionLicense,
-  type JobReceiptRow,
-  type RedeemView,
-} from '../../ledger/pas.ts';
-import type { ActRecord } from '../../ledger/records.ts';
+import { consumeTicket, GRANTS, BOUND_JOBS, boundJobKey, GROUP_ISSUED_JOBS, jobReceipts, LICENSE_VIEWS, licenseKey, licenseSnapshot, licenseStateOf, REDEEM_VIEWS, transitionLicense, type JobReceiptRow, type RedeemView, PAS_ISSUES, PAS_JOB_RECEIPTS, PAS_TICKETS } from '../../ledger/pas.ts';
+import { type ActRecord, record } from '../../ledger/records.ts';
 import { verifyUrl, type Receipt } from '../../ledger/receipts.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -230,7 +215,7 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
 }
 
 /** A PAS act's receipt listed under its job: a record written with the group's (ledger/records.ts). */
-const jobReceipt = (row: JobReceiptRow): ActRecord => ({ table: 'pas_job_receipt_lists', row });
+const jobReceipt = (row: JobReceiptRow): ActRecord => record(PAS_JOB_RECEIPTS, row);
 
 function presentedFingerprint(b: { write?: Record<string, unknown> | undefined; spend_fingerprint?: string | undefined }): string | undefined {
   return b.spend_fingerprint ?? (b.write !== undefined ? spendFingerprint(b.write) : undefined);
@@ -292,7 +277,7 @@ function preBindA(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, b
         const id = newId('uwi');
         const issue = { id, keyId: owner, jobId: body.job_id, licenseId: body.license_id, fuseId: body.fuse_id, reason: d.code, receiptId: receipt.receipt_id, now };
         return {
-          records: caller.key ? [{ table: 'pas_issues', row: issue }] : [],
+          records: caller.key ? [record(PAS_ISSUES, issue)] : [],
           shown: { issue: { object: 'manual_underwriting_issue', issue_id: id, job_id: body.job_id, license_id: body.license_id, code: d.code, reason: d.reason, raised_at: now } },
         };
       }
@@ -301,7 +286,7 @@ function preBindA(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, b
       // Demo tickets are shown, never stored: nobody can redeem them.
       if (caller.key) state.setRow(GROUP_ISSUED_JOBS, license, [...((await state.row(GROUP_ISSUED_JOBS, license)) ?? []), body.job_id]);
       return {
-        records: caller.key ? [{ table: 'pas_tickets', row: ticket }] : [],
+        records: caller.key ? [record(PAS_TICKETS, ticket)] : [],
         shown: {
           ticket: {
             object: 'bind_ticket',

@@ -7,6 +7,7 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
+import { record } from '../../ledger/records.ts';
 import { type Bill } from '../charges.ts';
 import { UNCHARGED, callerOf, seesFuse, type Caller as FuseViewer } from './governed.ts';
 import { committed, openingRecords } from '../site/metered.ts';
@@ -47,7 +48,7 @@ import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import type { ActCharge, ActState } from '../../ledger/acts.ts';
-import type { ClearActRow } from '../../ledger/clear.ts';
+import { type ClearActRow, CLEAR_COUNTERS } from '../../ledger/clear.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -216,7 +217,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       // The opening is kept for the key's account. A demo or a keyless payer has no account to read it:
       // its caller holds the salt from the answer (and, on a GO, the JWT), and the act writes its receipt alone.
       const openings = caller.keyId && !caller.payment && caller.viewer.key ? openingRecords(ownerId(caller.viewer.key), receipt, c.openings) : [];
-      return { writes: { receipt, records: [...(clearAct ? [{ table: 'clear_counters' as const, row: clearAct }] : []), ...openings] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
+      return { writes: { receipt, records: [...(clearAct ? [record(CLEAR_COUNTERS, clearAct)] : []), ...openings] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
     };
     // Decided again only when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
     for (let attempt = 0; ; attempt++) {

@@ -6,6 +6,7 @@
  *   GET  /api/v1/astl/log.json  public              the append-only feed, paged, newest checkpoint included
  *   GET  /api/v1/astl/scale     public              illustrative projection
  */
+import { record } from '../../ledger/records.ts';
 import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -15,7 +16,7 @@ import { leafHash } from '../../crypto/merkle.ts';
 import { SortedMerkleTree } from '../../crypto/sorted-merkle.ts';
 import { formatUsd } from '../../catalog/money.ts';
 import { newSortableId, nowIso } from '../../ids.ts';
-import { ASTL_LOG, ENTITY_HEADS, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest } from '../../ledger/astl.ts';
+import { ASTL_LOG, ENTITY_HEADS, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest, ASTL_MANIFESTS } from '../../ledger/astl.ts';
 import { logSize } from '../../ledger/log.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -150,7 +151,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
           const { index, leafHash } = await state.append(ASTL_LOG, leafBytes(leaf));
           const leaf_hash = b64(leafHash);
           state.setRow(ENTITY_HEADS, body.entity, { key_id: owner, version: leaf.version, manifest_id: manifestId });
-          const record = { table: 'astl_manifests', row: { leaf, keyId: owner, logIndex: index, receiptId: receipt.receipt_id, prevId: head?.manifest_id } } as const;
+          const manifest = record(ASTL_MANIFESTS, { leaf, keyId: owner, logIndex: index, receiptId: receipt.receipt_id, prevId: head?.manifest_id });
           const answer = provedAtGroupEnd(ctx, state, ASTL_LOG, index, (proof) => ({
             manifest: leaf,
             index,
@@ -160,7 +161,7 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
             verify_url: receipt.verify_url,
             charge: chargeView(line),
           }));
-          return { writes: { receipt, records: [record] }, reply: reply(answer, 201) };
+          return { writes: { receipt, records: [manifest] }, reply: reply(answer, 201) };
         },
       });
     },

@@ -3,6 +3,7 @@
  * verticals, restraint for hiring, and the exposure, usage and network reads.
  * The decision rule is src/domain/clear.ts; refusals are metered as NAP.
  */
+import { record } from '../../ledger/records.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
 import { commitAct, keyedAct } from '../act.ts';
 import type { H3Event } from 'h3';
@@ -12,7 +13,7 @@ import { BPS_TIERS, CLEAR_RULES_VERSION, decideClear, exposureFeeMicros, monthOf
 import { formatUsd, usdToMicros } from '../../catalog/money.ts';
 import { isRefusal } from '../../domain/pricing.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
-import { monthTotals } from '../../ledger/clear.ts';
+import { monthTotals, CLEAR_COUNTERS } from '../../ledger/clear.ts';
 import { usage } from '../../ledger/meter.ts';
 import { requireKey } from '../auth.ts';
 import { readQuery } from '../body.ts';
@@ -153,7 +154,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
       const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
       const clearAct = { keyId: key.id, decision: outcome.decision, exposureMicros: cleared, at: created };
       return {
-        writes: { receipt, records: [{ table: 'clear_counters', row: clearAct }] },
+        writes: { receipt, records: [record(CLEAR_COUNTERS, clearAct)] },
         reply: reply({
           decision: outcome.decision,
           rule: outcome.rule,

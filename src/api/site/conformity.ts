@@ -4,11 +4,12 @@
  *   GET  /api/v1/conformity/packs/{pack_id} key (its account)           the stored pack, byte for byte re-hashable
  * The pack's rules are in src/domain/conformity.ts.
  */
+import { record } from '../../ledger/records.ts';
 import { z } from 'zod';
 import { CATEGORY_IDS, ConformityRefusal, buildPack, packHash } from '../../domain/conformity.ts';
 import { newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { findConformityPack } from '../../ledger/conformity.ts';
+import { findConformityPack, CONFORMITY_PACKS } from '../../ledger/conformity.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
 import { keyedAct } from '../act.ts';
 import { requireKey } from '../auth.ts';
@@ -85,7 +86,7 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
         { kind: 'conformity_pack', decision: 'SEALED', subject: packId, fingerprint: hash, data: { category_id: b.category_id, open_controls: pack.open_controls } },
         [charge],
         (receipt) => ({
-          record: { table: 'conformity_packs', row: { id: packId, owner: ownerId(key), categoryId: b.category_id, packHash: hash, receiptId: receipt.receipt_id, createdAt: pack.generated_at, pack } },
+          record: record(CONFORMITY_PACKS, { id: packId, owner: ownerId(key), categoryId: b.category_id, packHash: hash, receiptId: receipt.receipt_id, createdAt: pack.generated_at, pack }),
           reply: reply({ pack_id: packId, pack, pack_hash: hash, charge: chargeView(charge), ...receiptFields(receipt) }),
         }),
       );

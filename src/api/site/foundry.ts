@@ -5,12 +5,13 @@
  *   GET  /api/v1/foundry/catalog.json             public                       the catalog, recent_settlements live
  * What a run computes, step by step, is in src/domain/foundry.ts.
  */
+import { record } from '../../ledger/records.ts';
 import { z } from 'zod';
 import { runPipeline, tenantProjection } from '../../domain/foundry.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { latestTenantRun, tenantRunCounts } from '../../ledger/foundry.ts';
+import { latestTenantRun, tenantRunCounts, FOUNDRY_RUNS } from '../../ledger/foundry.ts';
 import { readSession } from '../../ledger/inference.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
 import { recentFires } from '../../ledger/triggers.ts';
@@ -145,7 +146,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         { kind: 'foundry_pipeline', decision: run.status.toUpperCase(), subject: b.tenant_id, fingerprint: fingerprint(run), data: { run_id: runId, steps: run.steps.map((s) => `${s.layer}:${s.status}`) } },
         [charge],
         (receipt) => ({
-          record: { table: 'foundry_runs', row: { id: runId, owner: ownerId(key), tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at } },
+          record: record(FOUNDRY_RUNS, { id: runId, owner: ownerId(key), tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at }),
           reply: reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: chargeView(charge), ...receiptFields(receipt) }),
         }),
         // The tenant is the caller's name for its customer: the public entry holds a commitment (docs/public-log.md).

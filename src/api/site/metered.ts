@@ -5,11 +5,12 @@
  * commits the area's state, the receipt and the idempotent answer in one
  * transaction, with the acts queued beside it.
  */
+import { COMMITMENT_OPENINGS } from '../../ledger/commitments.ts';
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import type { BilledLine } from '../charges.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
-import type { ActRecord } from '../../ledger/records.ts';
+import { type ActRecord, record } from '../../ledger/records.ts';
 import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
 import { commit, type Opening } from '../../crypto/commitment.ts';
@@ -126,10 +127,9 @@ export const committedFingerprint = (input: Pick<ReceiptInput, 'subject' | 'data
 /** The openings of a receipt's commitments, as records written with its act: read later only by `owner`'s account. */
 export function openingRecords(owner: string, receipt: Receipt, openings: Committed['openings']): ActRecord[] {
   const at = nowIso();
-  return openings.map(({ field, opening }) => ({
-    table: 'commitment_openings' as const,
-    row: { receiptId: receipt.receipt_id, field, accountId: owner, commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at },
-  }));
+  return openings.map(({ field, opening }) =>
+    record(COMMITMENT_OPENINGS, { receiptId: receipt.receipt_id, field, accountId: owner, commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at }),
+  );
 }
 
 

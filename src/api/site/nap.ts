@@ -2,6 +2,8 @@
  * NAP (SPEC 2.4, 4.2): counterfactual replay of a refused act, spoliation
  * seals, and the key's NAP usage. Both writes are NAP SKUs (premiums).
  */
+import { record } from '../../ledger/records.ts';
+import { SPOLIATION_SEALS } from '../../ledger/nap.ts';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { usdToMicros } from '../../catalog/money.ts';
@@ -185,7 +187,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
         },
         [charge],
         (receipt) => ({
-          record: { table: 'spoliation_seals', row: { id: sealId, keyId: key.id, matterRef: b.matter_ref, evidenceCount: b.evidence.length, rootHash: root, receiptId: receipt.receipt_id, createdAt: nowIso() } },
+          record: record(SPOLIATION_SEALS, { id: sealId, keyId: key.id, matterRef: b.matter_ref, evidenceCount: b.evidence.length, rootHash: root, receiptId: receipt.receipt_id, createdAt: nowIso() }),
           reply: reply({
             seal_id: sealId,
             matter_ref: b.matter_ref,

@@ -6,6 +6,8 @@
  * transaction. Its aggregate_id can then fire a trigger
  * (POST /api/v1/foundry/trigger/fire).
  */
+import { record } from '../../ledger/records.ts';
+import { ORACLE_AGGREGATES } from '../../ledger/oracle.ts';
 import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -93,7 +95,7 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
           );
           const aggregate = { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() };
           return {
-            writes: { receipt, records: [{ table: 'oracle_aggregates', row: aggregate }] },
+            writes: { receipt, records: [record(ORACLE_AGGREGATES, aggregate)] },
             reply: reply({
               aggregate_id: id,
               metric: body.metric,

@@ -3,6 +3,8 @@
  * allocation export) and SHARP slices (agents x SHARP toll x events). Tolls
  * come from the ORN catalog (sharp_toll_usd, ga_declare_toll_usd).
  */
+import { record } from '../../ledger/records.ts';
+import { ORN_EVENTS } from '../../ledger/orn.ts';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { formatUsd, usdToMicros } from '../../catalog/money.ts';
@@ -97,7 +99,7 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
         { kind: 'orn_ga_declare', decision: 'DECLARED', subject: b.event_ref, fingerprint: fingerprint(b), data: { declaration_id: id, graph_id: b.graph_id, loss_usd: body.loss_usd, allocations } },
         [charge],
         (receipt) => ({
-          record: { table: 'orn_events', row: { id, keyId: key.id, kind: 'ga_declare', graphId: b.graph_id ?? null, amountMicros: BigInt(charge.amountMicros), receiptId: receipt.receipt_id, createdAt: nowIso() } },
+          record: record(ORN_EVENTS, { id, keyId: key.id, kind: 'ga_declare', graphId: b.graph_id ?? null, amountMicros: BigInt(charge.amountMicros), receiptId: receipt.receipt_id, createdAt: nowIso() }),
           reply: reply({ ...body, ...receiptFields(receipt) }),
         }),
         { commit: ['subject', 'data.allocations.*.party_id'] }
@@ -131,7 +133,7 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
         { kind: 'orn_sharp', decision: 'METERED', subject: b.graph_id, fingerprint: fingerprint(b), data: { slice_id: id, agents_in_graph: b.agents_in_graph, events: b.events, amount_usd: formatUsd(amount), ...(b.slice_ref ? { slice_ref: b.slice_ref } : {}) } },
         [charge],
         (receipt) => ({
-          record: { table: 'orn_events', row: { id, keyId: key.id, kind: 'sharp', graphId: b.graph_id, amountMicros: amount, receiptId: receipt.receipt_id, createdAt: nowIso() } },
+          record: record(ORN_EVENTS, { id, keyId: key.id, kind: 'sharp', graphId: b.graph_id, amountMicros: amount, receiptId: receipt.receipt_id, createdAt: nowIso() }),
           reply: reply({
             slice_id: id,
             graph_id: b.graph_id,

@@ -7,6 +7,7 @@
  * Every publish and fire is an event in the `triggers` log and a webhook
  * delivery to each matching subscriber, in the transaction of the act.
  */
+import { record } from '../../ledger/records.ts';
 import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
@@ -16,7 +17,7 @@ import { newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
 import { leafBytes } from '../../ledger/astl.ts';
-import { TRIGGERS_LOG, firedExposureSince, getTrigger, markFired, newEventId, recordEvent, type Trigger, type TriggerEvent } from '../../ledger/triggers.ts';
+import { TRIGGERS_LOG, firedExposureSince, getTrigger, markFired, newEventId, recordEvent, type Trigger, type TriggerEvent, PUBLISHED_TRIGGERS } from '../../ledger/triggers.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
@@ -218,7 +219,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
           };
           // The event is the act's entry in the triggers log; the trigger's row and the event's deliveries are recorded with the group.
           const { index } = await state.append(TRIGGERS_LOG, leafBytes(published));
-          const record = { table: 'triggers', row: { trigger: t, event: published, logIndex: index } } as const;
+          const triggerRecord = record(PUBLISHED_TRIGGERS, { trigger: t, event: published, logIndex: index });
           const answer = provedAtGroupEnd(ctx, state, TRIGGERS_LOG, index, (proof) => ({
             ...triggerObject(t),
             ...proof,
@@ -226,7 +227,7 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
             verify_url: receipt.verify_url,
             charge: chargeView(charge),
           }));
-          return { writes: { receipt, records: [record] }, reply: reply(answer, 201) };
+          return { writes: { receipt, records: [triggerRecord] }, reply: reply(answer, 201) };
         },
       });
       nudgeDeliverer();

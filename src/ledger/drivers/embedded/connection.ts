@@ -15,7 +15,8 @@
  */
 import Database from 'libsql';
 import type { InArgs, InStatement, InValue, ResultSet, Row } from '@libsql/client';
-import type { Sql } from './sql.ts';
+import type { Dialect, Sql } from '../../sql.ts';
+import { sqliteDialect } from './dialect.ts';
 
 type Statement = ReturnType<Database.Database['prepare']>;
 
@@ -33,6 +34,7 @@ const MIN_SAFE = -MAX_SAFE;
 
 export class EmbeddedSql implements Sql {
   readonly db: Database.Database;
+  readonly dialect: Dialect = sqliteDialect;
   #cache = new Map<string, Prepared>();
 
   constructor(path: string) {
@@ -78,7 +80,7 @@ export class EmbeddedSql implements Sql {
     }
   }
 
-  /** Runs `stmts` atomically (its own transaction: call only outside a write job). */
+  /** Runs `stmts` atomically, in a transaction of their own: call only outside a write job (tests, the CLI's copy). */
   async batch(stmts: InStatement[]): Promise<ResultSet[]> {
     this.exec('BEGIN IMMEDIATE');
     try {

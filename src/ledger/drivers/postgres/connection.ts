@@ -1,0 +1,110 @@
+/**
+ * PostgreSQL connections through postgres.js, shaped as the ledger's `Sql`
+ * (sql.ts): `?` placeholders (rewritten to `$n` once per statement text and
+ * cached), every statement prepared once per connection, rows as objects keyed
+ * by column name, integers as numbers (a value beyond 2^53 throws, as on the
+ * embedded file), booleans as 1/0 (as SQLite gives them), bytea as bytes.
+ */
+import postgres from 'postgres';
+import type { InStatement, InValue, ResultSet, Row } from '@libsql/client';
+import type { Dialect, Sql } from '../../sql.ts';
+
+export type Pool = postgres.Sql<Record<string, never>>;
+export type Connection = Pool | postgres.ReservedSql<Record<string, never>>;
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A bigint or integral numeric as a number; throws past 2^53, like the embedded driver. */
+function integer(text: string): number {
+  const n = Number(text);
+  if (Number.isSafeInteger(n)) return n;
+  const b = BigInt(text);
+  if (b > MAX_SAFE || b < -MAX_SAFE) throw new RangeError('Received integer which cannot be safely represented as a JavaScript number');
+  return Number(b);
+}
+
+/** postgres.js types: int8 and numeric as numbers, bool as 1/0. */
+export const TYPES = {
+  int8: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: integer },
+  numeric: { to: 1700, from: [1700], serialize: (x: unknown) => String(x), parse: (x: string) => (/^-?\d+$/.test(x) ? integer(x) : Number(x)) },
+  bool: { to: 16, from: [16], serialize: (x: unknown) => (x === true || x === 1 ? 't' : 'f'), parse: (x: string) => (x === 't' ? 1 : 0) },
+};
+
+const texts = new Map<string, string>();
+
+/** `sql` with its `?` placeholders numbered ($1, $2...), skipping quoted text and identifiers. */
+export function numbered(sql: string): string {
+  let out = texts.get(sql);
+  if (out !== undefined) return out;
+  let n = 0;
+  out = sql.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|\?/g, (m) => (m === '?' ? `$${++n}` : m));
+  if (texts.size >= 5000) texts.clear();
+  texts.set(sql, out);
+  return out;
+}
+
+function toValue(v: InValue | undefined): unknown {
+  if (v === undefined) throw new TypeError('undefined cannot be passed as argument to the database');
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'number' && !Number.isFinite(v)) throw new RangeError('Only finite numbers can be passed as arguments');
+  if (v instanceof ArrayBuffer) return Buffer.from(v);
+  if (v instanceof Uint8Array && !Buffer.isBuffer(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  if (v instanceof Date) return v.valueOf();
+  return v;
+}
+
+/** The PostgreSQL type of an array argument's elements: bytea, int8 or text. */
+function elementType(values: readonly unknown[]): number {
+  const first = values.find((x) => x != null);
+  return first instanceof Uint8Array ? 17 : typeof first === 'number' || typeof first === 'bigint' ? 20 : 25;
+}
+
+const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
+
+export class PostgresSql implements Sql {
+  readonly #conn: Connection;
+  readonly dialect: Dialect;
+
+  readonly #close: () => void;
+
+  /** `close` ends what `conn` holds (the pool, for the read connection); nothing by default (a transaction's connection). */
+  constructor(conn: Connection, dialect: Dialect, close: () => void = () => {}) {
+    this.#conn = conn;
+    this.dialect = dialect;
+    this.#close = close;
+  }
+
+  async execute(stmt: InStatement): Promise<ResultSet> {
+    const sql = typeof stmt === 'string' ? stmt : stmt.sql;
+    const raw = typeof stmt === 'string' ? [] : stmt.args ?? [];
+    if (!Array.isArray(raw)) throw new TypeError('named arguments are not supported: use ? placeholders');
+    const args = raw.map((v) => {
+      if (!Array.isArray(v)) return toValue(v);
+      const values = (v as InValue[]).map((x) => (x == null ? null : toValue(x)));
+      return this.#conn.array(values as never[], elementType(values));
+    });
+    const res = await this.#conn.unsafe(numbered(sql), args as postgres.ParameterOrJSON<never>[], { prepare: true });
+    const rows = res as unknown as Row[];
+    const columns = res.columns?.map((c) => c.name) ?? [];
+    const rowsAffected = WRITES.has(res.command) ? res.count : 0;
+    return {
+      columns,
+      columnTypes: columns.map(() => ''),
+      rows,
+      rowsAffected,
+      lastInsertRowid: undefined,
+      toJSON: () => ({ columns, rows: rows.map((r) => columns.map((c) => r[c])), rowsAffected, lastInsertRowid: null }),
+    };
+  }
+
+  close(): void {
+    this.#close();
+  }
+}
+
+/** SQLSTATEs after which the batch is tried again: serialization failure, deadlock, lock not available. */
+const RETRYABLE = new Set(['40001', '40P01', '55P03']);
+
+export function isBusy(e: unknown): boolean {
+  return RETRYABLE.has(String((e as { code?: string })?.code ?? ''));
+}
