@@ -109,7 +109,45 @@ function areaOf(file: string, spec: string): string | undefined {
   return target.split(sep)[0];
 }
 
+/** The source file a relative specifier from `file` names, or undefined (a package, or not a source file of the tree). */
+function targetOf(file: string, spec: string): string | undefined {
+  if (!spec.startsWith('.')) return undefined;
+  const target = resolve(dirname(file), spec);
+  return SOURCE.test(target) ? target : undefined;
+}
+
+/** Every import circle among `files` (each as its files in order, the first repeated at the end), found by a depth-first walk. */
+function circlesOf(edges: ReadonlyMap<string, readonly string[]>): string[][] {
+  const circles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (f: string): void => {
+    state.set(f, 'open');
+    path.push(f);
+    for (const to of edges.get(f) ?? []) {
+      if (state.get(to) === 'open') circles.push([...path.slice(path.indexOf(to)), to]);
+      else if (!state.has(to)) visit(to);
+    }
+    path.pop();
+    state.set(f, 'done');
+  };
+  for (const f of [...edges.keys()].sort()) if (!state.has(f)) visit(f);
+  return circles;
+}
+
 describe('architecture: the detectors see what they must', () => {
+  it('finds an import circle, type-only imports included, and no circle in a chain', () => {
+    const circle = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a']],
+      ['d', ['a']],
+    ]);
+    expect(circlesOf(circle)).toEqual([['a', 'b', 'c', 'a']]);
+    expect(circlesOf(new Map([['a', ['b']], ['b', ['c']], ['d', ['a', 'c']]]))).toEqual([]);
+    expect(importsOf("import type { X } from './x.ts';").map((i) => i.spec)).toEqual(['./x.ts']);
+  });
+
   it('finds SQL run in code, not in comments', () => {
     const route = [
       '// tx.execute( in a comment does not count',
@@ -177,6 +215,12 @@ describe('architecture: the source tree', () => {
         .map((i) => `${repoPath(f)}:${i.line} imports ${i.spec}`),
     );
     expect(offenders, `src/${area} must not depend on ${forbidden.map((a) => `src/${a}`).join(' or ')}`).toEqual([]);
+  });
+
+  it('no import circle between the files of src/ (a type-only import counts: it ties the two as much)', () => {
+    const files = filesUnder(SRC);
+    const edges = new Map(files.map((f) => [f, importsOf(readFileSync(f, 'utf8')).flatMap((i) => targetOf(f, i.spec) ?? [])]));
+    expect(circlesOf(edges).map((c) => c.map(repoPath).join(' -> ')), 'break the circle: move what both need below both').toEqual([]);
   });
 
   it('src/crypto is platform-neutral but for its Node edge', () => {

@@ -11,7 +11,7 @@ import { x402Configured } from '../payments/x402/settings.ts';
 
 /** Whether the request carries an x402 payment header (v2 PAYMENT-SIGNATURE or v1 X-PAYMENT). */
 const presentsPayment = (event: H3Event): boolean => event.req.headers.get('payment-signature') !== null || event.req.headers.get('x-payment') !== null;
-import type { RouteDoc } from './router.ts';
+import type { RouteDoc } from './route-doc.ts';
 
 const REALM = 'Bearer realm="fusegate"';
 

@@ -8,7 +8,6 @@
  */
 import type { H3, H3Event } from 'h3';
 import { notFound } from './problem.ts';
-import type { Router } from './router.ts';
 
 export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-Request-Id';
 export const CORS_EXPOSE_HEADERS = 'RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, ETag, Location, Allow, Link';
@@ -27,7 +26,7 @@ export function applyCors(event: H3Event): void {
  * Registers the preflight for every path: the methods come from the router and,
  * for files of the built site, GET and HEAD. Unknown paths are 404.
  */
-export function registerPreflight(h3: H3, router: Router, isStatic: (path: string) => boolean, mcpOrigins: () => Set<string>): void {
+export function registerPreflight(h3: H3, router: { allowed(path: string): readonly string[] }, isStatic: (path: string) => boolean, mcpOrigins: () => Set<string>): void {
   h3.on('OPTIONS', '/**', (event: H3Event) => {
     const path = event.url.pathname;
     const methods = new Set<string>(router.allowed(path));

@@ -5,7 +5,7 @@
  * MCP server, the OpenAPI document (`x-mcp-tool`) and the typed client's
  * operation names all read it from here.
  */
-import type { RouteRecord } from './router.ts';
+import type { RouteRecord } from './route-doc.ts';
 
 /**
  * The rule: the path's words in order, snake_case, leaving out the `api` and

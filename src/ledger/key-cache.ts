@@ -18,13 +18,18 @@
  *   nor past the end of a rotation grace. Where the count decides more than a
  *   pre-check (whether a presented x402 payment is taken), it is read afresh.
  */
-import { periodReset } from '../domain/quota.ts';
-import type { ApiKey } from './api-keys.ts';
+import { periodReset, type HopPeriod } from '../domain/quota.ts';
+
+/** What the cache reads of a key (api-keys.ts ApiKey) to bound how long its answer is kept. */
+interface CachedKey {
+  previous_expires_at: string | null;
+  hop_period: HopPeriod;
+}
 
 export const MAX_ENTRIES = 10_000;
 
 interface Entry {
-  key: ApiKey | undefined;
+  key: CachedKey | undefined;
   /** Date.now() after which the answer is read again. */
   until: number;
 }
@@ -56,9 +61,10 @@ export function invalidateKeyCache(db: object): void {
  * The cached answer for `hash` when there is a fresh one at `now` (ms since the
  * epoch): `{ key }` (key undefined: known to be unknown), else undefined. Never loads.
  */
-export function peekKey(db: object, hash: string, now = Date.now()): { key: ApiKey | undefined } | undefined {
+export function peekKey<K extends CachedKey>(db: object, hash: string, now = Date.now()): { key: K | undefined } | undefined {
   const hit = caches.get(db)?.entries.get(hash);
-  return hit && hit.until > now ? hit : undefined;
+  // Only cachedKey<K> stores entries, and one database's keys are all of one type.
+  return hit && hit.until > now ? (hit as { key: K | undefined }) : undefined;
 }
 
 /**
@@ -66,17 +72,17 @@ export function peekKey(db: object, hash: string, now = Date.now()): { key: ApiK
  * younger than `ttlMs` at `now` (ms since the epoch), else from `load` (then
  * kept). `ttlMs` 0: always `load`.
  */
-export async function cachedKey(
+export async function cachedKey<K extends CachedKey>(
   db: object,
   hash: string,
   ttlMs: number,
-  load: (hash: string) => Promise<ApiKey | undefined>,
+  load: (hash: string) => Promise<K | undefined>,
   now = Date.now(),
-): Promise<ApiKey | undefined> {
+): Promise<K | undefined> {
   if (!(ttlMs > 0)) return load(hash);
   const c = cacheOf(db);
   const hit = c.entries.get(hash);
-  if (hit && hit.until > now) return hit.key;
+  if (hit && hit.until > now) return hit.key as K | undefined;
   const generation = c.generation;
   const key = await load(hash);
   if (c.generation !== generation) return key;
