@@ -55,6 +55,8 @@ describe('database copy: an embedded file moved into PostgreSQL', () => {
       const hop = await (await s.fetch('/v1/fuse/hop', { key: secret, json: { fuse_id: fuseId }, headers: { 'idempotency-key': `hop-${i}` } })).json();
       receiptIds.push(hop.receipt_id);
     }
+    // A row of a table whose key PostgreSQL numbers itself (pas_license_events.seq): the copy carries its number.
+    expect((await s.fetch('/v1/pas/licenses/lic_before_move/charge', { key: secret, method: 'POST' })).status).toBe(200);
     // Past one level-0 tile, so that the copy carries stored hashes of tile level 1 too.
     await commitReceipts(s.ctx.ledger, s.ctx, Array.from({ length: 300 }, (_, i) => ({ kind: 'test', decision: 'PERMIT', subject: `s${i}` })));
     const info = await logInfo(s, 'receipts');
@@ -93,18 +95,20 @@ describe('database copy: an embedded file moved into PostgreSQL', () => {
     }
   }, PROCESS_TEST_TIMEOUT_MS);
 
-  it('takes the old key and idempotency records, and appends consistently with the checkpoint published before the move', async () => {
+  it('takes the old key, idempotency records and numbered rows, and appends consistently with the checkpoint published before the move', async () => {
     const again = await (await pg.fetch('/v1/fuse/hop', { key: secret, json: { fuse_id: fuseId }, headers: { 'idempotency-key': 'hop-0' } })).json();
     expect(again.receipt_id).toBe(receiptIds[0]);
     const next = await (await pg.fetch('/v1/fuse/hop', { key: secret, json: { fuse_id: fuseId } })).json();
     expect(next.decision).toBe('PERMIT');
+    // The next row numbered by the target comes after the copied ones (its sequence was moved past them).
+    expect((await pg.fetch('/v1/pas/licenses/lic_after_move/charge', { key: secret, method: 'POST' })).status).toBe(200);
     const info = await logInfo(pg, 'receipts');
-    expect(info.tree_size).toBe(oldSize + 1);
+    expect(info.tree_size).toBe(oldSize + 2);
     const old = join(dir, 'old-checkpoint.txt');
     writeFileSync(old, oldCheckpoint);
     const api = `${pg.url}/api/v1/logs/receipts`;
     const verify = await runCli(
-      ['verify', 'consistency', '--old', old, '--new', `${pg.url}${new URL(info.tiles_url).pathname}checkpoint`, '--log-key', info.verifier_key, '--proof', `${api}/proof/consistency?from=${oldSize}&to=${oldSize + 1}`, '--json'],
+      ['verify', 'consistency', '--old', old, '--new', `${pg.url}${new URL(info.tiles_url).pathname}checkpoint`, '--log-key', info.verifier_key, '--proof', `${api}/proof/consistency?from=${oldSize}&to=${info.tree_size}`, '--json'],
       env,
     );
     expect(verify.code, verify.stderr + verify.stdout).toBe(0);
@@ -132,5 +136,22 @@ describe('database copy: an embedded file moved into PostgreSQL', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('log receipts: the roots at size');
     for (const table of ['api_keys', 'log_segments', 'log_tile_hashes']) expect(await rowsOf(fresh, table), table).toBe(0);
+  }, PROCESS_TEST_TIMEOUT_MS);
+});
+
+describe('database copy: bad usage', () => {
+  it('asks for a PostgreSQL target and an embedded source, and exits 2 otherwise', async () => {
+    const dir = tempDir();
+    const env = { DATABASE_URL: `file:${join(dir, 'fusegate.db')}`, SIGNING_KEY_FILE: join(dir, 'keys.json'), LOG_LEVEL: 'silent' };
+    const target = freshPostgresDatabase();
+    const [noTarget, fileTarget, pgSource] = await Promise.all([
+      runCli(['database', 'copy'], env),
+      runCli(['database', 'copy', '--to', `file:${join(dir, 'other.db')}`], env),
+      runCli(['database', 'copy', '--to', target], { ...env, DATABASE_URL: target }),
+    ]);
+    expect([noTarget.code, noTarget.stderr]).toEqual([2, expect.stringContaining('--to is required')]);
+    expect([fileTarget.code, fileTarget.stderr]).toEqual([2, expect.stringContaining('--to must be a postgres:// or postgresql:// URL')]);
+    expect([pgSource.code, pgSource.stderr]).toEqual([2, expect.stringContaining('DATABASE_URL must name the embedded file')]);
+    expect(await rowsOf(target, 'api_keys')).toBe(0);
   }, PROCESS_TEST_TIMEOUT_MS);
 });

@@ -5,7 +5,7 @@ import { isPostgresUrl } from '../ledger/drivers/postgres/open.ts';
 import { startupStep } from '../startup-error.ts';
 import { requireFlag, UsageError, type Command } from './shared.ts';
 
-/** At most one progress line a second per table, and its last. */
+/** For a long table, at most one progress line a second, and its last. */
 function progressLines(write: (line: string) => void): CopyProgress {
   let shown = 0;
   return (table, copied, total) => {

@@ -55,7 +55,7 @@ export interface CopyReport {
   logs: CopiedLog[];
 }
 
-/** Called after each page of a table: rows copied so far, of `total`. */
+/** Called after each page of a table longer than one page: rows copied so far, of `total`. */
 export type CopyProgress = (table: string, copied: number, total: number) => void;
 
 const count = async (db: Sql, table: string, where = 'TRUE'): Promise<number> => Number((await db.execute(`SELECT count(*) AS n FROM ${table} WHERE ${where}`)).rows[0]!.n);
@@ -150,7 +150,7 @@ async function copyTable(src: Sql, dst: Sql, table: string, progress: CopyProgre
     if (rs.rows.length === 0) break;
     await insertRows(dst, table, columns, rs.rows.map((r) => columns.map((c) => r[c] as InValue)));
     copied += rs.rows.length;
-    progress(table, copied, total);
+    if (total > PAGE_ROWS) progress(table, copied, total);
     const end = rs.rows.at(-1)!;
     last = key.map((_, i) => end[`copy_key_${i}`] as InValue);
     if (rs.rows.length < PAGE_ROWS) break;
