@@ -1,4 +1,4 @@
-/** Database commands: moving up from the embedded file to PostgreSQL (docs/postgresql.md#moving-up). */
+/** Database commands: moving up from the embedded file to PostgreSQL (docs/postgresql.md#moving-up-from-the-embedded-file). */
 import { describeDatabase, openLedger } from '../ledger/db.ts';
 import { copyEmbeddedToPostgres, type CopyProgress } from '../ledger/drivers/postgres/copy-from-embedded.ts';
 import { isPostgresUrl } from '../ledger/drivers/postgres/open.ts';

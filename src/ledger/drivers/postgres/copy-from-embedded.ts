@@ -1,6 +1,6 @@
 /**
  * Moving up: every row of an embedded database copied into an empty PostgreSQL
- * one (`fusegate database copy`, docs/postgresql.md#moving-up), then proved.
+ * one (`fusegate database copy`, docs/postgresql.md#moving-up-from-the-embedded-file), then proved.
  *
  * Both ledgers are opened by this code, so both schemas are at its newest
  * step and hold the same tables and columns (test/schema-parity.test.ts). The
@@ -155,6 +155,7 @@ async function copyTable(src: Sql, dst: Sql, table: string, progress: CopyProgre
     last = key.map((_, i) => end[`copy_key_${i}`] as InValue);
     if (rs.rows.length < PAGE_ROWS) break;
   }
+  if (copied !== total) throw new Error(`table ${table}: ${total} rows in the source, ${copied} read from it`);
   return copied;
 }
 
@@ -179,8 +180,13 @@ async function proveLog(src: Sql, dst: Sql, log: string): Promise<CopiedLog> {
   if (before.size !== after.size) throw new Error(`log ${log}: size ${before.size} in the source, ${after.size} in the target`);
   const size = after.size;
   const root = edgeRoot(after) ?? emptyRoot();
-  const roots = [edgeRoot(before) ?? emptyRoot(), await tileRoot(src, log, size), await tileRoot(dst, log, size)];
-  if (roots.some((r) => b64(r) !== b64(root))) throw new Error(`log ${log}: the roots at size ${size} differ between the source and the target`);
+  const roots: Array<[string, Hash]> = [
+    ["the source's edge", edgeRoot(before) ?? emptyRoot()],
+    ["the source's tiles", await tileRoot(src, log, size)],
+    ['the copied tiles', await tileRoot(dst, log, size)],
+  ];
+  const differ = roots.filter(([, r]) => b64(r) !== b64(root)).map(([what]) => what);
+  if (differ.length > 0) throw new Error(`log ${log}: the roots at size ${size} differ (${differ.join(' and ')} against the copied edge)`);
   const consistentSizes = await earlierSizes(src, log, size);
   for (const m of consistentSizes) {
     const old = await treeHead(src, log, m);
