@@ -9,7 +9,7 @@
  *   two API nodes on one PostgreSQL (half the connections each, one key, one
  *   fuse) against that one node;
  *   the bytes PostgreSQL stores per hop (pg_total_relation_size of every table
- *   before and after the one-node hop load);
+ *   before and after the one-node hop load), beside the embedded file's;
  *
  * and the engines' own floors, so that a figure reads against what the engine
  * gives at all: the ledger's act with no HTTP (a receipt minted under the
@@ -27,6 +27,7 @@ import { loadKeyring } from '../src/crypto/keys.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { commitReceipts } from '../test/support/receipts.ts';
 import { removeCluster, startCluster, type Cluster } from '../test/support/postgres-cluster.ts';
+import { receiptsLogSize, storedBytes } from './gate.ts';
 import { BENCH_CONNECTIONS, BENCH_SECONDS, fmt, hopLoad, load, pairedLoads, removeDir, report, spawnServer, type HttpLoad, type LoadResult, type Spawned } from './lib.ts';
 
 const SECTION = 'postgres';
@@ -61,13 +62,9 @@ async function actLoads(server: Spawned): Promise<HttpLoad[]> {
 }
 
 /** Bytes of every table of the database, with their indexes and TOAST. */
-async function storedBytes(sql: postgres.Sql): Promise<number> {
+async function postgresBytes(sql: postgres.Sql): Promise<number> {
   const [r] = await sql`SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace`;
   return Number(r!.bytes);
-}
-
-async function receiptsLogSize(url: string): Promise<number> {
-  return ((await (await fetch(`${url}/api/v1/logs/receipts`)).json()) as { tree_size: number }).tree_size;
 }
 
 /** Two loads at once, one per node, as one result: the sum of their throughputs, the worse p99. */
@@ -141,17 +138,24 @@ async function compareOneNode(embedded: Spawned, pg: Spawned, sql: postgres.Sql)
   for (let i = 0; i < pgLoads.length; i++) {
     const l = pgLoads[i]!;
     const isHop = i === 0;
-    const [bytesBefore, sizeBefore] = isHop ? [await storedBytes(sql), await receiptsLogSize(pg.url)] : [0, 0];
+    const before = isHop ? { pg: await postgresBytes(sql), pgSize: await receiptsLogSize(pg.url), embedded: storedBytes(embedded.env.DATABASE_URL!), embeddedSize: await receiptsLogSize(embedded.url) } : undefined;
     const { base, ours, range } = await pairedLoads(l.name, () => load(embedded.url, embeddedLoads[i]!), () => load(pg.url, l));
     report(SECTION, `${l.name} on PostgreSQL, one node (baseline: the embedded file)`, fmt.rps(ours.rps), fmt.rps(base.rps), fmt.ratio(ours.rps, base.rps) + range, {
       text: `>= ${TARGET.ratio.toFixed(2)}x`,
       met: ours.rps >= TARGET.ratio * base.rps,
     });
     report(SECTION, `${l.name} p99 on PostgreSQL, one node`, fmt.ms(ours.p99), fmt.ms(base.p99), fmt.ratio(ours.p99, base.p99), isHop ? { text: `<= ${TARGET.hopP99Ms} ms`, met: ours.p99 <= TARGET.hopP99Ms } : undefined);
-    if (isHop) {
-      const hops = (await receiptsLogSize(pg.url)) - sizeBefore;
-      const perHop = ((await storedBytes(sql)) - bytesBefore) / hops;
-      report(SECTION, `stored bytes per hop on PostgreSQL (${hops.toLocaleString('en-US')} hops, pg_total_relation_size, no VACUUM)`, `${Math.round(perHop)} B`, 'n/a', 'n/a');
+    if (before) {
+      const hops = (await receiptsLogSize(pg.url)) - before.pgSize;
+      const perHop = ((await postgresBytes(sql)) - before.pg) / hops;
+      const embeddedPerHop = (storedBytes(embedded.env.DATABASE_URL!) - before.embedded) / ((await receiptsLogSize(embedded.url)) - before.embeddedSize);
+      report(
+        SECTION,
+        `stored bytes per hop on PostgreSQL (${hops.toLocaleString('en-US')} hops, pg_total_relation_size, no VACUUM; baseline: the embedded file, WAL checkpointed)`,
+        `${Math.round(perHop)} B`,
+        `${Math.round(embeddedPerHop)} B`,
+        fmt.ratio(perHop, embeddedPerHop),
+      );
     }
   }
 }
