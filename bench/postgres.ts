@@ -26,7 +26,7 @@ import { loadConfig } from '../src/config.ts';
 import { loadKeyring } from '../src/crypto/keys.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { commitReceipts } from '../test/support/receipts.ts';
-import { removeCluster, startCluster, type Cluster } from '../test/support/postgres-cluster.ts';
+import { postgresBin, removeCluster, startCluster, type Cluster } from '../test/support/postgres-cluster.ts';
 import { receiptsLogSize, storedBytes } from './gate.ts';
 import { BENCH_CONNECTIONS, BENCH_SECONDS, fmt, hopLoad, load, pairedLoads, removeDir, report, spawnServer, type HttpLoad, type LoadResult, type Spawned } from './lib.ts';
 
@@ -205,6 +205,10 @@ async function floors(cluster: Cluster, embeddedKeys: string): Promise<void> {
 }
 
 export async function benchPostgres(): Promise<void> {
+  if (!postgresBin()) {
+    console.log("  skipped: PostgreSQL's server programs are not installed (apt-get install postgresql, or set PG_BIN)");
+    return;
+  }
   const cluster = await startCluster({ settings: { synchronous_commit: 'on', fsync: 'on' } });
   try {
     cluster.psql('CREATE DATABASE fg_bench');
