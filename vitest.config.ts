@@ -57,7 +57,7 @@ export const BOTH_ENGINES = [
 ];
 
 /** Suites that compare the two engines, so need the cluster: the `postgres` project only. */
-const POSTGRES_ONLY = ['schema-parity'];
+const POSTGRES_ONLY = ['database-copy', 'schema-parity'];
 
 export default defineConfig({
   test: {

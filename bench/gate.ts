@@ -18,7 +18,7 @@ import Database from 'libsql';
 import { compareHttp, fmt, hopLoad, report, spawnBaseline, spawnDurableFloor, spawnServer } from './lib.ts';
 
 /** Database bytes (WAL checkpointed into the file) of a running server's database. */
-function storedBytes(databaseUrl: string): number {
+export function storedBytes(databaseUrl: string): number {
   const path = databaseUrl.replace(/^file:/, '');
   const db = new Database(path);
   db.exec('PRAGMA busy_timeout=30000');
@@ -27,7 +27,7 @@ function storedBytes(databaseUrl: string): number {
   return statSync(path).size;
 }
 
-async function receiptsLogSize(url: string): Promise<number> {
+export async function receiptsLogSize(url: string): Promise<number> {
   return ((await (await fetch(`${url}/api/v1/logs/receipts`)).json()) as { tree_size: number }).tree_size;
 }
 

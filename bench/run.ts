@@ -13,6 +13,7 @@ import { benchLedger } from './ledger.ts';
 import { benchMetered } from './metered.ts';
 import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
+import { benchPostgres } from './postgres.ts';
 import { benchProxy } from './proxy.ts';
 import { benchSite } from './site.ts';
 import { benchTrust } from './trust.ts';
@@ -35,6 +36,7 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   ledger: benchLedger,
   metered: benchMetered,
   proxy: benchProxy,
+  postgres: benchPostgres,
   // Last: it installs the portable platform for a while, and the sections before run on node:crypto only.
   crypto: benchCrypto,
 };

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { accountCommands } from './cli/accounts.ts';
 import { clearingCommands } from './cli/clearing.ts';
+import { databaseCommands } from './cli/database.ts';
 import { fuseCommands } from './cli/fuses.ts';
 import { keyCommands } from './cli/keys.ts';
 import { pasCommands } from './cli/pas.ts';
@@ -19,7 +20,7 @@ import { describeDatabase, openLedger, type Ledger } from './ledger/db.ts';
 import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
 
-const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands, ...accountCommands, ...proxyCommands };
+const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands, ...accountCommands, ...proxyCommands, ...databaseCommands };
 
 function help(): string {
   const rows = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(44)} ${c.summary}`);
