@@ -55,8 +55,3 @@ export function substituteOrigins(text: string, urls: Urls): string {
   const served = text.replaceAll(BUILD_ORIGINS.site, urls.site).replaceAll(BUILD_ORIGINS.gate, urls.gate);
   return urls.salesContact ? served.replaceAll(BUILD_SALES_CONTACT, urls.salesContact) : served;
 }
-
-/** True when the text still carries a build placeholder origin. */
-export function hasBuildOrigin(text: string): boolean {
-  return text.includes(BUILD_ORIGINS.site) || text.includes(BUILD_ORIGINS.gate) || text.includes('fusegate-build.invalid');
-}

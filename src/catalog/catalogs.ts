@@ -237,7 +237,3 @@ export function catalogByKey(key: string): CatalogEntry {
   if (!c) throw new Error(`no catalog ${key}`);
   return c;
 }
-
-export function catalogByPath(path: string): CatalogEntry | undefined {
-  return CATALOGS.find((e) => e.path === path);
-}

@@ -11,22 +11,6 @@
 import { z } from 'zod';
 import { EMAIL_ADDRESS } from '../urls.ts';
 
-/** SPEC part 9: the schema identifiers of the catalogs, exactly. */
-export const SPEC_SCHEMA_IDS = [
-  'svc-absence-exchange-v1',
-  'svc-astl-v1',
-  'svc-clear-catalog-v1',
-  'svc-nap-exchange-v1',
-  'svc-orn-v1',
-  'svc-clearing-window-v1',
-  'svc-issuer-pays-commercial-v1',
-  'svc-pdtr-v1',
-  'svc-partner-relay-v1',
-  'svc-require-receipt-v1',
-  'svc-stack-v2',
-  'svc-actuation-foundry-v1',
-] as const;
-
 const usd = z.number().nonnegative();
 const sitePath = z.string().regex(/^\/[^\s]*$/, 'a site path starting with /');
 const slug = z.string().regex(/^[a-z0-9_]+$/);

@@ -28,9 +28,3 @@ export function decodeBase64url(s: string): Uint8Array<ArrayBuffer> {
 
 /** `bytes` as base64url, unpadded. */
 export const base64url = (bytes: Uint8Array): string => encodeBase64(bytes, ALPHABET, false);
-
-/** Whether every part of a compact JWS is canonical base64url (three parts, none malformed). */
-export function isCanonicalCompactJws(token: string): boolean {
-  const parts = token.split('.');
-  return parts.length === 3 && parts.every(isCanonicalBase64url);
-}

@@ -37,6 +37,3 @@ export function verifyOpening(commitment: string, o: Pick<Opening, 'value' | 'sa
   if (!commitment.startsWith(COMMITMENT_PREFIX) || typeof o.salt !== 'string' || o.salt.length !== 43 || !isCanonicalBase64url(o.salt)) return false;
   return digest(decodeBase64url(o.salt), o.value) === commitment;
 }
-
-/** True for a string that is a commitment of this scheme. */
-export const isCommitment = (v: unknown): v is string => typeof v === 'string' && v.startsWith(COMMITMENT_PREFIX);

@@ -17,8 +17,6 @@ import type { HopOutcome } from './fuse.ts';
 export type StoredLicenseState = 'LIVE' | 'DEAD';
 export type LicenseState = 'UNSIGNED' | 'LIVE' | 'ARMED' | 'DEAD';
 
-/** The name we give SPEC's "blown" state: a blown parent is DEAD. */
-export const BLOWN_STATE = 'DEAD' as const;
 /** States `charge` resurrects from. */
 export const CHARGEABLE_LICENSE_STATES: readonly LicenseState[] = ['UNSIGNED', 'DEAD'];
 

@@ -50,7 +50,6 @@ const rulesFileSchema = z.object({
     .min(1),
 });
 export type RuleSet = z.infer<typeof rulesFileSchema>;
-export type Rule = RuleSet['rules'][number];
 
 /** The rule set, validated at load: a bad rules file stops start-up. */
 export const RULES: RuleSet = rulesFileSchema.parse(

@@ -22,12 +22,6 @@ export interface Sku {
   amountMicros: number;
 }
 
-/** The SKU a decision is charged as: `allowed` for a decision that goes ahead, NAP `hold` for a refusal. */
-export function skuFor(decision: string, allowed: string): Sku {
-  const sku = isRefusal(decision) ? 'hold' : allowed;
-  return { sku, nap: isRefusal(decision), amountMicros: tollMicros(sku) };
-}
-
 /**
  * Operator checkout after the one production write: the greater of the floor,
  * 10 bps of the cleared exposure, and 0.10 USD per hop. All micro-USD, whole cents.

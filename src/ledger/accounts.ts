@@ -41,11 +41,6 @@ export async function insertAccount(tx: Transaction, input: { id?: string; name:
   return account;
 }
 
-export async function getAccount(db: Client | Transaction, id: string): Promise<Account | undefined> {
-  const r = (await db.execute({ sql: 'SELECT id, name, created_at FROM accounts WHERE id = ?', args: [id] })).rows[0];
-  return r ? { id: String(r.id), name: String(r.name), created_at: String(r.created_at) } : undefined;
-}
-
 /** The account a key belongs to (undefined for no such key): decides whose a receipt is. */
 export async function accountOfKey(db: Client | Transaction, keyId: string): Promise<string | undefined> {
   const r = (await db.execute({ sql: 'SELECT account_id FROM api_keys WHERE id = ?', args: [keyId] })).rows[0];
