@@ -16,12 +16,6 @@ export function isRefusal(decision: string): boolean {
   return (REFUSALS as readonly string[]).includes(decision);
 }
 
-export interface Sku {
-  sku: string;
-  nap: boolean;
-  amountMicros: number;
-}
-
 /**
  * Operator checkout after the one production write: the greater of the floor,
  * 10 bps of the cleared exposure, and 0.10 USD per hop. All micro-USD, whole cents.
