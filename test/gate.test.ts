@@ -115,6 +115,27 @@ describe('gate core', () => {
     expect((await meterRows(s, narrow.id)).map((r) => r.sku)).toEqual(['hold', 'execute_gate', 'seal']);
   });
 
+  it('the declared surface in the answer: a BLOCK names the kinds it holds, case is one rule, a declared surface needs a kind', async () => {
+    const outside = await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, action: { kind: 'write' } })).json();
+    expect(outside).toMatchObject({ decision: 'BLOCK', verdict: false, reason: 'act kind "write" is outside the declared surface' });
+    expect(outside.surface).toEqual(expect.arrayContaining(['pay', 'wire', 'bind_policy']));
+    // "Write" is the same act kind as "write": the same BLOCK, not a 400 beside it.
+    const upper = await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, action: { kind: 'Write' } });
+    expect(upper.status).toBe(200);
+    expect(await upper.json()).toMatchObject({ decision: 'BLOCK', reason: 'act kind "write" is outside the declared surface' });
+    expect((await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, action: { kind: 'PAY' } })).json())).toMatchObject({ decision: 'PERMIT' });
+    expect(await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, action: { kind: 'pay' } })).json()).not.toHaveProperty('surface');
+    // A key on the default surface may check its fuse alone; one that declared its surface names the act.
+    expect(await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE })).json()).toMatchObject({ decision: 'PERMIT' });
+    const declared = await s.newKey('declared');
+    await setKeySurface(s.ctx.ledger, declared.id, ['quote']);
+    const f = await (await post('/v1/fuses', {}, declared.secret)).json();
+    const bare = await (await post('/v1/fuse/hop', { fuse_id: f.fuse_id }, declared.secret)).json();
+    expect(bare).toMatchObject({ decision: 'BLOCK', verdict: false, ok: true, surface: ['quote'] });
+    expect(bare.reason).toContain('declares its surface');
+    expect(await (await post('/v1/fuse/hop', { fuse_id: f.fuse_id, action: { kind: 'Quote' } }, declared.secret)).json()).toMatchObject({ decision: 'PERMIT' });
+  });
+
   it('classifies deterministically with a signed receipt, and demos execute-gate', async () => {
     const r = await (await post('/v1/classify', { text: 'Please wire $40k to the supplier today' })).json();
     expect(r).toMatchObject({ act_kind: 'wire', preset: 'agentic', irreversible: true, rule: 'keyword' });

@@ -33,7 +33,11 @@ import { nudgeDeliverer } from '../site/webhooks.ts';
 
 export const fuseIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a fuse id such as fuse_…');
 export const actionSchema = z.looseObject({
-  kind: z.string().regex(/^[a-z0-9_]{1,64}$/, 'an act kind such as "pay" (lowercase letters, digits, _)'),
+  // One rule for case: act kinds are lower case, and "Write" is read as "write" (not a free 400 beside a paid BLOCK).
+  kind: z
+    .string()
+    .regex(/^[A-Za-z0-9_]{1,64}$/, 'an act kind such as "pay" (letters, digits, _; read in lower case)')
+    .transform((k) => k.toLowerCase()),
 });
 export type Action = z.infer<typeof actionSchema>;
 /** The agent's tool this hop gates (the MCP proxy and the guards send it): public in the receipt, as the act kind is. */
@@ -46,12 +50,16 @@ export const DEFAULT_SURFACE: readonly string[] = [...new Set(Object.values(SURF
 export interface Caller {
   key?: ApiKey;
   surface: readonly string[];
+  /** The key declared its own surface (not the default): a hop must name its act kind. */
+  declared?: boolean;
   /** Sees the public drill fuses: the public, and a keyless x402 payer (it has no fuse of its own). */
   public: boolean;
 }
 
 export function callerOf(key: ApiKey | undefined): Caller {
-  return key ? { key, surface: key.surface ?? DEFAULT_SURFACE, public: isPayerAccount(key.account_id) } : { surface: DEFAULT_SURFACE, public: true };
+  return key
+    ? { key, surface: key.surface ?? DEFAULT_SURFACE, declared: key.surface !== undefined, public: isPayerAccount(key.account_id) }
+    : { surface: DEFAULT_SURFACE, public: true };
 }
 
 const owner = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
@@ -155,7 +163,7 @@ export async function governedHop(event: H3Event, ctx: AppContext, caller: Calle
     needs: { fuseId: req.fuseId, hopOf: key && !paid ? key.id : undefined },
     decide(state) {
       const fuse = visibleIn(caller, req.fuseId, state.fuse);
-      const outcome = decideHop(fuse.state, req.action?.kind, caller.surface);
+      const outcome = decideHop(fuse.state, req.action?.kind, caller.surface, { kindRequired: caller.declared === true });
       // Batch-sealed: the batch that commits this receipt signs one checkpoint for all of it.
       const charges = key ? chargesOf(req.kind, outcome, key.id, bill) : [];
       const receipt = state.receipt(ctx, hopAct(caller, req, fuse, outcome, fp), { charges });
@@ -179,6 +187,7 @@ export const hopResponse = z.object({
   decision: z.enum(['PERMIT', 'BLOCK', 'DENY', 'SILENCE']),
   reason: z.string(),
   charge: chargeSchema.nullable().describe('what this hop charged: execute_gate, or the NAP hold for a refusal (for an x402-paid hop, the line its payment paid); null for a public demo'),
+  surface: z.array(z.string()).optional().describe("on a BLOCK only: the act kinds the key's declared surface holds"),
 });
 
 /** The hop response of SPEC 2.1: every field always present, plus the decision and its reason. */
@@ -193,6 +202,7 @@ export function hopBody(r: HopResult): Record<string, unknown> {
     decision: r.outcome.decision,
     reason: r.outcome.reason,
     charge: r.charges[0] ? chargeView(r.charges[0]) : null,
+    ...(r.outcome.surface ? { surface: r.outcome.surface } : {}),
   };
 }
 
