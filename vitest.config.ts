@@ -58,7 +58,7 @@ export const BOTH_ENGINES = [
 ];
 
 /** Suites that compare the two engines, so need the cluster: the `postgres` project only. */
-const POSTGRES_ONLY = ['schema-parity', 'postgres-nodes', 'postgres-faults'];
+const POSTGRES_ONLY = ['schema-parity', 'postgres-nodes', 'postgres-faults', 'postgres-failover'];
 
 export default defineConfig({
   test: {
