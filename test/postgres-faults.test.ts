@@ -99,7 +99,7 @@ describe('the database lost under a running server', () => {
       expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       expect((await r.json()).code).toBe('ledger_unavailable');
     }
-  });
+  }, 120_000);
 
   it('serves again once the database is back, without a restart', async () => {
     await startCluster({ dataDir: join(cluster.dir, 'data'), port: cluster.port, settings });
@@ -107,5 +107,5 @@ describe('the database lost under a running server', () => {
     expect(r.status).toBe(200);
     expect((await r.json()).decision).toBe('PERMIT');
     await until(health, (x) => x.status === 200);
-  });
+  }, 120_000);
 });

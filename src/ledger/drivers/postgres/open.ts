@@ -35,6 +35,10 @@ export function connectPool(url: string, max: number, onclose?: () => void): Poo
     ...(onclose ? { onclose } : {}),
     types: TYPES,
     connect_timeout: CONNECT_TIMEOUT_S,
+    // Seconds before a connection lost with an error is made again: postgres.js grows it to 20 s,
+    // which a request waiting for that connection would wait too; capped, a node answers 503 at
+    // once while the database is away and serves again within a second of its return.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     idle_timeout: 300,
     onnotice: () => {},
     connection: { application_name: 'fusegate' },
@@ -67,7 +71,11 @@ function postgresBackend(url: string, dialect: Dialect): WriteBackend & { end():
     async begin() {
       started = closes;
       await conn.unsafe('BEGIN');
-      if (closes !== started) throw lost();
+      if (closes !== started) {
+        // The connection was replaced meanwhile: end whatever this BEGIN opened, and fail the batch.
+        await conn.unsafe('ROLLBACK').catch(() => undefined);
+        throw lost();
+      }
       return guarded;
     },
     async commit() {
@@ -75,8 +83,8 @@ function postgresBackend(url: string, dialect: Dialect): WriteBackend & { end():
       await conn.unsafe('COMMIT');
     },
     async rollback() {
-      // A lost connection took its transaction with it.
-      if (closes === started) await conn.unsafe('ROLLBACK').catch(() => undefined);
+      // A lost connection took its transaction with it; on its successor ROLLBACK only warns.
+      await conn.unsafe('ROLLBACK').catch(() => undefined);
     },
     async recover() {},
     isBusy,
