@@ -13,7 +13,7 @@ import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run, runCli } from './support/cli.ts
 import { freePort, removeCluster, startCluster, type Cluster } from './support/postgres-cluster.ts';
 import { freshPostgresDatabase, holdCacheClock, startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 
-const serve = (env: Record<string, string>) => run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(tempDir()), LOG_LEVEL: 'error', ...env });
+const serve = (env: Record<string, string>) => run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(tempDir(), env), LOG_LEVEL: 'error' });
 
 const psql = (db: string, sql: string) =>
   execFileSync('psql', ['-X', '-q', '-t', '-A', '-h', '127.0.0.1', '-p', String(inject('postgresPort')), '-U', 'postgres', '-d', db, '-c', sql], { encoding: 'utf8' }).trim();
@@ -30,7 +30,7 @@ describe('start-up on a database that cannot be used', () => {
 
   it('unreachable: the CLI says the same', async () => {
     const port = await freePort();
-    const r = await runCli(['keys', 'list'], { ...testEnv(tempDir()), DATABASE_URL: `postgresql://fusegate:s3cret-pw@127.0.0.1:${port}/fusegate` });
+    const r = await runCli(['keys', 'list'], testEnv(tempDir(), { DATABASE_URL: `postgresql://fusegate:s3cret-pw@127.0.0.1:${port}/fusegate` }));
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`postgresql://fusegate:***@127.0.0.1:${port}/fusegate`);
     expect(r.stderr).not.toContain('s3cret');
