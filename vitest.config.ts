@@ -20,6 +20,7 @@ export const BOTH_ENGINES = [
   'key-roles',
   'keys-api',
   'lane',
+  'leases',
   'ledger',
   'logs-search',
   'manage-api',
@@ -57,7 +58,7 @@ export const BOTH_ENGINES = [
 ];
 
 /** Suites that compare the two engines, so need the cluster: the `postgres` project only. */
-const POSTGRES_ONLY = ['database-copy', 'schema-parity'];
+const POSTGRES_ONLY = ['database-copy', 'schema-parity', 'postgres-nodes', 'postgres-faults', 'postgres-failover'];
 
 export default defineConfig({
   test: {

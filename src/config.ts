@@ -26,6 +26,11 @@ export const configSchema = z.object({
     .default('file:./data/fusegate.db'),
   /** PostgreSQL only: connections this process keeps open (one of them the write queue's). */
   DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(1000).default(10),
+  /**
+   * How long a node's lease on a background job lasts, in ms (src/api/jobs.ts `leasedJob`): renewed
+   * every third of it, so another node takes a job over within 4/3 of it (at most 10 s) once its holder stops.
+   */
+  JOB_LEASE_MS: z.coerce.number().int().min(1000).max(7500).default(6000),
   DATABASE_AUTH_TOKEN: z.string().optional(),
   /** FULL makes every acknowledged write survive power loss; NORMAL only a crash of the process. */
   DATABASE_SYNCHRONOUS: z.enum(['FULL', 'NORMAL']).default('FULL'),

@@ -2,7 +2,9 @@
  * The entry point: one process, one port, both surfaces (SPEC 4.1 gate service
  * and 4.2 companion site). `npm start` builds the site first, then runs this.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, withListeningPort, type Config } from './config.ts';
 import { ed25519Signer } from './crypto/ed25519.ts';
@@ -10,6 +12,7 @@ import { loadKeyring } from './crypto/keys.ts';
 import { NODE } from './crypto/node.ts';
 import { usePlatform } from './crypto/platform.ts';
 import { createApp, type App } from './api/app.ts';
+import { leasedJob, type LeasedJob } from './api/jobs.ts';
 import type { AppContext } from './api/context.ts';
 import { logOrigin } from './ledger/checkpoint.ts';
 import { describeDatabase, openLedger } from './ledger/db.ts';
@@ -25,6 +28,8 @@ export interface RunningServer {
   ctx: AppContext;
   app: App;
   server: Server;
+  /** The background jobs, each run here only while this node holds its lease. */
+  jobs: LeasedJob[];
   close(): Promise<void>;
 }
 
@@ -67,20 +72,24 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   const app = createApp(ctx);
   handler = app.node;
   const url = `http://127.0.0.1:${port}`;
+  // Each job runs on the one node of the database that holds its lease; this node's name for itself:
+  const node = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  const jobs = app.router.jobs.map((job) => leasedJob(ctx, job, node));
   // Start-up work of a job (the first clearing checkpoint of a fresh deployment) is done before the server reports ready.
-  await Promise.all(app.router.jobs.map((job) => job.start()));
+  await Promise.all(jobs.map((job) => job.start()));
   log('info', 'listening', { url, base_url: config.BASE_URL, site_url: config.SITE_URL, kid: keyring.current.kid, signer: ed25519Signer });
   return {
     url,
     ctx,
     app,
     server,
+    jobs,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      await Promise.all(app.router.jobs.map((job) => job.stop()));
+      await Promise.all(jobs.map((job) => job.stop()));
       await ledger.close();
     },
   };

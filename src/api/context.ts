@@ -19,6 +19,12 @@ export interface AppContext {
    * without waiting for them (test/support/server.ts).
    */
   cacheClock?: () => number;
+  /**
+   * The clock (ms since the epoch) job leases are taken, renewed and found run
+   * out on (src/api/jobs.ts `leasedJob`); Date.now when unset. Set by tests
+   * that make a lease run out without waiting for it.
+   */
+  leaseClock?: () => number;
   /** Set by tests to observe start-up; never holds secrets. */
   log: (level: 'info' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }

@@ -33,28 +33,37 @@ export async function reserveIdempotencyKey(
   tx: Transaction,
   r: { keyId: string; idemKey: string; hash: string; now: Date; leaseMs: number },
 ): Promise<IdempotencyRecord | undefined> {
+  const abandonedBefore = nowIso(new Date(r.now.getTime() - r.leaseMs));
+  // A record another node inserts meanwhile wins: the upsert below takes only an abandoned one.
+  for (;;) {
+    const live = await liveRecord(tx, r.keyId, r.idemKey, abandonedBefore);
+    if (live) return live;
+    const rs = await tx.execute({
+      sql: `INSERT INTO idempotency (key_id, idem_key, request_hash, state, created_at) VALUES (?, ?, ?, 'running', ?)
+            ON CONFLICT (key_id, idem_key) DO UPDATE SET request_hash = excluded.request_hash, state = 'running', created_at = excluded.created_at
+            WHERE idempotency.state = 'running' AND idempotency.created_at < ?`,
+      args: [r.keyId, r.idemKey, r.hash, nowIso(r.now), abandonedBefore],
+    });
+    if (rs.rowsAffected === 1) return undefined;
+  }
+}
+
+/** The record of `idemKey` unless there is none or it is a 'running' one taken before `abandonedBefore`. */
+async function liveRecord(tx: Transaction, keyId: string, idemKey: string, abandonedBefore: string): Promise<IdempotencyRecord | undefined> {
   const rs = await tx.execute({
     sql: 'SELECT request_hash, state, status, headers, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?',
-    args: [r.keyId, r.idemKey],
+    args: [keyId, idemKey],
   });
   const row = rs.rows[0];
-  const abandoned = row && row.state === 'running' && r.now.getTime() - Date.parse(String(row.created_at)) > r.leaseMs;
-  if (row && !abandoned) {
-    return {
-      request_hash: String(row.request_hash),
-      state: String(row.state) as IdempotencyRecord['state'],
-      status: row.status == null ? null : Number(row.status),
-      headers: row.headers == null ? null : String(row.headers),
-      body: row.body == null ? null : String(row.body),
-      created_at: String(row.created_at),
-    };
-  }
-  await tx.execute({
-    sql: `INSERT INTO idempotency (key_id, idem_key, request_hash, state, created_at) VALUES (?, ?, ?, 'running', ?)
-          ON CONFLICT (key_id, idem_key) DO UPDATE SET request_hash = excluded.request_hash, state = 'running', created_at = excluded.created_at`,
-    args: [r.keyId, r.idemKey, r.hash, nowIso(r.now)],
-  });
-  return undefined;
+  if (!row || (row.state === 'running' && String(row.created_at) < abandonedBefore)) return undefined;
+  return {
+    request_hash: String(row.request_hash),
+    state: String(row.state) as IdempotencyRecord['state'],
+    status: row.status == null ? null : Number(row.status),
+    headers: row.headers == null ? null : String(row.headers),
+    body: row.body == null ? null : String(row.body),
+    created_at: String(row.created_at),
+  };
 }
 
 export async function storeAnswer(tx: Transaction, a: StoredAnswer): Promise<void> {

@@ -20,6 +20,9 @@ function mth(hashes: Buffer[]): Buffer {
   return hashNode(mth(hashes.slice(0, k)), mth(hashes.slice(k)));
 }
 
+/** The RFC 6962 root (base64) of a log made of `entries`: what a checkpoint of their size must state. */
+export const treeRoot = (entries: readonly Buffer[]): string => mth(entries.map(hashLeaf)).toString('base64');
+
 /** tlog-tiles: N as 3-digit groups, all but the last prefixed with x. */
 export function indexPath(n: number): string {
   const groups: string[] = [];

@@ -15,7 +15,7 @@ import { migrate, type MigrationSet } from '../../migrate.ts';
 import { WriteQueue, type WriteBackend } from '../../write-queue.ts';
 import { isBusy, PostgresSql, TYPES, type Pool } from './connection.ts';
 import { postgresDialect, type ColumnTypes } from './dialect.ts';
-import type { Dialect } from '../../sql.ts';
+import type { Dialect, Sql } from '../../sql.ts';
 import { fileURLToPath } from 'node:url';
 
 export const POSTGRES_MIGRATIONS: MigrationSet = {
@@ -29,48 +29,66 @@ export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.te
 /** Seconds a new connection may take before the attempt fails (then the next host of a several-hosts URL is tried). */
 const CONNECT_TIMEOUT_S = 5;
 
-export function connectPool(url: string, max: number): Pool {
+export function connectPool(url: string, max: number, onclose?: () => void): Pool {
   return postgres(url, {
     max,
+    ...(onclose ? { onclose } : {}),
     types: TYPES,
     connect_timeout: CONNECT_TIMEOUT_S,
+    // Seconds before a connection lost with an error is made again: postgres.js grows it to 20 s,
+    // which a request waiting for that connection would wait too; capped, a node answers 503 at
+    // once while the database is away and serves again within a second of its return.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
     idle_timeout: 300,
     onnotice: () => {},
     connection: { application_name: 'fusegate' },
   }) as unknown as Pool;
 }
 
-/** The write queue's connection: one reserved from the pool, replaced when it breaks. */
-function postgresBackend(pool: Pool, dialect: Dialect): WriteBackend & { release(): void } {
-  let conn: postgres.ReservedSql<Record<string, never>> | undefined;
-  const drop = () => {
-    conn?.release();
-    conn = undefined;
+/**
+ * The write queue's connection: a pool of one of its own, not one reserved from
+ * the read pool (postgres.js 3.4 crashes the process on a write to a reserved
+ * connection whose server went away: porsager/postgres#1208). A pool of one
+ * connects again by itself after a loss; a transaction never spans two
+ * connections, since a statement after a close of the connection its BEGIN ran
+ * on is refused (CONNECTION_CLOSED), so the batch fails whole and the caller gets 503.
+ */
+function postgresBackend(url: string, dialect: Dialect): WriteBackend & { end(): Promise<void> } {
+  let closes = 0;
+  const conn = connectPool(url, 1, () => void closes++);
+  let started = 0;
+  const lost = () => Object.assign(new Error('the write connection was lost during the transaction'), { code: 'CONNECTION_CLOSED' });
+  const tx = new PostgresSql(conn, dialect);
+  const guarded: Sql = {
+    dialect,
+    execute(stmt) {
+      if (closes !== started) return Promise.reject(lost());
+      return tx.execute(stmt);
+    },
+    close() {},
   };
   return {
     async begin() {
-      conn ??= await pool.reserve();
-      try {
-        await conn.unsafe('BEGIN');
-      } catch (e) {
-        drop();
-        throw e;
+      started = closes;
+      await conn.unsafe('BEGIN');
+      if (closes !== started) {
+        // The connection was replaced meanwhile: end whatever this BEGIN opened, and fail the batch.
+        await conn.unsafe('ROLLBACK').catch(() => undefined);
+        throw lost();
       }
-      return new PostgresSql(conn, dialect);
+      return guarded;
     },
     async commit() {
-      await conn!.unsafe('COMMIT');
+      if (closes !== started) throw lost();
+      await conn.unsafe('COMMIT');
     },
     async rollback() {
-      try {
-        await conn?.unsafe('ROLLBACK');
-      } catch {
-        drop();
-      }
+      // A lost connection took its transaction with it; on its successor ROLLBACK only warns.
+      await conn.unsafe('ROLLBACK').catch(() => undefined);
     },
     async recover() {},
     isBusy,
-    release: drop,
+    end: () => conn.end({ timeout: 5 }),
   };
 }
 
@@ -88,18 +106,38 @@ export async function readColumnTypes(pool: Pool): Promise<ColumnTypes> {
   return out;
 }
 
+/**
+ * Waits for the database to answer once. With several hosts, postgres.js tries
+ * them in turn for as long as none accepts (a refused connection is not an
+ * error to it), so the wait is bounded here: every host its connect timeout.
+ */
+async function firstContact(pool: Pool, url: string): Promise<void> {
+  const hosts = (/^[^:]+:\/\/(?:[^@/]*@)?([^/?#]*)/.exec(url)?.[1] ?? '').split(',').length;
+  const ms = hosts * CONNECT_TIMEOUT_S * 1000;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no host of it accepted a connection within ${ms / 1000} s`)), ms);
+  });
+  try {
+    await Promise.race([pool.unsafe('SELECT 1'), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
-  const pool = connectPool(opts.DATABASE_URL, opts.DATABASE_POOL_MAX);
+  // One connection of DATABASE_POOL_MAX is the write queue's, the others serve reads.
+  const pool = connectPool(opts.DATABASE_URL, opts.DATABASE_POOL_MAX - 1);
   let columnTypes: ColumnTypes = new Map();
   const dialect = postgresDialect(() => columnTypes);
-  const backend = postgresBackend(pool, dialect);
+  const backend = postgresBackend(opts.DATABASE_URL, dialect);
   const queue = new WriteQueue(backend, { batchMax: opts.WRITE_BATCH_MAX, gatherTurns: opts.WRITE_BATCH_GATHER_TURNS });
   try {
+    await firstContact(pool, opts.DATABASE_URL);
     await migrate((job) => queue.push(job), POSTGRES_MIGRATIONS);
     columnTypes = await readColumnTypes(pool);
   } catch (e) {
-    backend.release();
-    await pool.end({ timeout: 1 });
+    await Promise.all([backend.end(), pool.end({ timeout: 1 })]);
     throw e;
   }
   const read = new PostgresSql(pool, dialect, () => void pool.end({ timeout: 5 }));
@@ -115,8 +153,7 @@ export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
       }
     },
     async () => {
-      backend.release();
-      await pool.end({ timeout: 5 });
+      await Promise.all([backend.end(), pool.end({ timeout: 5 })]);
     },
   );
 }

@@ -1,0 +1,111 @@
+/**
+ * Bad configuration and faults on PostgreSQL (issue 44 item 4,
+ * docs/postgresql.md): a database that cannot be reached at start stops the
+ * server and the CLI with one line naming it, never its password; a schema newer
+ * than the code is refused at start with nothing written; a database lost under
+ * a running server makes /health and governed acts answer 503 with Retry-After
+ * (fail closed), and service comes back by itself once the database does.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run, runCli } from './support/cli.ts';
+import { freePort, removeCluster, startCluster, type Cluster } from './support/postgres-cluster.ts';
+import { freshPostgresDatabase, holdCacheClock, startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
+
+const serve = (env: Record<string, string>) => run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(tempDir(), env), LOG_LEVEL: 'error' });
+
+const psql = (db: string, sql: string) =>
+  execFileSync('psql', ['-X', '-q', '-t', '-A', '-h', '127.0.0.1', '-p', String(inject('postgresPort')), '-U', 'postgres', '-d', db, '-c', sql], { encoding: 'utf8' }).trim();
+
+describe('start-up on a database that cannot be used', () => {
+  it('unreachable: the server exits 2 naming the database, its password hidden', async () => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    const r = await serve({ DATABASE_URL: `postgres://fusegate:s3cret-pw@127.0.0.1:${p1},127.0.0.1:${p2}/fusegate?target_session_attrs=read-write` });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`cannot open the database postgres://fusegate:***@127.0.0.1:${p1},127.0.0.1:${p2}/fusegate`);
+    expect(r.stderr).not.toContain('s3cret');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  }, PROCESS_TEST_TIMEOUT_MS);
+
+  it('unreachable: the CLI says the same', async () => {
+    const port = await freePort();
+    const r = await runCli(['keys', 'list'], testEnv(tempDir(), { DATABASE_URL: `postgresql://fusegate:s3cret-pw@127.0.0.1:${port}/fusegate` }));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`postgresql://fusegate:***@127.0.0.1:${port}/fusegate`);
+    expect(r.stderr).not.toContain('s3cret');
+  }, PROCESS_TEST_TIMEOUT_MS);
+
+  it('migrated by newer code: refused, saying so, and nothing written', async () => {
+    const url = freshPostgresDatabase();
+    const db = new URL(url).pathname.slice(1);
+    psql(db, "INSERT INTO schema_migrations (version, applied_at) VALUES ('9990_from_newer_code', '2030-01-01T00:00:00.000Z')");
+    const before = psql(db, 'SELECT string_agg(version, \',\' ORDER BY version) FROM schema_migrations');
+    const r = await serve({ DATABASE_URL: url });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/the database schema is newer than this code: it has migration 9990_from_newer_code/);
+    expect(psql(db, 'SELECT string_agg(version, \',\' ORDER BY version) FROM schema_migrations')).toBe(before);
+    expect(psql(db, 'SELECT count(*) FROM leases')).toBe('0');
+  }, PROCESS_TEST_TIMEOUT_MS);
+});
+
+describe('the database lost under a running server', () => {
+  let cluster: Cluster;
+  let s: TestServer;
+  let clock: ReturnType<typeof holdCacheClock>;
+  let key: string;
+  let fuseId: string;
+  const settings = { fsync: 'off', synchronous_commit: 'off' };
+
+  beforeAll(async () => {
+    cluster = await startCluster({ settings });
+    cluster.psql('CREATE DATABASE fusegate');
+    s = await startTestServer({ DATABASE_URL: cluster.url('fusegate') });
+    // /health reuses its probes for a second of this clock: each look below moves it past that.
+    clock = holdCacheClock(s);
+    key = (await s.newKey('faults')).secret;
+    fuseId = (await (await s.fetch('/v1/fuses', { json: {}, key })).json()).fuse_id;
+  });
+  afterAll(async () => {
+    await s?.stop();
+    if (cluster) removeCluster(cluster);
+  });
+
+  const health = async () => {
+    clock.passBound(2000);
+    return s.fetch('/health');
+  };
+  /** Asks again, a moment apart, until the answer is the one awaited (the hook's timeout bounds it). */
+  const until = async (ask: () => Promise<Response>, done: (r: Response) => boolean): Promise<Response> => {
+    for (;;) {
+      const r = await ask();
+      if (done(r)) return r;
+      await r.body?.cancel();
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  };
+  const hop = () => s.fetch('/v1/fuse/hop', { json: { fuse_id: fuseId }, key });
+
+  it('answers /health 503 and governed acts 503 with Retry-After, never a PERMIT', async () => {
+    expect((await hop()).status).toBe(200);
+    expect((await health()).status).toBe(200);
+    cluster.stop('fast');
+    const h = await until(health, (r) => r.status === 503);
+    expect((await h.json()).database).not.toBe('ok');
+    for (let i = 0; i < 3; i++) {
+      const r = await hop();
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect((await r.json()).code).toBe('ledger_unavailable');
+    }
+  }, 120_000);
+
+  it('serves again once the database is back, without a restart', async () => {
+    await startCluster({ dataDir: join(cluster.dir, 'data'), port: cluster.port, settings });
+    const r = await until(hop, (x) => x.status !== 503);
+    expect(r.status).toBe(200);
+    expect((await r.json()).decision).toBe('PERMIT');
+    await until(health, (x) => x.status === 200);
+  }, 120_000);
+});
