@@ -47,4 +47,22 @@ describe('dashboard receipts by tool', () => {
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('tool: an MCP tool name');
   });
+
+  it("shows a key's act kinds on its page and declares them from the form", async () => {
+    const c = formClient(s);
+    expect((await c.post('/signup', { email: 'kinds@example.invalid', password: 'a long enough password' })).status).toBe(303);
+    const accountId = (await loginByEmail(s.ctx.ledger.read, 'kinds@example.invalid'))!.account_id;
+    const agent = await s.newKey('kinds agent', undefined, 'agent', accountId);
+    const before = await (await c.get(`/dashboard/keys/${agent.id}`)).text();
+    expect(before).toContain('<h2>Act kinds</h2>');
+    expect(before).toContain('<code>bind_policy</code>');
+    const saved = await c.post(`/dashboard/keys/${agent.id}/surface`, { kinds: 'pay, Refund' });
+    expect([saved.status, saved.headers.get('location')]).toEqual([303, `/dashboard/keys/${agent.id}?done=surface`]);
+    const after = await (await c.get(`/dashboard/keys/${agent.id}?done=surface`)).text();
+    expect(after).toContain('Saved the act kinds.');
+    expect(after).toContain('<p class="kinds"><code>pay</code> <code>refund</code></p>');
+    expect((await c.post(`/dashboard/keys/${agent.id}/surface`, { kinds: ' ' })).status).toBe(400);
+    expect((await c.post(`/dashboard/keys/${agent.id}/surface`, { default: '1' })).status).toBe(303);
+    expect(await (await c.get(`/dashboard/keys/${agent.id}`)).text()).toContain('<code>bind_policy</code>');
+  });
 });

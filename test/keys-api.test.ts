@@ -76,6 +76,30 @@ describe('keys API and lifecycle', () => {
     expect((await post(s, `/v1/keys/${agent.id}/limit`, agent.secret, { hop_limit: 1_000_000 })).status).toBe(403);
   });
 
+  it("declares a key's surface: kinds, a preset or the default; an agent key may not; a hop then obeys it", async () => {
+    const agent = await (await post(s, '/v1/keys', ops.secret, { name: 'surface agent' })).json();
+    expect((await (await s.fetch(`/v1/keys/${agent.id}`, { key: ops.secret })).json()).surface).toMatchObject({ declared: false, kinds: expect.arrayContaining(['pay', 'bind_policy']) });
+    const set = await post(s, `/v1/keys/${agent.id}/surface`, ops.secret, { kinds: ['Refund', 'pay', 'pay'] });
+    expect(set.status).toBe(200);
+    expect((await set.json()).surface).toEqual({ kinds: ['refund', 'pay'], declared: true });
+    const fuse = (await (await post(s, '/v1/fuses', ops.secret, {})).json()).fuse_id;
+    const hop = async (json: Record<string, unknown>) => (await post(s, '/v1/fuse/hop', agent.secret, { fuse_id: fuse, ...json })).json();
+    expect(await hop({ action: { kind: 'wire' } })).toMatchObject({ decision: 'BLOCK', surface: ['refund', 'pay'] });
+    expect(await hop({ action: { kind: 'refund' } })).toMatchObject({ decision: 'PERMIT' });
+    expect(await hop({})).toMatchObject({ decision: 'BLOCK', surface: ['refund', 'pay'] });
+    expect((await (await post(s, `/v1/keys/${agent.id}/surface`, ops.secret, { preset: 'hiring' })).json()).surface.kinds).toContain('schedule_interview');
+    expect((await (await post(s, `/v1/keys/${agent.id}/surface`, ops.secret, { default: true })).json()).surface.declared).toBe(false);
+    expect(await hop({})).toMatchObject({ decision: 'PERMIT' });
+    // Bad input changes nothing; an agent key may not widen its own surface.
+    for (const bad of [{}, { kinds: [] }, { kinds: ['a b'] }, { kinds: ['pay'], default: true }, { preset: 'nope' }]) {
+      const r = await post(s, `/v1/keys/${agent.id}/surface`, ops.secret, bad);
+      expect(r.status, JSON.stringify(bad)).toBe(400);
+    }
+    expect((await post(s, `/v1/keys/${agent.id}/surface`, agent.secret, { default: true })).status).toBe(403);
+    expect((await post(s, `/v1/keys/${ops.id}/surface`, stranger.secret, { default: true })).status).toBe(404);
+    expect((await (await s.fetch(`/v1/keys/${agent.id}`, { key: ops.secret })).json()).surface.declared).toBe(false);
+  });
+
   it("another account's key is 404", async () => {
     expect((await s.fetch(`/v1/keys/${stranger.id}`, { key: ops.secret })).status).toBe(404);
     const r = await post(s, `/v1/keys/${stranger.id}/revoke`, ops.secret);

@@ -4,6 +4,7 @@
  *   POST /dashboard/keys                   creates, then 303 to the list (reloading never creates twice)
  *   GET  /dashboard/keys/{id}              one key: hop limit and expiry, editable
  *   POST /dashboard/keys/{id}/limit        sets the hop limit (and period)
+ *   POST /dashboard/keys/{id}/surface      sets the act kinds it may act on (its declared surface)
  *   POST /dashboard/keys/{id}/expiry       sets or clears the expiry
  *   GET/POST /dashboard/keys/{id}/rotate   asks first, then a new secret (shown once)
  *   GET/POST /dashboard/keys/{id}/revoke   asks first, then revokes
@@ -52,10 +53,26 @@ export function secretPanel(n: NewSecret): string {
 <p class="secret"><code id="new-secret" style="user-select:all">${e(n.secret)}</code> <button type="button" data-copy="new-secret" hidden>Copy</button></p></div>`;
 }
 
+/** The key's act kinds, and the form that declares them (a hop naming another kind is a BLOCK). */
+function surfaceForm(k: KeyRow, csrf: string): string {
+  const surface = k.surface as unknown as { kinds: string[]; declared: boolean };
+  const kid = e(String(k.id));
+  return `<h2>Act kinds</h2><p>${
+    surface.declared
+      ? 'Declared for this key: a hop must name one of these kinds; any other is refused (BLOCK).'
+      : 'The default: every kind of the agentic, hiring and insurance presets. A hop may also name no kind. Declare the kinds this agent acts on to refuse everything else.'
+  }</p>
+<p class="kinds">${surface.kinds.map((x) => `<code>${e(x)}</code>`).join(' ')}</p>
+<form method="post" action="/dashboard/keys/${kid}/surface">${csrfField(csrf)}<div class="row">
+<p><label for="kinds">Act kinds, separated by commas (letters, digits, _)</label><input id="kinds" name="kinds" value="${surface.declared ? e(surface.kinds.join(', ')) : ''}" placeholder="pay, refund"></p>
+<p><button type="submit">Declare these kinds</button>${surface.declared ? ` <button type="submit" name="default" value="1" class="secondary">Use the default</button>` : ''}</p></div></form>`;
+}
+
 const keyLabel = (k: KeyRow) => `${e(String(k.name))} (${e(String(k.prefix))}…)`;
 const DONE: Record<string, string> = {
   revoked: 'Revoked the key: it answers 401 from now on.',
   limit: 'Saved the hop limit.',
+  surface: 'Saved the act kinds.',
   expiry: 'Saved the expiry.',
 };
 
@@ -168,6 +185,7 @@ ${
 <p><label for="lim">Hops per period</label><input id="lim" name="hop_limit" required inputmode="numeric" pattern="[0-9]{1,12}" value="${k.hop_limit}"></p>
 <p><label for="per">Period</label><select id="per" name="hop_period">${HOP_PERIODS.map((x) => `<option value="${x}"${x === period ? ' selected' : ''}>${x}</option>`).join('')}</select></p>
 <p><button type="submit">Save the limit</button></p></div></form>
+${surfaceForm(k, s.csrf)}
 ${
   dashboard
     ? '<p class="muted">The dashboard key lasts as long as the account.</p>'
@@ -195,6 +213,17 @@ ${
     const periodField = p.form.get('hop_period');
     const r = await callApi(app, ctx, p.session, 'POST', `/v1/keys/${encodeURIComponent(id(event))}/limit`, { hop_limit: n, ...(periodField ? { hop_period: periodField } : {}) });
     return r.status === 200 ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=limit`) : keyPage(event, p.session, id(event), problemNote(r), r.status);
+  });
+  app.post('/dashboard/keys/:key_id/surface', async (event) => {
+    const p = await posted(event);
+    if (!p) return redirect('/signin');
+    const kinds = String(p.form.get('kinds') ?? '')
+      .split(/[\s,]+/)
+      .filter(Boolean);
+    const body = p.form.get('default') === '1' ? { default: true } : { kinds };
+    if (!('default' in body) && kinds.length === 0) return keyPage(event, p.session, id(event), problemNote(invalid('Act kinds: list at least one, such as pay, refund; or use the default.')), 400);
+    const r = await callApi(app, ctx, p.session, 'POST', `/v1/keys/${encodeURIComponent(id(event))}/surface`, body);
+    return r.status === 200 ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=surface`) : keyPage(event, p.session, id(event), problemNote(r), r.status);
   });
   app.post('/dashboard/keys/:key_id/expiry', async (event) => {
     const p = await posted(event);

@@ -32,13 +32,12 @@ import { hopDeniedAlert } from './alert-events.ts';
 import { nudgeDeliverer } from '../site/webhooks.ts';
 
 export const fuseIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a fuse id such as fuse_…');
-export const actionSchema = z.looseObject({
-  // One rule for case: act kinds are lower case, and "Write" is read as "write" (not a free 400 beside a paid BLOCK).
-  kind: z
-    .string()
-    .regex(/^[A-Za-z0-9_]{1,64}$/, 'an act kind such as "pay" (letters, digits, _; read in lower case)')
-    .transform((k) => k.toLowerCase()),
-});
+/** An act kind. One rule for case: read in lower case, so "Write" is "write" (not a free 400 beside a paid BLOCK). */
+export const actKindSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_]{1,64}$/, 'an act kind such as "pay" (letters, digits, _; read in lower case)')
+  .transform((k) => k.toLowerCase());
+export const actionSchema = z.looseObject({ kind: actKindSchema });
 export type Action = z.infer<typeof actionSchema>;
 /** The agent's tool this hop gates (the MCP proxy and the guards send it): public in the receipt, as the act kind is. */
 export const toolSchema = z.string().regex(TOOL_NAME, TOOL_NAME_MESSAGE);

@@ -7,6 +7,7 @@
  *   POST /v1/keys/{id}/revoke          401 from then on (within a second in every process: auth reads the ledger)
  *   POST /v1/keys/{id}/rotate          {grace_seconds?}: a new secret; the old one works until the grace ends
  *   POST /v1/keys/{id}/limit           {hop_limit}: the hops the key may make per period
+ *   POST /v1/keys/{id}/surface         {kinds} | {preset} | {default: true}: the act kinds it may act on
  *   POST /v1/keys/{id}/expiry          {expires_at | expires_in_seconds | null}: when it stops working
  * Another account's key is 404. Create and rotate answer a secret, so they are
  * not replayed from the idempotency store (which would keep it in clear).
@@ -16,13 +17,15 @@ import { z } from 'zod';
 import { HOP_PERIODS, periodReset } from '../../domain/quota.ts';
 import { nowIso } from '../../ids.ts';
 import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
-import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, type ApiKey } from '../../ledger/api-keys.ts';
+import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, setKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
+import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, badRequest, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { actKindSchema, DEFAULT_SURFACE } from './governed.ts';
 
 const keyIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a key id such as key_…');
 const keysListQuery = z.object({
@@ -42,6 +45,13 @@ export const createKeyRequest = z
   .refine((b) => b.expires_at === undefined || b.expires_in_seconds === undefined, { message: 'send at most one of expires_at and expires_in_seconds' });
 const rotateRequest = z.strictObject({ grace_seconds: z.number().int().nonnegative().optional().describe('how long the old secret keeps working; default KEY_ROTATION_GRACE_SECONDS') });
 const limitRequest = z.strictObject({ hop_limit: z.number().int().positive(), hop_period: z.enum(HOP_PERIODS).optional() });
+const surfaceRequest = z
+  .strictObject({
+    kinds: z.array(actKindSchema).min(1).max(200).optional().describe('the act kinds the key may act on, e.g. ["pay", "refund"]'),
+    preset: z.enum(Object.keys(SURFACE_PRESETS) as [string, ...string[]]).optional().describe("a preset's kinds (the absence catalog's surface presets)"),
+    default: z.literal(true).optional().describe('back to the default surface: every preset\'s kinds, and a hop may name no kind'),
+  })
+  .refine((b) => [b.kinds, b.preset, b.default].filter((x) => x !== undefined).length === 1, { message: 'send exactly one of kinds, preset and default' });
 const expiryRequest = z
   .strictObject({
     expires_at: z.iso.datetime({ offset: true }).nullable().optional().describe('RFC 3339 time after which the key answers 401; null: never'),
@@ -67,6 +77,12 @@ export const keyResponse = z.object({
   revoked_at: z.string().nullable(),
   rotated_at: z.string().nullable(),
   previous_secret_expires_at: z.string().nullable(),
+  surface: z
+    .object({
+      kinds: z.array(z.string()).describe('the act kinds a hop of this key may name; any other is a BLOCK'),
+      declared: z.boolean().describe('the operator declared them (then every hop must name its act kind); false: the default, every preset'),
+    })
+    .describe("the key's declared surface"),
 });
 
 export function keyObject(k: ApiKey, now = nowIso()) {
@@ -88,6 +104,7 @@ export function keyObject(k: ApiKey, now = nowIso()) {
     revoked_at: k.revoked_at,
     rotated_at: k.rotated_at,
     previous_secret_expires_at: k.previous_expires_at && k.previous_expires_at > now ? k.previous_expires_at : null,
+    surface: { kinds: [...(k.surface ?? DEFAULT_SURFACE)], declared: k.surface !== undefined },
   };
 }
 
@@ -179,6 +196,15 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     await setHopLimit(ctx.ledger, key.id, b.hop_limit, b.hop_period);
     return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
   }, { ...doc, summary: "Set a key's hop limit per period (and the period: changing it starts the count again)", body: limitRequest, response: keyResponse, problems: [403, 404], example: { hop_limit: 50_000, hop_period: 'month' } });
+
+  router.post('/v1/keys/:key_id/surface', async (event) => {
+    const caller = await requireKey(event, ctx);
+    const key = await accountKey(event, caller);
+    const b = await readBody(event, surfaceRequest, limit);
+    const kinds = b.kinds ? [...new Set(b.kinds)] : b.preset ? [...SURFACE_PRESETS[b.preset]!] : null;
+    await setKeySurface(ctx.ledger, key.id, kinds);
+    return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
+  }, { ...doc, summary: "Set the act kinds a key may act on (its declared surface), a preset's, or the default", body: surfaceRequest, response: keyResponse, problems: [403, 404], example: { kinds: ['pay', 'refund'] } });
 
   router.post('/v1/keys/:key_id/expiry', async (event) => {
     const caller = await requireKey(event, ctx);
