@@ -17,6 +17,10 @@ export const OPERATIONS = {
   alerts_create: { method: 'POST', path: '/v1/alerts', auth: 'operator', x402: false, input: 'body', params: [] },
   alerts: { method: 'GET', path: '/v1/alerts', auth: 'key', x402: false, input: 'none', params: [] },
   alerts_remove: { method: 'POST', path: '/v1/alerts/:alert_id/remove', auth: 'operator', x402: false, input: 'none', params: ['alert_id'] },
+  reviews_list: { method: 'GET', path: '/v1/reviews', auth: 'key', x402: false, input: 'query', params: [] },
+  review_get: { method: 'GET', path: '/v1/reviews/:review_id', auth: 'key', x402: false, input: 'query', params: ['review_id'] },
+  review_approve: { method: 'POST', path: '/v1/reviews/:review_id/approve', auth: 'operator', x402: false, input: 'body', params: ['review_id'] },
+  review_deny: { method: 'POST', path: '/v1/reviews/:review_id/deny', auth: 'operator', x402: false, input: 'body', params: ['review_id'] },
   fuse_hop: { method: 'POST', path: '/v1/fuse/hop', auth: 'key', x402: true, input: 'body', params: [] },
   fuse_lookup: { method: 'GET', path: '/v1/fuse/lookup', auth: 'key', x402: true, input: 'query', params: [] },
   ocsp: { method: 'GET', path: '/v1/ocsp', auth: 'key', x402: false, input: 'query', params: [] },
@@ -194,12 +198,31 @@ export interface OperationInput {
   };
   alerts_create: {
     url: string;
-    events?: Array<"fuse.state_changed" | "hop.denied">;
+    events?: Array<"fuse.state_changed" | "hop.denied" | "review.opened" | "review.decided" | "review.expired">;
     fuse_id?: string;
   };
   alerts: Record<string, never>;
   alerts_remove: {
     alert_id: string;
+  };
+  reviews_list: {
+    state?: "pending" | "approved" | "denied" | "expired";
+    limit?: number;
+  };
+  review_get: {
+    review_id: string;
+  } & {
+    wait?: number;
+  };
+  review_approve: {
+    review_id: string;
+  } & {
+    note?: string;
+  };
+  review_deny: {
+    review_id: string;
+  } & {
+    note?: string;
   };
   fuse_hop: {
     fuse_id: string;
@@ -369,6 +392,7 @@ export interface OperationInput {
       tool?: string;
       [key: string]: unknown;
     };
+    review_id?: string;
   };
   demo_prefinality_evaluate: {
     rail: "x402" | "rtp";
@@ -394,6 +418,7 @@ export interface OperationInput {
       tool?: string;
       [key: string]: unknown;
     };
+    review_id?: string;
   };
   prefinality_verify: {
     receipt: string;
@@ -591,6 +616,7 @@ export interface OperationInput {
     exposure_usd?: string;
     hold_above_usd?: string;
     review_requested?: boolean;
+    review_id?: string;
   };
   execute_gate_bind: {
     fuse_id: string;
@@ -602,6 +628,7 @@ export interface OperationInput {
     exposure_usd?: string;
     hold_above_usd?: string;
     review_requested?: boolean;
+    review_id?: string;
   };
   restraint: {
     subject_ref: string;

@@ -19,6 +19,7 @@ import { registerPrefinalityRoutes } from './gate/prefinality.ts';
 import { registerReceiptRoutes } from './gate/receipts.ts';
 import { registerFuseRoutes } from './gate/fuses.ts';
 import { registerAlertRoutes } from './gate/alerts.ts';
+import { registerReviewRoutes } from './gate/reviews.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
@@ -61,6 +62,7 @@ const MODULES: RouteModule[] = [
   registerReceiptRoutes,
   registerFuseRoutes,
   registerAlertRoutes,
+  registerReviewRoutes,
   registerHopRoutes,
   registerLogRoutes,
   registerTileRoutes,

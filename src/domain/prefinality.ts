@@ -121,6 +121,8 @@ export const evaluateRequestSchema = z.strictObject({
   transfer: transferSchema,
   mandate: mandateSchema.optional(),
   context: contextSchema.optional(),
+  /** The approved review of this very request (docs/reviews.md): a HOLD it answered is then a GO, once. */
+  review_id: z.string().regex(/^rev_[A-Za-z0-9_-]{1,64}$/, 'a review id such as rev_…').optional(),
 });
 export type EvaluateRequest = z.infer<typeof evaluateRequestSchema>;
 

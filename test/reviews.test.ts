@@ -1,0 +1,215 @@
+/**
+ * Reviews (issue 47) through the real server: a HOLD of pre-finality evaluate
+ * and of the execute gate opens one review per held request, people of the
+ * account answer it (four eyes, one winner, a note bounded), the agent waits
+ * and goes on with `review_id` once, and every step is a receipt in the log
+ * linked to the HOLD's. The GO's JWT is checked with jose against the JWKS.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { getReceipt } from '../src/ledger/receipts.ts';
+import { sweepReviews } from '../src/api/gate/reviews.ts';
+import { startReceiver, type Receiver } from './support/receiver.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+const TRANSFER = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
+const HELD = { rail: 'rtp', transfer: TRANSFER, context: { review_requested: true } };
+
+interface Review {
+  id: string;
+  state: string;
+  operation: string;
+  hold_receipt_id: string;
+  opened_receipt_id: string | null;
+  decision_receipt_id: string | null;
+  decided_by: { kind: string; id: string } | null;
+  note: string | null;
+  used_receipt_id: string | null;
+  summary: Record<string, unknown>;
+  review_url: string;
+}
+
+describe('reviews: a HOLD is a question for a person', () => {
+  let s: TestServer;
+  let hook: Receiver;
+  let op: { id: string; secret: string; accountId: string };
+  let op2: { id: string; secret: string; accountId: string };
+  let agent: { id: string; secret: string; accountId: string };
+  let stranger: { id: string; secret: string; accountId: string };
+
+  beforeAll(async () => {
+    hook = await startReceiver();
+    s = await startTestServer({ WEBHOOK_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', CLEARING_INTERVAL_HOURS: '0' });
+    op = await s.newKey('ops');
+    op2 = await s.newKey('ops-2', undefined, 'operator', op.accountId);
+    agent = await s.newKey('agent', undefined, 'agent', op.accountId);
+    stranger = await s.newKey('stranger');
+  });
+  afterAll(async () => {
+    await s?.stop();
+    await hook?.close();
+  });
+
+  const evaluate = (json: unknown, key = agent.secret) => s.fetch('/v1/prefinality/evaluate', { key, json });
+  const review = async (id: string, key = agent.secret, query = ''): Promise<Review> => (await s.fetch(`/v1/reviews/${id}${query}`, { key })).json();
+  const answer = (id: string, verb: 'approve' | 'deny', key: string, json: unknown = {}) => s.fetch(`/v1/reviews/${id}/${verb}`, { key, json });
+  const hold = async (json: unknown = HELD, key = agent.secret) => {
+    const r = await evaluate(json, key);
+    expect(r.status).toBe(409);
+    return r.json() as Promise<{ decision: string; review_id: string; review_url: string; receipt_id: string }>;
+  };
+
+  it('opens one review per held request, with its receipt in the log linked to the HOLD', async () => {
+    const sub = await s.fetch('/v1/alerts', { key: op.secret, json: { url: hook.url('/reviews'), events: ['review.opened', 'review.decided'] } });
+    expect(sub.status).toBe(201);
+
+    const first = await hold();
+    expect(first).toMatchObject({ decision: 'HOLD', review_url: `${s.config.BASE_URL}/v1/reviews/${first.review_id}` });
+    expect(first.review_id).toMatch(/^rev_/);
+    // A retry of the same request answers with the same review; another amount opens another.
+    const again = await hold();
+    expect(again.review_id).toBe(first.review_id);
+    expect(again.receipt_id).not.toBe(first.receipt_id);
+    const other = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '126.00' } });
+    expect(other.review_id).not.toBe(first.review_id);
+
+    const r = await review(first.review_id);
+    expect(r).toMatchObject({ object: 'review', state: 'pending', operation: 'prefinality_evaluate', hold_receipt_id: first.receipt_id, requested_by: { key_id: agent.id } });
+    expect(r.summary).toMatchObject({ rail: 'rtp', transfer: TRANSFER, rule: 'context_risk_flag' });
+    const hold_ = (await getReceipt(s.ctx.ledger.read, first.receipt_id))!.payload;
+    expect(hold_).toMatchObject({ kind: 'prefinality', decision: 'HOLD', data: { review_id: first.review_id } });
+    const opened = (await getReceipt(s.ctx.ledger.read, r.opened_receipt_id!))!.payload;
+    expect(opened).toMatchObject({ kind: 'review_opened', decision: 'HOLD', subject: first.review_id, key_id: agent.id, data: { review_id: first.review_id, hold_receipt_id: first.receipt_id } });
+
+    const list = await (await s.fetch('/v1/reviews?state=pending', { key: op.secret })).json();
+    expect(list.pending_count).toBe(2);
+    expect(list.data.map((x: Review) => x.id).sort()).toEqual([first.review_id, other.review_id].sort());
+    // Another account sees none of it.
+    expect((await (await s.fetch('/v1/reviews', { key: stranger.secret })).json()).data).toEqual([]);
+    expect((await s.fetch(`/v1/reviews/${first.review_id}`, { key: stranger.secret })).status).toBe(404);
+
+    // The account's subscription is told of each opened review, queued with its receipt.
+    await hook.arrived(2, '/reviews');
+    const told = hook.on('/reviews').map((c) => JSON.parse(c.body) as { type: string; data: { review_id: string } });
+    expect(told.map((e) => `${e.type} ${e.data.review_id}`).sort()).toEqual([`review.opened ${first.review_id}`, `review.opened ${other.review_id}`].sort());
+  });
+
+  it('is answered by another operator of the account only, once, with a bounded note committed in its receipt', async () => {
+    const h = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '300.00' } }, op.secret);
+    // The requesting key may not answer (even an operator key), an agent key may not, another account sees no such review.
+    expect(await (await answer(h.review_id, 'approve', op.secret)).json()).toMatchObject({ status: 403, code: 'four_eyes' });
+    expect((await answer(h.review_id, 'approve', agent.secret)).status).toBe(403);
+    expect((await answer(h.review_id, 'approve', stranger.secret)).status).toBe(404);
+    const long = await answer(h.review_id, 'approve', op2.secret, { note: 'x'.repeat(2001) });
+    expect(long.status).toBe(400);
+    expect((await long.json()).code).toBe('invalid_body');
+    expect((await review(h.review_id)).state).toBe('pending');
+
+    const ok = await answer(h.review_id, 'approve', op2.secret, { note: 'checked the invoice with the supplier' });
+    expect(ok.status).toBe(200);
+    const approved = await ok.json();
+    expect(approved).toMatchObject({ state: 'approved', decided_by: { kind: 'key', id: op2.id }, note: 'checked the invoice with the supplier' });
+    expect(await (await answer(h.review_id, 'deny', op2.secret)).json()).toMatchObject({ status: 409, code: 'review_decided', state: 'approved' });
+
+    // The public receipt commits the reviewer and the note; the account opens them.
+    const p = (await getReceipt(s.ctx.ledger.read, approved.receipt_id))!.payload;
+    expect(p).toMatchObject({ kind: 'review_approved', decision: 'PERMIT', subject: h.review_id, key_id: op2.id, data: { review_id: h.review_id, hold_receipt_id: h.receipt_id } });
+    expect(JSON.stringify(p)).not.toContain('checked the invoice');
+    const openings = await (await s.fetch(`/v1/receipts/${approved.receipt_id}/openings`, { key: op.secret })).json();
+    const byField = Object.fromEntries((openings.openings as Array<{ field: string; value: unknown; commitment: string }>).map((o) => [o.field, o]));
+    expect(byField['data.reviewer']).toMatchObject({ value: { kind: 'key', id: op2.id }, commitment: (p.data as Record<string, string>).reviewer });
+    expect(byField['data.note']!.value).toBe('checked the invoice with the supplier');
+    expect((await s.fetch(`/v1/receipts/${approved.receipt_id}/openings`, { key: stranger.secret })).status).toBe(404);
+  });
+
+  it('lets the agent wait, then go on once with review_id: a GO that names the review and its approver', async () => {
+    const h = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '410.00' } });
+    const held = { ...HELD, transfer: { ...TRANSFER, amount: '410.00' }, review_id: h.review_id };
+    // Before anyone answers, the approval is not there to use.
+    expect(await (await evaluate(held)).json()).toMatchObject({ status: 409, code: 'review_pending' });
+
+    const waiting = review(h.review_id, agent.secret, '?wait=30');
+    expect((await answer(h.review_id, 'approve', op.secret)).status).toBe(200);
+    expect(await waiting).toMatchObject({ id: h.review_id, state: 'approved', decided_by: { kind: 'key', id: op.id } });
+
+    // Another amount, or another key, is not the request approved.
+    expect(await (await evaluate({ ...held, transfer: { ...TRANSFER, amount: '411.00' } })).json()).toMatchObject({ status: 409, code: 'review_mismatch' });
+    expect(await (await evaluate(held, op.secret)).json()).toMatchObject({ status: 409, code: 'review_mismatch' });
+
+    const go = await evaluate(held);
+    expect(go.status).toBe(200);
+    const body = await go.json();
+    expect(body).toMatchObject({ decision: 'GO', review: { review_id: h.review_id, hold_receipt_id: h.receipt_id, approved_by: { kind: 'key', id: op.id } } });
+    const jwks = createLocalJWKSet(await (await s.fetch('/.well-known/prefinality-jwks.json')).json());
+    const { payload } = await jwtVerify(body.receipt_jwt, jwks, { issuer: s.config.BASE_URL });
+    const r = await review(h.review_id);
+    expect(payload.review).toEqual({ id: h.review_id, hold_receipt_id: h.receipt_id, approval_receipt_id: r.decision_receipt_id, approved_by: { kind: 'key', id: op.id } });
+    // The public receipt carries the chain HOLD -> approval -> GO, the approver as the approval's commitment.
+    const approval = (await getReceipt(s.ctx.ledger.read, r.decision_receipt_id!))!.payload;
+    const goReceipt = (await getReceipt(s.ctx.ledger.read, body.receipt_id))!.payload;
+    expect(goReceipt.data!.review).toEqual({ review_id: h.review_id, hold_receipt_id: h.receipt_id, approval_receipt_id: r.decision_receipt_id, approver: (approval.data as Record<string, string>).reviewer });
+    expect(r).toMatchObject({ used_receipt_id: body.receipt_id });
+
+    // Single use.
+    expect(await (await evaluate(held)).json()).toMatchObject({ status: 409, code: 'review_used' });
+    expect((await s.fetch('/v1/reviews/rev_nothing', { key: agent.secret })).status).toBe(404);
+    expect(await (await evaluate({ ...held, review_id: 'rev_nothing' })).json()).toMatchObject({ status: 404, code: 'unknown_review' });
+  });
+
+  it('refuses a denied review, and of an approval and a denial racing exactly one wins', async () => {
+    const h = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '520.00' } });
+    const results = await Promise.all([answer(h.review_id, 'approve', op.secret), answer(h.review_id, 'deny', op2.secret, { note: 'no' })]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    const r = await review(h.review_id);
+    expect(['approved', 'denied']).toContain(r.state);
+    const receipts = (await s.ctx.ledger.read.execute({ sql: 'SELECT decision_receipt_id FROM reviews WHERE id = ?', args: [h.review_id] })).rows;
+    expect(receipts).toHaveLength(1);
+
+    const d = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '521.00' } });
+    expect((await answer(d.review_id, 'deny', op.secret, { note: 'not on the supplier list' })).status).toBe(200);
+    expect(await (await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '521.00' }, review_id: d.review_id })).json()).toMatchObject({ status: 409, code: 'review_denied' });
+    // Once denied, the same request held again opens a new review.
+    expect((await hold({ ...HELD, transfer: { ...TRANSFER, amount: '521.00' } })).review_id).not.toBe(d.review_id);
+  });
+
+  it('expires unanswered: the answer refused, the expiry a receipt, the approval unusable', async () => {
+    const h = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '630.00' } });
+    const past = new Date(Date.now() - 1000).toISOString();
+    await s.ctx.ledger.write((tx) => tx.execute({ sql: 'UPDATE reviews SET expires_at = ? WHERE id = ?', args: [past, h.review_id] }));
+    expect((await review(h.review_id)).state).toBe('expired');
+    expect(await (await answer(h.review_id, 'approve', op.secret)).json()).toMatchObject({ status: 409, code: 'review_expired' });
+    expect(await (await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '630.00' }, review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_expired' });
+
+    expect(await sweepReviews(s.ctx)).toBeGreaterThanOrEqual(1);
+    const r = await review(h.review_id);
+    expect(r.state).toBe('expired');
+    expect((await getReceipt(s.ctx.ledger.read, r.decision_receipt_id!))!.payload).toMatchObject({ kind: 'review_expired', decision: 'SILENCE', data: { review_id: h.review_id, hold_receipt_id: h.receipt_id } });
+    // Recorded once: a second sweep finds nothing to do for it.
+    await sweepReviews(s.ctx);
+    expect((await review(h.review_id)).decision_receipt_id).toBe(r.decision_receipt_id);
+  });
+
+  it('holds the execute gate above hold_above_usd and PERMITs the approved request once', async () => {
+    const fuse = await (await s.fetch('/v1/fuses', { key: op.secret, json: { label: 'payments' } })).json();
+    const req = { fuse_id: fuse.fuse_id, action: { kind: 'pay' }, exposure_usd: '2500.00', hold_above_usd: '1000.00' };
+    const gate = (json: unknown) => s.fetch('/api/v1/execute-gate', { key: agent.secret, json });
+    const held = await gate(req);
+    const h = await held.json();
+    expect(h).toMatchObject({ decision: 'HOLD', rule: 'above_hold' });
+    expect(h.review_id).toMatch(/^rev_/);
+    expect((await review(h.review_id)).summary).toMatchObject({ fuse_id: fuse.fuse_id, exposure_usd: '2500.00', rule: 'above_hold' });
+    expect((await answer(h.review_id, 'approve', op.secret)).status).toBe(200);
+    expect(await (await gate({ ...req, exposure_usd: '2600.00', review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_mismatch' });
+    const permit = await (await gate({ ...req, review_id: h.review_id })).json();
+    expect(permit).toMatchObject({ decision: 'PERMIT', cleared_exposure_usd: '2500.00', review: { review_id: h.review_id, approved_by: { kind: 'key', id: op.id } } });
+    expect((await getReceipt(s.ctx.ledger.read, permit.receipt_id))!.payload.data).toMatchObject({ review: { review_id: h.review_id, hold_receipt_id: h.receipt_id } });
+    expect(await (await gate({ ...req, review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_used' });
+  });
+
+  it('opens no review for the demo', async () => {
+    expect(await (await s.fetch('/demo/prefinality/evaluate', { json: { ...HELD, review_id: 'rev_x' } })).json()).toMatchObject({ status: 400, code: 'review_needs_key' });
+    const demo = await (await s.fetch('/demo/prefinality/evaluate', { json: HELD })).json();
+    expect(demo.decision).toBe('HOLD');
+    expect(demo.review_id).toBeUndefined();
+  });
+});
