@@ -84,6 +84,10 @@ describe('reviews: a HOLD is a question for a person', () => {
     const list = await (await s.fetch('/v1/reviews?state=pending', { key: op.secret })).json();
     expect(list.pending_count).toBe(2);
     expect(list.data.map((x: Review) => x.id).sort()).toEqual([first.review_id, other.review_id].sort());
+    // A review costs nothing of its own (the HOLD paid the NAP hold); /v1/me says so, with the queue.
+    expect(opened.charges).toBeUndefined();
+    expect(hold_.charges).toEqual([{ sku: 'hold', amount_micros: 500_000, nap: true }]);
+    expect((await (await s.fetch('/v1/me', { key: op.secret })).json()).reviews).toMatchObject({ pending_count: 2, review_usd: '0.00', expires_after_seconds: 86_400 });
     // Another account sees none of it.
     expect((await (await s.fetch('/v1/reviews', { key: stranger.secret })).json()).data).toEqual([]);
     expect((await s.fetch(`/v1/reviews/${first.review_id}`, { key: stranger.secret })).status).toBe(404);

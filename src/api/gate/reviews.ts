@@ -238,6 +238,20 @@ function reviewEvent(ctx: AppContext, r: Review): Record<string, unknown> {
   return { review_id: r.id, review_url: reviewUrl(ctx, r.id), operation: r.operation, key_id: r.key_id, hold_receipt_id: r.hold_receipt_id, expires_at: r.expires_at, summary: r.summary };
 }
 
+/**
+ * What a review costs and how long it waits, as GET /v1/me shows it (docs/pricing.md): nothing of
+ * its own; the HOLD that opened it is the NAP `hold`, the GO or PERMIT it clears its own toll.
+ */
+export function reviewTerms(ctx: AppContext, pending: number) {
+  return {
+    pending_count: pending,
+    review_usd: '0.00',
+    charged: 'nothing of its own: the HOLD that opens a review is charged the NAP hold, the GO or PERMIT an approval clears its own toll',
+    expires_after_seconds: ctx.config.REVIEW_TTL_SECONDS,
+    queue_url: `${ctx.config.BASE_URL}${REVIEWS_PATH}?state=pending`,
+  };
+}
+
 // ---- people answer -------------------------------------------------------------------------------
 
 const DECISION_WORD = { approved: 'PERMIT', denied: 'DENY', expired: 'SILENCE' } as const;
