@@ -7,6 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalJWKSet, jwtVerify } from 'jose';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { FuseGateClient, FuseGateError } from '../src/client.ts';
 import { getReceipt } from '../src/ledger/receipts.ts';
 import { sweepReviews } from '../src/api/gate/reviews.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
@@ -208,6 +211,42 @@ describe('reviews: a HOLD is a question for a person', () => {
     expect(permit).toMatchObject({ decision: 'PERMIT', cleared_exposure_usd: '2500.00', review: { review_id: h.review_id, approved_by: { kind: 'key', id: op.id } } });
     expect((await getReceipt(s.ctx.ledger.read, permit.receipt_id))!.payload.data).toMatchObject({ review: { review_id: h.review_id, hold_receipt_id: h.receipt_id } });
     expect(await (await gate({ ...req, review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_used' });
+  });
+
+  it('runs the whole loop over MCP (the official SDK client) and the typed client', async () => {
+    const mcp = async (secret: string) => {
+      const client = new Client({ name: 'reviews-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }));
+      return client;
+    };
+    const agentMcp = await mcp(agent.secret);
+    const opMcp = await mcp(op.secret);
+    type Result = { isError?: boolean; structuredContent?: Record<string, unknown> };
+    const call = async (c: Client, name: string, args: Record<string, unknown>) => (await c.callTool({ name, arguments: args })) as Result;
+    try {
+      const request = { ...HELD, transfer: { ...TRANSFER, amount: '740.00' } };
+      const held = await call(agentMcp, 'prefinality_evaluate', request);
+      expect(held.structuredContent).toMatchObject({ decision: 'HOLD' });
+      const reviewId = held.structuredContent!.review_id as string;
+      // The agent key is not offered the answer; the operator's queue lists it.
+      expect((await agentMcp.listTools()).tools.map((t) => t.name)).not.toContain('review_approve');
+      const queue = await call(opMcp, 'reviews_list', { state: 'pending' });
+      expect((queue.structuredContent!.data as Review[]).map((r) => r.id)).toContain(reviewId);
+      // The typed client waits while the operator approves over MCP.
+      const gate = new FuseGateClient({ baseUrl: s.url, apiKey: agent.secret });
+      const waiting = gate.waitForReview(reviewId, { timeoutSeconds: 60 });
+      const approved = await call(opMcp, 'review_approve', { review_id: reviewId, note: 'ok over MCP' });
+      expect(approved.isError).toBeUndefined();
+      expect(await waiting).toMatchObject({ id: reviewId, state: 'approved', decided_by: { kind: 'key', id: op.id }, status: 200 });
+      const go = await call(agentMcp, 'prefinality_evaluate', { ...request, review_id: reviewId });
+      expect(go.structuredContent).toMatchObject({ decision: 'GO', review: { review_id: reviewId } });
+      const again = await gate.evaluate({ ...request, review_id: reviewId }).catch((e: unknown) => e);
+      expect(again).toBeInstanceOf(FuseGateError);
+      expect((again as FuseGateError).problem).toMatchObject({ code: 'review_used' });
+    } finally {
+      await agentMcp.close();
+      await opMcp.close();
+    }
   });
 
   it('opens no review for the demo', async () => {
