@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { FuseGateClient, FuseGateError } from '../src/client.ts';
 import { getReceipt } from '../src/ledger/receipts.ts';
 import { sweepReviews } from '../src/api/gate/reviews.ts';
+import { PROCESS_TEST_TIMEOUT_MS, runCli } from './support/cli.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -248,6 +249,24 @@ describe('reviews: a HOLD is a question for a person', () => {
       await opMcp.close();
     }
   });
+
+  it('is answered from the command line, through the service, as the operator key it is given', async () => {
+    const h = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '850.00' } });
+    const env = { FUSEGATE_URL: s.url, FUSEGATE_KEY: op.secret };
+    const list = await runCli(['reviews', 'list', '--state', 'pending'], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(`${h.review_id}  pending`);
+    expect(list.stdout).toContain('850.00 USD to ACME Supplies LLC');
+    const approved = await runCli(['reviews', 'approve', h.review_id, '--note', 'ok from the terminal', '--json'], env);
+    expect(approved.code).toBe(0);
+    expect(JSON.parse(approved.stdout)).toMatchObject({ id: h.review_id, state: 'approved', note: 'ok from the terminal', decided_by: { kind: 'key', id: op.id } });
+    const again = await runCli(['reviews', 'deny', h.review_id], env);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toContain('review_decided');
+    // The key that made the request may not answer it, from here either.
+    const own = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '851.00' } }, op2.secret);
+    expect((await runCli(['reviews', 'deny', own.review_id], { FUSEGATE_URL: s.url, FUSEGATE_KEY: op2.secret })).stdout).toContain('four_eyes');
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('opens no review for the demo', async () => {
     expect(await (await s.fetch('/demo/prefinality/evaluate', { json: { ...HELD, review_id: 'rev_x' } })).json()).toMatchObject({ status: 400, code: 'review_needs_key' });
