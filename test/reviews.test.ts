@@ -13,6 +13,9 @@ import { FuseGateClient, FuseGateError } from '../src/client.ts';
 import { getReceipt } from '../src/ledger/receipts.ts';
 import { sweepReviews } from '../src/api/gate/reviews.ts';
 import { PROCESS_TEST_TIMEOUT_MS, runCli } from './support/cli.ts';
+import { formClient } from './support/form-client.ts';
+import { smtpServer } from './support/smtp.ts';
+import { loginByEmail } from '../src/ledger/accounts.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -273,5 +276,37 @@ describe('reviews: a HOLD is a question for a person', () => {
     const demo = await (await s.fetch('/demo/prefinality/evaluate', { json: HELD })).json();
     expect(demo.decision).toBe('HOLD');
     expect(demo.review_id).toBeUndefined();
+  });
+});
+
+describe('reviews: the account is told by mail when MAIL_URL is set', () => {
+  let s: TestServer;
+  let smtp: Awaited<ReturnType<typeof smtpServer>>;
+  beforeAll(async () => {
+    smtp = await smtpServer();
+    s = await startTestServer({ MAIL_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Fuse Gate <no-reply@gate.example>' });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    await new Promise((r) => smtp?.server.close(r));
+  });
+
+  it('mails the signed-up person a link to the queue for each review opened, and none for a retry', async () => {
+    const signup = await formClient(s).post('/signup', { email: 'ops@example.com', password: 'correct horse battery staple' });
+    expect(signup.status).toBe(303);
+    const accountId = (await loginByEmail(s.ctx.ledger.read, 'ops@example.com'))!.account_id;
+    const agent = await s.newKey('agent', undefined, 'agent', accountId);
+    const held = await (await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: HELD })).json();
+    expect(held.decision).toBe('HOLD');
+    await smtp.arrived(1);
+    expect((await (await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: HELD })).json()).review_id).toBe(held.review_id);
+    const m = smtp.mail[0]!;
+    expect(m.to).toContain('ops@example.com');
+    expect(m.data).toContain('Subject: Review needed: 125.00 USD to ACME Supplies LLC');
+    expect(m.data).toContain(`${s.config.BASE_URL}/dashboard/reviews#${held.review_id}`);
+    // The retry's HOLD opened nothing: one more review opened is the only thing that mails again.
+    await (await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...TRANSFER, amount: '1.00' } } })).json();
+    await smtp.arrived(2);
+    expect(smtp.mail.map((x) => /Subject: (.*)/.exec(x.data)![1])).toEqual(['Review needed: 125.00 USD to ACME Supplies LLC', 'Review needed: 1.00 USD to ACME Supplies LLC']);
   });
 });

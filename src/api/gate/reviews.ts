@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { answerRefusal, approvalRefusal, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
 import { newId, nowIso } from '../../ids.ts';
 import type { ActState, RowNeed } from '../../ledger/acts.ts';
-import { ownerId } from '../../ledger/accounts.ts';
+import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { ActRecord } from '../../ledger/records.ts';
 import type { Receipt } from '../../ledger/receipts.ts';
@@ -42,6 +42,7 @@ import { requireKey } from '../auth.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { intervalJob } from '../jobs.ts';
+import { mailTransport } from '../../accounts/mail.ts';
 import { notFound, Problem } from '../problem.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
@@ -205,19 +206,40 @@ export function approvalFields(r: Review): Record<string, unknown> {
  * here the expiry job writes later.
  */
 export async function afterHoldOpened(ctx: AppContext, reviewId: string): Promise<void> {
+  let opened: Review | undefined;
   try {
-    await recordOpened(ctx, reviewId);
+    opened = await recordOpened(ctx, reviewId);
   } catch (e) {
     if (!(e instanceof StateChanged)) ctx.log('error', 'review_opened receipt not written (the expiry job retries)', { review_id: reviewId, error: String(e) });
   }
+  if (opened && ctx.config.MAIL_URL) void mailOpened(ctx, opened);
 }
 
-async function recordOpened(ctx: AppContext, id: string): Promise<void> {
-  await ctx.ledger.act({
+/** Tells the account's person by mail (only with MAIL_URL set: a review is not worth a log line per HOLD otherwise). Never awaited by the HOLD. */
+async function mailOpened(ctx: AppContext, r: Review): Promise<void> {
+  try {
+    const login = await loginOfAccount(ctx.ledger.read, r.account_id);
+    if (!login) return;
+    const s = r.summary;
+    const transfer = s.transfer as Record<string, string> | undefined;
+    const what = transfer ? `${transfer.amount ?? '?'} ${transfer.currency ?? ''} to ${transfer.counterparty ?? '?'}` : `${String((s.action as { kind?: string } | undefined)?.kind ?? 'an act')} of ${String(s.exposure_usd ?? '?')} USD`;
+    await mailTransport(ctx.config, ctx.log)({
+      to: login.email,
+      subject: `Review needed: ${what}`,
+      text: `A request of key ${r.key_id} was held for review (${r.operation}, rule ${String(s.rule ?? '?')}): ${what}.\n\nApprove or deny it before ${r.expires_at}:\n${ctx.config.BASE_URL}/dashboard/reviews#${r.id}\n\nIf nobody answers, it expires and the request may not go on.\n`,
+    });
+  } catch (e) {
+    ctx.log('error', 'review mail not sent', { review_id: r.id, error: String(e) });
+  }
+}
+
+/** Writes the review's review_opened receipt if it has none yet; the review when this call wrote it. */
+async function recordOpened(ctx: AppContext, id: string): Promise<Review | undefined> {
+  return ctx.ledger.act({
     needs: { rows: [{ reader: REVIEWS, key: id }] },
     run: async (tx, state) => {
       const r = await state.row(REVIEWS, id);
-      if (!r || r.opened_receipt_id) return { writes: {}, result: undefined };
+      if (!r || r.opened_receipt_id) return { writes: {}, result: undefined as Review | undefined };
       const receipt = state.receipt(ctx, {
         kind: 'review_opened',
         decision: 'HOLD',
@@ -227,7 +249,7 @@ async function recordOpened(ctx: AppContext, id: string): Promise<void> {
       });
       if (!(await setOpenedReceipt(tx, id, receipt.receipt_id))) throw new StateChanged();
       const alert = reviewAlert(r.account_id, 'review.opened', fuseOf(r), { ...reviewEvent(ctx, r), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
-      return { writes: { receipt, records: [alert] }, result: undefined };
+      return { writes: { receipt, records: [alert] }, result: { ...r, opened_receipt_id: receipt.receipt_id } as Review | undefined };
     },
   });
 }
