@@ -50,6 +50,7 @@ import { registerAccountPages } from './dashboard/account.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerAlertsPage } from './dashboard/alerts-page.ts';
+import { registerReviewsPage } from './dashboard/reviews-page.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
 import { registerPricingRoutes } from './site/pricing.ts';
 import { registerX402Routes } from './x402.ts';
@@ -94,6 +95,7 @@ const MODULES: RouteModule[] = [
   registerPasskeyRoutes,
   registerManagePages,
   registerAlertsPage,
+  registerReviewsPage,
   registerOperatorRoutes,
   registerPricingRoutes,
   registerX402Routes,

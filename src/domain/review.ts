@@ -50,8 +50,8 @@ export function approvalRefusal(r: ReviewFacts, request: { keyId: string; operat
 export type AnswerRefusal = 'four_eyes' | 'review_decided' | 'review_expired';
 
 /** Why this reviewer may not answer the review now, or undefined: never the requesting key (four eyes), only while pending. */
-export function answerRefusal(r: ReviewFacts, reviewerKeyId: string | undefined, now: Date): AnswerRefusal | undefined {
-  if (reviewerKeyId !== undefined && reviewerKeyId === r.key_id) return 'four_eyes';
+export function answerRefusal(r: ReviewFacts, reviewerKeyId: string, now: Date): AnswerRefusal | undefined {
+  if (reviewerKeyId === r.key_id) return 'four_eyes';
   const state = reviewStateAt(r, now);
   if (state === 'expired') return 'review_expired';
   if (state !== 'pending') return 'review_decided';

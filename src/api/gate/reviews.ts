@@ -279,12 +279,13 @@ export function reviewTerms(ctx: AppContext, pending: number) {
 const DECISION_WORD = { approved: 'PERMIT', denied: 'DENY', expired: 'SILENCE' } as const;
 
 /**
- * Decides review `id` (approved or denied) by `reviewer`: a conditional update
+ * Decides review `id` of account `accountId` (approved or denied) by `reviewer`
+ * (the operator key `key`, or a person signed in, acting with the dashboard's key): a conditional update
  * under the write lock, so of an approval and a denial racing exactly one wins
  * and the other is refused (409) as decided. Its receipt commits the reviewer
  * and the note; the account reads their openings.
  */
-export async function answerReview(event: H3Event, ctx: AppContext, key: ApiKey | undefined, id: string, to: 'approved' | 'denied', reviewer: Reviewer, note: string | undefined): Promise<Reply> {
+export async function answerReview(event: H3Event, ctx: AppContext, key: ApiKey, id: string, to: 'approved' | 'denied', reviewer: Reviewer, note: string | undefined): Promise<Reply> {
   for (let attempt = 0; ; attempt++) {
     try {
       const answer = await commitAct(event, ctx, key, {
@@ -292,8 +293,8 @@ export async function answerReview(event: H3Event, ctx: AppContext, key: ApiKey 
         run: async (tx, state) => {
           const now = new Date();
           const r = await state.row(REVIEWS, id);
-          if (!r) throw notFound(`no review ${id} in this account`, 'unknown_review');
-          const refusal = answerRefusal(r, key?.id, now);
+          if (!r || r.account_id !== ownerId(key)) throw notFound(`no review ${id} in this account`, 'unknown_review');
+          const refusal = answerRefusal(r, key.id, now);
           if (refusal) throw answerProblem(refusal, r, now);
           const c = committed(
             {
@@ -304,7 +305,7 @@ export async function answerReview(event: H3Event, ctx: AppContext, key: ApiKey 
             },
             ['data.reviewer', 'data.note'],
           );
-          const receipt = state.receipt(ctx, { ...c.input, ...(key ? { key_id: key.id } : {}) });
+          const receipt = state.receipt(ctx, { ...c.input, key_id: key.id });
           const commitment = c.openings.find((o) => o.field === 'data.reviewer')!.opening.commitment;
           const at = nowIso(now);
           if (!(await decideReview(tx, r.id, to, at, receipt.receipt_id, { reviewer, commitment, note: note ?? null }))) throw new StateChanged();
