@@ -200,6 +200,35 @@ describe('reviews: a HOLD is a question for a person', () => {
     expect((await review(h.review_id)).decision_receipt_id).toBe(r.decision_receipt_id);
   });
 
+  it('records one outcome of an approval racing the expiry, in the log', async () => {
+    const h = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '640.00' } });
+    const past = new Date(Date.now() - 1000).toISOString();
+    await s.ctx.ledger.write((tx) => tx.execute({ sql: 'UPDATE reviews SET expires_at = ? WHERE id = ?', args: [past, h.review_id] }));
+    const [answered, swept] = await Promise.all([answer(h.review_id, 'approve', op.secret), sweepReviews(s.ctx)]);
+    expect(answered.status).toBe(409);
+    expect(swept).toBeGreaterThanOrEqual(1);
+    const r = await review(h.review_id);
+    expect(r.state).toBe('expired');
+    const decided = (await s.ctx.ledger.read.execute({ sql: 'SELECT decision_receipt_id FROM reviews WHERE id = ?', args: [h.review_id] })).rows.map((x) => String(x.decision_receipt_id));
+    expect(decided).toEqual([r.decision_receipt_id]);
+    expect((await getReceipt(s.ctx.ledger.read, r.decision_receipt_id!))!.payload.kind).toBe('review_expired');
+  });
+
+  it('is answered in one process while the agent waits on another, both on one database', async () => {
+    const other = await startTestServer({}, s.dir);
+    try {
+      const h = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '960.00' } });
+      const waiting = other.fetch(`/v1/reviews/${h.review_id}?wait=30`, { key: agent.secret }).then((r) => r.json() as Promise<Review>);
+      expect((await answer(h.review_id, 'approve', op.secret)).status).toBe(200);
+      expect(await waiting).toMatchObject({ id: h.review_id, state: 'approved' });
+      // The other process clears the request once; this one then refuses it as used.
+      expect((await other.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...TRANSFER, amount: '960.00' }, review_id: h.review_id } })).status).toBe(200);
+      expect(await (await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '960.00' }, review_id: h.review_id })).json()).toMatchObject({ code: 'review_used' });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('holds the execute gate above hold_above_usd and PERMITs the approved request once', async () => {
     const fuse = await (await s.fetch('/v1/fuses', { key: op.secret, json: { label: 'payments' } })).json();
     const req = { fuse_id: fuse.fuse_id, action: { kind: 'pay' }, exposure_usd: '2500.00', hold_above_usd: '1000.00' };
