@@ -12,7 +12,7 @@ import { type Bill } from '../charges.ts';
 import { UNCHARGED, callerOf, seesFuse, type Caller as FuseViewer } from './governed.ts';
 import { committed, openingRecords } from '../site/metered.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { commitAct, keyedAct, type Decision as ActDecision, type KeyedActDoc } from '../act.ts';
+import { commitAct, keyedAct, type KeyedActDoc } from '../act.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -55,7 +55,7 @@ import type { Router } from '../router.ts';
 import type { X402Doc } from '../../payments/x402/resources.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 import { badRequest } from '../problem.ts';
-import { afterHoldOpened, approvalFields, approvalLink, completeReviewStep, holdFields, HoldNeedsReview, readReviewStep, reviewNeeds, type HeldRequest, type ReviewStep } from './reviews.ts';
+import { approvalFields, approvalLink, commitHeldAct, holdFields, HoldNeedsReview, type HeldRequest, type ReviewableDecision, type ReviewStep } from './reviews.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
 export const DEMO_EVALUATE_PATH = '/demo/prefinality/evaluate';
@@ -149,9 +149,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     // A key's HOLD is a question for its account's people (docs/reviews.md); the demo and a keyless payer have none to ask.
     const held: HeldRequest | undefined = caller.keyId && !caller.payment && caller.viewer.key ? { key: caller.viewer.key, operation: 'prefinality_evaluate', fingerprint: heldFingerprint(req) } : undefined;
     if (req.review_id && !held) throw badRequest('review_needs_key', 'review_id clears a request held for an API key of an account: the demo and x402 payers have no reviews');
-    // Set by the decision that committed: the review its HOLD opened, whose review_opened receipt follows.
-    let opened: string | undefined;
-    const decideUnderLock = (state: ActState, step: ReviewStep | undefined): ActDecision & { summary: Record<string, unknown> } => {
+    const decideUnderLock = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
       const now = new Date();
       const fuse = fuseId === undefined ? undefined : { id: fuseId, state: visibleState(state.fuse, caller) };
       const ev = evaluatePrefinality(req, { fuse, now });
@@ -245,43 +243,10 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const openings = caller.keyId && !caller.payment && caller.viewer.key ? openingRecords(ownerId(caller.viewer.key), receipt, c.openings) : [];
       // What a reviewer is shown of a HOLD: the transfer in clear (the account's own), the rule and why.
       const summary = { rail: req.rail, transfer: req.transfer, rule: ev.rule.id, detail: ev.detail, ...(fuseId !== undefined ? { fuse_id: fuseId } : {}), ...(req.context?.tool ? { tool: req.context.tool } : {}) };
-      return { writes: { receipt, records: [...(clearAct ? [record(CLEAR_COUNTERS, clearAct)] : []), ...openings] }, reply: reply(body, DECISION_STATUS[decision]), summary };
+      return { writes: { receipt, records: [...(clearAct ? [record(CLEAR_COUNTERS, clearAct)] : []), ...openings] }, reply: reply(body, DECISION_STATUS[decision]), summary, held: decision === 'HOLD', cleared: approval !== undefined };
     };
-    // A HOLD of a key reads its review under the lock, as does a request naming one: decided as a `run` act, the
-    // plain act staying pure (a GO reads nothing more). Decided again too when a paid call committed unpaid found
-    // its decision turned into one it pays for (api/act.ts), or an approval was used by a request racing this one.
-    let reviewed = req.review_id !== undefined;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const answer = await commitAct(
-          event,
-          ctx,
-          undefined,
-          reviewed && held
-            ? {
-                needs: { fuseId, rows: reviewNeeds(held, req.review_id) },
-                run: async (tx, state) => {
-                  const step = await readReviewStep(ctx, state, held, req.review_id, new Date());
-                  const { summary, ...d } = decideUnderLock(state, step);
-                  const status = d.reply.status;
-                  await completeReviewStep(tx, step, { held: status === DECISION_STATUS.HOLD, cleared: status === DECISION_STATUS.GO }, d.writes.receipt!, summary);
-                  opened = status === DECISION_STATUS.HOLD && step.hold?.opens ? step.hold.review.id : undefined;
-                  return d;
-                },
-              }
-            : { needs: { fuseId }, decide: (state) => decideUnderLock(state, undefined) },
-        );
-        if (opened) await afterHoldOpened(ctx, opened);
-        return answer;
-      } catch (e) {
-        if (e instanceof HoldNeedsReview && !reviewed) {
-          reviewed = true;
-          continue;
-        }
-        if (retryIfStale(e, attempt)) continue;
-        throw e;
-      }
-    }
+    // Decided again when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
+    return commitHeldAct(event, ctx, undefined, held, req.review_id, { fuseId }, decideUnderLock);
   }
 
   keyedAct(router, ctx, EVALUATE_PATH, evaluateDoc, (req, key, event, _, bill) => {

@@ -16,7 +16,7 @@ import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { answerRefusal, approvalRefusal, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
 import { newId, nowIso } from '../../ids.ts';
-import type { ActState, RowNeed } from '../../ledger/acts.ts';
+import type { ActNeeds, ActState, RowNeed } from '../../ledger/acts.ts';
 import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { ActRecord } from '../../ledger/records.ts';
@@ -37,7 +37,7 @@ import {
   type Reviewer,
 } from '../../ledger/reviews.ts';
 import type { Transaction } from '../../ledger/sql.ts';
-import { commitAct, keyedAct } from '../act.ts';
+import { commitAct, keyedAct, type Decision } from '../act.ts';
 import { requireKey } from '../auth.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -131,7 +131,7 @@ export class HoldNeedsReview extends Error {
 }
 
 /** The rows a reviewed decision reads under the lock: the review named, or the latest of the held request. */
-export function reviewNeeds(held: HeldRequest, reviewId: string | undefined): RowNeed[] {
+function reviewNeeds(held: HeldRequest, reviewId: string | undefined): RowNeed[] {
   return reviewId ? [{ reader: REVIEWS, key: reviewId }] : [{ reader: LATEST_REVIEWS, key: requestKeyOf(held.key.id, held.operation, held.fingerprint) }];
 }
 
@@ -142,7 +142,7 @@ export function reviewNeeds(held: HeldRequest, reviewId: string | undefined): Ro
  */
 export type ReviewStep = { approval: Review; hold?: undefined } | { hold: { review: Review; opens: boolean }; approval?: undefined };
 
-export async function readReviewStep(ctx: AppContext, state: ActState, held: HeldRequest, reviewId: string | undefined, now: Date): Promise<ReviewStep> {
+async function readReviewStep(ctx: AppContext, state: ActState, held: HeldRequest, reviewId: string | undefined, now: Date): Promise<ReviewStep> {
   if (reviewId) {
     const r = await state.row(REVIEWS, reviewId);
     if (!r || r.account_id !== ownerId(held.key)) throw notFound(`no review ${reviewId} in this account`, 'unknown_review');
@@ -179,10 +179,68 @@ export async function readReviewStep(ctx: AppContext, state: ActState, held: Hel
 }
 
 /** Under the lock, once the act has minted its receipt: the review opened by this HOLD written, or the approval used by this GO. */
-export async function completeReviewStep(tx: Transaction, step: ReviewStep | undefined, decision: { held: boolean; cleared: boolean }, receipt: Receipt, summary: Record<string, unknown>): Promise<void> {
+async function completeReviewStep(tx: Transaction, step: ReviewStep | undefined, decision: { held: boolean; cleared: boolean }, receipt: Receipt, summary: Record<string, unknown>): Promise<void> {
   if (step?.hold && decision.held && step.hold.opens) await insertReview(tx, { ...step.hold.review, hold_receipt_id: receipt.receipt_id, summary });
   // Used by its first clearance only: of two presentations racing, the second is decided again and refused as used.
   if (step?.approval && decision.cleared && !(await useReview(tx, step.approval.id, receipt.payload.issued_at, receipt.receipt_id))) throw new StateChanged();
+}
+
+/** A decision of an act that may hold: its writes and reply, what a reviewer is shown, and whether it held or cleared. */
+export type ReviewableDecision = Decision & { summary: Record<string, unknown>; held: boolean; cleared: boolean };
+
+/**
+ * Commits an act that may answer HOLD (evaluate, the execute gate). Decided
+ * purely first, on the group's state (a GO or PERMIT reads nothing more, the
+ * hot path unchanged); a HOLD of `held` (throwing HoldNeedsReview), or a
+ * request naming its review, is decided again as a `run` act that reads the
+ * review under the lock: the HOLD answers with the open review of the same
+ * request or opens one, an approval clears the request once. Decided again
+ * too on StateChanged (an approval used by a request racing this one, a paid
+ * call's answer turned into one it pays for). After a HOLD that opened a
+ * review, its review_opened receipt (afterHoldOpened).
+ */
+export async function commitHeldAct(
+  event: H3Event,
+  ctx: AppContext,
+  key: ApiKey | undefined,
+  held: HeldRequest | undefined,
+  reviewId: string | undefined,
+  needs: ActNeeds,
+  decide: (state: ActState, step: ReviewStep | undefined) => ReviewableDecision,
+): Promise<Reply> {
+  let reviewed = reviewId !== undefined;
+  let opened: string | undefined;
+  const plain = ({ summary: _s, held: _h, cleared: _c, ...d }: ReviewableDecision): Decision => d;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const answer = await commitAct(
+        event,
+        ctx,
+        key,
+        reviewed && held
+          ? {
+              needs: { ...needs, rows: reviewNeeds(held, reviewId) },
+              run: async (tx, state) => {
+                const step = await readReviewStep(ctx, state, held, reviewId, new Date());
+                const d = decide(state, step);
+                await completeReviewStep(tx, step, d, d.writes.receipt!, d.summary);
+                opened = d.held && step.hold?.opens ? step.hold.review.id : undefined;
+                return plain(d);
+              },
+            }
+          : { needs, decide: (state) => plain(decide(state, undefined)) },
+      );
+      if (opened) await afterHoldOpened(ctx, opened);
+      return answer;
+    } catch (e) {
+      if (e instanceof HoldNeedsReview && !reviewed && held) {
+        reviewed = true;
+        continue;
+      }
+      if (retryIfStale(e, attempt)) continue;
+      throw e;
+    }
+  }
 }
 
 /** What a HOLD answer says of its review. */

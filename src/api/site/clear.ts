@@ -5,10 +5,9 @@
  */
 import { record } from '../../ledger/records.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
-import { commitAct, keyedAct, type Decision } from '../act.ts';
+import { keyedAct } from '../act.ts';
 import type { ActState } from '../../ledger/acts.ts';
-import { retryIfStale } from '../stale-retry.ts';
-import { afterHoldOpened, approvalFields, approvalLink, completeReviewStep, holdFields, HoldNeedsReview, readReviewStep, reviewIdField, reviewNeeds, type HeldRequest, type ReviewStep } from '../gate/reviews.ts';
+import { approvalFields, approvalLink, commitHeldAct, holdFields, HoldNeedsReview, reviewIdField, type HeldRequest, type ReviewableDecision, type ReviewStep } from '../gate/reviews.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -134,8 +133,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
   const operation = a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind';
   // A HOLD is a question for the account's people (docs/reviews.md); an approval is bound to the fuse, the act and its exposure.
   const held: HeldRequest = { key, operation, fingerprint: fingerprint({ fuse_id: a.fuseId, action: a.action, exposure_usd: a.exposure_usd ?? null }) };
-  let opened: string | undefined;
-  const decide = (state: ActState, step: ReviewStep | undefined): Decision & { summary: Record<string, unknown> } => {
+  const decide = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
     const fuse = visibleIn(caller, a.fuseId, state.fuse);
     const facts: ClearFacts = {
       state: fuse.state,
@@ -176,6 +174,8 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
     const summary = { vertical: a.vertical, fuse_id: fuse.id, action: a.action, exposure_usd: formatUsd(exposureMicros), ...(a.hold_above_usd ? { hold_above_usd: a.hold_above_usd } : {}), rule: ruled.rule, reason: ruled.reason };
     return {
       summary,
+      held: outcome.decision === 'HOLD',
+      cleared: approval !== undefined,
       writes: { receipt, records: [record(CLEAR_COUNTERS, clearAct)] },
       reply: reply({
         decision: outcome.decision,
@@ -196,40 +196,8 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
       }),
     };
   };
-  // As a hop, decided purely on the group's fuse read; a HOLD, or a request naming its review, is decided as a
-  // `run` act that reads the review under the lock (so a retry of a held request finds the review it opened).
-  let reviewed = a.review_id !== undefined;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const answer = await commitAct(
-        event,
-        ctx,
-        key,
-        reviewed
-          ? {
-              needs: { fuseId: a.fuseId, hopOf: key.id, rows: reviewNeeds(held, a.review_id) },
-              run: async (tx, state) => {
-                const step = await readReviewStep(ctx, state, held, a.review_id, new Date());
-                const { summary, ...d } = decide(state, step);
-                const decision = (d.reply.body as { decision: string }).decision;
-                await completeReviewStep(tx, step, { held: decision === 'HOLD', cleared: decision === 'PERMIT' }, d.writes.receipt!, summary);
-                opened = decision === 'HOLD' && step.hold?.opens ? step.hold.review.id : undefined;
-                return d;
-              },
-            }
-          : { needs: { fuseId: a.fuseId, hopOf: key.id }, decide: (state) => decide(state, undefined) },
-      );
-      if (opened) await afterHoldOpened(ctx, opened);
-      return answer;
-    } catch (e) {
-      if (e instanceof HoldNeedsReview && !reviewed) {
-        reviewed = true;
-        continue;
-      }
-      if (retryIfStale(e, attempt)) continue;
-      throw e;
-    }
-  }
+  // As a hop, decided purely on the group's fuse read; a HOLD, or a request naming its review, reads the review too.
+  return commitHeldAct(event, ctx, key, held, a.review_id, { fuseId: a.fuseId, hopOf: key.id }, decide);
 }
 
 const gateOptions = (b: { exposure_usd?: string | undefined; hold_above_usd?: string | undefined; review_requested?: boolean | undefined; review_id?: string | undefined }) => ({
