@@ -11,6 +11,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { FuseGateClient, FuseGateError } from '../src/client.ts';
 import { getReceipt } from '../src/ledger/receipts.ts';
+import type { KeyLookup } from '../src/crypto/jws-verify.ts';
+import { verifyReceiptEvidence, type ReceiptEvidenceDoc } from '../src/crypto/receipt.ts';
 import { sweepReviews } from '../src/api/gate/reviews.ts';
 import { PROCESS_TEST_TIMEOUT_MS, runCli } from './support/cli.ts';
 import { formClient } from './support/form-client.ts';
@@ -160,6 +162,23 @@ describe('reviews: a HOLD is a question for a person', () => {
     const goReceipt = (await getReceipt(s.ctx.ledger.read, body.receipt_id))!.payload;
     expect(goReceipt.data!.review).toEqual({ review_id: h.review_id, hold_receipt_id: h.receipt_id, approval_receipt_id: r.decision_receipt_id, approver: (approval.data as Record<string, string>).reviewer });
     expect(r).toMatchObject({ used_receipt_id: body.receipt_id });
+
+    // The GO's document carries the evidence of its HOLD and of the approval: the chain checks offline from it.
+    const doc = (await (await fetch(body.verify_url)).json()) as ReceiptEvidenceDoc & { review_chain: { hold: ReceiptEvidenceDoc; approval: ReceiptEvidenceDoc } };
+    const logKey = ((await (await s.fetch('/api/v1/logs/receipts')).json()) as { verifier_keys: string[] }).verifier_keys[0]!;
+    const jwksKeys = ((await (await s.fetch('/.well-known/prefinality-jwks.json')).json()) as { keys: Array<{ kid: string; x: string }> }).keys;
+    const keys: KeyLookup = {
+      byKid: (kid) => {
+        const k = jwksKeys.find((j) => j.kid === kid);
+        return k ? { kid, raw: new Uint8Array(Buffer.from(k.x, 'base64url')) } : undefined;
+      },
+    };
+    for (const e of [doc, doc.review_chain.hold, doc.review_chain.approval]) {
+      const checks = await verifyReceiptEvidence(e, { keys, logKey });
+      expect([checks.leaf!.ok, checks.inclusion!.ok, checks.checkpoint!.ok]).toEqual([true, true, true]);
+    }
+    expect(doc.review_chain.hold.payload).toMatchObject({ receipt_id: h.receipt_id, decision: 'HOLD', data: { review_id: h.review_id } });
+    expect(doc.review_chain.approval.payload).toMatchObject({ receipt_id: r.decision_receipt_id, kind: 'review_approved', data: { reviewer: (doc.payload.data as { review: { approver: string } }).review.approver } });
 
     // Single use.
     expect(await (await evaluate(held)).json()).toMatchObject({ status: 409, code: 'review_used' });
