@@ -384,6 +384,7 @@ export interface OperationInput {
       rails?: Array<"x402" | "rtp">;
       expires_at?: string;
       review_above?: string;
+      review_expires_in_seconds?: number;
     };
     context?: {
       fuse_id?: string;
@@ -410,6 +411,7 @@ export interface OperationInput {
       rails?: Array<"x402" | "rtp">;
       expires_at?: string;
       review_above?: string;
+      review_expires_in_seconds?: number;
     };
     context?: {
       fuse_id?: string;

@@ -81,6 +81,15 @@ describe('reviews: a HOLD is a question for a person', () => {
     expect(again.receipt_id).not.toBe(first.receipt_id);
     const other = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '126.00' } });
     expect(other.review_id).not.toBe(first.review_id);
+    // A mandate may set how long its review waits; by default 24 hours.
+    const brief = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '127.00' }, mandate: { review_expires_in_seconds: 3600 } });
+    const lifetime = async (id: string) => {
+      const r = (await review(id)) as Review & { created_at: string; expires_at: string };
+      return Date.parse(r.expires_at) - Date.parse(r.created_at);
+    };
+    expect(await lifetime(brief.review_id)).toBe(3_600_000);
+    expect(await lifetime(first.review_id)).toBe(86_400_000);
+    expect((await evaluate({ ...HELD, mandate: { review_expires_in_seconds: 10 } })).status).toBe(400);
 
     const r = await review(first.review_id);
     expect(r).toMatchObject({ object: 'review', state: 'pending', operation: 'prefinality_evaluate', hold_receipt_id: first.receipt_id, requested_by: { key_id: agent.id } });
@@ -91,20 +100,20 @@ describe('reviews: a HOLD is a question for a person', () => {
     expect(opened).toMatchObject({ kind: 'review_opened', decision: 'HOLD', subject: first.review_id, key_id: agent.id, data: { review_id: first.review_id, hold_receipt_id: first.receipt_id } });
 
     const list = await (await s.fetch('/v1/reviews?state=pending', { key: op.secret })).json();
-    expect(list.pending_count).toBe(2);
-    expect(list.data.map((x: Review) => x.id).sort()).toEqual([first.review_id, other.review_id].sort());
+    expect(list.pending_count).toBe(3);
+    expect(list.data.map((x: Review) => x.id).sort()).toEqual([first.review_id, other.review_id, brief.review_id].sort());
     // A review costs nothing of its own (the HOLD paid the NAP hold); /v1/me says so, with the queue.
     expect(opened.charges).toBeUndefined();
     expect(hold_.charges).toEqual([{ sku: 'hold', amount_micros: 500_000, nap: true }]);
-    expect((await (await s.fetch('/v1/me', { key: op.secret })).json()).reviews).toMatchObject({ pending_count: 2, review_usd: '0.00', expires_after_seconds: 86_400 });
+    expect((await (await s.fetch('/v1/me', { key: op.secret })).json()).reviews).toMatchObject({ pending_count: 3, review_usd: '0.00', expires_after_seconds: 86_400 });
     // Another account sees none of it.
     expect((await (await s.fetch('/v1/reviews', { key: stranger.secret })).json()).data).toEqual([]);
     expect((await s.fetch(`/v1/reviews/${first.review_id}`, { key: stranger.secret })).status).toBe(404);
 
     // The account's subscription is told of each opened review, queued with its receipt.
-    await hook.arrived(2, '/reviews');
+    await hook.arrived(3, '/reviews');
     const told = hook.on('/reviews').map((c) => JSON.parse(c.body) as { type: string; data: { review_id: string } });
-    expect(told.map((e) => `${e.type} ${e.data.review_id}`).sort()).toEqual([`review.opened ${first.review_id}`, `review.opened ${other.review_id}`].sort());
+    expect(told.map((e) => `${e.type} ${e.data.review_id}`).sort()).toEqual([`review.opened ${first.review_id}`, `review.opened ${other.review_id}`, `review.opened ${brief.review_id}`].sort());
   });
 
   it('is answered by another operator of the account only, once, with a bounded note committed in its receipt', async () => {

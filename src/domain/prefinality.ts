@@ -102,6 +102,8 @@ export const mandateSchema = z.strictObject({
   rails: z.array(z.enum(RAILS)).min(1).optional(),
   expires_at: z.iso.datetime({ offset: true }).optional(),
   review_above: amount.optional(),
+  /** How long a review this mandate's HOLD opens waits for a person (docs/reviews.md); default REVIEW_TTL_SECONDS. */
+  review_expires_in_seconds: z.number().int().min(60).max(30 * 86_400).optional(),
 });
 export type Mandate = z.infer<typeof mandateSchema>;
 

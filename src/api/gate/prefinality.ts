@@ -147,7 +147,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     const demo = caller.keyId === undefined;
     const transfer_hash = fingerprint(req.transfer);
     // A key's HOLD is a question for its account's people (docs/reviews.md); the demo and a keyless payer have none to ask.
-    const held: HeldRequest | undefined = caller.keyId && !caller.payment && caller.viewer.key ? { key: caller.viewer.key, operation: 'prefinality_evaluate', fingerprint: heldFingerprint(req) } : undefined;
+    const held: HeldRequest | undefined = caller.keyId && !caller.payment && caller.viewer.key ? { key: caller.viewer.key, operation: 'prefinality_evaluate', fingerprint: heldFingerprint(req), ttlSeconds: req.mandate?.review_expires_in_seconds } : undefined;
     if (req.review_id && !held) throw badRequest('review_needs_key', 'review_id clears a request held for an API key of an account: the demo and x402 payers have no reviews');
     const decideUnderLock = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
       const now = new Date();

@@ -123,6 +123,8 @@ export interface HeldRequest {
   key: ApiKey;
   operation: string;
   fingerprint: string;
+  /** How long a review it opens waits (a mandate's `review_expires_in_seconds`); default REVIEW_TTL_SECONDS. */
+  ttlSeconds?: number | undefined;
 }
 
 /** Thrown by a decision that answers HOLD before reading its review: the act is decided again, reading it (`reviewNeeds`). */
@@ -165,7 +167,7 @@ async function readReviewStep(ctx: AppContext, state: ActState, held: HeldReques
     summary: {},
     state: 'pending',
     created_at: created,
-    expires_at: new Date(now.getTime() + ctx.config.REVIEW_TTL_SECONDS * 1000).toISOString(),
+    expires_at: new Date(now.getTime() + (held.ttlSeconds ?? ctx.config.REVIEW_TTL_SECONDS) * 1000).toISOString(),
     opened_receipt_id: null,
     decided_at: null,
     decided_by: null,
