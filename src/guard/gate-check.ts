@@ -54,6 +54,7 @@ export async function askGate(gate: FuseGateClient, q: GateQuestion): Promise<Ga
 }
 
 /** The review each held call of a gate client opened, by the call's evaluate request: asked again, the call names it. */
+const HELD_CALLS_MAX = 1000;
 const heldCalls = new WeakMap<FuseGateClient, Map<string, { id: string; url: string | undefined }>>();
 
 /**
@@ -84,7 +85,11 @@ async function evaluateWithReview(gate: FuseGateClient, request: Json): Promise<
     }
   }
   const v = evaluateVerdict(await gate.evaluate(request));
-  if (v.action === 'hold' && v.review_id) held.set(key, { id: v.review_id, url: v.review_url });
+  if (v.action === 'hold' && v.review_id) {
+    // Bounded: past it, the oldest held call is forgotten (made again, the gate answers it with the same review while pending).
+    if (held.size >= HELD_CALLS_MAX) held.delete(held.keys().next().value!);
+    held.set(key, { id: v.review_id, url: v.review_url });
+  }
   return v;
 }
 
