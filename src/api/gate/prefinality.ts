@@ -242,7 +242,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       // its caller holds the salt from the answer (and, on a GO, the JWT), and the act writes its receipt alone.
       const openings = caller.keyId && !caller.payment && caller.viewer.key ? openingRecords(ownerId(caller.viewer.key), receipt, c.openings) : [];
       // What a reviewer is shown of a HOLD: the transfer in clear (the account's own), the rule and why.
-      const summary = { rail: req.rail, transfer: req.transfer, rule: ev.rule.id, detail: ev.detail, ...(fuseId !== undefined ? { fuse_id: fuseId } : {}), ...(req.context?.tool ? { tool: req.context.tool } : {}) };
+      const summary = () => ({ rail: req.rail, transfer: req.transfer, rule: ev.rule.id, detail: ev.detail, ...(fuseId !== undefined ? { fuse_id: fuseId } : {}), ...(req.context?.tool ? { tool: req.context.tool } : {}) });
       return { writes: { receipt, records: [...(clearAct ? [record(CLEAR_COUNTERS, clearAct)] : []), ...openings] }, reply: reply(body, DECISION_STATUS[decision]), summary, held: decision === 'HOLD', cleared: approval !== undefined };
     };
     // Decided again when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).

@@ -187,8 +187,8 @@ async function completeReviewStep(tx: Transaction, step: ReviewStep | undefined,
   if (step?.approval && decision.cleared && !(await useReview(tx, step.approval.id, receipt.payload.issued_at, receipt.receipt_id))) throw new StateChanged();
 }
 
-/** A decision of an act that may hold: its writes and reply, what a reviewer is shown, and whether it held or cleared. */
-export type ReviewableDecision = Decision & { summary: Record<string, unknown>; held: boolean; cleared: boolean };
+/** A decision of an act that may hold: its writes and reply, what a reviewer is shown (made only for a review it opens), and whether it held or cleared. */
+export type ReviewableDecision = Decision & { summary: () => Record<string, unknown>; held: boolean; cleared: boolean };
 
 /**
  * Commits an act that may answer HOLD (evaluate, the execute gate). Decided
@@ -212,7 +212,6 @@ export async function commitHeldAct(
 ): Promise<Reply> {
   let reviewed = reviewId !== undefined;
   let opened: string | undefined;
-  const plain = ({ summary: _s, held: _h, cleared: _c, ...d }: ReviewableDecision): Decision => d;
   for (let attempt = 0; ; attempt++) {
     try {
       const answer = await commitAct(
@@ -225,12 +224,12 @@ export async function commitHeldAct(
               run: async (tx, state) => {
                 const step = await readReviewStep(ctx, state, held, reviewId, new Date());
                 const d = decide(state, step);
-                await completeReviewStep(tx, step, d, d.writes.receipt!, d.summary);
+                await completeReviewStep(tx, step, d, d.writes.receipt!, d.summary());
                 opened = d.held && step.hold?.opens ? step.hold.review.id : undefined;
-                return plain(d);
+                return d;
               },
             }
-          : { needs, decide: (state) => plain(decide(state, undefined)) },
+          : { needs, decide: (state) => decide(state, undefined) },
       );
       if (opened) await afterHoldOpened(ctx, opened);
       return answer;

@@ -171,7 +171,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
     );
     const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
     const clearAct = { keyId: key.id, decision: outcome.decision, exposureMicros: cleared, at: created };
-    const summary = { vertical: a.vertical, fuse_id: fuse.id, action: a.action, exposure_usd: formatUsd(exposureMicros), ...(a.hold_above_usd ? { hold_above_usd: a.hold_above_usd } : {}), rule: ruled.rule, reason: ruled.reason };
+    const summary = () => ({ vertical: a.vertical, fuse_id: fuse.id, action: a.action, exposure_usd: formatUsd(exposureMicros), ...(a.hold_above_usd ? { hold_above_usd: a.hold_above_usd } : {}), rule: ruled.rule, reason: ruled.reason });
     return {
       summary,
       held: outcome.decision === 'HOLD',
