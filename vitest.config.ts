@@ -41,6 +41,7 @@ export const BOTH_ENGINES = [
   'prefinality',
   'read-caches',
   'receipt-documents',
+  'reviews',
   'site-accounts',
   'storage',
   'tiles',

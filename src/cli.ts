@@ -13,6 +13,7 @@ import { pasCommands } from './cli/pas.ts';
 import { verifyCommands } from './cli/verify.ts';
 import { rr1Commands } from './cli/rr1.ts';
 import { proxyCommands } from './cli/proxy.ts';
+import { reviewCommands } from './cli/reviews.ts';
 import { type CliContext, type Command, UsageError } from './cli/shared.ts';
 import { NODE } from './crypto/node.ts';
 import { usePlatform } from './crypto/platform.ts';
@@ -20,7 +21,7 @@ import { describeDatabase, openLedger, type Ledger } from './ledger/db.ts';
 import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
 
-const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands, ...accountCommands, ...proxyCommands, ...databaseCommands };
+const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands, ...accountCommands, ...proxyCommands, ...databaseCommands, ...reviewCommands };
 
 function help(): string {
   const rows = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(44)} ${c.summary}`);

@@ -71,6 +71,8 @@ export type CreateFuseRequest = z.input<typeof createFuseRequest>;
 
 /** Answers whose shape the client does not pin (they are documented in /openapi.json). */
 export type Json = Record<string, unknown>;
+/** A review a HOLD opened (docs/reviews.md). */
+export type Review = Json & { id: string; state: 'pending' | 'approved' | 'denied' | 'expired'; decided_by: { kind: 'key' | 'person'; id: string } | null; review_url: string };
 
 /**
  * An answer: its JSON (or `{ text }` for an answer that is not JSON), its HTTP
@@ -195,6 +197,21 @@ export class FuseGateClient {
   }
   me() {
     return this.#call<Json>('GET', '/v1/me');
+  }
+  /**
+   * Waits for a person to answer the review a HOLD opened (its `review_id`),
+   * long-polling `GET /v1/reviews/{id}?wait=` (at most 30 s a request) until
+   * it is no longer pending or `timeoutSeconds` have passed; returns the
+   * review as last read (`state`: pending, approved, denied or expired). Once
+   * approved, send the held request again with `review_id` (docs/reviews.md).
+   */
+  async waitForReview(reviewId: string, opts: { timeoutSeconds?: number } = {}): Promise<Answer<Review>> {
+    const deadline = Date.now() + (opts.timeoutSeconds ?? 24 * 3600) * 1000;
+    for (;;) {
+      const wait = Math.max(0, Math.min(30, Math.ceil((deadline - Date.now()) / 1000)));
+      const r = await this.#call<Review>('GET', `/v1/reviews/${encodeURIComponent(reviewId)}?wait=${wait}`);
+      if (r.state !== 'pending' || wait === 0 || Date.now() >= deadline) return r;
+    }
   }
   /**
    * The exclusion proof of a job (PAS, our extension): that this key has no

@@ -1,76 +1,22 @@
 /**
  * Account self-service in headless Chromium against a real server (issue 31):
  * "Forgot password?" with the link delivered over SMTP to a real socket (a
- * minimal SMTP server in this file) and, with no MAIL_URL, written to the log;
+ * minimal SMTP server, support/smtp.ts) and, with no MAIL_URL, written to the log;
  * email and password changes; sessions listed and signed out one by one;
  * passkeys named, renamed and removed; and deleting an account, which revokes
  * every key while its receipts stay public and verifiable.
  */
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mailTransport, smtpMessage } from '../src/accounts/mail.ts';
+import { smtpServer } from './support/smtp.ts';
 import { OUT, axeSerious, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const PASSWORD = 'correct horse battery staple';
-
-interface Received {
-  auth: string;
-  from: string;
-  to: string;
-  data: string;
-}
-
-/** The SMTP a mail server speaks, as little of it as a client needs: every message received is kept, and awaited as it comes. */
-function smtpServer(): Promise<{ server: Server; port: number; mail: Received[]; arrived(count: number): Promise<void> }> {
-  const mail: Received[] = [];
-  const waiting = new Set<() => void>();
-  const arrived = (count: number) =>
-    new Promise<void>((resolve) => {
-      const check = () => mail.length >= count && (waiting.delete(check), resolve());
-      waiting.add(check);
-      check();
-    });
-  const server = createServer((socket: Socket) => {
-    const m: Received = { auth: '', from: '', to: '', data: '' };
-    let inData = false;
-    let buffer = '';
-    socket.write('220 test.example ESMTP\r\n');
-    socket.on('data', (d) => {
-      buffer += d.toString('utf8');
-      for (;;) {
-        if (inData) {
-          const end = buffer.indexOf('\r\n.\r\n');
-          if (end < 0) return;
-          m.data = buffer.slice(0, end);
-          buffer = buffer.slice(end + 5);
-          inData = false;
-          mail.push(m);
-          waiting.forEach((w) => w());
-          socket.write('250 queued\r\n');
-          continue;
-        }
-        const i = buffer.indexOf('\r\n');
-        if (i < 0) return;
-        const line = buffer.slice(0, i);
-        buffer = buffer.slice(i + 2);
-        if (/^EHLO /i.test(line)) socket.write('250-test.example\r\n250 AUTH PLAIN\r\n');
-        else if (/^AUTH PLAIN /i.test(line)) (m.auth = Buffer.from(line.slice(11), 'base64').toString('utf8')), socket.write('235 ok\r\n');
-        else if (/^MAIL FROM:/i.test(line)) (m.from = line.slice(10)), socket.write('250 ok\r\n');
-        else if (/^RCPT TO:/i.test(line)) (m.to = line.slice(8)), socket.write('250 ok\r\n');
-        else if (/^DATA$/i.test(line)) (inData = true), socket.write('354 go ahead\r\n');
-        else if (/^QUIT$/i.test(line)) socket.end('221 bye\r\n');
-        else socket.write('502 not here\r\n');
-      }
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, mail, arrived })));
-}
 
 let srv: TestServer;
 let smtp: Awaited<ReturnType<typeof smtpServer>>;

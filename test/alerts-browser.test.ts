@@ -63,8 +63,7 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
 
     // Nothing chosen: the API's refusal is shown, nothing is added.
     await page.fill('#a-url', url);
-    await page.uncheck('input[value="fuse.state_changed"]');
-    await page.uncheck('input[value="hop.denied"]');
+    for (const box of await page.locator('input[name=events]').all()) await box.uncheck();
     await page.click('text=Add subscription');
     expect(await page.textContent('[role=alert]')).toMatch(/at least one event/);
     expect(await page.locator('a:has-text("Remove…")').count()).toBe(1);

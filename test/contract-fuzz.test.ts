@@ -100,6 +100,9 @@ function generate(schema: Schema | undefined, rnd: () => number, depth = 0): unk
 /** What a rejected request must not change: the receipts log and the charges its receipts state. */
 const written = async (s: TestServer) => [(await chargesOf(s.ctx.ledger.read)).length, await receiptCount(s.ctx.ledger.read)];
 
+/** A generated path parameter as one segment that addresses its own operation: encoded (a `/` or `%2e` in it stays inside it), never empty, `.` or `..`. */
+const pathSegment = (v: string): string => (v === '' || v === '.' || v === '..' ? 'x' : encodeURIComponent(v));
+
 describe('contract: every answer to any input matches /openapi.json', () => {
   let s: TestServer;
   let doc: Doc;
@@ -140,8 +143,9 @@ describe('contract: every answer to any input matches /openapi.json', () => {
         for (let i = 0; i < perOperation; i++) {
           const withKey = op.security.length > 0 ? rnd() < 0.8 : rnd() < 0.2;
           const url = new URL(
-            // An empty segment would address another operation (`/v1/pas/licenses/` is the list): never generated.
-            path.replace(/\{([^}]+)\}/g, (_, name: string) => (rnd() < 0.5 ? `${name === 'id' ? 'rcpt' : name}_x` : String(generate({ type: 'string' }, rnd)) || 'x')),
+            // An empty segment would address another operation (`/v1/pas/licenses/` is the list), and so would a dot
+            // segment, which the URL removes (`/v1/keys/.` and `/v1/keys/a/..` are `/v1/keys/`): never generated.
+            path.replace(/\{([^}]+)\}/g, (_, name: string) => (rnd() < 0.5 ? `${name === 'id' ? 'rcpt' : name}_x` : pathSegment(String(generate({ type: 'string' }, rnd))))),
             s.url,
           );
           for (const p of op.parameters ?? []) {

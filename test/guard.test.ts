@@ -127,7 +127,27 @@ describe('guard(execute, { fuse, kind })', () => {
     const held = (await bigPay('20000.00').catch((e: unknown) => e)) as FuseGateRefusal;
     expect(held.verdict).toMatchObject({ action: 'hold', decision: 'HOLD', hold: { rule: { id: 'review_threshold' } } });
     expect(held.message).toMatch(/HOLD for review/);
+    // The refusal names the review a person of the account answers, as the gate opened it.
+    expect(held.reviewId).toMatch(/^rev_/);
+    expect(held.reviewUrl).toBe(`${s.config.BASE_URL}/v1/reviews/${held.reviewId}`);
+    expect(held.message).toContain(`review ${held.reviewId}`);
+    expect(held.verdict.hold).toMatchObject({ review_id: held.reviewId, review_url: held.reviewUrl });
+    expect((await (await s.fetch(`/v1/reviews/${held.reviewId}`, { key: agentKey })).json()).state).toBe('pending');
     expect(paid).toEqual(['25.00']);
+
+    // The same call again: still held on the same review until a person answers; once approved it runs, once.
+    const still = (await bigPay('20000.00').catch((e: unknown) => e)) as FuseGateRefusal;
+    expect(still.verdict).toMatchObject({ action: 'hold', review_id: held.reviewId });
+    expect((await operator.call('review_approve', { review_id: held.reviewId!, note: 'expected invoice' })).state).toBe('approved');
+    expect(await bigPay('20000.00')).toBe('paid');
+    expect(paid).toEqual(['25.00', '20000.00']);
+    const next = (await bigPay('20000.00').catch((e: unknown) => e)) as FuseGateRefusal;
+    expect(next.verdict.action).toBe('hold');
+    expect(next.reviewId).not.toBe(held.reviewId);
+    // Denied: refused as such, and the call made again asks afresh.
+    await operator.call('review_deny', { review_id: next.reviewId! });
+    expect(((await bigPay('20000.00').catch((e: unknown) => e)) as FuseGateRefusal).verdict).toMatchObject({ action: 'refuse', decision: 'DENY', review_id: next.reviewId });
+    expect(paid).toEqual(['25.00', '20000.00']);
   });
 
   it('takes its gate from FUSEGATE_URL and FUSEGATE_KEY', async () => {

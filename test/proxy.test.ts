@@ -240,6 +240,11 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     expect(held.isError).toBe(true);
     expect(textOf(held)).toMatch(/HOLD for review/);
     expect(gateOf(held)).toMatchObject({ decision: 'HOLD', hold: { rule: { id: 'review_threshold' }, fields: expect.any(Array) } });
+    // The tool error names the review the HOLD opened, for the agent (or its person) to follow.
+    const reviewId = (gateOf(held) as { review_id?: string }).review_id!;
+    expect(reviewId).toMatch(/^rev_/);
+    expect(gateOf(held)).toMatchObject({ review_url: `${s.config.BASE_URL}/v1/reviews/${reviewId}` });
+    expect(textOf(held)).toContain(`review ${reviewId}`);
     const over = (await p.client.callTool({ name: 'get-sum', arguments: { a: 5000, b: 1 } })) as CallToolResult;
     expect(gateOf(over)).toMatchObject({ decision: 'NO_GO' });
     expect((await agent.receipt(gateOf(over).receipt_id!)).payload).toMatchObject({ decision: 'NO_GO', data: { rule: 'mandate_limit', tool: 'get-sum' } });

@@ -19,6 +19,7 @@ import { registerPrefinalityRoutes } from './gate/prefinality.ts';
 import { registerReceiptRoutes } from './gate/receipts.ts';
 import { registerFuseRoutes } from './gate/fuses.ts';
 import { registerAlertRoutes } from './gate/alerts.ts';
+import { registerReviewRoutes } from './gate/reviews.ts';
 import { registerHopRoutes } from './gate/hop.ts';
 import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
@@ -49,6 +50,7 @@ import { registerAccountPages } from './dashboard/account.ts';
 import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerAlertsPage } from './dashboard/alerts-page.ts';
+import { registerReviewsPage } from './dashboard/reviews-page.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
 import { registerPricingRoutes } from './site/pricing.ts';
 import { registerX402Routes } from './x402.ts';
@@ -61,6 +63,7 @@ const MODULES: RouteModule[] = [
   registerReceiptRoutes,
   registerFuseRoutes,
   registerAlertRoutes,
+  registerReviewRoutes,
   registerHopRoutes,
   registerLogRoutes,
   registerTileRoutes,
@@ -92,6 +95,7 @@ const MODULES: RouteModule[] = [
   registerPasskeyRoutes,
   registerManagePages,
   registerAlertsPage,
+  registerReviewsPage,
   registerOperatorRoutes,
   registerPricingRoutes,
   registerX402Routes,

@@ -46,6 +46,8 @@ export interface PrefinalityClaims {
   /** The receipt in the receipts log that records this decision. */
   receipt_id: string;
   demo?: boolean;
+  /** A GO that a person's approval cleared (docs/reviews.md): the review, its approval receipt and who approved. */
+  review?: { id: string; hold_receipt_id: string; approval_receipt_id: string; approved_by: { kind: 'key' | 'person'; id: string } };
 }
 
 /** The GO JWT: a compact JWS of the claims' JSON, as jose's SignJWT makes it (verified with jose, below). */

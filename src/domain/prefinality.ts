@@ -101,6 +101,8 @@ export const mandateSchema = z.strictObject({
   rails: z.array(z.enum(RAILS)).min(1).optional(),
   expires_at: z.iso.datetime({ offset: true }).optional(),
   review_above: amount.optional(),
+  /** How long a review this mandate's HOLD opens waits for a person (docs/reviews.md); default REVIEW_TTL_SECONDS. */
+  review_expires_in_seconds: z.number().int().min(60).max(30 * 86_400).optional(),
 });
 export type Mandate = z.infer<typeof mandateSchema>;
 
@@ -120,6 +122,8 @@ export const evaluateRequestSchema = z.strictObject({
   transfer: transferSchema,
   mandate: mandateSchema.optional(),
   context: contextSchema.optional(),
+  /** The approved review of this very request (docs/reviews.md): a HOLD it answered is then a GO, once. */
+  review_id: z.string().regex(/^rev_[A-Za-z0-9_-]{1,64}$/, 'a review id such as rev_…').optional(),
 });
 export type EvaluateRequest = z.infer<typeof evaluateRequestSchema>;
 

@@ -29,10 +29,13 @@ export interface GateVerdict {
   verify_url?: string;
   /**
    * HOLD: what the gate's answer says about the review: the rule that held the
-   * call, its detail and fields, and `review` when the gate's answer carries one.
-   * (Waiting for a review to clear the call belongs here when reviews exist.)
+   * call, its detail and fields, and the review it opened (`review_id`,
+   * `review_url`, `review_expires_at`; docs/reviews.md).
    */
   hold?: Json;
+  /** HOLD: the review a person of the account answers; once approved, the same call sent with it goes through once. */
+  review_id?: string;
+  review_url?: string;
 }
 
 /** Asks the gate about one tool call; never throws, never lets a call run that the gate did not clear. */
@@ -42,12 +45,52 @@ export async function askGate(gate: FuseGateClient, q: GateQuestion): Promise<Ga
   try {
     if (q.rail !== undefined) {
       const context = { fuse_id: q.fuse, ...(tool ? { tool } : {}) };
-      return evaluateVerdict(await gate.evaluate({ rail: q.rail, transfer: q.transfer, ...(q.mandate ? { mandate: q.mandate } : {}), context }));
+      return await evaluateWithReview(gate, { rail: q.rail, transfer: q.transfer, ...(q.mandate ? { mandate: q.mandate } : {}), context });
     }
     return hopVerdict(await gate.hop({ fuse_id: q.fuse, ...(q.kind ? { action: { kind: q.kind } } : {}), ...(tool ? { tool } : {}) }));
   } catch (e) {
     return unanswered(e);
   }
+}
+
+/** The review each held call of a gate client opened, by the call's evaluate request: asked again, the call names it. */
+const HELD_CALLS_MAX = 1000;
+const heldCalls = new WeakMap<FuseGateClient, Map<string, { id: string; url: string | undefined }>>();
+
+/**
+ * The evaluate of a payment call, naming the review its last HOLD opened (docs/reviews.md): so the
+ * same call, made again once a person approved it, runs (once); while nobody has answered it is
+ * still held; denied, it is refused; expired, used or gone, it is asked afresh (a new review).
+ */
+async function evaluateWithReview(gate: FuseGateClient, request: Json): Promise<GateVerdict> {
+  let held = heldCalls.get(gate);
+  if (!held) heldCalls.set(gate, (held = new Map()));
+  const key = JSON.stringify(request);
+  const review = held.get(key);
+  if (review) {
+    try {
+      const v = evaluateVerdict(await gate.evaluate({ ...request, review_id: review.id }));
+      if (v.action !== 'hold') held.delete(key);
+      return v;
+    } catch (e) {
+      const code = e instanceof FuseGateError ? e.problem.code : undefined;
+      const named = { review_id: review.id, ...(review.url ? { review_url: review.url } : {}) };
+      if (code === 'review_pending') return { action: 'hold', decision: 'HOLD', reason: `still waiting for a person to answer review ${review.id}`, hold: named, ...named };
+      if (code === 'review_denied') {
+        held.delete(key);
+        return { action: 'refuse', decision: 'DENY', reason: `a person of the account denied this call in review ${review.id}`, ...named };
+      }
+      if (!code?.startsWith('review_') && code !== 'unknown_review') throw e;
+      held.delete(key);
+    }
+  }
+  const v = evaluateVerdict(await gate.evaluate(request));
+  if (v.action === 'hold' && v.review_id) {
+    // Bounded: past it, the oldest held call is forgotten (made again, the gate answers it with the same review while pending).
+    if (held.size >= HELD_CALLS_MAX) held.delete(held.keys().next().value!);
+    held.set(key, { id: v.review_id, url: v.review_url });
+  }
+  return v;
 }
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -62,7 +105,7 @@ function hopVerdict(answer: Json): GateVerdict {
   const decision = text(answer.decision) ?? (answer.verdict === true ? 'PERMIT' : 'DENY');
   const reason = text(answer.reason) ?? `the gate answered ${decision}`;
   const action = answer.verdict === true ? 'run' : decision === 'HOLD' ? 'hold' : 'refuse';
-  return { action, decision, reason, ...receiptOf(answer), ...(action === 'hold' ? { hold: holdOf(answer) } : {}) };
+  return { action, decision, reason, ...receiptOf(answer), ...(action === 'hold' ? heldOf(answer) : {}) };
 }
 
 /** GO is 200, NO_GO 403 and HOLD 409, each with the decision body (docs/prefinality.md). */
@@ -71,12 +114,16 @@ function evaluateVerdict(answer: Json & { status: number }): GateVerdict {
   const rule = answer.rule as { id?: unknown; description?: unknown } | undefined;
   const reason = text(answer.detail) ?? text(rule?.description) ?? `the gate answered ${decision}`;
   const action = answer.status === 200 && decision === 'GO' ? 'run' : decision === 'HOLD' ? 'hold' : 'refuse';
-  return { action, decision, reason, ...receiptOf(answer), ...(action === 'hold' ? { hold: holdOf(answer) } : {}) };
+  return { action, decision, reason, ...receiptOf(answer), ...(action === 'hold' ? heldOf(answer) : {}) };
 }
 
-function holdOf(answer: Json): Json {
-  const keep = ['rule', 'detail', 'fields', 'review'] as const;
-  return Object.fromEntries(keep.filter((k) => answer[k] !== undefined).map((k) => [k, answer[k]]));
+/** A HOLD's part of the verdict: what held it, and the review it opened. */
+function heldOf(answer: Json): Pick<GateVerdict, 'hold' | 'review_id' | 'review_url'> {
+  const keep = ['rule', 'detail', 'fields', 'review_id', 'review_url', 'review_expires_at'] as const;
+  const hold = Object.fromEntries(keep.filter((k) => answer[k] !== undefined).map((k) => [k, answer[k]]));
+  const review_id = text(answer.review_id);
+  const review_url = text(answer.review_url);
+  return { hold, ...(review_id ? { review_id } : {}), ...(review_url ? { review_url } : {}) };
 }
 
 function unanswered(e: unknown): GateVerdict {
@@ -92,7 +139,10 @@ function unanswered(e: unknown): GateVerdict {
 /** What the agent (and the model behind it) reads when a call is not run. */
 export function refusalText(v: GateVerdict): string {
   const receipt = v.receipt_id ? ` Receipt ${v.receipt_id}${v.verify_url ? `: ${v.verify_url}` : ''}.` : '';
-  if (v.action === 'hold') return `Fuse Gate put this call on HOLD for review; it was not run: ${v.reason}.${receipt}`;
+  if (v.action === 'hold') {
+    const review = v.review_id ? ` A person of the account is asked to review it: review ${v.review_id}${v.review_url ? ` (${v.review_url}; GET it with ?wait=30 to wait for the answer)` : ''}. Once a person approves it, the same call made again goes through, once.` : '';
+    return `Fuse Gate put this call on HOLD for review; it was not run: ${v.reason}.${receipt}${review}`;
+  }
   const decision = v.decision ?? 'fail closed';
   return `Fuse Gate refused this call (${decision}); it was not run: ${v.reason}.${receipt}`;
 }
@@ -105,5 +155,7 @@ export function verdictMeta(v: GateVerdict): Json {
     ...(v.receipt_id ? { receipt_id: v.receipt_id } : {}),
     ...(v.verify_url ? { verify_url: v.verify_url } : {}),
     ...(v.hold ? { hold: v.hold } : {}),
+    ...(v.review_id ? { review_id: v.review_id } : {}),
+    ...(v.review_url ? { review_url: v.review_url } : {}),
   };
 }

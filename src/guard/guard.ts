@@ -61,6 +61,13 @@ export class FuseGateRefusal extends Error {
   get receiptId(): string | undefined {
     return this.verdict.receipt_id;
   }
+  /** A HOLD: the review it opened (docs/reviews.md), which a person of the account answers. */
+  get reviewId(): string | undefined {
+    return this.verdict.review_id;
+  }
+  get reviewUrl(): string | undefined {
+    return this.verdict.review_url;
+  }
 }
 
 /**

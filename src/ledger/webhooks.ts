@@ -23,7 +23,7 @@ export interface Subscription {
  * The alert events a subscription may choose (docs/alerts.md): a fuse changed
  * state (blown, charged), or a hop was refused (DENY, BLOCK, SILENCE).
  */
-export const ALERT_EVENTS = ['fuse.state_changed', 'hop.denied'] as const;
+export const ALERT_EVENTS = ['fuse.state_changed', 'hop.denied', 'review.opened', 'review.decided', 'review.expired'] as const;
 export type AlertEventType = (typeof ALERT_EVENTS)[number];
 
 /** Which events a subscription receives: the trigger rail's, or alerts. */
@@ -124,7 +124,8 @@ export interface AlertEvent {
   owner: string;
   event_id: string;
   type: AlertEventType;
-  fuse_id: string;
+  /** The fuse it concerns; null for a review of a request that named none (then only the subscriptions to every fuse receive it). */
+  fuse_id: string | null;
   /** The delivered JSON body. */
   body: Record<string, unknown>;
 }

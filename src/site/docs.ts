@@ -77,6 +77,7 @@ export const USER_DOCS = [
   'api-conventions',
   'accounts',
   'alerts',
+  'reviews',
   'pricing',
   'premium-acts',
   'public-log',

@@ -22,6 +22,9 @@ const table = (head: string[], rows: string) =>
 const EVENT_LABELS: Record<string, string> = {
   'fuse.state_changed': 'A fuse changes state (blown to DEAD, charged back to LIVE)',
   'hop.denied': 'A hop is refused (DENY, BLOCK or SILENCE)',
+  'review.opened': 'A HOLD asks for a review',
+  'review.decided': 'A review is approved or denied',
+  'review.expired': 'A review expires unanswered',
 };
 
 const ID = /^whs_[A-Za-z0-9_-]{1,64}$/;

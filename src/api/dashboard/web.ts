@@ -206,6 +206,7 @@ const NAV: Array<[string, string]> = [
   ['/dashboard/grants', 'Grants'],
   ['/dashboard/webhooks', 'Webhooks'],
   ['/dashboard/alerts', 'Alerts'],
+  ['/dashboard/reviews', 'Reviews'],
   ['/dashboard/receipts', 'Receipts'],
   ['/dashboard/passkeys', 'Passkeys'],
   ['/dashboard/account', 'Account'],

@@ -1,5 +1,5 @@
 /**
- * The alert events of a fuse (docs/alerts.md): declared among an act's writes
+ * The alert events of a fuse and of a review (docs/alerts.md): declared among an act's writes
  * as records, so that their webhook deliveries commit with the act.
  */
 import type { HopOutcome } from '../../domain/fuse.ts';
@@ -28,7 +28,12 @@ export function hopDeniedAlert(owner: string, keyId: string, fuse: Fuse, outcome
   });
 }
 
-function alertRecord(owner: string, type: AlertEventType, fuseId: string, at: string, data: Record<string, unknown>): ActRecord {
+/** The webhook deliveries of a review's step (opened, decided, expired), declared among its act's writes; `fuseId` when the held request named one. */
+export function reviewAlert(owner: string, type: 'review.opened' | 'review.decided' | 'review.expired', fuseId: string | null, data: Record<string, unknown>): ActRecord {
+  return alertRecord(owner, type, fuseId, nowIso(), data);
+}
+
+function alertRecord(owner: string, type: AlertEventType, fuseId: string | null, at: string, data: Record<string, unknown>): ActRecord {
   const event_id = newId('evt');
   return record(ALERT_DELIVERIES, { owner, event_id, type, fuse_id: fuseId, body: { event_id, type, at, fuse_id: fuseId, data } });
 }

@@ -32,7 +32,7 @@ export const createAlertRequest = z.strictObject({
     .min(1, 'choose at least one event')
     .max(ALERT_EVENTS.length)
     .default([...ALERT_EVENTS])
-    .describe('which events this URL receives; default both'),
+    .describe('which events this URL receives; default all of them'),
   fuse_id: fuseIdSchema.optional().describe("only this fuse's events; default every fuse of the account"),
 });
 

@@ -12,7 +12,7 @@ import { type Bill } from '../charges.ts';
 import { UNCHARGED, callerOf, seesFuse, type Caller as FuseViewer } from './governed.ts';
 import { committed, openingRecords } from '../site/metered.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { commitAct, keyedAct, type Decision as ActDecision, type KeyedActDoc } from '../act.ts';
+import { commitAct, keyedAct, type KeyedActDoc } from '../act.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -54,6 +54,8 @@ import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import type { X402Doc } from '../../payments/x402/resources.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
+import { badRequest } from '../problem.ts';
+import { approvalFields, approvalLink, commitHeldAct, holdFields, HoldNeedsReview, type HeldRequest, type ReviewableDecision, type ReviewStep } from './reviews.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
 export const DEMO_EVALUATE_PATH = '/demo/prefinality/evaluate';
@@ -94,6 +96,9 @@ const rtpGateBody = z.looseObject({
   verify_url: z.string(),
   charge: chargeSchema,
 });
+
+/** What an approval of an evaluate is bound to: the rail, the transfer (amount, counterparty...), the mandate and the fuse. */
+const heldFingerprint = (req: EvaluateRequest): string => fingerprint({ rail: req.rail, transfer: req.transfer, mandate: req.mandate ?? null, fuse_id: req.context?.fuse_id ?? null });
 
 const verifyRequestSchema = z.strictObject({ receipt: z.string().min(1).max(16384) });
 const rtpGateRequestSchema = z.strictObject({ receipt: z.string().min(1).max(16384), payment_order: paymentOrderSchema });
@@ -141,10 +146,18 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     const fuseId = req.context?.fuse_id;
     const demo = caller.keyId === undefined;
     const transfer_hash = fingerprint(req.transfer);
-    const decideUnderLock = (state: ActState): ActDecision => {
+    // A key's HOLD is a question for its account's people (docs/reviews.md); the demo and a keyless payer have none to ask.
+    const held: HeldRequest | undefined = caller.keyId && !caller.payment && caller.viewer.key ? { key: caller.viewer.key, operation: 'prefinality_evaluate', fingerprint: heldFingerprint(req), ttlSeconds: req.mandate?.review_expires_in_seconds } : undefined;
+    if (req.review_id && !held) throw badRequest('review_needs_key', 'review_id clears a request held for an API key of an account: the demo and x402 payers have no reviews');
+    const decideUnderLock = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
       const now = new Date();
       const fuse = fuseId === undefined ? undefined : { id: fuseId, state: visibleState(state.fuse, caller) };
       const ev = evaluatePrefinality(req, { fuse, now });
+      if (ev.decision === 'HOLD' && held && !step) throw new HoldNeedsReview();
+      // An approval of this very request clears what held it; a NO_GO stands (and leaves the approval unused).
+      const approval = step?.approval && ev.decision !== 'NO_GO' ? step.approval : undefined;
+      const decision: Decision = approval ? 'GO' : ev.decision;
+      const review = decision === 'HOLD' ? step?.hold?.review : undefined;
       const key = ctx.keyring.current;
       const iat = numericDate(now);
       const exp = iat + ctx.config.PREFINALITY_RECEIPT_TTL_SECONDS;
@@ -154,11 +167,19 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const c = committed(
         {
           kind: 'prefinality',
-          decision: ev.decision,
+          decision,
           ...(fuseId !== undefined ? { subject: fuseId } : {}),
           fingerprint: transfer_hash,
           ...(demo ? { demo: true } : {}),
-          data: { rail: req.rail, rule: ev.rule.id, transfer: req.transfer, ...(req.context?.tool ? { tool: req.context.tool } : {}), ...(ev.decision === 'GO' ? { jti, exp: new Date(exp * 1000).toISOString() } : {}) },
+          data: {
+            rail: req.rail,
+            rule: ev.rule.id,
+            transfer: req.transfer,
+            ...(req.context?.tool ? { tool: req.context.tool } : {}),
+            ...(decision === 'GO' ? { jti, exp: new Date(exp * 1000).toISOString() } : {}),
+            ...(review ? { review_id: review.id } : {}),
+            ...(approval ? { review: approvalLink(approval) } : {}),
+          },
         },
         ['data.transfer'],
       );
@@ -170,19 +191,19 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const input: ReceiptInput = unpaid ? { ...act, data: { ...act.data, payment: unpaid } } : act;
       // The rules say which SKU a decision charges (GO the hop toll, NO_GO and HOLD the NAP hold); the declaration prices it.
       // A payer's line is its price (what it pays instead; charged to no key, api/act.ts).
-      const line = demo ? undefined : bill(meteringOf(ev.decision).sku);
+      const line = demo ? undefined : bill(meteringOf(decision).sku);
       const charges: ActCharge[] = line && caller.keyId ? [{ keyId: caller.keyId, ...line }] : [];
       const receipt = state.receipt(ctx, input, { charges });
       // Only GO carries a JWT (SPEC 2.2); it names the log receipt, so it is signed second.
       const jwt =
-        ev.decision === 'GO'
+        decision === 'GO'
           ? signPrefinalityJwt(key, {
               iss: ctx.config.BASE_URL,
               sub: caller.keyId ?? 'demo',
               iat,
               exp,
               jti,
-              decision: ev.decision,
+              decision,
               rail: req.rail,
               transfer_hash,
               transfer: req.transfer,
@@ -191,14 +212,15 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
               rule: ev.rule.id,
               receipt_id: receipt.receipt_id,
               ...(demo ? { demo: true } : {}),
+              ...(approval ? { review: { id: approval.id, hold_receipt_id: approval.hold_receipt_id, approval_receipt_id: approval.decision_receipt_id!, approved_by: approval.decided_by! } } : {}),
             })
           : undefined;
       const body = {
         object: 'prefinality_decision',
-        decision: ev.decision,
+        decision,
         rail: req.rail,
         rule: ev.rule,
-        detail: ev.detail,
+        detail: approval ? `${ev.detail}; cleared by review ${approval.id}` : ev.detail,
         fields: ev.fields,
         transfer_hash,
         transfer_commitment: transferOpening.commitment,
@@ -206,28 +228,25 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         receipt_id: receipt.receipt_id,
         verify_url: receipt.verify_url,
         ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
+        ...(review ? holdFields(ctx, review) : {}),
+        ...(approval ? approvalFields(approval) : {}),
         demo,
         charge: line ? chargeView(line) : null,
-        ...(unpaid ? { payment: { ...unpaid, detail: `not settled: only a GO is paid; this ${ev.decision} cost nothing` } } : {}),
+        ...(unpaid ? { payment: { ...unpaid, detail: `not settled: only a GO is paid; this ${decision} cost nothing` } } : {}),
       };
       // A key's GO clears exposure, as a PERMIT does on the execute gate (a payer has no month to clear it in).
-      const cleared = line && caller.keyId && !caller.payment && ev.decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
+      const cleared = line && caller.keyId && !caller.payment && decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
       const clearAct: ClearActRow | undefined =
         cleared !== undefined ? { keyId: caller.keyId!, decision: 'GO', exposureMicros: Number(cleared), at: now } : undefined;
       // The opening is kept for the key's account. A demo or a keyless payer has no account to read it:
       // its caller holds the salt from the answer (and, on a GO, the JWT), and the act writes its receipt alone.
       const openings = caller.keyId && !caller.payment && caller.viewer.key ? openingRecords(ownerId(caller.viewer.key), receipt, c.openings) : [];
-      return { writes: { receipt, records: [...(clearAct ? [record(CLEAR_COUNTERS, clearAct)] : []), ...openings] }, reply: reply(body, DECISION_STATUS[ev.decision]) };
+      // What a reviewer is shown of a HOLD: the transfer in clear (the account's own), the rule and why.
+      const summary = () => ({ rail: req.rail, transfer: req.transfer, rule: ev.rule.id, detail: ev.detail, ...(fuseId !== undefined ? { fuse_id: fuseId } : {}), ...(req.context?.tool ? { tool: req.context.tool } : {}) });
+      return { writes: { receipt, records: [...(clearAct ? [record(CLEAR_COUNTERS, clearAct)] : []), ...openings] }, reply: reply(body, DECISION_STATUS[decision]), summary, held: decision === 'HOLD', cleared: approval !== undefined };
     };
-    // Decided again only when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await commitAct(event, ctx, undefined, { needs: { fuseId }, decide: decideUnderLock });
-      } catch (e) {
-        if (retryIfStale(e, attempt)) continue;
-        throw e;
-      }
-    }
+    // Decided again when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
+    return commitHeldAct(event, ctx, undefined, held, req.review_id, { fuseId }, decideUnderLock);
   }
 
   keyedAct(router, ctx, EVALUATE_PATH, evaluateDoc, (req, key, event, _, bill) => {

@@ -151,6 +151,20 @@ ${row(e.receipt ? 'Receipt (JWS)' : 'Leaf', `<code>${escapeHtml(e.leaf)}</code>`
   );
 }
 
+/**
+ * The evidence of the HOLD and of the approval behind a GO or PERMIT that a
+ * review cleared (`data.review`, docs/reviews.md), so that the chain HOLD ->
+ * approval -> this act verifies offline from one document; undefined for any
+ * other receipt.
+ */
+async function reviewChain(ctx: AppContext, r: StoredReceipt): Promise<{ hold: ReceiptEvidence; approval: ReceiptEvidence } | undefined> {
+  const link = (r.payload.data as { review?: { hold_receipt_id?: unknown; approval_receipt_id?: unknown } } | undefined)?.review;
+  if (typeof link?.hold_receipt_id !== 'string' || typeof link.approval_receipt_id !== 'string') return undefined;
+  const [hold, approval] = await Promise.all([getReceipt(ctx.ledger.read, link.hold_receipt_id), getReceipt(ctx.ledger.read, link.approval_receipt_id)]);
+  if (!hold || !approval) return undefined;
+  return { hold: await receiptEvidence(ctx, hold), approval: await receiptEvidence(ctx, approval) };
+}
+
 export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
   router.get('/v1/receipts/:receipt_id', async (event) => {
     const id = event.context.params?.receipt_id ?? '';
@@ -168,7 +182,8 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
     }
     // Once its quorum cosigned the checkpoint it is proven against, a receipt's evidence never changes.
     const settled = evidence.witnesses?.quorum_holds === true;
-    return toResponse(reply(evidence), { vary: 'accept', 'access-control-allow-origin': '*', 'cache-control': settled ? 'public, max-age=3600' : 'no-cache' });
+    const chain = await reviewChain(ctx, r);
+    return toResponse(reply(chain ? { ...evidence, review_chain: chain } : evidence), { vary: 'accept', 'access-control-allow-origin': '*', 'cache-control': settled ? 'public, max-age=3600' : 'no-cache' });
   }, { tool: 'receipt_get', summary: "A receipt's evidence, self-contained: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint with its witnesses' cosignatures and its JWS (HTML for browsers; Accept: application/cose for the SCITT COSE transparent statement with its RFC9162_SHA256 receipt)", auth: 'public', tag: 'receipts', problems: [404] });
 
   router.post('/v1/receipts/verify', async (event) => {

@@ -3,6 +3,10 @@
  * usage (GET /v1/me), and the current signing key (GET /crypto/public-key,
  * foundry layer 0).
  */
+import { countPendingReviews } from '../../ledger/reviews.ts';
+import { ownerId } from '../../ledger/accounts.ts';
+import { nowIso } from '../../ids.ts';
+import { reviewTerms } from './reviews.ts';
 import { z } from 'zod';
 import { periodReset, periodStart } from '../../domain/quota.ts';
 import { advertisedUrlProblem } from '../../config.ts';
@@ -33,13 +37,14 @@ const JSON_NO_STORE = { 'content-type': 'application/json; charset=utf-8', 'cach
 /**
  * GET /v1/me's body, serialized: the key as it is now, and under `usage` what
  * this period counted, its hops and its tolls alike (period_start up to now);
- * under `lifetime` the key's tolls since it was made; and the open checkout.
+ * under `lifetime` the key's tolls since it was made; the open checkout; and
+ * the account's pending reviews with what a review costs (docs/reviews.md).
  */
 async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> {
   // The authenticated key may come from the auth cache, whose hops_used may lag: read the row.
   const key = (await getApiKey(ctx.ledger.read, authenticated.id)) ?? authenticated;
   const start = periodStart(key.hop_period);
-  const [life, checkout] = await Promise.all([usage(ctx.ledger.read, key.id), openCheckoutView(ctx, key.id)]);
+  const [life, checkout, pendingReviews] = await Promise.all([usage(ctx.ledger.read, key.id), openCheckoutView(ctx, key.id), countPendingReviews(ctx.ledger.read, ownerId(key), nowIso())]);
   // A key whose period is "none" has one period: its lifetime.
   const u = start ? await usage(ctx.ledger.read, key.id, start) : life;
   return JSON.stringify({
@@ -68,6 +73,7 @@ async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> 
       nap_usd: life.nap_usd,
     },
     operator_checkout: checkout,
+    reviews: reviewTerms(ctx, pendingReviews),
   });
 }
 

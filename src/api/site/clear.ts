@@ -5,7 +5,9 @@
  */
 import { record } from '../../ledger/records.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
-import { commitAct, keyedAct } from '../act.ts';
+import { keyedAct } from '../act.ts';
+import type { ActState } from '../../ledger/acts.ts';
+import { approvalFields, approvalLink, commitHeldAct, holdFields, HoldNeedsReview, reviewIdField, type HeldRequest, type ReviewableDecision, type ReviewStep } from '../gate/reviews.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -29,6 +31,7 @@ const gateFields = {
   exposure_usd: usdAmount.optional().describe('money this act commits; counted as cleared exposure when the decision is PERMIT'),
   hold_above_usd: usdAmount.optional().describe('answer HOLD (human review) when exposure_usd is above this'),
   review_requested: z.boolean().optional().describe('true asks for HOLD (human review)'),
+  review_id: reviewIdField,
 };
 
 export const executeGateRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema, ...gateFields });
@@ -111,6 +114,7 @@ interface GateAct {
   exposure_usd?: string | undefined;
   hold_above_usd?: string | undefined;
   review_requested?: boolean | undefined;
+  review_id?: string | undefined;
 }
 
 /**
@@ -126,59 +130,81 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
   const holdAboveMicros = a.hold_above_usd ? usdToMicros(a.hold_above_usd) : null;
   const fp = fingerprint(a.action);
   const created = new Date();
-  return commitAct(event, ctx, key, {
-    needs: { fuseId: a.fuseId, hopOf: key.id },
-    decide: (state) => {
-      const fuse = visibleIn(caller, a.fuseId, state.fuse);
-      const facts: ClearFacts = {
-        state: fuse.state,
-        in_surface: caller.surface.includes(a.action.kind),
-        exposure_micros: exposureMicros,
-        hold_above_micros: holdAboveMicros,
-        review_requested: a.review_requested ?? false,
-      };
-      const outcome = decideClear(facts);
-      const charge = bill(isRefusal(outcome.decision) ? 'hold' : 'execute_gate');
-      const receipt = state.receipt(
-        ctx,
-        {
-          kind: a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind',
-          decision: outcome.decision,
-          subject: fuse.id,
-          key_id: key.id,
-          fingerprint: fp,
-          data: { vertical: a.vertical, rules_version: CLEAR_RULES_VERSION, rule: outcome.rule, act_kind: a.action.kind, facts },
-        },
-        { signed: true, charges: [{ keyId: key.id, ...charge }] },
-      );
-      const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
-      const clearAct = { keyId: key.id, decision: outcome.decision, exposureMicros: cleared, at: created };
-      return {
-        writes: { receipt, records: [record(CLEAR_COUNTERS, clearAct)] },
-        reply: reply({
-          decision: outcome.decision,
-          rule: outcome.rule,
-          reason: outcome.reason,
+  const operation = a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind';
+  // A HOLD is a question for the account's people (docs/reviews.md); an approval is bound to the fuse, the act and its exposure.
+  const held: HeldRequest = { key, operation, fingerprint: fingerprint({ fuse_id: a.fuseId, action: a.action, exposure_usd: a.exposure_usd ?? null }) };
+  const decide = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
+    const fuse = visibleIn(caller, a.fuseId, state.fuse);
+    const facts: ClearFacts = {
+      state: fuse.state,
+      in_surface: caller.surface.includes(a.action.kind),
+      exposure_micros: exposureMicros,
+      hold_above_micros: holdAboveMicros,
+      review_requested: a.review_requested ?? false,
+    };
+    const ruled = decideClear(facts);
+    if (ruled.decision === 'HOLD' && !step) throw new HoldNeedsReview();
+    // An approval of this very request clears its HOLD; a DENY or SILENCE stands (and leaves the approval unused).
+    const approval = step?.approval && (ruled.decision === 'HOLD' || ruled.decision === 'PERMIT') ? step.approval : undefined;
+    const outcome = approval ? { decision: 'PERMIT' as const, rule: ruled.rule, reason: `${ruled.reason}; cleared by review ${approval.id}` } : ruled;
+    const review = outcome.decision === 'HOLD' ? step?.hold?.review : undefined;
+    const charge = bill(isRefusal(outcome.decision) ? 'hold' : 'execute_gate');
+    const receipt = state.receipt(
+      ctx,
+      {
+        kind: operation,
+        decision: outcome.decision,
+        subject: fuse.id,
+        key_id: key.id,
+        fingerprint: fp,
+        data: {
           vertical: a.vertical,
-          fuse_id: fuse.id,
-          state: fuse.state,
+          rules_version: CLEAR_RULES_VERSION,
+          rule: outcome.rule,
           act_kind: a.action.kind,
-          exposure_usd: formatUsd(exposureMicros),
-          cleared_exposure_usd: formatUsd(cleared),
-          fingerprint: fp,
-          charge: chargeView(charge),
-          ...receiptFields(receipt),
-          receipt: receipt.jws,
-        }),
-      };
-    },
-  });
+          facts,
+          ...(review ? { review_id: review.id } : {}),
+          ...(approval ? { review: approvalLink(approval) } : {}),
+        },
+      },
+      { signed: true, charges: [{ keyId: key.id, ...charge }] },
+    );
+    const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
+    const clearAct = { keyId: key.id, decision: outcome.decision, exposureMicros: cleared, at: created };
+    const summary = () => ({ vertical: a.vertical, fuse_id: fuse.id, action: a.action, exposure_usd: formatUsd(exposureMicros), ...(a.hold_above_usd ? { hold_above_usd: a.hold_above_usd } : {}), rule: ruled.rule, reason: ruled.reason });
+    return {
+      summary,
+      held: outcome.decision === 'HOLD',
+      cleared: approval !== undefined,
+      writes: { receipt, records: [record(CLEAR_COUNTERS, clearAct)] },
+      reply: reply({
+        decision: outcome.decision,
+        rule: outcome.rule,
+        reason: outcome.reason,
+        vertical: a.vertical,
+        fuse_id: fuse.id,
+        state: fuse.state,
+        act_kind: a.action.kind,
+        exposure_usd: formatUsd(exposureMicros),
+        cleared_exposure_usd: formatUsd(cleared),
+        fingerprint: fp,
+        charge: chargeView(charge),
+        ...receiptFields(receipt),
+        receipt: receipt.jws,
+        ...(review ? holdFields(ctx, review) : {}),
+        ...(approval ? approvalFields(approval) : {}),
+      }),
+    };
+  };
+  // As a hop, decided purely on the group's fuse read; a HOLD, or a request naming its review, reads the review too.
+  return commitHeldAct(event, ctx, key, held, a.review_id, { fuseId: a.fuseId, hopOf: key.id }, decide);
 }
 
-const gateOptions = (b: { exposure_usd?: string | undefined; hold_above_usd?: string | undefined; review_requested?: boolean | undefined }) => ({
+const gateOptions = (b: { exposure_usd?: string | undefined; hold_above_usd?: string | undefined; review_requested?: boolean | undefined; review_id?: string | undefined }) => ({
   exposure_usd: b.exposure_usd,
   hold_above_usd: b.hold_above_usd,
   review_requested: b.review_requested,
+  review_id: b.review_id,
 });
 
 function nextTier(exposure: bigint) {

@@ -1,0 +1,59 @@
+/**
+ * Reviews (docs/reviews.md): the rules of the question a HOLD puts to a person.
+ * A review is pending until an operator of the account approves or denies it,
+ * or until it expires; an approval clears the held request once.
+ */
+
+export type ReviewState = 'pending' | 'approved' | 'denied' | 'expired';
+
+/** What the rules read of a review. */
+export interface ReviewFacts {
+  key_id: string;
+  operation: string;
+  fingerprint: string;
+  state: ReviewState;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** Longest note a reviewer may leave (characters). */
+export const REVIEW_NOTE_MAX = 2000;
+
+/** The state as of `now`: a pending review past its expiry is expired, whether or not the expiry job has recorded it yet. */
+export function reviewStateAt(r: Pick<ReviewFacts, 'state' | 'expires_at'>, now: Date): ReviewState {
+  return r.state === 'pending' && Date.parse(r.expires_at) <= now.getTime() ? 'expired' : r.state;
+}
+
+/** Whether a new HOLD of the same request answers with this review instead of opening another: it is still open, or approved and unused. */
+export function reviewStillOpen(r: ReviewFacts, now: Date): boolean {
+  const state = reviewStateAt(r, now);
+  return state === 'pending' || (state === 'approved' && r.used_at === null);
+}
+
+export type UseRefusal = 'review_pending' | 'review_denied' | 'review_expired' | 'review_used' | 'review_mismatch';
+
+/**
+ * Why an approval may not clear this request, or undefined when it may: the
+ * request must be the one held (same key, operation and fingerprint), and the
+ * review approved, unused and decided.
+ */
+export function approvalRefusal(r: ReviewFacts, request: { keyId: string; operation: string; fingerprint: string }, now: Date): UseRefusal | undefined {
+  if (r.key_id !== request.keyId || r.operation !== request.operation || r.fingerprint !== request.fingerprint) return 'review_mismatch';
+  const state = reviewStateAt(r, now);
+  if (state === 'pending') return 'review_pending';
+  if (state === 'denied') return 'review_denied';
+  if (state === 'expired') return 'review_expired';
+  if (r.used_at !== null) return 'review_used';
+  return undefined;
+}
+
+export type AnswerRefusal = 'four_eyes' | 'review_decided' | 'review_expired';
+
+/** Why this reviewer may not answer the review now, or undefined: never the requesting key (four eyes), only while pending. */
+export function answerRefusal(r: ReviewFacts, reviewerKeyId: string, now: Date): AnswerRefusal | undefined {
+  if (reviewerKeyId === r.key_id) return 'four_eyes';
+  const state = reviewStateAt(r, now);
+  if (state === 'expired') return 'review_expired';
+  if (state !== 'pending') return 'review_decided';
+  return undefined;
+}

@@ -1,0 +1,93 @@
+/**
+ * /dashboard/reviews in headless Chromium against a real server (issue 47): a
+ * signed-up person sees the pending count and what an agent's held request
+ * asks, approves it with a note while the agent long-polls the review, and the
+ * agent's wait ends with the approval by that person; the same request then
+ * goes through once. axe finds nothing serious at 1280 and 390 px, and
+ * screenshots of both are written for a person to look at.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loginByEmail } from '../src/ledger/accounts.ts';
+import { OUT, axeSerious, screenshot } from './support/axe.ts';
+import { launchChromium } from './support/browser.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+const SHOTS = join(OUT, 'dashboard');
+const HELD = { rail: 'rtp', transfer: { amount: '12500.00', currency: 'USD', counterparty: 'ACME Supplies LLC', account_number: '000123456789', routing_number: '021000021' } };
+
+let srv: TestServer;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  ({ browser } = await launchChromium());
+  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  mkdirSync(SHOTS, { recursive: true });
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await srv?.stop();
+});
+
+describe('/dashboard/reviews in Chromium', { timeout: 120_000 }, () => {
+  it('approves a held request with a note while the agent long-polls, and the agent goes on once', async () => {
+    await page.goto(srv.url + '/signup');
+    await page.fill('#email', 'reviewer@example.com');
+    await page.fill('#password', 'correct horse battery staple');
+    await Promise.all([page.waitForURL(/\/dashboard\?welcome=1$/), page.click('main button[type=submit]')]);
+    const accountId = (await loginByEmail(srv.ctx.ledger.read, 'reviewer@example.com'))!.account_id;
+    const agent = await srv.newKey('payments-agent', undefined, 'agent', accountId);
+
+    await page.goto(srv.url + '/dashboard/reviews');
+    expect(await page.locator('main h1').innerText()).toBe('Reviews: 0 pending');
+
+    // The agent's transfer is above the USD review threshold: HOLD, with its review.
+    const held = await (await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: HELD })).json();
+    expect(held).toMatchObject({ decision: 'HOLD', rule: { id: 'review_threshold' } });
+    const other = await (await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...HELD.transfer, amount: '20000.00' } } })).json();
+
+    await page.goto(srv.url + '/dashboard/reviews');
+    expect(await page.locator('main h1').innerText()).toBe('Reviews: 2 pending');
+    const item = page.locator(`li#${held.review_id}`);
+    expect(await item.locator('h3').innerText()).toBe('12500.00 USD to ACME Supplies LLC on rtp');
+    expect(await item.innerText()).toContain('review_threshold');
+    expect(await item.innerText()).toContain(agent.id);
+    expect(await axeSerious(page)).toEqual([]);
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await screenshot(page, { path: join(SHOTS, `reviews-${width}.png`), fullPage: true });
+    }
+    expect(await axeSerious(page)).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // The agent waits on its review while the person approves it in the dashboard.
+    const waiting = srv.fetch(`/v1/reviews/${held.review_id}?wait=30`, { key: agent.secret }).then((r) => r.json());
+    await item.locator('textarea').fill('Invoice 4471 checked with the supplier by phone');
+    await Promise.all([page.waitForURL(/answered=approved/), item.getByRole('button', { name: `Approve ${held.review_id}` }).click()]);
+    expect(await page.locator('main h1').innerText()).toBe('Reviews: 1 pending');
+    expect(await page.locator('.notice').innerText()).toContain(`Review ${held.review_id} approved`);
+    expect(await page.locator('table').innerText()).toContain('Invoice 4471 checked with the supplier by phone');
+    const decided = await waiting;
+    expect(decided).toMatchObject({ id: held.review_id, state: 'approved', decided_by: { kind: 'person', id: 'reviewer@example.com' }, note: 'Invoice 4471 checked with the supplier by phone' });
+
+    // The agent goes on, once.
+    const go = await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, review_id: held.review_id } });
+    expect(go.status).toBe(200);
+    expect((await go.json()).review.approved_by).toEqual({ kind: 'person', id: 'reviewer@example.com' });
+    expect((await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, review_id: held.review_id } })).status).toBe(409);
+
+    // Denying the other; a reload of the answer posts nothing twice.
+    await Promise.all([page.waitForURL(/answered=denied/), page.locator(`li#${other.review_id}`).getByRole('button', { name: `Deny ${other.review_id}` }).click()]);
+    await page.reload();
+    expect(await page.locator('main h1').innerText()).toBe('Reviews: 0 pending');
+    expect((await (await srv.fetch(`/v1/reviews/${other.review_id}`, { key: agent.secret })).json()).state).toBe('denied');
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await screenshot(page, { path: join(SHOTS, `reviews-answered-${width}.png`), fullPage: true });
+    }
+  });
+});
