@@ -205,10 +205,12 @@ export class FuseGateClient {
    * review as last read (`state`: pending, approved, denied or expired). Once
    * approved, send the held request again with `review_id` (docs/reviews.md).
    */
-  async waitForReview(reviewId: string, opts: { timeoutSeconds?: number } = {}): Promise<Answer<Review>> {
+  async waitForReview(reviewId: string, opts: { timeoutSeconds?: number; pollSeconds?: number } = {}): Promise<Answer<Review>> {
     const deadline = Date.now() + (opts.timeoutSeconds ?? 24 * 3600) * 1000;
+    // Each long poll lasts at most pollSeconds (30, the server's bound): shorter for a client whose requests time out sooner.
+    const poll = Math.min(30, opts.pollSeconds ?? 30);
     for (;;) {
-      const wait = Math.max(0, Math.min(30, Math.ceil((deadline - Date.now()) / 1000)));
+      const wait = Math.max(0, Math.min(poll, Math.ceil((deadline - Date.now()) / 1000)));
       const r = await this.#call<Review>('GET', `/v1/reviews/${encodeURIComponent(reviewId)}?wait=${wait}`);
       if (r.state !== 'pending' || wait === 0 || Date.now() >= deadline) return r;
     }

@@ -22,6 +22,7 @@ import { guardTools } from '../src/guard/ai.ts';
 import { FuseGateRefusal, gateFromEnv, guard, type GateVerdict } from '../src/guard/guard.ts';
 import { guardTool as guardLangchainTool } from '../src/guard/langchain.ts';
 import { guardTool as guardAgentsTool } from '../src/guard/openai-agents.ts';
+import { untilCommitted } from './support/commits.ts';
 import { freePort } from './support/ports.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -148,6 +149,27 @@ describe('guard(execute, { fuse, kind })', () => {
     await operator.call('review_deny', { review_id: next.reviewId! });
     expect(((await bigPay('20000.00').catch((e: unknown) => e)) as FuseGateRefusal).verdict).toMatchObject({ action: 'refuse', decision: 'DENY', review_id: next.reviewId });
     expect(paid).toEqual(['25.00', '20000.00']);
+  });
+
+  it('with holdWaitSeconds, a held call waits for its review: approved meanwhile, it runs; denied, it is refused', async () => {
+    const paid: string[] = [];
+    const pay = guard(async (amount: string) => (paid.push(amount), 'paid'), { fuse, rail: 'x402', transfer: (amount) => ({ amount, counterparty: '0xdef', currency: 'USDC' }), gate, holdWaitSeconds: 600 });
+    /** Answers the one review pending for this transfer as soon as the held call has opened it. */
+    const answer = async (amount: string, how: 'review_approve' | 'review_deny') => {
+      let id: string | undefined;
+      await untilCommitted(s.ctx.ledger, async () => {
+        const list = (await operator.call('reviews_list', { state: 'pending' })) as unknown as { data: Array<{ id: string; request?: { transfer?: { amount?: string } } }> };
+        id = list.data.find((r) => JSON.stringify(r).includes(`"${amount}"`))?.id;
+        return id !== undefined;
+      });
+      await operator.call(how, { review_id: id! });
+    };
+    const [ran] = await Promise.all([pay('30000.00'), answer('30000.00', 'review_approve')]);
+    expect(ran).toBe('paid');
+    expect(paid).toEqual(['30000.00']);
+    const [refused] = await Promise.all([pay('40000.00').catch((e: unknown) => e), answer('40000.00', 'review_deny')]);
+    expect((refused as FuseGateRefusal).verdict).toMatchObject({ action: 'refuse', decision: 'DENY' });
+    expect(paid).toEqual(['30000.00']);
   });
 
   it('takes its gate from FUSEGATE_URL and FUSEGATE_KEY', async () => {

@@ -31,7 +31,7 @@ function upstreamOf(ctx: CliContext): { url: URL } | { command: string[] } {
 
 export const proxyCommands: Record<string, Command> = {
   proxy: {
-    usage: 'proxy --fuse FUSE_ID [--kinds FILE] [--listen PORT] [--gate-timeout SECONDS] (--upstream URL | -- COMMAND ARGS...)',
+    usage: 'proxy --fuse FUSE_ID [--kinds FILE] [--listen PORT] [--gate-timeout SECONDS] [--hold-wait SECONDS] (--upstream URL | -- COMMAND ARGS...)',
     summary: 'an MCP server fronting another, whose every tools/call asks the gate first (FUSEGATE_URL, FUSEGATE_KEY)',
     takesCommand: true,
     async run(ctx) {
@@ -40,12 +40,13 @@ export const proxyCommands: Record<string, Command> = {
       const port = portFlag(ctx);
       const timeoutSeconds = intFlag(ctx, 'gate-timeout');
       const gateTimeoutMs = timeoutSeconds !== undefined ? timeoutSeconds * 1000 : undefined;
+      const holdWaitSeconds = intFlag(ctx, 'hold-wait');
       if (!process.env.FUSEGATE_URL) throw new UsageError('set FUSEGATE_URL to the gate, e.g. http://localhost:4321');
       if (!process.env.FUSEGATE_KEY) throw new UsageError("set FUSEGATE_KEY to the agent's API key");
       const { runProxy, KindsFileError } = await import('../proxy/main.ts');
       const kindsFile = typeof ctx.flags.kinds === 'string' ? ctx.flags.kinds : undefined;
       try {
-        await runProxy({ fuse, upstream, kindsFile, port, gateTimeoutMs, env: process.env, log: (line) => void process.stderr.write(line + '\n') });
+        await runProxy({ fuse, upstream, kindsFile, port, gateTimeoutMs, holdWaitSeconds, env: process.env, log: (line) => void process.stderr.write(line + '\n') });
       } catch (e) {
         if (e instanceof KindsFileError) throw new UsageError(e.message);
         throw e;

@@ -38,14 +38,26 @@ export interface GateVerdict {
   review_url?: string;
 }
 
+export interface AskOptions {
+  /**
+   * How long a held payment call waits for a person to answer its review (default 0: the HOLD is
+   * answered at once). Approved within it, the call is evaluated again with the review and runs;
+   * denied, it is refused; still pending, it is held as before.
+   */
+  holdWaitSeconds?: number | undefined;
+}
+
+/** Each long poll of a held call's review: under the guards' default gate timeout (10 s), which would cut a longer one. */
+const REVIEW_POLL_SECONDS = 5;
+
 /** Asks the gate about one tool call; never throws, never lets a call run that the gate did not clear. */
-export async function askGate(gate: FuseGateClient, q: GateQuestion): Promise<GateVerdict> {
+export async function askGate(gate: FuseGateClient, q: GateQuestion, o: AskOptions = {}): Promise<GateVerdict> {
   // A name outside the MCP tool-name form would make the gate refuse the whole request: leave it out.
   const tool = q.tool !== undefined && isToolName(q.tool) ? q.tool : undefined;
   try {
     if (q.rail !== undefined) {
       const context = { fuse_id: q.fuse, ...(tool ? { tool } : {}) };
-      return await evaluateWithReview(gate, { rail: q.rail, transfer: q.transfer, ...(q.mandate ? { mandate: q.mandate } : {}), context });
+      return await evaluateWithReview(gate, { rail: q.rail, transfer: q.transfer, ...(q.mandate ? { mandate: q.mandate } : {}), context }, o.holdWaitSeconds ?? 0);
     }
     return hopVerdict(await gate.hop({ fuse_id: q.fuse, ...(q.kind ? { action: { kind: q.kind } } : {}), ...(tool ? { tool } : {}) }));
   } catch (e) {
@@ -62,7 +74,7 @@ const heldCalls = new WeakMap<FuseGateClient, Map<string, { id: string; url: str
  * same call, made again once a person approved it, runs (once); while nobody has answered it is
  * still held; denied, it is refused; expired, used or gone, it is asked afresh (a new review).
  */
-async function evaluateWithReview(gate: FuseGateClient, request: Json): Promise<GateVerdict> {
+async function evaluateWithReview(gate: FuseGateClient, request: Json, holdWaitSeconds: number): Promise<GateVerdict> {
   let held = heldCalls.get(gate);
   if (!held) heldCalls.set(gate, (held = new Map()));
   const key = JSON.stringify(request);
@@ -85,6 +97,12 @@ async function evaluateWithReview(gate: FuseGateClient, request: Json): Promise<
     }
   }
   const v = evaluateVerdict(await gate.evaluate(request));
+  if (v.action === 'hold' && v.review_id && holdWaitSeconds > 0) {
+    const answered = await gate.waitForReview(v.review_id, { timeoutSeconds: holdWaitSeconds, pollSeconds: REVIEW_POLL_SECONDS }).catch(() => undefined);
+    const named = { review_id: v.review_id, ...(v.review_url ? { review_url: v.review_url } : {}) };
+    if (answered?.state === 'approved') return evaluateVerdict(await gate.evaluate({ ...request, review_id: v.review_id }));
+    if (answered?.state === 'denied') return { action: 'refuse', decision: 'DENY', reason: `a person of the account denied this call in review ${v.review_id}`, ...named };
+  }
   if (v.action === 'hold' && v.review_id) {
     // Bounded: past it, the oldest held call is forgotten (made again, the gate answers it with the same review while pending).
     if (held.size >= HELD_CALLS_MAX) held.delete(held.keys().next().value!);

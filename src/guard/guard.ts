@@ -29,6 +29,8 @@ interface Common {
   gate?: FuseGateClient | undefined;
   /** Told every verdict, the permitted ones included (their receipt id and verify_url). */
   onVerdict?: ((verdict: GateVerdict) => void) | undefined;
+  /** How long a held payment call waits for its review to be answered (default 0: refused at once as held). */
+  holdWaitSeconds?: number | undefined;
 }
 
 /** A hop with this act kind (none: the fuse alone decides). */
@@ -100,7 +102,7 @@ export function gateCheck<A extends unknown[]>(opts: GuardOptions<A>): (...args:
       // A payment whose transfer cannot be read from the call is not evaluated, so it does not run.
       return { action: 'refuse', decision: null, reason: `the transfer could not be read from the call: ${(e as Error).message}` };
     }
-    return askGate(gate, q);
+    return askGate(gate, q, { holdWaitSeconds: opts.holdWaitSeconds });
   };
   return async (...args: A) => {
     const verdict = await ask(args);

@@ -27,6 +27,8 @@ export interface ProxyPlan {
   port?: number | undefined;
   /** How long a call waits for the gate (default: the guards', DEFAULT_GATE_TIMEOUT_MS). */
   gateTimeoutMs?: number | undefined;
+  /** How long a held payment call waits for its review to be answered (default 0: answered at once). */
+  holdWaitSeconds?: number | undefined;
   env: Record<string, string | undefined>;
   log: (line: string) => void;
 }
@@ -55,7 +57,7 @@ const stopSignal = () =>
 
 export async function runProxy(plan: ProxyPlan): Promise<void> {
   const rules = plan.kindsFile !== undefined ? readKindsFile(plan.kindsFile) : undefined;
-  const gate = new ToolGate(gateFromEnv(plan.env, plan.gateTimeoutMs), plan.fuse, rules);
+  const gate = new ToolGate(gateFromEnv(plan.env, plan.gateTimeoutMs), plan.fuse, rules, { holdWaitSeconds: plan.holdWaitSeconds });
   const opts: SessionOptions = { upstream: upstreamTransport(plan), check: (tool, args, description) => gate.check(tool, args, description), log: plan.log };
   const label = 'url' in plan.upstream ? plan.upstream.url.origin + plan.upstream.url.pathname : plan.upstream.command.join(' ');
   const gating = `gating ${label} on fuse ${plan.fuse} (gate ${plan.env.FUSEGATE_URL})`;

@@ -9,7 +9,7 @@
  * stops the second one.
  */
 import type { FuseGateClient } from '../client.ts';
-import { askGate, type GateVerdict } from '../guard/gate-check.ts';
+import { askGate, type AskOptions, type GateVerdict } from '../guard/gate-check.ts';
 import { transferOf, type ToolRule } from './kinds-file.ts';
 
 /** The classifier reads at most this much of a tool's name and description (POST /v1/classify's text limit). */
@@ -20,18 +20,20 @@ export class ToolGate {
   readonly #fuse: string;
   readonly #rules: ReadonlyMap<string, ToolRule>;
   readonly #classified = new Map<string, Promise<string | undefined>>();
+  readonly #ask: AskOptions;
 
-  constructor(gate: FuseGateClient, fuse: string, rules: ReadonlyMap<string, ToolRule> = new Map()) {
+  constructor(gate: FuseGateClient, fuse: string, rules: ReadonlyMap<string, ToolRule> = new Map(), ask: AskOptions = {}) {
     this.#gate = gate;
     this.#fuse = fuse;
     this.#rules = rules;
+    this.#ask = ask;
   }
 
   /** The verdict on one call of `tool` with `args`; `description` is the tool's, as the upstream listed it. */
   async check(tool: string, args: Record<string, unknown>, description: string | undefined): Promise<GateVerdict> {
     const rule = this.#rules.get(tool);
     if (rule && 'rail' in rule) {
-      return askGate(this.#gate, { fuse: this.#fuse, tool, rail: rule.rail, transfer: transferOf(rule, args), mandate: rule.mandate });
+      return askGate(this.#gate, { fuse: this.#fuse, tool, rail: rule.rail, transfer: transferOf(rule, args), mandate: rule.mandate }, this.#ask);
     }
     let kind: string | undefined;
     try {
