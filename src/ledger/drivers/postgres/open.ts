@@ -50,13 +50,11 @@ function postgresBackend(pool: Pool, dialect: Dialect): WriteBackend & { release
   return {
     async begin() {
       conn ??= await pool.reserve();
-      try {
-        await conn.unsafe('BEGIN');
-      } catch (e) {
-        drop();
-        throw e;
-      }
-      return new PostgresSql(conn, dialect);
+      // Sent now and answered with the batch's first statements (one round trip less); if it fails, they
+      // fail with it, and the rollback that follows drops the connection.
+      const began = conn.unsafe('BEGIN');
+      began.catch(() => {});
+      return new PostgresSql(conn, dialect, undefined, began);
     },
     async commit() {
       await conn!.unsafe('COMMIT');
