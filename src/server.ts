@@ -68,7 +68,7 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   const ctx: AppContext = { config, ledger, keyring, version: VERSION, log, witnessPolicy };
   // Every batch that appends receipts ends with one seal of the receipts log (docs/pipeline.md).
   const receiptsOrigin = logOrigin(config.SITE_URL, RECEIPTS_LOG);
-  ledger.onBatchEnd(async (tx) => void (await sealReceipts(tx, receiptsOrigin, ctx.keyring.current)));
+  ledger.onBatchEnd(async (tx, batch) => void (await sealReceipts(tx, receiptsOrigin, ctx.keyring.current, batch.receiptsHead)));
   const app = createApp(ctx);
   handler = app.node;
   const url = `http://127.0.0.1:${port}`;

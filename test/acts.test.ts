@@ -26,6 +26,9 @@ import { StateChanged } from '../src/api/stale-retry.ts';
 import { reserveIdempotencyKey } from '../src/ledger/idempotency.ts';
 import type { AppContext } from '../src/api/context.ts';
 import type { H3Event } from 'h3';
+import { join } from 'node:path';
+import { loadKeyring } from '../src/crypto/keys.ts';
+import { sealReceipts } from '../src/ledger/seals.ts';
 
 const issuer = { config: { BASE_URL: 'http://gate.test' }, keyring: undefined as never };
 
@@ -132,6 +135,62 @@ describe('group commit of acts', () => {
     for (const [i, list] of listed.entries()) {
       for (const r of list) expect((await getReceipt(ledger.read, r.receipt_id))!.payload.data).toEqual({ n: 2 * i });
     }
+  });
+
+  // On a server each statement a batch waits for before sending the next is a round trip (PostgreSQL):
+  // the batch sends the statements that need no answer of each other together (ledger/sql.ts allSent).
+  it('waits for three answers per sealed batch of hops, whatever its size, with no savepoint', async () => {
+    const keyring = await loadKeyring({ SIGNING_KEY_FILE: join(tempDir(), 'keys.json') });
+    const batches: Array<{ waits: number; sent: string[] }> = [];
+    let batch = { waits: 0, sent: [] as string[] };
+    let answering = 0;
+    const proto = Object.getPrototypeOf(ledger.read) as Sql;
+    const execute = proto.execute;
+    proto.execute = function (this: Sql, stmt: InStatement) {
+      if (this === ledger.read) return execute.call(this, stmt);
+      batch.sent.push(typeof stmt === 'string' ? stmt : stmt.sql);
+      // Sent while no statement is being answered: the batch waited for every answer before it.
+      if (answering++ === 0) batch.waits++;
+      return execute.call(this, stmt).finally(() => answering--);
+    };
+    ledger.onBatchEnd(async (tx, end) => {
+      await sealReceipts(tx, 'gate.test/receipts', keyring.current, end.receiptsHead);
+      batches.push(batch);
+      batch = { waits: 0, sent: [] };
+    });
+    try {
+      for (const size of [1, 1, 40]) await Promise.all(Array.from({ length: size }, (_, i) => ledger.act(hop(i))));
+    } finally {
+      proto.execute = execute;
+      ledger.onBatchEnd(undefined);
+    }
+    // The reads under the receipts head's lock, the writes, the seal (BEGIN and COMMIT are the engine's).
+    expect(batches.map((b) => b.waits)).toEqual([3, 3, 3]);
+    expect(batches.flatMap((b) => b.sent).filter((sql) => /SAVEPOINT|RELEASE/.test(sql))).toEqual([]);
+    // The seal signs the head the batch wrote: the log's head is read once per batch.
+    for (const b of batches) expect(b.sent.filter((sql) => sql.startsWith('SELECT size, edge FROM logs'))).toHaveLength(1);
+    expect(Number((await ledger.read.execute('SELECT MAX(tree_size) AS n FROM receipt_seals')).rows[0]!.n)).toBe(42);
+  });
+
+  it('runs a batch of acts again with savepoints when its writes break a constraint: the bad act fails alone', async () => {
+    const twin = (n: number): ActPlan<number> => ({
+      needs: { fuseId: FUSE, hopOf: keyId },
+      decide(state) {
+        const receipt = state.receipt(issuer, { kind: 'hop', decision: 'PERMIT', subject: FUSE, key_id: keyId, data: { n } });
+        const at = new Date().toISOString();
+        // Both acts write the same ORN event id: the group's insert breaks its primary key.
+        return { writes: { receipt, records: [record(ORN_EVENTS, { id: 'sharp_twin', keyId, kind: 'sharp', graphId: 'g', amountMicros: 1n, receiptId: receipt.receipt_id, createdAt: at })] }, result: n };
+      },
+    });
+    const [a, b, c] = await Promise.allSettled([ledger.act(hop(1)), ledger.act(twin(2)), ledger.act(twin(3))]);
+    expect(a.status).toBe('fulfilled');
+    expect(b.status).toBe('fulfilled');
+    expect(c.status).toBe('rejected');
+    // Two receipts, gapless, and one ORN event: the failed act left nothing.
+    const entries = receiptsFromEntries(await readEntries(ledger.read, RECEIPTS_LOG, 0, 10));
+    expect(entries.map((r) => [receiptIndex(r.receipt_id), r.payload.data])).toEqual([[0, { n: 1 }], [1, { n: 2 }]]);
+    expect(await scalar('SELECT COUNT(*) AS n FROM orn_events')).toBe(1);
+    expect((await getApiKey(ledger.read, keyId))!.hops_used).toBe(2);
   });
 
   it('counts the hop quota exactly within one batch: the acts past the limit are refused and write nothing', async () => {

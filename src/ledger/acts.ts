@@ -39,7 +39,7 @@ import type { Hash, HashReader } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
 import { mintReceipt, receiptLeaf, RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer } from './receipts.ts';
-import type { Transaction } from './sql.ts';
+import { allSent, type Transaction } from './sql.ts';
 import { storeAnswer, type StoredAnswer } from './idempotency.ts';
 
 export type { StoredAnswer };
@@ -200,6 +200,18 @@ export type ActOutcome = { ok: true; value: unknown } | { ok: false; error: unkn
  * decides what each act gets).
  */
 export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<unknown>>): Promise<ActOutcome[]> {
+  return (await commitActGroup(tx, acts)).outcomes;
+}
+
+/** What a group of acts committed: each act's outcome, and the receipts log's head when the group appended receipts. */
+export interface GroupCommitted {
+  outcomes: ActOutcome[];
+  /** The head the group left the receipts log at, under this transaction's lock (undefined when it appended none). */
+  receiptsHead: Edge | undefined;
+}
+
+/** commitActs, with the receipts log's head it wrote (the batch's seal signs it without reading it again). */
+export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPlan<unknown>>): Promise<GroupCommitted> {
   const now = new Date();
   const fuseIds = new Set<string>();
   const keyIds = new Set<string>();
@@ -209,10 +221,8 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
   }
   // The receipts log's head first: batches of several processes on one database serialise on its
   // row lock, so the state read after it (fuses, quotas, rows) is what the batches before left.
-  const before = await lockEdge(tx, RECEIPTS_LOG);
-  const fuses = await getFuses(tx, fuseIds);
-  const quotas = await readHopQuotas(tx, keyIds);
-  const rows = await readGroupRows(tx, acts);
+  // Sent together in that order (sql.ts): the server runs them in order, in one round trip.
+  const [before, fuses, quotas, rows] = await allSent([lockEdge(tx, RECEIPTS_LOG), getFuses(tx, fuseIds), readHopQuotas(tx, keyIds), readGroupRows(tx, acts)]);
   // Set once a `run` act's statement changes a row: the group's reads may then be stale.
   const changes = { seen: false };
   // Rows the acts so far recorded (setRow): written with the group's records, so no read would see them yet.
@@ -279,13 +289,17 @@ export async function commitActs(tx: Transaction, acts: ReadonlyArray<ActPlan<un
       outcomes.push({ ok: false, error });
     }
   }
-  await appends.write();
+  // Proofs come from the group's edges in memory, so its ends run first: they may complete the answers stored below.
   for (const then of atEnd) then(appends);
-  await writeHopCounts(tx, [...quotas.values()], now);
-  await writeReceipts(tx, before, receipts, (r) => leaves.get(r) ?? Buffer.from(receiptLeaf(r), 'utf8'));
-  await writeRecords(tx, decided.flatMap((a) => a.records ?? []));
-  for (const a of decided) if (a.answer) await storeAnswer(tx, a.answer);
-  return outcomes;
+  // The writes touch different tables and depend on no answer of each other: sent together (sql.ts).
+  const [receiptsHead] = await allSent([
+    writeReceipts(tx, before, receipts, (r) => leaves.get(r) ?? Buffer.from(receiptLeaf(r), 'utf8')),
+    appends.write(),
+    writeHopCounts(tx, [...quotas.values()], now),
+    writeRecords(tx, decided.flatMap((a) => a.records ?? [])),
+    ...decided.flatMap((a) => (a.answer ? [storeAnswer(tx, a.answer)] : [])),
+  ]);
+  return { outcomes, receiptsHead };
 }
 
 /** Each reader's declared rows for the group, read with one call per reader. */
@@ -323,18 +337,21 @@ function withCharges(input: ReceiptInput, charges: readonly ActCharge[] | undefi
 /**
  * The group's receipts, in index order: appended to the log (each segment
  * with the summary a clearing period sums), added to the usage counters, and
- * listed per key.
+ * listed per key. Returns the log's head after them.
  */
-async function writeReceipts(tx: Transaction, before: Edge, receipts: readonly Receipt[], leafOf: (r: Receipt) => Buffer): Promise<void> {
-  if (receipts.length === 0) return;
-  await appendLeaves(
-    tx,
-    RECEIPTS_LOG,
-    receipts.map(leafOf),
-    { before, summarize: (_entries, start) => summarizeReceipts(receipts.slice(start - before.size, start - before.size + _entries.length)) },
-  );
-  await addToCounters(tx, receipts);
-  await addKeyReceipts(tx, receipts);
+async function writeReceipts(tx: Transaction, before: Edge, receipts: readonly Receipt[], leafOf: (r: Receipt) => Buffer): Promise<Edge | undefined> {
+  if (receipts.length === 0) return undefined;
+  const [appended] = await allSent([
+    appendLeaves(
+      tx,
+      RECEIPTS_LOG,
+      receipts.map(leafOf),
+      { before, summarize: (_entries, start) => summarizeReceipts(receipts.slice(start - before.size, start - before.size + _entries.length)) },
+    ),
+    addToCounters(tx, receipts),
+    addKeyReceipts(tx, receipts),
+  ]);
+  return appended.after;
 }
 
 /**
@@ -435,7 +452,7 @@ class GroupAppends implements GroupEnd {
   }
 
   async write(): Promise<void> {
-    for (const [log, l] of this.#logs) await writeAppend(this.#tx, log, l);
+    await allSent([...this.#logs].map(([log, l]) => writeAppend(this.#tx, log, l)));
   }
 
   /** Only once the group's acts have all run: until then its edges still move, and the memo would go stale. */

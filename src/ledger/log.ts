@@ -21,7 +21,7 @@
  * commit together (group commit). The index is read and advanced under
  * SQLite's write lock: no gap, no duplicate, even with several processes.
  */
-import { insertRows, type Client, type Transaction } from './sql.ts';
+import { allSent, insertRows, type Client, type Transaction } from './sql.ts';
 import type { InValue } from '@libsql/client';
 import { emptyRoot, leafHash, nodeHash, proveConsistency, proveInclusion, rangeNodes, foldRange, type Hash, type LeafRange, type NodeId } from '../crypto/merkle.ts';
 import { TILE_HEIGHT, TILE_WIDTH, decodeBundle, edgeRoot, encodeBundle, extendEdge, lastLeafProof, packEdge, tileWidth, unpackEdge, type Edge } from '../crypto/tiles.ts';
@@ -209,9 +209,6 @@ export async function writeAppend(tx: Transaction, log: string, pending: Pending
   const { leaves, edge } = pending;
   if (leaves.length === 0) return;
   const first = pending.before.size;
-  const moved = await tx.execute({ sql: 'UPDATE logs SET size = ?, edge = ? WHERE name = ? AND size = ?', args: [edge.size, packEdge(edge), log, first] });
-  // The size is read and written under one lock (lockEdge), so this only fails when `before` was stale: a bug, never a race.
-  if (moved.rowsAffected !== 1) throw new Error(`log ${log} is no longer at size ${first}: appends must read its edge under the same write lock`);
   const now = nowIso();
   const segments: InValue[][] = [];
   for (let at = 0; at < leaves.length; ) {
@@ -221,8 +218,14 @@ export async function writeAppend(tx: Transaction, log: string, pending: Pending
     segments.push([log, start, count, encodeBundle(chunk), summarize ? summarize(chunk, start) : null, now]);
     at += count;
   }
-  await insertRows(tx, 'log_segments', ['log', 'start', 'count', 'entries', 'summary', 'created_at'], segments);
-  await insertRows(tx, 'log_tile_hashes', ['log', 'level', 'idx', 'hash'], pending.tileNodes.map(([level, idx, hash]) => [log, level, idx, hash]));
+  // The head's update and the inserts are sent together (sql.ts); the update is checked once all have answered.
+  const [moved] = await allSent([
+    tx.execute({ sql: 'UPDATE logs SET size = ?, edge = ? WHERE name = ? AND size = ?', args: [edge.size, packEdge(edge), log, first] }),
+    insertRows(tx, 'log_segments', ['log', 'start', 'count', 'entries', 'summary', 'created_at'], segments),
+    insertRows(tx, 'log_tile_hashes', ['log', 'level', 'idx', 'hash'], pending.tileNodes.map(([level, idx, hash]) => [log, level, idx, hash])),
+  ]);
+  // The size is read and written under one lock (lockEdge), so this only fails when `before` was stale: a bug, never a race.
+  if (moved.rowsAffected !== 1) throw new Error(`log ${log} is no longer at size ${first}: appends must read its edge under the same write lock`);
 }
 
 // ---------------------------------------------------------------- entries

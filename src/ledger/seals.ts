@@ -13,9 +13,9 @@
 import type { SigningKey } from '../crypto/keys.ts';
 import { makeSeal, type Seal } from '../crypto/seal.ts';
 import { nowIso } from '../ids.ts';
-import { edgeRoot } from '../crypto/tiles.ts';
+import { edgeRoot, type Edge } from '../crypto/tiles.ts';
 import { lockEdge } from './log.ts';
-import type { Sql } from './sql.ts';
+import { allSent, type Sql } from './sql.ts';
 
 export const RECEIPTS_LOG = 'receipts';
 
@@ -26,13 +26,21 @@ export interface StoredSeal {
   kid: string;
 }
 
-/** Seals the receipts log at its current size if receipts were appended since the last seal. */
-export async function sealReceipts(tx: Sql, origin: string, key: SigningKey): Promise<Seal | undefined> {
-  // The log's row holds its size and right edge: the head at that size is folded from it, no second read.
-  // Locked, so that the seals of batches of several processes follow one another.
-  const edge = await lockEdge(tx, RECEIPTS_LOG);
-  const last = Number((await tx.execute('SELECT COALESCE(MAX(tree_size), 0) AS s FROM receipt_seals')).rows[0]!.s);
-  if (edge.size <= last) return undefined;
+/**
+ * Seals the receipts log at its current size if receipts were appended since
+ * the last seal. `head` is the log's head as this transaction wrote it, under
+ * its lock (write-queue.ts BatchEnd): then nothing is read, since every seal
+ * is at a size the log had before this transaction appended.
+ */
+export async function sealReceipts(tx: Sql, origin: string, key: SigningKey, head?: Edge): Promise<Seal | undefined> {
+  let edge = head;
+  if (!edge) {
+    // The log's row holds its size and right edge: the head at that size is folded from it, no second read.
+    // Locked, so that the seals of batches of several processes follow one another.
+    const [locked, sealed] = await allSent([lockEdge(tx, RECEIPTS_LOG), tx.execute('SELECT COALESCE(MAX(tree_size), 0) AS s FROM receipt_seals')]);
+    edge = locked;
+    if (edge.size <= Number(sealed.rows[0]!.s)) return undefined;
+  }
   const root = edgeRoot(edge)!;
   const seal = makeSeal(origin, edge.size, root, key);
   await tx.execute({

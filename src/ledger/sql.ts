@@ -6,6 +6,12 @@
  * both engines. Each driver (drivers/embedded, drivers/postgres) implements
  * both; an area module never asks which engine it runs on.
  * Inside a write job the connection is the write transaction itself.
+ *
+ * Statements issued without awaiting each in turn run in the order they were
+ * issued: the embedded file runs each at the call, PostgreSQL pipelines them
+ * on the transaction's connection (one round trip for all). A batch sends
+ * the statements that need no answer of each other that way and awaits them
+ * with `allSent`.
  */
 import type { InStatement, InValue, ResultSet } from '@libsql/client';
 
@@ -80,4 +86,18 @@ export interface Dialect {
 export async function insertRows(tx: Transaction, table: string, columns: readonly string[], rows: ReadonlyArray<readonly InValue[]>, tail = ''): Promise<void> {
   if (rows.length === 0) return;
   for (const stmt of tx.dialect.insertRows(table, columns, rows, tail)) await tx.execute(stmt);
+}
+
+/**
+ * Awaits work sent together (each a promise of statements issued without
+ * waiting), like Promise.all, but answers only once every one has settled,
+ * and throws the first failure in the order given. So no statement of a
+ * failed piece of work is still to be sent when the caller rolls back; on
+ * PostgreSQL the first failure is the cause, those after it only found the
+ * transaction aborted.
+ */
+export async function allSent<T extends readonly unknown[] | []>(work: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(work);
+  for (const s of settled) if (s.status === 'rejected') throw s.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }

@@ -5,6 +5,9 @@
  * waiting writes run in ONE new write transaction. A job runs inside its own
  * SAVEPOINT so that a job that throws undoes only its own writes; consecutive
  * acts (acts.ts) are committed together with a constant number of statements.
+ * A batch of acts alone, the hop's, takes no savepoint: if its group fails,
+ * the transaction is rolled back and the batch runs again with savepoints,
+ * each act alone if need be (a savepoint is a round trip on a server).
  * A write's promise settles only after the transaction that holds it has
  * committed, so nothing is acknowledged before it is durable.
  *
@@ -17,8 +20,9 @@
  * libSQL server, or PostgreSQL (one reserved connection; a serialization
  * failure or deadlock is retried the same way).
  */
-import { commitActs, type ActOutcome, type ActPlan } from './acts.ts';
-import type { Sql } from './sql.ts';
+import { commitActGroup, type ActOutcome, type ActPlan, type GroupCommitted } from './acts.ts';
+import type { Edge } from '../crypto/tiles.ts';
+import { allSent, type Sql } from './sql.ts';
 
 export type WriteJob<T> = (tx: Sql) => Promise<T>;
 
@@ -66,8 +70,23 @@ export interface WriteQueueOptions {
   gatherTurns: number;
 }
 
+/** What a batch's run knows at its end, for its finisher. */
+export interface BatchEnd {
+  /**
+   * The receipts log's head as the batch's last act group left it, read and
+   * written under this transaction's lock, when that group appended receipts
+   * and no job ran after it (undefined otherwise: read it).
+   */
+  receiptsHead: Edge | undefined;
+}
+
 /** Runs last in every batch's transaction that committed at least one job (e.g. the receipts seal). */
-export type BatchFinisher = (tx: Sql) => Promise<void>;
+export type BatchFinisher = (tx: Sql, batch: BatchEnd) => Promise<void>;
+
+/** A batch's run: one outcome per write, in order, and what its finisher is told. */
+interface Ran extends BatchEnd {
+  outcomes: ActOutcome[];
+}
 
 export class WriteQueue {
   #backend: WriteBackend;
@@ -134,15 +153,24 @@ export class WriteQueue {
   async #commit(batch: Pending[]): Promise<void> {
     const started = Date.now();
     const backend = this.#backend;
+    let guarded = false;
     for (let attempt = 0; ; attempt++) {
       let open = false;
       let outcomes: ActOutcome[];
       try {
         const tx = await backend.begin();
         open = true;
-        outcomes = await this.#run(tx, batch);
+        const ran = await this.#run(tx, batch, guarded);
+        if (!ran) {
+          // A batch of acts whose group failed, without a savepoint: again, with them.
+          await backend.rollback();
+          open = false;
+          guarded = true;
+          continue;
+        }
+        outcomes = ran.outcomes;
         if (outcomes.some((o) => o.ok)) {
-          if (this.#finish) await this.#finish(tx);
+          if (this.#finish) await this.#finish(tx, ran);
           await backend.commit();
           this.#committed++;
         } else {
@@ -170,25 +198,43 @@ export class WriteQueue {
     }
   }
 
-  /** Runs the batch in order: each job in its savepoint, each run of consecutive acts as one group. */
-  async #run(tx: Sql, batch: Pending[]): Promise<ActOutcome[]> {
+  /**
+   * Runs the batch in order: each job in its savepoint, each run of consecutive
+   * acts as one group. Unless `guarded`, a batch of acts alone runs as one
+   * group with no savepoint, and undefined means that group failed: the
+   * transaction must be rolled back and the batch run again, guarded.
+   */
+  async #run(tx: Sql, batch: Pending[], guarded: boolean): Promise<Ran | undefined> {
     // One job alone needs no savepoint: its failure rolls the transaction back.
     const isBusy = this.#backend.isBusy;
-    if (batch.length === 1 && batch[0]!.job) return [await attempt(isBusy, () => batch[0]!.job!(tx))];
+    if (batch.length === 1 && batch[0]!.job) return { outcomes: [await attempt(isBusy, () => batch[0]!.job!(tx))], receiptsHead: undefined };
+    if (!guarded && batch.every((p) => p.act)) {
+      try {
+        return await commitActGroup(tx, batch.map((p) => p.act!));
+      } catch (error) {
+        if (isBusy(error)) throw error;
+        return undefined;
+      }
+    }
     const outcomes: ActOutcome[] = [];
+    let receiptsHead: Edge | undefined;
     for (let i = 0; i < batch.length; ) {
       const p = batch[i]!;
       if (p.job) {
         outcomes.push(await inSavepoint(tx, isBusy, () => p.job!(tx)));
+        // A job may write anything: the seal reads the head again.
+        receiptsHead = undefined;
         i++;
         continue;
       }
       let end = i;
       while (end < batch.length && batch[end]!.act) end++;
-      outcomes.push(...(await actGroup(tx, isBusy, batch.slice(i, end).map((q) => q.act!))));
+      const group = await actGroup(tx, isBusy, batch.slice(i, end).map((q) => q.act!));
+      outcomes.push(...group.outcomes);
+      receiptsHead = group.receiptsHead ?? receiptsHead;
       i = end;
     }
-    return outcomes;
+    return { outcomes, receiptsHead };
   }
 }
 
@@ -202,11 +248,14 @@ async function attempt(isBusy: (e: unknown) => boolean, run: () => Promise<unkno
   }
 }
 
+/**
+ * Runs `run` in a savepoint, whose statements are sent with the job's (sql.ts):
+ * SAVEPOINT with its first, ROLLBACK TO with RELEASE. On a server the
+ * savepoint costs one round trip (its end), not two or three.
+ */
 async function inSavepoint(tx: Sql, isBusy: (e: unknown) => boolean, run: () => Promise<unknown>): Promise<ActOutcome> {
-  await tx.execute('SAVEPOINT job');
-  const outcome = await attempt(isBusy, run);
-  if (!outcome.ok) await tx.execute('ROLLBACK TO job');
-  await tx.execute('RELEASE job');
+  const [, outcome] = await allSent([tx.execute('SAVEPOINT job'), attempt(isBusy, run)]);
+  await allSent(outcome.ok ? [tx.execute('RELEASE job')] : [tx.execute('ROLLBACK TO job'), tx.execute('RELEASE job')]);
   return outcome;
 }
 
@@ -215,14 +264,21 @@ async function inSavepoint(tx: Sql, isBusy: (e: unknown) => boolean, run: () => 
  * constraint one act broke), its writes are undone and each act is committed
  * alone, so that the one bad act fails by itself.
  */
-async function actGroup(tx: Sql, isBusy: (e: unknown) => boolean, acts: ActPlan<unknown>[]): Promise<ActOutcome[]> {
-  const together = await inSavepoint(tx, isBusy, () => commitActs(tx, acts));
-  if (together.ok) return together.value as ActOutcome[];
-  if (acts.length === 1) return [together];
+async function actGroup(tx: Sql, isBusy: (e: unknown) => boolean, acts: ActPlan<unknown>[]): Promise<GroupCommitted> {
+  const together = await inSavepoint(tx, isBusy, () => commitActGroup(tx, acts));
+  if (together.ok) return together.value as GroupCommitted;
+  if (acts.length === 1) return { outcomes: [together], receiptsHead: undefined };
   const outcomes: ActOutcome[] = [];
+  let receiptsHead: Edge | undefined;
   for (const act of acts) {
-    const alone = await inSavepoint(tx, isBusy, () => commitActs(tx, [act]));
-    outcomes.push(alone.ok ? (alone.value as ActOutcome[])[0]! : alone);
+    const alone = await inSavepoint(tx, isBusy, () => commitActGroup(tx, [act]));
+    if (!alone.ok) {
+      outcomes.push(alone);
+      continue;
+    }
+    const committed = alone.value as GroupCommitted;
+    outcomes.push(committed.outcomes[0]!);
+    receiptsHead = committed.receiptsHead ?? receiptsHead;
   }
-  return outcomes;
+  return { outcomes, receiptsHead };
 }

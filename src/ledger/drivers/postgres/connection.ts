@@ -66,12 +66,17 @@ export class PostgresSql implements Sql {
   readonly dialect: Dialect;
 
   readonly #close: () => void;
+  readonly #began: PromiseLike<unknown> | undefined;
 
-  /** `close` ends what `conn` holds (the pool, for the read connection); nothing by default (a transaction's connection). */
-  constructor(conn: Connection, dialect: Dialect, close: () => void = () => {}) {
+  /**
+   * `close` ends what `conn` holds (the pool, for the read connection); nothing by default (a transaction's connection).
+   * `began` is the transaction's BEGIN, sent and not waited for: it goes with the first statements, each of which answers only once it has.
+   */
+  constructor(conn: Connection, dialect: Dialect, close: () => void = () => {}, began?: PromiseLike<unknown>) {
     this.#conn = conn;
     this.dialect = dialect;
     this.#close = close;
+    this.#began = began;
   }
 
   async execute(stmt: InStatement): Promise<ResultSet> {
@@ -83,7 +88,8 @@ export class PostgresSql implements Sql {
       const values = (v as InValue[]).map((x) => (x == null ? null : toValue(x)));
       return this.#conn.array(values as never[], elementType(values));
     });
-    const res = await this.#conn.unsafe(numbered(sql), args as postgres.ParameterOrJSON<never>[], { prepare: true });
+    const query = this.#conn.unsafe(numbered(sql), args as postgres.ParameterOrJSON<never>[], { prepare: true });
+    const res = this.#began ? (await Promise.all([this.#began, query]))[1] : await query;
     const rows = res as unknown as Row[];
     const columns = res.columns?.map((c) => c.name) ?? [];
     const rowsAffected = WRITES.has(res.command) ? res.count : 0;

@@ -58,24 +58,23 @@ function postgresBackend(url: string, dialect: Dialect): WriteBackend & { end():
   const conn = connectPool(url, 1, () => void closes++);
   let started = 0;
   const lost = () => Object.assign(new Error('the write connection was lost during the transaction'), { code: 'CONNECTION_CLOSED' });
-  const tx = new PostgresSql(conn, dialect);
-  const guarded: Sql = {
-    dialect,
-    execute(stmt) {
-      if (closes !== started) return Promise.reject(lost());
-      return tx.execute(stmt);
-    },
-    close() {},
-  };
   return {
     async begin() {
       started = closes;
-      await conn.unsafe('BEGIN');
-      if (closes !== started) {
-        // The connection was replaced meanwhile: end whatever this BEGIN opened, and fail the batch.
-        await conn.unsafe('ROLLBACK').catch(() => undefined);
-        throw lost();
-      }
+      // Sent now and answered with the batch's first statements (one round trip less); if it fails, they
+      // fail with it, and the rollback that follows ends the batch.
+      const began = conn.unsafe('BEGIN');
+      began.catch(() => {});
+      const tx = new PostgresSql(conn, dialect, undefined, began);
+      // A statement after the connection was replaced would run outside this transaction: refused, the batch fails whole.
+      const guarded: Sql = {
+        dialect,
+        execute(stmt) {
+          if (closes !== started) return Promise.reject(lost());
+          return tx.execute(stmt);
+        },
+        close() {},
+      };
       return guarded;
     },
     async commit() {
