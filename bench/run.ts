@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: every section, then one table. Each figure is a ratio
  * against a baseline measured in the same run. BENCH_SECONDS and
- * BENCH_CONNECTIONS tune the load; BENCH_ONLY=name runs one section;
+ * BENCH_CONNECTIONS tune the load; BENCH_ONLY=a,b runs those sections;
  * BENCH_BEFORE=dir adds an earlier tree's figures beside this one's (before.ts).
  */
 import { benchBefore } from './before.ts';
@@ -41,9 +41,11 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   crypto: benchCrypto,
 };
 
-const only = process.env.BENCH_ONLY;
+const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+const unknown = only?.filter((name) => !(name in SECTIONS)) ?? [];
+if (unknown.length) throw new Error(`BENCH_ONLY names no section ${unknown.join(', ')}; the sections: ${Object.keys(SECTIONS).join(', ')}`);
 for (const [name, run] of Object.entries(SECTIONS)) {
-  if (only && only !== name) continue;
+  if (only && !only.includes(name)) continue;
   console.log(`\n# ${name}`);
   await run();
 }
