@@ -41,6 +41,19 @@ export interface Review {
   decision_receipt_id: string | null;
   used_at: string | null;
   used_receipt_id: string | null;
+  /** Approvals it needs: 2 when it opened above REVIEW_TWO_APPROVERS_ABOVE_USD, else 1. */
+  approvals_required: number;
+  /** The first of two approvals, while the review waits for the second. */
+  first_approval: FirstApproval | null;
+}
+
+/** The first approval of a review that needs two: who, the commitment its receipt holds, the note, the receipt and when. */
+export interface FirstApproval {
+  reviewer: Reviewer;
+  commitment: string;
+  note: string | null;
+  receipt_id: string;
+  at: string;
 }
 
 /** The review a held request is found by: the requesting key, the operation and the request's fingerprint. */
@@ -69,6 +82,8 @@ function rowToReview(r: Record<string, unknown>): Review {
     decision_receipt_id: text(r.decision_receipt_id),
     used_at: text(r.used_at),
     used_receipt_id: text(r.used_receipt_id),
+    approvals_required: Number(r.approvals_required ?? 1),
+    first_approval: r.first_approval === null || r.first_approval === undefined ? null : (JSON.parse(String(r.first_approval)) as FirstApproval),
   };
 }
 
@@ -116,9 +131,9 @@ export async function countPendingReviews(db: Client, accountId: string, now: st
 
 export async function insertReview(tx: Transaction, r: Review): Promise<void> {
   await tx.execute({
-    sql: `INSERT INTO reviews (id, account_id, key_id, operation, fingerprint, request_key, hold_receipt_id, summary, state, created_at, expires_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    args: [r.id, r.account_id, r.key_id, r.operation, r.fingerprint, r.request_key, r.hold_receipt_id, JSON.stringify(r.summary), r.state, r.created_at, r.expires_at],
+    sql: `INSERT INTO reviews (id, account_id, key_id, operation, fingerprint, request_key, hold_receipt_id, summary, state, created_at, expires_at, approvals_required)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    args: [r.id, r.account_id, r.key_id, r.operation, r.fingerprint, r.request_key, r.hold_receipt_id, JSON.stringify(r.summary), r.state, r.created_at, r.expires_at, r.approvals_required],
   });
 }
 
@@ -146,6 +161,19 @@ export async function decideReview(
     sql: `UPDATE reviews SET state = ?, decided_at = ?, decided_by = ?, reviewer_commitment = ?, note = ?, decision_receipt_id = ?
           WHERE id = ? AND state = 'pending' AND ${due}`,
     args: [to, now, by ? JSON.stringify(by.reviewer) : null, by?.commitment ?? null, by?.note ?? null, receiptId, id, now],
+  });
+  return rs.rowsAffected === 1;
+}
+
+/**
+ * Records the first of two approvals of a pending review not yet expired at
+ * `first.at`, which stays pending for the second. True only for the call that
+ * recorded it: of two first approvals racing, the other is decided again.
+ */
+export async function recordFirstApproval(tx: Transaction, id: string, first: FirstApproval): Promise<boolean> {
+  const rs = await tx.execute({
+    sql: "UPDATE reviews SET first_approval = ? WHERE id = ? AND state = 'pending' AND first_approval IS NULL AND approvals_required = 2 AND expires_at > ?",
+    args: [JSON.stringify(first), id, first.at],
   });
   return rs.rowsAffected === 1;
 }

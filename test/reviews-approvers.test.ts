@@ -1,0 +1,111 @@
+/**
+ * Reviews (docs/reviews.md) through the real server, with the operator's
+ * settings: above REVIEW_TWO_APPROVERS_ABOVE_USD a review needs two distinct
+ * approvers (neither the requesting key), a deny at any point denies, and the
+ * held request goes on only after the second approval.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getReceipt } from '../src/ledger/receipts.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+const TRANSFER = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
+const HELD = { rail: 'rtp', transfer: TRANSFER, context: { review_requested: true } };
+
+interface Approval {
+  decided_by: { kind: string; id: string };
+  receipt_id: string;
+  note: string | null;
+}
+
+describe('reviews: two approvers above an amount', () => {
+  let s: TestServer;
+  let op: { id: string; secret: string; accountId: string };
+  let op2: { id: string; secret: string; accountId: string };
+  let op3: { id: string; secret: string; accountId: string };
+  let agent: { id: string; secret: string; accountId: string };
+
+  beforeAll(async () => {
+    s = await startTestServer({ REVIEW_TWO_APPROVERS_ABOVE_USD: '1000.00', CLEARING_INTERVAL_HOURS: '0' });
+    op = await s.newKey('ops');
+    op2 = await s.newKey('ops-2', undefined, 'operator', op.accountId);
+    op3 = await s.newKey('ops-3', undefined, 'operator', op.accountId);
+    agent = await s.newKey('agent', undefined, 'agent', op.accountId);
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  const evaluate = (json: unknown, key = agent.secret) => s.fetch('/v1/prefinality/evaluate', { key, json });
+  const answer = (id: string, verb: 'approve' | 'deny', key: string, json: unknown = {}) => s.fetch(`/v1/reviews/${id}/${verb}`, { key, json });
+  const hold = async (amount: string, currency = 'USD') => {
+    const held = { ...HELD, transfer: { ...TRANSFER, amount, currency } };
+    const r = await evaluate(held);
+    expect(r.status).toBe(409);
+    const body = (await r.json()) as { review_id: string; receipt_id: string };
+    return { ...body, held };
+  };
+  const review = async (id: string) => (await s.fetch(`/v1/reviews/${id}`, { key: agent.secret })).json();
+
+  it('needs one approval at or below the amount', async () => {
+    const h = await hold('1000.00');
+    expect(await review(h.review_id)).toMatchObject({ approvals_required: 1, approvals: [] });
+    expect(await (await answer(h.review_id, 'approve', op2.secret)).json()).toMatchObject({ state: 'approved', approvals: [{ decided_by: { kind: 'key', id: op2.id } }] });
+    expect((await evaluate({ ...h.held, review_id: h.review_id })).status).toBe(200);
+  });
+
+  it('above it, stays pending after the first approval and approves on a second, distinct approver', async () => {
+    const h = await hold('1000.01');
+    expect(await review(h.review_id)).toMatchObject({ state: 'pending', approvals_required: 2, approvals: [] });
+
+    const first = await answer(h.review_id, 'approve', op2.secret, { note: 'first look' });
+    expect(first.status).toBe(200);
+    const one = await first.json();
+    expect(one).toMatchObject({ state: 'pending', approvals_required: 2, decided_by: null, approvals: [{ decided_by: { kind: 'key', id: op2.id }, note: 'first look', receipt_id: one.receipt_id }] });
+    const firstReceipt = (await getReceipt(s.ctx.ledger.read, one.receipt_id))!.payload;
+    expect(firstReceipt).toMatchObject({ kind: 'review_first_approval', decision: 'PERMIT', subject: h.review_id, key_id: op2.id, data: { review_id: h.review_id, hold_receipt_id: h.receipt_id, approvals_required: 2 } });
+    expect(JSON.stringify(firstReceipt)).not.toContain('first look');
+
+    // Not yet cleared; the first approver may not give the second; the requesting key never answers.
+    expect(await (await evaluate({ ...h.held, review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_pending' });
+    expect(await (await answer(h.review_id, 'approve', op2.secret)).json()).toMatchObject({ status: 403, code: 'second_approver_required' });
+    expect((await answer(h.review_id, 'approve', agent.secret)).status).toBe(403);
+    expect((await review(h.review_id)).approvals).toHaveLength(1);
+
+    const second = await (await answer(h.review_id, 'approve', op3.secret, { note: 'second look' })).json();
+    expect(second).toMatchObject({ state: 'approved', decided_by: { kind: 'key', id: op3.id }, note: 'second look' });
+    expect((second.approvals as Approval[]).map((a) => a.decided_by.id)).toEqual([op2.id, op3.id]);
+    const secondReceipt = (await getReceipt(s.ctx.ledger.read, second.receipt_id))!.payload;
+    expect(secondReceipt).toMatchObject({ kind: 'review_approved', decision: 'PERMIT', key_id: op3.id, data: { approvals_required: 2, first_approval_receipt_id: one.receipt_id } });
+    expect(await (await answer(h.review_id, 'approve', op.secret)).json()).toMatchObject({ status: 409, code: 'review_decided' });
+
+    const go = await evaluate({ ...h.held, review_id: h.review_id });
+    expect(go.status).toBe(200);
+    expect(await go.json()).toMatchObject({ decision: 'GO', review: { review_id: h.review_id, approved_by: { kind: 'key', id: op3.id } } });
+  });
+
+  it('is denied by a deny after the first approval, or before it', async () => {
+    const after = await hold('5000.00');
+    expect((await answer(after.review_id, 'approve', op2.secret)).status).toBe(200);
+    // The first approver may still deny: a deny at any point denies.
+    expect(await (await answer(after.review_id, 'deny', op2.secret, { note: 'changed my mind' })).json()).toMatchObject({ state: 'denied', decided_by: { kind: 'key', id: op2.id } });
+    expect(await (await answer(after.review_id, 'approve', op3.secret)).json()).toMatchObject({ status: 409, code: 'review_decided', state: 'denied' });
+    expect(await (await evaluate({ ...after.held, review_id: after.review_id })).json()).toMatchObject({ status: 409, code: 'review_denied' });
+
+    const before = await hold('6000.00');
+    expect(await (await answer(before.review_id, 'deny', op3.secret)).json()).toMatchObject({ state: 'denied', approvals_required: 2, approvals: [] });
+  });
+
+  it('counts an amount in another currency as above it (no rate to compare by)', async () => {
+    const h = await hold('10.00', 'EUR');
+    expect(await review(h.review_id)).toMatchObject({ approvals_required: 2 });
+  });
+
+  it('holds the execute gate above it the same way', async () => {
+    const fuse = await (await s.fetch('/v1/fuses', { key: op.secret, json: { label: 'payouts' } })).json();
+    const act = { fuse_id: fuse.fuse_id, action: { kind: 'pay' }, exposure_usd: '2500.00', hold_above_usd: '100.00' };
+    const r = await s.fetch('/api/v1/execute-gate', { key: agent.secret, json: act });
+    const held = await r.json();
+    expect(held).toMatchObject({ decision: 'HOLD', rule: 'above_hold' });
+    expect(await review(held.review_id)).toMatchObject({ operation: 'execute_gate', approvals_required: 2 });
+  });
+});
