@@ -3,7 +3,7 @@
  * A review is pending until an operator of the account approves or denies it,
  * or until it expires; an approval clears the held request once.
  */
-import { parseAmount } from './prefinality.ts';
+import { parseDecimal } from '../catalog/money.ts';
 
 export type ReviewState = 'pending' | 'approved' | 'denied' | 'expired';
 
@@ -16,6 +16,10 @@ export interface ReviewFacts {
   expires_at: string;
   used_at: string | null;
 }
+
+/** Shortest and longest wait a mandate or a key may set for its reviews (seconds): a minute, 30 days. */
+export const REVIEW_TTL_MIN_SECONDS = 60;
+export const REVIEW_TTL_MAX_SECONDS = 30 * 86_400;
 
 /** Longest note a reviewer may leave (characters). */
 export const REVIEW_NOTE_MAX = 2000;
@@ -87,5 +91,8 @@ export type HeldAmount = { usd: string } | { otherCurrency: true };
 export function approvalsRequired(amount: HeldAmount | undefined, above: string | undefined): 1 | 2 {
   if (above === undefined || amount === undefined) return 1;
   if ('otherCurrency' in amount) return 2;
-  return parseAmount(amount.usd) > parseAmount(above) ? 2 : 1;
+  const scale = Math.max(decimals(amount.usd), decimals(above));
+  return parseDecimal(amount.usd, scale) > parseDecimal(above, scale) ? 2 : 1;
 }
+
+const decimals = (text: string): number => text.split('.')[1]?.length ?? 0;

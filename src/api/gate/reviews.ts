@@ -136,7 +136,7 @@ export interface HeldRequest {
   key: ApiKey;
   operation: string;
   fingerprint: string;
-  /** How long a review it opens waits (a mandate's `review_expires_in_seconds`); default REVIEW_TTL_SECONDS. */
+  /** How long a review it opens waits (a mandate's `review_expires_in_seconds`); else the key's, else REVIEW_TTL_SECONDS. */
   ttlSeconds?: number | undefined;
   /** The amount at stake, for REVIEW_TWO_APPROVERS_ABOVE_USD: in USD micros, or in another currency. */
   amount?: HeldAmount | undefined;
@@ -182,7 +182,7 @@ async function readReviewStep(ctx: AppContext, state: ActState, held: HeldReques
     summary: {},
     state: 'pending',
     created_at: created,
-    expires_at: new Date(now.getTime() + (held.ttlSeconds ?? ctx.config.REVIEW_TTL_SECONDS) * 1000).toISOString(),
+    expires_at: new Date(now.getTime() + (held.ttlSeconds ?? held.key.review_ttl_seconds ?? ctx.config.REVIEW_TTL_SECONDS) * 1000).toISOString(),
     opened_receipt_id: null,
     decided_at: null,
     decided_by: null,

@@ -2,7 +2,8 @@
  * Reviews (docs/reviews.md) through the real server, with the operator's
  * settings: above REVIEW_TWO_APPROVERS_ABOVE_USD a review needs two distinct
  * approvers (neither the requesting key), a deny at any point denies, and the
- * held request goes on only after the second approval.
+ * held request goes on only after the second approval; a key's own review
+ * expiry, under a mandate's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getReceipt } from '../src/ledger/receipts.ts';
@@ -107,5 +108,56 @@ describe('reviews: two approvers above an amount', () => {
     const held = await r.json();
     expect(held).toMatchObject({ decision: 'HOLD', rule: 'above_hold' });
     expect(await review(held.review_id)).toMatchObject({ operation: 'execute_gate', approvals_required: 2 });
+  });
+});
+
+describe("reviews: a key's own review expiry", () => {
+  let s: TestServer;
+  let op: { id: string; secret: string; accountId: string };
+  let stranger: { id: string; secret: string; accountId: string };
+
+  beforeAll(async () => {
+    s = await startTestServer({ CLEARING_INTERVAL_HOURS: '0' });
+    op = await s.newKey('ops');
+    stranger = await s.newKey('stranger');
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  /** How long the review a HOLD of `secret` opens waits, in seconds. */
+  const waitOf = async (secret: string, amount: string, mandate?: Record<string, unknown>): Promise<number> => {
+    const r = await s.fetch('/v1/prefinality/evaluate', { key: secret, json: { ...HELD, transfer: { ...TRANSFER, amount }, ...(mandate ? { mandate } : {}) } });
+    expect(r.status).toBe(409);
+    const { review_id } = (await r.json()) as { review_id: string };
+    const review = (await (await s.fetch(`/v1/reviews/${review_id}`, { key: op.secret })).json()) as { created_at: string; expires_at: string };
+    return (Date.parse(review.expires_at) - Date.parse(review.created_at)) / 1000;
+  };
+
+  it('is set at creation and changed later; a mandate still wins, null goes back to REVIEW_TTL_SECONDS', async () => {
+    const created = await s.fetch('/v1/keys', { key: op.secret, json: { name: 'payments agent', review_expires_in_seconds: 600 } });
+    expect(created.status).toBe(201);
+    const agent = (await created.json()) as { id: string; secret: string; review_expires_in_seconds: number | null };
+    expect(agent.review_expires_in_seconds).toBe(600);
+    expect(await waitOf(agent.secret, '201.00')).toBe(600);
+    expect(await waitOf(agent.secret, '202.00', { review_expires_in_seconds: 3600 })).toBe(3600);
+
+    const set = await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: op.secret, json: { review_expires_in_seconds: 120 } });
+    expect(await set.json()).toMatchObject({ id: agent.id, review_expires_in_seconds: 120 });
+    expect(await waitOf(agent.secret, '203.00')).toBe(120);
+
+    expect(await (await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: op.secret, json: { review_expires_in_seconds: null } })).json()).toMatchObject({ review_expires_in_seconds: null });
+    expect(await waitOf(agent.secret, '204.00')).toBe(86_400);
+  });
+
+  it('refuses a wait out of bounds, an agent key and another account, changing nothing', async () => {
+    const agent = (await (await s.fetch('/v1/keys', { key: op.secret, json: { name: 'agent', review_expires_in_seconds: 900 } })).json()) as { id: string; secret: string };
+    const short = await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: op.secret, json: { review_expires_in_seconds: 10 } });
+    expect(short.status).toBe(400);
+    expect((await short.json()).code).toBe('invalid_body');
+    expect((await s.fetch('/v1/keys', { key: op.secret, json: { name: 'too long', review_expires_in_seconds: 31 * 86_400 } })).status).toBe(400);
+    expect((await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: agent.secret, json: { review_expires_in_seconds: 60 } })).status).toBe(403);
+    expect((await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: stranger.secret, json: { review_expires_in_seconds: 60 } })).status).toBe(404);
+    expect(await (await s.fetch(`/v1/keys/${agent.id}`, { key: op.secret })).json()).toMatchObject({ review_expires_in_seconds: 900 });
   });
 });
