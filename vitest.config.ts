@@ -42,7 +42,7 @@ export const BOTH_ENGINES = [
   'read-caches',
   'receipt-documents',
   'reviews',
-  'reviews-settings',
+  'reviews-operator',
   'site-accounts',
   'storage',
   'tiles',

@@ -129,6 +129,25 @@ export async function countPendingReviews(db: Client, accountId: string, now: st
   return Number(rs.rows[0]!.n);
 }
 
+/** What a key's reviews did in a UTC month (YYYY-MM), for its statement: opened in it, and decided or expired in it. */
+export interface MonthReviews {
+  opened: number;
+  approved: number;
+  denied: number;
+  expired: number;
+}
+
+export async function monthReviews(db: Client, keyId: string, month: string): Promise<MonthReviews> {
+  const from = `${month}-01`;
+  const to = `${month}-32`;
+  const [opened, decided] = await Promise.all([
+    db.execute({ sql: 'SELECT COUNT(*) AS n FROM reviews WHERE key_id = ? AND created_at >= ? AND created_at < ?', args: [keyId, from, to] }),
+    db.execute({ sql: "SELECT state, COUNT(*) AS n FROM reviews WHERE key_id = ? AND state <> 'pending' AND decided_at >= ? AND decided_at < ? GROUP BY state", args: [keyId, from, to] }),
+  ]);
+  const by = new Map(decided.rows.map((r) => [String(r.state), Number(r.n)]));
+  return { opened: Number(opened.rows[0]!.n), approved: by.get('approved') ?? 0, denied: by.get('denied') ?? 0, expired: by.get('expired') ?? 0 };
+}
+
 export async function insertReview(tx: Transaction, r: Review): Promise<void> {
   await tx.execute({
     sql: `INSERT INTO reviews (id, account_id, key_id, operation, fingerprint, request_key, hold_receipt_id, summary, state, created_at, expires_at, approvals_required)

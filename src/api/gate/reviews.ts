@@ -35,6 +35,7 @@ import {
   unopenedReviews,
   useReview,
   type FirstApproval,
+  type MonthReviews,
   type Review,
   type Reviewer,
 } from '../../ledger/reviews.ts';
@@ -344,10 +345,17 @@ export function reviewTerms(ctx: AppContext, pending: number) {
   return {
     pending_count: pending,
     review_usd: '0.00',
-    charged: 'nothing of its own: the HOLD that opens a review is charged the NAP hold, the GO or PERMIT an approval clears its own toll',
+    charged: REVIEW_CHARGED,
     expires_after_seconds: ctx.config.REVIEW_TTL_SECONDS,
     queue_url: `${ctx.config.BASE_URL}${REVIEWS_PATH}?state=pending`,
   };
+}
+
+const REVIEW_CHARGED = 'nothing of its own: the HOLD that opens a review is charged the NAP hold, the GO or PERMIT an approval clears its own toll';
+
+/** A key's reviews of a month, as its operator statement shows them: counted, and costing nothing of their own. */
+export function reviewStatementView(m: MonthReviews) {
+  return { ...m, review_usd: '0.00', charged: REVIEW_CHARGED };
 }
 
 // ---- people answer -------------------------------------------------------------------------------

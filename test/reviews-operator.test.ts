@@ -3,10 +3,13 @@
  * settings: above REVIEW_TWO_APPROVERS_ABOVE_USD a review needs two distinct
  * approvers (neither the requesting key), a deny at any point denies, and the
  * held request goes on only after the second approval; a key's own review
- * expiry, under a mandate's.
+ * expiry, under a mandate's; a key's reviews on its operator statement.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getReceipt } from '../src/ledger/receipts.ts';
+import { getReview, monthReviews } from '../src/ledger/reviews.ts';
+import { sweepReviews } from '../src/api/gate/reviews.ts';
+import { monthOf } from '../src/domain/clear.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const TRANSFER = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
@@ -159,5 +162,49 @@ describe("reviews: a key's own review expiry", () => {
     expect((await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: agent.secret, json: { review_expires_in_seconds: 60 } })).status).toBe(403);
     expect((await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: stranger.secret, json: { review_expires_in_seconds: 60 } })).status).toBe(404);
     expect(await (await s.fetch(`/v1/keys/${agent.id}`, { key: op.secret })).json()).toMatchObject({ review_expires_in_seconds: 900 });
+  });
+});
+
+describe("reviews on a key's operator statement", () => {
+  let s: TestServer;
+  let op: { id: string; secret: string; accountId: string };
+  let agent: { id: string; secret: string; accountId: string };
+
+  beforeAll(async () => {
+    s = await startTestServer({ CLEARING_INTERVAL_HOURS: '0' });
+    op = await s.newKey('ops');
+    agent = await s.newKey('agent', undefined, 'agent', op.accountId);
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  const hold = async (amount: string, mandate?: Record<string, unknown>): Promise<string> => {
+    const r = await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...TRANSFER, amount }, ...(mandate ? { mandate } : {}) } });
+    expect(r.status).toBe(409);
+    return ((await r.json()) as { review_id: string }).review_id;
+  };
+  const statement = async (secret: string) => (await (await s.fetch('/v1/me', { key: secret })).json()).operator_checkout;
+
+  it("counts the month's reviews opened, approved, denied and expired, at no cost of their own", async () => {
+    expect((await statement(agent.secret)).reviews).toMatchObject({ opened: 0, approved: 0, denied: 0, expired: 0, review_usd: '0.00' });
+    const approved = await hold('301.00');
+    const denied = await hold('302.00');
+    await hold('303.00');
+    expect((await s.fetch(`/v1/reviews/${approved}/approve`, { key: op.secret, json: {} })).status).toBe(200);
+    expect((await s.fetch(`/v1/reviews/${denied}/deny`, { key: op.secret, json: {} })).status).toBe(200);
+
+    const mine = await statement(agent.secret);
+    expect(mine.reviews).toEqual({ opened: 3, approved: 1, denied: 1, expired: 0, review_usd: '0.00', charged: expect.stringContaining('nothing of its own') });
+    // The reviews are the requesting key's: the operator key that answered them has none on its statement.
+    expect((await statement(op.secret)).reviews).toMatchObject({ opened: 0, approved: 0, denied: 0 });
+    // They add nothing to what the month owes: three HOLDs at the NAP hold, nothing more.
+    expect(mine.charged_usd).toBe('1.50');
+
+    // An expiry is counted in the month it is recorded.
+    const brief = await hold('304.00', { review_expires_in_seconds: 60 });
+    const due = new Date(Date.parse((await getReview(s.ctx.ledger.read, brief))!.expires_at) + 1000);
+    expect(await sweepReviews(s.ctx, due)).toBe(1);
+    expect((await monthReviews(s.ctx.ledger.read, agent.id, monthOf(due))).expired).toBe(1);
   });
 });
