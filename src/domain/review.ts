@@ -54,8 +54,8 @@ export function approvalRefusal(r: ReviewFacts, request: { keyId: string; operat
 
 export type AnswerRefusal = 'four_eyes' | 'second_approver_required' | 'review_decided' | 'review_expired';
 
-/** Who answers: a key of the account, or one of its people signed in. */
-export interface ReviewerId {
+/** Who answers: an operator key of the account, or one of its people signed in. */
+export interface Reviewer {
   kind: 'key' | 'person';
   id: string;
 }
@@ -66,8 +66,8 @@ export interface ReviewerId {
  * two approvals, the second approval not by the first approver.
  */
 export function answerRefusal(
-  r: ReviewFacts & { first_approval?: { reviewer: ReviewerId } | null },
-  answer: { keyId: string; reviewer: ReviewerId; to: 'approved' | 'denied' },
+  r: ReviewFacts & { first_approval?: { reviewer: Reviewer } | null },
+  answer: { keyId: string; reviewer: Reviewer; to: 'approved' | 'denied' },
   now: Date,
 ): AnswerRefusal | undefined {
   if (answer.keyId === r.key_id) return 'four_eyes';

@@ -6,15 +6,9 @@
  */
 import type { GroupReader } from './acts.ts';
 import type { Client, Transaction } from './sql.ts';
-import type { ReviewState } from '../domain/review.ts';
+import type { Reviewer, ReviewState } from '../domain/review.ts';
 
-export type { ReviewState };
-
-/** Who answered: an operator key of the account, or one of its signed-in people. */
-export interface Reviewer {
-  kind: 'key' | 'person';
-  id: string;
-}
+export type { Reviewer, ReviewState };
 
 export interface Review {
   id: string;

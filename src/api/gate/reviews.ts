@@ -139,7 +139,7 @@ export interface HeldRequest {
   fingerprint: string;
   /** How long a review it opens waits (a mandate's `review_expires_in_seconds`); else the key's, else REVIEW_TTL_SECONDS. */
   ttlSeconds?: number | undefined;
-  /** The amount at stake, for REVIEW_TWO_APPROVERS_ABOVE_USD: in USD micros, or in another currency. */
+  /** The amount at stake, for REVIEW_TWO_APPROVERS_ABOVE_USD: a decimal in USD, or an amount in another currency. */
   amount?: HeldAmount | undefined;
 }
 
