@@ -10,6 +10,8 @@ import { getReceipt } from '../src/ledger/receipts.ts';
 import { getReview, monthReviews } from '../src/ledger/reviews.ts';
 import { sweepReviews } from '../src/api/gate/reviews.ts';
 import { monthOf } from '../src/domain/clear.ts';
+import { loginByEmail } from '../src/ledger/accounts.ts';
+import { formClient } from './support/form-client.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const TRANSFER = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
@@ -97,6 +99,25 @@ describe('reviews: two approvers above an amount', () => {
 
     const before = await hold('6000.00');
     expect(await (await answer(before.review_id, 'deny', op3.secret)).json()).toMatchObject({ state: 'denied', approvals_required: 2, approvals: [] });
+  });
+
+  it('shows the approvals so far in the dashboard, where a signed-in person gives the second', async () => {
+    const person = formClient(s);
+    expect((await person.post('/signup', { email: 'second@example.com', password: 'correct horse battery staple' })).status).toBe(303);
+    const accountId = (await loginByEmail(s.ctx.ledger.read, 'second@example.com'))!.account_id;
+    const payer = await s.newKey('payer', undefined, 'agent', accountId);
+    const first = await s.newKey('first', undefined, 'operator', accountId);
+    const r = await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '7000.00' } }, payer.secret);
+    const { review_id } = (await r.json()) as { review_id: string };
+    expect((await answer(review_id, 'approve', first.secret)).status).toBe(200);
+
+    const queue = await (await person.get('/dashboard/reviews')).text();
+    expect(queue).toContain('1 of 2 (two different reviewers)');
+    expect(queue).toContain(first.id);
+    expect((await person.post(`/dashboard/reviews/${review_id}`, { verdict: 'approve', note: '' })).status).toBe(303);
+    const after = (await (await s.fetch(`/v1/reviews/${review_id}`, { key: first.secret })).json()) as { state: string; approvals: Approval[] };
+    expect(after.state).toBe('approved');
+    expect(after.approvals.map((x) => x.decided_by)).toEqual([{ kind: 'key', id: first.id }, { kind: 'person', id: 'second@example.com' }]);
   });
 
   it('counts an amount in another currency as above it (no rate to compare by)', async () => {
