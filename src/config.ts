@@ -54,6 +54,8 @@ export const configSchema = z.object({
   PREFINALITY_RECEIPT_TTL_SECONDS: positiveInt.default(600),
   /** How long a review a HOLD opens waits for a person before it expires (docs/reviews.md; ours: 24 h). */
   REVIEW_TTL_SECONDS: positiveInt.default(86_400),
+  /** A review of a request above this amount (USD) needs two approvers (docs/reviews.md); unset: one. */
+  REVIEW_TWO_APPROVERS_ABOVE_USD: usd.optional(),
   /**
    * x402 payments (docs/x402.md): off unless X402_PAY_TO, X402_NETWORK, X402_ASSET and
    * X402_FACILITATOR_URL are all set (SPEC 5.4: x402_configured is false by default).

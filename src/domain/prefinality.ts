@@ -12,6 +12,7 @@ import type { FuseState } from './fuse.ts';
 import { decideHop } from './fuse.ts';
 import { MoneyError, parseDecimal } from '../catalog/money.ts';
 import { TOOL_NAME, TOOL_NAME_MESSAGE } from './tool-name.ts';
+import { REVIEW_TTL_MAX_SECONDS, REVIEW_TTL_MIN_SECONDS } from './review.ts';
 
 export const RAILS = ['x402', 'rtp'] as const;
 export type Rail = (typeof RAILS)[number];
@@ -102,7 +103,7 @@ export const mandateSchema = z.strictObject({
   expires_at: z.iso.datetime({ offset: true }).optional(),
   review_above: amount.optional(),
   /** How long a review this mandate's HOLD opens waits for a person (docs/reviews.md); default REVIEW_TTL_SECONDS. */
-  review_expires_in_seconds: z.number().int().min(60).max(30 * 86_400).optional(),
+  review_expires_in_seconds: z.number().int().min(REVIEW_TTL_MIN_SECONDS).max(REVIEW_TTL_MAX_SECONDS).optional(),
 });
 export type Mandate = z.infer<typeof mandateSchema>;
 

@@ -3,6 +3,7 @@
  * A review is pending until an operator of the account approves or denies it,
  * or until it expires; an approval clears the held request once.
  */
+import { parseDecimal } from '../catalog/money.ts';
 
 export type ReviewState = 'pending' | 'approved' | 'denied' | 'expired';
 
@@ -15,6 +16,10 @@ export interface ReviewFacts {
   expires_at: string;
   used_at: string | null;
 }
+
+/** Shortest and longest wait a mandate or a key may set for its reviews (seconds): a minute, 30 days. */
+export const REVIEW_TTL_MIN_SECONDS = 60;
+export const REVIEW_TTL_MAX_SECONDS = 30 * 86_400;
 
 /** Longest note a reviewer may leave (characters). */
 export const REVIEW_NOTE_MAX = 2000;
@@ -47,13 +52,47 @@ export function approvalRefusal(r: ReviewFacts, request: { keyId: string; operat
   return undefined;
 }
 
-export type AnswerRefusal = 'four_eyes' | 'review_decided' | 'review_expired';
+export type AnswerRefusal = 'four_eyes' | 'second_approver_required' | 'review_decided' | 'review_expired';
 
-/** Why this reviewer may not answer the review now, or undefined: never the requesting key (four eyes), only while pending. */
-export function answerRefusal(r: ReviewFacts, reviewerKeyId: string, now: Date): AnswerRefusal | undefined {
-  if (reviewerKeyId === r.key_id) return 'four_eyes';
+/** Who answers: an operator key of the account, or one of its people signed in. */
+export interface Reviewer {
+  kind: 'key' | 'person';
+  id: string;
+}
+
+/**
+ * Why this reviewer may not answer the review now, or undefined: never the
+ * requesting key (four eyes), only while pending, and of a review that needs
+ * two approvals, the second approval not by the first approver.
+ */
+export function answerRefusal(
+  r: ReviewFacts & { first_approval?: { reviewer: Reviewer } | null },
+  answer: { keyId: string; reviewer: Reviewer; to: 'approved' | 'denied' },
+  now: Date,
+): AnswerRefusal | undefined {
+  if (answer.keyId === r.key_id) return 'four_eyes';
   const state = reviewStateAt(r, now);
   if (state === 'expired') return 'review_expired';
   if (state !== 'pending') return 'review_decided';
+  const first = r.first_approval?.reviewer;
+  if (answer.to === 'approved' && first && first.kind === answer.reviewer.kind && first.id === answer.reviewer.id) return 'second_approver_required';
   return undefined;
 }
+
+/** The amount a held request puts at stake: a decimal in USD, or an amount in another currency. */
+export type HeldAmount = { usd: string } | { otherCurrency: true };
+
+/**
+ * Approvals a review needs (docs/reviews.md): two when the operator set an
+ * amount (`above`, REVIEW_TWO_APPROVERS_ABOVE_USD, a decimal USD string) and
+ * the held request's amount in USD is above it, or is in another currency (no
+ * rate to compare it by: the stricter rule); else one.
+ */
+export function approvalsRequired(amount: HeldAmount | undefined, above: string | undefined): 1 | 2 {
+  if (above === undefined || amount === undefined) return 1;
+  if ('otherCurrency' in amount) return 2;
+  const scale = Math.max(decimals(amount.usd), decimals(above));
+  return parseDecimal(amount.usd, scale) > parseDecimal(above, scale) ? 2 : 1;
+}
+
+const decimals = (text: string): number => text.split('.')[1]?.length ?? 0;

@@ -41,6 +41,8 @@ export interface ApiKey {
   previous_expires_at: string | null;
   /** The declared act surface (`keys surface`), or undefined for the default: every preset. */
   surface?: string[] | undefined;
+  /** How long a review a HOLD of this key opens waits (seconds); null or absent: REVIEW_TTL_SECONDS (docs/reviews.md). */
+  review_ttl_seconds?: number | null | undefined;
 }
 
 export function hashSecret(secret: string): string {
@@ -64,19 +66,20 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
     rotated_at: r.rotated_at == null ? null : String(r.rotated_at),
     previous_expires_at: r.previous_expires_at == null ? null : String(r.previous_expires_at),
     surface: r.surface == null ? undefined : (JSON.parse(String(r.surface)) as string[]),
+    review_ttl_seconds: r.review_ttl_seconds == null ? null : Number(r.review_ttl_seconds),
   };
 }
 
 /** The columns of a key row (hops_used counted now), and the arguments they take: put first in a statement's arguments. */
 function keyColumns(now = new Date()): Fragment {
   const hops = hopsThisPeriod(now);
-  return { sql: `id, account_id, name, role, prefix, hop_limit, ${hops.sql} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at`, args: hops.args };
+  return { sql: `id, account_id, name, role, prefix, hop_limit, ${hops.sql} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at, review_ttl_seconds`, args: hops.args };
 }
 
 export async function createApiKey(
   ledger: Ledger,
   /** Without `accountId` the key gets an account of its own, whose id is the key's id. */
-  input: { name: string; hopLimit: number; role?: KeyRole; accountId?: string; expiresAt?: string | null; hopPeriod?: HopPeriod },
+  input: { name: string; hopLimit: number; role?: KeyRole; accountId?: string; expiresAt?: string | null; hopPeriod?: HopPeriod; reviewTtlSeconds?: number | null },
 ): Promise<{ key: ApiKey; secret: string }> {
   const secret = newSecret();
   const key: ApiKey = {
@@ -94,14 +97,15 @@ export async function createApiKey(
     last_used_at: null,
     rotated_at: null,
     previous_expires_at: null,
+    review_ttl_seconds: input.reviewTtlSeconds ?? null,
   };
   await ledger.write(async (tx) => {
     // A key made on its own gets an account of its own under the key's id, as the
     // 0141 migration did for every older key: objects stored under the key id stay its.
     if (!input.accountId) key.account_id = (await insertAccount(tx, { id: key.id, name: key.name, now: key.created_at })).id;
     await tx.execute({
-      sql: 'INSERT INTO api_keys (id, account_id, name, role, secret_hash, prefix, hop_limit, hop_period, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.hop_period, key.created_at, key.expires_at],
+      sql: 'INSERT INTO api_keys (id, account_id, name, role, secret_hash, prefix, hop_limit, hop_period, created_at, expires_at, review_ttl_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.hop_period, key.created_at, key.expires_at, key.review_ttl_seconds ?? null],
     });
   });
   invalidateKeyCache(ledger.read);
@@ -254,6 +258,13 @@ export const keysChanged = (ledger: Ledger) => invalidateKeyCache(ledger.read);
 /** Sets when a key stops working (null: never); returns false when no such key exists. */
 export async function setKeyExpiry(ledger: Ledger, id: string, expiresAt: string | null): Promise<boolean> {
   const rs = await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET expires_at = ? WHERE id = ?', args: [expiresAt, id] }));
+  invalidateKeyCache(ledger.read);
+  return rs.rowsAffected > 0;
+}
+
+/** Sets how long a review a HOLD of this key opens waits (null: REVIEW_TTL_SECONDS); false when no such key exists. */
+export async function setKeyReviewTtl(ledger: Ledger, id: string, seconds: number | null): Promise<boolean> {
+  const rs = await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET review_ttl_seconds = ? WHERE id = ?', args: [seconds, id] }));
   invalidateKeyCache(ledger.read);
   return rs.rowsAffected > 0;
 }

@@ -6,15 +6,9 @@
  */
 import type { GroupReader } from './acts.ts';
 import type { Client, Transaction } from './sql.ts';
-import type { ReviewState } from '../domain/review.ts';
+import type { Reviewer, ReviewState } from '../domain/review.ts';
 
-export type { ReviewState };
-
-/** Who answered: an operator key of the account, or one of its signed-in people. */
-export interface Reviewer {
-  kind: 'key' | 'person';
-  id: string;
-}
+export type { Reviewer, ReviewState };
 
 export interface Review {
   id: string;
@@ -41,6 +35,19 @@ export interface Review {
   decision_receipt_id: string | null;
   used_at: string | null;
   used_receipt_id: string | null;
+  /** Approvals it needs: 2 when it opened above REVIEW_TWO_APPROVERS_ABOVE_USD, else 1. */
+  approvals_required: number;
+  /** The first of two approvals, while the review waits for the second. */
+  first_approval: FirstApproval | null;
+}
+
+/** The first approval of a review that needs two: who, the commitment its receipt holds, the note, the receipt and when. */
+export interface FirstApproval {
+  reviewer: Reviewer;
+  commitment: string;
+  note: string | null;
+  receipt_id: string;
+  at: string;
 }
 
 /** The review a held request is found by: the requesting key, the operation and the request's fingerprint. */
@@ -69,6 +76,8 @@ function rowToReview(r: Record<string, unknown>): Review {
     decision_receipt_id: text(r.decision_receipt_id),
     used_at: text(r.used_at),
     used_receipt_id: text(r.used_receipt_id),
+    approvals_required: Number(r.approvals_required ?? 1),
+    first_approval: r.first_approval === null || r.first_approval === undefined ? null : (JSON.parse(String(r.first_approval)) as FirstApproval),
   };
 }
 
@@ -114,11 +123,30 @@ export async function countPendingReviews(db: Client, accountId: string, now: st
   return Number(rs.rows[0]!.n);
 }
 
+/** What a key's reviews did in a UTC month (YYYY-MM), for its statement: opened in it, and decided or expired in it. */
+export interface MonthReviews {
+  opened: number;
+  approved: number;
+  denied: number;
+  expired: number;
+}
+
+export async function monthReviews(db: Client, keyId: string, month: string): Promise<MonthReviews> {
+  const from = `${month}-01`;
+  const to = `${month}-32`;
+  const [opened, decided] = await Promise.all([
+    db.execute({ sql: 'SELECT COUNT(*) AS n FROM reviews WHERE key_id = ? AND created_at >= ? AND created_at < ?', args: [keyId, from, to] }),
+    db.execute({ sql: "SELECT state, COUNT(*) AS n FROM reviews WHERE key_id = ? AND state <> 'pending' AND decided_at >= ? AND decided_at < ? GROUP BY state", args: [keyId, from, to] }),
+  ]);
+  const by = new Map(decided.rows.map((r) => [String(r.state), Number(r.n)]));
+  return { opened: Number(opened.rows[0]!.n), approved: by.get('approved') ?? 0, denied: by.get('denied') ?? 0, expired: by.get('expired') ?? 0 };
+}
+
 export async function insertReview(tx: Transaction, r: Review): Promise<void> {
   await tx.execute({
-    sql: `INSERT INTO reviews (id, account_id, key_id, operation, fingerprint, request_key, hold_receipt_id, summary, state, created_at, expires_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    args: [r.id, r.account_id, r.key_id, r.operation, r.fingerprint, r.request_key, r.hold_receipt_id, JSON.stringify(r.summary), r.state, r.created_at, r.expires_at],
+    sql: `INSERT INTO reviews (id, account_id, key_id, operation, fingerprint, request_key, hold_receipt_id, summary, state, created_at, expires_at, approvals_required)
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    args: [r.id, r.account_id, r.key_id, r.operation, r.fingerprint, r.request_key, r.hold_receipt_id, JSON.stringify(r.summary), r.state, r.created_at, r.expires_at, r.approvals_required],
   });
 }
 
@@ -146,6 +174,19 @@ export async function decideReview(
     sql: `UPDATE reviews SET state = ?, decided_at = ?, decided_by = ?, reviewer_commitment = ?, note = ?, decision_receipt_id = ?
           WHERE id = ? AND state = 'pending' AND ${due}`,
     args: [to, now, by ? JSON.stringify(by.reviewer) : null, by?.commitment ?? null, by?.note ?? null, receiptId, id, now],
+  });
+  return rs.rowsAffected === 1;
+}
+
+/**
+ * Records the first of two approvals of a pending review not yet expired at
+ * `first.at`, which stays pending for the second. True only for the call that
+ * recorded it: of two first approvals racing, the other is decided again.
+ */
+export async function recordFirstApproval(tx: Transaction, id: string, first: FirstApproval): Promise<boolean> {
+  const rs = await tx.execute({
+    sql: "UPDATE reviews SET first_approval = ? WHERE id = ? AND state = 'pending' AND first_approval IS NULL AND approvals_required = 2 AND expires_at > ?",
+    args: [JSON.stringify(first), id, first.at],
   });
   return rs.rowsAffected === 1;
 }

@@ -29,6 +29,14 @@ function asked(summary: Row): string {
   return `${s_(action?.kind ?? 'an act')} of ${s_(summary.exposure_usd ?? '0.00')} USD on fuse <code class="id">${s_(summary.fuse_id)}</code>`;
 }
 
+/** Of a review that needs two approvers: how many it has, and whose. */
+function approvalsLine(r: Row): string {
+  if (r.approvals_required !== 2) return '';
+  const given = (r.approvals ?? []) as Row[];
+  const who = given.map((a) => `<code class="id">${s_((a.decided_by as Row).id)}</code>`).join(', ');
+  return `\n<dt>Approvals</dt><dd>${given.length} of 2 (two different reviewers)${who ? `: ${who}` : ''}</dd>`;
+}
+
 function pendingItem(r: Row, s: Session): string {
   const id = s_(r.id);
   const summary = (r.summary ?? {}) as Row;
@@ -38,7 +46,7 @@ function pendingItem(r: Row, s: Session): string {
 <dl><dt>Held by</dt><dd><code>${s_(summary.rule)}</code>: ${s_(summary.detail ?? summary.reason)}</dd>
 <dt>Operation</dt><dd>${s_(r.operation)}${summary.tool ? `, tool <code>${s_(summary.tool)}</code>` : ''}</dd>
 <dt>Asked by key</dt><dd><code class="id">${s_(requester)}</code></dd>
-<dt>Expires</dt><dd>${s_(r.expires_at)}</dd>
+<dt>Expires</dt><dd>${s_(r.expires_at)}</dd>${approvalsLine(r)}
 <dt>Review</dt><dd><code class="id">${id}</code>, HOLD receipt <a href="/v1/receipts/${s_(r.hold_receipt_id)}"><code class="id">${s_(r.hold_receipt_id)}</code></a></dd></dl>
 ${
   own

@@ -9,6 +9,7 @@
  *   POST /v1/keys/{id}/limit           {hop_limit}: the hops the key may make per period
  *   POST /v1/keys/{id}/surface         {kinds} | {preset} | {default: true}: the act kinds it may act on
  *   POST /v1/keys/{id}/expiry          {expires_at | expires_in_seconds | null}: when it stops working
+ *   POST /v1/keys/{id}/reviews         {review_expires_in_seconds | null}: how long a review its HOLD opens waits
  * Another account's key is 404. Create and rotate answer a secret, so they are
  * not replayed from the idempotency store (which would keep it in clear).
  */
@@ -17,7 +18,8 @@ import { z } from 'zod';
 import { HOP_PERIODS, periodReset } from '../../domain/quota.ts';
 import { nowIso } from '../../ids.ts';
 import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
-import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, setKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
+import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, setKeyReviewTtl, setKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
+import { REVIEW_TTL_MAX_SECONDS, REVIEW_TTL_MIN_SECONDS } from '../../domain/review.ts';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -33,6 +35,11 @@ const keysListQuery = z.object({
   starting_after: keyIdSchema.optional().describe('the last key id of the previous page'),
 });
 
+const reviewTtl = z.number().int().min(REVIEW_TTL_MIN_SECONDS).max(REVIEW_TTL_MAX_SECONDS);
+const reviewTtlRequest = z.strictObject({
+  review_expires_in_seconds: reviewTtl.nullable().describe("how long a review this key's HOLD opens waits (60 s to 30 days); null: REVIEW_TTL_SECONDS"),
+});
+
 export const createKeyRequest = z
   .strictObject({
     name: z.string().trim().min(1).max(100),
@@ -41,6 +48,7 @@ export const createKeyRequest = z
     hop_period: z.enum(HOP_PERIODS).optional().describe('the UTC period the limit counts over; default HOP_LIMIT_PERIOD (month)'),
     expires_at: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 time after which the key answers 401'),
     expires_in_seconds: z.number().int().positive().max(10 * 365 * 86_400).optional(),
+    review_expires_in_seconds: reviewTtl.optional().describe("how long a review this key's HOLD opens waits for a person; default REVIEW_TTL_SECONDS (a mandate's own still wins)"),
   })
   .refine((b) => b.expires_at === undefined || b.expires_in_seconds === undefined, { message: 'send at most one of expires_at and expires_in_seconds' });
 const rotateRequest = z.strictObject({ grace_seconds: z.number().int().nonnegative().optional().describe('how long the old secret keeps working; default KEY_ROTATION_GRACE_SECONDS') });
@@ -83,6 +91,7 @@ export const keyResponse = z.object({
       declared: z.boolean().describe('the operator declared them (then every hop must name its act kind); false: the default, every preset'),
     })
     .describe("the key's declared surface"),
+  review_expires_in_seconds: z.number().nullable().describe("how long a review this key's HOLD opens waits; null: REVIEW_TTL_SECONDS"),
 });
 
 export function keyObject(k: ApiKey, now = nowIso()) {
@@ -105,6 +114,7 @@ export function keyObject(k: ApiKey, now = nowIso()) {
     rotated_at: k.rotated_at,
     previous_secret_expires_at: k.previous_expires_at && k.previous_expires_at > now ? k.previous_expires_at : null,
     surface: { kinds: [...(k.surface ?? DEFAULT_SURFACE)], declared: k.surface !== undefined },
+    review_expires_in_seconds: k.review_ttl_seconds ?? null,
   };
 }
 
@@ -158,6 +168,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       hopPeriod: b.hop_period ?? ctx.config.HOP_LIMIT_PERIOD,
       accountId: ownerId(caller),
       expiresAt,
+      reviewTtlSeconds: b.review_expires_in_seconds ?? null,
     });
     return toResponse(reply({ ...keyObject(key), secret, notice: SECRET_NOTICE }, 201));
   }, { ...doc, tool: 'keys_create', summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: createdKeyResponse, responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } }, problems: [403], example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
@@ -205,6 +216,14 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     await setKeySurface(ctx.ledger, key.id, kinds);
     return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
   }, { ...doc, summary: "Set the act kinds a key may act on (its declared surface), a preset's, or the default", body: surfaceRequest, response: keyResponse, problems: [403, 404], example: { kinds: ['pay', 'refund'] } });
+
+  router.post('/v1/keys/:key_id/reviews', async (event) => {
+    const caller = await requireKey(event, ctx);
+    const key = await accountKey(event, caller);
+    const b = await readBody(event, reviewTtlRequest, limit);
+    await setKeyReviewTtl(ctx.ledger, key.id, b.review_expires_in_seconds);
+    return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
+  }, { ...doc, summary: "Set how long a review this key's HOLD opens waits for a person (null: REVIEW_TTL_SECONDS); a mandate's own wait still wins", body: reviewTtlRequest, response: keyResponse, problems: [403, 404], example: { review_expires_in_seconds: 3600 } });
 
   router.post('/v1/keys/:key_id/expiry', async (event) => {
     const caller = await requireKey(event, ctx);

@@ -22,6 +22,8 @@ import type { AppContext } from '../context.ts';
 import { notFound, Problem } from '../problem.ts';
 import { getApiKey } from '../../ledger/api-keys.ts';
 import { ownerId } from '../../ledger/accounts.ts';
+import { monthReviews, type MonthReviews } from '../../ledger/reviews.ts';
+import { reviewStatementView } from './reviews.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 
@@ -72,11 +74,12 @@ function checkoutView(month: string, hops: number, exposureMicros: bigint, c: Op
 /** The open month's operator checkout of a key, for GET /v1/me. */
 export async function openCheckoutView(ctx: AppContext, keyId: string) {
   const month = monthOf();
-  const [f, bps] = await Promise.all([operatorFigures(ctx, ctx.ledger.read, keyId, month), monthClearBps(ctx.ledger.read, keyId, month)]);
-  return { state: 'open' as const, ...checkoutView(month, f.hops, f.exposureMicros, f.checkout), clear_bps: clearBpsView(bps, false) };
+  const [f, bps, reviews] = await Promise.all([operatorFigures(ctx, ctx.ledger.read, keyId, month), monthClearBps(ctx.ledger.read, keyId, month), monthReviews(ctx.ledger.read, keyId, month)]);
+  return { state: 'open' as const, ...checkoutView(month, f.hops, f.exposureMicros, f.checkout), clear_bps: clearBpsView(bps, false), reviews: reviewStatementView(reviews) };
 }
 
-function closedView(ctx: AppContext, row: CheckoutRow) {
+/** A checkout as answered: the closed month's figures, and its reviews (shown, not part of the receipt: they cost nothing). */
+function closedView(ctx: AppContext, row: CheckoutRow, reviews: MonthReviews) {
   const bps = { cleared_micros: row.exposureMicros, fee_micros: row.clearBpsMicros, tier: tierById(row.clearTier, row.exposureMicros) };
   return {
     object: 'operator_checkout',
@@ -84,6 +87,7 @@ function closedView(ctx: AppContext, row: CheckoutRow) {
     key_id: row.keyId,
     ...checkoutView(row.month, row.hops, row.exposureMicros, row),
     clear_bps: clearBpsView(bps, true),
+    reviews: reviewStatementView(reviews),
     total_usd: formatUsd(row.checkoutMicros + row.clearBpsMicros),
     checked_out_at: row.createdAt,
     charge: chargeView({ sku: CHECKOUT_SKU, amountMicros: row.checkoutMicros }),
@@ -143,8 +147,9 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
       if (month === current) {
         throw new Problem({ status: 409, code: 'period_open', title: 'Conflict', detail: `${month} is not closed yet: a month is checked out once it is over`, extra: { month } });
       }
-      const done = await getCheckout(ctx.ledger.read, key.id, month);
-      if (done) return reply(closedView(ctx, done));
+      // A closed month's reviews are read before the lock: they cost nothing and change no figure.
+      const [done, reviews] = await Promise.all([getCheckout(ctx.ledger.read, key.id, month), monthReviews(ctx.ledger.read, key.id, month)]);
+      if (done) return reply(closedView(ctx, done, reviews));
       const f = await operatorFigures(ctx, ctx.ledger.read, key.id, month);
       // A key exists from its creation month; a month before it is checked out only when the
       // ledger holds the key's acts in it (a key carried over from an earlier ledger).
@@ -168,10 +173,10 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
           const row: CheckoutRow = { ...base, receiptId: receipt.receipt_id, createdAt: nowIso() };
           // A closed month's figures do not change; the primary key makes the write once (a receipt minted and not written is discarded).
           if (!(await insertCheckout(tx, row))) throw new AlreadyCheckedOut();
-          return { writes: { receipt }, reply: reply(closedView(ctx, row), 201) };
+          return { writes: { receipt }, reply: reply(closedView(ctx, row, reviews), 201) };
         },
       }).catch(async (e: unknown) => {
-        if (e instanceof AlreadyCheckedOut) return reply(closedView(ctx, (await getCheckout(ctx.ledger.read, key.id, month))!));
+        if (e instanceof AlreadyCheckedOut) return reply(closedView(ctx, (await getCheckout(ctx.ledger.read, key.id, month))!, reviews));
         throw e;
       });
     },

@@ -55,6 +55,7 @@ import type { Router } from '../router.ts';
 import type { X402Doc } from '../../payments/x402/resources.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 import { badRequest } from '../problem.ts';
+import type { HeldAmount } from '../../domain/review.ts';
 import { approvalFields, approvalLink, commitHeldAct, holdFields, HoldNeedsReview, type HeldRequest, type ReviewableDecision, type ReviewStep } from './reviews.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
@@ -99,6 +100,12 @@ const rtpGateBody = z.looseObject({
 
 /** What an approval of an evaluate is bound to: the rail, the transfer (amount, counterparty...), the mandate and the fuse. */
 const heldFingerprint = (req: EvaluateRequest): string => fingerprint({ rail: req.rail, transfer: req.transfer, mandate: req.mandate ?? null, fuse_id: req.context?.fuse_id ?? null });
+/** What a held transfer puts at stake, for REVIEW_TWO_APPROVERS_ABOVE_USD: USD, USDC or no currency named read as USD; another currency has no rate here. */
+function heldAmount(req: EvaluateRequest): HeldAmount | undefined {
+  const { amount, currency } = req.transfer;
+  if (amount === undefined) return undefined;
+  return currency === undefined || currency === 'USD' || currency === 'USDC' ? { usd: amount } : { otherCurrency: true };
+}
 
 const verifyRequestSchema = z.strictObject({ receipt: z.string().min(1).max(16384) });
 const rtpGateRequestSchema = z.strictObject({ receipt: z.string().min(1).max(16384), payment_order: paymentOrderSchema });
@@ -147,7 +154,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     const demo = caller.keyId === undefined;
     const transfer_hash = fingerprint(req.transfer);
     // A key's HOLD is a question for its account's people (docs/reviews.md); the demo and a keyless payer have none to ask.
-    const held: HeldRequest | undefined = caller.keyId && !caller.payment && caller.viewer.key ? { key: caller.viewer.key, operation: 'prefinality_evaluate', fingerprint: heldFingerprint(req), ttlSeconds: req.mandate?.review_expires_in_seconds } : undefined;
+    const held: HeldRequest | undefined = caller.keyId && !caller.payment && caller.viewer.key ? { key: caller.viewer.key, operation: 'prefinality_evaluate', fingerprint: heldFingerprint(req), ttlSeconds: req.mandate?.review_expires_in_seconds, amount: heldAmount(req) } : undefined;
     if (req.review_id && !held) throw badRequest('review_needs_key', 'review_id clears a request held for an API key of an account: the demo and x402 payers have no reviews');
     const decideUnderLock = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
       const now = new Date();

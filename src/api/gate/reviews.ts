@@ -14,7 +14,7 @@
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { answerRefusal, approvalRefusal, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
+import { type AnswerRefusal, answerRefusal, type HeldAmount, approvalRefusal, approvalsRequired, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
 import { newId, nowIso } from '../../ids.ts';
 import type { ActNeeds, ActState, RowNeed } from '../../ledger/acts.ts';
 import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
@@ -24,6 +24,7 @@ import type { Receipt } from '../../ledger/receipts.ts';
 import {
   decideReview,
   dueReviews,
+  recordFirstApproval,
   getReview,
   insertReview,
   LATEST_REVIEWS,
@@ -33,6 +34,8 @@ import {
   setOpenedReceipt,
   unopenedReviews,
   useReview,
+  type FirstApproval,
+  type MonthReviews,
   type Review,
   type Reviewer,
 } from '../../ledger/reviews.ts';
@@ -88,6 +91,8 @@ export const reviewObject = z.looseObject({
   decision_receipt_id: z.string().nullable(),
   used_at: z.string().nullable(),
   used_receipt_id: z.string().nullable(),
+  approvals_required: z.number().int().min(1).max(2),
+  approvals: z.array(z.object({ decided_by: z.object({ kind: z.enum(['key', 'person']), id: z.string() }), decided_at: z.string(), note: z.string().nullable(), receipt_id: z.string() })),
   review_url: z.string(),
 });
 const listResponse = z.object({ object: z.literal('list'), pending_count: z.number(), data: z.array(reviewObject) });
@@ -112,8 +117,17 @@ export function reviewView(ctx: AppContext, r: Review, now = new Date()) {
     decision_receipt_id: r.decision_receipt_id,
     used_at: r.used_at,
     used_receipt_id: r.used_receipt_id,
+    approvals_required: r.approvals_required,
+    approvals: approvalsOf(r),
     review_url: reviewUrl(ctx, r.id),
   };
+}
+
+/** The approvals given so far, oldest first: the first of two while it waits, then the deciding one. */
+function approvalsOf(r: Review) {
+  const list = r.first_approval ? [{ decided_by: r.first_approval.reviewer, decided_at: r.first_approval.at, note: r.first_approval.note, receipt_id: r.first_approval.receipt_id }] : [];
+  if (r.state === 'approved' && r.decided_by && r.decided_at && r.decision_receipt_id) list.push({ decided_by: r.decided_by, decided_at: r.decided_at, note: r.note, receipt_id: r.decision_receipt_id });
+  return list;
 }
 
 // ---- a HOLD opens a review; an approval clears the request -------------------------------------
@@ -123,8 +137,10 @@ export interface HeldRequest {
   key: ApiKey;
   operation: string;
   fingerprint: string;
-  /** How long a review it opens waits (a mandate's `review_expires_in_seconds`); default REVIEW_TTL_SECONDS. */
+  /** How long a review it opens waits (a mandate's `review_expires_in_seconds`); else the key's, else REVIEW_TTL_SECONDS. */
   ttlSeconds?: number | undefined;
+  /** The amount at stake, for REVIEW_TWO_APPROVERS_ABOVE_USD: a decimal in USD, or an amount in another currency. */
+  amount?: HeldAmount | undefined;
 }
 
 /** Thrown by a decision that answers HOLD before reading its review: the act is decided again, reading it (`reviewNeeds`). */
@@ -167,7 +183,7 @@ async function readReviewStep(ctx: AppContext, state: ActState, held: HeldReques
     summary: {},
     state: 'pending',
     created_at: created,
-    expires_at: new Date(now.getTime() + (held.ttlSeconds ?? ctx.config.REVIEW_TTL_SECONDS) * 1000).toISOString(),
+    expires_at: new Date(now.getTime() + (held.ttlSeconds ?? held.key.review_ttl_seconds ?? ctx.config.REVIEW_TTL_SECONDS) * 1000).toISOString(),
     opened_receipt_id: null,
     decided_at: null,
     decided_by: null,
@@ -176,6 +192,8 @@ async function readReviewStep(ctx: AppContext, state: ActState, held: HeldReques
     decision_receipt_id: null,
     used_at: null,
     used_receipt_id: null,
+    approvals_required: approvalsRequired(held.amount, ctx.config.REVIEW_TWO_APPROVERS_ABOVE_USD),
+    first_approval: null,
   };
   return { hold: { review, opens: true } };
 }
@@ -327,10 +345,17 @@ export function reviewTerms(ctx: AppContext, pending: number) {
   return {
     pending_count: pending,
     review_usd: '0.00',
-    charged: 'nothing of its own: the HOLD that opens a review is charged the NAP hold, the GO or PERMIT an approval clears its own toll',
+    charged: REVIEW_CHARGED,
     expires_after_seconds: ctx.config.REVIEW_TTL_SECONDS,
     queue_url: `${ctx.config.BASE_URL}${REVIEWS_PATH}?state=pending`,
   };
+}
+
+const REVIEW_CHARGED = 'nothing of its own: the HOLD that opens a review is charged the NAP hold, the GO or PERMIT an approval clears its own toll';
+
+/** A key's reviews of a month, as its operator statement shows them: counted, and costing nothing of their own. */
+export function reviewStatementView(m: MonthReviews) {
+  return { ...m, review_usd: '0.00', charged: REVIEW_CHARGED };
 }
 
 // ---- people answer -------------------------------------------------------------------------------
@@ -353,24 +378,40 @@ export async function answerReview(event: H3Event, ctx: AppContext, key: ApiKey,
           const now = new Date();
           const r = await state.row(REVIEWS, id);
           if (!r || r.account_id !== ownerId(key)) throw notFound(`no review ${id} in this account`, 'unknown_review');
-          const refusal = answerRefusal(r, key.id, now);
+          const refusal = answerRefusal(r, { keyId: key.id, reviewer, to }, now);
           if (refusal) throw answerProblem(refusal, r, now);
+          // The first of two approvals records itself and leaves the review pending for the second.
+          const firstOfTwo = to === 'approved' && r.approvals_required === 2 && !r.first_approval;
           const c = committed(
             {
-              kind: `review_${to}`,
+              kind: firstOfTwo ? 'review_first_approval' : `review_${to}`,
               decision: DECISION_WORD[to],
               subject: r.id,
-              data: { review_id: r.id, hold_receipt_id: r.hold_receipt_id, opened_receipt_id: r.opened_receipt_id, operation: r.operation, reviewer, ...(note !== undefined ? { note } : {}) },
+              data: {
+                review_id: r.id,
+                hold_receipt_id: r.hold_receipt_id,
+                opened_receipt_id: r.opened_receipt_id,
+                operation: r.operation,
+                ...twoApproversFacts(r, firstOfTwo),
+                reviewer,
+                ...(note !== undefined ? { note } : {}),
+              },
             },
             ['data.reviewer', 'data.note'],
           );
           const receipt = state.receipt(ctx, { ...c.input, key_id: key.id });
           const commitment = c.openings.find((o) => o.field === 'data.reviewer')!.opening.commitment;
           const at = nowIso(now);
+          const records: ActRecord[] = openingRecords(r.account_id, receipt, c.openings);
+          if (firstOfTwo) {
+            const first: FirstApproval = { reviewer, commitment, note: note ?? null, receipt_id: receipt.receipt_id, at };
+            if (!(await recordFirstApproval(tx, r.id, first))) throw new StateChanged();
+            return { writes: { receipt, records }, reply: reply({ ...reviewView(ctx, { ...r, first_approval: first }, now), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
+          }
           if (!(await decideReview(tx, r.id, to, at, receipt.receipt_id, { reviewer, commitment, note: note ?? null }))) throw new StateChanged();
           const after: Review = { ...r, state: to, decided_at: at, decided_by: reviewer, reviewer_commitment: commitment, note: note ?? null, decision_receipt_id: receipt.receipt_id };
           const alert = reviewAlert(r.account_id, 'review.decided', fuseOf(r), { ...reviewEvent(ctx, after), state: to, decided_by: reviewer, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
-          const records: ActRecord[] = [...openingRecords(r.account_id, receipt, c.openings), alert];
+          records.push(alert);
           return { writes: { receipt, records }, reply: reply({ ...reviewView(ctx, after, now), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
         },
       });
@@ -383,9 +424,18 @@ export async function answerReview(event: H3Event, ctx: AppContext, key: ApiKey,
   }
 }
 
-function answerProblem(refusal: 'four_eyes' | 'review_decided' | 'review_expired', r: Review, now: Date): Problem {
+/** What a decision receipt of a review that needs two approvals says of them: the count, and the first approval's receipt once given. */
+function twoApproversFacts(r: Review, firstOfTwo: boolean): Record<string, unknown> {
+  if (r.approvals_required !== 2) return {};
+  return firstOfTwo ? { approvals_required: 2 } : { approvals_required: 2, ...(r.first_approval ? { first_approval_receipt_id: r.first_approval.receipt_id } : {}) };
+}
+
+function answerProblem(refusal: AnswerRefusal, r: Review, now: Date): Problem {
   if (refusal === 'four_eyes') {
     return new Problem({ status: 403, code: 'four_eyes', title: 'Forbidden', detail: 'the key that made the request held for review may not answer its review: another operator must', extra: { review_id: r.id } });
+  }
+  if (refusal === 'second_approver_required') {
+    return new Problem({ status: 403, code: 'second_approver_required', title: 'Forbidden', detail: 'this review needs two approvals from two different reviewers, and you gave the first: another operator must give the second', extra: { review_id: r.id } });
   }
   const state = reviewStateAt(r, now);
   return new Problem({

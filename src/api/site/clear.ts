@@ -132,7 +132,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
   const created = new Date();
   const operation = a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind';
   // A HOLD is a question for the account's people (docs/reviews.md); an approval is bound to the fuse, the act and its exposure.
-  const held: HeldRequest = { key, operation, fingerprint: fingerprint({ fuse_id: a.fuseId, action: a.action, exposure_usd: a.exposure_usd ?? null }) };
+  const held: HeldRequest = { key, operation, fingerprint: fingerprint({ fuse_id: a.fuseId, action: a.action, exposure_usd: a.exposure_usd ?? null }), amount: { usd: a.exposure_usd ?? '0' } };
   const decide = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
     const fuse = visibleIn(caller, a.fuseId, state.fuse);
     const facts: ClearFacts = {
