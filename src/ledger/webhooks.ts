@@ -182,8 +182,9 @@ export async function enqueueAlerts(tx: Transaction, events: readonly AlertEvent
 
 /**
  * Queues a test event for one active alert subscription of `owner`, to be
- * delivered, signed and retried as any other; false when there is no such
- * subscription. The event's type is `alert.test` and its body says `test: true`.
+ * delivered, signed and retried as any other: its delivery id, or undefined
+ * when the owner has no such active subscription.
+ * The event's type is `alert.test` and its body says `test: true`.
  */
 export async function enqueueTestAlert(tx: Transaction, owner: string, subscriptionId: string, event: { event_id: string; body: unknown }): Promise<string | undefined> {
   const now = Date.now();

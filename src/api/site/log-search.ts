@@ -24,7 +24,7 @@ import { decodeLeaf } from './leaf-decoders.ts';
 import { base64 as b64 } from '../../crypto/base64.ts';
 import { RECEIPT_DECISIONS } from '../../domain/receipt-words.ts';
 
-/** How many of the newest entries a leaf-hash or fuse-id search reads. */
+/** How many of the newest entries a search reads that is not an index or a whole receipt id. */
 export const LOG_SEARCH_SCAN = 20_000;
 const PAGE = 1000;
 const MAX_MATCHES = 50;
