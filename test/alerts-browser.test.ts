@@ -66,6 +66,8 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     for (const box of await page.locator('input[name=events]').all()) await box.uncheck();
     await page.click('text=Add subscription');
     expect(await page.textContent('[role=alert]')).toMatch(/at least one event/);
+    // The form is kept: the URL typed is still there to correct.
+    expect(await page.inputValue('#a-url')).toBe(url);
     expect(await page.locator('a:has-text("Remove…")').count()).toBe(1);
 
     // Blow the fuse from the dashboard: the receiver gets the event, the page shows it delivered.
@@ -79,14 +81,32 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     await untilCommitted(srv.ctx.ledger, delivered);
     await page.goto(srv.url + '/dashboard/alerts');
     const delivery = page.locator('#deliveries + * tbody tr').first();
-    expect(await delivery.textContent()).toMatch(/fuse\.state_changed.*delivered/);
-    expect(await axeSerious(page)).toEqual([]);
-    await screenshot(page, { path: join(SHOTS, 'dashboard-alerts-1280.png'), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await delivery.textContent()).toMatch(/fuse\.state_changed[\s\S]*delivered/);
+    expect(await delivery.locator('td[data-label="Endpoint"]').textContent()).toBe(url);
+
+    // "Send test event": delivered to the receiver like any event, listed first, marked test, its payload one click away.
+    await Promise.all([page.waitForURL(/tested=whs_/), page.click('button:has-text("Send test event")')]);
+    await hook.arrived(2);
+    expect(JSON.parse(hook.calls[1]!.body)).toMatchObject({ type: 'alert.test', test: true });
+    await untilCommitted(srv.ctx.ledger, async () => (await srv.ctx.ledger.read.execute("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE state = 'delivered'")).rows[0]!.n === 2);
     await page.reload();
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    const test = page.locator('#deliveries + * tbody tr').first();
+    expect(await test.locator('td[data-label="Event"]').textContent()).toMatch(/^alert\.test test/);
+    expect(await test.locator('pre.payload').isVisible()).toBe(false);
+    await test.locator('summary:has-text("Payload")').click();
+    expect(JSON.parse((await test.locator('pre.payload').textContent())!)).toMatchObject({ type: 'alert.test', test: true });
     expect(await axeSerious(page)).toEqual([]);
-    await screenshot(page, { path: join(SHOTS, 'dashboard-alerts-390.png'), fullPage: true });
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      const tail = scheme === 'dark' ? '-dark' : '';
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await screenshot(page, { path: join(SHOTS, `dashboard-alerts-1280${tail}.png`), fullPage: true });
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      expect(await axeSerious(page)).toEqual([]);
+      await screenshot(page, { path: join(SHOTS, `dashboard-alerts-390${tail}.png`), fullPage: true });
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
     await page.setViewportSize({ width: 1280, height: 900 });
 
     // Removal asks first, then says so.

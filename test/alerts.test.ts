@@ -7,7 +7,9 @@
  * they happen (support/receiver.ts, support/commits.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loginByEmail } from '../src/ledger/accounts.ts';
 import { untilCommitted } from './support/commits.ts';
+import { formClient } from './support/form-client.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -137,5 +139,87 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     const queued = await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?', args: [sub.id] });
     expect(queued.rows[0]!.n).toBe(0);
     expect(on('/removed')).toEqual([]);
+  });
+});
+
+describe('alerts: a test event, and the dashboard page that sends it', () => {
+  let s: TestServer;
+  let hook: Receiver;
+  beforeAll(async () => {
+    hook = await startReceiver();
+    s = await startTestServer({ WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', CLEARING_INTERVAL_HOURS: '0' });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    await hook?.close();
+  });
+
+  it('delivers a test event to one subscription through the normal path, signed and marked test, listed with its endpoint and payload', async () => {
+    const op = await s.newKey('ops-test');
+    const agent = await s.newKey('agent-test', 1000, 'agent', op.accountId);
+    const sub = await (await s.fetch('/v1/alerts', { key: op.secret, json: { url: hook.url('/tested') } })).json();
+    const other = await (await s.fetch('/v1/alerts', { key: op.secret, json: { url: hook.url('/untouched') } })).json();
+    const sent = await s.fetch(`/v1/alerts/${sub.id}/test`, { key: op.secret, method: 'POST' });
+    expect(sent.status).toBe(202);
+    const queued = await sent.json();
+    expect(queued).toMatchObject({ object: 'alert_delivery', subscription_id: sub.id, event_type: 'alert.test', state: 'pending' });
+
+    await hook.arrived(1, '/tested');
+    const [call] = hook.on('/tested');
+    const body = JSON.parse(call!.body);
+    expect(body).toMatchObject({ event_id: queued.event_id, type: 'alert.test', test: true, data: { subscription_id: sub.id } });
+    expect(String(call!.headers['webhook-id'])).toBe(queued.event_id);
+    const pub = await (await s.fetch('/crypto/public-key')).json();
+    const key = await crypto.subtle.importKey('jwk', pub.jwk, { name: 'Ed25519' }, false, ['verify']);
+    const sig = String(call!.headers['webhook-signature']).split(' ')[0]!.split(',')[1]!;
+    expect(await crypto.subtle.verify('Ed25519', key, Buffer.from(sig, 'base64'), new TextEncoder().encode(`${queued.event_id}.${String(call!.headers['webhook-timestamp'])}.${call!.body}`))).toBe(true);
+    expect(hook.on('/untouched')).toEqual([]);
+
+    await untilCommitted(s.ctx.ledger, async () => (await (await s.fetch('/v1/alerts', { key: op.secret })).json()).deliveries.every((d: { state: string }) => d.state === 'delivered'));
+    const listed = (await (await s.fetch('/v1/alerts', { key: op.secret })).json()).deliveries;
+    expect(listed).toEqual([expect.objectContaining({ id: queued.id, url: hook.url('/tested'), payload: body, state: 'delivered' })]);
+
+    // Only an operator sends one, only to a subscription of its account that is active.
+    expect((await s.fetch(`/v1/alerts/${sub.id}/test`, { key: agent.secret, method: 'POST' })).status).toBe(403);
+    const stranger = await s.newKey('stranger');
+    const notTheirs = await s.fetch(`/v1/alerts/${sub.id}/test`, { key: stranger.secret, method: 'POST' });
+    expect(notTheirs.status).toBe(404);
+    expect((await notTheirs.json()).code).toBe('unknown_alert');
+    expect((await s.fetch(`/v1/alerts/${other.id}/remove`, { key: op.secret, method: 'POST' })).status).toBe(200);
+    expect((await s.fetch(`/v1/alerts/${other.id}/test`, { key: op.secret, method: 'POST' })).status).toBe(404);
+  });
+
+  it('on the dashboard: sends a test event, labels deliveries with their endpoint, shows the payload, keeps the form when a URL is refused', async () => {
+    const c = formClient(s);
+    expect((await c.post('/signup', { email: 'alerts-page@example.invalid', password: 'a long enough password' })).status).toBe(303);
+    const accountId = (await loginByEmail(s.ctx.ledger.read, 'alerts-page@example.invalid'))!.account_id;
+    const ops = await s.newKey('ops', undefined, 'operator', accountId);
+    const fuse = (await (await s.fetch('/v1/fuses', { key: ops.secret, json: { label: 'payments' } })).json()).fuse_id as string;
+
+    // A refused URL answers the page again with what was typed, chosen and selected.
+    const refused = await c.post('/dashboard/alerts', { url: 'ftp://hooks.invalid/x', events: 'hop.denied', fuse_id: fuse });
+    expect(refused.status).toBe(400);
+    const again = await refused.text();
+    expect(again).toContain('role="alert"');
+    expect(again).toContain('value="ftp://hooks.invalid/x"');
+    expect(again).toContain('value="hop.denied" id="a-ev-1" checked>');
+    expect(again).toContain('value="fuse.state_changed" id="a-ev-0">');
+    expect(again).toContain(`<option value="${fuse}" selected>`);
+
+    const added = await c.post('/dashboard/alerts', { url: hook.url('/page'), events: 'fuse.state_changed' });
+    expect(added.status).toBe(303);
+    const id = new URL(added.headers.get('location')!, s.url).searchParams.get('added')!;
+    const list = await (await c.get('/dashboard/alerts')).text();
+    expect(list).toContain(`action="/dashboard/alerts/${id}/test"`);
+    const tested = await c.post(`/dashboard/alerts/${id}/test`, {});
+    expect([tested.status, tested.headers.get('location')]).toEqual([303, `/dashboard/alerts?tested=${id}#deliveries`]);
+    await hook.arrived(1, '/page');
+    expect(JSON.parse(hook.on('/page')[0]!.body)).toMatchObject({ type: 'alert.test', test: true });
+    const after = await (await c.get(`/dashboard/alerts?tested=${id}`)).text();
+    expect(after).toContain(`Test event sent to ${id}`);
+    expect(after).toContain(`<td data-label="Endpoint" class="url">${hook.url('/page')}</td>`);
+    expect(after).toMatch(/alert\.test <span class="tag">test<\/span>/);
+    expect(after).toMatch(/<details><summary>Payload<\/summary><pre class="payload">\{\n {2}&#34;event_id&#34;/);
+    expect(after).toContain('&#34;test&#34;: true');
   });
 });

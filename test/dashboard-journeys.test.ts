@@ -283,9 +283,19 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       expect(download.suggestedFilename()).toMatch(/^receipts-\d{4}-\d{2}-\d{2}\.csv$/);
       const csv = await page.evaluate(async () => (await fetch('/dashboard/receipts.csv?decision=deny')).text());
       const lines = csv.trim().split('\r\n');
-      expect(lines[0]).toBe('id,created_at,kind,decision,subject,tool,key_id,verify_url');
+      expect(lines[0]).toBe('id,created_at,kind,decision,reason,amount_usd,subject,fuse_label,tool,key_id,key_name,verify_url');
       expect(lines.length).toBe(3);
-      expect(lines.slice(1).every((l) => l.includes(',hop,DENY,' + fuseId + ',,'))).toBe(true);
+      expect(lines.slice(1).every((l) => l.includes(',hop,DENY,the fuse is DEAD: it fails closed,') && l.includes(`,${fuseId},`))).toBe(true);
+      // The filters are choices: "Refusals" from the decision select finds the two DENY hops.
+      await page.goto(srv.url + '/dashboard/receipts');
+      await page.selectOption('#f-decision', 'refusals');
+      await Promise.all([page.waitForURL(/decision=refusals/), page.click('button:has-text("Filter")')]);
+      expect(await page.locator('tbody tr td[data-label="Decision"]').allInnerTexts()).toEqual(['DENY', 'DENY']);
+      expect(await page.locator('#receipts-total').innerText()).toBe('2 receipts match.');
+      expect(await axeSerious(page)).toEqual([]);
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await shot(page, 'receipts-refusals-dark');
+      await page.emulateMedia({ colorScheme: 'light' });
       const json = await page.evaluate(async () => (await fetch('/dashboard/receipts.json?kind=hop')).json());
       expect(json.data.length).toBe(54);
       expect(json.data[0]).toMatchObject({ kind: 'hop', decision: 'DENY', subject: fuseId });

@@ -73,6 +73,38 @@ describe('GET /api/v1/logs/{log}/search', () => {
     expect(drills.entries).toHaveLength(3);
   });
 
+  it('finds a receipt by the start of its id, and entries by key id, decision and time', async () => {
+    const target = hops[1]!;
+    const start = target.receipt_id.slice(0, -6);
+    const byStart = await (await search(start)).json();
+    expect(byStart.by).toBe('receipt_id');
+    expect(byStart.entries.map((e: { payload: { receipt_id: string } }) => e.payload.receipt_id)).toEqual([target.receipt_id]);
+    // A start that stops inside the index is matched by scanning: it finds the receipt among others.
+    const short = await (await search(target.receipt_id.slice(0, 6))).json();
+    expect(short.entries.map((e: { payload: { receipt_id: string } }) => e.payload.receipt_id)).toContain(target.receipt_id);
+    // The start of the id with a wrong random part finds nothing.
+    expect((await (await search(`${target.receipt_id.split('_').slice(0, 2).join('_')}_zzzz`)).json()).entries).toEqual([]);
+
+    const keyId = (await (await search(target.receipt_id)).json()).entries[0].payload.key_id as string;
+    const byKey = await (await search(keyId)).json();
+    expect(byKey.by).toBe('key_id');
+    // Its fuse made, two hops, the blow, the refused hop: five receipts, all of that key.
+    expect(byKey.entries.map((e: { payload: { kind: string } }) => e.payload.kind)).toEqual(['hop', 'fuse_dead', 'hop', 'hop', 'fuse_create']);
+
+    const denied = await (await search('deny')).json();
+    expect(denied.by).toBe('decision');
+    expect(denied.entries.length).toBeGreaterThanOrEqual(4);
+    expect(denied.entries.every((e: { payload: { decision: string } }) => e.payload.decision === 'DENY')).toBe(true);
+    expect(denied.entries.map((e: { payload: { receipt_id: string } }) => e.payload.receipt_id)).toContain(hops[2]!.receipt_id);
+
+    const appended = byKey.entries[0].created_at as string;
+    const byMinute = await (await search(appended.slice(0, 16))).json();
+    expect(byMinute.by).toBe('time');
+    expect(byMinute.entries.map((e: { index: number }) => e.index)).toContain(byKey.entries[0].index);
+    expect(byMinute.entries.every((e: { created_at: string }) => e.created_at.startsWith(appended.slice(0, 16)))).toBe(true);
+    expect((await (await search('2001-01-01')).json()).entries).toEqual([]);
+  });
+
   it('answers no match as an empty list, and bad input as a problem naming it', async () => {
     expect((await (await search('rcpt_doesnotexist')).json()).entries).toEqual([]);
     expect((await (await search('999999')).json()).entries).toEqual([]);
@@ -101,7 +133,7 @@ describe('/logs search in Chromium', { timeout: 120_000 }, () => {
   it('finds an entry by a typed receipt id, and a fuse from a ?q= link, at 1280 and 390 px', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await open(page, '/logs');
-    await page.getByLabel('Receipt id, entry index, leaf hash or fuse id').fill(hops[0]!.receipt_id);
+    await page.getByLabel(/Receipt id \(or its start\)/).fill(hops[0]!.receipt_id);
     await page.getByRole('button', { name: 'Find' }).click();
     await page.waitForSelector('#search-status[data-state="found"]');
     const rows = await page.locator('#search-results tr').allInnerTexts();
@@ -125,6 +157,31 @@ describe('/logs search in Chromium', { timeout: 120_000 }, () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await page.locator('#search-h').scrollIntoViewIfNeeded();
     await screenshot(page, { path: join(OUT, 'logs-search-390.png') });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await screenshot(page, { path: join(OUT, 'logs-search-390-dark.png') });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.locator('#search-h').scrollIntoViewIfNeeded();
+    await screenshot(page, { path: join(OUT, 'logs-search-1280-dark.png') });
+    await page.emulateMedia({ colorScheme: 'light' });
+
+    // An index beyond the log after a found entry: the old result is gone and the answer says the range.
+    await page.getByLabel(/Receipt id \(or its start\)/).fill('999999');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.waitForSelector('#search-status[data-state="none"]');
+    expect(await page.locator('#search-wrap').isHidden()).toBe(true);
+    expect(await page.textContent('#search-status')).toMatch(/^No entry 999999: the receipts log holds entries 0 to \d+\.$/);
+    // The same in the inclusion form: a proven entry's verdict does not stay up beside an index out of range.
+    await page.locator('#inclusion-index').fill('0');
+    await page.getByRole('button', { name: 'Prove inclusion in this browser' }).click();
+    await page.waitForSelector('#inclusion-result[data-state="ok"]');
+    await page.locator('#inclusion-index').fill('999999');
+    expect(await page.locator('#inclusion-result').isHidden()).toBe(true);
+    await page.getByRole('button', { name: 'Prove inclusion in this browser' }).click();
+    await page.waitForSelector('#inclusion-result[data-state="failed"]');
+    expect(await page.textContent('#inclusion-result')).toMatch(/index 999999 is not in the tree of size/);
+    // Tap targets: every button and verify link of the page is at least 44 px high.
+    const small = await page.evaluate(() => [...document.querySelectorAll('main button, main td a, #log-tabs a')].filter((el) => (el as HTMLElement).offsetParent && el.getBoundingClientRect().height < 44).map((el) => el.outerHTML.slice(0, 80)));
+    expect(small).toEqual([]);
 
     await open(page, '/logs?q=rcpt_nothing_here');
     await page.waitForSelector('#search-status[data-state="none"]');

@@ -8,6 +8,8 @@ import type { Client, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
 import { scanKeyReceipts } from './key-receipts.ts';
 import { getReceipt, type StoredReceipt } from './receipts.ts';
+import { getFuses, type Fuse } from './fuses.ts';
+import { receiptAmountUsd, receiptReason } from '../domain/receipt-words.ts';
 
 export interface Account {
   id: string;
@@ -197,9 +199,10 @@ export interface SkuTotal {
 }
 
 /** The ids of the account's keys (revoked ones included: their charges and receipts stay the account's). */
-async function accountKeyIds(db: Client, accountId: string): Promise<string[]> {
-  const rs = await db.execute({ sql: 'SELECT id FROM api_keys WHERE account_id = ?', args: [accountId] });
-  return rs.rows.map((r) => String(r.id));
+/** The account's keys, revoked ones included, id to name, oldest first. */
+export async function accountKeyNames(db: Client, accountId: string): Promise<Map<string, string>> {
+  const rs = await db.execute({ sql: 'SELECT id, name FROM api_keys WHERE account_id = ? ORDER BY created_at, id', args: [accountId] });
+  return new Map(rs.rows.map((r) => [String(r.id), String(r.name)]));
 }
 
 /** Charges of every key of the account since `since` (a UTC day is counted whole), per SKU, from the usage counters. */
@@ -231,12 +234,22 @@ export interface ReceiptRow {
   /** The agent's tool the act gated (a proxied MCP call, a guarded SDK tool), when it named one. */
   tool: string | null;
   created_at: string;
+  /** The key's name at reading time ("" when the key is gone). */
+  key_name: string;
+  /** The label of the fuse the receipt is about, when its subject is one of the account's fuses that has a label. */
+  fuse_label: string | null;
+  /** Why it was decided so (receiptReason), or null when the receipt does not say. */
+  reason: string | null;
+  /** What the act charged its key, a decimal USD string. */
+  amount_usd: string;
 }
 
 export interface ReceiptFilter {
   /** Exact kind or decision, in any case ("deny" finds DENY). */
   kind?: string | undefined;
   decision?: string | undefined;
+  /** Any of these decisions, exactly (the "refusals" choice). */
+  decisions?: readonly string[] | undefined;
   /** A kind prefix, such as "fuse_" for every fuse change. */
   kindPrefix?: string | undefined;
   /** Prefixes, in any case, of the subject (e.g. a fuse id), the key id and the receipt id. */
@@ -250,6 +263,8 @@ export interface ReceiptFilter {
   to?: string | undefined;
   /** The cursor: only receipts older than this receipt id (the last one of the previous page). */
   before?: string | undefined;
+  /** The other cursor: only receipts newer than this receipt id (the first one of the next page). */
+  after?: string | undefined;
   limit: number;
 }
 
@@ -258,29 +273,15 @@ export const RECEIPT_SCAN_BUDGET = 5_000;
 
 /**
  * The account's receipts (made by any of its keys), newest first, filtered;
- * page on with `before`. Read from the log through the keys' receipt lists
+ * page on with `before`. With `after`, the receipts newer than it, still
+ * newest first: the page just above the cursor is the tail. Read from the log through the keys' receipt lists
  * (ledger/key-receipts.ts): no row per receipt exists to search.
  */
 export async function accountReceipts(db: Client, accountId: string, filter: ReceiptFilter): Promise<ReceiptRow[]> {
-  const lower = (v: string | undefined) => v?.toLowerCase();
-  const [kind, decision, subject, keyPrefix, id, tool] = [filter.kind, filter.decision, filter.subject, filter.key, filter.id, filter.tool].map(lower);
-  const keys = (await accountKeyIds(db, accountId)).filter((k) => !keyPrefix || k.toLowerCase().startsWith(keyPrefix));
-  const keep = (r: StoredReceipt) => {
-    const p = r.payload;
-    return (
-      (!kind || p.kind.toLowerCase() === kind) &&
-      (!decision || p.decision.toLowerCase() === decision) &&
-      (!filter.kindPrefix || p.kind.startsWith(filter.kindPrefix)) &&
-      (!subject || (p.subject ?? '').toLowerCase().startsWith(subject)) &&
-      (!id || r.receipt_id.toLowerCase().startsWith(id)) &&
-      (!tool || toolOf(p)?.toLowerCase() === tool) &&
-      (!filter.from || p.issued_at >= filter.from) &&
-      (!filter.to || p.issued_at < filter.to)
-    );
-  };
-  const before = filter.before ? (await getReceipt(db, filter.before))?.log_index : undefined;
-  if (filter.before && before === undefined) return [];
-  const { receipts } = await scanKeyReceipts(db, keys, { limit: filter.limit, keep, before, budget: RECEIPT_SCAN_BUDGET });
+  const scan = await scanAccountReceipts(db, accountId, filter, filter.limit);
+  if (!scan) return [];
+  const { receipts, names } = scan;
+  const fuses = await getFuses(db, receipts.flatMap((r) => (r.payload.subject?.startsWith('fuse_') ? [r.payload.subject] : [])));
   return receipts.map((r) => ({
     id: r.receipt_id,
     kind: r.payload.kind,
@@ -289,7 +290,50 @@ export async function accountReceipts(db: Client, accountId: string, filter: Rec
     key_id: r.payload.key_id ?? '',
     tool: toolOf(r.payload) ?? null,
     created_at: r.payload.issued_at,
+    key_name: names.get(r.payload.key_id ?? '') ?? '',
+    fuse_label: fuseLabel(fuses.get(r.payload.subject ?? ''), accountId),
+    reason: receiptReason(r.payload),
+    amount_usd: receiptAmountUsd(r.payload),
   }));
+}
+
+/** A fuse's label, shown only when the account owns the fuse (a fuse's owner is its account: ownerId). */
+const fuseLabel = (f: Fuse | undefined, accountId: string): string | null => (f && f.key_id === accountId ? f.label : null);
+
+/**
+ * How many of the account's receipts match `filter` (cursors and limit aside),
+ * counted up to RECEIPT_SCAN_BUDGET examined; `more` says the count stopped there.
+ */
+export async function countAccountReceipts(db: Client, accountId: string, filter: ReceiptFilter): Promise<{ count: number; more: boolean }> {
+  const scan = await scanAccountReceipts(db, accountId, { ...filter, before: undefined, after: undefined }, RECEIPT_SCAN_BUDGET);
+  return scan ? { count: scan.receipts.length, more: scan.next !== undefined } : { count: 0, more: false };
+}
+
+/** The scan both read: the account's keys, the filter as a predicate, the cursors as log indexes (null: a cursor names no receipt). */
+async function scanAccountReceipts(db: Client, accountId: string, filter: ReceiptFilter, limit: number) {
+  const lower = (v: string | undefined) => v?.toLowerCase();
+  const [kind, decision, subject, keyPrefix, id, tool] = [filter.kind, filter.decision, filter.subject, filter.key, filter.id, filter.tool].map(lower);
+  const names = await accountKeyNames(db, accountId);
+  const keys = [...names.keys()].filter((k) => !keyPrefix || k.toLowerCase().startsWith(keyPrefix));
+  const keep = (r: StoredReceipt) => {
+    const p = r.payload;
+    return (
+      (!kind || p.kind.toLowerCase() === kind) &&
+      (!decision || p.decision.toLowerCase() === decision) &&
+      (!filter.decisions || filter.decisions.includes(p.decision)) &&
+      (!filter.kindPrefix || p.kind.startsWith(filter.kindPrefix)) &&
+      (!subject || (p.subject ?? '').toLowerCase().startsWith(subject)) &&
+      (!id || r.receipt_id.toLowerCase().startsWith(id)) &&
+      (!tool || toolOf(p)?.toLowerCase() === tool) &&
+      (!filter.from || p.issued_at >= filter.from) &&
+      (!filter.to || p.issued_at < filter.to)
+    );
+  };
+  const indexOf = async (cursor: string | undefined) => (cursor ? ((await getReceipt(db, cursor))?.log_index ?? null) : undefined);
+  const [before, after] = [await indexOf(filter.before), await indexOf(filter.after)];
+  if (before === null || after === null) return undefined;
+  const scan = await scanKeyReceipts(db, keys, { limit, keep, before, after, budget: RECEIPT_SCAN_BUDGET });
+  return { ...scan, names };
 }
 
 const toolOf = (p: StoredReceipt['payload']): string | undefined => (typeof p.data?.tool === 'string' ? p.data.tool : undefined);

@@ -36,6 +36,8 @@ const ROWS_PER_READ = 64;
 export interface ScanOptions {
   /** Only receipts before this log index (a cursor). */
   before?: number | undefined;
+  /** Only receipts after this log index (the other cursor). */
+  after?: number | undefined;
   /** Stop after this many kept receipts. */
   limit: number;
   /** Which receipts to keep (default: all). */
@@ -58,10 +60,13 @@ export async function scanKeyReceipts(db: Client, keyIds: readonly string[], opt
       args: [s.keyId, s.below, ROWS_PER_READ],
     });
     if (rs.rows.length < ROWS_PER_READ) s.done = true;
+    const after = opts.after ?? -1;
     for (const r of rs.rows) {
       const first = Number(r.first);
-      s.pending.push(...unpackIndexes(first, bytes(r.offsets)).filter((i) => i < (opts.before ?? Number.MAX_SAFE_INTEGER)));
+      s.pending.push(...unpackIndexes(first, bytes(r.offsets)).filter((i) => i < (opts.before ?? Number.MAX_SAFE_INTEGER) && i > after));
       s.below = Math.min(s.below, first);
+      // Batches follow one another: a row starting at or below `after` is the last with anything newer.
+      if (first <= after) s.done = true;
     }
     s.pending.sort((a, b) => b - a);
   };

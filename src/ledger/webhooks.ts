@@ -180,6 +180,27 @@ export async function enqueueAlerts(tx: Transaction, events: readonly AlertEvent
   );
 }
 
+/**
+ * Queues a test event for one active alert subscription of `owner`, to be
+ * delivered, signed and retried as any other: its delivery id, or undefined
+ * when the owner has no such active subscription.
+ * The event's type is `alert.test` and its body says `test: true`.
+ */
+export async function enqueueTestAlert(tx: Transaction, owner: string, subscriptionId: string, event: { event_id: string; body: unknown }): Promise<string | undefined> {
+  const now = Date.now();
+  const id = `whd_${sortableTimePrefix(now)}${event.event_id.slice(-8)}`;
+  const rs = await tx.execute({
+    sql: `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, state, attempts, next_attempt_at, created_at)
+          SELECT ?, s.id, ?, ?, ?, 'pending', 0, ?, ? FROM webhook_subscriptions s
+          WHERE s.id = ? AND s.key_id = ? AND s.disabled_at IS NULL AND ${kindFilter('alerts', 's.')}`,
+    args: [id, event.event_id, ALERT_TEST_EVENT, JSON.stringify(event.body), now, nowIso(), subscriptionId, owner],
+  });
+  return rs.rowsAffected === 1 ? id : undefined;
+}
+
+/** The type of the event "send test event" delivers; no subscription chooses it, each receives it on request. */
+export const ALERT_TEST_EVENT = 'alert.test';
+
 /** An alert event (a fuse's state change, a refused hop): its webhook deliveries to the account's matching subscriptions. Written with its group's records (records.ts). */
 export const ALERT_DELIVERIES: RecordWriter<AlertEvent> = recordWriter('webhook_deliveries', enqueueAlerts);
 
@@ -301,6 +322,10 @@ export async function recordAttempt(tx: Transaction, d: DueDelivery, o: AttemptO
 export interface DeliveryView {
   id: string;
   subscription_id: string;
+  /** The endpoint it goes to: its subscription's URL. */
+  url: string;
+  /** The event as delivered (the signed body). */
+  payload: unknown;
   event_id: string;
   event_type: string;
   state: string;
@@ -310,7 +335,7 @@ export interface DeliveryView {
 
 export async function deliveriesOf(db: Db, keyId: string, limit = 100, kind: SubscriptionKind = 'trigger'): Promise<DeliveryView[]> {
   const rs = await db.execute({
-    sql: `SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.state, d.delivered_at FROM webhook_deliveries d
+    sql: `SELECT d.id, d.subscription_id, s.url, d.event_id, d.event_type, d.body, d.state, d.delivered_at FROM webhook_deliveries d
           JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE s.key_id = ? AND ${kindFilter(kind, 's.')} ORDER BY d.created_at DESC, d.rowid DESC LIMIT ?`,
     args: [keyId, limit],
   });
@@ -320,6 +345,8 @@ export async function deliveriesOf(db: Db, keyId: string, limit = 100, kind: Sub
     out.push({
       id: String(r.id),
       subscription_id: String(r.subscription_id),
+      url: String(r.url),
+      payload: JSON.parse(String(r.body)) as unknown,
       event_id: String(r.event_id),
       event_type: String(r.event_type),
       state: String(r.state),

@@ -1,6 +1,7 @@
 /**
  * The /logs page: one log's signed checkpoint, growth chart, a search (by
- * receipt id, index, leaf hash or fuse id), newest entries,
+ * receipt id or its start, index, leaf hash, fuse id, key id, decision or
+ * time), newest entries,
  * inclusion proofs and a consistency check between two checkpoints. Every
  * signature and proof is checked here, in the browser, by the crypto core the
  * server runs (src/crypto/merkle.ts, note.ts).
@@ -123,7 +124,8 @@ function entryRow(e: Entry, log: string, api: string, current: Checkpoint | unde
   if (log === 'receipts' && typeof rid === 'string') {
     const a = document.createElement('a');
     a.href = `/verify?id=${encodeURIComponent(rid)}`;
-    a.textContent = ' verify';
+    a.className = 'verify';
+    a.textContent = 'verify';
     td.append(a);
   }
   tr.append(td);
@@ -137,17 +139,24 @@ interface SearchAnswer {
   complete: boolean;
 }
 
-const READING: Record<string, string> = { index: 'entry index', receipt_id: 'receipt id', leaf_hash: 'leaf hash', fuse_id: 'fuse id' };
+const READING: Record<string, string> = { index: 'entry index', receipt_id: 'receipt id', leaf_hash: 'leaf hash', fuse_id: 'fuse id', key_id: 'key id', decision: 'decision', time: 'time' };
+
+/** The latest search asked: an answer to an older one is dropped, never shown over it. */
+let searchAsked = 0;
 
 /** Runs a search of this log and shows its matches (or says why there are none). */
 async function search(log: string, api: string, current: Checkpoint | undefined, q: string): Promise<void> {
+  const asked = ++searchAsked;
   const status = $('search-status');
   const wrap = $('search-wrap');
   const rows = $('search-results');
   rows.replaceChildren();
   wrap.hidden = true;
+  status.textContent = `Searching the ${log} log…`;
+  status.dataset.state = 'searching';
   const res = await fetch(`${api}/search?q=${encodeURIComponent(q)}`, { headers: { accept: 'application/json' } });
   const body = (await res.json()) as SearchAnswer & { detail?: string };
+  if (asked !== searchAsked) return;
   if (!res.ok) {
     status.textContent = `✗ ${body.detail ?? `the search answered ${res.status}`}`;
     status.dataset.state = 'failed';
@@ -155,7 +164,10 @@ async function search(log: string, api: string, current: Checkpoint | undefined,
   }
   const range = body.complete ? `all ${body.searched.to.toLocaleString('en-US')} entries` : `entries ${body.searched.from} to ${body.searched.to - 1} (the newest)`;
   if (body.entries.length === 0) {
-    status.textContent = `No entry of the ${log} log matches this ${READING[body.by]} (searched ${range}).`;
+    const beyond = body.by === 'index' && Number(q) >= body.searched.to;
+    status.textContent = beyond
+      ? `No entry ${q}: the ${log} log holds entries 0 to ${body.searched.to - 1}.`
+      : `No entry of the ${log} log matches this ${READING[body.by]} (searched ${range}).`;
     status.dataset.state = 'none';
     return;
   }
@@ -240,7 +252,10 @@ export async function startExplorer(): Promise<void> {
     void render();
   });
   await render();
-  ($('inclusion-index') as HTMLInputElement).max = String(Math.max(0, size - 1));
+  // No max on the input: the browser would refuse the submit silently and leave the last verdict showing.
+  $('inclusion-index').addEventListener('input', () => {
+    $('inclusion-result').hidden = true;
+  });
   ($('search-log') as HTMLInputElement).value = log;
   const input = $('search-q') as HTMLInputElement;
   $('search-form').addEventListener('submit', (ev) => {
@@ -264,8 +279,16 @@ export async function startExplorer(): Promise<void> {
   document.body.dataset.explorer = 'ready';
 }
 
+/** The latest proof asked: an answer to an older one is dropped. */
+let proofAsked = 0;
+
 async function proveInclusion(api: string, index: number, cp: Checkpoint | undefined): Promise<void> {
+  const asked = ++proofAsked;
   const out = $('inclusion-result');
+  out.hidden = true;
+  const shown = (ok: boolean, message: string) => {
+    if (asked === proofAsked) show(out, ok, message);
+  };
   try {
     if (!cp) throw new ProofError('there is no verified checkpoint to prove against');
     if (!Number.isSafeInteger(index) || index < 0 || index >= cp.size) throw new ProofError(`index ${index} is not in the tree of size ${cp.size}`);
@@ -277,9 +300,9 @@ async function proveInclusion(api: string, index: number, cp: Checkpoint | undef
     if (!entry || entry.index !== index) throw new ProofError(`the server returned no entry ${index}`);
     const lh = leafHash(fromBase64(entry.leaf));
     verifyInclusion(index, cp.size, lh, proof.hashes.map(fromBase64), cp.root);
-    show(out, true, `✓ Entry ${index} (leaf hash ${base64(lh)}) is in the signed tree of size ${cp.size}: the ${proof.hashes.length}-hash proof leads to its root.`);
+    shown(true, `✓ Entry ${index} (leaf hash ${base64(lh)}) is in the signed tree of size ${cp.size}: the ${proof.hashes.length}-hash proof leads to its root.`);
   } catch (e) {
-    show(out, false, `✗ Inclusion of entry ${index} not proven: ${reason(e)}.`);
+    shown(false, `✗ Inclusion of entry ${index} not proven: ${reason(e)}.`);
   }
 }
 

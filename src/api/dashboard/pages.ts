@@ -6,7 +6,8 @@
  * validated, receipted and role-checked exactly as over HTTP.
  */
 import type { H3, H3Event } from 'h3';
-import { accountReceipts, type ReceiptFilter, type ReceiptRow } from '../../ledger/accounts.ts';
+import { accountKeyNames, accountReceipts, countAccountReceipts, RECEIPT_SCAN_BUDGET, type ReceiptFilter, type ReceiptRow } from '../../ledger/accounts.ts';
+import { RECEIPT_DECISIONS, RECEIPT_KINDS, RECEIPT_REFUSALS } from '../../domain/receipt-words.ts';
 import { getFuse } from '../../ledger/fuses.ts';
 import type { AppContext } from '../context.ts';
 import { isToolName, TOOL_NAME_MESSAGE } from '../../domain/tool-name.ts';
@@ -155,11 +156,11 @@ ${PUBLIC_LOG_NOTE}`,
   });
 
   // ------------------------------------------------------------ receipts
-  /** The filter a query asks for; each field bounded, in any case, ids matched by prefix. */
+  /** The filter a query asks for; each field bounded, in any case, ids matched by prefix; decision "refusals" is every refusal. */
   const receiptFilter = (q: URLSearchParams, limit: number): { filter: ReceiptFilter; fields: Record<string, string>; bad: string[] } => {
     const fields: Record<string, string> = {};
     const bad: string[] = [];
-    for (const name of ['kind', 'decision', 'key', 'subject', 'id', 'tool', 'from', 'to', 'before']) {
+    for (const name of ['kind', 'decision', 'key', 'subject', 'id', 'tool', 'from', 'to', 'before', 'after']) {
       const v = (q.get(name) ?? '').trim();
       if (!v) continue;
       const day = name === 'from' || name === 'to';
@@ -169,46 +170,82 @@ ${PUBLIC_LOG_NOTE}`,
     }
     // "to" is a whole day: receipts before the next day's start.
     const nextDay = (d: string) => new Date(Date.parse(d + 'T00:00:00Z') + 86_400_000).toISOString().slice(0, 10);
+    const refusals = fields.decision?.toLowerCase() === REFUSALS_CHOICE;
     return {
-      filter: { kind: fields.kind, decision: fields.decision, key: fields.key, subject: fields.subject, id: fields.id, tool: fields.tool, from: fields.from, to: fields.to ? nextDay(fields.to) : undefined, before: fields.before, limit },
+      filter: {
+        kind: fields.kind,
+        ...(refusals ? { decisions: RECEIPT_REFUSALS } : { decision: fields.decision }),
+        key: fields.key,
+        subject: fields.subject,
+        id: fields.id,
+        tool: fields.tool,
+        from: fields.from,
+        to: fields.to ? nextDay(fields.to) : undefined,
+        before: fields.before,
+        after: fields.after,
+        limit,
+      },
       fields,
       bad,
     };
   };
+  const REFUSALS_CHOICE = 'refusals';
   const PAGE = 50;
   const EXPORT_MAX = 10_000;
   const verifyLink = (id: string) => `${ctx.config.BASE_URL}/verify?id=${encodeURIComponent(id)}`;
+  /** A select of known values; a value from a link that is not among them stays chosen. */
+  const choice = (name: string, label: string, any: string, options: ReadonlyArray<readonly [string, string]>, current = '') => {
+    const known = options.some(([v]) => v.toLowerCase() === current.toLowerCase());
+    const all: ReadonlyArray<readonly [string, string]> = current && !known ? [...options, [current, current]] : options;
+    const opts = all.map(([v, text]) => `<option value="${e(v)}"${v.toLowerCase() === current.toLowerCase() && current ? ' selected' : ''}>${e(text)}</option>`).join('');
+    return `<p><label for="f-${name}">${label}</label><select id="f-${name}" name="${name}"><option value="">${any}</option>${opts}</select></p>`;
+  };
 
   app.get('/dashboard/receipts', async (event) => {
     const s = await signedIn(event);
     if (!s) return toSignin(event);
     const { filter, fields, bad } = receiptFilter(event.url.searchParams, PAGE + 1);
-    const found = bad.length ? [] : await accountReceipts(ctx.ledger.read, s.accountId, filter);
-    const shown = found.slice(0, PAGE);
+    // Newer: every match above the cursor, of which the page is the oldest PAGE (and one more says there are newer still).
+    const found = bad.length ? [] : fields.after ? (await accountReceipts(ctx.ledger.read, s.accountId, { ...filter, limit: RECEIPT_SCAN_BUDGET })).slice(-(PAGE + 1)) : await accountReceipts(ctx.ledger.read, s.accountId, filter);
+    const shown = fields.after ? found.slice(-PAGE) : found.slice(0, PAGE);
+    const [total, keys] = bad.length ? [{ count: 0, more: false }, new Map<string, string>()] : await Promise.all([countAccountReceipts(ctx.ledger.read, s.accountId, filter), accountKeyNames(ctx.ledger.read, s.accountId)]);
+    const named = (name: string | null, id: string) => (name ? `${e(name)} <code>${e(id)}</code>` : `<code>${e(id)}</code>`);
     const rows = shown
-      .map((r) => `<tr><td data-label="When">${e(r.created_at)}</td><td data-label="Kind">${e(r.kind)}</td><td data-label="Decision"><strong>${e(r.decision)}</strong></td><td data-label="Subject"><code>${e(r.subject ?? '')}</code></td><td data-label="Tool">${r.tool ? `<code>${e(r.tool)}</code>` : ''}</td><td data-label="Key"><code>${e(r.key_id)}</code></td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`)
+      .map(
+        (r) =>
+          `<tr><td data-label="When">${e(r.created_at)}</td><td data-label="Kind">${e(r.kind)}</td><td data-label="Decision"><strong>${e(r.decision)}</strong></td><td data-label="Reason">${e(r.reason ?? '')}</td><td data-label="Charged">${e(r.amount_usd)}</td><td data-label="Subject">${r.subject ? named(r.fuse_label, r.subject) : ''}</td><td data-label="Tool">${r.tool ? `<code>${e(r.tool)}</code>` : ''}</td><td data-label="Key">${named(r.key_name, r.key_id)}</td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`,
+      )
       .join('');
-    const query = (extra: Record<string, string>) => {
-      const q = new URLSearchParams({ ...fields, ...extra });
-      if (!('before' in extra)) q.delete('before');
+    const query = (cursor: Record<string, string>) => {
+      const q = new URLSearchParams({ ...fields, ...cursor });
+      if (!('before' in cursor)) q.delete('before');
+      if (!('after' in cursor)) q.delete('after');
       return q.toString();
     };
+    const newerExist = fields.after ? found.length > PAGE : Boolean(fields.before);
+    const olderExist = fields.after ? true : found.length > PAGE;
+    const newer = newerExist && shown.length ? `<a href="/dashboard/receipts?${e(query({ after: shown[0]!.id }))}" rel="prev">Newer receipts</a>` : '';
+    const older = olderExist && shown.length ? `<a href="/dashboard/receipts?${e(query({ before: shown.at(-1)!.id }))}" rel="next">Older receipts</a>` : '';
+    const newest = fields.before || fields.after ? `<a href="/dashboard/receipts?${e(query({}))}">Newest</a>` : '';
+    const count = `${total.count.toLocaleString('en')}${total.more ? '+' : ''}`;
+    const summary = bad.length ? '' : `<p class="muted" id="receipts-total">${total.count === 1 && !total.more ? '1 receipt matches' : `${count} receipts match`}${total.more ? ` (counted over the newest ${RECEIPT_SCAN_BUDGET.toLocaleString('en')} examined)` : ''}.</p>`;
     const input = (name: string, label: string, type = 'text') =>
       `<p><label for="f-${name}">${label}</label><input id="f-${name}" name="${name}" type="${type}" value="${e(fields[name] ?? '')}"></p>`;
-    const next = found.length > PAGE ? `<a href="/dashboard/receipts?${e(query({ before: shown.at(-1)!.id }))}" rel="next">Older receipts</a>` : '';
-    const first = fields.before ? `<a href="/dashboard/receipts?${e(query({}))}">Newest</a>` : '';
+    const kindChoice = choice('kind', 'Kind', 'Any kind', RECEIPT_KINDS.map((k) => [k, k] as const), fields.kind);
+    const decisionChoice = choice('decision', 'Decision', 'Any decision', [[REFUSALS_CHOICE, 'Refusals'], ...RECEIPT_DECISIONS.map((d) => [d, d] as const)], fields.decision);
+    const keyChoice = choice('key', 'Key', 'Any key', [...keys].map(([id, name]) => [id, `${name} (${id})`] as const), fields.key);
     return page(
       dashboardPage(
         s,
         '/dashboard/receipts',
         'Receipts',
-        `<form method="get" action="/dashboard/receipts"><div class="row">${input('kind', 'Kind (hop, fuse_dead…)')}${input('decision', 'Decision (deny, permit…)')}${input('key', 'Key id or its start')}${input('subject', 'Fuse or subject id, or its start')}${input('id', 'Receipt id or its start')}${input('tool', 'Tool (send_email…)')}${input('from', 'From (UTC day)', 'date')}${input('to', 'To (UTC day)', 'date')}</div>
+        `<form method="get" action="/dashboard/receipts"><div class="row">${kindChoice}${decisionChoice}${keyChoice}${input('subject', 'Fuse or subject id, or its start')}${input('id', 'Receipt id or its start')}${input('tool', 'Tool (send_email…)')}${input('from', 'From (UTC day)', 'date')}${input('to', 'To (UTC day)', 'date')}</div>
 <p><button type="submit">Filter</button> <a href="/dashboard/receipts">Clear</a></p></form>
-${bad.length ? `<p class="error" role="alert">${e(bad.join('; '))}</p>` : ''}
+${bad.length ? `<p class="error" role="alert">${e(bad.join('; '))}</p>` : ''}${summary}
 <p>Export what matches: <a href="/dashboard/receipts.csv?${e(query({}))}" download>CSV</a> · <a href="/dashboard/receipts.json?${e(query({}))}" download>JSON</a> <span class="muted">(up to ${EXPORT_MAX.toLocaleString('en')} receipts, newest first)</span></p>
-${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Decision</th><th scope="col">Subject</th><th scope="col">Tool</th><th scope="col">Key</th><th scope="col">Receipt</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No receipts match.</p>'}
-<nav aria-label="Pages of receipts" class="actions">${first} ${next}</nav>
-<p class="muted">Newest first, ${PAGE} a page. Kind, decision and tool match in any case; ids match by their start. A tool is the agent's tool a proxied MCP call or a guarded SDK tool gated. Each receipt's page checks its signature and its inclusion in the public log.</p>`,
+${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Decision</th><th scope="col">Reason</th><th scope="col">Charged (USD)</th><th scope="col">Subject</th><th scope="col">Tool</th><th scope="col">Key</th><th scope="col">Receipt</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No receipts match.</p>'}
+<nav aria-label="Pages of receipts" class="actions">${newest} ${newer} ${older}</nav>
+<p class="muted">Newest first, ${PAGE} a page. Refusals are ${RECEIPT_REFUSALS.join(', ')}. Charged is what the act billed its key. Kind, decision and tool match in any case; ids match by their start. A tool is the agent's tool a proxied MCP call or a guarded SDK tool gated. Each receipt's page checks its signature and its inclusion in the public log.</p>`,
       ),
       bad.length ? 400 : 200,
     );
@@ -231,7 +268,7 @@ ${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope=
       const stamp = new Date().toISOString().slice(0, 10);
       const headers = { 'cache-control': 'no-store', 'content-disposition': `attachment; filename="receipts-${stamp}.${format}"` };
       if (format === 'json') return new Response(JSON.stringify({ object: 'list', data: rows }, null, 1), { headers: { ...headers, 'content-type': 'application/json; charset=utf-8' } });
-      const cols = ['id', 'created_at', 'kind', 'decision', 'subject', 'tool', 'key_id', 'verify_url'] as const;
+      const cols = ['id', 'created_at', 'kind', 'decision', 'reason', 'amount_usd', 'subject', 'fuse_label', 'tool', 'key_id', 'key_name', 'verify_url'] as const;
       // RFC 4180 quoting; a cell starting with = + - @ is prefixed so a spreadsheet does not run it as a formula.
       const cell = (v: string | null) => {
         const t = v ?? '';

@@ -5,6 +5,7 @@
  *   POST /v1/alerts                      operator   {url, events?, fuse_id?} -> 201 the subscription
  *   GET  /v1/alerts                      any key    the account's subscriptions, removed ones, recent deliveries
  *   POST /v1/alerts/{alert_id}/remove    operator   stops it; its pending deliveries fail
+ *   POST /v1/alerts/{alert_id}/test      operator   queues a test event (type alert.test, test: true) for it alone -> 202
  *
  * Events (the delivered body; `webhook-id` is its event_id):
  *   fuse.state_changed  {event_id, type, at, fuse_id, data: {from, to, key_id, receipt_id, verify_url}}
@@ -15,14 +16,14 @@
 import { z } from 'zod';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { ALERT_EVENTS, createAlertSubscription, deliveriesOf, listAlertSubscriptions, listDisabledSubscriptions, removeAlertSubscription } from '../../ledger/webhooks.ts';
+import { ALERT_EVENTS, ALERT_TEST_EVENT, createAlertSubscription, deliveriesOf, enqueueTestAlert, listAlertSubscriptions, listDisabledSubscriptions, removeAlertSubscription } from '../../ledger/webhooks.ts';
 import { requireKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { requirePublicTarget } from '../site/webhooks.ts';
+import { nudgeDeliverer, requirePublicTarget } from '../site/webhooks.ts';
 import { callerOf, fuseIdSchema, visibleFuse } from './governed.ts';
 
 export const createAlertRequest = z.strictObject({
@@ -48,6 +49,8 @@ const createdResponse = alertSubscription.extend({ signing: z.object({ scheme: z
 const delivery = z.object({
   id: z.string(),
   subscription_id: z.string(),
+  url: z.string().describe("the endpoint: its subscription's URL"),
+  payload: z.unknown().describe('the event as delivered (the signed body)'),
   event_id: z.string(),
   event_type: z.string(),
   state: z.enum(['pending', 'delivered', 'failed']),
@@ -114,5 +117,30 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply({ object: 'alert_subscription', id: raw, removed: true }));
     },
     { summary: 'Remove an alert subscription: no more events are queued for it, its pending deliveries fail', auth: 'key', role: 'operator', tag: 'alerts', response: z.object({ object: z.literal('alert_subscription'), id: z.string(), removed: z.literal(true) }), problems: [403, 404] },
+  );
+
+  const testedResponse = z.object({ object: z.literal('alert_delivery'), id: z.string(), subscription_id: z.string(), event_id: z.string(), event_type: z.literal(ALERT_TEST_EVENT), state: z.literal('pending') });
+  router.post(
+    '/v1/alerts/:alert_id/test',
+    async (event) => {
+      const key = await requireKey(event, ctx);
+      const raw = String(event.context.params?.alert_id ?? '');
+      const id = idParam.safeParse(raw);
+      const event_id = newId('evt');
+      const body = { event_id, type: ALERT_TEST_EVENT, at: nowIso(), fuse_id: null, test: true, data: { subscription_id: raw, note: 'a test event, sent on request: nothing happened to a fuse' } };
+      const delivery = id.success ? await ctx.ledger.write((tx) => enqueueTestAlert(tx, ownerId(key), id.data, { event_id, body })) : undefined;
+      if (!delivery) throw notFound(`no active alert subscription ${raw}`, 'unknown_alert');
+      nudgeDeliverer();
+      return toResponse(reply({ object: 'alert_delivery', id: delivery, subscription_id: raw, event_id, event_type: ALERT_TEST_EVENT, state: 'pending' }, 202));
+    },
+    {
+      summary: 'Send a test event to an alert subscription: delivered, signed and retried as any event, marked `test: true` (type alert.test)',
+      auth: 'key',
+      role: 'operator',
+      tag: 'alerts',
+      response: testedResponse,
+      responses: { 202: { description: 'The test delivery, queued', schema: testedResponse } },
+      problems: [403, 404],
+    },
   );
 }
