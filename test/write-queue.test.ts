@@ -63,4 +63,14 @@ describe('a write batch gathers the writes still arriving', () => {
     expect(await arrive(l, 1, 1)).toEqual({ transactions: 1, rows: 1 });
     expect(await arrive(l, 1, 1)).toEqual({ transactions: 1, rows: 2 });
   });
+
+  it('a write no read cache shows (unseen) commits without counting; beside a seen one, the batch counts', async () => {
+    const l = await open(0);
+    const before = l.commits();
+    await l.write((tx) => tx.execute('INSERT INTO arrivals (turn) VALUES (1)'), { unseen: true });
+    expect(l.commits()).toBe(before);
+    await Promise.all([l.write((tx) => tx.execute('INSERT INTO arrivals (turn) VALUES (2)'), { unseen: true }), l.write((tx) => tx.execute('INSERT INTO arrivals (turn) VALUES (3)'))]);
+    expect(l.commits()).toBe(before + 1);
+    expect(Number((await l.read.execute('SELECT COUNT(*) AS n FROM arrivals')).rows[0]!.n)).toBe(3);
+  });
 });

@@ -76,7 +76,7 @@ export function leasedJob(ctx: AppContext, job: BackgroundJob, holder: string): 
     const at = now();
     let held: boolean;
     try {
-      held = await ctx.ledger.write((tx) => takeLease(tx, job.name, holder, at, at + leaseMs));
+      held = await ctx.ledger.write((tx) => takeLease(tx, job.name, holder, at, at + leaseMs), { unseen: true });
       if (held) heldUntil = at + leaseMs;
     } catch (e) {
       // The database cannot say: the lease held so far is good until it runs out.
@@ -114,7 +114,7 @@ export function leasedJob(ctx: AppContext, job: BackgroundJob, holder: string): 
       if (!running) return;
       running = false;
       await job.stop();
-      await ctx.ledger.write((tx) => releaseLease(tx, job.name, holder)).catch(() => undefined);
+      await ctx.ledger.write((tx) => releaseLease(tx, job.name, holder), { unseen: true }).catch(() => undefined);
     },
   };
 }

@@ -5,13 +5,13 @@
 import type { Config } from '../config.ts';
 import type { ActPlan } from './acts.ts';
 import type { Sql } from './sql.ts';
-import type { BatchFinisher, WriteJob, WriteQueue } from './write-queue.ts';
+import type { BatchFinisher, WriteJob, WriteOptions, WriteQueue } from './write-queue.ts';
 
 export interface Ledger {
   /** For reads that need no write lock. */
   read: Sql;
   /** Runs `job` inside a write transaction shared with other jobs queued at the same time. */
-  write<T>(job: WriteJob<T>): Promise<T>;
+  write<T>(job: WriteJob<T>, opts?: WriteOptions): Promise<T>;
   /** Commits a governed or metered act (acts.ts) set-oriented with the acts queued beside it; resolves to its result. */
   act<T>(plan: ActPlan<T>): Promise<T>;
   /**
@@ -36,7 +36,7 @@ export type LedgerWarn = (message: string) => void;
 export function queuedLedger(queue: WriteQueue, read: Sql, ping: () => Promise<boolean>, close: () => Promise<void>): Ledger {
   return {
     read,
-    write: (job) => queue.push(job),
+    write: (job, opts) => queue.push(job, opts),
     act: (plan) => queue.act(plan),
     commits: () => queue.committed,
     onBatchEnd: (finish) => queue.onBatchEnd(finish),

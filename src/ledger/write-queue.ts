@@ -26,8 +26,17 @@ import { allSent, type Sql } from './sql.ts';
 
 export type WriteJob<T> = (tx: Sql) => Promise<T>;
 
+export interface WriteOptions {
+  /**
+   * The job writes nothing a read cache shows (a background job's lease): its
+   * commit does not count in `committed`, so it leaves this process's read
+   * caches fresh. Default false.
+   */
+  unseen?: boolean;
+}
+
 /** A queued write: a job (any statements), or an act (committed set-oriented with its neighbours, acts.ts). */
-type Work = { job: WriteJob<unknown>; act?: undefined } | { act: ActPlan<unknown>; job?: undefined };
+type Work = { job: WriteJob<unknown>; act?: undefined; unseen?: boolean } | { act: ActPlan<unknown>; job?: undefined; unseen?: undefined };
 
 type Pending = Work & {
   resolve: (v: unknown) => void;
@@ -103,8 +112,8 @@ export class WriteQueue {
     this.#gatherTurns = opts.gatherTurns;
   }
 
-  push<T>(job: WriteJob<T>): Promise<T> {
-    return this.#enqueue<T>({ job });
+  push<T>(job: WriteJob<T>, opts: WriteOptions = {}): Promise<T> {
+    return this.#enqueue<T>({ job, ...(opts.unseen ? { unseen: true } : {}) });
   }
 
   act<T>(act: ActPlan<T>): Promise<T> {
@@ -172,7 +181,7 @@ export class WriteQueue {
         if (outcomes.some((o) => o.ok)) {
           if (this.#finish) await this.#finish(tx, ran);
           await backend.commit();
-          this.#committed++;
+          if (batch.some((p, i) => outcomes[i]!.ok && !p.unseen)) this.#committed++;
         } else {
           await backend.rollback();
         }
