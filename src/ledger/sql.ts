@@ -101,3 +101,14 @@ export async function allSent<T extends readonly unknown[] | []>(work: T): Promi
   for (const s of settled) if (s.status === 'rejected') throw s.reason;
   return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }
+
+/** An argument as both drivers bind it: booleans as 0/1, bytes as a Buffer, a Date as its epoch ms; undefined and non-finite numbers refused. */
+export function toValue(v: InValue | undefined): unknown {
+  if (v === undefined) throw new TypeError('undefined cannot be passed as argument to the database');
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (typeof v === 'number' && !Number.isFinite(v)) throw new RangeError('Only finite numbers can be passed as arguments');
+  if (v instanceof ArrayBuffer) return Buffer.from(v);
+  if (v instanceof Uint8Array && !Buffer.isBuffer(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  if (v instanceof Date) return v.valueOf();
+  return v;
+}

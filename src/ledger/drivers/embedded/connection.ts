@@ -14,8 +14,8 @@
  * blobs come back as Uint8Array views.
  */
 import Database from 'libsql';
-import type { InArgs, InStatement, InValue, ResultSet, Row } from '@libsql/client';
-import type { Dialect, Sql } from '../../sql.ts';
+import type { InArgs, InStatement, ResultSet, Row } from '@libsql/client';
+import { toValue, type Dialect, type Sql } from '../../sql.ts';
 import { sqliteDialect } from './dialect.ts';
 
 type Statement = ReturnType<Database.Database['prepare']>;
@@ -103,16 +103,6 @@ export class EmbeddedSql implements Sql {
     this.#cache.clear();
     this.db.close();
   }
-}
-
-function toValue(v: InValue | undefined): unknown {
-  if (v === undefined) throw new TypeError('undefined cannot be passed as argument to the database');
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  if (typeof v === 'number' && !Number.isFinite(v)) throw new RangeError('Only finite numbers can be passed as arguments');
-  if (v instanceof ArrayBuffer) return Buffer.from(v);
-  if (v instanceof Uint8Array && !Buffer.isBuffer(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-  if (v instanceof Date) return v.valueOf();
-  return v;
 }
 
 function toArgs(args: InArgs | undefined): unknown[] | Record<string, unknown> {

@@ -7,7 +7,7 @@
  */
 import postgres from 'postgres';
 import type { InStatement, InValue, ResultSet, Row } from '@libsql/client';
-import type { Dialect, Sql } from '../../sql.ts';
+import { toValue, type Dialect, type Sql } from '../../sql.ts';
 
 export type Pool = postgres.Sql<Record<string, never>>;
 export type Connection = Pool | postgres.ReservedSql<Record<string, never>>;
@@ -41,16 +41,6 @@ export function numbered(sql: string): string {
   if (texts.size >= 5000) texts.clear();
   texts.set(sql, out);
   return out;
-}
-
-function toValue(v: InValue | undefined): unknown {
-  if (v === undefined) throw new TypeError('undefined cannot be passed as argument to the database');
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  if (typeof v === 'number' && !Number.isFinite(v)) throw new RangeError('Only finite numbers can be passed as arguments');
-  if (v instanceof ArrayBuffer) return Buffer.from(v);
-  if (v instanceof Uint8Array && !Buffer.isBuffer(v)) return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-  if (v instanceof Date) return v.valueOf();
-  return v;
 }
 
 /** The PostgreSQL type of an array argument's elements: bytea, int8 or text. */
