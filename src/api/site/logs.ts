@@ -82,9 +82,11 @@ export async function describeLog(ctx: AppContext, name: string) {
  */
 async function describeWitnessing(ctx: AppContext, name: string, size: number) {
   const policy = ctx.witnessPolicy!;
-  const states = new Map((await witnessStates(ctx.ledger.read, name)).map((s) => [s.vkey, s]));
   const latest = await cosignedCheckpoint(ctx, name, size);
   const witnessed = await latestWitnessed(ctx, name);
+  // Read after the cosignatures: a cosignature and its witness's state commit together, so a witness
+  // named in `cosigned_by` never shows an older `cosigned_size` (a pooled reader has no shared snapshot).
+  const states = new Map((await witnessStates(ctx.ledger.read, name)).map((s) => [s.vkey, s]));
   return {
     policy: formatWitnessPolicy(policy),
     quorum: policy.quorum,
