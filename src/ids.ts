@@ -2,27 +2,7 @@
  * Opaque, URL-safe identifiers: a type prefix and 128 random bits, so no
  * caller can guess another tenant's id.
  */
-import { randomFillSync } from 'node:crypto';
-
-/**
- * Random bytes from the CSPRNG, drawn 4 KiB at a time: one call into OpenSSL
- * per 256 ids instead of one per id (it showed at 7 % of a busy writer's time),
- * as Node's own randomUUID does. Each byte is handed out once. For ids only:
- * secrets (API keys, session tokens) take their bytes straight from randomBytes.
- */
-const POOL_BYTES = 4096;
-const pool = Buffer.alloc(POOL_BYTES);
-let used = POOL_BYTES;
-
-function random(bytes: number): Buffer {
-  if (bytes > POOL_BYTES) return randomFillSync(Buffer.alloc(bytes));
-  if (used + bytes > POOL_BYTES) {
-    randomFillSync(pool);
-    used = 0;
-  }
-  used += bytes;
-  return pool.subarray(used - bytes, used);
-}
+import { pooledRandomBytes as random } from './crypto/node.ts';
 
 export function newId(prefix: string, bytes = 16): string {
   return `${prefix}_${random(bytes).toString('base64url')}`;

@@ -62,7 +62,7 @@ async function insertFuse(s: TestServer, id: string, keyId: string, state: strin
 
 describe('pre-finality clearance', () => {
   let s: TestServer;
-  let key: { id: string; secret: string };
+  let key: { id: string; secret: string; accountId: string };
   let other: { id: string; secret: string };
 
   /** k: the key secret, or null to send none. */
@@ -486,6 +486,26 @@ describe('pre-finality clearance', () => {
       const held = (await (await evaluate({ rail: 'rtp', transfer: { ...RTP, amount: '20000.00' } })).json()) as Record<string, any>;
       expect(held.decision).toBe('HOLD');
       expect((await logged(held.receipt_id)).payload.data.transfer).toBe(commitmentOf({ ...RTP, amount: '20000.00' }, held.transfer_salt));
+    });
+
+    it("openings ride with the key's receipts of their batch; one kept in the table of earlier releases still opens, and no other account reads either", async () => {
+      const body = (await (await evaluate({ rail: 'rtp', transfer: RTP })).json()) as Record<string, any>;
+      const index = Number(/^rcpt_(\d+)_/.exec(body.receipt_id)![1]);
+      const listed = await s.ctx.ledger.read.execute({ sql: 'SELECT openings FROM key_receipts WHERE key_id = ? AND first <= ? ORDER BY first DESC LIMIT 1', args: [key.id, index] });
+      expect(JSON.parse(String(listed.rows[0]!.openings))[index]).toEqual([['data.transfer', body.transfer_salt, RTP]]);
+      // Moved to where a release before this one kept it: still opened, from there.
+      await s.ctx.ledger.write(async (tx) => {
+        await tx.execute({ sql: 'UPDATE key_receipts SET openings = NULL WHERE key_id = ? AND first <= ?', args: [key.id, index] });
+        await tx.execute({
+          sql: 'INSERT INTO commitment_openings (receipt_id, field, account_id, commitment, salt, value, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          args: [body.receipt_id, 'data.transfer', key.accountId, body.transfer_commitment, body.transfer_salt, JSON.stringify(RTP), new Date().toISOString()],
+        });
+      });
+      const opened = await (await s.fetch(`/v1/receipts/${body.receipt_id}/openings`, { key: key.secret })).json();
+      expect(opened.openings).toEqual([{ field: 'data.transfer', commitment: body.transfer_commitment, value: RTP, salt: body.transfer_salt }]);
+      const refused = await s.fetch(`/v1/receipts/${body.receipt_id}/openings`, { key: other.secret });
+      expect(refused.status).toBe(404);
+      expect((await refused.json()).code).toBe('no_openings');
     });
 
     it('a JWT whose salt does not open its commitment is refused; one without either claim (issued before) still verifies', async () => {

@@ -12,7 +12,7 @@
 import { base64url, decodeBase64url, isCanonicalBase64url } from './base64url.ts';
 import { concatBytes, utf8 } from './bytes.ts';
 import { canonicalJson } from './canonical.ts';
-import { sha256 } from './platform.ts';
+import { randomBytes, sha256 } from './platform.ts';
 
 export const COMMITMENT_PREFIX = 'c1:sha256:';
 
@@ -28,9 +28,12 @@ function digest(salt: Uint8Array, value: unknown): string {
 }
 
 /** Commits to `value` under a fresh random salt (or the given one). */
-export function commit(value: unknown, salt: Uint8Array = crypto.getRandomValues(new Uint8Array(32))): Opening {
+export function commit(value: unknown, salt: Uint8Array = randomBytes(32)): Opening {
   return { value, salt: base64url(salt), commitment: digest(salt, value) };
 }
+
+/** The commitment an opening made here opens (its salt canonical base64url, as `commit` writes it). */
+export const commitmentOf = (o: Pick<Opening, 'value' | 'salt'>): string => digest(decodeBase64url(o.salt), o.value);
 
 /** True when `o` opens `commitment`: the value and salt hash to it. */
 export function verifyOpening(commitment: string, o: Pick<Opening, 'value' | 'salt'>): boolean {

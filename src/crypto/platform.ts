@@ -23,6 +23,9 @@ export type Sha256 = (data: Uint8Array | string) => Uint8Array;
 /** SHA-256 of a string's UTF-8, in lowercase hex (a fingerprint): one call where a platform has one. */
 export type Sha256Hex = (text: string) => string;
 
+/** `n` bytes from a cryptographically secure generator, to read at once (a platform may hand out a view of a pool it reuses). */
+export type RandomBytes = (n: number) => Uint8Array;
+
 /** Checks Ed25519 signatures (RFC 8032) by raw 32-byte public keys. */
 export interface Verifier {
   /** Whether `signature` is the Ed25519 signature of `message` by `publicKey`; false for a key or signature of the wrong length. */
@@ -40,6 +43,8 @@ export interface Signer {
 const portableSha256: Sha256 = (data) => nobleSha256(typeof data === 'string' ? utf8(data) : data);
 
 const portableSha256Hex: Sha256Hex = (text) => toHex(portableSha256(text));
+
+const webCryptoRandomBytes: RandomBytes = (n) => crypto.getRandomValues(new Uint8Array(n));
 
 /** A copy in an ArrayBuffer of its own, as WebCrypto takes its inputs. */
 const own = (b: Uint8Array): Uint8Array<ArrayBuffer> => new Uint8Array(b);
@@ -62,10 +67,14 @@ export let sha256Hex: Sha256Hex = portableSha256Hex;
 /** The installed Ed25519 verifier (a live binding: it follows usePlatform). */
 export let verifier: Verifier = webCryptoVerifier;
 
+/** The installed secure random bytes (a live binding: it follows usePlatform). */
+export let randomBytes: RandomBytes = webCryptoRandomBytes;
+
 export interface Platform {
   sha256: Sha256;
   sha256Hex: Sha256Hex;
   verifier: Verifier;
+  randomBytes: RandomBytes;
 }
 
 /** Installs a platform's primitives; called once by an entry point (src/server.ts, src/cli.ts, bench/run.ts) before any work. */
@@ -73,10 +82,11 @@ export function usePlatform(p: Platform): void {
   sha256 = p.sha256;
   sha256Hex = p.sha256Hex;
   verifier = p.verifier;
+  randomBytes = p.randomBytes;
 }
 
 /** The primitives installed now. */
-export const currentPlatform = (): Platform => ({ sha256, sha256Hex, verifier });
+export const currentPlatform = (): Platform => ({ sha256, sha256Hex, verifier, randomBytes });
 
 /** The portable primitives every platform has. */
-export const PORTABLE: Platform = { sha256: portableSha256, sha256Hex: portableSha256Hex, verifier: webCryptoVerifier };
+export const PORTABLE: Platform = { sha256: portableSha256, sha256Hex: portableSha256Hex, verifier: webCryptoVerifier, randomBytes: webCryptoRandomBytes };

@@ -38,7 +38,7 @@ import { edgeRoot, inclusionFrom, leafHashReader, MAX_ENTRY_BYTES, type Edge } f
 import type { Hash, HashReader } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
-import { mintReceipt, receiptLeaf, RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer } from './receipts.ts';
+import { mintReceipt, receiptLeaf, RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer, type ReceiptOpening } from './receipts.ts';
 import { allSent, type Transaction } from './sql.ts';
 import { storeAnswer, type StoredAnswer } from './idempotency.ts';
 
@@ -75,7 +75,7 @@ export interface ActState {
    * states: the key charged is the receipt's `key_id`. Put it in the act's
    * writes; a receipt minted and not written is an error.
    */
-  receipt(issuer: ReceiptIssuer, input: ReceiptInput, opts?: { signed?: boolean; charges?: readonly ActCharge[] }): Receipt;
+  receipt(issuer: ReceiptIssuer, input: ReceiptInput, opts?: { signed?: boolean; charges?: readonly ActCharge[]; openings?: readonly ReceiptOpening[] }): Receipt;
   /**
    * Appends `leaf` to `log` (not the receipts log) as this act's entry: its
    * index and leaf hash at once, the entry written with the group's, its
@@ -242,7 +242,10 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
       fuse: act.needs.fuseId ? fuses.get(act.needs.fuseId) : undefined,
       receipt(issuer, input, opts = {}) {
         if (minted) throw new Error('an act has at most one receipt');
+        // Openings are kept for the receipt's key's account, listed with its receipts (key-receipts.ts).
+        if (opts.openings?.length && !input.key_id) throw new Error('a receipt keeps openings only for its key');
         const receipt = mintReceipt(issuer, before.size + receipts.length, withCharges(input, opts.charges), opts.signed, now);
+        if (opts.openings?.length) receipt.openings = opts.openings;
         const leaf = Buffer.from(receiptLeaf(receipt), 'utf8');
         if (leaf.length > MAX_ENTRY_BYTES) throw new ReceiptTooLarge(leaf.length);
         leaves.set(receipt, leaf);

@@ -85,6 +85,17 @@ export interface Receipt {
   payload: ReceiptPayload;
   log_index: number;
   verify_url: string;
+  /** What opens the commitments in its payload: kept for its key's account, never in the log (key-receipts.ts). */
+  openings?: readonly ReceiptOpening[] | undefined;
+}
+
+/** The opening of one commitment of a receipt's payload (crypto/commitment.ts): its field, the committed value and its salt. */
+export interface ReceiptOpening {
+  /** The field's path in the payload: "subject", "data.reason", "data.evidence.0.name". */
+  field: string;
+  value: unknown;
+  /** base64url. */
+  salt: string;
 }
 
 export function verifyUrl(ctx: ReceiptIssuer, receiptId: string): string {

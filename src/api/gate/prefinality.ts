@@ -10,8 +10,7 @@
 import { record } from '../../ledger/records.ts';
 import { type Bill } from '../charges.ts';
 import { UNCHARGED, callerOf, seesFuse, type Caller as FuseViewer } from './governed.ts';
-import { committed, openingRecords } from '../site/metered.ts';
-import { ownerId } from '../../ledger/accounts.ts';
+import { committed } from '../site/metered.ts';
 import { commitAct, keyedAct, type KeyedActDoc } from '../act.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
@@ -56,7 +55,7 @@ import type { X402Doc } from '../../payments/x402/resources.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 import { badRequest } from '../problem.ts';
 import type { HeldAmount } from '../../domain/review.ts';
-import { approvalFields, approvalLink, commitHeldAct, holdFields, HoldNeedsReview, type HeldRequest, type ReviewableDecision, type ReviewStep } from './reviews.ts';
+import { approvalFields, approvalLink, commitHeldAct, heldRequest, holdFields, HoldNeedsReview, type HeldRequest, type ReviewableDecision, type ReviewStep } from './reviews.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
 export const DEMO_EVALUATE_PATH = '/demo/prefinality/evaluate';
@@ -154,7 +153,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     const demo = caller.keyId === undefined;
     const transfer_hash = fingerprint(req.transfer);
     // A key's HOLD is a question for its account's people (docs/reviews.md); the demo and a keyless payer have none to ask.
-    const held: HeldRequest | undefined = caller.keyId && !caller.payment && caller.viewer.key ? { key: caller.viewer.key, operation: 'prefinality_evaluate', fingerprint: heldFingerprint(req), ttlSeconds: req.mandate?.review_expires_in_seconds, amount: heldAmount(req) } : undefined;
+    const held: HeldRequest | undefined = caller.keyId && !caller.payment && caller.viewer.key ? heldRequest({ key: caller.viewer.key, operation: 'prefinality_evaluate', ttlSeconds: req.mandate?.review_expires_in_seconds, amount: heldAmount(req) }, () => heldFingerprint(req)) : undefined;
     if (req.review_id && !held) throw badRequest('review_needs_key', 'review_id clears a request held for an API key of an account: the demo and x402 payers have no reviews');
     const decideUnderLock = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
       const now = new Date();
@@ -190,7 +189,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         },
         ['data.transfer'],
       );
-      const transferOpening = c.openings[0]!.opening;
+      const transferOpening = c.openings[0]!;
       const act: ReceiptInput = { ...c.input, ...(caller.keyId ? { key_id: caller.keyId } : {}) };
       // A paid call is decided unpaid: the pipeline settles only a GO (the declaration's settlesOn) and then
       // names the settled payment in the receipt and the answer in place of this.
@@ -200,7 +199,10 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       // A payer's line is its price (what it pays instead; charged to no key, api/act.ts).
       const line = demo ? undefined : bill(meteringOf(decision).sku);
       const charges: ActCharge[] = line && caller.keyId ? [{ keyId: caller.keyId, ...line }] : [];
-      const receipt = state.receipt(ctx, input, { charges });
+      // The opening is kept for the key's account. A demo or a keyless payer has no account to read it:
+      // its caller holds the salt from the answer (and, on a GO, the JWT).
+      const keepOpenings = caller.keyId && !caller.payment && caller.viewer.key;
+      const receipt = state.receipt(ctx, input, { charges, ...(keepOpenings ? { openings: c.openings } : {}) });
       // Only GO carries a JWT (SPEC 2.2); it names the log receipt, so it is signed second.
       const jwt =
         decision === 'GO'
@@ -245,12 +247,9 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const cleared = line && caller.keyId && !caller.payment && decision === 'GO' ? goExposureMicros(req.transfer) : undefined;
       const clearAct: ClearActRow | undefined =
         cleared !== undefined ? { keyId: caller.keyId!, decision: 'GO', exposureMicros: Number(cleared), at: now } : undefined;
-      // The opening is kept for the key's account. A demo or a keyless payer has no account to read it:
-      // its caller holds the salt from the answer (and, on a GO, the JWT), and the act writes its receipt alone.
-      const openings = caller.keyId && !caller.payment && caller.viewer.key ? openingRecords(ownerId(caller.viewer.key), receipt, c.openings) : [];
       // What a reviewer is shown of a HOLD: the transfer in clear (the account's own), the rule and why.
       const summary = () => ({ rail: req.rail, transfer: req.transfer, rule: ev.rule.id, detail: ev.detail, ...(fuseId !== undefined ? { fuse_id: fuseId } : {}), ...(req.context?.tool ? { tool: req.context.tool } : {}) });
-      return { writes: { receipt, records: [...(clearAct ? [record(CLEAR_COUNTERS, clearAct)] : []), ...openings] }, reply: reply(body, DECISION_STATUS[decision]), summary, held: decision === 'HOLD', cleared: approval !== undefined };
+      return { writes: { receipt, records: clearAct ? [record(CLEAR_COUNTERS, clearAct)] : [] }, reply: reply(body, DECISION_STATUS[decision]), summary, held: decision === 'HOLD', cleared: approval !== undefined };
     };
     // Decided again when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
     return commitHeldAct(event, ctx, undefined, held, req.review_id, { fuseId }, decideUnderLock);
@@ -310,7 +309,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
           run: async (tx, state) => {
             // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
             if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
-            const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, ...charge }] });
+            const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, ...charge }], openings: c.openings });
             const body = {
               object: 'rtp_gate_result',
               pass,
@@ -323,7 +322,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
               verify_url: receipt.verify_url,
               charge: chargeView(charge),
             };
-            return { writes: { receipt, records: openingRecords(ownerId(key), receipt, c.openings) }, reply: reply(body, pass ? 200 : 403) };
+            return { writes: { receipt }, reply: reply(body, pass ? 200 : 403) };
           },
         });
       } catch (e) {

@@ -50,7 +50,7 @@ import { notFound, Problem } from '../problem.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
-import { committed, openingRecords } from '../site/metered.ts';
+import { committed } from '../site/metered.ts';
 import { reviewAlert } from './alert-events.ts';
 
 export const REVIEWS_PATH = '/v1/reviews';
@@ -141,6 +141,20 @@ export interface HeldRequest {
   ttlSeconds?: number | undefined;
   /** The amount at stake, for REVIEW_TWO_APPROVERS_ABOVE_USD: a decimal in USD, or an amount in another currency. */
   amount?: HeldAmount | undefined;
+}
+
+/**
+ * A held request whose fingerprint is taken only when read: most requests are
+ * never held, and hashing the request again would cost each of them.
+ */
+export function heldRequest(fields: Omit<HeldRequest, 'fingerprint'>, fingerprintOf: () => string): HeldRequest {
+  let fingerprint: string | undefined;
+  return {
+    ...fields,
+    get fingerprint() {
+      return (fingerprint ??= fingerprintOf());
+    },
+  };
 }
 
 /** Thrown by a decision that answers HOLD before reading its review: the act is decided again, reading it (`reviewNeeds`). */
@@ -399,10 +413,10 @@ export async function answerReview(event: H3Event, ctx: AppContext, key: ApiKey,
             },
             ['data.reviewer', 'data.note'],
           );
-          const receipt = state.receipt(ctx, { ...c.input, key_id: key.id });
-          const commitment = c.openings.find((o) => o.field === 'data.reviewer')!.opening.commitment;
+          const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { openings: c.openings });
+          const commitment = c.openings.find((o) => o.field === 'data.reviewer')!.commitment;
           const at = nowIso(now);
-          const records: ActRecord[] = openingRecords(r.account_id, receipt, c.openings);
+          const records: ActRecord[] = [];
           if (firstOfTwo) {
             const first: FirstApproval = { reviewer, commitment, note: note ?? null, receipt_id: receipt.receipt_id, at };
             if (!(await recordFirstApproval(tx, r.id, first))) throw new StateChanged();

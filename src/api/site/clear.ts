@@ -7,7 +7,7 @@ import { record } from '../../ledger/records.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
 import { keyedAct } from '../act.ts';
 import type { ActState } from '../../ledger/acts.ts';
-import { approvalFields, approvalLink, commitHeldAct, holdFields, HoldNeedsReview, reviewIdField, type HeldRequest, type ReviewableDecision, type ReviewStep } from '../gate/reviews.ts';
+import { approvalFields, approvalLink, commitHeldAct, heldRequest, holdFields, HoldNeedsReview, reviewIdField, type ReviewableDecision, type ReviewStep } from '../gate/reviews.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -132,7 +132,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
   const created = new Date();
   const operation = a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind';
   // A HOLD is a question for the account's people (docs/reviews.md); an approval is bound to the fuse, the act and its exposure.
-  const held: HeldRequest = { key, operation, fingerprint: fingerprint({ fuse_id: a.fuseId, action: a.action, exposure_usd: a.exposure_usd ?? null }), amount: { usd: a.exposure_usd ?? '0' } };
+  const held = heldRequest({ key, operation, amount: { usd: a.exposure_usd ?? '0' } }, () => fingerprint({ fuse_id: a.fuseId, action: a.action, exposure_usd: a.exposure_usd ?? null }));
   const decide = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
     const fuse = visibleIn(caller, a.fuseId, state.fuse);
     const facts: ClearFacts = {

@@ -5,7 +5,9 @@
  * party, who checks it against the public entry without trusting this service.
  */
 import { z } from 'zod';
-import { COMMITMENT_PREFIX } from '../../crypto/commitment.ts';
+import { COMMITMENT_PREFIX, commitmentOf } from '../../crypto/commitment.ts';
+import { getApiKey } from '../../ledger/api-keys.ts';
+import { getReceipt } from '../../ledger/receipts.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { openingsOf } from '../../ledger/commitments.ts';
 import { requireKey } from '../auth.ts';
@@ -25,14 +27,18 @@ export function registerCommitmentRoutes(router: Router, ctx: AppContext): void 
       const key = await requireKey(event, ctx);
       const id = receiptId.safeParse(event.context.params?.receipt_id);
       if (!id.success) throw badRequest('invalid_path', `receipt_id: ${id.error.issues[0]!.message}`, { errors: [{ field: 'receipt_id', message: id.error.issues[0]!.message }] });
-      const rows = await openingsOf(ctx.ledger.read, id.data);
       // Another account's receipt is answered like one without commitments: 404, not 403.
-      if (rows.length === 0 || rows[0]!.accountId !== ownerId(key)) throw notFound(`no commitments of receipt ${id.data} in this account`, 'no_openings');
+      const none = () => notFound(`no commitments of receipt ${id.data} in this account`, 'no_openings');
+      const receipt = await getReceipt(ctx.ledger.read, id.data);
+      const owner = receipt?.payload.key_id ? await getApiKey(ctx.ledger.read, receipt.payload.key_id) : undefined;
+      if (!receipt || !owner || ownerId(owner) !== ownerId(key)) throw none();
+      const rows = await openingsOf(ctx.ledger.read, receipt);
+      if (rows.length === 0) throw none();
       return toResponse(
         reply({
           object: 'receipt_openings',
           receipt_id: id.data,
-          openings: rows.map((o) => ({ field: o.field, commitment: o.commitment, value: o.value, salt: o.salt })),
+          openings: rows.map((o) => ({ field: o.field, commitment: commitmentOf(o), value: o.value, salt: o.salt })),
           how_to_check: HOW_TO_CHECK,
         }),
         { 'cache-control': 'private, no-store' },

@@ -5,18 +5,15 @@
  * commits the area's state, the receipt and the idempotent answer in one
  * transaction, with the acts queued beside it.
  */
-import { COMMITMENT_OPENINGS } from '../../ledger/commitments.ts';
 import type { Transaction } from '../../ledger/sql.ts';
 import type { H3Event } from 'h3';
 import type { BilledLine } from '../charges.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
-import { type ActRecord, record } from '../../ledger/records.ts';
-import type { Receipt, ReceiptInput } from '../../ledger/receipts.ts';
+import type { ActRecord } from '../../ledger/records.ts';
+import type { Receipt, ReceiptInput, ReceiptOpening } from '../../ledger/receipts.ts';
 import { commitAct } from '../act.ts';
-import { commit, type Opening } from '../../crypto/commitment.ts';
+import { commit } from '../../crypto/commitment.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
-import { ownerId } from '../../ledger/accounts.ts';
-import { nowIso } from '../../ids.ts';
 import type { AppContext } from '../context.ts';
 import type { Reply } from '../reply.ts';
 
@@ -52,8 +49,8 @@ export async function meteredWrite(
   const c = opts.commit && 'openings' in opts.commit ? opts.commit : committed(input, opts.commit ?? []);
   return commitAct(event, ctx, key, {
     run: async (tx, state) => {
-      const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: opts.signed ?? false, charges: chargesOf(key, charges) });
-      return { reply: await write(tx, receipt), writes: { receipt, records: openingRecords(ownerId(key), receipt, c.openings) } };
+      const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: opts.signed ?? false, charges: chargesOf(key, charges), openings: c.openings });
+      return { reply: await write(tx, receipt), writes: { receipt } };
     },
   });
 }
@@ -76,9 +73,9 @@ export async function meteredAct(
   const c = committed(input, opts.commit ?? []);
   return commitAct(event, ctx, key, {
     decide(state) {
-      const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { charges: chargesOf(key, charges) });
+      const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { charges: chargesOf(key, charges), openings: c.openings });
       const { record, reply } = make(receipt);
-      return { reply, writes: { receipt, records: [...(record ? [record] : []), ...openingRecords(ownerId(key), receipt, c.openings)] } };
+      return { reply, writes: { receipt, records: record ? [record] : [] } };
     },
   });
 }
@@ -86,7 +83,8 @@ export async function meteredAct(
 /** A receipt input with caller text replaced by commitments, and the openings of those commitments. */
 export interface Committed<I extends Omit<ReceiptInput, 'key_id'> = Omit<ReceiptInput, 'key_id'>> {
   input: I;
-  openings: Array<{ field: string; opening: Opening }>;
+  /** Each with its commitment; a receipt keeps them for its key's account (`state.receipt`'s `openings`). */
+  openings: Array<ReceiptOpening & { commitment: string }>;
 }
 
 /**
@@ -97,40 +95,39 @@ export interface Committed<I extends Omit<ReceiptInput, 'key_id'> = Omit<Receipt
  */
 export function committed<I extends Omit<ReceiptInput, 'key_id'>>(input: I, paths: readonly string[]): Committed<I> {
   if (paths.length === 0) return { input, openings: [] };
-  const copy = structuredClone(input) as Record<string, unknown>;
-  const openings: Array<{ field: string; opening: Opening }> = [];
-  const walk = (node: unknown, parts: readonly string[], at: string[]) => {
-    if (node === null || typeof node !== 'object') return;
+  const openings: Committed['openings'] = [];
+  // Copies only the objects and arrays on the way to a committed value (a whole clone of the input
+  // showed at about 12 µs of every evaluate); the rest is shared with the input, and never changed.
+  const replaced = (node: unknown, parts: readonly string[], at: string[]): unknown => {
+    if (node === null || typeof node !== 'object') return node;
     const [head, ...rest] = parts as [string, ...string[]];
     const keys = head === '*' ? (Array.isArray(node) ? node.map((_, i) => String(i)) : []) : [head];
+    let copy: Record<string, unknown> | undefined;
     for (const k of keys) {
-      const obj = node as Record<string, unknown>;
-      if (obj[k] === undefined) continue;
-      if (rest.length) walk(obj[k], rest, [...at, k]);
+      const child = (node as Record<string, unknown>)[k];
+      if (child === undefined) continue;
+      let next: unknown;
+      if (rest.length) next = replaced(child, rest, [...at, k]);
       else {
-        const opening = commit(obj[k]);
-        obj[k] = opening.commitment;
-        openings.push({ field: [...at, k].join('.'), opening });
+        const { commitment, salt } = commit(child);
+        next = commitment;
+        openings.push({ field: [...at, k].join('.'), value: child, salt, commitment });
       }
+      if (next === child) continue;
+      copy ??= (Array.isArray(node) ? [...node] : { ...node }) as Record<string, unknown>;
+      copy[k] = next;
     }
+    return copy ?? node;
   };
-  for (const p of paths) walk(copy, p.split('.'), []);
+  let copy = input as unknown as Record<string, unknown>;
+  for (const p of paths) copy = replaced(copy, p.split('.'), []) as Record<string, unknown>;
   // A plain hash of the request would let anyone test guesses of the text: the fingerprint is
   // taken over the receipt's subject and data as committed instead.
-  if (openings.length && copy.fingerprint !== undefined) copy.fingerprint = committedFingerprint(copy);
+  if (openings.length && copy.fingerprint !== undefined) copy = { ...copy, fingerprint: committedFingerprint(copy) };
   return { input: copy as I, openings };
 }
 
 /** The fingerprint of a receipt that commits caller text: the SHA-256 of the canonical JSON of its subject and data, as committed. */
 export const committedFingerprint = (input: Pick<ReceiptInput, 'subject' | 'data'>): string => fingerprint({ subject: input.subject, data: input.data });
-
-/** The openings of a receipt's commitments, as records written with its act: read later only by `owner`'s account. */
-export function openingRecords(owner: string, receipt: Receipt, openings: Committed['openings']): ActRecord[] {
-  const at = nowIso();
-  return openings.map(({ field, opening }) =>
-    record(COMMITMENT_OPENINGS, { receiptId: receipt.receipt_id, field, accountId: owner, commitment: opening.commitment, salt: opening.salt, value: opening.value, createdAt: at }),
-  );
-}
-
 
 const chargesOf = (key: ApiKey, charges: readonly MeterLine[]) => charges.map((c) => ({ keyId: key.id, ...c }));

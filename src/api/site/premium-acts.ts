@@ -35,7 +35,7 @@ import { notFound, Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { nudgeDeliverer } from './webhooks.ts';
-import { committed, openingRecords } from './metered.ts';
+import { committed } from './metered.ts';
 import { usdAmount } from './schemas.ts';
 
 /** The pre-clearance tiers and their tolls (a pre-clearance that goes ahead; a refusal is the NAP `hold`). */
@@ -148,10 +148,10 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
           if (fuse.state !== seen.state || !(await transitionFuse(tx, fuse.id, from, 'DEAD', now))) {
             throw new Problem({ status: 409, code: 'invalid_transition', title: 'Conflict', detail: `cannot panic a fuse that is ${fuse.state}: it is blown already or changed meanwhile; nothing was charged`, extra: { state: fuse.state } });
           }
-          const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line] });
+          const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line], openings: c.openings });
           const after: Fuse = { ...fuse, state: 'DEAD', updated_at: now };
           return {
-            writes: { receipt, fuse: after, records: [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id), ...openingRecords(ownerId(key), receipt, c.openings)] },
+            writes: { receipt, fuse: after, records: [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id)] },
             reply: reply({ ...fuseObject(after), previous_state: fuse.state, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, receipt: receipt.jws }),
           };
         },
@@ -186,9 +186,9 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       const line = { keyId: key.id, ...bill('matter_spoliation') };
       return commitAct(event, ctx, key, {
         decide: (state) => {
-          const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line] });
+          const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line], openings: c.openings });
           return {
-          writes: { receipt, records: openingRecords(ownerId(key), receipt, c.openings) },
+          writes: { receipt },
           reply: reply({
             matter_ref: b.matter_ref,
             matter_root: root,
