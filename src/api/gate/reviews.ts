@@ -14,7 +14,7 @@
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { type AnswerRefusal, answerRefusal, type HeldAmount, approvalRefusal, approvalsRequired, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
+import { type AnswerRefusal, answerRefusal, askedOf, type HeldAmount, approvalRefusal, approvalsRequired, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
 import { newId, nowIso } from '../../ids.ts';
 import type { ActNeeds, ActState, RowNeed } from '../../ledger/acts.ts';
 import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
@@ -209,6 +209,15 @@ async function completeReviewStep(tx: Transaction, step: ReviewStep | undefined,
 export type ReviewableDecision = Decision & { summary: () => Record<string, unknown>; held: boolean; cleared: boolean };
 
 /**
+ * How an act that may hold decides: pure on the group's state (`decide`, the
+ * execute gate and evaluate, on the hot path), or reading its area's own rows
+ * in the transaction (`run`, PAS-A pre-bind).
+ */
+export type ReviewableSpec =
+  | { decide: (state: ActState, step: ReviewStep | undefined) => ReviewableDecision; run?: undefined }
+  | { run: (tx: Transaction, state: ActState, step: ReviewStep | undefined) => Promise<ReviewableDecision>; decide?: undefined };
+
+/**
  * Commits an act that may answer HOLD (evaluate, the execute gate). Decided
  * purely first, on the group's state (a GO or PERMIT reads nothing more, the
  * hot path unchanged); a HOLD of `held` (throwing HoldNeedsReview), or a
@@ -226,7 +235,7 @@ export async function commitHeldAct(
   held: HeldRequest | undefined,
   reviewId: string | undefined,
   needs: ActNeeds,
-  decide: (state: ActState, step: ReviewStep | undefined) => ReviewableDecision,
+  spec: ReviewableSpec,
 ): Promise<Reply> {
   let reviewed = reviewId !== undefined;
   let opened: string | undefined;
@@ -238,16 +247,18 @@ export async function commitHeldAct(
         key,
         reviewed && held
           ? {
-              needs: { ...needs, rows: reviewNeeds(held, reviewId) },
+              needs: { ...needs, rows: [...(needs.rows ?? []), ...reviewNeeds(held, reviewId)] },
               run: async (tx, state) => {
                 const step = await readReviewStep(ctx, state, held, reviewId, new Date());
-                const d = decide(state, step);
+                const d = spec.run ? await spec.run(tx, state, step) : spec.decide(state, step);
                 await completeReviewStep(tx, step, d, d.writes.receipt!, d.summary());
                 opened = d.held && step.hold?.opens ? step.hold.review.id : undefined;
                 return d;
               },
             }
-          : { needs, decide: (state) => decide(state, undefined) },
+          : spec.run
+            ? { needs, run: (tx, state) => spec.run(tx, state, undefined) }
+            : { needs, decide: (state) => spec.decide(state, undefined) },
       );
       if (opened) await afterHoldOpened(ctx, opened);
       return answer;
@@ -298,8 +309,7 @@ async function mailOpened(ctx: AppContext, r: Review): Promise<void> {
     const login = await loginOfAccount(ctx.ledger.read, r.account_id);
     if (!login) return;
     const s = r.summary;
-    const transfer = s.transfer as Record<string, string> | undefined;
-    const what = transfer ? `${transfer.amount ?? '?'} ${transfer.currency ?? ''} to ${transfer.counterparty ?? '?'}` : `${String((s.action as { kind?: string } | undefined)?.kind ?? 'an act')} of ${String(s.exposure_usd ?? '?')} USD`;
+    const what = askedOf(s);
     await mailTransport(ctx.config, ctx.log)({
       to: login.email,
       subject: `Review needed: ${what}`,
