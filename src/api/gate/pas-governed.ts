@@ -61,10 +61,10 @@ interface PasAct<S, D extends { decision: string }> {
   /** Area state the decision depends on, as the acts before this one in the group left it. */
   read: (state: ActState) => Promise<S>;
   decide: (hop: HopOutcome, s: S) => D;
-  data: (d: D, s: S, review: PasReview) => Record<string, unknown>;
+  data: (d: D, s: S) => Record<string, unknown>;
   /** What the decision makes beside its receipt: records written with the group's, and what the answer shows of them. */
   write?: (d: D, s: S, receipt: Receipt, now: string, state: ActState, review: PasReview) => Promise<Made>;
-  answer: (d: D, s: S, fuse: Fuse, receipt: Receipt, made: Made['shown'] | undefined, review: PasReview) => Reply;
+  answer: (d: D, s: S, fuse: Fuse, receipt: Receipt, made: Made['shown'] | undefined) => Reply;
   /**
    * A decision that may HOLD for a person (docs/reviews.md): the keyed request a
    * HOLD opens a review of, and the review it names. A HOLD answers with the
@@ -120,7 +120,7 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
         data: {
           fuse_id: fuse.id,
           fuse_state: fuse.state,
-          ...act.data(d, s, review),
+          ...act.data(d, s),
           ...(review.holding ? { review_id: review.holding.id } : {}),
           ...(review.approval ? { review: approvalLink(review.approval) } : {}),
         },
@@ -129,7 +129,7 @@ async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ct
     );
     const made = await act.write?.(d, s, receipt, now, state, review);
     const listed = key && act.jobId ? [jobReceipt({ keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id })] : [];
-    const answer = act.answer(d, s, fuse, receipt, made?.shown, review);
+    const answer = act.answer(d, s, fuse, receipt, made?.shown);
     const reviewed = { ...(review.holding ? holdFields(ctx, review.holding) : {}), ...(review.approval ? approvalFields(review.approval) : {}) };
     return {
       writes: { receipt, records: [...listed, ...(made?.records ?? [])] },
@@ -190,8 +190,8 @@ interface PreBindA {
   review_id?: string | undefined;
 }
 
-/** The operation a PAS-A HOLD's review is of (docs/reviews.md). */
-export const PRE_BIND_A_OPERATION = 'pas_pre_bind_a';
+/** The operation a PAS-A HOLD's review is of (docs/reviews.md): the kind of its receipts. */
+const PRE_BIND_A_OPERATION = 'pas_pre_bind_a';
 
 export function preBindA(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: PreBindA) {
   const owner = ownerOf(caller);
@@ -201,7 +201,7 @@ export function preBindA(event: H3Event, ctx: AppContext, caller: Caller, bill: 
   const request = { fuse_id: body.fuse_id, license_id: body.license_id, job_id: body.job_id, spend_fingerprint: fp, scope: body.scope };
   const held: HeldRequest | undefined = caller.key ? { key: caller.key, operation: PRE_BIND_A_OPERATION, fingerprint: fingerprint(request) } : undefined;
   return pasGoverned(event, ctx, caller, bill, {
-    kind: 'pas_pre_bind_a',
+    kind: PRE_BIND_A_OPERATION,
     fuseId: body.fuse_id,
     jobId: body.job_id,
     ...licenseAndJob(owner, body.license_id, body.job_id),

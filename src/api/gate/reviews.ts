@@ -4,10 +4,10 @@
  *   GET  /v1/reviews/{review_id}?wait=N         any key     one review; with `wait`, answered at once when decided (long poll, at most 30 s)
  *   POST /v1/reviews/{review_id}/approve|deny   operator    {note?}; never the requesting key (403 four_eyes)
  *
- * A HOLD of pre-finality evaluate or the execute gate opens a review (one per
- * held request: a retry answers with the same) and names it in its answer; the
- * same request sent again with `review_id` once it is approved gets its GO or
- * PERMIT, once. Every step is a receipt in the log, linked to the HOLD's:
+ * A HOLD of pre-finality evaluate, the execute gate or PAS-A pre-bind opens a
+ * review (one per held request: a retry answers with the same) and names it in
+ * its answer; the same request sent again with `review_id` once it is approved
+ * gets its GO or PERMIT (a pre-bind: its ALLOW, once the rules allow it), once. Every step is a receipt in the log, linked to the HOLD's:
  * review_opened (HOLD), review_approved (PERMIT), review_denied (DENY),
  * review_expired (SILENCE); the reviewer and the note are commitments opened
  * to the account.
@@ -218,9 +218,9 @@ export type ReviewableSpec =
   | { run: (tx: Transaction, state: ActState, step: ReviewStep | undefined) => Promise<ReviewableDecision>; decide?: undefined };
 
 /**
- * Commits an act that may answer HOLD (evaluate, the execute gate). Decided
- * purely first, on the group's state (a GO or PERMIT reads nothing more, the
- * hot path unchanged); a HOLD of `held` (throwing HoldNeedsReview), or a
+ * Commits an act that may answer HOLD (evaluate, the execute gate, PAS-A
+ * pre-bind). Decided first without any review (a `decide` purely on the
+ * group's state: a GO or PERMIT reads nothing more, the hot path unchanged); a HOLD of `held` (throwing HoldNeedsReview), or a
  * request naming its review, is decided again as a `run` act that reads the
  * review under the lock: the HOLD answers with the open review of the same
  * request or opens one, an approval clears the request once. Decided again
