@@ -42,6 +42,7 @@ export const BOTH_ENGINES = [
   'read-caches',
   'receipt-documents',
   'reviews',
+  'reviews-pas',
   'reviews-operator',
   'site-accounts',
   'storage',

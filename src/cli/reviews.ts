@@ -6,6 +6,7 @@
  * never written to the database behind its back.
  */
 import { FuseGateClient, FuseGateError, type Review } from '../client.ts';
+import { askedOf } from '../domain/review.ts';
 import { type CliContext, type Command, UsageError, enumFlag } from './shared.ts';
 
 const STATES = ['pending', 'approved', 'denied', 'expired'] as const;
@@ -19,9 +20,7 @@ function gate(): FuseGateClient {
 /** One line of the queue: id, state, operation, what was asked, when it expires. */
 function line(r: Review): string {
   const s = r.summary as Record<string, unknown>;
-  const transfer = s.transfer as Record<string, string> | undefined;
-  const what = transfer ? `${transfer.amount ?? '?'} ${transfer.currency ?? ''} to ${transfer.counterparty ?? '?'}`.trim() : `${String((s.action as { kind?: string } | undefined)?.kind ?? '')} ${String(s.exposure_usd ?? '')} USD`.trim();
-  return `${r.id}  ${r.state.padEnd(8)}  ${String(r.operation).padEnd(20)}  ${what}  (${String(s.rule ?? '')}; expires ${String(r.expires_at)})`;
+  return `${r.id}  ${r.state.padEnd(8)}  ${String(r.operation).padEnd(20)}  ${askedOf(s)}  (${String(s.rule ?? '')}; expires ${String(r.expires_at)})`;
 }
 
 function answer(verb: 'approve' | 'deny'): Command['run'] {

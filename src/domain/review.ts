@@ -96,3 +96,18 @@ export function approvalsRequired(amount: HeldAmount | undefined, above: string 
 }
 
 const decimals = (text: string): number => text.split('.')[1]?.length ?? 0;
+
+/**
+ * What a review asks, in one line of plain text, from its summary: the
+ * transfer of an evaluate, the act and exposure of an execute gate, the job
+ * and licence of a PAS-A pre-bind (mail, queue and terminal say it alike).
+ */
+export function askedOf(summary: Record<string, unknown>): string {
+  const s = (v: unknown, none: string) => (v === null || v === undefined ? none : String(v));
+  const t = summary.transfer as Record<string, unknown> | undefined;
+  if (t) return `${s(t.amount, '?')} ${s(t.currency, '')} to ${s(t.counterparty, 'an unnamed counterparty')}`;
+  if (summary.license_id !== undefined) {
+    return `pre-bind of job ${s(summary.job_id, '?')} under licence ${s(summary.license_id, '?')}${summary.scope === 'bind_and_issue' ? ' (bind and issue asked)' : ''}`;
+  }
+  return `${s((summary.action as Record<string, unknown> | undefined)?.kind, 'an act')} of ${s(summary.exposure_usd, '0.00')} USD`;
+}

@@ -285,14 +285,16 @@ export interface IssueRow {
   reason: string;
   receiptId: string;
   now: string;
+  /** The review that answers it (docs/reviews.md): its decision is the underwriter's answer. */
+  reviewId: string | null;
 }
 
 export async function insertIssues(tx: Transaction, issues: readonly IssueRow[]): Promise<void> {
   await insertRows(
     tx,
     'pas_issues',
-    ['id', 'key_id', 'job_id', 'license_id', 'fuse_id', 'reason', 'receipt_id', 'created_at'],
-    issues.map((i) => [i.id, i.keyId, i.jobId, i.licenseId, i.fuseId, i.reason, i.receiptId, i.now]),
+    ['id', 'key_id', 'job_id', 'license_id', 'fuse_id', 'reason', 'receipt_id', 'created_at', 'review_id'],
+    issues.map((i) => [i.id, i.keyId, i.jobId, i.licenseId, i.fuseId, i.reason, i.receiptId, i.now, i.reviewId]),
   );
 }
 

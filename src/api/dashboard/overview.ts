@@ -45,6 +45,14 @@ function daysBetween(since: string, until: Date): string[] {
 }
 
 /**
+ * A key's reviews of the month on its statement (`reviews` of the open checkout, docs/reviews.md#metering),
+ * in one cell since the table is wide already; a count never wraps apart from its word.
+ */
+function reviewCounts(r: { opened: number; approved: number; denied: number; expired: number }): string {
+  return `${r.opened}&nbsp;opened; ${r.approved}&nbsp;approved, ${r.denied}&nbsp;denied, ${r.expired}&nbsp;expired`;
+}
+
+/**
  * Charges per day, stacked by SKU, as an SVG that needs no script, and the same
  * figures (acts and amounts per day and SKU) as a table.
  */
@@ -166,7 +174,7 @@ ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may
       .join('');
     const statements = await Promise.all(mine.slice(0, 20).map(async (k) => ({ k, c: await openCheckoutView(ctx, String(k.id)) })));
     const stmtRows = statements
-      .map(({ k, c }) => `<tr><td>${e(String(k.name))}</td><td class="num">${c.hops}</td><td class="num">${e(c.cleared_exposure_usd)}</td><td class="num">${e(c.terms.floor_usd)}</td><td class="num">${e(c.terms.bps_usd)}</td><td class="num">${e(c.terms.per_hop_usd)}</td><td class="num"><strong>${e(c.due_usd)}</strong></td><td class="num">${e(c.charged_usd)}</td></tr>`)
+      .map(({ k, c }) => `<tr><td>${e(String(k.name))}</td><td class="num">${c.hops}</td><td class="num">${e(c.cleared_exposure_usd)}</td><td class="num">${e(c.terms.floor_usd)}</td><td class="num">${e(c.terms.bps_usd)}</td><td class="num">${e(c.terms.per_hop_usd)}</td><td class="num"><strong>${e(c.due_usd)}</strong></td><td class="num">${e(c.charged_usd)}</td><td>${reviewCounts(c.reviews)}</td></tr>`)
       .join('');
     const month = statements[0]?.c.month;
     return `<h2>This period</h2><p>From ${e(since.slice(0, 10))} until ${e((periodReset('month') ?? '').slice(0, 10))} (UTC): <strong>${acts}</strong> charged acts, <strong>${e(usd(total))}</strong> in total.</p>
@@ -175,8 +183,9 @@ ${usageChart(byDay, daysBetween(since, new Date()))}
 <h3>Hops against limits</h3>${keyRows ? `<table><thead><tr><th scope="col">Key</th><th scope="col">Hops this period</th></tr></thead><tbody>${keyRows}</tbody></table>` : '<p class="muted">No active key yet.</p>'}
 <h3>Operator statement${month ? ` for ${e(month)}` : ''}</h3>${
       stmtRows
-        ? `<table><thead><tr><th scope="col">Key</th><th scope="col" class="num">Hops</th><th scope="col" class="num">Cleared exposure</th><th scope="col" class="num">Floor</th><th scope="col" class="num">${statements[0]!.c.bps} bps</th><th scope="col" class="num">Per hop</th><th scope="col" class="num">Due</th><th scope="col" class="num">Charged so far</th></tr></thead><tbody>${stmtRows}</tbody></table>
-<p class="muted">Due is ${e(statements[0]!.c.formula)} (USD). It is settled by the month's checkout (<code>POST /v1/operator/checkout</code>); see <a href="/pricing">Pricing</a>.</p>`
+        ? `<table><thead><tr><th scope="col">Key</th><th scope="col" class="num">Hops</th><th scope="col" class="num">Cleared exposure</th><th scope="col" class="num">Floor</th><th scope="col" class="num">${statements[0]!.c.bps} bps</th><th scope="col" class="num">Per hop</th><th scope="col" class="num">Due</th><th scope="col" class="num">Charged so far</th><th scope="col">Reviews</th></tr></thead><tbody>${stmtRows}</tbody></table>
+<p class="muted">Due is ${e(statements[0]!.c.formula)} (USD). It is settled by the month's checkout (<code>POST /v1/operator/checkout</code>); see <a href="/pricing">Pricing</a>.
+Reviews are the key's held requests put to a person: opened this month, and approved, denied or expired this month (<a href="/dashboard/reviews">the queue</a>); a review costs nothing of its own.</p>`
         : '<p class="muted">No statement yet: it starts with a key.</p>'
     }`;
   };

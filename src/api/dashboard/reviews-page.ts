@@ -8,7 +8,7 @@
  * receipt). Every post answers with a redirect, so a reload never posts twice.
  */
 import type { H3Event } from 'h3';
-import { REVIEW_NOTE_MAX } from '../../domain/review.ts';
+import { askedOf, REVIEW_NOTE_MAX } from '../../domain/review.ts';
 import type { AppContext } from '../context.ts';
 import { answerReview } from '../gate/reviews.ts';
 import { escapeHtml as e } from '../html.ts';
@@ -21,12 +21,10 @@ type Row = Record<string, unknown>;
 const s_ = (v: unknown) => e(v === null || v === undefined ? '' : String(v));
 const ID = /^rev_[A-Za-z0-9_-]{1,64}$/;
 
-/** What was asked, in one line: the transfer of an evaluate, the act and exposure of an execute gate. */
+/** What was asked, in one line (askedOf), and where: the rail of a transfer, else the fuse. */
 function asked(summary: Row): string {
-  const t = summary.transfer as Row | undefined;
-  if (t) return `${s_(t.amount ?? '?')} ${s_(t.currency ?? '')} to ${s_(t.counterparty ?? 'an unnamed counterparty')} on ${s_(summary.rail)}`;
-  const action = summary.action as Row | undefined;
-  return `${s_(action?.kind ?? 'an act')} of ${s_(summary.exposure_usd ?? '0.00')} USD on fuse <code class="id">${s_(summary.fuse_id)}</code>`;
+  const where = summary.transfer ? ` on ${s_(summary.rail)}` : ` on fuse <code class="id">${s_(summary.fuse_id)}</code>`;
+  return `${e(askedOf(summary))}${where}`;
 }
 
 /** Of a review that needs two approvers: how many it has, and whose. */
@@ -37,6 +35,12 @@ function approvalsLine(r: Row): string {
   return `\n<dt>Approvals</dt><dd>${given.length} of 2 (two different reviewers)${who ? `: ${who}` : ''}</dd>`;
 }
 
+/** Of a PAS-A pre-bind: the manual-underwriting issue this review answers. */
+function issueLine(summary: Row): string {
+  const issue = summary.issue as Row | undefined;
+  return issue ? `\n<dt>Answers</dt><dd>manual-underwriting issue <code class="id">${s_(issue.issue_id)}</code></dd>` : '';
+}
+
 function pendingItem(r: Row, s: Session): string {
   const id = s_(r.id);
   const summary = (r.summary ?? {}) as Row;
@@ -44,7 +48,7 @@ function pendingItem(r: Row, s: Session): string {
   const own = requester === s.key.id;
   return `<li class="review" id="${id}"><h3>${asked(summary)}</h3>
 <dl><dt>Held by</dt><dd><code>${s_(summary.rule)}</code>: ${s_(summary.detail ?? summary.reason)}</dd>
-<dt>Operation</dt><dd>${s_(r.operation)}${summary.tool ? `, tool <code>${s_(summary.tool)}</code>` : ''}</dd>
+<dt>Operation</dt><dd>${s_(r.operation)}${summary.tool ? `, tool <code>${s_(summary.tool)}</code>` : ''}</dd>${issueLine(summary)}
 <dt>Asked by key</dt><dd><code class="id">${s_(requester)}</code></dd>
 <dt>Expires</dt><dd>${s_(r.expires_at)}</dd>${approvalsLine(r)}
 <dt>Review</dt><dd><code class="id">${id}</code>, HOLD receipt <a href="/v1/receipts/${s_(r.hold_receipt_id)}"><code class="id">${s_(r.hold_receipt_id)}</code></a></dd></dl>

@@ -35,6 +35,9 @@ import type { Bill } from '../charges.ts';
 import { commitAct } from '../act.ts';
 import type { ActState, RowNeed } from '../../ledger/acts.ts';
 import { stateChangedProblem } from '../stale-retry.ts';
+import { fingerprint } from '../../crypto/canonical.ts';
+import type { Review } from '../../ledger/reviews.ts';
+import { approvalFields, approvalLink, commitHeldAct, holdFields, HoldNeedsReview, reviewUrl, type HeldRequest, type ReviewableDecision, type ReviewStep } from './reviews.ts';
 import { authorityRequest, redeemRequest } from './pas-schemas.ts';
 
 /** What a PAS decision is charged: ALLOW is one governed act; every refusal (BLOCK, HOLD, HALT) is the NAP `hold`. */
@@ -60,13 +63,28 @@ interface PasAct<S, D extends { decision: string }> {
   decide: (hop: HopOutcome, s: S) => D;
   data: (d: D, s: S) => Record<string, unknown>;
   /** What the decision makes beside its receipt: records written with the group's, and what the answer shows of them. */
-  write?: (d: D, s: S, receipt: Receipt, now: string, state: ActState) => Promise<Made>;
+  write?: (d: D, s: S, receipt: Receipt, now: string, state: ActState, review: PasReview) => Promise<Made>;
   answer: (d: D, s: S, fuse: Fuse, receipt: Receipt, made: Made['shown'] | undefined) => Reply;
+  /**
+   * A decision that may HOLD for a person (docs/reviews.md): the keyed request a
+   * HOLD opens a review of, and the review it names. A HOLD answers with the
+   * review; an ALLOW uses the approval named, once; nothing else changes.
+   */
+  review?: { held: HeldRequest; reviewId: string | undefined };
 }
 
 interface Made {
   records?: ActRecord[];
   shown: Record<string, unknown>;
+  /** What a review this decision opens shows its reviewer. */
+  summary?: Record<string, unknown>;
+}
+
+/** What a PAS decision has of a review: the one its HOLD answers with (`opens` when this HOLD opens it), or the approval its ALLOW uses. */
+interface PasReview {
+  holding?: Review | undefined;
+  opens?: boolean;
+  approval?: Review | undefined;
 }
 
 /**
@@ -79,31 +97,51 @@ interface Made {
 async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, act: PasAct<S, D>): Promise<Reply> {
   const key = caller.key;
   if (key && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
-  return commitAct(event, ctx, key, {
-    needs: { fuseId: act.fuseId, hopOf: key?.id, rows: act.rows },
-    run: async (_tx, state) => {
-      const now = nowIso();
-      const fuse = visibleIn(caller, act.fuseId, state.fuse);
-      const s = await act.read(state);
-      const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
-      // The one line the receipt states and the answer shows.
-      const charge = key ? { keyId: key.id, ...chargeOf(bill, d.decision) } : undefined;
-      const receipt = state.receipt(
-        ctx,
-        {
-          kind: act.kind,
-          decision: d.decision,
-          subject: act.jobId ?? fuse.id,
-          ...(key ? { key_id: key.id } : { demo: true }),
-          data: { fuse_id: fuse.id, fuse_state: fuse.state, ...act.data(d, s) },
+  const run = async (state: ActState, step: ReviewStep | undefined): Promise<ReviewableDecision> => {
+    const now = nowIso();
+    const fuse = visibleIn(caller, act.fuseId, state.fuse);
+    const s = await act.read(state);
+    const d = act.decide(decideHop(fuse.state, undefined, caller.surface), s);
+    const held = d.decision === 'HOLD';
+    if (held && act.review && !step) throw new HoldNeedsReview();
+    // An approval lets through an ALLOW of the rules only (it is then used); a HOLD or BLOCK stands and leaves it unused.
+    const review: PasReview = held
+      ? { holding: step?.hold?.review ?? step?.approval, opens: step?.hold?.opens ?? false }
+      : { approval: d.decision === 'ALLOW' ? step?.approval : undefined };
+    // The one line the receipt states and the answer shows.
+    const charge = key ? { keyId: key.id, ...chargeOf(bill, d.decision) } : undefined;
+    const receipt = state.receipt(
+      ctx,
+      {
+        kind: act.kind,
+        decision: d.decision,
+        subject: act.jobId ?? fuse.id,
+        ...(key ? { key_id: key.id } : { demo: true }),
+        data: {
+          fuse_id: fuse.id,
+          fuse_state: fuse.state,
+          ...act.data(d, s),
+          ...(review.holding ? { review_id: review.holding.id } : {}),
+          ...(review.approval ? { review: approvalLink(review.approval) } : {}),
         },
-        { charges: charge ? [charge] : [] },
-      );
-      const made = await act.write?.(d, s, receipt, now, state);
-      const listed = key && act.jobId ? [jobReceipt({ keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id })] : [];
-      return { writes: { receipt, records: [...listed, ...(made?.records ?? [])] }, reply: withCharge(act.answer(d, s, fuse, receipt, made?.shown), charge) };
-    },
-  });
+      },
+      { charges: charge ? [charge] : [] },
+    );
+    const made = await act.write?.(d, s, receipt, now, state, review);
+    const listed = key && act.jobId ? [jobReceipt({ keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id })] : [];
+    const answer = act.answer(d, s, fuse, receipt, made?.shown);
+    const reviewed = { ...(review.holding ? holdFields(ctx, review.holding) : {}), ...(review.approval ? approvalFields(review.approval) : {}) };
+    return {
+      writes: { receipt, records: [...listed, ...(made?.records ?? [])] },
+      reply: withCharge({ ...answer, body: { ...(answer.body as object), ...reviewed } }, charge),
+      summary: () => made?.summary ?? {},
+      held,
+      cleared: review.approval !== undefined,
+    };
+  };
+  const needs = { fuseId: act.fuseId, hopOf: key?.id, rows: act.rows };
+  if (act.review) return commitHeldAct(event, ctx, key, act.review.held, act.review.reviewId, needs, { run: (_tx, state, step) => run(state, step) });
+  return commitAct(event, ctx, key, { needs, run: (_tx, state) => run(state, undefined) });
 }
 
 /** A PAS act's receipt listed under its job: a record written with the group's (ledger/records.ts). */
@@ -149,28 +187,39 @@ interface PreBindA {
   write?: Record<string, unknown> | undefined;
   spend_fingerprint?: string | undefined;
   scope: 'bind_only' | 'bind_and_issue';
+  review_id?: string | undefined;
 }
+
+/** The operation a PAS-A HOLD's review is of (docs/reviews.md): the kind of its receipts. */
+const PRE_BIND_A_OPERATION = 'pas_pre_bind_a';
 
 export function preBindA(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: PreBindA) {
   const owner = ownerOf(caller);
   const fp = presentedFingerprint(body) ?? spendFingerprint({ job_id: body.job_id, demo: true });
   const license = licenseKey(owner, body.license_id);
+  // A HOLD of a key is a question for its account's underwriters; an approval is bound to the whole request.
+  const request = { fuse_id: body.fuse_id, license_id: body.license_id, job_id: body.job_id, spend_fingerprint: fp, scope: body.scope };
+  const held: HeldRequest | undefined = caller.key ? { key: caller.key, operation: PRE_BIND_A_OPERATION, fingerprint: fingerprint(request) } : undefined;
   return pasGoverned(event, ctx, caller, bill, {
-    kind: 'pas_pre_bind_a',
+    kind: PRE_BIND_A_OPERATION,
     fuseId: body.fuse_id,
     jobId: body.job_id,
     ...licenseAndJob(owner, body.license_id, body.job_id),
+    ...(held ? { review: { held, reviewId: body.review_id } } : {}),
     // ARMED is a reading of LIVE; a new ticket turns LIVE into ARMED, so compare on "may issue".
     decide: (hop, s) => decidePreBindA(hop, s.parent === 'ARMED' ? 'LIVE' : s.parent, body.scope, s.bound),
     data: (d, s) => ({ license_id: body.license_id, license_state: s.parent, next_step: d.next_step, spend_fingerprint: fp, ...(d.next_step !== 'bind_only_ticket' ? { code: d.code } : {}) }),
-    async write(d, _parent, receipt, now, state) {
+    async write(d, _parent, receipt, now, state, review) {
       if (d.next_step === 'none') return { shown: { code: d.code, bind: false, instruction: 'BLOCK: do not bind.' } };
       if (d.next_step === 'manual_underwriting') {
-        const id = newId('uwi');
-        const issue = { id, keyId: owner, jobId: body.job_id, licenseId: body.license_id, fuseId: body.fuse_id, reason: d.code, receiptId: receipt.receipt_id, now };
+        // One issue per review: the HOLD that opens the review raises it; a retry of the same request answers with both.
+        const raised = review.holding && !review.opens ? (review.holding.summary.issue as { issue_id: string; raised_at: string } | undefined) : undefined;
+        const issue = { id: raised?.issue_id ?? newId('uwi'), keyId: owner, jobId: body.job_id, licenseId: body.license_id, fuseId: body.fuse_id, reason: d.code, receiptId: receipt.receipt_id, now, reviewId: review.holding?.id ?? null };
+        const shown = { object: 'manual_underwriting_issue', issue_id: issue.id, job_id: body.job_id, license_id: body.license_id, code: d.code, reason: d.reason, raised_at: raised?.raised_at ?? now };
         return {
-          records: caller.key ? [record(PAS_ISSUES, issue)] : [],
-          shown: { issue: { object: 'manual_underwriting_issue', issue_id: id, job_id: body.job_id, license_id: body.license_id, code: d.code, reason: d.reason, raised_at: now } },
+          records: caller.key && !raised ? [record(PAS_ISSUES, issue)] : [],
+          shown: { issue: review.holding ? { ...shown, review_id: review.holding.id, review_url: reviewUrl(ctx, review.holding.id) } : shown },
+          summary: { fuse_id: body.fuse_id, license_id: body.license_id, job_id: body.job_id, scope: body.scope, spend_fingerprint: fp, rule: d.code, reason: d.reason, issue: { issue_id: issue.id, raised_at: now } },
         };
       }
       const expires = new Date(Date.parse(now) + ctx.config.TICKET_TTL_SECONDS * 1000).toISOString();

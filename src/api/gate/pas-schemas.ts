@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { DRILL_FUSES } from '../../ledger/fuses.ts';
 import { chargeSchema } from '../charge.ts';
 import { fuseIdSchema } from './governed.ts';
+import { reviewIdField } from './reviews.ts';
 
 const identifier = (what: string) =>
   z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, `${what}: 1 to 128 characters of A-Z a-z 0-9 . _ : -`);
@@ -29,6 +30,7 @@ export const preBindARequest = z
     write: writeSchema.optional(),
     spend_fingerprint: fingerprintSchema.optional(),
     scope: z.enum(['bind_only', 'bind_and_issue']).default('bind_only').describe('asked scope; bind_and_issue is never granted'),
+    review_id: reviewIdField,
   })
   .refine(exactlyOneWrite, oneWriteMessage);
 

@@ -7,7 +7,8 @@
  * Every decision is a receipt in the receipts log, committed in ONE
  * transaction with its state change, its meter row and its idempotent answer.
  * Decisions are answered with their body, never as problems: ALLOW 200;
- * BLOCK 403; HALT 409; HOLD 409 (a raised manual-underwriting issue).
+ * BLOCK 403; HALT 409; HOLD 409 (a raised manual-underwriting issue, and the
+ * review that answers it: docs/reviews.md).
  *
  * This module declares the operations; their requests and answers are
  * pas-schemas.ts, and the governed decisions pas-governed.ts (as the hop's

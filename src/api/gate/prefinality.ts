@@ -252,7 +252,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       return { writes: { receipt, records: clearAct ? [record(CLEAR_COUNTERS, clearAct)] : [] }, reply: reply(body, DECISION_STATUS[decision]), summary, held: decision === 'HOLD', cleared: approval !== undefined };
     };
     // Decided again when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
-    return commitHeldAct(event, ctx, undefined, held, req.review_id, { fuseId }, decideUnderLock);
+    return commitHeldAct(event, ctx, undefined, held, req.review_id, { fuseId }, { decide: decideUnderLock });
   }
 
   keyedAct(router, ctx, EVALUATE_PATH, evaluateDoc, (req, key, event, _, bill) => {

@@ -4,17 +4,17 @@
  *   GET  /v1/reviews/{review_id}?wait=N         any key     one review; with `wait`, answered at once when decided (long poll, at most 30 s)
  *   POST /v1/reviews/{review_id}/approve|deny   operator    {note?}; never the requesting key (403 four_eyes)
  *
- * A HOLD of pre-finality evaluate or the execute gate opens a review (one per
- * held request: a retry answers with the same) and names it in its answer; the
- * same request sent again with `review_id` once it is approved gets its GO or
- * PERMIT, once. Every step is a receipt in the log, linked to the HOLD's:
+ * A HOLD of pre-finality evaluate, the execute gate or PAS-A pre-bind opens a
+ * review (one per held request: a retry answers with the same) and names it in
+ * its answer; the same request sent again with `review_id` once it is approved
+ * gets its GO or PERMIT (a pre-bind: its ALLOW, once the rules allow it), once. Every step is a receipt in the log, linked to the HOLD's:
  * review_opened (HOLD), review_approved (PERMIT), review_denied (DENY),
  * review_expired (SILENCE); the reviewer and the note are commitments opened
  * to the account.
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { type AnswerRefusal, answerRefusal, type HeldAmount, approvalRefusal, approvalsRequired, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
+import { type AnswerRefusal, answerRefusal, askedOf, type HeldAmount, approvalRefusal, approvalsRequired, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
 import { newId, nowIso } from '../../ids.ts';
 import type { ActNeeds, ActState, RowNeed } from '../../ledger/acts.ts';
 import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
@@ -223,9 +223,18 @@ async function completeReviewStep(tx: Transaction, step: ReviewStep | undefined,
 export type ReviewableDecision = Decision & { summary: () => Record<string, unknown>; held: boolean; cleared: boolean };
 
 /**
- * Commits an act that may answer HOLD (evaluate, the execute gate). Decided
- * purely first, on the group's state (a GO or PERMIT reads nothing more, the
- * hot path unchanged); a HOLD of `held` (throwing HoldNeedsReview), or a
+ * How an act that may hold decides: pure on the group's state (`decide`, the
+ * execute gate and evaluate, on the hot path), or reading its area's own rows
+ * in the transaction (`run`, PAS-A pre-bind).
+ */
+export type ReviewableSpec =
+  | { decide: (state: ActState, step: ReviewStep | undefined) => ReviewableDecision; run?: undefined }
+  | { run: (tx: Transaction, state: ActState, step: ReviewStep | undefined) => Promise<ReviewableDecision>; decide?: undefined };
+
+/**
+ * Commits an act that may answer HOLD (evaluate, the execute gate, PAS-A
+ * pre-bind). Decided first without any review (a `decide` purely on the
+ * group's state: a GO or PERMIT reads nothing more, the hot path unchanged); a HOLD of `held` (throwing HoldNeedsReview), or a
  * request naming its review, is decided again as a `run` act that reads the
  * review under the lock: the HOLD answers with the open review of the same
  * request or opens one, an approval clears the request once. Decided again
@@ -240,7 +249,7 @@ export async function commitHeldAct(
   held: HeldRequest | undefined,
   reviewId: string | undefined,
   needs: ActNeeds,
-  decide: (state: ActState, step: ReviewStep | undefined) => ReviewableDecision,
+  spec: ReviewableSpec,
 ): Promise<Reply> {
   let reviewed = reviewId !== undefined;
   let opened: string | undefined;
@@ -252,16 +261,18 @@ export async function commitHeldAct(
         key,
         reviewed && held
           ? {
-              needs: { ...needs, rows: reviewNeeds(held, reviewId) },
+              needs: { ...needs, rows: [...(needs.rows ?? []), ...reviewNeeds(held, reviewId)] },
               run: async (tx, state) => {
                 const step = await readReviewStep(ctx, state, held, reviewId, new Date());
-                const d = decide(state, step);
+                const d = spec.run ? await spec.run(tx, state, step) : spec.decide(state, step);
                 await completeReviewStep(tx, step, d, d.writes.receipt!, d.summary());
                 opened = d.held && step.hold?.opens ? step.hold.review.id : undefined;
                 return d;
               },
             }
-          : { needs, decide: (state) => decide(state, undefined) },
+          : spec.run
+            ? { needs, run: (tx, state) => spec.run(tx, state, undefined) }
+            : { needs, decide: (state) => spec.decide(state, undefined) },
       );
       if (opened) await afterHoldOpened(ctx, opened);
       return answer;
@@ -312,8 +323,7 @@ async function mailOpened(ctx: AppContext, r: Review): Promise<void> {
     const login = await loginOfAccount(ctx.ledger.read, r.account_id);
     if (!login) return;
     const s = r.summary;
-    const transfer = s.transfer as Record<string, string> | undefined;
-    const what = transfer ? `${transfer.amount ?? '?'} ${transfer.currency ?? ''} to ${transfer.counterparty ?? '?'}` : `${String((s.action as { kind?: string } | undefined)?.kind ?? 'an act')} of ${String(s.exposure_usd ?? '?')} USD`;
+    const what = askedOf(s);
     await mailTransport(ctx.config, ctx.log)({
       to: login.email,
       subject: `Review needed: ${what}`,

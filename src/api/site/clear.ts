@@ -197,7 +197,7 @@ async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill,
     };
   };
   // As a hop, decided purely on the group's fuse read; a HOLD, or a request naming its review, reads the review too.
-  return commitHeldAct(event, ctx, key, held, a.review_id, { fuseId: a.fuseId, hopOf: key.id }, decide);
+  return commitHeldAct(event, ctx, key, held, a.review_id, { fuseId: a.fuseId, hopOf: key.id }, { decide });
 }
 
 const gateOptions = (b: { exposure_usd?: string | undefined; hold_above_usd?: string | undefined; review_requested?: boolean | undefined; review_id?: string | undefined }) => ({
