@@ -37,7 +37,7 @@ import type { ActState, RowNeed } from '../../ledger/acts.ts';
 import { stateChangedProblem } from '../stale-retry.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import type { Review } from '../../ledger/reviews.ts';
-import { approvalFields, approvalLink, commitHeldAct, holdFields, HoldNeedsReview, reviewUrl, type HeldRequest, type ReviewableDecision, type ReviewStep } from './reviews.ts';
+import { approvalFields, approvalLink, commitHeldAct, heldRequest, holdFields, HoldNeedsReview, reviewUrl, type HeldRequest, type ReviewableDecision, type ReviewStep } from './reviews.ts';
 import { authorityRequest, redeemRequest } from './pas-schemas.ts';
 
 /** What a PAS decision is charged: ALLOW is one governed act; every refusal (BLOCK, HOLD, HALT) is the NAP `hold`. */
@@ -199,7 +199,7 @@ export function preBindA(event: H3Event, ctx: AppContext, caller: Caller, bill: 
   const license = licenseKey(owner, body.license_id);
   // A HOLD of a key is a question for its account's underwriters; an approval is bound to the whole request.
   const request = { fuse_id: body.fuse_id, license_id: body.license_id, job_id: body.job_id, spend_fingerprint: fp, scope: body.scope };
-  const held: HeldRequest | undefined = caller.key ? { key: caller.key, operation: PRE_BIND_A_OPERATION, fingerprint: fingerprint(request) } : undefined;
+  const held: HeldRequest | undefined = caller.key ? heldRequest({ key: caller.key, operation: PRE_BIND_A_OPERATION }, () => fingerprint(request)) : undefined;
   return pasGoverned(event, ctx, caller, bill, {
     kind: PRE_BIND_A_OPERATION,
     fuseId: body.fuse_id,
