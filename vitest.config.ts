@@ -43,6 +43,7 @@ export const BOTH_ENGINES = [
   'receipt-documents',
   'reviews',
   'reviews-pas',
+  'request-log',
   'reviews-operator',
   'site-accounts',
   'storage',

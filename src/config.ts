@@ -54,6 +54,13 @@ export const configSchema = z.object({
   PREFINALITY_RECEIPT_TTL_SECONDS: positiveInt.default(600),
   /** How long a review a HOLD opens waits for a person before it expires (docs/reviews.md; ours: 24 h). */
   REVIEW_TTL_SECONDS: positiveInt.default(86_400),
+  /** How many days the request log keeps a keyed request (docs/request-log.md; ours: 30). */
+  REQUEST_LOG_RETENTION_DAYS: positiveInt.default(30),
+  /**
+   * How often a process writes the keyed requests it answered to the request log, in ms (ours: 1000):
+   * one multi-row insert then, never a write per request. A crash loses at most this much of the log.
+   */
+  REQUEST_LOG_FLUSH_MS: positiveInt.default(1000),
   /** A review of a request above this amount (USD) needs two approvers (docs/reviews.md); unset: one. */
   REVIEW_TWO_APPROVERS_ABOVE_USD: usd.optional(),
   /**

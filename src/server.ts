@@ -22,6 +22,7 @@ import { StartupError, startupStep } from './startup-error.ts';
 import { parseWitnessPolicy } from './crypto/witness-policy.ts';
 import { readFile } from 'node:fs/promises';
 import { VERSION } from './version.ts';
+import { requestLogOf } from './api/request-log.ts';
 
 export interface RunningServer {
   url: string;
@@ -90,6 +91,7 @@ export async function startServer(initial: Config): Promise<RunningServer> {
         server.closeIdleConnections();
       });
       await Promise.all(jobs.map((job) => job.stop()));
+      await requestLogOf(ctx).close();
       await ledger.close();
     },
   };

@@ -61,7 +61,8 @@ import { actLane } from './lane.ts';
 import type { AppContext } from './context.ts';
 import { hopLimitProblem } from './hop-limit.ts';
 import { answerOf, answerRecorded, idempotent, openReservation } from './idempotency.ts';
-import { toResponse, type Reply } from './reply.ts';
+import type { Reply } from './reply.ts';
+import { actResponse } from './request-notes.ts';
 import type { RouteDoc, Router } from './router.ts';
 
 export interface Decision {
@@ -262,7 +263,7 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   const keyed = doc.query
     ? async (event: H3Event, key: ApiKey): Promise<HTTPResponse> => {
         const checked = precheck ? await precheck(event, key) : (undefined as P);
-        return toResponse(await handle(await read(event), key, event, checked, bill));
+        return actResponse(event, await handle(await read(event), key, event, checked, bill));
       }
     : precheck || bodyFirst
       ? checkedFirst
@@ -342,7 +343,7 @@ async function paidAct<B>(event: H3Event, op: PaidOperation<B>, key?: ApiKey, qu
   try {
     const b = await op.body();
     call = startPaidCall(event, paid, route, presented ? await paid.read(event) : undefined, op.terms, b, key, quote);
-    return toResponse(await op.handle(b, call.key, event));
+    return actResponse(event, await op.handle(b, call.key, event));
   } catch (e) {
     if (e instanceof PaymentRefused) return e.response;
     throw call ? await afterPaidFailure(ctx, call, e) : e;

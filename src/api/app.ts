@@ -25,6 +25,7 @@ import { registerPasRoutes } from './gate/pas.ts';
 import { registerLogRoutes } from './site/logs.ts';
 import { registerTileRoutes } from './site/tiles.ts';
 import { registerLiveDiscoveryRoutes } from './site/discovery-live.ts';
+import { registerRequestLogRoutes, requestLogOf } from './request-log.ts';
 import { registerCommitmentRoutes } from './site/commitments.ts';
 import { registerPremiumActs } from './site/premium-acts.ts';
 import { registerListingRoutes } from './site/listings.ts';
@@ -51,6 +52,7 @@ import { registerPasskeyRoutes } from './dashboard/passkeys.ts';
 import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerAlertsPage } from './dashboard/alerts-page.ts';
 import { registerReviewsPage } from './dashboard/reviews-page.ts';
+import { registerRequestsPage } from './dashboard/requests-page.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
 import { registerPricingRoutes } from './site/pricing.ts';
 import { registerX402Routes } from './x402.ts';
@@ -69,6 +71,7 @@ const MODULES: RouteModule[] = [
   registerTileRoutes,
   registerLiveDiscoveryRoutes,
   registerCommitmentRoutes,
+  registerRequestLogRoutes,
   registerPremiumActs,
   registerListingRoutes,
   registerGamRoutes,
@@ -96,6 +99,7 @@ const MODULES: RouteModule[] = [
   registerManagePages,
   registerAlertsPage,
   registerReviewsPage,
+  registerRequestsPage,
   registerOperatorRoutes,
   registerPricingRoutes,
   registerX402Routes,
@@ -212,7 +216,10 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
     res.end(answer.body);
     return true;
   };
+  const requestLog = requestLogOf(ctx);
   const node: RequestListener = (req, res) => {
+    // Only a request with a key can be in an account's request log.
+    if (req.headers.authorization !== undefined) requestLog.watch(req, res);
     if (fastPath(req, res) || readyAnswer(req, res)) return;
     // A lane sends the common headers with its answer, in one writeHead.
     if (req.method === 'POST' && router.lanes.get(req.url ?? '')?.(req, res)) return;

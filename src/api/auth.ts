@@ -8,6 +8,7 @@ import { authenticateSecret, cachedSecret, isExpired, touchKey, type ApiKey } fr
 import { cacheNow, type AppContext } from './context.ts';
 import { Problem } from './problem.ts';
 import { x402Configured } from '../payments/x402/settings.ts';
+import { nodeRequestOf, noteRequest } from './request-notes.ts';
 
 /** Whether the request carries an x402 payment header (v2 PAYMENT-SIGNATURE or v1 X-PAYMENT). */
 const presentsPayment = (event: H3Event): boolean => event.req.headers.get('payment-signature') !== null || event.req.headers.get('x-payment') !== null;
@@ -62,6 +63,7 @@ export function readyKey(req: IncomingMessage, ctx: AppContext): ApiKey | undefi
   const key = cachedSecret(ctx.ledger.read, m[1]!, cacheNow(ctx))?.key;
   if (!key || key.revoked_at || isExpired(key)) return undefined;
   touchKey(ctx.ledger, key);
+  noteRequest(req, { key });
   return key;
 }
 
@@ -73,6 +75,8 @@ export async function optionalKey(event: H3Event, ctx: AppContext): Promise<ApiK
   if (token !== undefined) {
     key = await authenticateSecret(ctx.ledger.read, token, ctx.config.AUTH_CACHE_MS, cacheNow(ctx));
     if (!key) throw unauthorized('unknown_key', `the API key is not known: ${GET_A_KEY}`, 'invalid_token');
+    // A revoked or expired key is still its account's: its refusals are in the account's request log.
+    noteRequest(nodeRequestOf(event), { key });
     if (key.revoked_at) throw revokedKeyProblem();
     if (isExpired(key)) throw unauthorized('expired_key', `the API key expired at ${key.expires_at}`, 'invalid_token');
     touchKey(ctx.ledger, key);

@@ -19,6 +19,7 @@ import { readJsonValue } from './body.ts';
 import type { AppContext } from './context.ts';
 import { Problem, badRequest } from './problem.ts';
 import { type Reply, toResponse } from './reply.ts';
+import { actResponse, noteReceipt } from './request-notes.ts';
 
 const HEADER = 'idempotency-key';
 const RESERVATION_LEASE_MS = 60_000;
@@ -49,7 +50,7 @@ export async function idempotent(
   after: (r: Reply) => Reply = (r) => r,
 ): Promise<HTTPResponse> {
   const idemKey = event.req.headers.get(HEADER);
-  if (idemKey === null) return toResponse(await handler());
+  if (idemKey === null) return actResponse(event, await handler());
   if (!/^[\x21-\x7e]{1,255}$/.test(idemKey)) {
     throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   }
@@ -85,7 +86,9 @@ export async function idempotent(
       body: JSON.parse(String(prior.body)),
       headers: JSON.parse(prior.headers ?? '{}') as Record<string, string>,
     };
-    return toResponse(after(stored), { 'idempotent-replayed': 'true' });
+    const replayed = after(stored);
+    noteReceipt(event, replayed);
+    return toResponse(replayed, { 'idempotent-replayed': 'true' });
   }
   const reservation: Reservation = { keyId: key.id, idemKey };
   event.context.idempotency = reservation;
@@ -95,7 +98,7 @@ export async function idempotent(
       // The handler committed no act (a read or a refusal): record the answer now.
       await ctx.ledger.write((tx) => storeAnswer(tx, answerOf(reservation, r)));
     }
-    return toResponse(r);
+    return actResponse(event, r);
   } catch (error) {
     // Nothing was committed: free the key so that a corrected retry can run.
     await ctx.ledger.write((tx) => releaseReservation(tx, key.id, idemKey)).catch(() => undefined);

@@ -27,6 +27,7 @@ import type { AppContext } from './context.ts';
 import { problemHeaders, toProblem } from './problem.ts';
 import { replyHeaders, type Reply } from './reply.ts';
 import { commonHeaders, requestIdFor } from './common-headers.ts';
+import { noteRequest, receiptOfBody } from './request-notes.ts';
 
 /** Takes the request (true) and answers it, or leaves it to h3 (false) having read nothing. */
 export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -50,9 +51,12 @@ export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>)
       const body = validBody(schema, parseJsonBody(bytes).value);
       const event = { context: { apiKey: key, requestId } } as unknown as H3Event;
       const r = await handle(body, key, event);
+      const receiptId = receiptOfBody(r.body);
+      if (receiptId) noteRequest(req, { receiptId });
       send(res, r.status, requestId, replyHeaders(r), JSON.stringify(r.body));
     } catch (error) {
       const p = toProblem(error);
+      noteRequest(req, { code: p.code });
       if (p.status >= 500) ctx.log('error', 'request failed', { request_id: requestId, path, error: String((error as Error).cause ?? error) });
       if (res.headersSent) return void res.destroy();
       send(res, p.status, requestId, problemHeaders(p), JSON.stringify(p.body(path)));

@@ -208,6 +208,7 @@ const NAV: Array<[string, string]> = [
   ['/dashboard/alerts', 'Alerts'],
   ['/dashboard/reviews', 'Reviews'],
   ['/dashboard/receipts', 'Receipts'],
+  ['/dashboard/requests', 'Requests'],
   ['/dashboard/passkeys', 'Passkeys'],
   ['/dashboard/account', 'Account'],
 ];

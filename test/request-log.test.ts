@@ -1,0 +1,153 @@
+/**
+ * The request log (issue 49 item 4, docs/request-log.md), over real HTTP on a
+ * real database: every request made with a known key, failures included, in
+ * its account's log and no other's; filters and pages; nothing secret kept;
+ * rows past the retention deleted.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestLogOf, sweepRequestLog } from '../src/api/request-log.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+interface Row {
+  id: string;
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  code: string | null;
+  latency_ms: number;
+  key_id: string;
+  key_name: string | null;
+  receipt_id: string | null;
+  verify_url: string | null;
+  request_id: string;
+}
+
+describe('the request log', () => {
+  let s: TestServer;
+  let owner: { id: string; secret: string; accountId: string };
+  let agent: { id: string; secret: string; accountId: string };
+  let revoked: { id: string; secret: string; accountId: string };
+  let stranger: { id: string; secret: string; accountId: string };
+  let fuse: string;
+  const list = async (query = '', key = owner.secret) => {
+    const r = await s.fetch(`/v1/requests${query}`, { key });
+    expect(r.status, await r.clone().text()).toBe(200);
+    return (await r.json()) as { data: Row[]; next: string | null; retention_days: number };
+  };
+
+  beforeAll(async () => {
+    s = await startTestServer();
+    owner = await s.newKey('owner');
+    agent = await s.newKey('ci-agent', 10_000, 'agent', owner.accountId);
+    revoked = await s.newKey('old-agent', 10_000, 'agent', owner.accountId);
+    stranger = await s.newKey('stranger');
+    fuse = (await (await s.fetch('/v1/fuses', { key: owner.secret, json: { state: 'LIVE' } })).json()).fuse_id;
+    expect((await s.fetch(`/v1/keys/${revoked.id}/revoke`, { key: owner.secret, json: {} })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('logs each keyed request with its status, problem code, key name, latency and receipt; failures too', async () => {
+    // Hops, twice: the first goes through h3, later ones through the act lane once the key is cached.
+    const hops = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse, action: { kind: 'pay' } } });
+      expect(r.status).toBe(200);
+      hops.push((await r.json()).receipt_id as string);
+    }
+    const bad = await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse, action: { kind: 'pay' }, nonsense: 1 } });
+    expect(bad.status).toBe(400);
+    const badCode = (await bad.json()).code as string;
+    const forbidden = await s.fetch(`/v1/keys/${owner.id}/revoke`, { key: agent.secret, json: {} });
+    expect(forbidden.status).toBe(403);
+    const forbiddenCode = (await forbidden.json()).code as string;
+    expect((await s.fetch('/v1/me', { key: revoked.secret })).status).toBe(401);
+    expect((await s.fetch('/v1/me', { key: 'fg_live_' + 'x'.repeat(43) })).status).toBe(401);
+    expect((await s.fetch('/v1/receipts?token=hunter2', { key: agent.secret })).status).toBeLessThan(500);
+
+    const { data, retention_days } = await list('?limit=200');
+    expect(retention_days).toBe(30);
+    const mine = data.filter((r) => r.key_id !== owner.id);
+    // Newest first.
+    expect(mine.map((r) => r.id)).toEqual([...mine.map((r) => r.id)].sort().reverse());
+    const hopRows = mine.filter((r) => r.path === '/v1/fuse/hop' && r.status === 200);
+    expect(hopRows.map((r) => r.receipt_id).sort()).toEqual([...hops].sort());
+    for (const r of hopRows) {
+      expect(r).toMatchObject({ method: 'POST', key_id: agent.id, key_name: 'ci-agent', code: null });
+      expect(r.verify_url).toBe(`${s.ctx.config.BASE_URL}/v1/receipts/${r.receipt_id}`);
+      expect(r.latency_ms).toBeGreaterThanOrEqual(0);
+      expect(r.request_id.length).toBeGreaterThan(0);
+    }
+    expect(mine).toContainEqual(expect.objectContaining({ path: '/v1/fuse/hop', status: 400, code: badCode, receipt_id: null }));
+    expect(mine).toContainEqual(expect.objectContaining({ path: `/v1/keys/${owner.id}/revoke`, status: 403, code: forbiddenCode, key_name: 'ci-agent' }));
+    // A revoked key is still its account's: its refusal is there. An unknown key belongs to no account.
+    expect(mine).toContainEqual(expect.objectContaining({ path: '/v1/me', status: 401, code: 'revoked_key', key_id: revoked.id, key_name: 'old-agent' }));
+    // The query string is not kept.
+    expect(mine).toContainEqual(expect.objectContaining({ path: '/v1/receipts', key_id: agent.id }));
+    // Nothing of a body, query or secret is stored.
+    const dump = JSON.stringify((await s.ctx.ledger.read.execute('SELECT * FROM request_log')).rows);
+    for (const secret of [agent.secret, revoked.secret, owner.secret, 'hunter2', 'nonsense']) expect(dump).not.toContain(secret);
+  });
+
+  it('filters by key (id or name), status, code, method and path; pages with a cursor; a bad filter is a 400 that names it', async () => {
+    const byName = await list('?key=ci-agent&limit=200');
+    expect(byName.data.length).toBeGreaterThan(0);
+    expect(new Set(byName.data.map((r) => r.key_id))).toEqual(new Set([agent.id]));
+    expect((await list(`?key=${agent.id}&limit=200`)).data.map((r) => r.id)).toEqual(byName.data.map((r) => r.id));
+    const failed = await list('?status=failed&limit=200');
+    expect(failed.data.length).toBeGreaterThan(0);
+    expect(failed.data.every((r) => r.status >= 400)).toBe(true);
+    expect((await list('?status=4xx&limit=200')).data.map((r) => r.id)).toEqual(failed.data.map((r) => r.id));
+    expect((await list('?status=401')).data.map((r) => r.code)).toEqual(['revoked_key']);
+    expect((await list('?code=revoked_key')).data.map((r) => r.key_id)).toEqual([revoked.id]);
+    expect((await list('?method=POST&path=/v1/fuse&limit=200')).data.every((r) => r.method === 'POST' && r.path.startsWith('/v1/fuse'))).toBe(true);
+
+    // Paged through the agent's requests (the owner's listing adds its own as it goes).
+    const all = byName.data.map((r) => r.id);
+    const first = await list('?key=ci-agent&limit=2');
+    expect(first.data.map((r) => r.id)).toEqual(all.slice(0, 2));
+    const second = await list(`?key=ci-agent&limit=2&before=${first.next}`);
+    expect(second.data.map((r) => r.id)).toEqual(all.slice(2, 4));
+
+    for (const [query, field] of [
+      ['?status=4x', 'status'],
+      ['?limit=0', 'limit'],
+      ['?from=yesterday', 'from'],
+      ['?colour=red', ''],
+    ] as const) {
+      const r = await s.fetch(`/v1/requests${query}`, { key: owner.secret });
+      expect(r.status, query).toBe(400);
+      expect(r.headers.get('content-type')).toContain('application/problem+json');
+      const p = await r.json();
+      expect(p.code).toBe('invalid_query');
+      if (field) expect(p.errors.map((e: { field: string }) => e.field)).toContain(field);
+    }
+    const unknown = await s.fetch('/v1/requests?key=nobody', { key: owner.secret });
+    expect(unknown.status).toBe(400);
+    expect((await unknown.json()).code).toBe('unknown_key_filter');
+  });
+
+  it("shows an account only its own requests", async () => {
+    expect((await s.fetch('/v1/me', { key: stranger.secret })).status).toBe(200);
+    const theirs = await list('?limit=200', stranger.secret);
+    expect(theirs.data.length).toBeGreaterThan(0);
+    expect(new Set(theirs.data.map((r) => r.key_id))).toEqual(new Set([stranger.id]));
+    const ours = (await list('?limit=200')).data;
+    expect(ours.some((r) => r.key_id === stranger.id)).toBe(false);
+    // Another account's key is not a filter of this one.
+    expect((await s.fetch(`/v1/requests?key=${stranger.id}`, { key: owner.secret })).status).toBe(400);
+  });
+
+  it('deletes rows past REQUEST_LOG_RETENTION_DAYS, and keeps the rest', async () => {
+    await requestLogOf(s.ctx).flush();
+    const count = async () => Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM request_log')).rows[0]!.n);
+    const before = await count();
+    expect(before).toBeGreaterThan(0);
+    expect(await sweepRequestLog(s.ctx, new Date(Date.now() + 29 * 86_400_000))).toBe(0);
+    expect(await count()).toBe(before);
+    expect(await sweepRequestLog(s.ctx, new Date(Date.now() + 31 * 86_400_000))).toBe(before);
+    expect(await count()).toBe(0);
+  });
+});
