@@ -33,8 +33,9 @@ const connectTo = (host: string, port = 80) =>
   });
 
 describe('the test process talks to loopback only', () => {
-  // A public address (example.com's), a private one, documentation ones (IPv4 and IPv6).
-  const addresses = ['93.184.215.14', '10.0.0.1', '192.0.2.1', '2001:db8::1'];
+  // A private address and documentation ones (IPv4 and IPv6): the guard refuses every address but
+  // loopback alike, so no test needs to name a public one.
+  const addresses = ['10.0.0.1', '192.0.2.1', '198.51.100.7', '2001:db8::1'];
 
   it('refuses a TCP connection to any address but loopback, before a packet is sent', async () => {
     for (const host of addresses) {
@@ -42,26 +43,27 @@ describe('the test process talks to loopback only', () => {
       expect(takeOutboundAttempts()).toEqual([`connection to ${host} port 80`]);
     }
     // The (port, host) form too.
-    const socket = net.connect(443, '93.184.215.14');
+    const socket = net.connect(443, '198.51.100.7');
     expect(await failure(new Promise((_, reject) => socket.once('error', reject)))).toBeInstanceOf(OutboundRefused);
-    expect(takeOutboundAttempts()).toEqual(['connection to 93.184.215.14 port 443']);
+    expect(takeOutboundAttempts()).toEqual(['connection to 198.51.100.7 port 443']);
   });
 
-  it('refuses fetch, node:http and DNS lookups of public names; answers .invalid ENOTFOUND without asking anyone', async () => {
-    expect(await failure(fetch('https://example.com/'))).toMatchObject({ code: 'ETESTOUTBOUND' });
-    expect(await failure(fetch('http://93.184.215.14/'))).toMatchObject({ code: 'ETESTOUTBOUND' });
-    const viaHttp = new Promise((resolve, reject) => request('http://example.org/hook', { method: 'POST' }, resolve).on('error', reject).end());
+  it('refuses fetch, node:http and DNS lookups of any name but loopback; answers .invalid ENOTFOUND without asking anyone', async () => {
+    // Names under reserved test domains (RFC 6761, RFC 2606): refused before any resolver is asked, as a public name would be.
+    expect(await failure(fetch('https://gate.fusegate.test/'))).toMatchObject({ code: 'ETESTOUTBOUND' });
+    expect(await failure(fetch('http://198.51.100.7/'))).toMatchObject({ code: 'ETESTOUTBOUND' });
+    const viaHttp = new Promise((resolve, reject) => request('http://hooks.fusegate.test/hook', { method: 'POST' }, resolve).on('error', reject).end());
     expect(await failure(viaHttp)).toMatchObject({ code: 'ETESTOUTBOUND' });
-    expect(await failure(dns.promises.lookup('example.net'))).toMatchObject({ code: 'ETESTOUTBOUND' });
+    expect(await failure(dns.promises.lookup('witness.fusegate.test'))).toMatchObject({ code: 'ETESTOUTBOUND' });
     expect(await failure(new Promise((resolve, reject) => dns.lookup('gate.example', (e, a) => (e ? reject(e) : resolve(a)))))).toMatchObject({ code: 'ETESTOUTBOUND' });
-    expect(await failure(dns.promises.resolve4('example.com'))).toMatchObject({ code: 'ETESTOUTBOUND' });
+    expect(await failure(dns.promises.resolve4('gate.fusegate.test'))).toMatchObject({ code: 'ETESTOUTBOUND' });
     expect(takeOutboundAttempts()).toEqual([
-      'DNS lookup of example.com',
-      'connection to 93.184.215.14 port 80',
-      'DNS lookup of example.org',
-      'DNS lookup of example.net',
+      'DNS lookup of gate.fusegate.test',
+      'connection to 198.51.100.7 port 80',
+      'DNS lookup of hooks.fusegate.test',
+      'DNS lookup of witness.fusegate.test',
       'DNS lookup of gate.example',
-      'DNS resolve4 of example.com',
+      'DNS resolve4 of gate.fusegate.test',
     ]);
     // .invalid never resolves (RFC 6761): ENOTFOUND, and no attempt to record.
     expect(await failure(fetch('https://hooks.fusegate.invalid/x'))).toMatchObject({ code: 'ENOTFOUND' });
@@ -83,8 +85,8 @@ describe('the test process talks to loopback only', () => {
   });
 
   it('fails the test when an attempt was made, even one whose error was swallowed', async () => {
-    await connectTo('93.184.215.14').catch(() => undefined);
-    expect(failOnOutboundAttempts).toThrow(/reached outside loopback.*connection to 93\.184\.215\.14 port 80/);
+    await connectTo('198.51.100.7').catch(() => undefined);
+    expect(failOnOutboundAttempts).toThrow(/reached outside loopback.*connection to 198\.51\.100\.7 port 80/);
     expect(failOnOutboundAttempts).not.toThrow();
   });
 });
@@ -92,28 +94,30 @@ describe('the test process talks to loopback only', () => {
 describe("the server's own outbound client is under the guard too", () => {
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer({ WEBHOOK_POLL_MS: '50', CLEARING_INTERVAL_HOURS: '0' });
+    // Private targets allowed (an operator's own network), so that a subscription can name an address beyond loopback that is not a public one.
+    s = await startTestServer({ WEBHOOK_POLL_MS: '50', CLEARING_INTERVAL_HOURS: '0', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
   });
   afterAll(() => s.stop());
 
   it('postGuarded (webhook delivery) is refused, with or without its own address check', async () => {
     for (const allowPrivate of [false, true]) {
-      expect(await failure(postGuarded('https://example.com/hook', { headers: {}, body: '{}', timeoutMs: 30_000, allowPrivate }))).toMatchObject({ code: 'ETESTOUTBOUND' });
+      expect(await failure(postGuarded('https://hooks.fusegate.test/hook', { headers: {}, body: '{}', timeoutMs: 30_000, allowPrivate }))).toMatchObject({ code: 'ETESTOUTBOUND' });
     }
-    expect(await failure(postGuarded('http://93.184.215.14/hook', { headers: {}, body: '{}', timeoutMs: 30_000, allowPrivate: false }))).toMatchObject({ code: 'ETESTOUTBOUND' });
-    expect(takeOutboundAttempts()).toEqual(['DNS lookup of example.com', 'DNS lookup of example.com', 'connection to 93.184.215.14 port 80']);
+    // An address its own check lets through (an operator's private network): the guard still refuses the connection.
+    expect(await failure(postGuarded('http://198.51.100.7/hook', { headers: {}, body: '{}', timeoutMs: 30_000, allowPrivate: true }))).toMatchObject({ code: 'ETESTOUTBOUND' });
+    expect(takeOutboundAttempts()).toEqual(['DNS lookup of hooks.fusegate.test', 'DNS lookup of hooks.fusegate.test', 'connection to 198.51.100.7 port 80']);
   });
 
-  it('a webhook subscribed at a public address is never delivered: the attempt fails with the refusal, and is recorded', async () => {
+  it('a webhook subscribed at an address beyond loopback is never delivered: the attempt fails with the refusal, and is recorded', async () => {
     const key = await s.newKey('hooks');
-    const sub = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url: 'http://93.184.215.14/hook' } })).json();
+    const sub = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url: 'http://198.51.100.7/hook' } })).json();
     expect(sub.object).toBe('webhook_subscription');
     expect((await s.fetch('/signal/trigger/publish', { key: key.secret, json: { template_id: 'bind_gate_hold', threshold: { metric: 'm', operator: 'gte', value: '1' } } })).status).toBe(201);
     const lastError = async () =>
       (await s.ctx.ledger.read.execute({ sql: 'SELECT last_error FROM webhook_deliveries WHERE subscription_id = ?', args: [sub.id] })).rows[0]?.last_error;
     await untilCommitted(s.ctx.ledger, async () => typeof (await lastError()) === 'string');
     expect(String(await lastError())).toMatch(/refused: tests talk to loopback only/);
-    expect(takeOutboundAttempts()).toContain('connection to 93.184.215.14 port 80');
+    expect(takeOutboundAttempts()).toContain('connection to 198.51.100.7 port 80');
     // The retries that follow are refused as well; they are this test's, not the next one's.
     await s.close();
     takeOutboundAttempts();
