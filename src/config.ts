@@ -60,7 +60,7 @@ export const configSchema = z.object({
    * How often a process writes the keyed requests it answered to the request log, in ms (ours: 1000):
    * one multi-row insert then, never a write per request. A crash loses at most this much of the log.
    */
-  REQUEST_LOG_FLUSH_MS: positiveInt.default(1000),
+  REQUEST_LOG_FLUSH_MS: positiveInt.max(60_000).default(1000),
   /** A review of a request above this amount (USD) needs two approvers (docs/reviews.md); unset: one. */
   REVIEW_TWO_APPROVERS_ABOVE_USD: usd.optional(),
   /**

@@ -15,10 +15,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { newSortableId, nowIso } from '../ids.ts';
+import { newSortableId } from '../ids.ts';
 import { ownerId } from '../ledger/accounts.ts';
 import { accountKeysPage, cachedSecret, type ApiKey } from '../ledger/api-keys.ts';
-import { deleteRequestsBefore, insertRequests, listRequests, type RequestFilter, type RequestRow } from '../ledger/request-log.ts';
+import { deleteRequestsBefore, insertRequests, listRequests, nextLoggedAccount, requestTime, type RequestFilter, type RequestRow } from '../ledger/request-log.ts';
 import { requireKey } from './auth.ts';
 import { cacheNow, type AppContext } from './context.ts';
 import { intervalJob } from './jobs.ts';
@@ -42,7 +42,8 @@ export function requestLogOf(ctx: AppContext): RequestLog {
 /** This process's requests not yet written. */
 export class RequestLog {
   readonly #ctx: AppContext;
-  #pending: RequestRow[] = [];
+  /** By account, each in the order answered. */
+  #pending = new Map<string, RequestRow[]>();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
   #closed = false;
@@ -60,11 +61,12 @@ export class RequestLog {
       if (!key || this.#closed) return;
       const url = req.url ?? '/';
       const q = url.indexOf('?');
-      this.#pending.push({
+      const account = ownerId(key);
+      let rows = this.#pending.get(account);
+      if (!rows) this.#pending.set(account, (rows = []));
+      rows.push({
         id: newSortableId('req'),
-        account_id: ownerId(key),
         key_id: key.id,
-        at: nowIso(),
         method: req.method ?? 'GET',
         path: (q === -1 ? url : url.slice(0, q)).slice(0, 512),
         status: res.statusCode,
@@ -91,14 +93,14 @@ export class RequestLog {
   flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const rows = this.#pending;
-    this.#pending = [];
+    const byAccount = this.#pending;
+    this.#pending = new Map();
     const write = async () => {
-      if (rows.length === 0) return;
+      if (byAccount.size === 0) return;
       try {
-        await this.#ctx.ledger.write((tx) => insertRequests(tx, rows), { unseen: true });
+        await this.#ctx.ledger.write((tx) => insertRequests(tx, byAccount), { unseen: true });
       } catch (e) {
-        this.#ctx.log('error', 'request log rows not written', { rows: rows.length, error: String(e) });
+        this.#ctx.log('error', 'request log rows not written', { accounts: byAccount.size, error: String(e) });
       }
     };
     this.#flushing = this.#flushing.then(write);
@@ -134,7 +136,7 @@ function requestView(ctx: AppContext, r: RequestRow, names: Map<string, string>)
   return {
     object: 'request' as const,
     id: r.id,
-    at: r.at,
+    at: requestTime(r.id),
     method: r.method,
     path: r.path,
     status: r.status,
@@ -182,14 +184,13 @@ export async function requestPage(ctx: AppContext, log: RequestLog, accountId: s
   // This process's own requests are written first, so that a request just made is in the page.
   await log.flush();
   const keys = await accountKeys(ctx, accountId);
-  const rows = await listRequests(ctx.ledger.read, accountId, filterOf(q, keys), q.limit + 1, q.before);
+  const page = await listRequests(ctx.ledger.read, accountId, filterOf(q, keys), q.limit, q.before);
   const names = new Map(keys.map((k) => [k.id, k.name]));
-  const page = rows.slice(0, q.limit);
   return {
     object: 'list' as const,
     retention_days: ctx.config.REQUEST_LOG_RETENTION_DAYS,
-    data: page.map((r) => requestView(ctx, r, names)),
-    next: rows.length > q.limit ? page.at(-1)!.id : null,
+    data: page.requests.map((r) => requestView(ctx, r, names)),
+    next: page.next ?? null,
   };
 }
 
@@ -230,9 +231,12 @@ export function registerRequestLogRoutes(router: Router, ctx: AppContext): void 
 export async function sweepRequestLog(ctx: AppContext, now = new Date()): Promise<number> {
   const before = new Date(now.getTime() - ctx.config.REQUEST_LOG_RETENTION_DAYS * 86_400_000).toISOString();
   let deleted = 0;
-  for (;;) {
-    const n = await ctx.ledger.write((tx) => deleteRequestsBefore(tx, before, SWEEP_CHUNK), { unseen: true });
-    deleted += n;
-    if (n < SWEEP_CHUNK) return deleted;
+  for (let account = await nextLoggedAccount(ctx.ledger.read, ''); account !== undefined; account = await nextLoggedAccount(ctx.ledger.read, account)) {
+    for (;;) {
+      const n = await ctx.ledger.write((tx) => deleteRequestsBefore(tx, account!, before, SWEEP_CHUNK), { unseen: true });
+      deleted += n;
+      if (n < SWEEP_CHUNK) break;
+    }
   }
+  return deleted;
 }

@@ -1,19 +1,17 @@
 -- The request log (issue 49, docs/request-log.md): every keyed request's
--- method, path, status, problem code, key, time, latency and receipt, kept
+-- method, path, status, problem code, key, latency and receipt, kept
 -- REQUEST_LOG_RETENTION_DAYS. No body, query string or secret is stored.
--- `id` sorts by time (ids.ts, newSortableId): an account's page is a range of it.
+-- One row per account and write of a process (every REQUEST_LOG_FLUSH_MS),
+-- its requests packed in `entries` (JSON), as the key's receipts are listed
+-- (key_receipts): a busy account costs one row a second, not one per request.
+-- `first` and `last` are the smallest and largest request ids of the row;
+-- an id begins with its time (ids.ts, newSortableId), so a page newest first,
+-- a time filter and the retention sweep are ranges of (account_id, last).
 CREATE TABLE request_log (
-  id TEXT PRIMARY KEY,
   account_id TEXT NOT NULL,
-  key_id TEXT NOT NULL,
-  at TEXT NOT NULL,
-  method TEXT NOT NULL,
-  path TEXT NOT NULL,
-  status INTEGER NOT NULL,
-  code TEXT,
-  latency_us INTEGER NOT NULL,
-  receipt_id TEXT,
-  request_id TEXT NOT NULL
-);
-CREATE INDEX request_log_by_account ON request_log (account_id, id);
-CREATE INDEX request_log_by_time ON request_log (at);
+  last TEXT NOT NULL,
+  first TEXT NOT NULL,
+  request_count INTEGER NOT NULL,
+  entries TEXT NOT NULL,
+  PRIMARY KEY (account_id, last)
+) WITHOUT ROWID;
