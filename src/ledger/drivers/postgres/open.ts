@@ -13,6 +13,7 @@ import postgres from 'postgres';
 import { queuedLedger, type Ledger, type LedgerOptions } from '../../ledger.ts';
 import { migrate, type MigrationSet } from '../../migrate.ts';
 import { WriteQueue, type WriteBackend } from '../../write-queue.ts';
+import { ConnectionWait } from './connection-wait.ts';
 import { isBusy, PostgresSql, TYPES, type Pool } from './connection.ts';
 import { postgresDialect, type ColumnTypes } from './dialect.ts';
 import type { Dialect, Sql } from '../../sql.ts';
@@ -52,19 +53,41 @@ export function connectPool(url: string, max: number, onclose?: () => void): Poo
  * connects again by itself after a loss; a transaction never spans two
  * connections, since a statement after a close of the connection its BEGIN ran
  * on is refused (CONNECTION_CLOSED), so the batch fails whole and the caller gets 503.
+ *
+ * While the connection is open, BEGIN goes with the batch's first statements.
+ * Once it was lost, the next BEGIN goes alone and waits for its answer within
+ * `wait`'s bound: a connection is being made, and while no host accepts writes
+ * that lasts until one does. Past the bound the batch fails (503) with nothing
+ * sent but that BEGIN, and when a host answers it after all, its ROLLBACK is the
+ * next statement on the connection.
  */
-function postgresBackend(url: string, dialect: Dialect): WriteBackend & { end(): Promise<void> } {
+function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): WriteBackend & { end(): Promise<void> } {
   let closes = 0;
-  const conn = connectPool(url, 1, () => void closes++);
+  /** From a BEGIN answered to the connection's close. */
+  let connected = false;
+  const conn = connectPool(url, 1, () => {
+    closes++;
+    connected = false;
+  });
   let started = 0;
   const lost = () => Object.assign(new Error('the write connection was lost during the transaction'), { code: 'CONNECTION_CLOSED' });
   return {
     async begin() {
       started = closes;
-      // Sent now and answered with the batch's first statements (one round trip less); if it fails, they
-      // fail with it, and the rollback that follows ends the batch.
-      const began = conn.unsafe('BEGIN');
-      began.catch(() => {});
+      let began: PromiseLike<unknown> | undefined;
+      if (connected) {
+        // Sent now and answered with the batch's first statements (one round trip less); if it fails, they
+        // fail with it, and the rollback that follows ends the batch.
+        const sent = conn.unsafe('BEGIN');
+        sent.catch(() => {});
+        began = sent;
+      } else {
+        await wait.bound(
+          () => conn.unsafe('BEGIN'),
+          (answered) => void (answered && conn.unsafe('ROLLBACK').catch(() => undefined)),
+        );
+        connected = closes === started;
+      }
       const tx = new PostgresSql(conn, dialect, undefined, began);
       // A statement after the connection was replaced would run outside this transaction: refused, the batch fails whole.
       const guarded: Sql = {
@@ -82,8 +105,10 @@ function postgresBackend(url: string, dialect: Dialect): WriteBackend & { end():
       await conn.unsafe('COMMIT');
     },
     async rollback() {
-      // A lost connection took its transaction with it; on its successor ROLLBACK only warns.
-      await conn.unsafe('ROLLBACK').catch(() => undefined);
+      // A lost connection took its transaction with it: nothing to end, and a ROLLBACK sent now would wait
+      // for the next connection (without a bound of its own while no host accepts writes).
+      if (closes !== started) return;
+      await wait.bound(() => conn.unsafe('ROLLBACK')).catch(() => undefined);
     },
     async recover() {},
     isBusy,
@@ -129,7 +154,7 @@ export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
   const pool = connectPool(opts.DATABASE_URL, opts.DATABASE_POOL_MAX - 1);
   let columnTypes: ColumnTypes = new Map();
   const dialect = postgresDialect(() => columnTypes);
-  const backend = postgresBackend(opts.DATABASE_URL, dialect);
+  const backend = postgresBackend(opts.DATABASE_URL, dialect, new ConnectionWait(opts.DATABASE_CONNECT_WAIT_MS));
   const queue = new WriteQueue(backend, { batchMax: opts.WRITE_BATCH_MAX, gatherTurns: opts.WRITE_BATCH_GATHER_TURNS });
   try {
     await firstContact(pool, opts.DATABASE_URL);
@@ -139,13 +164,16 @@ export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
     await Promise.all([backend.end(), pool.end({ timeout: 1 })]);
     throw e;
   }
-  const read = new PostgresSql(pool, dialect, () => void pool.end({ timeout: 5 }));
+  const reads = new PostgresSql(pool, dialect, () => void pool.end({ timeout: 5 }));
+  // A read waits for a connection within the same bound as a write (a timer per read: cheap beside its round trip).
+  const readWait = new ConnectionWait(opts.DATABASE_CONNECT_WAIT_MS);
+  const read: Sql = { dialect, execute: (stmt) => readWait.bound(() => reads.execute(stmt)), close: () => reads.close() };
   return queuedLedger(
     queue,
     read,
     async () => {
       try {
-        await pool.unsafe('SELECT 1');
+        await read.execute('SELECT 1');
         return true;
       } catch {
         return false;
