@@ -65,10 +65,35 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
   let closes = 0;
   /** From a BEGIN answered to the connection's close. */
   let connected = false;
-  const conn = connectPool(url, 1, () => {
-    closes++;
-    connected = false;
-  });
+  /** The pool's connection closed after it was open: the next BEGIN goes to a new pool. */
+  let stale = false;
+  const open = (): Pool => {
+    const pool = connectPool(url, 1, () => {
+      // The close of a replaced pool's connection (destroyed by `renew`) is not this connection's loss.
+      if (pool !== conn) return;
+      closes++;
+      connected = false;
+      stale = true;
+    });
+    return pool;
+  };
+  let conn = open();
+  /**
+   * A new pool in place of the one whose connection was lost. postgres.js 3.4.9
+   * leaves a connection whose socket closed with a write still buffered unable
+   * to write again (its teardown cancels the flush without forgetting it): each
+   * later handshake of it is never sent and times out (connect_timeout, 5 s),
+   * until its buffer passes 1 KiB, which after a failover kept this node from
+   * writing for ~40 s. A new pool's connection starts clean; the old pool is
+   * destroyed, failing what it still holds (nothing of a batch: it failed with
+   * the loss).
+   */
+  const renew = () => {
+    const old = conn;
+    conn = open();
+    stale = false;
+    void old.end({ timeout: 0 });
+  };
   let started = 0;
   const lost = () => Object.assign(new Error('the write connection was lost during the transaction'), { code: 'CONNECTION_CLOSED' });
   return {
@@ -82,9 +107,11 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
         sent.catch(() => {});
         began = sent;
       } else {
+        if (stale) renew();
+        const pool = conn;
         await wait.bound(
-          () => conn.unsafe('BEGIN'),
-          (answered) => void (answered && conn.unsafe('ROLLBACK').catch(() => undefined)),
+          () => pool.unsafe('BEGIN'),
+          (answered) => void (answered && pool.unsafe('ROLLBACK').catch(() => undefined)),
         );
         connected = closes === started;
       }
