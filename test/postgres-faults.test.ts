@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run, runCli } from './support/cli.ts';
-import { freePort, postgresBin, removeCluster, runPg, startCluster, type Cluster } from './support/postgres-cluster.ts';
+import { freePort, postgresBin, postgresDir, removeCluster, runPg, startCluster, type Cluster } from './support/postgres-cluster.ts';
 import { freshPostgresDatabase, holdCacheClock, startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 
 const serve = (env: Record<string, string>) => run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(tempDir(), env), LOG_LEVEL: 'error' });
@@ -175,5 +175,46 @@ describe('no host accepting writes under a running server (the primary lost, no 
     expect((await r.json()).decision).toBe('PERMIT');
     expect(receiptsLogSize()).toBeGreaterThan(recorded);
     await until(health, (x) => x.status === 200);
+  }, 120_000);
+});
+
+describe('a standby named before the primary', () => {
+  let primary: Cluster;
+  let standby: Cluster;
+  let s: TestServer;
+  const settings = { fsync: 'off', synchronous_commit: 'off' };
+
+  beforeAll(async () => {
+    primary = await startCluster({ settings });
+    primary.psql('CREATE DATABASE fusegate');
+    // A copy of the primary started in recovery: a hot standby that stays one (it has no primary to follow).
+    primary.stop('fast');
+    const copy = join(postgresDir('fusegate-pg-'), 'data');
+    runPg('/bin/sh', ['-c', `cp -a ${join(primary.dir, 'data')} ${copy} && touch ${copy}/standby.signal`]);
+    standby = await startCluster({ dataDir: copy, settings });
+    await startCluster({ dataDir: join(primary.dir, 'data'), port: primary.port, settings });
+    expect(standby.psql('SELECT pg_is_in_recovery()').trim()).toBe('t');
+    s = await startTestServer({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${standby.port},127.0.0.1:${primary.port}/fusegate?target_session_attrs=read-write`,
+    });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    if (standby) removeCluster(standby);
+    if (primary) removeCluster(primary);
+  });
+
+  it('is passed over: the node migrates, writes and reads on the primary', async () => {
+    const key = (await s.newKey('standby-first')).secret;
+    const fuse = await s.fetch('/v1/fuses', { json: {}, key });
+    expect(fuse.status).toBe(201);
+    const fuseId = (await fuse.json()).fuse_id;
+    const hop = await s.fetch('/v1/fuse/hop', { json: { fuse_id: fuseId }, key });
+    expect(hop.status).toBe(200);
+    expect((await hop.json()).decision).toBe('PERMIT');
+    expect(primary.psql(`SELECT state FROM fuses WHERE id = '${fuseId}'`, 'fusegate').trim()).toBe('LIVE');
+    const listed = await s.fetch('/v1/fuses', { key });
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(await listed.json())).toContain(fuseId);
   }, 120_000);
 });

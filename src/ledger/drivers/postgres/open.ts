@@ -30,9 +30,23 @@ export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.te
 /** Seconds a new connection may take before the attempt fails (then the next host of a several-hosts URL is tried). */
 const CONNECT_TIMEOUT_S = 5;
 
+/**
+ * The `target_session_attrs` postgres.js is given. Its `read-write` looks only at
+ * `default_transaction_read_only`, which a hot standby reports `off`: it would
+ * keep a standby named before the primary, and every write there would fail.
+ * `primary` skips a host in recovery (`in_hot_standby`, reported at the
+ * handshake since PostgreSQL 14: no round trip more), which is what a URL asking
+ * for `read-write` means here.
+ */
+function sessionAttrs(url: string): { target_session_attrs?: 'primary' } {
+  const asked = /[?&]target_session_attrs=([^&#]*)/.exec(url)?.[1] ?? process.env.PGTARGETSESSIONATTRS;
+  return asked === 'read-write' ? { target_session_attrs: 'primary' } : {};
+}
+
 export function connectPool(url: string, max: number, onclose?: () => void): Pool {
   return postgres(url, {
     max,
+    ...sessionAttrs(url),
     ...(onclose ? { onclose } : {}),
     types: TYPES,
     connect_timeout: CONNECT_TIMEOUT_S,
