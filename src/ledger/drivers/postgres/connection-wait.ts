@@ -36,9 +36,10 @@ export class ConnectionWait {
    * The answer of the query `issue` sends, or after the bound a refusal (while
    * stalled, at once and without sending it). `onLate` runs when a query that
    * outwaited the bound settles after all, before anything issued later can run
-   * (the writer rolls back the transaction a late BEGIN opened).
+   * (the writer rolls back the transaction a late BEGIN opened). `onError` hears
+   * the query's own failure, in time or late (never the bound's refusal).
    */
-  bound<T>(issue: () => PromiseLike<T>, onLate?: (answered: boolean) => void): Promise<T> {
+  bound<T>(issue: () => PromiseLike<T>, onLate?: (answered: boolean) => void, onError?: (error: unknown) => void): Promise<T> {
     if (this.#stalled) return Promise.reject(this.#exceeded());
     const query = issue();
     return new Promise<T>((resolve, reject) => {
@@ -60,6 +61,7 @@ export class ConnectionWait {
           if (!settled(true)) resolve(value);
         },
         (error: unknown) => {
+          onError?.(error);
           if (!settled(false)) reject(error);
         },
       );

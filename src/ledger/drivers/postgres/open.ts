@@ -14,6 +14,7 @@ import { queuedLedger, type Ledger, type LedgerOptions } from '../../ledger.ts';
 import { migrate, type MigrationSet } from '../../migrate.ts';
 import { WriteQueue, type WriteBackend } from '../../write-queue.ts';
 import { ConnectionWait } from './connection-wait.ts';
+import { isConnectionLoss, RenewedPool } from './renewed-pool.ts';
 import { isBusy, PostgresSql, TYPES, type Pool } from './connection.ts';
 import { postgresDialect, type ColumnTypes } from './dialect.ts';
 import type { Dialect, Sql } from '../../sql.ts';
@@ -73,47 +74,27 @@ export function connectPool(url: string, max: number, onclose?: () => void): Poo
  * `wait`'s bound: a connection is being made, and while no host accepts writes
  * that lasts until one does. Past the bound the batch fails (503) with nothing
  * sent but that BEGIN, and when a host answers it after all, its ROLLBACK is the
- * next statement on the connection.
+ * next statement on the connection. After a loss the connection is made in a new
+ * pool (renewed-pool.ts: postgres.js may leave the lost one unable to write).
  */
 function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): WriteBackend & { end(): Promise<void> } {
   let closes = 0;
   /** From a BEGIN answered to the connection's close. */
   let connected = false;
-  /** The pool's connection closed after it was open: the next BEGIN goes to a new pool. */
-  let stale = false;
-  const open = (): Pool => {
-    const pool = connectPool(url, 1, () => {
-      // The close of a replaced pool's connection (destroyed by `renew`) is not this connection's loss.
-      if (pool !== conn) return;
-      closes++;
-      connected = false;
-      stale = true;
-    });
-    return pool;
-  };
-  let conn = open();
-  /**
-   * A new pool in place of the one whose connection was lost. postgres.js 3.4.9
-   * leaves a connection whose socket closed with a write still buffered unable
-   * to write again (its teardown cancels the flush without forgetting it): each
-   * later handshake of it is never sent and times out (connect_timeout, 5 s),
-   * until its buffer passes 1 KiB, which after a failover kept this node from
-   * writing for ~40 s. A new pool's connection starts clean; the old pool is
-   * destroyed, failing what it still holds (nothing of a batch: it failed with
-   * the loss).
-   */
-  const renew = () => {
-    const old = conn;
-    conn = open();
-    stale = false;
-    void old.end({ timeout: 0 });
-  };
+  const writer = new RenewedPool((onclose) => connectPool(url, 1, onclose), CONNECT_TIMEOUT_S, () => {
+    closes++;
+    connected = false;
+    writer.lost();
+  });
+  /** The pool of the batch under way. */
+  let conn = writer.pool;
   let started = 0;
   const lost = () => Object.assign(new Error('the write connection was lost during the transaction'), { code: 'CONNECTION_CLOSED' });
   return {
     async begin() {
       started = closes;
       let began: PromiseLike<unknown> | undefined;
+      conn = writer.pool;
       if (connected) {
         // Sent now and answered with the batch's first statements (one round trip less); if it fails, they
         // fail with it, and the rollback that follows ends the batch.
@@ -121,7 +102,6 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
         sent.catch(() => {});
         began = sent;
       } else {
-        if (stale) renew();
         const pool = conn;
         await wait.bound(
           () => pool.unsafe('BEGIN'),
@@ -153,7 +133,7 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
     },
     async recover() {},
     isBusy,
-    end: () => conn.end({ timeout: 5 }),
+    end: () => writer.end(5),
   };
 }
 
@@ -192,7 +172,8 @@ async function firstContact(pool: Pool, url: string): Promise<void> {
 
 export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
   // One connection of DATABASE_POOL_MAX is the write queue's, the others serve reads.
-  const pool = connectPool(opts.DATABASE_URL, opts.DATABASE_POOL_MAX - 1);
+  const readPool = new RenewedPool((onclose) => connectPool(opts.DATABASE_URL, opts.DATABASE_POOL_MAX - 1, onclose), CONNECT_TIMEOUT_S);
+  const pool = readPool.pool;
   let columnTypes: ColumnTypes = new Map();
   const dialect = postgresDialect(() => columnTypes);
   const backend = postgresBackend(opts.DATABASE_URL, dialect, new ConnectionWait(opts.DATABASE_CONNECT_WAIT_MS));
@@ -205,10 +186,18 @@ export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
     await Promise.all([backend.end(), pool.end({ timeout: 1 })]);
     throw e;
   }
-  const reads = new PostgresSql(pool, dialect, () => void pool.end({ timeout: 5 }));
+  // Reads run on the read pool of the moment: a read that lost its connection has the next ones on a new pool.
+  let readsOn = pool;
+  let reads = new PostgresSql(pool, dialect);
+  const readsNow = () => {
+    const p = readPool.pool;
+    if (p !== readsOn) [readsOn, reads] = [p, new PostgresSql(p, dialect)];
+    return reads;
+  };
+  const lostRead = (e: unknown) => void (isConnectionLoss(e) && readPool.lost());
   // A read waits for a connection within the same bound as a write (a timer per read: cheap beside its round trip).
   const readWait = new ConnectionWait(opts.DATABASE_CONNECT_WAIT_MS);
-  const read: Sql = { dialect, execute: (stmt) => readWait.bound(() => reads.execute(stmt)), close: () => reads.close() };
+  const read: Sql = { dialect, execute: (stmt) => readWait.bound(() => readsNow().execute(stmt), undefined, lostRead), close: () => void readPool.end(5) };
   return queuedLedger(
     queue,
     read,
@@ -221,7 +210,7 @@ export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
       }
     },
     async () => {
-      await Promise.all([backend.end(), pool.end({ timeout: 5 })]);
+      await Promise.all([backend.end(), readPool.end(5)]);
     },
   );
 }
