@@ -27,6 +27,11 @@ export const configSchema = z.object({
   /** PostgreSQL only: connections this process keeps open (one of them the write queue's). */
   DATABASE_POOL_MAX: z.coerce.number().int().min(2).max(1000).default(10),
   /**
+   * PostgreSQL only: how long a request waits for a connection to a host that accepts writes before it
+   * is answered 503 ledger_unavailable (no host accepts writes: the primary lost, no standby promoted yet).
+   */
+  DATABASE_CONNECT_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  /**
    * How long a node's lease on a background job lasts, in ms (src/api/jobs.ts `leasedJob`): renewed
    * every third of it, so another node takes a job over within 4/3 of it (at most 10 s) once its holder stops.
    */

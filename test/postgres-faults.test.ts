@@ -4,19 +4,39 @@
  * server and the CLI with one line naming it, never its password; a schema newer
  * than the code is refused at start with nothing written; a database lost under
  * a running server makes /health and governed acts answer 503 with Retry-After
- * (fail closed), and service comes back by itself once the database does.
+ * (fail closed), and service comes back by itself once the database does; a
+ * standby named before the primary in a read-write URL is passed over. The
+ * time from a promotion to the first answer is printed, never asserted.
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run, runCli } from './support/cli.ts';
-import { freePort, removeCluster, startCluster, type Cluster } from './support/postgres-cluster.ts';
+import { freePort, postgresBin, postgresDir, removeCluster, runPg, startCluster, type Cluster } from './support/postgres-cluster.ts';
 import { freshPostgresDatabase, holdCacheClock, startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 
 const serve = (env: Record<string, string>) => run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(tempDir(), env), LOG_LEVEL: 'error' });
 
 const psql = (db: string, sql: string) =>
   execFileSync('psql', ['-X', '-q', '-t', '-A', '-h', '127.0.0.1', '-p', String(inject('postgresPort')), '-U', 'postgres', '-d', db, '-c', sql], { encoding: 'utf8' }).trim();
+
+/** Asks again, a moment apart, until the answer is the one awaited (the hook's timeout bounds it). */
+async function until(ask: () => Promise<Response>, done: (r: Response) => boolean): Promise<Response> {
+  for (;;) {
+    const r = await ask();
+    if (done(r)) return r;
+    await r.body?.cancel();
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+/** A 503 ledger_unavailable problem with a Retry-After: the answer of a request the database cannot serve. */
+async function expectUnavailable(r: Response): Promise<void> {
+  expect(r.status).toBe(503);
+  expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+  expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect((await r.json()).code).toBe('ledger_unavailable');
+}
 
 describe('start-up on a database that cannot be used', () => {
   it('unreachable: the server exits 2 naming the database, its password hidden', async () => {
@@ -75,15 +95,6 @@ describe('the database lost under a running server', () => {
     clock.passBound(2000);
     return s.fetch('/health');
   };
-  /** Asks again, a moment apart, until the answer is the one awaited (the hook's timeout bounds it). */
-  const until = async (ask: () => Promise<Response>, done: (r: Response) => boolean): Promise<Response> => {
-    for (;;) {
-      const r = await ask();
-      if (done(r)) return r;
-      await r.body?.cancel();
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  };
   const hop = () => s.fetch('/v1/fuse/hop', { json: { fuse_id: fuseId }, key });
 
   it('answers /health 503 and governed acts 503 with Retry-After, never a PERMIT', async () => {
@@ -92,13 +103,7 @@ describe('the database lost under a running server', () => {
     cluster.stop('fast');
     const h = await until(health, (r) => r.status === 503);
     expect((await h.json()).database).not.toBe('ok');
-    for (let i = 0; i < 3; i++) {
-      const r = await hop();
-      expect(r.status).toBe(503);
-      expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      expect((await r.json()).code).toBe('ledger_unavailable');
-    }
+    for (let i = 0; i < 3; i++) await expectUnavailable(await hop());
   }, 120_000);
 
   it('serves again once the database is back, without a restart', async () => {
@@ -107,5 +112,113 @@ describe('the database lost under a running server', () => {
     expect(r.status).toBe(200);
     expect((await r.json()).decision).toBe('PERMIT');
     await until(health, (x) => x.status === 200);
+  }, 120_000);
+});
+
+describe('no host accepting writes under a running server (the primary lost, no standby promoted yet)', () => {
+  let cluster: Cluster;
+  let s: TestServer;
+  let clock: ReturnType<typeof holdCacheClock>;
+  let key: string;
+  let fuseId: string;
+  const settings = { fsync: 'off', synchronous_commit: 'off' };
+  const bin = postgresBin()!;
+  const data = () => join(cluster.dir, 'data');
+
+  beforeAll(async () => {
+    cluster = await startCluster({ settings });
+    cluster.psql('CREATE DATABASE fusegate');
+    // The second host refuses connections: with the first down too, postgres.js tries them in turn without end.
+    const refused = await freePort();
+    s = await startTestServer({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${cluster.port},127.0.0.1:${refused}/fusegate?target_session_attrs=read-write`,
+      DATABASE_CONNECT_WAIT_MS: '3000',
+    });
+    clock = holdCacheClock(s);
+    key = (await s.newKey('no-writer')).secret;
+    fuseId = (await (await s.fetch('/v1/fuses', { json: {}, key })).json()).fuse_id;
+  });
+  afterAll(async () => {
+    await s?.stop();
+    if (cluster) removeCluster(cluster);
+  });
+
+  const health = async () => {
+    clock.passBound(2000);
+    return s.fetch('/health');
+  };
+  const hop = () => s.fetch('/v1/fuse/hop', { json: { fuse_id: fuseId }, key });
+  const receiptsLogSize = () => Number(cluster.psql("SELECT size FROM logs WHERE name = 'receipts'", 'fusegate').trim());
+  let recorded: number;
+
+  it('answers governed acts, reads and /health 503 ledger_unavailable with Retry-After', async () => {
+    expect((await hop()).status).toBe(200);
+    cluster.stop('fast');
+    for (let i = 0; i < 3; i++) await expectUnavailable(await hop());
+    await expectUnavailable(await s.fetch('/v1/fuses', { key }));
+    const h = await health();
+    expect(h.status).toBe(503);
+    expect((await h.json()).database).not.toBe('ok');
+  }, 120_000);
+
+  it('still refuses acts, recording nothing, while the host that is back is a standby', async () => {
+    runPg('/bin/sh', ['-c', `touch ${data()}/standby.signal`]);
+    await startCluster({ dataDir: data(), port: cluster.port, settings });
+    expect(cluster.psql('SELECT pg_is_in_recovery()').trim()).toBe('t');
+    recorded = receiptsLogSize();
+    for (let i = 0; i < 3; i++) await expectUnavailable(await hop());
+    expect(receiptsLogSize()).toBe(recorded);
+  }, 120_000);
+
+  it('serves again once the standby is promoted, without a restart', async () => {
+    runPg(join(bin, 'pg_ctl'), ['-D', data(), '-w', '-t', '60', 'promote']);
+    const promoted = performance.now();
+    const r = await until(hop, (x) => x.status !== 503);
+    console.log(`${Math.round(performance.now() - promoted)} ms from the promotion to the first answer (printed, not asserted)`);
+    expect(r.status).toBe(200);
+    expect((await r.json()).decision).toBe('PERMIT');
+    expect(receiptsLogSize()).toBeGreaterThan(recorded);
+    await until(health, (x) => x.status === 200);
+  }, 120_000);
+});
+
+describe('a standby named before the primary', () => {
+  let primary: Cluster;
+  let standby: Cluster;
+  let s: TestServer;
+  const settings = { fsync: 'off', synchronous_commit: 'off' };
+
+  beforeAll(async () => {
+    primary = await startCluster({ settings });
+    primary.psql('CREATE DATABASE fusegate');
+    // A copy of the primary started in recovery: a hot standby that stays one (it has no primary to follow).
+    primary.stop('fast');
+    const copy = join(postgresDir('fusegate-pg-'), 'data');
+    runPg('/bin/sh', ['-c', `cp -a ${join(primary.dir, 'data')} ${copy} && touch ${copy}/standby.signal`]);
+    standby = await startCluster({ dataDir: copy, settings });
+    await startCluster({ dataDir: join(primary.dir, 'data'), port: primary.port, settings });
+    expect(standby.psql('SELECT pg_is_in_recovery()').trim()).toBe('t');
+    s = await startTestServer({
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${standby.port},127.0.0.1:${primary.port}/fusegate?target_session_attrs=read-write`,
+    });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    if (standby) removeCluster(standby);
+    if (primary) removeCluster(primary);
+  });
+
+  it('is passed over: the node migrates, writes and reads on the primary', async () => {
+    const key = (await s.newKey('standby-first')).secret;
+    const fuse = await s.fetch('/v1/fuses', { json: {}, key });
+    expect(fuse.status).toBe(201);
+    const fuseId = (await fuse.json()).fuse_id;
+    const hop = await s.fetch('/v1/fuse/hop', { json: { fuse_id: fuseId }, key });
+    expect(hop.status).toBe(200);
+    expect((await hop.json()).decision).toBe('PERMIT');
+    expect(primary.psql(`SELECT state FROM fuses WHERE id = '${fuseId}'`, 'fusegate').trim()).toBe('LIVE');
+    const listed = await s.fetch('/v1/fuses', { key });
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(await listed.json())).toContain(fuseId);
   }, 120_000);
 });

@@ -13,6 +13,8 @@ import postgres from 'postgres';
 import { queuedLedger, type Ledger, type LedgerOptions } from '../../ledger.ts';
 import { migrate, type MigrationSet } from '../../migrate.ts';
 import { WriteQueue, type WriteBackend } from '../../write-queue.ts';
+import { ConnectionWait } from './connection-wait.ts';
+import { isConnectionLoss, RenewedPool } from './renewed-pool.ts';
 import { isBusy, PostgresSql, TYPES, type Pool } from './connection.ts';
 import { postgresDialect, type ColumnTypes } from './dialect.ts';
 import type { Dialect, Sql } from '../../sql.ts';
@@ -29,9 +31,23 @@ export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.te
 /** Seconds a new connection may take before the attempt fails (then the next host of a several-hosts URL is tried). */
 const CONNECT_TIMEOUT_S = 5;
 
+/**
+ * The `target_session_attrs` postgres.js is given. Its `read-write` looks only at
+ * `default_transaction_read_only`, which a hot standby reports `off`: it would
+ * keep a standby named before the primary, and every write there would fail.
+ * `primary` skips a host in recovery (`in_hot_standby`, reported at the
+ * handshake since PostgreSQL 14: no round trip more), which is what a URL asking
+ * for `read-write` means here.
+ */
+function sessionAttrs(url: string): { target_session_attrs?: 'primary' } {
+  const asked = /[?&]target_session_attrs=([^&#]*)/.exec(url)?.[1] ?? process.env.PGTARGETSESSIONATTRS;
+  return asked === 'read-write' ? { target_session_attrs: 'primary' } : {};
+}
+
 export function connectPool(url: string, max: number, onclose?: () => void): Pool {
   return postgres(url, {
     max,
+    ...sessionAttrs(url),
     ...(onclose ? { onclose } : {}),
     types: TYPES,
     connect_timeout: CONNECT_TIMEOUT_S,
@@ -52,19 +68,47 @@ export function connectPool(url: string, max: number, onclose?: () => void): Poo
  * connects again by itself after a loss; a transaction never spans two
  * connections, since a statement after a close of the connection its BEGIN ran
  * on is refused (CONNECTION_CLOSED), so the batch fails whole and the caller gets 503.
+ *
+ * While the connection is open, BEGIN goes with the batch's first statements.
+ * Once it was lost, the next BEGIN goes alone and waits for its answer within
+ * `wait`'s bound: a connection is being made, and while no host accepts writes
+ * that lasts until one does. Past the bound the batch fails (503) with nothing
+ * sent but that BEGIN, and when a host answers it after all, its ROLLBACK is the
+ * next statement on the connection. After a loss the connection is made in a new
+ * pool (renewed-pool.ts: postgres.js may leave the lost one unable to write).
  */
-function postgresBackend(url: string, dialect: Dialect): WriteBackend & { end(): Promise<void> } {
+function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): WriteBackend & { end(): Promise<void> } {
   let closes = 0;
-  const conn = connectPool(url, 1, () => void closes++);
+  /** From a BEGIN answered to the connection's close. */
+  let connected = false;
+  const writer = new RenewedPool((onclose) => connectPool(url, 1, onclose), CONNECT_TIMEOUT_S, () => {
+    closes++;
+    connected = false;
+    writer.lost();
+  });
+  /** The pool of the batch under way. */
+  let conn = writer.pool;
   let started = 0;
   const lost = () => Object.assign(new Error('the write connection was lost during the transaction'), { code: 'CONNECTION_CLOSED' });
   return {
     async begin() {
       started = closes;
-      // Sent now and answered with the batch's first statements (one round trip less); if it fails, they
-      // fail with it, and the rollback that follows ends the batch.
-      const began = conn.unsafe('BEGIN');
-      began.catch(() => {});
+      let began: PromiseLike<unknown> | undefined;
+      conn = writer.pool;
+      if (connected) {
+        // Sent now and answered with the batch's first statements (one round trip less); if it fails, they
+        // fail with it, and the rollback that follows ends the batch.
+        const sent = conn.unsafe('BEGIN');
+        sent.catch(() => {});
+        began = sent;
+      } else {
+        const pool = conn;
+        await wait.bound(
+          () => pool.unsafe('BEGIN'),
+          (answered) => void (answered && pool.unsafe('ROLLBACK').catch(() => undefined)),
+        );
+        connected = closes === started;
+      }
       const tx = new PostgresSql(conn, dialect, undefined, began);
       // A statement after the connection was replaced would run outside this transaction: refused, the batch fails whole.
       const guarded: Sql = {
@@ -82,12 +126,14 @@ function postgresBackend(url: string, dialect: Dialect): WriteBackend & { end():
       await conn.unsafe('COMMIT');
     },
     async rollback() {
-      // A lost connection took its transaction with it; on its successor ROLLBACK only warns.
-      await conn.unsafe('ROLLBACK').catch(() => undefined);
+      // A lost connection took its transaction with it: nothing to end, and a ROLLBACK sent now would wait
+      // for the next connection (without a bound of its own while no host accepts writes).
+      if (closes !== started) return;
+      await wait.bound(() => conn.unsafe('ROLLBACK')).catch(() => undefined);
     },
     async recover() {},
     isBusy,
-    end: () => conn.end({ timeout: 5 }),
+    end: () => writer.end(5),
   };
 }
 
@@ -126,10 +172,11 @@ async function firstContact(pool: Pool, url: string): Promise<void> {
 
 export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
   // One connection of DATABASE_POOL_MAX is the write queue's, the others serve reads.
-  const pool = connectPool(opts.DATABASE_URL, opts.DATABASE_POOL_MAX - 1);
+  const readPool = new RenewedPool((onclose) => connectPool(opts.DATABASE_URL, opts.DATABASE_POOL_MAX - 1, onclose), CONNECT_TIMEOUT_S);
+  const pool = readPool.pool;
   let columnTypes: ColumnTypes = new Map();
   const dialect = postgresDialect(() => columnTypes);
-  const backend = postgresBackend(opts.DATABASE_URL, dialect);
+  const backend = postgresBackend(opts.DATABASE_URL, dialect, new ConnectionWait(opts.DATABASE_CONNECT_WAIT_MS));
   const queue = new WriteQueue(backend, { batchMax: opts.WRITE_BATCH_MAX, gatherTurns: opts.WRITE_BATCH_GATHER_TURNS });
   try {
     await firstContact(pool, opts.DATABASE_URL);
@@ -139,20 +186,31 @@ export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
     await Promise.all([backend.end(), pool.end({ timeout: 1 })]);
     throw e;
   }
-  const read = new PostgresSql(pool, dialect, () => void pool.end({ timeout: 5 }));
+  // Reads run on the read pool of the moment: a read that lost its connection has the next ones on a new pool.
+  let readsOn = pool;
+  let reads = new PostgresSql(pool, dialect);
+  const readsNow = () => {
+    const p = readPool.pool;
+    if (p !== readsOn) [readsOn, reads] = [p, new PostgresSql(p, dialect)];
+    return reads;
+  };
+  const lostRead = (e: unknown) => void (isConnectionLoss(e) && readPool.lost());
+  // A read waits for a connection within the same bound as a write (a timer per read: cheap beside its round trip).
+  const readWait = new ConnectionWait(opts.DATABASE_CONNECT_WAIT_MS);
+  const read: Sql = { dialect, execute: (stmt) => readWait.bound(() => readsNow().execute(stmt), undefined, lostRead), close: () => void readPool.end(5) };
   return queuedLedger(
     queue,
     read,
     async () => {
       try {
-        await pool.unsafe('SELECT 1');
+        await read.execute('SELECT 1');
         return true;
       } catch {
         return false;
       }
     },
     async () => {
-      await Promise.all([backend.end(), pool.end({ timeout: 5 })]);
+      await Promise.all([backend.end(), readPool.end(5)]);
     },
   );
 }
