@@ -45,6 +45,7 @@ export const BOTH_ENGINES = [
   'reviews-pas',
   'reviews-operator',
   'site-accounts',
+  'spend-caps',
   'storage',
   'tiles',
   'trust',

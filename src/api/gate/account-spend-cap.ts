@@ -36,7 +36,7 @@ export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): 
   router.get('/v1/account/spend-cap', async (event) => {
     const caller = await requireKey(event, ctx);
     return toResponse(reply(await accountCapView(ctx, ownerId(caller))));
-  }, { ...doc, summary: "The account's monthly spend cap, what its keys were charged this month and what is left", response: accountCapResponse, problems: [403] });
+  }, { ...doc, tool: 'account_spend_cap_get', summary: "The account's monthly spend cap, what its keys were charged this month and what is left", response: accountCapResponse, problems: [403] });
 
   router.post('/v1/account/spend-cap', async (event) => {
     const caller = await requireKey(event, ctx);
@@ -44,5 +44,5 @@ export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): 
     const set = await ctx.ledger.write((tx) => setAccountSpendCap(tx, ownerId(caller), capMicros(b.spend_cap_usd)));
     if (!set) throw notFound(`account ${ownerId(caller)} has no settings to change`, 'unknown_account');
     return toResponse(reply(await accountCapView(ctx, ownerId(caller))));
-  }, { ...doc, summary: "Set the most all the account's keys together may be charged per UTC calendar month (null: no cap); past it an act answers 402 spend_cap_reached", body: accountCapRequest, response: accountCapResponse, problems: [400, 403, 404], example: { spend_cap_usd: '1000.00' } });
+  }, { ...doc, tool: 'account_spend_cap_set', summary: "Set the most all the account's keys together may be charged per UTC calendar month (null: no cap); past it an act answers 402 spend_cap_reached", body: accountCapRequest, response: accountCapResponse, problems: [400, 403, 404], example: { spend_cap_usd: '1000.00' } });
 }
