@@ -181,6 +181,39 @@ describe('the 80 % alert', () => {
   });
 });
 
+describe('on the dashboard', () => {
+  it("shows and edits a key's cap on its page and the account's on the account page", async () => {
+    const c = formClient(s);
+    expect((await c.post('/signup', { email: 'caps-page@example.invalid', password: 'a long enough password' })).status).toBe(303);
+    const accountId = (await loginByEmail(s.ctx.ledger.read, 'caps-page@example.invalid'))!.account_id;
+    const agent = await s.newKey('agent', undefined, 'agent', accountId);
+    const ops = await s.newKey('ops', undefined, 'operator', accountId);
+
+    const saved = await c.post(`/dashboard/keys/${agent.id}/spend-cap`, { spend_cap_usd: '12.50' });
+    expect([saved.status, saved.headers.get('location')]).toEqual([303, `/dashboard/keys/${agent.id}?done=spend-cap`]);
+    expect((await get(`/v1/keys/${agent.id}`, ops.secret)).spend_cap_usd).toBe('12.50');
+    const page = await (await c.get(`/dashboard/keys/${agent.id}?done=spend-cap`)).text();
+    expect(page).toContain('Saved the spend cap.');
+    expect(page).toContain('<strong>0.00 USD</strong> of <strong>12.50 USD</strong> spent this month');
+    expect(page).toContain('name="spend_cap_usd" inputmode="decimal" pattern="[0-9]{1,10}([.][0-9]{1,2})?" placeholder="250.00" value="12.50"');
+
+    // A bad amount is the API's 400, said on the page; the cap stays.
+    const bad = await c.post(`/dashboard/keys/${agent.id}/spend-cap`, { spend_cap_usd: '-5' });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('spend_cap_usd');
+    expect((await get(`/v1/keys/${agent.id}`, ops.secret)).spend_cap_usd).toBe('12.50');
+    // Emptied: no cap.
+    expect((await c.post(`/dashboard/keys/${agent.id}/spend-cap`, { spend_cap_usd: '' })).status).toBe(303);
+    expect((await get(`/v1/keys/${agent.id}`, ops.secret)).spend_cap_usd).toBeNull();
+
+    // The account's default came from SPEND_CAP_ACCOUNT_DEFAULT_USD; the account page changes it.
+    expect(await (await c.get('/dashboard/account')).text()).toContain('<strong>0.00 USD</strong> of <strong>25.00 USD</strong> spent this month');
+    const account = await c.post('/dashboard/account/spend-cap', { spend_cap_usd: '40' });
+    expect([account.status, account.headers.get('location')]).toEqual([303, '/dashboard/account?done=spend-cap']);
+    expect(await get('/v1/account/spend-cap', ops.secret)).toMatchObject({ spend_cap_usd: '40.00', remaining_usd: '40.00' });
+  });
+});
+
 function spawnServer(env: Record<string, string>): Promise<string> {
   const { BASE_URL: _b, SITE_URL: _s, ...parent } = process.env;
   const child = spawn(process.execPath, ['src/server.ts'], { env: { ...parent, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
