@@ -36,7 +36,7 @@ export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): 
   router.get('/v1/account/spend-cap', async (event) => {
     const caller = await requireKey(event, ctx);
     return toResponse(reply(await accountCapView(ctx, ownerId(caller))));
-  }, { ...doc, tool: 'account_spend_cap_get', summary: "The account's monthly spend cap, what its keys were charged this month and what is left", response: accountCapResponse, problems: [403] });
+  }, { ...doc, tool: 'account_spend_cap', summary: "The account's monthly spend cap, what its keys were charged this month and what is left", response: accountCapResponse, problems: [403] });
 
   router.post('/v1/account/spend-cap', async (event) => {
     const caller = await requireKey(event, ctx);

@@ -197,7 +197,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/v1/me', async (event) => {
     const key = await requireKey(event, ctx);
     return new HTTPResponse(await meBody(ctx, key), { headers: JSON_NO_STORE });
-  }, { tool: 'me', summary: "The calling key's account, role, hop limit, this period's hops and tolls per SKU (used, remaining, reset time), and its lifetime tolls", auth: 'key', tag: 'system' });
+  }, { tool: 'me', summary: "The calling key's account, role, hop limit, this period's hops and tolls per SKU (used, remaining, reset time), its lifetime tolls, and its and its account's monthly spend caps (cap, spent, remaining)", auth: 'key', tag: 'system' });
 
   router.get('/crypto/public-key', () => {
     const { current, all } = ctx.keyring;
