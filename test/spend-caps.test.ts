@@ -99,6 +99,18 @@ describe('a key spend cap', () => {
     expect((await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse })).status).toBe(200);
   });
 
+  it('counts the charges of every act, not only hops: a classify past the cap is refused the same way', async () => {
+    const { agent, fuse } = await setup('0.15');
+    expect((await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse })).status).toBe(200);
+    // The classifier's toll is 0.05 USD: one fits beside the hop's 0.10, the next does not.
+    expect((await post('/v1/classify', agent.secret, { text: 'wire 5,000 USD to the supplier' })).status).toBe(200);
+    const before = await footprint(agent.id);
+    const over = await post('/v1/classify', agent.secret, { text: 'wire 5,000 USD to the supplier' });
+    expect(over.status).toBe(402);
+    expect(await over.json()).toMatchObject({ code: 'spend_cap_reached', spend_cap_usd: '0.15', spent_this_month_usd: '0.15', charge_usd: '0.05' });
+    expect(await footprint(agent.id)).toEqual(before);
+  });
+
   it('counts the whole month: a cap set mid-month includes what was charged before it', async () => {
     const { ops, agent, fuse } = await setup();
     for (let i = 0; i < 2; i++) expect((await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse })).status).toBe(200);
