@@ -68,6 +68,11 @@ export const configSchema = z.object({
   REQUEST_LOG_FLUSH_MS: positiveInt.max(60_000).default(1000),
   /** A review of a request above this amount (USD) needs two approvers (docs/reviews.md); unset: one. */
   REVIEW_TWO_APPROVERS_ABOVE_USD: usd.optional(),
+  /** The monthly spend cap (USD) every new account starts with (docs/accounts.md#spend-caps); unset: none. Its operators change it. */
+  SPEND_CAP_ACCOUNT_DEFAULT_USD: z
+    .string()
+    .regex(/^\d{1,10}(\.\d{1,2})?$/, 'a decimal USD amount with at most two decimals, such as "100.00"')
+    .optional(),
   /**
    * x402 payments (docs/x402.md): off unless X402_PAY_TO, X402_NETWORK, X402_ASSET and
    * X402_FACILITATOR_URL are all set (SPEC 5.4: x402_configured is false by default).

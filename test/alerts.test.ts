@@ -40,7 +40,7 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     const all = await subscribe({ url: hook.url('/all') });
     expect(all.status).toBe(201);
     const allBody = await all.json();
-    expect(allBody).toMatchObject({ object: 'alert_subscription', events: ['fuse.state_changed', 'hop.denied', 'review.opened', 'review.decided', 'review.expired'], fuse_id: null });
+    expect(allBody).toMatchObject({ object: 'alert_subscription', events: ['fuse.state_changed', 'hop.denied', 'review.opened', 'review.decided', 'review.expired', 'spend.threshold'], fuse_id: null });
     const fuseOnly = await subscribe({ url: hook.url('/fuse-only'), events: ['fuse.state_changed'] });
     expect(fuseOnly.status).toBe(201);
     const fuseOnlyId = (await fuseOnly.json()).id as string;

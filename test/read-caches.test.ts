@@ -20,7 +20,7 @@ import { holdCacheClock, startTestServer, testEnv, writesSettled, type TestServe
 function countHop(ledger: Ledger, keyId: string): Promise<boolean> {
   return ledger.write(async (tx) => {
     const now = new Date();
-    const q = (await readHopQuotas(tx, [keyId])).get(keyId);
+    const q = (await readHopQuotas(tx, [keyId])).keys.get(keyId);
     if (!q || q.used >= q.hopLimit) return false;
     q.added = 1;
     await writeHopCounts(tx, [q], now);

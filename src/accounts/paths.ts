@@ -5,3 +5,4 @@
  */
 export const DASHBOARD_PATH = '/dashboard';
 export const DASHBOARD_KEYS_PATH = `${DASHBOARD_PATH}/keys`;
+export const DASHBOARD_ACCOUNT_PATH = `${DASHBOARD_PATH}/account`;

@@ -60,6 +60,8 @@ import { billOf, type Bill } from './charges.ts';
 import { actLane } from './lane.ts';
 import type { AppContext } from './context.ts';
 import { hopLimitProblem } from './hop-limit.ts';
+import { spendCapProblem } from './spend-cap.ts';
+import { SpendCapReached } from '../ledger/spend-caps.ts';
 import { answerOf, answerRecorded, idempotent, openReservation } from './idempotency.ts';
 import type { Reply } from './reply.ts';
 import { actResponse } from './request-notes.ts';
@@ -81,7 +83,9 @@ export type ActSpec = { needs?: ActNeeds } & (
 );
 
 /** Commits the act and answers its reply; `key` is the caller's, if any, for the problems of its quota and revocation. */
-export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | undefined, spec: ActSpec): Promise<Reply> {
+export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | undefined, specOnly: ActSpec): Promise<Reply> {
+  // What the act charges the key counts against its spend caps (ledger/spend-caps.ts).
+  const spec: ActSpec = key ? { ...specOnly, needs: { ...specOnly.needs, spendOf: key.id } } : specOnly;
   const call = paidCallOf(event);
   if (call) return commitPaidAct(ctx, key, call, spec);
   const reservation = openReservation(event);
@@ -166,10 +170,11 @@ async function commitUnpaid(ctx: AppContext, key: ApiKey | undefined, call: Paid
   }
 }
 
-/** The problem a refusal of the ledger answers (the key's quota spent, the key revoked); any other error unchanged. */
+/** The problem a refusal of the ledger answers (the key's quota spent, a spend cap reached, the key revoked); any other error unchanged. */
 export function actProblem(e: unknown, key: ApiKey | undefined): unknown {
   if (key && e instanceof HopLimitReached) return hopLimitProblem({ ...key, hop_limit: e.hopLimit, hops_used: e.hopLimit });
   if (key && e instanceof KeyRevoked) return revokedKeyProblem();
+  if (e instanceof SpendCapReached) return spendCapProblem(e);
   if (e instanceof ReceiptTooLarge) return new Problem({ status: 413, code: 'receipt_too_large', title: 'Content Too Large', detail: `${e.message}: send less data with this act`, extra: { receipt_bytes: e.bytes } });
   return e;
 }

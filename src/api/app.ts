@@ -42,6 +42,7 @@ import { registerWebhookRoutes } from './site/webhooks.ts';
 import { registerClearingRoutes } from './site/clearing.ts';
 import { registerMeteredRoutes } from './site/metered-routes.ts';
 import { registerKeyRoutes } from './gate/keys.ts';
+import { registerAccountSpendCapRoutes } from './gate/account-spend-cap.ts';
 import { registerManageRoutes } from './gate/manage.ts';
 import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
@@ -89,6 +90,7 @@ const MODULES: RouteModule[] = [
   registerMcpRoutes,
   registerOpenApiRoutes,
   registerKeyRoutes,
+  registerAccountSpendCapRoutes,
   registerManageRoutes,
   registerSigninRoutes,
   registerOverview,

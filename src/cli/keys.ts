@@ -1,4 +1,5 @@
 /** API key and signing key commands. */
+import { capMicros } from '../api/spend-cap.ts';
 import { rotateSigningKey } from '../crypto/keys.ts';
 import { HOP_PERIODS } from '../domain/quota.ts';
 import { KEY_ROLES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey, setHopLimit } from '../ledger/api-keys.ts';
@@ -13,7 +14,7 @@ export const keyCommands: Record<string, Command> = {
       const name = requireFlag(ctx, 'name');
       const role = enumFlag(ctx, 'role', KEY_ROLES) ?? 'operator';
       const hopLimit = intFlag(ctx, 'hop-limit') ?? ctx.config.HOP_LIMIT_DEFAULT;
-      const { key, secret } = await createApiKey(await ctx.ledger(), { name, hopLimit, role, hopPeriod: ctx.config.HOP_LIMIT_PERIOD });
+      const { key, secret } = await createApiKey(await ctx.ledger(), { name, hopLimit, role, hopPeriod: ctx.config.HOP_LIMIT_PERIOD, accountSpendCapMicros: capMicros(ctx.config.SPEND_CAP_ACCOUNT_DEFAULT_USD ?? null) });
       ctx.out(
         `created ${key.role} key ${key.id} (${key.name}, hop limit ${key.hop_limit})\nkey: ${secret}\nStore it now: it is not shown again.`,
         { id: key.id, key: secret, name: key.name, role: key.role, hop_limit: key.hop_limit, created_at: key.created_at },

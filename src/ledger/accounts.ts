@@ -37,10 +37,27 @@ export function payerAccountId(network: string, address: string): string {
 /** Whether an owner id is a keyless payer's (payerAccountId) rather than an account's. */
 export const isPayerAccount = (id: string): boolean => id.startsWith(PAYER_PREFIX);
 
-export async function insertAccount(tx: Transaction, input: { id?: string; name: string; now?: string }): Promise<Account> {
+/** A new account; `spendCapMicros` is its monthly spend cap (SPEND_CAP_ACCOUNT_DEFAULT_USD where a person signs up; null: none). */
+export async function insertAccount(tx: Transaction, input: { id?: string; name: string; now?: string; spendCapMicros?: bigint | null }): Promise<Account> {
   const account = { id: input.id ?? newId('acct'), name: input.name, created_at: input.now ?? nowIso() };
-  await tx.execute({ sql: 'INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?)', args: [account.id, account.name, account.created_at] });
+  await tx.execute({
+    sql: 'INSERT INTO accounts (id, name, created_at, spend_cap_micros) VALUES (?, ?, ?, ?)',
+    args: [account.id, account.name, account.created_at, input.spendCapMicros ?? null],
+  });
   return account;
+}
+
+/** The account's monthly spend cap in micro-USD (null: none, or no such account). */
+export async function accountSpendCap(db: Client | Transaction, accountId: string): Promise<bigint | null> {
+  const rs = await db.execute({ sql: 'SELECT spend_cap_micros FROM accounts WHERE id = ?', args: [accountId] });
+  const v = rs.rows[0]?.spend_cap_micros;
+  return v == null ? null : BigInt(String(v));
+}
+
+/** Sets the account's monthly spend cap (null: none); false when there is no such account. */
+export async function setAccountSpendCap(tx: Transaction, accountId: string, capMicros: bigint | null): Promise<boolean> {
+  const rs = await tx.execute({ sql: 'UPDATE accounts SET spend_cap_micros = ? WHERE id = ?', args: [capMicros, accountId] });
+  return rs.rowsAffected > 0;
 }
 
 /** The account a key belongs to (undefined for no such key): decides whose a receipt is. */

@@ -31,6 +31,7 @@
  * refusals are ledger errors the API maps (api/act.ts).
  */
 import { readHopQuotas, writeHopCounts, type HopQuota } from './hop-counters.ts';
+import { checkSpend, spendAlerts, type CapState } from './spend-caps.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { addKeyReceipts } from './key-receipts.ts';
 import { appendLeaves, lockEdge, PendingAppend, writeAppend, type Inclusion } from './log.ts';
@@ -50,6 +51,12 @@ export interface ActNeeds {
   fuseId?: string | undefined;
   /** The key whose hop quota this act consumes once it is decided (one hop). */
   hopOf?: string | undefined;
+  /**
+   * The key whose monthly spend caps (its own, its account's) the charges of
+   * this act's receipt are checked against (spend-caps.ts); read with the hop
+   * quotas. A charge to a key not named here or in `hopOf` is not checked.
+   */
+  spendOf?: string | undefined;
   /** Rows of its area a `run` act decides on, read with the group's (`state.row`). */
   rows?: ReadonlyArray<RowNeed> | undefined;
 }
@@ -218,11 +225,12 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
   for (const a of acts) {
     if (a.needs.fuseId) fuseIds.add(a.needs.fuseId);
     if (a.needs.hopOf) keyIds.add(a.needs.hopOf);
+    if (a.needs.spendOf) keyIds.add(a.needs.spendOf);
   }
   // The receipts log's head first: batches of several processes on one database serialise on its
   // row lock, so the state read after it (fuses, quotas, rows) is what the batches before left.
   // Sent together in that order (sql.ts): the server runs them in order, in one round trip.
-  const [before, fuses, quotas, rows] = await allSent([lockEdge(tx, RECEIPTS_LOG), getFuses(tx, fuseIds), readHopQuotas(tx, keyIds), readGroupRows(tx, acts)]);
+  const [before, fuses, { keys: quotas, accountCaps }, rows] = await allSent([lockEdge(tx, RECEIPTS_LOG), getFuses(tx, fuseIds), readHopQuotas(tx, keyIds, now), readGroupRows(tx, acts)]);
   // Set once a `run` act's statement changes a row: the group's reads may then be stale.
   const changes = { seen: false };
   // Rows the acts so far recorded (setRow): written with the group's records, so no read would see them yet.
@@ -237,6 +245,8 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
   const atEnd: Array<(group: GroupEnd) => void> = [];
   for (const act of acts) {
     let minted: Receipt | undefined;
+    // Counts the receipt's charges against its key's spend caps, once the act has succeeded.
+    let spend: (() => void) | undefined;
     const ending: Array<(group: GroupEnd) => void> = [];
     const state: ActState = {
       fuse: act.needs.fuseId ? fuses.get(act.needs.fuseId) : undefined,
@@ -244,7 +254,10 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
         if (minted) throw new Error('an act has at most one receipt');
         // Openings are kept for the receipt's key's account, listed with its receipts (key-receipts.ts).
         if (opts.openings?.length && !input.key_id) throw new Error('a receipt keeps openings only for its key');
-        const receipt = mintReceipt(issuer, before.size + receipts.length, withCharges(input, opts.charges), opts.signed, now);
+        const charged = withCharges(input, opts.charges);
+        const caps = input.key_id ? quotas.get(input.key_id)?.spend : undefined;
+        if (caps && charged.charges) spend = checkSpend(caps, input.key_id!, charged.charges.reduce((sum, c) => sum + BigInt(c.amount_micros), 0n));
+        const receipt = mintReceipt(issuer, before.size + receipts.length, charged, opts.signed, now);
         if (opts.openings?.length) receipt.openings = opts.openings;
         const leaf = Buffer.from(receiptLeaf(receipt), 'utf8');
         if (leaf.length > MAX_ENTRY_BYTES) throw new ReceiptTooLarge(leaf.length);
@@ -283,6 +296,7 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
       if (written?.receipt_id !== minted?.receipt_id || written?.log_index !== minted?.log_index) throw new Error('an act writes the receipt it minted, and only that one');
       if (d.writes.fuse) fuses.set(d.writes.fuse.id, d.writes.fuse);
       if (written) receipts.push(written);
+      spend?.();
       decided.push(d.writes);
       atEnd.push(...ending);
       outcomes.push({ ok: true, value: d.result });
@@ -299,7 +313,7 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
     writeReceipts(tx, before, receipts, (r) => leaves.get(r) ?? Buffer.from(receiptLeaf(r), 'utf8')),
     appends.write(),
     writeHopCounts(tx, [...quotas.values()], now),
-    writeRecords(tx, decided.flatMap((a) => a.records ?? [])),
+    writeRecords(tx, [...decided.flatMap((a) => a.records ?? []), ...spendAlerts(cappedStates(quotas, accountCaps), now)]),
     ...decided.flatMap((a) => (a.answer ? [storeAnswer(tx, a.answer)] : [])),
   ]);
   return { outcomes, receiptsHead };
@@ -318,6 +332,12 @@ async function readGroupRows(tx: Transaction, acts: ReadonlyArray<ActPlan<unknow
   const out = new Map<GroupReader<unknown>, { keys: Set<string>; rows: Map<string, unknown> }>();
   for (const [reader, keys] of keysOf) out.set(reader, { keys, rows: await reader.read(tx, [...keys]) });
   return out;
+}
+
+/** Every cap the group's keys read: each key's own, and each account's once. */
+function* cappedStates(quotas: Map<string, HopQuota>, accountCaps: Map<string, CapState>): Iterable<CapState> {
+  for (const q of quotas.values()) if (q.spend?.key) yield q.spend.key;
+  yield* accountCaps.values();
 }
 
 function takeHop(quotas: Map<string, HopQuota>, keyId: string): void {

@@ -43,6 +43,8 @@ export interface ApiKey {
   surface?: string[] | undefined;
   /** How long a review a HOLD of this key opens waits (seconds); null or absent: REVIEW_TTL_SECONDS (docs/reviews.md). */
   review_ttl_seconds?: number | null | undefined;
+  /** The most this key may be charged per UTC month, micro-USD (null or absent: no cap; spend-caps.ts). */
+  spend_cap_micros?: bigint | null | undefined;
 }
 
 export function hashSecret(secret: string): string {
@@ -67,19 +69,31 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
     previous_expires_at: r.previous_expires_at == null ? null : String(r.previous_expires_at),
     surface: r.surface == null ? undefined : (JSON.parse(String(r.surface)) as string[]),
     review_ttl_seconds: r.review_ttl_seconds == null ? null : Number(r.review_ttl_seconds),
+    spend_cap_micros: r.spend_cap_micros == null ? null : BigInt(String(r.spend_cap_micros)),
   };
 }
 
 /** The columns of a key row (hops_used counted now), and the arguments they take: put first in a statement's arguments. */
 function keyColumns(now = new Date()): Fragment {
   const hops = hopsThisPeriod(now);
-  return { sql: `id, account_id, name, role, prefix, hop_limit, ${hops.sql} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at, review_ttl_seconds`, args: hops.args };
+  return { sql: `id, account_id, name, role, prefix, hop_limit, ${hops.sql} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at, review_ttl_seconds, spend_cap_micros`, args: hops.args };
 }
 
 export async function createApiKey(
   ledger: Ledger,
   /** Without `accountId` the key gets an account of its own, whose id is the key's id. */
-  input: { name: string; hopLimit: number; role?: KeyRole; accountId?: string; expiresAt?: string | null; hopPeriod?: HopPeriod; reviewTtlSeconds?: number | null },
+  input: {
+    name: string;
+    hopLimit: number;
+    role?: KeyRole;
+    accountId?: string;
+    expiresAt?: string | null;
+    hopPeriod?: HopPeriod;
+    reviewTtlSeconds?: number | null;
+    spendCapMicros?: bigint | null;
+    /** The spend cap of the account made for the key when there is no `accountId` (SPEND_CAP_ACCOUNT_DEFAULT_USD). */
+    accountSpendCapMicros?: bigint | null;
+  },
 ): Promise<{ key: ApiKey; secret: string }> {
   const secret = newSecret();
   const key: ApiKey = {
@@ -98,14 +112,15 @@ export async function createApiKey(
     rotated_at: null,
     previous_expires_at: null,
     review_ttl_seconds: input.reviewTtlSeconds ?? null,
+    spend_cap_micros: input.spendCapMicros ?? null,
   };
   await ledger.write(async (tx) => {
     // A key made on its own gets an account of its own under the key's id, as the
     // 0141 migration did for every older key: objects stored under the key id stay its.
-    if (!input.accountId) key.account_id = (await insertAccount(tx, { id: key.id, name: key.name, now: key.created_at })).id;
+    if (!input.accountId) key.account_id = (await insertAccount(tx, { id: key.id, name: key.name, now: key.created_at, spendCapMicros: input.accountSpendCapMicros ?? null })).id;
     await tx.execute({
-      sql: 'INSERT INTO api_keys (id, account_id, name, role, secret_hash, prefix, hop_limit, hop_period, created_at, expires_at, review_ttl_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.hop_period, key.created_at, key.expires_at, key.review_ttl_seconds ?? null],
+      sql: 'INSERT INTO api_keys (id, account_id, name, role, secret_hash, prefix, hop_limit, hop_period, created_at, expires_at, review_ttl_seconds, spend_cap_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.hop_period, key.created_at, key.expires_at, key.review_ttl_seconds ?? null, key.spend_cap_micros ?? null],
     });
   });
   invalidateKeyCache(ledger.read);
@@ -265,6 +280,13 @@ export async function setKeyExpiry(ledger: Ledger, id: string, expiresAt: string
 /** Sets how long a review a HOLD of this key opens waits (null: REVIEW_TTL_SECONDS); false when no such key exists. */
 export async function setKeyReviewTtl(ledger: Ledger, id: string, seconds: number | null): Promise<boolean> {
   const rs = await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET review_ttl_seconds = ? WHERE id = ?', args: [seconds, id] }));
+  invalidateKeyCache(ledger.read);
+  return rs.rowsAffected > 0;
+}
+
+/** Sets a key's monthly spend cap (null: none); the next batch reads it under the write lock. */
+export async function setKeySpendCap(ledger: Ledger, id: string, capMicros: bigint | null): Promise<boolean> {
+  const rs = await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET spend_cap_micros = ? WHERE id = ?', args: [capMicros, id] }));
   invalidateKeyCache(ledger.read);
   return rs.rowsAffected > 0;
 }

@@ -4,6 +4,7 @@
  * group's keys and adds what the group counted, under the write lock.
  */
 import { periodStart } from '../domain/quota.ts';
+import { keySpendOf, spendColumns, type CapState, type KeySpend } from './spend-caps.ts';
 import { insertRows, type Fragment, type Transaction } from './sql.ts';
 
 /**
@@ -28,16 +29,39 @@ export interface HopQuota {
   /** Hops counted in the current period before this batch. */
   used: number;
   added: number;
+  /** The key's monthly spend caps (its own, its account's) when either is set (spend-caps.ts). */
+  spend: KeySpend | undefined;
 }
 
-/** The quotas of the keys of `ids` that are not revoked, in one query (one statement text whatever the count). */
-export async function readHopQuotas(tx: Transaction, ids: Iterable<string>): Promise<Map<string, HopQuota>> {
+/** The quotas of a group's keys, and the account caps they share. */
+export interface GroupQuotas {
+  keys: Map<string, HopQuota>;
+  /** One state per capped account, shared by the group's keys of that account. */
+  accountCaps: Map<string, CapState>;
+}
+
+/**
+ * The quotas of the keys of `ids` that are not revoked, with their spend caps,
+ * in one query (one statement text whatever the count).
+ */
+export async function readHopQuotas(tx: Transaction, ids: Iterable<string>, now = new Date()): Promise<GroupQuotas> {
   const list = [...new Set(ids)];
-  if (list.length === 0) return new Map();
-  const where = tx.dialect.oneOf('id', list);
-  const hops = hopsThisPeriod();
-  const rs = await tx.execute({ sql: `SELECT id, hop_limit, ${hops.sql} AS used FROM api_keys WHERE revoked_at IS NULL AND ${where.sql}`, args: [...hops.args, ...where.args] });
-  return new Map(rs.rows.map((r) => [String(r.id), { id: String(r.id), hopLimit: Number(r.hop_limit), used: Number(r.used), added: 0 }]));
+  const accountCaps = new Map<string, CapState>();
+  if (list.length === 0) return { keys: new Map(), accountCaps };
+  const where = tx.dialect.oneOf('api_keys.id', list);
+  const hops = hopsThisPeriod(now);
+  const spend = spendColumns(now);
+  const rs = await tx.execute({
+    sql: `SELECT api_keys.id AS id, api_keys.hop_limit AS hop_limit, ${hops.sql} AS used, ${spend.sql}
+    FROM api_keys LEFT JOIN accounts a ON a.id = api_keys.account_id WHERE api_keys.revoked_at IS NULL AND ${where.sql}`,
+    args: [...hops.args, ...spend.args, ...where.args],
+  });
+  const keys = new Map<string, HopQuota>();
+  for (const r of rs.rows) {
+    const id = String(r.id);
+    keys.set(id, { id, hopLimit: Number(r.hop_limit), used: Number(r.used), added: 0, spend: keySpendOf(id, r, accountCaps) });
+  }
+  return { keys, accountCaps };
 }
 
 /** Adds what a batch counted to each key's hop counter of the UTC day of `now`, in one multi-row statement. */

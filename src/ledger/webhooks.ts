@@ -21,9 +21,10 @@ export interface Subscription {
 
 /**
  * The alert events a subscription may choose (docs/alerts.md): a fuse changed
- * state (blown, charged), or a hop was refused (DENY, BLOCK, SILENCE).
+ * state (blown, charged), or a hop was refused (DENY, BLOCK, SILENCE), a
+ * review step, or a key or an account reached 80 % of its monthly spend cap.
  */
-export const ALERT_EVENTS = ['fuse.state_changed', 'hop.denied', 'review.opened', 'review.decided', 'review.expired'] as const;
+export const ALERT_EVENTS = ['fuse.state_changed', 'hop.denied', 'review.opened', 'review.decided', 'review.expired', 'spend.threshold'] as const;
 export type AlertEventType = (typeof ALERT_EVENTS)[number];
 
 /** Which events a subscription receives: the trigger rail's, or alerts. */

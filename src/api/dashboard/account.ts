@@ -1,7 +1,8 @@
 /**
  * Account self-service, as plain forms that work without JavaScript:
  *   GET/POST /forgot                        "Forgot password?": a one-time link by mail (src/accounts/mail.ts)
- *   GET      /dashboard/account             email, password, sessions, deletion
+ *   GET      /dashboard/account             spend cap, email, password, sessions, deletion
+ *   POST     /dashboard/account/spend-cap   {spend_cap_usd}: the account's monthly spend cap (empty: none)
  *   POST     /dashboard/account/email       {email, password}
  *   POST     /dashboard/account/password    {current, password}: ends every other session
  *   POST     /dashboard/account/sessions/end {session}: ends one session
@@ -33,6 +34,8 @@ import type { AppContext } from '../context.ts';
 import { escapeHtml as e, htmlPage } from '../html.ts';
 import { clientAddress } from '../rate-limit.ts';
 import type { Router } from '../router.ts';
+import { callApi, problemNote } from './pages.ts';
+import { spendCapBody, spendCapSection } from './spend-cap-form.ts';
 import { EMAIL, MIN_PASSWORD } from './signin.ts';
 import {
   DASHBOARD_CSS,
@@ -65,6 +68,7 @@ const DONE: Record<string, string> = {
   email: 'Saved: you now sign in with the new email.',
   password: 'Saved the new password. Every other session was signed out.',
   session: 'Signed that session out.',
+  'spend-cap': 'Saved the spend cap.',
 };
 
 export function registerAccountPages(router: Router, ctx: AppContext): void {
@@ -83,7 +87,7 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
   const accountPage = async (event: H3Event, s: Session, note = '', status = 200) => {
     const done = DONE[event.url.searchParams.get('done') ?? ''];
     const here = sha256(sessionSecretOf(event, ctx) ?? '');
-    const sessions = await sessionsOf(ctx.ledger.read, s.accountId, nowIso());
+    const [sessions, cap] = await Promise.all([sessionsOf(ctx.ledger.read, s.accountId, nowIso()), callApi(app, ctx, s, 'GET', '/v1/account/spend-cap')]);
     const rows = sessions
       .map((x) => {
         const end =
@@ -99,6 +103,8 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
         '/dashboard/account',
         'Account',
         `${note}${done ? `<p class="notice" role="status">${e(done)}</p>` : ''}
+${spendCapSection(cap.body, '/dashboard/account/spend-cap', s.csrf, 'all the account\'s keys together', 'account-cap')}
+<p class="muted">A key may also have a cap of its own, on its page under <a href="/dashboard/keys">API keys</a>; an act must fit under both.</p>
 <h2 id="email-h">Email</h2><p>You sign in as <strong>${e(s.email)}</strong>.</p>
 <form method="post" action="/dashboard/account/email" aria-labelledby="email-h">${csrfField(s.csrf)}
 <label for="new-email">New email</label><input id="new-email" name="email" type="email" autocomplete="email" required>
@@ -123,6 +129,13 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
   app.get('/dashboard/account', async (event) => {
     const s = await readSession(event, ctx);
     return s ? accountPage(event, s) : toSignin(event);
+  });
+
+  app.post('/dashboard/account/spend-cap', async (event) => {
+    const p = await readSignedInForm(event, ctx);
+    if (!p) return redirect('/signin');
+    const r = await callApi(app, ctx, p.session, 'POST', '/v1/account/spend-cap', spendCapBody(p.form.get('spend_cap_usd')));
+    return r.status === 200 ? redirect('/dashboard/account?done=spend-cap') : accountPage(event, p.session, problemNote(r), r.status);
   });
 
   app.post('/dashboard/account/email', async (event) => {

@@ -2,9 +2,10 @@
  * The dashboard's keys, done the way people expect from key services:
  *   GET  /dashboard/keys                   the account's keys, and "Create a key"
  *   POST /dashboard/keys                   creates, then 303 to the list (reloading never creates twice)
- *   GET  /dashboard/keys/{id}              one key: hop limit and expiry, editable
+ *   GET  /dashboard/keys/{id}              one key: hop limit, act kinds, spend cap and expiry, editable
  *   POST /dashboard/keys/{id}/limit        sets the hop limit (and period)
  *   POST /dashboard/keys/{id}/surface      sets the act kinds it may act on (its declared surface)
+ *   POST /dashboard/keys/{id}/spend-cap    sets or clears its monthly spend cap
  *   POST /dashboard/keys/{id}/expiry       sets or clears the expiry
  *   GET/POST /dashboard/keys/{id}/rotate   asks first, then a new secret (shown once)
  *   GET/POST /dashboard/keys/{id}/revoke   asks first, then revokes
@@ -20,6 +21,7 @@ import { escapeHtml as e } from '../html.ts';
 import type { Router } from '../router.ts';
 import { callApi, problemNote, type ApiAnswer } from './pages.ts';
 import { PUBLIC_LOG_NOTE } from './signin.ts';
+import { spendCapBody, spendCapSection } from './spend-cap-form.ts';
 import { csrfField, dashboardPage, flashCookie, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
 
 type KeyRow = Record<string, string | number | null>;
@@ -73,6 +75,7 @@ const DONE: Record<string, string> = {
   revoked: 'Revoked the key: it answers 401 from now on.',
   limit: 'Saved the hop limit.',
   surface: 'Saved the act kinds.',
+  'spend-cap': 'Saved the spend cap.',
   expiry: 'Saved the expiry.',
 };
 
@@ -176,7 +179,8 @@ ${PUBLIC_LOG_NOTE}${COPY_SCRIPT}`,
         '/dashboard/keys',
         `Key ${String(k.name)}`,
         `${note}<dl><dt>Id</dt><dd><code>${kid}</code></dd><dt>Prefix</dt><dd><code>${e(String(k.prefix))}…</code></dd><dt>Role</dt><dd>${e(String(k.role))}</dd><dt>Status</dt><dd><strong>${e(String(k.status))}</strong></dd>
-<dt>Hops this period</dt><dd>${k.hops_used} / ${k.hop_limit} per ${e(period)} (starts again ${e(String(k.resets_at ?? ''))})</dd><dt>Expires</dt><dd>${e(String(k.expires_at ?? 'never'))}</dd>
+<dt>Hops this period</dt><dd>${k.hops_used} / ${k.hop_limit} per ${e(period)} (starts again ${e(String(k.resets_at ?? ''))})</dd>
+<dt>Spent this month</dt><dd>${e(String(k.spent_this_month_usd))} USD${k.spend_cap_usd == null ? ' (no cap)' : ` of a ${e(String(k.spend_cap_usd))} USD cap`}</dd><dt>Expires</dt><dd>${e(String(k.expires_at ?? 'never'))}</dd>
 <dt>Created</dt><dd>${e(String(k.created_at))}</dd><dt>Last used</dt><dd>${e(String(k.last_used_at ?? 'never'))}</dd></dl>
 ${
   k.status === 'revoked'
@@ -186,6 +190,8 @@ ${
 <p><label for="per">Period</label><select id="per" name="hop_period">${HOP_PERIODS.map((x) => `<option value="${x}"${x === period ? ' selected' : ''}>${x}</option>`).join('')}</select></p>
 <p><button type="submit">Save the limit</button></p></div></form>
 ${surfaceForm(k, s.csrf)}
+${spendCapSection(k, `/dashboard/keys/${kid}/spend-cap`, s.csrf, 'this key', 'key-cap')}
+<p class="muted">The account may have a cap of its own, for all its keys together: see <a href="/dashboard/account#account-cap-h">Account</a>.</p>
 ${
   dashboard
     ? '<p class="muted">The dashboard key lasts as long as the account.</p>'
@@ -224,6 +230,12 @@ ${
     if (!('default' in body) && kinds.length === 0) return keyPage(event, p.session, id(event), problemNote(invalid('Act kinds: list at least one, such as pay, refund; or use the default.')), 400);
     const r = await callApi(app, ctx, p.session, 'POST', `/v1/keys/${encodeURIComponent(id(event))}/surface`, body);
     return r.status === 200 ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=surface`) : keyPage(event, p.session, id(event), problemNote(r), r.status);
+  });
+  app.post('/dashboard/keys/:key_id/spend-cap', async (event) => {
+    const p = await posted(event);
+    if (!p) return redirect('/signin');
+    const r = await callApi(app, ctx, p.session, 'POST', `/v1/keys/${encodeURIComponent(id(event))}/spend-cap`, spendCapBody(p.form.get('spend_cap_usd')));
+    return r.status === 200 ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=spend-cap`) : keyPage(event, p.session, id(event), problemNote(r), r.status);
   });
   app.post('/dashboard/keys/:key_id/expiry', async (event) => {
     const p = await posted(event);

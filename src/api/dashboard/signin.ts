@@ -9,6 +9,7 @@
  *   GET/POST /reset/{token}          a one-time link (from "Forgot password?" or `accounts reset-link`)
  * Sign-in keeps `next`, the page that sent the person here, and goes there after.
  */
+import { capMicros } from '../spend-cap.ts';
 import type { H3Event } from 'h3';
 import { dummyHash, hashPassword, verifyPassword } from '../../accounts/passwords.ts';
 import { countAttempt } from '../../accounts/throttle.ts';
@@ -107,7 +108,7 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     if (password.length < MIN_PASSWORD || password.length > 1024) return formPage(event, 'signup', 400, `The password needs at least ${MIN_PASSWORD} characters.`, email, {}, next);
     if (await loginByEmail(ctx.ledger.read, email)) return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email, {}, next);
     const passwordHash = await hashPassword(password);
-    const account = await ctx.ledger.write((tx) => insertAccount(tx, { name: email }));
+    const account = await ctx.ledger.write((tx) => insertAccount(tx, { name: email, spendCapMicros: capMicros(ctx.config.SPEND_CAP_ACCOUNT_DEFAULT_USD ?? null) }));
     // The dashboard's own operator key: its secret is dropped here, so only a signed-in session acts with it.
     const { key } = await createApiKey(ctx.ledger, { name: 'dashboard (signed-in session)', role: 'operator', hopLimit: ctx.config.HOP_LIMIT_DEFAULT, accountId: account.id, hopPeriod: ctx.config.HOP_LIMIT_PERIOD });
     try {

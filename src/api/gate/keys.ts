@@ -2,7 +2,7 @@
  * The keys of the caller's account (issue 14), for operator keys only: an
  * agent key can neither list nor mint keys, so it can never mint an operator.
  *   GET  /v1/keys                      the account's keys (never a secret)
- *   POST /v1/keys                      {name, role?, hop_limit?, expires_at? | expires_in_seconds?} -> 201 with the secret, once
+ *   POST /v1/keys                      {name, role?, hop_limit?, expires_at? | expires_in_seconds?, spend_cap_usd?} -> 201 with the secret, once
  *   GET  /v1/keys/{id}                 one key
  *   POST /v1/keys/{id}/revoke          401 from then on (within a second in every process: auth reads the ledger)
  *   POST /v1/keys/{id}/rotate          {grace_seconds?}: a new secret; the old one works until the grace ends
@@ -10,6 +10,7 @@
  *   POST /v1/keys/{id}/surface         {kinds} | {preset} | {default: true}: the act kinds it may act on
  *   POST /v1/keys/{id}/expiry          {expires_at | expires_in_seconds | null}: when it stops working
  *   POST /v1/keys/{id}/reviews         {review_expires_in_seconds | null}: how long a review its HOLD opens waits
+ *   POST /v1/keys/{id}/spend-cap       {spend_cap_usd | null}: the most it may be charged per UTC month
  * Another account's key is 404. Create and rotate answer a secret, so they are
  * not replayed from the idempotency store (which would keep it in clear).
  */
@@ -18,7 +19,7 @@ import { z } from 'zod';
 import { HOP_PERIODS, periodReset } from '../../domain/quota.ts';
 import { nowIso } from '../../ids.ts';
 import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
-import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, setKeyReviewTtl, setKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
+import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, setKeyReviewTtl, setKeySpendCap, setKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
 import { REVIEW_TTL_MAX_SECONDS, REVIEW_TTL_MIN_SECONDS } from '../../domain/review.ts';
 import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { requireKey } from '../auth.ts';
@@ -28,6 +29,8 @@ import { Problem, badRequest, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { actKindSchema, DEFAULT_SURFACE } from './governed.ts';
+import { spentThisMonth } from '../../ledger/spend-caps.ts';
+import { capMicros, capUsd, capView, capViewSchema, spendCapUsd } from '../spend-cap.ts';
 
 const keyIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a key id such as key_…');
 const keysListQuery = z.object({
@@ -49,8 +52,10 @@ export const createKeyRequest = z
     expires_at: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 time after which the key answers 401'),
     expires_in_seconds: z.number().int().positive().max(10 * 365 * 86_400).optional(),
     review_expires_in_seconds: reviewTtl.optional().describe("how long a review this key's HOLD opens waits for a person; default REVIEW_TTL_SECONDS (a mandate's own still wins)"),
+    spend_cap_usd: spendCapUsd.optional().describe('the most this key may be charged per UTC calendar month, decimal USD (e.g. "250.00"); absent or null: no cap of its own'),
   })
   .refine((b) => b.expires_at === undefined || b.expires_in_seconds === undefined, { message: 'send at most one of expires_at and expires_in_seconds' });
+const spendCapRequest = z.strictObject({ spend_cap_usd: spendCapUsd });
 const rotateRequest = z.strictObject({ grace_seconds: z.number().int().nonnegative().optional().describe('how long the old secret keeps working; default KEY_ROTATION_GRACE_SECONDS') });
 const limitRequest = z.strictObject({ hop_limit: z.number().int().positive(), hop_period: z.enum(HOP_PERIODS).optional() });
 const surfaceRequest = z
@@ -92,7 +97,11 @@ export const keyResponse = z.object({
     })
     .describe("the key's declared surface"),
   review_expires_in_seconds: z.number().nullable().describe("how long a review this key's HOLD opens waits; null: REVIEW_TTL_SECONDS"),
+  spend_cap_usd: z.string().nullable().describe('the most this key may be charged per UTC calendar month (null: no cap of its own; its account may have one)'),
 });
+
+/** One key with its month's spend beside its cap (GET /v1/keys/{id}, POST /v1/keys/{id}/spend-cap). */
+const keyWithSpendResponse = keyResponse.extend({ spent_this_month_usd: capViewSchema.spent_this_month_usd, remaining_usd: capViewSchema.remaining_usd });
 
 export function keyObject(k: ApiKey, now = nowIso()) {
   return {
@@ -115,6 +124,7 @@ export function keyObject(k: ApiKey, now = nowIso()) {
     previous_secret_expires_at: k.previous_expires_at && k.previous_expires_at > now ? k.previous_expires_at : null,
     surface: { kinds: [...(k.surface ?? DEFAULT_SURFACE)], declared: k.surface !== undefined },
     review_expires_in_seconds: k.review_ttl_seconds ?? null,
+    spend_cap_usd: capUsd(k.spend_cap_micros),
   };
 }
 
@@ -132,6 +142,8 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     return key;
   };
   const doc = { auth: 'key', role: 'operator', tag: 'keys' } as const;
+  /** The key as the API shows it, with what it was charged this month beside its cap. */
+  const withSpend = async (k: ApiKey) => ({ ...keyObject(k), ...capView(k.spend_cap_micros, await spentThisMonth(ctx.ledger.read, { keyId: k.id })) });
   /** The dashboard's own key is not revoked or given an expiry through the API: that would lock the account out. */
   const refuseDashboardKey = async (key: ApiKey, instead: string) => {
     if ((await loginOfAccount(ctx.ledger.read, key.account_id))?.dashboard_key_id === key.id) {
@@ -169,14 +181,15 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       accountId: ownerId(caller),
       expiresAt,
       reviewTtlSeconds: b.review_expires_in_seconds ?? null,
+      spendCapMicros: capMicros(b.spend_cap_usd ?? null),
     });
     return toResponse(reply({ ...keyObject(key), secret, notice: SECRET_NOTICE }, 201));
   }, { ...doc, tool: 'keys_create', summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: createdKeyResponse, responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } }, problems: [403], example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
 
   router.get('/v1/keys/:key_id', async (event) => {
     const caller = await requireKey(event, ctx);
-    return toResponse(reply(keyObject(await accountKey(event, caller))));
-  }, { ...doc, summary: 'One key of the account', response: keyResponse, problems: [403, 404] });
+    return toResponse(reply(await withSpend(await accountKey(event, caller))));
+  }, { ...doc, summary: 'One key of the account, with what it was charged this month', response: keyWithSpendResponse, problems: [403, 404] });
 
   router.post('/v1/keys/:key_id/revoke', async (event) => {
     const caller = await requireKey(event, ctx);
@@ -224,6 +237,14 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     await setKeyReviewTtl(ctx.ledger, key.id, b.review_expires_in_seconds);
     return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
   }, { ...doc, summary: "Set how long a review this key's HOLD opens waits for a person (null: REVIEW_TTL_SECONDS); a mandate's own wait still wins", body: reviewTtlRequest, response: keyResponse, problems: [403, 404], example: { review_expires_in_seconds: 3600 } });
+
+  router.post('/v1/keys/:key_id/spend-cap', async (event) => {
+    const caller = await requireKey(event, ctx);
+    const key = await accountKey(event, caller);
+    const b = await readBody(event, spendCapRequest, limit);
+    await setKeySpendCap(ctx.ledger, key.id, capMicros(b.spend_cap_usd));
+    return toResponse(reply(await withSpend((await getApiKey(ctx.ledger.read, key.id))!)));
+  }, { ...doc, summary: "Set the most a key may be charged per UTC calendar month (null: no cap of its own); past it an act answers 402 spend_cap_reached", body: spendCapRequest, response: keyWithSpendResponse, problems: [400, 403, 404], example: { spend_cap_usd: '250.00' } });
 
   router.post('/v1/keys/:key_id/expiry', async (event) => {
     const caller = await requireKey(event, ctx);

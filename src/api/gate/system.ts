@@ -19,6 +19,9 @@ import { cacheNow, type AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
 import { HTTPResponse } from 'h3';
 import { reply, toResponse } from '../reply.ts';
+import { spentThisMonth } from '../../ledger/spend-caps.ts';
+import { capView } from '../spend-cap.ts';
+import { accountCapView } from './account-spend-cap.ts';
 
 /** The /health body, on 200 and 503 alike. */
 const healthResponse = z.object({
@@ -38,13 +41,20 @@ const JSON_NO_STORE = { 'content-type': 'application/json; charset=utf-8', 'cach
  * GET /v1/me's body, serialized: the key as it is now, and under `usage` what
  * this period counted, its hops and its tolls alike (period_start up to now);
  * under `lifetime` the key's tolls since it was made; the open checkout; and
- * the account's pending reviews with what a review costs (docs/reviews.md).
+ * the account's pending reviews with what a review costs (docs/reviews.md);
+ * under `spend_caps` the key's and the account's monthly caps, spent and remaining.
  */
 async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> {
   // The authenticated key may come from the auth cache, whose hops_used may lag: read the row.
   const key = (await getApiKey(ctx.ledger.read, authenticated.id)) ?? authenticated;
   const start = periodStart(key.hop_period);
-  const [life, checkout, pendingReviews] = await Promise.all([usage(ctx.ledger.read, key.id), openCheckoutView(ctx, key.id), countPendingReviews(ctx.ledger.read, ownerId(key), nowIso())]);
+  const [life, checkout, pendingReviews, keySpent, account] = await Promise.all([
+    usage(ctx.ledger.read, key.id),
+    openCheckoutView(ctx, key.id),
+    countPendingReviews(ctx.ledger.read, ownerId(key), nowIso()),
+    spentThisMonth(ctx.ledger.read, { keyId: key.id }),
+    accountCapView(ctx, ownerId(key)),
+  ]);
   // A key whose period is "none" has one period: its lifetime.
   const u = start ? await usage(ctx.ledger.read, key.id, start) : life;
   return JSON.stringify({
@@ -71,6 +81,12 @@ async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> 
       tolls: life.by_sku,
       total_usd: life.total_usd,
       nap_usd: life.nap_usd,
+    },
+    spend_caps: {
+      month: account.month,
+      resets_at: account.resets_at,
+      key: capView(key.spend_cap_micros, keySpent),
+      account: { spend_cap_usd: account.spend_cap_usd, spent_this_month_usd: account.spent_this_month_usd, remaining_usd: account.remaining_usd },
     },
     operator_checkout: checkout,
     reviews: reviewTerms(ctx, pendingReviews),
@@ -181,7 +197,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   router.get('/v1/me', async (event) => {
     const key = await requireKey(event, ctx);
     return new HTTPResponse(await meBody(ctx, key), { headers: JSON_NO_STORE });
-  }, { tool: 'me', summary: "The calling key's account, role, hop limit, this period's hops and tolls per SKU (used, remaining, reset time), and its lifetime tolls", auth: 'key', tag: 'system' });
+  }, { tool: 'me', summary: "The calling key's account, role, hop limit, this period's hops and tolls per SKU (used, remaining, reset time), its lifetime tolls, and its and its account's monthly spend caps (cap, spent, remaining)", auth: 'key', tag: 'system' });
 
   router.get('/crypto/public-key', () => {
     const { current, all } = ctx.keyring;
