@@ -12,6 +12,7 @@
  */
 import type { H3Event } from 'h3';
 import { formatUsd } from '../../catalog/money.ts';
+import { ACT_KIND_RULE, SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { periodReset, periodStart } from '../../domain/quota.ts';
 import { accountChargesByDay, accountChargesBySku, accountReceipts } from '../../ledger/accounts.ts';
 import { GET_STARTED } from '../../site/get-started.ts';
@@ -25,6 +26,11 @@ import { PASSKEY_SCRIPT } from './passkeys.ts';
 import { csrfField, dashboardPage, flashCookie, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
 
 type Row = Record<string, unknown>;
+
+/** The act kinds a hop may name, from the presets (the same list /start prints). */
+const actKindsNote = `<p class="muted" id="act-kinds"><code>action.kind</code> names what the agent is about to do: ${e(ACT_KIND_RULE)}. A new key may name any kind of the presets (${Object.entries(SURFACE_PRESETS)
+  .map(([preset, kinds]) => `${e(preset)}: ${kinds.map((k) => `<code>${e(k)}</code>`).join(', ')}`)
+  .join('; ')}), or none. Declare a key's own kinds on its page under <a href="/dashboard/keys">Keys</a>, and every other kind is refused: <code>BLOCK</code>, with the kinds it may name in <code>surface</code>.</p>`;
 const usd = (micros: number | bigint) => `${formatUsd(micros)} USD`;
 
 /** Colours of the chart's series: distinct, and readable on light and dark backgrounds. */
@@ -119,6 +125,7 @@ export function registerOverview(router: Router, ctx: AppContext): void {
 <ol class="steps" id="guide">
 ${step('key', 'Create a key and a fuse for it', `${fresh ? secretPanel(fresh) : ''}${p.key ? `<p>You have a key. Make another on <a href="/dashboard/keys">Keys</a>, or here:</p>` : ''}${startForm}`)}
 ${step('hop', 'Make the first hop', `<p>In a terminal, set these (${fresh ? 'your new secret is filled in' : 'put the secret you stored in KEY'}), then ask the gate before acting. This page notices the hop within seconds.</p>
+${actKindsNote}
 <pre data-step="setup"><code id="cmd-setup">${e(setup)}</code></pre><pre data-step="hop"><code id="cmd-hop">${e(command('hop'))}</code></pre>
 <p><button type="button" data-copy="cmd-setup" hidden>Copy the variables</button> <button type="button" data-copy="cmd-hop" hidden>Copy the hop</button></p>`)}
 ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may), then hop again: a DEAD fuse fails closed. You can also blow it on <a href="/dashboard/fuses">Fuses</a>.</p>

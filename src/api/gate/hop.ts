@@ -5,6 +5,7 @@
 import { hopLimitProblem } from '../hop-limit.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
+import { ACT_KINDS_TEXT } from '../../catalog/surfaces.ts';
 import { classify } from '../../domain/classify.ts';
 import { decideHop } from '../../domain/fuse.ts';
 import { DRILL_FUSES } from '../../ledger/fuses.ts';
@@ -126,7 +127,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   // lookup counts as a hop, so it costs the hop toll. Not the OCSP alias: it must answer "halt" within
   // OCSP_HALT_AFTER_MS, which a settlement cannot promise.
   const PAID_HOP: X402Doc = { when: "past the key's hop limit, or without a key (public drill fuses only)", pastHopLimit: true };
-  keyedAct(router, ctx, '/v1/fuse/hop', { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } }, (body, key, event, _, bill) =>
+  keyedAct(router, ctx, '/v1/fuse/hop', { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', description: ACT_KINDS_TEXT, tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } }, (body, key, event, _, bill) =>
     governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action, tool: body.tool }, hopReply, bill),
   );
 
@@ -143,7 +144,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     }),
   { tool: 'ocsp', summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503], x402: false });
 
-  keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event, _, bill) =>
+  keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', description: ACT_KINDS_TEXT, tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event, _, bill) =>
     governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, bill),
   );
 
