@@ -24,7 +24,7 @@ const FOUNDRY_PAGES = ['physics', 'print', 'obligation', 'oracle', 'trigger', 'c
 const DOC_PAGES = ['/docs', '/docs/what-runs', '/docs/companion-metered-apis'];
 const PAGES = ['/', '/start', '/stack', '/foundry', '/pricing', '/logs', '/verify', '/reference', ...GATE_PAGES, ...LAYER_PAGES, ...FOUNDRY_PAGES, ...DOC_PAGES];
 // The only pages that ship JavaScript: the live demo, the explorer, the verifier, and live values on layer pages.
-const SCRIPTED = new Set(['/', '/logs', '/verify', '/stack/clearing', '/stack/signal', '/foundry/clearing', '/foundry/settlement']);
+const SCRIPTED = new Set(['/', '/start', '/logs', '/verify', '/stack/clearing', '/stack/signal', '/foundry/clearing', '/foundry/settlement']);
 
 let srv: TestServer;
 let browser: Browser;
