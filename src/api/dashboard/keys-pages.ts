@@ -20,6 +20,7 @@ import { escapeHtml as e } from '../html.ts';
 import type { Router } from '../router.ts';
 import { callApi, problemNote, type ApiAnswer } from './pages.ts';
 import { PUBLIC_LOG_NOTE } from './signin.ts';
+import { timeTag } from './when.ts';
 import { csrfField, dashboardPage, doneNotice, flashCookie, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
 
 type KeyRow = Record<string, string | number | null>;
@@ -102,7 +103,7 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
             : k.status === 'expired'
               ? `<a href="/dashboard/keys/${kid}" aria-label="Edit ${keyLabel(k)}">Edit</a>`
               : '';
-        return `<tr><td data-label="Key">${e(String(k.name))} <code>${e(String(k.prefix))}…</code><br><code>${kid}</code></td><td data-label="Status"><strong>${e(String(k.status))}</strong></td><td data-label="Role">${e(String(k.role))}</td><td data-label="Hops this period">${k.hops_used} / ${k.hop_limit} per ${e(String(k.hop_period))}</td><td data-label="Expires">${e(String(k.expires_at ?? 'never'))}</td><td data-label="Last used">${e(String(k.last_used_at ?? 'never'))}</td><td data-label="Actions">${actions}</td></tr>`;
+        return `<tr><td data-label="Key">${e(String(k.name))} <code>${e(String(k.prefix))}…</code><br><code>${kid}</code></td><td data-label="Status"><strong>${e(String(k.status))}</strong></td><td data-label="Role">${e(String(k.role))}</td><td data-label="Hops this period">${k.hops_used} / ${k.hop_limit} per ${e(String(k.hop_period))}</td><td data-label="Expires">${timeTag(k.expires_at as string | null)}</td><td data-label="Last used">${timeTag(k.last_used_at as string | null)}</td><td data-label="Actions">${actions}</td></tr>`;
       })
       .join('');
     const role = event.url.searchParams.get('role') === 'operator' ? 'operator' : 'agent';
@@ -176,8 +177,8 @@ ${PUBLIC_LOG_NOTE}${COPY_SCRIPT}`,
         '/dashboard/keys',
         `Key ${String(k.name)}`,
         `${note}<dl><dt>Id</dt><dd><code>${kid}</code></dd><dt>Prefix</dt><dd><code>${e(String(k.prefix))}…</code></dd><dt>Role</dt><dd>${e(String(k.role))}</dd><dt>Status</dt><dd><strong>${e(String(k.status))}</strong></dd>
-<dt>Hops this period</dt><dd>${k.hops_used} / ${k.hop_limit} per ${e(period)} (starts again ${e(String(k.resets_at ?? ''))})</dd><dt>Expires</dt><dd>${e(String(k.expires_at ?? 'never'))}</dd>
-<dt>Created</dt><dd>${e(String(k.created_at))}</dd><dt>Last used</dt><dd>${e(String(k.last_used_at ?? 'never'))}</dd></dl>
+<dt>Hops this period</dt><dd>${k.hops_used} / ${k.hop_limit} per ${e(period)} (starts again ${timeTag(k.resets_at as string | null, 'when the period ends')})</dd><dt>Expires</dt><dd>${timeTag(k.expires_at as string | null)}</dd>
+<dt>Created</dt><dd>${timeTag(k.created_at as string)}</dd><dt>Last used</dt><dd>${timeTag(k.last_used_at as string | null)}</dd></dl>
 ${
   k.status === 'revoked'
     ? '<p class="muted">A revoked key cannot be changed.</p>'
