@@ -92,7 +92,7 @@ describe('landing pages in Chromium', () => {
       const headings = (await page.locator('article h3').allInnerTexts()).map((h) => h.trim());
       expect(headings.sort()).toEqual(operations.sort());
       const hop = page.locator('article', { has: page.locator('h3', { hasText: 'POST /v1/fuse/hop' }) });
-      const curl = await hop.locator('pre').innerText();
+      const curl = await hop.getByLabel('Example request for POST /v1/fuse/hop').innerText();
       expect(curl).toContain('Authorization: Bearer $KEY');
       expect(curl).toContain('"fuse_id"');
     } finally {

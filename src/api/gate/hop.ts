@@ -31,12 +31,14 @@ import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, h
  */
 const KEYED_FUSE_EXAMPLE = 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd';
 
+/** The fuse a keyed hop or act checks, as the reference describes it. */
+const heldFuseId = fuseIdSchema.describe("the fuse this agent's acts are checked against: one of the account's (`POST /v1/fuses` makes one)");
 export const hopRequest = z.strictObject({
-  fuse_id: fuseIdSchema,
+  fuse_id: heldFuseId,
   action: actionSchema.optional(),
   tool: toolSchema.optional().describe("the agent's tool this hop gates (an MCP tool name), named in the receipt"),
 });
-export const actRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema });
+export const actRequest = z.strictObject({ fuse_id: heldFuseId, action: actionSchema });
 export const lookupQuery = z.object({ fuse_id: fuseIdSchema });
 export const classifyRequest = z
   .strictObject({ action: actionSchema.optional(), text: z.string().min(1).max(4000).optional() })
