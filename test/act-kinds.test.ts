@@ -8,7 +8,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_ACT_KINDS } from '../src/catalog/surfaces.ts';
 import { formClient } from './support/form-client.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
+import { runCli } from './support/cli.ts';
+import { startTestServer, testEnv, type TestServer } from './support/server.ts';
 
 let s: TestServer;
 beforeAll(async () => {
@@ -58,5 +59,14 @@ describe('act kinds, everywhere a caller reads them', () => {
     const published = await s.fetch('/api/v1/astl/publish', { key: key.secret, json: { entity: 'agent:kinds-case', act_kinds: ['Pay', 'REFUND'] } });
     expect(published.status, await published.clone().text()).toBe(201);
     expect((await published.json()).manifest.act_kinds).toEqual(['pay', 'refund']);
+  });
+
+  it('keys surface --acts on the command line reads kinds by the same rule', async () => {
+    const agent = await s.newKey('kinds cli', undefined, 'agent');
+    const cli = await runCli(['keys', 'surface', agent.id, '--acts', 'Pay, REFUND,pay'], testEnv(s.dir));
+    expect(cli.code, cli.stderr).toBe(0);
+    const ops = await s.newKey('kinds cli operator', undefined, 'operator', agent.accountId);
+    expect((await (await s.fetch(`/v1/keys/${agent.id}`, { key: ops.secret })).json()).surface).toEqual({ kinds: ['pay', 'refund'], declared: true });
+    expect((await runCli(['keys', 'surface', agent.id, '--acts', 'pay!'], testEnv(s.dir))).code).not.toBe(0);
   });
 });
