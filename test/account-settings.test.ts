@@ -93,7 +93,7 @@ describe('account settings', { timeout: 180_000 }, () => {
       // The token is in the URL: the page tells the browser to send no Referer from it to another origin.
       expect(opened?.headers()['referrer-policy']).toBe('same-origin');
       await anon.fill('#password', 'a brand new password');
-      await Promise.all([anon.waitForURL(srv.url + '/signin'), anon.click('main button[type=submit]')]);
+      await Promise.all([anon.waitForURL(srv.url + '/signin?done=reset'), anon.click('main button[type=submit]')]);
       // Used once: the link is gone; every session ended; the new password works, the old does not.
       expect((await anon.goto(link.replace(/^http:\/\/[^/]+/, srv.url)))?.status()).toBe(410);
       expect((await page.goto(srv.url + '/dashboard'))?.url()).toContain('/signin');
@@ -172,7 +172,7 @@ describe('account settings', { timeout: 180_000 }, () => {
       expect(await p.locator('tbody tr').count()).toBe(0);
 
       await p.goto(origin + '/signout');
-      await Promise.all([p.waitForURL(origin + '/signin'), p.click('text=Sign out of this browser')]);
+      await Promise.all([p.waitForURL(origin + '/signin?done=signed-out'), p.click('text=Sign out of this browser')]);
       await p.click('#passkey');
       await p.waitForFunction(() => document.getElementById('passkey-status')?.textContent?.includes('did not work'));
       expect(await p.textContent('#passkey-status')).toContain('not registered');

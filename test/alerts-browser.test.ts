@@ -41,7 +41,7 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     await Promise.all([page.waitForURL(srv.url + '/dashboard?welcome=1'), page.click('main button[type=submit]')]);
     await page.goto(srv.url + '/dashboard/fuses');
     await page.fill('#fuse-label', 'payments agent');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Create fuse')]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses?done=created'), page.click('text=Create fuse')]);
     const fuseId = (await page.locator('td code').first().textContent())!;
 
     await page.goto(srv.url + '/dashboard');
@@ -73,7 +73,7 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     // Blow the fuse from the dashboard: the receiver gets the event, the page shows it delivered.
     await page.goto(srv.url + '/dashboard/fuses');
     await page.click('a:has-text("Blow")');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses?done=dead'), page.click('text=Yes, blow it')]);
     await hook.arrived(1);
     expect(hook.calls.map((c) => JSON.parse(c.body))).toEqual([expect.objectContaining({ type: 'fuse.state_changed', fuse_id: fuseId })]);
     // The page shows the delivery once the deliverer has recorded it.

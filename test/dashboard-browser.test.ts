@@ -68,7 +68,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
 
     await page.goto(srv.url + '/dashboard/fuses');
     await page.fill('#fuse-label', 'payments agent');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Create fuse')]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses?done=created'), page.click('text=Create fuse')]);
     fuseId = (await page.locator('td code').first().textContent())!;
     expect(fuseId).toMatch(/^fuse_/);
 
@@ -91,7 +91,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await page.goto(srv.url + '/dashboard/fuses');
     await page.click('a:has-text("Blow")');
     expect(await page.textContent('h1')).toBe('Blow this fuse?');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses?done=dead'), page.click('text=Yes, blow it')]);
     expect(await page.locator('td strong').first().textContent()).toBe('DEAD');
 
     expect(await (await hop(agentSecret, fuseId)).json()).toMatchObject({ decision: 'DENY', ok: false, verdict: false });
@@ -102,12 +102,12 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     await page.click('a:has-text("Charge")');
     expect(await page.textContent('h1')).toBe('Charge this fuse?');
     expect(await axeSerious(page)).toEqual([]);
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, charge it to LIVE')]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses?done=charge'), page.click('text=Yes, charge it to LIVE')]);
     expect(await page.locator('td strong').first().textContent()).toBe('LIVE');
     expect((await (await hop(agentSecret, fuseId)).json()).decision).toBe('PERMIT');
     // Blow it again for the forged-post check below.
     await page.click('a:has-text("Blow")');
-    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses?done=dead'), page.click('text=Yes, blow it')]);
   });
 
   it('refuses a forged form post from another site, and from another origin of the same site', async () => {
@@ -194,7 +194,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
       expect(await p.locator('tbody tr').count()).toBe(1);
       expect(await axeSerious(p)).toEqual([]);
 
-      await Promise.all([p.waitForURL(origin + '/signin'), p.click('button:has-text("Sign out")')]);
+      await Promise.all([p.waitForURL(origin + '/signin?done=signed-out'), p.click('button:has-text("Sign out")')]);
       expect(await p.locator('#passkey').isVisible()).toBe(true);
       await Promise.all([p.waitForURL(origin + '/dashboard'), p.click('#passkey')]);
       expect(await p.textContent('h1')).toBe('Overview');
@@ -206,7 +206,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
 
   it('signs out everywhere, and rate limits repeated wrong passwords', async () => {
     await page.goto(srv.url + '/signout');
-    await Promise.all([page.waitForURL(srv.url + '/signin'), page.click('text=Sign out everywhere')]);
+    await Promise.all([page.waitForURL(srv.url + '/signin?done=signed-out-everywhere'), page.click('text=Sign out everywhere')]);
     expect((await page.goto(srv.url + '/dashboard'))?.url()).toBe(srv.url + '/signin');
     expect(await axeSerious(page)).toEqual([]);
     const statuses: number[] = [];

@@ -226,7 +226,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
 
       // Signed out, a deep link goes through sign-in and comes back to itself.
       await page.goto(srv.url + '/signout');
-      await Promise.all([page.waitForURL(srv.url + '/signin'), page.click('text=Sign out of this browser')]);
+      await Promise.all([page.waitForURL(srv.url + '/signin?done=signed-out'), page.click('text=Sign out of this browser')]);
       await page.goto(srv.url + '/dashboard/keys?role=operator');
       expect(page.url()).toBe(srv.url + '/signin?next=' + encodeURIComponent('/dashboard/keys?role=operator'));
       await page.fill('#email', 'keys@example.com');
@@ -312,7 +312,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       expect(history[1]).toMatch(/create\s+LIVE\s+this dashboard/);
       await page.click('a:has-text("Charge")');
       expect(await page.textContent('h1')).toBe('Charge this fuse?');
-      await Promise.all([page.waitForURL(srv.url + `/dashboard/fuses/${fuseId}`), page.click('text=Yes, charge it to LIVE')]);
+      await Promise.all([page.waitForURL(srv.url + `/dashboard/fuses/${fuseId}?done=charge`), page.click('text=Yes, charge it to LIVE')]);
       expect(await page.locator('tbody tr').count()).toBe(3);
       await shot(page, 'fuse-history');
     } finally {
@@ -324,7 +324,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
     const anon = await browser.newContext();
     const p = await anon.newPage();
     await p.goto(srv.url + '/');
-    expect(await p.locator('#account').innerText()).toBe('Sign in');
+    expect(await p.locator('#account').innerText()).toBe('Sign in\nSign up');
     await anon.close();
 
     const { context, page } = await signUp('header@example.com');
@@ -380,7 +380,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       await tabTo('a[aria-label^="Blow"]');
       await Promise.all([page.waitForURL(/\/dead$/), page.keyboard.press('Enter')]);
       await tabTo('button.danger');
-      await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.keyboard.press('Enter')]);
+      await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses?done=dead'), page.keyboard.press('Enter')]);
       expect((await (await srv.fetch('/v1/fuse/hop', { method: 'POST', key, json: { fuse_id: fuseId } })).json()).decision).toBe('DENY');
 
       await page.goto(srv.url + '/dashboard/keys');
@@ -425,7 +425,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       expect(await page.locator('button[data-copy]').first().isVisible()).toBe(false);
       await page.goto(srv.url + '/dashboard/fuses');
       await page.click('a:has-text("Blow")');
-      await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses'), page.click('text=Yes, blow it')]);
+      await Promise.all([page.waitForURL(srv.url + '/dashboard/fuses?done=dead'), page.click('text=Yes, blow it')]);
       expect(await page.locator('td strong').first().innerText()).toBe('DEAD');
       await page.goto(srv.url + '/dashboard/keys');
       await page.click('a[aria-label^="Revoke first agent key"]');

@@ -41,6 +41,10 @@ describe('site accounts', { timeout: 120_000 }, () => {
     expect((await fresh.get(path)).status).toBe(200);
     const reset = await fresh.post(path, { password: 'the second password' });
     expect(reset.status).toBe(303);
+    // The sign-in page it leads to says what happened.
+    expect(reset.headers.get('location')).toBe('/signin?done=reset');
+    expect(await (await fresh.get('/signin?done=reset')).text()).toContain('<p class="notice" role="status">Your password is changed, and every session was signed out: sign in with the new password.</p>');
+    expect(await (await fresh.get('/signin?done=%3Cb%3E')).text()).not.toContain('class="notice"');
     expect((await c.get('/dashboard')).headers.get('location')).toBe('/signin');
     expect((await fresh.get(path)).status).toBe(410);
     expect((await formClient(s).post('/signin', { email: 'b@example.com', password: 'the first password' })).status).toBe(401);

@@ -24,7 +24,7 @@ const FOUNDRY_PAGES = ['physics', 'print', 'obligation', 'oracle', 'trigger', 'c
 const DOC_PAGES = ['/docs', '/docs/what-runs', '/docs/companion-metered-apis'];
 const PAGES = ['/', '/start', '/stack', '/foundry', '/pricing', '/logs', '/verify', '/reference', ...GATE_PAGES, ...LAYER_PAGES, ...FOUNDRY_PAGES, ...DOC_PAGES];
 // The only pages that ship JavaScript: the live demo, the explorer, the verifier, and live values on layer pages.
-const SCRIPTED = new Set(['/', '/logs', '/verify', '/stack/clearing', '/stack/signal', '/foundry/clearing', '/foundry/settlement']);
+const SCRIPTED = new Set(['/', '/start', '/reference', '/logs', '/verify', '/stack/clearing', '/stack/signal', '/foundry/clearing', '/foundry/settlement']);
 
 let srv: TestServer;
 let browser: Browser;
@@ -92,9 +92,15 @@ describe('landing pages in Chromium', () => {
       const headings = (await page.locator('article h3').allInnerTexts()).map((h) => h.trim());
       expect(headings.sort()).toEqual(operations.sort());
       const hop = page.locator('article', { has: page.locator('h3', { hasText: 'POST /v1/fuse/hop' }) });
-      const curl = await hop.locator('pre').innerText();
+      const curl = await hop.getByLabel('Example request for POST /v1/fuse/hop').innerText();
       expect(curl).toContain('Authorization: Bearer $KEY');
       expect(curl).toContain('"fuse_id"');
+      // The search box keeps only the operations that hold every word typed.
+      await page.fill('#op-search', 'keys surface');
+      expect((await page.locator('article:visible h3').allInnerTexts()).map((h) => h.trim())).toEqual(['POST /v1/keys/{key_id}/surface']);
+      expect(await page.textContent('#op-search-status')).toBe(`1 of ${operations.length} operations match`);
+      await page.fill('#op-search', '');
+      expect(await page.locator('article:visible').count()).toBe(operations.length);
     } finally {
       await page.close();
     }

@@ -74,7 +74,7 @@ export function mcpTools(router: Router): McpTool[] {
     const name = toolName(route);
     if (!doc || !name) return [];
     const who = doc.auth === 'key' ? (doc.role === 'operator' ? ', needs an operator key' : ', needs an API key (agent or operator)') : doc.auth === 'demo' ? ', public demo, rate limited' : ', public';
-    const description = `${doc.summary} (${route.method} ${route.path}${who}${doc.charges?.length ? `; charges ${doc.charges.join(', ')}` : ''})`;
+    const description = `${doc.summary} (${route.method} ${route.path}${who}${doc.charges?.length ? `; charges ${doc.charges.join(', ')}` : ''})${doc.description ? ` ${doc.description}` : ''}`;
     return [{ name, route, description, keyed: doc.auth === 'key', operator: doc.auth === 'key' && doc.role === 'operator', input: toolInput(route) }];
   });
 }

@@ -124,6 +124,7 @@ function operation(r: RouteRecord): Json {
   if (paid) statuses.add(402);
   const charges = doc?.charges?.map((sku) => (price(sku) === undefined ? `\`${sku}\`` : `\`${sku}\` ${price(sku)} USD`)).join(', ');
   const description = [
+    doc?.description,
     doc?.auth === 'demo' ? 'Public demo: no key, rate limited per client address.' : undefined,
     doc?.auth === 'key' ? (doc.role === 'operator' ? 'Needs an operator key (an agent key gets 403 `operator_key_required`).' : 'Any key: agent or operator.') : undefined,
     charges ? `Charges: ${charges}. Accepts \`Idempotency-Key\`.` : undefined,

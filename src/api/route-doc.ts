@@ -18,6 +18,8 @@ export type Handler = (event: H3Event) => unknown;
  */
 export interface RouteDoc {
   summary: string;
+  /** What a caller needs to know beyond the summary (one rule, the accepted values): the OpenAPI description and the MCP tool's description both say it. */
+  description?: string;
   /** `key`: Bearer API key required; `public`: no key; `demo`: no key, rate limited per client. */
   auth: 'key' | 'public' | 'demo';
   /**

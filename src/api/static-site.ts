@@ -90,7 +90,7 @@ export function isMachineDocument(id: string): boolean {
  * to a browser that carries the signed-in hint cookie (`fg_signed_in`, set at
  * sign-in; it grants nothing). Pages ship no script, so the server swaps it.
  */
-const ACCOUNT_ANON = '<div class="account" id="account"><a href="/signin">Sign in</a></div>';
+const ACCOUNT_ANON = '<div class="account" id="account"><a href="/signin">Sign in</a><a href="/signup" class="signup">Sign up</a></div>';
 const ACCOUNT_SIGNED_IN = '<div class="account" id="account"><a href="/dashboard">Dashboard</a><a href="/signout">Sign out</a></div>';
 const hasSignedInHint = (cookie: string | null | undefined) => /(?:^|;\s*)fg_signed_in=1(?:;|$)/.test(cookie ?? '');
 

@@ -4,7 +4,7 @@ import { newId, nowIso } from '../ids.ts';
 import { getApiKey, setKeySurface } from '../ledger/api-keys.ts';
 import { ownerId } from '../ledger/accounts.ts';
 import { FUSE_STATES, createFuse, getFuse, listFuses, transitionFuse, type FuseState } from '../ledger/fuses.ts';
-import { SURFACE_PRESETS } from '../catalog/surfaces.ts';
+import { ACT_KIND_RULE, actKindSchema, SURFACE_PRESETS } from '../catalog/surfaces.ts';
 import { type CliContext, type Command, UsageError, requireFlag } from './shared.ts';
 
 async function ownedFuse(ctx: CliContext) {
@@ -69,8 +69,9 @@ export const fuseCommands: Record<string, Command> = {
         if (!preset) throw new UsageError(`--preset must be one of ${Object.keys(SURFACE_PRESETS).join(', ')}`);
         surface = [...preset];
       } else if (typeof ctx.flags.acts === 'string') {
-        surface = ctx.flags.acts.split(',').map((a) => a.trim()).filter(Boolean);
-        if (surface.length === 0 || surface.some((a) => !/^[a-z0-9_]{1,64}$/.test(a))) throw new UsageError('--acts must list act kinds such as pay,wire');
+        const kinds = ctx.flags.acts.split(',').map((a) => actKindSchema.safeParse(a.trim()));
+        if (kinds.length === 0 || kinds.some((k) => !k.success)) throw new UsageError(`--acts must list act kinds such as pay,wire (${ACT_KIND_RULE})`);
+        surface = [...new Set(kinds.map((k) => k.data!))];
       } else throw new UsageError('give --preset, --acts or --default');
       if (!(await setKeySurface(await ctx.ledger(), id, surface))) {
         ctx.out(`no key ${id}`, { error: 'not_found', id });

@@ -22,6 +22,9 @@ export interface Step {
   expect: string;
 }
 
+/** Where /start sends a visitor for a key: the dashboard guide, whose `key=operator` puts the operator choice first (step 2 creates a fuse, which needs one). */
+export const OPERATOR_GUIDE = '/dashboard?key=operator';
+
 export const GET_STARTED: readonly Step[] = [
   {
     id: 'key',

@@ -37,6 +37,7 @@ import type { Router } from '../router.ts';
 import { callApi, problemNote } from './pages.ts';
 import { spendCapBody, spendCapSection } from './spend-cap-form.ts';
 import { EMAIL, MIN_PASSWORD } from './signin.ts';
+import { timeTag } from './when.ts';
 import {
   DASHBOARD_CSS,
   checkCsrf,
@@ -94,7 +95,7 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
           x.secret_hash === here
             ? '<strong>this browser</strong>'
             : `<form method="post" action="/dashboard/account/sessions/end">${csrfField(s.csrf)}<input type="hidden" name="session" value="${e(x.secret_hash)}"><button type="submit" class="secondary" aria-label="Sign out ${e(browserOf(x.user_agent))}, since ${e(x.created_at)}">Sign out</button></form>`;
-        return `<tr><td data-label="Browser">${e(browserOf(x.user_agent))}</td><td data-label="Signed in">${e(x.created_at)}</td><td data-label="Until">${e(x.expires_at)}</td><td data-label="Action">${end}</td></tr>`;
+        return `<tr><td data-label="Browser">${e(browserOf(x.user_agent))}</td><td data-label="Signed in">${timeTag(x.created_at)}</td><td data-label="Until">${timeTag(x.expires_at)}</td><td data-label="Action">${end}</td></tr>`;
       })
       .join('');
     return page(

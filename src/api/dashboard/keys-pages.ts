@@ -22,7 +22,8 @@ import type { Router } from '../router.ts';
 import { callApi, problemNote, type ApiAnswer } from './pages.ts';
 import { PUBLIC_LOG_NOTE } from './signin.ts';
 import { spendCapBody, spendCapSection } from './spend-cap-form.ts';
-import { csrfField, dashboardPage, flashCookie, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
+import { timeTag } from './when.ts';
+import { csrfField, dashboardPage, doneNotice, flashCookie, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
 
 type KeyRow = Record<string, string | number | null>;
 
@@ -51,8 +52,9 @@ document.querySelectorAll('button[data-copy]').forEach((b) => {
 /** The panel that shows a new secret once. */
 export function secretPanel(n: NewSecret): string {
   const what = n.kind === 'created' ? `Created the ${e(n.role)} key` : 'Rotated the key';
-  return `<div class="notice" role="status"><p>${what} <strong>${e(n.name)}</strong> (<code>${e(n.id)}</code>). Its secret is shown this once: store it now.</p>
-<p class="secret"><code id="new-secret" style="user-select:all">${e(n.secret)}</code> <button type="button" data-copy="new-secret" hidden>Copy</button></p></div>`;
+  // Focus moves to the panel, so a keyboard or screen reader lands on the secret before anything else.
+  return `<div class="notice" role="status" id="secret-panel" tabindex="-1"><p>${what} <strong>${e(n.name)}</strong> (<code>${e(n.id)}</code>). Its secret is shown this once: store it now.</p>
+<p class="secret"><code id="new-secret" style="user-select:all">${e(n.secret)}</code> <button type="button" data-copy="new-secret" hidden>Copy</button></p></div><script>document.getElementById('secret-panel').focus()</script>`;
 }
 
 /** The key's act kinds, and the form that declares them (a hop naming another kind is a BLOCK). */
@@ -92,19 +94,19 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
     const created = event.url.searchParams.get('created');
     if (flash.data && flash.data.id === created) note += secretPanel(flash.data);
     else if (created) note += `<p class="muted" role="status">The secret of <code>${e(created)}</code> was shown once. Lost it? Rotate the key for a new one.</p>`;
-    const done = DONE[event.url.searchParams.get('done') ?? ''];
-    if (done) note += `<p class="notice" role="status">${e(done)}</p>`;
+    note += doneNotice(event, DONE);
+    // The dashboard's own key acts for the signed-in session and has no secret anyone holds: it is not a key to manage here.
     const rows = keys
+      .filter((k) => k.id !== s.key.id)
       .map((k) => {
         const kid = e(String(k.id));
-        const dashboard = k.id === s.key.id;
         const actions =
-          k.status === 'active' && !dashboard
+          k.status === 'active'
             ? `<span class="actions"><a href="/dashboard/keys/${kid}" aria-label="Edit ${keyLabel(k)}">Edit</a> <a href="/dashboard/keys/${kid}/rotate" aria-label="Rotate ${keyLabel(k)}">Rotate…</a> <a href="/dashboard/keys/${kid}/revoke" aria-label="Revoke ${keyLabel(k)}">Revoke…</a></span>`
-            : k.status === 'expired' && !dashboard
+            : k.status === 'expired'
               ? `<a href="/dashboard/keys/${kid}" aria-label="Edit ${keyLabel(k)}">Edit</a>`
               : '';
-        return `<tr><td data-label="Key">${e(String(k.name))}${dashboard ? ' <span class="muted">(this dashboard)</span>' : ''} <code>${e(String(k.prefix))}…</code><br><code>${kid}</code></td><td data-label="Status"><strong>${e(String(k.status))}</strong></td><td data-label="Role">${e(String(k.role))}</td><td data-label="Hops this period">${k.hops_used} / ${k.hop_limit} per ${e(String(k.hop_period))}</td><td data-label="Expires">${e(String(k.expires_at ?? 'never'))}</td><td data-label="Last used">${e(String(k.last_used_at ?? 'never'))}</td><td data-label="Actions">${actions}</td></tr>`;
+        return `<tr><td data-label="Key">${e(String(k.name))} <code>${e(String(k.prefix))}…</code><br><code>${kid}</code></td><td data-label="Status"><strong>${e(String(k.status))}</strong></td><td data-label="Role">${e(String(k.role))}</td><td data-label="Hops this period">${k.hops_used} / ${k.hop_limit} per ${e(String(k.hop_period))}</td><td data-label="Expires">${timeTag(k.expires_at as string | null)}</td><td data-label="Last used">${timeTag(k.last_used_at as string | null)}</td><td data-label="Actions">${actions}</td></tr>`;
       })
       .join('');
     const role = event.url.searchParams.get('role') === 'operator' ? 'operator' : 'agent';
@@ -113,7 +115,7 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
         s,
         '/dashboard/keys',
         'API keys',
-        `${note}<table class="keys cards-sm"><thead><tr><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Role</th><th scope="col">Hops this period</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>${
+        `${note}${rows ? `<table class="keys cards-sm"><thead><tr><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Role</th><th scope="col">Hops this period</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No keys yet: create one below.</p>'}${
           list.body.has_more ? `<p class="muted">The ${keys.length} oldest keys are shown; list the rest with <code>GET /v1/keys?starting_after=${e(String(keys.at(-1)?.id))}</code>.</p>` : ''
         }
 <h2>Create a key</h2><form method="post" action="/dashboard/keys">${csrfField(s.csrf)}
@@ -169,8 +171,7 @@ ${PUBLIC_LOG_NOTE}${COPY_SCRIPT}`,
     const kid = e(String(k.id));
     const flash = takeFlash<NewSecret>(event, ctx);
     if (flash.data && flash.data.id === k.id && event.url.searchParams.get('rotated') === '1') note += secretPanel(flash.data);
-    const done = DONE[event.url.searchParams.get('done') ?? ''];
-    if (done) note += `<p class="notice" role="status">${e(done)}</p>`;
+    note += doneNotice(event, DONE);
     const dashboard = k.id === s.key.id;
     const period = String(k.hop_period);
     return page(
@@ -179,9 +180,9 @@ ${PUBLIC_LOG_NOTE}${COPY_SCRIPT}`,
         '/dashboard/keys',
         `Key ${String(k.name)}`,
         `${note}<dl><dt>Id</dt><dd><code>${kid}</code></dd><dt>Prefix</dt><dd><code>${e(String(k.prefix))}…</code></dd><dt>Role</dt><dd>${e(String(k.role))}</dd><dt>Status</dt><dd><strong>${e(String(k.status))}</strong></dd>
-<dt>Hops this period</dt><dd>${k.hops_used} / ${k.hop_limit} per ${e(period)} (starts again ${e(String(k.resets_at ?? ''))})</dd>
-<dt>Spent this month</dt><dd>${e(String(k.spent_this_month_usd))} USD${k.spend_cap_usd == null ? ' (no cap)' : ` of a ${e(String(k.spend_cap_usd))} USD cap`}</dd><dt>Expires</dt><dd>${e(String(k.expires_at ?? 'never'))}</dd>
-<dt>Created</dt><dd>${e(String(k.created_at))}</dd><dt>Last used</dt><dd>${e(String(k.last_used_at ?? 'never'))}</dd></dl>
+<dt>Hops this period</dt><dd>${k.hops_used} / ${k.hop_limit} per ${e(period)} (starts again ${timeTag(k.resets_at as string | null, 'when the period ends')})</dd>
+<dt>Spent this month</dt><dd>${e(String(k.spent_this_month_usd))} USD${k.spend_cap_usd == null ? ' (no cap)' : ` of a ${e(String(k.spend_cap_usd))} USD cap`}</dd><dt>Expires</dt><dd>${timeTag(k.expires_at as string | null)}</dd>
+<dt>Created</dt><dd>${timeTag(k.created_at as string)}</dd><dt>Last used</dt><dd>${timeTag(k.last_used_at as string | null)}</dd></dl>
 ${
   k.status === 'revoked'
     ? '<p class="muted">A revoked key cannot be changed.</p>'

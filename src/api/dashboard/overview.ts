@@ -12,6 +12,9 @@
  */
 import type { H3Event } from 'h3';
 import { formatUsd } from '../../catalog/money.ts';
+import { ACT_KIND_RULE, SURFACE_PRESETS } from '../../catalog/surfaces.ts';
+import { isNapSku } from '../../domain/charge-rules.ts';
+import { REFUSALS } from '../../domain/pricing.ts';
 import { periodReset, periodStart } from '../../domain/quota.ts';
 import { accountChargesByDay, accountChargesBySku, accountReceipts } from '../../ledger/accounts.ts';
 import { GET_STARTED } from '../../site/get-started.ts';
@@ -25,6 +28,11 @@ import { PASSKEY_SCRIPT } from './passkeys.ts';
 import { csrfField, dashboardPage, flashCookie, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
 
 type Row = Record<string, unknown>;
+
+/** The act kinds a hop may name, from the presets (the same list /start prints). */
+const actKindsNote = `<p class="muted" id="act-kinds"><code>action.kind</code> names what the agent is about to do: ${e(ACT_KIND_RULE)}. A new key may name any kind of the presets (${Object.entries(SURFACE_PRESETS)
+  .map(([preset, kinds]) => `${e(preset)}: ${kinds.map((k) => `<code>${e(k)}</code>`).join(', ')}`)
+  .join('; ')}), or none. Declare a key's own kinds on its page under <a href="/dashboard/keys">Keys</a>, and every other kind is refused: <code>BLOCK</code>, with the kinds it may name in <code>surface</code>.</p>`;
 const usd = (micros: number | bigint) => `${formatUsd(micros)} USD`;
 
 /** Colours of the chart's series: distinct, and readable on light and dark backgrounds. */
@@ -36,6 +44,9 @@ interface DaySku {
   count: number;
   micros: number;
 }
+
+/** A SKU as the tables name it: the NAP hold is what refusals pay, so it says so. */
+const skuLabel = (sku: string) => `<code>${e(sku)}</code>${isNapSku(sku) ? ` (refusals: ${REFUSALS.join(', ')})` : ''}`;
 
 /** Every UTC day from `since` to `until` (inclusive), as YYYY-MM-DD. */
 function daysBetween(since: string, until: Date): string[] {
@@ -67,7 +78,7 @@ export function usageChart(rows: readonly DaySku[], days: readonly string[]): st
   const H = 200;
   const left = 8;
   const top = 24;
-  const bottom = 22;
+  const bottom = 30;
   const step = (W - left) / Math.max(days.length, 1);
   const bar = Math.max(2, step * 0.7);
   const plot = H - top - bottom;
@@ -82,15 +93,15 @@ export function usageChart(rows: readonly DaySku[], days: readonly string[]): st
           return `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bar.toFixed(1)}" height="${h.toFixed(1)}" fill="${color(r.sku)}"><title>${e(d)} ${e(r.sku)}: ${r.count} acts, ${e(usd(r.micros))}</title></rect>`;
         })
         .join('');
-      const label = days.length <= 16 || i % 5 === 0 || i === days.length - 1 ? `<text x="${(x + bar / 2).toFixed(1)}" y="${H - 6}" font-size="11" text-anchor="middle" fill="currentColor">${Number(d.slice(8))}</text>` : '';
+      const label = days.length <= 16 || i % 5 === 0 || i === days.length - 1 ? `<text class="day" x="${(x + bar / 2).toFixed(1)}" y="${H - 6}" font-size="11" text-anchor="middle" fill="currentColor">${Number(d.slice(8))}</text>` : '';
       return rects + label;
     })
     .join('');
-  const axis = `<line x1="${left}" y1="${H - bottom}" x2="${W}" y2="${H - bottom}" stroke="currentColor" stroke-width="1"/><text x="${left}" y="14" font-size="12" fill="currentColor">highest day: ${e(usd(max))}</text>`;
-  const legend = skus.map((sku) => `<li><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${color(sku)}"/></svg> <code>${e(sku)}</code></li>`).join('');
-  const table = rows.map((r) => `<tr><td>${e(r.day)}</td><td><code>${e(r.sku)}</code></td><td class="num">${r.count}</td><td class="num">${e(usd(r.micros))}</td></tr>`).join('');
+  const axis = `<line x1="${left}" y1="${H - bottom}" x2="${W}" y2="${H - bottom}" stroke="currentColor" stroke-width="1"/>`;
+  const legend = skus.map((sku) => `<li><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${color(sku)}"/></svg> ${skuLabel(sku)}</li>`).join('');
+  const table = rows.map((r) => `<tr><td>${e(r.day)}</td><td>${skuLabel(r.sku)}</td><td class="num">${r.count}</td><td class="num">${e(usd(r.micros))}</td></tr>`).join('');
   return `<figure class="usage"><svg class="chart" role="img" aria-labelledby="chart-title" viewBox="0 0 ${W} ${H}" preserveAspectRatio="none"><title id="chart-title">Charges per UTC day this period, stacked by SKU; the same figures are in the table below</title>${axis}${bars}</svg>
-<figcaption>Charges per UTC day (day of the month below each bar), stacked by SKU:<ul class="inline legend">${legend}</ul></figcaption></figure>
+<figcaption>Charges per UTC day (day of the month below each bar; the highest day ${e(usd(max))}), stacked by SKU:<ul class="inline legend">${legend}</ul></figcaption></figure>
 <details><summary>The same figures as a table</summary><table><caption>Acts and charges per day and SKU</caption><thead><tr><th scope="col">Day</th><th scope="col">SKU</th><th scope="col" class="num">Acts</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${table}</tbody></table></details>`;
 }
 
@@ -101,34 +112,42 @@ interface Progress {
   deny: boolean;
   /** The latest DENY hop's receipt, to open and verify. */
   receipt: string | null;
+  /** The latest PERMIT hop's receipt (the first hop's, while the guide is followed). */
+  permit: string | null;
 }
 
 export function registerOverview(router: Router, ctx: AppContext): void {
   const app = router.app;
 
   const progress = async (s: Session, keys: Row[]): Promise<Progress> => {
-    const [hop, deny] = await Promise.all([
+    const [hop, deny, permit] = await Promise.all([
       accountReceipts(ctx.ledger.read, s.accountId, { kind: 'hop', limit: 1 }),
       accountReceipts(ctx.ledger.read, s.accountId, { kind: 'hop', decision: 'DENY', limit: 1 }),
+      accountReceipts(ctx.ledger.read, s.accountId, { kind: 'hop', decision: 'PERMIT', limit: 1 }),
     ]);
-    return { key: keys.some((k) => k.id !== s.key.id), hop: hop.length > 0, deny: deny.length > 0, receipt: deny[0]?.id ?? null };
+    return { key: keys.some((k) => k.id !== s.key.id), hop: hop.length > 0, deny: deny.length > 0, receipt: deny[0]?.id ?? null, permit: permit[0]?.id ?? null };
   };
 
-  const guide = (s: Session, p: Progress, fuseId: string | undefined, fresh: NewSecret | undefined): string => {
-    const step = (id: keyof Omit<Progress, 'receipt'>, title: string, body: string) =>
+  /** `operatorFirst`: the visitor came from /start (OPERATOR_GUIDE), whose steps need an operator key. */
+  const guide = (s: Session, p: Progress, fuseId: string | undefined, fresh: NewSecret | undefined, operatorFirst: boolean): string => {
+    const step = (id: keyof Omit<Progress, 'receipt' | 'permit'>, title: string, body: string) =>
       `<li class="${p[id] ? 'done' : 'todo'}" data-step="${id}"><h3><span class="tick">${p[id] ? 'Done' : 'To do'}</span> ${title}</h3>${body}</li>`;
     const command = (id: string) => GET_STARTED.find((x) => x.id === id)!.command;
     const secret = fresh?.secret ?? "<your key's secret>";
     const fuse = fresh?.fuse_id ?? fuseId;
     const setup = `export BASE='${ctx.config.BASE_URL}' KEY='${secret}' FUSE='${fuse ?? '<a fuse id from the Fuses page>'}'`;
-    const startForm = `<form method="post" action="/dashboard/start">${csrfField(s.csrf)}<p><button type="submit" name="role" value="agent">Create an agent key and a fuse</button> <button type="submit" name="role" value="operator" class="secondary">Create an operator key and a fuse</button></p></form>
+    const agent = `<button type="submit" name="role" value="agent"${operatorFirst ? ' class="secondary"' : ''}>Create an agent key and a fuse</button>`;
+    const operator = `<button type="submit" name="role" value="operator"${operatorFirst ? '' : ' class="secondary"'}>Create an operator key and a fuse</button>`;
+    const startForm = `<form method="post" action="/dashboard/start">${csrfField(s.csrf)}<p>${operatorFirst ? `${operator} ${agent}` : `${agent} ${operator}`}</p></form>
 <p class="muted">An agent key acts and may blow a fuse; an operator key also manages (it is the one to use to follow <a href="/start">Get started</a> as printed, which creates fuses with it).</p>`;
     return `<section aria-labelledby="guide-h"><h2 id="guide-h">Get started</h2>
 <ol class="steps" id="guide">
-${step('key', 'Create a key and a fuse for it', `${fresh ? secretPanel(fresh) : ''}${p.key ? `<p>You have a key. Make another on <a href="/dashboard/keys">Keys</a>, or here:</p>` : ''}${startForm}`)}
+${step('key', 'Create a key and a fuse for it', `${fresh ? secretPanel(fresh) : ''}${p.key ? `<p>You have a key. ${fresh ? '' : 'Secret lost? It is shown only once: rotate the key on its page under <a href="/dashboard/keys">Keys</a> for a new one. '}Make another on <a href="/dashboard/keys">Keys</a>, or here:</p>` : ''}${startForm}`)}
 ${step('hop', 'Make the first hop', `<p>In a terminal, set these (${fresh ? 'your new secret is filled in' : 'put the secret you stored in KEY'}), then ask the gate before acting. This page notices the hop within seconds.</p>
+${actKindsNote}
 <pre data-step="setup"><code id="cmd-setup">${e(setup)}</code></pre><pre data-step="hop"><code id="cmd-hop">${e(command('hop'))}</code></pre>
-<p><button type="button" data-copy="cmd-setup" hidden>Copy the variables</button> <button type="button" data-copy="cmd-hop" hidden>Copy the hop</button></p>`)}
+<p><button type="button" data-copy="cmd-setup" hidden>Copy the variables</button> <button type="button" data-copy="cmd-hop" hidden>Copy the hop</button></p>
+<p><a id="permit-link" href="${p.permit ? `/verify?id=${e(p.permit)}` : '/verify'}"${p.permit ? '' : ' hidden'}>Verify the PERMIT receipt in your browser</a></p>`)}
 ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may), then hop again: a DEAD fuse fails closed. You can also blow it on <a href="/dashboard/fuses">Fuses</a>.</p>
 <pre data-step="blow"><code id="cmd-blow">${e(command('blow'))}</code></pre><p><button type="button" data-copy="cmd-blow" hidden>Copy</button></p>`)}
 <li data-step="verify"><h3>Open the receipt and verify it</h3><p>Every answer, refusals included, has a signed receipt in the public log. <a id="verify-link" href="${p.receipt ? `/verify?id=${e(p.receipt)}` : '/verify'}"${p.receipt ? '' : ' hidden'}>Verify the DENY receipt in your browser</a><span id="verify-wait"${p.receipt ? ' hidden' : ''}>Its link appears here after the DENY.</span></p></li>
@@ -140,10 +159,14 @@ ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may
   const tick = async () => {
     let p;
     try { const r = await fetch('/dashboard/progress', { headers: { accept: 'application/json' } }); if (!r.ok) return; p = await r.json(); } catch { return; }
+    let changed = false;
     for (const [id, done] of Object.entries(p.steps)) {
       const li = document.querySelector('#guide [data-step="' + id + '"]');
-      if (li && done && li.classList.contains('todo')) { li.className = 'done'; li.querySelector('.tick').textContent = 'Done'; status.textContent = 'Done: ' + names[id] + '.'; }
+      if (li && done && li.classList.contains('todo')) { li.className = 'done'; li.querySelector('.tick').textContent = 'Done'; status.textContent = 'Done: ' + names[id] + '.'; changed = true; }
     }
+    if (p.permit) { const a = document.getElementById('permit-link'); a.href = '/verify?id=' + encodeURIComponent(p.permit); a.hidden = false; }
+    // The totals below move with the steps: take them from the page as the server renders it now.
+    if (changed) { try { const r = await fetch('/dashboard', { headers: { accept: 'text/html' } }); const fresh = new DOMParser().parseFromString(await r.text(), 'text/html').getElementById('usage'); if (r.ok && fresh) document.getElementById('usage').replaceWith(fresh); } catch {} }
     if (p.receipt) { const a = document.getElementById('verify-link'); a.href = '/verify?id=' + encodeURIComponent(p.receipt); a.hidden = false; document.getElementById('verify-wait').hidden = true; }
     if (!p.steps.deny) setTimeout(tick, 2000);
   };
@@ -163,7 +186,7 @@ ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may
     const [bySku, byDay] = await Promise.all([accountChargesBySku(ctx.ledger.read, s.accountId, since), accountChargesByDay(ctx.ledger.read, s.accountId, since)]);
     const total = bySku.reduce((a, r) => a + r.micros, 0);
     const acts = bySku.reduce((a, r) => a + r.count, 0);
-    const skuRows = bySku.map((r) => `<tr><td><code>${e(r.sku)}</code></td><td class="num">${r.count}</td><td class="num">${e(usd(r.micros))}</td></tr>`).join('');
+    const skuRows = bySku.map((r) => `<tr><td>${skuLabel(r.sku)}</td><td class="num">${r.count}</td><td class="num">${e(usd(r.micros))}</td></tr>`).join('');
     const mine = keys.filter((k) => k.id !== s.key.id && k.status === 'active');
     const keyRows = mine
       .map((k) => {
@@ -177,17 +200,17 @@ ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may
       .map(({ k, c }) => `<tr><td>${e(String(k.name))}</td><td class="num">${c.hops}</td><td class="num">${e(c.cleared_exposure_usd)}</td><td class="num">${e(c.terms.floor_usd)}</td><td class="num">${e(c.terms.bps_usd)}</td><td class="num">${e(c.terms.per_hop_usd)}</td><td class="num"><strong>${e(c.due_usd)}</strong></td><td class="num">${e(c.charged_usd)}</td><td>${reviewCounts(c.reviews)}</td></tr>`)
       .join('');
     const month = statements[0]?.c.month;
-    return `<h2>This period</h2><p>From ${e(since.slice(0, 10))} until ${e((periodReset('month') ?? '').slice(0, 10))} (UTC): <strong>${acts}</strong> charged acts, <strong>${e(usd(total))}</strong> in total.</p>
+    return `<section id="usage" aria-labelledby="usage-h"><h2 id="usage-h">This period</h2><p>From ${e(since.slice(0, 10))} until ${e((periodReset('month') ?? '').slice(0, 10))} (UTC): <strong>${acts}</strong> charged acts, <strong>${e(usd(total))}</strong> in total.</p>
 ${usageChart(byDay, daysBetween(since, new Date()))}
 <h3>Charges per SKU</h3>${bySku.length ? `<table><thead><tr><th scope="col">SKU</th><th scope="col" class="num">Acts</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${skuRows}</tbody></table>` : '<p class="muted">Nothing charged this period.</p>'}
 <h3>Hops against limits</h3>${keyRows ? `<table><thead><tr><th scope="col">Key</th><th scope="col">Hops this period</th></tr></thead><tbody>${keyRows}</tbody></table>` : '<p class="muted">No active key yet.</p>'}
 <h3>Operator statement${month ? ` for ${e(month)}` : ''}</h3>${
       stmtRows
         ? `<table><thead><tr><th scope="col">Key</th><th scope="col" class="num">Hops</th><th scope="col" class="num">Cleared exposure</th><th scope="col" class="num">Floor</th><th scope="col" class="num">${statements[0]!.c.bps} bps</th><th scope="col" class="num">Per hop</th><th scope="col" class="num">Due</th><th scope="col" class="num">Charged so far</th><th scope="col">Reviews</th></tr></thead><tbody>${stmtRows}</tbody></table>
-<p class="muted">Due is ${e(statements[0]!.c.formula)} (USD). It is settled by the month's checkout (<code>POST /v1/operator/checkout</code>); see <a href="/pricing">Pricing</a>.
+<p class="muted" id="due-explained"><strong>Due</strong> is the month's minimum: ${e(statements[0]!.c.formula)} (USD). <strong>Charged so far</strong> is what the key's acts have already paid this month, so the month's checkout (<code>POST /v1/operator/checkout</code>) charges only what Due is above it, and nothing when it is not. See <a href="/pricing">Pricing</a>.
 Reviews are the key's held requests put to a person: opened this month, and approved, denied or expired this month (<a href="/dashboard/reviews">the queue</a>); a review costs nothing of its own.</p>`
         : '<p class="muted">No statement yet: it starts with a key.</p>'
-    }`;
+    }</section>`;
   };
 
   app.get('/dashboard', async (event) => {
@@ -201,9 +224,10 @@ Reviews are the key's held requests put to a person: opened this month, and appr
     const created = event.url.searchParams.get('created');
     const fresh = flash.data && flash.data.id === created ? flash.data : undefined;
     const welcome = event.url.searchParams.get('welcome') === '1';
+    const operatorFirst = event.url.searchParams.get('key') === 'operator';
     const finished = p.key && p.hop && p.deny;
     const body = `${welcome ? passkeyOffer : ''}${
-      finished && !fresh ? `<details><summary>Get started: every step done</summary>${guide(s, p, fuseId, fresh)}</details>` : guide(s, p, fuseId, fresh)
+      finished && !fresh ? `<details><summary>Get started: every step done</summary>${guide(s, p, fuseId, fresh, operatorFirst)}</details>` : guide(s, p, fuseId, fresh, operatorFirst)
     }${await usageSection(s, keys)}${COPY_SCRIPT}`;
     return page(dashboardPage(s, '/dashboard', 'Overview', body), 200, flash.clear);
   });
@@ -214,7 +238,7 @@ Reviews are the key's held requests put to a person: opened this month, and appr
     if (!s) return new Response(JSON.stringify({ signed_in: false }), { status: 401, headers });
     const keys = (await callApi(app, ctx, s, 'GET', '/v1/keys')).body.data as Row[];
     const p = await progress(s, keys ?? []);
-    return new Response(JSON.stringify({ steps: { key: p.key, hop: p.hop, deny: p.deny }, receipt: p.receipt }), { headers });
+    return new Response(JSON.stringify({ steps: { key: p.key, hop: p.hop, deny: p.deny }, receipt: p.receipt, permit: p.permit }), { headers });
   });
 
   app.post('/dashboard/start', async (event: H3Event) => {

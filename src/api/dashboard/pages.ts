@@ -15,7 +15,8 @@ import { escapeHtml } from '../html.ts';
 import { Problem } from '../problem.ts';
 import type { Router } from '../router.ts';
 import { PUBLIC_LOG_NOTE } from './signin.ts';
-import { csrfField, dashboardPage, page, readSession, readSignedInForm, redirect, toSignin as signinFirst, type Session } from './web.ts';
+import { timeTag } from './when.ts';
+import { csrfField, dashboardPage, doneNotice, page, readSession, readSignedInForm, redirect, toSignin as signinFirst, type Session } from './web.ts';
 
 export interface ApiAnswer {
   status: number;
@@ -63,7 +64,7 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
       .map((f) => {
         const id = e(String(f.fuse_id));
         const label = e(String(f.label ?? f.fuse_id));
-        return `<tr><td data-label="Fuse"><a href="/dashboard/fuses/${id}">${label}</a><br><code>${id}</code></td><td data-label="State"><strong>${e(String(f.state))}</strong></td><td data-label="Changed">${e(String(f.updated_at))}</td><td data-label="Actions">${fuseActions(f)}</td></tr>`;
+        return `<tr><td data-label="Fuse"><a href="/dashboard/fuses/${id}">${label}</a><br><code>${id}</code></td><td data-label="State"><strong>${e(String(f.state))}</strong></td><td data-label="Changed">${timeTag(f.updated_at)}</td><td data-label="Actions">${fuseActions(f)}</td></tr>`;
       })
       .join('');
     return page(
@@ -84,16 +85,22 @@ ${PUBLIC_LOG_NOTE}`,
   };
   app.get('/dashboard/fuses', async (event) => {
     const s = await signedIn(event);
-    return s ? fusesPage(s) : toSignin(event);
+    return s ? fusesPage(s, doneNotice(event, FUSE_DONE)) : toSignin(event);
   });
   app.post('/dashboard/fuses', async (event) => {
     const p = await posted(event);
     if (!p) return toSignin();
     const label = (p.form.get('label') ?? '').trim();
     const r = await callApi(app, ctx, p.session, 'POST', '/v1/fuses', { state: p.form.get('state') ?? 'LIVE', ...(label ? { label } : {}) });
-    return r.status === 201 ? redirect('/dashboard/fuses') : fusesPage(p.session, problemNote(r), r.status);
+    return r.status === 201 ? redirect('/dashboard/fuses?done=created') : fusesPage(p.session, problemNote(r), r.status);
   });
 
+  /** What a fuse page says after an action on it (`?done=`). */
+  const FUSE_DONE = {
+    created: 'Created the fuse. Hops on it are answered from now on; its id is in the list below.',
+    dead: 'Blew the fuse: it is DEAD, and every hop on it is refused (DENY) until it is charged again.',
+    charge: 'Charged the fuse: it is LIVE, and the agent holding it can act again.',
+  };
   // Blow (-> DEAD) and charge (-> LIVE) each ask first, on a page of their own that works without script.
   const CONFIRM = {
     dead: { title: 'Blow this fuse?', what: 'Blowing it makes it DEAD: every hop on it is refused (DENY) at once, until an operator charges it again.', button: 'Yes, blow it', danger: true },
@@ -124,7 +131,7 @@ ${PUBLIC_LOG_NOTE}`,
       if (p.form.get('confirm') !== 'yes') return redirect(`/dashboard/fuses/${id}/${verb}`);
       const r = await callApi(app, ctx, p.session, 'POST', `/v1/fuses/${id}/${verb}`);
       const back = p.form.get('back') === `/dashboard/fuses/${id}` ? `/dashboard/fuses/${id}` : '/dashboard/fuses';
-      return r.status === 200 ? redirect(back) : fusesPage(p.session, problemNote(r), r.status);
+      return r.status === 200 ? redirect(`${back}?done=${verb}`) : fusesPage(p.session, problemNote(r), r.status);
     });
   }
 
@@ -141,14 +148,14 @@ ${PUBLIC_LOG_NOTE}`,
     ]);
     const names = new Map(((keys.body.data ?? []) as Array<Record<string, string>>).map((k) => [k.id, k.id === s.key.id ? 'this dashboard' : `${k.name} (${k.prefix}…)`]));
     const rows = history
-      .map((r) => `<tr><td data-label="When">${e(r.created_at)}</td><td data-label="Change">${e(r.kind.replace(/^fuse_/, ''))}</td><td data-label="To">${e(r.decision)}</td><td data-label="By">${e(names.get(r.key_id) ?? 'a deleted key')}<br><code>${e(r.key_id)}</code></td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`)
+      .map((r) => `<tr><td data-label="When">${timeTag(r.created_at)}</td><td data-label="Change">${e(r.kind.replace(/^fuse_/, ''))}</td><td data-label="To">${e(r.decision)}</td><td data-label="By">${e(names.get(r.key_id) ?? 'a deleted key')}<br><code>${e(r.key_id)}</code></td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`)
       .join('');
     return page(
       dashboardPage(
         s,
         '/dashboard/fuses',
         `Fuse ${String(f.label ?? id)}`,
-        `<p><code>${e(id)}</code> is <strong>${e(String(f.state))}</strong> (since ${e(String(f.updated_at))}). ${fuseActions(f).replace(/\/(dead|charge)"/g, '/$1?from=history"')}</p>
+        `${doneNotice(event, FUSE_DONE)}<p><code>${e(id)}</code> is <strong>${e(String(f.state))}</strong> (since ${timeTag(f.updated_at)}). ${fuseActions(f).replace(/\/(dead|charge)"/g, '/$1?from=history"')}</p>
 <h2>State history</h2>${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope="col">Change</th><th scope="col">To</th><th scope="col">By</th><th scope="col">Receipt</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No change recorded yet.</p>'}
 <p><a href="/dashboard/receipts?subject=${encodeURIComponent(id)}">Every receipt of this fuse</a>, hops included.</p>${PUBLIC_LOG_NOTE}`,
       ),
@@ -213,7 +220,7 @@ ${PUBLIC_LOG_NOTE}`,
     const rows = shown
       .map(
         (r) =>
-          `<tr><td data-label="When">${e(r.created_at)}</td><td data-label="Kind">${e(r.kind)}</td><td data-label="Decision"><strong>${e(r.decision)}</strong></td><td data-label="Reason">${e(r.reason ?? '')}</td><td data-label="Charged">${e(r.amount_usd)}</td><td data-label="Subject">${r.subject ? named(r.fuse_label, r.subject) : ''}</td><td data-label="Tool">${r.tool ? `<code>${e(r.tool)}</code>` : ''}</td><td data-label="Key">${named(r.key_name, r.key_id)}</td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`,
+          `<tr><td data-label="When">${timeTag(r.created_at)}</td><td data-label="Kind">${e(r.kind)}</td><td data-label="Decision"><strong>${e(r.decision)}</strong></td><td data-label="Reason">${e(r.reason ?? '')}</td><td data-label="Charged">${e(r.amount_usd)}</td><td data-label="Subject">${r.subject ? named(r.fuse_label, r.subject) : ''}</td><td data-label="Tool">${r.tool ? `<code>${e(r.tool)}</code>` : ''}</td><td data-label="Key">${named(r.key_name, r.key_id)}</td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`,
       )
       .join('');
     const query = (cursor: Record<string, string>) => {

@@ -31,7 +31,7 @@ import { escapeHtml, htmlPage } from '../html.ts';
 import { clientAddress } from '../rate-limit.ts';
 import type { Router } from '../router.ts';
 import { PASSKEY_SCRIPT } from './passkeys.ts';
-import { DASHBOARD_CSS, accountHeader, checkCsrf, csrfField, newSecret, page, preSessionCsrf, readForm, readSession, redirect, safeNext, sessionSecretOf, sha256, signedInCookies, signedOutCookies } from './web.ts';
+import { DASHBOARD_CSS, accountHeader, checkCsrf, csrfField, doneNotice, newSecret, page, preSessionCsrf, readForm, readSession, redirect, safeNext, sessionSecretOf, sha256, signedInCookies, signedOutCookies } from './web.ts';
 
 export const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 export const MIN_PASSWORD = 12;
@@ -40,7 +40,14 @@ export const MIN_PASSWORD = 12;
 export const PUBLIC_LOG_NOTE =
   '<p class="muted">What is public: every hop and fuse change gets a receipt in the public log, which anyone can read at <a href="/logs">/logs</a> (the fuse id, the decision, the time and, on its verify page, the key id; never your email, key secrets or request bodies). <a href="/docs/accounts#what-is-public">What the log shows</a>.</p>';
 
-function authForm(kind: 'signup' | 'signin', csrf: string, error?: string, email = '', next = ''): string {
+/** What the sign-in page says after the visitor was sent to it (`?done=`). */
+const SIGNIN_DONE = {
+  'signed-out': 'You are signed out of this browser.',
+  'signed-out-everywhere': 'You are signed out on every browser and device.',
+  reset: 'Your password is changed, and every session was signed out: sign in with the new password.',
+};
+
+function authForm(kind: 'signup' | 'signin', csrf: string, error?: string, email = '', next = '', notice = ''): string {
   const title = kind === 'signup' ? 'Create an account' : 'Sign in';
   const keep = next ? `?next=${encodeURIComponent(next)}` : '';
   const other =
@@ -49,7 +56,7 @@ function authForm(kind: 'signup' | 'signin', csrf: string, error?: string, email
       : `<p><a href="/forgot">Forgot password?</a></p><p>New here? <a href="/signup${keep}">Create an account</a>.</p>`;
   return htmlPage(
     title,
-    `<h1>${title}</h1>${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
+    `<h1>${title}</h1>${notice}${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''}
 <form method="post" action="/${kind}">${csrfField(csrf)}${next ? `<input type="hidden" name="next" value="${escapeHtml(next)}">` : ''}
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="${kind === 'signup' ? 'email' : 'username'}" required value="${escapeHtml(email)}">
 <label for="password">Password${kind === 'signup' ? ` (at least ${MIN_PASSWORD} characters)` : ''}</label>
@@ -78,9 +85,9 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     );
     return signedInCookies(event, ctx, secret);
   };
-  const formPage = (event: H3Event, kind: 'signup' | 'signin', status = 200, error?: string, email?: string, headers: Record<string, string> = {}, next = '') => {
+  const formPage = (event: H3Event, kind: 'signup' | 'signin', status = 200, error?: string, email?: string, headers: Record<string, string> = {}, next = '', notice = '') => {
     const csrf = preSessionCsrf(event, ctx);
-    return page(authForm(kind, csrf.token, error, email, next), status, csrf.setCookie ? [csrf.setCookie] : [], headers);
+    return page(authForm(kind, csrf.token, error, email, next, notice), status, csrf.setCookie ? [csrf.setCookie] : [], headers);
   };
   /** The `next` a form or query carries, kept only when it is a path of this site. */
   const nextOf = (v: string | null) => (v && safeNext(v) === v ? v : '');
@@ -88,7 +95,7 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
   for (const kind of ['signup', 'signin'] as const) {
     app.get(`/${kind}`, async (event) => {
       const next = nextOf(event.url.searchParams.get('next'));
-      return (await readSession(event, ctx)) ? redirect(safeNext(next)) : formPage(event, kind, 200, undefined, undefined, {}, next);
+      return (await readSession(event, ctx)) ? redirect(safeNext(next)) : formPage(event, kind, 200, undefined, undefined, {}, next, kind === 'signin' ? doneNotice(event, SIGNIN_DONE) : '');
     });
   }
 
@@ -162,7 +169,7 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     if (!session) return redirect('/signin', signedOutCookies(event, ctx));
     checkCsrf(event, ctx, form, session);
     await ctx.ledger.write((tx) => deleteSession(tx, sha256(sessionSecretOf(event, ctx)!)));
-    return redirect('/signin', signedOutCookies(event, ctx));
+    return redirect('/signin?done=signed-out', signedOutCookies(event, ctx));
   });
 
   app.post('/signout-everywhere', async (event) => {
@@ -171,7 +178,7 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     if (!session) return redirect('/signin', signedOutCookies(event, ctx));
     checkCsrf(event, ctx, form, session);
     await ctx.ledger.write((tx) => deleteSessionsOf(tx, session.accountId));
-    return redirect('/signin', signedOutCookies(event, ctx));
+    return redirect('/signin?done=signed-out-everywhere', signedOutCookies(event, ctx));
   });
 
   // The reset token is in this page's URL: no request to another origin may carry it in a Referer.
@@ -215,6 +222,6 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
       await deleteSessionsOf(tx, accountId);
       return true;
     });
-    return done ? redirect('/signin', signedOutCookies(event, ctx)) : gone();
+    return done ? redirect('/signin?done=reset', signedOutCookies(event, ctx)) : gone();
   });
 }

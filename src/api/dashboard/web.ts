@@ -196,6 +196,12 @@ export async function readSignedInForm(event: H3Event, ctx: AppContext): Promise
   return { session, form };
 }
 
+/** The notice a page shows after an action redirected to it with `?done=<what>`: one of its own messages, never the query's text. */
+export function doneNotice(event: H3Event, messages: Readonly<Record<string, string>>): string {
+  const done = event.url.searchParams.get('done') ?? '';
+  return Object.hasOwn(messages, done) ? `<p class="notice" role="status">${escapeHtml(messages[done]!)}</p>` : '';
+}
+
 export const csrfField = (token: string) => `<input type="hidden" name="csrf" value="${escapeHtml(token)}">`;
 
 const NAV: Array<[string, string]> = [
@@ -225,7 +231,7 @@ button{cursor:pointer}.notice{background:var(--ok-bg,#ecfdf5);border:1px solid v
 .steps>li>h3{margin:.25rem 0;font-size:1.05rem}.steps .tick{display:inline-block;min-width:4.5rem;font-weight:700}.steps .done .tick{color:var(--ok,#047857)}.steps .todo .tick{color:var(--muted,#4b5563)}
 .keys td:last-child{white-space:nowrap}.actions{display:flex;flex-wrap:wrap;gap:.4rem}.actions a,.actions button{margin:0}
 @media (max-width:40rem){table.cards-sm thead{position:absolute;left:-999px}table.cards-sm tr{display:block;border-top:1px solid var(--line,#d1d5db);padding:.5rem 0}
-table.cards-sm td{display:block;border:0;padding:.15rem .25rem}table.cards-sm td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}`;
+table.cards-sm td{display:block;border:0;padding:.15rem .25rem}.usage svg.chart text.day{font-size:24px}table.cards-sm td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}`;
 
 /** The header's account region on a signed-in page: who, the dashboard, account settings and sign-out. */
 export function accountHeader(session: Session): string {

@@ -10,7 +10,7 @@
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
+import { ACT_KINDS_TEXT, actKindSchema, DEFAULT_ACT_KINDS } from '../../catalog/surfaces.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
 import { isRefusal } from '../../domain/pricing.ts';
@@ -32,18 +32,13 @@ import { hopDeniedAlert } from './alert-events.ts';
 import { nudgeDeliverer } from '../site/webhooks.ts';
 
 export const fuseIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a fuse id such as fuse_…');
-/** An act kind. One rule for case: read in lower case, so "Write" is "write" (not a free 400 beside a paid BLOCK). */
-export const actKindSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_]{1,64}$/, 'an act kind such as "pay" (letters, digits, _; read in lower case)')
-  .transform((k) => k.toLowerCase());
-export const actionSchema = z.looseObject({ kind: actKindSchema });
+export const actionSchema = z
+  .looseObject({ kind: actKindSchema.describe(ACT_KINDS_TEXT) })
+  .describe("the action about to happen: `kind`, its act kind, is checked against the key's declared surface; its other members (an amount, a payee) are hashed into the receipt's `fingerprint`");
 export type Action = z.infer<typeof actionSchema>;
 /** The agent's tool this hop gates (the MCP proxy and the guards send it): public in the receipt, as the act kind is. */
 export const toolSchema = z.string().regex(TOOL_NAME, TOOL_NAME_MESSAGE);
 
-/** Every preset's act kinds: the default declared surface of a key. */
-export const DEFAULT_SURFACE: readonly string[] = [...new Set(Object.values(SURFACE_PRESETS).flat())];
 
 /** Who is hopping: a key, or the public (drill fuses only, never charged). */
 export interface Caller {
@@ -57,8 +52,8 @@ export interface Caller {
 
 export function callerOf(key: ApiKey | undefined): Caller {
   return key
-    ? { key, surface: key.surface ?? DEFAULT_SURFACE, declared: key.surface !== undefined, public: isPayerAccount(key.account_id) }
-    : { surface: DEFAULT_SURFACE, public: true };
+    ? { key, surface: key.surface ?? DEFAULT_ACT_KINDS, declared: key.surface !== undefined, public: isPayerAccount(key.account_id) }
+    : { surface: DEFAULT_ACT_KINDS, public: true };
 }
 
 const owner = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);

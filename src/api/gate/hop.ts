@@ -5,6 +5,7 @@
 import { hopLimitProblem } from '../hop-limit.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
+import { ACT_KINDS_TEXT } from '../../catalog/surfaces.ts';
 import { classify } from '../../domain/classify.ts';
 import { decideHop } from '../../domain/fuse.ts';
 import { DRILL_FUSES } from '../../ledger/fuses.ts';
@@ -30,12 +31,14 @@ import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, h
  */
 const KEYED_FUSE_EXAMPLE = 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd';
 
+/** The fuse a keyed hop or act checks, as the reference describes it. */
+const heldFuseId = fuseIdSchema.describe("the fuse this agent's acts are checked against: one of the account's (`POST /v1/fuses` makes one)");
 export const hopRequest = z.strictObject({
-  fuse_id: fuseIdSchema,
+  fuse_id: heldFuseId,
   action: actionSchema.optional(),
   tool: toolSchema.optional().describe("the agent's tool this hop gates (an MCP tool name), named in the receipt"),
 });
-export const actRequest = z.strictObject({ fuse_id: fuseIdSchema, action: actionSchema });
+export const actRequest = z.strictObject({ fuse_id: heldFuseId, action: actionSchema });
 export const lookupQuery = z.object({ fuse_id: fuseIdSchema });
 export const classifyRequest = z
   .strictObject({ action: actionSchema.optional(), text: z.string().min(1).max(4000).optional() })
@@ -126,7 +129,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   // lookup counts as a hop, so it costs the hop toll. Not the OCSP alias: it must answer "halt" within
   // OCSP_HALT_AFTER_MS, which a settlement cannot promise.
   const PAID_HOP: X402Doc = { when: "past the key's hop limit, or without a key (public drill fuses only)", pastHopLimit: true };
-  keyedAct(router, ctx, '/v1/fuse/hop', { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } }, (body, key, event, _, bill) =>
+  keyedAct(router, ctx, '/v1/fuse/hop', { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', description: ACT_KINDS_TEXT, tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } }, (body, key, event, _, bill) =>
     governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action, tool: body.tool }, hopReply, bill),
   );
 
@@ -143,7 +146,7 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
     }),
   { tool: 'ocsp', summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503], x402: false });
 
-  keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event, _, bill) =>
+  keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', description: ACT_KINDS_TEXT, tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event, _, bill) =>
     governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, bill),
   );
 

@@ -21,14 +21,13 @@ import { nowIso } from '../../ids.ts';
 import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
 import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, setKeyReviewTtl, setKeySpendCap, setKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
 import { REVIEW_TTL_MAX_SECONDS, REVIEW_TTL_MIN_SECONDS } from '../../domain/review.ts';
-import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
+import { actKindSchema, DEFAULT_ACT_KINDS, SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { requireKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, badRequest, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { actKindSchema, DEFAULT_SURFACE } from './governed.ts';
 import { spentThisMonth } from '../../ledger/spend-caps.ts';
 import { capMicros, capUsd, capView, capViewSchema, spendCapUsd } from '../spend-cap.ts';
 
@@ -122,7 +121,7 @@ export function keyObject(k: ApiKey, now = nowIso()) {
     revoked_at: k.revoked_at,
     rotated_at: k.rotated_at,
     previous_secret_expires_at: k.previous_expires_at && k.previous_expires_at > now ? k.previous_expires_at : null,
-    surface: { kinds: [...(k.surface ?? DEFAULT_SURFACE)], declared: k.surface !== undefined },
+    surface: { kinds: [...(k.surface ?? DEFAULT_ACT_KINDS)], declared: k.surface !== undefined },
     review_expires_in_seconds: k.review_ttl_seconds ?? null,
     spend_cap_usd: capUsd(k.spend_cap_micros),
   };

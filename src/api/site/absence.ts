@@ -16,7 +16,7 @@ import { compactVerify, decodeProtectedHeader } from 'jose';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { DATA } from '../../catalog/catalogs.ts';
-import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
+import { actKindSchema, SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { RECEIPT_TYP } from '../../crypto/receipt.ts';
 import { ProofError } from '../../crypto/proof-error.ts';
 import { proofFromJson, proofToJson, verifySortedProof, type SortedProofJson } from '../../crypto/sorted-merkle.ts';
@@ -27,7 +27,7 @@ import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { actKindSchema, entitySchema, presetSchema, surfaceTree } from './astl.ts';
+import { entitySchema, presetSchema, surfaceTree } from './astl.ts';
 
 /** SKU of a witness; its toll is the absence catalog's witness_toll_usd (not in the Clear tolls list). */
 export const WITNESS_SKU = 'absence_witness';

@@ -10,7 +10,7 @@ import { record } from '../../ledger/records.ts';
 import { commitAct, keyedAct } from '../act.ts';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
-import { SURFACE_PRESETS } from '../../catalog/surfaces.ts';
+import { actKindSchema, SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { tollMicros, tollUsd } from '../../catalog/tolls.ts';
 import { leafHash } from '../../crypto/merkle.ts';
 import { SortedMerkleTree } from '../../crypto/sorted-merkle.ts';
@@ -31,7 +31,6 @@ export const entitySchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/, 'an entity id: letters, digits and . _ : @ / - (1 to 128)')
   .describe('who declares the surface: an agent, a tenant, a product (first publisher owns it)');
-export const actKindSchema = z.string().regex(/^[a-z0-9_]{1,64}$/, 'an act kind such as "pay" (lowercase letters, digits, _)');
 export const presetSchema = z.enum(Object.keys(SURFACE_PRESETS) as [string, ...string[]]).describe('a surface preset of the absence catalog');
 
 export const astlPublishRequest = z

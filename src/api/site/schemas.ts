@@ -6,8 +6,8 @@ export const usdAmount = z
   .string()
   .regex(/^\d{1,9}(\.\d{1,2})?$/, 'a decimal USD amount such as "1250.00" (at most 9 digits before the point and 2 after)');
 
-/** An act kind, as the gate names them. */
-export const actKind = z.string().regex(/^[a-z0-9_]{1,64}$/, 'an act kind such as "pay" (lowercase letters, digits, _)');
+/** An act kind, as the gate names them (one rule for case, src/catalog/surfaces.ts). */
+export { actKindSchema as actKind } from '../../catalog/surfaces.ts';
 
 /** A caller's opaque reference (job id, candidate id, graph id...): visible ASCII, no personal data please. */
 export const ref = z.string().regex(/^[\x21-\x7e]{1,128}$/, '1 to 128 visible ASCII characters');
