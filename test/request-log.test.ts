@@ -6,8 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestLogOf, sweepRequestLog } from '../src/api/request-log.ts';
-import { insertRequests, listRequests, type RequestRow } from '../src/ledger/request-log.ts';
-import { newSortableId } from '../src/ids.ts';
+import { insertRequests, listRequests, requestTime, type AnsweredRequest } from '../src/ledger/request-log.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 interface Row {
@@ -145,17 +144,21 @@ describe('the request log', () => {
   it('pages exactly, newest first, through the overlapping rows of several processes, within a budget or not', async () => {
     const account = 'acct_pages';
     const t0 = Date.now() - 60_000;
-    const made = (ms: number, i: number): RequestRow => ({ id: newSortableId('req', t0 + ms), key_id: `key_${i % 3}`, method: 'POST', path: '/v1/fuse/hop', status: i % 4 === 0 ? 404 : 200, code: i % 4 === 0 ? 'unknown_fuse' : null, latency_us: 100 + i, receipt_id: null, request_id: `r${i}` });
+    const made = (ms: number, i: number): AnsweredRequest => ({ ms: t0 + ms, key_id: `key_${i % 3}`, method: 'POST', path: '/v1/fuse/hop', status: i % 4 === 0 ? 404 : 200, code: i % 4 === 0 ? 'unknown_fuse' : null, latency_us: 100 + i, receipt_id: null, request_id: `r${i}` });
     // Three processes, each writing a row a second whose requests interleave with the others'.
-    const all: RequestRow[] = [];
     for (let flush = 0; flush < 4; flush++) {
       for (let proc = 0; proc < 3; proc++) {
         const rows = Array.from({ length: 5 }, (_, j) => made(flush * 1000 + j * 150 + proc * 40, flush * 100 + proc * 10 + j));
-        all.push(...rows);
         await s.ctx.ledger.write((tx) => insertRequests(tx, new Map([[account, rows]])));
       }
     }
-    const newest = [...all].sort((a, b) => (a.id < b.id ? 1 : -1)).map((r) => r.id);
+    // Every request once, newest first (by time: the interleaving of the processes' rows undone).
+    const everything = (await listRequests(s.ctx.ledger.read, account, {}, 1000)).requests;
+    expect(everything).toHaveLength(60);
+    expect(new Set(everything.map((r) => r.request_id)).size).toBe(60);
+    const times = everything.map((r) => Date.parse(requestTime(r.id)));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    const newest = everything.map((r) => r.id);
     for (const budget of [100_000, 7]) {
       const seen: string[] = [];
       let before: string | undefined;
@@ -174,7 +177,7 @@ describe('the request log', () => {
       failed.push(...page.requests.map((r) => r.id));
       before = page.next;
     } while (before);
-    expect(failed).toEqual([...all].filter((r) => r.status >= 400 && r.key_id !== 'key_2').sort((a, b) => (a.id < b.id ? 1 : -1)).map((r) => r.id));
+    expect(failed).toEqual(everything.filter((r) => r.status >= 400 && r.key_id !== 'key_2').map((r) => r.id));
   });
 
   it('deletes rows past REQUEST_LOG_RETENTION_DAYS, and keeps the rest', async () => {

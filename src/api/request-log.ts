@@ -15,10 +15,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { newSortableId } from '../ids.ts';
 import { ownerId } from '../ledger/accounts.ts';
 import { accountKeysPage, cachedSecret, type ApiKey } from '../ledger/api-keys.ts';
-import { deleteRequestsBefore, insertRequests, listRequests, nextLoggedAccount, requestTime, type RequestFilter, type RequestRow } from '../ledger/request-log.ts';
+import { deleteRequestsBefore, insertRequests, listRequests, nextLoggedAccount, requestTime, type AnsweredRequest, type RequestFilter, type RequestRow } from '../ledger/request-log.ts';
 import { requireKey } from './auth.ts';
 import { cacheNow, type AppContext } from './context.ts';
 import { intervalJob } from './jobs.ts';
@@ -30,6 +29,28 @@ import { notesOf } from './request-notes.ts';
 
 export const REQUESTS_PATH = '/v1/requests';
 
+/** The buffered requests by account, each account's in the order answered. */
+function byAccountOf(buffer: readonly unknown[]): Map<string, AnsweredRequest[]> {
+  const out = new Map<string, AnsweredRequest[]>();
+  for (let i = 0; i < buffer.length; i += FIELDS) {
+    const account = buffer[i] as string;
+    let rows = out.get(account);
+    if (!rows) out.set(account, (rows = []));
+    rows.push({
+      key_id: buffer[i + 1] as string,
+      method: buffer[i + 2] as string,
+      path: buffer[i + 3] as string,
+      status: buffer[i + 4] as number,
+      code: buffer[i + 5] as string | null,
+      latency_us: buffer[i + 6] as number,
+      receipt_id: buffer[i + 7] as string | null,
+      request_id: buffer[i + 8] as string,
+      ms: buffer[i + 9] as number,
+    });
+  }
+  return out;
+}
+
 const logs = new WeakMap<AppContext, RequestLog>();
 
 /** This process's request log for `ctx` (one per context: the listener fills it, the routes flush it). */
@@ -39,44 +60,54 @@ export function requestLogOf(ctx: AppContext): RequestLog {
   return log;
 }
 
+/** Values one request puts in the buffer, in this order (RequestLog.#record). */
+const FIELDS = 10;
+
+/** When each watched request arrived (performance.now()). */
+const arrived = new WeakMap<ServerResponse, number>();
+
 /** This process's requests not yet written. */
 export class RequestLog {
   readonly #ctx: AppContext;
-  /** By account, each in the order answered. */
-  #pending = new Map<string, RequestRow[]>();
+  /**
+   * The requests answered since the last write, FIELDS values each (account, key, method, path,
+   * status, code, latency µs, receipt, request id, ms): a flat array, so that a request costs no
+   * object of its own; ids and rows are made when it is written.
+   */
+  #buffer: unknown[] = [];
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
   #closed = false;
+  /** The time of the last request buffered: never going back, so that a write's ids ascend. */
+  #lastMs = 0;
+  /** One listener for every response: no closure per request. */
+  readonly #onFinish: (this: ServerResponse) => void;
 
   constructor(ctx: AppContext) {
     this.#ctx = ctx;
+    const log = this;
+    this.#onFinish = function (this: ServerResponse) {
+      log.#record(this);
+    };
   }
 
   /** Watches a request that carries an Authorization header: once its answer is sent, it is logged if a known key made it. */
-  watch(req: IncomingMessage, res: ServerResponse): void {
-    const started = process.hrtime.bigint();
-    res.once('finish', () => {
-      const n = notesOf(req);
-      const key = n?.key ?? this.#knownKey(req);
-      if (!key || this.#closed) return;
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const account = ownerId(key);
-      let rows = this.#pending.get(account);
-      if (!rows) this.#pending.set(account, (rows = []));
-      rows.push({
-        id: newSortableId('req'),
-        key_id: key.id,
-        method: req.method ?? 'GET',
-        path: (q === -1 ? url : url.slice(0, q)).slice(0, 512),
-        status: res.statusCode,
-        code: n?.code ?? null,
-        latency_us: Number((process.hrtime.bigint() - started) / 1000n),
-        receipt_id: n?.receiptId ?? null,
-        request_id: String(res.getHeader('x-request-id') ?? requestIdFor(req)).slice(0, 128),
-      });
-      this.#timer ??= setTimeout(() => void this.flush(), this.#ctx.config.REQUEST_LOG_FLUSH_MS).unref();
-    });
+  watch(_req: IncomingMessage, res: ServerResponse): void {
+    arrived.set(res, performance.now());
+    res.on('finish', this.#onFinish);
+  }
+
+  #record(res: ServerResponse): void {
+    const req = res.req;
+    const n = notesOf(req);
+    const key = n?.key ?? this.#knownKey(req);
+    if (!key || this.#closed) return;
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const latencyUs = Math.round((performance.now() - (arrived.get(res) ?? performance.now())) * 1000);
+    const requestId = res.getHeader('x-request-id') ?? requestIdFor(req);
+    this.#buffer.push(ownerId(key), key.id, req.method ?? 'GET', (q === -1 ? url : url.slice(0, q)).slice(0, 512), res.statusCode, n?.code ?? null, latencyUs, n?.receiptId ?? null, String(requestId).slice(0, 128), (this.#lastMs = Math.max(this.#lastMs, Date.now())));
+    this.#timer ??= setTimeout(() => void this.flush(), this.#ctx.config.REQUEST_LOG_FLUSH_MS).unref();
   }
 
   /**
@@ -93,8 +124,8 @@ export class RequestLog {
   flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const byAccount = this.#pending;
-    this.#pending = new Map();
+    const byAccount = byAccountOf(this.#buffer);
+    this.#buffer = [];
     const write = async () => {
       if (byAccount.size === 0) return;
       try {

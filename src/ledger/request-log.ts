@@ -9,11 +9,11 @@
  * request newer than the last row read has been seen: that is what makes a
  * page exact (`listRequests`).
  */
-import { sortableTimePrefix } from '../ids.ts';
+import { newId, sortableTimePrefix } from '../ids.ts';
 import { insertRows, type Client, type Transaction } from './sql.ts';
 
 export interface RequestRow {
-  /** `req_` and the time in ms (ids.ts, newSortableId): unique, and ordered as the requests were answered. */
+  /** `req_` and the time in ms as ids.ts's sortable ids, then the row's random part and place: unique, ordered as answered. */
   id: string;
   key_id: string;
   method: string;
@@ -27,23 +27,55 @@ export interface RequestRow {
   request_id: string;
 }
 
-/** A request as packed in a row's `entries`. */
-type Packed = [id: string, keyId: string, method: string, path: string, status: number, code: string | null, latencyUs: number, receiptId: string | null, requestId: string];
+/** A request as the process that answered it hands it over: its time in ms, its id made when it is written. */
+export type AnsweredRequest = Omit<RequestRow, 'id'> & { ms: number };
 
-const pack = (r: RequestRow): Packed => [r.id, r.key_id, r.method, r.path, r.status, r.code, r.latency_us, r.receipt_id, r.request_id];
-const unpack = ([id, key_id, method, path, status, code, latency_us, receipt_id, request_id]: Packed): RequestRow => ({ id, key_id, method, path, status, code, latency_us, receipt_id, request_id });
+/**
+ * A row's `entries`: the write's random part, the first request's time, the
+ * keys and the routes (method and path) its requests name, then each request
+ * as [ms after the first, key, route, status, code or 0, latency µs, receipt
+ * or 0, request id]. A request's id is made from the row (`idOf`): about a
+ * third of the bytes of each request written out in full.
+ */
+type PackedRow = [nonce: string, t0: number, keys: string[], routes: string[], requests: Array<[number, number, number, number, string | 0, number, string | 0, string]>];
 
 const ID_PREFIX = 'req_';
+/** The id of the `i`th request of a row: `req_`, its time as ids.ts's sortable ids, the row's random part, `i`. */
+const idOf = (nonce: string, ms: number, i: number): string => `${ID_PREFIX}${sortableTimePrefix(ms)}${nonce}${i.toString(36).padStart(5, '0')}`;
 /** The smallest id of a request answered at or after `ms`. */
 const idAt = (ms: number): string => ID_PREFIX + sortableTimePrefix(ms);
 /** When a request was answered: its id's time. */
 export const requestTime = (id: string): string => new Date(Number.parseInt(id.slice(ID_PREFIX.length, ID_PREFIX.length + 12), 16)).toISOString();
 
-/** Writes one process's requests, one row per account (`requests` by account, each in the order answered). */
-export async function insertRequests(tx: Transaction, byAccount: ReadonlyMap<string, readonly RequestRow[]>): Promise<void> {
+function packRow(rs: readonly AnsweredRequest[]): { first: string; last: string; entries: string } {
+  const nonce = newId('w', 6).slice(2);
+  const keys = new Map<string, number>();
+  const routes = new Map<string, number>();
+  const indexIn = (m: Map<string, number>, v: string) => {
+    let i = m.get(v);
+    if (i === undefined) m.set(v, (i = m.size));
+    return i;
+  };
+  const t0 = rs[0]!.ms;
+  const requests = rs.map((r) => [r.ms - t0, indexIn(keys, r.key_id), indexIn(routes, `${r.method} ${r.path}`), r.status, r.code ?? 0, r.latency_us, r.receipt_id ?? 0, r.request_id] as PackedRow[4][number]);
+  const row: PackedRow = [nonce, t0, [...keys.keys()], [...routes.keys()], requests];
+  return { first: idOf(nonce, t0, 0), last: idOf(nonce, rs.at(-1)!.ms, rs.length - 1), entries: JSON.stringify(row) };
+}
+
+function unpackRow(text: string): RequestRow[] {
+  const [nonce, t0, keys, routes, requests] = JSON.parse(text) as PackedRow;
+  return requests.map(([dMs, key, route, status, code, latency_us, receipt, request_id], i) => {
+    const r = routes[route]!;
+    const space = r.indexOf(' ');
+    return { id: idOf(nonce, t0 + dMs, i), key_id: keys[key]!, method: r.slice(0, space), path: r.slice(space + 1), status, code: code === 0 ? null : code, latency_us, receipt_id: receipt === 0 ? null : receipt, request_id };
+  });
+}
+
+/** Writes one process's requests, one row per account (each account's in the order answered, their times never going back). */
+export async function insertRequests(tx: Transaction, byAccount: ReadonlyMap<string, readonly AnsweredRequest[]>): Promise<void> {
   const rows = [...byAccount].map(([account, rs]) => {
-    const ids = rs.map((r) => r.id).sort();
-    return [account, ids.at(-1)!, ids[0]!, rs.length, JSON.stringify(rs.map(pack))];
+    const { first, last, entries } = packRow(rs);
+    return [account, last, first, rs.length, entries];
   });
   await insertRows(tx, 'request_log', ['account_id', 'last', 'first', 'request_count', 'entries'], rows);
 }
@@ -121,9 +153,8 @@ export async function listRequests(db: Client, accountId: string, filter: Reques
     if (floor) where.push('last >= ?'), args.push(floor);
     const rs = await db.execute({ sql: `SELECT last, entries FROM request_log WHERE ${where.join(' AND ')} ORDER BY last DESC LIMIT ?`, args: [...args, ROWS_PER_READ] });
     for (const row of rs.rows) {
-      for (const p of JSON.parse(String(row.entries)) as Packed[]) {
+      for (const r of unpackRow(String(row.entries))) {
         examined++;
-        const r = unpack(p);
         if ((!before || r.id < before) && keep(r)) candidates.push(r);
       }
       seenDownTo = below = String(row.last);
