@@ -20,6 +20,7 @@ import { monthHops } from '../src/ledger/operator.ts';
 import { getReceipt, RECEIPTS_LOG, receiptIndex, receiptsFromEntries, type Receipt } from '../src/ledger/receipts.ts';
 import { type ActRecord, record } from '../src/ledger/records.ts';
 import type { Sql } from '../src/ledger/sql.ts';
+import { PostgresSql } from '../src/ledger/drivers/postgres/connection.ts';
 import { tempDir, testEnv } from './support/server.ts';
 import { commitAct } from '../src/api/act.ts';
 import { StateChanged } from '../src/api/stale-retry.ts';
@@ -144,7 +145,10 @@ describe('group commit of acts', () => {
     const batches: Array<{ waits: number; sent: string[] }> = [];
     let batch = { waits: 0, sent: [] as string[] };
     let answering = 0;
-    const proto = Object.getPrototypeOf(ledger.read) as Sql;
+    // The embedded driver's reads and writes are one class; PostgreSQL's read connection is a wrapper
+    // (bounded waits, renewed pools) over the class its transactions run statements on.
+    const readProto = Object.getPrototypeOf(ledger.read) as Sql;
+    const proto = readProto === Object.prototype ? (PostgresSql.prototype as unknown as Sql) : readProto;
     const execute = proto.execute;
     proto.execute = function (this: Sql, stmt: InStatement) {
       if (this === ledger.read) return execute.call(this, stmt);

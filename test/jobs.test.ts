@@ -16,11 +16,11 @@ import { deliveriesOf } from '../src/ledger/webhooks.ts';
 import { startTestServer } from './support/server.ts';
 
 describe('describing the API', () => {
-  it('declares the webhook, clearing, witnessing, drill fuse and review expiry jobs without starting them', () => {
+  it('declares the webhook, clearing, witnessing, drill fuse, review expiry and request log jobs without starting them', () => {
     const router = describeRoutes(loadConfig({}));
     expect(router.routes.length).toBeGreaterThan(50);
     // Witnessing is always declared; it submits nothing unless WITNESS_POLICY names witnesses.
-    expect(router.jobs.map((j) => j.name).sort()).toEqual(['clearing seal', 'drill fuse restore', 'review expiry', 'webhook delivery', 'witnessing']);
+    expect(router.jobs.map((j) => j.name).sort()).toEqual(['clearing seal', 'drill fuse restore', 'request log retention', 'review expiry', 'webhook delivery', 'witnessing']);
   });
 
   it('fails loudly when registration touches the ledger, even when the error is caught', () => {

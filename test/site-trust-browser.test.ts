@@ -244,7 +244,9 @@ describe('landing demo and 404 in Chromium', () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 900 } });
     for (const path of [`/v1/receipts/${receipt.id}`, '/signal/trigger-oracle']) {
       await page.goto(srv.url + path);
-      expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Verify', exact: true }).count(), path).toBe(1);
+      // At 390 px the main navigation is folded into the header's menu.
+      await page.click('header .menu summary');
+      expect(await page.getByRole('navigation', { name: 'Main menu' }).getByRole('link', { name: 'Verify', exact: true }).count(), path).toBe(1);
       expect(await page.getByRole('navigation', { name: 'Stack layers' }).count(), path).toBe(1);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);

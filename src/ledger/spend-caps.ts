@@ -38,8 +38,18 @@ export function monthReset(now: Date): string {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
 }
 
-/** Micro-USD spent, summed from usage_counters rows `u` (whole USD and remainders, meter.ts). */
-const SPENT = 'COALESCE(SUM(u.usd), 0) * 1000000 + COALESCE(SUM(u.micros), 0)';
+/**
+ * Micro-USD spent, summed from usage_counters rows `u` (whole USD and remainders, meter.ts), as
+ * text: "<usd> <micros>", each sum exact in either engine and joined in JavaScript (`spentOf`), since
+ * their total in micro-USD passes what a JavaScript number holds exactly (and SQLite's integers).
+ */
+const SPENT = `CAST(COALESCE(SUM(u.usd), 0) AS TEXT) || ' ' || CAST(COALESCE(SUM(u.micros), 0) AS TEXT)`;
+
+/** The micro-USD a SPENT text stands for ('0' where no cap asked for it). */
+function spentOf(text: unknown): bigint {
+  const [usd = '0', micros = '0'] = String(text ?? '0').split(' ');
+  return BigInt(usd) * 1_000_000n + BigInt(micros);
+}
 
 /**
  * The select-list of readHopQuotas' statement that reads the caps: over
@@ -50,9 +60,9 @@ export function spendColumns(now: Date): Fragment {
   const { firstDay, label } = monthOf(now);
   return {
     sql: `api_keys.account_id AS account_id, api_keys.spend_cap_micros AS key_cap, a.spend_cap_micros AS account_cap,
-    CASE WHEN api_keys.spend_cap_micros IS NULL THEN 0 ELSE (SELECT ${SPENT} FROM usage_counters u WHERE u.key_id = api_keys.id AND u.day >= ?) END AS key_spent,
+    CASE WHEN api_keys.spend_cap_micros IS NULL THEN '0' ELSE (SELECT ${SPENT} FROM usage_counters u WHERE u.key_id = api_keys.id AND u.day >= ?) END AS key_spent,
     CASE WHEN api_keys.spend_cap_micros IS NULL THEN 0 ELSE (SELECT COUNT(*) FROM spend_alerts s WHERE s.owner_id = api_keys.id AND s.month = ?) END AS key_alerted,
-    CASE WHEN a.spend_cap_micros IS NULL THEN 0 ELSE (SELECT ${SPENT} FROM usage_counters u JOIN api_keys k ON k.id = u.key_id WHERE k.account_id = api_keys.account_id AND u.day >= ?) END AS account_spent,
+    CASE WHEN a.spend_cap_micros IS NULL THEN '0' ELSE (SELECT ${SPENT} FROM usage_counters u JOIN api_keys k ON k.id = u.key_id WHERE k.account_id = api_keys.account_id AND u.day >= ?) END AS account_spent,
     CASE WHEN a.spend_cap_micros IS NULL THEN 0 ELSE (SELECT COUNT(*) FROM spend_alerts s WHERE s.owner_id = api_keys.account_id AND s.month = ?) END AS account_alerted`,
     args: [firstDay, label, firstDay, label],
   };
@@ -66,7 +76,7 @@ export async function spentThisMonth(db: Client | Transaction, owner: { keyId: s
       ? { sql: `SELECT ${SPENT} AS spent FROM usage_counters u WHERE u.key_id = ? AND u.day >= ?`, args: [owner.keyId, firstDay] }
       : { sql: `SELECT ${SPENT} AS spent FROM usage_counters u JOIN api_keys k ON k.id = u.key_id WHERE k.account_id = ? AND u.day >= ?`, args: [owner.accountId, firstDay] },
   );
-  return BigInt(String(rs.rows[0]?.spent ?? 0));
+  return spentOf(rs.rows[0]?.spent);
 }
 
 /** A capped owner's month under the write lock: its cap, what it spent before this batch, what the batch adds. */
@@ -106,7 +116,7 @@ const capState = (scope: CapState['scope'], id: string, accountId: string, cap: 
   id,
   accountId,
   capMicros: BigInt(String(cap)),
-  spent: BigInt(String(spent ?? 0)),
+  spent: spentOf(spent),
   added: 0n,
   alerted: Number(alerted) > 0,
 });

@@ -44,9 +44,12 @@ function sessionAttrs(url: string): { target_session_attrs?: 'primary' } {
   return asked === 'read-write' ? { target_session_attrs: 'primary' } : {};
 }
 
-export function connectPool(url: string, max: number, onclose?: () => void): Pool {
+export function connectPool(url: string, max: number, onclose?: () => void, opts: { keepForever?: boolean } = {}): Pool {
   return postgres(url, {
     max,
+    // postgres.js closes a connection after 30 to 60 minutes by default, between any two statements:
+    // on the writer's that would end a batch's transaction under it (a 503 now and then, every node).
+    ...(opts.keepForever ? { max_lifetime: null } : {}),
     ...sessionAttrs(url),
     ...(onclose ? { onclose } : {}),
     types: TYPES,
@@ -81,7 +84,7 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
   let closes = 0;
   /** From a BEGIN answered to the connection's close. */
   let connected = false;
-  const writer = new RenewedPool((onclose) => connectPool(url, 1, onclose), CONNECT_TIMEOUT_S, () => {
+  const writer = new RenewedPool((onclose) => connectPool(url, 1, onclose, { keepForever: true }), CONNECT_TIMEOUT_S, () => {
     closes++;
     connected = false;
     writer.lost();
