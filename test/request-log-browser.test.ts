@@ -21,7 +21,7 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  srv = await startTestServer();
+  srv = await startTestServer({ REQUEST_LOG_ENABLED: 'true' });
   ({ browser } = await launchChromium());
   page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
   mkdirSync(SHOTS, { recursive: true });

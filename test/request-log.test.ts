@@ -34,11 +34,11 @@ describe('the request log', () => {
   const list = async (query = '', key = owner.secret) => {
     const r = await s.fetch(`/v1/requests${query}`, { key });
     expect(r.status, await r.clone().text()).toBe(200);
-    return (await r.json()) as { data: Row[]; next: string | null; retention_days: number };
+    return (await r.json()) as { data: Row[]; next: string | null; retention_days: number; enabled: boolean };
   };
 
   beforeAll(async () => {
-    s = await startTestServer();
+    s = await startTestServer({ REQUEST_LOG_ENABLED: 'true' });
     owner = await s.newKey('owner');
     agent = await s.newKey('ci-agent', 10_000, 'agent', owner.accountId);
     revoked = await s.newKey('old-agent', 10_000, 'agent', owner.accountId);
@@ -70,6 +70,7 @@ describe('the request log', () => {
 
     const { data, retention_days } = await list('?limit=200');
     expect(retention_days).toBe(30);
+    expect((await list()).enabled).toBe(true);
     const mine = data.filter((r) => r.key_id !== owner.id);
     // Newest first.
     expect(mine.map((r) => r.id)).toEqual([...mine.map((r) => r.id)].sort().reverse());
@@ -88,6 +89,7 @@ describe('the request log', () => {
     // The query string is not kept.
     expect(mine).toContainEqual(expect.objectContaining({ path: '/v1/receipts', key_id: agent.id }));
     // Nothing of a body, query or secret is stored.
+    await requestLogOf(s.ctx).flush();
     const dump = JSON.stringify((await s.ctx.ledger.read.execute('SELECT * FROM request_log')).rows);
     for (const secret of [agent.secret, revoked.secret, owner.secret, 'hunter2', 'nonsense']) expect(dump).not.toContain(secret);
   });
@@ -178,6 +180,20 @@ describe('the request log', () => {
       before = page.next;
     } while (before);
     expect(failed).toEqual(everything.filter((r) => r.status >= 400 && r.key_id !== 'key_2').map((r) => r.id));
+  });
+
+  it('logs nothing while REQUEST_LOG_ENABLED is off (the default), and says so', async () => {
+    const off = await startTestServer();
+    try {
+      const k = await off.newKey('quiet');
+      expect((await off.fetch('/v1/me', { key: k.secret })).status).toBe(200);
+      expect((await off.fetch('/v1/fuse/hop', { key: k.secret, json: { nonsense: 1 } })).status).toBe(400);
+      const r = await (await off.fetch('/v1/requests', { key: k.secret })).json();
+      expect(r).toMatchObject({ enabled: false, data: [] });
+      expect(Number((await off.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM request_log')).rows[0]!.n)).toBe(0);
+    } finally {
+      await off.stop();
+    }
   });
 
   it('deletes rows past REQUEST_LOG_RETENTION_DAYS, and keeps the rest', async () => {

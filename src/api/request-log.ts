@@ -219,6 +219,7 @@ export async function requestPage(ctx: AppContext, log: RequestLog, accountId: s
   const names = new Map(keys.map((k) => [k.id, k.name]));
   return {
     object: 'list' as const,
+    enabled: ctx.config.REQUEST_LOG_ENABLED,
     retention_days: ctx.config.REQUEST_LOG_RETENTION_DAYS,
     data: page.requests.map((r) => requestView(ctx, r, names)),
     next: page.next ?? null,
@@ -250,7 +251,7 @@ export function registerRequestLogRoutes(router: Router, ctx: AppContext): void 
       auth: 'key',
       tag: 'system',
       query: listQuery,
-      response: z.looseObject({ object: z.literal('list'), retention_days: z.number(), data: z.array(requestObject), next: z.string().nullable() }),
+      response: z.looseObject({ object: z.literal('list'), enabled: z.boolean(), retention_days: z.number(), data: z.array(requestObject), next: z.string().nullable() }),
       problems: [400],
     },
   );

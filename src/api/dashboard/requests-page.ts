@@ -45,6 +45,7 @@ export function registerRequestsPage(router: Router, ctx: AppContext): void {
       if (v) asked.set(f, v);
     }
     const [list, keys] = await Promise.all([callApi(app, ctx, s, 'GET', `/v1/requests?${asked}&limit=50`), callApi(app, ctx, s, 'GET', '/v1/keys?limit=100')]);
+    const off = list.body.enabled === false ? '<p class="notice" role="status">The request log is off on this deployment: its operator turns it on with <code>REQUEST_LOG_ENABLED=true</code> (<a href="/docs/request-log">why it is off by default</a>).</p>' : '';
     const refused = list.status !== 200 ? `<p class="error" role="alert">${s_(list.body.detail ?? 'That filter is not valid.')}</p>` : '';
     const rows = ((list.body.data ?? []) as Row[]).map(requestRow).join('');
     const keyNames = ((keys.body.data ?? []) as Row[]).filter((k) => k.id !== s.key.id).map((k) => String(k.name));
@@ -66,7 +67,7 @@ Kept ${Number(list.body.retention_days ?? ctx.config.REQUEST_LOG_RETENTION_DAYS)
 <div><label for="f-code">Problem code</label><input id="f-code" name="code" value="${s_(q.get('code'))}" placeholder="hop_limit_reached" size="18"></div>
 <div><label for="f-path">Path starts with</label><input id="f-path" name="path" value="${s_(q.get('path'))}" placeholder="/v1/fuse" size="14"></div>
 <div><button type="submit">Filter</button></div></form>
-${refused}${rows ? `<table class="cards-sm requests"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Key</th><th scope="col">Request</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Receipt</th></tr></thead><tbody>${rows}</tbody></table>` : refused ? '' : '<p class="muted">No request matches yet. Requests appear here within a second of their answer.</p>'}
+${off}${refused}${rows ? `<table class="cards-sm requests"><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Key</th><th scope="col">Request</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Receipt</th></tr></thead><tbody>${rows}</tbody></table>` : refused ? '' : '<p class="muted">No request matches yet. Requests appear here within a second of their answer.</p>'}
 <p class="actions">${newest}${older}</p>
 <style>table.requests{margin-top:1rem}table.requests tr.failed td:nth-child(4){color:var(--bad,#b91c1c)}table.requests code.id{overflow-wrap:anywhere}</style>`,
       ),
