@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { ownerId } from '../ledger/accounts.ts';
 import { accountKeysPage, cachedSecret, type ApiKey } from '../ledger/api-keys.ts';
 import { deleteRequestsBefore, insertRequests, listRequests, nextLoggedAccount, requestTime, type AnsweredRequest, type RequestFilter, type RequestRow } from '../ledger/request-log.ts';
+import { verifyUrl } from '../ledger/receipts.ts';
 import { requireKey } from './auth.ts';
 import { cacheNow, type AppContext } from './context.ts';
 import { intervalJob } from './jobs.ts';
@@ -176,7 +177,7 @@ function requestView(ctx: AppContext, r: RequestRow, names: Map<string, string>)
     key_id: r.key_id,
     key_name: names.get(r.key_id) ?? null,
     receipt_id: r.receipt_id,
-    verify_url: r.receipt_id ? `${ctx.config.BASE_URL}/v1/receipts/${r.receipt_id}` : null,
+    verify_url: r.receipt_id ? verifyUrl(ctx, r.receipt_id) : null,
     request_id: r.request_id,
   };
 }
