@@ -52,7 +52,8 @@ describe('the first hour, in Chromium', { timeout: 120_000 }, () => {
     const blocks = p.locator('pre[data-step]');
     expect(await p.locator('pre[data-step] + button.copy').count()).toBe(await blocks.count());
     await p.click('#step-hop button.copy');
-    expect(await p.textContent('#step-hop button.copy')).toBe('Copied');
+    // The label changes once the clipboard write resolves: wait for it, never for a time.
+    await p.waitForFunction(() => document.querySelector('#step-hop button.copy')?.textContent === 'Copied');
     expect(await p.evaluate(() => navigator.clipboard.readText())).toBe(GET_STARTED.find((x) => x.id === 'hop')!.command);
     await c.close();
   });
