@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { H3 } from 'h3';
 import { z } from 'zod';
 import { keyedAct } from '../src/api/act.ts';
-import { enforceRole } from '../src/api/auth.ts';
+import { callerKey, keyGuard } from '../src/api/auth.ts';
 import { Problem } from '../src/api/problem.ts';
 import { reply } from '../src/api/reply.ts';
 import { Router } from '../src/api/router.ts';
@@ -162,7 +162,7 @@ describe('keyed act routes (keyedAct)', () => {
   });
 
   it("keeps the route's declared role: the router's guard answers an agent key 403 before the handler runs", async () => {
-    const router = new Router(new H3(), (event, doc) => enforceRole(event, s.ctx, doc));
+    const router = new Router(new H3(), (route) => keyGuard(s.ctx, route));
     let handled = 0;
     keyedAct(router, s.ctx, '/t/operator-act', { summary: 'test', role: 'operator', tag: 'test', body: z.strictObject({ n: z.number() }) }, async (b) => (handled++, reply({ n: b.n })));
     expect(router.routes[0]!.doc).toMatchObject({ auth: 'key', role: 'operator' });
@@ -175,6 +175,21 @@ describe('keyed act routes (keyedAct)', () => {
     const ok = await call(operator, { n: 2 });
     expect([ok.status, await ok.json()]).toEqual([200, { n: 2 }]);
     expect(handled).toBe(1);
+  });
+
+  it("enforces a route's declared key before its handler, for GET and HEAD alike, and hands the handler that key", async () => {
+    const router = new Router(new H3(), (route) => keyGuard(s.ctx, route));
+    const seen: string[] = [];
+    router.get('/t/keyed-read', (event) => (seen.push(callerKey(event).id), { ok: true }), { summary: 'test', auth: 'key', tag: 'test' });
+    const call = (method: string, key?: string) =>
+      router.app.fetch(new Request('http://gate.test/t/keyed-read', { method, headers: key ? { authorization: `Bearer ${key}` } : {} }));
+    expect((await call('GET')).status).toBe(401);
+    expect((await call('HEAD')).status).toBe(401);
+    expect(seen).toEqual([]);
+    expect((await call('GET', agent)).status).toBe(200);
+    expect((await call('HEAD', operator)).status).toBe(200);
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).not.toBe(seen[1]);
   });
 
   it('applies the after step to the first answer and to its replay (ASTL publish: a signed checkpoint note both times)', async () => {

@@ -27,6 +27,7 @@
  *   });
  */
 import type { H3Event } from 'h3';
+import type { ActEvent } from './act-event.ts';
 import type { z } from 'zod';
 import { HopLimitReached, KeyRevoked, ReceiptTooLarge, type ActNeeds, type ActState, type ActWrites } from '../ledger/acts.ts';
 import type { ApiKey } from '../ledger/api-keys.ts';
@@ -54,7 +55,7 @@ import { StateChanged } from './stale-retry.ts';
 import { fixedMicros, paidRouteOf, pricesToConvert, resourceOf, type PaidRoute } from '../payments/x402/resources.ts';
 import { priceInAtomicUnits } from '../domain/x402.ts';
 import { paidResource } from '../payments/x402/service.ts';
-import { optionalKey, requireKey, revokedKeyProblem } from './auth.ts';
+import { revokedKeyProblem } from './auth.ts';
 import { readBody, readQuery } from './body.ts';
 import { billOf, type Bill } from './charges.ts';
 import { actLane } from './lane.ts';
@@ -83,7 +84,7 @@ export type ActSpec = { needs?: ActNeeds } & (
 );
 
 /** Commits the act and answers its reply; `key` is the caller's, if any, for the problems of its quota and revocation. */
-export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | undefined, specOnly: ActSpec): Promise<Reply> {
+export async function commitAct(event: ActEvent, ctx: AppContext, key: ApiKey | undefined, specOnly: ActSpec): Promise<Reply> {
   // What the act charges the key counts against its spend caps (ledger/spend-caps.ts).
   const spec: ActSpec = key ? { ...specOnly, needs: { ...specOnly.needs, spendOf: key.id } } : specOnly;
   const call = paidCallOf(event);
@@ -105,8 +106,12 @@ export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | u
 
 const DRY_RUN = new Error('dry run: decided, not committed');
 
-/** Where a keyed act keeps the body it read (api/act.ts keyedAct: read once per request). */
-const BODY_READ = 'keyedActBody';
+declare module 'h3' {
+  interface H3EventContext {
+    /** The body a keyed act read, once per request (keyedAct). */
+    keyedActBody?: Promise<unknown>;
+  }
+}
 
 /**
  * An act paid with x402 (payments/x402/keyless.ts): decided once under the
@@ -227,7 +232,7 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   ctx: AppContext,
   path: string,
   doc: KeyedActDoc<S, P>,
-  handleOnly: (body: z.output<S>, key: ApiKey, event: H3Event, checked: P, bill: Bill) => Promise<Reply>,
+  handleOnly: (body: z.output<S>, key: ApiKey, event: ActEvent, checked: P, bill: Bill) => Promise<Reply>,
 ): void {
   const { after, bodyLimit, precondition, precheck, optionalBody, bodyFirst, lane, summary, ...rest } = doc;
   const schema = doc.body ?? doc.query;
@@ -246,7 +251,7 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
     return readBody(event, schema, limit);
   };
   // Read once per request: a key past its hop limit is priced on the body its keyed attempt read.
-  const read = (event: H3Event): Promise<z.output<S>> => ((event.context[BODY_READ] as Promise<z.output<S>> | undefined) ??= readOnce(event));
+  const read = (event: H3Event): Promise<z.output<S>> => ((event.context.keyedActBody ??= readOnce(event)) as Promise<z.output<S>>);
   // x402 in place of a key, where the declaration takes it and the service has x402 configured.
   const route = paidRouteOf(method, path, declared);
   const paid = route && doc.role !== 'operator' ? paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), pricesToConvert(route)) : undefined;
@@ -255,7 +260,7 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   const terms: PaidTerms = { operation: `${method} ${path}`, settlesOn: x402?.settlesOn };
   const pastHopLimit = paid !== undefined && x402?.pastHopLimit === true;
   // The handler where no precheck runs first: a paid call, and the act lane.
-  const unchecked = (b: z.output<S>, k: ApiKey, e: H3Event) => handle(b, k, e, undefined as P, bill);
+  const unchecked = (b: z.output<S>, k: ApiKey, e: ActEvent) => handle(b, k, e, undefined as P, bill);
   const checkedFirst = async (event: H3Event, key: ApiKey): Promise<HTTPResponse> => {
     const checked = precheck ? await precheck(event, key) : (undefined as P);
     if (bodyFirst) {
@@ -281,7 +286,7 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   }
   const act = pastHopLimit
     ? async (event: H3Event): Promise<HTTPResponse | Response> => {
-        const key = await optionalKey(event, ctx);
+        const key = event.context.apiKey;
         precondition?.();
         const pay = { ctx, paid: paid!, route: route!, terms, body: async () => read(event), handle: unchecked };
         if (!key) return paidAct(event, pay);
@@ -299,13 +304,13 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
         }
       }
     : async (event: H3Event): Promise<HTTPResponse | Response> => {
-        const key = paid ? await optionalKey(event, ctx) : await requireKey(event, ctx);
+        // The router's guard read the key, and required it unless a payment may stand in (auth.ts keyGuard).
+        const key = event.context.apiKey;
         precondition?.();
         if (!key) return paidAct(event, { ctx, paid: paid!, route: route!, terms, body: async () => read(event), handle: unchecked });
         return keyed(event, key);
       };
-  if (method === 'GET') router.get(path, act, declared);
-  else router.post(path, act, declared);
+  router.on(method, path, act, declared, { paidInPlaceOfKey: paid !== undefined });
 }
 
 /** The hop-limit 402 of a key that may pay per call instead: the x402 requirements of this call, and how else to go on. */
@@ -327,7 +332,7 @@ interface PaidOperation<B> {
   route: PaidRoute;
   terms: PaidTerms;
   body: () => Promise<B>;
-  handle: (body: B, key: ApiKey, event: H3Event) => Promise<Reply>;
+  handle: (body: B, key: ApiKey, event: ActEvent) => Promise<Reply>;
 }
 
 const PAYMENT_REQUIRED: QuoteAnswer = { error: 'PAYMENT-SIGNATURE header is required (or an API key)' };

@@ -9,10 +9,19 @@ import { cacheNow, type AppContext } from './context.ts';
 import { Problem } from './problem.ts';
 import { x402Configured } from '../payments/x402/settings.ts';
 import { nodeRequestOf, noteRequest } from './request-notes.ts';
+import type { RouteDoc, RouteRecord } from './route-doc.ts';
 
 /** Whether the request carries an x402 payment header (v2 PAYMENT-SIGNATURE or v1 X-PAYMENT). */
 const presentsPayment = (event: H3Event): boolean => event.req.headers.get('payment-signature') !== null || event.req.headers.get('x-payment') !== null;
-import type { RouteDoc } from './route-doc.ts';
+
+declare module 'h3' {
+  interface H3EventContext {
+    /** The calling key, once authenticated (optionalKey); present and undefined when the request sent none. */
+    apiKey?: ApiKey | undefined;
+    /** The request's id (x-request-id), set by the app for every request. */
+    requestId?: string;
+  }
+}
 
 const REALM = 'Bearer realm="fusegate"';
 
@@ -69,7 +78,7 @@ export function readyKey(req: IncomingMessage, ctx: AppContext): ApiKey | undefi
 
 /** The calling key, or undefined when the request carries none. Throws 401 for a bad key. */
 export async function optionalKey(event: H3Event, ctx: AppContext): Promise<ApiKey | undefined> {
-  if ('apiKey' in event.context) return event.context.apiKey as ApiKey | undefined;
+  if ('apiKey' in event.context) return event.context.apiKey;
   const token = bearerToken(event);
   let key: ApiKey | undefined;
   if (token !== undefined) {
@@ -113,14 +122,32 @@ export async function requireKey(event: H3Event, ctx: AppContext): Promise<ApiKe
 }
 
 /**
- * Enforces the role a route declares (RouteDoc.role). An agent key may act and
- * blow a fuse, never manage or revive: the governed agent holds no kill switch.
+ * What the router runs before a route that declares `auth: 'key'`
+ * (router.ts Guard): the key, required (401) unless an x402 payment may stand
+ * in for it, and the role the route declares (403). The handler then reads
+ * the key with `callerKey`. An agent key may act and blow a fuse, never manage
+ * or revive: the governed agent holds no kill switch.
  */
-export async function enforceRole(event: H3Event, ctx: AppContext, doc: RouteDoc): Promise<void> {
-  if (doc.auth !== 'key' || doc.role !== 'operator') return;
-  const key = await requireKey(event, ctx);
-  if (key.role === 'operator') return;
-  throw new Problem({
+export function keyGuard(ctx: AppContext, route: RouteRecord): ((event: H3Event) => Promise<void>) | undefined {
+  const doc = route.doc;
+  if (doc?.auth !== 'key') return undefined;
+  const operatorOnly = doc.role === 'operator';
+  if (route.paidInPlaceOfKey && !operatorOnly) return async (event) => void (await optionalKey(event, ctx));
+  return async (event) => {
+    const key = await requireKey(event, ctx);
+    if (operatorOnly && key.role !== 'operator') throw operatorKeyRequired(doc, key);
+  };
+}
+
+/** The key the router authenticated for a route that declares `auth: 'key'` (keyGuard). */
+export function callerKey(event: H3Event): ApiKey {
+  const key = event.context.apiKey;
+  if (!key) throw new Error(`${event.req.method} ${event.url.pathname} reads the caller's key, but its route does not declare auth: 'key'`);
+  return key;
+}
+
+function operatorKeyRequired(doc: RouteDoc, key: ApiKey): Problem {
+  return new Problem({
     status: 403,
     code: 'operator_key_required',
     title: 'Forbidden',

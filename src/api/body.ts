@@ -8,6 +8,13 @@ import type { z } from 'zod';
 import { jsonBoundsProblem } from './json-bounds.ts';
 import { Problem, badRequest } from './problem.ts';
 
+declare module 'h3' {
+  interface H3EventContext {
+    /** The JSON body, read once per request (readJsonValue). */
+    parsedBody?: ParsedBody;
+  }
+}
+
 export interface FieldError {
   field: string;
   message: string;
@@ -110,7 +117,7 @@ interface ParsedBody {
 }
 
 export async function readJsonValue(event: H3Event, limit: number): Promise<ParsedBody> {
-  const cached = event.context.parsedBody as ParsedBody | undefined;
+  const cached = event.context.parsedBody;
   if (cached) return cached;
   if (!isJsonType(event.req.headers.get('content-type'))) throw unsupportedMediaType();
   const parsed = parseJsonBody(await readRawBody(event, limit));

@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { H3Event, HTTPResponse } from 'h3';
+import type { ActEvent } from './act-event.ts';
 import { releaseReservation, reserveIdempotencyKey, storeAnswer, type StoredAnswer } from '../ledger/idempotency.ts';
 import type { ApiKey } from '../ledger/api-keys.ts';
 import { readJsonValue } from './body.ts';
@@ -20,6 +21,13 @@ import type { AppContext } from './context.ts';
 import { Problem, badRequest } from './problem.ts';
 import { type Reply, toResponse } from './reply.ts';
 import { actResponse, noteReceipt } from './request-notes.ts';
+
+declare module 'h3' {
+  interface H3EventContext {
+    /** The Idempotency-Key reservation the request holds until its answer is recorded (undefined once it is). */
+    idempotency?: Reservation | undefined;
+  }
+}
 
 const HEADER = 'idempotency-key';
 const RESERVATION_LEASE_MS = 60_000;
@@ -116,13 +124,13 @@ export const answerOf = (r: Reservation, reply: Reply): StoredAnswer => ({
 });
 
 /** The request's open reservation: the act that commits records its answer under it (api/act.ts). */
-export const openReservation = (event: H3Event): Reservation | undefined => event.context.idempotency as Reservation | undefined;
+export const openReservation = (event: ActEvent): Reservation | undefined => event.context.idempotency;
 
 /**
  * Says the answer was recorded with the act's commit, so that `idempotent`
  * does not record it again. Only after a commit: an attempt that failed (and
  * is retried, or answered with a problem) leaves the reservation open.
  */
-export function answerRecorded(event: H3Event): void {
+export function answerRecorded(event: ActEvent): void {
   event.context.idempotency = undefined;
 }

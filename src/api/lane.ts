@@ -13,11 +13,12 @@
  * have answered the same way: the same headers (x-request-id and CORS from
  * common-headers.ts for both), the same problems from the same functions.
  *
- * A handler that opts in reads nothing of its event but `context` (the
- * payment and Idempotency-Key reservation, both absent here).
+ * The handler is handed an ActEvent built here from the Node request: the
+ * typed context (the key and request id; no payment, no Idempotency-Key
+ * reservation) and the request's headers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { H3Event } from 'h3';
+import { headersOf, type ActEvent } from './act-event.ts';
 import type { z } from 'zod';
 import type { ApiKey } from '../ledger/api-keys.ts';
 import { PAYMENT_HEADERS } from '../payments/x402/gate.ts';
@@ -37,7 +38,7 @@ export interface LaneSpec<S extends z.ZodType> {
   schema: S;
   limit: number;
   precondition?: (() => void) | undefined;
-  handle: (body: z.output<S>, key: ApiKey, event: H3Event) => Promise<Reply>;
+  handle: (body: z.output<S>, key: ApiKey, event: ActEvent) => Promise<Reply>;
 }
 
 export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>): Lane {
@@ -49,7 +50,7 @@ export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>)
       const bytes = await readNodeWithin(req, limit);
       if (!bytes) throw bodyTooLarge(limit);
       const body = validBody(schema, parseJsonBody(bytes).value);
-      const event = { context: { apiKey: key, requestId } } as unknown as H3Event;
+      const event: ActEvent = { context: { apiKey: key, requestId }, req: { headers: headersOf(req.headers) } };
       const r = await handle(body, key, event);
       const receiptId = receiptOfBody(r.body);
       if (receiptId) noteRequest(req, { receiptId });

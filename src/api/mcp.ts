@@ -174,7 +174,7 @@ function buildServer(ctx: AppContext, router: Router, tools: readonly McpTool[],
   const server = new McpServer({ name: 'fusegate', version: ctx.version });
   const offered = new Map<string, McpTool>();
   for (const tool of tools) {
-    // The role rule of the operation's declaration, as over HTTP (auth.ts enforceRole answers the same call 401 or 403).
+    // The role rule of the operation's declaration, as over HTTP (auth.ts keyGuard answers the same call 401 or 403).
     if ((tool.keyed && !role) || (tool.operator && role !== 'operator')) continue;
     offered.set(tool.name, tool);
     server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, (args: unknown) =>

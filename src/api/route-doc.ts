@@ -80,4 +80,6 @@ export interface RouteRecord {
   path: string;
   pattern: RegExp;
   doc?: RouteDoc | undefined;
+  /** An x402 payment may stand in for the key its declaration names (router.ts RouteOptions). */
+  paidInPlaceOfKey?: boolean;
 }

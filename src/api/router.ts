@@ -29,8 +29,18 @@ function toPattern(path: string): RegExp {
  */
 export type ReadyAnswer = (req: IncomingMessage) => { status: number; headers: string[]; body: string } | undefined;
 
-/** Runs before a documented route's handler (enforces what its doc declares, e.g. the role). */
-export type Guard = (event: H3Event, doc: RouteDoc) => Promise<void>;
+/**
+ * What the router runs before a route's handler to enforce what the route
+ * declares (the key of `auth: 'key'`, the role), or undefined when it declares
+ * nothing to enforce. Made once per route, at registration (api/auth.ts keyGuard).
+ */
+export type Guard = (route: RouteRecord) => ((event: H3Event) => Promise<void>) | undefined;
+
+/** How a route is registered, beyond its declaration. */
+export interface RouteOptions {
+  /** An x402 payment may stand in for the key its declaration names: the key is read if sent, not required (api/act.ts keyedAct). */
+  paidInPlaceOfKey?: boolean;
+}
 
 export class Router {
   readonly routes: RouteRecord[] = [];
@@ -48,22 +58,27 @@ export class Router {
     this.guard = guard;
   }
 
-  on(method: Method, path: string, handler: Handler, doc?: RouteDoc): this {
-    const record: RouteRecord = { method, path, pattern: toPattern(path), doc };
+  on(method: Method, path: string, handler: Handler, doc?: RouteDoc, options: RouteOptions = {}): this {
+    const record: RouteRecord = { method, path, pattern: toPattern(path), doc, ...options };
     this.#claimToolName(record);
     this.routes.push(record);
-    const guard = this.guard;
-    // Only routes that declare something to enforce pay for the guard (the hop path stays as it was).
-    this.app.on(method, path, guard && doc?.role === 'operator' ? async (event) => (await guard(event, doc), handler(event)) : handler);
+    const guarded = this.#guarded(record, handler);
+    this.app.on(method, path, guarded);
+    // GET is served for HEAD too, with the same checks (Node's HTTP server sends no body for HEAD).
+    if (method === 'GET') this.app.on('HEAD', path, guarded);
     return this;
   }
-  /** GET, and HEAD with the same handler (Node's HTTP server sends no body for HEAD). */
-  get(path: string, handler: Handler, doc?: RouteDoc): this {
-    this.app.on('HEAD', path, handler);
-    return this.on('GET', path, handler, doc);
+  get(path: string, handler: Handler, doc?: RouteDoc, options?: RouteOptions): this {
+    return this.on('GET', path, handler, doc, options);
   }
-  post(path: string, handler: Handler, doc?: RouteDoc): this {
-    return this.on('POST', path, handler, doc);
+  post(path: string, handler: Handler, doc?: RouteDoc, options?: RouteOptions): this {
+    return this.on('POST', path, handler, doc, options);
+  }
+
+  /** The handler behind what its route declares; a route that declares nothing to enforce costs nothing more. */
+  #guarded(route: RouteRecord, handler: Handler): Handler {
+    const check = this.guard?.(route);
+    return check ? async (event) => (await check(event), handler(event)) : handler;
   }
 
   /** One operation per MCP tool name: a second one stops the registration (start-up, and the build's description). */

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { accountSpendCap, ownerId, setAccountSpendCap } from '../../ledger/accounts.ts';
 import { monthOf, monthReset, spentThisMonth } from '../../ledger/spend-caps.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
@@ -34,12 +34,12 @@ export async function accountCapView(ctx: AppContext, accountId: string, now = n
 export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): void {
   const doc = { auth: 'key', role: 'operator', tag: 'keys' } as const;
   router.get('/v1/account/spend-cap', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     return toResponse(reply(await accountCapView(ctx, ownerId(caller))));
   }, { ...doc, tool: 'account_spend_cap', summary: "The account's monthly spend cap, what its keys were charged this month and what is left", response: accountCapResponse, problems: [403] });
 
   router.post('/v1/account/spend-cap', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     const b = await readBody(event, accountCapRequest, ctx.config.MAX_BODY_BYTES);
     const set = await ctx.ledger.write((tx) => setAccountSpendCap(tx, ownerId(caller), capMicros(b.spend_cap_usd)));
     if (!set) throw notFound(`account ${ownerId(caller)} has no settings to change`, 'unknown_account');

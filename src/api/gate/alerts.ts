@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { ALERT_EVENTS, ALERT_TEST_EVENT, createAlertSubscription, deliveriesOf, enqueueTestAlert, listAlertSubscriptions, listDisabledSubscriptions, removeAlertSubscription } from '../../ledger/webhooks.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
@@ -70,7 +70,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
   router.post(
     '/v1/alerts',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const body = await readBody(event, createAlertRequest, ctx.config.MAX_BODY_BYTES);
       if (body.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), body.fuse_id);
       if (!ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) await requirePublicTarget(body.url);
@@ -94,7 +94,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/v1/alerts',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const owner = ownerId(key);
       const [subs, removed, deliveries] = await Promise.all([
         listAlertSubscriptions(ctx.ledger.read, owner),
@@ -109,7 +109,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
   router.post(
     '/v1/alerts/:alert_id/remove',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const raw = String(event.context.params?.alert_id ?? '');
       const id = idParam.safeParse(raw);
       const removed = id.success && (await ctx.ledger.write((tx) => removeAlertSubscription(tx, ownerId(key), id.data, nowIso())));
@@ -123,7 +123,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
   router.post(
     '/v1/alerts/:alert_id/test',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const raw = String(event.context.params?.alert_id ?? '');
       const id = idParam.safeParse(raw);
       const event_id = newId('evt');

@@ -14,7 +14,7 @@ import { CHARGEABLE_STATES } from '../../domain/fuse.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { FUSE_STATES, createFuse, listFuses, transitionFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
@@ -58,7 +58,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
   });
 
   router.get('/v1/fuses', async (event) => {
-    const key = await requireKey(event, ctx);
+    const key = callerKey(event);
     const q = readQuery(event, listQuery);
     const fuses = await listFuses(ctx.ledger.read, ownerId(key), q.limit + 1, q.starting_after);
     return toResponse(reply({ object: 'list', data: fuses.slice(0, q.limit).map(fuseObject), has_more: fuses.length > q.limit }));

@@ -8,7 +8,7 @@
  * domain/fuse.ts) and counted against the key's limit, and its batch-sealed
  * receipt (stating its charges) and idempotent answer are written.
  */
-import type { H3Event } from 'h3';
+import type { ActEvent } from '../act-event.ts';
 import { z } from 'zod';
 import { ACT_KINDS_TEXT, actKindSchema, DEFAULT_ACT_KINDS } from '../../catalog/surfaces.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
@@ -146,7 +146,7 @@ export const changeableIn = (caller: Caller, id: string, fuse: Fuse | undefined)
  * key's quota and charges it nothing: its lines are the payment's price, and
  * the pipeline settles it and names it in the receipt and the answer.
  */
-export async function governedHop(event: H3Event, ctx: AppContext, caller: Caller, req: GovernedHop, answer: (r: HopResult) => Reply, bill: Bill): Promise<Reply> {
+export async function governedHop(event: ActEvent, ctx: AppContext, caller: Caller, req: GovernedHop, answer: (r: HopResult) => Reply, bill: Bill): Promise<Reply> {
   const key = caller.key;
   const paid = paidCallOf(event) !== undefined;
   if (key && !paid && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);

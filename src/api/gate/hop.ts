@@ -2,6 +2,7 @@
  * Gate core routes (SPEC 4.1): hop, lookup, OCSP alias, welded act, classify,
  * the execute-gate demo, and the public demos on the drill fuses.
  */
+import type { ActEvent } from '../act-event.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
@@ -10,7 +11,7 @@ import { classify } from '../../domain/classify.ts';
 import { decideHop } from '../../domain/fuse.ts';
 import { DRILL_FUSES } from '../../ledger/fuses.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { actProblem, commitAct, keyedAct } from '../act.ts';
@@ -97,7 +98,7 @@ async function lookup(ctx: AppContext, caller: Caller, fuseId: string): Promise<
  * x402 (past the hop limit or without a key), no hop counted and a receipt of
  * the lookup naming the payment (api/act.ts commitAct settles it).
  */
-async function lookupAct(event: H3Event, ctx: AppContext, key: ApiKey, fuseId: string): Promise<Reply> {
+async function lookupAct(event: ActEvent, ctx: AppContext, key: ApiKey, fuseId: string): Promise<Reply> {
   const paid = paidCallOf(event);
   const fuse = await visibleFuse(ctx.ledger.read, callerOf(key), fuseId);
   const body = lookupBody(fuse);
@@ -118,7 +119,7 @@ async function lookupAct(event: H3Event, ctx: AppContext, key: ApiKey, fuseId: s
 
 export function registerHopRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
-  const keyed = async (event: H3Event) => callerOf(await requireKey(event, ctx));
+  const keyed = async (event: H3Event) => callerOf(callerKey(event));
   const publicCaller = async (event: H3Event) => {
     await enforceDemoRateLimit(event, ctx);
     return callerOf(undefined);

@@ -22,7 +22,7 @@ import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
 import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, setKeyReviewTtl, setKeySpendCap, setKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
 import { REVIEW_TTL_MAX_SECONDS, REVIEW_TTL_MIN_SECONDS } from '../../domain/review.ts';
 import { actKindSchema, DEFAULT_ACT_KINDS, SURFACE_PRESETS } from '../../catalog/surfaces.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, badRequest, notFound } from '../problem.ts';
@@ -151,7 +151,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   };
 
   router.get('/v1/keys', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     const q = readQuery(event, keysListQuery);
     let after: ApiKey | undefined;
     if (q.starting_after !== undefined) {
@@ -167,7 +167,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   }, { ...doc, tool: 'keys_list', summary: "List the account's API keys, oldest first (never their secrets)", query: keysListQuery, problems: [400] });
 
   router.post('/v1/keys', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     const b = await readBody(event, createKeyRequest, limit);
     const now = Date.now();
     const expiresAt = b.expires_in_seconds !== undefined ? nowIso(new Date(now + b.expires_in_seconds * 1000)) : b.expires_at ? nowIso(new Date(b.expires_at)) : null;
@@ -186,12 +186,12 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   }, { ...doc, tool: 'keys_create', summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: createdKeyResponse, responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } }, problems: [403], example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
 
   router.get('/v1/keys/:key_id', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     return toResponse(reply(await withSpend(await accountKey(event, caller))));
   }, { ...doc, summary: 'One key of the account, with what it was charged this month', response: keyWithSpendResponse, problems: [403, 404] });
 
   router.post('/v1/keys/:key_id/revoke', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     const key = await accountKey(event, caller);
     await refuseDashboardKey(key, 'sign out everywhere instead');
     await revokeApiKey(ctx.ledger, key.id);
@@ -199,7 +199,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   }, { ...doc, summary: 'Revoke a key: it answers 401 from then on (revoking twice keeps the first time)', response: keyResponse, problems: [403, 404, 409] });
 
   router.post('/v1/keys/:key_id/rotate', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     const key = await accountKey(event, caller);
     const hasBody = event.req.headers.get('content-type') !== null;
     const b = hasBody ? await readBody(event, rotateRequest, limit) : {};
@@ -213,7 +213,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   }, { ...doc, summary: 'Rotate a key: a new secret (shown once); the previous one keeps working for the grace period', body: rotateRequest, response: keyResponse.extend({ secret: z.string(), notice: z.string() }), problems: [403, 404] });
 
   router.post('/v1/keys/:key_id/limit', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     const key = await accountKey(event, caller);
     const b = await readBody(event, limitRequest, limit);
     await setHopLimit(ctx.ledger, key.id, b.hop_limit, b.hop_period);
@@ -221,7 +221,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   }, { ...doc, summary: "Set a key's hop limit per period (and the period: changing it starts the count again)", body: limitRequest, response: keyResponse, problems: [403, 404], example: { hop_limit: 50_000, hop_period: 'month' } });
 
   router.post('/v1/keys/:key_id/surface', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     const key = await accountKey(event, caller);
     const b = await readBody(event, surfaceRequest, limit);
     const kinds = b.kinds ? [...new Set(b.kinds)] : b.preset ? [...SURFACE_PRESETS[b.preset]!] : null;
@@ -230,7 +230,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   }, { ...doc, summary: "Set the act kinds a key may act on (its declared surface), a preset's, or the default", body: surfaceRequest, response: keyResponse, problems: [403, 404], example: { kinds: ['pay', 'refund'] } });
 
   router.post('/v1/keys/:key_id/reviews', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     const key = await accountKey(event, caller);
     const b = await readBody(event, reviewTtlRequest, limit);
     await setKeyReviewTtl(ctx.ledger, key.id, b.review_expires_in_seconds);
@@ -238,7 +238,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   }, { ...doc, summary: "Set how long a review this key's HOLD opens waits for a person (null: REVIEW_TTL_SECONDS); a mandate's own wait still wins", body: reviewTtlRequest, response: keyResponse, problems: [403, 404], example: { review_expires_in_seconds: 3600 } });
 
   router.post('/v1/keys/:key_id/spend-cap', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     const key = await accountKey(event, caller);
     const b = await readBody(event, spendCapRequest, limit);
     await setKeySpendCap(ctx.ledger, key.id, capMicros(b.spend_cap_usd));
@@ -246,7 +246,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   }, { ...doc, summary: "Set the most a key may be charged per UTC calendar month (null: no cap of its own); past it an act answers 402 spend_cap_reached", body: spendCapRequest, response: keyWithSpendResponse, problems: [400, 403, 404], example: { spend_cap_usd: '250.00' } });
 
   router.post('/v1/keys/:key_id/expiry', async (event) => {
-    const caller = await requireKey(event, ctx);
+    const caller = callerKey(event);
     const key = await accountKey(event, caller);
     const b = await readBody(event, expiryRequest, limit);
     await refuseDashboardKey(key, 'it lasts as long as the account');

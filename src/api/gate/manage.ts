@@ -15,7 +15,7 @@ import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { listLicenses, listTickets, retryDelivery, revokeOwnedGrant } from '../../ledger/account-views.ts';
 import { insertGrant, listGrants, type StoredGrant } from '../../ledger/pas.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
@@ -60,23 +60,23 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
   };
 
   router.get('/v1/pas/licenses', async (event) => {
-    const key = await requireKey(event, ctx);
+    const key = callerKey(event);
     return toResponse(reply({ object: 'list', data: await listLicenses(ctx.ledger.read, ownerId(key), nowIso()) }));
   }, { tool: 'pas_licenses', summary: "The account's licence parents: stored state, last change and outstanding tickets", auth: 'key', tag: 'pas' });
 
   router.get('/v1/pas/tickets', async (event) => {
-    const key = await requireKey(event, ctx);
+    const key = callerKey(event);
     const q = readQuery(event, ticketsQuery);
     return toResponse(reply({ object: 'list', data: await listTickets(ctx.ledger.read, ownerId(key), q.license_id, q.limit) }));
   }, { tool: 'pas_tickets', summary: "The account's bind tickets, newest first (optionally of one licence)", auth: 'key', tag: 'pas', query: ticketsQuery });
 
   router.get('/v1/pas/grants', async (event) => {
-    const key = await requireKey(event, ctx);
+    const key = callerKey(event);
     return toResponse(reply({ object: 'list', data: (await listGrants(ctx.ledger.read, ownerId(key))).map(grantObject) }));
   }, { summary: "The account's delegated (MGA) authority grants", auth: 'key', role: 'operator', tag: 'pas', problems: [403] });
 
   router.post('/v1/pas/grants', async (event) => {
-    const key = await requireKey(event, ctx);
+    const key = callerKey(event);
     const b = await readBody(event, createGrantRequest, limit);
     const g: StoredGrant = {
       id: newId('auth'),
@@ -93,14 +93,14 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
   }, { summary: 'Grant delegated (MGA) authority: premium, line and state limits that /v1/pas/mga-authority checks', auth: 'key', role: 'operator', tag: 'pas', body: createGrantRequest, response: grantResponse, responses: { 201: { description: 'The grant', schema: grantResponse } }, problems: [403], example: { lines: ['cyber'], states: ['CA', 'NY'], max_premium: '250000.00', name: 'Acme MGA' } });
 
   router.post('/v1/pas/grants/:grant_id/revoke', async (event) => {
-    const key = await requireKey(event, ctx);
+    const key = callerKey(event);
     const id = param(event, 'grant_id');
     if (!(await ctx.ledger.write((tx) => revokeOwnedGrant(tx, ownerId(key), id, nowIso())))) throw notFound(`no active grant ${id} in this account`, 'unknown_grant');
     return toResponse(reply({ object: 'authority_grant', grant_id: id, revoked: true }));
   }, { summary: 'Revoke an authority grant: checks against it answer 404 from then on', auth: 'key', role: 'operator', tag: 'pas', problems: [403, 404] });
 
   router.post('/signal/trigger/webhooks/deliveries/:delivery_id/retry', async (event) => {
-    const key = await requireKey(event, ctx);
+    const key = callerKey(event);
     const id = param(event, 'delivery_id');
     const was = await ctx.ledger.write((tx) => retryDelivery(tx, ownerId(key), id, Date.now()));
     if (was === undefined) throw notFound(`no delivery ${id} in this account`, 'unknown_delivery');

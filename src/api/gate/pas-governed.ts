@@ -4,8 +4,8 @@
  * state change and its charge in one transaction (pas.ts declares the
  * operations that call these).
  */
+import type { ActEvent } from '../act-event.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
-import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
 import { MoneyError, formatUsd, usdToMicros } from '../../catalog/money.ts';
@@ -94,7 +94,7 @@ interface PasReview {
  * receipt and the area's writes recorded. No state is read before the lock, so
  * nothing is decided twice.
  */
-async function pasGoverned<S, D extends { decision: string }>(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, act: PasAct<S, D>): Promise<Reply> {
+async function pasGoverned<S, D extends { decision: string }>(event: ActEvent, ctx: AppContext, caller: Caller, bill: Bill, act: PasAct<S, D>): Promise<Reply> {
   const key = caller.key;
   if (key && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   const run = async (state: ActState, step: ReviewStep | undefined): Promise<ReviewableDecision> => {
@@ -153,7 +153,7 @@ function presentedFingerprint(b: { write?: Record<string, unknown> | undefined; 
 
 // ---------------------------------------------------------------- acts
 
-export function bindCheck(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: { fuse_id: string; job_id: string }) {
+export function bindCheck(event: ActEvent, ctx: AppContext, caller: Caller, bill: Bill, body: { fuse_id: string; job_id: string }) {
   const job = boundJobKey(ownerOf(caller), body.job_id);
   return pasGoverned(event, ctx, caller, bill, {
     kind: 'pas_bind_check',
@@ -193,7 +193,7 @@ interface PreBindA {
 /** The operation a PAS-A HOLD's review is of (docs/reviews.md): the kind of its receipts. */
 const PRE_BIND_A_OPERATION = 'pas_pre_bind_a';
 
-export function preBindA(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: PreBindA) {
+export function preBindA(event: ActEvent, ctx: AppContext, caller: Caller, bill: Bill, body: PreBindA) {
   const owner = ownerOf(caller);
   const fp = presentedFingerprint(body) ?? spendFingerprint({ job_id: body.job_id, demo: true });
   const license = licenseKey(owner, body.license_id);
@@ -254,7 +254,7 @@ export function preBindA(event: H3Event, ctx: AppContext, caller: Caller, bill: 
   });
 }
 
-export function preBindB(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: { fuse_id: string; license_id: string; job_id: string }) {
+export function preBindB(event: ActEvent, ctx: AppContext, caller: Caller, bill: Bill, body: { fuse_id: string; license_id: string; job_id: string }) {
   const owner = ownerOf(caller);
   return pasGoverned(event, ctx, caller, bill, {
     kind: 'pas_pre_bind_b',
@@ -281,7 +281,7 @@ export function preBindB(event: H3Event, ctx: AppContext, caller: Caller, bill: 
   });
 }
 
-export function authority(event: H3Event, ctx: AppContext, caller: Caller, bill: Bill, body: z.infer<typeof authorityRequest>) {
+export function authority(event: ActEvent, ctx: AppContext, caller: Caller, bill: Bill, body: z.infer<typeof authorityRequest>) {
   const owner = ownerOf(caller);
   const grantId = body.grant_id;
   let premium: number;
@@ -325,7 +325,7 @@ export function authority(event: H3Event, ctx: AppContext, caller: Caller, bill:
 }
 
 /** Consumes a bind ticket, exactly once; every refusal is a HALT with its reason. */
-export async function redeem(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, body: z.infer<typeof redeemRequest>): Promise<Reply> {
+export async function redeem(event: ActEvent, ctx: AppContext, key: ApiKey, bill: Bill, body: z.infer<typeof redeemRequest>): Promise<Reply> {
   const presented = presentedFingerprint(body)!;
   const callerNow = new Date(body.now);
   const decide = (s: RedeemView, serverNow: Date): RedeemDecision =>

@@ -24,7 +24,7 @@ import { DRILL_FUSES } from '../../ledger/fuses.ts';
 import { signedExclusionProof } from '../../ledger/pas-exclusion.ts';
 import { jobReceipts, licenseSnapshot, licenseStateOf, transitionLicense } from '../../ledger/pas.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, badRequest, notFound } from '../problem.ts';
@@ -51,7 +51,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/v1/pas/licenses/:license_id',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       return toResponse(reply(await licenseSnapshot(ctx.ledger.read, ownerId(key), licenseParam(event), nowIso())));
     },
     { tool: 'pas_license', summary: 'Licence parent snapshot: UNSIGNED until charge, ARMED when LIVE with unredeemed children; children counts and state history', auth: 'key', tag: 'pas', response: snapshotResponse },
@@ -129,7 +129,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/v1/pas/exclusion',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const { job_id } = readQuery(event, jobQuery);
       const p = await signedExclusionProof(ctx, ownerId(key), job_id);
       const head = { origin: p.origin, tree_size: p.head.size, root_hash: Buffer.from(p.head.root).toString('base64'), note: p.note };
@@ -155,7 +155,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/v1/pas/bind-appendix',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const { job_id } = readQuery(event, jobQuery);
       const rows = await jobReceipts(ctx.ledger.read, ownerId(key), job_id);
       if (rows.length === 0) throw notFound(`no receipts for job ${job_id}`, 'unknown_job');

@@ -7,12 +7,12 @@
  *   GET  /.well-known/prefinality-jwks.json, /.well-known/prefinality.json
  * The rules are in src/domain/prefinality.ts (data in src/content/prefinality-rules.json).
  */
+import type { ActEvent } from '../act-event.ts';
 import { record } from '../../ledger/records.ts';
 import { type Bill } from '../charges.ts';
 import { UNCHARGED, callerOf, seesFuse, type Caller as FuseViewer } from './governed.ts';
 import { committed } from '../site/metered.ts';
 import { commitAct, keyedAct, type KeyedActDoc } from '../act.ts';
-import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { PREFINALITY_TYP } from '../../crypto/receipt.ts';
@@ -148,7 +148,7 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
    * group (nothing read before the lock to compare); mints, signs and commits receipt, charge and
    * answer there.
    */
-  async function decide(event: H3Event, req: EvaluateRequest, caller: Caller, bill: Bill): Promise<Reply> {
+  async function decide(event: ActEvent, req: EvaluateRequest, caller: Caller, bill: Bill): Promise<Reply> {
     const fuseId = req.context?.fuse_id;
     const demo = caller.keyId === undefined;
     const transfer_hash = fingerprint(req.transfer);

@@ -12,6 +12,7 @@
  * review_expired (SILENCE); the reviewer and the note are commitments opened
  * to the account.
  */
+import type { ActEvent } from '../act-event.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { type AnswerRefusal, answerRefusal, askedOf, type HeldAmount, approvalRefusal, approvalsRequired, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
@@ -41,7 +42,7 @@ import {
 } from '../../ledger/reviews.ts';
 import type { Transaction } from '../../ledger/sql.ts';
 import { commitAct, keyedAct, type Decision } from '../act.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { intervalJob } from '../jobs.ts';
@@ -243,7 +244,7 @@ export type ReviewableSpec =
  * review, its review_opened receipt (afterHoldOpened).
  */
 export async function commitHeldAct(
-  event: H3Event,
+  event: ActEvent,
   ctx: AppContext,
   key: ApiKey | undefined,
   held: HeldRequest | undefined,
@@ -393,7 +394,7 @@ const DECISION_WORD = { approved: 'PERMIT', denied: 'DENY', expired: 'SILENCE' }
  * and the other is refused (409) as decided. Its receipt commits the reviewer
  * and the note; the account reads their openings.
  */
-export async function answerReview(event: H3Event, ctx: AppContext, key: ApiKey, id: string, to: 'approved' | 'denied', reviewer: Reviewer, note: string | undefined): Promise<Reply> {
+export async function answerReview(event: ActEvent, ctx: AppContext, key: ApiKey, id: string, to: 'approved' | 'denied', reviewer: Reviewer, note: string | undefined): Promise<Reply> {
   for (let attempt = 0; ; attempt++) {
     try {
       const answer = await commitAct(event, ctx, key, {
@@ -584,7 +585,7 @@ export function registerReviewRoutes(router: Router, ctx: AppContext): void {
   router.get(
     REVIEWS_PATH,
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const q = readQuery(event, listQuery);
       const now = new Date();
       const owner = ownerId(key);
@@ -600,7 +601,7 @@ export function registerReviewRoutes(router: Router, ctx: AppContext): void {
   router.get(
     `${REVIEWS_PATH}/:review_id`,
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const { wait } = readQuery(event, waitQuery);
       const r = await ownedReview(event, key);
       const current = wait ? await awaitDecision(ctx, r, wait) : r;

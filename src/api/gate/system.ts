@@ -13,7 +13,7 @@ import { advertisedUrlProblem } from '../../config.ts';
 import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
 import { databaseState, freshDatabaseState } from '../../ledger/health-probe.ts';
 import { usage } from '../../ledger/meter.ts';
-import { readyKey, requireKey } from '../auth.ts';
+import { callerKey, readyKey } from '../auth.ts';
 import { openCheckoutView } from './operator.ts';
 import { cacheNow, type AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
@@ -195,7 +195,7 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
   });
 
   router.get('/v1/me', async (event) => {
-    const key = await requireKey(event, ctx);
+    const key = callerKey(event);
     return new HTTPResponse(await meBody(ctx, key), { headers: JSON_NO_STORE });
   }, { tool: 'me', summary: "The calling key's account, role, hop limit, this period's hops and tolls per SKU (used, remaining, reset time), its lifetime tolls, and its and its account's monthly spend caps (cap, spent, remaining)", auth: 'key', tag: 'system' });
 

@@ -3,12 +3,12 @@
  * verticals, restraint for hiring, and the exposure, usage and network reads.
  * The decision rule is src/domain/clear.ts; refusals are metered as NAP.
  */
+import type { ActEvent } from '../act-event.ts';
 import { record } from '../../ledger/records.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
 import { keyedAct } from '../act.ts';
 import type { ActState } from '../../ledger/acts.ts';
 import { approvalFields, approvalLink, commitHeldAct, heldRequest, holdFields, HoldNeedsReview, reviewIdField, type ReviewableDecision, type ReviewStep } from '../gate/reviews.ts';
-import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { BPS_TIERS, CLEAR_RULES_VERSION, decideClear, exposureFeeMicros, monthOf, tierFor, type ClearFacts } from '../../domain/clear.ts';
@@ -17,7 +17,7 @@ import { isRefusal } from '../../domain/pricing.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { monthTotals, CLEAR_COUNTERS } from '../../ledger/clear.ts';
 import { usage } from '../../ledger/meter.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
@@ -123,7 +123,7 @@ interface GateAct {
  * read there with the acts queued beside it: a fuse the caller may not see is
  * a 404 that writes nothing, and no state read before the lock can go stale.
  */
-async function gateAct(event: H3Event, ctx: AppContext, key: ApiKey, bill: Bill, a: GateAct): Promise<Reply> {
+async function gateAct(event: ActEvent, ctx: AppContext, key: ApiKey, bill: Bill, a: GateAct): Promise<Reply> {
   if (key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   const caller = callerOf(key);
   const exposureMicros = a.exposure_usd ? usdToMicros(a.exposure_usd) : 0;
@@ -306,7 +306,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/api/v1/clear/exposure',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const month = readQuery(event, exposureQuery).month ?? monthOf();
       const t = await monthTotals(ctx.ledger.read, month, key.id);
       return toResponse(
@@ -335,7 +335,7 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/api/v1/clear/usage',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const { since } = readQuery(event, usageQuery);
       const { by_sku, total_usd, nap_usd } = await usage(ctx.ledger.read, key.id, since);
       return toResponse(reply({ key_id: key.id, since: since ?? null, by_sku, total_usd, nap_usd }));

@@ -12,7 +12,7 @@ import { ownerId } from '../../ledger/accounts.ts';
 import { findConformityPack, CONFORMITY_PACKS } from '../../ledger/conformity.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
 import { keyedAct } from '../act.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
@@ -96,7 +96,7 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
   router.get(
     '/api/v1/conformity/packs/:pack_id',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const id = event.context.params?.pack_id ?? '';
       const r = await findConformityPack(ctx.ledger.read, id, ownerId(key));
       if (!r) throw notFound(`no conformity pack ${id} in this account`);

@@ -16,7 +16,7 @@ import { readSession } from '../../ledger/inference.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
 import { recentFires } from '../../ledger/triggers.ts';
 import { keyedAct } from '../act.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
@@ -158,7 +158,7 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/api/v1/foundry/projection/:tenant_id',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const tenant = event.context.params?.tenant_id ?? '';
       const q = readQuery(event, projectionQuery);
       const since = nowIso(new Date(Date.now() - 30 * DAY_MS));

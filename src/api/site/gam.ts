@@ -9,7 +9,7 @@ import { formatUsd, usdToMicros } from '../../catalog/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { activeGrant, gamBalance, insertGrant, type GamBalance } from '../../ledger/gam.ts';
 import { commitAct, keyedAct } from '../act.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
@@ -86,7 +86,7 @@ export function registerGamRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/api/v1/gam/credits/balance',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       return toResponse(reply({ object: 'gam_balance', key_id: key.id, balance: balanceView(await keyGamBalance(ctx, key.id)) }));
     },
     { summary: "The key's GAM credits: granted by its clearing window, drawn by its charges since, remaining (null without a window in force)", auth: 'key', tag: 'clearing' },

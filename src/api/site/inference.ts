@@ -19,7 +19,7 @@ import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { appendSessionLeaf, readSession, sessionSize } from '../../ledger/inference.ts';
 import { keyedAct } from '../act.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
@@ -160,7 +160,7 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/api/v1/inference/sessions/:session_id',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const id = event.context.params?.session_id ?? '';
       const session = await readSession(ctx.ledger.read, ownerId(key), id);
       if (!session) throw notFound(`no inference session ${id} in this account`, 'unknown_session');

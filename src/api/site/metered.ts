@@ -5,8 +5,8 @@
  * commits the area's state, the receipt and the idempotent answer in one
  * transaction, with the acts queued beside it.
  */
+import type { ActEvent } from '../act-event.ts';
 import type { Transaction } from '../../ledger/sql.ts';
-import type { H3Event } from 'h3';
 import type { BilledLine } from '../charges.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { ActRecord } from '../../ledger/records.ts';
@@ -37,7 +37,7 @@ export function receiptFields(r: Receipt): { receipt_id: string; verify_url: str
  * `meteredAct`.
  */
 export async function meteredWrite(
-  event: H3Event,
+  event: ActEvent,
   ctx: AppContext,
   key: ApiKey,
   input: Omit<ReceiptInput, 'key_id'>,
@@ -62,7 +62,7 @@ export async function meteredWrite(
  * record is written multi-row with its group's receipts and charges.
  */
 export async function meteredAct(
-  event: H3Event,
+  event: ActEvent,
   ctx: AppContext,
   key: ApiKey,
   input: Omit<ReceiptInput, 'key_id'>,

@@ -15,7 +15,7 @@ import { receiptVisibleTo } from '../../ledger/accounts.ts';
 import { newSortableId, nowIso } from '../../ids.ts';
 import { DATA } from '../../catalog/catalogs.ts';
 import { keyedAct } from '../act.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
@@ -206,7 +206,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/api/v1/nap/usage',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const u = await usage(ctx.ledger.read, key.id);
       const nap = u.by_sku.filter((x) => x.nap).map(({ sku, count, amount_usd }) => ({ sku, count, amount_usd }));
       // The share from exact totals (bigint), to six decimals, then a number.

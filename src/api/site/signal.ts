@@ -9,7 +9,7 @@ import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { countMandates, insertMandate, mandatesOf, metricPattern } from '../../ledger/signal.ts';
 import { commitAct, keyedAct } from '../act.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { reply, toResponse } from '../reply.ts';
@@ -61,7 +61,7 @@ export function registerSignalRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/signal/patterns.json',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const since = new Date(Date.now() - WINDOW_DAYS * 86_400_000).toISOString();
       const mandates = await mandatesOf(ctx.ledger.read, ownerId(key));
       const metrics = [...new Set(mandates.map((m) => m.metric))];

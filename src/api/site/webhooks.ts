@@ -23,7 +23,7 @@ import { NonPublicTarget, assertPublicTarget, postGuarded } from '../../net/outb
 import { getTrigger } from '../../ledger/triggers.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { claimDue, createSubscription, deliveriesOf, listDisabledSubscriptions, listSubscriptions, recordAttempt, type DueDelivery } from '../../ledger/webhooks.ts';
-import { requireKey } from '../auth.ts';
+import { callerKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import type { BackgroundJob } from '../jobs.ts';
@@ -177,7 +177,7 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
   router.post(
     '/signal/trigger/webhooks',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const body = await readBody(event, subscribeRequest, ctx.config.MAX_BODY_BYTES);
       if (body.trigger_id) {
         const t = await getTrigger(ctx.ledger.read, body.trigger_id);
@@ -205,7 +205,7 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/signal/trigger/webhooks',
     async (event) => {
-      const key = await requireKey(event, ctx);
+      const key = callerKey(event);
       const subs = await listSubscriptions(ctx.ledger.read, ownerId(key));
       const disabled = await listDisabledSubscriptions(ctx.ledger.read, ownerId(key));
       return toResponse(reply({ subscriptions: subs.map(({ key_id: _k, ...s }) => s), disabled_subscriptions: disabled, deliveries: await deliveriesOf(ctx.ledger.read, ownerId(key)) }));

@@ -40,6 +40,13 @@ import type { X402Context } from './context.ts';
 import { PaymentRefused, paymentFacts, type PaidResource, type PresentedPayment, type SettledPayment, type VerifiedPayment } from './gate.ts';
 import { fixedMicros, type PaidRoute } from './resources.ts';
 
+declare module 'h3' {
+  interface H3EventContext {
+    /** The request's x402 call, once started (startPaidCall): what it pays, and how far it got. */
+    x402PaidCall?: PaidCall;
+  }
+}
+
 /** A keyless call paying with x402, kept on the request while its act runs. */
 export interface PaidCall {
   paid: PaidResource;
@@ -66,9 +73,7 @@ export interface PaidCall {
   committed?: boolean;
 }
 
-const CONTEXT = 'x402PaidCall';
-
-export const paidCallOf = (event: H3Event): PaidCall | undefined => event.context[CONTEXT] as PaidCall | undefined;
+export const paidCallOf = (event: Pick<H3Event, 'context'>): PaidCall | undefined => event.context.x402PaidCall;
 
 /**
  * The payer as a key-holder: an agent whose key id is its address on the
@@ -133,7 +138,7 @@ export function startPaidCall(
   const { operation, settlesOn } = terms;
   const payer = key ?? payerKey(payment ?? { network: paid.network, payer: QUOTE_PAYER });
   const call: PaidCall = { paid, route, payment, quote, key: payer, keyless: key === undefined, operation, settlesOn, requestHash: fingerprint({ operation, body }) };
-  event.context[CONTEXT] = call;
+  event.context.x402PaidCall = call;
   return call;
 }
 
