@@ -1,16 +1,16 @@
 /**
  * The typed client's operation table, written from the operations'
  * declarations (scripts/write-client.ts -> src/client-operations.ts): each
- * operation's name (its MCP tool name, else its OpenAPI operationId), method,
+ * operation's one name (api/tool-names.ts operationName), method,
  * path, auth, whether it takes x402, and the TypeScript type of its input (the
  * path's parameters and the JSON Schema of the zod schema the route parses
  * with). A test regenerates it and compares, so the client cannot drift.
  */
 import { paidRouteOf } from '../payments/x402/resources.ts';
-import { jsonSchema, operationId } from './openapi.ts';
+import { jsonSchema } from './openapi.ts';
 import { pathParams } from './mcp.ts';
 import type { RouteRecord } from './router.ts';
-import { toolName } from './tool-names.ts';
+import { operationName } from './tool-names.ts';
 
 type Schema = Record<string, unknown>;
 
@@ -81,7 +81,7 @@ export function clientOperations(routes: readonly RouteRecord[]): ClientOperatio
     else if (!params.length) type = tsType(schema);
     else type = `{\n${paramType}\n} & ${wrap(tsType(schema))}`;
     return [{
-      name: toolName(r) ?? operationId(r.method, r.path),
+      name: operationName(r),
       method: r.method,
       path: r.path,
       auth: doc.auth === 'key' ? (doc.role === 'operator' ? 'operator' : 'key') : doc.auth,

@@ -14,7 +14,7 @@ import type { AppContext } from './context.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';
 import { reply, toResponse } from './reply.ts';
 import type { ResponseDoc, RouteDoc, RouteRecord, Router } from './router.ts';
-import { toolName } from './tool-names.ts';
+import { operationName, toolName } from './tool-names.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_DESCRIPTION_VERSION = '1.0.0';
@@ -54,14 +54,6 @@ function openApiPath(path: string): { path: string; params: string[] } {
     return `{${name}}`;
   });
   return { path: p, params };
-}
-
-export function operationId(method: string, path: string): string {
-  const words = path
-    .replace(/(?:\*\*)?:([A-Za-z_]+)/g, 'by_$1')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean);
-  return [method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
 }
 
 function queryParameters(schema: z.ZodType): Json[] {
@@ -132,7 +124,7 @@ function operation(r: RouteRecord): Json {
     .filter(Boolean)
     .join(' ');
   return {
-    operationId: operationId(r.method, r.path),
+    operationId: operationName(r),
     summary: doc?.summary ?? `${r.method} ${r.path}`,
     ...(description ? { description } : {}),
     tags: [doc?.tag ?? 'other'],
@@ -173,7 +165,7 @@ export function buildOpenApi(routes: readonly RouteRecord[], urls: Urls): Json {
   for (const c of CATALOGS) {
     if (paths[c.path]?.get) continue;
     add(c.path, 'GET', {
-      operationId: operationId('GET', c.path),
+      operationId: operationName({ method: 'GET', path: c.path, doc: undefined }),
       summary: `Catalog ${c.key} (schema ${c.schemaId})`,
       tags: ['catalogs'],
       security: [],
@@ -184,7 +176,7 @@ export function buildOpenApi(routes: readonly RouteRecord[], urls: Urls): Json {
     const path = `/.well-known/${name}.json`;
     if (paths[path]?.get) continue;
     add(path, 'GET', {
-      operationId: operationId('GET', path),
+      operationId: operationName({ method: 'GET', path, doc: undefined }),
       summary: `Discovery document ${name}`,
       tags: ['discovery'],
       security: [],

@@ -59,6 +59,11 @@ export interface RouteDoc {
    */
   tool?: string;
   /**
+   * The operation's name (api/tool-names.ts operationName), for an operation
+   * that is not a tool and whose derived name another operation has.
+   */
+  name?: string;
+  /**
    * x402: what a keyless call pays for this operation when x402 is configured
    * (src/payments/x402/resources.ts). Every keyed operation that `charges`
    * takes x402, at the lines its act charges, unless it says otherwise here;

@@ -7,7 +7,7 @@ import type { Lane } from './lane.ts';
 import type { IncomingMessage } from 'node:http';
 import type { H3, H3Event } from 'h3';
 import type { BackgroundJob } from './jobs.ts';
-import { toolName } from './tool-names.ts';
+import { operationName, toolName } from './tool-names.ts';
 import type { Handler, Method, RouteDoc, RouteRecord } from './route-doc.ts';
 
 export type { Handler, Method, ResponseDoc, RouteDoc, RouteRecord } from './route-doc.ts';
@@ -52,7 +52,7 @@ export class Router {
   readonly lanes = new Map<string, Lane>();
   readonly app: H3;
   readonly guard: Guard | undefined;
-  readonly #toolNames = new Map<string, RouteRecord>();
+  readonly #names = new Map<string, RouteRecord>();
   constructor(app: H3, guard?: Guard) {
     this.app = app;
     this.guard = guard;
@@ -60,7 +60,7 @@ export class Router {
 
   on(method: Method, path: string, handler: Handler, doc?: RouteDoc, options: RouteOptions = {}): this {
     const record: RouteRecord = { method, path, pattern: toPattern(path), doc, ...options };
-    this.#claimToolName(record);
+    this.#claimName(record);
     this.routes.push(record);
     const guarded = this.#guarded(record, handler);
     this.app.on(method, path, guarded);
@@ -81,13 +81,16 @@ export class Router {
     return check ? async (event) => (await check(event), handler(event)) : handler;
   }
 
-  /** One operation per MCP tool name: a second one stops the registration (start-up, and the build's description). */
-  #claimToolName(route: RouteRecord): void {
-    const name = toolName(route);
-    if (name === undefined) return;
-    const twin = this.#toolNames.get(name);
-    if (twin) throw new Error(`${twin.method} ${twin.path} and ${route.method} ${route.path} are both the MCP tool ${name}: declare another RouteDoc.tool on one of them`);
-    this.#toolNames.set(name, route);
+  /** One operation per name (api/tool-names.ts): a second one stops the registration (start-up, and the build's description). */
+  #claimName(route: RouteRecord): void {
+    if (!route.doc) return;
+    const name = operationName(route);
+    const twin = this.#names.get(name);
+    if (twin) {
+      const what = toolName(route) !== undefined && toolName(twin) !== undefined ? 'MCP tool' : 'operation';
+      throw new Error(`${twin.method} ${twin.path} and ${route.method} ${route.path} are both the ${what} ${name}: declare another RouteDoc.${what === 'MCP tool' ? 'tool' : 'name'} on one of them`);
+    }
+    this.#names.set(name, route);
   }
 
   /** Registers a ReadyAnswer for GET and HEAD of exactly `path` (a route must serve `path` too). */

@@ -1,9 +1,10 @@
 /**
- * The MCP tool name of an operation: the one its declaration names
- * (RouteDoc.tool), else, for every keyed operation, a name derived from its
- * declaration by one rule, so that no keyed operation is without a tool. The
- * MCP server, the OpenAPI document (`x-mcp-tool`) and the typed client's
- * operation names all read it from here.
+ * The one name of an operation: the one its declaration names (RouteDoc.tool,
+ * else RouteDoc.name), else one derived from its method and path by one rule.
+ * It is the OpenAPI operationId, the typed client's operation name, the
+ * `operation` of its /.well-known/gate.json entry and, for every keyed
+ * operation and every public one that names a tool, its MCP tool name: all
+ * read it from here, so that an operation has one name everywhere.
  */
 import type { RouteRecord } from './route-doc.ts';
 
@@ -15,7 +16,7 @@ import type { RouteRecord } from './route-doc.ts';
  * `GET /v1/keys/:key_id` -> `keys_get`, `POST /v1/alerts` (201) ->
  * `alerts_create`, `GET /v1/alerts` -> `alerts`.
  */
-export function derivedToolName(route: RouteRecord): string {
+export function derivedToolName(route: Operation): string {
   const segments = route.path.split('/').filter(Boolean);
   const words = segments
     .filter((seg) => seg !== 'api' && !/^v\d+$/.test(seg) && !seg.startsWith(':'))
@@ -27,9 +28,16 @@ export function derivedToolName(route: RouteRecord): string {
   return [...words, ...suffix].join('_');
 }
 
-/** The operation's MCP tool name; undefined for a public or demo operation that declares none. */
-export function toolName(route: RouteRecord): string | undefined {
+type Operation = Pick<RouteRecord, 'method' | 'path' | 'doc'>;
+
+/** The operation's one name (see above). */
+export function operationName(route: Operation): string {
+  return route.doc?.tool ?? route.doc?.name ?? derivedToolName(route);
+}
+
+/** The operation's MCP tool name: its name, for a keyed operation or one that declares a tool; else undefined. */
+export function toolName(route: Operation): string | undefined {
   const doc = route.doc;
   if (!doc) return undefined;
-  return doc.tool ?? (doc.auth === 'key' ? derivedToolName(route) : undefined);
+  return doc.tool !== undefined || doc.auth === 'key' ? operationName(route) : undefined;
 }

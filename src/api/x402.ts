@@ -76,7 +76,8 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
       const built = entry.build(urls) as Record<string, unknown>;
       const list = key === 'x402' ? 'resources' : 'listings';
       return toResponse(reply({ ...built, x402_configured: configured, note: note ?? built.note, [list]: paidResourceList(ctx, router) }), cors);
-    }, { summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)', auth: 'public', tag: 'discovery' });
+      // Named by its catalog: the rule would name /.well-known/x402 as /.well-known/x402.json above.
+    }, { name: `${key}_catalog`, summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)', auth: 'public', tag: 'discovery' });
   }
 
   // Payments a crash or a settle timeout left settling are finished in the background (also after a restart).
