@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { describeRoutes } from '../src/api/describe.ts';
 import { buildOpenApi } from '../src/api/openapi.ts';
+import { gateEndpoints } from '../src/api/gate-endpoints.ts';
 import { loadConfig } from '../src/config.ts';
 import { BUILD_ORIGINS } from '../src/urls.ts';
 
@@ -17,4 +18,6 @@ const out = new URL('../src/generated/openapi.json', import.meta.url);
 mkdirSync(new URL('.', out), { recursive: true });
 // The reference page is built from it: placeholder origins, substituted by the server (src/urls.ts).
 writeFileSync(out, JSON.stringify(buildOpenApi(router.routes, BUILD_ORIGINS), null, 1) + '\n');
-console.log(`openapi: ${router.routes.length} routes -> src/generated/openapi.json`);
+const endpoints = gateEndpoints(router.routes);
+writeFileSync(new URL('../src/generated/gate-endpoints.json', import.meta.url), JSON.stringify(endpoints, null, 1) + '\n');
+console.log(`openapi: ${router.routes.length} routes -> src/generated/openapi.json; gate.json: ${endpoints.length} endpoints`);

@@ -50,19 +50,32 @@ describe('OpenAPI description', () => {
     expect(doc.paths['/demo/hop']!.post!.security).toEqual([]);
   });
 
-  it('agrees with /.well-known/gate.json on every keyed operation, both ways', async () => {
-    const gate = (await (await s.fetch('/.well-known/gate.json')).json()) as { endpoints: Array<{ method: string; path: string; auth: string; url: string }> };
-    const keyed = (auth: string) => auth === 'key' || auth === 'key or x402';
-    const fromGate = gate.endpoints.filter((e) => keyed(e.auth)).map((e) => `${e.method} ${e.path}`).sort();
+  it('lists in /.well-known/gate.json every /v1/ and /demo/ operation, by the name the API description gives it', async () => {
+    type Endpoint = { method: string; path: string; auth: string; url: string; operation?: string; extension?: boolean };
+    const gate = (await (await s.fetch('/.well-known/gate.json')).json()) as { endpoints: Endpoint[] };
+    const listed = (p: string) => p.startsWith('/v1/') || p.startsWith('/demo/');
+    const fromGate = gate.endpoints.filter((e) => listed(e.path)).map((e) => `${e.method} ${e.path}`).sort();
     const fromOpenApi = Object.entries(doc.paths)
-      .filter(([path]) => path.startsWith('/v1/'))
-      .flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.security.length > 0).map(([m]) => `${m.toUpperCase()} ${path}`))
+      .filter(([path]) => listed(path))
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
     expect(fromGate).toEqual(fromOpenApi);
-    // Every listed operation, keyed or not, is served, and its URL is absolute.
     for (const e of gate.endpoints) {
-      expect(doc.paths[e.path]?.[e.method.toLowerCase()], `${e.method} ${e.path}`).toBeDefined();
+      const op = doc.paths[e.path]?.[e.method.toLowerCase()];
+      expect(op, `${e.method} ${e.path}`).toBeDefined();
+      // One name: gate.json's operation is the OpenAPI operationId (and so the client's and the MCP tool's).
+      expect(e.operation, `${e.method} ${e.path}`).toBe(op!.operationId);
+      // Keyed in the description exactly when gate.json says a key (or x402 in its place).
+      expect(e.auth === 'none', `${e.method} ${e.path}`).toBe(op!.security.length === 0);
+      // Ours say whether x402 may stand in for the key; SPEC's rows keep SPEC's words (the hop's x402 past its limit is ours).
+      if (e.extension) expect(e.auth === 'key or x402', `${e.method} ${e.path}`).toBe(op!.security.some((alt) => 'x402' in alt));
       expect(new URL(e.url).pathname.replace(/%7B/g, '{').replace(/%7D/g, '}')).toBe(e.path);
     }
+    // SPEC 4.1's rows come first, as SPEC words them; the rest are marked ours.
+    const specRows = gate.endpoints.filter((e) => !e.extension);
+    expect(specRows).toHaveLength(28);
+    expect(gate.endpoints.slice(0, 28)).toEqual(specRows);
+    expect(specRows.find((e) => e.path === '/v1/prefinality/evaluate')).toMatchObject({ method: 'POST', auth: 'key or x402', operation: 'prefinality_evaluate' });
+    expect(specRows.find((e) => e.path === '/v1/ocsp')).toMatchObject({ auth: 'key', purpose: 'alias of fuse lookup; 503 halt if unreachable' });
   });
 });

@@ -47,7 +47,7 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /** `/v1/receipts/:id` -> `/v1/receipts/{id}` and its parameter names (a rest of the path, `**:tile`, is one parameter too). */
-function openApiPath(path: string): { path: string; params: string[] } {
+export function openApiPath(path: string): { path: string; params: string[] } {
   const params: string[] = [];
   const p = path.replace(/(?:\*\*)?:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
     params.push(name);

@@ -5,24 +5,27 @@
  * `/.well-known/prefinality.json` and `prefinality-jwks.json` are served
  * live by the pre-finality routes, not here.
  */
-import { discoveryDocsSchema, diligenceOfferSchema, gateEndpointsSchema, gatePagesSchema, discoveryDocumentSchema } from './schemas.ts';
+import { discoveryDocsSchema, diligenceOfferSchema, gatePagesSchema, discoveryDocumentSchema, type GateEndpoint } from './schemas.ts';
 import type { Urls } from './catalogs.ts';
 import { BUILD_SALES_CONTACT } from '../urls.ts';
 import docsJson from '../content/discovery.json' with { type: 'json' };
-import endpointsJson from '../content/gate-endpoints.json' with { type: 'json' };
 import pagesJson from '../content/gate-pages.json' with { type: 'json' };
 
 export const DISCOVERY_DOCS = discoveryDocsSchema.parse(docsJson);
-export const GATE_ENDPOINTS = gateEndpointsSchema.parse(endpointsJson);
 export const GATE_PAGES = gatePagesSchema.parse(pagesJson);
 
 /** Names of the gate's discovery documents published by the site: `/.well-known/<name>.json`. */
 export const DISCOVERY_NAMES = Object.keys(DISCOVERY_DOCS);
 
-/** One `/.well-known/<name>.json` document. */
-export function discoveryDocument(name: string, u: Urls) {
+/**
+ * One `/.well-known/<name>.json` document. `gate` lists the gate's endpoints,
+ * written at build time from the operations' declarations
+ * (src/api/gate-endpoints.ts -> src/generated/gate-endpoints.json).
+ */
+export function discoveryDocument(name: string, u: Urls, endpoints?: readonly GateEndpoint[]) {
   const d = DISCOVERY_DOCS[name];
   if (!d) throw new Error(`no discovery document ${name}`);
+  if (name === 'gate' && !endpoints) throw new Error('the gate discovery document lists the endpoints: pass them');
   const doc = {
     name,
     title: d.title,
@@ -34,7 +37,7 @@ export function discoveryDocument(name: string, u: Urls) {
     ...(name === 'gate'
       ? {
           auth: { scheme: 'bearer', header: 'Authorization: Bearer <API_KEY>' },
-          endpoints: GATE_ENDPOINTS.map((e) => ({ ...e, url: u.gate + e.path })),
+          endpoints: endpoints!.map((e) => ({ ...e, url: u.gate + e.path })),
           discovery: [...DISCOVERY_NAMES.map((n) => `${u.site}/.well-known/${n}.json`), `${u.site}/.well-known/prefinality.json`, `${u.site}/.well-known/prefinality-jwks.json`],
         }
       : {}),

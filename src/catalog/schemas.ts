@@ -408,9 +408,12 @@ export const gateEndpointSchema = z.strictObject({
   path: z.string().regex(/^\/\S*$/),
   auth: z.enum(['key', 'none', 'key or x402']),
   purpose: text,
+  /** The operation's one name (its OpenAPI operationId, client name and MCP tool); absent in SPEC's own rows (src/content/spec-gate-endpoints.json). */
+  operation: z.string().regex(/^[a-z0-9_]+$/).optional(),
   /** Ours, not a row of SPEC 4.1 (SPEC shows no way to do this). */
   extension: z.boolean().optional(),
 });
+export type GateEndpoint = z.infer<typeof gateEndpointSchema>;
 export const gateEndpointsSchema = z.array(gateEndpointSchema).min(1);
 
 /** One /.well-known document of the gate (content form). `links` are gate-service paths. */
