@@ -78,4 +78,15 @@ describe('OpenAPI description', () => {
     expect(specRows.find((e) => e.path === '/v1/prefinality/evaluate')).toMatchObject({ method: 'POST', auth: 'key or x402', operation: 'prefinality_evaluate' });
     expect(specRows.find((e) => e.path === '/v1/ocsp')).toMatchObject({ auth: 'key', purpose: 'alias of fuse lookup; 503 halt if unreachable' });
   });
+  it('gives the pre-finality manifest the statuses and auth the evaluate operation declares', async () => {
+    const manifest = (await (await s.fetch('/.well-known/prefinality.json')).json()) as { statuses: Record<string, string>; endpoints: Record<string, { url: string; auth: string }> };
+    const evaluate = doc.paths['/v1/prefinality/evaluate']!.post! as Op & { responses: Record<string, { description: string }> };
+    for (const code of ['200', '403', '409']) expect(manifest.statuses[code], code).toBe(evaluate.responses[code]!.description);
+    expect(Object.keys(manifest.statuses).sort()).toEqual(['200', '401', '402', '403', '409']);
+    for (const [id, e] of Object.entries(manifest.endpoints)) {
+      const op = doc.paths[new URL(e.url).pathname]?.post;
+      expect(op, id).toBeDefined();
+      expect(e.auth === 'none', id).toBe(op!.security.length === 0);
+    }
+  });
 });

@@ -50,7 +50,7 @@ import type { ActCharge, ActState } from '../../ledger/acts.ts';
 import { type ClearActRow, CLEAR_COUNTERS } from '../../ledger/clear.ts';
 import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
-import type { Router } from '../router.ts';
+import type { RouteRecord, Router } from '../router.ts';
 import type { X402Doc } from '../../payments/x402/resources.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 import { badRequest } from '../problem.ts';
@@ -80,10 +80,18 @@ const decisionBody = z.looseObject({
   demo: z.boolean(),
   charge: chargeSchema.nullable(),
 });
+/** SPEC 4.1's pre-finality evaluate responses, in its words: the route declares them, the manifest lists them. */
+const EVALUATE_STATUSES: Record<number, string> = {
+  200: 'GO, with a signed receipt JWT',
+  401: 'API key or x402 payment required',
+  402: 'x402 stablecoin payment required (only when x402 is configured)',
+  403: 'NO_GO, fail closed',
+  409: 'HOLD, human review',
+};
 const decisionResponses = {
-  200: { description: 'GO, with a signed receipt JWT', schema: decisionBody },
-  403: { description: 'NO_GO: do not commit', schema: decisionBody },
-  409: { description: 'HOLD: do not commit until a review clears it', schema: decisionBody },
+  200: { description: EVALUATE_STATUSES[200]!, schema: decisionBody },
+  403: { description: EVALUATE_STATUSES[403]!, schema: decisionBody },
+  409: { description: EVALUATE_STATUSES[409]!, schema: decisionBody },
 };
 const rtpGateBody = z.looseObject({
   object: z.literal('rtp_gate_result'),
@@ -340,6 +348,22 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     { summary: 'Ed25519 key set (current and retired) that verifies receipt JWTs', auth: 'public', tag: 'discovery' },
   );
 
+  // The manifest's endpoints and statuses, as the routes declare them (registered above).
+  const declared = (path: string) => router.routes.find((r) => r.method === 'POST' && r.path === path)!;
+  const authOf = (r: RouteRecord) => (r.doc?.auth !== 'key' ? 'none' : r.paidInPlaceOfKey ? 'key or x402 payment' : 'key');
+  const manifestEndpoints = () =>
+    Object.fromEntries(
+      Object.entries({ evaluate: EVALUATE_PATH, demo: DEMO_EVALUATE_PATH, verify: VERIFY_PATH, rtp_gate: RTP_GATE_PATH }).map(([id, path]) => {
+        const r = declared(path);
+        return [id, { method: r.method, url: ctx.config.BASE_URL + path, auth: authOf(r) }];
+      }),
+    );
+  const manifestStatuses = () => {
+    const doc = declared(EVALUATE_PATH).doc!;
+    const codes = [...Object.keys(doc.responses ?? {}).map(Number), ...(doc.problems ?? [])].filter((c) => EVALUATE_STATUSES[c] !== undefined);
+    return Object.fromEntries(codes.sort((a, b) => a - b).map((c) => [String(c), EVALUATE_STATUSES[c]!]));
+  };
+
   router.get(MANIFEST_PATH, () => {
     const base = ctx.config.BASE_URL;
     return toResponse(
@@ -347,19 +371,8 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         schema: 'fusegate-prefinality-v1',
         base_url: base,
         rails: RAILS.map((id) => ({ id, required_transfer_fields: RULES.required_fields[id] ?? [] })),
-        endpoints: {
-          evaluate: { method: 'POST', url: base + EVALUATE_PATH, auth: paid ? 'key or x402 payment' : 'key' },
-          demo: { method: 'POST', url: base + DEMO_EVALUATE_PATH, auth: 'none' },
-          verify: { method: 'POST', url: base + VERIFY_PATH, auth: 'none' },
-          rtp_gate: { method: 'POST', url: base + RTP_GATE_PATH, auth: 'key' },
-        },
-        statuses: {
-          '200': 'GO, with a signed receipt JWT',
-          '401': 'API key or x402 payment required',
-          '402': 'x402 stablecoin payment required (only when x402 is configured)',
-          '403': 'NO_GO, fail closed',
-          '409': 'HOLD, human review',
-        },
+        endpoints: manifestEndpoints(),
+        statuses: manifestStatuses(),
         receipt: {
           format: 'JWT',
           typ: PREFINALITY_TYP,
