@@ -136,14 +136,20 @@ export class FuseGateClient {
   }
 
   /**
-   * Calls any operation of the service by its name (its MCP tool name, else
-   * its OpenAPI operationId), with the input its declaration types: the path's
-   * parameters, and the JSON body or the query. Every operation is here
-   * (src/client-operations.ts is written from the declarations).
+   * Calls any operation of the service by its name (the one name it has
+   * everywhere: its MCP tool, OpenAPI operationId and gate.json entry), with
+   * the input its declaration types: the path's parameters, and the JSON body
+   * or the query. Every operation is here (src/client-operations.ts is
+   * written from the declarations).
    */
   call<N extends OperationName>(name: N, input: OperationInput[N], opts?: CallOptions): Promise<Answer<Json>> {
+    return this.#operation<Json>(name, input as Record<string, unknown>, opts);
+  }
+
+  /** An operation by name: its path and method from the declarations' table, never written here. */
+  #operation<T>(name: OperationName, input: Record<string, unknown>, opts?: CallOptions): Promise<Answer<T>> {
     const op = OPERATIONS[name];
-    const rest: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+    const rest: Record<string, unknown> = { ...input };
     const path = op.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, p: string) => {
       const v = rest[p];
       delete rest[p];
@@ -154,49 +160,49 @@ export class FuseGateClient {
       const q = new URLSearchParams();
       for (const [k, v] of Object.entries(rest)) if (v !== undefined) q.set(k, String(v));
       const qs = q.toString();
-      return this.#call<Json>(op.method, qs ? `${path}?${qs}` : path, undefined, opts);
+      return this.#call<T>(op.method, qs ? `${path}?${qs}` : path, undefined, opts);
     }
-    return this.#call<Json>(op.method, path, op.input === 'body' ? rest : undefined, opts);
+    return this.#call<T>(op.method, path, op.input === 'body' ? rest : undefined, opts);
   }
 
   hop(req: HopRequest, opts?: CallOptions) {
-    return this.#call<HopAnswer>('POST', '/v1/fuse/hop', req, opts);
+    return this.#operation<HopAnswer>('fuse_hop', { ...req }, opts);
   }
   lookup(fuseId: string) {
-    return this.#call<LookupAnswer>('GET', `/v1/fuse/lookup?fuse_id=${encodeURIComponent(fuseId)}`);
+    return this.#operation<LookupAnswer>('fuse_lookup', { fuse_id: fuseId });
   }
   act(req: ActRequest, opts?: CallOptions) {
-    return this.#call<ActAnswer>('POST', '/v1/act', req, opts);
+    return this.#operation<ActAnswer>('act', { ...req }, opts);
   }
   classify(req: ClassifyRequest, opts?: CallOptions) {
-    return this.#call<Json>('POST', '/v1/classify', req, opts);
+    return this.#operation<Json>('classify', { ...req }, opts);
   }
   createFuse(req: CreateFuseRequest = {}, opts?: CallOptions) {
-    return this.#call<Fuse>('POST', '/v1/fuses', req, opts);
+    return this.#operation<Fuse>('fuse_create', { ...req }, opts);
   }
   blowFuse(fuseId: string, opts?: CallOptions) {
-    return this.#call<Fuse>('POST', `/v1/fuses/${encodeURIComponent(fuseId)}/dead`, undefined, opts);
+    return this.#operation<Fuse>('fuse_blow', { fuse_id: fuseId }, opts);
   }
   chargeFuse(fuseId: string, opts?: CallOptions) {
-    return this.#call<Fuse>('POST', `/v1/fuses/${encodeURIComponent(fuseId)}/charge`, undefined, opts);
+    return this.#operation<Fuse>('fuse_charge', { fuse_id: fuseId }, opts);
   }
   /** Pre-finality evaluate: GO (200), NO_GO (403) and HOLD (409) are all returned; see `status`. */
   evaluate(req: Json, opts?: CallOptions) {
-    return this.#call<Json>('POST', '/v1/prefinality/evaluate', req, opts);
+    return this.#operation<Json>('prefinality_evaluate', req, opts);
   }
   verifyPrefinality(receipt: string) {
-    return this.#call<Json>('POST', '/v1/prefinality/verify', { receipt });
+    return this.#operation<Json>('prefinality_verify', { receipt });
   }
   /** Verifies a receipt JWS, or a receipt's whole evidence (what `receipt(id)` returns). */
   verifyReceipt(receipt: string | Json) {
-    return this.#call<{ valid: boolean } & Json>('POST', '/v1/receipts/verify', { receipt });
+    return this.#operation<{ valid: boolean } & Json>('receipt_verify', { receipt });
   }
   /** The evidence behind a receipt's verify_url. */
   receipt(receiptId: string) {
-    return this.#call<{ receipt: string | null; leaf: string } & Json>('GET', `/v1/receipts/${encodeURIComponent(receiptId)}`);
+    return this.#operation<{ receipt: string | null; leaf: string } & Json>('receipt_get', { receipt_id: receiptId });
   }
   me() {
-    return this.#call<Json>('GET', '/v1/me');
+    return this.#operation<Json>('me', {});
   }
   /**
    * Waits for a person to answer the review a HOLD opened (its `review_id`),
@@ -211,7 +217,7 @@ export class FuseGateClient {
     const poll = Math.min(30, opts.pollSeconds ?? 30);
     for (;;) {
       const wait = Math.max(0, Math.min(poll, Math.ceil((deadline - Date.now()) / 1000)));
-      const r = await this.#call<Review>('GET', `/v1/reviews/${encodeURIComponent(reviewId)}?wait=${wait}`);
+      const r = await this.#operation<Review>('review_get', { review_id: reviewId, wait });
       if (r.state !== 'pending' || wait === 0 || Date.now() >= deadline) return r;
     }
   }
@@ -221,7 +227,7 @@ export class FuseGateClient {
    * `verifyExclusion` (docs/exclusion-proofs.md); never trust its `present`.
    */
   exclusionProof(jobId: string) {
-    return this.#call<ExclusionAnswer>('GET', `/v1/pas/exclusion?job_id=${encodeURIComponent(jobId)}`);
+    return this.#operation<ExclusionAnswer>('pas_exclusion', { job_id: jobId });
   }
 }
 

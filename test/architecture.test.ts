@@ -240,6 +240,12 @@ describe('architecture: the source tree', () => {
     expect(offenders, 'verify with src/crypto (its Verifier is WebCrypto in a browser)').toEqual([]);
   });
 
+  it("the typed client names operations, never their paths: every path comes from the declarations' table", () => {
+    const text = readFileSync(join(SRC, 'client.ts'), 'utf8');
+    const paths = [...text.matchAll(/['`](\/(?:v1|api|demo|\.well-known)\/[^'`]*)['`]/g)].map((m) => m[1]);
+    expect(paths).toEqual([]);
+  });
+
   it('the checks read real files (the tree is where the test looks)', () => {
     expect(filesUnder(join(SRC, 'api')).length).toBeGreaterThan(20);
     expect(filesUnder(join(SRC, 'ledger')).length).toBeGreaterThan(20);
