@@ -71,7 +71,7 @@ describe('a production BASE_URL and SITE_URL are what every served document name
     expect(await (await s.fetch('/robots.txt')).text()).toContain(`${SITE}/sitemap.xml`);
     const pricing = await (await s.fetch('/pricing')).text();
     expect(pricing).toMatch(new RegExp(`<link rel="canonical" href="${SITE}/pricing/?"`));
-    const reference = await (await s.fetch('/reference')).text();
+    const reference = await (await s.fetch('/reference/system')).text();
     expect(reference).toContain(`curl -X GET &#39;${GATE}/health&#39;`);
   });
 

@@ -89,18 +89,29 @@ describe('landing pages in Chromium', () => {
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     try {
       await page.goto(srv.url + '/reference');
-      const headings = (await page.locator('article h3').allInnerTexts()).map((h) => h.trim());
-      expect(headings.sort()).toEqual(operations.sort());
-      const hop = page.locator('article', { has: page.locator('h3', { hasText: 'POST /v1/fuse/hop' }) });
+      // The index lists every operation, each a link to its area's page.
+      const listed = (await page.locator('li[data-search] a code').allInnerTexts()).map((h) => h.trim());
+      expect(listed.sort()).toEqual([...operations].sort());
+      // The search box keeps only the operations that hold every word typed.
+      await page.fill('#op-search', 'keys surface');
+      expect((await page.locator('li[data-search]:visible a code').allInnerTexts()).map((h) => h.trim())).toEqual(['POST /v1/keys/{key_id}/surface']);
+      expect(await page.textContent('#op-search-status')).toBe(`1 of ${operations.length} operations match`);
+      await page.fill('#op-search', '');
+      expect(await page.locator('li[data-search]:visible').count()).toBe(operations.length);
+      // An operation's link leads to its article on its area's page, with an example request.
+      await Promise.all([page.waitForURL(/\/reference\/gate#post-v1-fuse-hop$/), page.click('li[data-search] a:has-text("POST /v1/fuse/hop")')]);
+      const hop = page.locator('article', { has: page.locator('h2', { hasText: 'POST /v1/fuse/hop' }) });
       const curl = await hop.getByLabel('Example request for POST /v1/fuse/hop').innerText();
       expect(curl).toContain('Authorization: Bearer $KEY');
       expect(curl).toContain('"fuse_id"');
-      // The search box keeps only the operations that hold every word typed.
-      await page.fill('#op-search', 'keys surface');
-      expect((await page.locator('article:visible h3').allInnerTexts()).map((h) => h.trim())).toEqual(['POST /v1/keys/{key_id}/surface']);
-      expect(await page.textContent('#op-search-status')).toBe(`1 of ${operations.length} operations match`);
-      await page.fill('#op-search', '');
-      expect(await page.locator('article:visible').count()).toBe(operations.length);
+      // Every area's page together shows every operation once (the area nav links every other area).
+      const shown = (await page.locator('article h2').allInnerTexts()).map((h) => h.trim());
+      const others = await page.locator('nav[aria-label="Areas of the reference"] a').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).pathname));
+      for (const href of others) {
+        await page.goto(srv.url + href);
+        shown.push(...(await page.locator('article h2').allInnerTexts()).map((h) => h.trim()));
+      }
+      expect(shown.sort()).toEqual([...operations].sort());
     } finally {
       await page.close();
     }

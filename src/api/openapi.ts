@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { CATALOGS, type Urls } from '../catalog/catalogs.ts';
 import { DISCOVERY_NAMES } from '../catalog/discovery.ts';
 import { TOLLS } from '../catalog/tolls.ts';
+import { formatUsd, usdToMicros } from '../catalog/money.ts';
 import { paidRouteOf, priceListing } from '../payments/x402/resources.ts';
 import type { AppContext } from './context.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';
@@ -110,7 +111,8 @@ function operation(r: RouteRecord): Json {
   if (doc?.auth === 'key' && doc.role === 'operator') statuses.add(403);
   if (doc?.auth === 'demo') statuses.add(429);
   // A SKU without a fixed toll (a bps fee, a catalog-specific toll) is named without a price.
-  const price = (sku: string) => TOLLS.find((t) => t.sku === sku)?.usd;
+  // Written as the pricing page writes amounts: two decimals, then USD.
+  const price = (sku: string) => { const t = TOLLS.find((x) => x.sku === sku); return t && formatUsd(usdToMicros(t.usd)); };
   const paid = paidRouteOf(r.method, r.path, doc);
   const tool = toolName(r);
   if (paid) statuses.add(402);

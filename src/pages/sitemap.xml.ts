@@ -6,6 +6,7 @@ import { SCHEMA_IDS } from '../catalog/json-schema.ts';
 import { ALL_PAGES } from '../site/nav.ts';
 import { buildUrls } from '../site/endpoints.ts';
 import { docPath } from '../site/docs.ts';
+import { areaPath, areas } from '../site/reference.ts';
 
 export const prerender = true;
 
@@ -14,6 +15,7 @@ export const GET: APIRoute = async () => {
   const { site } = buildUrls();
   const paths = [
     ...ALL_PAGES,
+    ...areas.map((a) => areaPath(a.tag)),
     ...CATALOGS.map((c) => c.path),
     ...DISCOVERY_NAMES.map((n) => `/.well-known/${n}.json`),
     '/diligence/offer.json',
