@@ -227,6 +227,15 @@ describe('team accounts', { timeout: 180_000 }, () => {
     expect(JSON.stringify(reset)).not.toContain(token);
   });
 
+  it('an account sends a bounded number of invitations per window', async () => {
+    const { c, id } = await signUp('busy@invites.example');
+    for (let i = 1; i <= 20; i++) expect((await c.post('/dashboard/members/invite', { email: `guest${i}@invites.example`, role: 'viewer' })).status).toBe(303);
+    const refused = await c.post('/dashboard/members/invite', { email: 'guest21@invites.example', role: 'viewer' });
+    expect(refused.status).toBe(429);
+    expect(await refused.text()).toContain('Too many invitations');
+    expect((await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM account_invitations WHERE account_id = ?', args: [id] })).rows[0]!.n).toBe(20);
+  });
+
   it('tabs of licences, grants and webhooks show once the account uses them, and stay reachable under More', async () => {
     const { c, id } = await signUp('new@tabs.example');
     const nav = (html: string) => /<nav class="dash"[^>]*>([\s\S]*?)<\/nav>/.exec(html)![1]!;

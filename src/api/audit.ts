@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import { ownerId } from '../ledger/accounts.ts';
-import { insertAuditEntry, listAudit, type AuditEntry } from '../ledger/audit-log.ts';
+import { insertAuditEntry, listAudit, type AuditEntry, type NewAuditEntry } from '../ledger/audit-log.ts';
 import { requireKey } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { badRequest } from './problem.ts';
@@ -28,12 +28,23 @@ export interface Actor {
   email: string;
 }
 
-/** The person as the actor of a change to their own sign-in (email, password): written to their own account's log, whichever account they act in. */
-export const personalActor = (p: { personId: string; email: string }): Actor => ({ accountId: p.personId, personId: p.personId, email: p.email });
+/** An entry of the actor's account's log, for a change written in the same transaction (insertAuditEntry). */
+export const auditEntry = (actor: Actor, action: string, target?: string | null, detail?: Record<string, unknown> | null): NewAuditEntry => ({
+  accountId: actor.accountId,
+  actorId: actor.personId,
+  actorEmail: actor.email,
+  action,
+  target,
+  detail,
+});
 
-/** Writes one entry of the account's audit log, as `actor`. */
+/** The entry of a change to a person's own sign-in (email, password): in their own account's log, whichever account they act in. */
+export const personalEntry = (p: { personId: string; email: string }, action: string, target: string, detail?: Record<string, unknown>): NewAuditEntry =>
+  auditEntry({ accountId: p.personId, personId: p.personId, email: p.email }, action, target, detail);
+
+/** Writes one entry of the account's audit log, as `actor`, in a write of its own. */
 export async function recordAudit(ctx: AppContext, actor: Actor, action: string, target?: string | null, detail?: Record<string, unknown> | null): Promise<AuditEntry> {
-  return ctx.ledger.write((tx) => insertAuditEntry(tx, { accountId: actor.accountId, actorId: actor.personId, actorEmail: actor.email, action, target, detail }));
+  return ctx.ledger.write((tx) => insertAuditEntry(tx, auditEntry(actor, action, target, detail)));
 }
 
 type Body = Record<string, unknown>;

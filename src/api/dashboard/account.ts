@@ -34,7 +34,8 @@ import type { AppContext } from '../context.ts';
 import { escapeHtml as e, htmlPage } from '../html.ts';
 import { clientAddress } from '../rate-limit.ts';
 import type { Router } from '../router.ts';
-import { personalActor, recordAudit } from '../audit.ts';
+import { personalEntry } from '../audit.ts';
+import { insertAuditEntry } from '../../ledger/audit-log.ts';
 import { accountsOnlyOwnedBy } from '../../ledger/members.ts';
 import { allows } from '../../domain/team-roles.ts';
 import { callApi, problemNote } from './pages.ts';
@@ -150,8 +151,11 @@ ${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboar
     if (!EMAIL.test(email)) return accountPage(event, p.session, error('Enter an email address such as you@example.com.'), 400);
     const wrong = await passwordProblem(p.session, p.form.get('password') ?? '');
     if (wrong) return accountPage(event, p.session, error(wrong), wrong.startsWith('Too many') ? 429 : 403);
-    const ok = await ctx.ledger.write((tx) => setEmail(tx, p.session.personId, email));
-    if (ok) await recordAudit(ctx, personalActor(p.session), 'person.email_changed', email, { from: p.session.email });
+    const ok = await ctx.ledger.write(async (tx) => {
+      if (!(await setEmail(tx, p.session.personId, email))) return false;
+      await insertAuditEntry(tx, personalEntry(p.session, 'person.email_changed', email, { from: p.session.email }));
+      return true;
+    });
     return ok ? redirect('/dashboard/account?done=email') : accountPage(event, p.session, error('That email cannot be used: another account signs in with it.'), 409);
   });
 
@@ -167,8 +171,8 @@ ${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboar
     await ctx.ledger.write(async (tx) => {
       await setPassword(tx, p.session.personId, hash);
       await deleteOtherSessions(tx, p.session.personId, here);
+      await insertAuditEntry(tx, personalEntry(p.session, 'person.password_changed', p.session.email));
     });
-    await recordAudit(ctx, personalActor(p.session), 'person.password_changed', p.session.email);
     return redirect('/dashboard/account?done=password');
   });
 

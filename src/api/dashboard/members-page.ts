@@ -15,6 +15,7 @@
  */
 import type { H3Event } from 'h3';
 import { mailTransport } from '../../accounts/mail.ts';
+import { countAttempt } from '../../accounts/throttle.ts';
 import { isTeamRole, ROLE_MEANING, TEAM_ROLES, type TeamRole } from '../../domain/team-roles.ts';
 import { nowIso } from '../../ids.ts';
 import { insertAuditEntry } from '../../ledger/audit-log.ts';
@@ -32,6 +33,7 @@ import {
   setSessionAccount,
   type MemberRefusal,
 } from '../../ledger/members.ts';
+import { auditEntry } from '../audit.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml as e, htmlPage } from '../html.ts';
 import type { Router } from '../router.ts';
@@ -65,6 +67,9 @@ const DONE = {
   joined: 'You joined the account: you act in it now. Switch accounts at the bottom of this page.',
   switched: 'You act in this account now.',
 };
+
+/** Invitations an account may send per SIGNIN_WINDOW_SECONDS (docs/choices-of-ours.md). */
+const INVITATIONS_PER_WINDOW = 20;
 
 const REFUSED: Record<MemberRefusal, string> = {
   not_a_member: 'That person is not one of this account’s people (any more).',
@@ -159,11 +164,14 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
     if (!EMAIL.test(email)) return membersPage(event, s, error('Enter an email address such as you@example.com.'), 400);
     if (!isTeamRole(role)) return membersPage(event, s, error('Choose a role: owner, operator or viewer.'), 400);
     if ((await membersOf(ctx.ledger.read, s.accountId)).some((m) => m.email === email)) return membersPage(event, s, error(`${email} is already one of this account’s people: change their role in the list instead.`), 409);
+    // Each invitation may be a mail to a stranger's address: an account sends a bounded number per window.
+    const sent = await countAttempt(ctx.ledger, `invite:${s.accountId}`, ctx.config.SIGNIN_WINDOW_SECONDS);
+    if (sent.count > INVITATIONS_PER_WINDOW) return membersPage(event, s, error(`Too many invitations from this account. Try again in ${Math.ceil(sent.retryAfter / 60)} minute(s).`), 429);
     const token = newSecret();
     const now = new Date();
     const id = await ctx.ledger.write(async (tx) => {
       const invited = await insertInvitation(tx, { tokenHash: sha256(token), accountId: s.accountId, email, role, invitedBy: s.personId, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.INVITATION_TTL_SECONDS * 1000)) });
-      await insertAuditEntry(tx, { accountId: s.accountId, actorId: s.personId, actorEmail: s.email, action: 'member.invited', target: email, detail: { role, invitation_id: invited } });
+      await insertAuditEntry(tx, auditEntry(s, 'member.invited', email, { role, invitation_id: invited }));
       return invited;
     });
     if (ctx.config.MAIL_URL) {
@@ -187,7 +195,7 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
     const id = p.form.get('invitation') ?? '';
     const revoked = await ctx.ledger.write(async (tx) => {
       const email = await revokeInvitation(tx, s.accountId, id, nowIso());
-      if (email) await insertAuditEntry(tx, { accountId: s.accountId, actorId: s.personId, actorEmail: s.email, action: 'member.invitation_revoked', target: email, detail: { invitation_id: id } });
+      if (email) await insertAuditEntry(tx, auditEntry(s, 'member.invitation_revoked', email, { invitation_id: id }));
       return email;
     });
     return revoked ? redirect('/dashboard/members?done=revoked') : membersPage(event, s, error('No open invitation of this account has that id (it may have been accepted or revoked already).'), 404);
@@ -204,7 +212,7 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
     const email = (await membersOf(ctx.ledger.read, s.accountId)).find((m) => m.person_id === person)?.email ?? person;
     const changed = await ctx.ledger.write(async (tx) => {
       const r = await setMemberRole(tx, s.accountId, person, role);
-      if ('from' in r && r.from !== role) await insertAuditEntry(tx, { accountId: s.accountId, actorId: s.personId, actorEmail: s.email, action: 'member.role_changed', target: email, detail: { from: r.from, to: role } });
+      if ('from' in r && r.from !== role) await insertAuditEntry(tx, auditEntry(s, 'member.role_changed', email, { from: r.from, to: role }));
       return r;
     });
     if ('refused' in changed) return membersPage(event, s, error(REFUSED[changed.refused]), changed.refused === 'not_a_member' ? 404 : 409);
@@ -238,7 +246,7 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
     const email = (await membersOf(ctx.ledger.read, s.accountId)).find((m) => m.person_id === person)?.email ?? person;
     const removed = await ctx.ledger.write(async (tx) => {
       const r = await removeMember(tx, s.accountId, person);
-      if ('role' in r) await insertAuditEntry(tx, { accountId: s.accountId, actorId: s.personId, actorEmail: s.email, action: 'member.removed', target: email, detail: { role: r.role } });
+      if ('role' in r) await insertAuditEntry(tx, auditEntry(s, 'member.removed', email, { role: r.role }));
       return r;
     });
     if ('refused' in removed) return membersPage(event, s, error(REFUSED[removed.refused]), removed.refused === 'not_a_member' ? 404 : 409);
@@ -296,7 +304,7 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
       const already = await memberRole(tx, inv.account_id, s.personId);
       if (!already) await insertMember(tx, { accountId: inv.account_id, personId: s.personId, role: inv.role, now });
       await setSessionAccount(tx, secretHash, inv.account_id);
-      await insertAuditEntry(tx, { accountId: inv.account_id, actorId: s.personId, actorEmail: s.email, action: 'member.joined', target: s.email, detail: { role: already ?? inv.role, invitation_id: inv.id } });
+      await insertAuditEntry(tx, auditEntry({ ...s, accountId: inv.account_id }, 'member.joined', s.email, { role: already ?? inv.role, invitation_id: inv.id }));
       return 'joined' as const;
     });
     if (joined === 'gone') return gone();

@@ -28,6 +28,7 @@ import {
   setPassword,
 } from '../../ledger/accounts.ts';
 import { insertAuditEntry } from '../../ledger/audit-log.ts';
+import { personalEntry } from '../audit.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml, htmlPage } from '../html.ts';
 import { clientAddress } from '../rate-limit.ts';
@@ -223,7 +224,7 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
       await setPassword(tx, accountId, hash);
       await deleteSessionsOf(tx, accountId);
       const login = await loginOfAccount(tx, accountId);
-      if (login) await insertAuditEntry(tx, { accountId, actorId: accountId, actorEmail: login.email, action: 'person.password_reset', target: login.email });
+      if (login) await insertAuditEntry(tx, personalEntry({ personId: accountId, email: login.email }, 'person.password_reset', login.email));
       return true;
     });
     return done ? redirect('/signin?done=reset', signedOutCookies(event, ctx)) : gone();
