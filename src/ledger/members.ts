@@ -172,15 +172,13 @@ export async function openInvitationsOf(db: Client | Transaction, accountId: str
   return rs.rows.map(rowToInvitation);
 }
 
-/** Uses an open invitation once, for `personId`: the invitation used, or undefined when it is no longer open. */
-export async function acceptInvitation(tx: Transaction, tokenHash: string, personId: string, now: string): Promise<{ id: string; account_id: string; role: TeamRole; email: string } | undefined> {
-  const r = (
-    await tx.execute({
-      sql: 'UPDATE account_invitations SET accepted_at = ?, accepted_by = ? WHERE token_hash = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ? RETURNING id, account_id, role, email',
-      args: [now, personId, tokenHash, now],
-    })
-  ).rows[0];
-  return r ? { id: String(r.id), account_id: String(r.account_id), role: roleOf(r.role), email: String(r.email) } : undefined;
+/** Uses an open invitation once, for `personId`: false when it is no longer open (used, revoked or expired meanwhile). */
+export async function acceptInvitation(tx: Transaction, tokenHash: string, personId: string, now: string): Promise<boolean> {
+  const rs = await tx.execute({
+    sql: 'UPDATE account_invitations SET accepted_at = ?, accepted_by = ? WHERE token_hash = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?',
+    args: [now, personId, tokenHash, now],
+  });
+  return rs.rowsAffected === 1;
 }
 
 /** Revokes one of the account's open invitations: its link stops working. Its email when it was open, else undefined. */

@@ -299,7 +299,8 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
       const inv = await openInvitation(tx, sha256(token), now);
       if (!inv) return 'gone' as const;
       if (inv.email !== s.email) return 'other_person' as const;
-      await acceptInvitation(tx, sha256(token), s.personId, now);
+      // Used by the conditional update alone: of two accepts racing on two nodes, one wins.
+      if (!(await acceptInvitation(tx, sha256(token), s.personId, now))) return 'gone' as const;
       // Already one of its people: the invitation is used, and their role stays.
       const already = await memberRole(tx, inv.account_id, s.personId);
       if (!already) await insertMember(tx, { accountId: inv.account_id, personId: s.personId, role: inv.role, now });
