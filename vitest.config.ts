@@ -46,6 +46,7 @@ export const BOTH_ENGINES = [
   'request-log',
   'reviews-operator',
   'site-accounts',
+  'team-accounts',
   'spend-caps',
   'storage',
   'tiles',

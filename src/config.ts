@@ -165,6 +165,8 @@ export const configSchema = z.object({
   SIGNUP_MAX_ATTEMPTS_PER_ADDRESS: positiveInt.default(10),
   /** Lifetime of a one-time password-reset link printed by `accounts reset-link`. */
   PASSWORD_RESET_TTL_SECONDS: positiveInt.default(3600),
+  /** Lifetime of an invitation link to join an account (docs/accounts.md#team-accounts): a week. */
+  INVITATION_TTL_SECONDS: positiveInt.default(7 * 86_400),
   /**
    * Outbound mail (password-reset links): `smtp://[user:pass@]host[:port]` (STARTTLS when the
    * server offers it) or `smtps://…` (TLS from the start, port 465). Unset: each mail is written

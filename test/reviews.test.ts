@@ -366,4 +366,29 @@ describe('reviews: the account is told by mail when MAIL_URL is set', () => {
     await smtp.arrived(2);
     expect(smtp.mail.map((x) => /Subject: (.*)/.exec(x.data)![1])).toEqual(['Review needed: 125.00 USD to ACME Supplies LLC', 'Review needed: 1.00 USD to ACME Supplies LLC']);
   });
+
+  it("asks the account's people who may answer: its owners and operators are mailed, its viewers are not", async () => {
+    const lead = formClient(s);
+    expect((await lead.post('/signup', { email: 'lead@example.com', password: 'correct horse battery staple' })).status).toBe(303);
+    const accountId = (await loginByEmail(s.ctx.ledger.read, 'lead@example.com'))!.account_id;
+    // Invitations go out by mail (MAIL_URL is set); each person signs up and follows their link.
+    for (const [email, role] of [['second@example.com', 'operator'], ['watcher@example.com', 'viewer']] as const) {
+      const before = smtp.mail.length;
+      expect((await lead.post('/dashboard/members/invite', { email, role })).headers.get('location')).toBe('/dashboard/members?done=invited');
+      await smtp.arrived(before + 1);
+      const invitation = smtp.mail[before]!;
+      expect(invitation.to).toContain(email);
+      const link = new URL(/\/invite\/[A-Za-z0-9_-]{43}/.exec(invitation.data)![0], s.url).pathname;
+      const person = formClient(s);
+      expect((await person.post('/signup', { email, password: 'correct horse battery staple' })).status).toBe(303);
+      expect((await person.post(link, {})).headers.get('location')).toBe('/dashboard/members?done=joined');
+    }
+    const before = smtp.mail.length;
+    const agent = await s.newKey('agent', undefined, 'agent', accountId);
+    const held = await (await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...TRANSFER, amount: '7.00' } } })).json();
+    expect(held.decision).toBe('HOLD');
+    await smtp.arrived(before + 2);
+    const told = smtp.mail.slice(before).filter((m) => m.data.includes(held.review_id));
+    expect(told.map((m) => m.to.replace(/[<>]/g, '')).sort()).toEqual(['lead@example.com', 'second@example.com']);
+  });
 });

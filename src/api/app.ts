@@ -54,6 +54,9 @@ import { registerManagePages } from './dashboard/manage-pages.ts';
 import { registerAlertsPage } from './dashboard/alerts-page.ts';
 import { registerReviewsPage } from './dashboard/reviews-page.ts';
 import { registerRequestsPage } from './dashboard/requests-page.ts';
+import { registerMembersPage } from './dashboard/members-page.ts';
+import { registerAuditPage } from './dashboard/audit-page.ts';
+import { registerAuditRoutes } from './audit.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
 import { registerPricingRoutes } from './site/pricing.ts';
 import { registerX402Routes } from './x402.ts';
@@ -73,6 +76,7 @@ const MODULES: RouteModule[] = [
   registerLiveDiscoveryRoutes,
   registerCommitmentRoutes,
   registerRequestLogRoutes,
+  registerAuditRoutes,
   registerPremiumActs,
   registerListingRoutes,
   registerGamRoutes,
@@ -102,6 +106,8 @@ const MODULES: RouteModule[] = [
   registerAlertsPage,
   registerReviewsPage,
   registerRequestsPage,
+  registerMembersPage,
+  registerAuditPage,
   registerOperatorRoutes,
   registerPricingRoutes,
   registerX402Routes,

@@ -80,3 +80,23 @@ export async function retryDelivery(tx: Transaction, owner: string, deliveryId: 
   }
   return state;
 }
+
+/** Which of the dashboard's occasional areas the account has ever used: it shows their tabs only then. */
+export interface AreasInUse {
+  licences: boolean;
+  grants: boolean;
+  webhooks: boolean;
+}
+
+export async function areasInUse(db: Db, owner: string): Promise<AreasInUse> {
+  const any = (sql: string) => `CASE WHEN EXISTS (${sql}) THEN 1 ELSE 0 END`;
+  const r = (
+    await db.execute({
+      sql: `SELECT ${any('SELECT 1 FROM pas_licenses WHERE key_id = ?')} + ${any('SELECT 1 FROM pas_tickets WHERE key_id = ?')} AS licences,
+                   ${any('SELECT 1 FROM pas_authority_grants WHERE key_id = ?')} AS grants,
+                   ${any("SELECT 1 FROM webhook_subscriptions WHERE key_id = ? AND events = 'trigger'")} AS webhooks`,
+      args: [owner, owner, owner, owner],
+    })
+  ).rows[0];
+  return { licences: Number(r?.licences) > 0, grants: Number(r?.grants) > 0, webhooks: Number(r?.webhooks) > 0 };
+}

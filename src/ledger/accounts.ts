@@ -6,6 +6,7 @@
  */
 import type { Client, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
+import { deleteMemberships, insertMember } from './members.ts';
 import { scanKeyReceipts } from './key-receipts.ts';
 import { getReceipt, type StoredReceipt } from './receipts.ts';
 import { getFuses, type Fuse } from './fuses.ts';
@@ -80,11 +81,13 @@ export interface Login {
   dashboard_key_id: string;
 }
 
+/** A person's sign-in, for the account they sign up with: they are its first owner (ledger/members.ts). */
 export async function insertLogin(tx: Transaction, l: Login & { now: string }): Promise<void> {
   await tx.execute({
     sql: 'INSERT INTO account_logins (account_id, email, password_hash, dashboard_key_id, created_at) VALUES (?, ?, ?, ?, ?)',
     args: [l.account_id, l.email, l.password_hash, l.dashboard_key_id, l.now],
   });
+  await insertMember(tx, { accountId: l.account_id, personId: l.account_id, role: 'owner', now: l.now });
 }
 
 const rowToLogin = (r: Record<string, unknown>): Login => ({
@@ -154,20 +157,15 @@ export async function setEmail(tx: Transaction, accountId: string, email: string
 
 /**
  * Deletes what lets a person into the account: its login, sessions, passkeys
- * and reset links, and marks it deleted. Its keys are revoked by the caller in
+ * and reset links, its people and theirs elsewhere (ledger/members.ts), and marks it deleted. Its keys are revoked by the caller in
  * the same transaction; its receipts stay in the public log untouched.
  */
 export async function deleteAccountAccess(tx: Transaction, accountId: string, now: string): Promise<void> {
   for (const table of ['sessions', 'passkeys', 'password_resets', 'webauthn_challenges', 'account_logins']) {
     await tx.execute({ sql: `DELETE FROM ${table} WHERE account_id = ?`, args: [accountId] });
   }
+  await deleteMemberships(tx, accountId);
   await tx.execute({ sql: 'UPDATE accounts SET deleted_at = COALESCE(deleted_at, ?) WHERE id = ?', args: [now, accountId] });
-}
-
-/** The account of a live session (by the hash of its secret). */
-export async function sessionAccount(db: Client | Transaction, secretHash: string, now: string): Promise<string | undefined> {
-  const r = (await db.execute({ sql: 'SELECT account_id FROM sessions WHERE secret_hash = ? AND expires_at > ?', args: [secretHash, now] })).rows[0];
-  return r ? String(r.account_id) : undefined;
 }
 
 export async function deleteSession(tx: Transaction, secretHash: string): Promise<void> {

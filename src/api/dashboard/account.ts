@@ -34,6 +34,10 @@ import type { AppContext } from '../context.ts';
 import { escapeHtml as e, htmlPage } from '../html.ts';
 import { clientAddress } from '../rate-limit.ts';
 import type { Router } from '../router.ts';
+import { personalEntry } from '../audit.ts';
+import { insertAuditEntry } from '../../ledger/audit-log.ts';
+import { accountsOnlyOwnedBy } from '../../ledger/members.ts';
+import { allows } from '../../domain/team-roles.ts';
 import { callApi, problemNote } from './pages.ts';
 import { spendCapBody, spendCapSection } from './spend-cap-form.ts';
 import { EMAIL, MIN_PASSWORD } from './signin.ts';
@@ -50,6 +54,7 @@ import {
   readSession,
   readSignedInForm,
   redirect,
+  requireRole,
   sessionSecretOf,
   sha256,
   signedOutCookies,
@@ -81,14 +86,14 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
   const passwordProblem = async (s: Session, password: string): Promise<string | undefined> => {
     const attempt = await countAttempt(ctx.ledger, `signin:email:${sha256(s.email)}`, ctx.config.SIGNIN_WINDOW_SECONDS);
     if (attempt.count > ctx.config.SIGNIN_MAX_ATTEMPTS) return `Too many password attempts. Try again in ${Math.ceil(attempt.retryAfter / 60)} minute(s).`;
-    const login = await loginOfAccount(ctx.ledger.read, s.accountId);
+    const login = await loginOfAccount(ctx.ledger.read, s.personId);
     return login && (await verifyPassword(password, login.password_hash)) ? undefined : 'That is not the current password.';
   };
 
   const accountPage = async (event: H3Event, s: Session, note = '', status = 200) => {
     const done = DONE[event.url.searchParams.get('done') ?? ''];
     const here = sha256(sessionSecretOf(event, ctx) ?? '');
-    const [sessions, cap] = await Promise.all([sessionsOf(ctx.ledger.read, s.accountId, nowIso()), callApi(app, ctx, s, 'GET', '/v1/account/spend-cap')]);
+    const [sessions, cap] = await Promise.all([sessionsOf(ctx.ledger.read, s.personId, nowIso()), callApi(app, ctx, s, 'GET', '/v1/account/spend-cap')]);
     const rows = sessions
       .map((x) => {
         const end =
@@ -104,7 +109,7 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
         '/dashboard/account',
         'Account',
         `${note}${done ? `<p class="notice" role="status">${e(done)}</p>` : ''}
-${spendCapSection(cap.body, '/dashboard/account/spend-cap', s.csrf, 'all the account\'s keys together', 'account-cap')}
+${spendCapSection(cap.body, '/dashboard/account/spend-cap', s.csrf, 'all the account\'s keys together', 'account-cap', allows(s.role, 'owner') ? undefined : 'Only an owner of the account changes it (Members).')}
 <p class="muted">A key may also have a cap of its own, on its page under <a href="/dashboard/keys">API keys</a>; an act must fit under both.</p>
 <h2 id="email-h">Email</h2><p>You sign in as <strong>${e(s.email)}</strong>.</p>
 <form method="post" action="/dashboard/account/email" aria-labelledby="email-h">${csrfField(s.csrf)}
@@ -121,7 +126,7 @@ ${spendCapSection(cap.body, '/dashboard/account/spend-cap', s.csrf, 'all the acc
 <form method="post" action="/signout-everywhere">${csrfField(s.csrf)}<p><button type="submit" class="secondary">Sign out everywhere</button></p></form>
 <p>Passkeys are on <a href="/dashboard/passkeys">Passkeys</a>.</p>
 <h2>Delete the account</h2><p>Deleting revokes every key of the account at once and removes its sign-in, sessions and passkeys. Receipts already in the public log stay there and stay verifiable: the log is append-only (<a href="/docs/accounts#what-is-public">what the log shows</a>).</p>
-<p><a href="/dashboard/account/delete">Delete this account…</a></p>`,
+${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboard/account/delete">Delete this account…</a></p>' : '<p class="muted">Only an owner deletes an account, from their own account.</p>'}`,
       ),
       status,
     );
@@ -146,7 +151,11 @@ ${spendCapSection(cap.body, '/dashboard/account/spend-cap', s.csrf, 'all the acc
     if (!EMAIL.test(email)) return accountPage(event, p.session, error('Enter an email address such as you@example.com.'), 400);
     const wrong = await passwordProblem(p.session, p.form.get('password') ?? '');
     if (wrong) return accountPage(event, p.session, error(wrong), wrong.startsWith('Too many') ? 429 : 403);
-    const ok = await ctx.ledger.write((tx) => setEmail(tx, p.session.accountId, email));
+    const ok = await ctx.ledger.write(async (tx) => {
+      if (!(await setEmail(tx, p.session.personId, email))) return false;
+      await insertAuditEntry(tx, personalEntry(p.session, 'person.email_changed', email, { from: p.session.email }));
+      return true;
+    });
     return ok ? redirect('/dashboard/account?done=email') : accountPage(event, p.session, error('That email cannot be used: another account signs in with it.'), 409);
   });
 
@@ -160,8 +169,9 @@ ${spendCapSection(cap.body, '/dashboard/account/spend-cap', s.csrf, 'all the acc
     const hash = await hashPassword(next);
     const here = sha256(sessionSecretOf(event, ctx) ?? '');
     await ctx.ledger.write(async (tx) => {
-      await setPassword(tx, p.session.accountId, hash);
-      await deleteOtherSessions(tx, p.session.accountId, here);
+      await setPassword(tx, p.session.personId, hash);
+      await deleteOtherSessions(tx, p.session.personId, here);
+      await insertAuditEntry(tx, personalEntry(p.session, 'person.password_changed', p.session.email));
     });
     return redirect('/dashboard/account?done=password');
   });
@@ -169,7 +179,7 @@ ${spendCapSection(cap.body, '/dashboard/account/spend-cap', s.csrf, 'all the acc
   app.post('/dashboard/account/sessions/end', async (event) => {
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
-    const ok = await ctx.ledger.write((tx) => deleteSessionOf(tx, p.session.accountId, p.form.get('session') ?? ''));
+    const ok = await ctx.ledger.write((tx) => deleteSessionOf(tx, p.session.personId, p.form.get('session') ?? ''));
     return ok ? redirect('/dashboard/account?done=session') : accountPage(event, p.session, error('No such session of this account (it may have ended already).'), 404);
   });
 
@@ -188,13 +198,28 @@ ${spendCapSection(cap.body, '/dashboard/account/spend-cap', s.csrf, 'all the acc
       ),
       status,
     );
+  /**
+   * Deleting an account deletes its owner's sign-in with it: a person deletes their own account
+   * only, as its owner, and not while they are the only owner of another (it would be left with none).
+   */
+  const deletionRefusal = async (s: Session): Promise<string | undefined> => {
+    if (s.accountId !== s.personId) return 'You can delete only your own account, and you are acting in another one: switch to your own account first (Members).';
+    requireRole(s, 'owner', 'Deleting the account');
+    const alone = await accountsOnlyOwnedBy(ctx.ledger.read, s.personId);
+    const names = s.accounts.filter((m) => alone.includes(m.account_id)).map((m) => m.account_name);
+    return alone.length ? `You are the only owner of ${names.join(', ') || 'another account'}: make someone else an owner there first, so it is not left without one.` : undefined;
+  };
   app.get('/dashboard/account/delete', async (event) => {
     const s = await readSession(event, ctx);
-    return s ? deletePage(s) : toSignin(event);
+    if (!s) return toSignin(event);
+    const refused = await deletionRefusal(s);
+    return refused ? page(dashboardPage(s, '/dashboard/account', 'Delete this account?', `${error(refused)}<p><a href="/dashboard/account">Back to the account</a></p>`), 403) : deletePage(s);
   });
   app.post('/dashboard/account/delete', async (event) => {
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
+    const refused = await deletionRefusal(p.session);
+    if (refused) return page(dashboardPage(p.session, '/dashboard/account', 'Delete this account?', `${error(refused)}<p><a href="/dashboard/account">Back to the account</a></p>`), 403);
     if (p.form.get('confirm') !== 'yes') return redirect('/dashboard/account/delete');
     const wrong = await passwordProblem(p.session, p.form.get('password') ?? '');
     if (wrong) return deletePage(p.session, error(wrong), wrong.startsWith('Too many') ? 429 : 403);

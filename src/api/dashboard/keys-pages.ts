@@ -23,6 +23,7 @@ import { callApi, problemNote, type ApiAnswer } from './pages.ts';
 import { PUBLIC_LOG_NOTE } from './signin.ts';
 import { spendCapBody, spendCapSection } from './spend-cap-form.ts';
 import { timeTag } from './when.ts';
+import { allows } from '../../domain/team-roles.ts';
 import { csrfField, dashboardPage, doneNotice, flashCookie, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
 
 type KeyRow = Record<string, string | number | null>;
@@ -91,6 +92,7 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
     const list = await callApi(app, ctx, s, 'GET', '/v1/keys');
     const keys = (list.body.data ?? []) as KeyRow[];
     const flash = takeFlash<NewSecret>(event, ctx);
+    const manages = allows(s.role, 'operator');
     const created = event.url.searchParams.get('created');
     if (flash.data && flash.data.id === created) note += secretPanel(flash.data);
     else if (created) note += `<p class="muted" role="status">The secret of <code>${e(created)}</code> was shown once. Lost it? Rotate the key for a new one.</p>`;
@@ -100,8 +102,9 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
       .filter((k) => k.id !== s.key.id)
       .map((k) => {
         const kid = e(String(k.id));
-        const actions =
-          k.status === 'active'
+        const actions = !manages
+          ? ''
+          : k.status === 'active'
             ? `<span class="actions"><a href="/dashboard/keys/${kid}" aria-label="Edit ${keyLabel(k)}">Edit</a> <a href="/dashboard/keys/${kid}/rotate" aria-label="Rotate ${keyLabel(k)}">Rotate…</a> <a href="/dashboard/keys/${kid}/revoke" aria-label="Revoke ${keyLabel(k)}">Revoke…</a></span>`
             : k.status === 'expired'
               ? `<a href="/dashboard/keys/${kid}" aria-label="Edit ${keyLabel(k)}">Edit</a>`
@@ -110,6 +113,14 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
       })
       .join('');
     const role = event.url.searchParams.get('role') === 'operator' ? 'operator' : 'agent';
+    const create = manages
+      ? `<h2>Create a key</h2><form method="post" action="/dashboard/keys">${csrfField(s.csrf)}
+<label for="key-name">Name</label><input id="key-name" name="name" required maxlength="100">
+<label for="key-role">Role</label><select id="key-role" name="role"><option value="agent"${role === 'agent' ? ' selected' : ''}>agent: acts, may blow a fuse, never revives one</option><option value="operator"${role === 'operator' ? ' selected' : ''}>operator: also manages (creates fuses, keys; revives)</option></select>
+<label for="key-limit">Hop limit per ${ctx.config.HOP_LIMIT_PERIOD} (empty: the default, ${ctx.config.HOP_LIMIT_DEFAULT})</label><input id="key-limit" name="hop_limit" inputmode="numeric" pattern="[0-9]{1,12}">
+<label for="key-days">Expires after this many days (empty: never)</label><input id="key-days" name="expires_in_days" inputmode="numeric" pattern="[0-9]{1,4}">
+<p><button type="submit">Create key</button></p></form>`
+      : '<p class="muted">An operator or owner of the account creates, rotates and revokes keys.</p>';
     return page(
       dashboardPage(
         s,
@@ -118,12 +129,7 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
         `${note}${rows ? `<table class="keys cards-sm"><thead><tr><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Role</th><th scope="col">Hops this period</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No keys yet: create one below.</p>'}${
           list.body.has_more ? `<p class="muted">The ${keys.length} oldest keys are shown; list the rest with <code>GET /v1/keys?starting_after=${e(String(keys.at(-1)?.id))}</code>.</p>` : ''
         }
-<h2>Create a key</h2><form method="post" action="/dashboard/keys">${csrfField(s.csrf)}
-<label for="key-name">Name</label><input id="key-name" name="name" required maxlength="100">
-<label for="key-role">Role</label><select id="key-role" name="role"><option value="agent"${role === 'agent' ? ' selected' : ''}>agent: acts, may blow a fuse, never revives one</option><option value="operator"${role === 'operator' ? ' selected' : ''}>operator: also manages (creates fuses, keys; revives)</option></select>
-<label for="key-limit">Hop limit per ${ctx.config.HOP_LIMIT_PERIOD} (empty: the default, ${ctx.config.HOP_LIMIT_DEFAULT})</label><input id="key-limit" name="hop_limit" inputmode="numeric" pattern="[0-9]{1,12}">
-<label for="key-days">Expires after this many days (empty: never)</label><input id="key-days" name="expires_in_days" inputmode="numeric" pattern="[0-9]{1,4}">
-<p><button type="submit">Create key</button></p></form>
+${create}
 <p class="muted">The same as <code>POST /v1/keys</code> with an operator key. To follow <a href="/start">Get started</a> as printed, make an operator key: an agent key cannot create fuses.</p>
 ${PUBLIC_LOG_NOTE}${COPY_SCRIPT}`,
       ),
@@ -184,7 +190,9 @@ ${PUBLIC_LOG_NOTE}${COPY_SCRIPT}`,
 <dt>Spent this month</dt><dd>${e(String(k.spent_this_month_usd))} USD${k.spend_cap_usd == null ? ' (no cap)' : ` of a ${e(String(k.spend_cap_usd))} USD cap`}</dd><dt>Expires</dt><dd>${timeTag(k.expires_at as string | null)}</dd>
 <dt>Created</dt><dd>${timeTag(k.created_at as string)}</dd><dt>Last used</dt><dd>${timeTag(k.last_used_at as string | null)}</dd></dl>
 ${
-  k.status === 'revoked'
+  !allows(s.role, 'operator')
+    ? '<p class="muted">An operator or owner of the account changes keys.</p>'
+    : k.status === 'revoked'
     ? '<p class="muted">A revoked key cannot be changed.</p>'
     : `<h2>Hop limit</h2><form method="post" action="/dashboard/keys/${kid}/limit">${csrfField(s.csrf)}<div class="row">
 <p><label for="lim">Hops per period</label><input id="lim" name="hop_limit" required inputmode="numeric" pattern="[0-9]{1,12}" value="${k.hop_limit}"></p>

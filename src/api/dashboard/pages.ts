@@ -16,20 +16,30 @@ import { Problem } from '../problem.ts';
 import type { Router } from '../router.ts';
 import { PUBLIC_LOG_NOTE } from './signin.ts';
 import { timeTag } from './when.ts';
-import { csrfField, dashboardPage, doneNotice, page, readSession, readSignedInForm, redirect, toSignin as signinFirst, type Session } from './web.ts';
+import { csrfField, dashboardPage, doneNotice, page, readSession, readSignedInForm, redirect, requireRole, toSignin as signinFirst, type Session } from './web.ts';
+import { auditCall } from '../audit.ts';
+import { allows, roleForCall } from '../../domain/team-roles.ts';
 
 export interface ApiAnswer {
   status: number;
   body: Record<string, unknown>;
 }
 
-/** Calls an API route in-process as the session's dashboard (operator) key. */
+/**
+ * Calls an API route in-process as the session's dashboard (operator) key.
+ * The person's role in the account decides first (team-roles.ts roleForCall:
+ * a viewer's POST is a 403 before anything runs), and a change that succeeds
+ * is written to the audit log as theirs (api/audit.ts).
+ */
 export async function callApi(app: H3, ctx: AppContext, session: Session, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ApiAnswer> {
+  requireRole(session, roleForCall(method, path), `${method} ${path.split('?')[0]}`);
   const init: RequestInit = { method, headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) } };
   if (body !== undefined) init.body = JSON.stringify(body);
   const res = await app.request(new URL(path, ctx.config.BASE_URL).toString(), init, { apiKey: session.key });
   const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  const answer = { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  if (method === 'POST' && res.ok) await auditCall(ctx, session, path, (body ?? {}) as Record<string, unknown>, answer.body);
+  return answer;
 }
 
 const e = escapeHtml;
@@ -49,7 +59,8 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
   const param = (event: H3Event, name: string) => String(event.context.params?.[name] ?? '');
 
   // ------------------------------------------------------------ fuses
-  const fuseActions = (f: Record<string, string | null>) => {
+  const fuseActions = (s: Session, f: Record<string, string | null>) => {
+    if (!allows(s.role, 'operator')) return '';
     const id = e(String(f.fuse_id));
     const label = e(String(f.label ?? f.fuse_id));
     // Blowing is open to every key; charging (reviving) only to operators, which the dashboard is.
@@ -64,7 +75,7 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
       .map((f) => {
         const id = e(String(f.fuse_id));
         const label = e(String(f.label ?? f.fuse_id));
-        return `<tr><td data-label="Fuse"><a href="/dashboard/fuses/${id}">${label}</a><br><code>${id}</code></td><td data-label="State"><strong>${e(String(f.state))}</strong></td><td data-label="Changed">${timeTag(f.updated_at)}</td><td data-label="Actions">${fuseActions(f)}</td></tr>`;
+        return `<tr><td data-label="Fuse"><a href="/dashboard/fuses/${id}">${label}</a><br><code>${id}</code></td><td data-label="State"><strong>${e(String(f.state))}</strong></td><td data-label="Changed">${timeTag(f.updated_at)}</td><td data-label="Actions">${fuseActions(s, f)}</td></tr>`;
       })
       .join('');
     return page(
@@ -73,10 +84,14 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
         '/dashboard/fuses',
         'Fuses',
         `${note}${fuses.length ? `<table class="cards-sm"><thead><tr><th scope="col">Fuse</th><th scope="col">State</th><th scope="col">Changed</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No fuses yet.</p>'}
-<h2>Create a fuse</h2><form method="post" action="/dashboard/fuses">${csrfField(s.csrf)}
+${
+  allows(s.role, 'operator')
+    ? `<h2>Create a fuse</h2><form method="post" action="/dashboard/fuses">${csrfField(s.csrf)}
 <label for="fuse-label">Label</label><input id="fuse-label" name="label" maxlength="200">
 <label for="fuse-state">State</label><select id="fuse-state" name="state"><option value="LIVE" selected>LIVE</option><option value="UNSIGNED">UNSIGNED</option></select>
-<p><button type="submit">Create fuse</button></p></form>
+<p><button type="submit">Create fuse</button></p></form>`
+    : ''
+}
 <p class="muted">Blowing a fuse makes every hop on it fail closed. Only an operator (this dashboard, or an operator key) can charge it back.</p>
 ${PUBLIC_LOG_NOTE}`,
       ),
@@ -155,7 +170,7 @@ ${PUBLIC_LOG_NOTE}`,
         s,
         '/dashboard/fuses',
         `Fuse ${String(f.label ?? id)}`,
-        `${doneNotice(event, FUSE_DONE)}<p><code>${e(id)}</code> is <strong>${e(String(f.state))}</strong> (since ${timeTag(f.updated_at)}). ${fuseActions(f).replace(/\/(dead|charge)"/g, '/$1?from=history"')}</p>
+        `${doneNotice(event, FUSE_DONE)}<p><code>${e(id)}</code> is <strong>${e(String(f.state))}</strong> (since ${timeTag(f.updated_at)}). ${fuseActions(s, f).replace(/\/(dead|charge)"/g, '/$1?from=history"')}</p>
 <h2>State history</h2>${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope="col">Change</th><th scope="col">To</th><th scope="col">By</th><th scope="col">Receipt</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No change recorded yet.</p>'}
 <p><a href="/dashboard/receipts?subject=${encodeURIComponent(id)}">Every receipt of this fuse</a>, hops included.</p>${PUBLIC_LOG_NOTE}`,
       ),

@@ -104,7 +104,7 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
   const expires = () => nowIso(new Date(Date.now() + CHALLENGE_TTL_MS));
 
   const passkeysPage = async (event: H3Event, s: Session, note = '', status = 200) => {
-    const keys = await passkeysOf(ctx.ledger.read, s.accountId);
+    const keys = await passkeysOf(ctx.ledger.read, s.personId);
     const done = { removed: 'Removed the passkey: it can no longer sign in.', renamed: 'Renamed the passkey.' }[event.url.searchParams.get('done') ?? ''];
     const rows = keys
       .map((k, i) => {
@@ -138,14 +138,14 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     if (!p) return redirect('/signin');
     const name = (p.form.get('name') ?? '').trim();
     if (!name || name.length > 60) return passkeysPage(event, p.session, '<p class="error" role="alert">Name: 1 to 60 characters.</p>', 400);
-    const ok = await ctx.ledger.write((tx) => renamePasskey(tx, p.session.accountId, p.form.get('credential_id') ?? '', name));
+    const ok = await ctx.ledger.write((tx) => renamePasskey(tx, p.session.personId, p.form.get('credential_id') ?? '', name));
     return ok ? redirect('/dashboard/passkeys?done=renamed') : passkeysPage(event, p.session, '<p class="error" role="alert">No such passkey in this account.</p>', 404);
   });
   app.get('/dashboard/passkeys/remove', async (event) => {
     const s = await readSession(event, ctx);
     if (!s) return toSignin(event);
     const id = event.url.searchParams.get('credential_id') ?? '';
-    const k = (await passkeysOf(ctx.ledger.read, s.accountId)).find((x) => x.credential_id === id);
+    const k = (await passkeysOf(ctx.ledger.read, s.personId)).find((x) => x.credential_id === id);
     if (!k) return passkeysPage(event, s, '<p class="error" role="alert">No such passkey in this account.</p>', 404);
     return page(
       dashboardPage(
@@ -163,23 +163,23 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     if (!p) return redirect('/signin');
     const id = p.form.get('credential_id') ?? '';
     if (p.form.get('confirm') !== 'yes') return redirect(`/dashboard/passkeys/remove?credential_id=${encodeURIComponent(id)}`);
-    const ok = await ctx.ledger.write((tx) => deletePasskey(tx, p.session.accountId, id));
+    const ok = await ctx.ledger.write((tx) => deletePasskey(tx, p.session.personId, id));
     return ok ? redirect('/dashboard/passkeys?done=removed') : passkeysPage(event, p.session, '<p class="error" role="alert">No such passkey in this account.</p>', 404);
   });
 
   app.post('/passkeys/register/options', async (event) => {
     const s = await guardSigned(event);
-    const existing = await passkeysOf(ctx.ledger.read, s.accountId);
+    const existing = await passkeysOf(ctx.ledger.read, s.personId);
     const options = await generateRegistrationOptions({
       rpName: 'Fuse Gate',
       rpID,
       userName: s.email,
-      userID: new TextEncoder().encode(s.accountId),
+      userID: new TextEncoder().encode(s.personId),
       attestationType: 'none',
       excludeCredentials: existing.map((k) => ({ id: k.credential_id })),
       authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
     });
-    await ctx.ledger.write((tx) => insertChallenge(tx, { challenge: options.challenge, kind: 'register', accountId: s.accountId, expiresAt: expires() }));
+    await ctx.ledger.write((tx) => insertChallenge(tx, { challenge: options.challenge, kind: 'register', accountId: s.personId, expiresAt: expires() }));
     return toResponse(reply(options));
   });
 
@@ -187,7 +187,7 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     const s = await guardSigned(event);
     const body = (await readBody(event, credentialJson, ctx.config.MAX_BODY_BYTES)) as unknown as RegistrationResponseJSON;
     const challenge = challengeOf(body.response.clientDataJSON);
-    if (!(await ctx.ledger.write((tx) => consumeChallenge(tx, challenge, 'register', s.accountId, nowIso())))) throw refused('the challenge is unknown, used or expired: start again');
+    if (!(await ctx.ledger.write((tx) => consumeChallenge(tx, challenge, 'register', s.personId, nowIso())))) throw refused('the challenge is unknown, used or expired: start again');
     let v;
     try {
       v = await verifyRegistrationResponse({ response: body, expectedChallenge: challenge, expectedOrigin: origins(event), expectedRPID: rpID, requireUserVerification: false });
@@ -197,7 +197,7 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     if (!v.verified) throw refused('the passkey could not be verified');
     const c = v.registrationInfo.credential;
     await ctx.ledger.write((tx) =>
-      insertPasskey(tx, { credential_id: c.id, account_id: s.accountId, public_key: Buffer.from(c.publicKey).toString('base64url'), counter: c.counter, transports: c.transports ?? [], name: passkeyName(event.url.searchParams.get('name')), created_at: nowIso() }),
+      insertPasskey(tx, { credential_id: c.id, account_id: s.personId, public_key: Buffer.from(c.publicKey).toString('base64url'), counter: c.counter, transports: c.transports ?? [], name: passkeyName(event.url.searchParams.get('name')), created_at: nowIso() }),
     );
     return toResponse(reply({ ok: true, redirect: '/dashboard/passkeys' }));
   });

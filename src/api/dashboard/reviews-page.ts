@@ -15,7 +15,9 @@ import { escapeHtml as e } from '../html.ts';
 import { Problem } from '../problem.ts';
 import type { Router } from '../router.ts';
 import { callApi } from './pages.ts';
-import { csrfField, dashboardPage, page, readSession, readSignedInForm, redirect, type Session } from './web.ts';
+import { recordAudit } from '../audit.ts';
+import { allows } from '../../domain/team-roles.ts';
+import { csrfField, dashboardPage, page, readSession, readSignedInForm, redirect, requireRole, type Session } from './web.ts';
 
 type Row = Record<string, unknown>;
 const s_ = (v: unknown) => e(v === null || v === undefined ? '' : String(v));
@@ -55,6 +57,8 @@ function pendingItem(r: Row, s: Session): string {
 ${
   own
     ? '<p class="muted">This request was made with the dashboard\'s own key: another operator must answer it (four eyes).</p>'
+    : !allows(s.role, 'operator')
+    ? '<p class="muted">An operator or owner of the account answers it.</p>'
     : `<form method="post" action="/dashboard/reviews/${id}">${csrfField(s.csrf)}
 <label for="note-${id}">Note (optional, kept private to this account; the public receipt holds only its commitment)</label>
 <textarea id="note-${id}" name="note" maxlength="${REVIEW_NOTE_MAX}" rows="2"></textarea>
@@ -110,6 +114,7 @@ code.id{overflow-wrap:anywhere}@media (max-width:40rem){ol.reviews dl{grid-templ
   app.post('/dashboard/reviews/:review_id', async (event: H3Event) => {
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
+    requireRole(p.session, 'operator', 'Answering a review');
     const id = String(event.context.params?.review_id ?? '');
     const verdict = p.form.get('verdict');
     const text = (p.form.get('note') ?? '').trim();
@@ -118,6 +123,7 @@ code.id{overflow-wrap:anywhere}@media (max-width:40rem){ol.reviews dl{grid-templ
     const to = verdict === 'approve' ? 'approved' : 'denied';
     try {
       await answerReview(event, ctx, p.session.key, id, to, { kind: 'person', id: p.session.email }, text || undefined);
+      await recordAudit(ctx, p.session, `review.${to}`, id);
     } catch (err) {
       if (!(err instanceof Problem)) throw err;
       return reviewsPage(p.session, `<p class="error" role="alert">${e(err.detail ?? err.message)}</p>`, err.status);

@@ -23,9 +23,12 @@ import {
   insertLogin,
   insertSession,
   loginByEmail,
+  loginOfAccount,
   passwordResetValid,
   setPassword,
 } from '../../ledger/accounts.ts';
+import { insertAuditEntry } from '../../ledger/audit-log.ts';
+import { personalEntry } from '../audit.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml, htmlPage } from '../html.ts';
 import { clientAddress } from '../rate-limit.ts';
@@ -177,7 +180,7 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     const session = await readSession(event, ctx);
     if (!session) return redirect('/signin', signedOutCookies(event, ctx));
     checkCsrf(event, ctx, form, session);
-    await ctx.ledger.write((tx) => deleteSessionsOf(tx, session.accountId));
+    await ctx.ledger.write((tx) => deleteSessionsOf(tx, session.personId));
     return redirect('/signin?done=signed-out-everywhere', signedOutCookies(event, ctx));
   });
 
@@ -220,6 +223,8 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
       if (!accountId) return false;
       await setPassword(tx, accountId, hash);
       await deleteSessionsOf(tx, accountId);
+      const login = await loginOfAccount(tx, accountId);
+      if (login) await insertAuditEntry(tx, personalEntry({ personId: accountId, email: login.email }, 'person.password_reset', login.email));
       return true;
     });
     return done ? redirect('/signin?done=reset', signedOutCookies(event, ctx)) : gone();

@@ -14,7 +14,10 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { HTTPResponse, type H3Event } from 'h3';
 import { nowIso } from '../../ids.ts';
 import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
-import { loginOfAccount, sessionAccount } from '../../ledger/accounts.ts';
+import { loginOfAccount } from '../../ledger/accounts.ts';
+import { areasInUse, type AreasInUse } from '../../ledger/account-views.ts';
+import { membershipsOf, sessionPerson, type Membership } from '../../ledger/members.ts';
+import { allows, type TeamRole } from '../../domain/team-roles.ts';
 import { readRawBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml, htmlPage } from '../html.ts';
@@ -76,8 +79,17 @@ export function toSignin(event: H3Event): HTTPResponse {
 }
 
 export interface Session {
+  /** The account this session acts in: the person's own, or one they were invited to (docs/accounts.md#team-accounts). */
   accountId: string;
+  /** The person signed in (ledger/members.ts): their sign-in, sessions and passkeys are theirs, whichever account they act in. */
+  personId: string;
   email: string;
+  /** The person's role in `accountId`. */
+  role: TeamRole;
+  /** Every account the person may act in, their own first. */
+  accounts: Membership[];
+  /** The occasional areas the account uses: their tabs show only then. */
+  areas: AreasInUse;
   /** The account's dashboard key: the operator identity every dashboard action runs as. */
   key: ApiKey;
   /** The CSRF token of this session's forms. */
@@ -88,13 +100,32 @@ export interface Session {
 export async function readSession(event: H3Event, ctx: AppContext): Promise<Session | undefined> {
   const secret = cookie(event, sessionCookie(event, ctx));
   if (!secret) return undefined;
-  const accountId = await sessionAccount(ctx.ledger.read, sha256(secret), nowIso());
-  if (!accountId) return undefined;
-  const login = await loginOfAccount(ctx.ledger.read, accountId);
-  const key = login && (await getApiKey(ctx.ledger.read, login.dashboard_key_id));
+  const db = ctx.ledger.read;
+  const found = await sessionPerson(db, sha256(secret), nowIso());
+  if (!found) return undefined;
+  const { personId } = found;
+  const [login, accounts] = await Promise.all([loginOfAccount(db, personId), membershipsOf(db, personId)]);
+  // An account the person was removed from since falls back to their own.
+  const acting = accounts.find((m) => m.account_id === (found.actingAccountId ?? personId)) ?? accounts.find((m) => m.account_id === personId);
+  if (!login || !acting) return undefined;
+  const accountId = acting.account_id;
+  const keyId = accountId === personId ? login.dashboard_key_id : (await loginOfAccount(db, accountId))?.dashboard_key_id;
+  const [key, areas] = await Promise.all([keyId ? getApiKey(db, keyId) : undefined, areasInUse(db, accountId)]);
   // A revoked dashboard key ends the dashboard too (keys API refuses to revoke it, the CLI can).
-  if (!login || !key || key.revoked_at) return undefined;
-  return { accountId, email: login.email, key, csrf: sha256(`csrf\0${secret}`) };
+  if (!key || key.revoked_at) return undefined;
+  return { accountId, personId, email: login.email, role: acting.role, accounts, areas, key, csrf: sha256(`csrf\0${secret}`) };
+}
+
+/** Refuses (403, `team_role_required`) what the session's role in its account does not allow; `what` names the action. */
+export function requireRole(session: Session, need: TeamRole, what: string): void {
+  if (allows(session.role, need)) return;
+  throw new Problem({
+    status: 403,
+    code: 'team_role_required',
+    title: 'Forbidden',
+    detail: `${what} needs the ${need} role in this account, and you are ${session.role === 'operator' ? 'an' : 'a'} ${session.role}: ask an owner of the account (Members) for it`,
+    extra: { role: session.role, required_role: need },
+  });
 }
 
 export const sessionSecretOf = (event: H3Event, ctx: AppContext) => cookie(event, sessionCookie(event, ctx));
@@ -215,12 +246,17 @@ const NAV: Array<[string, string]> = [
   ['/dashboard/reviews', 'Reviews'],
   ['/dashboard/receipts', 'Receipts'],
   ['/dashboard/requests', 'Requests'],
+  ['/dashboard/members', 'Members'],
+  ['/dashboard/audit', 'Audit log'],
   ['/dashboard/passkeys', 'Passkeys'],
   ['/dashboard/account', 'Account'],
 ];
 
+/** Tabs of areas few accounts use: shown once the account uses the area (or while on it), else under "More". */
+const OCCASIONAL: Record<string, keyof AreasInUse> = { '/dashboard/licences': 'licences', '/dashboard/grants': 'grants', '/dashboard/webhooks': 'webhooks' };
+
 export const DASHBOARD_CSS = `nav.dash ul{list-style:none;display:flex;flex-wrap:wrap;gap:.25rem 1rem;padding:0;margin:0 0 1rem}
-nav.dash a{display:inline-block;padding:.2rem 0}nav.dash a[aria-current]{font-weight:700}form.inline{display:inline}label{display:block;margin:.5rem 0 .2rem}
+nav.dash a{display:inline-block;padding:.2rem 0}nav.dash summary{cursor:pointer;padding:.2rem 0}nav.dash details ul{list-style:none;padding:.25rem 0 0 .75rem;margin:0}nav.dash a[aria-current]{font-weight:700}form.inline{display:inline}label{display:block;margin:.5rem 0 .2rem}
 .server input,.server select{font:inherit;padding:.4rem .5rem;border:1px solid var(--field,#6b7280);border-radius:.35rem;background:var(--paper,#fff);color:var(--ink,#111827);max-width:100%}
 .server input:focus-visible,.server select:focus-visible,.server summary:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
 button{cursor:pointer}.notice{background:var(--ok-bg,#ecfdf5);border:1px solid var(--ok,#047857);padding:.75rem;border-radius:.35rem}
@@ -240,6 +276,11 @@ export function accountHeader(session: Session): string {
 
 /** A signed-in dashboard page: the account in the header, the dashboard nav, then `body` (trusted HTML). */
 export function dashboardPage(session: Session, current: string, title: string, body: string): string {
-  const nav = NAV.map(([href, label]) => `<li><a href="${href}"${href === current ? ' aria-current="page"' : ''}>${label}</a></li>`).join('');
-  return htmlPage(title, `<nav class="dash" aria-label="Dashboard"><ul>${nav}</ul></nav>\n<h1>${escapeHtml(title)}</h1>${body}`, DASHBOARD_CSS, accountHeader(session));
+  const item = ([href, label]: [string, string]) => `<li><a href="${href}"${href === current ? ' aria-current="page"' : ''}>${label}</a></li>`;
+  const shown = (href: string) => !(href in OCCASIONAL) || href === current || session.areas[OCCASIONAL[href]!];
+  const more = NAV.filter(([href]) => !shown(href));
+  const nav = NAV.filter(([href]) => shown(href)).map(item).join('') + (more.length ? `<li class="more"><details><summary>More</summary><ul>${more.map(item).join('')}</ul></details></li>` : '');
+  const acting = session.accounts.length > 1 ? `<p class="acting muted">Acting in <strong>${escapeHtml(session.accounts.find((m) => m.account_id === session.accountId)?.account_name ?? '')}</strong> as ${escapeHtml(session.role)}. <a href="/dashboard/members#accounts-h">Switch account</a></p>` : '';
+  const viewer = session.role === 'viewer' ? '<p class="notice" role="note">You are a viewer of this account: you can read every page, and change nothing. An owner can give you another role.</p>' : '';
+  return htmlPage(title, `<nav class="dash" aria-label="Dashboard"><ul>${nav}</ul></nav>${acting}\n<h1>${escapeHtml(title)}</h1>${viewer}${body}`, DASHBOARD_CSS, accountHeader(session));
 }

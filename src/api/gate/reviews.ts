@@ -18,7 +18,9 @@ import { z } from 'zod';
 import { type AnswerRefusal, answerRefusal, askedOf, type HeldAmount, approvalRefusal, approvalsRequired, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
 import { newId, nowIso } from '../../ids.ts';
 import type { ActNeeds, ActState, RowNeed } from '../../ledger/acts.ts';
-import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
+import { ownerId } from '../../ledger/accounts.ts';
+import { membersOf } from '../../ledger/members.ts';
+import { allows } from '../../domain/team-roles.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { ActRecord } from '../../ledger/records.ts';
 import type { Receipt } from '../../ledger/receipts.ts';
@@ -318,18 +320,23 @@ export async function afterHoldOpened(ctx: AppContext, reviewId: string): Promis
   if (opened && ctx.config.MAIL_URL) void mailOpened(ctx, opened);
 }
 
-/** Tells the account's person by mail (only with MAIL_URL set: a review is not worth a log line per HOLD otherwise). Never awaited by the HOLD. */
+/**
+ * Tells the account's people who may answer it (its owners and operators: domain/team-roles.ts) by
+ * mail (only with MAIL_URL set: a review is not worth a log line per HOLD otherwise). Never awaited by the HOLD.
+ */
 async function mailOpened(ctx: AppContext, r: Review): Promise<void> {
   try {
-    const login = await loginOfAccount(ctx.ledger.read, r.account_id);
-    if (!login) return;
+    const reviewers = (await membersOf(ctx.ledger.read, r.account_id)).filter((m) => allows(m.role, 'operator'));
     const s = r.summary;
     const what = askedOf(s);
-    await mailTransport(ctx.config, ctx.log)({
-      to: login.email,
-      subject: `Review needed: ${what}`,
-      text: `A request of key ${r.key_id} was held for review (${r.operation}, rule ${String(s.rule ?? '?')}): ${what}.\n\nApprove or deny it before ${r.expires_at}:\n${ctx.config.BASE_URL}/dashboard/reviews#${r.id}\n\nIf nobody answers, it expires and the request may not go on.\n`,
-    });
+    const send = mailTransport(ctx.config, ctx.log);
+    for (const person of reviewers) {
+      await send({
+        to: person.email,
+        subject: `Review needed: ${what}`,
+        text: `A request of key ${r.key_id} was held for review (${r.operation}, rule ${String(s.rule ?? '?')}): ${what}.\n\nApprove or deny it before ${r.expires_at}:\n${ctx.config.BASE_URL}/dashboard/reviews#${r.id}\n\nIf nobody answers, it expires and the request may not go on.\n`,
+      });
+    }
   } catch (e) {
     ctx.log('error', 'review mail not sent', { review_id: r.id, error: String(e) });
   }
