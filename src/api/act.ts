@@ -27,61 +27,25 @@
  *   });
  */
 import type { H3Event } from 'h3';
-import type { ActEvent } from './act-event.ts';
+import type { HTTPResponse } from 'h3';
 import type { z } from 'zod';
-import { HopLimitReached, KeyRevoked, ReceiptTooLarge, type ActNeeds, type ActState, type ActWrites } from '../ledger/acts.ts';
-import type { ApiKey } from '../ledger/api-keys.ts';
-import type { Transaction } from '../ledger/sql.ts';
-import { Problem } from './problem.ts';
-import { HTTPResponse } from 'h3';
-import { PaymentRefused, presentsPayment, type PaidResource } from '../payments/x402/gate.ts';
-import {
-  afterPaidFailure,
-  needsOfPaid,
-  paidCallOf,
-  paidDecision,
-  priceOf,
-  settleOnce,
-  settles,
-  startPaidCall,
-  unpaidDecision,
-  verifyAtPrice,
-  type PaidCall,
-  type PaidTerms,
-  type QuoteAnswer,
-} from '../payments/x402/keyless.ts';
-import { getApiKey } from '../ledger/api-keys.ts';
-import { StateChanged } from './stale-retry.ts';
-import { fixedMicros, paidRouteOf, pricesToConvert, resourceOf, type PaidRoute } from '../payments/x402/resources.ts';
-import { priceInAtomicUnits } from '../domain/x402.ts';
-import { paidResource } from '../payments/x402/service.ts';
-import { revokedKeyProblem } from './auth.ts';
+import { getApiKey, type ApiKey } from '../ledger/api-keys.ts';
+import type { ActEvent } from './act-event.ts';
+import { actProblem } from './act-problem.ts';
+import type { ActSpec, Decision } from './act-spec.ts';
 import { readBody, readQuery } from './body.ts';
 import { billOf, type Bill } from './charges.ts';
-import { actLane } from './lane.ts';
 import type { AppContext } from './context.ts';
-import { hopLimitProblem } from './hop-limit.ts';
-import { spendCapProblem } from './spend-cap.ts';
-import { SpendCapReached } from '../ledger/spend-caps.ts';
 import { answerOf, answerRecorded, idempotent, openReservation } from './idempotency.ts';
+import { actLane } from './lane.ts';
+import { commitPaidAct, hopLimitQuote, paidAct, paidCallOf, paidDoorOf, presentsPayment } from './paid-act.ts';
+import { Problem } from './problem.ts';
 import type { Reply } from './reply.ts';
 import { actResponse } from './request-notes.ts';
 import type { RouteDoc, Router } from './router.ts';
 
-export interface Decision {
-  writes: ActWrites;
-  reply: Reply;
-}
-
-/**
- * What a route declares: the state it needs read under the write lock, and its
- * decision, pure (`decide`) or reading its area's own rows in the transaction
- * (`run`, see ledger/acts.ts). Either throws a Problem to refuse: nothing is written.
- */
-export type ActSpec = { needs?: ActNeeds } & (
-  | { decide(state: ActState): Decision; run?: undefined }
-  | { run(tx: Transaction, state: ActState): Promise<Decision>; decide?: undefined }
-);
+export type { ActSpec, Decision } from './act-spec.ts';
+export { actProblem } from './act-problem.ts';
 
 /** Commits the act and answers its reply; `key` is the caller's, if any, for the problems of its quota and revocation. */
 export async function commitAct(event: ActEvent, ctx: AppContext, key: ApiKey | undefined, specOnly: ActSpec): Promise<Reply> {
@@ -104,7 +68,6 @@ export async function commitAct(event: ActEvent, ctx: AppContext, key: ApiKey | 
   return answer;
 }
 
-const DRY_RUN = new Error('dry run: decided, not committed');
 
 declare module 'h3' {
   interface H3EventContext {
@@ -113,76 +76,6 @@ declare module 'h3' {
   }
 }
 
-/**
- * An act paid with x402 (payments/x402/keyless.ts): decided once under the
- * lock and rolled back, so that a refusal (an unknown fuse, a rule) costs the
- * payer nothing and the lines it charges are its price; the payment verified
- * at exactly that price (a call without one is answered 402 with it); then,
- * if its answer is one the operation settles for (RouteDoc.x402.settlesOn),
- * settled before it is queued and decided again under the lock, with the
- * payment in place of the key's charge and committed in the same transaction.
- * An answer it does not settle for is committed as decided, unpaid (the
- * payment stays unused).
- */
-async function commitPaidAct(ctx: AppContext, key: ApiKey | undefined, call: PaidCall, spec: ActSpec): Promise<Reply> {
-  const needs = needsOfPaid(call, spec.needs ?? {});
-  const decide = (tx: Transaction, state: ActState) => (spec.run ? spec.run(tx, state) : spec.decide(state));
-  if (!call.settled) {
-    let dry: Decision | undefined;
-    try {
-      await ctx.ledger.act({
-        needs,
-        run: async (tx, state) => {
-          dry = await decide(tx, state);
-          throw DRY_RUN;
-        },
-      });
-    } catch (e) {
-      if (e !== DRY_RUN) throw actProblem(e, key);
-    }
-    const settlesHere = settles(call, dry!.reply.status);
-    await verifyAtPrice(call, priceOf(call, dry!.writes, settlesHere));
-    if (!settlesHere) return commitUnpaid(ctx, key, call, needs, decide);
-    await settleOnce(call, dry!.writes);
-  }
-  try {
-    return await ctx.ledger.act({
-      needs,
-      run: async (tx, state) => {
-        const d = await paidDecision(ctx, tx, state, call, await decide(tx, state));
-        return { result: d.reply, writes: d.writes };
-      },
-    });
-  } catch (e) {
-    throw actProblem(e, key);
-  }
-}
-
-/** A paid call whose answer its payment does not pay for: committed unpaid; decided again (StateChanged) if the answer changed to one it does. */
-async function commitUnpaid(ctx: AppContext, key: ApiKey | undefined, call: PaidCall, needs: ActNeeds, decide: (tx: Transaction, state: ActState) => Decision | Promise<Decision>): Promise<Reply> {
-  try {
-    return await ctx.ledger.act({
-      needs,
-      run: async (tx, state) => {
-        const d = await decide(tx, state);
-        if (settles(call, d.reply.status)) throw new StateChanged();
-        const unpaid = unpaidDecision(ctx, call, d);
-        return { result: unpaid.reply, writes: unpaid.writes };
-      },
-    });
-  } catch (e) {
-    throw actProblem(e, key);
-  }
-}
-
-/** The problem a refusal of the ledger answers (the key's quota spent, a spend cap reached, the key revoked); any other error unchanged. */
-export function actProblem(e: unknown, key: ApiKey | undefined): unknown {
-  if (key && e instanceof HopLimitReached) return hopLimitProblem({ ...key, hop_limit: e.hopLimit, hops_used: e.hopLimit });
-  if (key && e instanceof KeyRevoked) return revokedKeyProblem();
-  if (e instanceof SpendCapReached) return spendCapProblem(e);
-  if (e instanceof ReceiptTooLarge) return new Problem({ status: 413, code: 'receipt_too_large', title: 'Content Too Large', detail: `${e.message}: send less data with this act`, extra: { receipt_bytes: e.bytes } });
-  return e;
-}
 
 /** What a keyed act route declares: its doc (the body schema is the one parsed), and what to do with its answer afterwards, if anything. */
 export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'auth' | 'body' | 'query'> & {
@@ -253,12 +146,9 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
   // Read once per request: a key past its hop limit is priced on the body its keyed attempt read.
   const read = (event: H3Event): Promise<z.output<S>> => ((event.context.keyedActBody ??= readOnce(event)) as Promise<z.output<S>>);
   // x402 in place of a key, where the declaration takes it and the service has x402 configured.
-  const route = paidRouteOf(method, path, declared);
-  const paid = route && doc.role !== 'operator' ? paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), pricesToConvert(route)) : undefined;
-  if (paid && precheck) throw new Error(`${method} ${path}: a precheck needs the key, and this act takes x402 without one`);
-  const x402 = declared.x402 || undefined;
-  const terms: PaidTerms = { operation: `${method} ${path}`, settlesOn: x402?.settlesOn };
-  const pastHopLimit = paid !== undefined && x402?.pastHopLimit === true;
+  const door = paidDoorOf(ctx, method, path, declared);
+  if (door && precheck) throw new Error(`${method} ${path}: a precheck needs the key, and this act takes x402 without one`);
+  const pastHopLimit = door?.pastHopLimit === true;
   // The handler where no precheck runs first: a paid call, and the act lane.
   const unchecked = (b: z.output<S>, k: ApiKey, e: ActEvent) => handle(b, k, e, undefined as P, bill);
   const checkedFirst = async (event: H3Event, key: ApiKey): Promise<HTTPResponse> => {
@@ -288,7 +178,7 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
     ? async (event: H3Event): Promise<HTTPResponse | Response> => {
         const key = event.context.apiKey;
         precondition?.();
-        const pay = { ctx, paid: paid!, route: route!, terms, body: async () => read(event), handle: unchecked };
+        const pay = { ctx, door: door!, body: async () => read(event), handle: unchecked };
         if (!key) return paidAct(event, pay);
         if (presentsPayment(event)) {
           // The authenticated key may come from the auth cache, whose hops_used lags by up to AUTH_CACHE_MS:
@@ -307,55 +197,10 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
         // The router's guard read the key, and required it unless a payment may stand in (auth.ts keyGuard).
         const key = event.context.apiKey;
         precondition?.();
-        if (!key) return paidAct(event, { ctx, paid: paid!, route: route!, terms, body: async () => read(event), handle: unchecked });
+        if (!key) return paidAct(event, { ctx, door: door!, body: async () => read(event), handle: unchecked });
         return keyed(event, key);
       };
-  router.on(method, path, act, declared, { paidInPlaceOfKey: paid !== undefined });
+  router.on(method, path, act, declared, { paidInPlaceOfKey: door !== undefined });
 }
 
-/** The hop-limit 402 of a key that may pay per call instead: the x402 requirements of this call, and how else to go on. */
-function hopLimitQuote(e: Problem): QuoteAnswer {
-  return {
-    error: 'hop limit exceeded',
-    why: {
-      code: e.code,
-      detail: `this key has used its ${String(e.extra.hop_limit)} hops; pay for this call with x402 (PAYMENT-SIGNATURE), or ask an operator to raise the limit`,
-      extra: { hop_limit: e.extra.hop_limit, hops_used: e.extra.hops_used, x402_configured: true, how_to_raise: e.extra.how_to_raise },
-    },
-  };
-}
 
-/** How a paid call of an operation is run: its resource and price list, terms, body and handler. */
-interface PaidOperation<B> {
-  ctx: AppContext;
-  paid: PaidResource;
-  route: PaidRoute;
-  terms: PaidTerms;
-  body: () => Promise<B>;
-  handle: (body: B, key: ApiKey, event: ActEvent) => Promise<Reply>;
-}
-
-const PAYMENT_REQUIRED: QuoteAnswer = { error: 'PAYMENT-SIGNATURE header is required (or an API key)' };
-
-/**
- * A paid call of an operation, run as the payer (`key`, a key past its hop
- * limit paying for this call, else the keyless payer). Without a payment: an
- * operation with one price answers 402 with it before the body is read; any
- * other reads the body and decides the act (commitAct) to answer 402 with the
- * price of this request. With one: the body read, and `handle` run; its act
- * verifies and settles the payment at its price (commitPaidAct).
- */
-async function paidAct<B>(event: H3Event, op: PaidOperation<B>, key?: ApiKey, quote: QuoteAnswer = PAYMENT_REQUIRED): Promise<HTTPResponse | Response> {
-  const { ctx, paid, route } = op;
-  const presented = presentsPayment(event);
-  if (!presented && route.fixed) return paid.paymentRequired(quote.error, priceInAtomicUnits(fixedMicros(route), paid.decimals), quote.why);
-  let call: PaidCall | undefined;
-  try {
-    const b = await op.body();
-    call = startPaidCall(event, paid, route, presented ? await paid.read(event) : undefined, op.terms, b, key, quote);
-    return actResponse(event, await op.handle(b, call.key, event));
-  } catch (e) {
-    if (e instanceof PaymentRefused) return e.response;
-    throw call ? await afterPaidFailure(ctx, call, e) : e;
-  }
-}
