@@ -3,9 +3,10 @@
  * client uses (method, headers, a string body, a signal; the answer read
  * whole), over `node:http` with one kept-alive connection per concurrent
  * call. Measured beside the global `fetch` (undici) on the proxied call, it
- * cut the proxy's CPU a call by about a fifth and the added latency with it
- * (docs/agents-behind-a-fuse.md, "What a proxied call costs"). The guards keep
- * the global `fetch`: they run wherever an agent runs, not only on Node.
+ * cut the proxy's CPU a call by about a fifth and the call's latency by up to
+ * a tenth (docs/agents-behind-a-fuse.md, "What a proxied call costs"). The
+ * guards keep the global `fetch`: they run wherever an agent runs, not only
+ * on Node.
  *
  * It fails as `fetch` fails, so that a refusal reads the same: a signal that
  * fires rejects with its reason (a timeout), and a gate that cannot be
