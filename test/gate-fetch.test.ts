@@ -79,6 +79,26 @@ describe('keptAliveFetch', () => {
     expect(connections - before).toBe(3);
   });
 
+  it('takes a new connection once the server has closed its idle one', async () => {
+    // A gate that closes idle connections at once: the next call must not be sent on the closed one.
+    const closing = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')));
+    closing.keepAliveTimeout = 1;
+    const closed: Array<Promise<void>> = [];
+    closing.on('connection', (socket) => closed.push(new Promise((r) => socket.once('close', () => r()))));
+    await new Promise<void>((r) => closing.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(closing.address() as AddressInfo).port}/v1/fuse/hop`;
+    try {
+      const fresh = keptAliveFetch();
+      for (let i = 0; i < 3; i++) {
+        expect(await (await fresh(url, { method: 'POST', body: '{}' })).json()).toEqual({ ok: true });
+        await closed[i]; // the server has closed the connection that call used
+      }
+      expect(closed).toHaveLength(3);
+    } finally {
+      await new Promise<void>((r) => closing.close(() => r()));
+    }
+  });
+
   it('rejects as fetch does when its signal fires: with the signal reason', async () => {
     const mine = await kept(`${base}/silent`, { signal: AbortSignal.timeout(50) }).catch((e: unknown) => e);
     const theirs = await fetch(`${base}/silent`, { signal: AbortSignal.timeout(50) }).catch((e: unknown) => e);
