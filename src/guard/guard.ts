@@ -74,12 +74,14 @@ export class FuseGateRefusal extends Error {
 
 /**
  * The gate named by FUSEGATE_URL and FUSEGATE_KEY, each request bounded by
- * `timeoutMs` (a gate that does not answer in time refuses the call).
+ * `timeoutMs` (a gate that does not answer in time refuses the call), sent
+ * with `transport` (the global fetch unless the caller has a faster one: the
+ * proxy's, src/proxy/gate-fetch.ts).
  */
-export function gateFromEnv(env: Record<string, string | undefined> = globalThis.process?.env ?? {}, timeoutMs = DEFAULT_GATE_TIMEOUT_MS): FuseGateClient {
+export function gateFromEnv(env: Record<string, string | undefined> = globalThis.process?.env ?? {}, timeoutMs = DEFAULT_GATE_TIMEOUT_MS, transport: typeof fetch = fetch): FuseGateClient {
   const baseUrl = env.FUSEGATE_URL;
   if (!baseUrl) throw new TypeError('no gate: pass { gate } or set FUSEGATE_URL (and FUSEGATE_KEY)');
-  return new FuseGateClient({ baseUrl, apiKey: env.FUSEGATE_KEY, fetch: (url, init) => fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }) });
+  return new FuseGateClient({ baseUrl, apiKey: env.FUSEGATE_KEY, fetch: (url, init) => transport(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }) });
 }
 
 /**

@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { gateFromEnv } from '../guard/guard.ts';
+import { keptAliveFetch } from './gate-fetch.ts';
 import { readKindsFile } from './kinds-file.ts';
 import { listen } from './listen.ts';
 import { serveSession, type SessionOptions } from './session.ts';
@@ -57,7 +58,7 @@ const stopSignal = () =>
 
 export async function runProxy(plan: ProxyPlan): Promise<void> {
   const rules = plan.kindsFile !== undefined ? readKindsFile(plan.kindsFile) : undefined;
-  const gate = new ToolGate(gateFromEnv(plan.env, plan.gateTimeoutMs), plan.fuse, rules, { holdWaitSeconds: plan.holdWaitSeconds });
+  const gate = new ToolGate(gateFromEnv(plan.env, plan.gateTimeoutMs, keptAliveFetch()), plan.fuse, rules, { holdWaitSeconds: plan.holdWaitSeconds });
   const opts: SessionOptions = { upstream: upstreamTransport(plan), check: (tool, args, description) => gate.check(tool, args, description), log: plan.log };
   const label = 'url' in plan.upstream ? plan.upstream.url.origin + plan.upstream.url.pathname : plan.upstream.command.join(' ');
   const gating = `gating ${label} on fuse ${plan.fuse} (gate ${plan.env.FUSEGATE_URL})`;

@@ -1,0 +1,134 @@
+/**
+ * The proxy's way to the gate (src/proxy/gate-fetch.ts) against a real HTTP
+ * server on loopback: it answers and fails as the global fetch does, side by
+ * side, so that the typed client and the proxy's refusals read the same; and
+ * it keeps its connection between calls without holding the process open.
+ */
+import { spawn } from 'node:child_process';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keptAliveFetch } from '../src/proxy/gate-fetch.ts';
+import { freePort } from './support/ports.ts';
+
+let server: Server;
+let base: string;
+let connections = 0;
+const seen: Array<{ method: string; url: string; type: string | undefined; body: string }> = [];
+
+function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
+  seen.push({ method: req.method!, url: req.url!, type: req.headers['content-type'], body });
+  if (req.url === '/silent') return; // takes the request and never answers
+  if (req.url === '/empty') return void res.writeHead(204).end();
+  if (req.url === '/problem') {
+    res.writeHead(404, { 'content-type': 'application/problem+json' });
+    return void res.end(JSON.stringify({ code: 'unknown_fuse', status: 404 }));
+  }
+  res.writeHead(200, [['content-type', 'application/json'], ['x-several', 'a'], ['x-several', 'b']]);
+  res.end(JSON.stringify({ verdict: true, got: body }));
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (c: string) => (body += c));
+    req.on('end', () => answer(req, res, body));
+  });
+  server.on('connection', () => connections++);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+/** What a caller reads of an answer, whichever fetch made it. */
+async function read(res: Response) {
+  return { status: res.status, ok: res.ok, type: res.headers.get('content-type'), several: res.headers.get('x-several'), text: await res.text() };
+}
+
+describe('keptAliveFetch', () => {
+  const kept = keptAliveFetch();
+
+  it('sends and answers as the global fetch does', async () => {
+    const init = { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer k' }, body: '{"fuse_id":"f"}' };
+    const mine = await read(await kept(`${base}/v1/fuse/hop`, init));
+    const theirs = await read(await fetch(`${base}/v1/fuse/hop`, init));
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual({ status: 200, ok: true, type: 'application/json', several: 'a, b', text: JSON.stringify({ verdict: true, got: '{"fuse_id":"f"}' }) });
+    expect(seen.slice(-2)).toEqual([
+      { method: 'POST', url: '/v1/fuse/hop', type: 'application/json', body: '{"fuse_id":"f"}' },
+      { method: 'POST', url: '/v1/fuse/hop', type: 'application/json', body: '{"fuse_id":"f"}' },
+    ]);
+    expect(await read(await kept(`${base}/problem`))).toEqual(await read(await fetch(`${base}/problem`)));
+    const empty = await kept(`${base}/empty`, { method: 'DELETE' });
+    expect(empty.status).toBe(204);
+    expect(empty.body).toBeNull();
+  });
+
+  it('keeps one connection for calls made one after another', async () => {
+    const fresh = keptAliveFetch();
+    const before = connections;
+    for (let i = 0; i < 5; i++) expect((await fresh(`${base}/x`, { method: 'POST', body: String(i) })).status).toBe(200);
+    expect(connections - before).toBe(1);
+    // Calls in flight together each take a connection of their own.
+    await Promise.all([fresh(`${base}/a`), fresh(`${base}/b`), fresh(`${base}/c`)].map(async (p) => (await p).text()));
+    expect(connections - before).toBe(3);
+  });
+
+  it('takes a new connection once the server has closed its idle one', async () => {
+    // A gate that closes idle connections at once: the next call must not be sent on the closed one.
+    const closing = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')));
+    closing.keepAliveTimeout = 1;
+    const closed: Array<Promise<void>> = [];
+    closing.on('connection', (socket) => closed.push(new Promise((r) => socket.once('close', () => r()))));
+    await new Promise<void>((r) => closing.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(closing.address() as AddressInfo).port}/v1/fuse/hop`;
+    try {
+      const fresh = keptAliveFetch();
+      for (let i = 0; i < 3; i++) {
+        expect(await (await fresh(url, { method: 'POST', body: '{}' })).json()).toEqual({ ok: true });
+        await closed[i]; // the server has closed the connection that call used
+      }
+      expect(closed).toHaveLength(3);
+    } finally {
+      await new Promise<void>((r) => closing.close(() => r()));
+    }
+  });
+
+  it('rejects as fetch does when its signal fires: with the signal reason', async () => {
+    const mine = await kept(`${base}/silent`, { signal: AbortSignal.timeout(50) }).catch((e: unknown) => e);
+    const theirs = await fetch(`${base}/silent`, { signal: AbortSignal.timeout(50) }).catch((e: unknown) => e);
+    expect(mine).toBeInstanceOf(DOMException);
+    expect((mine as DOMException).name).toBe('TimeoutError');
+    expect((mine as DOMException).message).toBe((theirs as DOMException).message);
+    const aborted = new AbortController();
+    aborted.abort(new Error('stopped'));
+    await expect(kept(`${base}/x`, { signal: aborted.signal })).rejects.toThrow('stopped');
+  });
+
+  it('rejects as fetch does when nothing listens: fetch failed, the socket error as its cause', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}/v1/fuse/hop`;
+    const mine = (await kept(closed, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as TypeError & { cause: NodeJS.ErrnoException };
+    const theirs = (await fetch(closed, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as TypeError & { cause: NodeJS.ErrnoException };
+    expect(mine).toBeInstanceOf(TypeError);
+    expect(mine.message).toBe(theirs.message);
+    expect(mine.cause.code).toBe('ECONNREFUSED');
+    expect(mine.cause.code).toBe(theirs.cause.code);
+  });
+
+  it('does not hold the process open with an idle connection', async () => {
+    // A process that makes one call and has nothing else to do ends, its kept connection still open at the server.
+    const script = `import { keptAliveFetch } from ${JSON.stringify(join(process.cwd(), 'src/proxy/gate-fetch.ts'))};
+      const res = await keptAliveFetch()(${JSON.stringify(`${base}/x`)}, { method: 'POST', body: 'bye' });
+      console.log(res.status);`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    expect({ code, out: out.trim() }).toEqual({ code: 0, out: '200' });
+  });
+});
