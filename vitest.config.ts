@@ -48,6 +48,7 @@ export const BOTH_ENGINES = [
   'site-accounts',
   'spend-caps',
   'storage',
+  'test-mode',
   'tiles',
   'trust',
   'truth',

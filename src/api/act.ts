@@ -49,7 +49,7 @@ import {
   type PaidTerms,
   type QuoteAnswer,
 } from '../payments/x402/keyless.ts';
-import { getApiKey } from '../ledger/api-keys.ts';
+import { getApiKey, isTestKey } from '../ledger/api-keys.ts';
 import { StateChanged } from './stale-retry.ts';
 import { fixedMicros, paidRouteOf, pricesToConvert, resourceOf, type PaidRoute } from '../payments/x402/resources.ts';
 import { priceInAtomicUnits } from '../domain/x402.ts';
@@ -84,8 +84,8 @@ export type ActSpec = { needs?: ActNeeds } & (
 
 /** Commits the act and answers its reply; `key` is the caller's, if any, for the problems of its quota and revocation. */
 export async function commitAct(event: H3Event, ctx: AppContext, key: ApiKey | undefined, specOnly: ActSpec): Promise<Reply> {
-  // What the act charges the key counts against its spend caps (ledger/spend-caps.ts).
-  const spec: ActSpec = key ? { ...specOnly, needs: { ...specOnly.needs, spendOf: key.id } } : specOnly;
+  // What the act charges the key counts against its spend caps (ledger/spend-caps.ts); a test key's goes to the test log, unbilled.
+  const spec: ActSpec = key ? { ...specOnly, needs: isTestKey(key) ? { ...specOnly.needs, test: true } : { ...specOnly.needs, spendOf: key.id } } : specOnly;
   const call = paidCallOf(event);
   if (call) return commitPaidAct(ctx, key, call, spec);
   const reservation = openReservation(event);
@@ -285,6 +285,8 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
         precondition?.();
         const pay = { ctx, paid: paid!, route: route!, terms, body: async () => read(event), handle: unchecked };
         if (!key) return paidAct(event, pay);
+        // A test key never pays: past its hop limit it is answered 402 with no x402 offer (docs/test-mode.md).
+        if (isTestKey(key)) return keyed(event, key);
         if (presentsPayment(event)) {
           // The authenticated key may come from the auth cache, whose hops_used lags by up to AUTH_CACHE_MS:
           // whether a presented payment is taken must not lag, so the count is read afresh.

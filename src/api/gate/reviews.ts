@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { type AnswerRefusal, answerRefusal, askedOf, type HeldAmount, approvalRefusal, approvalsRequired, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
 import { newId, nowIso } from '../../ids.ts';
 import type { ActNeeds, ActState, RowNeed } from '../../ledger/acts.ts';
-import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
+import { loginOfAccount, ownerId, ownerParts } from '../../ledger/accounts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { ActRecord } from '../../ledger/records.ts';
 import type { Receipt } from '../../ledger/receipts.ts';
@@ -320,7 +320,7 @@ export async function afterHoldOpened(ctx: AppContext, reviewId: string): Promis
 /** Tells the account's person by mail (only with MAIL_URL set: a review is not worth a log line per HOLD otherwise). Never awaited by the HOLD. */
 async function mailOpened(ctx: AppContext, r: Review): Promise<void> {
   try {
-    const login = await loginOfAccount(ctx.ledger.read, r.account_id);
+    const login = await loginOfAccount(ctx.ledger.read, ownerParts(r.account_id).accountId);
     if (!login) return;
     const s = r.summary;
     const what = askedOf(s);
@@ -337,7 +337,8 @@ async function mailOpened(ctx: AppContext, r: Review): Promise<void> {
 /** Writes the review's review_opened receipt if it has none yet; the review when this call wrote it. */
 async function recordOpened(ctx: AppContext, id: string): Promise<Review | undefined> {
   return ctx.ledger.act({
-    needs: { rows: [{ reader: REVIEWS, key: id }] },
+    // A test key's review is its account's test side's: its receipts go to the test log.
+    needs: { rows: [{ reader: REVIEWS, key: id }], test: ownerParts((await getReview(ctx.ledger.read, id))?.account_id ?? '').mode === 'test' },
     run: async (tx, state) => {
       const r = await state.row(REVIEWS, id);
       if (!r || r.opened_receipt_id) return { writes: {}, result: undefined as Review | undefined };
@@ -547,7 +548,7 @@ export async function sweepReviews(ctx: AppContext, now = new Date()): Promise<n
   for (const r of await dueReviews(ctx.ledger.read, nowIso(now), 100)) {
     try {
       await ctx.ledger.act({
-        needs: {},
+        needs: { test: ownerParts(r.account_id).mode === 'test' },
         run: async (tx, state) => {
           const receipt = state.receipt(ctx, {
             kind: 'review_expired',
