@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.ts';
 import { verifiedReceiptPayload } from './support/receipts.ts';
+import { readTiledLog } from './support/tile-client.ts';
 import { startTestServer, testEnv, type TestServer } from './support/server.ts';
 
 let s: TestServer;
@@ -117,7 +118,18 @@ describe('a test key act', () => {
     expect(logs).toEqual(expect.arrayContaining(['receipts', 'receipts-test']));
     const cp = await (await s.fetch('/api/v1/logs/receipts-test/checkpoint')).text();
     expect(cp.split('\n')[0]).toBe(`${host}/receipts-test`);
-    expect((await s.fetch('/api/v1/logs/receipts-test')).status).toBe(200);
+    // Read whole through its tiles by a stranger's tile client: every test receipt is there, and none in the live log.
+    const tiled = async (name: string) => {
+      const d = await (await s.fetch(`/api/v1/logs/${name}`)).json();
+      expect(d.tiles_url).toBe(`${new URL(s.config.SITE_URL).origin}/${name}/`);
+      const read = await readTiledLog(async (path) => new Uint8Array(await (await s.fetch(`/${name}/${path}`)).arrayBuffer()), d.verifier_key, d.origin);
+      return read.entries.map((e) => e.toString('utf8')).join('\n');
+    };
+    const [testEntries, liveEntries] = [await tiled('receipts-test'), await tiled('receipts')];
+    for (const a of receipted) {
+      expect(testEntries).toContain(a.receipt_id);
+      expect(liveEntries).not.toContain(a.receipt_id);
+    }
   });
 
   it('verifies through POST /v1/receipts/verify as a test receipt, and never as a live one', async () => {
