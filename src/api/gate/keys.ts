@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { HOP_PERIODS, periodReset } from '../../domain/quota.ts';
 import { nowIso } from '../../ids.ts';
 import { loginOfAccount } from '../../ledger/accounts.ts';
+import { dashboardTestKey } from '../../ledger/dashboard-modes.ts';
 import { KEY_MODES, KEY_ROLES, accountKeysPage, isTestKey, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, setKeyReviewTtl, setKeySpendCap, setKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
 import { REVIEW_TTL_MAX_SECONDS, REVIEW_TTL_MIN_SECONDS } from '../../domain/review.ts';
 import { actKindSchema, DEFAULT_ACT_KINDS, SURFACE_PRESETS } from '../../catalog/surfaces.ts';
@@ -153,7 +154,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   const withSpend = async (k: ApiKey) => ({ ...keyObject(k), ...capView(k.spend_cap_micros, await spentThisMonth(ctx.ledger.read, { keyId: k.id })) });
   /** The dashboard's own key is not revoked or given an expiry through the API: that would lock the account out. */
   const refuseDashboardKey = async (key: ApiKey, instead: string) => {
-    if ((await loginOfAccount(ctx.ledger.read, key.account_id))?.dashboard_key_id === key.id) {
+    if ((await loginOfAccount(ctx.ledger.read, key.account_id))?.dashboard_key_id === key.id || (await dashboardTestKey(ctx.ledger.read, key.account_id))?.id === key.id) {
       throw new Problem({ status: 409, code: 'dashboard_key', title: 'Conflict', detail: `${key.id} is the signed-in dashboard's own key: ${instead}` });
     }
   };
