@@ -70,7 +70,14 @@ describe('test mode on the dashboard', { timeout: 120_000 }, () => {
       expect(await page.innerText('main')).toContain('trial fuse');
     }
 
+    // The public verifier proves it against the test log, and says it is a test receipt.
     await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${srv.url}/verify?id=${receiptId}`);
+    await page.waitForSelector('#verify-result[data-state="proven"]', { timeout: 30_000 });
+    expect(await page.locator('#verify-summary').innerText()).toMatch(/^Test receipt \(billed nothing, not a live receipt\)\. Proven: .*public test log/);
+    expect(await page.innerText('#verify-result')).toContain("a TEST receipt: a test key's act");
+    expect(await page.innerText('#verify-result')).toContain('/receipts-test at size');
+
     await page.goto(srv.url + '/dashboard/receipts');
     await flip();
     expect(await switchState()).toBe('false');

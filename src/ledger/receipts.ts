@@ -26,19 +26,17 @@ import type { Client } from './sql.ts';
 import { compactJwsSync } from '../crypto/jws.ts';
 import type { Keyring } from '../crypto/keys.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
-import { RECEIPT_TYP } from '../crypto/receipt.ts';
+import { RECEIPT_TYP, TEST_RECEIPTS_LOG } from '../crypto/receipt.ts';
 import { newId, nowIso, numericDate } from '../ids.ts';
 import { readEntry } from './log.ts';
 import { RECEIPTS_LOG } from './seals.ts';
 
-export { RECEIPT_TYP, RECEIPTS_LOG };
-
 /**
- * The log of test keys' receipts (docs/test-mode.md): its own origin,
- * checkpoints and tiles beside the receipts log, which never holds a test
- * receipt. Its receipts' ids are `rcpt_test_<index>_<random>`.
+ * TEST_RECEIPTS_LOG is the log of test keys' receipts (docs/test-mode.md): its
+ * own origin, checkpoints and tiles beside the receipts log, which never holds
+ * a test receipt. Its receipts' ids are `rcpt_test_<index>_<random>`.
  */
-export const TEST_RECEIPTS_LOG = 'receipts-test';
+export { RECEIPT_TYP, RECEIPTS_LOG, TEST_RECEIPTS_LOG };
 
 /** The log a receipt of a live act, or of a test act, is an entry of. */
 export const receiptsLogOf = (test: boolean): string => (test ? TEST_RECEIPTS_LOG : RECEIPTS_LOG);
