@@ -55,10 +55,13 @@ const HINT = 'fg_signed_in';
 function hintCookie(event: H3Event, ctx: AppContext, on: boolean): string {
   return [`${HINT}=${on ? '1' : ''}`, 'Path=/', 'SameSite=Lax', `Max-Age=${on ? ctx.config.SESSION_TTL_SECONDS : 0}`, ...(secure(event, ctx) ? ['Secure'] : [])].join('; ');
 }
-/** The cookies that start a session: the session itself and the signed-in hint. */
-export const signedInCookies = (event: H3Event, ctx: AppContext, secret: string) => [sessionCookieHeader(event, ctx, secret), hintCookie(event, ctx, true)];
+/** The dashboard's mode cookie (not a credential: it only says which side the pages show); a new session starts without it. */
+const MODE = 'fg_mode';
+const clearModeCookie = (event: H3Event, ctx: AppContext) => setCookieHeader(event, ctx, MODE, '', 0);
+/** The cookies that start a session: the session itself and the signed-in hint (and the account's own default mode). */
+export const signedInCookies = (event: H3Event, ctx: AppContext, secret: string) => [sessionCookieHeader(event, ctx, secret), hintCookie(event, ctx, true), clearModeCookie(event, ctx)];
 /** The cookies that end a session in this browser. */
-export const signedOutCookies = (event: H3Event, ctx: AppContext) => [clearSessionCookieHeader(event, ctx), hintCookie(event, ctx, false)];
+export const signedOutCookies = (event: H3Event, ctx: AppContext) => [clearSessionCookieHeader(event, ctx), hintCookie(event, ctx, false), clearModeCookie(event, ctx)];
 
 /**
  * Where to go after signing in: a path of this site from `next` (a deep link
@@ -94,9 +97,6 @@ export interface Session {
   /** The CSRF token of this session's forms. */
   csrf: string;
 }
-
-/** The dashboard's mode cookie (not a credential: it only says which side the pages show). */
-const MODE = 'fg_mode';
 
 /** The cookie that keeps the dashboard in `mode` in this browser. */
 export function modeCookie(event: H3Event, ctx: AppContext, mode: 'live' | 'test'): string {
