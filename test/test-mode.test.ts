@@ -14,7 +14,7 @@ import { startTestServer, testEnv, type TestServer } from './support/server.ts';
 
 let s: TestServer;
 beforeAll(async () => {
-  s = await startTestServer();
+  s = await startTestServer({ REQUEST_LOG_ENABLED: 'true' });
 });
 afterAll(async () => {
   await s?.stop();
@@ -199,6 +199,12 @@ describe('test and live objects', () => {
     const cap = await post('/v1/account/spend-cap', testOps.secret, { spend_cap_usd: '1.00' });
     expect(cap.status).toBe(403);
     expect((await get('/v1/account/spend-cap', ops.secret)).spend_cap_usd).toBeNull();
+    // The request log: a test key's requests are its test side's, named; the live side's hold none of them.
+    const testLog = (await get('/v1/requests?key=tester&limit=200', testOps.secret)).data as Array<{ key_name: string; path: string; status: number }>;
+    expect(testLog.some((r) => r.path === '/v1/fuse/hop' && r.status === 404 && r.key_name === 'tester')).toBe(true);
+    const liveLog = (await get('/v1/requests?limit=200', ops.secret)).data as Array<{ key_id: string }>;
+    expect(liveLog.some((r) => r.key_id === test.id || r.key_id === testOps.id)).toBe(false);
+    expect(liveLog.some((r) => r.key_id === liveAgent.id)).toBe(true);
     // A live operator manages the account's test keys too.
     expect((await post(`/v1/keys/${test.id}/revoke`, ops.secret)).status).toBe(200);
   });
