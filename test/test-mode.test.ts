@@ -162,7 +162,9 @@ describe('a test key act', () => {
     // The key's hop limit is its own and still counts: the fifth hop is refused, with no x402 offer.
     const fifth = await post('/v1/fuse/hop', test.secret, { fuse_id: fuse, action: { kind: 'pay' } });
     expect(fifth.status).toBe(402);
-    expect((await fifth.json()).code).toBe('hop_limit_exceeded');
+    const limited = await fifth.json();
+    expect(limited.code).toBe('hop_limit_exceeded');
+    expect(limited.detail).toContain('a test key never pays');
     expect(await one('SELECT COUNT(*) AS n FROM usage_counters WHERE key_id = ?', [test.id])).toBe('0');
     const me = await get('/v1/me', test.secret);
     expect(me.usage.hops_used).toBe(4);
