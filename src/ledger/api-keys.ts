@@ -22,7 +22,6 @@ export const KEY_PREFIX = 'fg_live_';
 export const KEY_MODES = ['live', 'test'] as const;
 export type KeyMode = (typeof KEY_MODES)[number];
 const PREFIXES: Record<KeyMode, string> = { live: KEY_PREFIX, test: 'fg_test_' };
-export const TEST_KEY_PREFIX = PREFIXES.test;
 
 /** `agent` keys act (and may blow a fuse); `operator` keys also manage, and alone revive. */
 export const KEY_ROLES = ['agent', 'operator'] as const;
