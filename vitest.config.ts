@@ -49,6 +49,7 @@ export const BOTH_ENGINES = [
   'team-accounts',
   'spend-caps',
   'storage',
+  'test-mode',
   'tiles',
   'trust',
   'truth',

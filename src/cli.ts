@@ -38,7 +38,7 @@ function help(): string {
 }
 
 /** Flags that never take a value; every other `--flag` takes one (`--flag value` or `--flag=value`). */
-const BOOLEAN_FLAGS = new Set(['json', 'help', 'default', 'require-quorum']);
+const BOOLEAN_FLAGS = new Set(['json', 'help', 'default', 'require-quorum', 'test']);
 const GLOBAL_FLAGS = ['json', 'help'];
 
 /** The flags a command accepts: the `--name`s of its usage line, and --json, --help. */

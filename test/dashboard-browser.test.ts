@@ -77,7 +77,8 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     expect(await page.inputValue('#key-role')).toBe('agent');
     await Promise.all([page.waitForURL(/\/dashboard\/keys\?created=key_/), page.click('text=Create key')]);
     agentSecret = (await page.textContent('#new-secret'))!;
-    expect(agentSecret).toMatch(/^fg_live_/);
+    // A new account's dashboard opens in test mode (docs/test-mode.md): its first keys are test keys.
+    expect(agentSecret).toMatch(/^fg_test_/);
     // POST-redirect-GET: reloading neither shows the secret again nor makes a second key.
     await page.reload();
     expect(await page.content()).not.toContain(agentSecret);
@@ -139,7 +140,15 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     }
     expect(await page.locator('a:has-text("verify")').count()).toBeGreaterThan(0);
     await page.goto(srv.url + '/dashboard');
-    expect(await page.locator('svg[role=img]').count()).toBe(1);
+    // An account with no live key of its own is in test mode (docs/test-mode.md): billed nothing, no statement; off, the live one.
+    expect(await page.locator('.test-banner').count()).toBe(1);
+    expect(await page.locator('svg[role=img]').count()).toBe(0);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard'), page.click('.mode-switch button')]);
+    expect(await page.locator('.test-banner').count()).toBe(0);
+    expect(await page.innerText('#usage')).toContain('Operator statement');
+    expect(await axeSerious(page)).toEqual([]);
+    await Promise.all([page.waitForURL(srv.url + '/dashboard'), page.click('.mode-switch button')]);
+    expect(await page.locator('.test-banner').count()).toBe(1);
   });
 
   it('charges a licence parent after a confirmation, and creates and revokes an MGA grant', async () => {

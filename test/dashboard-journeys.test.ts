@@ -75,7 +75,8 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
 
       await Promise.all([page.waitForURL(/\/dashboard\?created=key_/), page.click('text=Create an agent key and a fuse')]);
       const secret = await page.locator('#new-secret').innerText();
-      expect(secret).toMatch(/^fg_live_/);
+      // A new account's dashboard opens in test mode (docs/test-mode.md): its first keys are test keys.
+      expect(secret).toMatch(/^fg_test_/);
       expect(await page.locator('#guide [data-step="key"] .tick').innerText()).toBe('Done');
       const setup = await page.locator('pre[data-step="setup"]').innerText();
       expect(setup).toContain(secret);
@@ -104,12 +105,13 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       const evidence = await (await srv.fetch(`/v1/receipts/${id}`, { headers: { accept: 'application/json' } })).json();
       expect(evidence.payload).toMatchObject({ kind: 'hop', decision: 'DENY' });
 
-      // The overview's usage: a chart that needs no script, and the same figures in a table.
+      // The first hour runs in test mode (docs/test-mode.md): a test receipt, in the test log, and nothing billed.
+      expect(evidence.payload.test).toBe(true);
+      expect(evidence.log.name).toBe('receipts-test');
       await page.goto(srv.url + '/dashboard');
-      expect(await page.locator('svg.chart rect').count()).toBeGreaterThan(0);
-      expect(await page.locator('details:has-text("same figures") td').allTextContents()).toContain('execute_gate');
+      expect(await page.locator('.test-banner').count()).toBe(1);
+      expect(await page.innerText('#usage')).toContain('billed nothing');
       expect(await page.locator('meter').count()).toBe(1);
-      expect(await page.innerText('main')).toContain('Operator statement');
       expect(await axeSerious(page)).toEqual([]);
       await shot(page, 'overview-usage');
     } finally {
@@ -420,7 +422,8 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       await page.fill('#password', PASSWORD);
       await Promise.all([page.waitForURL(/welcome=1/), page.click('main button[type=submit]')]);
       await Promise.all([page.waitForURL(/created=/), page.click('text=Create an agent key and a fuse')]);
-      expect(await page.locator('#new-secret').innerText()).toMatch(/^fg_live_/);
+      // A new account's dashboard opens in test mode (docs/test-mode.md): its first keys are test keys.
+      expect(await page.locator('#new-secret').innerText()).toMatch(/^fg_test_/);
       // The copy buttons need script: without it they stay hidden, the secret stays selectable text.
       expect(await page.locator('button[data-copy]').first().isVisible()).toBe(false);
       await page.goto(srv.url + '/dashboard/fuses');

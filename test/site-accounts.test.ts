@@ -90,7 +90,8 @@ describe('what a credential change or a deletion closes', { timeout: 120_000 }, 
     const c = formClient(s);
     expect((await c.post('/signup', { email: 'alerted@example.com', password: 'the first password' })).status).toBe(303);
     expect((await c.post('/dashboard/fuses', { label: 'watched' })).status).toBe(303);
-    const accountId = String((await s.ctx.ledger.read.execute("SELECT account_id FROM account_logins WHERE email = 'alerted@example.com'")).rows[0]!.account_id);
+    // A new account's dashboard opens in test mode (docs/test-mode.md): the fuse and the subscription are its test side's.
+    const accountId = `test:${String((await s.ctx.ledger.read.execute("SELECT account_id FROM account_logins WHERE email = 'alerted@example.com'")).rows[0]!.account_id)}`;
     const fuseId = String((await s.ctx.ledger.read.execute({ sql: 'SELECT id FROM fuses WHERE key_id = ?', args: [accountId] })).rows[0]!.id);
     const added = await c.post('/dashboard/alerts', { url: 'http://127.0.0.1:9/hooks', events: 'fuse.state_changed' });
     expect(added.status).toBe(303);

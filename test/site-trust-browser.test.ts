@@ -48,7 +48,7 @@ describe('/verify in Chromium', () => {
     const r = await verifyIn(page, srv.url, receipt.jws);
     expect(r.state).toBe('proven');
     expect(r.summary).toMatch(/^Proven: Fuse Gate signed this receipt \(\w+ PERMIT/);
-    expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Receipt signature', 'Signed checkpoint', 'Inclusion', 'Leaf and payload']);
+    expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Receipt signature', 'Signed checkpoint', 'Inclusion', 'Leaf and payload', 'Live or test']);
     expect(r.rows.every((x) => x.includes('✓ holds'))).toBe(true);
     expect(await axeSerious(page)).toEqual([]);
     await screenshot(page, { path: join(OUT, 'verify-proven.png'), fullPage: true });

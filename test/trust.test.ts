@@ -113,7 +113,7 @@ describe('log and receipt HTTP API', () => {
 
   it('describes every log and serves a checkpoint that an independent verifier accepts', async () => {
     const list = await (await s.fetch('/api/v1/logs')).json();
-    expect(list.logs.map((l: { name: string }) => l.name).sort()).toEqual(['astl', 'clearing', 'receipts', 'triggers']);
+    expect(list.logs.map((l: { name: string }) => l.name).sort()).toEqual(['astl', 'clearing', 'receipts', 'receipts-test', 'triggers']);
     const info = await (await s.fetch('/api/v1/logs/receipts')).json();
     expect(info).toMatchObject({ name: 'receipts', origin: `${new URL(s.ctx.config.SITE_URL).host}/receipts`, tree_size: 5 });
     const res = await s.fetch('/api/v1/logs/receipts/checkpoint');

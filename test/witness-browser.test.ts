@@ -51,7 +51,7 @@ describe('/verify with witnesses, in Chromium', () => {
       const page = await browser.newPage({ viewport: { width, height: 900 } });
       const r = await verifyIn(page, srv.url, encodeReceiptDocument(doc));
       expect(r.state).toBe('proven');
-      expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Signed checkpoint', 'Inclusion', 'Witnesses', 'Leaf and payload']);
+      expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Signed checkpoint', 'Inclusion', 'Witnesses', 'Leaf and payload', 'Live or test']);
       expect(r.rows[2]).toMatch(/cosigned by alpha, beta \(C2SP cosignatures, checked here\); quorum both holds/);
       expect(r.summary).toMatch(/Its witnesses \(alpha, beta\) cosigned that checkpoint/);
       await screenshot(page, { path: join(OUT, `verify-witnessed-${width}.png`), fullPage: true });

@@ -29,7 +29,7 @@
 import type { H3Event } from 'h3';
 import type { HTTPResponse } from 'h3';
 import type { z } from 'zod';
-import { getApiKey, type ApiKey } from '../ledger/api-keys.ts';
+import { getApiKey, isTestKey, type ApiKey } from '../ledger/api-keys.ts';
 import type { ActEvent } from './act-event.ts';
 import { actProblem } from './act-problem.ts';
 import type { ActSpec, Decision } from './act-spec.ts';
@@ -49,8 +49,8 @@ export { actProblem } from './act-problem.ts';
 
 /** Commits the act and answers its reply; `key` is the caller's, if any, for the problems of its quota and revocation. */
 export async function commitAct(event: ActEvent, ctx: AppContext, key: ApiKey | undefined, specOnly: ActSpec): Promise<Reply> {
-  // What the act charges the key counts against its spend caps (ledger/spend-caps.ts).
-  const spec: ActSpec = key ? { ...specOnly, needs: { ...specOnly.needs, spendOf: key.id } } : specOnly;
+  // What the act charges the key counts against its spend caps (ledger/spend-caps.ts); a test key's goes to the test log, unbilled.
+  const spec: ActSpec = key ? { ...specOnly, needs: isTestKey(key) ? { ...specOnly.needs, test: true } : { ...specOnly.needs, spendOf: key.id } } : specOnly;
   const call = paidCallOf(event);
   if (call) return commitPaidAct(ctx, key, call, spec);
   const reservation = openReservation(event);
@@ -180,6 +180,8 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
         precondition?.();
         const pay = { ctx, door: door!, body: async () => read(event), handle: unchecked };
         if (!key) return paidAct(event, pay);
+        // A test key never pays: past its hop limit it is answered 402 with no x402 offer (docs/test-mode.md).
+        if (isTestKey(key)) return keyed(event, key);
         if (presentsPayment(event)) {
           // The authenticated key may come from the auth cache, whose hops_used lags by up to AUTH_CACHE_MS:
           // whether a presented payment is taken must not lag, so the count is read afresh.

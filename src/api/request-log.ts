@@ -15,7 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { ownerId } from '../ledger/accounts.ts';
+import { ownerId, ownerParts } from '../ledger/accounts.ts';
 import { accountKeysPage, cachedSecret, type ApiKey } from '../ledger/api-keys.ts';
 import { deleteRequestsBefore, insertRequests, listRequests, nextLoggedAccount, requestTime, type AnsweredRequest, type RequestFilter, type RequestRow } from '../ledger/request-log.ts';
 import { verifyUrl } from '../ledger/receipts.ts';
@@ -182,11 +182,12 @@ function requestView(ctx: AppContext, r: RequestRow, names: Map<string, string>)
   };
 }
 
-/** Every key of an account (for names and for a filter by name). */
-async function accountKeys(ctx: AppContext, accountId: string): Promise<ApiKey[]> {
+/** Every key of an owner (for names and for a filter by name): an account's live keys, or its test side's test keys. */
+async function accountKeys(ctx: AppContext, owner: string): Promise<ApiKey[]> {
+  const { accountId, mode } = ownerParts(owner);
   const all: ApiKey[] = [];
   for (;;) {
-    const page = await accountKeysPage(ctx.ledger.read, accountId, 500, all.at(-1));
+    const page = await accountKeysPage(ctx.ledger.read, accountId, 500, all.at(-1), mode);
     all.push(...page);
     if (page.length < 500) return all;
   }

@@ -15,6 +15,9 @@ import { openNote, parseCheckpointText, type Checkpoint } from './note.ts';
 import { witnessesOf, type WitnessPolicy } from './witness-policy.ts';
 
 export const RECEIPT_TYP = 'fusegate-receipt+jws';
+
+/** The log of test keys' receipts (docs/test-mode.md), whose receipts carry the claim `"test": true`; no live receipt is ever in it. */
+export const TEST_RECEIPTS_LOG = 'receipts-test';
 /** `typ` of the JWS whose payload is a checkpoint body (src/crypto/seal.ts signs it). */
 export const CHECKPOINT_TYP = 'fusegate-checkpoint+jws';
 /** `typ` of a pre-finality receipt JWT (src/domain/prefinality-jwt.ts signs it). */

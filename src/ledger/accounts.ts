@@ -8,7 +8,7 @@ import type { Client, Transaction } from './sql.ts';
 import { newId, nowIso } from '../ids.ts';
 import { deleteMemberships, insertMember } from './members.ts';
 import { scanKeyReceipts } from './key-receipts.ts';
-import { getReceipt, type StoredReceipt } from './receipts.ts';
+import { getReceipt, receiptsLogOf, type StoredReceipt } from './receipts.ts';
 import { getFuses, type Fuse } from './fuses.ts';
 import { receiptAmountUsd, receiptReason } from '../domain/receipt-words.ts';
 
@@ -18,9 +18,24 @@ export interface Account {
   created_at: string;
 }
 
-/** The owner id objects of this key are stored and found under: its account. */
-export function ownerId(key: { account_id: string }): string {
-  return key.account_id;
+/**
+ * The owner id objects of this key are stored and found under: its account,
+ * or for a test key its account's test side (`test:<account id>`, no row of
+ * its own), so that a test key sees and changes test objects only and a live
+ * key never sees them (docs/test-mode.md).
+ */
+export function ownerId(key: { account_id: string; mode?: 'live' | 'test' | undefined }): string {
+  return key.mode === 'test' ? TEST_OWNER_PREFIX + key.account_id : key.account_id;
+}
+
+const TEST_OWNER_PREFIX = 'test:';
+
+/** The owner of an account's live objects, or of its test objects. */
+export const accountOwner = (accountId: string, test: boolean): string => (test ? TEST_OWNER_PREFIX + accountId : accountId);
+
+/** The account and mode an owner id (ownerId) names. */
+export function ownerParts(owner: string): { accountId: string; mode: 'live' | 'test' } {
+  return owner.startsWith(TEST_OWNER_PREFIX) ? { accountId: owner.slice(TEST_OWNER_PREFIX.length), mode: 'test' } : { accountId: owner, mode: 'live' };
 }
 
 const PAYER_PREFIX = 'x402:';
@@ -61,14 +76,14 @@ export async function setAccountSpendCap(tx: Transaction, accountId: string, cap
   return rs.rowsAffected > 0;
 }
 
-/** The account a key belongs to (undefined for no such key): decides whose a receipt is. */
+/** The owner (ownerId) of a key's objects (undefined for no such key): decides whose a receipt is. */
 export async function accountOfKey(db: Client | Transaction, keyId: string): Promise<string | undefined> {
-  const r = (await db.execute({ sql: 'SELECT account_id FROM api_keys WHERE id = ?', args: [keyId] })).rows[0];
-  return r ? String(r.account_id) : undefined;
+  const r = (await db.execute({ sql: 'SELECT account_id, mode FROM api_keys WHERE id = ?', args: [keyId] })).rows[0];
+  return r ? ownerId({ account_id: String(r.account_id), mode: String(r.mode) as 'live' | 'test' }) : undefined;
 }
 
 /** Whether a receipt made by key `receiptKeyId` belongs to the caller's account. */
-export async function receiptVisibleTo(db: Client | Transaction, receiptKeyId: string | undefined, caller: { account_id: string }): Promise<boolean> {
+export async function receiptVisibleTo(db: Client | Transaction, receiptKeyId: string | undefined, caller: { account_id: string; mode?: 'live' | 'test' | undefined }): Promise<boolean> {
   return receiptKeyId !== undefined && (await accountOfKey(db, receiptKeyId)) === ownerId(caller);
 }
 
@@ -215,8 +230,9 @@ export interface SkuTotal {
 
 /** The ids of the account's keys (revoked ones included: their charges and receipts stay the account's). */
 /** The account's keys, revoked ones included, id to name, oldest first. */
-export async function accountKeyNames(db: Client, accountId: string): Promise<Map<string, string>> {
-  const rs = await db.execute({ sql: 'SELECT id, name FROM api_keys WHERE account_id = ? ORDER BY created_at, id', args: [accountId] });
+export async function accountKeyNames(db: Client, owner: string): Promise<Map<string, string>> {
+  const { accountId, mode } = ownerParts(owner);
+  const rs = await db.execute({ sql: 'SELECT id, name FROM api_keys WHERE account_id = ? AND mode = ? ORDER BY created_at, id', args: [accountId, mode] });
   return new Map(rs.rows.map((r) => [String(r.id), String(r.name)]));
 }
 
@@ -292,8 +308,8 @@ export const RECEIPT_SCAN_BUDGET = 5_000;
  * newest first: the page just above the cursor is the tail. Read from the log through the keys' receipt lists
  * (ledger/key-receipts.ts): no row per receipt exists to search.
  */
-export async function accountReceipts(db: Client, accountId: string, filter: ReceiptFilter): Promise<ReceiptRow[]> {
-  const scan = await scanAccountReceipts(db, accountId, filter, filter.limit);
+export async function accountReceipts(db: Client, owner: string, filter: ReceiptFilter): Promise<ReceiptRow[]> {
+  const scan = await scanAccountReceipts(db, owner, filter, filter.limit);
   if (!scan) return [];
   const { receipts, names } = scan;
   const fuses = await getFuses(db, receipts.flatMap((r) => (r.payload.subject?.startsWith('fuse_') ? [r.payload.subject] : [])));
@@ -306,29 +322,34 @@ export async function accountReceipts(db: Client, accountId: string, filter: Rec
     tool: toolOf(r.payload) ?? null,
     created_at: r.payload.issued_at,
     key_name: names.get(r.payload.key_id ?? '') ?? '',
-    fuse_label: fuseLabel(fuses.get(r.payload.subject ?? ''), accountId),
+    fuse_label: fuseLabel(fuses.get(r.payload.subject ?? ''), owner),
     reason: receiptReason(r.payload),
     amount_usd: receiptAmountUsd(r.payload),
   }));
 }
 
-/** A fuse's label, shown only when the account owns the fuse (a fuse's owner is its account: ownerId). */
-const fuseLabel = (f: Fuse | undefined, accountId: string): string | null => (f && f.key_id === accountId ? f.label : null);
+/** A fuse's label, shown only when the owner (an account, or its test side) owns the fuse (ownerId). */
+const fuseLabel = (f: Fuse | undefined, owner: string): string | null => (f && f.key_id === owner ? f.label : null);
 
 /**
  * How many of the account's receipts match `filter` (cursors and limit aside),
  * counted up to RECEIPT_SCAN_BUDGET examined; `more` says the count stopped there.
  */
-export async function countAccountReceipts(db: Client, accountId: string, filter: ReceiptFilter): Promise<{ count: number; more: boolean }> {
-  const scan = await scanAccountReceipts(db, accountId, { ...filter, before: undefined, after: undefined }, RECEIPT_SCAN_BUDGET);
+export async function countAccountReceipts(db: Client, owner: string, filter: ReceiptFilter): Promise<{ count: number; more: boolean }> {
+  const scan = await scanAccountReceipts(db, owner, { ...filter, before: undefined, after: undefined }, RECEIPT_SCAN_BUDGET);
   return scan ? { count: scan.receipts.length, more: scan.next !== undefined } : { count: 0, more: false };
 }
 
-/** The scan both read: the account's keys, the filter as a predicate, the cursors as log indexes (null: a cursor names no receipt). */
-async function scanAccountReceipts(db: Client, accountId: string, filter: ReceiptFilter, limit: number) {
+/**
+ * The scan both read: the owner's keys (an account's live keys, or its test
+ * side's test keys, whose receipts are of the test log), the filter as a
+ * predicate, the cursors as log indexes (null: a cursor names no receipt of that log).
+ */
+async function scanAccountReceipts(db: Client, owner: string, filter: ReceiptFilter, limit: number) {
   const lower = (v: string | undefined) => v?.toLowerCase();
   const [kind, decision, subject, keyPrefix, id, tool] = [filter.kind, filter.decision, filter.subject, filter.key, filter.id, filter.tool].map(lower);
-  const names = await accountKeyNames(db, accountId);
+  const names = await accountKeyNames(db, owner);
+  const log = receiptsLogOf(ownerParts(owner).mode === 'test');
   const keys = [...names.keys()].filter((k) => !keyPrefix || k.toLowerCase().startsWith(keyPrefix));
   const keep = (r: StoredReceipt) => {
     const p = r.payload;
@@ -344,10 +365,14 @@ async function scanAccountReceipts(db: Client, accountId: string, filter: Receip
       (!filter.to || p.issued_at < filter.to)
     );
   };
-  const indexOf = async (cursor: string | undefined) => (cursor ? ((await getReceipt(db, cursor))?.log_index ?? null) : undefined);
+  const indexOf = async (cursor: string | undefined) => {
+    if (!cursor) return undefined;
+    const r = await getReceipt(db, cursor);
+    return r && r.log === log ? r.log_index : null;
+  };
   const [before, after] = [await indexOf(filter.before), await indexOf(filter.after)];
   if (before === null || after === null) return undefined;
-  const scan = await scanKeyReceipts(db, keys, { limit, keep, before, after, budget: RECEIPT_SCAN_BUDGET });
+  const scan = await scanKeyReceipts(db, keys, { limit, keep, before, after, budget: RECEIPT_SCAN_BUDGET, log });
   return { ...scan, names };
 }
 

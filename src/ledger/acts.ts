@@ -39,7 +39,7 @@ import { edgeRoot, inclusionFrom, leafHashReader, MAX_ENTRY_BYTES, type Edge } f
 import type { Hash, HashReader } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
-import { mintReceipt, receiptLeaf, RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer, type ReceiptOpening } from './receipts.ts';
+import { mintReceipt, receiptLeaf, RECEIPTS_LOG, TEST_RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer, type ReceiptOpening } from './receipts.ts';
 import { allSent, type Transaction } from './sql.ts';
 import { storeAnswer, type StoredAnswer } from './idempotency.ts';
 
@@ -59,6 +59,12 @@ export interface ActNeeds {
   spendOf?: string | undefined;
   /** Rows of its area a `run` act decides on, read with the group's (`state.row`). */
   rows?: ReadonlyArray<RowNeed> | undefined;
+  /**
+   * A test key's act (docs/test-mode.md): its receipt is minted in the test
+   * log with the claim `test: true`, and its charges are stated but never
+   * counted (no usage counter, no spend cap). Decided exactly as a live act.
+   */
+  test?: boolean | undefined;
 }
 
 /**
@@ -230,7 +236,14 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
   // The receipts log's head first: batches of several processes on one database serialise on its
   // row lock, so the state read after it (fuses, quotas, rows) is what the batches before left.
   // Sent together in that order (sql.ts): the server runs them in order, in one round trip.
-  const [before, fuses, { keys: quotas, accountCaps }, rows] = await allSent([lockEdge(tx, RECEIPTS_LOG), getFuses(tx, fuseIds), readHopQuotas(tx, keyIds, now), readGroupRows(tx, acts)]);
+  const [before, fuses, { keys: quotas, accountCaps }, rows, testBefore] = await allSent([
+    lockEdge(tx, RECEIPTS_LOG),
+    getFuses(tx, fuseIds),
+    readHopQuotas(tx, keyIds, now),
+    readGroupRows(tx, acts),
+    // The test log's head only for a group that holds a test act: a live group reads nothing more.
+    acts.some((a) => a.needs.test) ? lockEdge(tx, TEST_RECEIPTS_LOG) : undefined,
+  ]);
   // Set once a `run` act's statement changes a row: the group's reads may then be stale.
   const changes = { seen: false };
   // Rows the acts so far recorded (setRow): written with the group's records, so no read would see them yet.
@@ -238,6 +251,7 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
 
   const outcomes: ActOutcome[] = [];
   const receipts: Receipt[] = [];
+  const testReceipts: Receipt[] = [];
   const appends = new GroupAppends(tx);
   // Each receipt's entry, made once when it is minted (an amended copy is made again when written).
   const leaves = new WeakMap<Receipt, Buffer>();
@@ -254,10 +268,12 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
         if (minted) throw new Error('an act has at most one receipt');
         // Openings are kept for the receipt's key's account, listed with its receipts (key-receipts.ts).
         if (opts.openings?.length && !input.key_id) throw new Error('a receipt keeps openings only for its key');
-        const charged = withCharges(input, opts.charges);
-        const caps = input.key_id ? quotas.get(input.key_id)?.spend : undefined;
+        const test = act.needs.test === true;
+        const charged = withCharges(test ? { ...input, test: true } : input, opts.charges);
+        const caps = input.key_id && !test ? quotas.get(input.key_id)?.spend : undefined;
         if (caps && charged.charges) spend = checkSpend(caps, input.key_id!, charged.charges.reduce((sum, c) => sum + BigInt(c.amount_micros), 0n));
-        const receipt = mintReceipt(issuer, before.size + receipts.length, charged, opts.signed, now);
+        const index = test ? testBefore!.size + testReceipts.length : before.size + receipts.length;
+        const receipt = mintReceipt(issuer, index, charged, opts.signed, now);
         if (opts.openings?.length) receipt.openings = opts.openings;
         const leaf = Buffer.from(receiptLeaf(receipt), 'utf8');
         if (leaf.length > MAX_ENTRY_BYTES) throw new ReceiptTooLarge(leaf.length);
@@ -295,7 +311,7 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
       const written = d.writes.receipt;
       if (written?.receipt_id !== minted?.receipt_id || written?.log_index !== minted?.log_index) throw new Error('an act writes the receipt it minted, and only that one');
       if (d.writes.fuse) fuses.set(d.writes.fuse.id, d.writes.fuse);
-      if (written) receipts.push(written);
+      if (written) (written.log === TEST_RECEIPTS_LOG ? testReceipts : receipts).push(written);
       spend?.();
       decided.push(d.writes);
       atEnd.push(...ending);
@@ -309,8 +325,10 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
   // Proofs come from the group's edges in memory, so its ends run first: they may complete the answers stored below.
   for (const then of atEnd) then(appends);
   // The writes touch different tables and depend on no answer of each other: sent together (sql.ts).
+  const leafOf = (r: Receipt) => leaves.get(r) ?? Buffer.from(receiptLeaf(r), 'utf8');
   const [receiptsHead] = await allSent([
-    writeReceipts(tx, before, receipts, (r) => leaves.get(r) ?? Buffer.from(receiptLeaf(r), 'utf8')),
+    writeReceipts(tx, before, receipts, leafOf),
+    writeTestReceipts(tx, testBefore, testReceipts, leafOf),
     appends.write(),
     writeHopCounts(tx, [...quotas.values()], now),
     writeRecords(tx, [...decided.flatMap((a) => a.records ?? []), ...spendAlerts(cappedStates(quotas, accountCaps), now)]),
@@ -375,6 +393,16 @@ async function writeReceipts(tx: Transaction, before: Edge, receipts: readonly R
     addKeyReceipts(tx, receipts),
   ]);
   return appended.after;
+}
+
+/**
+ * A group's test receipts (docs/test-mode.md): appended to the test log and
+ * listed per key, never added to the usage counters, and with no summary a
+ * clearing period would sum: nothing of them is billed.
+ */
+async function writeTestReceipts(tx: Transaction, before: Edge | undefined, receipts: readonly Receipt[], leafOf: (r: Receipt) => Buffer): Promise<void> {
+  if (receipts.length === 0) return;
+  await allSent([appendLeaves(tx, TEST_RECEIPTS_LOG, receipts.map(leafOf), { before }), addKeyReceipts(tx, receipts)]);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
- * API keys. A key is `fg_live_` + 256 random bits, shown once; the database
- * keeps its SHA-256 only. Authentication looks the hash up, which compares
- * no secret byte by byte.
+ * API keys. A key is `fg_live_` (or, in test mode, `fg_test_`) + 256 random
+ * bits, shown once; the database keeps its SHA-256 only. Authentication looks
+ * the hash up, which compares no secret byte by byte.
  */
 import { hash, randomBytes } from 'node:crypto';
 import type { Client, Fragment, Transaction } from './sql.ts';
@@ -14,6 +14,15 @@ import { cachedKey, invalidateKeyCache, peekKey } from './key-cache.ts';
 
 export const KEY_PREFIX = 'fg_live_';
 
+/**
+ * A live key's acts are billed and logged in the receipts log; a test key's are
+ * decided the same way, logged in the test log and billed nothing
+ * (docs/test-mode.md). A key keeps its mode for life, through rotations.
+ */
+export const KEY_MODES = ['live', 'test'] as const;
+export type KeyMode = (typeof KEY_MODES)[number];
+const PREFIXES: Record<KeyMode, string> = { live: KEY_PREFIX, test: 'fg_test_' };
+
 /** `agent` keys act (and may blow a fuse); `operator` keys also manage, and alone revive. */
 export const KEY_ROLES = ['agent', 'operator'] as const;
 export type KeyRole = (typeof KEY_ROLES)[number];
@@ -24,6 +33,8 @@ export interface ApiKey {
   account_id: string;
   name: string;
   role: KeyRole;
+  /** Absent (older callers' objects) reads as live. */
+  mode?: KeyMode | undefined;
   prefix: string;
   hop_limit: number;
   /** Hops used in the current period (0 when the stored count is of an earlier period). */
@@ -57,6 +68,7 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
     account_id: String(r.account_id),
     name: String(r.name),
     role: String(r.role) as KeyRole,
+    mode: String(r.mode) as KeyMode,
     prefix: String(r.prefix),
     hop_limit: Number(r.hop_limit),
     hops_used: Number(r.hops_used),
@@ -76,7 +88,7 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
 /** The columns of a key row (hops_used counted now), and the arguments they take: put first in a statement's arguments. */
 function keyColumns(now = new Date()): Fragment {
   const hops = hopsThisPeriod(now);
-  return { sql: `id, account_id, name, role, prefix, hop_limit, ${hops.sql} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at, review_ttl_seconds, spend_cap_micros`, args: hops.args };
+  return { sql: `id, account_id, name, role, mode, prefix, hop_limit, ${hops.sql} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at, review_ttl_seconds, spend_cap_micros`, args: hops.args };
 }
 
 export async function createApiKey(
@@ -86,6 +98,8 @@ export async function createApiKey(
     name: string;
     hopLimit: number;
     role?: KeyRole;
+    /** Default live. */
+    mode?: KeyMode;
     accountId?: string;
     expiresAt?: string | null;
     hopPeriod?: HopPeriod;
@@ -95,12 +109,14 @@ export async function createApiKey(
     accountSpendCapMicros?: bigint | null;
   },
 ): Promise<{ key: ApiKey; secret: string }> {
-  const secret = newSecret();
+  const mode = input.mode ?? 'live';
+  const secret = newSecret(mode);
   const key: ApiKey = {
     id: newId('key'),
     account_id: input.accountId ?? '',
     name: input.name,
     role: input.role ?? 'operator',
+    mode,
     prefix: prefixOf(secret),
     hop_limit: input.hopLimit,
     hops_used: 0,
@@ -119,16 +135,19 @@ export async function createApiKey(
     // 0141 migration did for every older key: objects stored under the key id stay its.
     if (!input.accountId) key.account_id = (await insertAccount(tx, { id: key.id, name: key.name, now: key.created_at, spendCapMicros: input.accountSpendCapMicros ?? null })).id;
     await tx.execute({
-      sql: 'INSERT INTO api_keys (id, account_id, name, role, secret_hash, prefix, hop_limit, hop_period, created_at, expires_at, review_ttl_seconds, spend_cap_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      args: [key.id, key.account_id, key.name, key.role, hashSecret(secret), key.prefix, key.hop_limit, key.hop_period, key.created_at, key.expires_at, key.review_ttl_seconds ?? null, key.spend_cap_micros ?? null],
+      sql: 'INSERT INTO api_keys (id, account_id, name, role, mode, secret_hash, prefix, hop_limit, hop_period, created_at, expires_at, review_ttl_seconds, spend_cap_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      args: [key.id, key.account_id, key.name, key.role, mode, hashSecret(secret), key.prefix, key.hop_limit, key.hop_period, key.created_at, key.expires_at, key.review_ttl_seconds ?? null, key.spend_cap_micros ?? null],
     });
   });
   invalidateKeyCache(ledger.read);
   return { key, secret };
 }
 
-const newSecret = () => KEY_PREFIX + randomBytes(32).toString('base64url');
+const newSecret = (mode: KeyMode) => PREFIXES[mode] + randomBytes(32).toString('base64url');
 const prefixOf = (secret: string) => secret.slice(0, KEY_PREFIX.length + 4);
+
+/** Whether the key acts in test mode (its receipts in the test log, billed nothing). */
+export const isTestKey = (key: { mode?: KeyMode | undefined }): boolean => key.mode === 'test';
 
 /** The key whose current secret, or previous secret still in its rotation grace, this is. */
 export function findKeyBySecret(db: Client, secret: string, now = nowIso()): Promise<ApiKey | undefined> {
@@ -166,7 +185,9 @@ async function findKeyByHash(db: Client, hash: string, now = nowIso()): Promise<
  * or revoked.
  */
 export async function rotateApiKey(ledger: Ledger, id: string, graceSeconds: number): Promise<{ key: ApiKey; secret: string } | undefined> {
-  const secret = newSecret();
+  const current = await getApiKey(ledger.read, id);
+  if (!current) return undefined;
+  const secret = newSecret(current.mode ?? 'live');
   const now = new Date();
   const graceUntil = nowIso(new Date(now.getTime() + graceSeconds * 1000));
   const rs = await ledger.write((tx) =>
@@ -224,16 +245,17 @@ export async function listApiKeys(db: Client): Promise<ApiKey[]> {
   return rs.rows.map(rowToKey);
 }
 
-/** One page of an account's keys, oldest first: at most `limit`, those after the key `after` in that order. */
-export async function accountKeysPage(db: Client, accountId: string, limit: number, after?: ApiKey): Promise<ApiKey[]> {
+/** One page of an account's keys (of one mode when `mode` is given), oldest first: at most `limit`, those after the key `after` in that order. */
+export async function accountKeysPage(db: Client, accountId: string, limit: number, after?: ApiKey, mode?: KeyMode): Promise<ApiKey[]> {
   const columns = keyColumns();
+  const ofMode = mode ? { sql: ' AND mode = ?', args: [mode] } : { sql: '', args: [] };
   const rs = await db.execute(
     after
       ? {
-          sql: `SELECT ${columns.sql} FROM api_keys WHERE account_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
-          args: [...columns.args, accountId, after.created_at, after.id, limit],
+          sql: `SELECT ${columns.sql} FROM api_keys WHERE account_id = ?${ofMode.sql} AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
+          args: [...columns.args, accountId, ...ofMode.args, after.created_at, after.id, limit],
         }
-      : { sql: `SELECT ${columns.sql} FROM api_keys WHERE account_id = ? ORDER BY created_at, id LIMIT ?`, args: [...columns.args, accountId, limit] },
+      : { sql: `SELECT ${columns.sql} FROM api_keys WHERE account_id = ?${ofMode.sql} ORDER BY created_at, id LIMIT ?`, args: [...columns.args, accountId, ...ofMode.args, limit] },
   );
   return rs.rows.map(rowToKey);
 }

@@ -61,11 +61,16 @@ export async function keyReceiptOpenings(db: Db, keyId: string, day: string, ind
   return stored.map(([field, salt, value]) => ({ field, salt, value }));
 }
 
-/** Every receipt index of `keyId` issued on UTC `day`, in log order. */
+/**
+ * Every receipts-log index of `keyId` (of every key when undefined) issued on
+ * UTC `day`, in log order: live keys' only, since a test key's receipts are
+ * entries of the test log and never billed (docs/test-mode.md).
+ */
 export async function keyReceiptIndexesOn(db: Db, keyId: string | undefined, day: string): Promise<number[]> {
+  const live = "key_id IN (SELECT id FROM api_keys WHERE mode = 'live')";
   const rs = keyId
-    ? await db.execute({ sql: 'SELECT first, offsets FROM key_receipts WHERE key_id = ? AND day = ? ORDER BY first', args: [keyId, day] })
-    : await db.execute({ sql: 'SELECT first, offsets FROM key_receipts WHERE day = ? ORDER BY first', args: [day] });
+    ? await db.execute({ sql: `SELECT first, offsets FROM key_receipts WHERE key_id = ? AND day = ? AND ${live} ORDER BY first`, args: [keyId, day] })
+    : await db.execute({ sql: `SELECT first, offsets FROM key_receipts WHERE day = ? AND ${live} ORDER BY first`, args: [day] });
   return rs.rows.flatMap((r) => unpackIndexes(Number(r.first), bytes(r.offsets))).sort((a, b) => a - b);
 }
 
@@ -83,10 +88,12 @@ export interface ScanOptions {
   keep?: ((r: StoredReceipt) => boolean) | undefined;
   /** Stop after examining this many receipts, kept or not, so a rare filter cannot scan a whole history. */
   budget?: number | undefined;
+  /** The log the keys' receipts are entries of: the receipts log (default), or the test log for test keys. */
+  log?: string | undefined;
 }
 
 /**
- * The receipts of `keyIds`, newest first, filtered by `keep`. `next` is the
+ * The receipts of `keyIds` (all live, or all test keys: see `opts.log`), newest first, filtered by `keep`. `next` is the
  * cursor to pass as `before` for the next page, or undefined at the end.
  */
 export async function scanKeyReceipts(db: Client, keyIds: readonly string[], opts: ScanOptions): Promise<{ receipts: StoredReceipt[]; next: number | undefined }> {
@@ -128,7 +135,8 @@ export async function scanKeyReceipts(db: Client, keyIds: readonly string[], opt
     }
     if (batch.length === 0) continue;
     examined += batch.length;
-    for (const r of receiptsFromEntries(await readEntriesAt(db, RECEIPTS_LOG, batch))) {
+    const log = opts.log ?? RECEIPTS_LOG;
+    for (const r of receiptsFromEntries(await readEntriesAt(db, log, batch), log)) {
       last = r.log_index;
       if (opts.keep && !opts.keep(r)) continue;
       kept.push(r);

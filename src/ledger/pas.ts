@@ -8,7 +8,8 @@ import { recordWriter, type RecordWriter } from './records.ts';
 import type { Row } from '@libsql/client';
 import { indexListRows, unpackIndexes } from './index-lists.ts';
 import { readEntriesAt } from './log.ts';
-import { RECEIPTS_LOG, receiptIndex, receiptsFromEntries } from './receipts.ts';
+import { receiptLocation, receiptsFromEntries, receiptsLogOf } from './receipts.ts';
+import { ownerParts } from './accounts.ts';
 import { insertRows, type Client, type Transaction } from './sql.ts';
 import type { AuthorityGrant, LicenseState, StoredLicenseState } from '../domain/pas.ts';
 import { reportedLicenseState } from '../domain/pas.ts';
@@ -318,7 +319,7 @@ export interface JobReceiptRow {
  */
 export async function insertJobReceipts(tx: Transaction, rows: readonly JobReceiptRow[]): Promise<void> {
   const entries = rows.map((r) => {
-    const index = receiptIndex(r.receiptId);
+    const index = receiptLocation(r.receiptId)?.index;
     if (index === undefined) throw new Error(`receipt ${r.receiptId} carries no log index`);
     return { key: [r.keyId, r.jobId], index };
   });
@@ -332,7 +333,9 @@ export const PAS_JOB_RECEIPTS: RecordWriter<JobReceiptRow> = recordWriter('pas_j
 export async function jobReceipts(db: Db, keyId: string, jobId: string): Promise<Array<{ receipt_id: string; kind: string; decision: string; created_at: string }>> {
   const rs = await db.execute({ sql: 'SELECT first, offsets FROM pas_job_receipt_lists WHERE key_id = ? AND job_id = ?', args: [keyId, jobId] });
   const indexes = rs.rows.flatMap((r) => unpackIndexes(Number(r.first), Buffer.from(r.offsets as ArrayBuffer))).sort((a, b) => a - b);
-  return receiptsFromEntries(await readEntriesAt(db, RECEIPTS_LOG, indexes)).map((r) => ({
+  // A test owner's jobs list test receipts, entries of the test log (docs/test-mode.md).
+  const log = receiptsLogOf(ownerParts(keyId).mode === 'test');
+  return receiptsFromEntries(await readEntriesAt(db, log, indexes), log).map((r) => ({
     receipt_id: r.receipt_id,
     kind: r.payload.kind,
     decision: r.payload.decision,

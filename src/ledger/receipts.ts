@@ -26,12 +26,20 @@ import type { Client } from './sql.ts';
 import { compactJwsSync } from '../crypto/jws.ts';
 import type { Keyring } from '../crypto/keys.ts';
 import { canonicalJson } from '../crypto/canonical.ts';
-import { RECEIPT_TYP } from '../crypto/receipt.ts';
+import { RECEIPT_TYP, TEST_RECEIPTS_LOG } from '../crypto/receipt.ts';
 import { newId, nowIso, numericDate } from '../ids.ts';
 import { readEntry } from './log.ts';
 import { RECEIPTS_LOG } from './seals.ts';
 
-export { RECEIPT_TYP, RECEIPTS_LOG };
+/**
+ * TEST_RECEIPTS_LOG is the log of test keys' receipts (docs/test-mode.md): its
+ * own origin, checkpoints and tiles beside the receipts log, which never holds
+ * a test receipt. Its receipts' ids are `rcpt_test_<index>_<random>`.
+ */
+export { RECEIPT_TYP, RECEIPTS_LOG, TEST_RECEIPTS_LOG };
+
+/** The log a receipt of a live act, or of a test act, is an entry of. */
+export const receiptsLogOf = (test: boolean): string => (test ? TEST_RECEIPTS_LOG : RECEIPTS_LOG);
 
 /** What making a receipt needs from the service (the app context has it; the ledger imports nothing from api/). */
 export interface ReceiptIssuer {
@@ -60,6 +68,8 @@ export interface ReceiptInput {
   /** SHA-256 hex of the canonical act (see crypto/canonical.ts). */
   fingerprint?: string;
   demo?: boolean;
+  /** A test key's act (docs/test-mode.md): an entry of the test log, its charges never billed. Absent for a live act. */
+  test?: true;
   /** Further facts of the decision. */
   data?: Record<string, unknown>;
   /** What the act charged `key_id` (absent when nothing). */
@@ -84,6 +94,8 @@ export interface Receipt {
   jws: string | null;
   payload: ReceiptPayload;
   log_index: number;
+  /** The log it is an entry of: RECEIPTS_LOG, or TEST_RECEIPTS_LOG for a test receipt. */
+  log: string;
   verify_url: string;
   /** What opens the commitments in its payload: kept for its key's account, never in the log (key-receipts.ts). */
   openings?: readonly ReceiptOpening[] | undefined;
@@ -102,18 +114,25 @@ export function verifyUrl(ctx: ReceiptIssuer, receiptId: string): string {
   return `${ctx.config.BASE_URL}/v1/receipts/${receiptId}`;
 }
 
-/** The log index a receipt id carries, or undefined for an id minted before tiles (or not an id at all). */
+/** The log index a receipt id of the receipts log carries, or undefined for a test receipt's id, one minted before tiles, or no id at all. */
 export function receiptIndex(id: string): number | undefined {
   const m = /^rcpt_(\d{1,15})_[A-Za-z0-9_-]{22}$/.exec(id);
   return m ? Number(m[1]) : undefined;
 }
 
-/** Makes the receipt that will be entry `index` of the receipts log (ledger/acts.ts calls it under the lock). */
+/** The log and index a receipt id carries (a test receipt's: the test log), or undefined for an id minted before tiles. */
+export function receiptLocation(id: string): { log: string; index: number } | undefined {
+  const m = /^rcpt_(test_)?(\d{1,15})_[A-Za-z0-9_-]{22}$/.exec(id);
+  return m ? { log: receiptsLogOf(m[1] !== undefined), index: Number(m[2]) } : undefined;
+}
+
+/** Makes the receipt that will be entry `index` of its log, the test log for a test act (ledger/acts.ts calls it under the lock). */
 export function mintReceipt(ctx: ReceiptIssuer, index: number, input: ReceiptInput, signed = false, now = new Date()): Receipt {
-  const receipt_id = newId(`rcpt_${index}`);
+  const test = input.test === true;
+  const receipt_id = newId(test ? `rcpt_test_${index}` : `rcpt_${index}`);
   const payload: ReceiptPayload = { ...input, receipt_id, iss: ctx.config.BASE_URL, iat: numericDate(now), issued_at: nowIso(now) };
   const jws = signed ? compactJwsSync(canonicalJson(payload), ctx.keyring.current, RECEIPT_TYP) : null;
-  return { receipt_id, jws, payload, log_index: index, verify_url: verifyUrl(ctx, receipt_id) };
+  return { receipt_id, jws, payload, log_index: index, log: receiptsLogOf(test), verify_url: verifyUrl(ctx, receipt_id) };
 }
 
 /** The exact text of a receipt's log entry: its JWS, or the canonical JSON of its payload. */
@@ -134,31 +153,33 @@ export interface StoredReceipt {
   jws: string | null;
   payload: ReceiptPayload;
   log_index: number;
+  /** The log it is an entry of (RECEIPTS_LOG or TEST_RECEIPTS_LOG). */
+  log: string;
 }
 
-/** Where receipt `id` is in the log: from the id itself, or for an id minted before tiles, from its legacy row. */
-async function indexOf(db: Client, id: string): Promise<number | undefined> {
-  const index = receiptIndex(id);
-  if (index !== undefined) return index;
+/** Where receipt `id` is: from the id itself, or for an id minted before tiles, from its legacy row (always the receipts log). */
+async function locationOf(db: Client, id: string): Promise<{ log: string; index: number } | undefined> {
+  const at = receiptLocation(id);
+  if (at !== undefined) return at;
   const rs = await db.execute({ sql: 'SELECT log_index FROM receipt_ids_legacy WHERE id = ?', args: [id] });
-  return rs.rows[0] ? Number(rs.rows[0].log_index) : undefined;
+  return rs.rows[0] ? { log: RECEIPTS_LOG, index: Number(rs.rows[0].log_index) } : undefined;
 }
 
 export async function getReceipt(db: Client, id: string): Promise<StoredReceipt | undefined> {
-  const index = await indexOf(db, id);
-  if (index === undefined) return undefined;
-  const entry = await readEntry(db, RECEIPTS_LOG, index);
+  const at = await locationOf(db, id);
+  if (at === undefined) return undefined;
+  const entry = await readEntry(db, at.log, at.index);
   if (!entry) return undefined;
   const r = receiptFromLeaf(Buffer.from(entry.leaf).toString('utf8'));
   // The index is public; the random part is what makes an id a capability: it must match.
   if (r.payload.receipt_id !== id) return undefined;
-  return { receipt_id: id, ...r, log_index: index };
+  return { receipt_id: id, ...r, log_index: at.index, log: at.log };
 }
 
-/** Receipts read back from their entries, in the order of `indexes`. */
-export function receiptsFromEntries(entries: ReadonlyArray<{ index: number; leaf: Uint8Array }>): StoredReceipt[] {
+/** Receipts read back from their entries of `log`, in the order of `indexes`. */
+export function receiptsFromEntries(entries: ReadonlyArray<{ index: number; leaf: Uint8Array }>, log = RECEIPTS_LOG): StoredReceipt[] {
   return entries.map((e) => {
     const r = receiptFromLeaf(Buffer.from(e.leaf).toString('utf8'));
-    return { receipt_id: r.payload.receipt_id, ...r, log_index: e.index };
+    return { receipt_id: r.payload.receipt_id, ...r, log_index: e.index, log };
   });
 }

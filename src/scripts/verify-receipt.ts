@@ -28,7 +28,7 @@ import { checkCompactJws, decodeJws, jwkKeyLookup, looksLikeJws, type PublicJwk 
 import { leafHash, verifyInclusion } from '../crypto/merkle.ts';
 import { noteOrigin } from '../crypto/note.ts';
 import { ProofError } from '../crypto/proof-error.ts';
-import { CHECKPOINT_TYP, parseReceiptDocument, PREFINALITY_TYP, RECEIPT_TYP, type ReceiptEvidenceDoc } from '../crypto/receipt.ts';
+import { CHECKPOINT_TYP, parseReceiptDocument, PREFINALITY_TYP, RECEIPT_TYP, TEST_RECEIPTS_LOG, type ReceiptEvidenceDoc } from '../crypto/receipt.ts';
 import { parseWitnessPolicy, witnessesOf, type Witnessed } from '../crypto/witness-policy.ts';
 import { openCheckpoint, publishedKeys } from './published-keys.ts';
 
@@ -191,6 +191,14 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
     const how = token !== null ? 'the signed receipt' : 'the canonical JSON of the payload (a batch-sealed receipt)';
     return `the logged leaf is ${how}, receipt ${id}${pasted ? ', the one your token names' : ''}`;
   });
+
+  // 7. Live or test (docs/test-mode.md): a receipt claiming "test" is proven in the test log only, any other in the receipts log only.
+  const test = ev.payload.test === true;
+  await attempt(findings, 'Live or test', async () => {
+    const inTestLog = origin.endsWith(`/${TEST_RECEIPTS_LOG}`);
+    if (test !== inTestLog) throw new ProofError(test ? `a test receipt is proven in the test log only, not in ${origin}` : `a live receipt is never in the test log ${origin}`);
+    return test ? "a TEST receipt: a test key's act, logged in the test log and billed nothing; not a live receipt" : 'a live receipt, in the receipts log';
+  });
   return finish(findings, ev.payload, ev, token !== null, witnessed);
 }
 
@@ -213,10 +221,11 @@ function finish(findings: Finding[], payload?: Record<string, unknown>, ev?: Evi
   }
   const what = `${String(payload.kind ?? 'act')} ${String(payload.decision ?? '')}`.trim();
   const about = `${what}${payload.subject ? ` for ${String(payload.subject)}` : ''}, issued ${issuedAt(payload)}`;
-  const entry = `entry ${ev.log.index} of the public receipts log, committed to by a checkpoint of ${ev.inclusion.tree_size} entries signed with the published key`;
-  const summary = signed
-    ? `Proven: Fuse Gate signed this receipt (${about}), and it is ${entry}. `
-    : `Proven: Fuse Gate logged this receipt (${about}) in a signed batch: its payload is ${entry}. `;
+  const test = payload.test === true;
+  const entry = `entry ${ev.log.index} of the public ${test ? 'test log' : 'receipts log'}, committed to by a checkpoint of ${ev.inclusion.tree_size} entries signed with the published key`;
+  const summary = `${test ? 'Test receipt (billed nothing, not a live receipt). ' : ''}${
+    signed ? `Proven: Fuse Gate signed this receipt (${about}), and it is ${entry}. ` : `Proven: Fuse Gate logged this receipt (${about}) in a signed batch: its payload is ${entry}. `
+  }`;
   const witnesses = witnessed ? (witnessed.quorum_holds ? `Its witnesses (${witnessed.cosigned_by.join(', ')}) cosigned that checkpoint: the log cannot show anyone a different history without them noticing. ` : 'The witness quorum has not cosigned that checkpoint yet. ') : '';
   return { proven, summary: summary + witnesses + 'Keep the checkpoint: the log can only grow from it (check it on the logs page).', findings, payload };
 }

@@ -29,8 +29,8 @@ export const GET_STARTED: readonly Step[] = [
   {
     id: 'key',
     title: 'Get an API key',
-    intro: 'Sign up (or sign in) and, on the dashboard\'s overview, choose "Create an operator key and a fuse"; store the secret, shown once. Running the service yourself? The CLI command below makes a key too. These steps need an operator key: step 2 creates a fuse, which an agent key may not do (it answers 403 operator_key_required).',
-    command: 'npm run cli -- keys create --name my-agent --json',
+    intro: 'Sign up (or sign in) and, on the dashboard\'s overview, choose "Create an operator key and a fuse"; store the secret, shown once. Until you make a live key, the dashboard is in test mode and makes test keys (fg_test_…): decided and receipted as live ones, logged in the test log, billed nothing (see /docs/test-mode). Running the service yourself? The CLI command below makes a test key too (without --test, a live one). These steps need an operator key: step 2 creates a fuse, which an agent key may not do (it answers 403 operator_key_required).',
+    command: 'npm run cli -- keys create --name my-agent --test --json',
     lang: 'bash',
     sets: { KEY: 'key' },
     expect: '"hop_limit"',

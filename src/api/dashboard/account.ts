@@ -18,6 +18,7 @@ import { mailTransport } from '../../accounts/mail.ts';
 import { countAttempt } from '../../accounts/throttle.ts';
 import { nowIso } from '../../ids.ts';
 import {
+  accountOwner,
   deleteAccountAccess,
   deleteOtherSessions,
   deleteSessionOf,
@@ -93,7 +94,7 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
   const accountPage = async (event: H3Event, s: Session, note = '', status = 200) => {
     const done = DONE[event.url.searchParams.get('done') ?? ''];
     const here = sha256(sessionSecretOf(event, ctx) ?? '');
-    const [sessions, cap] = await Promise.all([sessionsOf(ctx.ledger.read, s.personId, nowIso()), callApi(app, ctx, s, 'GET', '/v1/account/spend-cap')]);
+    const [sessions, cap] = await Promise.all([sessionsOf(ctx.ledger.read, s.personId, nowIso()), callApi(app, ctx, { ...s, key: s.liveKey }, 'GET', '/v1/account/spend-cap')]);
     const rows = sessions
       .map((x) => {
         const end =
@@ -140,7 +141,7 @@ ${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboar
   app.post('/dashboard/account/spend-cap', async (event) => {
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
-    const r = await callApi(app, ctx, p.session, 'POST', '/v1/account/spend-cap', spendCapBody(p.form.get('spend_cap_usd')));
+    const r = await callApi(app, ctx, { ...p.session, key: p.session.liveKey }, 'POST', '/v1/account/spend-cap', spendCapBody(p.form.get('spend_cap_usd')));
     return r.status === 200 ? redirect('/dashboard/account?done=spend-cap') : accountPage(event, p.session, problemNote(r), r.status);
   });
 
@@ -227,7 +228,8 @@ ${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboar
     const revoked = await ctx.ledger.write(async (tx) => {
       const n = await revokeAccountKeys(tx, p.session.accountId, now);
       await deleteAccountAccess(tx, p.session.accountId, now);
-      await disableAccountSubscriptions(tx, p.session.accountId, now);
+      // Its live side's subscriptions and its test side's (docs/test-mode.md).
+      for (const test of [false, true]) await disableAccountSubscriptions(tx, accountOwner(p.session.accountId, test), now);
       return n;
     });
     keysChanged(ctx.ledger);

@@ -24,7 +24,7 @@ import { PUBLIC_LOG_NOTE } from './signin.ts';
 import { spendCapBody, spendCapSection } from './spend-cap-form.ts';
 import { timeTag } from './when.ts';
 import { allows } from '../../domain/team-roles.ts';
-import { csrfField, dashboardPage, doneNotice, flashCookie, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
+import { csrfField, dashboardPage, doneNotice, flashCookie, listedKey, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
 
 type KeyRow = Record<string, string | number | null>;
 
@@ -99,7 +99,7 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
     note += doneNotice(event, DONE);
     // The dashboard's own key acts for the signed-in session and has no secret anyone holds: it is not a key to manage here.
     const rows = keys
-      .filter((k) => k.id !== s.key.id)
+      .filter((k) => listedKey(s, k))
       .map((k) => {
         const kid = e(String(k.id));
         const actions = !manages
@@ -114,7 +114,11 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
       .join('');
     const role = event.url.searchParams.get('role') === 'operator' ? 'operator' : 'agent';
     const create = manages
-      ? `<h2>Create a key</h2><form method="post" action="/dashboard/keys">${csrfField(s.csrf)}
+      ? `<h2>Create a key</h2><p class="muted">${
+          s.mode === 'test'
+            ? 'Test mode is on: this makes a <strong>test key</strong> (<code>fg_test_…</code>), decided as a live one and billed nothing. Switch test mode off to make a live key.'
+            : 'This makes a <strong>live key</strong> (<code>fg_live_…</code>), billed as it acts. Switch test mode on to make a test key.'
+        }</p><form method="post" action="/dashboard/keys">${csrfField(s.csrf)}
 <label for="key-name">Name</label><input id="key-name" name="name" required maxlength="100">
 <label for="key-role">Role</label><select id="key-role" name="role"><option value="agent"${role === 'agent' ? ' selected' : ''}>agent: acts, may blow a fuse, never revives one</option><option value="operator"${role === 'operator' ? ' selected' : ''}>operator: also manages (creates fuses, keys; revives)</option></select>
 <label for="key-limit">Hop limit per ${ctx.config.HOP_LIMIT_PERIOD} (empty: the default, ${ctx.config.HOP_LIMIT_DEFAULT})</label><input id="key-limit" name="hop_limit" inputmode="numeric" pattern="[0-9]{1,12}">
@@ -178,7 +182,7 @@ ${PUBLIC_LOG_NOTE}${COPY_SCRIPT}`,
     const flash = takeFlash<NewSecret>(event, ctx);
     if (flash.data && flash.data.id === k.id && event.url.searchParams.get('rotated') === '1') note += secretPanel(flash.data);
     note += doneNotice(event, DONE);
-    const dashboard = k.id === s.key.id;
+    const dashboard = s.dashboardKeyIds.includes(String(k.id));
     const period = String(k.hop_period);
     return page(
       dashboardPage(

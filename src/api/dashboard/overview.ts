@@ -25,7 +25,7 @@ import type { Router } from '../router.ts';
 import { COPY_SCRIPT, secretPanel, type NewSecret } from './keys-pages.ts';
 import { callApi, problemNote } from './pages.ts';
 import { PASSKEY_SCRIPT } from './passkeys.ts';
-import { csrfField, dashboardPage, flashCookie, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
+import { csrfField, dashboardPage, flashCookie, listedKey, page, readSession, readSignedInForm, redirect, sessionOwner, takeFlash, toSignin, type Session } from './web.ts';
 
 type Row = Record<string, unknown>;
 
@@ -121,11 +121,11 @@ export function registerOverview(router: Router, ctx: AppContext): void {
 
   const progress = async (s: Session, keys: Row[]): Promise<Progress> => {
     const [hop, deny, permit] = await Promise.all([
-      accountReceipts(ctx.ledger.read, s.accountId, { kind: 'hop', limit: 1 }),
-      accountReceipts(ctx.ledger.read, s.accountId, { kind: 'hop', decision: 'DENY', limit: 1 }),
-      accountReceipts(ctx.ledger.read, s.accountId, { kind: 'hop', decision: 'PERMIT', limit: 1 }),
+      accountReceipts(ctx.ledger.read, sessionOwner(s), { kind: 'hop', limit: 1 }),
+      accountReceipts(ctx.ledger.read, sessionOwner(s), { kind: 'hop', decision: 'DENY', limit: 1 }),
+      accountReceipts(ctx.ledger.read, sessionOwner(s), { kind: 'hop', decision: 'PERMIT', limit: 1 }),
     ]);
-    return { key: keys.some((k) => k.id !== s.key.id), hop: hop.length > 0, deny: deny.length > 0, receipt: deny[0]?.id ?? null, permit: permit[0]?.id ?? null };
+    return { key: keys.some((k) => listedKey(s, k)), hop: hop.length > 0, deny: deny.length > 0, receipt: deny[0]?.id ?? null, permit: permit[0]?.id ?? null };
   };
 
   /** `operatorFirst`: the visitor came from /start (OPERATOR_GUIDE), whose steps need an operator key. */
@@ -187,7 +187,7 @@ ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may
     const total = bySku.reduce((a, r) => a + r.micros, 0);
     const acts = bySku.reduce((a, r) => a + r.count, 0);
     const skuRows = bySku.map((r) => `<tr><td>${skuLabel(r.sku)}</td><td class="num">${r.count}</td><td class="num">${e(usd(r.micros))}</td></tr>`).join('');
-    const mine = keys.filter((k) => k.id !== s.key.id && k.status === 'active');
+    const mine = keys.filter((k) => listedKey(s, k) && k.status === 'active');
     const keyRows = mine
       .map((k) => {
         const used = Number(k.hops_used);
@@ -195,6 +195,12 @@ ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may
         return `<tr><td>${e(String(k.name))} <code>${e(String(k.prefix))}…</code></td><td><meter min="0" max="${limit}" value="${Math.min(used, limit)}" aria-label="${e(String(k.name))}: ${used} of ${limit} hops"></meter> ${used} / ${limit} per ${e(String(k.hop_period))}</td></tr>`;
       })
       .join('');
+    const hopsTable = keyRows ? `<table><thead><tr><th scope="col">Key</th><th scope="col">Hops this period</th></tr></thead><tbody>${keyRows}</tbody></table>` : '<p class="muted">No active key yet.</p>';
+    // Test keys are billed nothing (docs/test-mode.md): their hops count against their limits, no charge counts.
+    if (s.mode === 'test') {
+      return `<section id="usage" aria-labelledby="usage-h"><h2 id="usage-h">This period</h2><p>Test mode: the acts of test keys are decided and receipted as live ones and <strong>billed nothing</strong>, so no charge, statement or spend counts here. Switch test mode off for the live account's usage.</p>
+<h3>Hops against limits</h3>${hopsTable}</section>`;
+    }
     const statements = await Promise.all(mine.slice(0, 20).map(async (k) => ({ k, c: await openCheckoutView(ctx, String(k.id)) })));
     const stmtRows = statements
       .map(({ k, c }) => `<tr><td>${e(String(k.name))}</td><td class="num">${c.hops}</td><td class="num">${e(c.cleared_exposure_usd)}</td><td class="num">${e(c.terms.floor_usd)}</td><td class="num">${e(c.terms.bps_usd)}</td><td class="num">${e(c.terms.per_hop_usd)}</td><td class="num"><strong>${e(c.due_usd)}</strong></td><td class="num">${e(c.charged_usd)}</td><td>${reviewCounts(c.reviews)}</td></tr>`)
@@ -203,7 +209,7 @@ ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may
     return `<section id="usage" aria-labelledby="usage-h"><h2 id="usage-h">This period</h2><p>From ${e(since.slice(0, 10))} until ${e((periodReset('month') ?? '').slice(0, 10))} (UTC): <strong>${acts}</strong> charged acts, <strong>${e(usd(total))}</strong> in total.</p>
 ${usageChart(byDay, daysBetween(since, new Date()))}
 <h3>Charges per SKU</h3>${bySku.length ? `<table><thead><tr><th scope="col">SKU</th><th scope="col" class="num">Acts</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${skuRows}</tbody></table>` : '<p class="muted">Nothing charged this period.</p>'}
-<h3>Hops against limits</h3>${keyRows ? `<table><thead><tr><th scope="col">Key</th><th scope="col">Hops this period</th></tr></thead><tbody>${keyRows}</tbody></table>` : '<p class="muted">No active key yet.</p>'}
+<h3>Hops against limits</h3>${hopsTable}
 <h3>Operator statement${month ? ` for ${e(month)}` : ''}</h3>${
       stmtRows
         ? `<table><thead><tr><th scope="col">Key</th><th scope="col" class="num">Hops</th><th scope="col" class="num">Cleared exposure</th><th scope="col" class="num">Floor</th><th scope="col" class="num">${statements[0]!.c.bps} bps</th><th scope="col" class="num">Per hop</th><th scope="col" class="num">Due</th><th scope="col" class="num">Charged so far</th><th scope="col">Reviews</th></tr></thead><tbody>${stmtRows}</tbody></table>

@@ -16,7 +16,7 @@ import { Problem } from '../problem.ts';
 import type { Router } from '../router.ts';
 import { PUBLIC_LOG_NOTE } from './signin.ts';
 import { timeTag } from './when.ts';
-import { csrfField, dashboardPage, doneNotice, page, readSession, readSignedInForm, redirect, requireRole, toSignin as signinFirst, type Session } from './web.ts';
+import { csrfField, dashboardPage, doneNotice, modeCookie, page, readSession, readSignedInForm, redirect, requireRole, safeNext, sessionOwner, toSignin as signinFirst, type Session } from './web.ts';
 import { auditCall } from '../audit.ts';
 import { allows, roleForCall } from '../../domain/team-roles.ts';
 
@@ -57,6 +57,13 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
   /** A form post: the session, its CSRF check, and the form. */
   const posted = (event: H3Event) => readSignedInForm(event, ctx);
   const param = (event: H3Event, name: string) => String(event.context.params?.[name] ?? '');
+
+  // ------------------------------------------------------------ the test-mode switch (docs/test-mode.md)
+  app.post('/dashboard/mode', async (event) => {
+    const p = await posted(event);
+    if (!p) return toSignin();
+    return redirect(safeNext(p.form.get('next')), [modeCookie(event, ctx, p.form.get('mode') === 'test' ? 'test' : 'live')]);
+  });
 
   // ------------------------------------------------------------ fuses
   const fuseActions = (s: Session, f: Record<string, string | null>) => {
@@ -155,13 +162,13 @@ ${PUBLIC_LOG_NOTE}`,
     if (!s) return toSignin(event);
     const id = param(event, 'fuse_id');
     const fuse = await getFuse(ctx.ledger.read, id);
-    if (!fuse || fuse.key_id !== s.accountId) return page(dashboardPage(s, '/dashboard/fuses', 'No such fuse', '<p>This account has no fuse with that id. <a href="/dashboard/fuses">All fuses</a></p>'), 404);
+    if (!fuse || fuse.key_id !== sessionOwner(s)) return page(dashboardPage(s, '/dashboard/fuses', 'No such fuse', '<p>This account has no fuse with that id. <a href="/dashboard/fuses">All fuses</a></p>'), 404);
     const f: Record<string, string | null> = { fuse_id: fuse.id, state: fuse.state, label: fuse.label, updated_at: fuse.updated_at };
     const [history, keys] = await Promise.all([
-      accountReceipts(ctx.ledger.read, s.accountId, { subject: id, kindPrefix: 'fuse_', limit: 200 }),
+      accountReceipts(ctx.ledger.read, sessionOwner(s), { subject: id, kindPrefix: 'fuse_', limit: 200 }),
       callApi(app, ctx, s, 'GET', '/v1/keys'),
     ]);
-    const names = new Map(((keys.body.data ?? []) as Array<Record<string, string>>).map((k) => [k.id, k.id === s.key.id ? 'this dashboard' : `${k.name} (${k.prefix}…)`]));
+    const names = new Map(((keys.body.data ?? []) as Array<Record<string, string>>).map((k) => [k.id, s.dashboardKeyIds.includes(k.id!) ? 'this dashboard' : `${k.name} (${k.prefix}…)`]));
     const rows = history
       .map((r) => `<tr><td data-label="When">${timeTag(r.created_at)}</td><td data-label="Change">${e(r.kind.replace(/^fuse_/, ''))}</td><td data-label="To">${e(r.decision)}</td><td data-label="By">${e(names.get(r.key_id) ?? 'a deleted key')}<br><code>${e(r.key_id)}</code></td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`)
       .join('');
@@ -228,9 +235,9 @@ ${PUBLIC_LOG_NOTE}`,
     if (!s) return toSignin(event);
     const { filter, fields, bad } = receiptFilter(event.url.searchParams, PAGE + 1);
     // Newer: every match above the cursor, of which the page is the oldest PAGE (and one more says there are newer still).
-    const found = bad.length ? [] : fields.after ? (await accountReceipts(ctx.ledger.read, s.accountId, { ...filter, limit: RECEIPT_SCAN_BUDGET })).slice(-(PAGE + 1)) : await accountReceipts(ctx.ledger.read, s.accountId, filter);
+    const found = bad.length ? [] : fields.after ? (await accountReceipts(ctx.ledger.read, sessionOwner(s), { ...filter, limit: RECEIPT_SCAN_BUDGET })).slice(-(PAGE + 1)) : await accountReceipts(ctx.ledger.read, sessionOwner(s), filter);
     const shown = fields.after ? found.slice(-PAGE) : found.slice(0, PAGE);
-    const [total, keys] = bad.length ? [{ count: 0, more: false }, new Map<string, string>()] : await Promise.all([countAccountReceipts(ctx.ledger.read, s.accountId, filter), accountKeyNames(ctx.ledger.read, s.accountId)]);
+    const [total, keys] = bad.length ? [{ count: 0, more: false }, new Map<string, string>()] : await Promise.all([countAccountReceipts(ctx.ledger.read, sessionOwner(s), filter), accountKeyNames(ctx.ledger.read, sessionOwner(s))]);
     const named = (name: string | null, id: string) => (name ? `${e(name)} <code>${e(id)}</code>` : `<code>${e(id)}</code>`);
     const rows = shown
       .map(
@@ -281,7 +288,7 @@ ${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope=
       if (bad.length) throw new Problem({ status: 400, code: 'invalid_query', title: 'Bad request', detail: bad.join('; ') });
       const all: ReceiptRow[] = [];
       for (let before = filter.before; all.length < EXPORT_MAX; ) {
-        const batch = await accountReceipts(ctx.ledger.read, s.accountId, { ...filter, before, limit: Math.min(1000, EXPORT_MAX - all.length) });
+        const batch = await accountReceipts(ctx.ledger.read, sessionOwner(s), { ...filter, before, limit: Math.min(1000, EXPORT_MAX - all.length) });
         all.push(...batch);
         if (batch.length < 1000) break;
         before = batch.at(-1)!.id;

@@ -9,7 +9,7 @@ import type { AppContext } from '../context.ts';
 import { escapeHtml as e } from '../html.ts';
 import type { Router } from '../router.ts';
 import { callApi } from './pages.ts';
-import { dashboardPage, page, readSession, redirect } from './web.ts';
+import { dashboardPage, listedKey, page, readSession, redirect } from './web.ts';
 
 type Row = Record<string, unknown>;
 const s_ = (v: unknown) => e(v === null || v === undefined ? '' : String(v));
@@ -48,7 +48,7 @@ export function registerRequestsPage(router: Router, ctx: AppContext): void {
     const off = list.body.enabled === false ? '<p class="notice" role="status">The request log is off on this deployment: its operator turns it on with <code>REQUEST_LOG_ENABLED=true</code> (<a href="/docs/request-log">why it is off by default</a>).</p>' : '';
     const refused = list.status !== 200 ? `<p class="error" role="alert">${s_(list.body.detail ?? 'That filter is not valid.')}</p>` : '';
     const rows = ((list.body.data ?? []) as Row[]).map(requestRow).join('');
-    const keyNames = ((keys.body.data ?? []) as Row[]).filter((k) => k.id !== s.key.id).map((k) => String(k.name));
+    const keyNames = ((keys.body.data ?? []) as Row[]).filter((k) => listedKey(s, k)).map((k) => String(k.name));
     const option = (value: string, label: string, chosen: string | null) => `<option value="${e(value)}"${value === (chosen ?? '') ? ' selected' : ''}>${e(label)}</option>`;
     const filters = new URLSearchParams(asked);
     filters.delete('before');

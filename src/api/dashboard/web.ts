@@ -14,8 +14,9 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { HTTPResponse, type H3Event } from 'h3';
 import { nowIso } from '../../ids.ts';
 import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
-import { loginOfAccount } from '../../ledger/accounts.ts';
+import { accountOwner, loginOfAccount } from '../../ledger/accounts.ts';
 import { areasInUse, type AreasInUse } from '../../ledger/account-views.ts';
+import { dashboardTestKey, ensureDashboardTestKey, hasOwnLiveKey } from '../../ledger/dashboard-modes.ts';
 import { membershipsOf, sessionPerson, type Membership } from '../../ledger/members.ts';
 import { allows, type TeamRole } from '../../domain/team-roles.ts';
 import { readRawBody } from '../body.ts';
@@ -57,10 +58,13 @@ const HINT = 'fg_signed_in';
 function hintCookie(event: H3Event, ctx: AppContext, on: boolean): string {
   return [`${HINT}=${on ? '1' : ''}`, 'Path=/', 'SameSite=Lax', `Max-Age=${on ? ctx.config.SESSION_TTL_SECONDS : 0}`, ...(secure(event, ctx) ? ['Secure'] : [])].join('; ');
 }
-/** The cookies that start a session: the session itself and the signed-in hint. */
-export const signedInCookies = (event: H3Event, ctx: AppContext, secret: string) => [sessionCookieHeader(event, ctx, secret), hintCookie(event, ctx, true)];
+/** The dashboard's mode cookie (not a credential: it only says which side the pages show); a new session starts without it. */
+const MODE = 'fg_mode';
+const clearModeCookie = (event: H3Event, ctx: AppContext) => setCookieHeader(event, ctx, MODE, '', 0);
+/** The cookies that start a session: the session itself and the signed-in hint (and the account's own default mode). */
+export const signedInCookies = (event: H3Event, ctx: AppContext, secret: string) => [sessionCookieHeader(event, ctx, secret), hintCookie(event, ctx, true), clearModeCookie(event, ctx)];
 /** The cookies that end a session in this browser. */
-export const signedOutCookies = (event: H3Event, ctx: AppContext) => [clearSessionCookieHeader(event, ctx), hintCookie(event, ctx, false)];
+export const signedOutCookies = (event: H3Event, ctx: AppContext) => [clearSessionCookieHeader(event, ctx), hintCookie(event, ctx, false), clearModeCookie(event, ctx)];
 
 /**
  * Where to go after signing in: a path of this site from `next` (a deep link
@@ -88,13 +92,34 @@ export interface Session {
   role: TeamRole;
   /** Every account the person may act in, their own first. */
   accounts: Membership[];
-  /** The occasional areas the account uses: their tabs show only then. */
+  /** The occasional areas the account uses (on the side the mode shows): their tabs show only then. */
   areas: AreasInUse;
-  /** The account's dashboard key: the operator identity every dashboard action runs as. */
+  /**
+   * The key every dashboard action runs as: the account's dashboard key, or in
+   * test mode its dashboard test key (docs/test-mode.md), so that the pages
+   * show and change test objects only.
+   */
   key: ApiKey;
+  /** The account's live dashboard key, for what only a live key may change (the account's spend cap). */
+  liveKey: ApiKey;
+  /** The "Test mode" switch: test while on. */
+  mode: 'live' | 'test';
+  /** The ids of the dashboard's own keys (live and test): not keys to list or manage. */
+  dashboardKeyIds: readonly string[];
   /** The CSRF token of this session's forms. */
   csrf: string;
 }
+
+/** The cookie that keeps the dashboard in `mode` in this browser. */
+export function modeCookie(event: H3Event, ctx: AppContext, mode: 'live' | 'test'): string {
+  return setCookieHeader(event, ctx, MODE, mode, 365 * 86_400);
+}
+
+/** Whether a key (as the API shows it) is one the session's pages list: of the switch's mode, and not the dashboard's own. */
+export const listedKey = (s: Pick<Session, 'mode' | 'dashboardKeyIds'>, k: Record<string, unknown>): boolean => !s.dashboardKeyIds.includes(String(k.id)) && (k.mode ?? 'live') === s.mode;
+
+/** The owner (ownerId) whose objects the session's pages show: the account, or its test side in test mode. */
+export const sessionOwner = (s: Pick<Session, 'accountId' | 'mode'>): string => accountOwner(s.accountId, s.mode === 'test');
 
 /** The signed-in session, or undefined. */
 export async function readSession(event: H3Event, ctx: AppContext): Promise<Session | undefined> {
@@ -110,10 +135,30 @@ export async function readSession(event: H3Event, ctx: AppContext): Promise<Sess
   if (!login || !acting) return undefined;
   const accountId = acting.account_id;
   const keyId = accountId === personId ? login.dashboard_key_id : (await loginOfAccount(db, accountId))?.dashboard_key_id;
-  const [key, areas] = await Promise.all([keyId ? getApiKey(db, keyId) : undefined, areasInUse(db, accountId)]);
+  const key = keyId ? await getApiKey(db, keyId) : undefined;
   // A revoked dashboard key ends the dashboard too (keys API refuses to revoke it, the CLI can).
   if (!key || key.revoked_at) return undefined;
-  return { accountId, personId, email: login.email, role: acting.role, accounts, areas, key, csrf: sha256(`csrf\0${secret}`) };
+  // Test mode until the account has a live key of its own, or as the switch was last left.
+  const chosen = cookie(event, MODE);
+  const mode = chosen === 'test' || (chosen !== 'live' && !(await hasOwnLiveKey(db, accountId, key.id))) ? 'test' : 'live';
+  const limits = { hopLimit: ctx.config.HOP_LIMIT_DEFAULT, hopPeriod: ctx.config.HOP_LIMIT_PERIOD };
+  const [testKey, areas] = await Promise.all([
+    mode === 'test' ? ensureDashboardTestKey(ctx.ledger, accountId, limits) : dashboardTestKey(db, accountId),
+    areasInUse(db, accountOwner(accountId, mode === 'test')),
+  ]);
+  return {
+    accountId,
+    personId,
+    email: login.email,
+    role: acting.role,
+    accounts,
+    areas,
+    key: mode === 'test' ? testKey! : key,
+    liveKey: key,
+    mode,
+    dashboardKeyIds: testKey ? [key.id, testKey.id] : [key.id],
+    csrf: sha256(`csrf\0${secret}`),
+  };
 }
 
 /** Refuses (403, `team_role_required`) what the session's role in its account does not allow; `what` names the action. */
@@ -267,14 +312,32 @@ button{cursor:pointer}.notice{background:var(--ok-bg,#ecfdf5);border:1px solid v
 .steps>li>h3{margin:.25rem 0;font-size:1.05rem}.steps .tick{display:inline-block;min-width:4.5rem;font-weight:700}.steps .done .tick{color:var(--ok,#047857)}.steps .todo .tick{color:var(--muted,#4b5563)}
 .keys td:last-child{white-space:nowrap}.actions{display:flex;flex-wrap:wrap;gap:.4rem}.actions a,.actions button{margin:0}
 @media (max-width:40rem){table.cards-sm thead{position:absolute;left:-999px}table.cards-sm tr{display:block;border-top:1px solid var(--line,#d1d5db);padding:.5rem 0}
-table.cards-sm td{display:block;border:0;padding:.15rem .25rem}.usage svg.chart text.day{font-size:24px}table.cards-sm td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}`;
+table.cards-sm td{display:block;border:0;padding:.15rem .25rem}.usage svg.chart text.day{font-size:24px}table.cards-sm td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}
+.mode-bar{display:flex;justify-content:flex-end;margin:0 0 .5rem}.mode-switch button{display:inline-flex;align-items:center;gap:.5rem;min-height:44px;padding:.25rem .75rem;border:1px solid var(--line,#d1d5db);border-radius:999px;background:var(--paper,#fff);color:var(--ink,#111827);font:inherit}
+.mode-switch .track{width:2.25rem;height:1.25rem;border-radius:999px;background:var(--field,#6b7280);position:relative}.mode-switch .track::after{content:"";position:absolute;top:.15rem;left:.15rem;width:.95rem;height:.95rem;border-radius:50%;background:#fff}
+.mode-switch [aria-checked=true] .track{background:#c2410c}.mode-switch [aria-checked=true] .track::after{left:1.15rem}
+.test-banner{background:#fff7ed;color:#7c2d12;border:1px solid #c2410c;padding:.75rem;border-radius:.35rem}.test-banner a,.test-banner code{color:#7c2d12;background:transparent}
+.test-badge{display:inline-block;vertical-align:middle;font-size:.8rem;font-weight:700;padding:.1rem .5rem;border-radius:.35rem;background:#c2410c;color:#fff}`;
 
 /** The header's account region on a signed-in page: who, the dashboard, account settings and sign-out. */
 export function accountHeader(session: Session): string {
   return `<span class="who">${escapeHtml(session.email)}</span><a href="/dashboard">Dashboard</a><a href="/dashboard/account">Account</a><form method="post" action="/signout">${csrfField(session.csrf)}<button>Sign out</button></form>`;
 }
 
-/** A signed-in dashboard page: the account in the header, the dashboard nav, then `body` (trusted HTML). */
+/**
+ * The "Test mode" switch, as in Stripe's dashboard: a form that flips the mode
+ * and comes back to `current`; and while it is on, the banner every page shows.
+ */
+function modeSwitch(session: Session, current: string): string {
+  const test = session.mode === 'test';
+  const form = `<form method="post" action="/dashboard/mode" class="mode-switch">${csrfField(session.csrf)}<input type="hidden" name="next" value="${escapeHtml(current)}"><button name="mode" value="${test ? 'live' : 'test'}" role="switch" aria-checked="${test}"><span class="track" aria-hidden="true"></span>Test mode</button></form>`;
+  const banner = test
+    ? `<p class="test-banner"><span class="test-badge">Test mode</span> You are looking at test data: test keys (<code>fg_test_…</code>), their fuses, receipts and requests. Their acts are decided as live ones, logged in the test log and billed nothing. <a href="/docs/test-mode">About test mode</a></p>`
+    : '';
+  return `<div class="mode-bar">${form}</div>${banner}`;
+}
+
+/** A signed-in dashboard page: the account in the header, the dashboard nav and the test-mode switch, then `body` (trusted HTML). */
 export function dashboardPage(session: Session, current: string, title: string, body: string): string {
   const item = ([href, label]: [string, string]) => `<li><a href="${href}"${href === current ? ' aria-current="page"' : ''}>${label}</a></li>`;
   const shown = (href: string) => !(href in OCCASIONAL) || href === current || session.areas[OCCASIONAL[href]!];
@@ -282,5 +345,5 @@ export function dashboardPage(session: Session, current: string, title: string, 
   const nav = NAV.filter(([href]) => shown(href)).map(item).join('') + (more.length ? `<li class="more"><details><summary>More</summary><ul>${more.map(item).join('')}</ul></details></li>` : '');
   const acting = session.accounts.length > 1 ? `<p class="acting muted">Acting in <strong>${escapeHtml(session.accounts.find((m) => m.account_id === session.accountId)?.account_name ?? '')}</strong> as ${escapeHtml(session.role)}. <a href="/dashboard/members#accounts-h">Switch account</a></p>` : '';
   const viewer = session.role === 'viewer' ? '<p class="notice" role="note">You are a viewer of this account: you can read every page, and change nothing. An owner can give you another role.</p>' : '';
-  return htmlPage(title, `<nav class="dash" aria-label="Dashboard"><ul>${nav}</ul></nav>${acting}\n<h1>${escapeHtml(title)}</h1>${viewer}${body}`, DASHBOARD_CSS, accountHeader(session));
+  return htmlPage(title, `<nav class="dash" aria-label="Dashboard"><ul>${nav}</ul></nav>${acting}${modeSwitch(session, current)}\n<h1>${escapeHtml(title)}</h1>${viewer}${body}`, DASHBOARD_CSS, accountHeader(session));
 }

@@ -3,14 +3,16 @@
  *   GET  /v1/account/spend-cap   the cap, what every key of the account was charged this month, what is left
  *   POST /v1/account/spend-cap   {spend_cap_usd | null}: sets it (null: no cap)
  * A key's own cap is on its key (POST /v1/keys/{id}/spend-cap); an act must fit under both.
+ * A test key reads the cap but may not set it: it bills nothing, and the cap is the live account's.
  */
 import { z } from 'zod';
-import { accountSpendCap, ownerId, setAccountSpendCap } from '../../ledger/accounts.ts';
+import { accountSpendCap, setAccountSpendCap } from '../../ledger/accounts.ts';
+import { isTestKey } from '../../ledger/api-keys.ts';
 import { monthOf, monthReset, spentThisMonth } from '../../ledger/spend-caps.ts';
 import { callerKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { notFound } from '../problem.ts';
+import { notFound, Problem } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { capMicros, capView, capViewSchema, spendCapUsd } from '../spend-cap.ts';
@@ -35,14 +37,15 @@ export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): 
   const doc = { auth: 'key', role: 'operator', tag: 'keys' } as const;
   router.get('/v1/account/spend-cap', async (event) => {
     const caller = callerKey(event);
-    return toResponse(reply(await accountCapView(ctx, ownerId(caller))));
+    return toResponse(reply(await accountCapView(ctx, caller.account_id)));
   }, { ...doc, tool: 'account_spend_cap', summary: "The account's monthly spend cap, what its keys were charged this month and what is left", response: accountCapResponse, problems: [403] });
 
   router.post('/v1/account/spend-cap', async (event) => {
     const caller = callerKey(event);
     const b = await readBody(event, accountCapRequest, ctx.config.MAX_BODY_BYTES);
-    const set = await ctx.ledger.write((tx) => setAccountSpendCap(tx, ownerId(caller), capMicros(b.spend_cap_usd)));
-    if (!set) throw notFound(`account ${ownerId(caller)} has no settings to change`, 'unknown_account');
-    return toResponse(reply(await accountCapView(ctx, ownerId(caller))));
+    if (isTestKey(caller)) throw new Problem({ status: 403, code: 'test_key_live_setting', title: 'Forbidden', detail: "a test key cannot change the account's spend cap: use a live operator key or the dashboard" });
+    const set = await ctx.ledger.write((tx) => setAccountSpendCap(tx, caller.account_id, capMicros(b.spend_cap_usd)));
+    if (!set) throw notFound(`account ${caller.account_id} has no settings to change`, 'unknown_account');
+    return toResponse(reply(await accountCapView(ctx, caller.account_id)));
   }, { ...doc, tool: 'account_spend_cap_set', summary: "Set the most all the account's keys together may be charged per UTC calendar month (null: no cap); past it an act answers 402 spend_cap_reached", body: accountCapRequest, response: accountCapResponse, problems: [400, 403, 404], example: { spend_cap_usd: '1000.00' } });
 }

@@ -2,7 +2,7 @@
  * The keys of the caller's account (issue 14), for operator keys only: an
  * agent key can neither list nor mint keys, so it can never mint an operator.
  *   GET  /v1/keys                      the account's keys (never a secret)
- *   POST /v1/keys                      {name, role?, hop_limit?, expires_at? | expires_in_seconds?, spend_cap_usd?} -> 201 with the secret, once
+ *   POST /v1/keys                      {name, role?, mode?, hop_limit?, expires_at? | expires_in_seconds?, spend_cap_usd?} -> 201 with the secret, once
  *   GET  /v1/keys/{id}                 one key
  *   POST /v1/keys/{id}/revoke          401 from then on (within a second in every process: auth reads the ledger)
  *   POST /v1/keys/{id}/rotate          {grace_seconds?}: a new secret; the old one works until the grace ends
@@ -11,15 +11,18 @@
  *   POST /v1/keys/{id}/expiry          {expires_at | expires_in_seconds | null}: when it stops working
  *   POST /v1/keys/{id}/reviews         {review_expires_in_seconds | null}: how long a review its HOLD opens waits
  *   POST /v1/keys/{id}/spend-cap       {spend_cap_usd | null}: the most it may be charged per UTC month
- * Another account's key is 404. Create and rotate answer a secret, so they are
+ * Another account's key is 404, and so is a live key to a test key: a test
+ * key lists and manages its account's test keys only, and makes only test
+ * keys (docs/test-mode.md). Create and rotate answer a secret, so they are
  * not replayed from the idempotency store (which would keep it in clear).
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { HOP_PERIODS, periodReset } from '../../domain/quota.ts';
 import { nowIso } from '../../ids.ts';
-import { loginOfAccount, ownerId } from '../../ledger/accounts.ts';
-import { KEY_ROLES, accountKeysPage, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, setKeyReviewTtl, setKeySpendCap, setKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
+import { loginOfAccount } from '../../ledger/accounts.ts';
+import { dashboardTestKey } from '../../ledger/dashboard-modes.ts';
+import { KEY_MODES, KEY_ROLES, accountKeysPage, isTestKey, createApiKey, getApiKey, isExpired, revokeApiKey, rotateApiKey, setHopLimit, setKeyExpiry, setKeyReviewTtl, setKeySpendCap, setKeySurface, type ApiKey } from '../../ledger/api-keys.ts';
 import { REVIEW_TTL_MAX_SECONDS, REVIEW_TTL_MIN_SECONDS } from '../../domain/review.ts';
 import { actKindSchema, DEFAULT_ACT_KINDS, SURFACE_PRESETS } from '../../catalog/surfaces.ts';
 import { callerKey } from '../auth.ts';
@@ -46,6 +49,7 @@ export const createKeyRequest = z
   .strictObject({
     name: z.string().trim().min(1).max(100),
     role: z.enum(KEY_ROLES).default('agent').describe('agent (the default: acts, may blow a fuse) or operator (also manages)'),
+    mode: z.enum(KEY_MODES).optional().describe('live (the default for a live caller: billed, receipts in the receipts log) or test (a `fg_test_` key: decided the same, receipts in the test log, billed nothing); a test key makes test keys only'),
     hop_limit: z.number().int().positive().optional().describe('hops per period; default HOP_LIMIT_DEFAULT'),
     hop_period: z.enum(HOP_PERIODS).optional().describe('the UTC period the limit counts over; default HOP_LIMIT_PERIOD (month)'),
     expires_at: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 time after which the key answers 401'),
@@ -77,7 +81,8 @@ export const keyResponse = z.object({
   account_id: z.string(),
   name: z.string(),
   role: z.enum(KEY_ROLES),
-  prefix: z.string().describe('the first characters of the secret, to recognise it'),
+  mode: z.enum(KEY_MODES).describe('live, or test: its acts are logged in the test log and billed nothing (docs/test-mode.md)'),
+  prefix: z.string().describe('the first characters of the secret, to recognise it (fg_live_… or fg_test_…)'),
   status: z.enum(['active', 'revoked', 'expired']),
   hop_limit: z.number(),
   hop_period: z.enum(HOP_PERIODS),
@@ -109,6 +114,7 @@ export function keyObject(k: ApiKey, now = nowIso()) {
     account_id: k.account_id,
     name: k.name,
     role: k.role,
+    mode: k.mode ?? 'live',
     prefix: k.prefix,
     status: k.revoked_at ? 'revoked' : isExpired(k, now) ? 'expired' : 'active',
     hop_limit: k.hop_limit,
@@ -131,13 +137,16 @@ const createdKeyResponse = keyResponse.extend({ secret: z.string(), notice: z.st
 
 const SECRET_NOTICE = 'Store the secret now: it is shown once and only its hash is kept.';
 
+/** Whether `caller` may see and manage `key`: a key of its account, and for a test caller a test key only. */
+const manages = (caller: ApiKey, key: ApiKey): boolean => key.account_id === caller.account_id && (!isTestKey(caller) || isTestKey(key));
+
 export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
-  /** The key named in the path if it is the caller's account's; else 404, as if it did not exist. */
+  /** The key named in the path if the caller may manage it (its account's; a test caller: a test key); else 404, as if it did not exist. */
   const accountKey = async (event: H3Event, caller: ApiKey) => {
     const id = keyIdSchema.safeParse(event.context.params?.key_id);
     const key = id.success ? await getApiKey(ctx.ledger.read, id.data) : undefined;
-    if (!key || key.account_id !== ownerId(caller)) throw notFound(`no key ${String(event.context.params?.key_id)} in this account`, 'unknown_key');
+    if (!key || !manages(caller, key)) throw notFound(`no key ${String(event.context.params?.key_id)} in this account`, 'unknown_key');
     return key;
   };
   const doc = { auth: 'key', role: 'operator', tag: 'keys' } as const;
@@ -145,7 +154,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
   const withSpend = async (k: ApiKey) => ({ ...keyObject(k), ...capView(k.spend_cap_micros, await spentThisMonth(ctx.ledger.read, { keyId: k.id })) });
   /** The dashboard's own key is not revoked or given an expiry through the API: that would lock the account out. */
   const refuseDashboardKey = async (key: ApiKey, instead: string) => {
-    if ((await loginOfAccount(ctx.ledger.read, key.account_id))?.dashboard_key_id === key.id) {
+    if ((await loginOfAccount(ctx.ledger.read, key.account_id))?.dashboard_key_id === key.id || (await dashboardTestKey(ctx.ledger.read, key.account_id))?.id === key.id) {
       throw new Problem({ status: 409, code: 'dashboard_key', title: 'Conflict', detail: `${key.id} is the signed-in dashboard's own key: ${instead}` });
     }
   };
@@ -156,34 +165,38 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     let after: ApiKey | undefined;
     if (q.starting_after !== undefined) {
       after = await getApiKey(ctx.ledger.read, q.starting_after);
-      if (!after || after.account_id !== ownerId(caller)) {
+      if (!after || !manages(caller, after)) {
         const detail = `starting_after: no key ${q.starting_after} in this account`;
         throw badRequest('invalid_query', detail, { errors: [{ field: 'starting_after', message: `no key ${q.starting_after} in this account` }] });
       }
     }
     const now = nowIso();
-    const keys = await accountKeysPage(ctx.ledger.read, ownerId(caller), q.limit + 1, after);
+    const keys = await accountKeysPage(ctx.ledger.read, caller.account_id, q.limit + 1, after, isTestKey(caller) ? 'test' : undefined);
     return toResponse(reply({ object: 'list', data: keys.slice(0, q.limit).map((k) => keyObject(k, now)), has_more: keys.length > q.limit }));
   }, { ...doc, tool: 'keys_list', summary: "List the account's API keys, oldest first (never their secrets)", query: keysListQuery, problems: [400] });
 
   router.post('/v1/keys', async (event) => {
     const caller = callerKey(event);
     const b = await readBody(event, createKeyRequest, limit);
+    if (isTestKey(caller) && b.mode === 'live') {
+      throw new Problem({ status: 403, code: 'test_key_makes_test_keys', title: 'Forbidden', detail: 'a test key makes test keys only: create a live key with a live operator key or on the dashboard' });
+    }
     const now = Date.now();
     const expiresAt = b.expires_in_seconds !== undefined ? nowIso(new Date(now + b.expires_in_seconds * 1000)) : b.expires_at ? nowIso(new Date(b.expires_at)) : null;
     if (expiresAt !== null && expiresAt <= nowIso(new Date(now))) throw badRequest('invalid_body', 'expires_at: must be in the future', { errors: [{ field: 'expires_at', message: 'must be in the future' }] });
     const { key, secret } = await createApiKey(ctx.ledger, {
       name: b.name,
       role: b.role,
+      mode: b.mode ?? (isTestKey(caller) ? 'test' : 'live'),
       hopLimit: b.hop_limit ?? ctx.config.HOP_LIMIT_DEFAULT,
       hopPeriod: b.hop_period ?? ctx.config.HOP_LIMIT_PERIOD,
-      accountId: ownerId(caller),
+      accountId: caller.account_id,
       expiresAt,
       reviewTtlSeconds: b.review_expires_in_seconds ?? null,
       spendCapMicros: capMicros(b.spend_cap_usd ?? null),
     });
     return toResponse(reply({ ...keyObject(key), secret, notice: SECRET_NOTICE }, 201));
-  }, { ...doc, tool: 'keys_create', summary: 'Create a key in the calling account (agent by default); the secret is in this answer only', body: createKeyRequest, response: createdKeyResponse, responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } }, problems: [403], example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
+  }, { ...doc, tool: 'keys_create', summary: 'Create a key in the calling account (agent by default; live by default, `"mode": "test"` for a test key); the secret is in this answer only', body: createKeyRequest, response: createdKeyResponse, responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } }, problems: [403], example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 } });
 
   router.get('/v1/keys/:key_id', async (event) => {
     const caller = callerKey(event);

@@ -15,7 +15,7 @@ import { CHECKPOINT_TYP, verifyReceiptEvidence, verifyReceiptJws, type Check, ty
 import { compactJwsSync } from '../../crypto/jws.ts';
 import { logOrigin, signedCheckpoint } from '../../ledger/checkpoint.ts';
 import { inclusionProof, readEntries } from '../../ledger/log.ts';
-import { RECEIPTS_LOG, getReceipt, type StoredReceipt } from '../../ledger/receipts.ts';
+import { RECEIPTS_LOG, TEST_RECEIPTS_LOG, getReceipt, type StoredReceipt } from '../../ledger/receipts.ts';
 import { sealCovering } from '../../ledger/seals.ts';
 import { witnessedSizeCovering } from '../../ledger/witnesses.ts';
 import { formatWitnessPolicy, witnessesOf } from '../../crypto/witness-policy.ts';
@@ -57,10 +57,12 @@ export interface ReceiptEvidence extends ReceiptEvidenceDoc {
  * is deterministic, so this evidence can always be re-created.
  */
 export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promise<ReceiptEvidence> {
-  const origin = logOrigin(ctx.config.SITE_URL, RECEIPTS_LOG);
-  // The first checkpoint past the receipt that its witnesses cosigned (with the quorum if one has it), else its seal.
-  const witnessed = await witnessedSizeCovering(ctx, RECEIPTS_LOG, r.log_index);
-  const seal = witnessed ? undefined : await sealCovering(ctx.ledger.read, r.log_index);
+  // A test receipt is proven against the test log, under its own origin (docs/test-mode.md).
+  const log = r.log;
+  const origin = logOrigin(ctx.config.SITE_URL, log);
+  // The first checkpoint past the receipt that its witnesses cosigned (with the quorum if one has it), else its seal (the receipts log's only).
+  const witnessed = await witnessedSizeCovering(ctx, log, r.log_index);
+  const seal = witnessed || log !== RECEIPTS_LOG ? undefined : await sealCovering(ctx.ledger.read, r.log_index);
   let checkpoint: string;
   let checkpoint_jws: string;
   let size: number;
@@ -73,18 +75,18 @@ export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promis
     ({ note: checkpoint, jws: checkpoint_jws, tree_size: size } = seal);
     signer = ctx.keyring.byKid(seal.kid) ?? signer;
   } else {
-    const cp = await signedCheckpoint(ctx, RECEIPTS_LOG);
+    const cp = await signedCheckpoint(ctx, log);
     checkpoint = cp.note;
     size = cp.size;
     checkpoint_jws = compactJwsSync(checkpointText(cp), ctx.keyring.current, CHECKPOINT_TYP);
   }
-  const [entry] = await readEntries(ctx.ledger.read, RECEIPTS_LOG, r.log_index, 1);
-  const proof = await inclusionProof(ctx.ledger.read, RECEIPTS_LOG, r.log_index, size);
+  const [entry] = await readEntries(ctx.ledger.read, log, r.log_index, 1);
+  const proof = await inclusionProof(ctx.ledger.read, log, r.log_index, size);
   const doc = {
     leaf: new TextDecoder().decode(entry!.leaf),
     receipt: r.jws,
     payload: r.payload as unknown as Record<string, unknown>,
-    log: { name: RECEIPTS_LOG, index: r.log_index, origin, verifier_key: verifierKey(origin, signer.raw) },
+    log: { name: log, index: r.log_index, origin, verifier_key: verifierKey(origin, signer.raw) },
     inclusion: { tree_size: size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) },
     checkpoint,
     checkpoint_jws,
@@ -136,7 +138,7 @@ function receiptPage(e: ReceiptEvidence): string {
   return htmlPage(
     `Receipt ${e.receipt_id}`,
     `<h1>Receipt <code>${escapeHtml(e.receipt_id)}</code></h1>
-<p class="verdict">${ok ? 'This receipt is genuine: its signature verifies and it is included in the public receipts log.' : 'This receipt does NOT fully verify.'}</p>
+${e.payload.test === true ? '<p class="test-mode"><strong>Test receipt</strong>: a test key\'s act, logged in the test log and billed nothing. It is not a live receipt.</p>' : ''}<p class="verdict">${ok ? `This receipt is genuine: its signature verifies and it is included in the public ${e.payload.test === true ? 'test log' : 'receipts log'}.` : 'This receipt does NOT fully verify.'}</p>
 <table>${row('Signature', yes(e.verification.signature, e.receipt ? 'verifies (Ed25519)' : 'sealed: its signed checkpoint verifies (Ed25519)', 'does not verify'))}
 ${row('Inclusion', yes(e.verification.inclusion, `included at index ${e.log.index} of ${e.inclusion.tree_size}`, 'not proven'))}
 ${e.witnesses ? row('Witnesses', `${yes(e.verification.witnesses !== false, e.witnesses.cosigned_by.length ? `cosigned by ${escapeHtml(e.witnesses.cosigned_by.join(', '))}` : 'no witness has cosigned this checkpoint yet', 'a cosignature does not verify')}; ${e.witnesses.quorum === null ? 'no quorum required' : `quorum <code>${escapeHtml(e.witnesses.quorum)}</code> ${e.witnesses.quorum_holds ? 'holds' : 'does not hold yet'}`}`) : ''}
@@ -147,7 +149,7 @@ ${row('Subject', `<code>${escapeHtml(String(e.payload.subject ?? '—'))}</code>
 <table>${row('Verifier key', `<code>${escapeHtml(e.log.verifier_key)}</code>`)}${row('Checkpoint', `<pre>${escapeHtml(e.checkpoint)}</pre>`)}
 ${row('Leaf hash', `<code>${escapeHtml(e.inclusion.leaf_hash)}</code>`)}${row('Proof', `<pre>${escapeHtml(e.inclusion.hashes.join('\n'))}</pre>`)}
 ${row(e.receipt ? 'Receipt (JWS)' : 'Leaf', `<code>${escapeHtml(e.leaf)}</code>`)}</table>`,
-    `.verdict{padding:1rem;border-radius:.5rem;background:${ok ? '#ecfdf5' : '#fef2f2'};border:1px solid ${ok ? '#059669' : '#dc2626'}}`,
+    `.verdict{padding:1rem;border-radius:.5rem;background:${ok ? '#ecfdf5' : '#fef2f2'};border:1px solid ${ok ? '#059669' : '#dc2626'}}.test-mode{padding:.5rem 1rem;border-radius:.5rem;background:#fff7ed;border:1px solid #c2410c;color:#7c2d12}`,
   );
 }
 
@@ -206,9 +208,14 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
   }, { tool: 'receipt_verify', summary: "Verify a receipt: a JWS (signature, key, whether it is in the receipts log) or a whole evidence document (seal, inclusion, leaf)", auth: 'public', tag: 'receipts', body: verifyBody });
 }
 
-/** Checks a receipt's evidence against our own keys: the log verifier key of each of them, current first. */
+/**
+ * Checks a receipt's evidence against our own keys: the log verifier key of
+ * each of them, current first, for the log it names (the receipts log, or the
+ * test log for a test receipt: a test receipt never verifies as a live one).
+ */
 async function verifyEvidence(ctx: AppContext, e: ReceiptEvidenceDoc): Promise<Record<string, unknown>> {
-  const origin = logOrigin(ctx.config.SITE_URL, RECEIPTS_LOG);
+  const log = e.log.name === TEST_RECEIPTS_LOG ? TEST_RECEIPTS_LOG : RECEIPTS_LOG;
+  const origin = logOrigin(ctx.config.SITE_URL, log);
   let checks: Record<string, Check> = {};
   for (const key of ctx.keyring.all) {
     checks = await verifyReceiptEvidence(e, { keys: ctx.keyring, logKey: verifierKey(origin, key.raw), ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}) });
@@ -224,6 +231,8 @@ async function verifyEvidence(ctx: AppContext, e: ReceiptEvidenceDoc): Promise<R
     checks,
     ...(witnesses ? { witnesses } : {}),
     in_log: true,
+    log: log,
+    ...(log === TEST_RECEIPTS_LOG ? { test: true } : {}),
     log_index: e.log.index,
     ...(id ? { verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}),
   };

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { type AnswerRefusal, answerRefusal, askedOf, type HeldAmount, approvalRefusal, approvalsRequired, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
 import { newId, nowIso } from '../../ids.ts';
 import type { ActNeeds, ActState, RowNeed } from '../../ledger/acts.ts';
-import { ownerId } from '../../ledger/accounts.ts';
+import { ownerId, ownerParts } from '../../ledger/accounts.ts';
 import { membersOf } from '../../ledger/members.ts';
 import { allows } from '../../domain/team-roles.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
@@ -326,7 +326,8 @@ export async function afterHoldOpened(ctx: AppContext, reviewId: string): Promis
  */
 async function mailOpened(ctx: AppContext, r: Review): Promise<void> {
   try {
-    const reviewers = (await membersOf(ctx.ledger.read, r.account_id)).filter((m) => allows(m.role, 'operator'));
+    // A test review (account `test:<id>`) is the live account's people's to answer too.
+    const reviewers = (await membersOf(ctx.ledger.read, ownerParts(r.account_id).accountId)).filter((m) => allows(m.role, 'operator'));
     const s = r.summary;
     const what = askedOf(s);
     const send = mailTransport(ctx.config, ctx.log);
@@ -345,7 +346,8 @@ async function mailOpened(ctx: AppContext, r: Review): Promise<void> {
 /** Writes the review's review_opened receipt if it has none yet; the review when this call wrote it. */
 async function recordOpened(ctx: AppContext, id: string): Promise<Review | undefined> {
   return ctx.ledger.act({
-    needs: { rows: [{ reader: REVIEWS, key: id }] },
+    // A test key's review is its account's test side's: its receipts go to the test log.
+    needs: { rows: [{ reader: REVIEWS, key: id }], test: ownerParts((await getReview(ctx.ledger.read, id))?.account_id ?? '').mode === 'test' },
     run: async (tx, state) => {
       const r = await state.row(REVIEWS, id);
       if (!r || r.opened_receipt_id) return { writes: {}, result: undefined as Review | undefined };
@@ -555,7 +557,7 @@ export async function sweepReviews(ctx: AppContext, now = new Date()): Promise<n
   for (const r of await dueReviews(ctx.ledger.read, nowIso(now), 100)) {
     try {
       await ctx.ledger.act({
-        needs: {},
+        needs: { test: ownerParts(r.account_id).mode === 'test' },
         run: async (tx, state) => {
           const receipt = state.receipt(ctx, {
             kind: 'review_expired',

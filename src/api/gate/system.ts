@@ -53,7 +53,7 @@ async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> 
     openCheckoutView(ctx, key.id),
     countPendingReviews(ctx.ledger.read, ownerId(key), nowIso()),
     spentThisMonth(ctx.ledger.read, { keyId: key.id }),
-    accountCapView(ctx, ownerId(key)),
+    accountCapView(ctx, key.account_id),
   ]);
   // A key whose period is "none" has one period: its lifetime.
   const u = start ? await usage(ctx.ledger.read, key.id, start) : life;
@@ -62,6 +62,7 @@ async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> 
     id: key.id,
     account_id: key.account_id,
     role: key.role,
+    mode: key.mode ?? 'live',
     name: key.name,
     prefix: key.prefix,
     created_at: key.created_at,

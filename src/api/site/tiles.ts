@@ -25,7 +25,7 @@ import { notFound } from '../problem.ts';
 import type { Router } from '../router.ts';
 
 /** The public logs (migration 0011): a private log (an inference session's) is never served as tiles. */
-export const TILED_LOGS = ['receipts', 'astl', 'triggers', 'clearing'] as const;
+export const TILED_LOGS = ['receipts', 'receipts-test', 'astl', 'triggers', 'clearing'] as const;
 
 export const CHECKPOINT_MAX_AGE_SECONDS = 2;
 
