@@ -15,7 +15,18 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_ROUNDS, cliJson, fmt, load, report, spawnBaseline, spawnServer, type HttpLoad, type LoadResult, type Spawned } from './lib.ts';
+import {
+  BENCH_ROUNDS,
+  cliJson,
+  fmt,
+  load,
+  report,
+  spawnBaseline,
+  spawnServer,
+  type HttpLoad,
+  type LoadResult,
+  type Spawned,
+} from './lib.ts';
 
 /** One keyed load per figure, built for a server from its own key and fuse. */
 type LoadOf = (key: string, fuseId: string) => HttpLoad;
@@ -23,16 +34,43 @@ type LoadOf = (key: string, fuseId: string) => HttpLoad;
 const keyed = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
 
 const LOADS: LoadOf[] = [
-  (key, fuse_id) => ({ name: 'POST /v1/fuse/hop', method: 'POST', path: '/v1/fuse/hop', headers: keyed(key), body: JSON.stringify({ fuse_id, action: { kind: 'pay' } }) }),
+  (key, fuse_id) => ({
+    name: 'POST /v1/fuse/hop',
+    method: 'POST',
+    path: '/v1/fuse/hop',
+    headers: keyed(key),
+    body: JSON.stringify({ fuse_id, action: { kind: 'pay' } }),
+  }),
   (key) => ({
     name: 'POST /v1/prefinality/evaluate (GO)',
     method: 'POST',
     path: '/v1/prefinality/evaluate',
     headers: keyed(key),
-    body: JSON.stringify({ rail: 'rtp', transfer: { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' } }),
+    body: JSON.stringify({
+      rail: 'rtp',
+      transfer: {
+        amount: '125.00',
+        currency: 'USD',
+        account_number: '000123456789',
+        routing_number: '021000021',
+        counterparty: 'ACME Supplies LLC',
+      },
+    }),
   }),
-  (key, fuse_id) => ({ name: 'POST /api/v1/execute-gate', method: 'POST', path: '/api/v1/execute-gate', headers: keyed(key), body: JSON.stringify({ fuse_id, action: { kind: 'pay' }, exposure_usd: '125.00' }) }),
-  (key, fuse_id) => ({ name: 'POST /v1/act (welded act)', method: 'POST', path: '/v1/act', headers: keyed(key), body: JSON.stringify({ fuse_id, action: { kind: 'pay', amount: '120.00', payee: 'acme' } }) }),
+  (key, fuse_id) => ({
+    name: 'POST /api/v1/execute-gate',
+    method: 'POST',
+    path: '/api/v1/execute-gate',
+    headers: keyed(key),
+    body: JSON.stringify({ fuse_id, action: { kind: 'pay' }, exposure_usd: '125.00' }),
+  }),
+  (key, fuse_id) => ({
+    name: 'POST /v1/act (welded act)',
+    method: 'POST',
+    path: '/v1/act',
+    headers: keyed(key),
+    body: JSON.stringify({ fuse_id, action: { kind: 'pay', amount: '120.00', payee: 'acme' } }),
+  }),
   (key) => {
     let n = 0;
     return {
@@ -58,7 +96,11 @@ interface Round {
   after: LoadResult;
 }
 
-async function rounds(bare: () => Promise<LoadResult>, before: () => Promise<LoadResult>, after: () => Promise<LoadResult>): Promise<Round[]> {
+async function rounds(
+  bare: () => Promise<LoadResult>,
+  before: () => Promise<LoadResult>,
+  after: () => Promise<LoadResult>,
+): Promise<Round[]> {
   const out: Round[] = [];
   for (let i = 0; i < BENCH_ROUNDS; i++) {
     const r: Partial<Round> = {};
@@ -80,7 +122,8 @@ export async function benchBefore(): Promise<void> {
     console.log('  skipped: set BENCH_BEFORE to a built checkout of the earlier commit (bench/before.ts says how)');
     return;
   }
-  if (!existsSync(join(dir, 'src/server.ts')) || !existsSync(join(dir, 'dist/client'))) throw new Error(`BENCH_BEFORE=${dir} is not a built checkout (src/server.ts and dist/client are needed)`);
+  if (!existsSync(join(dir, 'src/server.ts')) || !existsSync(join(dir, 'dist/client')))
+    throw new Error(`BENCH_BEFORE=${dir} is not a built checkout (src/server.ts and dist/client are needed)`);
   const baseline = await spawnBaseline();
   const before = await spawnServer({}, dir);
   const after = await spawnServer();
@@ -100,13 +143,32 @@ export async function benchBefore(): Promise<void> {
       const median = all[Math.floor(all.length / 2)]!;
       const range = all.length > 1 ? ` (rounds ${ratio(all[0]!).toFixed(2)}-${ratio(all.at(-1)!).toFixed(2)})` : '';
       const name = la.name;
-      report('before', `${name} before`, fmt.rps(median.before.rps), fmt.rps(median.bare.rps), fmt.ratio(median.before.rps, median.bare.rps));
+      report(
+        'before',
+        `${name} before`,
+        fmt.rps(median.before.rps),
+        fmt.rps(median.bare.rps),
+        fmt.ratio(median.before.rps, median.bare.rps),
+      );
       report('before', `${name} after`, fmt.rps(median.after.rps), fmt.rps(median.bare.rps), fmt.ratio(median.after.rps, median.bare.rps));
-      report('before', `${name} after / before`, fmt.rps(median.after.rps), fmt.rps(median.before.rps), fmt.ratio(median.after.rps, median.before.rps) + range, {
-        text: '>= 0.95x',
-        met: median.after.rps >= 0.95 * median.before.rps,
-      });
-      report('before', `${name} p99 after / before`, fmt.ms(median.after.p99), fmt.ms(median.before.p99), fmt.ratio(median.after.p99, median.before.p99));
+      report(
+        'before',
+        `${name} after / before`,
+        fmt.rps(median.after.rps),
+        fmt.rps(median.before.rps),
+        fmt.ratio(median.after.rps, median.before.rps) + range,
+        {
+          text: '>= 0.95x',
+          met: median.after.rps >= 0.95 * median.before.rps,
+        },
+      );
+      report(
+        'before',
+        `${name} p99 after / before`,
+        fmt.ms(median.after.p99),
+        fmt.ms(median.before.p99),
+        fmt.ratio(median.after.p99, median.before.p99),
+      );
     }
   } finally {
     await Promise.all([baseline.stop(), before.stop(), after.stop()]);

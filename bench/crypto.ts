@@ -39,7 +39,10 @@ function paired(ours: () => unknown, baseline: () => unknown): { ours: number; b
     return { ours: o, base: b, ratio: o / b };
   }).sort((a, b) => a.ratio - b.ratio);
   const mid = rounds[Math.floor(rounds.length / 2)]!;
-  return { ...mid, range: rounds.length > 1 ? ` (rounds ${rounds[0]!.ratio.toFixed(2)}-${rounds[rounds.length - 1]!.ratio.toFixed(2)})` : '' };
+  return {
+    ...mid,
+    range: rounds.length > 1 ? ` (rounds ${rounds[0]!.ratio.toFixed(2)}-${rounds[rounds.length - 1]!.ratio.toFixed(2)})` : '',
+  };
 }
 
 const perSecond = (n: number) => `${Math.round(n).toLocaleString('en-US')}/s`;
@@ -59,10 +62,25 @@ export async function benchCrypto(): Promise<void> {
   const before = currentPlatform();
   const on = (platform: Platform, name: string) => {
     usePlatform(platform);
-    const h = paired(() => nodeHash(left, right), () => hash('sha256', node, 'buffer'));
-    report('crypto', `node hash (64-byte node), core on ${name}${h.range}`, perSecond(h.ours), `${perSecond(h.base)} crypto.hash`, `${h.ratio.toFixed(2)}x`);
+    const h = paired(
+      () => nodeHash(left, right),
+      () => hash('sha256', node, 'buffer'),
+    );
+    report(
+      'crypto',
+      `node hash (64-byte node), core on ${name}${h.range}`,
+      perSecond(h.ours),
+      `${perSecond(h.base)} crypto.hash`,
+      `${h.ratio.toFixed(2)}x`,
+    );
     const v = paired(() => verifyInclusion(index, size, left, proof, root), twentyHashes);
-    report('crypto', `inclusion proof check (20 hashes, 10^6 leaves), core on ${name}${v.range}`, perSecond(v.ours), `${perSecond(v.base)} 20 crypto.hash`, `${v.ratio.toFixed(2)}x`);
+    report(
+      'crypto',
+      `inclusion proof check (20 hashes, 10^6 leaves), core on ${name}${v.range}`,
+      perSecond(v.ours),
+      `${perSecond(v.base)} 20 crypto.hash`,
+      `${v.ratio.toFixed(2)}x`,
+    );
   };
   try {
     on(NODE, 'node:crypto (the server)');

@@ -109,10 +109,16 @@ let waiting: ServerResponse[] = [];
 
 function commitRows(acts: Array<{ id: string; leaf: Buffer; hash: Buffer }>, now: string): void {
   const first = size;
-  statement(`INSERT INTO receipts VALUES ${values(7, acts.length)}`).run(acts.flatMap((a, i) => [a.id, first + i, 'hop', 'PERMIT', 'fuse_floor', 'key_floor', now]));
+  statement(`INSERT INTO receipts VALUES ${values(7, acts.length)}`).run(
+    acts.flatMap((a, i) => [a.id, first + i, 'hop', 'PERMIT', 'fuse_floor', 'key_floor', now]),
+  );
   statement(`INSERT INTO log_entries VALUES ${values(4, acts.length)}`).run(acts.flatMap((a, i) => ['receipts', first + i, a.leaf, now]));
-  statement(`INSERT INTO log_nodes VALUES ${values(4, 2 * acts.length)}`).run(acts.flatMap((a, i) => ['receipts', first + i + 1, 0, a.hash, 'receipts', 2 * (first + i + 1), 1, a.hash]));
-  statement(`INSERT INTO meter VALUES ${values(5, acts.length)}`).run(acts.flatMap((a) => ['key_floor', 'execute_gate', 100_000, a.id, now]));
+  statement(`INSERT INTO log_nodes VALUES ${values(4, 2 * acts.length)}`).run(
+    acts.flatMap((a, i) => ['receipts', first + i + 1, 0, a.hash, 'receipts', 2 * (first + i + 1), 1, a.hash]),
+  );
+  statement(`INSERT INTO meter VALUES ${values(5, acts.length)}`).run(
+    acts.flatMap((a) => ['key_floor', 'execute_gate', 100_000, a.id, now]),
+  );
   statement('UPDATE quotas SET used = used + ? WHERE key_id = ?').run([acts.length, 'key_floor']);
 }
 
@@ -120,25 +126,41 @@ function commitTiles(acts: Array<{ id: string; leaf: Buffer; hash: Buffer }>, no
   const first = size;
   const edge = Buffer.alloc(32 * 20, 7);
   statement('UPDATE logs SET size = ?, edge = ? WHERE name = ? AND size = ?').run([first + acts.length, edge, 'receipts', first]);
-  for (let at = 0; at < acts.length; ) {
+  for (let at = 0; at < acts.length;) {
     const start = first + at;
     const count = Math.min(acts.length - at, 256 - (start % 256));
-    const bundle = Buffer.concat(acts.slice(at, at + count).flatMap((a) => [Buffer.from([a.leaf.length >> 8, a.leaf.length & 0xff]), a.leaf]));
-    statement('INSERT INTO log_segments VALUES (?, ?, ?, ?, ?, ?)').run(['receipts', start, count, bundle, `{"acts":{"hop PERMIT":${count}},"skus":{"execute_gate":[${count},"${count * 100_000}",false]}}`, now]);
+    const bundle = Buffer.concat(
+      acts.slice(at, at + count).flatMap((a) => [Buffer.from([a.leaf.length >> 8, a.leaf.length & 0xff]), a.leaf]),
+    );
+    statement('INSERT INTO log_segments VALUES (?, ?, ?, ?, ?, ?)').run([
+      'receipts',
+      start,
+      count,
+      bundle,
+      `{"acts":{"hop PERMIT":${count}},"skus":{"execute_gate":[${count},"${count * 100_000}",false]}}`,
+      now,
+    ]);
     at += count;
   }
   const note = `localhost/receipts\n${first + acts.length}\n${randomBytes(32).toString('base64')}\n`;
   const sig = sign(null, Buffer.from(note), privateKey).toString('base64');
-  statement('INSERT INTO receipt_seals VALUES (?, ?, ?, ?, ?, ?)').run([first + acts.length, randomBytes(32), `${note}\n— localhost/receipts ${sig}\n`, sig, 'kid', now]);
+  statement('INSERT INTO receipt_seals VALUES (?, ?, ?, ?, ?, ?)').run([
+    first + acts.length,
+    randomBytes(32),
+    `${note}\n— localhost/receipts ${sig}\n`,
+    sig,
+    'kid',
+    now,
+  ]);
   const day = now.slice(0, 10);
-  statement('INSERT INTO hop_counters VALUES (?, ?, ?) ON CONFLICT (key_id, day) DO UPDATE SET hops = hops + excluded.hops').run(['key_floor', day, acts.length]);
-  statement('INSERT INTO usage_counters VALUES (?, ?, ?, 0, ?, 0, ?) ON CONFLICT (key_id, day, sku) DO UPDATE SET count = count + excluded.count, micros = micros + excluded.micros').run([
+  statement('INSERT INTO hop_counters VALUES (?, ?, ?) ON CONFLICT (key_id, day) DO UPDATE SET hops = hops + excluded.hops').run([
     'key_floor',
     day,
-    'execute_gate',
     acts.length,
-    acts.length * 100_000,
   ]);
+  statement(
+    'INSERT INTO usage_counters VALUES (?, ?, ?, 0, ?, 0, ?) ON CONFLICT (key_id, day, sku) DO UPDATE SET count = count + excluded.count, micros = micros + excluded.micros',
+  ).run(['key_floor', day, 'execute_gate', acts.length, acts.length * 100_000]);
   const offsets = Buffer.alloc(4 * (acts.length - 1));
   for (let i = 1; i < acts.length; i++) offsets.writeUInt32BE(i, 4 * (i - 1));
   statement('INSERT INTO key_receipts VALUES (?, ?, ?, ?)').run(['key_floor', day, first, offsets]);
@@ -150,7 +172,18 @@ function commitGroup(): void {
   const now = new Date().toISOString();
   const acts = group.map(() => {
     const id = `rcpt_${randomBytes(16).toString('base64url')}`;
-    const leaf = Buffer.from(JSON.stringify({ v: 1, id, kind: 'hop', decision: 'PERMIT', subject: 'fuse_floor', key_id: 'key_floor', created_at: now, data: 'x'.repeat(380) }));
+    const leaf = Buffer.from(
+      JSON.stringify({
+        v: 1,
+        id,
+        kind: 'hop',
+        decision: 'PERMIT',
+        subject: 'fuse_floor',
+        key_id: 'key_floor',
+        created_at: now,
+        data: 'x'.repeat(380),
+      }),
+    );
     return { id, leaf, hash: createHash('sha256').update(leaf).digest() };
   });
   if (writer) {
@@ -208,4 +241,5 @@ const server = createServer((req, res) => {
     if (waiting.push(res) === 1 && !inFlight) setImmediate(commitGroup);
   });
 });
-if (isMainThread) server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })));
+if (isMainThread)
+  server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })));

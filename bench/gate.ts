@@ -41,13 +41,29 @@ export async function benchGate(): Promise<void> {
     await compareHttp('gate', server, baseline, { ...hop, target: { ratio: 0.4, p99Ms: 15 } });
     const hops = (await receiptsLogSize(server.url)) - sizeBefore;
     const perHop = (storedBytes(server.env.DATABASE_URL!) - bytesBefore) / hops;
-    report('gate', `stored bytes per hop (${hops.toLocaleString('en-US')} hops, WAL checkpointed)`, `${Math.round(perHop)} B`, '1,166 B before tiles', fmt.ratio(perHop, 1166), { text: '<= 600 B', met: perHop <= 600 });
-    const names = { rows: 'rows layout', tiles: 'tiles layout, WAL synced in COMMIT (shipped)', 'tiles-off-loop': 'tiles layout, WAL synced off the loop (tried, not shipped)', 'tiles-worker': 'tiles layout, written on a thread of its own (tried, not shipped)', none: 'no database' };
+    report(
+      'gate',
+      `stored bytes per hop (${hops.toLocaleString('en-US')} hops, WAL checkpointed)`,
+      `${Math.round(perHop)} B`,
+      '1,166 B before tiles',
+      fmt.ratio(perHop, 1166),
+      { text: '<= 600 B', met: perHop <= 600 },
+    );
+    const names = {
+      rows: 'rows layout',
+      tiles: 'tiles layout, WAL synced in COMMIT (shipped)',
+      'tiles-off-loop': 'tiles layout, WAL synced off the loop (tried, not shipped)',
+      'tiles-worker': 'tiles layout, written on a thread of its own (tried, not shipped)',
+      none: 'no database',
+    };
     // The bound of any scheme that syncs the WAL off the event loop: the same hop with no sync in COMMIT at
     // all (NORMAL survives a crash of the process, not of the machine; a documented, non-default setting).
     const unsynced = await spawnServer({ DATABASE_SYNCHRONOUS: 'NORMAL' });
     try {
-      const { load: unsyncedHop } = await hopLoad(unsynced, 'POST /v1/fuse/hop with no sync in COMMIT (DATABASE_SYNCHRONOUS=NORMAL, not durable against power loss)');
+      const { load: unsyncedHop } = await hopLoad(
+        unsynced,
+        'POST /v1/fuse/hop with no sync in COMMIT (DATABASE_SYNCHRONOUS=NORMAL, not durable against power loss)',
+      );
       await compareHttp('gate', unsynced, baseline, unsyncedHop);
     } finally {
       await unsynced.stop();
@@ -55,8 +71,14 @@ export async function benchGate(): Promise<void> {
     for (const layout of ['rows', 'tiles', 'tiles-off-loop', 'tiles-worker', 'none'] as const) {
       const floor = await spawnDurableFloor(layout);
       try {
-        await compareHttp('gate', floor, baseline, { ...hop, name: `durable floor, ${names[layout]} (node:http + one durable group commit)`, path: '/', headers: { 'content-type': 'application/json' } });
-        if (layout === 'tiles') await compareHttp('gate', server, floor, { ...hop, name: 'POST /v1/fuse/hop (baseline: the shipped floor)' });
+        await compareHttp('gate', floor, baseline, {
+          ...hop,
+          name: `durable floor, ${names[layout]} (node:http + one durable group commit)`,
+          path: '/',
+          headers: { 'content-type': 'application/json' },
+        });
+        if (layout === 'tiles')
+          await compareHttp('gate', server, floor, { ...hop, name: 'POST /v1/fuse/hop (baseline: the shipped floor)' });
       } finally {
         await floor.stop();
       }

@@ -194,7 +194,17 @@ export function printTable(): void {
   const header = ['section', 'figure', 'value', 'baseline', 'ratio', 'target'];
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  console.log('\n' + all.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n'));
+  console.log(
+    '\n' +
+      all
+        .map((r) =>
+          r
+            .map((c, i) => c.padEnd(widths[i]!))
+            .join('  ')
+            .trimEnd(),
+        )
+        .join('\n'),
+  );
 }
 
 export const fmt = {
@@ -243,8 +253,26 @@ export async function pairedLoads(name: string, base: () => Promise<LoadResult>,
 
 /** Compares one HTTP load on the server against the same load on the baseline (pairedLoads). */
 export async function compareHttp(section: string, server: Spawned, baseline: Spawned, l: HttpLoad): Promise<void> {
-  const { base, ours, range } = await pairedLoads(l.name, () => load(baseline.url, { ...l, headers: {} }), () => load(server.url, l));
+  const { base, ours, range } = await pairedLoads(
+    l.name,
+    () => load(baseline.url, { ...l, headers: {} }),
+    () => load(server.url, l),
+  );
   const t = l.target;
-  report(section, `${l.name} throughput`, fmt.rps(ours.rps), fmt.rps(base.rps), fmt.ratio(ours.rps, base.rps) + range, t && { text: `>= ${t.ratio.toFixed(2)}x`, met: ours.rps >= t.ratio * base.rps });
-  report(section, `${l.name} p99`, fmt.ms(ours.p99), fmt.ms(base.p99), fmt.ratio(ours.p99, base.p99), t?.p99Ms ? { text: `<= ${t.p99Ms} ms`, met: ours.p99 <= t.p99Ms } : undefined);
+  report(
+    section,
+    `${l.name} throughput`,
+    fmt.rps(ours.rps),
+    fmt.rps(base.rps),
+    fmt.ratio(ours.rps, base.rps) + range,
+    t && { text: `>= ${t.ratio.toFixed(2)}x`, met: ours.rps >= t.ratio * base.rps },
+  );
+  report(
+    section,
+    `${l.name} p99`,
+    fmt.ms(ours.p99),
+    fmt.ms(base.p99),
+    fmt.ratio(ours.p99, base.p99),
+    t?.p99Ms ? { text: `<= ${t.p99Ms} ms`, met: ours.p99 <= t.p99Ms } : undefined,
+  );
 }

@@ -55,10 +55,17 @@ export async function benchMetered(): Promise<void> {
       method: 'POST',
       path: '/api/v1/oracle/aggregate',
       headers: keyed,
-      body: JSON.stringify({ metric: 'model_drift_score', readings: ['network_a', 'network_b', 'network_c', 'first_party'].map((source_id, i) => ({ source_id, value: String(100 + i) })) }),
+      body: JSON.stringify({
+        metric: 'model_drift_score',
+        readings: ['network_a', 'network_b', 'network_c', 'first_party'].map((source_id, i) => ({ source_id, value: String(100 + i) })),
+      }),
       target: KEYED_WRITE_TARGET,
     });
-    await compareHttp('metered', server, baseline, { name: 'GET /api/v1/nap/scale', method: 'GET', path: '/api/v1/nap/scale?acts_per_month=5000000' });
+    await compareHttp('metered', server, baseline, {
+      name: 'GET /api/v1/nap/scale',
+      method: 'GET',
+      path: '/api/v1/nap/scale?acts_per_month=5000000',
+    });
   } finally {
     await Promise.all([server.stop(), baseline.stop()]);
   }

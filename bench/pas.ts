@@ -29,7 +29,11 @@ async function benchRedeem(): Promise<void> {
     const auth = { authorization: `Bearer ${String(key)}`, 'content-type': 'application/json' };
     await fetch(`${server.url}/v1/pas/licenses/lic_bench/charge`, { method: 'POST', headers: auth });
     const write = { op: 'bind', policy: 'P-1', premium: '100.00' };
-    const pre = await fetch(`${server.url}/v1/pas/pas-a/pre-bind`, { method: 'POST', headers: auth, body: JSON.stringify({ fuse_id, license_id: 'lic_bench', job_id: 'job_bench', write }) });
+    const pre = await fetch(`${server.url}/v1/pas/pas-a/pre-bind`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ fuse_id, license_id: 'lic_bench', job_id: 'job_bench', write }),
+    });
     const ticket = ((await pre.json()) as { ticket: { ticket_id: string } }).ticket.ticket_id;
     await compareHttp('pas', server, baseline, {
       name: 'POST /v1/pas/bind-ticket/redeem (HALT replay)',
@@ -57,7 +61,11 @@ async function benchRedeem(): Promise<void> {
       setupRequest: (req) => ({ ...req, body: JSON.stringify({ fuse_id, license_id: 'lic_bench', job_id: `job_${++job}`, write }) }),
       target: KEYED_WRITE_TARGET,
     });
-    const granted = await fetch(`${server.url}/v1/pas/grants`, { method: 'POST', headers: auth, body: JSON.stringify({ lines: ['cyber'], states: ['CA'], max_premium: '25000.00', name: 'Bench MGA' }) });
+    const granted = await fetch(`${server.url}/v1/pas/grants`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ lines: ['cyber'], states: ['CA'], max_premium: '25000.00', name: 'Bench MGA' }),
+    });
     if (granted.status !== 201) throw new Error(`grant answered ${granted.status}`);
     const { grant_id } = (await granted.json()) as { grant_id: string };
     await compareHttp('pas', server, baseline, {
@@ -121,12 +129,22 @@ async function benchExclusion(): Promise<void> {
     const tickets: Array<{ job: string; ticket: string }> = [];
     for (let i = 0; i < ROUNDS; i++) {
       const job = `job_round_${i}`;
-      const pre = await fetch(`${server.url}/v1/pas/pas-a/pre-bind`, { method: 'POST', headers: auth, body: JSON.stringify({ fuse_id, license_id: 'lic_excl', job_id: job, write }) });
+      const pre = await fetch(`${server.url}/v1/pas/pas-a/pre-bind`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ fuse_id, license_id: 'lic_excl', job_id: job, write }),
+      });
       tickets.push({ job, ticket: ((await pre.json()) as { ticket: { ticket_id: string } }).ticket.ticket_id });
     }
     const built = await loadFixture(server.env.DATABASE_URL!, String(id), LEAVES);
     const n = LEAVES.toLocaleString('en-US');
-    report('pas', `fixture: ${n} spend leaves, then their tree in one pass (as the migration)`, fmt.ms(built.tree), `${fmt.ms(built.leaves)} (inserting the spend-leaf rows)`, fmt.ratio(built.tree, built.leaves));
+    report(
+      'pas',
+      `fixture: ${n} spend leaves, then their tree in one pass (as the migration)`,
+      fmt.ms(built.tree),
+      `${fmt.ms(built.leaves)} (inserting the spend-leaf rows)`,
+      fmt.ratio(built.tree, built.leaves),
+    );
 
     const timed = async (path: string, headers: Record<string, string>, init: RequestInit = {}) => {
       const t = performance.now();
@@ -143,7 +161,10 @@ async function benchExclusion(): Promise<void> {
     const redeems: number[] = [];
     const answers: ExclusionProofJson[] = [];
     for (const { job, ticket } of tickets) {
-      const r = await timed('/v1/pas/bind-ticket/redeem', auth, { method: 'POST', body: JSON.stringify({ ticket_id: ticket, write, now: new Date().toISOString() }) });
+      const r = await timed('/v1/pas/bind-ticket/redeem', auth, {
+        method: 'POST',
+        body: JSON.stringify({ ticket_id: ticket, write, now: new Date().toISOString() }),
+      });
       if (r.status !== 200) throw new Error(`redeem answered ${r.status}`);
       redeems.push(r.ms);
       const present = await timed(`/v1/pas/exclusion?job_id=${job}`, auth);
@@ -155,9 +176,28 @@ async function benchExclusion(): Promise<void> {
       answers.push(present.body as ExclusionProofJson, absent.body as ExclusionProofJson);
     }
     const base = median(empty);
-    report('pas', `exclusion proof right after a redeem @${n} leaves, absent job (median of ${ROUNDS}, max ${fmt.ms(Math.max(...afterAbsent))})`, fmt.ms(median(afterAbsent)), `${fmt.ms(base)} (same proof, empty tree)`, fmt.ratio(median(afterAbsent), base), { text: '< 50 ms', met: Math.max(...afterAbsent) < 50 });
-    report('pas', `exclusion proof right after a redeem @${n} leaves, the redeemed job (max ${fmt.ms(Math.max(...afterPresent))})`, fmt.ms(median(afterPresent)), `${fmt.ms(base)} (same proof, empty tree)`, fmt.ratio(median(afterPresent), base));
-    report('pas', `redeem @${n} leaves (HTTP, one at a time, durable; includes the tree insert)`, fmt.ms(median(redeems)), `${fmt.ms(base)} (exclusion proof, empty tree)`, fmt.ratio(median(redeems), base));
+    report(
+      'pas',
+      `exclusion proof right after a redeem @${n} leaves, absent job (median of ${ROUNDS}, max ${fmt.ms(Math.max(...afterAbsent))})`,
+      fmt.ms(median(afterAbsent)),
+      `${fmt.ms(base)} (same proof, empty tree)`,
+      fmt.ratio(median(afterAbsent), base),
+      { text: '< 50 ms', met: Math.max(...afterAbsent) < 50 },
+    );
+    report(
+      'pas',
+      `exclusion proof right after a redeem @${n} leaves, the redeemed job (max ${fmt.ms(Math.max(...afterPresent))})`,
+      fmt.ms(median(afterPresent)),
+      `${fmt.ms(base)} (same proof, empty tree)`,
+      fmt.ratio(median(afterPresent), base),
+    );
+    report(
+      'pas',
+      `redeem @${n} leaves (HTTP, one at a time, durable; includes the tree insert)`,
+      fmt.ms(median(redeems)),
+      `${fmt.ms(base)} (exclusion proof, empty tree)`,
+      fmt.ratio(median(redeems), base),
+    );
 
     const pk = (await (await fetch(`${server.url}/crypto/public-key`)).json()) as { jwk: { x: string } };
     const raw = new Uint8Array(Buffer.from(pk.jwk.x, 'base64url'));
@@ -168,11 +208,23 @@ async function benchExclusion(): Promise<void> {
     t = performance.now();
     for (let i = 0; i < 20_000; i++) createHash('sha256').update(`job_${i}`).digest();
     const probeHash = (performance.now() - t) / 20_000;
-    report('pas', 'exclusion verify time (note signature + sparse path)', `${(check * 1000).toFixed(1)} us`, `${(probeHash * 1000).toFixed(2)} us (one SHA-256)`, fmt.ratio(check, probeHash));
+    report(
+      'pas',
+      'exclusion verify time (note signature + sparse path)',
+      `${(check * 1000).toFixed(1)} us`,
+      `${(probeHash * 1000).toFixed(2)} us (one SHA-256)`,
+      fmt.ratio(check, probeHash),
+    );
     const bytes = answers.map((a) => Buffer.byteLength(JSON.stringify(a.proof)));
     const whole = answers.map((a) => Buffer.byteLength(JSON.stringify(a)));
     const sibs = answers.map((a) => a.proof.siblings.length);
-    report('pas', `exclusion proof size @${n} leaves (proof JSON; whole answer with signed note ${Math.round(median(whole))} B)`, `${Math.round(median(bytes))} B`, `${Math.round(median(sibs))} siblings of depth ${median(answers.map((a) => a.proof.depth))}`, 'n/a');
+    report(
+      'pas',
+      `exclusion proof size @${n} leaves (proof JSON; whole answer with signed note ${Math.round(median(whole))} B)`,
+      `${Math.round(median(bytes))} B`,
+      `${Math.round(median(sibs))} siblings of depth ${median(answers.map((a) => a.proof.depth))}`,
+      'n/a',
+    );
 
     const db = createClient({ url: server.env.DATABASE_URL!, intMode: 'number' });
     try {
@@ -183,14 +235,23 @@ async function benchExclusion(): Promise<void> {
       const INSERTS = 200;
       for (let i = 0; i < INSERTS; i++) {
         t = performance.now();
-        await tx.execute({ sql: 'INSERT INTO pas_spend_leaves (key_id, job_id, ticket_id, spend_fingerprint, redeemed_at) VALUES (?, ?, ?, ?, ?)', args: [String(id), `job_cost_${i}`, 'bt_cost', 'cost', new Date().toISOString()] });
+        await tx.execute({
+          sql: 'INSERT INTO pas_spend_leaves (key_id, job_id, ticket_id, spend_fingerprint, redeemed_at) VALUES (?, ?, ?, ?, ?)',
+          args: [String(id), `job_cost_${i}`, 'bt_cost', 'cost', new Date().toISOString()],
+        });
         row += performance.now() - t;
         t = performance.now();
         await addExclusionLeaf(remoteSql(tx), String(id), `job_cost_${i}`);
         insert += performance.now() - t;
       }
       await tx.rollback();
-      report('pas', `exclusion insert per redeem @${n} leaves (in the write transaction)`, fmt.ms(insert / INSERTS), `${fmt.ms(row / INSERTS)} (the spend-leaf row insert)`, fmt.ratio(insert, row));
+      report(
+        'pas',
+        `exclusion insert per redeem @${n} leaves (in the write transaction)`,
+        fmt.ms(insert / INSERTS),
+        `${fmt.ms(row / INSERTS)} (the spend-leaf row insert)`,
+        fmt.ratio(insert, row),
+      );
     } finally {
       db.close();
     }

@@ -28,7 +28,20 @@ import { openLedger, type Ledger } from '../src/ledger/db.ts';
 import { commitReceipts } from '../test/support/receipts.ts';
 import { postgresBin, removeCluster, startCluster, type Cluster } from '../test/support/postgres-cluster.ts';
 import { receiptsLogSize, storedBytes } from './gate.ts';
-import { BENCH_CONNECTIONS, BENCH_SECONDS, fmt, hopLoad, load, pairedLoads, removeDir, report, spawnServer, type HttpLoad, type LoadResult, type Spawned } from './lib.ts';
+import {
+  BENCH_CONNECTIONS,
+  BENCH_SECONDS,
+  fmt,
+  hopLoad,
+  load,
+  pairedLoads,
+  removeDir,
+  report,
+  spawnServer,
+  type HttpLoad,
+  type LoadResult,
+  type Spawned,
+} from './lib.ts';
 
 const SECTION = 'postgres';
 /** Issue 44's targets for one PostgreSQL node against the embedded default. */
@@ -49,7 +62,16 @@ async function actLoads(server: Spawned): Promise<HttpLoad[]> {
       method: 'POST',
       path: '/v1/prefinality/evaluate',
       headers: keyed(key),
-      body: JSON.stringify({ rail: 'rtp', transfer: { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' } }),
+      body: JSON.stringify({
+        rail: 'rtp',
+        transfer: {
+          amount: '125.00',
+          currency: 'USD',
+          account_number: '000123456789',
+          routing_number: '021000021',
+          counterparty: 'ACME Supplies LLC',
+        },
+      }),
     },
     {
       name: 'POST /api/v1/astl/publish',
@@ -63,7 +85,8 @@ async function actLoads(server: Spawned): Promise<HttpLoad[]> {
 
 /** Bytes of every table of the database, with their indexes and TOAST. */
 async function postgresBytes(sql: postgres.Sql): Promise<number> {
-  const [r] = await sql`SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace`;
+  const [r] =
+    await sql`SELECT sum(pg_total_relation_size(c.oid))::bigint AS bytes FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace`;
   return Number(r!.bytes);
 }
 
@@ -96,7 +119,9 @@ async function actFloor(ledger: Ledger, signingKeyFile: string): Promise<{ acts:
   let n = 0;
   const commitsBefore = ledger.commits();
   const started = performance.now();
-  const acts = await perSecond(() => commitReceipts(ledger, issuer, [{ kind: 'hop', decision: 'PERMIT', subject: `fuse_floor_${n++ % 100}`, key_id: 'key_floor' }]));
+  const acts = await perSecond(() =>
+    commitReceipts(ledger, issuer, [{ kind: 'hop', decision: 'PERMIT', subject: `fuse_floor_${n++ % 100}`, key_id: 'key_floor' }]),
+  );
   const commits = (ledger.commits() - commitsBefore) / ((performance.now() - started) / 1000);
   return { acts, commits };
 }
@@ -138,17 +163,43 @@ async function compareOneNode(embedded: Spawned, pg: Spawned, sql: postgres.Sql)
   for (let i = 0; i < pgLoads.length; i++) {
     const l = pgLoads[i]!;
     const isHop = i === 0;
-    const before = isHop ? { pg: await postgresBytes(sql), pgSize: await receiptsLogSize(pg.url), embedded: storedBytes(embedded.env.DATABASE_URL!), embeddedSize: await receiptsLogSize(embedded.url) } : undefined;
-    const { base, ours, range } = await pairedLoads(l.name, () => load(embedded.url, embeddedLoads[i]!), () => load(pg.url, l));
-    report(SECTION, `${l.name} on PostgreSQL, one node (baseline: the embedded file)`, fmt.rps(ours.rps), fmt.rps(base.rps), fmt.ratio(ours.rps, base.rps) + range, {
-      text: `>= ${TARGET.ratio.toFixed(2)}x`,
-      met: ours.rps >= TARGET.ratio * base.rps,
-    });
-    report(SECTION, `${l.name} p99 on PostgreSQL, one node`, fmt.ms(ours.p99), fmt.ms(base.p99), fmt.ratio(ours.p99, base.p99), isHop ? { text: `<= ${TARGET.hopP99Ms} ms`, met: ours.p99 <= TARGET.hopP99Ms } : undefined);
+    const before = isHop
+      ? {
+          pg: await postgresBytes(sql),
+          pgSize: await receiptsLogSize(pg.url),
+          embedded: storedBytes(embedded.env.DATABASE_URL!),
+          embeddedSize: await receiptsLogSize(embedded.url),
+        }
+      : undefined;
+    const { base, ours, range } = await pairedLoads(
+      l.name,
+      () => load(embedded.url, embeddedLoads[i]!),
+      () => load(pg.url, l),
+    );
+    report(
+      SECTION,
+      `${l.name} on PostgreSQL, one node (baseline: the embedded file)`,
+      fmt.rps(ours.rps),
+      fmt.rps(base.rps),
+      fmt.ratio(ours.rps, base.rps) + range,
+      {
+        text: `>= ${TARGET.ratio.toFixed(2)}x`,
+        met: ours.rps >= TARGET.ratio * base.rps,
+      },
+    );
+    report(
+      SECTION,
+      `${l.name} p99 on PostgreSQL, one node`,
+      fmt.ms(ours.p99),
+      fmt.ms(base.p99),
+      fmt.ratio(ours.p99, base.p99),
+      isHop ? { text: `<= ${TARGET.hopP99Ms} ms`, met: ours.p99 <= TARGET.hopP99Ms } : undefined,
+    );
     if (before) {
       const hops = (await receiptsLogSize(pg.url)) - before.pgSize;
       const perHop = ((await postgresBytes(sql)) - before.pg) / hops;
-      const embeddedPerHop = (storedBytes(embedded.env.DATABASE_URL!) - before.embedded) / ((await receiptsLogSize(embedded.url)) - before.embeddedSize);
+      const embeddedPerHop =
+        (storedBytes(embedded.env.DATABASE_URL!) - before.embedded) / ((await receiptsLogSize(embedded.url)) - before.embeddedSize);
       report(
         SECTION,
         `stored bytes per hop on PostgreSQL (${hops.toLocaleString('en-US')} hops, pg_total_relation_size, no VACUUM; baseline: the embedded file, WAL checkpointed)`,
@@ -164,9 +215,25 @@ async function compareTwoNodes(pg: Spawned): Promise<void> {
   const second = await spawnServer({ DATABASE_URL: pg.env.DATABASE_URL!, SIGNING_KEY_FILE: pg.env.SIGNING_KEY_FILE!, BASE_URL });
   try {
     const { load: hop } = await hopLoad(pg, 'POST /v1/fuse/hop');
-    const { base, ours, range } = await pairedLoads('two nodes', () => load(pg.url, hop), () => bothNodes(pg, second, hop));
-    report(SECTION, `POST /v1/fuse/hop on two API nodes, one PostgreSQL (baseline: one node)`, fmt.rps(ours.rps), fmt.rps(base.rps), fmt.ratio(ours.rps, base.rps) + range);
-    report(SECTION, 'POST /v1/fuse/hop p99 on two API nodes (the worse node)', fmt.ms(ours.p99), fmt.ms(base.p99), fmt.ratio(ours.p99, base.p99));
+    const { base, ours, range } = await pairedLoads(
+      'two nodes',
+      () => load(pg.url, hop),
+      () => bothNodes(pg, second, hop),
+    );
+    report(
+      SECTION,
+      `POST /v1/fuse/hop on two API nodes, one PostgreSQL (baseline: one node)`,
+      fmt.rps(ours.rps),
+      fmt.rps(base.rps),
+      fmt.ratio(ours.rps, base.rps) + range,
+    );
+    report(
+      SECTION,
+      'POST /v1/fuse/hop p99 on two API nodes (the worse node)',
+      fmt.ms(ours.p99),
+      fmt.ms(base.p99),
+      fmt.ratio(ours.p99, base.p99),
+    );
   } finally {
     await second.stop();
   }
@@ -189,16 +256,40 @@ async function floors(cluster: Cluster, embeddedKeys: string): Promise<void> {
         async () => ((e = await actFloor(embedded, embeddedKeys)), { rps: e.acts, p99: 0, non2xx: 0, errors: 0 }),
         async () => ((p = await actFloor(pg, embeddedKeys)), { rps: p.acts, p99: 0, non2xx: 0, errors: 0 }),
       );
-      report(SECTION, 'floor: the ledger act with no HTTP (receipt + receipts log, group commit), on PostgreSQL', `${Math.round(ours.rps).toLocaleString('en-US')} acts/s`, `${Math.round(base.rps).toLocaleString('en-US')} acts/s`, fmt.ratio(ours.rps, base.rps) + range);
-      report(SECTION, 'floor: commits/s (batches) of that act load, PostgreSQL vs embedded (last round)', `${Math.round(p.commits)} commits/s`, `${Math.round(e.commits)} commits/s`, fmt.ratio(p.commits, e.commits));
+      report(
+        SECTION,
+        'floor: the ledger act with no HTTP (receipt + receipts log, group commit), on PostgreSQL',
+        `${Math.round(ours.rps).toLocaleString('en-US')} acts/s`,
+        `${Math.round(base.rps).toLocaleString('en-US')} acts/s`,
+        fmt.ratio(ours.rps, base.rps) + range,
+      );
+      report(
+        SECTION,
+        'floor: commits/s (batches) of that act load, PostgreSQL vs embedded (last round)',
+        `${Math.round(p.commits)} commits/s`,
+        `${Math.round(e.commits)} commits/s`,
+        fmt.ratio(p.commits, e.commits),
+      );
     } finally {
       await Promise.all([embedded.close(), pg.close()]);
     }
     const embeddedLoop = embeddedCommitLoop(dir);
     const pgLoop = await postgresCommitLoop(cluster.url('fg_commit_loop'), 1);
-    report(SECTION, 'floor: bare INSERT ... COMMIT, one connection, PostgreSQL (baseline: the embedded file, FULL)', `${Math.round(pgLoop)} commits/s`, `${Math.round(embeddedLoop)} commits/s`, fmt.ratio(pgLoop, embeddedLoop));
+    report(
+      SECTION,
+      'floor: bare INSERT ... COMMIT, one connection, PostgreSQL (baseline: the embedded file, FULL)',
+      `${Math.round(pgLoop)} commits/s`,
+      `${Math.round(embeddedLoop)} commits/s`,
+      fmt.ratio(pgLoop, embeddedLoop),
+    );
     const pgMany = await postgresCommitLoop(cluster.url('fg_commit_loop'), BENCH_CONNECTIONS);
-    report(SECTION, `floor: bare INSERT ... COMMIT on ${BENCH_CONNECTIONS} PostgreSQL connections at once (baseline: one connection)`, `${Math.round(pgMany)} commits/s`, `${Math.round(pgLoop)} commits/s`, fmt.ratio(pgMany, pgLoop));
+    report(
+      SECTION,
+      `floor: bare INSERT ... COMMIT on ${BENCH_CONNECTIONS} PostgreSQL connections at once (baseline: one connection)`,
+      `${Math.round(pgMany)} commits/s`,
+      `${Math.round(pgLoop)} commits/s`,
+      fmt.ratio(pgMany, pgLoop),
+    );
   } finally {
     removeDir(dir);
   }

@@ -7,7 +7,13 @@ import { cliJson, compareHttp, spawnBaseline, spawnServer } from './lib.ts';
 
 const GO = JSON.stringify({
   rail: 'rtp',
-  transfer: { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' },
+  transfer: {
+    amount: '125.00',
+    currency: 'USD',
+    account_number: '000123456789',
+    routing_number: '021000021',
+    counterparty: 'ACME Supplies LLC',
+  },
 });
 
 export async function benchPrefinality(): Promise<void> {

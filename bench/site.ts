@@ -43,7 +43,13 @@ export async function benchSite(): Promise<void> {
   const smallest = pages[0]!;
   const largest = pages[pages.length - 1]!;
   const name = (f: string) => f.slice(f.indexOf('dist/client') + 'dist/client'.length).replace(/index\.html$/, '');
-  report('site', `largest page ${name(largest.f)}`, kb(largest.size), `${kb(smallest.size)} (${name(smallest.f)})`, fmt.ratio(largest.size, smallest.size));
+  report(
+    'site',
+    `largest page ${name(largest.f)}`,
+    kb(largest.size),
+    `${kb(smallest.size)} (${name(smallest.f)})`,
+    fmt.ratio(largest.size, smallest.size),
+  );
 
   const server = await spawnServer();
   const baseline = await spawnBaseline();

@@ -55,7 +55,13 @@ async function appendRate(concurrency: number, grouped: boolean): Promise<number
     Array.from({ length: concurrency }, async () => {
       while (n < APPENDS) {
         const subject = `leaf ${n++}`;
-        const act: ActPlan<undefined> = { needs: {}, decide: (state) => ({ writes: { receipt: state.receipt(issuer, { kind: 'bench', decision: 'PERMIT', subject }) }, result: undefined }) };
+        const act: ActPlan<undefined> = {
+          needs: {},
+          decide: (state) => ({
+            writes: { receipt: state.receipt(issuer, { kind: 'bench', decision: 'PERMIT', subject }) },
+            result: undefined,
+          }),
+        };
         if (grouped) await ledger.act(act);
         else await oneTx(act);
       }
@@ -98,7 +104,14 @@ export async function benchTrust(): Promise<void> {
   for (const c of [1, 16, 256]) {
     const grouped = await appendRate(c, true);
     const single = await appendRate(c, false);
-    report('trust', `receipt-log appends/s, ${c} writer(s)`, `${Math.round(grouped)}/s group commit`, `${Math.round(single)}/s one tx each`, fmt.ratio(grouped, single), c === 256 ? { text: '>= 10,000/s and >= 10x', met: grouped >= 10_000 && grouped >= 10 * single } : undefined);
+    report(
+      'trust',
+      `receipt-log appends/s, ${c} writer(s)`,
+      `${Math.round(grouped)}/s group commit`,
+      `${Math.round(single)}/s one tx each`,
+      fmt.ratio(grouped, single),
+      c === 256 ? { text: '>= 10,000/s and >= 10x', met: grouped >= 10_000 && grouped >= 10 * single } : undefined,
+    );
   }
 
   const server = await spawnServer();
@@ -109,11 +122,26 @@ export async function benchTrust(): Promise<void> {
     console.log(`  (bulk-built ${BIG_LOG} entries in ${((performance.now() - built) / 1000).toFixed(1)} s)`);
     await timeRequests(server.url, ['/api/v1/logs/receipts/checkpoint', '/api/v1/logs/astl/checkpoint'], 20); // warm-up
     const small = await timeRequests(server.url, ['/api/v1/logs/receipts/checkpoint'], 50);
-    const proofPaths = Array.from({ length: 20 }, (_, i) => `/api/v1/logs/astl/proof/inclusion?index=${(i * 48_271) % BIG_LOG}&tree_size=${BIG_LOG}`);
+    const proofPaths = Array.from(
+      { length: 20 },
+      (_, i) => `/api/v1/logs/astl/proof/inclusion?index=${(i * 48_271) % BIG_LOG}&tree_size=${BIG_LOG}`,
+    );
     const proof = await timeRequests(server.url, proofPaths, 5);
     const cp = await timeRequests(server.url, ['/api/v1/logs/astl/checkpoint'], 50);
-    report('trust', `inclusion proof @ ${BIG_LOG.toLocaleString('en-US')} entries`, fmt.ms(proof), `${fmt.ms(small)} checkpoint of an empty log`, fmt.ratio(proof, small));
-    report('trust', `checkpoint @ ${BIG_LOG.toLocaleString('en-US')} entries`, fmt.ms(cp), `${fmt.ms(small)} checkpoint of an empty log`, fmt.ratio(cp, small));
+    report(
+      'trust',
+      `inclusion proof @ ${BIG_LOG.toLocaleString('en-US')} entries`,
+      fmt.ms(proof),
+      `${fmt.ms(small)} checkpoint of an empty log`,
+      fmt.ratio(proof, small),
+    );
+    report(
+      'trust',
+      `checkpoint @ ${BIG_LOG.toLocaleString('en-US')} entries`,
+      fmt.ms(cp),
+      `${fmt.ms(small)} checkpoint of an empty log`,
+      fmt.ratio(cp, small),
+    );
   } finally {
     await server.stop();
   }

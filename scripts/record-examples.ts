@@ -23,9 +23,13 @@ try {
   };
   // The gate's everyday operations, recorded as they happen (each answer is a state the next call changes).
   const made: Record<string, { status: number; body: unknown }> = {};
-  const keep = async (op: string, path: string, init: RequestInit & { key?: string; json?: unknown } = {}) => (made[op] = await json(path, init)).body;
+  const keep = async (op: string, path: string, init: RequestInit & { key?: string; json?: unknown } = {}) =>
+    (made[op] = await json(path, init)).body;
   const fuse = (await keep('POST /v1/fuses', '/v1/fuses', { key, json: { label: 'payments agent' } })) as { fuse_id: string };
-  const permit = (await keep('POST /v1/fuse/hop', '/v1/fuse/hop', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' } } })) as { receipt_id: string };
+  const permit = (await keep('POST /v1/fuse/hop', '/v1/fuse/hop', {
+    key,
+    json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' } },
+  })) as { receipt_id: string };
   await keep('POST /v1/act', '/v1/act', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } });
   await keep('GET /v1/fuse/lookup', `/v1/fuse/lookup?fuse_id=${fuse.fuse_id}`, { key });
   await keep('POST /v1/fuses/{fuse_id}/dead', `/v1/fuses/${fuse.fuse_id}/dead`, { key, method: 'POST' });
@@ -38,7 +42,8 @@ try {
   await keep('POST /v1/keys/{key_id}/surface', `/v1/keys/${agent.id}/surface`, { key, json: { kinds: ['pay', 'refund'] } });
   await keep('GET /v1/keys', '/v1/keys?limit=2', { key });
   await keep('POST /demo/hop', '/demo/hop', { json: { fuse_id: 'fuse_drill_dead' } });
-  const gate = (await json('/api/v1/execute-gate', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' } } })).body as { receipt: string };
+  const gate = (await json('/api/v1/execute-gate', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' } } }))
+    .body as { receipt: string };
   const size = ((await json('/api/v1/logs/receipts')).body as { tree_size: number }).tree_size;
 
   const calls: Array<[string, string, RequestInit & { key?: string; json?: unknown }]> = [
@@ -64,8 +69,18 @@ try {
     ['GET /signal/patterns.json', '/signal/patterns.json', { key }],
   ];
   const cut = (v: unknown): unknown =>
-    Array.isArray(v) ? v.slice(0, 2).map(cut) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cut(x)])) : v;
-  const origins = (v: unknown) => JSON.parse(JSON.stringify(v).replaceAll(s.ctx.config.BASE_URL, BUILD_ORIGINS.gate).replaceAll(s.ctx.config.SITE_URL, BUILD_ORIGINS.site).replaceAll(new URL(s.ctx.config.SITE_URL).host, 'gate.example.com')) as unknown;
+    Array.isArray(v)
+      ? v.slice(0, 2).map(cut)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, cut(x)]))
+        : v;
+  const origins = (v: unknown) =>
+    JSON.parse(
+      JSON.stringify(v)
+        .replaceAll(s.ctx.config.BASE_URL, BUILD_ORIGINS.gate)
+        .replaceAll(s.ctx.config.SITE_URL, BUILD_ORIGINS.site)
+        .replaceAll(new URL(s.ctx.config.SITE_URL).host, 'gate.example.com'),
+    ) as unknown;
   const out: Record<string, { status: number; body: unknown }> = {};
   for (const [op, r] of Object.entries(made)) {
     if (r.status >= 200 && r.status < 300) out[op] = { status: r.status, body: origins(cut(r.body)) };
@@ -77,7 +92,9 @@ try {
     else console.error(`${op}: ${r.status}, not recorded`);
   }
   writeFileSync(new URL('../src/content/recorded-examples.json', import.meta.url), JSON.stringify(out, null, 1) + '\n');
-  console.log(`recorded ${Object.keys(out).length} of ${calls.length + Object.keys(made).length} examples -> src/content/recorded-examples.json`);
+  console.log(
+    `recorded ${Object.keys(out).length} of ${calls.length + Object.keys(made).length} examples -> src/content/recorded-examples.json`,
+  );
 } finally {
   await s.stop();
 }

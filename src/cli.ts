@@ -21,7 +21,18 @@ import { describeDatabase, openLedger, type Ledger } from './ledger/db.ts';
 import { StartupError, startupStep } from './startup-error.ts';
 import { VERSION } from './version.ts';
 
-const COMMANDS: Record<string, Command> = { ...keyCommands, ...fuseCommands, ...pasCommands, ...clearingCommands, ...rr1Commands, ...verifyCommands, ...accountCommands, ...proxyCommands, ...databaseCommands, ...reviewCommands };
+const COMMANDS: Record<string, Command> = {
+  ...keyCommands,
+  ...fuseCommands,
+  ...pasCommands,
+  ...clearingCommands,
+  ...rr1Commands,
+  ...verifyCommands,
+  ...accountCommands,
+  ...proxyCommands,
+  ...databaseCommands,
+  ...reviewCommands,
+};
 
 function help(): string {
   const rows = Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(44)} ${c.summary}`);
@@ -52,7 +63,9 @@ function flagsOf(command: Command | undefined): string[] {
  * or a value flag without its value, is a usage error, never silently ignored.
  */
 export function parseFlags(argv: string[], command?: Command): { flags: Record<string, string | boolean>; positionals: string[] } {
-  const options = Object.fromEntries(flagsOf(command).map((name) => [name, { type: BOOLEAN_FLAGS.has(name) ? ('boolean' as const) : ('string' as const) }]));
+  const options = Object.fromEntries(
+    flagsOf(command).map((name) => [name, { type: BOOLEAN_FLAGS.has(name) ? ('boolean' as const) : ('string' as const) }]),
+  );
   try {
     const { values, positionals } = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
     return { flags: values as Record<string, string | boolean>, positionals };
@@ -96,7 +109,10 @@ export async function runCli(argv: string[]): Promise<number> {
       get config() {
         return configOf();
       },
-      ledger: async () => (ledger ??= await startupStep(`cannot open the database ${describeDatabase(configOf().DATABASE_URL)}`, () => openLedger(configOf()))),
+      ledger: async () =>
+        (ledger ??= await startupStep(`cannot open the database ${describeDatabase(configOf().DATABASE_URL)}`, () =>
+          openLedger(configOf()),
+        )),
       out: (human, data) => process.stdout.write((json && data !== undefined ? JSON.stringify(data) : human) + '\n'),
     };
     return (await command.run(ctx)) ?? 0;

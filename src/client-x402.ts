@@ -89,7 +89,11 @@ export function payableRequirements(required: PaymentRequired): (PaymentRequirem
  * the requirements' `maxTimeoutSeconds`, with a fresh random 32-byte nonce.
  * Undefined when none of the requirements can be paid this way.
  */
-export async function paymentHeader(required: PaymentRequired, signer: X402Signer, nowSeconds = Math.floor(Date.now() / 1000)): Promise<string | undefined> {
+export async function paymentHeader(
+  required: PaymentRequired,
+  signer: X402Signer,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Promise<string | undefined> {
   const r = payableRequirements(required);
   if (!r) return undefined;
   const { chainId, ...accepted } = r;
@@ -113,7 +117,12 @@ export async function paymentHeader(required: PaymentRequired, signer: X402Signe
     accepted,
     payload: {
       signature,
-      authorization: { ...message, value: message.value.toString(), validAfter: message.validAfter.toString(), validBefore: message.validBefore.toString() },
+      authorization: {
+        ...message,
+        value: message.value.toString(),
+        validAfter: message.validAfter.toString(),
+        validBefore: message.validBefore.toString(),
+      },
     },
   });
 }

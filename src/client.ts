@@ -72,7 +72,12 @@ export type CreateFuseRequest = z.input<typeof createFuseRequest>;
 /** Answers whose shape the client does not pin (they are documented in /openapi.json). */
 export type Json = Record<string, unknown>;
 /** A review a HOLD opened (docs/reviews.md). */
-export type Review = Json & { id: string; state: 'pending' | 'approved' | 'denied' | 'expired'; decided_by: { kind: 'key' | 'person'; id: string } | null; review_url: string };
+export type Review = Json & {
+  id: string;
+  state: 'pending' | 'approved' | 'denied' | 'expired';
+  decided_by: { kind: 'key' | 'person'; id: string } | null;
+  review_url: string;
+};
 
 /**
  * An answer: its JSON (or `{ text }` for an answer that is not JSON), its HTTP
@@ -89,7 +94,12 @@ function paymentProblem(data: Json, required: string | null): Problem {
     title: 'Payment Required',
     status: 402,
     code: typeof data.code === 'string' ? data.code : 'x402_payment_required',
-    detail: typeof data.detail === 'string' ? data.detail : typeof data.error === 'string' ? data.error : 'this call needs an x402 payment (or an API key)',
+    detail:
+      typeof data.detail === 'string'
+        ? data.detail
+        : typeof data.error === 'string'
+          ? data.error
+          : 'this call needs an x402 payment (or an API key)',
     ...(required ? { payment_required: decodeHeader<PaymentRequired>(required) } : {}),
   };
 }
@@ -112,7 +122,8 @@ export class FuseGateClient {
     if (this.#key) headers.authorization = `Bearer ${this.#key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
-    const send = (h: Record<string, string>) => this.#fetch(this.#base + path, { method, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const send = (h: Record<string, string>) =>
+      this.#fetch(this.#base + path, { method, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     let res = await send(headers);
     const required = res.status === 402 && this.#payer ? res.headers.get('payment-required') : null;
     const payment = required !== null ? await paymentHeader(decodeHeader<PaymentRequired>(required), this.#payer!) : undefined;
@@ -125,7 +136,14 @@ export class FuseGateClient {
     // A document that is not JSON (a signed checkpoint note, a text document) is returned as its text.
     if (!/[/+]json\b/.test(type)) {
       const text = await res.text();
-      if (!res.ok) throw new FuseGateError({ type: 'about:blank', title: res.statusText || 'Error', status: res.status, code: `http_${res.status}`, detail: text.slice(0, 500) });
+      if (!res.ok)
+        throw new FuseGateError({
+          type: 'about:blank',
+          title: res.statusText || 'Error',
+          status: res.status,
+          code: `http_${res.status}`,
+          detail: text.slice(0, 500),
+        });
       return { text, status: res.status } as unknown as Answer<T>;
     }
     const data = (await res.json()) as Json;

@@ -35,7 +35,10 @@ const withId = (key: string) => (text: string) =>
 
 export const collections = {
   catalogs: defineCollection({ loader: glob({ pattern: '*.json', base: './src/content/catalogs' }), schema: catalogData }),
-  tolls: defineCollection({ loader: file('src/content/tolls.json', { parser: withId('sku') }), schema: s.tollSchema.extend({ id: z.string() }) }),
+  tolls: defineCollection({
+    loader: file('src/content/tolls.json', { parser: withId('sku') }),
+    schema: s.tollSchema.extend({ id: z.string() }),
+  }),
   discovery: defineCollection({ loader: file('src/content/discovery.json'), schema: s.discoveryDataSchema }),
   gatePages: defineCollection({ loader: file('src/content/gate-pages.json'), schema: s.gatePageSchema }),
   // Every docs/*.md file, one page each at /docs/<file name> (src/site/docs.ts).

@@ -48,14 +48,21 @@ export async function startServer(initial: Config): Promise<RunningServer> {
   usePlatform(NODE);
   const log = makeLogger(initial.LOG_LEVEL);
   // Before anything is opened: a malformed policy stops the start, naming its line.
-  const witnessPolicy = initial.WITNESS_POLICY ? await startupStep(`cannot load the witness policy ${initial.WITNESS_POLICY}`, async () => parseWitnessPolicy(await readFile(initial.WITNESS_POLICY!, 'utf8'))) : null;
-  const ledger = await startupStep(`cannot open the database ${describeDatabase(initial.DATABASE_URL)}`, () => openLedger(initial, (m) => log('error', m)));
-  const keyring = await startupStep(`cannot load the signing keys (${initial.SIGNING_KEY_JWK ? 'SIGNING_KEY_JWK' : initial.SIGNING_KEY_FILE})`, () => loadKeyring(initial)).catch(
-    async (e: unknown) => {
-      await ledger.close();
-      throw e;
-    },
+  const witnessPolicy = initial.WITNESS_POLICY
+    ? await startupStep(`cannot load the witness policy ${initial.WITNESS_POLICY}`, async () =>
+        parseWitnessPolicy(await readFile(initial.WITNESS_POLICY!, 'utf8')),
+      )
+    : null;
+  const ledger = await startupStep(`cannot open the database ${describeDatabase(initial.DATABASE_URL)}`, () =>
+    openLedger(initial, (m) => log('error', m)),
   );
+  const keyring = await startupStep(
+    `cannot load the signing keys (${initial.SIGNING_KEY_JWK ? 'SIGNING_KEY_JWK' : initial.SIGNING_KEY_FILE})`,
+    () => loadKeyring(initial),
+  ).catch(async (e: unknown) => {
+    await ledger.close();
+    throw e;
+  });
   // Listen first, so that with PORT 0 the advertised URLs name the port actually used.
   let handler: RequestListener = (_req, res) => res.writeHead(503).end();
   const server = createServer(httpServerOptions(initial), (req, res) => handler(req, res));
@@ -129,7 +136,10 @@ async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       running.ctx.log('info', 'shutting down', { signal });
-      running.close().then(() => process.exit(0), () => process.exit(1));
+      running.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
     });
   }
 }

@@ -14,7 +14,9 @@ export class StartupError extends Error {
 function reason(e: unknown): string {
   if (e instanceof SyntaxError) return 'not valid JSON';
   const code = (e as { code?: string })?.code;
-  const msg = String((e as Error)?.message ?? e).split('\n')[0]!.trim();
+  const msg = String((e as Error)?.message ?? e)
+    .split('\n')[0]!
+    .trim();
   return code && !msg.includes(code) ? `${msg} (${code})` : msg;
 }
 

@@ -25,7 +25,10 @@ let browser: Browser;
 beforeAll(async () => {
   mkdirSync(join(OUT, 'dashboard'), { recursive: true });
   smtp = await smtpServer();
-  srv = await startTestServer({ MAIL_URL: `smtp://gate%40example.com:s3cret@127.0.0.1:${smtp.port}`, MAIL_FROM: 'Fuse Gate <no-reply@gate.example>' });
+  srv = await startTestServer({
+    MAIL_URL: `smtp://gate%40example.com:s3cret@127.0.0.1:${smtp.port}`,
+    MAIL_FROM: 'Fuse Gate <no-reply@gate.example>',
+  });
   ({ browser } = await launchChromium());
 }, 120_000);
 afterAll(async () => {
@@ -44,7 +47,10 @@ async function signIn(p: Page, email: string, password: string) {
   await p.goto(srv.url + '/signin');
   await p.fill('#email', email);
   await p.fill('#password', password);
-  const [res] = await Promise.all([p.waitForResponse((r) => r.url().endsWith('/signin') && r.request().method() === 'POST'), p.click('main button[type=submit]')]);
+  const [res] = await Promise.all([
+    p.waitForResponse((r) => r.url().endsWith('/signin') && r.request().method() === 'POST'),
+    p.click('main button[type=submit]'),
+  ]);
   return res.status();
 }
 
@@ -105,7 +111,11 @@ describe('account settings', { timeout: 180_000 }, () => {
   });
 
   it('changes email and password, lists sessions and signs one out', async () => {
-    const a = await (await browser.newContext({ userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15' })).newPage();
+    const a = await (
+      await browser.newContext({
+        userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15',
+      })
+    ).newPage();
     const b = await (await browser.newContext()).newPage();
     await signUp(a, 'changer@example.com');
     expect(await signIn(b, 'changer@example.com', PASSWORD)).toBe(303);
@@ -127,7 +137,10 @@ describe('account settings', { timeout: 180_000 }, () => {
     // A wrong current password changes nothing.
     await a.fill('#new-email', 'changed@example.com');
     await a.fill('#email-password', 'not my password at all');
-    const [wrong] = await Promise.all([a.waitForResponse((r) => r.url().endsWith('/dashboard/account/email')), a.click('text=Change the email')]);
+    const [wrong] = await Promise.all([
+      a.waitForResponse((r) => r.url().endsWith('/dashboard/account/email')),
+      a.click('text=Change the email'),
+    ]);
     expect(wrong.status()).toBe(403);
     expect(await a.locator('[role=alert]').innerText()).toContain('not the current password');
     await a.fill('#new-email', 'changed@example.com');
@@ -153,7 +166,9 @@ describe('account settings', { timeout: 180_000 }, () => {
     try {
       const cdp = await context.newCDPSession(p);
       await cdp.send('WebAuthn.enable');
-      await cdp.send('WebAuthn.addVirtualAuthenticator', { options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true } });
+      await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+      });
       await p.goto(origin + '/signup');
       await p.fill('#email', 'keyholder@example.com');
       await p.fill('#password', PASSWORD);

@@ -12,7 +12,8 @@ describe('accounts own their objects', () => {
   let ops: TestKey;
   let bot: TestKey;
   let stranger: TestKey;
-  const post = (path: string, key: string, json?: unknown) => s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
+  const post = (path: string, key: string, json?: unknown) =>
+    s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
 
   beforeAll(async () => {
     s = await startTestServer();
@@ -56,7 +57,9 @@ describe('accounts own their objects', () => {
 
     // One twin per account: a key of the account continues the chain another key started; another account has none.
     const attest = (key: string, body: unknown) => post('/api/v1/depository/attest', key, body);
-    const first = await (await attest(bot.secret, { event_type: 'tokenize', asset_id: 'ISIN-SHARED', units: 100, custodian: 'cust-a' })).json();
+    const first = await (
+      await attest(bot.secret, { event_type: 'tokenize', asset_id: 'ISIN-SHARED', units: 100, custodian: 'cust-a' })
+    ).json();
     const next = await (await attest(ops.secret, { event_type: 'burn', asset_id: 'ISIN-SHARED', units: 10 })).json();
     expect(next.chain).toMatchObject({ seq: 2, prev_hash: first.chain.chain_hash });
     const theirs = await attest(stranger.secret, { event_type: 'burn', asset_id: 'ISIN-SHARED', units: 10 });
@@ -65,7 +68,11 @@ describe('accounts own their objects', () => {
 
     const run = await post('/api/v1/foundry/pipeline/run', bot.secret, {
       tenant_id: 'shared-mga',
-      readings: [{ source_id: 'network_a', value: '0.82' }, { source_id: 'network_b', value: '0.80' }, { source_id: 'sealed_reading', value: '0.81' }],
+      readings: [
+        { source_id: 'network_a', value: '0.82' },
+        { source_id: 'network_b', value: '0.80' },
+        { source_id: 'sealed_reading', value: '0.81' },
+      ],
       template_id: 'ai_model_change',
       threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.99' },
       exposure_usd: '1000.00',
@@ -78,7 +85,9 @@ describe('accounts own their objects', () => {
     expect((await post('/api/v1/bind-payment', bot.secret, { payment_hash: hash, action_ref: 'order-1' })).status).toBe(200);
     const again = await (await post('/api/v1/bind-payment', ops.secret, { payment_hash: hash, action_ref: 'order-2' })).json();
     expect(again).toMatchObject({ code: 'payment_already_bound', bound_to: { action_ref: 'order-1' } });
-    expect((await (await post('/api/v1/bind-payment', stranger.secret, { payment_hash: hash, action_ref: 'x' })).json()).bound_to).toBeUndefined();
+    expect(
+      (await (await post('/api/v1/bind-payment', stranger.secret, { payment_hash: hash, action_ref: 'x' })).json()).bound_to,
+    ).toBeUndefined();
   });
 
   it('/v1/me names the account and the role', async () => {
@@ -95,15 +104,30 @@ describe.skipIf(TEST_ENGINE === 'postgres')('migration: each existing key become
     const client = createClient({ url });
     const migrations = join(process.cwd(), 'src/ledger/migrations');
     await client.execute('CREATE TABLE schema_migrations (version TEXT PRIMARY KEY, applied_at TEXT NOT NULL)');
-    for (const file of readdirSync(migrations).filter((f) => f.endsWith('.sql') && f < '0141').sort()) {
+    for (const file of readdirSync(migrations)
+      .filter((f) => f.endsWith('.sql') && f < '0141')
+      .sort()) {
       const sql = readFileSync(join(migrations, file), 'utf8').replace(/--[^\n]*/g, '');
-      for (const stmt of sql.split(';').map((x) => x.trim()).filter(Boolean)) await client.execute(stmt);
-      await client.execute({ sql: 'INSERT INTO schema_migrations VALUES (?, ?)', args: [file.replace(/\.sql$/, ''), new Date().toISOString()] });
+      for (const stmt of sql
+        .split(';')
+        .map((x) => x.trim())
+        .filter(Boolean))
+        await client.execute(stmt);
+      await client.execute({
+        sql: 'INSERT INTO schema_migrations VALUES (?, ?)',
+        args: [file.replace(/\.sql$/, ''), new Date().toISOString()],
+      });
     }
     const secret = 'fg_live_legacylegacylegacylegacylegacylegacy12';
     const now = new Date().toISOString();
-    await client.execute({ sql: 'INSERT INTO api_keys (id, name, secret_hash, prefix, hop_limit, created_at) VALUES (?, ?, ?, ?, ?, ?)', args: ['key_legacy', 'legacy', hashSecret(secret), 'fg_live_lega', 100, now] });
-    await client.execute({ sql: "INSERT INTO fuses (id, key_id, state, label, created_at, updated_at) VALUES ('fuse_legacy', 'key_legacy', 'LIVE', NULL, ?, ?)", args: [now, now] });
+    await client.execute({
+      sql: 'INSERT INTO api_keys (id, name, secret_hash, prefix, hop_limit, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      args: ['key_legacy', 'legacy', hashSecret(secret), 'fg_live_lega', 100, now],
+    });
+    await client.execute({
+      sql: "INSERT INTO fuses (id, key_id, state, label, created_at, updated_at) VALUES ('fuse_legacy', 'key_legacy', 'LIVE', NULL, ?, ?)",
+      args: [now, now],
+    });
     expect(await migrate(client)).toContain('0141_accounts');
     client.close();
 
@@ -132,15 +156,33 @@ describe.skipIf(TEST_ENGINE === 'postgres')('migration 0190: the records of a ke
       try {
         const now = new Date().toISOString();
         const twin = (key: string, asset: string) => [
-          { sql: "INSERT INTO depository_assets (key_id, asset_id, custody_units, token_supply, custodian, seq, chain_hash, updated_at) VALUES (?, ?, 1, 1, NULL, 1, 'c', ?)", args: [key, asset, now] },
-          { sql: "INSERT INTO depository_events (key_id, asset_id, seq, event_type, chain_hash, receipt_id, created_at) VALUES (?, ?, 1, 'tokenize', 'c', ?, ?)", args: [key, asset, `r_${key}`, now] },
+          {
+            sql: "INSERT INTO depository_assets (key_id, asset_id, custody_units, token_supply, custodian, seq, chain_hash, updated_at) VALUES (?, ?, 1, 1, NULL, 1, 'c', ?)",
+            args: [key, asset, now],
+          },
+          {
+            sql: "INSERT INTO depository_events (key_id, asset_id, seq, event_type, chain_hash, receipt_id, created_at) VALUES (?, ?, 1, 'tokenize', 'c', ?, ?)",
+            args: [key, asset, `r_${key}`, now],
+          },
         ];
         await db.batch(
           [
-            { sql: "INSERT INTO conformity_packs (id, key_id, category_id, pack_hash, receipt_id, created_at, pack) VALUES ('pk_old', ?, 'companion', 'h', 'r', ?, '{}')", args: [bot.id, now] },
-            { sql: "INSERT INTO foundry_runs (id, key_id, tenant_id, report, receipt_id, created_at) VALUES ('run_old', ?, 'old-mga', '{}', 'r', ?)", args: [bot.id, now] },
-            { sql: "INSERT INTO inference_leaves (session_id, idx, key_id, leaf_hash, receipt_id, created_at) VALUES ('inf_old', 0, ?, 'h', 'r', ?)", args: [bot.id, now] },
-            { sql: "INSERT INTO pdtr_bindings (payment_hash, action_ref, key_id, receipt_id, created_at) VALUES ('0xold', 'a', ?, 'r', ?)", args: [bot.id, now] },
+            {
+              sql: "INSERT INTO conformity_packs (id, key_id, category_id, pack_hash, receipt_id, created_at, pack) VALUES ('pk_old', ?, 'companion', 'h', 'r', ?, '{}')",
+              args: [bot.id, now],
+            },
+            {
+              sql: "INSERT INTO foundry_runs (id, key_id, tenant_id, report, receipt_id, created_at) VALUES ('run_old', ?, 'old-mga', '{}', 'r', ?)",
+              args: [bot.id, now],
+            },
+            {
+              sql: "INSERT INTO inference_leaves (session_id, idx, key_id, leaf_hash, receipt_id, created_at) VALUES ('inf_old', 0, ?, 'h', 'r', ?)",
+              args: [bot.id, now],
+            },
+            {
+              sql: "INSERT INTO pdtr_bindings (payment_hash, action_ref, key_id, receipt_id, created_at) VALUES ('0xold', 'a', ?, 'r', ?)",
+              args: [bot.id, now],
+            },
             ...twin(bot.id, 'ISIN-ONLY'),
             ...twin(bot.id, 'ISIN-BOTH'),
             ...twin(bot2.id, 'ISIN-BOTH'),
@@ -155,7 +197,11 @@ describe.skipIf(TEST_ENGINE === 'postgres')('migration 0190: the records of a ke
         expect(await owner("SELECT key_id FROM foundry_runs WHERE id = 'run_old'")).toBe(ops.accountId);
         expect(await owner("SELECT key_id FROM inference_leaves WHERE session_id = 'inf_old'")).toBe(ops.accountId);
         expect(await owner("SELECT key_id FROM pdtr_bindings WHERE payment_hash = '0xold'")).toBe(ops.accountId);
-        const twins = (await db.execute("SELECT a.key_id, a.asset_id, e.receipt_id FROM depository_assets a JOIN depository_events e USING (key_id, asset_id) WHERE a.asset_id LIKE 'ISIN-%' AND a.asset_id <> 'ISIN-SHARED' ORDER BY a.asset_id, a.key_id")).rows.map((r) => [String(r.asset_id), String(r.key_id), String(r.receipt_id)]);
+        const twins = (
+          await db.execute(
+            "SELECT a.key_id, a.asset_id, e.receipt_id FROM depository_assets a JOIN depository_events e USING (key_id, asset_id) WHERE a.asset_id LIKE 'ISIN-%' AND a.asset_id <> 'ISIN-SHARED' ORDER BY a.asset_id, a.key_id",
+          )
+        ).rows.map((r) => [String(r.asset_id), String(r.key_id), String(r.receipt_id)]);
         // Every chain link stays with its twin; of ISIN-BOTH one twin moved and one stayed with its key.
         const both = twins.filter(([asset]) => asset === 'ISIN-BOTH');
         expect(both.map(([, k]) => k).sort()).toEqual([ops.accountId, both.find(([, k]) => k !== ops.accountId)![1]].sort());

@@ -21,7 +21,12 @@ afterAll(() => s?.stop());
 const textOf = (html: string, id: string) => {
   const at = html.indexOf(`id="${id}"`);
   expect(at, `#${id}`).toBeGreaterThan(-1);
-  return html.slice(at, html.indexOf('</p>', at)).replace(/<[^>]+>/g, '').replace(/&quot;|&#34;/g, '"').replace(/&#39;/g, "'").replace(/\s+/g, ' ');
+  return html
+    .slice(at, html.indexOf('</p>', at))
+    .replace(/<[^>]+>/g, '')
+    .replace(/&quot;|&#34;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/\s+/g, ' ');
 };
 const listsEveryKind = (text: string) => {
   for (const kind of DEFAULT_ACT_KINDS) expect(text, kind).toMatch(new RegExp(`\\b${kind}\\b`));
@@ -36,7 +41,7 @@ describe('act kinds, everywhere a caller reads them', () => {
     listsEveryKind(textOf(await (await c.get('/dashboard')).text(), 'act-kinds'));
   });
 
-  it("the OpenAPI description of the hop and its action.kind list them", async () => {
+  it('the OpenAPI description of the hop and its action.kind list them', async () => {
     const doc = await (await s.fetch('/openapi.json')).json();
     const hop = doc.paths['/v1/fuse/hop'].post;
     listsEveryKind(hop.description);
@@ -48,7 +53,9 @@ describe('act kinds, everywhere a caller reads them', () => {
   it('the MCP hop and act tools say them in their description', async () => {
     const key = await s.newKey('kinds mcp');
     const client = new Client({ name: 'fusegate-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key.secret}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key.secret}` } } }),
+    );
     const { tools } = await client.listTools();
     for (const name of ['fuse_hop', 'act']) listsEveryKind(tools.find((t) => t.name === name)!.description!);
     await client.close();
@@ -56,7 +63,10 @@ describe('act kinds, everywhere a caller reads them', () => {
 
   it('a site route that takes a kind reads it in lower case too, as the hop does', async () => {
     const key = await s.newKey('kinds site');
-    const published = await s.fetch('/api/v1/astl/publish', { key: key.secret, json: { entity: 'agent:kinds-case', act_kinds: ['Pay', 'REFUND'] } });
+    const published = await s.fetch('/api/v1/astl/publish', {
+      key: key.secret,
+      json: { entity: 'agent:kinds-case', act_kinds: ['Pay', 'REFUND'] },
+    });
     expect(published.status, await published.clone().text()).toBe(201);
     expect((await published.json()).manifest.act_kinds).toEqual(['pay', 'refund']);
   });
@@ -66,7 +76,10 @@ describe('act kinds, everywhere a caller reads them', () => {
     const cli = await runCli(['keys', 'surface', agent.id, '--acts', 'Pay, REFUND,pay'], testEnv(s.dir));
     expect(cli.code, cli.stderr).toBe(0);
     const ops = await s.newKey('kinds cli operator', undefined, 'operator', agent.accountId);
-    expect((await (await s.fetch(`/v1/keys/${agent.id}`, { key: ops.secret })).json()).surface).toEqual({ kinds: ['pay', 'refund'], declared: true });
+    expect((await (await s.fetch(`/v1/keys/${agent.id}`, { key: ops.secret })).json()).surface).toEqual({
+      kinds: ['pay', 'refund'],
+      declared: true,
+    });
     expect((await runCli(['keys', 'surface', agent.id, '--acts', 'pay!'], testEnv(s.dir))).code).not.toBe(0);
   });
 });

@@ -64,7 +64,15 @@ function hop(n: number, records: RecordKind = 'none'): ActPlan<{ state: string; 
           ? undefined
           : n % 2 === 0
             ? record(PAS_JOB_RECEIPTS, { keyId, jobId: `job_${n}`, receiptId: receipt.receipt_id })
-            : record(ORN_EVENTS, { id: `sharp_${receipt.receipt_id}`, keyId, kind: 'sharp', graphId: 'g', amountMicros: BigInt(n), receiptId: receipt.receipt_id, createdAt: at });
+            : record(ORN_EVENTS, {
+                id: `sharp_${receipt.receipt_id}`,
+                keyId,
+                kind: 'sharp',
+                graphId: 'g',
+                amountMicros: BigInt(n),
+                receiptId: receipt.receipt_id,
+                createdAt: at,
+              });
       return { writes: { receipt, records: declared ? [declared] : [] }, result: { state: state.fuse.state, receipt } };
     },
   };
@@ -92,7 +100,10 @@ describe('group commit of acts', () => {
     const statementsFor = (acts: number) =>
       ledger.write(async (tx) => {
         const c = counting(tx);
-        const outcomes = await commitActs(c.tx, Array.from({ length: acts }, (_, i) => hop(i)));
+        const outcomes = await commitActs(
+          c.tx,
+          Array.from({ length: acts }, (_, i) => hop(i)),
+        );
         expect(outcomes.every((o) => o.ok)).toBe(true);
         return c.count();
       });
@@ -117,7 +128,10 @@ describe('group commit of acts', () => {
     const statementsFor = (acts: number) =>
       ledger.write(async (tx) => {
         const c = counting(tx);
-        const outcomes = await commitActs(c.tx, Array.from({ length: acts }, (_, i) => hop(i, 'mixed')));
+        const outcomes = await commitActs(
+          c.tx,
+          Array.from({ length: acts }, (_, i) => hop(i, 'mixed')),
+        );
         expect(outcomes.every((o) => o.ok)).toBe(true);
         return c.count();
       });
@@ -183,7 +197,23 @@ describe('group commit of acts', () => {
         const receipt = state.receipt(issuer, { kind: 'hop', decision: 'PERMIT', subject: FUSE, key_id: keyId, data: { n } });
         const at = new Date().toISOString();
         // Both acts write the same ORN event id: the group's insert breaks its primary key.
-        return { writes: { receipt, records: [record(ORN_EVENTS, { id: 'sharp_twin', keyId, kind: 'sharp', graphId: 'g', amountMicros: 1n, receiptId: receipt.receipt_id, createdAt: at })] }, result: n };
+        return {
+          writes: {
+            receipt,
+            records: [
+              record(ORN_EVENTS, {
+                id: 'sharp_twin',
+                keyId,
+                kind: 'sharp',
+                graphId: 'g',
+                amountMicros: 1n,
+                receiptId: receipt.receipt_id,
+                createdAt: at,
+              }),
+            ],
+          },
+          result: n,
+        };
       },
     });
     const [a, b, c] = await Promise.allSettled([ledger.act(hop(1)), ledger.act(twin(2)), ledger.act(twin(3))]);
@@ -192,7 +222,10 @@ describe('group commit of acts', () => {
     expect(c.status).toBe('rejected');
     // Two receipts, gapless, and one ORN event: the failed act left nothing.
     const entries = receiptsFromEntries(await readEntries(ledger.read, RECEIPTS_LOG, 0, 10));
-    expect(entries.map((r) => [receiptIndex(r.receipt_id), r.payload.data])).toEqual([[0, { n: 1 }], [1, { n: 2 }]]);
+    expect(entries.map((r) => [receiptIndex(r.receipt_id), r.payload.data])).toEqual([
+      [0, { n: 1 }],
+      [1, { n: 2 }],
+    ]);
     expect(await scalar('SELECT COUNT(*) AS n FROM orn_events')).toBe(1);
     expect((await getApiKey(ledger.read, keyId))!.hops_used).toBe(2);
   });
@@ -201,10 +234,15 @@ describe('group commit of acts', () => {
     const limited = (await createApiKey(ledger, { name: 'limited', hopLimit: 5 })).key.id;
     const plan = (n: number): ActPlan<number> => ({
       needs: { hopOf: limited },
-      decide: (state) => ({ writes: { receipt: state.receipt(issuer, { kind: 'lookup', decision: 'LIVE', key_id: limited, data: { n } }) }, result: n }),
+      decide: (state) => ({
+        writes: { receipt: state.receipt(issuer, { kind: 'lookup', decision: 'LIVE', key_id: limited, data: { n } }) },
+        result: n,
+      }),
     });
     const settled = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => ledger.act(plan(i))));
-    expect(settled.filter((s) => s.status === 'fulfilled').map((s) => (s as PromiseFulfilledResult<number>).value)).toEqual([0, 1, 2, 3, 4]);
+    expect(settled.filter((s) => s.status === 'fulfilled').map((s) => (s as PromiseFulfilledResult<number>).value)).toEqual([
+      0, 1, 2, 3, 4,
+    ]);
     for (const s of settled.slice(5)) expect((s as PromiseRejectedResult).reason).toBeInstanceOf(HopLimitReached);
     expect((await getApiKey(ledger.read, limited))!.hops_used).toBe(5);
     expect((await scanKeyReceipts(ledger.read, [limited], { limit: 100 })).receipts).toHaveLength(5);
@@ -241,7 +279,7 @@ describe('group commit of acts', () => {
     expect(after.receipt.payload.decision).toBe('BLOCK');
   });
 
-  it("reads the rows its run acts declare once for the group, and again for each act after one of them changed a row", async () => {
+  it('reads the rows its run acts declare once for the group, and again for each act after one of them changed a row', async () => {
     const reads: string[][] = [];
     const FUSE_STATES: GroupReader<string> = {
       async read(tx, keys) {
@@ -257,8 +295,14 @@ describe('group commit of acts', () => {
     });
     const at = new Date().toISOString();
     // A statement that changes no row leaves the group's read true; one that does makes the acts after it read again.
-    const noChange: ActPlan<boolean> = { needs: {}, run: async (tx) => ({ writes: {}, result: await transitionFuse(tx, FUSE, ['DEAD'], 'LIVE', at) }) };
-    const blow: ActPlan<boolean> = { needs: {}, run: async (tx) => ({ writes: {}, result: await transitionFuse(tx, FUSE, ['LIVE'], 'DEAD', at) }) };
+    const noChange: ActPlan<boolean> = {
+      needs: {},
+      run: async (tx) => ({ writes: {}, result: await transitionFuse(tx, FUSE, ['DEAD'], 'LIVE', at) }),
+    };
+    const blow: ActPlan<boolean> = {
+      needs: {},
+      run: async (tx) => ({ writes: {}, result: await transitionFuse(tx, FUSE, ['LIVE'], 'DEAD', at) }),
+    };
     const results = await Promise.all([
       ledger.act(look(FUSE)),
       ledger.act(look('fuse_missing')),
@@ -338,13 +382,35 @@ describe('group commit of acts', () => {
       needs: {},
       decide: (state) => {
         const receipt = state.receipt(issuer, { kind: 'test', decision: 'PERMIT', subject: FUSE });
-        return { writes: { receipt, records: [record(ORN_EVENTS, { id: eventId, keyId, kind: 'sharp', graphId: 'g', amountMicros: 1n, receiptId: receipt.receipt_id, createdAt: at })] }, result: receipt.receipt_id };
+        return {
+          writes: {
+            receipt,
+            records: [
+              record(ORN_EVENTS, {
+                id: eventId,
+                keyId,
+                kind: 'sharp',
+                graphId: 'g',
+                amountMicros: 1n,
+                receiptId: receipt.receipt_id,
+                createdAt: at,
+              }),
+            ],
+          },
+          result: receipt.receipt_id,
+        };
       },
     });
     // The second act reuses the first one's event id: the group's multi-row insert fails, then each act runs alone.
-    const [a, b, c] = await Promise.allSettled([ledger.act(carrying('evt_1')), ledger.act(carrying('evt_1')), ledger.act(carrying('evt_2'))]);
+    const [a, b, c] = await Promise.allSettled([
+      ledger.act(carrying('evt_1')),
+      ledger.act(carrying('evt_1')),
+      ledger.act(carrying('evt_2')),
+    ]);
     expect(a.status).toBe('fulfilled');
-    expect((b as PromiseRejectedResult).reason.message).toMatch(/UNIQUE constraint failed: orn_events\.id|duplicate key value violates unique constraint "orn_events_pkey"/);
+    expect((b as PromiseRejectedResult).reason.message).toMatch(
+      /UNIQUE constraint failed: orn_events\.id|duplicate key value violates unique constraint "orn_events_pkey"/,
+    );
     expect(c.status).toBe('fulfilled');
     expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(2);
     const ids = [(a as PromiseFulfilledResult<string>).value, (c as PromiseFulfilledResult<string>).value];
@@ -367,7 +433,9 @@ describe('group commit of acts', () => {
   });
 
   it('refuses, under the lock, an act of a key revoked after it was authenticated', async () => {
-    await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET revoked_at = ? WHERE id = ?', args: [new Date().toISOString(), keyId] }));
+    await ledger.write((tx) =>
+      tx.execute({ sql: 'UPDATE api_keys SET revoked_at = ? WHERE id = ?', args: [new Date().toISOString(), keyId] }),
+    );
     await expect(ledger.act(hop(1))).rejects.toBeInstanceOf(KeyRevoked);
     expect(await logSize(ledger.read, RECEIPTS_LOG)).toBe(0);
   });
@@ -377,10 +445,22 @@ describe('group commit of acts', () => {
     const event = { context: { idempotency: { keyId, idemKey: 'k-1' } } } as unknown as H3Event;
     const ctx = { ledger } as AppContext;
     // The first attempt finds its state changed under it (as a signed act may); the route tries again.
-    await expect(commitAct(event, ctx, undefined, { run: async () => Promise.reject(new StateChanged()) })).rejects.toBeInstanceOf(StateChanged);
-    const reply = await commitAct(event, ctx, undefined, { decide: (state) => ({ writes: { receipt: state.receipt(issuer, { kind: 'test', decision: 'PERMIT', key_id: keyId }) }, reply: { status: 201, body: { ok: true } } }) });
+    await expect(commitAct(event, ctx, undefined, { run: async () => Promise.reject(new StateChanged()) })).rejects.toBeInstanceOf(
+      StateChanged,
+    );
+    const reply = await commitAct(event, ctx, undefined, {
+      decide: (state) => ({
+        writes: { receipt: state.receipt(issuer, { kind: 'test', decision: 'PERMIT', key_id: keyId }) },
+        reply: { status: 201, body: { ok: true } },
+      }),
+    });
     expect(reply.status).toBe(201);
-    const row = (await ledger.read.execute({ sql: 'SELECT state, status, body FROM idempotency WHERE key_id = ? AND idem_key = ?', args: [keyId, 'k-1'] })).rows[0]!;
+    const row = (
+      await ledger.read.execute({
+        sql: 'SELECT state, status, body FROM idempotency WHERE key_id = ? AND idem_key = ?',
+        args: [keyId, 'k-1'],
+      })
+    ).rows[0]!;
     expect([row.state, row.status, JSON.parse(String(row.body))]).toEqual(['done', 201, { ok: true }]);
     expect(event.context.idempotency).toBeUndefined();
   });
@@ -402,7 +482,13 @@ describe('group commit of acts', () => {
     expect(done.map((a) => a.index)).toEqual([0, 1, 2, 3, 4]);
     // The log holds the entries of the acts that committed, in order, each at the index its act was told.
     const stored = await readEntries(ledger.read, 'astl', 0, 10);
-    expect(stored.map((e) => new TextDecoder().decode(e.leaf))).toEqual(['manifest 0', 'manifest 1', 'manifest 3', 'manifest 4', 'manifest 5']);
+    expect(stored.map((e) => new TextDecoder().decode(e.leaf))).toEqual([
+      'manifest 0',
+      'manifest 1',
+      'manifest 3',
+      'manifest 4',
+      'manifest 5',
+    ]);
     for (const a of done) expect(Buffer.from(a.leafHash)).toEqual(Buffer.from(leafHash(stored[a.index]!.leaf)));
     // The group wrote the log once: one segment row for its five entries.
     const segments = Number((await ledger.read.execute("SELECT COUNT(*) AS n FROM log_segments WHERE log = 'astl'")).rows[0]!.n);
@@ -426,9 +512,19 @@ describe('group commit of acts', () => {
       },
     });
     const outcomes = await Promise.allSettled(leaves.map((_, i) => ledger.act(appendAct(i))));
-    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
     expect(endedForRefused).toBe(false);
-    const done = outcomes.filter((o): o is PromiseFulfilledResult<{ index: number; inclusion?: Inclusion }> => o.status === 'fulfilled').map((o) => o.value);
+    const done = outcomes
+      .filter((o): o is PromiseFulfilledResult<{ index: number; inclusion?: Inclusion }> => o.status === 'fulfilled')
+      .map((o) => o.value);
     // One size for the whole group (six entries): one checkpoint would sign every answer.
     const head = await treeHead(ledger.read, 'astl', 6);
     const stored = await readEntries(ledger.read, 'astl', 0, 10);

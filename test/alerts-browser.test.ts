@@ -77,7 +77,8 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     await hook.arrived(1);
     expect(hook.calls.map((c) => JSON.parse(c.body))).toEqual([expect.objectContaining({ type: 'fuse.state_changed', fuse_id: fuseId })]);
     // The page shows the delivery once the deliverer has recorded it.
-    const delivered = async () => (await srv.ctx.ledger.read.execute("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE state = 'delivered'")).rows[0]!.n === 1;
+    const delivered = async () =>
+      (await srv.ctx.ledger.read.execute("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE state = 'delivered'")).rows[0]!.n === 1;
     await untilCommitted(srv.ctx.ledger, delivered);
     await page.goto(srv.url + '/dashboard/alerts');
     const delivery = page.locator('#deliveries + * tbody tr').first();
@@ -88,7 +89,11 @@ describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
     await Promise.all([page.waitForURL(/tested=whs_/), page.click('button:has-text("Send test event")')]);
     await hook.arrived(2);
     expect(JSON.parse(hook.calls[1]!.body)).toMatchObject({ type: 'alert.test', test: true });
-    await untilCommitted(srv.ctx.ledger, async () => (await srv.ctx.ledger.read.execute("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE state = 'delivered'")).rows[0]!.n === 2);
+    await untilCommitted(
+      srv.ctx.ledger,
+      async () =>
+        (await srv.ctx.ledger.read.execute("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE state = 'delivered'")).rows[0]!.n === 2,
+    );
     await page.reload();
     const test = page.locator('#deliveries + * tbody tr').first();
     expect(await test.locator('td[data-label="Event"]').textContent()).toMatch(/^alert\.test test/);

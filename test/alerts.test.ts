@@ -18,7 +18,12 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
   let hook: Receiver;
   beforeAll(async () => {
     hook = await startReceiver();
-    s = await startTestServer({ WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', CLEARING_INTERVAL_HOURS: '0' });
+    s = await startTestServer({
+      WEBHOOK_POLL_MS: '50',
+      WEBHOOK_BACKOFF_MS: '50',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      CLEARING_INTERVAL_HOURS: '0',
+    });
   });
   afterAll(async () => {
     await s?.stop();
@@ -27,8 +32,14 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
 
   const on = (path: string) => hook.on(path);
   /** The account's deliveries as GET /v1/alerts lists them. */
-  const deliveries = async (secret: string) => (await (await s.fetch('/v1/alerts', { key: secret })).json()).deliveries as Array<{ subscription_id: string; event_type: string; state: string }>;
-  const events = (path: string) => on(path).map((c) => JSON.parse(c.body) as { event_id: string; type: string; fuse_id: string; data: Record<string, unknown> });
+  const deliveries = async (secret: string) =>
+    (await (await s.fetch('/v1/alerts', { key: secret })).json()).deliveries as Array<{
+      subscription_id: string;
+      event_type: string;
+      state: string;
+    }>;
+  const events = (path: string) =>
+    on(path).map((c) => JSON.parse(c.body) as { event_id: string; type: string; fuse_id: string; data: Record<string, unknown> });
 
   it('delivers the events each subscription chose, signed with the service key, and retries a failure', async () => {
     const op = await s.newKey('ops');
@@ -40,7 +51,11 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     const all = await subscribe({ url: hook.url('/all') });
     expect(all.status).toBe(201);
     const allBody = await all.json();
-    expect(allBody).toMatchObject({ object: 'alert_subscription', events: ['fuse.state_changed', 'hop.denied', 'review.opened', 'review.decided', 'review.expired', 'spend.threshold'], fuse_id: null });
+    expect(allBody).toMatchObject({
+      object: 'alert_subscription',
+      events: ['fuse.state_changed', 'hop.denied', 'review.opened', 'review.decided', 'review.expired', 'spend.threshold'],
+      fuse_id: null,
+    });
     const fuseOnly = await subscribe({ url: hook.url('/fuse-only'), events: ['fuse.state_changed'] });
     expect(fuseOnly.status).toBe(201);
     const fuseOnlyId = (await fuseOnly.json()).id as string;
@@ -51,7 +66,12 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     // The agent blows the fuse, then its hops are refused; a permitted hop alerts nobody.
     expect((await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse.fuse_id } })).status).toBe(200);
     expect((await s.fetch(`/v1/fuses/${fuse.fuse_id}/dead`, { key: agent.secret, method: 'POST' })).status).toBe(200);
-    const denied = await (await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' }, tool: 'pay_invoice' } })).json();
+    const denied = await (
+      await s.fetch('/v1/fuse/hop', {
+        key: agent.secret,
+        json: { fuse_id: fuse.fuse_id, action: { kind: 'pay', amount: '120.00' }, tool: 'pay_invoice' },
+      })
+    ).json();
     expect(denied.decision).toBe('DENY');
 
     // Each event is queued with the act that caused it: these three deliveries, and no other, are to be made.
@@ -64,7 +84,18 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     const changed = got.find((e) => e.type === 'fuse.state_changed')!;
     expect(changed).toMatchObject({ fuse_id: fuse.fuse_id, data: { from: 'LIVE', to: 'DEAD', key_id: agent.id } });
     const deny = got.find((e) => e.type === 'hop.denied')!;
-    expect(deny).toMatchObject({ fuse_id: fuse.fuse_id, data: { decision: 'DENY', state: 'DEAD', act_kind: 'pay', tool: 'pay_invoice', key_id: agent.id, receipt_id: denied.receipt_id, verify_url: denied.verify_url } });
+    expect(deny).toMatchObject({
+      fuse_id: fuse.fuse_id,
+      data: {
+        decision: 'DENY',
+        state: 'DEAD',
+        act_kind: 'pay',
+        tool: 'pay_invoice',
+        key_id: agent.id,
+        receipt_id: denied.receipt_id,
+        verify_url: denied.verify_url,
+      },
+    });
     expect(events('/fuse-only').map((e) => e.type)).toEqual(['fuse.state_changed']);
     expect(on('/denied-other')).toEqual([]);
     expect(on('/triggers')).toEqual([]);
@@ -78,7 +109,9 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
       const sig = String(c.headers['webhook-signature']).split(' ')[0]!.split(',')[1]!;
       const content = new TextEncoder().encode(`${id}.${String(c.headers['webhook-timestamp'])}.${c.body}`);
       expect(await crypto.subtle.verify('Ed25519', key, Buffer.from(sig, 'base64'), content)).toBe(true);
-      expect(await crypto.subtle.verify('Ed25519', key, Buffer.from(sig, 'base64'), new TextEncoder().encode(`${id}.0.${c.body}`))).toBe(false);
+      expect(await crypto.subtle.verify('Ed25519', key, Buffer.from(sig, 'base64'), new TextEncoder().encode(`${id}.0.${c.body}`))).toBe(
+        false,
+      );
     }
 
     // The account sees its subscriptions and the deliveries, each with its attempts, once they are recorded.
@@ -97,7 +130,9 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     // The first two deliveries fail (500, 503): they are retried, as a trigger webhook is.
     const flaky = await startReceiver([500, 503]);
     try {
-      expect((await s.fetch('/v1/alerts', { key: op.secret, json: { url: flaky.url('/flaky'), events: ['fuse.state_changed'] } })).status).toBe(201);
+      expect(
+        (await s.fetch('/v1/alerts', { key: op.secret, json: { url: flaky.url('/flaky'), events: ['fuse.state_changed'] } })).status,
+      ).toBe(201);
       const fuse = await (await s.fetch('/v1/fuses', { key: op.secret, json: { state: 'UNSIGNED' } })).json();
       expect((await s.fetch(`/v1/fuses/${fuse.fuse_id}/charge`, { key: op.secret, method: 'POST' })).status).toBe(200);
       await flaky.arrived(3);
@@ -136,7 +171,10 @@ describe('alerts: webhook events for fuse state changes and refused hops', () =>
     const fuse = await (await s.fetch('/v1/fuses', { key: op.secret, method: 'POST' })).json();
     expect((await s.fetch(`/v1/fuses/${fuse.fuse_id}/dead`, { key: op.secret, method: 'POST' })).status).toBe(200);
     // The blow's events were queued with it: none for the removed subscription, so none can ever be sent.
-    const queued = await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?', args: [sub.id] });
+    const queued = await s.ctx.ledger.read.execute({
+      sql: 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?',
+      args: [sub.id],
+    });
     expect(queued.rows[0]!.n).toBe(0);
     expect(on('/removed')).toEqual([]);
   });
@@ -147,7 +185,12 @@ describe('alerts: a test event, and the dashboard page that sends it', () => {
   let hook: Receiver;
   beforeAll(async () => {
     hook = await startReceiver();
-    s = await startTestServer({ WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', CLEARING_INTERVAL_HOURS: '0' });
+    s = await startTestServer({
+      WEBHOOK_POLL_MS: '50',
+      WEBHOOK_BACKOFF_MS: '50',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      CLEARING_INTERVAL_HOURS: '0',
+    });
   });
   afterAll(async () => {
     await s?.stop();
@@ -172,10 +215,19 @@ describe('alerts: a test event, and the dashboard page that sends it', () => {
     const pub = await (await s.fetch('/crypto/public-key')).json();
     const key = await crypto.subtle.importKey('jwk', pub.jwk, { name: 'Ed25519' }, false, ['verify']);
     const sig = String(call!.headers['webhook-signature']).split(' ')[0]!.split(',')[1]!;
-    expect(await crypto.subtle.verify('Ed25519', key, Buffer.from(sig, 'base64'), new TextEncoder().encode(`${queued.event_id}.${String(call!.headers['webhook-timestamp'])}.${call!.body}`))).toBe(true);
+    expect(
+      await crypto.subtle.verify(
+        'Ed25519',
+        key,
+        Buffer.from(sig, 'base64'),
+        new TextEncoder().encode(`${queued.event_id}.${String(call!.headers['webhook-timestamp'])}.${call!.body}`),
+      ),
+    ).toBe(true);
     expect(hook.on('/untouched')).toEqual([]);
 
-    await untilCommitted(s.ctx.ledger, async () => (await (await s.fetch('/v1/alerts', { key: op.secret })).json()).deliveries.every((d: { state: string }) => d.state === 'delivered'));
+    await untilCommitted(s.ctx.ledger, async () =>
+      (await (await s.fetch('/v1/alerts', { key: op.secret })).json()).deliveries.every((d: { state: string }) => d.state === 'delivered'),
+    );
     const listed = (await (await s.fetch('/v1/alerts', { key: op.secret })).json()).deliveries;
     expect(listed).toEqual([expect.objectContaining({ id: queued.id, url: hook.url('/tested'), payload: body, state: 'delivered' })]);
 

@@ -144,7 +144,15 @@ describe('architecture: the detectors see what they must', () => {
       ['d', ['a']],
     ]);
     expect(circlesOf(circle)).toEqual([['a', 'b', 'c', 'a']]);
-    expect(circlesOf(new Map([['a', ['b']], ['b', ['c']], ['d', ['a', 'c']]]))).toEqual([]);
+    expect(
+      circlesOf(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['d', ['a', 'c']],
+        ]),
+      ),
+    ).toEqual([]);
     expect(importsOf("import type { X } from './x.ts';").map((i) => i.spec)).toEqual(['./x.ts']);
   });
 
@@ -172,9 +180,11 @@ describe('architecture: the detectors see what they must', () => {
       "import 'side-effect';",
       "// import { c } from '../api/c.ts';",
     ].join('\n');
-    expect(importsOf(mod).map((i) => `${i.line} ${i.spec}`).sort()).toEqual(
-      ['1 ../api/context.ts', '2 ../ledger/sql.ts', '5 ./b.ts', '6 ../api/app.ts', '7 side-effect'].sort(),
-    );
+    expect(
+      importsOf(mod)
+        .map((i) => `${i.line} ${i.spec}`)
+        .sort(),
+    ).toEqual(['1 ../api/context.ts', '2 ../ledger/sql.ts', '5 ./b.ts', '6 ../api/app.ts', '7 side-effect'].sort());
     expect(areaOf(join(SRC, 'ledger', 'x.ts'), '../api/context.ts')).toBe('api');
     expect(areaOf(join(SRC, 'api', 'site', 'x.ts'), '../../ledger/sql.ts')).toBe('ledger');
     expect(areaOf(join(SRC, 'ledger', 'x.ts'), './sql.ts')).toBe('ledger');
@@ -220,7 +230,10 @@ describe('architecture: the source tree', () => {
   it('no import circle between the files of src/ (a type-only import counts: it ties the two as much)', () => {
     const files = filesUnder(SRC);
     const edges = new Map(files.map((f) => [f, importsOf(readFileSync(f, 'utf8')).flatMap((i) => targetOf(f, i.spec) ?? [])]));
-    expect(circlesOf(edges).map((c) => c.map(repoPath).join(' -> ')), 'break the circle: move what both need below both').toEqual([]);
+    expect(
+      circlesOf(edges).map((c) => c.map(repoPath).join(' -> ')),
+      'break the circle: move what both need below both',
+    ).toEqual([]);
   });
 
   it('src/crypto is platform-neutral but for its Node edge', () => {
@@ -228,7 +241,8 @@ describe('architecture: the source tree', () => {
       .filter((f) => !CRYPTO_NODE_EDGE.has(repoPath(f)))
       .flatMap((f) => nodeUses(readFileSync(f, 'utf8')).map((u) => `${repoPath(f)}:${u}`));
     expect(offenders, 'take the platform from src/crypto/platform.ts, bytes from bytes.ts and base64.ts').toEqual([]);
-    for (const path of CRYPTO_NODE_EDGE) expect(nodeUses(readFileSync(join(REPO, path), 'utf8')), `${path} needs Node, or leave the edge list`).not.toEqual([]);
+    for (const path of CRYPTO_NODE_EDGE)
+      expect(nodeUses(readFileSync(join(REPO, path), 'utf8')), `${path} needs Node, or leave the edge list`).not.toEqual([]);
   });
 
   it("the browser's scripts take their checks from src/crypto: no WebCrypto or Node of their own", () => {

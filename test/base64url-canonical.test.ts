@@ -57,7 +57,8 @@ describe('a receipt token with a non-canonical signature', () => {
     ({ browser } = await launchChromium());
     const key = (await srv.newKey('b64')).secret;
     const fuse = await (await srv.fetch('/v1/fuses', { key, json: {} })).json();
-    jws = (await (await srv.fetch('/api/v1/execute-gate', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json()).receipt;
+    jws = (await (await srv.fetch('/api/v1/execute-gate', { key, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json())
+      .receipt;
     expect(jws.split('.')).toHaveLength(3);
   }, 120_000);
   afterAll(async () => {
@@ -84,7 +85,10 @@ describe('a receipt token with a non-canonical signature', () => {
       await page.getByLabel('Receipt, token or receipt id').fill(input);
       await page.getByRole('button', { name: 'Verify in this browser' }).click();
       await page.waitForSelector('#verify-result[data-state="proven"], #verify-result[data-state="refused"]');
-      return { state: await page.getAttribute('#verify-result', 'data-state'), rows: await page.locator('#verify-findings tr').allInnerTexts() };
+      return {
+        state: await page.getAttribute('#verify-result', 'data-state'),
+        rows: await page.locator('#verify-findings tr').allInnerTexts(),
+      };
     };
     expect((await check(jws)).state).toBe('proven');
     const r = await check(tampered());

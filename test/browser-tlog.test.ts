@@ -30,8 +30,11 @@ const VECTORS = fileURLToPath(new URL('./vectors/', import.meta.url));
 const json = (path: string) => JSON.parse(readFileSync(join(VECTORS, path), 'utf8'));
 
 function probes(dir: string): CoreVectorData['inclusion'] {
-  const walk = (d: string): string[] => readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : f.endsWith('.json') ? [join(d, f)] : []));
-  return walk(join(VECTORS, dir)).sort().map((f) => ({ file: relative(VECTORS, f), probe: JSON.parse(readFileSync(f, 'utf8')) }));
+  const walk = (d: string): string[] =>
+    readdirSync(d).flatMap((f) => (statSync(join(d, f)).isDirectory() ? walk(join(d, f)) : f.endsWith('.json') ? [join(d, f)] : []));
+  return walk(join(VECTORS, dir))
+    .sort()
+    .map((f) => ({ file: relative(VECTORS, f), probe: JSON.parse(readFileSync(f, 'utf8')) }));
 }
 
 /** A note, a JWS and a cosignature signed by node:crypto with a key made for this run. */
@@ -45,7 +48,16 @@ function signedByNode(): CoreVectorData['signed'] {
   const jwk = { kid, kty: 'OKP', crv: 'Ed25519', x: Buffer.from(signer.raw).toString('base64url') };
   const jws = compactJwsSync(JSON.stringify({ receipt_id: 'rcpt_1', decision: 'PERMIT' }), { kid, privateKey } as never, RECEIPT_TYP);
   const body = note.slice(0, note.lastIndexOf('\n\n') + 1);
-  return { raw: base64(signer.raw), origin, note, jwk, jws, typ: RECEIPT_TYP, cosignerVkey: cosignerVkey('witness.example/w', signer.raw), cosignedNote: note + cosign(body, 1_795_600_000, 'witness.example/w', signer) };
+  return {
+    raw: base64(signer.raw),
+    origin,
+    note,
+    jwk,
+    jws,
+    typ: RECEIPT_TYP,
+    cosignerVkey: cosignerVkey('witness.example/w', signer.raw),
+    cosignedNote: note + cosign(body, 1_795_600_000, 'witness.example/w', signer),
+  };
 }
 
 const data: CoreVectorData = {
@@ -84,7 +96,10 @@ describe('the crypto core in Node', () => {
   });
 
   it('fails a vector when the core is wrong (a hasher that is not SHA-256)', async () => {
-    const broken = await runOn({ ...PORTABLE, sha256: (d) => PORTABLE.sha256(typeof d === 'string' ? `${d}!` : new Uint8Array([...d, 0])) });
+    const broken = await runOn({
+      ...PORTABLE,
+      sha256: (d) => PORTABLE.sha256(typeof d === 'string' ? `${d}!` : new Uint8Array([...d, 0])),
+    });
     expect(broken.filter((r) => !r.ok).length).toBeGreaterThan(10);
   });
 
@@ -110,16 +125,23 @@ describe('the crypto core in Chromium', () => {
   afterAll(() => browser?.close());
 
   it('refuses to bundle a module that needs Node (the Node platform itself)', async () => {
-    await expect(bundleForBrowser(fileURLToPath(new URL('../src/crypto/node.ts', import.meta.url)), 'node')).rejects.toThrow(/imports node:crypto/);
+    await expect(bundleForBrowser(fileURLToPath(new URL('../src/crypto/node.ts', import.meta.url)), 'node')).rejects.toThrow(
+      /imports node:crypto/,
+    );
   });
 
   it('bundles with no Node module and passes every vector with the results it gives in Node', async () => {
     const page = await browser.newPage();
     // WebCrypto is there only in a secure context: a page of http://localhost is one, about:blank is not.
-    await page.route('http://localhost/core', (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>core</title>' }));
+    await page.route('http://localhost/core', (route) =>
+      route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>core</title>' }),
+    );
     await page.goto('http://localhost/core');
     await page.addScriptTag({ content: bundle });
-    const inChromium = await page.evaluate(async (d) => (globalThis as unknown as { coreVectors: { runCoreVectors: typeof runCoreVectors } }).coreVectors.runCoreVectors(d), data);
+    const inChromium = await page.evaluate(
+      async (d) => (globalThis as unknown as { coreVectors: { runCoreVectors: typeof runCoreVectors } }).coreVectors.runCoreVectors(d),
+      data,
+    );
     expect(inChromium.filter((r) => !r.ok)).toEqual([]);
     expect(inChromium).toEqual(inNode ?? (await runOn(PORTABLE)));
     await page.close();

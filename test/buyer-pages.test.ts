@@ -42,7 +42,10 @@ async function open(path: string, width = 1280): Promise<Page> {
 async function shoot(page: Page, name: string, fullPage = true): Promise<void> {
   await screenshot(page, { path: join(SHOTS, `${name}-1280.png`), fullPage });
   await page.setViewportSize({ width: 390, height: 844 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), `${name} scrolls sideways at 390`).toBeLessThanOrEqual(0);
+  expect(
+    await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+    `${name} scrolls sideways at 390`,
+  ).toBeLessThanOrEqual(0);
   await screenshot(page, { path: join(SHOTS, `${name}-390.png`), fullPage });
 }
 
@@ -61,10 +64,15 @@ describe('layer pages for the buyer', { timeout: 180_000 }, () => {
       const examples = (await page.locator('article.endpoint pre').allInnerTexts()).join('\n');
       expect(examples, path).not.toMatch(/"string"|\{\}|-9007199254740991|"https:\/\/example\.com\/"|_…"|"example_id"/);
       // Every endpoint shows a response: from its schema, or recorded from a real call (scripts/record-examples.ts).
-      const withoutResponse = await page.locator('article.endpoint').evaluateAll((as) =>
-        as.filter((a) => !/Response \d{3}/.test(a.textContent ?? '')).map((a) => a.querySelector('h3')!.textContent!.trim()),
-      );
-      expect(withoutResponse.filter((h) => !/^POST .*(reasoning-seal|\/retry)$|openings$/.test(h)), path).toEqual([]);
+      const withoutResponse = await page
+        .locator('article.endpoint')
+        .evaluateAll((as) =>
+          as.filter((a) => !/Response \d{3}/.test(a.textContent ?? '')).map((a) => a.querySelector('h3')!.textContent!.trim()),
+        );
+      expect(
+        withoutResponse.filter((h) => !/^POST .*(reasoning-seal|\/retry)$|openings$/.test(h)),
+        path,
+      ).toEqual([]);
       const items = await page.locator('#prices ~ .table-wrap tbody tr td:first-child').allInnerTexts();
       for (const item of items) {
         expect(item, `${path} price label`).not.toMatch(/: (price|usd)\b|^[a-z]+(_[a-z0-9]+)+$|^toll [a-z_]+/);
@@ -139,7 +147,12 @@ describe('navigation, docs and reference', { timeout: 120_000 }, () => {
   it('/docs lists user docs apart from engineering docs', async () => {
     const page = await open('/docs');
     expect(await page.locator('main h2').allInnerTexts()).toEqual(['Using Fuse Gate', 'Running it, and its internals']);
-    const under = async (id: string) => page.locator(`#${id} ~ ul`).first().locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    const under = async (id: string) =>
+      page
+        .locator(`#${id} ~ ul`)
+        .first()
+        .locator('a')
+        .evaluateAll((as) => as.map((a) => a.getAttribute('href')));
     const users = await under('users');
     const engineers = await under('engineers');
     expect(users).toContain('/docs/alerts');
@@ -166,11 +179,13 @@ describe('small items', { timeout: 120_000 }, () => {
       await page.waitForSelector('[data-fuse="fuse_drill_dead"][data-state]');
       await page.waitForSelector('[data-fuse="fuse_drill_live"][data-state]');
       const clipped = await page.evaluate(() =>
-        [...document.querySelectorAll('.demo-facts dd')].filter((dd) => {
-          const panel = dd.closest('.panel')!.getBoundingClientRect();
-          const r = dd.getBoundingClientRect();
-          return dd.scrollWidth > dd.clientWidth + 1 || r.right > panel.right + 1;
-        }).map((dd) => dd.textContent),
+        [...document.querySelectorAll('.demo-facts dd')]
+          .filter((dd) => {
+            const panel = dd.closest('.panel')!.getBoundingClientRect();
+            const r = dd.getBoundingClientRect();
+            return dd.scrollWidth > dd.clientWidth + 1 || r.right > panel.right + 1;
+          })
+          .map((dd) => dd.textContent),
       );
       expect(clipped, `${width} px`).toEqual([]);
       const ids = await page.locator('.demo-facts dd').allInnerTexts();

@@ -32,11 +32,17 @@ describe('billing from the declaration', () => {
   it('a SKU priced by a named rule is billed through it with its input; the rule must exist and be for a charged SKU', () => {
     const bill = billOf('POST /fire', ['bps_fire', 'bps_fee'], { bps_fee: { amount: 'trigger_fire_fee' } });
     const input = { exposureMicros: 2_000_000_000n, feeBps: 25, tiers, monthBeforeMicros: 0n };
-    expect(bill('bps_fee', input)).toEqual({ sku: 'bps_fee', amountMicros: Number(fireFee(input.exposureMicros, 25, tiers, 0n).feeMicros), nap: false });
+    expect(bill('bps_fee', input)).toEqual({
+      sku: 'bps_fee',
+      amountMicros: Number(fireFee(input.exposureMicros, 25, tiers, 0n).feeMicros),
+      nap: false,
+    });
     expect(bill('bps_fee', input).amountMicros).toBe(5_000_000);
     // Without the template's own bps, the month's fires so far pick the marginal tier.
     const tiered = { ...input, feeBps: null, monthBeforeMicros: 999_000_000n };
-    expect(bill('bps_fee', tiered).amountMicros).toBe(Number(fireFee(tiered.exposureMicros, null, tiers, tiered.monthBeforeMicros).feeMicros));
+    expect(bill('bps_fee', tiered).amountMicros).toBe(
+      Number(fireFee(tiered.exposureMicros, null, tiers, tiered.monthBeforeMicros).feeMicros),
+    );
     expect(() => bill('bps_fee')).toThrow(/needs its input/);
     expect(() => billOf('POST /y', ['bps_fee'], { bps_fee: { amount: 'no_such_rule' as never } })).toThrow(/no known amount rule/);
     expect(() => billOf('POST /y', ['classify'], { bps_fee: { amount: 'trigger_fire_fee' } })).toThrow(/does not charge/);
@@ -83,7 +89,8 @@ describe('every metered declaration prices what it charges, and charges only tha
     const key = await s.newKey('walk');
     const fuse = ((await (await s.fetch('/v1/fuses', { key: key.secret, json: {} })).json()) as { fuse_id: string }).fuse_id;
     // The examples name a placeholder fuse (one of the caller's own): use the walker's.
-    const example = (doc: RouteDoc) => JSON.parse(JSON.stringify(doc.example ?? {}).replaceAll('fuse_7Jm2kQv9XrT4pLw8Ns3bYd', fuse)) as unknown;
+    const example = (doc: RouteDoc) =>
+      JSON.parse(JSON.stringify(doc.example ?? {}).replaceAll('fuse_7Jm2kQv9XrT4pLw8Ns3bYd', fuse)) as unknown;
     const charged = new Set<string>();
     for (const r of metered()) {
       const name = `${r.method} ${r.path}`;
@@ -95,7 +102,10 @@ describe('every metered declaration prices what it charges, and charges only tha
       const body = (await res.json().catch(() => ({}))) as { receipt_id?: string; witness_id?: string };
       const id = body.receipt_id ?? body.witness_id;
       if (!id || res.status >= 400) continue;
-      const rc = (await (await s.fetch(`/v1/receipts/${id}`, { headers: { accept: 'application/json' } })).json()) as { payload?: { charges?: Array<{ sku: string }> }; charges?: Array<{ sku: string }> };
+      const rc = (await (await s.fetch(`/v1/receipts/${id}`, { headers: { accept: 'application/json' } })).json()) as {
+        payload?: { charges?: Array<{ sku: string }> };
+        charges?: Array<{ sku: string }>;
+      };
       const lines = rc.payload?.charges ?? rc.charges ?? [];
       for (const l of lines) expect(doc.charges, `${name} charged ${l.sku}`).toContain(l.sku);
       if (lines.length) charged.add(name);

@@ -81,7 +81,12 @@ describe('the typed client pays with x402', { timeout: 60_000 }, () => {
     const { gate, sent } = counting({ payer, apiKey: k.secret });
     expect((await gate.hop({ fuse_id: fuse.fuse_id })).paymentResponse).toBeUndefined();
     const paid = await gate.hop({ fuse_id: fuse.fuse_id, action: { kind: 'pay' } });
-    expect(paid).toMatchObject({ status: 200, verdict: true, charge: { sku: 'execute_gate', amount_usd: '0.10' }, payment: { settled: true, amount: '100000' } });
+    expect(paid).toMatchObject({
+      status: 200,
+      verdict: true,
+      charge: { sku: 'execute_gate', amount_usd: '0.10' },
+      payment: { settled: true, amount: '100000' },
+    });
     expect(paid.paymentResponse?.success).toBe(true);
     expect(sent.filter(Boolean)).toHaveLength(1);
   });
@@ -89,7 +94,10 @@ describe('the typed client pays with x402', { timeout: 60_000 }, () => {
   it('without a payer a 402 is a typed error carrying the requirements', async () => {
     const err = await new FuseGateClient({ baseUrl: s.url }).call('classify', { text: 'x' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FuseGateError);
-    expect(err).toMatchObject({ status: 402, problem: { code: 'x402_payment_required', payment_required: { x402Version: 2, accepts: [{ scheme: 'exact', amount: '50000' }] } } });
+    expect(err).toMatchObject({
+      status: 402,
+      problem: { code: 'x402_payment_required', payment_required: { x402Version: 2, accepts: [{ scheme: 'exact', amount: '50000' }] } },
+    });
   });
 
   it('a payment the gate refuses is thrown with its code, and not tried again', async () => {

@@ -39,11 +39,29 @@ function prng(seed: number) {
 /** Fuse ids the generator picks from: the drills, and the fuzzer key's own (added once created). */
 const FUSES = ['fuse_drill_live', 'fuse_drill_dead'];
 
-const NASTY: unknown[] = ['', ' ', 'x'.repeat(300), '../../etc/passwd', '\u0000', 'ünï', -1, 0, 1.5, 2 ** 60, true, null, [], {}, '1e400', '9'.repeat(30)];
+const NASTY: unknown[] = [
+  '',
+  ' ',
+  'x'.repeat(300),
+  '../../etc/passwd',
+  '\u0000',
+  'ünï',
+  -1,
+  0,
+  1.5,
+  2 ** 60,
+  true,
+  null,
+  [],
+  {},
+  '1e400',
+  '9'.repeat(30),
+];
 
 /** A value for a JSON Schema: mostly plausible, sometimes hostile. */
 /** A documented example with every URL's host made one that never resolves: the examples name documentation hosts (example.com), which a server may call. */
-const neverCalled = (example: unknown): unknown => JSON.parse(JSON.stringify(example).replace(/(https?:\/\/)[^/"]+/g, '$1fuzz.fusegate.invalid'));
+const neverCalled = (example: unknown): unknown =>
+  JSON.parse(JSON.stringify(example).replace(/(https?:\/\/)[^/"]+/g, '$1fuzz.fusegate.invalid'));
 
 function generate(schema: Schema | undefined, rnd: () => number, depth = 0): unknown {
   if (!schema || depth > 6) return 'x';
@@ -145,7 +163,9 @@ describe('contract: every answer to any input matches /openapi.json', () => {
           const url = new URL(
             // An empty segment would address another operation (`/v1/pas/licenses/` is the list), and so would a dot
             // segment, which the URL removes (`/v1/keys/.` and `/v1/keys/a/..` are `/v1/keys/`): never generated.
-            path.replace(/\{([^}]+)\}/g, (_, name: string) => (rnd() < 0.5 ? `${name === 'id' ? 'rcpt' : name}_x` : pathSegment(String(generate({ type: 'string' }, rnd))))),
+            path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+              rnd() < 0.5 ? `${name === 'id' ? 'rcpt' : name}_x` : pathSegment(String(generate({ type: 'string' }, rnd))),
+            ),
             s.url,
           );
           for (const p of op.parameters ?? []) {
@@ -163,10 +183,21 @@ describe('contract: every answer to any input matches /openapi.json', () => {
             const roll = rnd();
             const value = roll < 0.3 && media.example !== undefined ? neverCalled(media.example) : generate(media.schema, rnd);
             body =
-              roll > 0.97 ? '{"a":' + '['.repeat(100) + ']'.repeat(100) + '}' : roll > 0.94 ? '{"x":1e400}' : roll > 0.92 ? '{not json' : JSON.stringify(value);
+              roll > 0.97
+                ? '{"a":' + '['.repeat(100) + ']'.repeat(100) + '}'
+                : roll > 0.94
+                  ? '{"x":1e400}'
+                  : roll > 0.92
+                    ? '{not json'
+                    : JSON.stringify(value);
           }
           const before = await written(s);
-          const res = await fetch(url, { method: method.toUpperCase(), headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) });
+          const res = await fetch(url, {
+            method: method.toUpperCase(),
+            headers,
+            redirect: 'manual',
+            ...(body !== undefined ? { body } : {}),
+          });
           sent++;
           const text = await res.text();
           const where = `${method.toUpperCase()} ${url.pathname}${url.search} ${withKey ? '(key)' : '(no key)'} -> ${res.status}`;
@@ -205,12 +236,13 @@ describe('contract: every answer to any input matches /openapi.json', () => {
           const pricedChallenge = res.status === 428 && path.startsWith('/api/v1/require-receipt/');
           if (type === 'application/problem+json' && !pricedChallenge) {
             const after = await written(s);
-            if (after[0] !== before[0] || after[1] !== before[1]) failures.push(`${where}: a rejected request wrote (meter ${before[0]}->${after[0]}, receipts ${before[1]}->${after[1]})`);
+            if (after[0] !== before[0] || after[1] !== before[1])
+              failures.push(`${where}: a rejected request wrote (meter ${before[0]}->${after[0]}, receipts ${before[1]}->${after[1]})`);
           }
         }
       }
     }
-    if (process.env.FUZZ_REPORT) (await import("node:fs")).writeFileSync(process.env.FUZZ_REPORT, [`sent ${sent}`, ...failures].join("\n"));
+    if (process.env.FUZZ_REPORT) (await import('node:fs')).writeFileSync(process.env.FUZZ_REPORT, [`sent ${sent}`, ...failures].join('\n'));
     expect(sent).toBeGreaterThan(2000);
     const unique = [...new Set(failures.map((f) => f.replace(/\?.*? \(/, ' (')))];
     expect(unique.slice(0, 80), `${failures.length} failures`).toEqual([]);
@@ -220,7 +252,10 @@ describe('contract: every answer to any input matches /openapi.json', () => {
     const keyed = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops)
         .filter(([, op]) => op.security.length > 0 && op.requestBody)
-        .map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, example: JSON.stringify(op.requestBody!.content['application/json']?.example ?? null) })),
+        .map(([method, op]) => ({
+          where: `${method.toUpperCase()} ${path}`,
+          example: JSON.stringify(op.requestBody!.content['application/json']?.example ?? null),
+        })),
     );
     expect(keyed.length).toBeGreaterThan(20);
     expect(keyed.filter((k) => /drill/.test(k.example)).map((k) => k.where)).toEqual([]);
@@ -237,4 +272,3 @@ describe('contract: every answer to any input matches /openapi.json', () => {
     expect(Object.keys(doc.paths['/api/v1/logs/{log}/checkpoint']!.get!.responses['200']!.content!)).toEqual(['text/plain']);
   });
 });
-

@@ -115,7 +115,9 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     evil.removeAllListeners('request');
     evil.on('request', (_req, res) => {
       res.setHeader('content-type', 'text/html');
-      res.end(`<!doctype html><html lang="en"><title>win a prize</title><form id="f" method="post" action="${srv.url}/dashboard/fuses/${fuseId}/charge"><input name="confirm" value="yes"><input name="csrf" value="guess"></form><script>document.getElementById('f').submit()</script></html>`);
+      res.end(
+        `<!doctype html><html lang="en"><title>win a prize</title><form id="f" method="post" action="${srv.url}/dashboard/fuses/${fuseId}/charge"><input name="confirm" value="yes"><input name="csrf" value="guess"></form><script>document.getElementById('f').submit()</script></html>`,
+      );
     });
     const port = (evil.address() as AddressInfo).port;
     // localhost is another site: SameSite=Lax keeps the session cookie home, and the Origin is foreign.
@@ -132,7 +134,21 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
   });
 
   it('has no serious axe violation on any dashboard page', async () => {
-    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/fuses', `/dashboard/fuses/${fuseId}`, `/dashboard/fuses/${fuseId}/dead`, '/signout', '/dashboard/licences', '/dashboard/licences/charge?license_id=lic_x', '/dashboard/grants', '/dashboard/webhooks', '/dashboard/passkeys', '/dashboard/receipts', `/dashboard/receipts?subject=${fuseId}`]) {
+    for (const path of [
+      '/dashboard',
+      '/dashboard/keys',
+      '/dashboard/fuses',
+      `/dashboard/fuses/${fuseId}`,
+      `/dashboard/fuses/${fuseId}/dead`,
+      '/signout',
+      '/dashboard/licences',
+      '/dashboard/licences/charge?license_id=lic_x',
+      '/dashboard/grants',
+      '/dashboard/webhooks',
+      '/dashboard/passkeys',
+      '/dashboard/receipts',
+      `/dashboard/receipts?subject=${fuseId}`,
+    ]) {
       const res = await page.goto(srv.url + path);
       expect(res?.status(), path).toBe(200);
       expect(await page.locator('h1').count(), path).toBe(1);
@@ -182,7 +198,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     expect((await me.json()).code).toBe('revoked_key');
   });
 
-  it('adds a passkey and signs in with it through Chromium\'s virtual authenticator', async () => {
+  it("adds a passkey and signs in with it through Chromium's virtual authenticator", async () => {
     // WebAuthn needs a domain, not an IP: this test talks to the server as localhost (BASE_URL's host).
     const origin = `http://localhost:${new URL(srv.url).port}`;
     const context = await browser.newContext();
@@ -222,14 +238,20 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
     for (let i = 0; i < 5; i++) {
       await page.fill('#email', EMAIL);
       await page.fill('#password', 'wrong password ' + i);
-      const [res] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/signin') && r.request().method() === 'POST'), page.click('button[type=submit]')]);
+      const [res] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/signin') && r.request().method() === 'POST'),
+        page.click('button[type=submit]'),
+      ]);
       statuses.push(res.status());
     }
     expect(statuses).toEqual([401, 401, 401, 401, 429]);
     // Even the right password waits out the window.
     await page.fill('#email', EMAIL);
     await page.fill('#password', PASSWORD);
-    const [res] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/signin') && r.request().method() === 'POST'), page.click('button[type=submit]')]);
+    const [res] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/signin') && r.request().method() === 'POST'),
+      page.click('button[type=submit]'),
+    ]);
     expect(res.status()).toBe(429);
   });
 });

@@ -42,7 +42,8 @@ afterAll(async () => {
 
 /** What a reader's shell has: the page's commands run with these and nothing of the test runner's. */
 const shellEnv = () => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' });
-const bash = async (script: string, env: Record<string, string> = shellEnv()) => (await run('bash', ['-euo', 'pipefail', '-c', script], { env, cwd: process.cwd() })).stdout;
+const bash = async (script: string, env: Record<string, string> = shellEnv()) =>
+  (await run('bash', ['-euo', 'pipefail', '-c', script], { env, cwd: process.cwd() })).stdout;
 
 async function signUp(email: string, width = 1280): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width, height: 900 } });
@@ -119,7 +120,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
     }
   });
 
-  it('Get started works as printed with a key made in the dashboard; an agent key\'s 403 names the fix', async () => {
+  it("Get started works as printed with a key made in the dashboard; an agent key's 403 names the fix", async () => {
     const { context, page } = await signUp('starter@example.com');
     try {
       // Step 1 as /start words it: the overview's operator button.
@@ -287,7 +288,9 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       const lines = csv.trim().split('\r\n');
       expect(lines[0]).toBe('id,created_at,kind,decision,reason,amount_usd,subject,fuse_label,tool,key_id,key_name,verify_url');
       expect(lines.length).toBe(3);
-      expect(lines.slice(1).every((l) => l.includes(',hop,DENY,the fuse is DEAD: it fails closed,') && l.includes(`,${fuseId},`))).toBe(true);
+      expect(lines.slice(1).every((l) => l.includes(',hop,DENY,the fuse is DEAD: it fails closed,') && l.includes(`,${fuseId},`))).toBe(
+        true,
+      );
       // The filters are choices: "Refusals" from the decision select finds the two DENY hops.
       await page.goto(srv.url + '/dashboard/receipts');
       await page.selectOption('#f-decision', 'refusals');
@@ -413,7 +416,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
     }
   });
 
-  it('without JavaScript: sign up, make the guide\'s key and fuse, blow the fuse, revoke the key, filter receipts', async () => {
+  it("without JavaScript: sign up, make the guide's key and fuse, blow the fuse, revoke the key, filter receipts", async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();
     try {

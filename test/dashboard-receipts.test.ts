@@ -24,7 +24,14 @@ describe('dashboard receipts by tool', () => {
     const hop = (json: Record<string, unknown>) => s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse, ...json } });
     for (const tool of ['send_email', 'send_email', 'get-weather']) expect((await hop({ tool })).status).toBe(200);
     expect((await hop({})).status).toBe(200);
-    const evaluated = await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { rail: 'x402', transfer: { amount: '5.00', currency: 'USDC', counterparty: '0xabc' }, context: { fuse_id: fuse, tool: 'send_email' } } });
+    const evaluated = await s.fetch('/v1/prefinality/evaluate', {
+      key: agent.secret,
+      json: {
+        rail: 'x402',
+        transfer: { amount: '5.00', currency: 'USDC', counterparty: '0xabc' },
+        context: { fuse_id: fuse, tool: 'send_email' },
+      },
+    });
     expect(evaluated.status).toBe(200);
 
     const page = await (await c.get('/dashboard/receipts?tool=SEND_EMAIL')).text();
@@ -34,7 +41,12 @@ describe('dashboard receipts by tool', () => {
     expect(page).toContain('id="f-tool" name="tool" type="text" value="SEND_EMAIL"');
     // Unfiltered, a receipt that names no tool has an empty cell.
     const all = await (await c.get('/dashboard/receipts?kind=hop')).text();
-    expect([...all.matchAll(/<td data-label="Tool">(.*?)<\/td>/g)].map((m) => m[1])).toEqual(['', '<code>get-weather</code>', '<code>send_email</code>', '<code>send_email</code>']);
+    expect([...all.matchAll(/<td data-label="Tool">(.*?)<\/td>/g)].map((m) => m[1])).toEqual([
+      '',
+      '<code>get-weather</code>',
+      '<code>send_email</code>',
+      '<code>send_email</code>',
+    ]);
 
     const csv = (await (await c.get('/dashboard/receipts.csv?tool=get-weather')).text()).trim().split('\r\n');
     expect(csv[0]).toBe('id,created_at,kind,decision,reason,amount_usd,subject,fuse_label,tool,key_id,key_name,verify_url');
@@ -72,17 +84,23 @@ describe('dashboard receipts by tool', () => {
     const accountId = (await loginByEmail(s.ctx.ledger.read, 'why@example.invalid'))!.account_id;
     const agent = await s.newKey('payments bot', undefined, 'agent', accountId);
     const ops = await s.newKey('ops', undefined, 'operator', accountId);
-    const fuse = async (label: string) => (await (await s.fetch('/v1/fuses', { key: ops.secret, json: { state: 'LIVE', label } })).json()).fuse_id as string;
+    const fuse = async (label: string) =>
+      (await (await s.fetch('/v1/fuses', { key: ops.secret, json: { state: 'LIVE', label } })).json()).fuse_id as string;
     const [live, dead] = [await fuse('prod writes'), await fuse('sandbox')];
     expect((await s.fetch(`/v1/fuses/${dead}/dead`, { key: ops.secret, method: 'POST' })).status).toBe(200);
-    const hop = async (fuseId: string) => (await (await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuseId } })).json()) as { decision: string; charge: { amount_usd: string } };
+    const hop = async (fuseId: string) =>
+      (await (await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuseId } })).json()) as {
+        decision: string;
+        charge: { amount_usd: string };
+      };
     const permit = await hop(live);
     const deny = await hop(dead);
     expect([permit.decision, deny.decision]).toEqual(['PERMIT', 'DENY']);
     expect(Number(deny.charge.amount_usd)).toBeGreaterThan(0);
 
     const page = await (await c.get('/dashboard/receipts?kind=hop')).text();
-    const cells = (label: string, html = page) => [...html.matchAll(new RegExp(`<td data-label="${label}">(.*?)</td>`, 'g'))].map((m) => m[1]);
+    const cells = (label: string, html = page) =>
+      [...html.matchAll(new RegExp(`<td data-label="${label}">(.*?)</td>`, 'g'))].map((m) => m[1]);
     expect(cells('Reason')).toEqual(['the fuse is DEAD: it fails closed', 'the fuse is LIVE']);
     expect(cells('Charged')).toEqual([deny.charge.amount_usd, permit.charge.amount_usd]);
     expect(cells('Subject')).toEqual([`sandbox <code>${dead}</code>`, `prod writes <code>${live}</code>`]);
@@ -99,10 +117,19 @@ describe('dashboard receipts by tool', () => {
     expect(refusals).toContain('1 receipt matches.');
     const json = await (await c.get('/dashboard/receipts.json?decision=refusals')).json();
     expect(json.data).toHaveLength(1);
-    expect(json.data[0]).toMatchObject({ decision: 'DENY', reason: 'the fuse is DEAD: it fails closed', amount_usd: deny.charge.amount_usd, key_name: 'payments bot', fuse_label: 'sandbox', subject: dead });
+    expect(json.data[0]).toMatchObject({
+      decision: 'DENY',
+      reason: 'the fuse is DEAD: it fails closed',
+      amount_usd: deny.charge.amount_usd,
+      key_name: 'payments bot',
+      fuse_label: 'sandbox',
+      subject: dead,
+    });
     const csv = (await (await c.get(`/dashboard/receipts.csv?decision=refusals&key=${agent.id}`)).text()).trim().split('\r\n');
     expect(csv).toHaveLength(2);
-    expect(csv[1]).toContain(`,hop,DENY,the fuse is DEAD: it fails closed,${deny.charge.amount_usd},${dead},sandbox,,${agent.id},payments bot,`);
+    expect(csv[1]).toContain(
+      `,hop,DENY,the fuse is DEAD: it fails closed,${deny.charge.amount_usd},${dead},sandbox,,${agent.id},payments bot,`,
+    );
   });
 
   it('pages newer and older through more than one page, with the total', async () => {
@@ -114,7 +141,8 @@ describe('dashboard receipts by tool', () => {
     const fuse = (await (await s.fetch('/v1/fuses', { key: ops.secret, json: { state: 'LIVE' } })).json()).fuse_id as string;
     for (let i = 0; i < 120; i++) expect((await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse } })).status).toBe(200);
     const ids = (html: string) => [...html.matchAll(/<a href="\/verify\?id=([^"]+)">/g)].map((m) => m[1]!);
-    const link = (html: string, rel: string) => (new RegExp(`<a href="([^"]+)" rel="${rel}">`).exec(html)?.[1] ?? '').replace(/&#38;/g, '&');
+    const link = (html: string, rel: string) =>
+      (new RegExp(`<a href="([^"]+)" rel="${rel}">`).exec(html)?.[1] ?? '').replace(/&#38;/g, '&');
     const first = await (await c.get('/dashboard/receipts?kind=hop')).text();
     expect(first).toContain('120 receipts match.');
     expect(link(first, 'prev')).toBe('');

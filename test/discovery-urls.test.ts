@@ -75,7 +75,7 @@ describe('a production BASE_URL and SITE_URL are what every served document name
     expect(reference).toContain(`curl -X GET &#39;${GATE}/health&#39;`);
   });
 
-  it('ETags are over the served bytes: they revalidate, and differ from another URL\'s', async () => {
+  it("ETags are over the served bytes: they revalidate, and differ from another URL's", async () => {
     const r = await s.fetch('/.well-known/gate.json');
     const etag = r.headers.get('etag')!;
     expect((await s.fetch('/.well-known/gate.json', { headers: { 'if-none-match': etag } })).status).toBe(304);

@@ -12,7 +12,9 @@ import { describe, expect, it } from 'vitest';
 const REPO = process.cwd();
 const DOCS = join(REPO, 'docs');
 const BUILT = join(REPO, 'dist/client');
-const files = readdirSync(DOCS).filter((f) => f.endsWith('.md')).sort();
+const files = readdirSync(DOCS)
+  .filter((f) => f.endsWith('.md'))
+  .sort();
 
 /** Markdown outside fenced code blocks. */
 const unfenced = (md: string) => md.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
@@ -22,7 +24,11 @@ const prose = (md: string) => unfenced(md).replace(/`[^`\n]*`/g, '');
 /** Heading anchors as GitHub makes them (github-slugger over the heading's text). */
 function anchors(md: string): Set<string> {
   const slugger = new GithubSlugger();
-  const text = (h: string) => h.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/`/g, '').replace(/(\*\*|__)(.*?)\1/g, '$2');
+  const text = (h: string) =>
+    h
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .replace(/`/g, '')
+      .replace(/(\*\*|__)(.*?)\1/g, '$2');
   return new Set([...unfenced(md).matchAll(/^#{1,6} +(.+?)\s*#*$/gm)].map((m) => slugger.slug(text(m[1]!))));
 }
 
@@ -93,7 +99,8 @@ describe('docs', () => {
         }
         const page = builtPage(url.pathname);
         if (!existsSync(page)) broken.push(`/docs/${name} -> ${m[1]}`);
-        else if (url.hash && !ids(readFileSync(page, 'utf8')).has(decodeURIComponent(url.hash.slice(1)))) broken.push(`/docs/${name} -> ${m[1]} (no id)`);
+        else if (url.hash && !ids(readFileSync(page, 'utf8')).has(decodeURIComponent(url.hash.slice(1))))
+          broken.push(`/docs/${name} -> ${m[1]} (no id)`);
       }
     }
     expect(checked).toBeGreaterThan(10);

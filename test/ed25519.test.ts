@@ -22,26 +22,33 @@ describe('signEd25519', () => {
     expect(ed25519Signer).toBe('libsodium');
   });
 
-  it('is named by the server when it starts listening', async () => {
-    const dir = tempDir();
-    const server = spawn(process.execPath, ['src/server.ts'], { env: { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    try {
-      const listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
-        let out = '';
-        server.stdout.on('data', (d) => {
-          out += d;
-          const line = out.split('\n').find((l) => l.includes('"listening"'));
-          if (line) resolve(JSON.parse(line) as Record<string, unknown>);
-        });
-        server.once('exit', (code) => reject(new Error(`the server exited ${code}`)));
+  it(
+    'is named by the server when it starts listening',
+    async () => {
+      const dir = tempDir();
+      const server = spawn(process.execPath, ['src/server.ts'], {
+        env: { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      expect(listening.signer).toBe('libsodium');
-    } finally {
-      const exited = new Promise((r) => server.once('exit', r));
-      server.kill('SIGTERM');
-      await exited;
-    }
-  }, PROCESS_TEST_TIMEOUT_MS);
+      try {
+        const listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
+          let out = '';
+          server.stdout.on('data', (d) => {
+            out += d;
+            const line = out.split('\n').find((l) => l.includes('"listening"'));
+            if (line) resolve(JSON.parse(line) as Record<string, unknown>);
+          });
+          server.once('exit', (code) => reject(new Error(`the server exited ${code}`)));
+        });
+        expect(listening.signer).toBe('libsodium');
+      } finally {
+        const exited = new Promise((r) => server.once('exit', r));
+        server.kill('SIGTERM');
+        await exited;
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
   it('gives OpenSSL’s signature byte for byte, which a second implementation verifies', () => {
     for (let k = 0; k < 8; k++) {
@@ -84,21 +91,29 @@ describe('signEd25519', () => {
     expect(protectedHeader).toEqual({ alg: 'EdDSA', kid: 'k1', typ: 'test+jws' });
   });
 
-  it('falls back to node:crypto, with the same bytes, where the addon does not load', async () => {
-    const { privateKey } = generateKeyPairSync('ed25519');
-    const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
-    const message = 'a message signed twice';
-    // A resolve hook that makes sodium-native unresolvable, as on a platform with no build of it.
-    const hideAddon = `import { registerHooks } from 'node:module';
+  it(
+    'falls back to node:crypto, with the same bytes, where the addon does not load',
+    async () => {
+      const { privateKey } = generateKeyPairSync('ed25519');
+      const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
+      const message = 'a message signed twice';
+      // A resolve hook that makes sodium-native unresolvable, as on a platform with no build of it.
+      const hideAddon = `import { registerHooks } from 'node:module';
 registerHooks({ resolve(specifier, context, next) { if (specifier === 'sodium-native') throw new Error('no build here'); return next(specifier, context); } });`;
-    const child = `import { createPrivateKey } from 'node:crypto';
+      const child = `import { createPrivateKey } from 'node:crypto';
 const { ed25519Signer, signEd25519 } = await import(${JSON.stringify(new URL('../src/crypto/ed25519.ts', import.meta.url).href)});
 const key = createPrivateKey({ key: Buffer.from(${JSON.stringify(pkcs8)}, 'base64'), format: 'der', type: 'pkcs8' });
 console.log(JSON.stringify({ ed25519Signer, signature: signEd25519(Buffer.from(${JSON.stringify(message)}), key).toString('hex') }));`;
-    const out = await run(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(hideAddon)}`, '--input-type=module', '-e', child], cleanEnv());
-    expect(out.code, out.stderr).toBe(0);
-    const got = JSON.parse(out.stdout) as { ed25519Signer: string; signature: string };
-    expect(got.ed25519Signer).toBe('node:crypto');
-    expect(got.signature).toBe(signEd25519(Buffer.from(message), privateKey).toString('hex'));
-  }, PROCESS_TEST_TIMEOUT_MS);
+      const out = await run(
+        process.execPath,
+        ['--import', `data:text/javascript,${encodeURIComponent(hideAddon)}`, '--input-type=module', '-e', child],
+        cleanEnv(),
+      );
+      expect(out.code, out.stderr).toBe(0);
+      const got = JSON.parse(out.stdout) as { ed25519Signer: string; signature: string };
+      expect(got.ed25519Signer).toBe('node:crypto');
+      expect(got.signature).toBe(signEd25519(Buffer.from(message), privateKey).toString('hex'));
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

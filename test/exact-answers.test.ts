@@ -37,8 +37,13 @@ describe('a welded act shows one list of what it charged', () => {
       { sku: 'execute_gate', amount_usd: '0.10', nap: false },
       { sku: 'seal', amount_usd: '0.05', nap: false },
     ]);
-    const lines = (await chargesOf(s.ctx.ledger.read, key.id)).filter((c) => c.ref === body.receipt_id).map((c) => [c.sku, c.amount_micros]);
-    expect(lines).toEqual([['execute_gate', 100_000], ['seal', 50_000]]);
+    const lines = (await chargesOf(s.ctx.ledger.read, key.id))
+      .filter((c) => c.ref === body.receipt_id)
+      .map((c) => [c.sku, c.amount_micros]);
+    expect(lines).toEqual([
+      ['execute_gate', 100_000],
+      ['seal', 50_000],
+    ]);
   });
 
   it('a refused act: the NAP hold alone', async () => {
@@ -61,14 +66,22 @@ describe('GET /v1/me: this period and the lifetime, each named', () => {
     expect((await post('/v1/fuse/hop', { fuse_id: f }, k)).status).toBe(200);
     // Charged yesterday, before this period began: a seal of 0.05, counted as the ledger counts every charge.
     const yesterday = new Date(Date.now() - 86_400_000).toISOString();
-    await s.ctx.ledger.write((tx) => addToCounters(tx, [{ payload: { key_id: daily.id, issued_at: yesterday, charges: [{ sku: 'seal', amount_micros: 50_000 }] } } as unknown as Receipt]));
+    await s.ctx.ledger.write((tx) =>
+      addToCounters(tx, [
+        { payload: { key_id: daily.id, issued_at: yesterday, charges: [{ sku: 'seal', amount_micros: 50_000 }] } } as unknown as Receipt,
+      ]),
+    );
 
     const me = (await (await s.fetch('/v1/me', { key: k })).json()) as J;
     expect(me.usage).toMatchObject({ period: 'day', hops_used: 1, total_usd: '0.15', nap_usd: '0.00' });
     expect(me.usage.period_start).toBe(new Date(new Date().toISOString().slice(0, 10)).toISOString());
     expect(me.usage.tolls.map((t: J) => t.sku).sort()).toEqual(['classify', 'execute_gate']);
     expect(me.lifetime).toMatchObject({ since: daily.created_at, total_usd: '0.20', nap_usd: '0.00' });
-    expect(me.lifetime.tolls.map((t: J) => [t.sku, t.amount_usd]).sort()).toEqual([['classify', '0.05'], ['execute_gate', '0.10'], ['seal', '0.05']]);
+    expect(me.lifetime.tolls.map((t: J) => [t.sku, t.amount_usd]).sort()).toEqual([
+      ['classify', '0.05'],
+      ['execute_gate', '0.10'],
+      ['seal', '0.05'],
+    ]);
   });
 
   it('a key whose period is "none" has one period: both agree', async () => {
@@ -83,7 +96,11 @@ describe('GET /v1/me: this period and the lifetime, each named', () => {
 
 describe('trigger publish: obligation.exposure_ceiling_usd is a decimal string like every other amount', () => {
   const publish = (exposure_ceiling_usd: unknown, template_id = 'ai_model_change') =>
-    post('/signal/trigger/publish', { template_id, threshold: { metric: 'drift', operator: 'gte', value: '1' }, obligation: { exposure_ceiling_usd, ...(template_id === 'custom' ? { callable_actions: ['bind_hold'] } : {}) } });
+    post('/signal/trigger/publish', {
+      template_id,
+      threshold: { metric: 'drift', operator: 'gte', value: '1' },
+      obligation: { exposure_ceiling_usd, ...(template_id === 'custom' ? { callable_actions: ['bind_hold'] } : {}) },
+    });
 
   it('accepts "2500000.00" and "2500000" as the whole USD ceiling they state', async () => {
     for (const ceiling of ['2500000.00', '2500000']) {

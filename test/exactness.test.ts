@@ -23,7 +23,8 @@ const TWO_DECIMALS = /^\d+\.\d{2}$/;
 let s: TestServer;
 let key: { id: string; secret: string };
 let other: { id: string; secret: string };
-const post = (path: string, json: unknown, k: string | undefined = key.secret) => s.fetch(path, { method: 'POST', json, ...(k ? { key: k } : {}) });
+const post = (path: string, json: unknown, k: string | undefined = key.secret) =>
+  s.fetch(path, { method: 'POST', json, ...(k ? { key: k } : {}) });
 const meter = async (keyId: string) =>
   (await chargesOf(s.ctx.ledger.read, keyId)).map((r) => ({ sku: r.sku, micros: r.amount_micros, ref: r.ref }));
 
@@ -36,7 +37,12 @@ afterAll(() => s.stop());
 
 describe('1. trigger publish: a caller cannot set the settlement fee', () => {
   const publish = (obligation?: Record<string, unknown>) =>
-    post('/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'drift', operator: 'gte', value: '1' }, enabled_exposure_usd: '5000000.00', ...(obligation ? { obligation } : {}) });
+    post('/signal/trigger/publish', {
+      template_id: 'ai_model_change',
+      threshold: { metric: 'drift', operator: 'gte', value: '1' },
+      enabled_exposure_usd: '5000000.00',
+      ...(obligation ? { obligation } : {}),
+    });
 
   it('refuses fee_bps 0, null and a higher value with 422 naming obligation.fee_bps, charging nothing', async () => {
     const before = (await meter(key.id)).length;
@@ -67,8 +73,13 @@ describe('1. trigger publish: a caller cannot set the settlement fee', () => {
   it('the fire charges the template fee even for a trigger stored with a lowered one (published before the fix)', async () => {
     const t = await (await publish()).json();
     await s.ctx.ledger.write(async (tx) => {
-      const stored = JSON.parse(String((await tx.execute({ sql: 'SELECT obligation FROM triggers WHERE id = ?', args: [t.trigger_id] })).rows[0]!.obligation));
-      await tx.execute({ sql: 'UPDATE triggers SET obligation = ? WHERE id = ?', args: [JSON.stringify({ ...stored, fee_bps: 0 }), t.trigger_id] });
+      const stored = JSON.parse(
+        String((await tx.execute({ sql: 'SELECT obligation FROM triggers WHERE id = ?', args: [t.trigger_id] })).rows[0]!.obligation),
+      );
+      await tx.execute({
+        sql: 'UPDATE triggers SET obligation = ? WHERE id = ?',
+        args: [JSON.stringify({ ...stored, fee_bps: 0 }), t.trigger_id],
+      });
     });
     const f = await (await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, reading: '2' })).json();
     expect(f.fire.fee).toMatchObject({ bps: 25, amount_usd: '12500.00' });
@@ -108,7 +119,8 @@ describe('3. graduated tiers never charge less for more', () => {
     for (const e of edges) for (const d of [-20_000n, -10_000n, 0n, 10_000n, 20_000n]) if (e + d >= 0n) points.push(e + d);
     for (let i = 0; i < 500; i++) points.push(BigInt(Math.floor(Math.random() * 2e8)) * 10_000n);
     points.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    for (let i = 1; i < points.length; i++) expect(graduatedFeeMicros(TIERS, points[i]!) >= graduatedFeeMicros(TIERS, points[i - 1]!)).toBe(true);
+    for (let i = 1; i < points.length; i++)
+      expect(graduatedFeeMicros(TIERS, points[i]!) >= graduatedFeeMicros(TIERS, points[i - 1]!)).toBe(true);
     // Hand-computed: the starter band is 10,000,000 x 2 bps = 2,000.00.
     expect(graduatedFeeMicros(TIERS, usd('10000000.00'))).toBe(usd('2000.00'));
     expect(graduatedFeeMicros(TIERS, usd('10000000.01'))).toBe(usd('2000.00'));
@@ -124,7 +136,11 @@ describe('3. graduated tiers never charge less for more', () => {
     }
     expect(sum).toBe(graduatedFeeMicros(TIERS, month));
     // A null fee_bps falls back to the Clear tiers, graduated on the month.
-    expect(fireFee(usd('2.00'), null, TIERS, usd('9999999.00'))).toMatchObject({ source: 'clear_tier', tier: 'growth', feeMicros: usd('0.00') });
+    expect(fireFee(usd('2.00'), null, TIERS, usd('9999999.00'))).toMatchObject({
+      source: 'clear_tier',
+      tier: 'growth',
+      feeMicros: usd('0.00'),
+    });
   });
 
   it('/api/v1/clear/exposure: 10,000,000.00 and 10,000,000.01 cleared both owe 2000.00, printed with two decimals', async () => {
@@ -148,7 +164,13 @@ describe('3. graduated tiers never charge less for more', () => {
 });
 
 describe('7. RTP gate: one payment order, once, for the key the receipt was issued to', () => {
-  const RTP = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
+  const RTP = {
+    amount: '125.00',
+    currency: 'USD',
+    account_number: '000123456789',
+    routing_number: '021000021',
+    counterparty: 'ACME Supplies LLC',
+  };
   const go = async () => (await (await post('/v1/prefinality/evaluate', { rail: 'rtp', transfer: RTP })).json()).receipt_jwt as string;
   const gate = (receipt: string, k = key.secret, headers: Record<string, string> = {}) =>
     s.fetch('/v1/prefinality/rtp/gate', { method: 'POST', key: k, json: { receipt, payment_order: RTP }, headers });
@@ -200,7 +222,8 @@ describe('8. PAS-A refusals are non-2xx; bound jobs get no ticket; UNSIGNED is o
 
   it('a job already bound gets BLOCK 403: no ticket, no execute_gate charge, the parent not kept ARMED', async () => {
     await post('/v1/pas/licenses/lic_h2/charge', undefined);
-    const t = (await (await post('/v1/pas/pas-a/pre-bind', { fuse_id: fuse, license_id: 'lic_h2', job_id: 'job_b', write: WRITE })).json()).ticket;
+    const t = (await (await post('/v1/pas/pas-a/pre-bind', { fuse_id: fuse, license_id: 'lic_h2', job_id: 'job_b', write: WRITE })).json())
+      .ticket;
     const red = await post('/v1/pas/bind-ticket/redeem', { ticket_id: t.ticket_id, write: WRITE, now: new Date().toISOString() });
     expect(red.status).toBe(200);
     const before = await meter(key.id);
@@ -252,7 +275,9 @@ describe('6. one charge object, one iat format', () => {
     shapeOf(ev.charge);
     const g = await (await post('/v1/prefinality/rtp/gate', { receipt: ev.receipt_jwt, payment_order: RTP })).json();
     shapeOf(g.charge);
-    const t = await (await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'm', operator: 'gte', value: '1' } })).json();
+    const t = await (
+      await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'm', operator: 'gte', value: '1' } })
+    ).json();
     shapeOf(t.charge);
     const f = await (await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, reading: '1' })).json();
     for (const c of f.charges) shapeOf(c);
@@ -314,7 +339,9 @@ describe('4. the operator formula: floor, 10 bps, 0.10 per hop; GO counts as cle
 
   it('a GO clears its USD amount: /api/v1/clear/exposure counts it', async () => {
     expect((await o.fetch('/v1/prefinality/evaluate', { key: k.secret, json: { rail: 'rtp', transfer: RTP } })).status).toBe(200);
-    expect((await o.fetch('/v1/prefinality/evaluate', { key: k.secret, json: { rail: 'rtp', transfer: { ...RTP, currency: 'EUR' } } })).status).toBe(200);
+    expect(
+      (await o.fetch('/v1/prefinality/evaluate', { key: k.secret, json: { rail: 'rtp', transfer: { ...RTP, currency: 'EUR' } } })).status,
+    ).toBe(200);
     const e = await (await o.fetch('/api/v1/clear/exposure', { key: k.secret })).json();
     expect(e).toMatchObject({ cleared_exposure_usd: '125.00', by_decision: { GO: 1 } });
   });
@@ -343,14 +370,28 @@ describe('4. the operator formula: floor, 10 bps, 0.10 per hop; GO counts as cle
     const month = '2026-01';
     await o.ctx.ledger.write(async (tx) => {
       await tx.execute({ sql: 'INSERT INTO hop_counters (key_id, day, hops) VALUES (?, ?, 400)', args: [k.id, `${month}-15`] });
-      await tx.execute({ sql: "INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES (?, ?, 'PERMIT', 1, 30000, 0)", args: [month, k.id] });
-      await tx.execute({ sql: "INSERT INTO usage_counters (key_id, day, sku, nap, count, usd, micros) VALUES (?, '2026-01-15', 'execute_gate', 0, 400, 40, 0)", args: [k.id] });
+      await tx.execute({
+        sql: "INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES (?, ?, 'PERMIT', 1, 30000, 0)",
+        args: [month, k.id],
+      });
+      await tx.execute({
+        sql: "INSERT INTO usage_counters (key_id, day, sku, nap, count, usd, micros) VALUES (?, '2026-01-15', 'execute_gate', 0, 400, 40, 0)",
+        args: [k.id],
+      });
     });
     const r = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month } });
     expect(r.status).toBe(201);
     const c = await r.json();
     // floor 25.00; 10 bps of 30,000.00 = 30.00; 400 hops x 0.10 = 40.00 -> due 40.00, 40.00 already charged -> 0.00
-    expect(c).toMatchObject({ month, terms: { floor_usd: '25.00', bps_usd: '30.00', per_hop_usd: '40.00' }, basis: 'per_hop', due_usd: '40.00', charged_usd: '40.00', checkout_usd: '0.00', charge: { sku: 'operator_checkout', amount_usd: '0.00', nap: false } });
+    expect(c).toMatchObject({
+      month,
+      terms: { floor_usd: '25.00', bps_usd: '30.00', per_hop_usd: '40.00' },
+      basis: 'per_hop',
+      due_usd: '40.00',
+      charged_usd: '40.00',
+      checkout_usd: '0.00',
+      charge: { sku: 'operator_checkout', amount_usd: '0.00', nap: false },
+    });
     const again = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month } });
     expect(again.status).toBe(200);
     expect((await again.json()).receipt_id).toBe(c.receipt_id);
@@ -369,7 +410,13 @@ describe('5. projections and the complete price list', () => {
       { source_id: 'sealed_reading', value: '0.81' },
     ];
     for (let i = 0; i < 2; i++) {
-      const r = await post('/api/v1/foundry/pipeline/run', { tenant_id: 'fee-tenant', readings: READINGS, template_id: 'ai_model_change', threshold: { metric: 'm', operator: 'gte', value: '0.5' }, exposure_usd: '1000000.00' });
+      const r = await post('/api/v1/foundry/pipeline/run', {
+        tenant_id: 'fee-tenant',
+        readings: READINGS,
+        template_id: 'ai_model_change',
+        threshold: { metric: 'm', operator: 'gte', value: '0.5' },
+        exposure_usd: '1000000.00',
+      });
       expect(r.status).toBe(200);
     }
     const p = await (await s.fetch('/api/v1/foundry/projection/fee-tenant', { key: key.secret })).json();
@@ -381,11 +428,13 @@ describe('5. projections and the complete price list', () => {
     expect(sum > usd('5000.00')).toBe(true);
   });
 
-  it('GET /api/v1/pricing lists ORN, absence, RR-1, Signal, issuer-pays and template fees, both PDTR tolls said apart, and this service\'s floor', async () => {
+  it("GET /api/v1/pricing lists ORN, absence, RR-1, Signal, issuer-pays and template fees, both PDTR tolls said apart, and this service's floor", async () => {
     const o = await startTestServer({ OPERATOR_FLOOR_USD: '7.5' });
     try {
       const t = await (await o.fetch('/api/v1/pricing')).json();
-      const rows = new Map<string, Record<string, unknown>>(t.sections.flatMap((sct: { id: string; rows: Array<{ id: string }> }) => sct.rows.map((r) => [`${sct.id}/${r.id}`, r])));
+      const rows = new Map<string, Record<string, unknown>>(
+        t.sections.flatMap((sct: { id: string; rows: Array<{ id: string }> }) => sct.rows.map((r) => [`${sct.id}/${r.id}`, r])),
+      );
       expect(rows.get('layers/orn_sharp')).toMatchObject({ amount_usd: '1.20' });
       expect(rows.get('layers/orn_ga_declare')).toMatchObject({ amount_usd: '25.00' });
       expect(rows.get('layers/absence_witness')).toMatchObject({ amount_usd: '0.05' });
@@ -406,7 +455,17 @@ describe('5. projections and the complete price list', () => {
 
   it('the pricing page renders the same list; the PDTR page says which toll is which', async () => {
     const page = await (await s.fetch('/pricing')).text();
-    for (const id of ['orn_sharp', 'absence_witness', 'rr1_challenge', 'signal_platform', 'issuer_pays_carrier_data_seat_annual', 'ai_model_change', 'pdtr_catalog_toll', 'operator']) expect(page, id).toContain(id);
+    for (const id of [
+      'orn_sharp',
+      'absence_witness',
+      'rr1_challenge',
+      'signal_platform',
+      'issuer_pays_carrier_data_seat_annual',
+      'ai_model_change',
+      'pdtr_catalog_toll',
+      'operator',
+    ])
+      expect(page, id).toContain(id);
     expect(page).toContain('125000.00 USD');
     const cat = await (await s.fetch('/api/v1/pdtr/catalog')).json();
     expect(cat).toMatchObject({ toll_usd: 0.1, bind_toll_usd: 0.15 });

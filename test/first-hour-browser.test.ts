@@ -79,14 +79,18 @@ describe('the first hour, in Chromium', { timeout: 120_000 }, () => {
     expect(hop.decision).toBe('PERMIT');
     await page.waitForSelector('#permit-link:not([hidden])', { timeout: 60_000 });
     expect(await page.getAttribute('#permit-link', 'href')).toBe(`/verify?id=${hop.receipt_id}`);
-    await page.waitForFunction(() => !document.getElementById('usage')!.textContent!.includes('No charges this period yet'), null, { timeout: 60_000 });
+    await page.waitForFunction(() => !document.getElementById('usage')!.textContent!.includes('No charges this period yet'), null, {
+      timeout: 60_000,
+    });
     expect(await page.textContent('#usage')).toMatch(/1\s+charged acts/);
 
     await srv.fetch(`/v1/fuses/${fuseId}/dead`, { method: 'POST', key: secret });
     expect((await (await srv.fetch('/v1/fuse/hop', { key: secret, json: { fuse_id: fuseId } })).json()).decision).toBe('DENY');
     await page.waitForFunction(() => document.getElementById('usage')!.textContent!.includes('refusals:'), null, { timeout: 60_000 });
     expect(await page.textContent('#usage')).toContain('hold (refusals: BLOCK, HOLD, DENY, SILENCE)');
-    expect(await page.textContent('#due-explained')).toMatch(/Due is the month's minimum.*Charged so far is what the key's acts have already paid/);
+    expect(await page.textContent('#due-explained')).toMatch(
+      /Due is the month's minimum.*Charged so far is what the key's acts have already paid/,
+    );
   });
 
   it('at 390 px: a menu button opens the navigation, and the chart text is at least 10 px', async () => {

@@ -34,11 +34,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ PORT: 'eighty', BASE_URL: 'not a url' })).toThrow(/PORT[\s\S]*BASE_URL|BASE_URL[\s\S]*PORT/);
   });
 
-  it('stops the server at start-up with the variable named and exit code 2', async () => {
-    const r = await run(NODE, ['src/server.ts'], { ...cleanEnv(), PORT: '99999' });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/PORT/);
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'stops the server at start-up with the variable named and exit code 2',
+    async () => {
+      const r = await run(NODE, ['src/server.ts'], { ...cleanEnv(), PORT: '99999' });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/PORT/);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('migrations', () => {
@@ -175,41 +179,45 @@ describe('HTTP foundation', () => {
     expect((await unknown.json()).code).toBe('unknown_key');
   });
 
-  it('creates, uses and revokes keys through the CLI; /v1/me shows metadata and usage', async () => {
-    const created = await cli(s.dir, ['keys', 'create', '--name', 'ci-agent', '--hop-limit', '7', '--json']);
-    expect(created.code).toBe(0);
-    const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
-    expect(key).toMatch(/^fg_live_/);
-    // The secret is not in the database in clear. (Read by another process: opening and
-    // closing the file here would drop this process's SQLite POSIX locks.)
-    for (const file of ['fusegate.db', 'fusegate.db-wal']) {
-      const grep = await run('grep', ['-c', '--binary-files=text', key, join(s.dir, file)]);
-      expect(grep.code).toBe(1);
-    }
+  it(
+    'creates, uses and revokes keys through the CLI; /v1/me shows metadata and usage',
+    async () => {
+      const created = await cli(s.dir, ['keys', 'create', '--name', 'ci-agent', '--hop-limit', '7', '--json']);
+      expect(created.code).toBe(0);
+      const { id, key } = JSON.parse(created.stdout) as { id: string; key: string };
+      expect(key).toMatch(/^fg_live_/);
+      // The secret is not in the database in clear. (Read by another process: opening and
+      // closing the file here would drop this process's SQLite POSIX locks.)
+      for (const file of ['fusegate.db', 'fusegate.db-wal']) {
+        const grep = await run('grep', ['-c', '--binary-files=text', key, join(s.dir, file)]);
+        expect(grep.code).toBe(1);
+      }
 
-    const me = await s.fetch('/v1/me', { key });
-    expect(me.status).toBe(200);
-    const body = await me.json();
-    expect(body).toMatchObject({ id, name: 'ci-agent', hop_limit: 7, usage: { hops_used: 0, hops_remaining: 7, total_usd: '0.00' } });
-    expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+      const me = await s.fetch('/v1/me', { key });
+      expect(me.status).toBe(200);
+      const body = await me.json();
+      expect(body).toMatchObject({ id, name: 'ci-agent', hop_limit: 7, usage: { hops_used: 0, hops_remaining: 7, total_usd: '0.00' } });
+      expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT/);
 
-    const listed = await cli(s.dir, ['keys', 'list', '--json']);
-    expect(JSON.parse(listed.stdout).keys.map((k: { id: string }) => k.id)).toContain(id);
-    expect(listed.stdout.includes(key)).toBe(false);
+      const listed = await cli(s.dir, ['keys', 'list', '--json']);
+      expect(JSON.parse(listed.stdout).keys.map((k: { id: string }) => k.id)).toContain(id);
+      expect(listed.stdout.includes(key)).toBe(false);
 
-    const clock = holdCacheClock(s);
-    expect((await s.fetch('/v1/me', { key })).status).toBe(200);
-    expect((await cli(s.dir, ['keys', 'revoke', id])).code).toBe(0);
-    // The CLI is another process: the server answers from its key cache until AUTH_CACHE_MS has passed.
-    expect((await s.fetch('/v1/me', { key })).status).toBe(200);
-    clock.passBound();
-    const revoked = await s.fetch('/v1/me', { key });
-    clock.release();
-    expect(revoked.status).toBe(401);
-    expect((await revoked.json()).code).toBe('revoked_key');
-    expect((await cli(s.dir, ['keys', 'revoke', 'key_missing'])).code).toBe(1);
-    expect((await cli(s.dir, ['keys', 'create'])).code).toBe(2);
-  }, PROCESS_TEST_TIMEOUT_MS);
+      const clock = holdCacheClock(s);
+      expect((await s.fetch('/v1/me', { key })).status).toBe(200);
+      expect((await cli(s.dir, ['keys', 'revoke', id])).code).toBe(0);
+      // The CLI is another process: the server answers from its key cache until AUTH_CACHE_MS has passed.
+      expect((await s.fetch('/v1/me', { key })).status).toBe(200);
+      clock.passBound();
+      const revoked = await s.fetch('/v1/me', { key });
+      clock.release();
+      expect(revoked.status).toBe(401);
+      expect((await revoked.json()).code).toBe('revoked_key');
+      expect((await cli(s.dir, ['keys', 'revoke', 'key_missing'])).code).toBe(1);
+      expect((await cli(s.dir, ['keys', 'create'])).code).toBe(2);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
   it('publishes the current signing key as a JWK and raw base64', async () => {
     const r = await s.fetch('/crypto/public-key');

@@ -25,7 +25,11 @@ function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
     res.writeHead(404, { 'content-type': 'application/problem+json' });
     return void res.end(JSON.stringify({ code: 'unknown_fuse', status: 404 }));
   }
-  res.writeHead(200, [['content-type', 'application/json'], ['x-several', 'a'], ['x-several', 'b']]);
+  res.writeHead(200, [
+    ['content-type', 'application/json'],
+    ['x-several', 'a'],
+    ['x-several', 'b'],
+  ]);
   res.end(JSON.stringify({ verdict: true, got: body }));
 }
 
@@ -47,7 +51,13 @@ afterAll(async () => {
 
 /** What a caller reads of an answer, whichever fetch made it. */
 async function read(res: Response) {
-  return { status: res.status, ok: res.ok, type: res.headers.get('content-type'), several: res.headers.get('x-several'), text: await res.text() };
+  return {
+    status: res.status,
+    ok: res.ok,
+    type: res.headers.get('content-type'),
+    several: res.headers.get('x-several'),
+    text: await res.text(),
+  };
 }
 
 describe('keptAliveFetch', () => {
@@ -58,7 +68,13 @@ describe('keptAliveFetch', () => {
     const mine = await read(await kept(`${base}/v1/fuse/hop`, init));
     const theirs = await read(await fetch(`${base}/v1/fuse/hop`, init));
     expect(mine).toEqual(theirs);
-    expect(mine).toEqual({ status: 200, ok: true, type: 'application/json', several: 'a, b', text: JSON.stringify({ verdict: true, got: '{"fuse_id":"f"}' }) });
+    expect(mine).toEqual({
+      status: 200,
+      ok: true,
+      type: 'application/json',
+      several: 'a, b',
+      text: JSON.stringify({ verdict: true, got: '{"fuse_id":"f"}' }),
+    });
     expect(seen.slice(-2)).toEqual([
       { method: 'POST', url: '/v1/fuse/hop', type: 'application/json', body: '{"fuse_id":"f"}' },
       { method: 'POST', url: '/v1/fuse/hop', type: 'application/json', body: '{"fuse_id":"f"}' },
@@ -81,7 +97,9 @@ describe('keptAliveFetch', () => {
 
   it('takes a new connection once the server has closed its idle one', async () => {
     // A gate that closes idle connections at once: the next call must not be sent on the closed one.
-    const closing = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')));
+    const closing = createServer((req, res) =>
+      req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')),
+    );
     closing.keepAliveTimeout = 1;
     const closed: Array<Promise<void>> = [];
     closing.on('connection', (socket) => closed.push(new Promise((r) => socket.once('close', () => r()))));
@@ -112,8 +130,12 @@ describe('keptAliveFetch', () => {
 
   it('rejects as fetch does when nothing listens: fetch failed, the socket error as its cause', async () => {
     const closed = `http://127.0.0.1:${await freePort()}/v1/fuse/hop`;
-    const mine = (await kept(closed, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as TypeError & { cause: NodeJS.ErrnoException };
-    const theirs = (await fetch(closed, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as TypeError & { cause: NodeJS.ErrnoException };
+    const mine = (await kept(closed, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as TypeError & {
+      cause: NodeJS.ErrnoException;
+    };
+    const theirs = (await fetch(closed, { method: 'POST', body: '{}' }).catch((e: unknown) => e)) as TypeError & {
+      cause: NodeJS.ErrnoException;
+    };
     expect(mine).toBeInstanceOf(TypeError);
     expect(mine.message).toBe(theirs.message);
     expect(mine.cause.code).toBe('ECONNREFUSED');

@@ -14,7 +14,8 @@ describe('gate core', () => {
   let s: TestServer;
   let key: { id: string; secret: string };
   const fuses: Record<string, string> = {};
-  const post = (path: string, json: unknown, k = key.secret, headers: Record<string, string> = {}) => s.fetch(path, { method: 'POST', json, key: k, headers });
+  const post = (path: string, json: unknown, k = key.secret, headers: Record<string, string> = {}) =>
+    s.fetch(path, { method: 'POST', json, key: k, headers });
 
   beforeAll(async () => {
     // A window of a year: a fixed window that rolled over mid-test would reset the count.
@@ -64,7 +65,7 @@ describe('gate core', () => {
     expect(rows.find((r) => r.sku === 'execute_gate')!.micros).toBe(100_000);
   });
 
-  it('looks fuses up (400 without fuse_id), and hides other keys\' fuses behind 404', async () => {
+  it("looks fuses up (400 without fuse_id), and hides other keys' fuses behind 404", async () => {
     const r = await s.fetch(`/v1/fuse/lookup?fuse_id=${fuses.DEAD}`, { key: key.secret });
     expect(await r.json()).toMatchObject({ fuse_id: fuses.DEAD, state: 'DEAD', exists: true });
     const missing = await s.fetch('/v1/fuse/lookup', { key: key.secret });
@@ -88,8 +89,8 @@ describe('gate core', () => {
     const again = await post(`/v1/fuses/${id}/charge`, undefined);
     expect(again.status).toBe(409);
     expect((await again.json()).code).toBe('invalid_transition');
-    expect((await (await post(`/v1/fuses/${id}/dead`, undefined)).json())).toMatchObject({ state: 'DEAD', previous_state: 'LIVE' });
-    expect((await (await post('/v1/fuse/hop', { fuse_id: id })).json())).toMatchObject({ verdict: false, decision: 'DENY' });
+    expect(await (await post(`/v1/fuses/${id}/dead`, undefined)).json()).toMatchObject({ state: 'DEAD', previous_state: 'LIVE' });
+    expect(await (await post('/v1/fuse/hop', { fuse_id: id })).json()).toMatchObject({ verdict: false, decision: 'DENY' });
     expect((await (await post(`/v1/fuses/${id}/charge`, undefined)).json()).state).toBe('LIVE');
     const list = await (await s.fetch('/v1/fuses', { key: key.secret })).json();
     expect(list.data.map((f: { fuse_id: string }) => f.fuse_id)).toContain(id);
@@ -123,7 +124,9 @@ describe('gate core', () => {
     const upper = await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, action: { kind: 'Write' } });
     expect(upper.status).toBe(200);
     expect(await upper.json()).toMatchObject({ decision: 'BLOCK', reason: 'act kind "write" is outside the declared surface' });
-    expect((await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, action: { kind: 'PAY' } })).json())).toMatchObject({ decision: 'PERMIT' });
+    expect(await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, action: { kind: 'PAY' } })).json()).toMatchObject({
+      decision: 'PERMIT',
+    });
     expect(await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, action: { kind: 'pay' } })).json()).not.toHaveProperty('surface');
     // A key on the default surface may check its fuse alone; one that declared its surface names the act.
     expect(await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE })).json()).toMatchObject({ decision: 'PERMIT' });
@@ -133,7 +136,9 @@ describe('gate core', () => {
     const bare = await (await post('/v1/fuse/hop', { fuse_id: f.fuse_id }, declared.secret)).json();
     expect(bare).toMatchObject({ decision: 'BLOCK', verdict: false, ok: true, surface: ['quote'] });
     expect(bare.reason).toContain('declares its surface');
-    expect(await (await post('/v1/fuse/hop', { fuse_id: f.fuse_id, action: { kind: 'Quote' } }, declared.secret)).json()).toMatchObject({ decision: 'PERMIT' });
+    expect(await (await post('/v1/fuse/hop', { fuse_id: f.fuse_id, action: { kind: 'Quote' } }, declared.secret)).json()).toMatchObject({
+      decision: 'PERMIT',
+    });
   });
 
   it('classifies deterministically with a signed receipt, and demos execute-gate', async () => {
@@ -171,7 +176,12 @@ describe('gate core', () => {
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.headers.get('content-type')).toBe('application/problem+json');
     }
-    const raw = await s.fetch('/v1/fuse/hop', { method: 'POST', key: key.secret, headers: { 'content-type': 'application/json' }, body: '{"fuse_id":' });
+    const raw = await s.fetch('/v1/fuse/hop', {
+      method: 'POST',
+      key: key.secret,
+      headers: { 'content-type': 'application/json' },
+      body: '{"fuse_id":',
+    });
     expect((await raw.json()).code).toBe('malformed_json');
     expect(await meterRows(s, key.id)).toEqual(before);
     expect((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'receipts'")).rows[0]!.size).toBe(size);
@@ -188,7 +198,9 @@ describe('gate core', () => {
     expect((await meterRows(s, k.id)).filter((r) => r.sku === 'execute_gate')).toHaveLength(1);
     const changed = await post('/v1/fuse/hop', { fuse_id: f.fuse_id, action: { kind: 'pay' } }, k.secret, h);
     expect(changed.status).toBe(422);
-    const racing = await Promise.all(Array.from({ length: 6 }, () => post('/v1/fuse/hop', { fuse_id: f.fuse_id }, k.secret, { 'idempotency-key': 'race' })));
+    const racing = await Promise.all(
+      Array.from({ length: 6 }, () => post('/v1/fuse/hop', { fuse_id: f.fuse_id }, k.secret, { 'idempotency-key': 'race' })),
+    );
     const statuses = racing.map((r) => r.status).sort();
     expect(statuses.filter((x) => x === 200).length).toBeGreaterThanOrEqual(1);
     expect(statuses.every((x) => x === 200 || x === 409)).toBe(true);

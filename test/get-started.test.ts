@@ -24,7 +24,14 @@ afterAll(async () => {
 });
 
 const decode = (html: string) =>
-  html.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&#x27;/g, "'").replace(/&#(\d+);/g, (_m, n) => String.fromCharCode(Number(n))).replace(/&amp;/g, '&');
+  html
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&#x27;/g, "'")
+    .replace(/&#(\d+);/g, (_m, n) => String.fromCharCode(Number(n)))
+    .replace(/&amp;/g, '&');
 
 function pick(json: unknown, path: string): string {
   const v = path.split('.').reduce((o: any, k) => o?.[k], json);
@@ -35,7 +42,10 @@ function pick(json: unknown, path: string): string {
 describe('Get started', () => {
   it('shows exactly the commands the test runs', async () => {
     const html = await (await srv.fetch('/start')).text();
-    const blocks = [...html.matchAll(/<pre[^>]*data-step="([a-z-]+)"[^>]*><code[^>]*>([\s\S]*?)<\/code><\/pre>/g)].map((m) => ({ id: m[1], command: decode(m[2]!) }));
+    const blocks = [...html.matchAll(/<pre[^>]*data-step="([a-z-]+)"[^>]*><code[^>]*>([\s\S]*?)<\/code><\/pre>/g)].map((m) => ({
+      id: m[1],
+      command: decode(m[2]!),
+    }));
     expect(blocks).toEqual(GET_STARTED.map((s) => ({ id: s.id, command: s.command })));
     expect(html).toContain('href="/dashboard"');
     // The landing page links to it first.

@@ -32,9 +32,10 @@ let operator: FuseGateClient;
 let fuse: string;
 let agentKey: string;
 
-
 /** The receipt's payload behind a verdict, as anyone reads it from the log. */
-async function receiptOf(v: { receipt_id?: string | undefined }): Promise<{ kind: string; decision: string; data: Record<string, unknown> }> {
+async function receiptOf(v: {
+  receipt_id?: string | undefined;
+}): Promise<{ kind: string; decision: string; data: Record<string, unknown> }> {
   const evidence = await gate.receipt(v.receipt_id!);
   return evidence.payload as never;
 }
@@ -56,11 +57,21 @@ describe('guard(execute, { fuse, kind })', () => {
   it('runs the function on PERMIT, and not at all once the fuse is blown: a refusal names the decision and the receipt', async () => {
     const sent: string[] = [];
     const verdicts: GateVerdict[] = [];
-    const sendEmail = guard(async (to: string) => (sent.push(to), `sent to ${to}`), { fuse, kind: 'send_email', name: 'send_email', gate, onVerdict: (v) => verdicts.push(v) });
+    const sendEmail = guard(async (to: string) => (sent.push(to), `sent to ${to}`), {
+      fuse,
+      kind: 'send_email',
+      name: 'send_email',
+      gate,
+      onVerdict: (v) => verdicts.push(v),
+    });
 
     expect(await sendEmail('ops@example.invalid')).toBe('sent to ops@example.invalid');
     expect(verdicts[0]).toMatchObject({ action: 'run', decision: 'PERMIT' });
-    expect(await receiptOf(verdicts[0]!)).toMatchObject({ kind: 'hop', decision: 'PERMIT', data: { act_kind: 'send_email', tool: 'send_email' } });
+    expect(await receiptOf(verdicts[0]!)).toMatchObject({
+      kind: 'hop',
+      decision: 'PERMIT',
+      data: { act_kind: 'send_email', tool: 'send_email' },
+    });
 
     await gate.blowFuse(fuse);
     const refused = await sendEmail('cfo@example.invalid').catch((e: unknown) => e);
@@ -92,12 +103,26 @@ describe('guard(execute, { fuse, kind })', () => {
     expect(e1.message).toMatch(/could not be reached/);
 
     // A gate failing (5xx) is no answer either.
-    const failing = createHttpServer((_, res) => res.writeHead(503, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ type: 'about:blank', title: 'Unavailable', status: 503, code: 'ledger_unavailable', detail: 'the ledger cannot be reached' })));
+    const failing = createHttpServer((_, res) =>
+      res.writeHead(503, { 'content-type': 'application/problem+json' }).end(
+        JSON.stringify({
+          type: 'about:blank',
+          title: 'Unavailable',
+          status: 503,
+          code: 'ledger_unavailable',
+          detail: 'the ledger cannot be reached',
+        }),
+      ),
+    );
     await new Promise<void>((r) => failing.listen(0, '127.0.0.1', () => r()));
     try {
       const broken = new FuseGateClient({ baseUrl: `http://127.0.0.1:${(failing.address() as AddressInfo).port}`, apiKey: 'fg_unused' });
       const e503 = (await guard(async () => ++ran, { fuse, gate: broken })().catch((e: unknown) => e)) as FuseGateRefusal;
-      expect(e503.verdict).toMatchObject({ action: 'refuse', decision: null, reason: 'the gate failed (503 ledger_unavailable): the ledger cannot be reached' });
+      expect(e503.verdict).toMatchObject({
+        action: 'refuse',
+        decision: null,
+        reason: 'the gate failed (503 ledger_unavailable): the ledger cannot be reached',
+      });
     } finally {
       failing.closeAllConnections();
       await new Promise<void>((r) => failing.close(() => r()));
@@ -122,9 +147,18 @@ describe('guard(execute, { fuse, kind })', () => {
     expect(await pay('25.00', '0xabc')).toBe('paid 25.00 to 0xabc');
     const over = (await pay('900.00', '0xabc').catch((e: unknown) => e)) as FuseGateRefusal;
     expect(over.verdict).toMatchObject({ action: 'refuse', decision: 'NO_GO' });
-    expect(await receiptOf(over.verdict)).toMatchObject({ kind: 'prefinality', decision: 'NO_GO', data: { rule: 'mandate_limit', tool: 'pay_invoice' } });
+    expect(await receiptOf(over.verdict)).toMatchObject({
+      kind: 'prefinality',
+      decision: 'NO_GO',
+      data: { rule: 'mandate_limit', tool: 'pay_invoice' },
+    });
 
-    const bigPay = guard(async (amount: string) => (paid.push(amount), 'paid'), { fuse, rail: 'x402', transfer: (amount) => ({ amount, counterparty: '0xabc', currency: 'USDC' }), gate });
+    const bigPay = guard(async (amount: string) => (paid.push(amount), 'paid'), {
+      fuse,
+      rail: 'x402',
+      transfer: (amount) => ({ amount, counterparty: '0xabc', currency: 'USDC' }),
+      gate,
+    });
     const held = (await bigPay('20000.00').catch((e: unknown) => e)) as FuseGateRefusal;
     expect(held.verdict).toMatchObject({ action: 'hold', decision: 'HOLD', hold: { rule: { id: 'review_threshold' } } });
     expect(held.message).toMatch(/HOLD for review/);
@@ -147,18 +181,30 @@ describe('guard(execute, { fuse, kind })', () => {
     expect(next.reviewId).not.toBe(held.reviewId);
     // Denied: refused as such, and the call made again asks afresh.
     await operator.call('review_deny', { review_id: next.reviewId! });
-    expect(((await bigPay('20000.00').catch((e: unknown) => e)) as FuseGateRefusal).verdict).toMatchObject({ action: 'refuse', decision: 'DENY', review_id: next.reviewId });
+    expect(((await bigPay('20000.00').catch((e: unknown) => e)) as FuseGateRefusal).verdict).toMatchObject({
+      action: 'refuse',
+      decision: 'DENY',
+      review_id: next.reviewId,
+    });
     expect(paid).toEqual(['25.00', '20000.00']);
   });
 
   it('with holdWaitSeconds, a held call waits for its review: approved meanwhile, it runs; denied, it is refused', async () => {
     const paid: string[] = [];
-    const pay = guard(async (amount: string) => (paid.push(amount), 'paid'), { fuse, rail: 'x402', transfer: (amount) => ({ amount, counterparty: '0xdef', currency: 'USDC' }), gate, holdWaitSeconds: 600 });
+    const pay = guard(async (amount: string) => (paid.push(amount), 'paid'), {
+      fuse,
+      rail: 'x402',
+      transfer: (amount) => ({ amount, counterparty: '0xdef', currency: 'USDC' }),
+      gate,
+      holdWaitSeconds: 600,
+    });
     /** Answers the one review pending for this transfer as soon as the held call has opened it. */
     const answer = async (amount: string, how: 'review_approve' | 'review_deny') => {
       let id: string | undefined;
       await untilCommitted(s.ctx.ledger, async () => {
-        const list = (await operator.call('reviews_list', { state: 'pending' })) as unknown as { data: Array<{ id: string; request?: { transfer?: { amount?: string } } }> };
+        const list = (await operator.call('reviews_list', { state: 'pending' })) as unknown as {
+          data: Array<{ id: string; request?: { transfer?: { amount?: string } } }>;
+        };
         id = list.data.find((r) => JSON.stringify(r).includes(`"${amount}"`))?.id;
         return id !== undefined;
       });
@@ -176,7 +222,10 @@ describe('guard(execute, { fuse, kind })', () => {
     expect(() => gateFromEnv({})).toThrow(/FUSEGATE_URL/);
     const viaEnv = guard(async () => 'ran', { fuse, gate: gateFromEnv({ FUSEGATE_URL: s.url, FUSEGATE_KEY: agentKey }) });
     expect(await viaEnv()).toBe('ran');
-    const otherAccount = guard(async () => 'ran', { fuse, gate: gateFromEnv({ FUSEGATE_URL: s.url, FUSEGATE_KEY: (await s.newKey('elsewhere', undefined, 'agent')).secret }) });
+    const otherAccount = guard(async () => 'ran', {
+      fuse,
+      gate: gateFromEnv({ FUSEGATE_URL: s.url, FUSEGATE_KEY: (await s.newKey('elsewhere', undefined, 'agent')).secret }),
+    });
     expect(((await otherAccount().catch((x: unknown) => x)) as FuseGateRefusal).verdict.reason).toMatch(/404 unknown_fuse/);
   });
 });
@@ -187,7 +236,9 @@ describe('the Vercel AI SDK: guardTools in generateText', () => {
     new MockLanguageModelV3({
       doGenerate: [
         {
-          content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: 'sendEmail', input: JSON.stringify({ to: 'ops@example.invalid' }) }],
+          content: [
+            { type: 'tool-call', toolCallId: 'call-1', toolName: 'sendEmail', input: JSON.stringify({ to: 'ops@example.invalid' }) },
+          ],
           finishReason: { unified: 'tool-calls', raw: undefined },
           usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } },
           warnings: [],
@@ -204,7 +255,13 @@ describe('the Vercel AI SDK: guardTools in generateText', () => {
   it('runs the tool on PERMIT; once the fuse is blown the model reads the refusal instead and the tool never runs', async () => {
     const sent: string[] = [];
     const tools = guardTools(
-      { sendEmail: aiTool({ description: 'Send an email', inputSchema: z.object({ to: z.string() }), execute: async ({ to }) => (sent.push(to), { sent: to }) }) },
+      {
+        sendEmail: aiTool({
+          description: 'Send an email',
+          inputSchema: z.object({ to: z.string() }),
+          execute: async ({ to }) => (sent.push(to), { sent: to }),
+        }),
+      },
       { fuse, kinds: { sendEmail: 'send_email' }, gate },
     );
 
@@ -229,25 +286,40 @@ describe('the Vercel AI SDK: guardTools in generateText', () => {
 });
 
 describe('the OpenAI Agents SDK: guardTool in run()', () => {
-  const script = () => new ScriptedModel([modelResponse([functionCall('send_email', { to: 'ops@example.invalid' }, { callId: 'call-1' })]), modelResponse([assistantMessage('done')])]);
+  const script = () =>
+    new ScriptedModel([
+      modelResponse([functionCall('send_email', { to: 'ops@example.invalid' }, { callId: 'call-1' })]),
+      modelResponse([assistantMessage('done')]),
+    ]);
 
   it('lets the call through its input guardrail on PERMIT; a blown fuse rejects it with the decision, and the tool never runs', async () => {
     const sent: string[] = [];
     const sendEmail = guardAgentsTool(
-      agentsTool({ name: 'send_email', description: 'Send an email', parameters: z.object({ to: z.string() }), execute: async ({ to }) => (sent.push(to), `sent to ${to}`) }),
+      agentsTool({
+        name: 'send_email',
+        description: 'Send an email',
+        parameters: z.object({ to: z.string() }),
+        execute: async ({ to }) => (sent.push(to), `sent to ${to}`),
+      }),
       { fuse, kind: 'send_email', gate },
     );
 
     const ok = await run(new Agent({ name: 'ops', model: script(), tools: [sendEmail] }), 'email ops');
     expect(sent).toEqual(['ops@example.invalid']);
     expect(ok.finalOutput).toBe('done');
-    expect(ok.toolInputGuardrailResults[0]!.output).toMatchObject({ behavior: { type: 'allow' }, outputInfo: { fusegate: { decision: 'PERMIT' } } });
+    expect(ok.toolInputGuardrailResults[0]!.output).toMatchObject({
+      behavior: { type: 'allow' },
+      outputInfo: { fusegate: { decision: 'PERMIT' } },
+    });
 
     await gate.blowFuse(fuse);
     const model = script();
     const refused = await run(new Agent({ name: 'ops', model, tools: [sendEmail] }), 'email ops');
     expect(sent).toHaveLength(1);
-    const info = refused.toolInputGuardrailResults[0]!.output as { behavior: { type: string; message: string }; outputInfo: { fusegate: { decision: string; receipt_id: string } } };
+    const info = refused.toolInputGuardrailResults[0]!.output as {
+      behavior: { type: string; message: string };
+      outputInfo: { fusegate: { decision: string; receipt_id: string } };
+    };
     expect(info.behavior.type).toBe('rejectContent');
     expect(info.outputInfo.fusegate.decision).toBe('DENY');
     // What the model read back as the tool's output.
@@ -260,12 +332,19 @@ describe('the OpenAI Agents SDK: guardTool in run()', () => {
 
 describe('LangChain.js: guardTool in createAgent', () => {
   /** A model that calls send_email once, then says it is done. */
-  const model = () => fakeModel().respondWithTools([{ name: 'send_email', args: { to: 'ops@example.invalid' }, id: 'call-1' }]).respond(new AIMessage('done'));
+  const model = () =>
+    fakeModel()
+      .respondWithTools([{ name: 'send_email', args: { to: 'ops@example.invalid' }, id: 'call-1' }])
+      .respond(new AIMessage('done'));
 
   it('runs the tool on PERMIT; a blown fuse answers a ToolMessage with status "error" naming the decision, and the tool never runs', async () => {
     const sent: string[] = [];
     const sendEmail = guardLangchainTool(
-      langchainTool(async ({ to }: { to: string }) => (sent.push(to), `sent to ${to}`), { name: 'send_email', description: 'Send an email', schema: z.object({ to: z.string() }) }),
+      langchainTool(async ({ to }: { to: string }) => (sent.push(to), `sent to ${to}`), {
+        name: 'send_email',
+        description: 'Send an email',
+        schema: z.object({ to: z.string() }),
+      }),
       { fuse, kind: 'send_email', gate },
     );
 
@@ -275,13 +354,22 @@ describe('LangChain.js: guardTool in createAgent', () => {
     expect(okTool.content).toBe('sent to ops@example.invalid');
 
     await gate.blowFuse(fuse);
-    const refused = await createAgent({ model: model(), tools: [sendEmail] }).invoke({ messages: [{ role: 'user', content: 'email ops' }] });
+    const refused = await createAgent({ model: model(), tools: [sendEmail] }).invoke({
+      messages: [{ role: 'user', content: 'email ops' }],
+    });
     expect(sent).toHaveLength(1);
-    const msg = refused.messages.find((m) => m.getType() === 'tool') as unknown as { status: string; content: string; artifact: { fusegate: { decision: string; receipt_id: string } } };
+    const msg = refused.messages.find((m) => m.getType() === 'tool') as unknown as {
+      status: string;
+      content: string;
+      artifact: { fusegate: { decision: string; receipt_id: string } };
+    };
     expect(msg.status).toBe('error');
     expect(msg.content).toContain('DENY');
     expect(msg.content).toContain(msg.artifact.fusegate.receipt_id);
-    expect(await receiptOf(msg.artifact.fusegate)).toMatchObject({ decision: 'DENY', data: { tool: 'send_email', act_kind: 'send_email' } });
+    expect(await receiptOf(msg.artifact.fusegate)).toMatchObject({
+      decision: 'DENY',
+      data: { tool: 'send_email', act_kind: 'send_email' },
+    });
 
     // Called directly with its arguments (no tool call), a refused tool throws.
     await expect(sendEmail.invoke({ to: 'x@example.invalid' })).rejects.toBeInstanceOf(FuseGateRefusal);

@@ -56,8 +56,24 @@ describe('Merkle index arithmetic past 2^32', () => {
       return nodeHash(mth(lo, lo + k), mth(lo + k, hi));
     };
     const root = mth(0, n);
-    expect(() => verifyInclusion(m, n, leaf, proof.map((r) => given.get(`${r.lo}:${r.hi}`)!), root)).not.toThrow();
-    expect(() => verifyInclusion(m + 1 < n ? m + 1 : m - 1, n, leaf, proof.map((r) => given.get(`${r.lo}:${r.hi}`)!), root)).toThrow();
+    expect(() =>
+      verifyInclusion(
+        m,
+        n,
+        leaf,
+        proof.map((r) => given.get(`${r.lo}:${r.hi}`)!),
+        root,
+      ),
+    ).not.toThrow();
+    expect(() =>
+      verifyInclusion(
+        m + 1 < n ? m + 1 : m - 1,
+        n,
+        leaf,
+        proof.map((r) => given.get(`${r.lo}:${r.hi}`)!),
+        root,
+      ),
+    ).toThrow();
   });
 });
 

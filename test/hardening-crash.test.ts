@@ -80,7 +80,9 @@ async function expectGapless(l: Ledger): Promise<number> {
     expect(sealed).toBe(size);
   }
   const charged = new Map<string, bigint>();
-  for (const r of receipts) for (const c of r.payload.charges ?? []) charged.set(r.payload.key_id!, (charged.get(r.payload.key_id!) ?? 0n) + BigInt(c.amount_micros));
+  for (const r of receipts)
+    for (const c of r.payload.charges ?? [])
+      charged.set(r.payload.key_id!, (charged.get(r.payload.key_id!) ?? 0n) + BigInt(c.amount_micros));
   for (const [keyId, micros] of charged) expect((await usage(l.read, keyId)).total_micros).toBe(micros);
   return size;
 }
@@ -100,7 +102,11 @@ describe('kill -9 mid-load', () => {
     let server = await serve(dir);
     children.push(server);
     const post = (url: string, path: string, json: unknown) =>
-      fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
+      fetch(url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(json),
+      });
     const fuse = await (await post(server.url, '/v1/fuses', {})).json();
 
     const acknowledged: string[] = [];
@@ -150,10 +156,19 @@ describe('two processes on one database file', () => {
     const b = await serve(dir);
     children.push(b);
     const post = (url: string, path: string, json: unknown) =>
-      fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
+      fetch(url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(json),
+      });
     const fuse = await (await post(a.url, '/v1/fuses', {})).json();
     const answers = await Promise.all(
-      Array.from({ length: 2 * limit }, (_, i) => post(i % 2 ? a.url : b.url, '/v1/fuse/hop', { fuse_id: fuse.fuse_id }).then(async (r) => ({ status: r.status, body: await r.json() }))),
+      Array.from({ length: 2 * limit }, (_, i) =>
+        post(i % 2 ? a.url : b.url, '/v1/fuse/hop', { fuse_id: fuse.fuse_id }).then(async (r) => ({
+          status: r.status,
+          body: await r.json(),
+        })),
+      ),
     );
     const ok = answers.filter((x) => x.status === 200);
     expect(answers.filter((x) => x.status >= 500)).toEqual([]);
@@ -182,12 +197,24 @@ describe('one winner over two processes', () => {
     const b = await serve(dir);
     children.push(b);
     const post = (url: string, path: string, json: unknown) =>
-      fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
-    const published = await post(a.url, '/signal/trigger/publish', { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } });
+      fetch(url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(json),
+      });
+    const published = await post(a.url, '/signal/trigger/publish', {
+      template_id: 'bind_gate_hold',
+      threshold: { metric: 'holds', operator: 'gte', value: '1' },
+    });
     expect(published.status).toBe(201);
     const { trigger_id } = await published.json();
     const answers = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => post(i % 2 ? a.url : b.url, '/api/v1/foundry/trigger/fire', { trigger_id, reading: '2' }).then(async (r) => ({ status: r.status, body: await r.json() }))),
+      Array.from({ length: 100 }, (_, i) =>
+        post(i % 2 ? a.url : b.url, '/api/v1/foundry/trigger/fire', { trigger_id, reading: '2' }).then(async (r) => ({
+          status: r.status,
+          body: await r.json(),
+        })),
+      ),
     );
     expect(answers.filter((x) => x.status >= 500)).toEqual([]);
     const fired = answers.filter((x) => x.status === 200 && x.body.fired === true);

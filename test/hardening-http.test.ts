@@ -36,7 +36,11 @@ describe('HTTP manners', () => {
   it('OPTIONS is a correct preflight for the keyed APIs', async () => {
     const r = await s.fetch('/v1/fuse/hop', {
       method: 'OPTIONS',
-      headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, idempotency-key' },
+      headers: {
+        origin: 'https://agent.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, idempotency-key',
+      },
     });
     expect(r.status).toBe(204);
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
@@ -48,9 +52,15 @@ describe('HTTP manners', () => {
   });
 
   it('MCP keeps its origin allow-list on the preflight', async () => {
-    const evil = await s.fetch('/mcp', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const evil = await s.fetch('/mcp', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(evil.headers.get('access-control-allow-origin')).toBeNull();
-    const own = await s.fetch('/mcp', { method: 'OPTIONS', headers: { origin: new URL(s.config.BASE_URL).origin, 'access-control-request-method': 'POST' } });
+    const own = await s.fetch('/mcp', {
+      method: 'OPTIONS',
+      headers: { origin: new URL(s.config.BASE_URL).origin, 'access-control-request-method': 'POST' },
+    });
     expect(own.headers.get('access-control-allow-origin')).toBe(new URL(s.config.BASE_URL).origin);
   });
 
@@ -84,20 +94,26 @@ describe('HTTP manners', () => {
     expect(r.status).toBe(200);
     expect((await r.json()).evidence_count).toBe(1000);
     // Other routes keep MAX_BODY_BYTES.
-    expect((await s.fetch('/v1/classify', { key, method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(413);
+    expect((await s.fetch('/v1/classify', { key, method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(
+      413,
+    );
   });
 
-  it('unknown CLI flags are usage errors (exit 2), and nothing is created', async () => {
-    const run = (...args: string[]) => runCli(args, testEnv(s.dir));
-    const typo = await run('keys', 'create', '--name', 'x', '--hop-limt', '5');
-    expect(typo.code).toBe(2);
-    expect(typo.stderr).toMatch(/hop-limt/);
-    expect((await run('keys', 'list', '--verbose')).code).toBe(2);
-    expect((await run('keys', 'create', '--name')).code).toBe(2);
-    const listed = JSON.parse((await run('keys', 'list', '--json')).stdout) as { keys: Array<{ name: string }> };
-    expect(listed.keys.map((k) => k.name)).not.toContain('x');
-    const ok = await run('keys', 'create', '--name', 'y', '--hop-limit', '5', '--json');
-    expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout).hop_limit).toBe(5);
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'unknown CLI flags are usage errors (exit 2), and nothing is created',
+    async () => {
+      const run = (...args: string[]) => runCli(args, testEnv(s.dir));
+      const typo = await run('keys', 'create', '--name', 'x', '--hop-limt', '5');
+      expect(typo.code).toBe(2);
+      expect(typo.stderr).toMatch(/hop-limt/);
+      expect((await run('keys', 'list', '--verbose')).code).toBe(2);
+      expect((await run('keys', 'create', '--name')).code).toBe(2);
+      const listed = JSON.parse((await run('keys', 'list', '--json')).stdout) as { keys: Array<{ name: string }> };
+      expect(listed.keys.map((k) => k.name)).not.toContain('x');
+      const ok = await run('keys', 'create', '--name', 'y', '--hop-limit', '5', '--json');
+      expect(ok.code).toBe(0);
+      expect(JSON.parse(ok.stdout).hop_limit).toBe(5);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

@@ -56,7 +56,11 @@ describe('JSON bounds at the body parser: depth and number range', () => {
   );
 
   it('depth within the bound still reaches validation', async () => {
-    const r = await s.fetch('/demo/hop', { method: 'POST', body: `{"action":${deepAction(MAX_JSON_DEPTH - 3)}}`, headers: { 'content-type': 'application/json' } });
+    const r = await s.fetch('/demo/hop', {
+      method: 'POST',
+      body: `{"action":${deepAction(MAX_JSON_DEPTH - 3)}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(r.status).not.toBe(500);
     expect((await r.json()).code).not.toBe('json_too_deep');
   });
@@ -68,7 +72,9 @@ describe('JSON bounds at the body parser: depth and number range', () => {
     for (let i = 0; i < 3000; i++) deep = { x: deep };
     let text = '';
     try {
-      const r = (await client.callTool({ name: 'demo_hop', arguments: { action: { kind: 'pay', deep } } })) as { content: Array<{ text: string }> };
+      const r = (await client.callTool({ name: 'demo_hop', arguments: { action: { kind: 'pay', deep } } })) as {
+        content: Array<{ text: string }>;
+      };
       text = JSON.stringify(r);
     } catch (e) {
       text = String(e);
@@ -98,7 +104,10 @@ describe('JSON bounds at the body parser: depth and number range', () => {
       Array.isArray(v)
         ? `[${v.map(reference).join(',')}]`
         : v !== null && typeof v === 'object'
-          ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${reference((v as Record<string, unknown>)[k])}`).join(',')}}`
+          ? `{${Object.keys(v)
+              .sort()
+              .map((k) => `${JSON.stringify(k)}:${reference((v as Record<string, unknown>)[k])}`)
+              .join(',')}}`
           : JSON.stringify(v);
     const keys = ['b', 'a', 'é', 'z\u2028', '"q"', 'A', '\u{1F600}', '\uFB01', 'a'.repeat(65), '10', '9'];
     const built = Object.fromEntries(keys.map((k, i) => [k, { [k]: i, n: [true, null, -0.5, 'x'] }]));

@@ -44,10 +44,15 @@ describe('demo rate limit without proxy trust (the default)', () => {
 
   it('deletes past windows of every client, not only the caller’s', async () => {
     await s.ctx.ledger.write((tx) =>
-      tx.execute({ sql: 'INSERT INTO rate_windows (bucket, window_start, count) VALUES (?, ?, ?), (?, ?, ?)', args: ['demo:192.0.2.1', 1000, 5, 'demo:192.0.2.2', 3600, 9] }),
+      tx.execute({
+        sql: 'INSERT INTO rate_windows (bucket, window_start, count) VALUES (?, ?, ?), (?, ?, ?)',
+        args: ['demo:192.0.2.1', 1000, 5, 'demo:192.0.2.2', 3600, 9],
+      }),
     );
     await lookup(s, {});
-    const left = await s.ctx.ledger.read.execute("SELECT COUNT(*) AS n FROM rate_windows WHERE bucket IN ('demo:192.0.2.1', 'demo:192.0.2.2')");
+    const left = await s.ctx.ledger.read.execute(
+      "SELECT COUNT(*) AS n FROM rate_windows WHERE bucket IN ('demo:192.0.2.1', 'demo:192.0.2.2')",
+    );
     expect(left.rows[0]!.n).toBe(0);
   });
 });

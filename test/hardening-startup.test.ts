@@ -7,7 +7,8 @@ import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run, runCli } from './support/cli.ts
 import { holdCacheClock, startTestServer, tempDir, testEnv, writesSettled, type TestServer } from './support/server.ts';
 
 /** Starts the server in a process of its own, as `npm start` does, and resolves when it exits. */
-const serve = (dir: string, env: Record<string, string>) => run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'error', ...env });
+const serve = (dir: string, env: Record<string, string>) =>
+  run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'error', ...env });
 
 describe('start-up failures: one line, exit 2', () => {
   const dir = tempDir();
@@ -19,22 +20,38 @@ describe('start-up failures: one line, exit 2', () => {
   it.each([
     ['a database path under a regular file', { DATABASE_URL: `file:${join(dir, 'a-file', 'x.db')}` }, /a-file is a file, not a directory/],
     ['a database under /proc/1 (no hang)', { DATABASE_URL: 'file:/proc/1/nope/x.db' }, /cannot create directory \/proc\/1\/nope/],
-    ['a file that is not a database', { DATABASE_URL: `file:${join(dir, 'not-a-db.db')}` }, /cannot open the database .*not-a-db\.db: .*not a database/],
-    ['a key file that is not JSON', { SIGNING_KEY_FILE: join(dir, 'bad-keys.json') }, /cannot load the signing keys .*bad-keys\.json.*: not valid JSON/],
+    [
+      'a file that is not a database',
+      { DATABASE_URL: `file:${join(dir, 'not-a-db.db')}` },
+      /cannot open the database .*not-a-db\.db: .*not a database/,
+    ],
+    [
+      'a key file that is not JSON',
+      { SIGNING_KEY_FILE: join(dir, 'bad-keys.json') },
+      /cannot load the signing keys .*bad-keys\.json.*: not valid JSON/,
+    ],
     ['a key file of another kind', { SIGNING_KEY_FILE: join(dir, 'wrong-keys.json') }, /is not a Fuse Gate signing key file/],
-  ])('%s', async (_name, env, message) => {
-    const r = await serve(dir, env);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(message);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-  }, PROCESS_TEST_TIMEOUT_MS);
+  ])(
+    '%s',
+    async (_name, env, message) => {
+      const r = await serve(dir, env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it('the CLI says the same', async () => {
-    const r = await runCli(['keys', 'list'], { ...testEnv(dir), DATABASE_URL: `file:${join(dir, 'a-file', 'x.db')}` });
-    expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toMatch(/^fusegate: cannot create .*a-file is a file, not a directory$/);
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'the CLI says the same',
+    async () => {
+      const r = await runCli(['keys', 'list'], { ...testEnv(dir), DATABASE_URL: `file:${join(dir, 'a-file', 'x.db')}` });
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toMatch(/^fusegate: cannot create .*a-file is a file, not a directory$/);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('a write-locked database: /health tells the truth and OCSP halts fast', () => {
@@ -63,7 +80,10 @@ describe('a write-locked database: /health tells the truth and OCSP halts fast',
     const hopsBefore = await hops();
     const other = createClient({ url: s.config.DATABASE_URL });
     const lock = await other.transaction('write');
-    await lock.execute({ sql: 'INSERT INTO health_probe (id, probed_at) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET probed_at = excluded.probed_at', args: ['locked'] });
+    await lock.execute({
+      sql: 'INSERT INTO health_probe (id, probed_at) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET probed_at = excluded.probed_at',
+      args: ['locked'],
+    });
     try {
       clock.passBound(HEALTH_REUSE_MS); // past the probe's reuse window
       const h = await s.fetch('/health');

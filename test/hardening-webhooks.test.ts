@@ -31,19 +31,38 @@ describe('webhook subscriptions that keep failing are disabled', () => {
 
   async function setUp(status: number, env: Record<string, string>) {
     hook = await startReceiver(status);
-    s = await startTestServer({ WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', CLEARING_INTERVAL_HOURS: '0', ...env });
+    s = await startTestServer({
+      WEBHOOK_POLL_MS: '50',
+      WEBHOOK_BACKOFF_MS: '50',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      CLEARING_INTERVAL_HOURS: '0',
+      ...env,
+    });
     const key = await s.newKey('hooks');
     const sub = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url: hook.url() } })).json();
     const publish = () =>
-      s!.fetch('/signal/trigger/publish', { key: key.secret, json: { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } } });
+      s!.fetch('/signal/trigger/publish', {
+        key: key.secret,
+        json: { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } },
+      });
     return { key, sub, publish };
   }
 
   const subscription = async (id: string) =>
-    (await s!.ctx.ledger.read.execute({ sql: 'SELECT disabled_at, disabled_reason, consecutive_failures FROM webhook_subscriptions WHERE id = ?', args: [id] })).rows[0]!;
+    (
+      await s!.ctx.ledger.read.execute({
+        sql: 'SELECT disabled_at, disabled_reason, consecutive_failures FROM webhook_subscriptions WHERE id = ?',
+        args: [id],
+      })
+    ).rows[0]!;
   /** Deliveries of the subscription still to be attempted: none means no request can follow. */
   const pending = async (id: string) =>
-    (await s!.ctx.ledger.read.execute({ sql: "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ? AND state = 'pending'", args: [id] })).rows[0]!.n;
+    (
+      await s!.ctx.ledger.read.execute({
+        sql: "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ? AND state = 'pending'",
+        args: [id],
+      })
+    ).rows[0]!.n;
 
   it('at once on 410 Gone, failing its other pending deliveries', async () => {
     const { key, sub, publish } = await setUp(410, {});
@@ -52,7 +71,9 @@ describe('webhook subscriptions that keep failing are disabled', () => {
     expect((await subscription(sub.id)).disabled_reason).toMatch(/410/);
     const listed = await (await s!.fetch('/signal/trigger/webhooks', { key: key.secret })).json();
     expect(listed.subscriptions).toEqual([]);
-    expect(listed.disabled_subscriptions).toEqual([expect.objectContaining({ id: sub.id, disabled_reason: 'the subscriber answered 410 Gone' })]);
+    expect(listed.disabled_subscriptions).toEqual([
+      expect.objectContaining({ id: sub.id, disabled_reason: 'the subscriber answered 410 Gone' }),
+    ]);
     expect(hook!.calls).toHaveLength(1);
     // Later events are not queued for it: nothing pending, so no request can follow.
     expect((await publish()).status).toBe(201);

@@ -21,7 +21,8 @@ describe('quota periods (pure)', () => {
 describe('hop limit per key per period', () => {
   let s: TestServer;
   let ops: { id: string; secret: string; accountId: string };
-  const post = (path: string, key: string, json?: unknown) => s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
+  const post = (path: string, key: string, json?: unknown) =>
+    s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
 
   beforeAll(async () => {
     s = await startTestServer();
@@ -30,12 +31,17 @@ describe('hop limit per key per period', () => {
   afterAll(() => s.stop());
 
   async function keyWith(limit: number, period?: string) {
-    return (await (await post('/v1/keys', ops.secret, { name: `q${limit}`, hop_limit: limit, ...(period ? { hop_period: period } : {}) })).json()) as { id: string; secret: string };
+    return (await (
+      await post('/v1/keys', ops.secret, { name: `q${limit}`, hop_limit: limit, ...(period ? { hop_period: period } : {}) })
+    ).json()) as { id: string; secret: string };
   }
   /** Adds hops to a key's counter of a UTC day, as a batch of that day would have. */
   const countedOn = (id: string, day: string, hops: number) =>
     s.ctx.ledger.write((tx) =>
-      tx.execute({ sql: 'INSERT INTO hop_counters (key_id, day, hops) VALUES (?, ?, ?) ON CONFLICT (key_id, day) DO UPDATE SET hops = hop_counters.hops + excluded.hops', args: [id, day, hops] }),
+      tx.execute({
+        sql: 'INSERT INTO hop_counters (key_id, day, hops) VALUES (?, ?, ?) ON CONFLICT (key_id, day) DO UPDATE SET hops = hop_counters.hops + excluded.hops',
+        args: [id, day, hops],
+      }),
     );
   const dayBefore = (iso: string) => new Date(Date.parse(iso) - 86_400_000).toISOString().slice(0, 10);
 
@@ -44,12 +50,23 @@ describe('hop limit per key per period', () => {
     const k = await keyWith(2);
     for (let i = 0; i < 2; i++) expect((await post('/v1/fuse/hop', k.secret, { fuse_id: fuse })).status).toBe(200);
     const me = await (await s.fetch('/v1/me', { key: k.secret })).json();
-    expect(me.usage).toMatchObject({ period: 'month', period_start: periodStart('month'), resets_at: periodReset('month'), hops_used: 2, hops_remaining: 0 });
+    expect(me.usage).toMatchObject({
+      period: 'month',
+      period_start: periodStart('month'),
+      resets_at: periodReset('month'),
+      hops_used: 2,
+      hops_remaining: 0,
+    });
 
     const over = await post('/v1/fuse/hop', k.secret, { fuse_id: fuse });
     expect(over.status).toBe(402);
     const p = await over.json();
-    expect(p).toMatchObject({ code: 'hop_limit_exceeded', period: 'month', resets_at: periodReset('month'), dashboard_url: '/dashboard/keys' });
+    expect(p).toMatchObject({
+      code: 'hop_limit_exceeded',
+      period: 'month',
+      resets_at: periodReset('month'),
+      dashboard_url: '/dashboard/keys',
+    });
     expect(JSON.stringify(p)).not.toContain('npm run');
 
     // The period turns over: the count starts again (the hops made are now of an earlier month).
@@ -73,7 +90,11 @@ describe('hop limit per key per period', () => {
       expect((await s.fetch(`/v1/fuse/lookup?fuse_id=${fuse}`, { key: k.secret })).status).toBe(200);
       // Hops of the day before the period starts are not counted; hops of its first day are.
       await countedOn(k.id, dayBefore(periodStart(period)), 5);
-      expect((await (await s.fetch('/v1/me', { key: k.secret })).json()).usage).toMatchObject({ period, hops_used: 1, resets_at: periodReset(period) });
+      expect((await (await s.fetch('/v1/me', { key: k.secret })).json()).usage).toMatchObject({
+        period,
+        hops_used: 1,
+        resets_at: periodReset(period),
+      });
       if (periodStart(period).slice(0, 10) !== new Date().toISOString().slice(0, 10)) {
         await countedOn(k.id, periodStart(period).slice(0, 10), 1);
         expect((await (await s.fetch('/v1/me', { key: k.secret })).json()).usage.hops_used).toBe(2);
@@ -82,14 +103,21 @@ describe('hop limit per key per period', () => {
     const forever = await keyWith(1, 'none');
     expect((await s.fetch(`/v1/fuse/lookup?fuse_id=${fuse}`, { key: forever.secret })).status).toBe(200);
     expect((await s.fetch(`/v1/fuse/lookup?fuse_id=${fuse}`, { key: forever.secret })).status).toBe(402);
-    expect((await (await s.fetch('/v1/me', { key: forever.secret })).json()).usage).toMatchObject({ period: 'none', resets_at: null, hops_remaining: 0 });
+    expect((await (await s.fetch('/v1/me', { key: forever.secret })).json()).usage).toMatchObject({
+      period: 'none',
+      resets_at: null,
+      hops_remaining: 0,
+    });
   });
 
   it('HOP_LIMIT_PERIOD sets the default period of new keys', async () => {
     const daily = await startTestServer({ HOP_LIMIT_PERIOD: 'day' });
     try {
       const k = await daily.newKey('daily');
-      expect((await (await daily.fetch('/v1/me', { key: k.secret })).json()).usage).toMatchObject({ period: 'day', resets_at: periodReset('day') });
+      expect((await (await daily.fetch('/v1/me', { key: k.secret })).json()).usage).toMatchObject({
+        period: 'day',
+        resets_at: periodReset('day'),
+      });
     } finally {
       await daily.stop();
     }

@@ -29,13 +29,20 @@ describe('ids', () => {
     const s = await startTestServer();
     try {
       const key = await s.newKey('ids');
-      const publish = await (await s.fetch('/api/v1/astl/publish', { key: key.secret, json: { entity: 'agent:ids', preset: 'agentic' } })).json();
+      const publish = await (
+        await s.fetch('/api/v1/astl/publish', { key: key.secret, json: { entity: 'agent:ids', preset: 'agentic' } })
+      ).json();
       expect(publish.manifest.manifest_id).toMatch(/^mfst_[0-9a-f]{12}[A-Za-z0-9_-]{22}$/);
       const sharp = await s.fetch('/api/v1/orn/sharp', { key: key.secret, json: { graph_id: 'g', agents_in_graph: 5, events: 3 } });
       expect(sharp.status).toBe(200);
       const id = String((await s.ctx.ledger.read.execute('SELECT id FROM orn_events')).rows[0]!.id);
       expect(id).toMatch(/^sharp_[0-9a-f]{12}[A-Za-z0-9_-]{22}$/);
-      const aggregate = await (await s.fetch('/api/v1/oracle/aggregate', { key: key.secret, json: { metric: 'm', readings: ['network_a', 'network_b', 'network_c'].map((source_id) => ({ source_id, value: '1' })) } })).json();
+      const aggregate = await (
+        await s.fetch('/api/v1/oracle/aggregate', {
+          key: key.secret,
+          json: { metric: 'm', readings: ['network_a', 'network_b', 'network_c'].map((source_id) => ({ source_id, value: '1' })) },
+        })
+      ).json();
       expect(aggregate.aggregate_id).toMatch(/^agg_[0-9a-f]{12}[A-Za-z0-9_-]{22}$/);
       expect(String((await s.ctx.ledger.read.execute('SELECT id FROM oracle_aggregates')).rows[0]!.id)).toBe(aggregate.aggregate_id);
     } finally {

@@ -13,7 +13,11 @@ import { startTestServer, type TestServer } from './support/server.ts';
 
 const sha = (...parts: Buffer[]) => parts.reduce((h, p) => h.update(p), createHash('sha256')).digest();
 /** Canonical JSON of a flat object of strings: keys sorted, no spaces. */
-const canon = (o: Record<string, string>) => `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(o[k])}`).join(',')}}`;
+const canon = (o: Record<string, string>) =>
+  `{${Object.keys(o)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${JSON.stringify(o[k])}`)
+    .join(',')}}`;
 /** RFC 9162 §2.1.1, straight from the definition. */
 function mth(leaves: Buffer[]): Buffer {
   if (leaves.length === 0) return sha();
@@ -34,11 +38,20 @@ describe('inference sessions as Merkle logs', () => {
       req.on('data', (c) => (text += c));
       req.on('end', () => {
         const body = JSON.parse(text);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: `echo: ${body.messages.at(-1).content}` } }] }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            object: 'chat.completion',
+            model: body.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: `echo: ${body.messages.at(-1).content}` } }],
+          }),
+        );
       });
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    s = await startTestServer({ INFERENCE_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`, INFERENCE_SESSION_MAX_EXCHANGES: '9' });
+    s = await startTestServer({
+      INFERENCE_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`,
+      INFERENCE_SESSION_MAX_EXCHANGES: '9',
+    });
     key = await s.newKey('agent');
   });
   afterAll(async () => {
@@ -59,7 +72,10 @@ describe('inference sessions as Merkle logs', () => {
       expect(res.status).toBe(200);
       session = res.headers.get('fusegate-session')!;
       const { fusegate: seal } = await res.json();
-      const leaf = sha(Buffer.from([0]), Buffer.from(canon({ receipt_id: seal.receipt_id, request_sha256: seal.request_sha256, response_sha256: seal.response_sha256 })));
+      const leaf = sha(
+        Buffer.from([0]),
+        Buffer.from(canon({ receipt_id: seal.receipt_id, request_sha256: seal.request_sha256, response_sha256: seal.response_sha256 })),
+      );
       leaves.push(leaf);
       expect(seal).toMatchObject({ index: i, session_size: i + 1, leaf_hash: leaf.toString('hex') });
       expect(seal.session_root, `size ${i + 1}`).toBe(mth(leaves).toString('hex'));
@@ -75,15 +91,28 @@ describe('inference sessions as Merkle logs', () => {
 
     const again = await (await s.fetch(`/api/v1/inference/sessions/${session}`, { key: key.secret })).json();
     expect(again).toMatchObject({ size: 7, root: mth(leaves).toString('hex') });
-    const next = await s.fetch('/api/v1/inference/chat/completions', { json: { model: 'm', messages: [{ role: 'user', content: 'turn 7' }] }, key: key.secret, headers: { 'fusegate-session': session! } });
+    const next = await s.fetch('/api/v1/inference/chat/completions', {
+      json: { model: 'm', messages: [{ role: 'user', content: 'turn 7' }] },
+      key: key.secret,
+      headers: { 'fusegate-session': session! },
+    });
     const { fusegate: seal } = await next.json();
-    leaves.push(sha(Buffer.from([0]), Buffer.from(canon({ receipt_id: seal.receipt_id, request_sha256: seal.request_sha256, response_sha256: seal.response_sha256 }))));
+    leaves.push(
+      sha(
+        Buffer.from([0]),
+        Buffer.from(canon({ receipt_id: seal.receipt_id, request_sha256: seal.request_sha256, response_sha256: seal.response_sha256 })),
+      ),
+    );
     expect(seal).toMatchObject({ index: 7, session_size: 8, session_root: mth(leaves).toString('hex') });
   });
 
   it('a session belongs to the account: another key of it reads and continues it; another account gets 404', async () => {
     const chat = (secret: string, session?: string) =>
-      s.fetch('/api/v1/inference/chat/completions', { json: { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, key: secret, headers: session ? { 'fusegate-session': session } : {} });
+      s.fetch('/api/v1/inference/chat/completions', {
+        json: { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+        key: secret,
+        headers: session ? { 'fusegate-session': session } : {},
+      });
     const session = (await chat(key.secret)).headers.get('fusegate-session')!;
     const colleague = await s.newKey('colleague', 1000, 'agent', key.accountId);
     const stranger = await s.newKey('stranger');

@@ -20,7 +20,14 @@ describe('describing the API', () => {
     const router = describeRoutes(loadConfig({}));
     expect(router.routes.length).toBeGreaterThan(50);
     // Witnessing is always declared; it submits nothing unless WITNESS_POLICY names witnesses.
-    expect(router.jobs.map((j) => j.name).sort()).toEqual(['clearing seal', 'drill fuse restore', 'request log retention', 'review expiry', 'webhook delivery', 'witnessing']);
+    expect(router.jobs.map((j) => j.name).sort()).toEqual([
+      'clearing seal',
+      'drill fuse restore',
+      'request log retention',
+      'review expiry',
+      'webhook delivery',
+      'witnessing',
+    ]);
   });
 
   it('fails loudly when registration touches the ledger, even when the error is caught', () => {
@@ -103,7 +110,10 @@ describe('the server', () => {
     try {
       const key = await s.newKey('hooks');
       expect((await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url } })).status).toBe(201);
-      const published = await s.fetch('/signal/trigger/publish', { key: key.secret, json: { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } } });
+      const published = await s.fetch('/signal/trigger/publish', {
+        key: key.secret,
+        json: { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } },
+      });
       expect(published.status).toBe(201);
       await arrived;
       const closing = s.close();

@@ -15,7 +15,8 @@ describe('key roles: the operator holds the kill switch', () => {
   });
   afterAll(() => s.stop());
 
-  const post = (path: string, key: string, json?: unknown) => s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
+  const post = (path: string, key: string, json?: unknown) =>
+    s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
 
   it('an agent key may blow its fuse but never charge it back: 403, the next hop fails closed, an operator key of the account revives it', async () => {
     const created = await post('/v1/fuses', operator.secret, { state: 'LIVE', label: 'agent fuse' });
@@ -81,7 +82,9 @@ describe('key roles: the operator holds the kill switch', () => {
     for (const [path] of commitments) expect(doc.paths[path].post['x-key-role'], path).toBe('operator');
 
     // An agent key's month is checked out by an operator key of its account, and billed to the agent key.
-    await s.ctx.ledger.write((tx) => tx.execute({ sql: 'INSERT INTO hop_counters (key_id, day, hops) VALUES (?, ?, 3)', args: [agent.id, `${month}-10`] }));
+    await s.ctx.ledger.write((tx) =>
+      tx.execute({ sql: 'INSERT INTO hop_counters (key_id, day, hops) VALUES (?, ?, 3)', args: [agent.id, `${month}-10`] }),
+    );
     const checkout = await post('/v1/operator/checkout', operator.secret, { month, key_id: agent.id });
     expect(checkout.status).toBe(201);
     const c = await checkout.json();
@@ -106,23 +109,27 @@ describe('key roles: the operator holds the kill switch', () => {
     expect(doc.paths['/v1/fuse/hop'].post['x-key-role']).toBe('agent');
   });
 
-  it('the CLI creates operator keys by default, agent keys with --role agent, and refuses anything else', { timeout: 120_000 }, async () => {
-    const dir = tempDir();
-    const cli = async (...args: string[]) => {
-      const r = await runCli(args, testEnv(dir));
-      return { ...r, status: r.code };
-    };
-    const op = await cli('keys', 'create', '--name', 'ops', '--json');
-    expect(op.status, op.stderr).toBe(0);
-    expect(JSON.parse(op.stdout).role).toBe('operator');
-    const ag = await cli('keys', 'create', '--name', 'bot', '--role', 'agent', '--json');
-    expect(JSON.parse(ag.stdout).role).toBe('agent');
-    const bad = await cli('keys', 'create', '--name', 'x', '--role', 'admin');
-    expect(bad.status).toBe(2);
-    expect(bad.stderr).toContain('--role must be agent or operator');
-    const typo = await cli('keys', 'create', '--name', 'x', '--rol', 'agent');
-    expect(typo.status).toBe(2);
-    expect(typo.stderr).toContain("Unknown option '--rol'");
-    rmSync(dir, { recursive: true, force: true });
-  });
+  it(
+    'the CLI creates operator keys by default, agent keys with --role agent, and refuses anything else',
+    { timeout: 120_000 },
+    async () => {
+      const dir = tempDir();
+      const cli = async (...args: string[]) => {
+        const r = await runCli(args, testEnv(dir));
+        return { ...r, status: r.code };
+      };
+      const op = await cli('keys', 'create', '--name', 'ops', '--json');
+      expect(op.status, op.stderr).toBe(0);
+      expect(JSON.parse(op.stdout).role).toBe('operator');
+      const ag = await cli('keys', 'create', '--name', 'bot', '--role', 'agent', '--json');
+      expect(JSON.parse(ag.stdout).role).toBe('agent');
+      const bad = await cli('keys', 'create', '--name', 'x', '--role', 'admin');
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toContain('--role must be agent or operator');
+      const typo = await cli('keys', 'create', '--name', 'x', '--rol', 'agent');
+      expect(typo.status).toBe(2);
+      expect(typo.stderr).toContain("Unknown option '--rol'");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  );
 });

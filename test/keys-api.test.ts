@@ -7,7 +7,8 @@ describe('keys API and lifecycle', () => {
   let other: TestServer;
   let ops: { id: string; secret: string; accountId: string };
   let stranger: { id: string; secret: string; accountId: string };
-  const post = (srv: TestServer, path: string, key: string, json?: unknown) => srv.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
+  const post = (srv: TestServer, path: string, key: string, json?: unknown) =>
+    srv.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
 
   beforeAll(async () => {
     s = await startTestServer();
@@ -78,7 +79,10 @@ describe('keys API and lifecycle', () => {
 
   it("declares a key's surface: kinds, a preset or the default; an agent key may not; a hop then obeys it", async () => {
     const agent = await (await post(s, '/v1/keys', ops.secret, { name: 'surface agent' })).json();
-    expect((await (await s.fetch(`/v1/keys/${agent.id}`, { key: ops.secret })).json()).surface).toMatchObject({ declared: false, kinds: expect.arrayContaining(['pay', 'bind_policy']) });
+    expect((await (await s.fetch(`/v1/keys/${agent.id}`, { key: ops.secret })).json()).surface).toMatchObject({
+      declared: false,
+      kinds: expect.arrayContaining(['pay', 'bind_policy']),
+    });
     const set = await post(s, `/v1/keys/${agent.id}/surface`, ops.secret, { kinds: ['Refund', 'pay', 'pay'] });
     expect(set.status).toBe(200);
     expect((await set.json()).surface).toEqual({ kinds: ['refund', 'pay'], declared: true });
@@ -87,7 +91,9 @@ describe('keys API and lifecycle', () => {
     expect(await hop({ action: { kind: 'wire' } })).toMatchObject({ decision: 'BLOCK', surface: ['refund', 'pay'] });
     expect(await hop({ action: { kind: 'refund' } })).toMatchObject({ decision: 'PERMIT' });
     expect(await hop({})).toMatchObject({ decision: 'BLOCK', surface: ['refund', 'pay'] });
-    expect((await (await post(s, `/v1/keys/${agent.id}/surface`, ops.secret, { preset: 'hiring' })).json()).surface.kinds).toContain('schedule_interview');
+    expect((await (await post(s, `/v1/keys/${agent.id}/surface`, ops.secret, { preset: 'hiring' })).json()).surface.kinds).toContain(
+      'schedule_interview',
+    );
     expect((await (await post(s, `/v1/keys/${agent.id}/surface`, ops.secret, { default: true })).json()).surface.declared).toBe(false);
     expect(await hop({})).toMatchObject({ decision: 'PERMIT' });
     // Bad input changes nothing; an agent key may not widen its own surface.
@@ -169,7 +175,8 @@ describe('keys API and lifecycle', () => {
     const k = await (await post(s, '/v1/keys', ops.secret, { name: 'touched' })).json();
     const stored = async () => {
       await writesSettled(s.ctx.ledger); // queued after any write touchKey made, so settled after it
-      return (await s.ctx.ledger.read.execute({ sql: 'SELECT last_used_at FROM api_keys WHERE id = ?', args: [k.id] })).rows[0]!.last_used_at;
+      return (await s.ctx.ledger.read.execute({ sql: 'SELECT last_used_at FROM api_keys WHERE id = ?', args: [k.id] })).rows[0]!
+        .last_used_at;
     };
     const iso = (ms: number) => new Date(ms).toISOString();
     const t = Date.now() + 86_400_000;

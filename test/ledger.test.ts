@@ -35,7 +35,8 @@ function expectBadInput(body: { code: string; errors?: Array<{ field: string }> 
 describe('companion ledger', () => {
   let s: TestServer;
   let key: { id: string; secret: string; accountId: string };
-  const post = (path: string, json: unknown, k = key.secret, headers: Record<string, string> = {}) => s.fetch(path, { method: 'POST', json, key: k, headers });
+  const post = (path: string, json: unknown, k = key.secret, headers: Record<string, string> = {}) =>
+    s.fetch(path, { method: 'POST', json, key: k, headers });
 
   beforeAll(async () => {
     s = await startTestServer({ CLEARING_INTERVAL_HOURS: '0', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '50' });
@@ -70,7 +71,14 @@ describe('companion ledger', () => {
     // Verify the old version against the newest checkpoint.
     const v = await (await post('/api/v1/astl/verify', { manifest: a.manifest }, '')).json();
     expect(v.included).toBe(true);
-    const cp = await checkInclusion(s, 'astl', v.checkpoint.note, a.index, new TextEncoder().encode(canonicalJson(a.manifest)), v.inclusion.hashes);
+    const cp = await checkInclusion(
+      s,
+      'astl',
+      v.checkpoint.note,
+      a.index,
+      new TextEncoder().encode(canonicalJson(a.manifest)),
+      v.inclusion.hashes,
+    );
     expect(cp.size).toBe(b.index + 1);
     const forged = await (await post('/api/v1/astl/verify', { manifest: { ...a.manifest, act_kinds: ['pay'] } }, '')).json();
     expect(forged).toEqual({ included: false, reason: 'leaf_not_in_log' });
@@ -117,12 +125,23 @@ describe('companion ledger', () => {
   });
 
   it('ASTL: publishes sent together are each proved against a signed checkpoint that includes them all up to its size', async () => {
-    const answers = await Promise.all(Array.from({ length: 12 }, async (_, i) => (await post('/api/v1/astl/publish', { entity: `agent:together-${i}`, preset: 'agentic' })).json()));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) =>
+        (await post('/api/v1/astl/publish', { entity: `agent:together-${i}`, preset: 'agentic' })).json(),
+      ),
+    );
     for (const a of answers) {
       // Proved at the size its group left the log at (its own size when it ran alone).
       expect(a.checkpoint.tree_size).toBeGreaterThan(a.index);
       expect(a.inclusion).toMatchObject({ index: a.index, tree_size: a.checkpoint.tree_size, leaf_hash: a.leaf_hash });
-      const cp = await checkInclusion(s, 'astl', a.checkpoint.note, a.index, new TextEncoder().encode(canonicalJson(a.manifest)), a.inclusion.hashes);
+      const cp = await checkInclusion(
+        s,
+        'astl',
+        a.checkpoint.note,
+        a.index,
+        new TextEncoder().encode(canonicalJson(a.manifest)),
+        a.inclusion.hashes,
+      );
       expect([cp.size, Buffer.from(cp.root).toString('base64')]).toEqual([a.checkpoint.tree_size, a.checkpoint.root_hash]);
     }
     expect(new Set(answers.map((a) => a.index)).size).toBe(12);
@@ -132,8 +151,15 @@ describe('companion ledger', () => {
     const other = await s.newKey('together-other');
     const entity = 'agent:storm';
     const sizeBefore = Number((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'astl'")).rows[0]!.size);
-    const sends = Array.from({ length: 10 }, (_, i) => post('/api/v1/astl/publish', { entity, preset: 'agentic' }, i === 3 || i === 7 ? other.secret : key.secret));
-    const answers = await Promise.all(sends.map(async (r) => { const res = await r; return { status: res.status, body: await res.json() }; }));
+    const sends = Array.from({ length: 10 }, (_, i) =>
+      post('/api/v1/astl/publish', { entity, preset: 'agentic' }, i === 3 || i === 7 ? other.secret : key.secret),
+    );
+    const answers = await Promise.all(
+      sends.map(async (r) => {
+        const res = await r;
+        return { status: res.status, body: await res.json() };
+      }),
+    );
     // The owner is the first publisher in arrival order; whichever key that was, the other's are refused.
     const ownerSent = answers[0]!.status === 201 ? [0, 1, 2, 4, 5, 6, 8, 9] : [3, 7];
     const refused = answers.filter((a) => a.status === 403);
@@ -142,15 +168,26 @@ describe('companion ledger', () => {
     const published = ownerSent.map((i) => answers[i]!).filter((a) => a.status === 201);
     expect(published.map((a) => a.body.manifest.version).sort((x, y) => x - y)).toEqual(published.map((_, i) => i + 1));
     // The log holds exactly the published manifests, and the stored rows agree with the answers.
-    expect(Number((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'astl'")).rows[0]!.size)).toBe(sizeBefore + published.length);
+    expect(Number((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'astl'")).rows[0]!.size)).toBe(
+      sizeBefore + published.length,
+    );
     const look = await (await s.fetch(`/api/v1/astl/lookup?entity=${encodeURIComponent(entity)}`)).json();
     expect(look.latest_version).toBe(published.length);
     expect(look.manifests.map((m: { index: number }) => m.index).sort()).toEqual(published.map((a) => a.body.index).sort());
     // Newest first, each with the leaf hash its publish answered, whether its version came from the group or before it.
     const byVersion = [...published].sort((x, y) => y.body.manifest.version - x.body.manifest.version);
-    expect(look.manifests.map((m: { manifest: { version: number }; leaf_hash: string }) => [m.manifest.version, m.leaf_hash])).toEqual(byVersion.map((a) => [a.body.manifest.version, a.body.leaf_hash]));
+    expect(look.manifests.map((m: { manifest: { version: number }; leaf_hash: string }) => [m.manifest.version, m.leaf_hash])).toEqual(
+      byVersion.map((a) => [a.body.manifest.version, a.body.leaf_hash]),
+    );
     for (const a of published) {
-      const cp = await checkInclusion(s, 'astl', a.body.checkpoint.note, a.body.index, new TextEncoder().encode(canonicalJson(a.body.manifest)), a.body.inclusion.hashes);
+      const cp = await checkInclusion(
+        s,
+        'astl',
+        a.body.checkpoint.note,
+        a.body.index,
+        new TextEncoder().encode(canonicalJson(a.body.manifest)),
+        a.body.inclusion.hashes,
+      );
       expect(cp.size).toBe(a.body.checkpoint.tree_size);
     }
   });
@@ -164,7 +201,11 @@ describe('companion ledger', () => {
     const pub = await (await s.fetch('/crypto/public-key')).json();
     const { payload } = await compactVerify(w.witness, await importJWK(pub.jwk, 'EdDSA'));
     const claims = JSON.parse(new TextDecoder().decode(payload));
-    expect(claims).toMatchObject({ kind: 'absence_witness', decision: 'ABSENT', data: { act_kind: 'wire', surface: { root: w.surface.root } } });
+    expect(claims).toMatchObject({
+      kind: 'absence_witness',
+      decision: 'ABSENT',
+      data: { act_kind: 'wire', surface: { root: w.surface.root } },
+    });
     // The signed root is the RFC 9162 root of the sorted preset, computed here independently.
     const sorted = ['background_check', 'extend_offer', 'hire', 'reject_candidate', 'schedule_interview'];
     expect(Buffer.from(rootOf(sorted.map((k) => leafHash(new TextEncoder().encode(k))))).toString('base64')).toBe(w.surface.root);
@@ -178,7 +219,9 @@ describe('companion ledger', () => {
     expect(mixed.valid).toBe(false);
     const [h, p, sig] = w.witness.split('.');
     const tampered = `${h}.${p}.${sig.startsWith('A') ? 'B' : 'A'}${sig.slice(1)}`;
-    expect((await (await post('/standards/absence-ledger/verify', { witness: tampered, proof: w.proof }, '')).json()).reason).toBe('bad_signature');
+    expect((await (await post('/standards/absence-ledger/verify', { witness: tampered, proof: w.proof }, '')).json()).reason).toBe(
+      'bad_signature',
+    );
     // Over an ASTL manifest: the entity's newest version.
     const e = await (await post('/api/v1/absence/witness', { act_kind: 'pay', entity: 'agent:acme' })).json();
     expect(e).toMatchObject({ absent: true, surface: { source: 'astl', entity: 'agent:acme', version: 2 } });
@@ -205,22 +248,45 @@ describe('companion ledger', () => {
     expect(a).toMatchObject({ status: 'CONSENSUS', value: '102.033333', spread: '2', trim_per_side: 1 });
     expect(a.trimmed.map((t: { source_id: string }) => t.source_id).sort()).toEqual(['network_a', 'sealed_reading']);
     // Spread 90 - 110 = 20 on a mean near 100 is 20 % > 5 %: DISPUTED, no value.
-    const d = await (await post('/api/v1/oracle/aggregate', { metric: 'drift', readings: [
-      { source_id: 'network_a', value: '90' }, { source_id: 'network_b', value: '110' }, { source_id: 'network_c', value: '100' },
-    ] })).json();
+    const d = await (
+      await post('/api/v1/oracle/aggregate', {
+        metric: 'drift',
+        readings: [
+          { source_id: 'network_a', value: '90' },
+          { source_id: 'network_b', value: '110' },
+          { source_id: 'network_c', value: '100' },
+        ],
+      })
+    ).json();
     expect(d).toMatchObject({ status: 'DISPUTED', value: null, reason: 'spread' });
     const few = await (await post('/api/v1/oracle/aggregate', { metric: 'drift', readings: readings.slice(0, 2) })).json();
     expect(few).toMatchObject({ status: 'DISPUTED', reason: 'too_few_sources' });
     // 3 readings, no trim: (1.0*10 + 1.0*10 + 0.9*10.5) / 2.9 = 29.45 / 2.9 = 10.155172...
-    const three = await (await post('/api/v1/oracle/aggregate', { metric: 'm', readings: [
-      { source_id: 'network_a', value: '10' }, { source_id: 'network_b', value: '10' }, { source_id: 'network_c', value: '10.5' },
-    ] })).json();
+    const three = await (
+      await post('/api/v1/oracle/aggregate', {
+        metric: 'm',
+        readings: [
+          { source_id: 'network_a', value: '10' },
+          { source_id: 'network_b', value: '10' },
+          { source_id: 'network_c', value: '10.5' },
+        ],
+      })
+    ).json();
     expect(three).toMatchObject({ status: 'CONSENSUS', value: '10.155172' });
     const before = (await meter(s, key.id)).length;
     for (const [body, field] of [
       [{ metric: 'm', readings: [{ source_id: 'network_z', value: '1' }] }, 'readings.0.source_id'],
       [{ metric: 'm', readings: [{ source_id: 'network_a', value: '1e3' }] }, 'readings.0.value'],
-      [{ metric: 'm', readings: [{ source_id: 'network_a', value: '1' }, { source_id: 'network_a', value: '2' }] }, 'readings'],
+      [
+        {
+          metric: 'm',
+          readings: [
+            { source_id: 'network_a', value: '1' },
+            { source_id: 'network_a', value: '2' },
+          ],
+        },
+        'readings',
+      ],
       [{ readings: [] }, 'metric'],
     ] as const) {
       const res = await post('/api/v1/oracle/aggregate', body);
@@ -235,28 +301,56 @@ describe('companion ledger', () => {
   });
 
   it('trigger rail: publish ARMED, fire only at the threshold, fee on enabled exposure, never twice; Clear tier fallback; feed', async () => {
-    const pub = await post('/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'drift', operator: 'gte', value: '100' }, enabled_exposure_usd: '1000000' });
+    const pub = await post('/signal/trigger/publish', {
+      template_id: 'ai_model_change',
+      threshold: { metric: 'drift', operator: 'gte', value: '100' },
+      enabled_exposure_usd: '1000000',
+    });
     expect(pub.status).toBe(201);
     const t = await pub.json();
-    expect(t).toMatchObject({ state: 'ARMED', obligation_surface: { fee_bps: 25, exposure_ceiling_usd: 5000000 }, enabled_exposure_usd: '1000000.00' });
-    await checkInclusion(s, 'triggers', t.checkpoint.note, t.inclusion.index, unb64((await (await s.fetch(`/api/v1/logs/triggers/entries?start=${t.inclusion.index}&limit=1`)).json()).entries[0].leaf), t.inclusion.hashes);
+    expect(t).toMatchObject({
+      state: 'ARMED',
+      obligation_surface: { fee_bps: 25, exposure_ceiling_usd: 5000000 },
+      enabled_exposure_usd: '1000000.00',
+    });
+    await checkInclusion(
+      s,
+      'triggers',
+      t.checkpoint.note,
+      t.inclusion.index,
+      unb64((await (await s.fetch(`/api/v1/logs/triggers/entries?start=${t.inclusion.index}&limit=1`)).json()).entries[0].leaf),
+      t.inclusion.hashes,
+    );
     // Below the threshold: stays ARMED, nothing charged.
     const low = await (await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, reading: '99.999999' })).json();
     expect(low).toMatchObject({ fired: false, state: 'ARMED' });
     // A DISPUTED aggregate is refused; a CONSENSUS one fires.
-    const disputed = await (await post('/api/v1/oracle/aggregate', { metric: 'drift', readings: [{ source_id: 'network_a', value: '1' }] })).json();
+    const disputed = await (
+      await post('/api/v1/oracle/aggregate', { metric: 'drift', readings: [{ source_id: 'network_a', value: '1' }] })
+    ).json();
     const rd = await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, aggregate_id: disputed.aggregate_id });
     expect(rd.status).toBe(409);
     expect((await rd.json()).code).toBe('reading_disputed');
-    const agg = await (await post('/api/v1/oracle/aggregate', { metric: 'drift', readings: [
-      { source_id: 'network_a', value: '101' }, { source_id: 'network_b', value: '101' }, { source_id: 'sealed_reading', value: '101' },
-    ] })).json();
+    const agg = await (
+      await post('/api/v1/oracle/aggregate', {
+        metric: 'drift',
+        readings: [
+          { source_id: 'network_a', value: '101' },
+          { source_id: 'network_b', value: '101' },
+          { source_id: 'sealed_reading', value: '101' },
+        ],
+      })
+    ).json();
     const before = (await meter(s, key.id)).length;
     const fired = await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, aggregate_id: agg.aggregate_id });
     expect(fired.status).toBe(200);
     const f = await fired.json();
     // 25 bps of 1,000,000 USD = 2,500 USD, plus the bps_fire toll of 1.00.
-    expect(f).toMatchObject({ fired: true, state: 'FIRED', fire: { reading: '101', fee: { bps: 25, source: 'obligation', amount_usd: '2500.00' } } });
+    expect(f).toMatchObject({
+      fired: true,
+      state: 'FIRED',
+      fire: { reading: '101', fee: { bps: 25, source: 'obligation', amount_usd: '2500.00' } },
+    });
     expect((await meter(s, key.id)).slice(before)).toEqual([
       { sku: 'bps_fire', micros: 1_000_000 },
       { sku: 'bps_fee', micros: 2_500_000_000 },
@@ -270,32 +364,80 @@ describe('companion ledger', () => {
     const cat = await s.fetch('/api/v1/foundry/catalog.json');
     const body = await cat.json();
     expect(body.schema).toBe('svc-actuation-foundry-v1');
-    expect(body.recent_settlements[0]).toMatchObject({ trigger_id: t.trigger_id, template_id: 'ai_model_change', reading: '101', fee: { bps: 25, amount_usd: '2500.00' }, receipt_id: f.receipt_id });
+    expect(body.recent_settlements[0]).toMatchObject({
+      trigger_id: t.trigger_id,
+      template_id: 'ai_model_change',
+      reading: '101',
+      fee: { bps: 25, amount_usd: '2500.00' },
+      receipt_id: f.receipt_id,
+    });
     expect((await s.fetch(new URL(body.recent_settlements[0].verify_url).pathname)).status).toBe(200);
     expect((await s.fetch('/api/v1/foundry/catalog.json', { headers: { 'if-none-match': cat.headers.get('etag')! } })).status).toBe(304);
     // Concurrent fires of one trigger: exactly one wins.
-    const t2 = await (await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'x', operator: 'gt', value: '0' }, enabled_exposure_usd: '10000000' })).json();
-    const results = await Promise.all([1, 2, 3, 4].map(() => post('/api/v1/foundry/trigger/fire', { trigger_id: t2.trigger_id, reading: '1' })));
+    const t2 = await (
+      await post('/signal/trigger/publish', {
+        template_id: 'incident_sealed',
+        threshold: { metric: 'x', operator: 'gt', value: '0' },
+        enabled_exposure_usd: '10000000',
+      })
+    ).json();
+    const results = await Promise.all(
+      [1, 2, 3, 4].map(() => post('/api/v1/foundry/trigger/fire', { trigger_id: t2.trigger_id, reading: '1' })),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
     // The template's fee_bps (a caller cannot set it; the Clear tier fallback is tested in exactness.test.ts): 15 bps of 10,000,000 = 15,000 USD.
     const won = await results.find((r) => r.status === 200)!.json();
     expect(won.fire.fee).toMatchObject({ source: 'obligation', bps: 15, amount_usd: '15000.00' });
     // What a tiered fee reads, the owner's fired exposure since a date, counts fired triggers only
     // (its index holds nothing else): the same as a scan of the table, and no armed trigger moves it.
-    const scanned = async (since: string) => BigInt(Number((await s.ctx.ledger.read.execute({ sql: `SELECT COALESCE(SUM(enabled_exposure_micros), 0) AS m FROM triggers${s.ctx.ledger.read.dialect.engine === 'embedded' ? ' NOT INDEXED' : ''} WHERE key_id = ? AND state = 'FIRED' AND fired_at >= ?`, args: [key.accountId, since] })).rows[0]!.m));
+    const scanned = async (since: string) =>
+      BigInt(
+        Number(
+          (
+            await s.ctx.ledger.read.execute({
+              sql: `SELECT COALESCE(SUM(enabled_exposure_micros), 0) AS m FROM triggers${s.ctx.ledger.read.dialect.engine === 'embedded' ? ' NOT INDEXED' : ''} WHERE key_id = ? AND state = 'FIRED' AND fired_at >= ?`,
+              args: [key.accountId, since],
+            })
+          ).rows[0]!.m,
+        ),
+      );
     const firedSince = (since: string) => firedExposureSince(s.ctx.ledger.read, key.accountId, since);
     expect(await firedSince('1970-01-01T00:00:00.000Z')).toBe(await scanned('1970-01-01T00:00:00.000Z'));
     expect(await firedSince('1970-01-01T00:00:00.000Z')).toBeGreaterThanOrEqual(11_000_000_000_000n);
     expect(await firedSince('2999-01-01T00:00:00.000Z')).toBe(0n);
     const firedBefore = await firedSince('1970-01-01T00:00:00.000Z');
-    expect((await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'x', operator: 'gt', value: '0' }, enabled_exposure_usd: '1000' })).status).toBe(201);
+    expect(
+      (
+        await post('/signal/trigger/publish', {
+          template_id: 'incident_sealed',
+          threshold: { metric: 'x', operator: 'gt', value: '0' },
+          enabled_exposure_usd: '1000',
+        })
+      ).status,
+    ).toBe(201);
     expect(await firedSince('1970-01-01T00:00:00.000Z')).toBe(firedBefore);
     // Bad input.
     for (const [path, body, field] of [
       ['/signal/trigger/publish', { template_id: 'nope', threshold: { metric: 'x', operator: 'gte', value: '1' } }, 'template_id'],
-      ['/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'about', value: '1' } }, 'threshold.operator'],
-      ['/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'gte', value: '1' }, obligation: { callable_actions: ['bind_hold', 'launch'] } }, 'obligation.callable_actions'],
-      ['/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'gte', value: '1' }, enabled_exposure_usd: '5000000.01' }, 'enabled_exposure_usd'],
+      [
+        '/signal/trigger/publish',
+        { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'about', value: '1' } },
+        'threshold.operator',
+      ],
+      [
+        '/signal/trigger/publish',
+        {
+          template_id: 'ai_model_change',
+          threshold: { metric: 'x', operator: 'gte', value: '1' },
+          obligation: { callable_actions: ['bind_hold', 'launch'] },
+        },
+        'obligation.callable_actions',
+      ],
+      [
+        '/signal/trigger/publish',
+        { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'gte', value: '1' }, enabled_exposure_usd: '5000000.01' },
+        'enabled_exposure_usd',
+      ],
       ['/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id }, 'reading'],
     ] as const) {
       const r = await post(path, body);
@@ -305,7 +447,9 @@ describe('companion ledger', () => {
     expect((await post('/api/v1/foundry/trigger/fire', { trigger_id: 'trg_missing', reading: '1' })).status).toBe(404);
     // Feed: publish and fire events, newest checkpoint.
     const feed = await (await s.fetch('/signal/trigger/feed.json?start=0')).json();
-    const mine = feed.entries.filter((e: { value: { trigger_id: string } }) => e.value.trigger_id === t.trigger_id).map((e: { value: { type: string } }) => e.value.type);
+    const mine = feed.entries
+      .filter((e: { value: { trigger_id: string } }) => e.value.trigger_id === t.trigger_id)
+      .map((e: { value: { type: string } }) => e.value.type);
     expect(mine).toEqual(['trigger.published', 'trigger.fired']);
     expect(feed.checkpoint.tree_size).toBe(feed.entries.length);
     const doc = await (await s.fetch('/signal/trigger-oracle')).json();
@@ -323,7 +467,9 @@ describe('companion ledger', () => {
     const rows = await meter(s, key.id);
     const astl = att.per_sku.find((x: { sku: string }) => x.sku === 'astl_publish');
     expect(astl.amount_micros).toBe(String(rows.filter((r) => r.sku === 'astl_publish').reduce((a, r) => a + r.micros, 0)));
-    expect(att.net_root).toBe(Buffer.from(rootOf(att.per_sku.map((x: unknown) => leafHash(new TextEncoder().encode(canonicalJson(x)))))).toString('base64'));
+    expect(att.net_root).toBe(
+      Buffer.from(rootOf(att.per_sku.map((x: unknown) => leafHash(new TextEncoder().encode(canonicalJson(x)))))).toString('base64'),
+    );
     // The leaf is in the clearing log under a signed checkpoint.
     await checkInclusion(s, 'clearing', ev.clearing.checkpoint.note, ev.clearing.index, unb64(ev.leaf), ev.clearing.hashes);
     expect(new TextDecoder().decode(unb64(ev.leaf))).toBe(canonicalJson(att));
@@ -334,11 +480,15 @@ describe('companion ledger', () => {
     // Recount acts from the receipts log's entries.
     const entries = (await (await s.fetch(`/api/v1/logs/receipts/entries?start=0&limit=1000`)).json()).entries.slice(0, att.receipts.to);
     const counted = new Map<string, number>();
-    for (const e of entries) counted.set(`${e.payload.kind}/${e.payload.decision}`, (counted.get(`${e.payload.kind}/${e.payload.decision}`) ?? 0) + 1);
+    for (const e of entries)
+      counted.set(`${e.payload.kind}/${e.payload.decision}`, (counted.get(`${e.payload.kind}/${e.payload.decision}`) ?? 0) + 1);
     for (const a of att.receipts.acts) expect(counted.get(`${a.kind}/${a.decision}`)).toBe(a.count);
     // The catalog shows it; the next seal starts where this one ended.
     const cat = await (await s.fetch('/api/v1/clearing/catalog')).json();
-    expect(cat).toMatchObject({ schema: 'svc-clearing-window-v1', network_checkpoint: { checkpoint_id: att.checkpoint_id, net_root: att.net_root } });
+    expect(cat).toMatchObject({
+      schema: 'svc-clearing-window-v1',
+      network_checkpoint: { checkpoint_id: att.checkpoint_id, net_root: att.net_root },
+    });
     await post('/api/v1/absence/witness', { act_kind: 'zzz', preset: 'agentic' });
     const next = await sealNow(s.ctx.ledger);
     expect(next.attestation.receipts.from).toBe(att.receipts.to);
@@ -352,7 +502,13 @@ describe('webhooks', () => {
     const failFirst = 3;
     const hook = await startReceiver([503, 503, 503]);
     const url = hook.url('/hook');
-    const env = { CLEARING_INTERVAL_HOURS: '0', WEBHOOK_POLL_MS: '50', WEBHOOK_BACKOFF_MS: '400', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+    const env = {
+      CLEARING_INTERVAL_HOURS: '0',
+      WEBHOOK_POLL_MS: '50',
+      WEBHOOK_BACKOFF_MS: '400',
+      WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    };
     let s = await startTestServer(env);
     const dir = s.dir;
     try {
@@ -360,10 +516,24 @@ describe('webhooks', () => {
       const bad = await s.fetch('/signal/trigger/webhooks', { method: 'POST', key: key.secret, json: { url: 'ftp://x' } });
       expect(bad.status).toBe(400);
       expectBadInput(await bad.json(), 'url');
-      const sub = await s.fetch('/signal/trigger/webhooks', { method: 'POST', key: key.secret, json: { url, template_id: 'bind_gate_hold' } });
+      const sub = await s.fetch('/signal/trigger/webhooks', {
+        method: 'POST',
+        key: key.secret,
+        json: { url, template_id: 'bind_gate_hold' },
+      });
       expect(sub.status).toBe(201);
-      const t = await (await s.fetch('/signal/trigger/publish', { method: 'POST', key: key.secret, json: { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } } })).json();
-      const f = await s.fetch('/api/v1/foundry/trigger/fire', { method: 'POST', key: key.secret, json: { trigger_id: t.trigger_id, reading: '2' } });
+      const t = await (
+        await s.fetch('/signal/trigger/publish', {
+          method: 'POST',
+          key: key.secret,
+          json: { template_id: 'bind_gate_hold', threshold: { metric: 'holds', operator: 'gte', value: '1' } },
+        })
+      ).json();
+      const f = await s.fetch('/api/v1/foundry/trigger/fire', {
+        method: 'POST',
+        key: key.secret,
+        json: { trigger_id: t.trigger_id, reading: '2' },
+      });
       expect(f.status).toBe(200);
       // Wait for the first failed attempt, then stop the server mid-retry.
       await hook.arrived(1);
@@ -383,10 +553,20 @@ describe('webhooks', () => {
         expect(scheme).toBe('v1a');
         const signed = new TextEncoder().encode(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body}`);
         expect(await crypto.subtle.verify('Ed25519', k, Buffer.from(sig!, 'base64'), signed)).toBe(true);
-        expect(await crypto.subtle.verify('Ed25519', k, Buffer.from(sig!, 'base64'), new TextEncoder().encode(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body} `))).toBe(false);
+        expect(
+          await crypto.subtle.verify(
+            'Ed25519',
+            k,
+            Buffer.from(sig!, 'base64'),
+            new TextEncoder().encode(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body} `),
+          ),
+        ).toBe(false);
         expect(JSON.parse(r.body).trigger_id).toBe(t.trigger_id);
       }
-      const listing = async () => (await (await s.fetch('/signal/trigger/webhooks', { key: key.secret })).json()) as { deliveries: Array<{ state: string; attempts: Array<{ status: number }> }> };
+      const listing = async () =>
+        (await (await s.fetch('/signal/trigger/webhooks', { key: key.secret })).json()) as {
+          deliveries: Array<{ state: string; attempts: Array<{ status: number }> }>;
+        };
       // Both deliveries recorded as delivered: nothing is pending, so no request can follow.
       await untilCommitted(s.ctx.ledger, async () => (await listing()).deliveries.every((d) => d.state === 'delivered'));
       const attempts = (await listing()).deliveries.flatMap((d) => d.attempts.map((a) => a.status));
@@ -405,10 +585,28 @@ describe('webhook deliveries queued with a group', () => {
   it("queue a row for each event of a subscribed owner, none for an owner without subscriptions, in one group's events", async () => {
     const ledger = await openLedger(loadConfig(testEnv(tempDir())));
     try {
-      const event = (keyId: string, id: string) => ({ keyId, match: { trigger_id: `trg_${id}`, template_id: 'incident_sealed' }, event: { id, type: 'trigger.published', body: { event_id: id } } });
+      const event = (keyId: string, id: string) => ({
+        keyId,
+        match: { trigger_id: `trg_${id}`, template_id: 'incident_sealed' },
+        event: { id, type: 'trigger.published', body: { event_id: id } },
+      });
       await ledger.write(async (tx) => {
-        await createSubscription(tx, { id: 'whs_a', key_id: 'key_a', url: 'https://a.hooks.fusegate.invalid/', trigger_id: null, template_id: null, created_at: '2026-11-27T00:00:00.000Z' });
-        await createSubscription(tx, { id: 'whs_a2', key_id: 'key_a', url: 'https://a2.hooks.fusegate.invalid/', trigger_id: null, template_id: 'ai_model_change', created_at: '2026-11-27T00:00:00.000Z' });
+        await createSubscription(tx, {
+          id: 'whs_a',
+          key_id: 'key_a',
+          url: 'https://a.hooks.fusegate.invalid/',
+          trigger_id: null,
+          template_id: null,
+          created_at: '2026-11-27T00:00:00.000Z',
+        });
+        await createSubscription(tx, {
+          id: 'whs_a2',
+          key_id: 'key_a',
+          url: 'https://a2.hooks.fusegate.invalid/',
+          trigger_id: null,
+          template_id: 'ai_model_change',
+          created_at: '2026-11-27T00:00:00.000Z',
+        });
       });
       await ledger.write((tx) => enqueueDeliveries(tx, [event('key_a', 'evt_1'), event('key_b', 'evt_2'), event('key_a', 'evt_3')]));
       const rs = await ledger.read.execute('SELECT subscription_id, event_id, body FROM webhook_deliveries ORDER BY event_id');

@@ -18,7 +18,10 @@ let browser: Browser;
 let fuseId = '';
 const hops: Array<{ receipt_id: string; decision: string }> = [];
 
-const leafHashOf = (leafB64: string) => createHash('sha256').update(Buffer.concat([Buffer.from([0]), Buffer.from(leafB64, 'base64')])).digest();
+const leafHashOf = (leafB64: string) =>
+  createHash('sha256')
+    .update(Buffer.concat([Buffer.from([0]), Buffer.from(leafB64, 'base64')]))
+    .digest();
 
 beforeAll(async () => {
   srv = await startTestServer();
@@ -89,7 +92,13 @@ describe('GET /api/v1/logs/{log}/search', () => {
     const byKey = await (await search(keyId)).json();
     expect(byKey.by).toBe('key_id');
     // Its fuse made, two hops, the blow, the refused hop: five receipts, all of that key.
-    expect(byKey.entries.map((e: { payload: { kind: string } }) => e.payload.kind)).toEqual(['hop', 'fuse_dead', 'hop', 'hop', 'fuse_create']);
+    expect(byKey.entries.map((e: { payload: { kind: string } }) => e.payload.kind)).toEqual([
+      'hop',
+      'fuse_dead',
+      'hop',
+      'hop',
+      'fuse_create',
+    ]);
 
     const denied = await (await search('deny')).json();
     expect(denied.by).toBe('decision');
@@ -180,7 +189,11 @@ describe('/logs search in Chromium', { timeout: 120_000 }, () => {
     await page.waitForSelector('#inclusion-result[data-state="failed"]');
     expect(await page.textContent('#inclusion-result')).toMatch(/index 999999 is not in the tree of size/);
     // Tap targets: every button and verify link of the page is at least 44 px high.
-    const small = await page.evaluate(() => [...document.querySelectorAll('main button, main td a, #log-tabs a')].filter((el) => (el as HTMLElement).offsetParent && el.getBoundingClientRect().height < 44).map((el) => el.outerHTML.slice(0, 80)));
+    const small = await page.evaluate(() =>
+      [...document.querySelectorAll('main button, main td a, #log-tabs a')]
+        .filter((el) => (el as HTMLElement).offsetParent && el.getBoundingClientRect().height < 44)
+        .map((el) => el.outerHTML.slice(0, 80)),
+    );
     expect(small).toEqual([]);
 
     await open(page, '/logs?q=rcpt_nothing_here');

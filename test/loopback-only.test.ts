@@ -52,10 +52,14 @@ describe('the test process talks to loopback only', () => {
     // Names under reserved test domains (RFC 6761, RFC 2606): refused before any resolver is asked, as a public name would be.
     expect(await failure(fetch('https://gate.fusegate.test/'))).toMatchObject({ code: 'ETESTOUTBOUND' });
     expect(await failure(fetch('http://198.51.100.7/'))).toMatchObject({ code: 'ETESTOUTBOUND' });
-    const viaHttp = new Promise((resolve, reject) => request('http://hooks.fusegate.test/hook', { method: 'POST' }, resolve).on('error', reject).end());
+    const viaHttp = new Promise((resolve, reject) =>
+      request('http://hooks.fusegate.test/hook', { method: 'POST' }, resolve).on('error', reject).end(),
+    );
     expect(await failure(viaHttp)).toMatchObject({ code: 'ETESTOUTBOUND' });
     expect(await failure(dns.promises.lookup('witness.fusegate.test'))).toMatchObject({ code: 'ETESTOUTBOUND' });
-    expect(await failure(new Promise((resolve, reject) => dns.lookup('gate.example', (e, a) => (e ? reject(e) : resolve(a)))))).toMatchObject({ code: 'ETESTOUTBOUND' });
+    expect(
+      await failure(new Promise((resolve, reject) => dns.lookup('gate.example', (e, a) => (e ? reject(e) : resolve(a))))),
+    ).toMatchObject({ code: 'ETESTOUTBOUND' });
     expect(await failure(dns.promises.resolve4('gate.fusegate.test'))).toMatchObject({ code: 'ETESTOUTBOUND' });
     expect(takeOutboundAttempts()).toEqual([
       'DNS lookup of gate.fusegate.test',
@@ -101,20 +105,36 @@ describe("the server's own outbound client is under the guard too", () => {
 
   it('postGuarded (webhook delivery) is refused, with or without its own address check', async () => {
     for (const allowPrivate of [false, true]) {
-      expect(await failure(postGuarded('https://hooks.fusegate.test/hook', { headers: {}, body: '{}', timeoutMs: 30_000, allowPrivate }))).toMatchObject({ code: 'ETESTOUTBOUND' });
+      expect(
+        await failure(postGuarded('https://hooks.fusegate.test/hook', { headers: {}, body: '{}', timeoutMs: 30_000, allowPrivate })),
+      ).toMatchObject({ code: 'ETESTOUTBOUND' });
     }
     // An address its own check lets through (an operator's private network): the guard still refuses the connection.
-    expect(await failure(postGuarded('http://198.51.100.7/hook', { headers: {}, body: '{}', timeoutMs: 30_000, allowPrivate: true }))).toMatchObject({ code: 'ETESTOUTBOUND' });
-    expect(takeOutboundAttempts()).toEqual(['DNS lookup of hooks.fusegate.test', 'DNS lookup of hooks.fusegate.test', 'connection to 198.51.100.7 port 80']);
+    expect(
+      await failure(postGuarded('http://198.51.100.7/hook', { headers: {}, body: '{}', timeoutMs: 30_000, allowPrivate: true })),
+    ).toMatchObject({ code: 'ETESTOUTBOUND' });
+    expect(takeOutboundAttempts()).toEqual([
+      'DNS lookup of hooks.fusegate.test',
+      'DNS lookup of hooks.fusegate.test',
+      'connection to 198.51.100.7 port 80',
+    ]);
   });
 
   it('a webhook subscribed at an address beyond loopback is never delivered: the attempt fails with the refusal, and is recorded', async () => {
     const key = await s.newKey('hooks');
     const sub = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url: 'http://198.51.100.7/hook' } })).json();
     expect(sub.object).toBe('webhook_subscription');
-    expect((await s.fetch('/signal/trigger/publish', { key: key.secret, json: { template_id: 'bind_gate_hold', threshold: { metric: 'm', operator: 'gte', value: '1' } } })).status).toBe(201);
+    expect(
+      (
+        await s.fetch('/signal/trigger/publish', {
+          key: key.secret,
+          json: { template_id: 'bind_gate_hold', threshold: { metric: 'm', operator: 'gte', value: '1' } },
+        })
+      ).status,
+    ).toBe(201);
     const lastError = async () =>
-      (await s.ctx.ledger.read.execute({ sql: 'SELECT last_error FROM webhook_deliveries WHERE subscription_id = ?', args: [sub.id] })).rows[0]?.last_error;
+      (await s.ctx.ledger.read.execute({ sql: 'SELECT last_error FROM webhook_deliveries WHERE subscription_id = ?', args: [sub.id] }))
+        .rows[0]?.last_error;
     await untilCommitted(s.ctx.ledger, async () => typeof (await lastError()) === 'string');
     expect(String(await lastError())).toMatch(/refused: tests talk to loopback only/);
     expect(takeOutboundAttempts()).toContain('connection to 198.51.100.7 port 80');

@@ -34,7 +34,10 @@ const FIXTURES: Record<string, Record<string, unknown>> = {
   prefinality_evaluate: { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC' } },
   demo_prefinality_evaluate: { rail: 'rtp', transfer: { amount: '0.25', currency: 'USD' } },
   prefinality_verify: { receipt: 'e30.e30.e30' },
-  rtp_gate: { receipt: 'e30.e30.e30', payment_order: { amount: '0.25', currency: 'USD', account_number: '000123', routing_number: '021000021', counterparty: 'acme' } },
+  rtp_gate: {
+    receipt: 'e30.e30.e30',
+    payment_order: { amount: '0.25', currency: 'USD', account_number: '000123', routing_number: '021000021', counterparty: 'acme' },
+  },
   pas_license: { license_id: 'lic_acme_2026' },
   pas_license_charge: { license_id: 'lic_acme_2026' },
   pas_license_blow: { license_id: 'lic_acme_2026' },
@@ -59,24 +62,102 @@ function argumentsFor(tool: McpTool): Record<string, unknown> {
 
 /** The tool names clients used before every keyed operation was a tool: none of them may change. */
 const NAMES_CLIENTS_USE = [
-  'absence_verify', 'absence_witness', 'act', 'astl_lookup', 'astl_publish', 'astl_verify', 'classify', 'clear_exposure', 'clear_usage',
-  'conformity_generate', 'conformity_pack', 'counterfactual_replay', 'demo_act', 'demo_hop', 'demo_lookup', 'demo_pas_a_pre_bind',
-  'demo_pas_bind_check', 'demo_pas_mga_authority', 'demo_prefinality_evaluate', 'depository_attest', 'execute_gate', 'execute_gate_bind',
-  'execute_gate_demo', 'foundry_pipeline_run', 'foundry_projection', 'fuse_blow', 'fuse_charge', 'fuse_create', 'fuse_hop', 'fuse_lookup',
-  'fuses_list', 'inference_chat', 'inference_session', 'keys_create', 'keys_list', 'me', 'nap_usage', 'ocsp', 'operator_checkout',
-  'oracle_aggregate', 'orn_declare', 'orn_sharp', 'pas_a_pre_bind', 'pas_b_pre_bind', 'pas_bind_appendix', 'pas_bind_check', 'pas_exclusion',
-  'pas_license', 'pas_license_blow', 'pas_license_charge', 'pas_licenses', 'pas_mga_authority', 'pas_ticket_redeem', 'pas_tickets',
-  'pdtr_bind_payment', 'prefinality_evaluate', 'prefinality_verify', 'receipt_get', 'receipt_verify', 'relay_enroll', 'restraint', 'rtp_gate',
-  'spoliation_seal', 'trigger_fire', 'trigger_publish',
+  'absence_verify',
+  'absence_witness',
+  'act',
+  'astl_lookup',
+  'astl_publish',
+  'astl_verify',
+  'classify',
+  'clear_exposure',
+  'clear_usage',
+  'conformity_generate',
+  'conformity_pack',
+  'counterfactual_replay',
+  'demo_act',
+  'demo_hop',
+  'demo_lookup',
+  'demo_pas_a_pre_bind',
+  'demo_pas_bind_check',
+  'demo_pas_mga_authority',
+  'demo_prefinality_evaluate',
+  'depository_attest',
+  'execute_gate',
+  'execute_gate_bind',
+  'execute_gate_demo',
+  'foundry_pipeline_run',
+  'foundry_projection',
+  'fuse_blow',
+  'fuse_charge',
+  'fuse_create',
+  'fuse_hop',
+  'fuse_lookup',
+  'fuses_list',
+  'inference_chat',
+  'inference_session',
+  'keys_create',
+  'keys_list',
+  'me',
+  'nap_usage',
+  'ocsp',
+  'operator_checkout',
+  'oracle_aggregate',
+  'orn_declare',
+  'orn_sharp',
+  'pas_a_pre_bind',
+  'pas_b_pre_bind',
+  'pas_bind_appendix',
+  'pas_bind_check',
+  'pas_exclusion',
+  'pas_license',
+  'pas_license_blow',
+  'pas_license_charge',
+  'pas_licenses',
+  'pas_mga_authority',
+  'pas_ticket_redeem',
+  'pas_tickets',
+  'pdtr_bind_payment',
+  'prefinality_evaluate',
+  'prefinality_verify',
+  'receipt_get',
+  'receipt_verify',
+  'relay_enroll',
+  'restraint',
+  'rtp_gate',
+  'spoliation_seal',
+  'trigger_fire',
+  'trigger_publish',
 ];
 
 /** The keyed operations that had no tool (issue 45 item 12), by the names the rule gives them (docs/agents-and-operators.md). */
 const NAMES_ADDED = [
-  'fuse_heartbeat', 'receipts_verify_pull', 'fuses_panic', 'spoliation_seal_matter', 'foundry_parametric_run', 'clear_before',
-  'inference_reasoning_seal', 'issuer_pays_listings_create', 'gam_credits_purchase', 'gam_credits_balance', 'signal_mandates_create',
-  'signal_patterns', 'signal_trigger_webhooks_create', 'signal_trigger_webhooks', 'signal_trigger_webhooks_deliveries_retry', 'alerts_create',
-  'alerts', 'alerts_remove', 'receipts_openings', 'keys_get', 'keys_revoke', 'keys_rotate', 'keys_limit', 'keys_expiry', 'pas_grants',
-  'pas_grants_create', 'pas_grants_revoke',
+  'fuse_heartbeat',
+  'receipts_verify_pull',
+  'fuses_panic',
+  'spoliation_seal_matter',
+  'foundry_parametric_run',
+  'clear_before',
+  'inference_reasoning_seal',
+  'issuer_pays_listings_create',
+  'gam_credits_purchase',
+  'gam_credits_balance',
+  'signal_mandates_create',
+  'signal_patterns',
+  'signal_trigger_webhooks_create',
+  'signal_trigger_webhooks',
+  'signal_trigger_webhooks_deliveries_retry',
+  'alerts_create',
+  'alerts',
+  'alerts_remove',
+  'receipts_openings',
+  'keys_get',
+  'keys_revoke',
+  'keys_rotate',
+  'keys_limit',
+  'keys_expiry',
+  'pas_grants',
+  'pas_grants_create',
+  'pas_grants_revoke',
 ];
 
 interface RawAnswer {
@@ -100,7 +181,11 @@ function rawPost(url: string, body: Buffer, o: { chunked: boolean; keepsOpen?: b
       resolve(answer);
       req.destroy();
     };
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(o.chunked ? {} : { 'content-length': String(body.length) }) };
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(o.chunked ? {} : { 'content-length': String(body.length) }),
+    };
     const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', agent: false, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8').on('data', (d: string) => (text += d));
@@ -150,7 +235,10 @@ describe('MCP endpoint', () => {
     expect(dead.structuredContent).toMatchObject({ status: 200, verdict: false, decision: 'DENY', state: 'DEAD' });
 
     // Arguments the tool's schema refuses are a JSON-RPC error -32602 (invalid params) naming the field, not a crash.
-    await expect(client.callTool({ name: 'demo_hop', arguments: { fuse_id: 'no such fuse!' } })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('fuse_id') });
+    await expect(client.callTool({ name: 'demo_hop', arguments: { fuse_id: 'no such fuse!' } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('fuse_id'),
+    });
     await expect(client.callTool({ name: 'demo_hop', arguments: { fuse_id: 7 } })).rejects.toMatchObject({ code: -32602 });
     await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: -32602 });
     // A keyed tool without a key is not offered.
@@ -169,7 +257,10 @@ describe('MCP endpoint', () => {
     const receiptId = hop.structuredContent!.receipt_id as string;
 
     // The receipt is real: the public verifier tool accepts it.
-    const evidence = (await (await s.fetch(`/v1/receipts/${receiptId}`, { headers: { accept: 'application/json' } })).json()) as Record<string, unknown>;
+    const evidence = (await (await s.fetch(`/v1/receipts/${receiptId}`, { headers: { accept: 'application/json' } })).json()) as Record<
+      string,
+      unknown
+    >;
     const verified = (await client.callTool({ name: 'receipt_verify', arguments: { receipt: evidence } })) as ToolResult;
     expect(verified.structuredContent).toMatchObject({ valid: true });
 
@@ -194,8 +285,10 @@ describe('MCP endpoint', () => {
       const r = (await client.callTool({ name: tool.name, arguments: examples.get(tool.name) as Record<string, unknown> })) as ToolResult;
       expect(r.content.length, tool.name).toBeGreaterThan(0);
       expect(typeof r.content[0]!.text, tool.name).toBe('string');
-      if (tool.name === 'foundry_pipeline_run') expect(r.structuredContent, tool.name).toMatchObject({ tenant_id: 'acme-mga', charge: { sku: 'foundry_pipeline' } });
-      if (tool.name === 'conformity_generate') expect((r.structuredContent as { pack: { category: { category_id: string } } }).pack.category.category_id).toBe('insurance');
+      if (tool.name === 'foundry_pipeline_run')
+        expect(r.structuredContent, tool.name).toMatchObject({ tenant_id: 'acme-mga', charge: { sku: 'foundry_pipeline' } });
+      if (tool.name === 'conformity_generate')
+        expect((r.structuredContent as { pack: { category: { category_id: string } } }).pack.category.category_id).toBe('insurance');
     }
     await client.close();
   });
@@ -217,13 +310,22 @@ describe('MCP endpoint', () => {
     const agentKey = await s.newKey('mcp-agent', 1000, 'agent', key.accountId);
     const agent = await connect(s, agentKey.secret);
     const agentNames = new Set((await agent.listTools()).tools.map((t) => t.name));
-    for (const r of keyed) expect(agentNames.has(toolName(r)!), `${toolName(r)} (${r.doc!.role ?? 'agent'})`).toBe(r.doc!.role !== 'operator');
+    for (const r of keyed)
+      expect(agentNames.has(toolName(r)!), `${toolName(r)} (${r.doc!.role ?? 'agent'})`).toBe(r.doc!.role !== 'operator');
     await agent.close();
 
     // Discovery lists the same tools, each keyed one with its role.
-    const doc = (await (await s.fetch('/.well-known/mcp.json')).json()) as { tools: Array<{ name: string; auth: string; role?: string; method: string; path: string }> };
+    const doc = (await (await s.fetch('/.well-known/mcp.json')).json()) as {
+      tools: Array<{ name: string; auth: string; role?: string; method: string; path: string }>;
+    };
     expect(new Set(doc.tools.map((t) => t.name))).toEqual(names);
-    for (const r of keyed) expect(doc.tools.find((t) => t.name === toolName(r))).toMatchObject({ auth: 'key', role: r.doc!.role ?? 'agent', method: r.method, path: r.path });
+    for (const r of keyed)
+      expect(doc.tools.find((t) => t.name === toolName(r))).toMatchObject({
+        auth: 'key',
+        role: r.doc!.role ?? 'agent',
+        method: r.method,
+        path: r.path,
+      });
   });
 
   it('runs the added tools end to end with the session key, charged and refused as over HTTP', async () => {
@@ -260,9 +362,17 @@ describe('MCP endpoint', () => {
 
     const made = await call(ops, 'keys_create', { name: 'made over mcp' });
     // (A key's own `status` field is its state: it stands over the HTTP status in structuredContent.)
-    expect(await call(ops, 'keys_get', { key_id: made.id })).toMatchObject({ object: 'api_key', id: made.id, name: 'made over mcp', status: 'active' });
+    expect(await call(ops, 'keys_get', { key_id: made.id })).toMatchObject({
+      object: 'api_key',
+      id: made.id,
+      name: 'made over mcp',
+      status: 'active',
+    });
     expect(await call(ops, 'keys_limit', { key_id: made.id, hop_limit: 5 })).toMatchObject({ id: made.id, hop_limit: 5 });
-    await expect(agent.callTool({ name: 'keys_revoke', arguments: { key_id: made.id } })).rejects.toMatchObject({ code: -32602, data: { code: 'operator_key_required' } });
+    await expect(agent.callTool({ name: 'keys_revoke', arguments: { key_id: made.id } })).rejects.toMatchObject({
+      code: -32602,
+      data: { code: 'operator_key_required' },
+    });
     const overHttp = await s.fetch(`/v1/keys/${made.id}/revoke`, { method: 'POST', key: agentKey.secret });
     expect([overHttp.status, ((await overHttp.json()) as { code: string }).code]).toEqual([403, 'operator_key_required']);
     expect((await s.fetch('/v1/me', { key: made.secret })).status).toBe(200);
@@ -277,7 +387,11 @@ describe('MCP endpoint', () => {
     const grant = await call(ops, 'pas_grants_create', { name: 'Acme MGA', lines: ['cyber'], states: ['CA'], max_premium: '1000.00' });
     expect(grant).toMatchObject({ status: 201, object: 'authority_grant' });
     expect(JSON.stringify(await call(ops, 'pas_grants', {}))).toContain(grant.grant_id);
-    expect(await call(ops, 'pas_grants_revoke', { grant_id: grant.grant_id })).toMatchObject({ status: 200, grant_id: grant.grant_id, revoked: true });
+    expect(await call(ops, 'pas_grants_revoke', { grant_id: grant.grant_id })).toMatchObject({
+      status: 200,
+      grant_id: grant.grant_id,
+      revoked: true,
+    });
     await ops.close();
     await agent.close();
   });
@@ -286,7 +400,9 @@ describe('MCP endpoint', () => {
     const router = new Router(new H3());
     const doc = { summary: 'x', auth: 'key', tag: 't' } as const;
     router.post('/v1/widgets/:widget_id/spin', () => null, doc);
-    expect(() => router.post('/api/v1/widgets/spin', () => null, doc)).toThrow('POST /v1/widgets/:widget_id/spin and POST /api/v1/widgets/spin are both the MCP tool widgets_spin');
+    expect(() => router.post('/api/v1/widgets/spin', () => null, doc)).toThrow(
+      'POST /v1/widgets/:widget_id/spin and POST /api/v1/widgets/spin are both the MCP tool widgets_spin',
+    );
     router.post('/api/v1/widgets/spin', () => null, { ...doc, tool: 'widgets_spin_all' });
     expect(toolName(router.routes.at(-1)!)).toBe('widgets_spin_all');
   });
@@ -298,12 +414,20 @@ describe('MCP endpoint', () => {
         headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
       });
       expect(r.status).toBe(200);
-      return ((await r.json()) as { id: number; error?: { code: number; message: string } });
+      return (await r.json()) as { id: number; error?: { code: number; message: string } };
     };
-    for (const [args, kind] of [[null, 'null'], [[], 'an array'], ['{"fuse_id":"fuse_drill_live"}', 'a string'], [7, 'a number']] as const) {
+    for (const [args, kind] of [
+      [null, 'null'],
+      [[], 'an array'],
+      ['{"fuse_id":"fuse_drill_live"}', 'a string'],
+      [7, 'a number'],
+    ] as const) {
       const answer = await rpc({ name: 'demo_hop', arguments: args });
       expect(answer.id).toBe(7);
-      expect(answer.error, kind).toEqual({ code: -32602, message: `params.arguments must be an object of the tool's arguments (or left out), not ${kind}` });
+      expect(answer.error, kind).toEqual({
+        code: -32602,
+        message: `params.arguments must be an object of the tool's arguments (or left out), not ${kind}`,
+      });
     }
     expect((await rpc({ arguments: {} })).error).toMatchObject({ code: -32602, message: expect.stringContaining('params.name') });
     // Left out, the arguments are the empty object.
@@ -323,7 +447,12 @@ describe('MCP endpoint', () => {
       }
     }
     // A JSON-RPC request of exactly the limit is read whole and answered by the MCP server.
-    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     for (const chunked of [false, true]) {
       const r = await rawPost(s.url, Buffer.from(init + ' '.repeat(limit - init.length)), { chunked, keepsOpen: true });
       expect(r.status).toBe(200);
@@ -332,7 +461,12 @@ describe('MCP endpoint', () => {
   });
 
   it('follows the transport rules: Origin, Accept, methods, and a bad key', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
     const accept = 'application/json, text/event-stream';
     const evil = await s.fetch('/mcp', { json: init, headers: { accept, origin: 'http://evil.example' } });
     expect(evil.status).toBe(403);
@@ -348,7 +482,11 @@ describe('MCP endpoint', () => {
   });
 
   it('describes itself at /.well-known/mcp.json', async () => {
-    const doc = (await (await s.fetch('/.well-known/mcp.json')).json()) as { endpoint: string; protocol_version: string; tools: Array<{ name: string; auth: string }> };
+    const doc = (await (await s.fetch('/.well-known/mcp.json')).json()) as {
+      endpoint: string;
+      protocol_version: string;
+      tools: Array<{ name: string; auth: string }>;
+    };
     expect(doc.endpoint).toBe(`${s.config.BASE_URL}/mcp`);
     expect(doc.protocol_version).toBe('2025-11-25');
     expect(doc.tools.find((t) => t.name === 'fuse_hop')?.auth).toBe('key');

@@ -47,7 +47,12 @@ describe('RFC 9162 Merkle math against published vectors', () => {
   });
 
   it('hashes a node of any two inputs as SHA-256(0x01 || left || right), a proof hash of the wrong length included', () => {
-    for (const [l, r] of [[32, 32], [31, 32], [32, 0], [33, 33]] as const) {
+    for (const [l, r] of [
+      [32, 32],
+      [31, 32],
+      [32, 0],
+      [33, 33],
+    ] as const) {
       const left = new Uint8Array(l).fill(7);
       const right = new Uint8Array(r).fill(9);
       expect(Buffer.from(nodeHash(left, right)).toString('hex')).toBe(bytesToHex(sha256(new Uint8Array([0x01, ...left, ...right]))));
@@ -57,7 +62,11 @@ describe('RFC 9162 Merkle math against published vectors', () => {
   });
 
   const resolve = (ranges: LeafRange[]): Hash[] =>
-    ranges.map((r) => foldRange(rangeNodes(r.lo, r.hi).map((node) => rootOf(leaves.slice(node.index * 2 ** node.level, (node.index + 1) * 2 ** node.level)))));
+    ranges.map((r) =>
+      foldRange(
+        rangeNodes(r.lo, r.hi).map((node) => rootOf(leaves.slice(node.index * 2 ** node.level, (node.index + 1) * 2 ** node.level))),
+      ),
+    );
 
   it('makes inclusion and consistency proofs that verify for every pair in the reference tree', () => {
     for (let n = 1; n <= 8; n++) {

@@ -13,7 +13,8 @@ describe('Clear: execute gate, bind, restraint, exposure, usage, network', () =>
   let key: { id: string; secret: string };
   let other: { id: string; secret: string };
   const fuses: Record<string, string> = {};
-  const post = (path: string, json: unknown, k = key.secret, headers: Record<string, string> = {}) => s.fetch(path, { method: 'POST', json, key: k, headers });
+  const post = (path: string, json: unknown, k = key.secret, headers: Record<string, string> = {}) =>
+    s.fetch(path, { method: 'POST', json, key: k, headers });
 
   beforeAll(async () => {
     s = await startTestServer();
@@ -31,7 +32,14 @@ describe('Clear: execute gate, bind, restraint, exposure, usage, network', () =>
     const r = await post('/api/v1/execute-gate', { fuse_id: fuses.LIVE, action: { kind: 'pay' }, exposure_usd: '1250.50' });
     expect(r.status).toBe(200);
     const b = await r.json();
-    expect(b).toMatchObject({ decision: 'PERMIT', rule: 'cleared', vertical: 'agents', exposure_usd: '1250.50', cleared_exposure_usd: '1250.50', charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false } });
+    expect(b).toMatchObject({
+      decision: 'PERMIT',
+      rule: 'cleared',
+      vertical: 'agents',
+      exposure_usd: '1250.50',
+      cleared_exposure_usd: '1250.50',
+      charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false },
+    });
     const pub = await (await s.fetch('/crypto/public-key')).json();
     const e = await (await s.fetch(new URL(b.verify_url).pathname)).json();
     const { payload } = await compactVerify(e.receipt, await importJWK(pub.jwk, 'EdDSA'));
@@ -55,7 +63,12 @@ describe('Clear: execute gate, bind, restraint, exposure, usage, network', () =>
       const r = await post('/api/v1/execute-gate', body);
       expect(r.status, rule).toBe(200);
       const b = await r.json();
-      expect(b, rule).toMatchObject({ decision, rule, cleared_exposure_usd: '0.00', charge: { sku: 'hold', amount_usd: '0.50', nap: true } });
+      expect(b, rule).toMatchObject({
+        decision,
+        rule,
+        cleared_exposure_usd: '0.00',
+        charge: { sku: 'hold', amount_usd: '0.50', nap: true },
+      });
       const rows = await meterRows(s, key.id);
       expect(rows.length).toBe(before + 1);
       expect(rows.at(-1)).toMatchObject({ sku: 'hold', micros: 500_000, nap: 1, ref: b.receipt_id });
@@ -97,7 +110,12 @@ describe('Clear: execute gate, bind, restraint, exposure, usage, network', () =>
       const r = await post('/api/v1/restraint', { subject_ref: 'req-1/cand-2', act_kind: 'reject_candidate', reason: 'review', sku });
       expect(r.status).toBe(200);
       const b = await r.json();
-      expect(b).toMatchObject({ sku: 'restraint', requested_sku: sku, decision: 'HOLD', charge: { sku: 'restraint', amount_usd: '0.15', nap: true } });
+      expect(b).toMatchObject({
+        sku: 'restraint',
+        requested_sku: sku,
+        decision: 'HOLD',
+        charge: { sku: 'restraint', amount_usd: '0.15', nap: true },
+      });
       expect((await meterRows(s, key.id)).at(-1)).toMatchObject({ sku: 'restraint', micros: 150_000, nap: 1, ref: b.receipt_id });
     }
     const u = await (await s.fetch('/api/v1/clear/usage', { key: key.secret })).json();
@@ -141,7 +159,9 @@ describe('Clear: execute gate, bind, restraint, exposure, usage, network', () =>
     const q = await s.fetch('/api/v1/clear/exposure?month=2026-13', { key: key.secret });
     expect(q.status).toBe(400);
     expect((await q.json()).errors[0].field).toBe('month');
-    expect((await s.fetch('/api/v1/execute-gate', { method: 'POST', json: { fuse_id: fuses.LIVE, action: { kind: 'pay' } } })).status).toBe(401);
+    expect((await s.fetch('/api/v1/execute-gate', { method: 'POST', json: { fuse_id: fuses.LIVE, action: { kind: 'pay' } } })).status).toBe(
+      401,
+    );
     expect((await s.fetch('/api/v1/clear/usage')).status).toBe(401);
     // Refused under the write lock, where the fuse is read: the caller is charged nothing and spends no hop.
     const otherBefore = { meter: await meterRows(s, other.id), key: await getApiKey(s.ctx.ledger.read, other.id) };

@@ -5,8 +5,19 @@ import { chargesOf } from './support/ledger-reads.ts';
 
 // A second implementation of the chain rule and canonical JSON (sorted keys, no spaces).
 const canon = (v: unknown): string =>
-  v === null || typeof v !== 'object' ? JSON.stringify(v) : Array.isArray(v) ? `[${v.map(canon).join(',')}]` : `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`).join(',')}}`;
-const link = (prev: string, rec: unknown) => createHash('sha256').update(Buffer.from(prev, 'hex')).update(createHash('sha256').update(canon(rec)).digest()).digest('hex');
+  v === null || typeof v !== 'object'
+    ? JSON.stringify(v)
+    : Array.isArray(v)
+      ? `[${v.map(canon).join(',')}]`
+      : `{${Object.keys(v)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`)
+          .join(',')}}`;
+const link = (prev: string, rec: unknown) =>
+  createHash('sha256')
+    .update(Buffer.from(prev, 'hex'))
+    .update(createHash('sha256').update(canon(rec)).digest())
+    .digest('hex');
 
 describe('Depository attestation: five event types, custody parity, hash chain', () => {
   let s: TestServer;
@@ -39,7 +50,12 @@ describe('Depository attestation: five event types, custody parity, hash chain',
       expect(b.chain.prev_hash).toBe(prev);
       // The chain is recomputed from the public receipts alone: each link hashes the event as the log shows it.
       const payload = (await (await s.fetch(`/v1/receipts/${b.receipt_id}`, { headers: { accept: 'application/json' } })).json()).payload;
-      expect(payload.data).toMatchObject({ seq: i + 1, prev_hash: prev, chain_hash: b.chain.chain_hash, chain_rule: 'depository-chain-v2' });
+      expect(payload.data).toMatchObject({
+        seq: i + 1,
+        prev_hash: prev,
+        chain_hash: b.chain.chain_hash,
+        chain_rule: 'depository-chain-v2',
+      });
       expect(b.chain.chain_hash).toBe(link(prev, { ...payload.data.event, seq: i + 1 }));
       prev = b.chain.chain_hash;
       expect(b.charge).toEqual({ sku: 'dtcc_attest', amount_usd: '0.50', nap: false });
@@ -51,24 +67,51 @@ describe('Depository attestation: five event types, custody parity, hash chain',
   });
 
   it('the public receipt commits to the asset id, the custodians and the custody reference; the account opens them', async () => {
-    const r = await (await post({ event_type: 'tokenize', asset_id: 'US0378331005', units: 10, custodian: 'custodian-bank-of-zug' })).json();
+    const r = await (
+      await post({ event_type: 'tokenize', asset_id: 'US0378331005', units: 10, custodian: 'custodian-bank-of-zug' })
+    ).json();
     const m = await (await post({ event_type: 'mint', asset_id: 'US0378331005', units: 5, custody_ref: 'vault-ledger-7731' })).json();
-    const t = await (await post({ event_type: 'custody_transfer', asset_id: 'US0378331005', from_custodian: 'custodian-bank-of-zug', to_custodian: 'second-street-trust' })).json();
-    for (const [b, text] of [[r, ['US0378331005', 'custodian-bank-of-zug']], [m, ['vault-ledger-7731']], [t, ['second-street-trust']]] as const) {
+    const t = await (
+      await post({
+        event_type: 'custody_transfer',
+        asset_id: 'US0378331005',
+        from_custodian: 'custodian-bank-of-zug',
+        to_custodian: 'second-street-trust',
+      })
+    ).json();
+    for (const [b, text] of [
+      [r, ['US0378331005', 'custodian-bank-of-zug']],
+      [m, ['vault-ledger-7731']],
+      [t, ['second-street-trust']],
+    ] as const) {
       const stored = await (await s.fetch(`/v1/receipts/${b.receipt_id}`, { headers: { accept: 'application/json' } })).json();
       const shown = JSON.stringify(stored);
       for (const x of text) expect(shown, x).not.toContain(x);
       expect(stored.payload.subject).toMatch(/^c1:sha256:/);
       // The fingerprint is over the receipt as committed, not a plain hash of the request (which a guess could match).
-      expect(stored.payload.fingerprint).toBe(createHash('sha256').update(canon({ subject: stored.payload.subject, data: stored.payload.data })).digest('hex'));
+      expect(stored.payload.fingerprint).toBe(
+        createHash('sha256')
+          .update(canon({ subject: stored.payload.subject, data: stored.payload.data }))
+          .digest('hex'),
+      );
     }
     const opened = await (await s.fetch(`/v1/receipts/${t.receipt_id}/openings`, { key: key.secret })).json();
-    const byField = Object.fromEntries(opened.openings.map((o: { field: string; value: unknown; salt: string; commitment: string }) => [o.field, o]));
-    expect(Object.keys(byField).sort()).toEqual(['data.after.custodian', 'data.event.asset_id', 'data.event.from_custodian', 'data.event.to_custodian', 'subject']);
+    const byField = Object.fromEntries(
+      opened.openings.map((o: { field: string; value: unknown; salt: string; commitment: string }) => [o.field, o]),
+    );
+    expect(Object.keys(byField).sort()).toEqual([
+      'data.after.custodian',
+      'data.event.asset_id',
+      'data.event.from_custodian',
+      'data.event.to_custodian',
+      'subject',
+    ]);
     expect(byField['data.event.to_custodian'].value).toBe('second-street-trust');
     // A second implementation of the commitment: SHA-256(salt || canonical JSON of the value).
     const o = byField['data.event.asset_id'];
-    expect('c1:sha256:' + createHash('sha256').update(Buffer.from(o.salt, 'base64url')).update(canon(o.value)).digest('base64url')).toBe(o.commitment);
+    expect('c1:sha256:' + createHash('sha256').update(Buffer.from(o.salt, 'base64url')).update(canon(o.value)).digest('base64url')).toBe(
+      o.commitment,
+    );
     expect(o.value).toBe('US0378331005');
   });
 
@@ -86,7 +129,8 @@ describe('Depository attestation: five event types, custody parity, hash chain',
       expect((await r.json()).code).toBe(code);
     }
     expect(await meter()).toEqual(before);
-    const row = (await s.ctx.ledger.read.execute("SELECT custody_units, token_supply, seq FROM depository_assets WHERE asset_id = 'ISIN1'")).rows[0]!;
+    const row = (await s.ctx.ledger.read.execute("SELECT custody_units, token_supply, seq FROM depository_assets WHERE asset_id = 'ISIN1'"))
+      .rows[0]!;
     expect([Number(row.custody_units), Number(row.token_supply), Number(row.seq)]).toEqual([2001, 2001, 7]);
     // another key's asset of the same id is a different twin
     const other = await s.newKey('other');

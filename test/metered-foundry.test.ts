@@ -12,20 +12,28 @@ const canon = (v: unknown): string =>
     ? JSON.stringify(v)
     : Array.isArray(v)
       ? `[${v.map(canon).join(',')}]`
-      : `{${Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`).join(',')}}`;
+      : `{${Object.keys(v)
+          .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`)
+          .join(',')}}`;
 const sha = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
 const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 const leaf = (data: string) => sha(Buffer.from([0]), Buffer.from(data)).toString('hex');
 const node = (l: string, r: string) => sha(Buffer.from([1]), Buffer.from(l, 'hex'), Buffer.from(r, 'hex')).toString('hex');
 
-const meter = async (s: TestServer, keyId: string) =>
-  (await chargesOf(s.ctx.ledger.read, keyId)).map((r) => `${r.sku}:${r.amount_micros}`);
+const meter = async (s: TestServer, keyId: string) => (await chargesOf(s.ctx.ledger.read, keyId)).map((r) => `${r.sku}:${r.amount_micros}`);
 
 async function receiptPayload(s: TestServer, verifyUrl: string) {
   return verifiedReceiptPayload(s, verifyUrl);
 }
 
-const SYSTEM = { name: 'Underwriting assistant', version: '2.1.0', provider: 'Example Insurer SE', intended_purpose: 'Scores life-insurance applications for a human underwriter' };
+const SYSTEM = {
+  name: 'Underwriting assistant',
+  version: '2.1.0',
+  provider: 'Example Insurer SE',
+  intended_purpose: 'Scores life-insurance applications for a human underwriter',
+};
 const READINGS = [
   { source_id: 'network_a', value: '0.82' },
   { source_id: 'network_b', value: '0.80' },
@@ -46,7 +54,11 @@ describe('Foundry: conformity packs, pipeline runs and tenant projections', () =
   afterAll(() => s.stop());
 
   it('generates a sealed insurance pack: Annex III 5(c), Art 12 envelope, evidenced and open controls; the hash is recomputable and the receipt seals it', async () => {
-    const r = await post('/api/v1/conformity/generate', { category_id: 'insurance', system: SYSTEM, evidence: { 'actuarial review': 'doc-2026-114' } });
+    const r = await post('/api/v1/conformity/generate', {
+      category_id: 'insurance',
+      system: SYSTEM,
+      evidence: { 'actuarial review': 'doc-2026-114' },
+    });
     expect(r.status).toBe(200);
     const b = await r.json();
     expect(b.pack.category).toMatchObject({ category_id: 'insurance', high_risk: true });
@@ -85,10 +97,16 @@ describe('Foundry: conformity packs, pipeline runs and tenant projections', () =
     expect(badCat.status).toBe(400);
     expect(badCat.headers.get('content-type')).toContain('application/problem+json');
     expect((await badCat.json()).errors[0].field).toBe('category_id');
-    const badControl = await post('/api/v1/conformity/generate', { category_id: 'justice', system: SYSTEM, evidence: { 'bias monitoring': 'x' } });
+    const badControl = await post('/api/v1/conformity/generate', {
+      category_id: 'justice',
+      system: SYSTEM,
+      evidence: { 'bias monitoring': 'x' },
+    });
     expect(badControl.status).toBe(422);
     expect(await badControl.json()).toMatchObject({ code: 'unknown_control' });
-    expect((await s.fetch('/api/v1/conformity/generate', { method: 'POST', json: { category_id: 'justice', system: SYSTEM } })).status).toBe(401);
+    expect(
+      (await s.fetch('/api/v1/conformity/generate', { method: 'POST', json: { category_id: 'justice', system: SYSTEM } })).status,
+    ).toBe(401);
     expect(await meter(s, key.id)).toEqual(before);
   });
 
@@ -107,7 +125,15 @@ describe('Foundry: conformity packs, pipeline runs and tenant projections', () =
     const b = await r.json();
     expect(b.status).toBe('complete');
     expect(b.steps.map((x: { layer: string; status: string }) => `${x.layer}:${x.status}`)).toEqual([
-      'physics:done', 'print:skipped', 'oracle:done', 'obligation:done', 'settlement:done', 'conformity:done', 'depository:done', 'clearing:done', 'stack:done',
+      'physics:done',
+      'print:skipped',
+      'oracle:done',
+      'obligation:done',
+      'settlement:done',
+      'conformity:done',
+      'depository:done',
+      'clearing:done',
+      'stack:done',
     ]);
     const step = (layer: string) => b.steps.find((x: { layer: string }) => x.layer === layer);
     expect(step('oracle').detail.status).toBe('CONSENSUS');
@@ -130,32 +156,55 @@ describe('Foundry: conformity packs, pipeline runs and tenant projections', () =
     const disputed = await (
       await post('/api/v1/foundry/pipeline/run', {
         tenant_id: 'acme-mga',
-        readings: [{ source_id: 'network_a', value: '1' }, { source_id: 'network_b', value: '5' }, { source_id: 'network_c', value: '9' }],
+        readings: [
+          { source_id: 'network_a', value: '1' },
+          { source_id: 'network_b', value: '5' },
+          { source_id: 'network_c', value: '9' },
+        ],
         template_id: 'bind_gate_hold',
         threshold: { metric: 'm', operator: 'gte', value: '1' },
         exposure_usd: '1000.00',
       })
     ).json();
     expect(disputed.status).toBe('partial');
-    const at = (b: { steps: Array<{ layer: string; status: string; detail: Record<string, unknown> }> }, layer: string) => b.steps.find((x) => x.layer === layer)!;
+    const at = (b: { steps: Array<{ layer: string; status: string; detail: Record<string, unknown> }> }, layer: string) =>
+      b.steps.find((x) => x.layer === layer)!;
     expect(at(disputed, 'oracle')).toMatchObject({ status: 'held', detail: { reason: 'disputed' } });
     expect(at(disputed, 'settlement').status).toBe('skipped');
     expect(at(disputed, 'conformity').status).toBe('skipped');
 
     const notYet = await (
-      await post('/api/v1/foundry/pipeline/run', { tenant_id: 'acme-mga', readings: READINGS, template_id: 'ai_model_change', threshold: { metric: 'm', operator: 'gte', value: '0.9' }, exposure_usd: '1000.00' })
+      await post('/api/v1/foundry/pipeline/run', {
+        tenant_id: 'acme-mga',
+        readings: READINGS,
+        template_id: 'ai_model_change',
+        threshold: { metric: 'm', operator: 'gte', value: '0.9' },
+        exposure_usd: '1000.00',
+      })
     ).json();
-    expect(at(notYet, 'settlement')).toMatchObject({ status: 'held', detail: { reason: 'threshold_not_reached', state: 'ARMED', reading: '0.81' } });
+    expect(at(notYet, 'settlement')).toMatchObject({
+      status: 'held',
+      detail: { reason: 'threshold_not_reached', state: 'ARMED', reading: '0.81' },
+    });
 
     const above = await (
-      await post('/api/v1/foundry/pipeline/run', { tenant_id: 'acme-mga', readings: READINGS, template_id: 'ai_model_change', threshold: { metric: 'm', operator: 'gte', value: '0.5' }, exposure_usd: '5000000.01' })
+      await post('/api/v1/foundry/pipeline/run', {
+        tenant_id: 'acme-mga',
+        readings: READINGS,
+        template_id: 'ai_model_change',
+        threshold: { metric: 'm', operator: 'gte', value: '0.5' },
+        exposure_usd: '5000000.01',
+      })
     ).json();
     expect(at(above, 'settlement')).toMatchObject({ status: 'held', detail: { reason: 'exposure_above_ceiling' } });
   });
 
   it('refuses a malformed run (bad operator, unknown template) without charging', async () => {
     const before = await meter(s, key.id);
-    const bad = await post('/api/v1/foundry/pipeline/run', { tenant_id: 'acme-mga', threshold: { metric: 'm', operator: 'about', value: '1' } });
+    const bad = await post('/api/v1/foundry/pipeline/run', {
+      tenant_id: 'acme-mga',
+      threshold: { metric: 'm', operator: 'about', value: '1' },
+    });
     expect(bad.status).toBe(400);
     expect((await bad.json()).errors[0].field).toBe('threshold.operator');
     expect((await post('/api/v1/foundry/pipeline/run', { tenant_id: 'acme-mga', template_id: 'nope' })).status).toBe(400);
@@ -163,7 +212,7 @@ describe('Foundry: conformity packs, pipeline runs and tenant projections', () =
     expect(await meter(s, key.id)).toEqual(before);
   });
 
-  it('projects a tenant from its runs: lines for the last run\'s done steps that sum to the total; unknown tenants and other keys get 404', async () => {
+  it("projects a tenant from its runs: lines for the last run's done steps that sum to the total; unknown tenants and other keys get 404", async () => {
     expect((await s.fetch('/api/v1/foundry/projection/nobody', { key: key.secret })).status).toBe(404);
     expect((await s.fetch('/api/v1/foundry/projection/acme-mga', { key: other.secret })).status).toBe(404);
     const r = await s.fetch('/api/v1/foundry/projection/acme-mga?runs_per_month=10', { key: key.secret });
@@ -175,7 +224,11 @@ describe('Foundry: conformity packs, pipeline runs and tenant projections', () =
     expect(b.last_run.done).toEqual(['physics', 'oracle', 'obligation', 'clearing', 'stack']);
     expect(b.projection.illustrative).toBe(true);
     expect(b.projection.lines.map((l: { line: string }) => l.line)).toEqual([
-      'pipeline runs x foundry_pipeline', 'physics x seal', 'oracle x oracle_aggregate', 'obligation x trigger_publish', 'stack x execute_gate',
+      'pipeline runs x foundry_pipeline',
+      'physics x seal',
+      'oracle x oracle_aggregate',
+      'obligation x trigger_publish',
+      'stack x execute_gate',
     ]);
     expect(b.projection.lines.every((l: { units: number }) => l.units === 10)).toBe(true);
     const micros = (u: string) => Math.round(Number(u) * 1e6);
@@ -208,7 +261,12 @@ describe('Inference-root proxy against a real upstream on loopback', () => {
   let other: { id: string; secret: string };
   const seen: Array<{ url: string; headers: IncomingHttpHeaders; body: unknown }> = [];
   const chat = (body: unknown, session?: string, k = key.secret) =>
-    s.fetch('/api/v1/inference/chat/completions', { method: 'POST', json: body, key: k, headers: session ? { 'fusegate-session': session } : {} });
+    s.fetch('/api/v1/inference/chat/completions', {
+      method: 'POST',
+      json: body,
+      key: k,
+      headers: session ? { 'fusegate-session': session } : {},
+    });
   const ask = (content: string, model = 'test-model') => ({ model, messages: [{ role: 'user', content }], temperature: 0 });
 
   beforeAll(async () => {
@@ -221,7 +279,15 @@ describe('Inference-root proxy against a real upstream on loopback', () => {
         if (body.model === 'boom') return void res.writeHead(500).end('{"error":"upstream exploded"}');
         const answer = () =>
           res.writeHead(200, { 'content-type': 'application/json' }).end(
-            JSON.stringify({ id: `chatcmpl-${seen.length}`, object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: `echo: ${body.messages.at(-1).content}` }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } }),
+            JSON.stringify({
+              id: `chatcmpl-${seen.length}`,
+              object: 'chat.completion',
+              model: body.model,
+              choices: [
+                { index: 0, message: { role: 'assistant', content: `echo: ${body.messages.at(-1).content}` }, finish_reason: 'stop' },
+              ],
+              usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+            }),
           );
         // 'slow' is never answered: only the proxy's INFERENCE_TIMEOUT_MS ends that call.
         if (body.model !== 'slow') answer();
@@ -241,7 +307,7 @@ describe('Inference-root proxy against a real upstream on loopback', () => {
     await new Promise((r) => upstream.close(r));
   });
 
-  it('forwards with the upstream key (never the caller\'s), answers the completion unchanged plus its seal, and chains a session Merkle root a second implementation recomputes', async () => {
+  it("forwards with the upstream key (never the caller's), answers the completion unchanged plus its seal, and chains a session Merkle root a second implementation recomputes", async () => {
     const first = await chat(ask('hello'));
     expect(first.status).toBe(200);
     const a = await first.json();
@@ -252,19 +318,33 @@ describe('Inference-root proxy against a real upstream on loopback', () => {
     expect(seen.at(-1)!.body).toEqual(ask('hello'));
     const { fusegate: sealA, ...completionA } = a;
     expect(completionA.choices[0].message.content).toBe('echo: hello');
-    expect(sealA).toMatchObject({ session_id: session, index: 0, session_size: 1, charge: { sku: 'inference_seal', amount_usd: '0.08', nap: false } });
+    expect(sealA).toMatchObject({
+      session_id: session,
+      index: 0,
+      session_size: 1,
+      charge: { sku: 'inference_seal', amount_usd: '0.08', nap: false },
+    });
     expect(sealA.request_sha256).toBe(hex(canon(ask('hello'))));
     expect(sealA.response_sha256).toBe(hex(canon(completionA)));
-    const leafA = leaf(canon({ receipt_id: sealA.receipt_id, request_sha256: sealA.request_sha256, response_sha256: sealA.response_sha256 }));
+    const leafA = leaf(
+      canon({ receipt_id: sealA.receipt_id, request_sha256: sealA.request_sha256, response_sha256: sealA.response_sha256 }),
+    );
     expect(sealA.leaf_hash).toBe(leafA);
     expect(sealA.session_root).toBe(leafA);
 
     const second = await chat(ask('again'), session);
     expect(second.status).toBe(200);
     const { fusegate: sealB, ...completionB } = await second.json();
-    const leafB = leaf(canon({ receipt_id: sealB.receipt_id, request_sha256: hex(canon(ask('again'))), response_sha256: hex(canon(completionB)) }));
+    const leafB = leaf(
+      canon({ receipt_id: sealB.receipt_id, request_sha256: hex(canon(ask('again'))), response_sha256: hex(canon(completionB)) }),
+    );
     expect(sealB).toMatchObject({ session_id: session, index: 1, session_size: 2, leaf_hash: leafB, session_root: node(leafA, leafB) });
-    expect(await receiptPayload(s, sealB.verify_url)).toMatchObject({ kind: 'inference_seal', subject: session, fingerprint: sealB.request_sha256, key_id: key.id });
+    expect(await receiptPayload(s, sealB.verify_url)).toMatchObject({
+      kind: 'inference_seal',
+      subject: session,
+      fingerprint: sealB.request_sha256,
+      key_id: key.id,
+    });
 
     const view = await (await s.fetch(`/api/v1/inference/sessions/${session}`, { key: key.secret })).json();
     expect(view).toMatchObject({ session_id: session, size: 2, root: node(leafA, leafB) });
@@ -308,7 +388,10 @@ describe('Inference-root proxy against a real upstream on loopback', () => {
       expect(slow.status).toBe(504);
       expect((await slow.json()).code).toBe('upstream_timeout');
       expect(await meter(hurried, k.id)).toEqual(before);
-      const none = await hurried.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM inference_leaves WHERE key_id = ?', args: [k.id] });
+      const none = await hurried.ctx.ledger.read.execute({
+        sql: 'SELECT COUNT(*) AS n FROM inference_leaves WHERE key_id = ?',
+        args: [k.id],
+      });
       expect(Number(none.rows[0]!.n)).toBe(0);
     } finally {
       await hurried.stop();

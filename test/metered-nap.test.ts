@@ -25,23 +25,38 @@ describe('NAP: counterfactual replay, spoliation seal, usage, scale', () => {
     s = await startTestServer();
     key = await s.newKey('agent');
     other = await s.newKey('other');
-    for (const name of ['LIVE', 'DEAD'] as const) fuses[name] = (await (await post('/v1/fuses', { state: 'LIVE', label: name })).json()).fuse_id;
+    for (const name of ['LIVE', 'DEAD'] as const)
+      fuses[name] = (await (await post('/v1/fuses', { state: 'LIVE', label: name })).json()).fuse_id;
     await post(`/v1/fuses/${fuses.DEAD}/dead`, undefined);
   });
   afterAll(() => s.stop());
 
   it('replays a DENY exactly (same decision), and with an assumed LIVE fuse says it would have acted; charged ccr', async () => {
-    const refused = await (await post('/api/v1/execute-gate', { fuse_id: fuses.DEAD, action: { kind: 'wire' }, exposure_usd: '5000' })).json();
+    const refused = await (
+      await post('/api/v1/execute-gate', { fuse_id: fuses.DEAD, action: { kind: 'wire' }, exposure_usd: '5000' })
+    ).json();
     expect(refused.decision).toBe('DENY');
     const same = await post('/tcb/counterfactual-replay', { receipt_id: refused.receipt_id });
     expect(same.status).toBe(200);
     const a = await same.json();
-    expect(a).toMatchObject({ rules_version: 'clear-rules-v1', replayed: { decision: 'DENY', rule: 'fuse_dead' }, changed: false, would_have_acted: false });
+    expect(a).toMatchObject({
+      rules_version: 'clear-rules-v1',
+      replayed: { decision: 'DENY', rule: 'fuse_dead' },
+      changed: false,
+      would_have_acted: false,
+    });
     const alt = await (await post('/tcb/counterfactual-replay', { receipt_id: refused.receipt_id, assume: { state: 'LIVE' } })).json();
-    expect(alt).toMatchObject({ replayed: { decision: 'PERMIT' }, changed: true, would_have_acted: true, assumed: { state: 'LIVE', exposure_micros: 5_000_000_000 } });
+    expect(alt).toMatchObject({
+      replayed: { decision: 'PERMIT' },
+      changed: true,
+      would_have_acted: true,
+      assumed: { state: 'LIVE', exposure_micros: 5_000_000_000 },
+    });
     expect(alt.charge).toEqual({ sku: 'ccr', amount_usd: '1.00', nap: true });
     // with a hold threshold below the exposure, the same act would have been held
-    const held = await (await post('/tcb/counterfactual-replay', { receipt_id: refused.receipt_id, assume: { state: 'LIVE', hold_above_usd: '1000' } })).json();
+    const held = await (
+      await post('/tcb/counterfactual-replay', { receipt_id: refused.receipt_id, assume: { state: 'LIVE', hold_above_usd: '1000' } })
+    ).json();
     expect(held.replayed).toMatchObject({ decision: 'HOLD', rule: 'above_hold' });
     const rows = (await meterRows(s, key.id)).filter((r) => r.sku === 'ccr');
     expect(rows).toHaveLength(3);
@@ -55,10 +70,15 @@ describe('NAP: counterfactual replay, spoliation seal, usage, scale', () => {
     const hop = await (await post('/v1/fuse/hop', { fuse_id: fuses.LIVE, action: { kind: 'launch_rocket' } })).json();
     expect(hop.decision).toBe('BLOCK');
     const r = await (await post('/tcb/counterfactual-replay', { receipt_id: hop.receipt_id, assume: { in_surface: true } })).json();
-    expect(r).toMatchObject({ rules_version: 'fuse-rules-v1', original: { decision: 'BLOCK' }, replayed: { decision: 'PERMIT' }, changed: true });
+    expect(r).toMatchObject({
+      rules_version: 'fuse-rules-v1',
+      original: { decision: 'BLOCK' },
+      replayed: { decision: 'PERMIT' },
+      changed: true,
+    });
   });
 
-  it('refuses to replay a PERMIT (422), another key\'s receipt (404), and bad input (400), charging nothing', async () => {
+  it("refuses to replay a PERMIT (422), another key's receipt (404), and bad input (400), charging nothing", async () => {
     const ok = await (await post('/api/v1/execute-gate', { fuse_id: fuses.LIVE, action: { kind: 'pay' } })).json();
     const before = await meterRows(s, key.id);
     const p = await post('/tcb/counterfactual-replay', { receipt_id: ok.receipt_id });
@@ -85,7 +105,12 @@ describe('NAP: counterfactual replay, spoliation seal, usage, scale', () => {
     expect(r.status).toBe(200);
     const b = await r.json();
     const expected = node(node(leaf(h[0]!), leaf(h[1]!)), leaf(h[2]!)).toString('hex');
-    expect(b).toMatchObject({ matter_ref: 'claim-1', evidence_count: 3, root_hash: expected, charge: { sku: 'spoliation_seal', amount_usd: '0.50', nap: true } });
+    expect(b).toMatchObject({
+      matter_ref: 'claim-1',
+      evidence_count: 3,
+      root_hash: expected,
+      charge: { sku: 'spoliation_seal', amount_usd: '0.50', nap: true },
+    });
     expect((await meterRows(s, key.id)).at(-1)).toMatchObject({ sku: 'spoliation_seal', micros: 500_000, nap: 1, ref: b.receipt_id });
     const e = await (await s.fetch(new URL(b.verify_url).pathname)).json();
     expect(e.verification).toEqual({ signature: true, inclusion: true });
@@ -93,13 +118,26 @@ describe('NAP: counterfactual replay, spoliation seal, usage, scale', () => {
     for (const [body, field] of [
       [{ matter_ref: 'm', evidence: [] }, 'evidence'],
       [{ matter_ref: 'm', evidence: [{ name: 'x', sha256: 'ABC' }] }, 'evidence.0.sha256'],
-      [{ matter_ref: 'm', evidence: [{ name: 'x', sha256: h[0] }, { name: 'x', sha256: h[1] }] }, 'evidence'],
+      [
+        {
+          matter_ref: 'm',
+          evidence: [
+            { name: 'x', sha256: h[0] },
+            { name: 'x', sha256: h[1] },
+          ],
+        },
+        'evidence',
+      ],
     ] as const) {
       const bad = await post('/api/v1/spoliation-seal', body);
       expect(bad.status, field).toBe(400);
       expect((await bad.json()).errors.map((e: { field: string }) => e.field)).toContain(field);
     }
-    const unknown = await post('/api/v1/spoliation-seal', { matter_ref: 'm', evidence: [{ name: 'x', sha256: h[0] }], refers_to: 'rcpt_nothing' });
+    const unknown = await post('/api/v1/spoliation-seal', {
+      matter_ref: 'm',
+      evidence: [{ name: 'x', sha256: h[0] }],
+      refers_to: 'rcpt_nothing',
+    });
     expect(unknown.status).toBe(404);
     expect(await meterRows(s, key.id)).toEqual(before);
     expect(Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM spoliation_seals')).rows[0]!.n)).toBe(1);
@@ -113,17 +151,31 @@ describe('NAP: counterfactual replay, spoliation seal, usage, scale', () => {
     expect(paragraph).toContain('GET /v1/receipts/{receipt_id}/openings');
 
     const sealer = await s.newKey('sealer');
-    const evidence = ['chat-export.jsonl', 'mailbox.pst', 'ticket-4411.pdf'].map((name) => ({ name, sha256: createHash('sha256').update(name).digest('hex') }));
+    const evidence = ['chat-export.jsonl', 'mailbox.pst', 'ticket-4411.pdf'].map((name) => ({
+      name,
+      sha256: createHash('sha256').update(name).digest('hex'),
+    }));
     const sealed = await (await post('/api/v1/spoliation-seal', { matter_ref: 'claim-docs', evidence }, sealer.secret)).json();
     // The public entry, as any stranger reads it at the receipt's verify_url: a commitment, not the file names.
     const entry = (await verifiedReceiptPayload(s, sealed.verify_url)) as Record<string, any>;
     expect(entry.data).toMatchObject({ root_hash: sealed.root_hash, evidence_count: 3, evidence: expect.stringMatching(/^c1:sha256:/) });
     expect(JSON.stringify(entry)).not.toContain('mailbox.pst');
     // The account's opening of the list; a second implementation checks it against the commitment, then the root.
-    const opened = (await (await s.fetch(`/v1/receipts/${sealed.receipt_id}/openings`, { key: sealer.secret })).json()).openings.find((o: { field: string }) => o.field === 'data.evidence');
+    const opened = (await (await s.fetch(`/v1/receipts/${sealed.receipt_id}/openings`, { key: sealer.secret })).json()).openings.find(
+      (o: { field: string }) => o.field === 'data.evidence',
+    );
     const canon = (v: unknown): string =>
-      v === null || typeof v !== 'object' ? JSON.stringify(v) : Array.isArray(v) ? `[${v.map(canon).join(',')}]` : `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`).join(',')}}`;
-    expect('c1:sha256:' + createHash('sha256').update(Buffer.from(opened.salt, 'base64url')).update(canon(opened.value)).digest('base64url')).toBe(entry.data.evidence);
+      v === null || typeof v !== 'object'
+        ? JSON.stringify(v)
+        : Array.isArray(v)
+          ? `[${v.map(canon).join(',')}]`
+          : `{${Object.keys(v)
+              .sort()
+              .map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`)
+              .join(',')}}`;
+    expect(
+      'c1:sha256:' + createHash('sha256').update(Buffer.from(opened.salt, 'base64url')).update(canon(opened.value)).digest('base64url'),
+    ).toBe(entry.data.evidence);
     const [a, b, c] = (opened.value as Array<{ sha256: string }>).map((e) => leaf(e.sha256));
     expect(node(node(a!, b!), c!).toString('hex')).toBe(entry.data.root_hash);
   });

@@ -33,13 +33,27 @@ describe('ORN: General Average declare, SHARP, scale', () => {
     // 100 / 3 = 33.33 each in whole cents, the one cent left goes to the first of the tied remainders
     expect(b.allocations.map((a: { allocation_usd: string }) => a.allocation_usd)).toEqual(['33.34', '33.33', '33.33']);
     expect(b.allocations.map((a: { share_pct: string }) => a.share_pct)).toEqual(['33.3333', '33.3333', '33.3333']);
-    expect(b).toMatchObject({ loss_usd: '100.00', contributed_total_usd: '3.00', charge: { sku: 'ga_declare', amount_usd: '25.00', nap: false } });
+    expect(b).toMatchObject({
+      loss_usd: '100.00',
+      contributed_total_usd: '3.00',
+      charge: { sku: 'ga_declare', amount_usd: '25.00', nap: false },
+    });
     const lines = b.export.content.trim().split('\r\n');
     expect(lines[0]).toBe('party_id,contributed_value_usd,share_pct,allocation_usd');
     expect(lines[1]).toBe('a,1.00,33.3333,33.34');
     expect((await meterRows(s, key.id)).at(-1)).toEqual({ sku: 'ga_declare', micros: 25_000_000, nap: 0, ref: b.receipt_id });
 
-    const w = await (await post('/api/v1/orn/declare', { event_ref: 'inc-2', loss_usd: '9000', parties: [{ party_id: 'planner', contributed_value_usd: '20000' }, { party_id: 'exec', contributed_value_usd: '10000' }, { party_id: 'idle', contributed_value_usd: '0' }] })).json();
+    const w = await (
+      await post('/api/v1/orn/declare', {
+        event_ref: 'inc-2',
+        loss_usd: '9000',
+        parties: [
+          { party_id: 'planner', contributed_value_usd: '20000' },
+          { party_id: 'exec', contributed_value_usd: '10000' },
+          { party_id: 'idle', contributed_value_usd: '0' },
+        ],
+      })
+    ).json();
     expect(w.allocations.map((a: { allocation_usd: string }) => a.allocation_usd)).toEqual(['6000.00', '3000.00', '0.00']);
   });
 
@@ -55,9 +69,42 @@ describe('ORN: General Average declare, SHARP, scale', () => {
     const before = await meterRows(s, key.id);
     const cases = [
       ['/api/v1/orn/declare', { event_ref: 'e', loss_usd: '1', parties: [{ party_id: 'a', contributed_value_usd: '1' }] }, 'parties'],
-      ['/api/v1/orn/declare', { event_ref: 'e', loss_usd: '1', parties: [{ party_id: 'a', contributed_value_usd: '1' }, { party_id: 'a', contributed_value_usd: '2' }] }, 'parties'],
-      ['/api/v1/orn/declare', { event_ref: 'e', loss_usd: '1', parties: [{ party_id: 'a', contributed_value_usd: '0' }, { party_id: 'b', contributed_value_usd: '0' }] }, 'parties'],
-      ['/api/v1/orn/declare', { event_ref: 'e', loss_usd: '1', parties: [{ party_id: 'a', contributed_value_usd: '-1' }, { party_id: 'b', contributed_value_usd: '2' }] }, 'parties.0.contributed_value_usd'],
+      [
+        '/api/v1/orn/declare',
+        {
+          event_ref: 'e',
+          loss_usd: '1',
+          parties: [
+            { party_id: 'a', contributed_value_usd: '1' },
+            { party_id: 'a', contributed_value_usd: '2' },
+          ],
+        },
+        'parties',
+      ],
+      [
+        '/api/v1/orn/declare',
+        {
+          event_ref: 'e',
+          loss_usd: '1',
+          parties: [
+            { party_id: 'a', contributed_value_usd: '0' },
+            { party_id: 'b', contributed_value_usd: '0' },
+          ],
+        },
+        'parties',
+      ],
+      [
+        '/api/v1/orn/declare',
+        {
+          event_ref: 'e',
+          loss_usd: '1',
+          parties: [
+            { party_id: 'a', contributed_value_usd: '-1' },
+            { party_id: 'b', contributed_value_usd: '2' },
+          ],
+        },
+        'parties.0.contributed_value_usd',
+      ],
       ['/api/v1/orn/declare', { event_ref: 'e', loss_usd: 5, parties: [] }, 'loss_usd'],
       ['/api/v1/orn/sharp', { graph_id: 'g', agents_in_graph: 0, events: 1 }, 'agents_in_graph'],
       ['/api/v1/orn/sharp', { graph_id: 'g', agents_in_graph: 2, events: 1.5 }, 'events'],

@@ -25,7 +25,12 @@ describe('PDTR: bind-payment and scale', () => {
     const r = await post('/api/v1/bind-payment', { payment_hash: hash('A'), action_ref: 'order-1' });
     expect(r.status).toBe(200);
     const b = await r.json();
-    expect(b).toMatchObject({ payment_hash: '0x' + hash('a'), action_ref: 'order-1', rail: 'x402_stablecoin', charge: { sku: 'pdtr_bind', amount_usd: '0.15', nap: false } });
+    expect(b).toMatchObject({
+      payment_hash: '0x' + hash('a'),
+      action_ref: 'order-1',
+      rail: 'x402_stablecoin',
+      charge: { sku: 'pdtr_bind', amount_usd: '0.15', nap: false },
+    });
     expect((await meterRows(s, key.id)).at(-1)).toEqual({ sku: 'pdtr_bind', micros: 150_000, nap: 0, ref: b.receipt_id });
     const e = await (await s.fetch(new URL(b.verify_url).pathname)).json();
     expect(e.verification).toEqual({ signature: true, inclusion: true });
@@ -45,10 +50,15 @@ describe('PDTR: bind-payment and scale', () => {
   });
 
   it('concurrent binds of one payment hash: exactly one wins', async () => {
-    const rs = await Promise.all(Array.from({ length: 8 }, (_, i) => post('/api/v1/bind-payment', { payment_hash: hash('b'), action_ref: `race-${i}` })));
+    const rs = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => post('/api/v1/bind-payment', { payment_hash: hash('b'), action_ref: `race-${i}` })),
+    );
     const statuses = rs.map((r) => r.status).sort();
     expect(statuses).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
-    const n = await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM pdtr_bindings WHERE payment_hash = ?', args: ['0x' + hash('b')] });
+    const n = await s.ctx.ledger.read.execute({
+      sql: 'SELECT COUNT(*) AS n FROM pdtr_bindings WHERE payment_hash = ?',
+      args: ['0x' + hash('b')],
+    });
     expect(Number(n.rows[0]!.n)).toBe(1);
     expect((await meterRows(s, key.id)).filter((r) => r.sku === 'pdtr_bind')).toHaveLength(2);
   });
@@ -69,7 +79,9 @@ describe('PDTR: bind-payment and scale', () => {
     expect(r.status).toBe(404);
     expect(await meterRows(s, key.id)).toEqual(before);
     expect(Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM pdtr_bindings')).rows[0]!.n)).toBe(2);
-    expect((await s.fetch('/api/v1/bind-payment', { method: 'POST', json: { payment_hash: hash('d'), action_ref: 'o' } })).status).toBe(401);
+    expect((await s.fetch('/api/v1/bind-payment', { method: 'POST', json: { payment_hash: hash('d'), action_ref: 'o' } })).status).toBe(
+      401,
+    );
   });
 
   it('scale: bindings x pdtr_bind, illustrative', async () => {
@@ -79,16 +91,20 @@ describe('PDTR: bind-payment and scale', () => {
     expect((await s.fetch('/api/v1/pdtr/scale?bindings_per_month=1.5')).status).toBe(400);
   });
 
-  it('the public receipt commits to the action ref (the caller\'s own text); the account opens it', async () => {
+  it("the public receipt commits to the action ref (the caller's own text); the account opens it", async () => {
     const b = await (await post('/api/v1/bind-payment', { payment_hash: hash('c'), action_ref: 'invoice-2026-0042-acme' })).json();
     const stored = await (await s.fetch(`/v1/receipts/${b.receipt_id}`, { headers: { accept: 'application/json' } })).json();
     expect(JSON.stringify(stored)).not.toContain('invoice-2026-0042-acme');
     expect(stored.payload.data).toMatchObject({ payment_hash: '0x' + hash('c'), action_ref: expect.stringMatching(/^c1:sha256:/) });
     // Nor a plain hash of the payment and the reference, which a guess of the reference could match.
-    const plain = createHash('sha256').update(JSON.stringify({ action_ref: 'invoice-2026-0042-acme', payment_hash: '0x' + hash('c') })).digest('hex');
+    const plain = createHash('sha256')
+      .update(JSON.stringify({ action_ref: 'invoice-2026-0042-acme', payment_hash: '0x' + hash('c') }))
+      .digest('hex');
     expect(stored.payload.fingerprint).not.toBe(plain);
     const opened = await (await s.fetch(`/v1/receipts/${b.receipt_id}/openings`, { key: key.secret })).json();
-    expect(opened.openings).toMatchObject([{ field: 'data.action_ref', commitment: stored.payload.data.action_ref, value: 'invoice-2026-0042-acme' }]);
+    expect(opened.openings).toMatchObject([
+      { field: 'data.action_ref', commitment: stored.payload.data.action_ref, value: 'invoice-2026-0042-acme' },
+    ]);
     expect((await s.fetch(`/v1/receipts/${b.receipt_id}/openings`, { key: other.secret })).status).toBe(404);
   });
 });

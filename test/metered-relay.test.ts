@@ -38,7 +38,9 @@ describe('Relay: enroll, track links, status, network', () => {
       expect(r.headers.get('location')).toMatch(/^https:\/\/site\.example\/[a-z/-]+\?via=acme-brokers$/);
     }
     await s.fetch('/go/acme-brokers/demo', { redirect: 'manual' });
-    expect((await s.fetch('/go/acme-brokers/scan', { redirect: 'manual' })).headers.get('location')).toBe('https://site.example/scanner?via=acme-brokers');
+    expect((await s.fetch('/go/acme-brokers/scan', { redirect: 'manual' })).headers.get('location')).toBe(
+      'https://site.example/scanner?via=acme-brokers',
+    );
     const st = await (await s.fetch('/go/acme-brokers/status')).json();
     expect(st).toMatchObject({ partner_id: 'acme-brokers', status: 'active', clicks_total: 11 });
     expect(st.clicks.demo).toBe(2);

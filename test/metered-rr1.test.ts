@@ -27,13 +27,25 @@ describe('RR-1 require-receipt: middleware, manifest, 428 flow, replay, conforma
   const fuses: Record<string, string> = {};
   const post = (path: string, json: unknown, k = key.secret) => s.fetch(path, { method: 'POST', json, key: k });
   const act = (receipt?: string, k?: string) =>
-    s.fetch('/api/v1/require-receipt/demo/pay', { method: 'POST', json: { amount: '10.00' }, ...(k ? { key: k } : {}), headers: receipt ? { 'gate-receipt': receipt } : {} });
-  const permit = async (kind = 'pay') => (await (await post('/api/v1/execute-gate', { fuse_id: fuses.LIVE, action: { kind } })).json()).receipt as string;
+    s.fetch('/api/v1/require-receipt/demo/pay', {
+      method: 'POST',
+      json: { amount: '10.00' },
+      ...(k ? { key: k } : {}),
+      headers: receipt ? { 'gate-receipt': receipt } : {},
+    });
+  const permit = async (kind = 'pay') =>
+    (await (await post('/api/v1/execute-gate', { fuse_id: fuses.LIVE, action: { kind } })).json()).receipt as string;
 
   beforeAll(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    s = await startTestServer({ PORT: String(port), BASE_URL: base, SITE_URL: base, DEMO_RATE_LIMIT: '1000', DEMO_RATE_WINDOW_SECONDS: '31536000' });
+    s = await startTestServer({
+      PORT: String(port),
+      BASE_URL: base,
+      SITE_URL: base,
+      DEMO_RATE_LIMIT: '1000',
+      DEMO_RATE_WINDOW_SECONDS: '31536000',
+    });
     key = await s.newKey('agent');
     for (const name of ['LIVE', 'DEAD'] as const) fuses[name] = (await (await post('/v1/fuses', { state: 'LIVE' })).json()).fuse_id;
     await post(`/v1/fuses/${fuses.DEAD}/dead`, undefined);
@@ -43,7 +55,16 @@ describe('RR-1 require-receipt: middleware, manifest, 428 flow, replay, conforma
   it('the manifest names the running gate and its irreversible act', async () => {
     const m = await (await s.fetch('/.well-known/agent-actions.json')).json();
     expect(m).toMatchObject({ standard: 'RR-1', header: 'Receipt-Required', status_code: 428, gate: base });
-    expect(m.actions).toEqual([{ act: 'pay', method: 'POST', url: `${base}/api/v1/require-receipt/demo/pay`, irreversible: true, receipt_header: 'Gate-Receipt', obtain_receipt: `${base}/api/v1/execute-gate` }]);
+    expect(m.actions).toEqual([
+      {
+        act: 'pay',
+        method: 'POST',
+        url: `${base}/api/v1/require-receipt/demo/pay`,
+        irreversible: true,
+        receipt_header: 'Gate-Receipt',
+        obtain_receipt: `${base}/api/v1/execute-gate`,
+      },
+    ]);
   });
 
   it('without a receipt: 428 with Receipt-Required; a keyed challenge is charged 0.02, an anonymous one nothing', async () => {
@@ -70,14 +91,23 @@ describe('RR-1 require-receipt: middleware, manifest, 428 flow, replay, conforma
 
   it('refuses DENY and HOLD receipts, receipts for another act, and tampered or unsigned ones', async () => {
     const deny = (await (await post('/api/v1/execute-gate', { fuse_id: fuses.DEAD, action: { kind: 'pay' } })).json()).receipt;
-    const hold = (await (await post('/api/v1/execute-gate', { fuse_id: fuses.LIVE, action: { kind: 'pay' }, review_requested: true })).json()).receipt;
+    const hold = (
+      await (await post('/api/v1/execute-gate', { fuse_id: fuses.LIVE, action: { kind: 'pay' }, review_requested: true })).json()
+    ).receipt;
     const wire = await permit('wire');
     const good = await permit();
     const [h, p, sig] = good.split('.');
     const payload = JSON.parse(Buffer.from(p!, 'base64url').toString());
     const tampered = `${h}.${Buffer.from(JSON.stringify({ ...payload, receipt_id: 'rcpt_other' })).toString('base64url')}.${sig}`;
     const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'fusegate-receipt+jws' })).toString('base64url')}.${p}.`;
-    for (const [jws, code] of [[deny, 'receipt_not_permit'], [hold, 'receipt_not_permit'], [wire, 'receipt_wrong_act'], [tampered, 'receipt_unsigned'], [unsigned, 'receipt_unsigned'], ['garbage', 'receipt_unsigned']] as const) {
+    for (const [jws, code] of [
+      [deny, 'receipt_not_permit'],
+      [hold, 'receipt_not_permit'],
+      [wire, 'receipt_wrong_act'],
+      [tampered, 'receipt_unsigned'],
+      [unsigned, 'receipt_unsigned'],
+      ['garbage', 'receipt_unsigned'],
+    ] as const) {
       const r = await act(jws);
       expect(r.status, code).toBe(428);
       expect((await r.json()).code).toBe(code);
@@ -89,7 +119,14 @@ describe('RR-1 require-receipt: middleware, manifest, 428 flow, replay, conforma
   it('the middleware is reusable: another h3 service verifies our receipts through the published JWKS (jose)', async () => {
     const app = new H3();
     app.post('/wire', () => ({ wired: true }), {
-      middleware: [requireReceipt({ act: 'wire', gate: base, verify: remoteReceiptVerifier(`${base}/.well-known/prefinality-jwks.json`), claim: memoryClaims() })],
+      middleware: [
+        requireReceipt({
+          act: 'wire',
+          gate: base,
+          verify: remoteReceiptVerifier(`${base}/.well-known/prefinality-jwks.json`),
+          claim: memoryClaims(),
+        }),
+      ],
     });
     const other = createServer(toNodeHandler(app));
     const url = await listen(other);
@@ -109,7 +146,11 @@ describe('RR-1 require-receipt: middleware, manifest, 428 flow, replay, conforma
 
   it('conformance: this service is RR-1 conformant (with a real receipt, replay included); a service without 428 is not', async () => {
     const r = await checkConformance(base, { receipt: await permit() });
-    expect(r.steps.map((x) => [x.step, x.ok])).toEqual([['manifest', true], ['challenge', true], ['replay', true]]);
+    expect(r.steps.map((x) => [x.step, x.ok])).toEqual([
+      ['manifest', true],
+      ['challenge', true],
+      ['replay', true],
+    ]);
     expect(r).toMatchObject({ conformant: true, badge: 'RR-1 conformant' });
 
     // A service that publishes a manifest but lets every act through.
@@ -117,7 +158,15 @@ describe('RR-1 require-receipt: middleware, manifest, 428 flow, replay, conforma
     const naive = createServer((req, res) => {
       res.setHeader('content-type', 'application/json');
       if (req.url === '/.well-known/agent-actions.json') {
-        res.end(JSON.stringify({ standard: 'RR-1', header: 'Receipt-Required', status_code: 428, gate: base, actions: [{ act: 'pay', method: 'POST', url: `${lax}/pay` }] }));
+        res.end(
+          JSON.stringify({
+            standard: 'RR-1',
+            header: 'Receipt-Required',
+            status_code: 428,
+            gate: base,
+            actions: [{ act: 'pay', method: 'POST', url: `${lax}/pay` }],
+          }),
+        );
       } else res.end('{"paid":true}');
     });
     lax = await listen(naive);
@@ -125,7 +174,11 @@ describe('RR-1 require-receipt: middleware, manifest, 428 flow, replay, conforma
       const bad = await checkConformance(lax);
       expect(bad.conformant).toBe(false);
       expect(bad.badge).toBeNull();
-      expect(bad.steps.map((x) => [x.step, x.ok])).toEqual([['manifest', true], ['challenge', false], ['replay', false]]);
+      expect(bad.steps.map((x) => [x.step, x.ok])).toEqual([
+        ['manifest', true],
+        ['challenge', false],
+        ['replay', false],
+      ]);
       const none = await checkConformance('http://127.0.0.1:9');
       expect(none.steps).toEqual([expect.objectContaining({ step: 'manifest', ok: false })]);
     } finally {

@@ -31,7 +31,20 @@ describe('metered areas: every /scale is an illustrative projection; every route
   });
 
   it('every route of these areas carries its RouteDoc, with the schemas it parses', () => {
-    const prefixes = ['/api/v1/execute-gate', '/api/v1/restraint', '/api/v1/clear/', '/tcb/', '/api/v1/spoliation-seal', '/api/v1/nap/', '/api/v1/bind-payment', '/api/v1/pdtr/', '/api/v1/orn/', '/api/v1/relay/', '/go/', '/api/v1/require-receipt/'];
+    const prefixes = [
+      '/api/v1/execute-gate',
+      '/api/v1/restraint',
+      '/api/v1/clear/',
+      '/tcb/',
+      '/api/v1/spoliation-seal',
+      '/api/v1/nap/',
+      '/api/v1/bind-payment',
+      '/api/v1/pdtr/',
+      '/api/v1/orn/',
+      '/api/v1/relay/',
+      '/go/',
+      '/api/v1/require-receipt/',
+    ];
     const mine = s.app.router.routes.filter((r) => prefixes.some((p) => r.path.startsWith(p)));
     expect(mine.length).toBeGreaterThanOrEqual(19);
     for (const r of mine) {

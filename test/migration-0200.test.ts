@@ -69,7 +69,11 @@ describe('migration 0200 on a database made by main before tiles', () => {
     for (const name of Object.keys(expected.logs)) {
       const info = await (await s.fetch(`/api/v1/logs/${name}`)).json();
       const prefix = new URL(info.tiles_url).pathname;
-      const read = await readTiledLog(async (p) => new Uint8Array(await (await s.fetch(prefix + p)).arrayBuffer()), info.verifier_key, info.origin);
+      const read = await readTiledLog(
+        async (p) => new Uint8Array(await (await s.fetch(prefix + p)).arrayBuffer()),
+        info.verifier_key,
+        info.origin,
+      );
       expect(read.size).toBe(expected.logs[name]!.tree_size);
     }
   });
@@ -89,7 +93,9 @@ describe('migration 0200 on a database made by main before tiles', () => {
     });
     const want = new Map(old.rows.map((r) => [String(r.sku), { count: Number(r.n), micros: BigInt(Number(r.m)) }]));
     want.set('execute_gate', { count: want.get('execute_gate')!.count + 1, micros: want.get('execute_gate')!.micros + 100_000n });
-    expect(attestation.per_sku.map((x) => [x.sku, x.count, x.amount_micros])).toEqual([...want].map(([sku, t]) => [sku, t.count, t.micros.toString()]));
+    expect(attestation.per_sku.map((x) => [x.sku, x.count, x.amount_micros])).toEqual(
+      [...want].map(([sku, t]) => [sku, t.count, t.micros.toString()]),
+    );
     expect(attestation.receipts.acts).toContainEqual({ kind: 'fuse_create', decision: 'LIVE', count: 1 });
   });
 });

@@ -44,10 +44,19 @@ describe('migration 0270 on clear acts stored one row each', () => {
       acts: 6,
       keys: 2,
     });
-    expect(await monthTotals(read, '2026-03', 'key_a')).toEqual({ cleared_micros: 5_999_999n, by_decision: { PERMIT: 3, DENY: 1, HOLD: 0, SILENCE: 0, GO: 0 }, acts: 4, keys: 1 });
+    expect(await monthTotals(read, '2026-03', 'key_a')).toEqual({
+      cleared_micros: 5_999_999n,
+      by_decision: { PERMIT: 3, DENY: 1, HOLD: 0, SILENCE: 0, GO: 0 },
+      acts: 4,
+      keys: 1,
+    });
     expect(await monthTotals(read, '2026-04', 'key_a')).toMatchObject({ cleared_micros: 7n, acts: 1 });
     // The remainders were carried: 5.999999 USD is stored as 5 USD and 999,999 micro-USD.
-    const row = (await read.execute("SELECT acts, usd, micros FROM clear_counters WHERE month = '2026-03' AND key_id = 'key_a' AND decision = 'PERMIT'")).rows[0]!;
+    const row = (
+      await read.execute(
+        "SELECT acts, usd, micros FROM clear_counters WHERE month = '2026-03' AND key_id = 'key_a' AND decision = 'PERMIT'",
+      )
+    ).rows[0]!;
     expect([row.acts, row.usd, row.micros]).toEqual([3, 5, 999_999]);
     const tables = (await read.execute("SELECT name FROM sqlite_master WHERE type = 'table'")).rows.map((r) => String(r.name));
     expect(tables).not.toContain('clear_acts');
@@ -55,11 +64,21 @@ describe('migration 0270 on clear acts stored one row each', () => {
 
   it('adds new execute-gate answers to the same counters', async () => {
     const key = await s.newKey('after-0270');
-    const fuse = (await (await s.fetch('/v1/fuses', { method: 'POST', key: key.secret, json: { state: 'LIVE' } })).json()).fuse_id as string;
+    const fuse = (await (await s.fetch('/v1/fuses', { method: 'POST', key: key.secret, json: { state: 'LIVE' } })).json())
+      .fuse_id as string;
     const month = new Date().toISOString().slice(0, 7);
-    const gate = (exposure: string) => s.fetch('/api/v1/execute-gate', { method: 'POST', key: key.secret, json: { fuse_id: fuse, action: { kind: 'pay' }, exposure_usd: exposure } });
+    const gate = (exposure: string) =>
+      s.fetch('/api/v1/execute-gate', {
+        method: 'POST',
+        key: key.secret,
+        json: { fuse_id: fuse, action: { kind: 'pay' }, exposure_usd: exposure },
+      });
     const answers = await Promise.all(['0.75', '0.75', '1.50'].map(async (x) => (await gate(x)).json()));
     expect(answers.map((a) => a.decision)).toEqual(['PERMIT', 'PERMIT', 'PERMIT']);
-    expect(await monthTotals(s.ctx.ledger.read, month, key.id)).toMatchObject({ cleared_micros: 3_000_000n, acts: 3, by_decision: { PERMIT: 3 } });
+    expect(await monthTotals(s.ctx.ledger.read, month, key.id)).toMatchObject({
+      cleared_micros: 3_000_000n,
+      acts: 3,
+      by_decision: { PERMIT: 3 },
+    });
   });
 });

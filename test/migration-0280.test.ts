@@ -22,7 +22,8 @@ const OLD_TABLE = `CREATE TABLE pas_job_receipts (
   decision TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (key_id, job_id, receipt_id))`;
 const OLD_ROW = 'INSERT INTO pas_job_receipts (key_id, job_id, receipt_id, kind, decision, created_at) VALUES (?, ?, ?, ?, ?, ?)';
 
-const tables = async (s: TestServer) => (await s.ctx.ledger.read.execute("SELECT name FROM sqlite_master WHERE type = 'table'")).rows.map((r) => String(r.name));
+const tables = async (s: TestServer) =>
+  (await s.ctx.ledger.read.execute("SELECT name FROM sqlite_master WHERE type = 'table'")).rows.map((r) => String(r.name));
 
 describe('migration 0280 on job receipts stored one row each, before tiles', () => {
   let s: TestServer;
@@ -35,7 +36,8 @@ describe('migration 0280 on job receipts stored one row each, before tiles', () 
       jobs.set('job_a', [rows[0]!, rows[2]!, rows[3]!, rows[6]!]);
       jobs.set('job_b', [rows[1]!]);
       // Inserted out of log order, as ids sort: the lists must come back in log order.
-      for (const [job, list] of jobs) for (const r of [...list].reverse()) await db.execute({ sql: OLD_ROW, args: ['key_owner', job, r.id, r.kind, r.decision, r.at] });
+      for (const [job, list] of jobs)
+        for (const r of [...list].reverse()) await db.execute({ sql: OLD_ROW, args: ['key_owner', job, r.id, r.kind, r.decision, r.at] });
     });
   }, 60_000);
   afterAll(() => s.stop());
@@ -65,12 +67,17 @@ describe('migration 0280 on receipts whose ids carry their index', () => {
     s.ctx.ledger.write(async (tx: Transaction) => {
       await tx.execute('DROP TABLE pas_job_receipt_lists');
       await tx.execute(OLD_TABLE);
-      for (const [job, id] of rows) await tx.execute({ sql: OLD_ROW, args: ['key_owner', job, id, 'pas_bind_check', 'ALLOW', '2026-11-26T00:00:00.000Z'] });
+      for (const [job, id] of rows)
+        await tx.execute({ sql: OLD_ROW, args: ['key_owner', job, id, 'pas_bind_check', 'ALLOW', '2026-11-26T00:00:00.000Z'] });
       await up(tx);
     });
 
   it('converts them, and refuses a receipt that is not in the log, dropping nothing', async () => {
-    const made = await commitReceipts(s.ctx.ledger, s.ctx, Array.from({ length: 12 }, (_, i) => ({ kind: 'pas_bind_check', decision: i % 3 ? 'ALLOW' : 'BLOCK', subject: `job_${i % 2}` })));
+    const made = await commitReceipts(
+      s.ctx.ledger,
+      s.ctx,
+      Array.from({ length: 12 }, (_, i) => ({ kind: 'pas_bind_check', decision: i % 3 ? 'ALLOW' : 'BLOCK', subject: `job_${i % 2}` })),
+    );
     const ids = made.map((r) => r.receipt_id);
     await migrate(ids.map((id, i) => [`job_${i % 2}`, id]));
     for (const job of [0, 1]) {
@@ -80,9 +87,16 @@ describe('migration 0280 on receipts whose ids carry their index', () => {
     }
 
     const missing = `rcpt_${ids.length + 1000}_${'A'.repeat(22)}`;
-    await expect(migrate([['job_0', ids[0]!], ['job_0', missing]])).rejects.toThrow(`receipt ${missing} is not in the receipts log`);
+    await expect(
+      migrate([
+        ['job_0', ids[0]!],
+        ['job_0', missing],
+      ]),
+    ).rejects.toThrow(`receipt ${missing} is not in the receipts log`);
     // The failed upgrade's transaction changed nothing: the lists written above are still there.
-    expect((await jobReceipts(s.ctx.ledger.read, 'key_owner', 'job_1')).map((r) => r.receipt_id)).toEqual(ids.filter((_, i) => i % 2 === 1));
+    expect((await jobReceipts(s.ctx.ledger.read, 'key_owner', 'job_1')).map((r) => r.receipt_id)).toEqual(
+      ids.filter((_, i) => i % 2 === 1),
+    );
     expect(await tables(s)).not.toContain('pas_job_receipts');
   });
 });

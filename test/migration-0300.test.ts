@@ -11,7 +11,11 @@ import type { TestServer } from './support/server.ts';
 
 let s: TestServer;
 const owner = 'key_a8Wx_vSd-sq6rbHXx8nJ3w';
-const fixture = { manifest_id: 'mfst_6t-5y9n1pbRUGHIdD_e5tg', leaf_hash: 'Ptejx/G4UjWtKwa+xExhbv8bhXXt4ZzqUPh23m/NkAU=', receipt_id: 'rcpt_01a213622152WKkrraovWhBHV7K3bJWZVQ' };
+const fixture = {
+  manifest_id: 'mfst_6t-5y9n1pbRUGHIdD_e5tg',
+  leaf_hash: 'Ptejx/G4UjWtKwa+xExhbv8bhXXt4ZzqUPh23m/NkAU=',
+  receipt_id: 'rcpt_01a213622152WKkrraovWhBHV7K3bJWZVQ',
+};
 
 beforeAll(async () => {
   s = await startOnOldMain(async (db) => {
@@ -19,7 +23,17 @@ beforeAll(async () => {
     for (const v of [2, 3, 1]) {
       await db.execute({
         sql: 'INSERT INTO astl_manifests (id, entity, version, key_id, act_kinds, log_index, leaf_hash, receipt_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        args: [`mfst_chain_v${v}`, 'agent:chain', v, 'key_chain_owner', '["pay"]', 1000 + v, `hash-${v}`, `rcpt_chain_${v}`, '2026-11-20T10:00:00.000Z'],
+        args: [
+          `mfst_chain_v${v}`,
+          'agent:chain',
+          v,
+          'key_chain_owner',
+          '["pay"]',
+          1000 + v,
+          `hash-${v}`,
+          `rcpt_chain_${v}`,
+          '2026-11-20T10:00:00.000Z',
+        ],
       });
     }
   });
@@ -36,7 +50,12 @@ it("keeps one head per entity, its owner's and its newest version's", async () =
 });
 
 it('links each manifest to the version before it, and keeps only what its leaf does not say', async () => {
-  expect(await rows("SELECT name FROM pragma_table_info('astl_manifests')")).toEqual([{ name: 'id' }, { name: 'log_index' }, { name: 'receipt_id' }, { name: 'prev_id' }]);
+  expect(await rows("SELECT name FROM pragma_table_info('astl_manifests')")).toEqual([
+    { name: 'id' },
+    { name: 'log_index' },
+    { name: 'receipt_id' },
+    { name: 'prev_id' },
+  ]);
   expect(await rows("SELECT id, log_index, receipt_id, prev_id FROM astl_manifests WHERE id LIKE 'mfst_chain_%' ORDER BY id")).toEqual([
     { id: 'mfst_chain_v1', log_index: 1001, receipt_id: 'rcpt_chain_1', prev_id: null },
     { id: 'mfst_chain_v2', log_index: 1002, receipt_id: 'rcpt_chain_2', prev_id: 'mfst_chain_v1' },
@@ -46,15 +65,29 @@ it('links each manifest to the version before it, and keeps only what its leaf d
 
 it('serves the old manifest as before: lookup and verify by id, with the leaf hash of its leaf', async () => {
   const look = await (await s.fetch('/api/v1/astl/lookup?entity=agent:fixture')).json();
-  expect(look).toMatchObject({ entity: 'agent:fixture', latest_version: 1, manifests: [{ index: 0, leaf_hash: fixture.leaf_hash, receipt_id: fixture.receipt_id, manifest: { manifest_id: fixture.manifest_id, version: 1, act_kinds: ['pay', 'wire'] } }] });
+  expect(look).toMatchObject({
+    entity: 'agent:fixture',
+    latest_version: 1,
+    manifests: [
+      {
+        index: 0,
+        leaf_hash: fixture.leaf_hash,
+        receipt_id: fixture.receipt_id,
+        manifest: { manifest_id: fixture.manifest_id, version: 1, act_kinds: ['pay', 'wire'] },
+      },
+    ],
+  });
   const verified = await (await s.fetch('/api/v1/astl/verify', { method: 'POST', json: { manifest_id: fixture.manifest_id } })).json();
   expect(verified).toMatchObject({ included: true, index: 0, leaf_hash: fixture.leaf_hash, receipt_id: fixture.receipt_id });
-  expect(await (await s.fetch('/api/v1/astl/verify', { method: 'POST', json: { manifest: look.manifests[0].manifest } })).json()).toMatchObject({ included: true, index: 0 });
+  expect(
+    await (await s.fetch('/api/v1/astl/verify', { method: 'POST', json: { manifest: look.manifests[0].manifest } })).json(),
+  ).toMatchObject({ included: true, index: 0 });
 });
 
 it("lets the entity's owner publish its next versions on the migrated head, and refuses anyone else", async () => {
   const ownersKey = await s.newKey('owner-again', undefined, 'operator', owner);
-  const publish = (secret: string) => s.fetch('/api/v1/astl/publish', { key: secret, json: { entity: 'agent:fixture', preset: 'agentic' } });
+  const publish = (secret: string) =>
+    s.fetch('/api/v1/astl/publish', { key: secret, json: { entity: 'agent:fixture', preset: 'agentic' } });
   const v2 = await (await publish(ownersKey.secret)).json();
   const v3 = await (await publish(ownersKey.secret)).json();
   expect([v2.manifest.version, v3.manifest.version]).toEqual([2, 3]);
@@ -68,5 +101,7 @@ it("lets the entity's owner publish its next versions on the migrated head, and 
     [2, v2.leaf_hash],
     [1, fixture.leaf_hash],
   ]);
-  expect((await (await s.fetch('/api/v1/astl/lookup?entity=agent:fixture&limit=2')).json()).manifests.map((m: { index: number }) => m.index)).toEqual([v3.index, v2.index]);
+  expect(
+    (await (await s.fetch('/api/v1/astl/lookup?entity=agent:fixture&limit=2')).json()).manifests.map((m: { index: number }) => m.index),
+  ).toEqual([v3.index, v2.index]);
 });

@@ -6,7 +6,12 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
 
-type Op = { operationId: string; security: Array<Record<string, unknown>>; requestBody?: unknown; parameters: Array<Record<string, unknown>> };
+type Op = {
+  operationId: string;
+  security: Array<Record<string, unknown>>;
+  requestBody?: unknown;
+  parameters: Array<Record<string, unknown>>;
+};
 type Doc = { openapi: string; info: { version: string }; paths: Record<string, Record<string, Op>> };
 
 describe('OpenAPI description', () => {
@@ -54,7 +59,10 @@ describe('OpenAPI description', () => {
     type Endpoint = { method: string; path: string; auth: string; url: string; operation?: string; extension?: boolean };
     const gate = (await (await s.fetch('/.well-known/gate.json')).json()) as { endpoints: Endpoint[] };
     const listed = (p: string) => p.startsWith('/v1/') || p.startsWith('/demo/');
-    const fromGate = gate.endpoints.filter((e) => listed(e.path)).map((e) => `${e.method} ${e.path}`).sort();
+    const fromGate = gate.endpoints
+      .filter((e) => listed(e.path))
+      .map((e) => `${e.method} ${e.path}`)
+      .sort();
     const fromOpenApi = Object.entries(doc.paths)
       .filter(([path]) => listed(path))
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
@@ -75,11 +83,21 @@ describe('OpenAPI description', () => {
     const specRows = gate.endpoints.filter((e) => !e.extension);
     expect(specRows).toHaveLength(28);
     expect(gate.endpoints.slice(0, 28)).toEqual(specRows);
-    expect(specRows.find((e) => e.path === '/v1/prefinality/evaluate')).toMatchObject({ method: 'POST', auth: 'key or x402', operation: 'prefinality_evaluate' });
-    expect(specRows.find((e) => e.path === '/v1/ocsp')).toMatchObject({ auth: 'key', purpose: 'alias of fuse lookup; 503 halt if unreachable' });
+    expect(specRows.find((e) => e.path === '/v1/prefinality/evaluate')).toMatchObject({
+      method: 'POST',
+      auth: 'key or x402',
+      operation: 'prefinality_evaluate',
+    });
+    expect(specRows.find((e) => e.path === '/v1/ocsp')).toMatchObject({
+      auth: 'key',
+      purpose: 'alias of fuse lookup; 503 halt if unreachable',
+    });
   });
   it('gives the pre-finality manifest the statuses and auth the evaluate operation declares', async () => {
-    const manifest = (await (await s.fetch('/.well-known/prefinality.json')).json()) as { statuses: Record<string, string>; endpoints: Record<string, { url: string; auth: string }> };
+    const manifest = (await (await s.fetch('/.well-known/prefinality.json')).json()) as {
+      statuses: Record<string, string>;
+      endpoints: Record<string, { url: string; auth: string }>;
+    };
     const evaluate = doc.paths['/v1/prefinality/evaluate']!.post! as Op & { responses: Record<string, { description: string }> };
     for (const code of ['200', '403', '409']) expect(manifest.statuses[code], code).toBe(evaluate.responses[code]!.description);
     expect(Object.keys(manifest.statuses).sort()).toEqual(['200', '401', '402', '403', '409']);

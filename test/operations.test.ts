@@ -39,7 +39,9 @@ beforeAll(async () => {
   openapi = (await (await s.fetch('/openapi.json')).json()) as J;
   const key = await s.newKey('walk');
   const client = new Client({ name: 'walk', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key.secret}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key.secret}` } } }),
+  );
   tools = new Map((await client.listTools()).tools.map((t) => [t.name, t as J]));
   await client.close();
 }, 60_000);
@@ -89,7 +91,10 @@ describe('every operation, through every door', () => {
     for (const p of ['/.well-known/x402.json', '/.well-known/x402', '/.well-known/x402-bazaar.json']) {
       const b = (await (await s.fetch(p)).json()) as J;
       const list = (b.resources ?? b.listings) as J[];
-      expect(list.map((x) => `${x.method} ${x.resource}`), p).toEqual(paid.map((x) => `${x.method} ${s.config.BASE_URL}${x.path}`));
+      expect(
+        list.map((x) => `${x.method} ${x.resource}`),
+        p,
+      ).toEqual(paid.map((x) => `${x.method} ${s.config.BASE_URL}${x.path}`));
     }
   });
 

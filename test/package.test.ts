@@ -25,7 +25,11 @@ const REPO = process.cwd();
 let dir: string;
 let consumer: string;
 let packed: { filename: string; files: Array<{ path: string }> };
-let manifest: { dependencies: Record<string, string>; peerDependencies: Record<string, string>; peerDependenciesMeta: Record<string, { optional?: boolean }> };
+let manifest: {
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+};
 
 /** Installs `dep` into the consumer as a link to this repository's copy. */
 function link(dep: string): void {
@@ -55,8 +59,28 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('the packed package', () => {
   it('carries the built entry points and their declarations, and no sources or tests', () => {
     const paths = packed.files.map((f) => f.path);
-    expect(paths).toEqual(expect.arrayContaining(['package.json', 'lib/client.js', 'lib/client.d.ts', 'lib/rr1/index.js', 'lib/rr1/index.d.ts', 'lib/rr1/middleware.js', 'lib/crypto/cose.js']));
-    expect(paths).toEqual(expect.arrayContaining(['lib/guard/guard.js', 'lib/guard/gate-check.js', 'lib/guard/ai.js', 'lib/guard/openai-agents.js', 'lib/guard/langchain.js', 'lib/guard/ai.d.ts', 'lib/domain/tool-name.js']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'lib/client.js',
+        'lib/client.d.ts',
+        'lib/rr1/index.js',
+        'lib/rr1/index.d.ts',
+        'lib/rr1/middleware.js',
+        'lib/crypto/cose.js',
+      ]),
+    );
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'lib/guard/guard.js',
+        'lib/guard/gate-check.js',
+        'lib/guard/ai.js',
+        'lib/guard/openai-agents.js',
+        'lib/guard/langchain.js',
+        'lib/guard/ai.d.ts',
+        'lib/domain/tool-name.js',
+      ]),
+    );
     expect(paths.filter((p) => /^(src|test|docs|scripts)\/|\.ts$/.test(p) && !p.endsWith('.d.ts'))).toEqual([]);
     // The SDKs are the adapters' optional peers: installing the client never brings them.
     const sdks = ['@langchain/core', '@openai/agents', 'ai'];
@@ -65,7 +89,9 @@ describe('the packed package', () => {
   });
 
   it('runs the client and a guard with none of the SDKs installed; an adapter needs its SDK', async () => {
-    writeFileSync(join(consumer, 'bare.mjs'), `
+    writeFileSync(
+      join(consumer, 'bare.mjs'),
+      `
 import { FuseGateClient } from 'fusegate/client';
 import { guard, FuseGateRefusal } from 'fusegate/guard';
 const offline = new FuseGateClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'fg_x' });
@@ -73,7 +99,8 @@ const refused = await guard(async () => 'ran', { fuse: 'fuse_x', kind: 'deploy',
 let adapter;
 try { await import('fusegate/guard/openai-agents'); adapter = 'loaded'; } catch (e) { adapter = e.code; }
 console.log(JSON.stringify({ refused: refused instanceof FuseGateRefusal, decision: refused.decision, adapter }));
-`);
+`,
+    );
     const r = await run(process.execPath, ['bare.mjs'], cleanEnv(), consumer);
     expect(r.stderr).toBe('');
     expect(JSON.parse(r.stdout)).toEqual({ refused: true, decision: null, adapter: 'ERR_MODULE_NOT_FOUND' });
@@ -81,11 +108,24 @@ console.log(JSON.stringify({ refused: refused instanceof FuseGateRefusal, decisi
   });
 
   it('type-checks in a strict NodeNext consumer through the "types" condition', async () => {
-    writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2024', strict: true, noEmit: true, skipLibCheck: true, types: [] },
-      files: ['check.ts'],
-    }));
-    writeFileSync(join(consumer, 'check.ts'), `
+    writeFileSync(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2024',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: [],
+        },
+        files: ['check.ts'],
+      }),
+    );
+    writeFileSync(
+      join(consumer, 'check.ts'),
+      `
 import { FuseGateClient, FuseGateError, verifyCoseReceipt, type HopAnswer } from 'fusegate/client';
 import { requireReceipt, REQUIRED_STATUS, type RequireReceiptOptions } from 'fusegate/rr1';
 import { guard } from 'fusegate/guard';
@@ -118,7 +158,8 @@ export const noTransfer = guard(async () => 0, { fuse: 'fuse_x', rail: 'x402' })
 export const aiTools = (t: Tool) => guardTools({ t }, { fuse: 'fuse_x', kinds: { t: 'deploy' } });
 export const agentsTool = (t: FunctionTool) => guardAgentsTool(t, { fuse: 'fuse_x' });
 export const langchainTool = (t: StructuredToolInterface) => guardLangchainTool(t, { fuse: 'fuse_x' });
-`);
+`,
+    );
     const tsc = await run(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', consumer]);
     expect(tsc.stdout + tsc.stderr).toBe('');
     expect(tsc.code).toBe(0);
@@ -135,11 +176,19 @@ export const langchainTool = (t: StructuredToolInterface) => guardLangchainTool(
     });
     afterAll(() => s?.stop());
 
-    it('fusegate/client calls a real gate and verifies a COSE receipt; fusegate/rr1 answers 428 without a receipt and lets a PERMIT through once', async () => {
-      const key = await s.newKey('consumer');
-      const fuse = await (await s.fetch('/v1/fuses', { key: key.secret, json: { state: 'LIVE' } })).json();
-      const permit = (await (await s.fetch('/api/v1/execute-gate', { key: key.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'wire' } } })).json()).receipt as string;
-      writeFileSync(join(consumer, 'use.mjs'), `
+    it(
+      'fusegate/client calls a real gate and verifies a COSE receipt; fusegate/rr1 answers 428 without a receipt and lets a PERMIT through once',
+      async () => {
+        const key = await s.newKey('consumer');
+        const fuse = await (await s.fetch('/v1/fuses', { key: key.secret, json: { state: 'LIVE' } })).json();
+        const permit = (
+          await (
+            await s.fetch('/api/v1/execute-gate', { key: key.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'wire' } } })
+          ).json()
+        ).receipt as string;
+        writeFileSync(
+          join(consumer, 'use.mjs'),
+          `
 import { FuseGateClient, FuseGateError, verifyCoseReceipt } from 'fusegate/client';
 import { requireReceipt, remoteReceiptVerifier } from 'fusegate/rr1';
 import { H3 } from 'h3';
@@ -167,23 +216,41 @@ const replay = await call(PERMIT);
 console.log(JSON.stringify({ me: me.name, hop: { status: hop.status, verdict: hop.verdict, state: hop.state }, refused,
   cose: { entry: new TextDecoder().decode(proven.entry).includes(hop.receipt_id), index: proven.leafIndex >= 0 && proven.leafIndex < proven.treeSize, forgery },
   rr1: { none: none.status, required: none.headers.get('receipt-required'), ok: ok.status, body: await ok.json(), replay: replay.status } }));
-`);
-      const r = await run(process.execPath, ['use.mjs'], { ...cleanEnv(), GATE: base, KEY: key.secret, FUSE: fuse.fuse_id, PERMIT: permit }, consumer);
-      expect(r.stderr).toBe('');
-      expect(r.code).toBe(0);
-      expect(JSON.parse(r.stdout)).toEqual({
-        me: 'consumer',
-        hop: { status: 200, verdict: true, state: 'LIVE' },
-        refused: 'unknown_key',
-        cose: { entry: true, index: true, forgery: expect.stringMatching(/does not verify/) },
-        rr1: { none: 428, required: `act="wire", gate="${base}", header="Gate-Receipt", reason="receipt_missing"`, ok: 200, body: { wired: true }, replay: 428 },
-      });
-    }, PROCESS_TEST_TIMEOUT_MS);
+`,
+        );
+        const r = await run(
+          process.execPath,
+          ['use.mjs'],
+          { ...cleanEnv(), GATE: base, KEY: key.secret, FUSE: fuse.fuse_id, PERMIT: permit },
+          consumer,
+        );
+        expect(r.stderr).toBe('');
+        expect(r.code).toBe(0);
+        expect(JSON.parse(r.stdout)).toEqual({
+          me: 'consumer',
+          hop: { status: 200, verdict: true, state: 'LIVE' },
+          refused: 'unknown_key',
+          cose: { entry: true, index: true, forgery: expect.stringMatching(/does not verify/) },
+          rr1: {
+            none: 428,
+            required: `act="wire", gate="${base}", header="Gate-Receipt", reason="receipt_missing"`,
+            ok: 200,
+            body: { wired: true },
+            replay: 428,
+          },
+        });
+      },
+      PROCESS_TEST_TIMEOUT_MS,
+    );
 
-    it('fusegate/guard and fusegate/guard/langchain gate a tool against a real gate, from FUSEGATE_URL and FUSEGATE_KEY', async () => {
-      const key = await s.newKey('guarded');
-      const fuse = await (await s.fetch('/v1/fuses', { key: key.secret, json: { state: 'LIVE' } })).json();
-      writeFileSync(join(consumer, 'guard.mjs'), `
+    it(
+      'fusegate/guard and fusegate/guard/langchain gate a tool against a real gate, from FUSEGATE_URL and FUSEGATE_KEY',
+      async () => {
+        const key = await s.newKey('guarded');
+        const fuse = await (await s.fetch('/v1/fuses', { key: key.secret, json: { state: 'LIVE' } })).json();
+        writeFileSync(
+          join(consumer, 'guard.mjs'),
+          `
 import { guard, FuseGateRefusal } from 'fusegate/guard';
 import { guardTool } from 'fusegate/guard/langchain';
 import { tool } from '@langchain/core/tools';
@@ -196,11 +263,19 @@ const viaLangchain = await lcTool.invoke({ to: 'ops' });
 await fetch(process.env.FUSEGATE_URL + '/v1/fuses/' + FUSE + '/dead', { method: 'POST', headers: { authorization: 'Bearer ' + process.env.FUSEGATE_KEY } });
 const refused = await send('cfo').catch((e) => e);
 console.log(JSON.stringify({ first, viaLangchain, refused: refused instanceof FuseGateRefusal && refused.decision, sent }));
-`);
-      const r = await run(process.execPath, ['guard.mjs'], { ...cleanEnv(), FUSEGATE_URL: base, FUSEGATE_KEY: key.secret, FUSE: fuse.fuse_id }, consumer);
-      expect(r.stderr).toBe('');
-      expect(r.code).toBe(0);
-      expect(JSON.parse(r.stdout)).toEqual({ first: 'sent ops', viaLangchain: 'lc ops', refused: 'DENY', sent: 2 });
-    }, PROCESS_TEST_TIMEOUT_MS);
+`,
+        );
+        const r = await run(
+          process.execPath,
+          ['guard.mjs'],
+          { ...cleanEnv(), FUSEGATE_URL: base, FUSEGATE_KEY: key.secret, FUSE: fuse.fuse_id },
+          consumer,
+        );
+        expect(r.stderr).toBe('');
+        expect(r.code).toBe(0);
+        expect(JSON.parse(r.stdout)).toEqual({ first: 'sent ops', viaLangchain: 'lc ops', refused: 'DENY', sent: 2 });
+      },
+      PROCESS_TEST_TIMEOUT_MS,
+    );
   });
 });

@@ -22,7 +22,10 @@ let fuseId: string;
 const children: ChildProcess[] = [];
 
 async function issue(licenseId: string, jobId: string): Promise<string> {
-  const r = await s.fetch('/v1/pas/pas-a/pre-bind', { json: { fuse_id: fuseId, license_id: licenseId, job_id: jobId, write: WRITE }, key: key.secret });
+  const r = await s.fetch('/v1/pas/pas-a/pre-bind', {
+    json: { fuse_id: fuseId, license_id: licenseId, job_id: jobId, write: WRITE },
+    key: key.secret,
+  });
   expect(r.status).toBe(200);
   return (await r.json()).ticket.ticket_id;
 }
@@ -49,13 +52,17 @@ async function ledgerCounts(ticketId: string) {
   const db = s.ctx.ledger.read;
   const leaves = await db.execute({ sql: 'SELECT COUNT(*) AS n FROM pas_spend_leaves WHERE ticket_id = ?', args: [ticketId] });
   const receipts: Record<string, number> = {};
-  for (const r of await allReceipts(db)) if (r.payload.subject === ticketId) receipts[r.payload.decision] = (receipts[r.payload.decision] ?? 0) + 1;
+  for (const r of await allReceipts(db))
+    if (r.payload.subject === ticketId) receipts[r.payload.decision] = (receipts[r.payload.decision] ?? 0) + 1;
   return { leaves: Number(leaves.rows[0]!.n), receipts };
 }
 
 function spawnServer(env: Record<string, string>): Promise<string> {
   const { BASE_URL: _b, SITE_URL: _s, ...parent } = process.env;
-  const child = spawn(process.execPath, ['src/server.ts'], { env: { ...parent, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['src/server.ts'], {
+    env: { ...parent, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let buf = '';
@@ -76,7 +83,14 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(
-    children.map((c) => (c.exitCode !== null ? undefined : new Promise<void>((r) => { c.once('exit', () => r()); c.kill('SIGTERM'); }))),
+    children.map((c) =>
+      c.exitCode !== null
+        ? undefined
+        : new Promise<void>((r) => {
+            c.once('exit', () => r());
+            c.kill('SIGTERM');
+          }),
+    ),
   );
   await s.stop();
 });
@@ -98,12 +112,18 @@ describe('exactly-once redeem', () => {
     expect((await s.fetch('/v1/pas/licenses/lic_many/charge', { method: 'POST', key: own.secret })).status).toBe(200);
     const tickets = await Promise.all(
       [1, 2, 3, 4].map(async (i) => {
-        const r = await s.fetch('/v1/pas/pas-a/pre-bind', { json: { fuse_id: fuse, license_id: 'lic_many', job_id: `job_many_${i}`, write: WRITE }, key: own.secret });
+        const r = await s.fetch('/v1/pas/pas-a/pre-bind', {
+          json: { fuse_id: fuse, license_id: 'lic_many', job_id: `job_many_${i}`, write: WRITE },
+          key: own.secret,
+        });
         return String((await r.json()).ticket.ticket_id);
       }),
     );
     const redeem = async (ticketId: string) => {
-      const r = await s.fetch('/v1/pas/bind-ticket/redeem', { json: { ticket_id: ticketId, write: WRITE, now: new Date().toISOString() }, key: own.secret });
+      const r = await s.fetch('/v1/pas/bind-ticket/redeem', {
+        json: { ticket_id: ticketId, write: WRITE, now: new Date().toISOString() },
+        key: own.secret,
+      });
       return { ticketId, status: r.status, body: await r.json() };
     };
     // Interleaved, with an unknown ticket among them: the groups hold redeems of several tickets and one that is not there.
@@ -118,45 +138,51 @@ describe('exactly-once redeem', () => {
     }
   });
 
-  it('100 concurrent redeems spread over three server processes on one database file: the same', async () => {
-    const env = testEnv(s.dir);
-    const urls = await Promise.all([spawnServer(env), spawnServer(env)]);
-    const ticket = await issue('lic_storm', 'job_storm_2');
-    const r = await storm([s.url, ...urls], ticket);
-    expect(r.other).toEqual([]);
-    expect(r.ok).toBe(1);
-    expect(r.replay).toBe(99);
-    expect(await ledgerCounts(ticket)).toEqual({ leaves: 1, receipts: { ALLOW: 1, HALT: 99 } });
-    const meter: Record<string, number> = {};
-    for (const c of await chargesOf(s.ctx.ledger.read, key.id)) meter[c.sku] = (meter[c.sku] ?? 0) + 1;
-    // 2 pre-binds + 2 successful redeems are execute_gate; 198 HALTs are NAP hold.
-    expect(meter).toEqual({ execute_gate: 4, hold: 198 });
+  it(
+    '100 concurrent redeems spread over three server processes on one database file: the same',
+    async () => {
+      const env = testEnv(s.dir);
+      const urls = await Promise.all([spawnServer(env), spawnServer(env)]);
+      const ticket = await issue('lic_storm', 'job_storm_2');
+      const r = await storm([s.url, ...urls], ticket);
+      expect(r.other).toEqual([]);
+      expect(r.ok).toBe(1);
+      expect(r.replay).toBe(99);
+      expect(await ledgerCounts(ticket)).toEqual({ leaves: 1, receipts: { ALLOW: 1, HALT: 99 } });
+      const meter: Record<string, number> = {};
+      for (const c of await chargesOf(s.ctx.ledger.read, key.id)) meter[c.sku] = (meter[c.sku] ?? 0) + 1;
+      // 2 pre-binds + 2 successful redeems are execute_gate; 198 HALTs are NAP hold.
+      expect(meter).toEqual({ execute_gate: 4, hold: 198 });
 
-    // Redeems of different jobs, at once through the three processes: each adds its job to the
-    // exclusion tree in its own transaction, and the tree ends up exactly that of the spend leaves.
-    const jobs = Array.from({ length: 24 }, (_, i) => `job_tree_${i}`);
-    const tickets = await Promise.all(jobs.map((j) => issue('lic_storm', j)));
-    const all = [s.url, ...urls];
-    const statuses = await Promise.all(
-      tickets.map(async (t, i) => {
-        const res = await fetch(all[i % all.length] + '/v1/pas/bind-ticket/redeem', {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ ticket_id: t, write: WRITE, now: new Date().toISOString() }),
-        });
-        return res.status;
-      }),
-    );
-    expect(statuses).toEqual(jobs.map(() => 200));
-    const leaves = await s.ctx.ledger.read.execute({ sql: 'SELECT job_id FROM pas_spend_leaves WHERE key_id = ?', args: [key.id] });
-    const head = await exclusionHead(s.ctx.ledger.read, key.id);
-    expect(head.size).toBe(leaves.rows.length);
-    const rebuilt = await buildTree(leaves.rows.map((r) => jobKey(String(r.job_id))).sort(Buffer.compare), () => undefined);
-    expect(Buffer.from(head.root).toString('hex')).toBe(Buffer.from(rebuilt).toString('hex'));
-    const pk = new Uint8Array(Buffer.from((await (await s.fetch('/crypto/public-key')).json()).jwk.x, 'base64url'));
-    for (const [i, job] of jobs.entries()) {
-      const answer = await (await fetch(`${all[i % all.length]}/v1/pas/exclusion?job_id=${job}`, { headers: { authorization: `Bearer ${key.secret}` } })).json();
-      expect((await verifyExclusionProof(job, answer, pk)).present, job).toBe(true);
-    }
-  }, PROCESS_TEST_TIMEOUT_MS);
+      // Redeems of different jobs, at once through the three processes: each adds its job to the
+      // exclusion tree in its own transaction, and the tree ends up exactly that of the spend leaves.
+      const jobs = Array.from({ length: 24 }, (_, i) => `job_tree_${i}`);
+      const tickets = await Promise.all(jobs.map((j) => issue('lic_storm', j)));
+      const all = [s.url, ...urls];
+      const statuses = await Promise.all(
+        tickets.map(async (t, i) => {
+          const res = await fetch(all[i % all.length] + '/v1/pas/bind-ticket/redeem', {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ ticket_id: t, write: WRITE, now: new Date().toISOString() }),
+          });
+          return res.status;
+        }),
+      );
+      expect(statuses).toEqual(jobs.map(() => 200));
+      const leaves = await s.ctx.ledger.read.execute({ sql: 'SELECT job_id FROM pas_spend_leaves WHERE key_id = ?', args: [key.id] });
+      const head = await exclusionHead(s.ctx.ledger.read, key.id);
+      expect(head.size).toBe(leaves.rows.length);
+      const rebuilt = await buildTree(leaves.rows.map((r) => jobKey(String(r.job_id))).sort(Buffer.compare), () => undefined);
+      expect(Buffer.from(head.root).toString('hex')).toBe(Buffer.from(rebuilt).toString('hex'));
+      const pk = new Uint8Array(Buffer.from((await (await s.fetch('/crypto/public-key')).json()).jwk.x, 'base64url'));
+      for (const [i, job] of jobs.entries()) {
+        const answer = await (
+          await fetch(`${all[i % all.length]}/v1/pas/exclusion?job_id=${job}`, { headers: { authorization: `Bearer ${key.secret}` } })
+        ).json();
+        expect((await verifyExclusionProof(job, answer, pk)).present, job).toBe(true);
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

@@ -14,7 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '@libsql/client';
 import { remoteSql } from '../src/ledger/drivers/embedded/open.ts';
 import { FuseGateClient, verifyExclusion } from '../src/client.ts';
-import { EXCLUSION_PROOF_FORMAT, exclusionProofJson, jobKey, verifyExclusionProof, type ExclusionProofJson } from '../src/crypto/exclusion.ts';
+import {
+  EXCLUSION_PROOF_FORMAT,
+  exclusionProofJson,
+  jobKey,
+  verifyExclusionProof,
+  type ExclusionProofJson,
+} from '../src/crypto/exclusion.ts';
 import { signerOf } from '../src/crypto/ed25519.ts';
 import { checkpointText, signNote } from '../src/crypto/note.ts';
 import { buildTree, proofOfPath, walkPath, type NodeReader, type SmtNode } from '../src/crypto/sparse-merkle.ts';
@@ -29,7 +35,8 @@ const WRITE = { op: 'bind' };
 const JOBS = ['job_b', 'job_d', 'job_f', 'job_h'];
 
 const clone = <T>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
-const proofOf = async (job: string, k = key.secret, srv = s): Promise<ExclusionProofJson> => (await srv.fetch(`/v1/pas/exclusion?job_id=${job}`, { key: k })).json();
+const proofOf = async (job: string, k = key.secret, srv = s): Promise<ExclusionProofJson> =>
+  (await srv.fetch(`/v1/pas/exclusion?job_id=${job}`, { key: k })).json();
 
 // ---------------------------------------------------------------- the second implementation
 
@@ -43,7 +50,8 @@ function checkByHand(jobId: string, answer: ExclusionProofJson, publicKey: Uint8
   if (!/\/pas-exclusion-smt\//.test(origin!) || !/^\d+$/.test(size!)) throw new Error('not an exclusion checkpoint');
   const sig = Buffer.from(sigBlock!.trim().split(' ')[2]!, 'base64').subarray(4);
   const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), publicKey]);
-  if (!verify(null, Buffer.from(text + '\n'), createPublicKey({ key: spki, format: 'der', type: 'spki' }), sig)) throw new Error('bad note signature');
+  if (!verify(null, Buffer.from(text + '\n'), createPublicKey({ key: spki, format: 'der', type: 'spki' }), sig))
+    throw new Error('bad note signature');
   const p = answer.proof;
   if (p.format !== 'sparse-merkle-sha256') throw new Error('unknown format');
   const key = sha(Buffer.from(jobId, 'utf8'));
@@ -55,7 +63,8 @@ function checkByHand(jobId: string, answer: ExclusionProofJson, publicKey: Uint8
   const leaf = p.leaf === undefined ? undefined : Buffer.from(p.leaf, 'base64');
   if (leaf) for (let i = 0; i < p.depth; i++) if (bit(leaf, i) !== bit(key, i)) throw new Error('terminal leaf off the path');
   let h = leaf ? sha(Buffer.from([0]), leaf) : Buffer.alloc(32);
-  for (let d = p.depth; d >= 1; d--) h = bit(key, d - 1) ? sha(Buffer.from([1]), siblings[d - 1]!, h) : sha(Buffer.from([1]), h, siblings[d - 1]!);
+  for (let d = p.depth; d >= 1; d--)
+    h = bit(key, d - 1) ? sha(Buffer.from([1]), siblings[d - 1]!, h) : sha(Buffer.from([1]), h, siblings[d - 1]!);
   if (!h.equals(Buffer.from(rootB64!, 'base64'))) throw new Error('root mismatch');
   return leaf?.equals(key) ? 'present' : 'absent';
 }
@@ -66,8 +75,18 @@ beforeAll(async () => {
   const fuse = (await (await s.fetch('/v1/fuses', { json: { state: 'LIVE' }, key: key.secret })).json()).fuse_id;
   await s.fetch('/v1/pas/licenses/lic_x/charge', { method: 'POST', key: key.secret });
   for (const job of JOBS) {
-    const t = (await (await s.fetch('/v1/pas/pas-a/pre-bind', { json: { fuse_id: fuse, license_id: 'lic_x', job_id: job, write: WRITE }, key: key.secret })).json()).ticket;
-    const r = await s.fetch('/v1/pas/bind-ticket/redeem', { json: { ticket_id: t.ticket_id, write: WRITE, now: new Date().toISOString() }, key: key.secret });
+    const t = (
+      await (
+        await s.fetch('/v1/pas/pas-a/pre-bind', {
+          json: { fuse_id: fuse, license_id: 'lic_x', job_id: job, write: WRITE },
+          key: key.secret,
+        })
+      ).json()
+    ).ticket;
+    const r = await s.fetch('/v1/pas/bind-ticket/redeem', {
+      json: { ticket_id: t.ticket_id, write: WRITE, now: new Date().toISOString() },
+      key: key.secret,
+    });
     expect(r.status).toBe(200);
   }
   // A ticket issued but never redeemed leaves no spend leaf.
@@ -90,7 +109,17 @@ async function memoryTree(jobs: string[]) {
 function definitionRoot(keys: Buffer[], depth = 0): Buffer {
   if (keys.length === 0) return Buffer.alloc(32);
   if (keys.length === 1) return sha(Buffer.from([0]), keys[0]!);
-  return sha(Buffer.from([1]), definitionRoot(keys.filter((k) => !bit(k, depth)), depth + 1), definitionRoot(keys.filter((k) => bit(k, depth)), depth + 1));
+  return sha(
+    Buffer.from([1]),
+    definitionRoot(
+      keys.filter((k) => !bit(k, depth)),
+      depth + 1,
+    ),
+    definitionRoot(
+      keys.filter((k) => bit(k, depth)),
+      depth + 1,
+    ),
+  );
 }
 
 async function spendLeafRoot(db: { execute: Client['execute'] }, keyId: string): Promise<string> {
@@ -105,7 +134,9 @@ describe('GET /v1/pas/exclusion', () => {
     expect(p.proof).toMatchObject({ format: EXCLUSION_PROOF_FORMAT, key: sha(Buffer.from('job_e')).toString('base64') });
     expect(p.proof.depth).toBeLessThanOrEqual(8);
     expect(await verifyExclusionProof('job_e', p, publicRaw)).toEqual({ present: false, size: 4, origin: p.checkpoint.origin });
-    expect((await verifyExclusionProof('job_e', p, (p as unknown as { verifier_key: string }).verifier_key, p.checkpoint.origin)).present).toBe(false);
+    expect(
+      (await verifyExclusionProof('job_e', p, (p as unknown as { verifier_key: string }).verifier_key, p.checkpoint.origin)).present,
+    ).toBe(false);
     expect(checkByHand('job_e', p, publicRaw)).toBe('absent');
     for (const job of ['job_a', 'job_z', 'job_', 'job_bb']) {
       const q = await proofOf(job);
@@ -130,7 +161,9 @@ describe('GET /v1/pas/exclusion', () => {
     expect(p.checkpoint.origin).toBe(`${new URL(s.config.SITE_URL).host}/pas-exclusion-smt/${key.id}`);
     const blob = Buffer.from(sig!.trim().split(' ')[2]!, 'base64');
     const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), publicRaw]);
-    expect(verify(null, Buffer.from(text + '\n'), createPublicKey({ key: spki, format: 'der', type: 'spki' }), blob.subarray(4))).toBe(true);
+    expect(verify(null, Buffer.from(text + '\n'), createPublicKey({ key: spki, format: 'der', type: 'spki' }), blob.subarray(4))).toBe(
+      true,
+    );
   });
 
   it('is persisted with the redeems: a separate connection reads the signed root, which the spend-leaf rows recompute', async () => {
@@ -143,9 +176,19 @@ describe('GET /v1/pas/exclusion', () => {
       expect(await spendLeafRoot(db, key.id)).toBe(signed.checkpoint.root_hash);
       // A redeem adds its job in its own transaction: the next proof (any process) already has it.
       const fuse = (await (await s.fetch('/v1/fuses', { json: { state: 'LIVE' }, key: key.secret })).json()).fuse_id;
-      const t = (await (await s.fetch('/v1/pas/pas-a/pre-bind', { json: { fuse_id: fuse, license_id: 'lic_x', job_id: 'job_late', write: WRITE }, key: key.secret })).json()).ticket;
+      const t = (
+        await (
+          await s.fetch('/v1/pas/pas-a/pre-bind', {
+            json: { fuse_id: fuse, license_id: 'lic_x', job_id: 'job_late', write: WRITE },
+            key: key.secret,
+          })
+        ).json()
+      ).ticket;
       expect(checkByHand('job_late', await proofOf('job_late'), publicRaw)).toBe('absent');
-      const r = await s.fetch('/v1/pas/bind-ticket/redeem', { json: { ticket_id: t.ticket_id, write: WRITE, now: new Date().toISOString() }, key: key.secret });
+      const r = await s.fetch('/v1/pas/bind-ticket/redeem', {
+        json: { ticket_id: t.ticket_id, write: WRITE, now: new Date().toISOString() },
+        key: key.secret,
+      });
       expect(r.status).toBe(200);
       const { head, proof } = await proveExclusion(db, key.id, 'job_late');
       expect(head.size).toBe(5);
@@ -154,7 +197,10 @@ describe('GET /v1/pas/exclusion', () => {
       expect(checkByHand('job_late', after, publicRaw)).toBe('present');
       expect(after.checkpoint.root_hash).toBe(await spendLeafRoot(db, key.id));
       // A replayed redeem (HALT) adds nothing.
-      const again = await s.fetch('/v1/pas/bind-ticket/redeem', { json: { ticket_id: t.ticket_id, write: WRITE, now: new Date().toISOString() }, key: key.secret });
+      const again = await s.fetch('/v1/pas/bind-ticket/redeem', {
+        json: { ticket_id: t.ticket_id, write: WRITE, now: new Date().toISOString() },
+        key: key.secret,
+      });
       expect(again.status).toBe(409);
       expect((await exclusionHead(db, key.id)).size).toBe(5);
     } finally {
@@ -180,14 +226,19 @@ describe('GET /v1/pas/exclusion', () => {
 });
 
 /** Runs the CLI as its own process; async, because the server under test lives in this process. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out?: Record<string, any>; stderr: string }> {
+function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out?: Record<string, any>; stderr: string }> {
   const { BASE_URL: _b, SITE_URL: _s, ...inherited } = process.env;
   const child = spawn(process.execPath, ['src/cli.ts', ...args, '--json'], { env: { ...inherited, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d));
   child.stderr.on('data', (d: Buffer) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr, ...(stdout ? { out: JSON.parse(stdout) as Record<string, any> } : {}) })));
+  return new Promise((resolve) =>
+    child.on('close', (code) => resolve({ code, stderr, ...(stdout ? { out: JSON.parse(stdout) as Record<string, any> } : {}) })),
+  );
 }
 
 describe('the typed client and the verify CLI', () => {
@@ -200,22 +251,37 @@ describe('the typed client and the verify CLI', () => {
     const { status: _s, ...saved } = answer;
     writeFileSync(join(dir, 'answer.json'), JSON.stringify(saved));
     writeFileSync(join(dir, 'pk.json'), await (await s.fetch('/crypto/public-key')).text());
-    const offline = await cli(['verify', 'exclusion', join(dir, 'answer.json'), '--job', 'job_e', '--public-key', join(dir, 'pk.json'), '--origin', answer.checkpoint.origin]);
+    const offline = await cli([
+      'verify',
+      'exclusion',
+      join(dir, 'answer.json'),
+      '--job',
+      'job_e',
+      '--public-key',
+      join(dir, 'pk.json'),
+      '--origin',
+      answer.checkpoint.origin,
+    ]);
     expect(offline.code, offline.stderr).toBe(0);
     expect(offline.out).toMatchObject({ verified: true, present: false, excluded: true });
     // A tampered answer, checked with the note key, proves nothing (the job is not the one it was for, a sibling is gone).
-    writeFileSync(join(dir, 'tampered.json'), JSON.stringify({ ...saved, job_id: 'job_d', proof: { ...saved.proof, siblings: saved.proof.siblings.slice(1) } }));
+    writeFileSync(
+      join(dir, 'tampered.json'),
+      JSON.stringify({ ...saved, job_id: 'job_d', proof: { ...saved.proof, siblings: saved.proof.siblings.slice(1) } }),
+    );
     const tampered = await cli(['verify', 'exclusion', join(dir, 'tampered.json'), '--job', 'job_d', '--note-key', answer.verifier_key]);
     expect(tampered.code).toBe(1);
     expect(tampered.out).toMatchObject({ verified: false });
-    const online = await cli(['verify', 'exclusion', `${s.url}/v1/pas/exclusion?job_id=job_f`, '--job', 'job_f'], { FUSEGATE_API_KEY: key.secret });
+    const online = await cli(['verify', 'exclusion', `${s.url}/v1/pas/exclusion?job_id=job_f`, '--job', 'job_f'], {
+      FUSEGATE_API_KEY: key.secret,
+    });
     expect(online.code, online.stderr).toBe(0);
     expect(online.out).toMatchObject({ verified: true, present: true });
   }, 90_000);
 });
 
 describe('the migration indexes spend leaves redeemed before the tree existed', () => {
-  it('builds each key\'s tree once, with the root its spend leaves define', async () => {
+  it("builds each key's tree once, with the root its spend leaves define", async () => {
     const db = createClient({ url: `file:${tempDir()}/old.db`, intMode: 'number' });
     try {
       await migrate(db);
@@ -226,7 +292,10 @@ describe('the migration indexes spend leaves redeemed before the tree existed', 
       const jobs = { key_old_a: Array.from({ length: 300 }, (_, i) => `job_${i}`), key_old_b: ['job_only'] };
       for (const [k, ids] of Object.entries(jobs)) {
         for (const j of ids) {
-          await db.execute({ sql: 'INSERT INTO pas_spend_leaves (key_id, job_id, ticket_id, spend_fingerprint, redeemed_at) VALUES (?, ?, ?, ?, ?)', args: [k, j, `bt_${j}`, 'f', '2026-01-01T00:00:00.000Z'] });
+          await db.execute({
+            sql: 'INSERT INTO pas_spend_leaves (key_id, job_id, ticket_id, spend_fingerprint, redeemed_at) VALUES (?, ?, ?, ?, ?)',
+            args: [k, j, `bt_${j}`, 'f', '2026-01-01T00:00:00.000Z'],
+          });
         }
       }
       expect(await migrate(db)).toEqual(['0170_pas_exclusion_smt', '0171_pas_exclusion_backfill']);
@@ -252,7 +321,13 @@ describe('forged exclusion proofs are refused', () => {
     const absent = await proofOf('job_e');
     const present = await proofOf('job_f');
     const forgeries: Array<[string, string, ExclusionProofJson, Uint8Array | string]> = [];
-    const add = (name: string, job: string, mutate: (p: ExclusionProofJson) => void, base = absent, trust: Uint8Array | string = publicRaw) => {
+    const add = (
+      name: string,
+      job: string,
+      mutate: (p: ExclusionProofJson) => void,
+      base = absent,
+      trust: Uint8Array | string = publicRaw,
+    ) => {
       const p = clone(base);
       mutate(p);
       forgeries.push([name, job, p, trust]);
@@ -263,22 +338,77 @@ describe('forged exclusion proofs are refused', () => {
       return b.toString('base64');
     };
     // Claim a redeemed job is absent.
-    add('relabelled: an absent job\'s proof for a present one', 'job_d', (p) => (p.job_id = 'job_d'));
-    add('leaf dropped from a present job\'s proof', 'job_f', (p) => { delete p.proof.leaf; p.present = false; p.excluded = true; }, present);
-    add('moved neighbour: the terminal leaf replaced by another redeemed job', 'job_e', (p) => { p.proof.leaf = sha(Buffer.from('job_h')).toString('base64'); });
-    add('moved neighbour: a foreign key as the terminal leaf', 'job_f', (p) => { p.proof.leaf = sha(Buffer.from('job_zz')).toString('base64'); p.present = false; p.excluded = true; }, present);
-    add('gap: a sibling dropped', 'job_f', (p) => { p.proof.siblings = p.proof.siblings.slice(1); }, present);
-    add('gap: the terminal moved up a level', 'job_f', (p) => { p.proof.depth -= 1; }, present);
-    add('a sibling hash flipped', 'job_e', (p) => { p.proof.siblings[0] = flip(p.proof.siblings[0]!); });
-    add('another job\'s proof format', 'job_e', (p) => { p.proof.format = 'sorted-merkle'; });
-    add('signed note size edited', 'job_e', (p) => { p.checkpoint.note = p.checkpoint.note.replace('\n5\n', '\n6\n'); });
-    add('signed note root edited', 'job_e', (p) => { const root = p.checkpoint.note.split('\n')[2]!; p.checkpoint.note = p.checkpoint.note.replace(root, flip(root)); });
-    add('note signature missing', 'job_e', (p) => { p.checkpoint.note = p.checkpoint.note.split('\n\n')[0] + '\n\n'; });
-    add('presence misstated', 'job_f', (p) => { p.present = false; p.excluded = true; }, present);
+    add("relabelled: an absent job's proof for a present one", 'job_d', (p) => (p.job_id = 'job_d'));
+    add(
+      "leaf dropped from a present job's proof",
+      'job_f',
+      (p) => {
+        delete p.proof.leaf;
+        p.present = false;
+        p.excluded = true;
+      },
+      present,
+    );
+    add('moved neighbour: the terminal leaf replaced by another redeemed job', 'job_e', (p) => {
+      p.proof.leaf = sha(Buffer.from('job_h')).toString('base64');
+    });
+    add(
+      'moved neighbour: a foreign key as the terminal leaf',
+      'job_f',
+      (p) => {
+        p.proof.leaf = sha(Buffer.from('job_zz')).toString('base64');
+        p.present = false;
+        p.excluded = true;
+      },
+      present,
+    );
+    add(
+      'gap: a sibling dropped',
+      'job_f',
+      (p) => {
+        p.proof.siblings = p.proof.siblings.slice(1);
+      },
+      present,
+    );
+    add(
+      'gap: the terminal moved up a level',
+      'job_f',
+      (p) => {
+        p.proof.depth -= 1;
+      },
+      present,
+    );
+    add('a sibling hash flipped', 'job_e', (p) => {
+      p.proof.siblings[0] = flip(p.proof.siblings[0]!);
+    });
+    add("another job's proof format", 'job_e', (p) => {
+      p.proof.format = 'sorted-merkle';
+    });
+    add('signed note size edited', 'job_e', (p) => {
+      p.checkpoint.note = p.checkpoint.note.replace('\n5\n', '\n6\n');
+    });
+    add('signed note root edited', 'job_e', (p) => {
+      const root = p.checkpoint.note.split('\n')[2]!;
+      p.checkpoint.note = p.checkpoint.note.replace(root, flip(root));
+    });
+    add('note signature missing', 'job_e', (p) => {
+      p.checkpoint.note = p.checkpoint.note.split('\n\n')[0] + '\n\n';
+    });
+    add(
+      'presence misstated',
+      'job_f',
+      (p) => {
+        p.present = false;
+        p.excluded = true;
+      },
+      present,
+    );
     const stranger = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!;
     add('checked against a foreign key', 'job_e', () => undefined, absent, new Uint8Array(Buffer.from(stranger, 'base64url')));
     const logNote = await (await s.fetch('/api/v1/logs/receipts/checkpoint')).text();
-    add('a log checkpoint signed by the same key in place of the exclusion note', 'job_e', (p) => { p.checkpoint.note = logNote; });
+    add('a log checkpoint signed by the same key in place of the exclusion note', 'job_e', (p) => {
+      p.checkpoint.note = logNote;
+    });
     expect(forgeries).toHaveLength(14);
     for (const [name, job, p, trust] of forgeries) {
       await expect(verifyExclusionProof(job, p, trust), name).rejects.toThrow();

@@ -101,7 +101,10 @@ describe('licence parents (SPEC 3)', () => {
 
   it('blows an UNSIGNED parent too (dead: any state)', async () => {
     const id = uniq('lic');
-    expect(await (await post(`/v1/pas/licenses/${id}/dead`, undefined)).json()).toMatchObject({ previous_state: 'UNSIGNED', state: 'DEAD' });
+    expect(await (await post(`/v1/pas/licenses/${id}/dead`, undefined)).json()).toMatchObject({
+      previous_state: 'UNSIGNED',
+      state: 'DEAD',
+    });
     expect((await (await get(`/v1/pas/licenses/${id}`)).json()).state).toBe('DEAD');
   });
 
@@ -113,7 +116,10 @@ describe('licence parents (SPEC 3)', () => {
     expect(armed).toMatchObject({ state: 'ARMED', children: { issued: 1, outstanding: 1, redeemed: 0 } });
     const r = await post('/v1/pas/bind-ticket/redeem', { ticket_id: t.ticket_id, write: WRITE, now: nowUtc() });
     expect(r.status).toBe(200);
-    expect(await (await get(`/v1/pas/licenses/${id}`)).json()).toMatchObject({ state: 'LIVE', children: { issued: 1, outstanding: 0, redeemed: 1 } });
+    expect(await (await get(`/v1/pas/licenses/${id}`)).json()).toMatchObject({
+      state: 'LIVE',
+      children: { issued: 1, outstanding: 0, redeemed: 1 },
+    });
   });
 
   it('reports the parent and decides each pre-bind as the log orders it, beside the redeems and pre-binds of its group', async () => {
@@ -170,10 +176,15 @@ describe('licence parents (SPEC 3)', () => {
     // must still see the parent ARMED by the tickets issued before them.
     const id = uniq('lic');
     await charged(id);
-    const answers = await Promise.all(Array.from({ length: 40 }, () => post('/v1/pas/pas-a/pre-bind', { fuse_id: liveFuse, license_id: id, job_id: uniq('job'), write: WRITE }).then((r) => r.json())));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        post('/v1/pas/pas-a/pre-bind', { fuse_id: liveFuse, license_id: id, job_id: uniq('job'), write: WRITE }).then((r) => r.json()),
+      ),
+    );
     const [first, ...rest] = answers.sort((x, y) => index(x.receipt_id) - index(y.receipt_id));
     expect(first).toMatchObject({ decision: 'ALLOW', license_state: 'LIVE' });
-    for (const a of rest) expect(a).toMatchObject({ decision: 'ALLOW', license_state: 'ARMED', ticket: { state: 'issued', redeemable: true } });
+    for (const a of rest)
+      expect(a).toMatchObject({ decision: 'ALLOW', license_state: 'ARMED', ticket: { state: 'issued', redeemable: true } });
     expect(new Set(answers.map((a) => a.ticket.ticket_id)).size).toBe(40);
     expect(await (await get(`/v1/pas/licenses/${id}`)).json()).toMatchObject({ state: 'ARMED', children: { issued: 40, outstanding: 40 } });
   });
@@ -200,7 +211,13 @@ describe('PAS-A pre-bind and bind tickets', () => {
     expect(r.status).toBe(200);
     const body = await r.json();
     expect(body).toMatchObject({ decision: 'ALLOW', next_step: 'bind_only_ticket', bind_and_issue: false });
-    expect(body.ticket).toMatchObject({ scope: 'bind_only', bind_and_issue: false, spend_fingerprint: WRITE_FP, license_id: id, state: 'issued' });
+    expect(body.ticket).toMatchObject({
+      scope: 'bind_only',
+      bind_and_issue: false,
+      spend_fingerprint: WRITE_FP,
+      license_id: id,
+      state: 'issued',
+    });
     expect(Date.parse(body.ticket.expires_at) - Date.parse(body.ticket.issued_at)).toBe(600_000);
     expect(await verifyReceipt(body.receipt_id)).toMatchObject({ kind: 'pas_pre_bind_a', decision: 'ALLOW' });
     expect((await meterRows()).at(-1)!.sku).toBe('execute_gate');
@@ -214,7 +231,10 @@ describe('PAS-A pre-bind and bind tickets', () => {
     ];
     const live = uniq('lic');
     await charged(live);
-    cases.push([{ fuse_id: liveFuse, license_id: live, job_id: uniq('job'), write: WRITE, scope: 'bind_and_issue' }, 'bind_and_issue_not_granted']);
+    cases.push([
+      { fuse_id: liveFuse, license_id: live, job_id: uniq('job'), write: WRITE, scope: 'bind_and_issue' },
+      'bind_and_issue_not_granted',
+    ]);
     for (const [req, code] of cases) {
       const r = await post('/v1/pas/pas-a/pre-bind', req);
       expect(r.status).toBe(409);
@@ -251,7 +271,8 @@ describe('PAS-A pre-bind and bind tickets', () => {
 });
 
 describe('bind ticket redeem (SPEC 3, 7: HALT)', () => {
-  const redeem = (body: Record<string, unknown>, headers: Record<string, string> = {}) => post('/v1/pas/bind-ticket/redeem', body, key.secret, headers);
+  const redeem = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    post('/v1/pas/bind-ticket/redeem', body, key.secret, headers);
 
   it('consumes a fresh ticket once for its write; a second redeem is HALT replay', async () => {
     const id = uniq('lic');
@@ -261,7 +282,11 @@ describe('bind ticket redeem (SPEC 3, 7: HALT)', () => {
     expect(ok.status).toBe(200);
     const body = await ok.json();
     expect(body).toMatchObject({ decision: 'ALLOW', redeemed: true, ticket_state: 'consumed' });
-    expect(await verifyReceipt(body.receipt_id)).toMatchObject({ kind: 'pas_bind_ticket_redeem', decision: 'ALLOW', fingerprint: WRITE_FP });
+    expect(await verifyReceipt(body.receipt_id)).toMatchObject({
+      kind: 'pas_bind_ticket_redeem',
+      decision: 'ALLOW',
+      fingerprint: WRITE_FP,
+    });
     expect((await meterRows()).at(-1)!.sku).toBe('execute_gate');
     const again = await redeem({ ticket_id: t.ticket_id, write: WRITE, now: nowUtc() });
     expect(again.status).toBe(409);
@@ -296,8 +321,18 @@ describe('bind ticket redeem (SPEC 3, 7: HALT)', () => {
       const k = await short.newKey();
       const f = (await (await short.fetch('/v1/fuses', { json: { state: 'LIVE' }, key: k.secret })).json()).fuse_id;
       await short.fetch('/v1/pas/licenses/lic_s/charge', { method: 'POST', key: k.secret });
-      const tk = (await (await short.fetch('/v1/pas/pas-a/pre-bind', { json: { fuse_id: f, license_id: 'lic_s', job_id: 'j', write: WRITE }, key: k.secret })).json()).ticket;
-      const r = await short.fetch('/v1/pas/bind-ticket/redeem', { json: { ticket_id: tk.ticket_id, write: WRITE, now: nowUtc(20_000) }, key: k.secret });
+      const tk = (
+        await (
+          await short.fetch('/v1/pas/pas-a/pre-bind', {
+            json: { fuse_id: f, license_id: 'lic_s', job_id: 'j', write: WRITE },
+            key: k.secret,
+          })
+        ).json()
+      ).ticket;
+      const r = await short.fetch('/v1/pas/bind-ticket/redeem', {
+        json: { ticket_id: tk.ticket_id, write: WRITE, now: nowUtc(20_000) },
+        key: k.secret,
+      });
       expect(r.status).toBe(409);
       expect(await r.json()).toMatchObject({ reason: 'stale', detail: expect.stringMatching(/expired/) });
       // The snapshot no longer counts the stale child as outstanding once it has expired.
@@ -410,7 +445,10 @@ describe('bind check, appendix, PAS-B', () => {
     await charged(id);
     const t = await ticketFor(id, job);
     await post('/v1/pas/bind-ticket/redeem', { ticket_id: t.ticket_id, write: WRITE, now: nowUtc() });
-    expect(await (await post('/v1/pas/bind-check', { fuse_id: liveFuse, job_id: job })).json()).toMatchObject({ decision: 'BLOCK', code: 'already_bound' });
+    expect(await (await post('/v1/pas/bind-check', { fuse_id: liveFuse, job_id: job })).json()).toMatchObject({
+      decision: 'BLOCK',
+      code: 'already_bound',
+    });
     const bad = await post('/v1/pas/bind-check', { fuse_id: liveFuse, job_id: job, premium: 1 });
     expect(bad.status).toBe(400);
 
@@ -431,7 +469,8 @@ describe('bind check, appendix, PAS-B', () => {
       'pas_bind_ticket_redeem ALLOW',
       'pas_bind_check BLOCK',
     ]);
-    for (const r of ap.receipts) expect(await verifyReceipt(r.receipt_id)).toMatchObject({ kind: r.kind, decision: r.decision, issued_at: r.created_at });
+    for (const r of ap.receipts)
+      expect(await verifyReceipt(r.receipt_id)).toMatchObject({ kind: r.kind, decision: r.decision, issued_at: r.created_at });
     expect(ap.receipts.map((r: { verify_url: string }) => r.verify_url)).toContain(ap.verify_url);
     expect((await get(`/v1/pas/bind-appendix?job_id=${job}`, other.secret)).status).toBe(404);
     expect((await get('/v1/pas/bind-appendix?job_id=nothing_here')).status).toBe(404);
@@ -446,7 +485,13 @@ describe('bind check, appendix, PAS-B', () => {
     const req = { fuse_id: liveFuse, license_id: id, job_id: job };
     const unsigned = await post('/v1/pas/pas-b/pre-bind', req);
     expect(unsigned.status).toBe(409);
-    expect(await unsigned.json()).toMatchObject({ decision: 'HALT', result: 'halt', code: 'license_not_live', call_issue: false, instruction: expect.stringMatching(/do not call issue/) });
+    expect(await unsigned.json()).toMatchObject({
+      decision: 'HALT',
+      result: 'halt',
+      code: 'license_not_live',
+      call_issue: false,
+      instruction: expect.stringMatching(/do not call issue/),
+    });
     await charged(id);
     expect(await (await post('/v1/pas/pas-b/pre-bind', req)).json()).toMatchObject({ result: 'halt', code: 'not_bound' });
     const t = await ticketFor(id, job);
@@ -454,7 +499,10 @@ describe('bind check, appendix, PAS-B', () => {
     const ok = await post('/v1/pas/pas-b/pre-bind', req);
     expect(ok.status).toBe(200);
     expect(await ok.json()).toMatchObject({ decision: 'ALLOW', result: 'proceed', call_issue: true });
-    expect(await (await post('/v1/pas/pas-b/pre-bind', { ...req, fuse_id: deadFuse })).json()).toMatchObject({ result: 'halt', code: 'hop_deny' });
+    expect(await (await post('/v1/pas/pas-b/pre-bind', { ...req, fuse_id: deadFuse })).json()).toMatchObject({
+      result: 'halt',
+      code: 'hop_deny',
+    });
     await post(`/v1/pas/licenses/${id}/dead`, undefined);
     expect(await (await post('/v1/pas/pas-b/pre-bind', req)).json()).toMatchObject({ result: 'halt', code: 'license_not_live' });
   });
@@ -472,40 +520,59 @@ function cli(args: string[]): Promise<Record<string, unknown>> {
 }
 
 describe('delegated authority (MGA)', () => {
-  it('ALLOWs within the grant and BLOCKs naming every failed limit; grants come from the CLI, per key', async () => {
-    const g = await cli(['grants', 'create', '--key', key.id, '--lines', 'cyber,e_and_o', '--states', 'CA,NY', '--max-premium', '25000.00']);
-    expect(g).toMatchObject({ key_id: key.id, max_premium: '25000.00', lines: ['cyber', 'e_and_o'] });
-    const grant = String(g.grant_id);
-    const base = { fuse_id: liveFuse, grant_id: grant, premium: '25000.00', line: 'cyber', state: 'CA' };
-    const ok = await post('/v1/pas/mga-authority', base);
-    expect(ok.status).toBe(200);
-    expect(await ok.json()).toMatchObject({ decision: 'ALLOW', failed: [] });
-    const cases: Array<[Record<string, unknown>, string[]]> = [
-      [{ premium: '25000.01' }, ['premium']],
-      [{ line: 'marine' }, ['line']],
-      [{ state: 'TX' }, ['state']],
-      [{ fuse_id: deadFuse, premium: '99999.00', state: 'TX' }, ['fuse', 'premium', 'state']],
-    ];
-    for (const [change, failed] of cases) {
-      const r = await post('/v1/pas/mga-authority', { ...base, ...change });
-      expect(r.status).toBe(403);
-      const body = await r.json();
-      expect(body).toMatchObject({ decision: 'BLOCK', failed });
-      expect(await verifyReceipt(body.receipt_id)).toMatchObject({ kind: 'pas_mga_authority', decision: 'BLOCK', data: { failed } });
-    }
-    expect((await post('/v1/pas/mga-authority', base, other.secret)).status).toBe(404);
-    const bad = await post('/v1/pas/mga-authority', { ...base, premium: '-1' });
-    expect(bad.status).toBe(400);
-    expect((await bad.json()).errors[0].field).toBe('premium');
-    // Checks sent together read their grant once, in one group: another key's checks still find no grant of theirs.
-    const otherFuse = (await (await post('/v1/fuses', { state: 'LIVE' }, other.secret)).json()).fuse_id;
-    const chargedBefore = (await meterRows(other.id)).length;
-    const mixed = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 ? post('/v1/pas/mga-authority', { ...base, fuse_id: otherFuse }, other.secret) : post('/v1/pas/mga-authority', base))));
-    expect(mixed.map((r) => r.status)).toEqual(Array.from({ length: 16 }, (_, i) => (i % 2 ? 404 : 200)));
-    expect((await meterRows(other.id)).length).toBe(chargedBefore);
-    expect(await cli(['grants', 'revoke', grant])).toMatchObject({ revoked: true });
-    expect((await post('/v1/pas/mga-authority', base)).status).toBe(404);
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'ALLOWs within the grant and BLOCKs naming every failed limit; grants come from the CLI, per key',
+    async () => {
+      const g = await cli([
+        'grants',
+        'create',
+        '--key',
+        key.id,
+        '--lines',
+        'cyber,e_and_o',
+        '--states',
+        'CA,NY',
+        '--max-premium',
+        '25000.00',
+      ]);
+      expect(g).toMatchObject({ key_id: key.id, max_premium: '25000.00', lines: ['cyber', 'e_and_o'] });
+      const grant = String(g.grant_id);
+      const base = { fuse_id: liveFuse, grant_id: grant, premium: '25000.00', line: 'cyber', state: 'CA' };
+      const ok = await post('/v1/pas/mga-authority', base);
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toMatchObject({ decision: 'ALLOW', failed: [] });
+      const cases: Array<[Record<string, unknown>, string[]]> = [
+        [{ premium: '25000.01' }, ['premium']],
+        [{ line: 'marine' }, ['line']],
+        [{ state: 'TX' }, ['state']],
+        [{ fuse_id: deadFuse, premium: '99999.00', state: 'TX' }, ['fuse', 'premium', 'state']],
+      ];
+      for (const [change, failed] of cases) {
+        const r = await post('/v1/pas/mga-authority', { ...base, ...change });
+        expect(r.status).toBe(403);
+        const body = await r.json();
+        expect(body).toMatchObject({ decision: 'BLOCK', failed });
+        expect(await verifyReceipt(body.receipt_id)).toMatchObject({ kind: 'pas_mga_authority', decision: 'BLOCK', data: { failed } });
+      }
+      expect((await post('/v1/pas/mga-authority', base, other.secret)).status).toBe(404);
+      const bad = await post('/v1/pas/mga-authority', { ...base, premium: '-1' });
+      expect(bad.status).toBe(400);
+      expect((await bad.json()).errors[0].field).toBe('premium');
+      // Checks sent together read their grant once, in one group: another key's checks still find no grant of theirs.
+      const otherFuse = (await (await post('/v1/fuses', { state: 'LIVE' }, other.secret)).json()).fuse_id;
+      const chargedBefore = (await meterRows(other.id)).length;
+      const mixed = await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          i % 2 ? post('/v1/pas/mga-authority', { ...base, fuse_id: otherFuse }, other.secret) : post('/v1/pas/mga-authority', base),
+        ),
+      );
+      expect(mixed.map((r) => r.status)).toEqual(Array.from({ length: 16 }, (_, i) => (i % 2 ? 404 : 200)));
+      expect((await meterRows(other.id)).length).toBe(chargedBefore);
+      expect(await cli(['grants', 'revoke', grant])).toMatchObject({ revoked: true });
+      expect((await post('/v1/pas/mga-authority', base)).status).toBe(404);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('public demos on drill data', () => {
@@ -514,11 +581,15 @@ describe('public demos on drill data', () => {
     const allow = await post('/demo/pas/bind-check', {}, undefined);
     expect(allow.status).toBe(200);
     expect(await allow.json()).toMatchObject({ decision: 'ALLOW', demo: true });
-    expect(await (await post('/demo/pas/bind-check', { fuse_id: 'fuse_drill_dead' }, undefined)).json()).toMatchObject({ decision: 'BLOCK' });
+    expect(await (await post('/demo/pas/bind-check', { fuse_id: 'fuse_drill_dead' }, undefined)).json()).toMatchObject({
+      decision: 'BLOCK',
+    });
     expect((await post('/demo/pas/bind-check', { fuse_id: liveFuse }, undefined)).status).toBe(404);
     const within = await post('/demo/pas/mga-authority', { premium: '1000.00', line: 'cyber', state: 'CA' }, undefined);
     expect(await within.json()).toMatchObject({ decision: 'ALLOW' });
-    expect(await (await post('/demo/pas/mga-authority', { premium: '300000.00', line: 'cyber', state: 'WA' }, undefined)).json()).toMatchObject({ decision: 'BLOCK', failed: ['premium', 'state'] });
+    expect(
+      await (await post('/demo/pas/mga-authority', { premium: '300000.00', line: 'cyber', state: 'WA' }, undefined)).json(),
+    ).toMatchObject({ decision: 'BLOCK', failed: ['premium', 'state'] });
     const ticket = await post('/demo/pas/pas-a/pre-bind', {}, undefined);
     expect(ticket.status).toBe(200);
     expect(await ticket.json()).toMatchObject({ next_step: 'bind_only_ticket', ticket: { redeemable: false } });

@@ -31,7 +31,12 @@ describe('embedded connection', () => {
     });
     expect(rs.rows[0]!.size).toBe(1);
     expect(rs.rowsAffected).toBe(1);
-    await ledger.write((tx) => tx.execute({ sql: 'INSERT INTO log_segments (log, start, count, entries, created_at) VALUES (?, ?, ?, ?, ?)', args: ['t', 0, 1, new Uint8Array([1, 2, 3]), 'now'] }));
+    await ledger.write((tx) =>
+      tx.execute({
+        sql: 'INSERT INTO log_segments (log, start, count, entries, created_at) VALUES (?, ?, ?, ?, ?)',
+        args: ['t', 0, 1, new Uint8Array([1, 2, 3]), 'now'],
+      }),
+    );
     const leaf = (await ledger.read.execute({ sql: 'SELECT entries FROM log_segments WHERE log = ?', args: ['t'] })).rows[0]!.entries;
     expect([...new Uint8Array(leaf as ArrayBuffer)]).toEqual([1, 2, 3]);
     await expect(ledger.read.execute({ sql: 'SELECT ? AS v', args: [undefined as never] })).rejects.toThrow(/undefined/);
@@ -80,7 +85,11 @@ describe('batch-sealed receipts', () => {
     const sealCount = async () => Number((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM receipt_seals')).rows[0]!.n);
     const before = await sealCount();
     // Twenty receipts queued in one tick commit in one batch: one seal, at the batch's end size.
-    const made = await commitReceipts(s.ctx.ledger, s.ctx, Array.from({ length: 20 }, (_, i) => ({ kind: 'test', decision: 'PERMIT', subject: `s${i}` })));
+    const made = await commitReceipts(
+      s.ctx.ledger,
+      s.ctx,
+      Array.from({ length: 20 }, (_, i) => ({ kind: 'test', decision: 'PERMIT', subject: `s${i}` })),
+    );
     expect(await sealCount()).toBe(before + 1);
     const size = Number((await s.ctx.ledger.read.execute("SELECT size FROM logs WHERE name = 'receipts'")).rows[0]!.size);
     const last = Number((await s.ctx.ledger.read.execute('SELECT MAX(tree_size) AS n FROM receipt_seals')).rows[0]!.n);
@@ -96,7 +105,14 @@ describe('batch-sealed receipts', () => {
     const key = await s.newKey('seal');
     const fuse = (await (await s.fetch('/v1/fuses', { key: key.secret, json: {} })).json()) as { fuse_id: string };
     const hops = await Promise.all(
-      Array.from({ length: 10 }, async () => (await (await s.fetch('/v1/fuse/hop', { key: key.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json()) as { receipt_id: string; verify_url: string }),
+      Array.from(
+        { length: 10 },
+        async () =>
+          (await (await s.fetch('/v1/fuse/hop', { key: key.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json()) as {
+            receipt_id: string;
+            verify_url: string;
+          },
+      ),
     );
     const seals = (await s.ctx.ledger.read.execute('SELECT tree_size FROM receipt_seals')).rows.map((r) => Number(r.tree_size));
     for (const h of hops) {
@@ -113,7 +129,10 @@ describe('batch-sealed receipts', () => {
     const e = await (await s.fetch(new URL(hop.verify_url).pathname, { headers: { accept: 'application/json' } })).json();
     expect(await (await s.fetch('/v1/receipts/verify', { json: { receipt: e } })).json()).toMatchObject({ valid: true, in_log: true });
     const forged = { ...e, payload: { ...e.payload, decision: 'PERMIT!' } };
-    expect(await (await s.fetch('/v1/receipts/verify', { json: { receipt: forged } })).json()).toMatchObject({ valid: false, reason: 'bad_leaf' });
+    expect(await (await s.fetch('/v1/receipts/verify', { json: { receipt: forged } })).json()).toMatchObject({
+      valid: false,
+      reason: 'bad_leaf',
+    });
   });
 });
 
@@ -121,15 +140,21 @@ describe('compact JWS signing on node:crypto', () => {
   it("makes, byte for byte, the JWS and the JWT that jose's signers make with the same key", async () => {
     const key = (await loadKeyring({ SIGNING_KEY_FILE: join(tempDir(), 'keys.json') })).current;
     const payload = JSON.stringify({ receipt_id: 'rcpt_x', note: 'ünïcode ✓', n: 1 });
-    const viaJose = await new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'fusegate-receipt+jws' }).sign(key.privateKey);
+    const viaJose = await new CompactSign(new TextEncoder().encode(payload))
+      .setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'fusegate-receipt+jws' })
+      .sign(key.privateKey);
     expect(compactJwsSync(payload, key, 'fusegate-receipt+jws')).toBe(viaJose);
     // Each key and typ has its own header (encoded headers are kept by their JSON text).
     const other = (await loadKeyring({ SIGNING_KEY_FILE: join(tempDir(), 'keys.json') })).current;
-    const otherViaJose = await new CompactSign(new TextEncoder().encode(payload)).setProtectedHeader({ alg: 'EdDSA', kid: other.kid, typ: 'checkpoint+jws' }).sign(other.privateKey);
+    const otherViaJose = await new CompactSign(new TextEncoder().encode(payload))
+      .setProtectedHeader({ alg: 'EdDSA', kid: other.kid, typ: 'checkpoint+jws' })
+      .sign(other.privateKey);
     expect(compactJwsSync(payload, other, 'checkpoint+jws')).toBe(otherViaJose);
     expect(compactJwsSync(payload, key, 'fusegate-receipt+jws')).toBe(viaJose);
     const claims = { iss: 'http://gate.test', iat: 1, exp: 2, jti: 'j', decision: 'GO' };
-    const jwtViaJose = await new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', typ: 'prefinality+jwt', kid: key.kid }).sign(key.privateKey);
+    const jwtViaJose = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'prefinality+jwt', kid: key.kid })
+      .sign(key.privateKey);
     expect(signCompactJws(JSON.stringify(claims), key, { alg: 'EdDSA', typ: 'prefinality+jwt', kid: key.kid })).toBe(jwtViaJose);
   });
 });
@@ -164,10 +189,22 @@ describe('keyed act routes (keyedAct)', () => {
   it("keeps the route's declared role: the router's guard answers an agent key 403 before the handler runs", async () => {
     const router = new Router(new H3(), (route) => keyGuard(s.ctx, route));
     let handled = 0;
-    keyedAct(router, s.ctx, '/t/operator-act', { summary: 'test', role: 'operator', tag: 'test', body: z.strictObject({ n: z.number() }) }, async (b) => (handled++, reply({ n: b.n })));
+    keyedAct(
+      router,
+      s.ctx,
+      '/t/operator-act',
+      { summary: 'test', role: 'operator', tag: 'test', body: z.strictObject({ n: z.number() }) },
+      async (b) => (handled++, reply({ n: b.n })),
+    );
     expect(router.routes[0]!.doc).toMatchObject({ auth: 'key', role: 'operator' });
     const call = (key: string, json: unknown) =>
-      router.app.fetch(new Request('http://gate.test/t/operator-act', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(json) }));
+      router.app.fetch(
+        new Request('http://gate.test/t/operator-act', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(json),
+        }),
+      );
     const refused = await call(agent, { n: 1 });
     // A bare H3 (no app error handler): the guard's problem is its status here.
     expect(refused.status).toBe(403);

@@ -34,7 +34,21 @@ beforeAll(async () => {
   primary = await startCluster({ settings: { wal_level: 'replica', max_wal_senders: 4, synchronous_commit: 'on' } });
   primary.psql('CREATE DATABASE fusegate');
   const dir = postgresDir('fusegate-standby-');
-  runPg(join(bin, 'pg_basebackup'), ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', join(dir, 'data'), '-R', '-X', 'stream', '-c', 'fast']);
+  runPg(join(bin, 'pg_basebackup'), [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(primary.port),
+    '-U',
+    'postgres',
+    '-D',
+    join(dir, 'data'),
+    '-R',
+    '-X',
+    'stream',
+    '-c',
+    'fast',
+  ]);
   standby = await startCluster({ dataDir: join(dir, 'data'), settings: { hot_standby: 'on' } });
   // From now on every commit waits for the standby's flush: an acknowledged write is on both machines.
   primary.psql("ALTER SYSTEM SET synchronous_standby_names = '*'");
@@ -73,9 +87,20 @@ describe('kill -9 of the primary under mixed writes, then promote the standby', 
       const r =
         i % 3 === 0
           ? await s.fetch('/v1/fuses', { json: {}, key })
-          : await s.fetch('/v1/fuse/hop', { json: { fuse_id: fuseId }, key, headers: i % 3 === 2 ? { 'idempotency-key': `failover-${i}` } : {} });
+          : await s.fetch('/v1/fuse/hop', {
+              json: { fuse_id: fuseId },
+              key,
+              headers: i % 3 === 2 ? { 'idempotency-key': `failover-${i}` } : {},
+            });
       const body = await r.json().catch(() => ({}));
-      return { at: performance.now(), status: r.status, receiptId: body.receipt_id, retryAfter: r.headers.get('retry-after'), code: body.code, decision: body.decision };
+      return {
+        at: performance.now(),
+        status: r.status,
+        receiptId: body.receipt_id,
+        retryAfter: r.headers.get('retry-after'),
+        code: body.code,
+        decision: body.decision,
+      };
     };
     const workers = Array.from({ length: 4 }, async () => {
       while (!stop) answers.push(await one());
@@ -94,7 +119,8 @@ describe('kill -9 of the primary under mixed writes, then promote the standby', 
     stop = true;
     await Promise.all(workers);
     const firstPermit = answers.find((a) => a.at > promoted && a.decision === 'PERMIT');
-    if (firstPermit) console.log(`${Math.round(firstPermit.at - promoted)} ms from the promotion to the first PERMIT answered (printed, not asserted)`);
+    if (firstPermit)
+      console.log(`${Math.round(firstPermit.at - promoted)} ms from the promotion to the first PERMIT answered (printed, not asserted)`);
 
     // A request the failover caught was refused, closed, with a time to retry; nothing else but success.
     const refused = answers.filter((a) => a.status >= 300);

@@ -15,10 +15,15 @@ import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run, runCli } from './support/cli.ts
 import { freePort, postgresBin, postgresDir, removeCluster, runPg, startCluster, type Cluster } from './support/postgres-cluster.ts';
 import { freshPostgresDatabase, holdCacheClock, startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 
-const serve = (env: Record<string, string>) => run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(tempDir(), env), LOG_LEVEL: 'error' });
+const serve = (env: Record<string, string>) =>
+  run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(tempDir(), env), LOG_LEVEL: 'error' });
 
 const psql = (db: string, sql: string) =>
-  execFileSync('psql', ['-X', '-q', '-t', '-A', '-h', '127.0.0.1', '-p', String(inject('postgresPort')), '-U', 'postgres', '-d', db, '-c', sql], { encoding: 'utf8' }).trim();
+  execFileSync(
+    'psql',
+    ['-X', '-q', '-t', '-A', '-h', '127.0.0.1', '-p', String(inject('postgresPort')), '-U', 'postgres', '-d', db, '-c', sql],
+    { encoding: 'utf8' },
+  ).trim();
 
 /** Asks again, a moment apart, until the answer is the one awaited (the hook's timeout bounds it). */
 async function until(ask: () => Promise<Response>, done: (r: Response) => boolean): Promise<Response> {
@@ -39,34 +44,51 @@ async function expectUnavailable(r: Response): Promise<void> {
 }
 
 describe('start-up on a database that cannot be used', () => {
-  it('unreachable: the server exits 2 naming the database, its password hidden', async () => {
-    const [p1, p2] = [await freePort(), await freePort()];
-    const r = await serve({ DATABASE_URL: `postgres://fusegate:s3cret-pw@127.0.0.1:${p1},127.0.0.1:${p2}/fusegate?target_session_attrs=read-write` });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`cannot open the database postgres://fusegate:***@127.0.0.1:${p1},127.0.0.1:${p2}/fusegate`);
-    expect(r.stderr).not.toContain('s3cret');
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'unreachable: the server exits 2 naming the database, its password hidden',
+    async () => {
+      const [p1, p2] = [await freePort(), await freePort()];
+      const r = await serve({
+        DATABASE_URL: `postgres://fusegate:s3cret-pw@127.0.0.1:${p1},127.0.0.1:${p2}/fusegate?target_session_attrs=read-write`,
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`cannot open the database postgres://fusegate:***@127.0.0.1:${p1},127.0.0.1:${p2}/fusegate`);
+      expect(r.stderr).not.toContain('s3cret');
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it('unreachable: the CLI says the same', async () => {
-    const port = await freePort();
-    const r = await runCli(['keys', 'list'], testEnv(tempDir(), { DATABASE_URL: `postgresql://fusegate:s3cret-pw@127.0.0.1:${port}/fusegate` }));
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`postgresql://fusegate:***@127.0.0.1:${port}/fusegate`);
-    expect(r.stderr).not.toContain('s3cret');
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'unreachable: the CLI says the same',
+    async () => {
+      const port = await freePort();
+      const r = await runCli(
+        ['keys', 'list'],
+        testEnv(tempDir(), { DATABASE_URL: `postgresql://fusegate:s3cret-pw@127.0.0.1:${port}/fusegate` }),
+      );
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`postgresql://fusegate:***@127.0.0.1:${port}/fusegate`);
+      expect(r.stderr).not.toContain('s3cret');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it('migrated by newer code: refused, saying so, and nothing written', async () => {
-    const url = freshPostgresDatabase();
-    const db = new URL(url).pathname.slice(1);
-    psql(db, "INSERT INTO schema_migrations (version, applied_at) VALUES ('9990_from_newer_code', '2030-01-01T00:00:00.000Z')");
-    const before = psql(db, 'SELECT string_agg(version, \',\' ORDER BY version) FROM schema_migrations');
-    const r = await serve({ DATABASE_URL: url });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/the database schema is newer than this code: it has migration 9990_from_newer_code/);
-    expect(psql(db, 'SELECT string_agg(version, \',\' ORDER BY version) FROM schema_migrations')).toBe(before);
-    expect(psql(db, 'SELECT count(*) FROM leases')).toBe('0');
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'migrated by newer code: refused, saying so, and nothing written',
+    async () => {
+      const url = freshPostgresDatabase();
+      const db = new URL(url).pathname.slice(1);
+      psql(db, "INSERT INTO schema_migrations (version, applied_at) VALUES ('9990_from_newer_code', '2030-01-01T00:00:00.000Z')");
+      const before = psql(db, "SELECT string_agg(version, ',' ORDER BY version) FROM schema_migrations");
+      const r = await serve({ DATABASE_URL: url });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/the database schema is newer than this code: it has migration 9990_from_newer_code/);
+      expect(psql(db, "SELECT string_agg(version, ',' ORDER BY version) FROM schema_migrations")).toBe(before);
+      expect(psql(db, 'SELECT count(*) FROM leases')).toBe('0');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('the database lost under a running server', () => {

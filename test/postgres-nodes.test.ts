@@ -104,7 +104,10 @@ describe('state changed through one node', () => {
 describe('an Idempotency-Key across nodes', () => {
   it('is reserved by one node only when two reserve it at once', async () => {
     const url = a.config.DATABASE_URL;
-    const [one, two] = await Promise.all([openLedger(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' })), openLedger(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))]);
+    const [one, two] = await Promise.all([
+      openLedger(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' })),
+      openLedger(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' })),
+    ]);
     try {
       const r = { keyId: key.id, idemKey: 'same-key-two-nodes', hash: 'h', now: new Date(), leaseMs: 60_000 };
       let commitOne!: () => void;
@@ -121,7 +124,11 @@ describe('an Idempotency-Key across nodes', () => {
       await reserved;
       const secondAnswer = two.write((tx) => reserveIdempotencyKey(tx, r));
       const second = (async () => {
-        while (!(await one.read.execute("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows.length) await new Promise((res) => setTimeout(res, 10));
+        while (
+          !(await one.read.execute("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows
+            .length
+        )
+          await new Promise((res) => setTimeout(res, 10));
       })();
       await second;
       commitOne();

@@ -35,7 +35,11 @@ function handJwt(header: Record<string, unknown>, payload: Record<string, unknow
 
 /** Independent SHA-256 of a flat object's JSON with sorted keys. */
 function flatHash(o: Record<string, string>): string {
-  const sorted = Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+  const sorted = Object.fromEntries(
+    Object.keys(o)
+      .sort()
+      .map((k) => [k, o[k]]),
+  );
   return createHash('sha256').update(JSON.stringify(sorted)).digest('hex');
 }
 
@@ -69,7 +73,8 @@ describe('pre-finality clearance', () => {
   const evaluate = (json: unknown, k: string | null = key.secret, headers: Record<string, string> = {}) =>
     s.fetch('/v1/prefinality/evaluate', { json, ...(k ? { key: k } : {}), headers });
   const verify = (receipt: string) => s.fetch('/v1/prefinality/verify', { json: { receipt } });
-  const gate = (receipt: string, payment_order: unknown) => s.fetch('/v1/prefinality/rtp/gate', { key: key.secret, json: { receipt, payment_order } });
+  const gate = (receipt: string, payment_order: unknown) =>
+    s.fetch('/v1/prefinality/rtp/gate', { key: key.secret, json: { receipt, payment_order } });
   async function goReceipt(transfer: Record<string, string> = RTP, rail = 'rtp'): Promise<string> {
     const r = await evaluate({ rail, transfer });
     expect(r.status).toBe(200);
@@ -108,7 +113,13 @@ describe('pre-finality clearance', () => {
       const r = await evaluate({ rail: 'rtp', transfer: RTP });
       expect(r.status).toBe(200);
       const body = (await r.json()) as Record<string, any>;
-      expect(body).toMatchObject({ decision: 'GO', rail: 'rtp', rule: { id: 'cleared' }, demo: false, charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false } });
+      expect(body).toMatchObject({
+        decision: 'GO',
+        rail: 'rtp',
+        rule: { id: 'cleared' },
+        demo: false,
+        charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false },
+      });
       const header = decodeProtectedHeader(body.receipt_jwt);
       expect(header).toEqual({ alg: 'EdDSA', typ: TYP, kid: s.ctx.keyring.current.kid });
       // kid is the RFC 7638 thumbprint of the public key
@@ -119,11 +130,21 @@ describe('pre-finality clearance', () => {
       expect(payload.transfer_hash).toBe(flatHash(RTP));
       expect(body.transfer_hash).toBe(flatHash(RTP));
       expect(payload.exp! - payload.iat!).toBe(s.config.PREFINALITY_RECEIPT_TTL_SECONDS);
-      expect((await getReceipt(s.ctx.ledger.read, body.receipt_id))!.payload).toMatchObject({ kind: 'prefinality', decision: 'GO', key_id: key.id });
-      expect((await getReceipt(s.ctx.ledger.read, body.receipt_id))!.payload.data).toMatchObject({ jti: body.jti, rule: 'cleared', rail: 'rtp' });
+      expect((await getReceipt(s.ctx.ledger.read, body.receipt_id))!.payload).toMatchObject({
+        kind: 'prefinality',
+        decision: 'GO',
+        key_id: key.id,
+      });
+      expect((await getReceipt(s.ctx.ledger.read, body.receipt_id))!.payload.data).toMatchObject({
+        jti: body.jti,
+        rule: 'cleared',
+        rail: 'rtp',
+      });
       expect(payload.receipt_id).toBe(body.receipt_id);
       expect((await chargesOf(s.ctx.ledger.read, key.id)).length).toBe(before + 1);
-      expect(await count(s, 'meter', (c) => c.ref === body.receipt_id && c.sku === 'execute_gate' && c.amount_micros === 100000 && c.nap === 0)).toBe(1);
+      expect(
+        await count(s, 'meter', (c) => c.ref === body.receipt_id && c.sku === 'execute_gate' && c.amount_micros === 100000 && c.nap === 0),
+      ).toBe(1);
     });
 
     it('a stock JWT library verifies a GO receipt from the remote JWKS alone', async () => {
@@ -153,7 +174,12 @@ describe('pre-finality clearance', () => {
       const no = await evaluate({ rail: 'rtp', transfer: { ...RTP, routing_number: undefined } });
       expect(no.status).toBe(403);
       const nb = (await no.json()) as Record<string, any>;
-      expect(nb).toMatchObject({ decision: 'NO_GO', rule: { id: 'transfer_incomplete' }, fields: ['transfer.routing_number'], charge: { sku: 'hold', amount_usd: '0.50', nap: true } });
+      expect(nb).toMatchObject({
+        decision: 'NO_GO',
+        rule: { id: 'transfer_incomplete' },
+        fields: ['transfer.routing_number'],
+        charge: { sku: 'hold', amount_usd: '0.50', nap: true },
+      });
       expect(nb.receipt_jwt).toBeUndefined();
       const hold = await evaluate({ rail: 'rtp', transfer: RTP, context: { risk_flags: ['new_payee'] } });
       expect(hold.status).toBe(409);
@@ -165,7 +191,9 @@ describe('pre-finality clearance', () => {
       expect((await getReceipt(s.ctx.ledger.read, hb.receipt_id))!.payload.data).not.toHaveProperty('tool');
       for (const b of [nb, hb]) {
         expect((await getReceipt(s.ctx.ledger.read, b.receipt_id))!.payload.decision).toBe(b.decision);
-        expect(await count(s, 'meter', (c) => c.ref === b.receipt_id && c.sku === 'hold' && c.amount_micros === 500000 && c.nap === 1)).toBe(1);
+        expect(
+          await count(s, 'meter', (c) => c.ref === b.receipt_id && c.sku === 'hold' && c.amount_micros === 500000 && c.nap === 1),
+        ).toBe(1);
       }
     });
 
@@ -226,12 +254,21 @@ describe('pre-finality clearance', () => {
       });
     });
 
-    it('fuse_unknown: an unknown fuse, or another key\'s, is NO_GO; a LIVE fuse of the caller passes', async () => {
+    it("fuse_unknown: an unknown fuse, or another key's, is NO_GO; a LIVE fuse of the caller passes", async () => {
       await insertFuse(s, 'fuse_live1', key.id, 'LIVE');
       await insertFuse(s, 'fuse_other', other.id, 'LIVE');
-      expect(await decide({ rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_nope' } })).toMatchObject({ status: 403, rule: 'fuse_unknown' });
-      expect(await decide({ rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_other' } })).toMatchObject({ status: 403, rule: 'fuse_unknown' });
-      expect(await decide({ rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_live1' } })).toMatchObject({ status: 200, rule: 'cleared' });
+      expect(await decide({ rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_nope' } })).toMatchObject({
+        status: 403,
+        rule: 'fuse_unknown',
+      });
+      expect(await decide({ rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_other' } })).toMatchObject({
+        status: 403,
+        rule: 'fuse_unknown',
+      });
+      expect(await decide({ rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_live1' } })).toMatchObject({
+        status: 200,
+        rule: 'cleared',
+      });
     });
 
     it('transfer_incomplete: each rail needs its fields (x402 needs no accounts)', async () => {
@@ -240,45 +277,75 @@ describe('pre-finality clearance', () => {
         rule: 'transfer_incomplete',
         fields: ['transfer.account_number', 'transfer.routing_number', 'transfer.counterparty'],
       });
-      expect(await decide({ rail: 'x402', transfer: { amount: '1', currency: 'USDC' } })).toMatchObject({ status: 403, fields: ['transfer.counterparty'] });
+      expect(await decide({ rail: 'x402', transfer: { amount: '1', currency: 'USDC' } })).toMatchObject({
+        status: 403,
+        fields: ['transfer.counterparty'],
+      });
       expect(await decide({ rail: 'x402', transfer: X402_TRANSFER })).toMatchObject({ status: 200, decision: 'GO' });
     });
 
     it('amount_not_positive: a zero amount is NO_GO', async () => {
-      expect(await decide({ rail: 'rtp', transfer: { ...RTP, amount: '0.000' } })).toMatchObject({ status: 403, rule: 'amount_not_positive' });
+      expect(await decide({ rail: 'rtp', transfer: { ...RTP, amount: '0.000' } })).toMatchObject({
+        status: 403,
+        rule: 'amount_not_positive',
+      });
     });
 
     it('mandate_expired, mandate_rail, mandate_currency, mandate_counterparty', async () => {
-      expect(await decide({ rail: 'rtp', transfer: RTP, mandate: { expires_at: '2020-01-01T00:00:00Z' } })).toMatchObject({ status: 403, rule: 'mandate_expired' });
+      expect(await decide({ rail: 'rtp', transfer: RTP, mandate: { expires_at: '2020-01-01T00:00:00Z' } })).toMatchObject({
+        status: 403,
+        rule: 'mandate_expired',
+      });
       expect(await decide({ rail: 'rtp', transfer: RTP, mandate: { expires_at: '2999-01-01T00:00:00Z' } })).toMatchObject({ status: 200 });
-      expect(await decide({ rail: 'rtp', transfer: RTP, mandate: { rails: ['x402'] } })).toMatchObject({ status: 403, rule: 'mandate_rail' });
-      expect(await decide({ rail: 'rtp', transfer: RTP, mandate: { currency: 'EUR' } })).toMatchObject({ status: 403, rule: 'mandate_currency' });
+      expect(await decide({ rail: 'rtp', transfer: RTP, mandate: { rails: ['x402'] } })).toMatchObject({
+        status: 403,
+        rule: 'mandate_rail',
+      });
+      expect(await decide({ rail: 'rtp', transfer: RTP, mandate: { currency: 'EUR' } })).toMatchObject({
+        status: 403,
+        rule: 'mandate_currency',
+      });
       expect(await decide({ rail: 'rtp', transfer: RTP, mandate: { counterparties: ['Someone Else'] } })).toMatchObject({
         status: 403,
         rule: 'mandate_counterparty',
       });
       expect(
-        await decide({ rail: 'rtp', transfer: RTP, mandate: { rails: ['rtp'], currency: 'USD', counterparties: [RTP.counterparty], max_amount: '500' } }),
+        await decide({
+          rail: 'rtp',
+          transfer: RTP,
+          mandate: { rails: ['rtp'], currency: 'USD', counterparties: [RTP.counterparty], max_amount: '500' },
+        }),
       ).toMatchObject({ status: 200, rule: 'cleared' });
     });
 
     it('mandate_limit compares decimal strings exactly, never through a float', async () => {
       // As floats these two are equal (1e-18 is below double precision at 100).
-      expect(await decide({ rail: 'rtp', transfer: { ...RTP, amount: '100.000000000000000001' }, mandate: { max_amount: '100' } })).toMatchObject({
+      expect(
+        await decide({ rail: 'rtp', transfer: { ...RTP, amount: '100.000000000000000001' }, mandate: { max_amount: '100' } }),
+      ).toMatchObject({
         status: 403,
         rule: 'mandate_limit',
         fields: ['transfer.amount', 'mandate.max_amount'],
       });
-      expect(await decide({ rail: 'rtp', transfer: { ...RTP, amount: '100.000000000000000000' }, mandate: { max_amount: '100' } })).toMatchObject({ status: 200 });
+      expect(
+        await decide({ rail: 'rtp', transfer: { ...RTP, amount: '100.000000000000000000' }, mandate: { max_amount: '100' } }),
+      ).toMatchObject({ status: 200 });
     });
 
     it('context_risk_flag and review_requested give HOLD', async () => {
-      expect(await decide({ rail: 'rtp', transfer: RTP, context: { review_requested: true } })).toMatchObject({ status: 409, decision: 'HOLD', rule: 'context_risk_flag' });
+      expect(await decide({ rail: 'rtp', transfer: RTP, context: { review_requested: true } })).toMatchObject({
+        status: 409,
+        decision: 'HOLD',
+        rule: 'context_risk_flag',
+      });
       expect(await decide({ rail: 'rtp', transfer: RTP, context: { risk_flags: [], note: 'free-form' } })).toMatchObject({ status: 200 });
     });
 
     it('review_threshold: above the currency threshold (or the mandate review_above) is HOLD', async () => {
-      expect(await decide({ rail: 'rtp', transfer: { ...RTP, amount: '10000.01' } })).toMatchObject({ status: 409, rule: 'review_threshold' });
+      expect(await decide({ rail: 'rtp', transfer: { ...RTP, amount: '10000.01' } })).toMatchObject({
+        status: 409,
+        rule: 'review_threshold',
+      });
       expect(await decide({ rail: 'rtp', transfer: { ...RTP, amount: '10000.00' } })).toMatchObject({ status: 200 });
       expect(await decide({ rail: 'rtp', transfer: { ...RTP, amount: '60' }, mandate: { review_above: '50' } })).toMatchObject({
         status: 409,
@@ -291,7 +358,8 @@ describe('pre-finality clearance', () => {
   });
 
   describe('verify (RFC 8725)', () => {
-    const check = async (token: string) => (await (await verify(token)).json()) as { valid: boolean; reason?: string; claims?: Record<string, unknown> };
+    const check = async (token: string) =>
+      (await (await verify(token)).json()) as { valid: boolean; reason?: string; claims?: Record<string, unknown> };
 
     it('accepts our GO receipt, and an Ed25519 (RFC 9864) alg name', async () => {
       expect(await check(await goReceipt())).toMatchObject({ valid: true, claims: { decision: 'GO' } });
@@ -316,7 +384,10 @@ describe('pre-finality clearance', () => {
       const jwk = publicKey.export({ format: 'jwk' }) as JWK;
       const kid = await calculateJwkThumbprint(jwk);
       expect(await check(handJwt(ourHeader({ kid }), claims(), privateKey))).toMatchObject({ valid: false, reason: 'unknown_kid' });
-      expect(await check(handJwt(ourHeader({ kid: undefined }), claims(), privateKey))).toMatchObject({ valid: false, reason: 'unknown_kid' });
+      expect(await check(handJwt(ourHeader({ kid: undefined }), claims(), privateKey))).toMatchObject({
+        valid: false,
+        reason: 'unknown_kid',
+      });
       expect(await check(handJwt(ourHeader(), claims(), privateKey))).toMatchObject({ valid: false, reason: 'bad_signature' });
     });
 
@@ -339,9 +410,18 @@ describe('pre-finality clearance', () => {
       const k = s.ctx.keyring.current.privateKey;
       expect(await check(handJwt(ourHeader({ typ: 'JWT' }), claims(), k))).toMatchObject({ valid: false, reason: 'typ_mismatch' });
       expect(await check(handJwt(ourHeader({ typ: undefined }), claims(), k))).toMatchObject({ valid: false, reason: 'typ_mismatch' });
-      expect(await check(handJwt(ourHeader(), claims({ iss: 'https://evil.example' }), k))).toMatchObject({ valid: false, reason: 'claim_invalid' });
-      expect(await check(handJwt(ourHeader(), claims({ transfer_hash: undefined }), k))).toMatchObject({ valid: false, reason: 'claim_invalid' });
-      expect(await check(handJwt(ourHeader(), claims({ transfer_hash: flatHash({ a: 'b' }) }), k))).toMatchObject({ valid: false, reason: 'claim_invalid' });
+      expect(await check(handJwt(ourHeader(), claims({ iss: 'https://evil.example' }), k))).toMatchObject({
+        valid: false,
+        reason: 'claim_invalid',
+      });
+      expect(await check(handJwt(ourHeader(), claims({ transfer_hash: undefined }), k))).toMatchObject({
+        valid: false,
+        reason: 'claim_invalid',
+      });
+      expect(await check(handJwt(ourHeader(), claims({ transfer_hash: flatHash({ a: 'b' }) }), k))).toMatchObject({
+        valid: false,
+        reason: 'claim_invalid',
+      });
       expect(await check('not.a.jwt!')).toMatchObject({ valid: false, reason: 'malformed' });
       expect(await check('abc')).toMatchObject({ valid: false, reason: 'malformed' });
       const r = await s.fetch('/v1/prefinality/verify', { json: { token: 'x' } });
@@ -372,7 +452,11 @@ describe('pre-finality clearance', () => {
       const m = (await r.json()) as Record<string, any>;
       expect(m.rails.map((x: { id: string }) => x.id)).toEqual(['x402', 'rtp']);
       expect(Object.keys(m.statuses)).toEqual(['200', '401', '402', '403', '409']);
-      expect(m.receipt).toMatchObject({ typ: TYP, jwks_uri: `${s.config.BASE_URL}/.well-known/prefinality-jwks.json`, verify_url: `${s.config.BASE_URL}/v1/prefinality/verify` });
+      expect(m.receipt).toMatchObject({
+        typ: TYP,
+        jwks_uri: `${s.config.BASE_URL}/.well-known/prefinality-jwks.json`,
+        verify_url: `${s.config.BASE_URL}/v1/prefinality/verify`,
+      });
       expect(m.x402_configured).toBe(false);
       expect(m.rules.at(-1)).toMatchObject({ id: 'cleared', decision: 'GO' });
     });
@@ -420,7 +504,9 @@ describe('pre-finality clearance', () => {
       const k = s.ctx.keyring.current.privateKey;
       const hold = handJwt(ourHeader(), claims({ decision: 'HOLD', rule: 'context_risk_flag' }), k);
       expect((await run(hold, ORDER)).body.reasons.map((r) => r.code)).toEqual(['not_go']);
-      const demo = (await (await s.fetch('/demo/prefinality/evaluate', { json: { rail: 'rtp', transfer: RTP } })).json()) as { receipt_jwt: string };
+      const demo = (await (await s.fetch('/demo/prefinality/evaluate', { json: { rail: 'rtp', transfer: RTP } })).json()) as {
+        receipt_jwt: string;
+      };
       expect((await run(demo.receipt_jwt, ORDER)).body.reasons.map((r) => r.code)).toEqual(['demo_receipt']);
       const x402 = await goReceipt(X402_TRANSFER, 'x402');
       const wr = await run(x402, ORDER);
@@ -428,7 +514,10 @@ describe('pre-finality clearance', () => {
       const past = Math.floor(Date.now() / 1000) - 60;
       const expired = handJwt(ourHeader(), claims({ iat: past - 600, exp: past }), k);
       expect(await run(expired, ORDER)).toMatchObject({ status: 403, body: { reasons: [{ code: 'expired' }] } });
-      expect(await run(handJwt(ourHeader({ alg: 'none' }), claims()), ORDER)).toMatchObject({ status: 403, body: { reasons: [{ code: 'alg_not_allowed' }] } });
+      expect(await run(handJwt(ourHeader({ alg: 'none' }), claims()), ORDER)).toMatchObject({
+        status: 403,
+        body: { reasons: [{ code: 'alg_not_allowed' }] },
+      });
     });
 
     it('clears exactly one of many concurrent orders for one receipt', async () => {
@@ -461,7 +550,11 @@ describe('pre-finality clearance', () => {
     };
     /** A second implementation of the commitment: "c1:sha256:" + base64url(SHA-256(salt || canonical JSON of the value)). */
     const commitmentOf = (value: Record<string, string>, salt: string) => {
-      const sorted = Object.fromEntries(Object.keys(value).sort().map((k) => [k, value[k]]));
+      const sorted = Object.fromEntries(
+        Object.keys(value)
+          .sort()
+          .map((k) => [k, value[k]]),
+      );
       return 'c1:sha256:' + createHash('sha256').update(Buffer.from(salt, 'base64url')).update(JSON.stringify(sorted)).digest('base64url');
     };
 
@@ -469,7 +562,8 @@ describe('pre-finality clearance', () => {
       const r = await evaluate({ rail: 'rtp', transfer: RTP });
       const body = (await r.json()) as Record<string, any>;
       const { payload, text } = await logged(body.receipt_id);
-      for (const secret of [RTP.account_number, RTP.routing_number, RTP.counterparty, flatHash(RTP)]) expect(text, secret).not.toContain(secret);
+      for (const secret of [RTP.account_number, RTP.routing_number, RTP.counterparty, flatHash(RTP)])
+        expect(text, secret).not.toContain(secret);
       expect(payload.subject).toBeUndefined();
       expect(payload.data.transfer).toMatch(/^c1:sha256:/);
       // The JWT still verifies with a stock library and the JWKS; it names the log's commitment and opens it.
@@ -481,7 +575,9 @@ describe('pre-finality clearance', () => {
       expect(await (await verify(body.receipt_jwt)).json()).toMatchObject({ valid: true });
       // The account reads the opening too.
       const opened = await (await s.fetch(`/v1/receipts/${body.receipt_id}/openings`, { key: key.secret })).json();
-      expect(opened.openings).toEqual([{ field: 'data.transfer', commitment: payload.data.transfer, value: RTP, salt: claims.transfer_salt }]);
+      expect(opened.openings).toEqual([
+        { field: 'data.transfer', commitment: payload.data.transfer, value: RTP, salt: claims.transfer_salt },
+      ]);
       // A refusal is committed the same way (and its caller holds the salt from the answer).
       const held = (await (await evaluate({ rail: 'rtp', transfer: { ...RTP, amount: '20000.00' } })).json()) as Record<string, any>;
       expect(held.decision).toBe('HOLD');
@@ -491,18 +587,31 @@ describe('pre-finality clearance', () => {
     it("openings ride with the key's receipts of their batch; one kept in the table of earlier releases still opens, and no other account reads either", async () => {
       const body = (await (await evaluate({ rail: 'rtp', transfer: RTP })).json()) as Record<string, any>;
       const index = Number(/^rcpt_(\d+)_/.exec(body.receipt_id)![1]);
-      const listed = await s.ctx.ledger.read.execute({ sql: 'SELECT openings FROM key_receipts WHERE key_id = ? AND first <= ? ORDER BY first DESC LIMIT 1', args: [key.id, index] });
+      const listed = await s.ctx.ledger.read.execute({
+        sql: 'SELECT openings FROM key_receipts WHERE key_id = ? AND first <= ? ORDER BY first DESC LIMIT 1',
+        args: [key.id, index],
+      });
       expect(JSON.parse(String(listed.rows[0]!.openings))[index]).toEqual([['data.transfer', body.transfer_salt, RTP]]);
       // Moved to where a release before this one kept it: still opened, from there.
       await s.ctx.ledger.write(async (tx) => {
         await tx.execute({ sql: 'UPDATE key_receipts SET openings = NULL WHERE key_id = ? AND first <= ?', args: [key.id, index] });
         await tx.execute({
           sql: 'INSERT INTO commitment_openings (receipt_id, field, account_id, commitment, salt, value, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-          args: [body.receipt_id, 'data.transfer', key.accountId, body.transfer_commitment, body.transfer_salt, JSON.stringify(RTP), new Date().toISOString()],
+          args: [
+            body.receipt_id,
+            'data.transfer',
+            key.accountId,
+            body.transfer_commitment,
+            body.transfer_salt,
+            JSON.stringify(RTP),
+            new Date().toISOString(),
+          ],
         });
       });
       const opened = await (await s.fetch(`/v1/receipts/${body.receipt_id}/openings`, { key: key.secret })).json();
-      expect(opened.openings).toEqual([{ field: 'data.transfer', commitment: body.transfer_commitment, value: RTP, salt: body.transfer_salt }]);
+      expect(opened.openings).toEqual([
+        { field: 'data.transfer', commitment: body.transfer_commitment, value: RTP, salt: body.transfer_salt },
+      ]);
       const refused = await s.fetch(`/v1/receipts/${body.receipt_id}/openings`, { key: other.secret });
       expect(refused.status).toBe(404);
       expect((await refused.json()).code).toBe('no_openings');
@@ -512,9 +621,18 @@ describe('pre-finality clearance', () => {
       const k = s.ctx.keyring.current.privateKey;
       const check = async (token: string) => (await verify(token)).json();
       const salt = Buffer.alloc(32, 7).toString('base64url');
-      expect(await check(handJwt(ourHeader(), claims({ transfer_commitment: commitmentOf(RTP, salt), transfer_salt: salt }), k))).toMatchObject({ valid: true });
-      expect(await check(handJwt(ourHeader(), claims({ transfer_commitment: commitmentOf({ ...RTP, amount: '1.00' }, salt), transfer_salt: salt }), k))).toMatchObject({ valid: false, reason: 'claim_invalid' });
-      expect(await check(handJwt(ourHeader(), claims({ transfer_commitment: commitmentOf(RTP, salt) }), k))).toMatchObject({ valid: false, reason: 'claim_invalid' });
+      expect(
+        await check(handJwt(ourHeader(), claims({ transfer_commitment: commitmentOf(RTP, salt), transfer_salt: salt }), k)),
+      ).toMatchObject({ valid: true });
+      expect(
+        await check(
+          handJwt(ourHeader(), claims({ transfer_commitment: commitmentOf({ ...RTP, amount: '1.00' }, salt), transfer_salt: salt }), k),
+        ),
+      ).toMatchObject({ valid: false, reason: 'claim_invalid' });
+      expect(await check(handJwt(ourHeader(), claims({ transfer_commitment: commitmentOf(RTP, salt) }), k))).toMatchObject({
+        valid: false,
+        reason: 'claim_invalid',
+      });
       expect(await check(handJwt(ourHeader(), claims(), k))).toMatchObject({ valid: true });
     });
 
@@ -524,10 +642,13 @@ describe('pre-finality clearance', () => {
       expect(r.status).toBe(200);
       const body = (await r.json()) as Record<string, any>;
       const { payload, text } = await logged(body.receipt_id);
-      for (const secret of [ORDER.account_number, ORDER.counterparty, 'psp-order-5521', body.order_hash]) expect(text, secret).not.toContain(secret);
+      for (const secret of [ORDER.account_number, ORDER.counterparty, 'psp-order-5521', body.order_hash])
+        expect(text, secret).not.toContain(secret);
       expect(payload.data.order).toMatch(/^c1:sha256:/);
       const opened = await (await s.fetch(`/v1/receipts/${body.receipt_id}/openings`, { key: key.secret })).json();
-      expect(opened.openings).toMatchObject([{ field: 'data.order', commitment: payload.data.order, value: { ...ORDER, order_id: 'psp-order-5521' } }]);
+      expect(opened.openings).toMatchObject([
+        { field: 'data.order', commitment: payload.data.order, value: { ...ORDER, order_id: 'psp-order-5521' } },
+      ]);
     });
   });
 
@@ -539,12 +660,16 @@ describe('pre-finality clearance', () => {
       expect(r.headers.get('ratelimit-policy')).toMatch(/^"demo"/);
       const b = (await r.json()) as Record<string, any>;
       expect(b).toMatchObject({ decision: 'GO', demo: true, charge: null });
-      const { payload } = await jwtVerify(b.receipt_jwt, createRemoteJWKSet(new URL(s.url + '/.well-known/prefinality-jwks.json')), { typ: TYP });
+      const { payload } = await jwtVerify(b.receipt_jwt, createRemoteJWKSet(new URL(s.url + '/.well-known/prefinality-jwks.json')), {
+        typ: TYP,
+      });
       expect(payload).toMatchObject({ demo: true, sub: 'demo' });
       expect((await getReceipt(s.ctx.ledger.read, b.receipt_id))!.payload.key_id).toBeUndefined();
       expect((await getReceipt(s.ctx.ledger.read, b.receipt_id))!.payload.demo).toBe(true);
       // fuse_drill_dead comes with the database (migration 0020).
-      const dead = await s.fetch('/demo/prefinality/evaluate', { json: { rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_drill_dead' } } });
+      const dead = await s.fetch('/demo/prefinality/evaluate', {
+        json: { rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_drill_dead' } },
+      });
       expect(dead.status).toBe(403);
       // A keyed caller's own fuse is invisible to the demo.
       const own = await s.fetch('/demo/prefinality/evaluate', { json: { rail: 'rtp', transfer: RTP, context: { fuse_id: 'fuse_live1' } } });
@@ -587,13 +712,26 @@ describe('pre-finality with x402 configured, and the demo rate limit', () => {
       x402Version: 2,
       resource: { url: `${s.config.BASE_URL}/v1/prefinality/evaluate`, mimeType: 'application/json' },
       // the price is the GO toll (execute_gate, 0.10 USD) in USDC's 6-decimal units
-      accepts: [{ scheme: 'exact', network: 'eip155:84532', amount: '100000', asset: X402_ENV.X402_ASSET, payTo: X402_ENV.X402_PAY_TO, extra: { name: 'USDC', version: '2' } }],
+      accepts: [
+        {
+          scheme: 'exact',
+          network: 'eip155:84532',
+          amount: '100000',
+          asset: X402_ENV.X402_ASSET,
+          payTo: X402_ENV.X402_PAY_TO,
+          extra: { name: 'USDC', version: '2' },
+        },
+      ],
     });
     const v1 = (await r.json()) as Record<string, any>;
     const want1 = vectors.v1['402.body'];
     expect(Object.keys(v1).sort()).toEqual(Object.keys(want1).sort());
     expect(Object.keys(v1.accepts[0]).sort()).toEqual(Object.keys(want1.accepts[0]).sort());
-    expect(v1.accepts[0]).toMatchObject({ network: 'base-sepolia', maxAmountRequired: '100000', resource: `${s.config.BASE_URL}/v1/prefinality/evaluate` });
+    expect(v1.accepts[0]).toMatchObject({
+      network: 'base-sepolia',
+      maxAmountRequired: '100000',
+      resource: `${s.config.BASE_URL}/v1/prefinality/evaluate`,
+    });
   });
 
   it('checks a presented payment before the facilitator: wrong price 402, malformed 402, wrong signed terms 402; nothing charged; a key still works', async () => {

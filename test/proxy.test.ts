@@ -14,7 +14,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CreateMessageRequestSchema, CreateTaskResultSchema, ElicitRequestSchema, ListRootsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FuseGateClient } from '../src/client.ts';
 import { accountReceipts } from '../src/ledger/accounts.ts';
@@ -34,8 +41,15 @@ const textOf = (r: CallToolResult) => r.content.map((c) => (c.type === 'text' ? 
 
 /** An agent's client with the capabilities that make the upstream offer its conditional tools; it answers sampling with a canned message. */
 async function agentClient(transport: Transport): Promise<AgentClient> {
-  const client = new Client({ name: 'agent', version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } });
-  client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: 'a canned answer' }, model: 'scripted' }));
+  const client = new Client(
+    { name: 'agent', version: '1.0.0' },
+    { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
+  );
+  client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+    role: 'assistant',
+    content: { type: 'text', text: 'a canned answer' },
+    model: 'scripted',
+  }));
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'decline' }));
   client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [] }));
   await client.connect(transport);
@@ -100,7 +114,9 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
   const open: Array<{ close(): Promise<void> }> = [];
 
   /** The proxy over stdio in front of the counted stdio upstream, as an agent's MCP configuration would launch it. */
-  async function proxied(opts: { kinds?: unknown; gateUrl?: string; key?: string; fuse?: string; gateTimeout?: number } = {}): Promise<Proxied> {
+  async function proxied(
+    opts: { kinds?: unknown; gateUrl?: string; key?: string; fuse?: string; gateTimeout?: number } = {},
+  ): Promise<Proxied> {
     const dir = tempDir('fusegate-proxy-');
     const log = join(dir, 'upstream.log');
     const kindsArgs: string[] = opts.gateTimeout ? ['--gate-timeout', String(opts.gateTimeout)] : [];
@@ -151,7 +167,9 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     // The tools offered only to a client that can sample are there: the upstream saw this client's capabilities.
     expect(tools.tools.map((t) => t.name)).toContain('trigger-sampling-request');
     expect(await client.listPrompts()).toEqual(await direct.listPrompts());
-    expect(await client.getPrompt({ name: 'args-prompt', arguments: { city: 'Lisbon' } })).toEqual(await direct.getPrompt({ name: 'args-prompt', arguments: { city: 'Lisbon' } }));
+    expect(await client.getPrompt({ name: 'args-prompt', arguments: { city: 'Lisbon' } })).toEqual(
+      await direct.getPrompt({ name: 'args-prompt', arguments: { city: 'Lisbon' } }),
+    );
     const resources = await client.listResources();
     expect(resources).toEqual(await direct.listResources());
     expect(await client.listResourceTemplates()).toEqual(await direct.listResourceTemplates());
@@ -168,8 +186,17 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     expect(ok.content).toEqual(expected.content);
     expect(ok.isError).toBeUndefined();
     const permit = gateOf(ok);
-    expect(permit).toMatchObject({ decision: 'PERMIT', receipt_id: expect.stringMatching(/^rcpt_/), verify_url: `${s.url.replace('127.0.0.1', 'localhost')}/v1/receipts/${permit.receipt_id}` });
-    expect((await agent.receipt(permit.receipt_id!)).payload).toMatchObject({ kind: 'hop', decision: 'PERMIT', subject: fuse, data: { tool: 'echo' } });
+    expect(permit).toMatchObject({
+      decision: 'PERMIT',
+      receipt_id: expect.stringMatching(/^rcpt_/),
+      verify_url: `${s.url.replace('127.0.0.1', 'localhost')}/v1/receipts/${permit.receipt_id}`,
+    });
+    expect((await agent.receipt(permit.receipt_id!)).payload).toMatchObject({
+      kind: 'hop',
+      decision: 'PERMIT',
+      subject: fuse,
+      data: { tool: 'echo' },
+    });
     expect(p.upstreamCalls().filter((l) => l.startsWith('tools/call'))).toEqual(['tools/call echo']);
 
     await agent.blowFuse(fuse);
@@ -179,12 +206,24 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     expect(deny).toMatchObject({ decision: 'DENY', reason: 'the fuse is DEAD: it fails closed' });
     expect(textOf(refused)).toContain('DENY');
     expect(textOf(refused)).toContain(deny.receipt_id!);
-    expect((await agent.receipt(deny.receipt_id!)).payload).toMatchObject({ kind: 'hop', decision: 'DENY', data: { tool: 'echo', state: 'DEAD' } });
+    expect((await agent.receipt(deny.receipt_id!)).payload).toMatchObject({
+      kind: 'hop',
+      decision: 'DENY',
+      data: { tool: 'echo', state: 'DEAD' },
+    });
     // Not forwarded: the upstream saw one tools/call, the first.
     expect(p.upstreamCalls().filter((l) => l.startsWith('tools/call'))).toEqual(['tools/call echo']);
     expect(p.stderr()).toContain(`fusegate proxy: refused echo: DENY: the fuse is DEAD: it fails closed (receipt ${deny.receipt_id})`);
     // A call that asks for a task expects a task, not a tool result: its refusal is a JSON-RPC error.
-    const asTask = await p.client.request({ method: 'tools/call', params: { name: 'echo', arguments: { message: 'later' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema).then(() => undefined, (e: McpError) => e);
+    const asTask = await p.client
+      .request(
+        { method: 'tools/call', params: { name: 'echo', arguments: { message: 'later' }, task: { ttl: 60_000 } } },
+        CreateTaskResultSchema,
+      )
+      .then(
+        () => undefined,
+        (e: McpError) => e,
+      );
     expect(asTask).toBeInstanceOf(McpError);
     expect(asTask).toMatchObject({ code: -32600, data: { [GATE_META_KEY]: { decision: 'DENY' } } });
     expect(asTask!.message).toContain('Fuse Gate refused this call (DENY)');
@@ -203,13 +242,21 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     const viaProxy = (await client.callTool(badArgs)) as CallToolResult;
     expect(viaProxy.isError).toBe(true);
     expect(viaProxy.content).toEqual(((await direct.callTool(badArgs)) as CallToolResult).content);
-    const errorOf = (c: Client) => c.readResource({ uri: 'demo://resource/no-such-thing' }).then(() => undefined, (e: McpError) => ({ code: e.code, message: e.message }));
+    const errorOf = (c: Client) =>
+      c.readResource({ uri: 'demo://resource/no-such-thing' }).then(
+        () => undefined,
+        (e: McpError) => ({ code: e.code, message: e.message }),
+      );
     const upstreamError = await errorOf(direct);
     expect(upstreamError).toBeDefined();
     expect(await errorOf(client)).toEqual(upstreamError);
 
     client.progress.length = 0;
-    const long = (await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.1, steps: 4 } }, undefined, withProgress)) as CallToolResult;
+    const long = (await client.callTool(
+      { name: 'trigger-long-running-operation', arguments: { duration: 0.1, steps: 4 } },
+      undefined,
+      withProgress,
+    )) as CallToolResult;
     expect(textOf(long)).toContain('Steps: 4');
     expect(client.progress).toEqual([1, 2, 3, 4]);
 
@@ -224,7 +271,11 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
       kinds: {
         echo: 'launch_rocket',
         'get-tiny-image': null,
-        'get-sum': { rail: 'x402', transfer: { amount: 'a', counterparty: { value: '0xabc' }, currency: { value: 'USDC' } }, mandate: { max_amount: '1000', review_above: '50' } },
+        'get-sum': {
+          rail: 'x402',
+          transfer: { amount: 'a', counterparty: { value: '0xabc' }, currency: { value: 'USDC' } },
+          mandate: { max_amount: '1000', review_above: '50' },
+        },
       },
     });
     const blocked = (await p.client.callTool({ name: 'echo', arguments: { message: 'hi' } })) as CallToolResult;
@@ -234,7 +285,12 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     const go = (await p.client.callTool({ name: 'get-sum', arguments: { a: 5, b: 1 } })) as CallToolResult;
     expect(textOf(go)).toContain('6');
     expect(gateOf(go).decision).toBe('GO');
-    expect((await agent.receipt(gateOf(go).receipt_id!)).payload).toMatchObject({ kind: 'prefinality', decision: 'GO', subject: fuse, data: { rail: 'x402', tool: 'get-sum' } });
+    expect((await agent.receipt(gateOf(go).receipt_id!)).payload).toMatchObject({
+      kind: 'prefinality',
+      decision: 'GO',
+      subject: fuse,
+      data: { rail: 'x402', tool: 'get-sum' },
+    });
 
     const held = (await p.client.callTool({ name: 'get-sum', arguments: { a: 60, b: 1 } })) as CallToolResult;
     expect(held.isError).toBe(true);
@@ -247,7 +303,10 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     expect(textOf(held)).toContain(`review ${reviewId}`);
     const over = (await p.client.callTool({ name: 'get-sum', arguments: { a: 5000, b: 1 } })) as CallToolResult;
     expect(gateOf(over)).toMatchObject({ decision: 'NO_GO' });
-    expect((await agent.receipt(gateOf(over).receipt_id!)).payload).toMatchObject({ decision: 'NO_GO', data: { rule: 'mandate_limit', tool: 'get-sum' } });
+    expect((await agent.receipt(gateOf(over).receipt_id!)).payload).toMatchObject({
+      decision: 'NO_GO',
+      data: { rule: 'mandate_limit', tool: 'get-sum' },
+    });
 
     expect(p.upstreamCalls().filter((l) => l.startsWith('tools/call'))).toEqual(['tools/call get-tiny-image', 'tools/call get-sum']);
     expect(p.stderr()).toMatch(/held get-sum: HOLD: /);
@@ -260,7 +319,11 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     const silent = createNetServer((socket) => socket.on('error', () => undefined).resume());
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
     open.push({ close: () => new Promise<void>((r) => silent.close(() => r())) });
-    const p = await proxied({ gateUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, kinds: { echo: null }, gateTimeout: 1 });
+    const p = await proxied({
+      gateUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+      kinds: { echo: null },
+      gateTimeout: 1,
+    });
     const refused = (await p.client.callTool({ name: 'echo', arguments: { message: 'hi' } })) as CallToolResult;
     expect(refused.isError).toBe(true);
     expect(gateOf(refused)).toMatchObject({ decision: null, reason: expect.stringMatching(/^the gate could not be reached: .*timeout/) });
@@ -286,7 +349,10 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
   it('stops before serving on a kinds file that does not parse (naming the tool), without an upstream or a key', async () => {
     const dir = tempDir('fusegate-kinds-');
     writeFileSync(join(dir, 'kinds.json'), JSON.stringify({ pay: { rail: 'swift', transfer: {} } }));
-    const r = await runCli(['proxy', '--fuse', fuse, '--kinds', join(dir, 'kinds.json'), '--', NODE, EVERYTHING], { FUSEGATE_URL: s.url, FUSEGATE_KEY: agentKey });
+    const r = await runCli(['proxy', '--fuse', fuse, '--kinds', join(dir, 'kinds.json'), '--', NODE, EVERYTHING], {
+      FUSEGATE_URL: s.url,
+      FUSEGATE_KEY: agentKey,
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/kinds file .* is not valid at pay/);
     // The server's configuration is not the proxy's: a variable it never reads does not stop it.
@@ -308,7 +374,10 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
 
     beforeAll(async () => {
       const port = await freePort();
-      upstream = spawn(NODE, [EVERYTHING, 'streamableHttp'], { env: { ...cleanEnv(), PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+      upstream = spawn(NODE, [EVERYTHING, 'streamableHttp'], {
+        env: { ...cleanEnv(), PORT: String(port) },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       await lines(upstream.stderr).wait(/listening on port/);
       upstreamUrl = `http://127.0.0.1:${port}/mcp`;
       // Counts what reaches the upstream, and with which Authorization, then passes it on as it is.
@@ -368,25 +437,42 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     it('serves streamable HTTP itself (--listen), on loopback, for a client of its own', async () => {
       const dir = tempDir('fusegate-listen-');
       const log = join(dir, 'upstream.log');
-      const proxy = spawn(NODE, ['src/cli.ts', 'proxy', '--fuse', fuse, '--listen', '0', '--', NODE, COUNTED, log, NODE, EVERYTHING, 'stdio'], {
-        env: { ...cleanEnv(), FUSEGATE_URL: s.url, FUSEGATE_KEY: agentKey },
-        stdio: ['ignore', 'ignore', 'pipe'],
-        cwd: REPO,
-      });
+      const proxy = spawn(
+        NODE,
+        ['src/cli.ts', 'proxy', '--fuse', fuse, '--listen', '0', '--', NODE, COUNTED, log, NODE, EVERYTHING, 'stdio'],
+        {
+          env: { ...cleanEnv(), FUSEGATE_URL: s.url, FUSEGATE_KEY: agentKey },
+          stdio: ['ignore', 'ignore', 'pipe'],
+          cwd: REPO,
+        },
+      );
       open.push({ close: async () => void proxy.kill('SIGTERM') });
       const url = (await lines(proxy.stderr).wait(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/))[1]!;
       const client = await agentClient(new StreamableHTTPClientTransport(new URL(url)));
       open.push(client);
       expect(await client.listTools()).toEqual(await direct.listTools());
-      const ok = (await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.1, steps: 3 } }, undefined, withProgress)) as CallToolResult;
+      const ok = (await client.callTool(
+        { name: 'trigger-long-running-operation', arguments: { duration: 0.1, steps: 3 } },
+        undefined,
+        withProgress,
+      )) as CallToolResult;
       expect(gateOf(ok).decision).toBe('PERMIT');
       expect(client.progress).toEqual([1, 2, 3]);
       await agent.blowFuse(fuse);
       expect(gateOf((await client.callTool({ name: 'echo', arguments: { message: 'no' } })) as CallToolResult).decision).toBe('DENY');
-      expect(readFileSync(log, 'utf8').trim().split('\n').filter((l) => l.startsWith('tools/call'))).toEqual(['tools/call trigger-long-running-operation']);
+      expect(
+        readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .filter((l) => l.startsWith('tools/call')),
+      ).toEqual(['tools/call trigger-long-running-operation']);
       // A page of another site pointing a browser at the proxy (DNS rebinding) names another host: refused.
       const rebound = await new Promise<number>((resolve, reject) =>
-        httpRequest(url, { method: 'POST', headers: { host: 'attacker.invalid', 'content-type': 'application/json' } }, (r) => resolve(r.resume().statusCode!)).on('error', reject).end('{}'),
+        httpRequest(url, { method: 'POST', headers: { host: 'attacker.invalid', 'content-type': 'application/json' } }, (r) =>
+          resolve(r.resume().statusCode!),
+        )
+          .on('error', reject)
+          .end('{}'),
       );
       expect(rebound).toBe(403);
     });

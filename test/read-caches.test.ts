@@ -183,7 +183,10 @@ describe('the built site from memory', () => {
     expect(await direct.text()).toBe(await viaH3.text());
     expect((await s.fetch('/v1/me')).status).toBe(401);
     expect((await s.fetch('/v1/me', { headers: { authorization: 'Basic abc' } })).status).toBe(401);
-    const twice = new Headers([['authorization', `Bearer ${k.secret}`], ['authorization', `Bearer ${k.secret}`]]);
+    const twice = new Headers([
+      ['authorization', `Bearer ${k.secret}`],
+      ['authorization', `Bearer ${k.secret}`],
+    ]);
     expect((await s.fetch('/v1/me', { headers: twice })).status).toBe(401);
     expect((await s.fetch('/v1/me', { key: k.secret.slice(0, -1) + (k.secret.endsWith('A') ? 'B' : 'A') })).status).toBe(401);
   });

@@ -25,17 +25,30 @@ const article = (id: string, tag = id.includes('keys') ? 'keys' : 'gate') => {
   expect(at, id).toBeGreaterThan(-1);
   return html.slice(at, html.indexOf('</article>', at));
 };
-const decode = (t: string) => t.replace(/&quot;|&#34;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const decode = (t: string) =>
+  t
+    .replace(/&quot;|&#34;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 describe('the API reference page', () => {
   it('renders the descriptions: code is code, never a literal backtick outside a code block', () => {
-    const prose = (index + area.gate! + area.keys!).replace(/<script[\s\S]*?<\/script>/g, '').replace(/<pre[\s\S]*?<\/pre>/g, '').replace(/<code[\s\S]*?<\/code>/g, '');
+    const prose = (index + area.gate! + area.keys!)
+      .replace(/<script[\s\S]*?<\/script>/g, '')
+      .replace(/<pre[\s\S]*?<\/pre>/g, '')
+      .replace(/<code[\s\S]*?<\/code>/g, '');
     expect(prose).not.toContain('`');
     expect(article('post-v1-fuse-hop')).toContain('<code>surface</code>');
   });
 
   it("describes every field of the hop's body, action.kind with the kinds", () => {
-    const hop = decode(article('post-v1-fuse-hop').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' '));
+    const hop = decode(
+      article('post-v1-fuse-hop')
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' '),
+    );
     expect(hop).toMatch(/fuse_id string yes the fuse this agent's acts are checked against/);
     expect(hop).toMatch(/action object no the action about to happen/);
     expect(hop).toMatch(/action\.kind string yes The act kind is letters, digits and _, read in lower case/);
@@ -43,7 +56,11 @@ describe('the API reference page', () => {
   });
 
   it('shows the values an enum accepts', () => {
-    const create = decode(article('post-v1-keys').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' '));
+    const create = decode(
+      article('post-v1-keys')
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' '),
+    );
     expect(create).toContain('role one of "agent" | "operator"');
   });
 
@@ -66,6 +83,8 @@ describe('the API reference page', () => {
   });
 
   it('writes prices as the pricing page does: two decimals, then USD', () => {
-    expect(decode(article('post-v1-fuse-hop').replace(/<[^>]+>/g, '')).replace(/\s+/g, ' ')).toContain('Charges: execute_gate 0.10 USD, hold 0.50 USD.');
+    expect(decode(article('post-v1-fuse-hop').replace(/<[^>]+>/g, '')).replace(/\s+/g, ' ')).toContain(
+      'Charges: execute_gate 0.10 USD, hold 0.50 USD.',
+    );
   });
 });

@@ -83,9 +83,13 @@ describe('the request log', () => {
       expect(r.request_id.length).toBeGreaterThan(0);
     }
     expect(mine).toContainEqual(expect.objectContaining({ path: '/v1/fuse/hop', status: 400, code: badCode, receipt_id: null }));
-    expect(mine).toContainEqual(expect.objectContaining({ path: `/v1/keys/${owner.id}/revoke`, status: 403, code: forbiddenCode, key_name: 'ci-agent' }));
+    expect(mine).toContainEqual(
+      expect.objectContaining({ path: `/v1/keys/${owner.id}/revoke`, status: 403, code: forbiddenCode, key_name: 'ci-agent' }),
+    );
     // A revoked key is still its account's: its refusal is there. An unknown key belongs to no account.
-    expect(mine).toContainEqual(expect.objectContaining({ path: '/v1/me', status: 401, code: 'revoked_key', key_id: revoked.id, key_name: 'old-agent' }));
+    expect(mine).toContainEqual(
+      expect.objectContaining({ path: '/v1/me', status: 401, code: 'revoked_key', key_id: revoked.id, key_name: 'old-agent' }),
+    );
     // The query string is not kept.
     expect(mine).toContainEqual(expect.objectContaining({ path: '/v1/receipts', key_id: agent.id }));
     // Nothing of a body, query or secret is stored.
@@ -105,7 +109,9 @@ describe('the request log', () => {
     expect((await list('?status=4xx&limit=200')).data.map((r) => r.id)).toEqual(failed.data.map((r) => r.id));
     expect((await list('?status=401')).data.map((r) => r.code)).toEqual(['revoked_key']);
     expect((await list('?code=revoked_key')).data.map((r) => r.key_id)).toEqual([revoked.id]);
-    expect((await list('?method=POST&path=/v1/fuse&limit=200')).data.every((r) => r.method === 'POST' && r.path.startsWith('/v1/fuse'))).toBe(true);
+    expect(
+      (await list('?method=POST&path=/v1/fuse&limit=200')).data.every((r) => r.method === 'POST' && r.path.startsWith('/v1/fuse')),
+    ).toBe(true);
 
     // Paged through the agent's requests (the owner's listing adds its own as it goes).
     const all = byName.data.map((r) => r.id);
@@ -132,7 +138,7 @@ describe('the request log', () => {
     expect((await unknown.json()).code).toBe('unknown_key_filter');
   });
 
-  it("shows an account only its own requests", async () => {
+  it('shows an account only its own requests', async () => {
     expect((await s.fetch('/v1/me', { key: stranger.secret })).status).toBe(200);
     const theirs = await list('?limit=200', stranger.secret);
     expect(theirs.data.length).toBeGreaterThan(0);
@@ -146,7 +152,17 @@ describe('the request log', () => {
   it('pages exactly, newest first, through the overlapping rows of several processes, within a budget or not', async () => {
     const account = 'acct_pages';
     const t0 = Date.now() - 60_000;
-    const made = (ms: number, i: number): AnsweredRequest => ({ ms: t0 + ms, key_id: `key_${i % 3}`, method: 'POST', path: '/v1/fuse/hop', status: i % 4 === 0 ? 404 : 200, code: i % 4 === 0 ? 'unknown_fuse' : null, latency_us: 100 + i, receipt_id: null, request_id: `r${i}` });
+    const made = (ms: number, i: number): AnsweredRequest => ({
+      ms: t0 + ms,
+      key_id: `key_${i % 3}`,
+      method: 'POST',
+      path: '/v1/fuse/hop',
+      status: i % 4 === 0 ? 404 : 200,
+      code: i % 4 === 0 ? 'unknown_fuse' : null,
+      latency_us: 100 + i,
+      receipt_id: null,
+      request_id: `r${i}`,
+    });
     // Three processes, each writing a row a second whose requests interleave with the others'.
     for (let flush = 0; flush < 4; flush++) {
       for (let proc = 0; proc < 3; proc++) {

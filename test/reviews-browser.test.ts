@@ -18,7 +18,16 @@ import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const SHOTS = join(OUT, 'dashboard');
-const HELD = { rail: 'rtp', transfer: { amount: '12500.00', currency: 'USD', counterparty: 'ACME Supplies LLC', account_number: '000123456789', routing_number: '021000021' } };
+const HELD = {
+  rail: 'rtp',
+  transfer: {
+    amount: '12500.00',
+    currency: 'USD',
+    counterparty: 'ACME Supplies LLC',
+    account_number: '000123456789',
+    routing_number: '021000021',
+  },
+};
 
 let srv: TestServer;
 let browser: Browser;
@@ -50,11 +59,21 @@ describe('/dashboard/reviews in Chromium', { timeout: 120_000 }, () => {
     // The agent's transfer is above the USD review threshold: HOLD, with its review.
     const held = await (await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: HELD })).json();
     expect(held).toMatchObject({ decision: 'HOLD', rule: { id: 'review_threshold' } });
-    const other = await (await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...HELD.transfer, amount: '20000.00' } } })).json();
+    const other = await (
+      await srv.fetch('/v1/prefinality/evaluate', {
+        key: agent.secret,
+        json: { ...HELD, transfer: { ...HELD.transfer, amount: '20000.00' } },
+      })
+    ).json();
     // A pre-bind under a licence never charged: HOLD, a manual-underwriting issue, and its review.
     const underwriting = await srv.newKey('underwriting', undefined, 'operator', accountId);
     const fuse = await (await srv.fetch('/v1/fuses', { key: underwriting.secret, json: { state: 'LIVE' } })).json();
-    const bind = await (await srv.fetch('/v1/pas/pas-a/pre-bind', { key: agent.secret, json: { fuse_id: fuse.fuse_id, license_id: 'lic_east_2026', job_id: 'job_7731', write: { op: 'bind', policy: 'P-7731' } } })).json();
+    const bind = await (
+      await srv.fetch('/v1/pas/pas-a/pre-bind', {
+        key: agent.secret,
+        json: { fuse_id: fuse.fuse_id, license_id: 'lic_east_2026', job_id: 'job_7731', write: { op: 'bind', policy: 'P-7731' } },
+      })
+    ).json();
     expect(bind).toMatchObject({ decision: 'HOLD', issue: { code: 'license_not_live' } });
 
     await page.goto(srv.url + '/dashboard/reviews');
@@ -82,16 +101,29 @@ describe('/dashboard/reviews in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator('.notice').innerText()).toContain(`Review ${held.review_id} approved`);
     expect(await page.locator('table').innerText()).toContain('Invoice 4471 checked with the supplier by phone');
     const decided = await waiting;
-    expect(decided).toMatchObject({ id: held.review_id, state: 'approved', decided_by: { kind: 'person', id: 'reviewer@example.com' }, note: 'Invoice 4471 checked with the supplier by phone' });
+    expect(decided).toMatchObject({
+      id: held.review_id,
+      state: 'approved',
+      decided_by: { kind: 'person', id: 'reviewer@example.com' },
+      note: 'Invoice 4471 checked with the supplier by phone',
+    });
 
     // The agent goes on, once.
     const go = await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, review_id: held.review_id } });
     expect(go.status).toBe(200);
     expect((await go.json()).review.approved_by).toEqual({ kind: 'person', id: 'reviewer@example.com' });
-    expect((await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, review_id: held.review_id } })).status).toBe(409);
+    expect((await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, review_id: held.review_id } })).status).toBe(
+      409,
+    );
 
     // Denying the other; a reload of the answer posts nothing twice.
-    await Promise.all([page.waitForURL(/answered=denied/), page.locator(`li#${other.review_id}`).getByRole('button', { name: `Deny ${other.review_id}` }).click()]);
+    await Promise.all([
+      page.waitForURL(/answered=denied/),
+      page
+        .locator(`li#${other.review_id}`)
+        .getByRole('button', { name: `Deny ${other.review_id}` })
+        .click(),
+    ]);
     await page.reload();
     expect(await page.locator('main h1').innerText()).toBe('Reviews: 1 pending');
     expect((await (await srv.fetch(`/v1/reviews/${other.review_id}`, { key: agent.secret })).json()).state).toBe('denied');
@@ -107,7 +139,12 @@ describe('/dashboard/reviews in Chromium', { timeout: 120_000 }, () => {
     // The last column of each key's row: its reviews of the month.
     expect((await statement.locator('thead th').last().innerText()).trim()).toBe('Reviews');
     const cells = await statement.locator('tbody tr', { hasText: 'payments-agent' }).locator('td').allInnerTexts();
-    expect(cells.at(-1)!.replace(/\u00a0/g, ' ').trim()).toBe('3 opened; 1 approved, 1 denied, 0 expired');
+    expect(
+      cells
+        .at(-1)!
+        .replace(/\u00a0/g, ' ')
+        .trim(),
+    ).toBe('3 opened; 1 approved, 1 denied, 0 expired');
     const me = (await (await srv.fetch('/v1/me', { key: agent.secret })).json()).operator_checkout.reviews;
     expect(me).toMatchObject({ opened: 3, approved: 1, denied: 1, expired: 0 });
     for (const width of [1280, 390]) {

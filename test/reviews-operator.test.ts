@@ -14,7 +14,13 @@ import { loginByEmail } from '../src/ledger/accounts.ts';
 import { formClient } from './support/form-client.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
-const TRANSFER = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
+const TRANSFER = {
+  amount: '125.00',
+  currency: 'USD',
+  account_number: '000123456789',
+  routing_number: '021000021',
+  counterparty: 'ACME Supplies LLC',
+};
 const HELD = { rail: 'rtp', transfer: TRANSFER, context: { review_requested: true } };
 
 interface Approval {
@@ -42,7 +48,8 @@ describe('reviews: two approvers above an amount', () => {
   });
 
   const evaluate = (json: unknown, key = agent.secret) => s.fetch('/v1/prefinality/evaluate', { key, json });
-  const answer = (id: string, verb: 'approve' | 'deny', key: string, json: unknown = {}) => s.fetch(`/v1/reviews/${id}/${verb}`, { key, json });
+  const answer = (id: string, verb: 'approve' | 'deny', key: string, json: unknown = {}) =>
+    s.fetch(`/v1/reviews/${id}/${verb}`, { key, json });
   const hold = async (amount: string, currency = 'USD') => {
     const held = { ...HELD, transfer: { ...TRANSFER, amount, currency } };
     const r = await evaluate(held);
@@ -55,7 +62,10 @@ describe('reviews: two approvers above an amount', () => {
   it('needs one approval at or below the amount', async () => {
     const h = await hold('1000.00');
     expect(await review(h.review_id)).toMatchObject({ approvals_required: 1, approvals: [] });
-    expect(await (await answer(h.review_id, 'approve', op2.secret)).json()).toMatchObject({ state: 'approved', approvals: [{ decided_by: { kind: 'key', id: op2.id } }] });
+    expect(await (await answer(h.review_id, 'approve', op2.secret)).json()).toMatchObject({
+      state: 'approved',
+      approvals: [{ decided_by: { kind: 'key', id: op2.id } }],
+    });
     expect((await evaluate({ ...h.held, review_id: h.review_id })).status).toBe(200);
   });
 
@@ -66,14 +76,28 @@ describe('reviews: two approvers above an amount', () => {
     const first = await answer(h.review_id, 'approve', op2.secret, { note: 'first look' });
     expect(first.status).toBe(200);
     const one = await first.json();
-    expect(one).toMatchObject({ state: 'pending', approvals_required: 2, decided_by: null, approvals: [{ decided_by: { kind: 'key', id: op2.id }, note: 'first look', receipt_id: one.receipt_id }] });
+    expect(one).toMatchObject({
+      state: 'pending',
+      approvals_required: 2,
+      decided_by: null,
+      approvals: [{ decided_by: { kind: 'key', id: op2.id }, note: 'first look', receipt_id: one.receipt_id }],
+    });
     const firstReceipt = (await getReceipt(s.ctx.ledger.read, one.receipt_id))!.payload;
-    expect(firstReceipt).toMatchObject({ kind: 'review_first_approval', decision: 'PERMIT', subject: h.review_id, key_id: op2.id, data: { review_id: h.review_id, hold_receipt_id: h.receipt_id, approvals_required: 2 } });
+    expect(firstReceipt).toMatchObject({
+      kind: 'review_first_approval',
+      decision: 'PERMIT',
+      subject: h.review_id,
+      key_id: op2.id,
+      data: { review_id: h.review_id, hold_receipt_id: h.receipt_id, approvals_required: 2 },
+    });
     expect(JSON.stringify(firstReceipt)).not.toContain('first look');
 
     // Not yet cleared; the first approver may not give the second; the requesting key never answers.
     expect(await (await evaluate({ ...h.held, review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_pending' });
-    expect(await (await answer(h.review_id, 'approve', op2.secret)).json()).toMatchObject({ status: 403, code: 'second_approver_required' });
+    expect(await (await answer(h.review_id, 'approve', op2.secret)).json()).toMatchObject({
+      status: 403,
+      code: 'second_approver_required',
+    });
     expect((await answer(h.review_id, 'approve', agent.secret)).status).toBe(403);
     expect((await review(h.review_id)).approvals).toHaveLength(1);
 
@@ -81,7 +105,12 @@ describe('reviews: two approvers above an amount', () => {
     expect(second).toMatchObject({ state: 'approved', decided_by: { kind: 'key', id: op3.id }, note: 'second look' });
     expect((second.approvals as Approval[]).map((a) => a.decided_by.id)).toEqual([op2.id, op3.id]);
     const secondReceipt = (await getReceipt(s.ctx.ledger.read, second.receipt_id))!.payload;
-    expect(secondReceipt).toMatchObject({ kind: 'review_approved', decision: 'PERMIT', key_id: op3.id, data: { approvals_required: 2, first_approval_receipt_id: one.receipt_id } });
+    expect(secondReceipt).toMatchObject({
+      kind: 'review_approved',
+      decision: 'PERMIT',
+      key_id: op3.id,
+      data: { approvals_required: 2, first_approval_receipt_id: one.receipt_id },
+    });
     expect(await (await answer(h.review_id, 'approve', op.secret)).json()).toMatchObject({ status: 409, code: 'review_decided' });
 
     const go = await evaluate({ ...h.held, review_id: h.review_id });
@@ -93,12 +122,26 @@ describe('reviews: two approvers above an amount', () => {
     const after = await hold('5000.00');
     expect((await answer(after.review_id, 'approve', op2.secret)).status).toBe(200);
     // The first approver may still deny: a deny at any point denies.
-    expect(await (await answer(after.review_id, 'deny', op2.secret, { note: 'changed my mind' })).json()).toMatchObject({ state: 'denied', decided_by: { kind: 'key', id: op2.id } });
-    expect(await (await answer(after.review_id, 'approve', op3.secret)).json()).toMatchObject({ status: 409, code: 'review_decided', state: 'denied' });
-    expect(await (await evaluate({ ...after.held, review_id: after.review_id })).json()).toMatchObject({ status: 409, code: 'review_denied' });
+    expect(await (await answer(after.review_id, 'deny', op2.secret, { note: 'changed my mind' })).json()).toMatchObject({
+      state: 'denied',
+      decided_by: { kind: 'key', id: op2.id },
+    });
+    expect(await (await answer(after.review_id, 'approve', op3.secret)).json()).toMatchObject({
+      status: 409,
+      code: 'review_decided',
+      state: 'denied',
+    });
+    expect(await (await evaluate({ ...after.held, review_id: after.review_id })).json()).toMatchObject({
+      status: 409,
+      code: 'review_denied',
+    });
 
     const before = await hold('6000.00');
-    expect(await (await answer(before.review_id, 'deny', op3.secret)).json()).toMatchObject({ state: 'denied', approvals_required: 2, approvals: [] });
+    expect(await (await answer(before.review_id, 'deny', op3.secret)).json()).toMatchObject({
+      state: 'denied',
+      approvals_required: 2,
+      approvals: [],
+    });
   });
 
   it('shows the approvals so far in the dashboard, where a signed-in person gives the second', async () => {
@@ -115,9 +158,15 @@ describe('reviews: two approvers above an amount', () => {
     expect(queue).toContain('1 of 2 (two different reviewers)');
     expect(queue).toContain(first.id);
     expect((await person.post(`/dashboard/reviews/${review_id}`, { verdict: 'approve', note: '' })).status).toBe(303);
-    const after = (await (await s.fetch(`/v1/reviews/${review_id}`, { key: first.secret })).json()) as { state: string; approvals: Approval[] };
+    const after = (await (await s.fetch(`/v1/reviews/${review_id}`, { key: first.secret })).json()) as {
+      state: string;
+      approvals: Approval[];
+    };
     expect(after.state).toBe('approved');
-    expect(after.approvals.map((x) => x.decided_by)).toEqual([{ kind: 'key', id: first.id }, { kind: 'person', id: 'second@example.com' }]);
+    expect(after.approvals.map((x) => x.decided_by)).toEqual([
+      { kind: 'key', id: first.id },
+      { kind: 'person', id: 'second@example.com' },
+    ]);
   });
 
   it('counts an amount in another currency as above it (no rate to compare by)', async () => {
@@ -151,10 +200,16 @@ describe("reviews: a key's own review expiry", () => {
 
   /** How long the review a HOLD of `secret` opens waits, in seconds. */
   const waitOf = async (secret: string, amount: string, mandate?: Record<string, unknown>): Promise<number> => {
-    const r = await s.fetch('/v1/prefinality/evaluate', { key: secret, json: { ...HELD, transfer: { ...TRANSFER, amount }, ...(mandate ? { mandate } : {}) } });
+    const r = await s.fetch('/v1/prefinality/evaluate', {
+      key: secret,
+      json: { ...HELD, transfer: { ...TRANSFER, amount }, ...(mandate ? { mandate } : {}) },
+    });
     expect(r.status).toBe(409);
     const { review_id } = (await r.json()) as { review_id: string };
-    const review = (await (await s.fetch(`/v1/reviews/${review_id}`, { key: op.secret })).json()) as { created_at: string; expires_at: string };
+    const review = (await (await s.fetch(`/v1/reviews/${review_id}`, { key: op.secret })).json()) as {
+      created_at: string;
+      expires_at: string;
+    };
     return (Date.parse(review.expires_at) - Date.parse(review.created_at)) / 1000;
   };
 
@@ -170,18 +225,28 @@ describe("reviews: a key's own review expiry", () => {
     expect(await set.json()).toMatchObject({ id: agent.id, review_expires_in_seconds: 120 });
     expect(await waitOf(agent.secret, '203.00')).toBe(120);
 
-    expect(await (await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: op.secret, json: { review_expires_in_seconds: null } })).json()).toMatchObject({ review_expires_in_seconds: null });
+    expect(
+      await (await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: op.secret, json: { review_expires_in_seconds: null } })).json(),
+    ).toMatchObject({ review_expires_in_seconds: null });
     expect(await waitOf(agent.secret, '204.00')).toBe(86_400);
   });
 
   it('refuses a wait out of bounds, an agent key and another account, changing nothing', async () => {
-    const agent = (await (await s.fetch('/v1/keys', { key: op.secret, json: { name: 'agent', review_expires_in_seconds: 900 } })).json()) as { id: string; secret: string };
+    const agent = (await (
+      await s.fetch('/v1/keys', { key: op.secret, json: { name: 'agent', review_expires_in_seconds: 900 } })
+    ).json()) as { id: string; secret: string };
     const short = await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: op.secret, json: { review_expires_in_seconds: 10 } });
     expect(short.status).toBe(400);
     expect((await short.json()).code).toBe('invalid_body');
-    expect((await s.fetch('/v1/keys', { key: op.secret, json: { name: 'too long', review_expires_in_seconds: 31 * 86_400 } })).status).toBe(400);
-    expect((await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: agent.secret, json: { review_expires_in_seconds: 60 } })).status).toBe(403);
-    expect((await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: stranger.secret, json: { review_expires_in_seconds: 60 } })).status).toBe(404);
+    expect((await s.fetch('/v1/keys', { key: op.secret, json: { name: 'too long', review_expires_in_seconds: 31 * 86_400 } })).status).toBe(
+      400,
+    );
+    expect((await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: agent.secret, json: { review_expires_in_seconds: 60 } })).status).toBe(
+      403,
+    );
+    expect((await s.fetch(`/v1/keys/${agent.id}/reviews`, { key: stranger.secret, json: { review_expires_in_seconds: 60 } })).status).toBe(
+      404,
+    );
     expect(await (await s.fetch(`/v1/keys/${agent.id}`, { key: op.secret })).json()).toMatchObject({ review_expires_in_seconds: 900 });
   });
 });
@@ -201,7 +266,10 @@ describe("reviews on a key's operator statement", () => {
   });
 
   const hold = async (amount: string, mandate?: Record<string, unknown>): Promise<string> => {
-    const r = await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...TRANSFER, amount }, ...(mandate ? { mandate } : {}) } });
+    const r = await s.fetch('/v1/prefinality/evaluate', {
+      key: agent.secret,
+      json: { ...HELD, transfer: { ...TRANSFER, amount }, ...(mandate ? { mandate } : {}) },
+    });
     expect(r.status).toBe(409);
     return ((await r.json()) as { review_id: string }).review_id;
   };
@@ -216,7 +284,14 @@ describe("reviews on a key's operator statement", () => {
     expect((await s.fetch(`/v1/reviews/${denied}/deny`, { key: op.secret, json: {} })).status).toBe(200);
 
     const mine = await statement(agent.secret);
-    expect(mine.reviews).toEqual({ opened: 3, approved: 1, denied: 1, expired: 0, review_usd: '0.00', charged: expect.stringContaining('nothing of its own') });
+    expect(mine.reviews).toEqual({
+      opened: 3,
+      approved: 1,
+      denied: 1,
+      expired: 0,
+      review_usd: '0.00',
+      charged: expect.stringContaining('nothing of its own'),
+    });
     // The reviews are the requesting key's: the operator key that answered them has none on its statement.
     expect((await statement(op.secret)).reviews).toMatchObject({ opened: 0, approved: 0, denied: 0 });
     // They add nothing to what the month owes: three HOLDs at the NAP hold, nothing more.

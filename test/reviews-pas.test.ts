@@ -59,8 +59,15 @@ describe('reviews of PAS-A pre-bind: the underwriter answers the manual-underwri
     const r = await s.fetch(`/v1/reviews/${id}/${verb}`, { key: op.secret, json: note ? { note } : {} });
     expect(r.status).toBe(200);
   };
-  const charge = async (licenseId: string) => expect((await s.fetch(`/v1/pas/licenses/${licenseId}/charge`, { key: op.secret, method: 'POST' })).status).toBe(200);
-  const request = (over: Record<string, unknown> = {}) => ({ fuse_id: liveFuse, license_id: uniq('lic'), job_id: uniq('job'), write: WRITE, ...over });
+  const charge = async (licenseId: string) =>
+    expect((await s.fetch(`/v1/pas/licenses/${licenseId}/charge`, { key: op.secret, method: 'POST' })).status).toBe(200);
+  const request = (over: Record<string, unknown> = {}) => ({
+    fuse_id: liveFuse,
+    license_id: uniq('lic'),
+    job_id: uniq('job'),
+    write: WRITE,
+    ...over,
+  });
   const chargeCount = async () => (await chargesOf(s.ctx.ledger.read, agent.id)).length;
 
   it('opens one review per held pre-bind, linked both ways to its manual-underwriting issue, told by webhook', async () => {
@@ -68,7 +75,10 @@ describe('reviews of PAS-A pre-bind: the underwriter answers the manual-underwri
     const req = request();
     const first = await held(req);
     expect(first.review_id).toMatch(/^rev_/);
-    expect(first).toMatchObject({ review_url: `${s.config.BASE_URL}/v1/reviews/${first.review_id}`, issue: { code: 'license_not_live', review_id: first.review_id, review_url: first.review_url } });
+    expect(first).toMatchObject({
+      review_url: `${s.config.BASE_URL}/v1/reviews/${first.review_id}`,
+      issue: { code: 'license_not_live', review_id: first.review_id, review_url: first.review_url },
+    });
     expect(Date.parse(first.review_expires_at)).toBeGreaterThan(Date.now());
 
     // A retry of the same request answers with the same review and the same issue; another job opens another.
@@ -81,14 +91,39 @@ describe('reviews of PAS-A pre-bind: the underwriter answers the manual-underwri
     expect(other.issue.issue_id).not.toBe(first.issue.issue_id);
 
     const r = await review(first.review_id);
-    expect(r).toMatchObject({ state: 'pending', operation: 'pas_pre_bind_a', hold_receipt_id: first.receipt_id, requested_by: { key_id: agent.id }, approvals_required: 1 });
-    expect(r.summary).toMatchObject({ fuse_id: liveFuse, license_id: req.license_id, job_id: req.job_id, scope: 'bind_only', rule: 'license_not_live', issue: { issue_id: first.issue.issue_id } });
-    expect((await getReceipt(s.ctx.ledger.read, first.receipt_id))!.payload).toMatchObject({ kind: 'pas_pre_bind_a', decision: 'HOLD', data: { code: 'license_not_live', review_id: first.review_id } });
-    expect((await getReceipt(s.ctx.ledger.read, r.opened_receipt_id))!.payload).toMatchObject({ kind: 'review_opened', data: { review_id: first.review_id, operation: 'pas_pre_bind_a' } });
+    expect(r).toMatchObject({
+      state: 'pending',
+      operation: 'pas_pre_bind_a',
+      hold_receipt_id: first.receipt_id,
+      requested_by: { key_id: agent.id },
+      approvals_required: 1,
+    });
+    expect(r.summary).toMatchObject({
+      fuse_id: liveFuse,
+      license_id: req.license_id,
+      job_id: req.job_id,
+      scope: 'bind_only',
+      rule: 'license_not_live',
+      issue: { issue_id: first.issue.issue_id },
+    });
+    expect((await getReceipt(s.ctx.ledger.read, first.receipt_id))!.payload).toMatchObject({
+      kind: 'pas_pre_bind_a',
+      decision: 'HOLD',
+      data: { code: 'license_not_live', review_id: first.review_id },
+    });
+    expect((await getReceipt(s.ctx.ledger.read, r.opened_receipt_id))!.payload).toMatchObject({
+      kind: 'review_opened',
+      data: { review_id: first.review_id, operation: 'pas_pre_bind_a' },
+    });
 
     // The issue is stored once, naming the review that answers it.
-    const issues = await s.ctx.ledger.read.execute({ sql: 'SELECT id, review_id, reason FROM pas_issues WHERE job_id = ?', args: [req.job_id] });
-    expect(issues.rows.map((x) => ({ ...x }))).toEqual([{ id: first.issue.issue_id, review_id: first.review_id, reason: 'license_not_live' }]);
+    const issues = await s.ctx.ledger.read.execute({
+      sql: 'SELECT id, review_id, reason FROM pas_issues WHERE job_id = ?',
+      args: [req.job_id],
+    });
+    expect(issues.rows.map((x) => ({ ...x }))).toEqual([
+      { id: first.issue.issue_id, review_id: first.review_id, reason: 'license_not_live' },
+    ]);
 
     await hook.arrived(2, '/pas');
     const told = hook.on('/pas').map((c) => JSON.parse(c.body) as { type: string; data: { review_id: string; operation: string } });
@@ -110,14 +145,25 @@ describe('reviews of PAS-A pre-bind: the underwriter answers the manual-underwri
     expect(await review(h.review_id)).toMatchObject({ state: 'approved', used_at: null });
 
     // Another request cannot use it.
-    expect(await (await preBind({ ...req, write: { ...WRITE, premium: '9000.00' }, review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_mismatch' });
-    expect(await (await preBind({ ...req, job_id: uniq('job'), review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_mismatch' });
+    expect(await (await preBind({ ...req, write: { ...WRITE, premium: '9000.00' }, review_id: h.review_id })).json()).toMatchObject({
+      status: 409,
+      code: 'review_mismatch',
+    });
+    expect(await (await preBind({ ...req, job_id: uniq('job'), review_id: h.review_id })).json()).toMatchObject({
+      status: 409,
+      code: 'review_mismatch',
+    });
 
     await charge(req.license_id);
     const allowed = await preBind({ ...req, review_id: h.review_id });
     expect(allowed.status).toBe(200);
     const a = await allowed.json();
-    expect(a).toMatchObject({ decision: 'ALLOW', next_step: 'bind_only_ticket', ticket: { scope: 'bind_only', job_id: req.job_id }, review: { review_id: h.review_id, hold_receipt_id: h.receipt_id, approved_by: { kind: 'key', id: op.id } } });
+    expect(a).toMatchObject({
+      decision: 'ALLOW',
+      next_step: 'bind_only_ticket',
+      ticket: { scope: 'bind_only', job_id: req.job_id },
+      review: { review_id: h.review_id, hold_receipt_id: h.receipt_id, approved_by: { kind: 'key', id: op.id } },
+    });
     const decided = await review(h.review_id);
     expect(decided).toMatchObject({ state: 'approved', used_receipt_id: a.receipt_id });
     expect((await getReceipt(s.ctx.ledger.read, a.receipt_id))!.payload.data).toMatchObject({
@@ -125,7 +171,12 @@ describe('reviews of PAS-A pre-bind: the underwriter answers the manual-underwri
     });
     // The ticket's receipt document carries the chain HOLD -> approval.
     const doc = await (await s.fetch(`/v1/receipts/${a.receipt_id}`, { headers: { accept: 'application/json' } })).json();
-    expect(doc.review_chain.hold.payload).toMatchObject({ receipt_id: h.receipt_id, kind: 'pas_pre_bind_a', decision: 'HOLD', data: { review_id: h.review_id } });
+    expect(doc.review_chain.hold.payload).toMatchObject({
+      receipt_id: h.receipt_id,
+      kind: 'pas_pre_bind_a',
+      decision: 'HOLD',
+      data: { review_id: h.review_id },
+    });
     expect(doc.review_chain.approval.payload).toMatchObject({ receipt_id: decided.decision_receipt_id, kind: 'review_approved' });
 
     const n = await chargeCount();
@@ -153,7 +204,10 @@ describe('reviews of PAS-A pre-bind: the underwriter answers the manual-underwri
     expect(stillHeld).toMatchObject({ bind_and_issue: false, issue: { code: 'bind_and_issue_not_granted' } });
     expect((stillHeld as unknown as { ticket?: unknown }).ticket).toBeUndefined();
     // The bind-only request is another request: the approval of bind-and-issue is not its.
-    expect(await (await preBind({ ...both, scope: 'bind_only', review_id: b.review_id })).json()).toMatchObject({ status: 409, code: 'review_mismatch' });
+    expect(await (await preBind({ ...both, scope: 'bind_only', review_id: b.review_id })).json()).toMatchObject({
+      status: 409,
+      code: 'review_mismatch',
+    });
 
     // Approved while the licence was UNSIGNED; meanwhile the job was bound by another write: BLOCK stands.
     const unsigned = uniq('lic');
@@ -164,7 +218,10 @@ describe('reviews of PAS-A pre-bind: the underwriter answers the manual-underwri
     const otherWrite = { ...WRITE, policy: 'P-2202' };
     const t = await (await preBind({ ...bound, write: otherWrite })).json();
     expect(t.decision).toBe('ALLOW');
-    const redeemed = await s.fetch('/v1/pas/bind-ticket/redeem', { key: agent.secret, json: { ticket_id: t.ticket.ticket_id, write: otherWrite, now: new Date().toISOString() } });
+    const redeemed = await s.fetch('/v1/pas/bind-ticket/redeem', {
+      key: agent.secret,
+      json: { ticket_id: t.ticket.ticket_id, write: otherWrite, now: new Date().toISOString() },
+    });
     expect(redeemed.status).toBe(200);
     const blocked = await preBind({ ...bound, review_id: j.review_id });
     expect(blocked.status).toBe(403);

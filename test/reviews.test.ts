@@ -21,7 +21,13 @@ import { loginByEmail } from '../src/ledger/accounts.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
-const TRANSFER = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
+const TRANSFER = {
+  amount: '125.00',
+  currency: 'USD',
+  account_number: '000123456789',
+  routing_number: '021000021',
+  counterparty: 'ACME Supplies LLC',
+};
 const HELD = { rail: 'rtp', transfer: TRANSFER, context: { review_requested: true } };
 
 interface Review {
@@ -60,8 +66,10 @@ describe('reviews: a HOLD is a question for a person', () => {
   });
 
   const evaluate = (json: unknown, key = agent.secret) => s.fetch('/v1/prefinality/evaluate', { key, json });
-  const review = async (id: string, key = agent.secret, query = ''): Promise<Review> => (await s.fetch(`/v1/reviews/${id}${query}`, { key })).json();
-  const answer = (id: string, verb: 'approve' | 'deny', key: string, json: unknown = {}) => s.fetch(`/v1/reviews/${id}/${verb}`, { key, json });
+  const review = async (id: string, key = agent.secret, query = ''): Promise<Review> =>
+    (await s.fetch(`/v1/reviews/${id}${query}`, { key })).json();
+  const answer = (id: string, verb: 'approve' | 'deny', key: string, json: unknown = {}) =>
+    s.fetch(`/v1/reviews/${id}/${verb}`, { key, json });
   const hold = async (json: unknown = HELD, key = agent.secret) => {
     const r = await evaluate(json, key);
     expect(r.status).toBe(409);
@@ -69,7 +77,10 @@ describe('reviews: a HOLD is a question for a person', () => {
   };
 
   it('opens one review per held request, with its receipt in the log linked to the HOLD', async () => {
-    const sub = await s.fetch('/v1/alerts', { key: op.secret, json: { url: hook.url('/reviews'), events: ['review.opened', 'review.decided'] } });
+    const sub = await s.fetch('/v1/alerts', {
+      key: op.secret,
+      json: { url: hook.url('/reviews'), events: ['review.opened', 'review.decided'] },
+    });
     expect(sub.status).toBe(201);
 
     const first = await hold();
@@ -92,12 +103,24 @@ describe('reviews: a HOLD is a question for a person', () => {
     expect((await evaluate({ ...HELD, mandate: { review_expires_in_seconds: 10 } })).status).toBe(400);
 
     const r = await review(first.review_id);
-    expect(r).toMatchObject({ object: 'review', state: 'pending', operation: 'prefinality_evaluate', hold_receipt_id: first.receipt_id, requested_by: { key_id: agent.id } });
+    expect(r).toMatchObject({
+      object: 'review',
+      state: 'pending',
+      operation: 'prefinality_evaluate',
+      hold_receipt_id: first.receipt_id,
+      requested_by: { key_id: agent.id },
+    });
     expect(r.summary).toMatchObject({ rail: 'rtp', transfer: TRANSFER, rule: 'context_risk_flag' });
     const hold_ = (await getReceipt(s.ctx.ledger.read, first.receipt_id))!.payload;
     expect(hold_).toMatchObject({ kind: 'prefinality', decision: 'HOLD', data: { review_id: first.review_id } });
     const opened = (await getReceipt(s.ctx.ledger.read, r.opened_receipt_id!))!.payload;
-    expect(opened).toMatchObject({ kind: 'review_opened', decision: 'HOLD', subject: first.review_id, key_id: agent.id, data: { review_id: first.review_id, hold_receipt_id: first.receipt_id } });
+    expect(opened).toMatchObject({
+      kind: 'review_opened',
+      decision: 'HOLD',
+      subject: first.review_id,
+      key_id: agent.id,
+      data: { review_id: first.review_id, hold_receipt_id: first.receipt_id },
+    });
 
     const list = await (await s.fetch('/v1/reviews?state=pending', { key: op.secret })).json();
     expect(list.pending_count).toBe(3);
@@ -105,7 +128,11 @@ describe('reviews: a HOLD is a question for a person', () => {
     // A review costs nothing of its own (the HOLD paid the NAP hold); /v1/me says so, with the queue.
     expect(opened.charges).toBeUndefined();
     expect(hold_.charges).toEqual([{ sku: 'hold', amount_micros: 500_000, nap: true }]);
-    expect((await (await s.fetch('/v1/me', { key: op.secret })).json()).reviews).toMatchObject({ pending_count: 3, review_usd: '0.00', expires_after_seconds: 86_400 });
+    expect((await (await s.fetch('/v1/me', { key: op.secret })).json()).reviews).toMatchObject({
+      pending_count: 3,
+      review_usd: '0.00',
+      expires_after_seconds: 86_400,
+    });
     // Another account sees none of it.
     expect((await (await s.fetch('/v1/reviews', { key: stranger.secret })).json()).data).toEqual([]);
     expect((await s.fetch(`/v1/reviews/${first.review_id}`, { key: stranger.secret })).status).toBe(404);
@@ -113,7 +140,9 @@ describe('reviews: a HOLD is a question for a person', () => {
     // The account's subscription is told of each opened review, queued with its receipt.
     await hook.arrived(3, '/reviews');
     const told = hook.on('/reviews').map((c) => JSON.parse(c.body) as { type: string; data: { review_id: string } });
-    expect(told.map((e) => `${e.type} ${e.data.review_id}`).sort()).toEqual([`review.opened ${first.review_id}`, `review.opened ${other.review_id}`, `review.opened ${brief.review_id}`].sort());
+    expect(told.map((e) => `${e.type} ${e.data.review_id}`).sort()).toEqual(
+      [`review.opened ${first.review_id}`, `review.opened ${other.review_id}`, `review.opened ${brief.review_id}`].sort(),
+    );
   });
 
   it('is answered by another operator of the account only, once, with a bounded note committed in its receipt', async () => {
@@ -130,16 +159,35 @@ describe('reviews: a HOLD is a question for a person', () => {
     const ok = await answer(h.review_id, 'approve', op2.secret, { note: 'checked the invoice with the supplier' });
     expect(ok.status).toBe(200);
     const approved = await ok.json();
-    expect(approved).toMatchObject({ state: 'approved', decided_by: { kind: 'key', id: op2.id }, note: 'checked the invoice with the supplier' });
-    expect(await (await answer(h.review_id, 'deny', op2.secret)).json()).toMatchObject({ status: 409, code: 'review_decided', state: 'approved' });
+    expect(approved).toMatchObject({
+      state: 'approved',
+      decided_by: { kind: 'key', id: op2.id },
+      note: 'checked the invoice with the supplier',
+    });
+    expect(await (await answer(h.review_id, 'deny', op2.secret)).json()).toMatchObject({
+      status: 409,
+      code: 'review_decided',
+      state: 'approved',
+    });
 
     // The public receipt commits the reviewer and the note; the account opens them.
     const p = (await getReceipt(s.ctx.ledger.read, approved.receipt_id))!.payload;
-    expect(p).toMatchObject({ kind: 'review_approved', decision: 'PERMIT', subject: h.review_id, key_id: op2.id, data: { review_id: h.review_id, hold_receipt_id: h.receipt_id } });
+    expect(p).toMatchObject({
+      kind: 'review_approved',
+      decision: 'PERMIT',
+      subject: h.review_id,
+      key_id: op2.id,
+      data: { review_id: h.review_id, hold_receipt_id: h.receipt_id },
+    });
     expect(JSON.stringify(p)).not.toContain('checked the invoice');
     const openings = await (await s.fetch(`/v1/receipts/${approved.receipt_id}/openings`, { key: op.secret })).json();
-    const byField = Object.fromEntries((openings.openings as Array<{ field: string; value: unknown; commitment: string }>).map((o) => [o.field, o]));
-    expect(byField['data.reviewer']).toMatchObject({ value: { kind: 'key', id: op2.id }, commitment: (p.data as Record<string, string>).reviewer });
+    const byField = Object.fromEntries(
+      (openings.openings as Array<{ field: string; value: unknown; commitment: string }>).map((o) => [o.field, o]),
+    );
+    expect(byField['data.reviewer']).toMatchObject({
+      value: { kind: 'key', id: op2.id },
+      commitment: (p.data as Record<string, string>).reviewer,
+    });
     expect(byField['data.note']!.value).toBe('checked the invoice with the supplier');
     expect((await s.fetch(`/v1/receipts/${approved.receipt_id}/openings`, { key: stranger.secret })).status).toBe(404);
   });
@@ -155,27 +203,46 @@ describe('reviews: a HOLD is a question for a person', () => {
     expect(await waiting).toMatchObject({ id: h.review_id, state: 'approved', decided_by: { kind: 'key', id: op.id } });
 
     // Another amount, or another key, is not the request approved.
-    expect(await (await evaluate({ ...held, transfer: { ...TRANSFER, amount: '411.00' } })).json()).toMatchObject({ status: 409, code: 'review_mismatch' });
+    expect(await (await evaluate({ ...held, transfer: { ...TRANSFER, amount: '411.00' } })).json()).toMatchObject({
+      status: 409,
+      code: 'review_mismatch',
+    });
     expect(await (await evaluate(held, op.secret)).json()).toMatchObject({ status: 409, code: 'review_mismatch' });
 
     const go = await evaluate(held);
     expect(go.status).toBe(200);
     const body = await go.json();
-    expect(body).toMatchObject({ decision: 'GO', review: { review_id: h.review_id, hold_receipt_id: h.receipt_id, approved_by: { kind: 'key', id: op.id } } });
+    expect(body).toMatchObject({
+      decision: 'GO',
+      review: { review_id: h.review_id, hold_receipt_id: h.receipt_id, approved_by: { kind: 'key', id: op.id } },
+    });
     const jwks = createLocalJWKSet(await (await s.fetch('/.well-known/prefinality-jwks.json')).json());
     const { payload } = await jwtVerify(body.receipt_jwt, jwks, { issuer: s.config.BASE_URL });
     const r = await review(h.review_id);
-    expect(payload.review).toEqual({ id: h.review_id, hold_receipt_id: h.receipt_id, approval_receipt_id: r.decision_receipt_id, approved_by: { kind: 'key', id: op.id } });
+    expect(payload.review).toEqual({
+      id: h.review_id,
+      hold_receipt_id: h.receipt_id,
+      approval_receipt_id: r.decision_receipt_id,
+      approved_by: { kind: 'key', id: op.id },
+    });
     // The public receipt carries the chain HOLD -> approval -> GO, the approver as the approval's commitment.
     const approval = (await getReceipt(s.ctx.ledger.read, r.decision_receipt_id!))!.payload;
     const goReceipt = (await getReceipt(s.ctx.ledger.read, body.receipt_id))!.payload;
-    expect(goReceipt.data!.review).toEqual({ review_id: h.review_id, hold_receipt_id: h.receipt_id, approval_receipt_id: r.decision_receipt_id, approver: (approval.data as Record<string, string>).reviewer });
+    expect(goReceipt.data!.review).toEqual({
+      review_id: h.review_id,
+      hold_receipt_id: h.receipt_id,
+      approval_receipt_id: r.decision_receipt_id,
+      approver: (approval.data as Record<string, string>).reviewer,
+    });
     expect(r).toMatchObject({ used_receipt_id: body.receipt_id });
 
     // The GO's document carries the evidence of its HOLD and of the approval: the chain checks offline from it.
-    const doc = (await (await fetch(body.verify_url)).json()) as ReceiptEvidenceDoc & { review_chain: { hold: ReceiptEvidenceDoc; approval: ReceiptEvidenceDoc } };
+    const doc = (await (await fetch(body.verify_url)).json()) as ReceiptEvidenceDoc & {
+      review_chain: { hold: ReceiptEvidenceDoc; approval: ReceiptEvidenceDoc };
+    };
     const logKey = ((await (await s.fetch('/api/v1/logs/receipts')).json()) as { verifier_keys: string[] }).verifier_keys[0]!;
-    const jwksKeys = ((await (await s.fetch('/.well-known/prefinality-jwks.json')).json()) as { keys: Array<{ kid: string; x: string }> }).keys;
+    const jwksKeys = ((await (await s.fetch('/.well-known/prefinality-jwks.json')).json()) as { keys: Array<{ kid: string; x: string }> })
+      .keys;
     const keys: KeyLookup = {
       byKid: (kid) => {
         const k = jwksKeys.find((j) => j.kid === kid);
@@ -187,7 +254,11 @@ describe('reviews: a HOLD is a question for a person', () => {
       expect([checks.leaf!.ok, checks.inclusion!.ok, checks.checkpoint!.ok]).toEqual([true, true, true]);
     }
     expect(doc.review_chain.hold.payload).toMatchObject({ receipt_id: h.receipt_id, decision: 'HOLD', data: { review_id: h.review_id } });
-    expect(doc.review_chain.approval.payload).toMatchObject({ receipt_id: r.decision_receipt_id, kind: 'review_approved', data: { reviewer: (doc.payload.data as { review: { approver: string } }).review.approver } });
+    expect(doc.review_chain.approval.payload).toMatchObject({
+      receipt_id: r.decision_receipt_id,
+      kind: 'review_approved',
+      data: { reviewer: (doc.payload.data as { review: { approver: string } }).review.approver },
+    });
 
     // Single use.
     expect(await (await evaluate(held)).json()).toMatchObject({ status: 409, code: 'review_used' });
@@ -201,12 +272,16 @@ describe('reviews: a HOLD is a question for a person', () => {
     expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
     const r = await review(h.review_id);
     expect(['approved', 'denied']).toContain(r.state);
-    const receipts = (await s.ctx.ledger.read.execute({ sql: 'SELECT decision_receipt_id FROM reviews WHERE id = ?', args: [h.review_id] })).rows;
+    const receipts = (await s.ctx.ledger.read.execute({ sql: 'SELECT decision_receipt_id FROM reviews WHERE id = ?', args: [h.review_id] }))
+      .rows;
     expect(receipts).toHaveLength(1);
 
     const d = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '521.00' } });
     expect((await answer(d.review_id, 'deny', op.secret, { note: 'not on the supplier list' })).status).toBe(200);
-    expect(await (await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '521.00' }, review_id: d.review_id })).json()).toMatchObject({ status: 409, code: 'review_denied' });
+    expect(await (await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '521.00' }, review_id: d.review_id })).json()).toMatchObject({
+      status: 409,
+      code: 'review_denied',
+    });
     // Once denied, the same request held again opens a new review.
     expect((await hold({ ...HELD, transfer: { ...TRANSFER, amount: '521.00' } })).review_id).not.toBe(d.review_id);
   });
@@ -217,12 +292,19 @@ describe('reviews: a HOLD is a question for a person', () => {
     await s.ctx.ledger.write((tx) => tx.execute({ sql: 'UPDATE reviews SET expires_at = ? WHERE id = ?', args: [past, h.review_id] }));
     expect((await review(h.review_id)).state).toBe('expired');
     expect(await (await answer(h.review_id, 'approve', op.secret)).json()).toMatchObject({ status: 409, code: 'review_expired' });
-    expect(await (await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '630.00' }, review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_expired' });
+    expect(await (await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '630.00' }, review_id: h.review_id })).json()).toMatchObject({
+      status: 409,
+      code: 'review_expired',
+    });
 
     expect(await sweepReviews(s.ctx)).toBeGreaterThanOrEqual(1);
     const r = await review(h.review_id);
     expect(r.state).toBe('expired');
-    expect((await getReceipt(s.ctx.ledger.read, r.decision_receipt_id!))!.payload).toMatchObject({ kind: 'review_expired', decision: 'SILENCE', data: { review_id: h.review_id, hold_receipt_id: h.receipt_id } });
+    expect((await getReceipt(s.ctx.ledger.read, r.decision_receipt_id!))!.payload).toMatchObject({
+      kind: 'review_expired',
+      decision: 'SILENCE',
+      data: { review_id: h.review_id, hold_receipt_id: h.receipt_id },
+    });
     // Recorded once: a second sweep finds nothing to do for it.
     await sweepReviews(s.ctx);
     expect((await review(h.review_id)).decision_receipt_id).toBe(r.decision_receipt_id);
@@ -237,7 +319,9 @@ describe('reviews: a HOLD is a question for a person', () => {
     expect(swept).toBeGreaterThanOrEqual(1);
     const r = await review(h.review_id);
     expect(r.state).toBe('expired');
-    const decided = (await s.ctx.ledger.read.execute({ sql: 'SELECT decision_receipt_id FROM reviews WHERE id = ?', args: [h.review_id] })).rows.map((x) => String(x.decision_receipt_id));
+    const decided = (
+      await s.ctx.ledger.read.execute({ sql: 'SELECT decision_receipt_id FROM reviews WHERE id = ?', args: [h.review_id] })
+    ).rows.map((x) => String(x.decision_receipt_id));
     expect(decided).toEqual([r.decision_receipt_id]);
     expect((await getReceipt(s.ctx.ledger.read, r.decision_receipt_id!))!.payload.kind).toBe('review_expired');
   });
@@ -250,8 +334,17 @@ describe('reviews: a HOLD is a question for a person', () => {
       expect((await answer(h.review_id, 'approve', op.secret)).status).toBe(200);
       expect(await waiting).toMatchObject({ id: h.review_id, state: 'approved' });
       // The other process clears the request once; this one then refuses it as used.
-      expect((await other.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...TRANSFER, amount: '960.00' }, review_id: h.review_id } })).status).toBe(200);
-      expect(await (await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '960.00' }, review_id: h.review_id })).json()).toMatchObject({ code: 'review_used' });
+      expect(
+        (
+          await other.fetch('/v1/prefinality/evaluate', {
+            key: agent.secret,
+            json: { ...HELD, transfer: { ...TRANSFER, amount: '960.00' }, review_id: h.review_id },
+          })
+        ).status,
+      ).toBe(200);
+      expect(await (await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '960.00' }, review_id: h.review_id })).json()).toMatchObject(
+        { code: 'review_used' },
+      );
     } finally {
       await other.close();
     }
@@ -267,17 +360,28 @@ describe('reviews: a HOLD is a question for a person', () => {
     expect(h.review_id).toMatch(/^rev_/);
     expect((await review(h.review_id)).summary).toMatchObject({ fuse_id: fuse.fuse_id, exposure_usd: '2500.00', rule: 'above_hold' });
     expect((await answer(h.review_id, 'approve', op.secret)).status).toBe(200);
-    expect(await (await gate({ ...req, exposure_usd: '2600.00', review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_mismatch' });
+    expect(await (await gate({ ...req, exposure_usd: '2600.00', review_id: h.review_id })).json()).toMatchObject({
+      status: 409,
+      code: 'review_mismatch',
+    });
     const permit = await (await gate({ ...req, review_id: h.review_id })).json();
-    expect(permit).toMatchObject({ decision: 'PERMIT', cleared_exposure_usd: '2500.00', review: { review_id: h.review_id, approved_by: { kind: 'key', id: op.id } } });
-    expect((await getReceipt(s.ctx.ledger.read, permit.receipt_id))!.payload.data).toMatchObject({ review: { review_id: h.review_id, hold_receipt_id: h.receipt_id } });
+    expect(permit).toMatchObject({
+      decision: 'PERMIT',
+      cleared_exposure_usd: '2500.00',
+      review: { review_id: h.review_id, approved_by: { kind: 'key', id: op.id } },
+    });
+    expect((await getReceipt(s.ctx.ledger.read, permit.receipt_id))!.payload.data).toMatchObject({
+      review: { review_id: h.review_id, hold_receipt_id: h.receipt_id },
+    });
     expect(await (await gate({ ...req, review_id: h.review_id })).json()).toMatchObject({ status: 409, code: 'review_used' });
   });
 
   it('runs the whole loop over MCP (the official SDK client) and the typed client', async () => {
     const mcp = async (secret: string) => {
       const client = new Client({ name: 'reviews-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }),
+      );
       return client;
     };
     const agentMcp = await mcp(agent.secret);
@@ -310,26 +414,40 @@ describe('reviews: a HOLD is a question for a person', () => {
     }
   });
 
-  it('is answered from the command line, through the service, as the operator key it is given', async () => {
-    const h = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '850.00' } });
-    const env = { FUSEGATE_URL: s.url, FUSEGATE_KEY: op.secret };
-    const list = await runCli(['reviews', 'list', '--state', 'pending'], env);
-    expect(list.code).toBe(0);
-    expect(list.stdout).toContain(`${h.review_id}  pending`);
-    expect(list.stdout).toContain('850.00 USD to ACME Supplies LLC');
-    const approved = await runCli(['reviews', 'approve', h.review_id, '--note', 'ok from the terminal', '--json'], env);
-    expect(approved.code).toBe(0);
-    expect(JSON.parse(approved.stdout)).toMatchObject({ id: h.review_id, state: 'approved', note: 'ok from the terminal', decided_by: { kind: 'key', id: op.id } });
-    const again = await runCli(['reviews', 'deny', h.review_id], env);
-    expect(again.code).toBe(1);
-    expect(again.stdout).toContain('review_decided');
-    // The key that made the request may not answer it, from here either.
-    const own = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '851.00' } }, op2.secret);
-    expect((await runCli(['reviews', 'deny', own.review_id], { FUSEGATE_URL: s.url, FUSEGATE_KEY: op2.secret })).stdout).toContain('four_eyes');
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'is answered from the command line, through the service, as the operator key it is given',
+    async () => {
+      const h = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '850.00' } });
+      const env = { FUSEGATE_URL: s.url, FUSEGATE_KEY: op.secret };
+      const list = await runCli(['reviews', 'list', '--state', 'pending'], env);
+      expect(list.code).toBe(0);
+      expect(list.stdout).toContain(`${h.review_id}  pending`);
+      expect(list.stdout).toContain('850.00 USD to ACME Supplies LLC');
+      const approved = await runCli(['reviews', 'approve', h.review_id, '--note', 'ok from the terminal', '--json'], env);
+      expect(approved.code).toBe(0);
+      expect(JSON.parse(approved.stdout)).toMatchObject({
+        id: h.review_id,
+        state: 'approved',
+        note: 'ok from the terminal',
+        decided_by: { kind: 'key', id: op.id },
+      });
+      const again = await runCli(['reviews', 'deny', h.review_id], env);
+      expect(again.code).toBe(1);
+      expect(again.stdout).toContain('review_decided');
+      // The key that made the request may not answer it, from here either.
+      const own = await hold({ ...HELD, transfer: { ...TRANSFER, amount: '851.00' } }, op2.secret);
+      expect((await runCli(['reviews', 'deny', own.review_id], { FUSEGATE_URL: s.url, FUSEGATE_KEY: op2.secret })).stdout).toContain(
+        'four_eyes',
+      );
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
   it('opens no review for the demo', async () => {
-    expect(await (await s.fetch('/demo/prefinality/evaluate', { json: { ...HELD, review_id: 'rev_x' } })).json()).toMatchObject({ status: 400, code: 'review_needs_key' });
+    expect(await (await s.fetch('/demo/prefinality/evaluate', { json: { ...HELD, review_id: 'rev_x' } })).json()).toMatchObject({
+      status: 400,
+      code: 'review_needs_key',
+    });
     const demo = await (await s.fetch('/demo/prefinality/evaluate', { json: HELD })).json();
     expect(demo.decision).toBe('HOLD');
     expect(demo.review_id).toBeUndefined();
@@ -362,9 +480,14 @@ describe('reviews: the account is told by mail when MAIL_URL is set', () => {
     expect(m.data).toContain('Subject: Review needed: 125.00 USD to ACME Supplies LLC');
     expect(m.data).toContain(`${s.config.BASE_URL}/dashboard/reviews#${held.review_id}`);
     // The retry's HOLD opened nothing: one more review opened is the only thing that mails again.
-    await (await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...TRANSFER, amount: '1.00' } } })).json();
+    await (
+      await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...TRANSFER, amount: '1.00' } } })
+    ).json();
     await smtp.arrived(2);
-    expect(smtp.mail.map((x) => /Subject: (.*)/.exec(x.data)![1])).toEqual(['Review needed: 125.00 USD to ACME Supplies LLC', 'Review needed: 1.00 USD to ACME Supplies LLC']);
+    expect(smtp.mail.map((x) => /Subject: (.*)/.exec(x.data)![1])).toEqual([
+      'Review needed: 125.00 USD to ACME Supplies LLC',
+      'Review needed: 1.00 USD to ACME Supplies LLC',
+    ]);
   });
 
   it("asks the account's people who may answer: its owners and operators are mailed, its viewers are not", async () => {
@@ -372,9 +495,14 @@ describe('reviews: the account is told by mail when MAIL_URL is set', () => {
     expect((await lead.post('/signup', { email: 'lead@example.com', password: 'correct horse battery staple' })).status).toBe(303);
     const accountId = (await loginByEmail(s.ctx.ledger.read, 'lead@example.com'))!.account_id;
     // Invitations go out by mail (MAIL_URL is set); each person signs up and follows their link.
-    for (const [email, role] of [['second@example.com', 'operator'], ['watcher@example.com', 'viewer']] as const) {
+    for (const [email, role] of [
+      ['second@example.com', 'operator'],
+      ['watcher@example.com', 'viewer'],
+    ] as const) {
       const before = smtp.mail.length;
-      expect((await lead.post('/dashboard/members/invite', { email, role })).headers.get('location')).toBe('/dashboard/members?done=invited');
+      expect((await lead.post('/dashboard/members/invite', { email, role })).headers.get('location')).toBe(
+        '/dashboard/members?done=invited',
+      );
       await smtp.arrived(before + 1);
       const invitation = smtp.mail[before]!;
       expect(invitation.to).toContain(email);
@@ -385,7 +513,9 @@ describe('reviews: the account is told by mail when MAIL_URL is set', () => {
     }
     const before = smtp.mail.length;
     const agent = await s.newKey('agent', undefined, 'agent', accountId);
-    const held = await (await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...TRANSFER, amount: '7.00' } } })).json();
+    const held = await (
+      await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, transfer: { ...TRANSFER, amount: '7.00' } } })
+    ).json();
     expect(held.decision).toBe('HOLD');
     await smtp.arrived(before + 2);
     const told = smtp.mail.slice(before).filter((m) => m.data.includes(held.review_id));

@@ -37,34 +37,56 @@ async function embeddedSchema(db: Sql): Promise<Schema> {
     const cols = await rows(db, `SELECT name FROM pragma_index_info('${String(i.name)}') ORDER BY seqno`);
     const unique = /^CREATE UNIQUE/i.test(String(i.sql));
     const where = /\bWHERE\b(.*)$/is.exec(String(i.sql))?.[1]?.trim();
-    out.indexes.push(`${unique ? 'unique ' : ''}${i.name} ON ${i.tbl_name} (${cols.map((c) => c.name).join(', ')})${where ? ` WHERE ${where}` : ''}`);
+    out.indexes.push(
+      `${unique ? 'unique ' : ''}${i.name} ON ${i.tbl_name} (${cols.map((c) => c.name).join(', ')})${where ? ` WHERE ${where}` : ''}`,
+    );
   }
   return normalise(out);
 }
 
 async function postgresSchema(db: Sql): Promise<Schema> {
   const out: Schema = { columns: [], keys: [], indexes: [] };
-  for (const c of await rows(db, "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position")) {
+  for (const c of await rows(
+    db,
+    'SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position',
+  )) {
     // SQLite's implicit rowid is a column here (0310_baseline.sql).
     if (c.column_name !== 'rowid') out.columns.push(`${c.table_name}.${c.column_name} ${c.data_type}`);
   }
-  for (const k of await rows(db, `SELECT c.relname AS tbl, (SELECT string_agg(a.attname, ', ' ORDER BY k.ord) FROM unnest(x.indkey) WITH ORDINALITY k(att, ord)
+  for (const k of await rows(
+    db,
+    `SELECT c.relname AS tbl, (SELECT string_agg(a.attname, ', ' ORDER BY k.ord) FROM unnest(x.indkey) WITH ORDINALITY k(att, ord)
         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.att) AS cols
-      FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid WHERE x.indisprimary AND c.relnamespace = current_schema()::regnamespace`)) {
+      FROM pg_index x JOIN pg_class c ON c.oid = x.indrelid WHERE x.indisprimary AND c.relnamespace = current_schema()::regnamespace`,
+  )) {
     out.keys.push(`${k.tbl} (${k.cols})`);
   }
-  for (const i of await rows(db, "SELECT indexname, tablename, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname NOT IN (SELECT conname FROM pg_constraint)")) {
+  for (const i of await rows(
+    db,
+    'SELECT indexname, tablename, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname NOT IN (SELECT conname FROM pg_constraint)',
+  )) {
     const def = String(i.indexdef);
     const cols = /USING btree \(([^)]*)\)/.exec(def)![1]!;
     const where = /\bWHERE\b(.*)$/s.exec(def)?.[1]?.trim();
-    out.indexes.push(`${/^CREATE UNIQUE/.test(def) ? 'unique ' : ''}${i.indexname} ON ${i.tablename} (${cols})${where ? ` WHERE ${where}` : ''}`);
+    out.indexes.push(
+      `${/^CREATE UNIQUE/.test(def) ? 'unique ' : ''}${i.indexname} ON ${i.tablename} (${cols})${where ? ` WHERE ${where}` : ''}`,
+    );
   }
   return normalise(out);
 }
 
 /** Sorted, with a partial index's condition in one spelling (PostgreSQL writes it back with casts and parentheses). */
 function normalise(s: Schema): Schema {
-  const where = (x: string) => x.replace(/WHERE (.*)$/, (_, w: string) => `WHERE ${w.replace(/::text/g, '').replace(/[()]/g, '').replace(/\s+/g, ' ').trim()}`);
+  const where = (x: string) =>
+    x.replace(
+      /WHERE (.*)$/,
+      (_, w: string) =>
+        `WHERE ${w
+          .replace(/::text/g, '')
+          .replace(/[()]/g, '')
+          .replace(/\s+/g, ' ')
+          .trim()}`,
+    );
   // A table without a declared key (SQLite: only its rowid) has none on either side.
   return { columns: [...s.columns].sort(), keys: s.keys.filter((k) => !k.endsWith('()')).sort(), indexes: s.indexes.map(where).sort() };
 }
@@ -92,17 +114,27 @@ describe('the PostgreSQL schema and the embedded one', () => {
     }
   });
 
-  it.each(['embedded', 'postgres'] as const)('refuse to start on a schema newer than the code (%s), saying so, and change nothing', async (engine) => {
-    const url = engine === 'postgres' ? freshPostgresDatabase() : `file:${tempDir()}/newer.db`;
-    const first = await openLedger(loadConfig(testEnv(tempDir(), { DATABASE_URL: url })));
-    await first.write((tx) => tx.execute({ sql: 'INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)', args: ['9999_from_the_future', new Date().toISOString()] }));
-    await first.close();
-    await expect(openLedger(loadConfig(testEnv(tempDir(), { DATABASE_URL: url })))).rejects.toThrow(/schema is newer than this code: it has migration 9999_from_the_future/);
-    const db = await connectDatabase(url);
-    try {
-      expect((await db.execute("SELECT COUNT(*) AS n FROM schema_migrations WHERE version = '9999_from_the_future'")).rows[0]!.n).toBe(1);
-    } finally {
-      await db.end();
-    }
-  });
+  it.each(['embedded', 'postgres'] as const)(
+    'refuse to start on a schema newer than the code (%s), saying so, and change nothing',
+    async (engine) => {
+      const url = engine === 'postgres' ? freshPostgresDatabase() : `file:${tempDir()}/newer.db`;
+      const first = await openLedger(loadConfig(testEnv(tempDir(), { DATABASE_URL: url })));
+      await first.write((tx) =>
+        tx.execute({
+          sql: 'INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)',
+          args: ['9999_from_the_future', new Date().toISOString()],
+        }),
+      );
+      await first.close();
+      await expect(openLedger(loadConfig(testEnv(tempDir(), { DATABASE_URL: url })))).rejects.toThrow(
+        /schema is newer than this code: it has migration 9999_from_the_future/,
+      );
+      const db = await connectDatabase(url);
+      try {
+        expect((await db.execute("SELECT COUNT(*) AS n FROM schema_migrations WHERE version = '9999_from_the_future'")).rows[0]!.n).toBe(1);
+      } finally {
+        await db.end();
+      }
+    },
+  );
 });

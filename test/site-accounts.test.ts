@@ -43,7 +43,9 @@ describe('site accounts', { timeout: 120_000 }, () => {
     expect(reset.status).toBe(303);
     // The sign-in page it leads to says what happened.
     expect(reset.headers.get('location')).toBe('/signin?done=reset');
-    expect(await (await fresh.get('/signin?done=reset')).text()).toContain('<p class="notice" role="status">Your password is changed, and every session was signed out: sign in with the new password.</p>');
+    expect(await (await fresh.get('/signin?done=reset')).text()).toContain(
+      '<p class="notice" role="status">Your password is changed, and every session was signed out: sign in with the new password.</p>',
+    );
     expect(await (await fresh.get('/signin?done=%3Cb%3E')).text()).not.toContain('class="notice"');
     expect((await c.get('/dashboard')).headers.get('location')).toBe('/signin');
     expect((await fresh.get(path)).status).toBe(410);
@@ -77,29 +79,44 @@ describe('what a credential change or a deletion closes', { timeout: 120_000 }, 
     const signedIn = formClient(s);
     expect((await signedIn.post('/signin', { email: 'links@example.com', password: 'the second password' })).status).toBe(303);
     const beforePassword = await resetLink('links@example.com');
-    expect((await signedIn.post('/dashboard/account/password', { current: 'the second password', password: 'the third password' })).status).toBe(303);
+    expect(
+      (await signedIn.post('/dashboard/account/password', { current: 'the second password', password: 'the third password' })).status,
+    ).toBe(303);
     expect((await formClient(s).get(beforePassword)).status).toBe(410);
 
     const beforeEmail = await resetLink('links@example.com');
-    expect((await signedIn.post('/dashboard/account/email', { email: 'moved@example.com', password: 'the third password' })).status).toBe(303);
+    expect((await signedIn.post('/dashboard/account/email', { email: 'moved@example.com', password: 'the third password' })).status).toBe(
+      303,
+    );
     expect((await formClient(s).get(beforeEmail)).status).toBe(410);
     expect((await formClient(s).post('/signin', { email: 'moved@example.com', password: 'the third password' })).status).toBe(303);
   });
 
-  it("deleting an account disables its alert subscriptions and fails their pending deliveries", async () => {
+  it('deleting an account disables its alert subscriptions and fails their pending deliveries', async () => {
     const c = formClient(s);
     expect((await c.post('/signup', { email: 'alerted@example.com', password: 'the first password' })).status).toBe(303);
     expect((await c.post('/dashboard/fuses', { label: 'watched' })).status).toBe(303);
     // A new account's dashboard opens in test mode (docs/test-mode.md): the fuse and the subscription are its test side's.
     const accountId = `test:${String((await s.ctx.ledger.read.execute("SELECT account_id FROM account_logins WHERE email = 'alerted@example.com'")).rows[0]!.account_id)}`;
-    const fuseId = String((await s.ctx.ledger.read.execute({ sql: 'SELECT id FROM fuses WHERE key_id = ?', args: [accountId] })).rows[0]!.id);
+    const fuseId = String(
+      (await s.ctx.ledger.read.execute({ sql: 'SELECT id FROM fuses WHERE key_id = ?', args: [accountId] })).rows[0]!.id,
+    );
     const added = await c.post('/dashboard/alerts', { url: 'http://127.0.0.1:9/hooks', events: 'fuse.state_changed' });
     expect(added.status).toBe(303);
     // The blow queues a delivery to the subscription (it cannot be delivered: nothing listens there).
     expect((await c.post(`/dashboard/fuses/${fuseId}/dead`, { confirm: 'yes' })).status).toBe(303);
-    const subscriptions = () => s.ctx.ledger.read.execute({ sql: 'SELECT id, disabled_at, disabled_reason FROM webhook_subscriptions WHERE key_id = ?', args: [accountId] });
+    const subscriptions = () =>
+      s.ctx.ledger.read.execute({
+        sql: 'SELECT id, disabled_at, disabled_reason FROM webhook_subscriptions WHERE key_id = ?',
+        args: [accountId],
+      });
     const deliveries = async () =>
-      (await s.ctx.ledger.read.execute({ sql: 'SELECT d.state, d.last_error FROM webhook_deliveries d JOIN webhook_subscriptions w ON w.id = d.subscription_id WHERE w.key_id = ?', args: [accountId] })).rows;
+      (
+        await s.ctx.ledger.read.execute({
+          sql: 'SELECT d.state, d.last_error FROM webhook_deliveries d JOIN webhook_subscriptions w ON w.id = d.subscription_id WHERE w.key_id = ?',
+          args: [accountId],
+        })
+      ).rows;
     expect((await subscriptions()).rows).toMatchObject([{ disabled_at: null }]);
     expect((await deliveries()).map((d) => d.state)).toEqual(['pending']);
 
@@ -118,7 +135,10 @@ describe('sign-in throttle', { timeout: 120_000 }, () => {
   afterAll(() => s.stop());
 
   it('counts attempts per email and per address in the database, and answers 429 past either limit', async () => {
-    const attempt = (email: string) => formClient(s).post('/signin', { email, password: 'not the password' }).then((r) => r.status);
+    const attempt = (email: string) =>
+      formClient(s)
+        .post('/signin', { email, password: 'not the password' })
+        .then((r) => r.status);
     // Per email: two wrong passwords, then refused; another email has its own count.
     expect([await attempt('c@example.com'), await attempt('c@example.com'), await attempt('c@example.com')]).toEqual([401, 401, 429]);
     expect(await attempt('d@example.com')).toBe(401);
@@ -139,7 +159,11 @@ describe('sign-up limit', { timeout: 120_000 }, () => {
 
   it('counts every sign-up attempt per address, taken or refused; past the limit it answers 429 and creates nothing', async () => {
     const statuses = [];
-    for (const [email, password] of [['c@example.com', 'a long enough password'], ['c@example.com', 'a long enough password'], ['not-an-email', 'a long enough password']]) {
+    for (const [email, password] of [
+      ['c@example.com', 'a long enough password'],
+      ['c@example.com', 'a long enough password'],
+      ['not-an-email', 'a long enough password'],
+    ]) {
       statuses.push((await formClient(s).post('/signup', { email: email!, password: password! })).status);
     }
     expect(statuses).toEqual([303, 409, 400]);

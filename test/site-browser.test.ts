@@ -16,15 +16,64 @@ import { startTestServer, type TestServer } from './support/server.ts';
 const AXE = readFileSync(join(process.cwd(), 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 // Page path -> its h1, by hand from SPEC 4.1 / 2.4 / 2.5 and our page titles.
-const GATE_PAGES = ['/afterward', '/bind-room', '/bound', '/capture', '/diligence', '/floor', '/inhabitant', '/only',
-  '/operator', '/register', '/scanner', '/this', '/uplink'];
-const LAYER_PAGES = ['relay', 'clear', 'nap', 'clearing', 'signal', 'orn', 'absence', 'pdtr', 'require-receipt', 'issuer-pays', 'astl'].map((l) => `/stack/${l}`);
-const FOUNDRY_PAGES = ['physics', 'print', 'obligation', 'oracle', 'trigger', 'conformity', 'depository', 'settlement', 'clearing', 'stack'].map((l) => `/foundry/${l}`);
+const GATE_PAGES = [
+  '/afterward',
+  '/bind-room',
+  '/bound',
+  '/capture',
+  '/diligence',
+  '/floor',
+  '/inhabitant',
+  '/only',
+  '/operator',
+  '/register',
+  '/scanner',
+  '/this',
+  '/uplink',
+];
+const LAYER_PAGES = ['relay', 'clear', 'nap', 'clearing', 'signal', 'orn', 'absence', 'pdtr', 'require-receipt', 'issuer-pays', 'astl'].map(
+  (l) => `/stack/${l}`,
+);
+const FOUNDRY_PAGES = [
+  'physics',
+  'print',
+  'obligation',
+  'oracle',
+  'trigger',
+  'conformity',
+  'depository',
+  'settlement',
+  'clearing',
+  'stack',
+].map((l) => `/foundry/${l}`);
 // The docs index and the two docs with the widest tables and most code (docs/*.md rendered).
 const DOC_PAGES = ['/docs', '/docs/what-runs', '/docs/companion-metered-apis'];
-const PAGES = ['/', '/start', '/stack', '/foundry', '/pricing', '/logs', '/verify', '/reference', ...GATE_PAGES, ...LAYER_PAGES, ...FOUNDRY_PAGES, ...DOC_PAGES];
+const PAGES = [
+  '/',
+  '/start',
+  '/stack',
+  '/foundry',
+  '/pricing',
+  '/logs',
+  '/verify',
+  '/reference',
+  ...GATE_PAGES,
+  ...LAYER_PAGES,
+  ...FOUNDRY_PAGES,
+  ...DOC_PAGES,
+];
 // The only pages that ship JavaScript: the live demo, the explorer, the verifier, and live values on layer pages.
-const SCRIPTED = new Set(['/', '/start', '/reference', '/logs', '/verify', '/stack/clearing', '/stack/signal', '/foundry/clearing', '/foundry/settlement']);
+const SCRIPTED = new Set([
+  '/',
+  '/start',
+  '/reference',
+  '/logs',
+  '/verify',
+  '/stack/clearing',
+  '/stack/signal',
+  '/foundry/clearing',
+  '/foundry/settlement',
+]);
 
 let srv: TestServer;
 let browser: Browser;
@@ -52,35 +101,39 @@ async function axeSerious(page: Page): Promise<string[]> {
 
 describe('landing pages in Chromium', () => {
   for (const path of PAGES) {
-    it(`${path} has one heading, the main navigation, no serious axe violation, ${SCRIPTED.has(path) ? 'its script' : 'no script'}, and fits 1280 and 390 px`, { timeout: 90_000 }, async () => {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      try {
-        const res = await page.goto(srv.url + path, { waitUntil: 'networkidle' });
-        expect(res?.status(), path).toBe(200);
-        if (path === '/logs') await page.waitForSelector('body[data-explorer="ready"]');
-        const h1 = page.locator('h1');
-        expect(await h1.count()).toBe(1);
-        expect((await h1.innerText()).trim().length).toBeGreaterThan(0);
-        const nav = page.getByRole('navigation', { name: 'Main' });
-        for (const label of ['Home', 'Stack', 'Foundry', 'Pricing']) {
-          expect(await nav.getByRole('link', { name: label, exact: true }).count(), `nav ${label}`).toBe(1);
+    it(
+      `${path} has one heading, the main navigation, no serious axe violation, ${SCRIPTED.has(path) ? 'its script' : 'no script'}, and fits 1280 and 390 px`,
+      { timeout: 90_000 },
+      async () => {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        try {
+          const res = await page.goto(srv.url + path, { waitUntil: 'networkidle' });
+          expect(res?.status(), path).toBe(200);
+          if (path === '/logs') await page.waitForSelector('body[data-explorer="ready"]');
+          const h1 = page.locator('h1');
+          expect(await h1.count()).toBe(1);
+          expect((await h1.innerText()).trim().length).toBeGreaterThan(0);
+          const nav = page.getByRole('navigation', { name: 'Main' });
+          for (const label of ['Home', 'Stack', 'Foundry', 'Pricing']) {
+            expect(await nav.getByRole('link', { name: label, exact: true }).count(), `nav ${label}`).toBe(1);
+          }
+          // The diligence offer is a gate page (listed on the landing), not a step of a buyer's path (issue 31).
+          expect(await nav.getByRole('link', { name: 'Diligence', exact: true }).count(), 'nav Diligence').toBe(0);
+          const scripts = await page.locator('script').count();
+          if (SCRIPTED.has(path)) expect(scripts, 'its script').toBeGreaterThan(0);
+          else expect(scripts, 'ships client JS').toBe(0);
+          expect(await axeSerious(page)).toEqual([]);
+          const name = path === '/' ? 'home' : path.slice(1).replace(/\//g, '-');
+          await screenshot(page, { path: join(OUT, 'pages', `${name}-1280.jpg`), fullPage: true, type: 'jpeg', quality: 70 });
+          await page.setViewportSize({ width: 390, height: 844 });
+          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+          expect(overflow, `${path} scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
+          await screenshot(page, { path: join(OUT, 'pages', `${name}-390.jpg`), fullPage: true, type: 'jpeg', quality: 70 });
+        } finally {
+          await page.close();
         }
-        // The diligence offer is a gate page (listed on the landing), not a step of a buyer's path (issue 31).
-        expect(await nav.getByRole('link', { name: 'Diligence', exact: true }).count(), 'nav Diligence').toBe(0);
-        const scripts = await page.locator('script').count();
-        if (SCRIPTED.has(path)) expect(scripts, 'its script').toBeGreaterThan(0);
-        else expect(scripts, 'ships client JS').toBe(0);
-        expect(await axeSerious(page)).toEqual([]);
-        const name = path === '/' ? 'home' : path.slice(1).replace(/\//g, '-');
-        await screenshot(page, { path: join(OUT, 'pages', `${name}-1280.jpg`), fullPage: true, type: 'jpeg', quality: 70 });
-        await page.setViewportSize({ width: 390, height: 844 });
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-        expect(overflow, `${path} scrolls sideways at 390 px`).toBeLessThanOrEqual(0);
-        await screenshot(page, { path: join(OUT, 'pages', `${name}-390.jpg`), fullPage: true, type: 'jpeg', quality: 70 });
-      } finally {
-        await page.close();
-      }
-    });
+      },
+    );
   }
 
   it('the API reference shows every operation of the OpenAPI description with an example request', async () => {
@@ -94,19 +147,26 @@ describe('landing pages in Chromium', () => {
       expect(listed.sort()).toEqual([...operations].sort());
       // The search box keeps only the operations that hold every word typed.
       await page.fill('#op-search', 'keys surface');
-      expect((await page.locator('li[data-search]:visible a code').allInnerTexts()).map((h) => h.trim())).toEqual(['POST /v1/keys/{key_id}/surface']);
+      expect((await page.locator('li[data-search]:visible a code').allInnerTexts()).map((h) => h.trim())).toEqual([
+        'POST /v1/keys/{key_id}/surface',
+      ]);
       expect(await page.textContent('#op-search-status')).toBe(`1 of ${operations.length} operations match`);
       await page.fill('#op-search', '');
       expect(await page.locator('li[data-search]:visible').count()).toBe(operations.length);
       // An operation's link leads to its article on its area's page, with an example request.
-      await Promise.all([page.waitForURL(/\/reference\/gate#post-v1-fuse-hop$/), page.click('li[data-search] a:has-text("POST /v1/fuse/hop")')]);
+      await Promise.all([
+        page.waitForURL(/\/reference\/gate#post-v1-fuse-hop$/),
+        page.click('li[data-search] a:has-text("POST /v1/fuse/hop")'),
+      ]);
       const hop = page.locator('article', { has: page.locator('h2', { hasText: 'POST /v1/fuse/hop' }) });
       const curl = await hop.getByLabel('Example request for POST /v1/fuse/hop').innerText();
       expect(curl).toContain('Authorization: Bearer $KEY');
       expect(curl).toContain('"fuse_id"');
       // Every area's page together shows every operation once (the area nav links every other area).
       const shown = (await page.locator('article h2').allInnerTexts()).map((h) => h.trim());
-      const others = await page.locator('nav[aria-label="Areas of the reference"] a').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).pathname));
+      const others = await page
+        .locator('nav[aria-label="Areas of the reference"] a')
+        .evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).pathname));
       for (const href of others) {
         await page.goto(srv.url + href);
         shown.push(...(await page.locator('article h2').allInnerTexts()).map((h) => h.trim()));
@@ -121,8 +181,19 @@ describe('landing pages in Chromium', () => {
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
     await page.goto(srv.url + '/stack');
     const names = await page.locator('ol.cards > li h3').allInnerTexts();
-    expect(names.map((n) => n.trim())).toEqual(['1. Relay', '2. Clear', '3. NAP', '4. Clearing', '5. Signal', '6. ORN',
-      '7. Absence', '8. PDTR', '9. Require-receipt', '10. Issuer-pays', '11. ASTL']);
+    expect(names.map((n) => n.trim())).toEqual([
+      '1. Relay',
+      '2. Clear',
+      '3. NAP',
+      '4. Clearing',
+      '5. Signal',
+      '6. ORN',
+      '7. Absence',
+      '8. PDTR',
+      '9. Require-receipt',
+      '10. Issuer-pays',
+      '11. ASTL',
+    ]);
     expect(await page.locator('ol.flow > li').count()).toBe(11);
     await screenshot(page, { path: join(OUT, 'stack.png'), fullPage: true });
     await page.goto(srv.url + '/foundry');
@@ -140,7 +211,13 @@ describe('landing pages in Chromium', () => {
     expect(await page.locator('table').first().locator('tbody tr').count()).toBe(5);
     expect(await axeSerious(page)).toEqual([]);
     await screenshot(page, { path: join(OUT, 'trigger-oracle.png'), fullPage: true });
-    const demo = await (await fetch(srv.url + '/demo/hop', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fuse_id: 'fuse_drill_live' }) })).json();
+    const demo = await (
+      await fetch(srv.url + '/demo/hop', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ fuse_id: 'fuse_drill_live' }),
+      })
+    ).json();
     await page.goto(new URL(demo.verify_url).pathname.replace(/^/, srv.url));
     expect(await page.locator('.verdict').innerText()).toContain('genuine');
     expect(await axeSerious(page)).toEqual([]);

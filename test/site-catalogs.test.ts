@@ -50,14 +50,48 @@ const OTHER_PATHS = [
 ];
 
 const ALL_TOLLS: Record<string, number> = {
-  astl_publish: 0.25, bps_fire: 1.0, ccr: 1.0, classify: 0.05, clear_before_act: 10.0, clear_before_contract: 150.0,
-  clear_before_wire: 50.0, conformity_pack: 2.5, dtcc_attest: 0.5, execute_gate: 0.1, foundry_pipeline: 0.35,
-  heartbeat: 0.1, hold: 0.5, inference_seal: 0.08, matter_spoliation: 500.0, oracle_aggregate: 0.15,
-  panic_receipt: 49.0, parametric_run: 2.0, pdtr_bind: 0.15, restraint: 0.15, restraint_call: 0.15, seal: 0.05,
-  spoliation_seal: 0.5, trigger_publish: 0.25, verify_attestation: 0.03, verify_pull: 0.05,
+  astl_publish: 0.25,
+  bps_fire: 1.0,
+  ccr: 1.0,
+  classify: 0.05,
+  clear_before_act: 10.0,
+  clear_before_contract: 150.0,
+  clear_before_wire: 50.0,
+  conformity_pack: 2.5,
+  dtcc_attest: 0.5,
+  execute_gate: 0.1,
+  foundry_pipeline: 0.35,
+  heartbeat: 0.1,
+  hold: 0.5,
+  inference_seal: 0.08,
+  matter_spoliation: 500.0,
+  oracle_aggregate: 0.15,
+  panic_receipt: 49.0,
+  parametric_run: 2.0,
+  pdtr_bind: 0.15,
+  restraint: 0.15,
+  restraint_call: 0.15,
+  seal: 0.05,
+  spoliation_seal: 0.5,
+  trigger_publish: 0.25,
+  verify_attestation: 0.03,
+  verify_pull: 0.05,
 };
-const BASE_TOLLS = ['astl_publish', 'ccr', 'classify', 'execute_gate', 'heartbeat', 'hold', 'pdtr_bind', 'restraint',
-  'restraint_call', 'seal', 'spoliation_seal', 'verify_attestation', 'verify_pull'];
+const BASE_TOLLS = [
+  'astl_publish',
+  'ccr',
+  'classify',
+  'execute_gate',
+  'heartbeat',
+  'hold',
+  'pdtr_bind',
+  'restraint',
+  'restraint_call',
+  'seal',
+  'spoliation_seal',
+  'verify_attestation',
+  'verify_pull',
+];
 
 describe('catalog paths', () => {
   it('publishes every SPEC 4.2 catalog path as JSON with ETag, Cache-Control and CORS, with the SPEC 9 schema id', async () => {
@@ -192,7 +226,12 @@ describe('SPEC 2.4 values', () => {
     expect(pdtr.toll_usd).toBe(0.1);
     expect(Object.keys(pdtr.apis).sort()).toEqual(['bind_payment', 'catalog', 'scale']);
     const rr = (await getJson('/api/v1/require-receipt/catalog')).body;
-    expect([rr.header, rr.status_code, rr.challenge_toll_usd, rr.manifest]).toEqual(['Receipt-Required', 428, 0.02, '/.well-known/agent-actions.json']);
+    expect([rr.header, rr.status_code, rr.challenge_toll_usd, rr.manifest]).toEqual([
+      'Receipt-Required',
+      428,
+      0.02,
+      '/.well-known/agent-actions.json',
+    ]);
     expect(rr.conformance_requires).toEqual(['manifest', 'challenge', 'replay refuses unsigned holds']);
     expect(rr.badge).toBe('RR-1 conformant');
     const ip = (await getJson('/api/v1/issuer-pays/catalog')).body;
@@ -207,7 +246,10 @@ describe('SPEC 2.4 values', () => {
     const sig = (await getJson('/signal/signal-catalog.json')).body;
     expect(sig.pricing_usd).toEqual({ platform_annual_usd: 125000, mandate_overage_usd: 3 });
     const gam = (await getJson('/api/v1/gam/credits/catalog')).body;
-    expect(gam.credits.map((c: J) => [c.sku, c.gam_credits_usd])).toEqual([['clearing_annual', 50000], ['clearing_quarterly', 10000]]);
+    expect(gam.credits.map((c: J) => [c.sku, c.gam_credits_usd])).toEqual([
+      ['clearing_annual', 50000],
+      ['clearing_quarterly', 10000],
+    ]);
     const aa = (await getJson('/.well-known/agent-actions.json')).body;
     expect([aa.standard, aa.header, aa.status_code]).toEqual(['RR-1', 'Receipt-Required', 428]);
     for (const p of ['/.well-known/x402', '/.well-known/x402-bazaar.json']) expect((await getJson(p)).body.x402_configured).toBe(false);
@@ -216,9 +258,16 @@ describe('SPEC 2.4 values', () => {
   it('stack: eleven layers in order with roles, attach flow, formula, chokepoint', async () => {
     const { body } = await getJson('/api/v1/stack/catalog');
     expect(body.layers.map((l: J) => [l.order, l.id, l.role])).toEqual([
-      [1, 'relay', 'distribution'], [2, 'clear', 'volume'], [3, 'nap', 'margin'], [4, 'clearing', 'trust'],
-      [5, 'signal', 'reference data'], [6, 'orn', 'agent swarms'], [7, 'absence', 'possibility surface'],
-      [8, 'pdtr', 'agent commerce'], [9, 'require_receipt', 'standard'], [10, 'issuer_pays', 'category gate'],
+      [1, 'relay', 'distribution'],
+      [2, 'clear', 'volume'],
+      [3, 'nap', 'margin'],
+      [4, 'clearing', 'trust'],
+      [5, 'signal', 'reference data'],
+      [6, 'orn', 'agent swarms'],
+      [7, 'absence', 'possibility surface'],
+      [8, 'pdtr', 'agent commerce'],
+      [9, 'require_receipt', 'standard'],
+      [10, 'issuer_pays', 'category gate'],
       [11, 'astl', 'transparency log'],
     ]);
     const fields = ['api', 'catalog_url', 'color', 'complements', 'id', 'name', 'order', 'path', 'role', 'unit', 'url'];
@@ -227,8 +276,17 @@ describe('SPEC 2.4 values', () => {
       expect(Object.keys(l).sort(), l.id).toEqual([...fields, ...extra].sort());
     }
     expect(body.attach_flow.map((s: J) => [s.step, s.layer])).toEqual([
-      [1, 'relay'], [2, 'clear'], [3, 'nap'], [4, 'clearing'], [5, 'signal'], [6, 'orn'], [7, 'astl'], [8, 'absence'],
-      [9, 'pdtr'], [10, 'require_receipt'], [11, 'issuer_pays'],
+      [1, 'relay'],
+      [2, 'clear'],
+      [3, 'nap'],
+      [4, 'clearing'],
+      [5, 'signal'],
+      [6, 'orn'],
+      [7, 'astl'],
+      [8, 'absence'],
+      [9, 'pdtr'],
+      [10, 'require_receipt'],
+      [11, 'issuer_pays'],
     ]);
     expect(body.attach_flow[9].outcome).toBe('publish RR-1 manifest, 428 before an irreversible act');
     expect(body.chokepoint).toBe('Capital Commitment Boundary');
@@ -245,21 +303,49 @@ describe('SPEC 2.5 values', () => {
   it('foundry: layers, components, attach flow, extended tolls, oracle, triggers, conformity', async () => {
     const { body } = await getJson('/api/v1/foundry/catalog.json');
     expect(body.layers.map((l: J) => [l.layer, l.id, l.api])).toEqual([
-      [0, 'physics', '/crypto/public-key'], [1, 'print', '/api/v1/inference/chat/completions'],
-      [2, 'obligation', '/signal/trigger/publish'], [3, 'oracle', '/api/v1/oracle/aggregate'],
-      [4, 'trigger', '/signal/trigger/publish'], [5, 'conformity', '/api/v1/conformity/generate'],
-      [6, 'depository', '/api/v1/depository/attest'], [7, 'settlement', '/api/v1/foundry/trigger/fire'],
-      [8, 'clearing', '/api/v1/clearing/catalog'], [9, 'stack', '/api/v1/stack/catalog'],
+      [0, 'physics', '/crypto/public-key'],
+      [1, 'print', '/api/v1/inference/chat/completions'],
+      [2, 'obligation', '/signal/trigger/publish'],
+      [3, 'oracle', '/api/v1/oracle/aggregate'],
+      [4, 'trigger', '/signal/trigger/publish'],
+      [5, 'conformity', '/api/v1/conformity/generate'],
+      [6, 'depository', '/api/v1/depository/attest'],
+      [7, 'settlement', '/api/v1/foundry/trigger/fire'],
+      [8, 'clearing', '/api/v1/clearing/catalog'],
+      [9, 'stack', '/api/v1/stack/catalog'],
     ]);
     expect(body.layers[0].components).toEqual(['Ed25519', 'Merkle', 'SCITT COSE', 'external anchor', 'stranger /verify']);
     expect(body.layers[9].components).toEqual(['relay', 'clear', 'nap', 'orn', 'absence', 'pdtr', 'rr-1', 'astl', 'index']);
-    for (const l of body.layers) expect(Object.keys(l).sort()).toEqual(['analog', 'api', 'api_url', 'components', 'id', 'layer', 'name', 'path', 'url']);
-    expect(body.attach_flow.map((s: J) => s.layer)).toEqual(['physics', 'print', 'oracle', 'obligation', 'settlement', 'conformity', 'depository', 'clearing', 'stack']);
+    for (const l of body.layers)
+      expect(Object.keys(l).sort()).toEqual(['analog', 'api', 'api_url', 'components', 'id', 'layer', 'name', 'path', 'url']);
+    expect(body.attach_flow.map((s: J) => s.layer)).toEqual([
+      'physics',
+      'print',
+      'oracle',
+      'obligation',
+      'settlement',
+      'conformity',
+      'depository',
+      'clearing',
+      'stack',
+    ]);
     expect(body.tolls_usd).toEqual(ALL_TOLLS);
     expect(body.oracle.sources.map((o: J) => [o.source_id, o.weight, o.latency_ms])).toEqual([
-      ['network_a', 1.0, 2000], ['network_b', 1.0, 400], ['network_c', 0.9, 1500], ['first_party', 1.1, 5000], ['sealed_reading', 1.2, 100],
+      ['network_a', 1.0, 2000],
+      ['network_b', 1.0, 400],
+      ['network_c', 0.9, 1500],
+      ['first_party', 1.1, 5000],
+      ['sealed_reading', 1.2, 100],
     ]);
-    expect(body.trigger_templates.map((t: J) => [t.template_id, t.default_action, t.obligation_surface.callable_actions, t.obligation_surface.exposure_ceiling_usd, t.obligation_surface.fee_bps])).toEqual([
+    expect(
+      body.trigger_templates.map((t: J) => [
+        t.template_id,
+        t.default_action,
+        t.obligation_surface.callable_actions,
+        t.obligation_surface.exposure_ceiling_usd,
+        t.obligation_surface.fee_bps,
+      ]),
+    ).toEqual([
       ['ai_model_change', 'premium_adjust', ['premium_adjust', 'bind_hold', 'notify_underwriter'], 5000000, 25],
       ['bind_gate_hold', 'bind_hold', ['bind_hold', 'restraint_permit', 'notify_broker'], 25000000, 50],
       ['incident_sealed', 'parametric_window', ['parametric_window', 'regulatory_packet', 'spoliation_pack'], 10000000, 15],
@@ -272,15 +358,38 @@ describe('SPEC 2.5 values', () => {
       ['critical_infrastructure', ['fail-safe', 'incident sealed triggers', 'resilience-regulation cross-hook']],
       ['companion', ['crisis routing', 'minor safety', 'deployer transparency file']],
     ]);
-    expect(body.depository_event_types.map((e: J) => e.event_type)).toEqual(['tokenize', 'mint', 'burn', 'corporate_action', 'custody_transfer']);
+    expect(body.depository_event_types.map((e: J) => e.event_type)).toEqual([
+      'tokenize',
+      'mint',
+      'burn',
+      'corporate_action',
+      'custody_transfer',
+    ]);
     expect(body.recent_settlements).toEqual([]);
     expect(body.apis.projection).toBe('/api/v1/foundry/projection/{tenant_id}');
   });
 });
 
 describe('SPEC 4.1 documents', () => {
-  const DOCS = ['gate', 'mcp', 'x402', 'license-fuse', 'commit-auth', 'exclusion', 'command-radiation', 'capture',
-    'spend-protocol', 'operator', 'restraint', 'listings', 'register', 'bound-answer', 'exclusive-timing', 'floor', 'particular'];
+  const DOCS = [
+    'gate',
+    'mcp',
+    'x402',
+    'license-fuse',
+    'commit-auth',
+    'exclusion',
+    'command-radiation',
+    'capture',
+    'spend-protocol',
+    'operator',
+    'restraint',
+    'listings',
+    'register',
+    'bound-answer',
+    'exclusive-timing',
+    'floor',
+    'particular',
+  ];
 
   it('publishes every gate discovery document with CORS, linking the live gate service', async () => {
     for (const name of DOCS) {

@@ -48,7 +48,13 @@ describe('/verify in Chromium', () => {
     const r = await verifyIn(page, srv.url, receipt.jws);
     expect(r.state).toBe('proven');
     expect(r.summary).toMatch(/^Proven: Fuse Gate signed this receipt \(\w+ PERMIT/);
-    expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Receipt signature', 'Signed checkpoint', 'Inclusion', 'Leaf and payload', 'Live or test']);
+    expect(r.rows.map((x) => x.split('\t')[0])).toEqual([
+      'Receipt signature',
+      'Signed checkpoint',
+      'Inclusion',
+      'Leaf and payload',
+      'Live or test',
+    ]);
     expect(r.rows.every((x) => x.includes('✓ holds'))).toBe(true);
     expect(await axeSerious(page)).toEqual([]);
     await screenshot(page, { path: join(OUT, 'verify-proven.png'), fullPage: true });
@@ -100,17 +106,29 @@ describe('/verify in Chromium', () => {
     change = (ev) => {
       ev.payload.decision = 'DENY';
     };
-    expect(await verdict()).toEqual({ state: 'refused', summary: expect.stringMatching(/^Not proven: leaf and payload: the logged leaf does not carry the payload shown/) });
+    expect(await verdict()).toEqual({
+      state: 'refused',
+      summary: expect.stringMatching(/^Not proven: leaf and payload: the logged leaf does not carry the payload shown/),
+    });
     change = (ev) => {
       const [h, p, s] = String(ev.checkpoint_jws).split('.');
       ev.checkpoint_jws = `${h}.${p}.${s!.startsWith('A') ? 'B' : 'A'}${s!.slice(1)}`;
     };
-    expect(await verdict()).toEqual({ state: 'refused', summary: expect.stringMatching(/^Not proven: signed checkpoint: the signature does not verify/) });
+    expect(await verdict()).toEqual({
+      state: 'refused',
+      summary: expect.stringMatching(/^Not proven: signed checkpoint: the signature does not verify/),
+    });
     await page.close();
   });
 
   it('proves a pre-finality JWT against the published JWKS and its receipt in the log', async () => {
-    const transfer = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
+    const transfer = {
+      amount: '125.00',
+      currency: 'USD',
+      account_number: '000123456789',
+      routing_number: '021000021',
+      counterparty: 'ACME Supplies LLC',
+    };
     const demo = await (await srv.fetch('/demo/prefinality/evaluate', { json: { rail: 'rtp', transfer } })).json();
     expect(typeof demo.receipt_jwt).toBe('string');
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -120,7 +138,9 @@ describe('/verify in Chromium', () => {
     expect(r.state).toBe('proven');
     const [h, p, s] = String(demo.receipt_jwt).split('.') as [string, string, string];
     const claims = JSON.parse(Buffer.from(p, 'base64url').toString());
-    expect((await verifyIn(page, srv.url, `${h}.${b64url({ ...claims, decision: 'GO', exp: claims.exp + 86_400 })}.${s}`)).state).toBe('refused');
+    expect((await verifyIn(page, srv.url, `${h}.${b64url({ ...claims, decision: 'GO', exp: claims.exp + 86_400 })}.${s}`)).state).toBe(
+      'refused',
+    );
     await page.close();
   });
 });
@@ -158,7 +178,10 @@ describe('/logs in Chromium', () => {
       await page.evaluate(() => document.getElementById('consistency-result')!.removeAttribute('data-state'));
       await page.getByRole('button', { name: 'Check consistency in this browser' }).click();
       await page.waitForSelector('#consistency-result[data-state]');
-      return { state: await page.getAttribute('#consistency-result', 'data-state'), text: await page.locator('#consistency-result').innerText() };
+      return {
+        state: await page.getAttribute('#consistency-result', 'data-state'),
+        text: await page.locator('#consistency-result').innerText(),
+      };
     };
     const ok = await check();
     expect(ok.state, ok.text).toBe('ok');
@@ -246,7 +269,10 @@ describe('landing demo and 404 in Chromium', () => {
       await page.goto(srv.url + path);
       // At 390 px the main navigation is folded into the header's menu.
       await page.click('header .menu summary');
-      expect(await page.getByRole('navigation', { name: 'Main menu' }).getByRole('link', { name: 'Verify', exact: true }).count(), path).toBe(1);
+      expect(
+        await page.getByRole('navigation', { name: 'Main menu' }).getByRole('link', { name: 'Verify', exact: true }).count(),
+        path,
+      ).toBe(1);
       expect(await page.getByRole('navigation', { name: 'Stack layers' }).count(), path).toBe(1);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, path).toBeLessThanOrEqual(0);

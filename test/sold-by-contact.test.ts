@@ -39,7 +39,10 @@ describe('what nothing sells through the API is marked sold by contact', () => {
     const rows = rowsOf(await (await s.fetch('/api/v1/pricing')).json());
     for (const [id, amount] of Object.entries(BY_CONTACT)) {
       const row = rows.find((r) => r.id === id)!;
-      expect(row, id).toMatchObject({ amount_usd: amount, sold_by: { by: 'contact', contact: CONTACT, why: expect.stringMatching(/.{30,}/) } });
+      expect(row, id).toMatchObject({
+        amount_usd: amount,
+        sold_by: { by: 'contact', contact: CONTACT, why: expect.stringMatching(/.{30,}/) },
+      });
       expect(row.endpoint, id).toBeUndefined();
     }
   });
@@ -51,8 +54,15 @@ describe('what nothing sells through the API is marked sold by contact', () => {
     expect(unsold.map((r) => r.id)).toEqual(['pdtr_catalog_toll']);
     expect(unsold[0]!.note).toMatch(/Not what a bind is charged/);
     // A relay partner's retail band is the partner's own price.
-    for (const id of ['retail_monitor', 'retail_sprint']) expect(rows.find((r) => r.id === id)!.sold_by, id).toMatchObject({ by: 'partner' });
-    for (const id of ['vendor_listing_annual', 'issuer_pays_vendor_listing_annual', 'clearing_annual', 'clearing_quarterly', 'signal_mandate_overage']) {
+    for (const id of ['retail_monitor', 'retail_sprint'])
+      expect(rows.find((r) => r.id === id)!.sold_by, id).toMatchObject({ by: 'partner' });
+    for (const id of [
+      'vendor_listing_annual',
+      'issuer_pays_vendor_listing_annual',
+      'clearing_annual',
+      'clearing_quarterly',
+      'signal_mandate_overage',
+    ]) {
       const row = rows.find((r) => r.id === id);
       if (row) expect(row.endpoint, id).toMatch(/^POST \//);
     }

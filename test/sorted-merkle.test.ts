@@ -50,7 +50,11 @@ describe('sorted Merkle tree', () => {
       ['drops the right neighbour', { present: false, size: tree.size, left: absent.left }, enc('pb')],
       ['changes a neighbour key', { ...absent, left: { ...absent.left!, key: enc('pa') } }, enc('pb')],
       ['claims another tree size', { ...absent, size: tree.size + 1 }, enc('pb')],
-      ['tampers a hash', { ...absent, right: { ...absent.right!, hashes: absent.right!.hashes.map((h, i) => (i === 0 ? new Uint8Array(32) : h)) } }, enc('pb')],
+      [
+        'tampers a hash',
+        { ...absent, right: { ...absent.right!, hashes: absent.right!.hashes.map((h, i) => (i === 0 ? new Uint8Array(32) : h)) } },
+        enc('pb'),
+      ],
       ['neighbours on the wrong side', absent, enc('zzz')],
       ['presence of another key', present, enc('pax')],
     ];
@@ -59,8 +63,12 @@ describe('sorted Merkle tree', () => {
     }
     // A head that claims one more leaf turns the last leaf into a non-edge: refused.
     const last = tree.prove(enc('zzz'));
-    expect(() => verifySortedProof(enc('zzz'), { ...last, size: tree.size + 1 }, { size: tree.size + 1, root: root.root })).toThrow(ProofError);
+    expect(() => verifySortedProof(enc('zzz'), { ...last, size: tree.size + 1 }, { size: tree.size + 1, root: root.root })).toThrow(
+      ProofError,
+    );
     // An honest proof against another root fails too.
-    expect(() => verifySortedProof(enc('pb'), absent, { size: tree.size, root: new SortedMerkleTree([enc('x')]).root() })).toThrow(ProofError);
+    expect(() => verifySortedProof(enc('pb'), absent, { size: tree.size, root: new SortedMerkleTree([enc('x')]).root() })).toThrow(
+      ProofError,
+    );
   });
 });

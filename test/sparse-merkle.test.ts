@@ -45,7 +45,7 @@ function checkByHand(key: Buffer, p: SparseProofJson, root: Buffer): 'present' |
   if (bitmap.length !== Math.ceil(p.depth / 8)) return 'invalid';
   const given = p.siblings.map((s) => Buffer.from(s, 'base64'));
   const siblings: Buffer[] = [];
-  for (let i = 0; i < p.depth; i++) siblings.push(bit(bitmap, i) ? given.shift() ?? Buffer.alloc(0) : Buffer.alloc(32));
+  for (let i = 0; i < p.depth; i++) siblings.push(bit(bitmap, i) ? (given.shift() ?? Buffer.alloc(0)) : Buffer.alloc(32));
   if (given.length !== 0 || siblings.some((s) => s.length !== 32)) return 'invalid';
   const leaf = p.leaf === undefined ? undefined : Buffer.from(p.leaf, 'base64');
   if (leaf) {
@@ -83,9 +83,9 @@ const keyOf = (s: string) => sha(Buffer.from(s));
 /** A key equal to `base` except for bit `i` (and every bit after it set to `fill`). */
 function near(base: Buffer, i: number, fill = 0): Buffer {
   const k = Buffer.from(base);
-  k[Math.floor(i / 8)]! ^= 0x80 >> i % 8;
+  k[Math.floor(i / 8)]! ^= 0x80 >> (i % 8);
   for (let j = i + 1; j < 256; j++) {
-    const mask = 0x80 >> j % 8;
+    const mask = 0x80 >> (j % 8);
     k[Math.floor(j / 8)] = fill ? k[Math.floor(j / 8)]! | mask : k[Math.floor(j / 8)]! & ~mask;
   }
   return k;
@@ -107,7 +107,8 @@ describe('sparse Merkle tree', () => {
     const root = await buildTree([...keys].sort(Buffer.compare), (n) => void built.push(n));
     expect(Buffer.from(root).toString('hex')).toBe(definitionRoot(keys).toString('hex'));
     // The same nodes, too: the build and the inserts store one tree.
-    const asText = (ns: Iterable<SmtNode>) => [...ns].map((n) => `${n.depth}/${Buffer.from(n.prefix).toString('hex')}/${Buffer.from(n.hash).toString('hex')}`).sort();
+    const asText = (ns: Iterable<SmtNode>) =>
+      [...ns].map((n) => `${n.depth}/${Buffer.from(n.prefix).toString('hex')}/${Buffer.from(n.hash).toString('hex')}`).sort();
     expect(asText(built)).toEqual(asText(t.nodes.values()));
   });
 
@@ -166,12 +167,35 @@ describe('sparse Merkle tree', () => {
       // A member's own proof, with its leaf dropped, claims an empty terminal.
       ['member claimed absent (leaf dropped)', member, { ...good, leaf: undefined }],
       // One member's proof presented for another member.
-      ['another key\'s proof (relabelled)', keys[6]!, good],
+      ["another key's proof (relabelled)", keys[6]!, good],
       ['sibling flipped', member, { ...good, siblings: [flip(good.siblings[0]!), ...good.siblings.slice(1)] }],
       ['sibling dropped (gap)', member, { ...good, siblings: good.siblings.slice(1) }],
-      ['bitmap bit cleared', member, { ...good, bitmap: Buffer.from(Buffer.from(good.bitmap, 'base64').map((x, i) => (i === 0 ? x & 0x7f : x))).toString('base64') }],
-      ['terminal moved up', member, { ...good, depth: good.depth - 1, bitmap: Buffer.alloc(Math.ceil((good.depth - 1) / 8), 0xff).toString('base64'), siblings: good.siblings.slice(0, -1) }],
-      ['terminal moved down (extra empty sibling)', member, { ...good, depth: good.depth + 1, bitmap: Buffer.concat([Buffer.from(good.bitmap, 'base64'), Buffer.alloc(1)]).subarray(0, Math.ceil((good.depth + 1) / 8)).toString('base64') }],
+      [
+        'bitmap bit cleared',
+        member,
+        { ...good, bitmap: Buffer.from(Buffer.from(good.bitmap, 'base64').map((x, i) => (i === 0 ? x & 0x7f : x))).toString('base64') },
+      ],
+      [
+        'terminal moved up',
+        member,
+        {
+          ...good,
+          depth: good.depth - 1,
+          bitmap: Buffer.alloc(Math.ceil((good.depth - 1) / 8), 0xff).toString('base64'),
+          siblings: good.siblings.slice(0, -1),
+        },
+      ],
+      [
+        'terminal moved down (extra empty sibling)',
+        member,
+        {
+          ...good,
+          depth: good.depth + 1,
+          bitmap: Buffer.concat([Buffer.from(good.bitmap, 'base64'), Buffer.alloc(1)])
+            .subarray(0, Math.ceil((good.depth + 1) / 8))
+            .toString('base64'),
+        },
+      ],
       ['absence terminal replaced by a foreign leaf', absentKey, { ...absent, leaf: keyOf('foreign').toString('base64') }],
       ['absence proof of one key used for a member', member, absent],
     ];

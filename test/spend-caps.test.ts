@@ -23,14 +23,29 @@ beforeAll(async () => {
   s = await startTestServer({ WEBHOOK_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SPEND_CAP_ACCOUNT_DEFAULT_USD: '25.00' });
 });
 afterAll(async () => {
-  await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise<void>((r) => { c.once('exit', () => r()); c.kill('SIGTERM'); }))));
+  await Promise.all(
+    children.map((c) =>
+      c.exitCode !== null
+        ? undefined
+        : new Promise<void>((r) => {
+            c.once('exit', () => r());
+            c.kill('SIGTERM');
+          }),
+    ),
+  );
   await s?.stop();
   await hook?.close();
 });
 
 type Key = { id: string; secret: string; accountId: string };
 const post = (path: string, key: string, json?: unknown, base?: string) =>
-  base ? fetch(base + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(json ?? {}) }) : s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
+  base
+    ? fetch(base + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(json ?? {}),
+      })
+    : s.fetch(path, { method: 'POST', key, ...(json !== undefined ? { json } : {}) });
 const get = async (path: string, key: string) => (await s.fetch(path, { key })).json();
 
 /** An operator key in an account of its own, an agent key in it with `cap`, and a LIVE fuse of the account. */
@@ -86,8 +101,15 @@ describe('a key spend cap', () => {
 
     // /v1/me and the key show the cap, the month's spend and what is left.
     const me = await get('/v1/me', agent.secret);
-    expect(me.spend_caps).toMatchObject({ key: { spend_cap_usd: '0.30', spent_this_month_usd: '0.30', remaining_usd: '0.00' }, account: { spend_cap_usd: null, remaining_usd: null } });
-    expect(await get(`/v1/keys/${agent.id}`, ops.secret)).toMatchObject({ spend_cap_usd: '0.30', spent_this_month_usd: '0.30', remaining_usd: '0.00' });
+    expect(me.spend_caps).toMatchObject({
+      key: { spend_cap_usd: '0.30', spent_this_month_usd: '0.30', remaining_usd: '0.00' },
+      account: { spend_cap_usd: null, remaining_usd: null },
+    });
+    expect(await get(`/v1/keys/${agent.id}`, ops.secret)).toMatchObject({
+      spend_cap_usd: '0.30',
+      spent_this_month_usd: '0.30',
+      remaining_usd: '0.00',
+    });
 
     // Raised as the 402 says: the next hop fits; removed (null): no cap.
     const raised = await post(`/v1/keys/${agent.id}/spend-cap`, ops.secret, { spend_cap_usd: '0.40' });
@@ -107,7 +129,12 @@ describe('a key spend cap', () => {
     const before = await footprint(agent.id);
     const over = await post('/v1/classify', agent.secret, { text: 'wire 5,000 USD to the supplier' });
     expect(over.status).toBe(402);
-    expect(await over.json()).toMatchObject({ code: 'spend_cap_reached', spend_cap_usd: '0.15', spent_this_month_usd: '0.15', charge_usd: '0.05' });
+    expect(await over.json()).toMatchObject({
+      code: 'spend_cap_reached',
+      spend_cap_usd: '0.15',
+      spent_this_month_usd: '0.15',
+      charge_usd: '0.05',
+    });
     expect(await footprint(agent.id)).toEqual(before);
   });
 
@@ -117,7 +144,9 @@ describe('a key spend cap', () => {
     expect((await post(`/v1/keys/${agent.id}/spend-cap`, ops.secret, { spend_cap_usd: '0.25' })).status).toBe(200);
     expect((await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse })).status).toBe(402);
     // Charges of an earlier month do not count.
-    await s.ctx.ledger.write((tx) => tx.execute({ sql: "UPDATE usage_counters SET day = '2020-01-01' WHERE key_id = ?", args: [agent.id] }));
+    await s.ctx.ledger.write((tx) =>
+      tx.execute({ sql: "UPDATE usage_counters SET day = '2020-01-01' WHERE key_id = ?", args: [agent.id] }),
+    );
     expect((await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse })).status).toBe(200);
   });
 
@@ -146,18 +175,35 @@ describe('an account spend cap', () => {
     const other = await s.newKey('other agent', undefined, 'agent', ops.accountId);
     const set = await post('/v1/account/spend-cap', ops.secret, { spend_cap_usd: '0.20' });
     expect(set.status).toBe(200);
-    expect(await set.json()).toMatchObject({ object: 'spend_cap', account_id: ops.accountId, spend_cap_usd: '0.20', spent_this_month_usd: '0.00', remaining_usd: '0.20' });
+    expect(await set.json()).toMatchObject({
+      object: 'spend_cap',
+      account_id: ops.accountId,
+      spend_cap_usd: '0.20',
+      spent_this_month_usd: '0.00',
+      remaining_usd: '0.20',
+    });
     expect((await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse })).status).toBe(200);
     expect((await post('/v1/fuse/hop', other.secret, { fuse_id: fuse })).status).toBe(200);
     const before = await footprint(agent.id);
     const over = await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse });
     expect(over.status).toBe(402);
     const p = await over.json();
-    expect(p).toMatchObject({ code: 'spend_cap_reached', scope: 'account', account_id: ops.accountId, spend_cap_usd: '0.20', spent_this_month_usd: '0.20', dashboard_url: '/dashboard/account' });
+    expect(p).toMatchObject({
+      code: 'spend_cap_reached',
+      scope: 'account',
+      account_id: ops.accountId,
+      spend_cap_usd: '0.20',
+      spent_this_month_usd: '0.20',
+      dashboard_url: '/dashboard/account',
+    });
     expect(p.how_to_raise).toContain('POST /v1/account/spend-cap');
     expect(await footprint(agent.id)).toEqual(before);
     expect(await get('/v1/account/spend-cap', ops.secret)).toMatchObject({ spent_this_month_usd: '0.20', remaining_usd: '0.00' });
-    expect((await get('/v1/me', other.secret)).spend_caps.account).toEqual({ spend_cap_usd: '0.20', spent_this_month_usd: '0.20', remaining_usd: '0.00' });
+    expect((await get('/v1/me', other.secret)).spend_caps.account).toEqual({
+      spend_cap_usd: '0.20',
+      spent_this_month_usd: '0.20',
+      remaining_usd: '0.00',
+    });
     expect((await post('/v1/account/spend-cap', ops.secret, { spend_cap_usd: '-0.20' })).status).toBe(400);
     expect((await post('/v1/account/spend-cap', ops.secret, { spend_cap_usd: null })).status).toBe(200);
     expect((await post('/v1/fuse/hop', other.secret, { fuse_id: fuse })).status).toBe(200);
@@ -177,14 +223,27 @@ describe('the 80 % alert', () => {
     const { ops, agent, fuse } = await setup('0.50');
     const sub = await post('/v1/alerts', ops.secret, { url: hook.url('/spend'), events: ['spend.threshold'] });
     expect(sub.status).toBe(201);
-    const queued = async () => ((await get('/v1/alerts', ops.secret)).deliveries as Array<{ event_type: string }>).filter((d) => d.event_type === 'spend.threshold').length;
+    const queued = async () =>
+      ((await get('/v1/alerts', ops.secret)).deliveries as Array<{ event_type: string }>).filter((d) => d.event_type === 'spend.threshold')
+        .length;
     for (let i = 0; i < 3; i++) expect((await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse })).status).toBe(200);
     expect(await queued()).toBe(0);
     expect((await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse })).status).toBe(200);
     expect(await queued()).toBe(1);
     await hook.arrived(1, '/spend');
     const event = JSON.parse(hook.on('/spend')[0]!.body);
-    expect(event).toMatchObject({ type: 'spend.threshold', data: { scope: 'key', key_id: agent.id, account_id: ops.accountId, spend_cap_usd: '0.50', spent_usd: '0.40', remaining_usd: '0.10', threshold_percent: 80 } });
+    expect(event).toMatchObject({
+      type: 'spend.threshold',
+      data: {
+        scope: 'key',
+        key_id: agent.id,
+        account_id: ops.accountId,
+        spend_cap_usd: '0.50',
+        spent_usd: '0.40',
+        remaining_usd: '0.10',
+        threshold_percent: 80,
+      },
+    });
     // Past 80 % again after the cap was raised and lowered: still once this month.
     expect((await post(`/v1/keys/${agent.id}/spend-cap`, ops.secret, { spend_cap_usd: '10.00' })).status).toBe(200);
     expect((await post(`/v1/keys/${agent.id}/spend-cap`, ops.secret, { spend_cap_usd: '0.50' })).status).toBe(200);
@@ -207,7 +266,9 @@ describe('on the dashboard', () => {
     const page = await (await c.get(`/dashboard/keys/${agent.id}?done=spend-cap`)).text();
     expect(page).toContain('Saved the spend cap.');
     expect(page).toContain('<strong>0.00 USD</strong> of <strong>12.50 USD</strong> spent this month');
-    expect(page).toContain('name="spend_cap_usd" inputmode="decimal" pattern="[0-9]{1,10}([.][0-9]{1,2})?" placeholder="250.00" value="12.50"');
+    expect(page).toContain(
+      'name="spend_cap_usd" inputmode="decimal" pattern="[0-9]{1,10}([.][0-9]{1,2})?" placeholder="250.00" value="12.50"',
+    );
 
     // A bad amount is the API's 400, said on the page; the cap stays.
     const bad = await c.post(`/dashboard/keys/${agent.id}/spend-cap`, { spend_cap_usd: '-5' });
@@ -219,7 +280,9 @@ describe('on the dashboard', () => {
     expect((await get(`/v1/keys/${agent.id}`, ops.secret)).spend_cap_usd).toBeNull();
 
     // The account's default came from SPEND_CAP_ACCOUNT_DEFAULT_USD; the account page changes it.
-    expect(await (await c.get('/dashboard/account')).text()).toContain('<strong>0.00 USD</strong> of <strong>25.00 USD</strong> spent this month');
+    expect(await (await c.get('/dashboard/account')).text()).toContain(
+      '<strong>0.00 USD</strong> of <strong>25.00 USD</strong> spent this month',
+    );
     const account = await c.post('/dashboard/account/spend-cap', { spend_cap_usd: '40' });
     expect([account.status, account.headers.get('location')]).toEqual([303, '/dashboard/account?done=spend-cap']);
     expect(await get('/v1/account/spend-cap', ops.secret)).toMatchObject({ spend_cap_usd: '40.00', remaining_usd: '40.00' });
@@ -228,7 +291,10 @@ describe('on the dashboard', () => {
 
 function spawnServer(env: Record<string, string>): Promise<string> {
   const { BASE_URL: _b, SITE_URL: _s, ...parent } = process.env;
-  const child = spawn(process.execPath, ['src/server.ts'], { env: { ...parent, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['src/server.ts'], {
+    env: { ...parent, ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let buf = '';
@@ -246,14 +312,20 @@ describe('exact across processes', () => {
     const { agent, fuse } = await setup('1.00');
     const other = await spawnServer(testEnv(s.dir));
     // 30 hops at once, half through each process: ten fit under 1.00 USD.
-    const results = await Promise.all(Array.from({ length: 30 }, async (_, i) => {
-      const r = await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse }, i % 2 ? other : s.url);
-      return r.status === 402 ? `402 ${(await r.json()).code}` : String(r.status);
-    }));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const r = await post('/v1/fuse/hop', agent.secret, { fuse_id: fuse }, i % 2 ? other : s.url);
+        return r.status === 402 ? `402 ${(await r.json()).code}` : String(r.status);
+      }),
+    );
     expect(results.filter((r) => r === '200')).toHaveLength(10);
     expect(results.filter((r) => r === '402 spend_cap_reached')).toHaveLength(20);
     expect((await footprint(agent.id)).usage).toBe('1000000');
     invalidateKeyCache(s.ctx.ledger.read);
-    expect((await get('/v1/me', agent.secret)).spend_caps.key).toEqual({ spend_cap_usd: '1.00', spent_this_month_usd: '1.00', remaining_usd: '0.00' });
+    expect((await get('/v1/me', agent.secret)).spend_caps.key).toEqual({
+      spend_cap_usd: '1.00',
+      spent_this_month_usd: '1.00',
+      remaining_usd: '0.00',
+    });
   });
 });

@@ -23,7 +23,10 @@ describe('logs stored per batch, as C2SP tiles', () => {
     try {
       await ledger.write((tx) => appendLeaves(tx, 'astl', leaves.slice(0, 40)));
       await ledger.write((tx) => appendLeaves(tx, 'astl', leaves.slice(40)));
-      const rows = (await ledger.read.execute("SELECT start, count FROM log_segments WHERE log = 'astl' ORDER BY start")).rows.map((r) => [Number(r.start), Number(r.count)]);
+      const rows = (await ledger.read.execute("SELECT start, count FROM log_segments WHERE log = 'astl' ORDER BY start")).rows.map((r) => [
+        Number(r.start),
+        Number(r.count),
+      ]);
       expect(rows).toEqual([
         [0, 40],
         [40, 37],
@@ -47,14 +50,18 @@ describe('logs stored per batch, as C2SP tiles', () => {
     try {
       await ledger.write((tx) => appendLeaves(tx, 'triggers', many.slice(0, 300)));
       await ledger.write((tx) => appendLeaves(tx, 'triggers', many.slice(300)));
-      const rows = (await ledger.read.execute("SELECT start, count FROM log_segments WHERE log = 'triggers' ORDER BY start")).rows.map((r) => [Number(r.start), Number(r.count)]);
+      const rows = (await ledger.read.execute("SELECT start, count FROM log_segments WHERE log = 'triggers' ORDER BY start")).rows.map(
+        (r) => [Number(r.start), Number(r.count)],
+      );
       expect(rows).toEqual([
         [0, 256],
         [256, 44],
         [300, 212],
         [512, 88],
       ]);
-      const stored = (await ledger.read.execute("SELECT level, idx FROM log_tile_hashes WHERE log = 'triggers' ORDER BY level, idx")).rows.map((r) => [Number(r.level), Number(r.idx)]);
+      const stored = (
+        await ledger.read.execute("SELECT level, idx FROM log_tile_hashes WHERE log = 'triggers' ORDER BY level, idx")
+      ).rows.map((r) => [Number(r.level), Number(r.idx)]);
       expect(stored).toEqual([
         [1, 0],
         [1, 1],
@@ -99,16 +106,33 @@ describe('a receipt is read back from its leaf', () => {
     const config = loadConfig(env);
     const issuer = { config, keyring: await loadKeyring(config) };
     const ledger = await openLedger(config);
-    const [sealed] = await commitReceipts(ledger, issuer, [{ kind: 'hop', decision: 'PERMIT', subject: 'fuse_a', key_id: 'key_a', data: { note: 'é ✓' } }]);
-    const [signed] = await commitReceipts(ledger, issuer, [{ kind: 'execute_gate', decision: 'ALLOW', subject: 'fuse_a', key_id: 'key_a' }], { signed: true });
+    const [sealed] = await commitReceipts(ledger, issuer, [
+      { kind: 'hop', decision: 'PERMIT', subject: 'fuse_a', key_id: 'key_a', data: { note: 'é ✓' } },
+    ]);
+    const [signed] = await commitReceipts(
+      ledger,
+      issuer,
+      [{ kind: 'execute_gate', decision: 'ALLOW', subject: 'fuse_a', key_id: 'key_a' }],
+      { signed: true },
+    );
     return { env, ledger, sealed, signed };
   }
 
   it('a sealed receipt gives back its payload, a self-contained one its JWS and payload', async () => {
     const { ledger, sealed, signed } = await withReceipts();
     try {
-      expect(await getReceipt(ledger.read, sealed!.receipt_id)).toEqual({ receipt_id: sealed!.receipt_id, jws: null, payload: sealed!.payload, log_index: 0 });
-      expect(await getReceipt(ledger.read, signed!.receipt_id)).toEqual({ receipt_id: signed!.receipt_id, jws: signed!.jws, payload: signed!.payload, log_index: 1 });
+      expect(await getReceipt(ledger.read, sealed!.receipt_id)).toEqual({
+        receipt_id: sealed!.receipt_id,
+        jws: null,
+        payload: sealed!.payload,
+        log_index: 0,
+      });
+      expect(await getReceipt(ledger.read, signed!.receipt_id)).toEqual({
+        receipt_id: signed!.receipt_id,
+        jws: signed!.jws,
+        payload: signed!.payload,
+        log_index: 1,
+      });
       expect(await getReceipt(ledger.read, 'rcpt_none')).toBeUndefined();
       // The index in an id is public; its random part is what finds the receipt.
       const forged = sealed!.receipt_id.replace(/_[A-Za-z0-9_-]{22}$/, '_' + 'A'.repeat(22));

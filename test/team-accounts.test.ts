@@ -23,7 +23,9 @@ afterAll(() => s?.stop());
 async function signUp(email: string) {
   const c = formClient(s);
   expect((await c.post('/signup', { email, password: PASSWORD })).status).toBe(303);
-  const id = String((await s.ctx.ledger.read.execute({ sql: 'SELECT account_id FROM account_logins WHERE email = ?', args: [email] })).rows[0]!.account_id);
+  const id = String(
+    (await s.ctx.ledger.read.execute({ sql: 'SELECT account_id FROM account_logins WHERE email = ?', args: [email] })).rows[0]!.account_id,
+  );
   return { c, id };
 }
 
@@ -37,18 +39,27 @@ async function invite(c: ReturnType<typeof formClient>, email: string, role: str
   return new URL(link!).pathname;
 }
 
-const fuseState = async (id: string) => String((await s.ctx.ledger.read.execute({ sql: 'SELECT state FROM fuses WHERE id = ?', args: [id] })).rows[0]?.state);
+const fuseState = async (id: string) =>
+  String((await s.ctx.ledger.read.execute({ sql: 'SELECT state FROM fuses WHERE id = ?', args: [id] })).rows[0]?.state);
 
 async function audit(key: string, query = '') {
   const r = await s.fetch(`/v1/audit${query}`, { key });
-  return { status: r.status, body: (await r.json()) as { data: Array<{ action: string; target: string | null; actor: { email: string }; detail: Record<string, unknown> | null; id: string }>; next: string | null } };
+  return {
+    status: r.status,
+    body: (await r.json()) as {
+      data: Array<{ action: string; target: string | null; actor: { email: string }; detail: Record<string, unknown> | null; id: string }>;
+      next: string | null;
+    },
+  };
 }
 
 describe('team accounts', { timeout: 180_000 }, () => {
   it('an invitation is a single-use link stored as a hash, accepted by the email it names; a viewer reads and a forged POST changes nothing', async () => {
     const owner = await signUp('owner@team.example');
     const ops = await s.newKey('ops key', 1000, 'operator', owner.id);
-    const fuse = (await (await s.fetch('/v1/fuses', { method: 'POST', key: ops.secret, json: { label: 'prod writes' } })).json()) as { fuse_id: string };
+    const fuse = (await (await s.fetch('/v1/fuses', { method: 'POST', key: ops.secret, json: { label: 'prod writes' } })).json()) as {
+      fuse_id: string;
+    };
 
     const path = await invite(owner.c, 'Viewer@Team.example', 'viewer');
     const token = path.split('/').pop()!;
@@ -74,7 +85,9 @@ describe('team accounts', { timeout: 180_000 }, () => {
     expect((await stranger.c.get(path)).status).toBe(200);
 
     // The invitee signs up with that email, lands back on the link, and joins.
-    expect((await guest.post('/signup', { email: 'viewer@team.example', password: PASSWORD, next: path })).headers.get('location')).toBe(path);
+    expect((await guest.post('/signup', { email: 'viewer@team.example', password: PASSWORD, next: path })).headers.get('location')).toBe(
+      path,
+    );
     const joined = await guest.post(path, {});
     expect(joined.status).toBe(303);
     expect(joined.headers.get('location')).toBe('/dashboard/members?done=joined');
@@ -90,7 +103,9 @@ describe('team accounts', { timeout: 180_000 }, () => {
     expect(members).not.toContain('name="email"');
 
     // Forged posts of a viewer: each 403 team_role_required, nothing changed.
-    const keysBefore = (await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?', args: [owner.id] })).rows[0]!.n;
+    const keysBefore = (
+      await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?', args: [owner.id] })
+    ).rows[0]!.n;
     for (const [where, fields] of [
       ['/dashboard/keys', { name: 'sneaky', role: 'operator' }],
       [`/dashboard/fuses/${fuse.fuse_id}/dead`, { confirm: 'yes' }],
@@ -105,11 +120,18 @@ describe('team accounts', { timeout: 180_000 }, () => {
       expect(r.headers.get('content-type'), where).toContain('application/problem+json');
       expect(((await r.json()) as { code: string }).code, where).toBe('team_role_required');
     }
-    expect((await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?', args: [owner.id] })).rows[0]!.n).toBe(keysBefore);
+    expect(
+      (await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM api_keys WHERE account_id = ?', args: [owner.id] })).rows[0]!.n,
+    ).toBe(keysBefore);
     expect(await fuseState(fuse.fuse_id)).toBe('LIVE');
-    const key = (await (await s.fetch(`/v1/keys/${ops.id}`, { key: ops.secret })).json()) as { status: string; spend_cap_usd: string | null };
+    const key = (await (await s.fetch(`/v1/keys/${ops.id}`, { key: ops.secret })).json()) as {
+      status: string;
+      spend_cap_usd: string | null;
+    };
     expect(key).toMatchObject({ status: 'active', spend_cap_usd: null });
-    expect(((await (await s.fetch('/v1/account/spend-cap', { key: ops.secret })).json()) as { spend_cap_usd: string | null }).spend_cap_usd).toBeNull();
+    expect(
+      ((await (await s.fetch('/v1/account/spend-cap', { key: ops.secret })).json()) as { spend_cap_usd: string | null }).spend_cap_usd,
+    ).toBeNull();
     expect((await s.ctx.ledger.read.execute('SELECT COUNT(*) AS n FROM account_invitations')).rows[0]!.n).toBe(1);
   });
 
@@ -125,7 +147,9 @@ describe('team accounts', { timeout: 180_000 }, () => {
     expect(made.status).toBe(303);
     const madeId = decodeURIComponent(/created=([^&]+)/.exec(made.headers.get('location')!)![1]!);
     expect((await op.c.post(`/dashboard/keys/${madeId}/spend-cap`, { spend_cap_usd: '5.00' })).status).toBe(303);
-    const fuse = (await (await s.fetch('/v1/fuses', { method: 'POST', key: ops.secret, json: { label: 'f' } })).json()) as { fuse_id: string };
+    const fuse = (await (await s.fetch('/v1/fuses', { method: 'POST', key: ops.secret, json: { label: 'f' } })).json()) as {
+      fuse_id: string;
+    };
     expect((await op.c.post(`/dashboard/fuses/${fuse.fuse_id}/dead`, { confirm: 'yes' })).status).toBe(303);
     // ...but neither the account's billing settings nor its people.
     expect((await op.c.post('/dashboard/account/spend-cap', { spend_cap_usd: '1.00' })).status).toBe(403);
@@ -141,7 +165,12 @@ describe('team accounts', { timeout: 180_000 }, () => {
     expect((await owner.c.post('/dashboard/members/role', { person: owner.id, role: 'operator' })).status).toBe(303);
     expect((await op.c.post('/dashboard/members/remove', { person: owner.id, confirm: 'yes' })).status).toBe(409);
     expect((await op.c.post('/dashboard/members/role', { person: op.id, role: 'viewer' })).status).toBe(409);
-    const roles = (await s.ctx.ledger.read.execute({ sql: 'SELECT person_id, role FROM account_members WHERE account_id = ? ORDER BY role', args: [owner.id] })).rows.map((r) => [String(r.person_id), String(r.role)]);
+    const roles = (
+      await s.ctx.ledger.read.execute({
+        sql: 'SELECT person_id, role FROM account_members WHERE account_id = ? ORDER BY role',
+        args: [owner.id],
+      })
+    ).rows.map((r) => [String(r.person_id), String(r.role)]);
     expect(roles).toEqual([
       [owner.id, 'operator'],
       [op.id, 'owner'],
@@ -203,16 +232,31 @@ describe('team accounts', { timeout: 180_000 }, () => {
   it('an expired or revoked invitation opens nothing; a password reset is in the person’s log', async () => {
     const owner = await signUp('lead@exp.example');
     const expired = await invite(owner.c, 'late@exp.example', 'operator');
-    await s.ctx.ledger.write((tx) => tx.execute({ sql: "UPDATE account_invitations SET expires_at = '2000-01-01T00:00:00.000Z' WHERE email = ?", args: ['late@exp.example'] }));
+    await s.ctx.ledger.write((tx) =>
+      tx.execute({
+        sql: "UPDATE account_invitations SET expires_at = '2000-01-01T00:00:00.000Z' WHERE email = ?",
+        args: ['late@exp.example'],
+      }),
+    );
     const late = await signUp('late@exp.example');
     expect((await late.c.get(expired)).status).toBe(410);
     expect((await late.c.post(expired, {})).status).toBe(410);
 
     const revokedPath = await invite(owner.c, 'late@exp.example', 'viewer');
-    const id = String((await s.ctx.ledger.read.execute({ sql: 'SELECT id FROM account_invitations WHERE email = ? AND expires_at > ?', args: ['late@exp.example', new Date().toISOString()] })).rows[0]!.id);
+    const id = String(
+      (
+        await s.ctx.ledger.read.execute({
+          sql: 'SELECT id FROM account_invitations WHERE email = ? AND expires_at > ?',
+          args: ['late@exp.example', new Date().toISOString()],
+        })
+      ).rows[0]!.id,
+    );
     expect((await owner.c.post('/dashboard/members/invitations/revoke', { invitation: id })).status).toBe(303);
     expect((await late.c.post(revokedPath, {})).status).toBe(410);
-    expect((await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM account_members WHERE account_id = ?', args: [owner.id] })).rows[0]!.n).toBe(1);
+    expect(
+      (await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM account_members WHERE account_id = ?', args: [owner.id] }))
+        .rows[0]!.n,
+    ).toBe(1);
 
     const ops = await s.newKey('ops', 1000, 'operator', owner.id);
     const actions = (await audit(ops.secret)).body.data.map((x) => x.action);
@@ -220,7 +264,13 @@ describe('team accounts', { timeout: 180_000 }, () => {
 
     // A reset link used (as `accounts reset-link` makes one) is in the log of the person's own account.
     const token = 'a-reset-token-for-the-test-0123456789abcdefghi';
-    await s.ctx.ledger.write((tx) => insertPasswordReset(tx, { tokenHash: createHash('sha256').update(token).digest('base64url'), accountId: owner.id, expiresAt: '2999-01-01T00:00:00.000Z' }));
+    await s.ctx.ledger.write((tx) =>
+      insertPasswordReset(tx, {
+        tokenHash: createHash('sha256').update(token).digest('base64url'),
+        accountId: owner.id,
+        expiresAt: '2999-01-01T00:00:00.000Z',
+      }),
+    );
     expect((await formClient(s).post(`/reset/${token}`, { password: 'another long password' })).status).toBe(303);
     const reset = (await audit(ops.secret, '?action=person.')).body.data;
     expect(reset.map((x) => [x.action, x.actor.email])).toEqual([['person.password_reset', 'lead@exp.example']]);
@@ -229,11 +279,15 @@ describe('team accounts', { timeout: 180_000 }, () => {
 
   it('an account sends a bounded number of invitations per window', async () => {
     const { c, id } = await signUp('busy@invites.example');
-    for (let i = 1; i <= 20; i++) expect((await c.post('/dashboard/members/invite', { email: `guest${i}@invites.example`, role: 'viewer' })).status).toBe(303);
+    for (let i = 1; i <= 20; i++)
+      expect((await c.post('/dashboard/members/invite', { email: `guest${i}@invites.example`, role: 'viewer' })).status).toBe(303);
     const refused = await c.post('/dashboard/members/invite', { email: 'guest21@invites.example', role: 'viewer' });
     expect(refused.status).toBe(429);
     expect(await refused.text()).toContain('Too many invitations');
-    expect((await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM account_invitations WHERE account_id = ?', args: [id] })).rows[0]!.n).toBe(20);
+    expect(
+      (await s.ctx.ledger.read.execute({ sql: 'SELECT COUNT(*) AS n FROM account_invitations WHERE account_id = ?', args: [id] })).rows[0]!
+        .n,
+    ).toBe(20);
   });
 
   it('tabs of licences, grants and webhooks show once the account uses them, and stay reachable under More', async () => {
@@ -250,7 +304,15 @@ describe('team accounts', { timeout: 180_000 }, () => {
     expect(nav(await (await c.get('/dashboard/grants')).text())).toContain('<a href="/dashboard/grants" aria-current="page">');
 
     const ops = await s.newKey('ops', 1000, 'operator', id);
-    expect((await s.fetch('/v1/pas/grants', { method: 'POST', key: ops.secret, json: { lines: ['cyber'], states: ['CA'], max_premium: '1000.00' } })).status).toBe(201);
+    expect(
+      (
+        await s.fetch('/v1/pas/grants', {
+          method: 'POST',
+          key: ops.secret,
+          json: { lines: ['cyber'], states: ['CA'], max_premium: '1000.00' },
+        })
+      ).status,
+    ).toBe(201);
     const after = nav(await (await c.get('/dashboard')).text());
     expect(after.slice(0, after.indexOf('<details>'))).toContain('href="/dashboard/grants"');
     expect(after.slice(after.indexOf('<details>'))).not.toContain('/dashboard/grants');

@@ -53,7 +53,9 @@ describe('test mode on the dashboard', { timeout: 120_000 }, () => {
 
   it('shows the test receipts under the switch, marked, and none of them on the live side', async () => {
     const fuse = await (await srv.fetch('/v1/fuses', { key: testSecret, json: { state: 'LIVE', label: 'trial fuse' } })).json();
-    const hop = await (await srv.fetch('/v1/fuse/hop', { key: testSecret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json();
+    const hop = await (
+      await srv.fetch('/v1/fuse/hop', { key: testSecret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })
+    ).json();
     expect(hop.decision).toBe('PERMIT');
     receiptId = hop.receipt_id;
     expect(receiptId).toMatch(/^rcpt_test_/);
@@ -74,7 +76,9 @@ describe('test mode on the dashboard', { timeout: 120_000 }, () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto(`${srv.url}/verify?id=${receiptId}`);
     await page.waitForSelector('#verify-result[data-state="proven"]', { timeout: 30_000 });
-    expect(await page.locator('#verify-summary').innerText()).toMatch(/^Test receipt \(billed nothing, not a live receipt\)\. Proven: .*public test log/);
+    expect(await page.locator('#verify-summary').innerText()).toMatch(
+      /^Test receipt \(billed nothing, not a live receipt\)\. Proven: .*public test log/,
+    );
     expect(await page.innerText('#verify-result')).toContain("a TEST receipt: a test key's act");
     expect(await page.innerText('#verify-result')).toContain('/receipts-test at size');
 

@@ -87,7 +87,18 @@ describe('a test key act', () => {
     liveAnswers.push(await (await post('/v1/fuse/hop', liveAgent.secret, { fuse_id: liveFuse, action: { kind: 'pay' } })).json());
     testAnswers.push(await (await post('/v1/fuse/hop', test.secret, { fuse_id: testFuse, action: { kind: 'pay' } })).json());
 
-    const same = (a: any) => ({ status: a.status, ok: a.ok, state: a.state, verdict: a.verdict, decision: a.decision, reason: a.reason, charge: a.charge, surface: a.surface, type: a.type, code: a.code });
+    const same = (a: any) => ({
+      status: a.status,
+      ok: a.ok,
+      state: a.state,
+      verdict: a.verdict,
+      decision: a.decision,
+      reason: a.reason,
+      charge: a.charge,
+      surface: a.surface,
+      type: a.type,
+      code: a.code,
+    });
     expect(testAnswers.map(same)).toEqual(liveAnswers.map(same));
     expect(testAnswers.map((a) => a.decision ?? a.code)).toContain('DENY');
 
@@ -122,7 +133,11 @@ describe('a test key act', () => {
     const tiled = async (name: string) => {
       const d = await (await s.fetch(`/api/v1/logs/${name}`)).json();
       expect(d.tiles_url).toBe(`${new URL(s.config.SITE_URL).origin}/${name}/`);
-      const read = await readTiledLog(async (path) => new Uint8Array(await (await s.fetch(`/${name}/${path}`)).arrayBuffer()), d.verifier_key, d.origin);
+      const read = await readTiledLog(
+        async (path) => new Uint8Array(await (await s.fetch(`/${name}/${path}`)).arrayBuffer()),
+        d.verifier_key,
+        d.origin,
+      );
       return read.entries.map((e) => e.toString('utf8')).join('\n');
     };
     const [testEntries, liveEntries] = [await tiled('receipts-test'), await tiled('receipts')];
@@ -139,7 +154,10 @@ describe('a test key act', () => {
     const ok = await (await s.fetch('/v1/receipts/verify', { json: { receipt: evidence } })).json();
     expect(ok).toMatchObject({ valid: true, test: true, log: 'receipts-test' });
     // Passed off as an entry of the live log, the same evidence fails: its checkpoint is the test log's.
-    const posing = { ...evidence, log: { ...evidence.log, name: 'receipts', origin: evidence.log.origin.replace(/receipts-test$/, 'receipts') } };
+    const posing = {
+      ...evidence,
+      log: { ...evidence.log, name: 'receipts', origin: evidence.log.origin.replace(/receipts-test$/, 'receipts') },
+    };
     const bad = await (await s.fetch('/v1/receipts/verify', { json: { receipt: posing } })).json();
     expect(bad.valid).toBe(false);
     // The browser page says it is a test receipt.
@@ -150,7 +168,9 @@ describe('a test key act', () => {
   it('bills nothing: no usage, no spend against the key or account caps, while the hop limit still counts', async () => {
     const ops = await s.newKey('ops');
     expect((await post('/v1/account/spend-cap', ops.secret, { spend_cap_usd: '0.10' })).status).toBe(200);
-    const test = (await (await post('/v1/keys', ops.secret, { name: 't', role: 'agent', mode: 'test', spend_cap_usd: '0.10', hop_limit: 4 })).json()) as Made;
+    const test = (await (
+      await post('/v1/keys', ops.secret, { name: 't', role: 'agent', mode: 'test', spend_cap_usd: '0.10', hop_limit: 4 })
+    ).json()) as Made;
     const testOps = (await (await post('/v1/keys', ops.secret, { name: 'to', role: 'operator', mode: 'test' })).json()) as Made;
     const fuse = (await (await post('/v1/fuses', testOps.secret, { state: 'LIVE' })).json()).fuse_id as string;
     // Four hops, each stating what a live key would be charged: far past both caps of 0.10 USD, all answered.
@@ -202,7 +222,11 @@ describe('test and live objects', () => {
     expect(cap.status).toBe(403);
     expect((await get('/v1/account/spend-cap', ops.secret)).spend_cap_usd).toBeNull();
     // The request log: a test key's requests are its test side's, named; the live side's hold none of them.
-    const testLog = (await get('/v1/requests?key=tester&limit=200', testOps.secret)).data as Array<{ key_name: string; path: string; status: number }>;
+    const testLog = (await get('/v1/requests?key=tester&limit=200', testOps.secret)).data as Array<{
+      key_name: string;
+      path: string;
+      status: number;
+    }>;
     expect(testLog.some((r) => r.path === '/v1/fuse/hop' && r.status === 404 && r.key_name === 'tester')).toBe(true);
     const liveLog = (await get('/v1/requests?limit=200', ops.secret)).data as Array<{ key_id: string }>;
     expect(liveLog.some((r) => r.key_id === test.id || r.key_id === testOps.id)).toBe(false);

@@ -16,7 +16,16 @@ import { loadConfig } from '../src/config.ts';
 import { leafHash, proveInclusion, rootOf, verifyConsistency, verifyInclusion } from '../src/crypto/merkle.ts';
 import { EMPTY_EDGE, extendEdge, inclusionFrom, leafHashReader, parseTilePath, tilePath, type Edge } from '../src/crypto/tiles.ts';
 import { openLedger, type Ledger } from '../src/ledger/db.ts';
-import { appendLeaves, consistencyProof, inclusionProof, PendingAppend, readBundle, readHashTile, treeHead, writeAppend } from '../src/ledger/log.ts';
+import {
+  appendLeaves,
+  consistencyProof,
+  inclusionProof,
+  PendingAppend,
+  readBundle,
+  readHashTile,
+  treeHead,
+  writeAppend,
+} from '../src/ledger/log.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 import { indexPath, readTiledLog } from './support/tile-client.ts';
 
@@ -60,7 +69,9 @@ describe('the ledger stores exactly the C2SP tiles of the vectors', () => {
 
   it('at sizes 1, 255, 256, 257 and 1000: every hash tile and bundle has the vector SHA-256, every root the vector root', async () => {
     let size = 0;
-    for (const target of Object.keys(vectors.sizes).map(Number).sort((a, b) => a - b)) {
+    for (const target of Object.keys(vectors.sizes)
+      .map(Number)
+      .sort((a, b) => a - b)) {
       await ledger.write((tx) => appendLeaves(tx, 'astl', vectorEntries.slice(size, target)));
       size = target;
       const v = vectors.sizes[String(target)]!;
@@ -68,7 +79,10 @@ describe('the ledger stores exactly the C2SP tiles of the vectors', () => {
       for (const [path, digest] of [...Object.entries(v.tiles_sha256), ...Object.entries(v.bundles_sha256)]) {
         const ref = parseTilePath(path.slice('tile/'.length))!;
         expect(ref, path).toBeDefined();
-        const bytes = ref.level === 'entries' ? await readBundle(ledger.read, 'astl', ref.n, ref.width) : await readHashTile(ledger.read, 'astl', ref.level, ref.n, ref.width);
+        const bytes =
+          ref.level === 'entries'
+            ? await readBundle(ledger.read, 'astl', ref.n, ref.width)
+            : await readHashTile(ledger.read, 'astl', ref.level, ref.n, ref.width);
         expect(createHash('sha256').update(bytes!).digest('hex'), path).toBe(digest);
       }
     }
@@ -91,7 +105,10 @@ describe('the ledger stores exactly the C2SP tiles of the vectors', () => {
       expect(Buffer.from((await treeHead(other.read, 'astl')).root).toString('base64')).toBe(v.root);
       for (const [path, digest] of Object.entries(v.tiles_sha256)) {
         const ref = parseTilePath(path.slice('tile/'.length))!;
-        const bytes = ref.level === 'entries' ? await readBundle(other.read, 'astl', ref.n, ref.width) : await readHashTile(other.read, 'astl', ref.level, ref.n, ref.width);
+        const bytes =
+          ref.level === 'entries'
+            ? await readBundle(other.read, 'astl', ref.n, ref.width)
+            : await readHashTile(other.read, 'astl', ref.level, ref.n, ref.width);
         expect(createHash('sha256').update(bytes!).digest('hex'), path).toBe(digest);
       }
     } finally {
@@ -116,7 +133,17 @@ describe("a group's inclusion proofs at its final size, from the edges and the g
     const hashes = Array.from({ length: 600 }, (_, i) => leafHash(Buffer.from(`g${i}`)));
     const edges: Edge[] = [EMPTY_EDGE];
     for (const h of hashes) edges.push(extendEdge(edges[edges.length - 1]!, h).edge);
-    for (const [start, end] of [[0, 1], [0, 7], [5, 6], [255, 257], [250, 300], [256, 512], [1, 600], [511, 513], [300, 301]] as const) {
+    for (const [start, end] of [
+      [0, 1],
+      [0, 7],
+      [5, 6],
+      [255, 257],
+      [250, 300],
+      [256, 512],
+      [1, 600],
+      [511, 513],
+      [300, 301],
+    ] as const) {
       const appended = leafHashReader(hashes.slice(start, end), start);
       const root = rootOf(hashes.slice(0, end));
       for (let i = start; i < end; i++) {
@@ -202,12 +229,22 @@ function misspellings(path: string): string[] {
     level === 'entries' ? `tile/Entries/${n}${p}` : `tile/%3${level}/${n}${p}`,
     ...(width === undefined
       ? [`tile/${level}/${n}.p/256`]
-      : [`tile/${level}/${n}.P/${width}`, `tile/${level}/${n}.p/0${width}`, `tile/${level}/${n}%2Ep/${width}`, `tile/${level}/${n}.p%2F${width}`, `tile/${level}/${n}.p/%3${width[0]}${width.slice(1)}`]),
+      : [
+          `tile/${level}/${n}.P/${width}`,
+          `tile/${level}/${n}.p/0${width}`,
+          `tile/${level}/${n}%2Ep/${width}`,
+          `tile/${level}/${n}.p%2F${width}`,
+          `tile/${level}/${n}.p/%3${width[0]}${width.slice(1)}`,
+        ]),
   ];
 }
 
 /** A GET (or HEAD) of `target` exactly as written: fetch would normalize some spellings before sending them. */
-function rawGet(url: string, target: string, method = 'GET'): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+function rawGet(
+  url: string,
+  target: string,
+  method = 'GET',
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
   const { port } = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path: target, method }, (res) => {
@@ -281,14 +318,21 @@ describe('every public log served as C2SP tiles', () => {
         }
       }
       expect((await rawGet(s.url, `/${log}/checkpoint`)).status).toBe(200);
-      for (const target of [`/${log}/checkpoint/`, `/${log}/%63heckpoint`, `/${log}//checkpoint`, `/${escapedLog}/checkpoint`]) expect((await rawGet(s.url, target)).status, target).toBe(404);
+      for (const target of [`/${log}/checkpoint/`, `/${log}/%63heckpoint`, `/${log}//checkpoint`, `/${escapedLog}/checkpoint`])
+        expect((await rawGet(s.url, target)).status, target).toBe(404);
     }
     // receipts (>= 301 entries) and astl (600): tiles at levels 0 and 1, full and partial, and their bundles.
     expect(checked).toBeGreaterThan(300);
   });
 
   it('answers a tile that does not exist yet, or a path that is not a tile, with a 404 problem', async () => {
-    for (const path of ['/astl/tile/0/005', '/astl/tile/0/002.p/89', '/astl/tile/entries/000.p/256', '/astl/tile/0/5', '/astl/tile/9/000']) {
+    for (const path of [
+      '/astl/tile/0/005',
+      '/astl/tile/0/002.p/89',
+      '/astl/tile/entries/000.p/256',
+      '/astl/tile/0/5',
+      '/astl/tile/9/000',
+    ]) {
       const r = await s.fetch(path);
       expect(r.status, path).toBe(404);
       expect(r.headers.get('content-type')).toContain('application/problem+json');

@@ -23,10 +23,16 @@ function independentlyVerifyNote(note: string, vkey: string): boolean {
   const [name, hashHex] = vkey.split('+');
   const keyBytes = Buffer.from(vkey.slice(name!.length + hashHex!.length + 2), 'base64');
   const raw = keyBytes.subarray(1);
-  const hash = createHash('sha256').update(Buffer.concat([Buffer.from(name + '\n'), Buffer.from([1]), raw])).digest().subarray(0, 4);
+  const hash = createHash('sha256')
+    .update(Buffer.concat([Buffer.from(name + '\n'), Buffer.from([1]), raw]))
+    .digest()
+    .subarray(0, 4);
   if (hash.toString('hex') !== hashHex) return false;
   const [text, sigs] = note.split('\n\n');
-  const line = sigs!.trim().split('\n').find((l) => l.startsWith(`\u2014 ${name} `))!;
+  const line = sigs!
+    .trim()
+    .split('\n')
+    .find((l) => l.startsWith(`\u2014 ${name} `))!;
   const blob = Buffer.from(line.split(' ')[2]!, 'base64');
   const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw]);
   return verify(null, Buffer.from(text + '\n'), createPublicKey({ key: spki, format: 'der', type: 'spki' }), blob.subarray(4));
@@ -68,11 +74,13 @@ describe('log engine', () => {
     await ledger.close();
   });
 
-  it('keeps indexes gap-free when two processes append to one database', async () => {
-    const dir = tempDir();
-    const env = testEnv(dir);
-    (await openLedger(loadConfig(env))).close();
-    const script = `
+  it(
+    'keeps indexes gap-free when two processes append to one database',
+    async () => {
+      const dir = tempDir();
+      const env = testEnv(dir);
+      (await openLedger(loadConfig(env))).close();
+      const script = `
       import { loadConfig } from './src/config.ts';
       import { openLedger } from './src/ledger/db.ts';
       import { appendLeaf } from './src/ledger/log.ts';
@@ -80,23 +88,28 @@ describe('log engine', () => {
       await Promise.all(Array.from({ length: 100 }, (_, i) =>
         ledger.write((tx) => appendLeaf(tx, 'triggers', new TextEncoder().encode(process.argv[1] + i)))));
       await ledger.close();`;
-    let stderr = '';
-    const run = (tag: string, flags: string[] = []) =>
-      new Promise<number | null>((resolve) => {
-        const { BASE_URL: _b, ...parent } = process.env;
-        const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', script, tag], { env: { ...parent, ...env }, stdio: ['ignore', 'inherit', 'pipe'] });
-        child.stderr.on('data', (d) => (stderr += String(d)));
-        child.on('exit', resolve);
-      });
-    expect(await Promise.all([run('a'), run('b', ['--max-old-space-size=512', '--max-semi-space-size=32'])])).toEqual([0, 0]);
-    // Each process's checkpointer thread started, although the processes were started with --input-type and V8 flags.
-    expect(stderr).not.toMatch(/checkpoint failed/);
-    const ledger = await openLedger(loadConfig(env));
-    const entries = await readEntries(ledger.read, 'triggers', 0, 1000);
-    expect(entries.map((e) => e.index)).toEqual(Array.from({ length: 200 }, (_, i) => i));
-    expect((await treeHead(ledger.read, 'triggers')).size).toBe(200);
-    await ledger.close();
-  }, PROCESS_TEST_TIMEOUT_MS);
+      let stderr = '';
+      const run = (tag: string, flags: string[] = []) =>
+        new Promise<number | null>((resolve) => {
+          const { BASE_URL: _b, ...parent } = process.env;
+          const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', script, tag], {
+            env: { ...parent, ...env },
+            stdio: ['ignore', 'inherit', 'pipe'],
+          });
+          child.stderr.on('data', (d) => (stderr += String(d)));
+          child.on('exit', resolve);
+        });
+      expect(await Promise.all([run('a'), run('b', ['--max-old-space-size=512', '--max-semi-space-size=32'])])).toEqual([0, 0]);
+      // Each process's checkpointer thread started, although the processes were started with --input-type and V8 flags.
+      expect(stderr).not.toMatch(/checkpoint failed/);
+      const ledger = await openLedger(loadConfig(env));
+      const entries = await readEntries(ledger.read, 'triggers', 0, 1000);
+      expect(entries.map((e) => e.index)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+      expect((await treeHead(ledger.read, 'triggers')).size).toBe(200);
+      await ledger.close();
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('log and receipt HTTP API', () => {
@@ -105,7 +118,9 @@ describe('log and receipt HTTP API', () => {
   beforeAll(async () => {
     s = await startTestServer();
     for (let i = 0; i < 5; i++) {
-      const [r] = await commitReceipts(s.ctx.ledger, s.ctx, [{ kind: 'test', decision: i % 2 ? 'DENY' : 'PERMIT', subject: `fuse_${i}` }], { signed: true });
+      const [r] = await commitReceipts(s.ctx.ledger, s.ctx, [{ kind: 'test', decision: i % 2 ? 'DENY' : 'PERMIT', subject: `fuse_${i}` }], {
+        signed: true,
+      });
       receipts.push({ id: r!.receipt_id, jws: r!.jws! });
     }
   });

@@ -14,7 +14,13 @@ import { startTestServer, type TestServer } from './support/server.ts';
 let s: TestServer;
 let key: { id: string; secret: string };
 beforeAll(async () => {
-  s = await startTestServer({ DEMO_RATE_LIMIT: '1000', WEBHOOK_POLL_MS: '600000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', HTTP_MAX_CONNECTIONS_PER_ADDRESS: '8', HTTP_IDLE_TIMEOUT_MS: '60000' });
+  s = await startTestServer({
+    DEMO_RATE_LIMIT: '1000',
+    WEBHOOK_POLL_MS: '600000',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    HTTP_MAX_CONNECTIONS_PER_ADDRESS: '8',
+    HTTP_IDLE_TIMEOUT_MS: '60000',
+  });
   key = await s.newKey('edges');
 });
 afterAll(() => s.stop());
@@ -22,17 +28,40 @@ afterAll(() => s.stop());
 describe('webhooks', () => {
   it('a delivery whose attempt ends after its subscription was disabled fails, never stays pending', async () => {
     const sub = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url: 'http://127.0.0.1:9/hook' } })).json();
-    expect((await s.fetch('/signal/trigger/publish', { key: key.secret, json: { template_id: 'bind_gate_hold', threshold: { metric: 'm', operator: 'gte', value: '1' } } })).status).toBe(201);
+    expect(
+      (
+        await s.fetch('/signal/trigger/publish', {
+          key: key.secret,
+          json: { template_id: 'bind_gate_hold', threshold: { metric: 'm', operator: 'gte', value: '1' } },
+        })
+      ).status,
+    ).toBe(201);
     expect(sub.id, JSON.stringify(sub)).toBeDefined();
     // The deliverer makes its first attempt (nothing listens there); the retry is then claimed as a worker would.
-    const attempts = async () => Number((await s.ctx.ledger.read.execute({ sql: 'SELECT MAX(attempts) AS n FROM webhook_deliveries WHERE subscription_id = ?', args: [sub.id] })).rows[0]!.n ?? 0);
+    const attempts = async () =>
+      Number(
+        (
+          await s.ctx.ledger.read.execute({
+            sql: 'SELECT MAX(attempts) AS n FROM webhook_deliveries WHERE subscription_id = ?',
+            args: [sub.id],
+          })
+        ).rows[0]!.n ?? 0,
+      );
     await untilCommitted(s.ctx.ledger, async () => (await attempts()) >= 1);
     const [d] = await s.ctx.ledger.write((tx) => claimDue(tx, Date.now() + 3_600_000, 1000, 64));
     expect(d!.subscription_id).toBe(sub.id);
     // Another delivery's failure disables the subscription while this attempt is in flight.
-    await s.ctx.ledger.write((tx) => tx.execute({ sql: "UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = '5 failed attempts in a row' WHERE id = ?", args: [new Date().toISOString(), sub.id] }));
-    await s.ctx.ledger.write((tx) => recordAttempt(tx, d!, { ok: false, status: 500, error: 'HTTP 500', durationMs: 3, retryAt: Date.now() + 1000, disableAfter: 100 }));
-    const row = (await s.ctx.ledger.read.execute({ sql: 'SELECT state, last_error FROM webhook_deliveries WHERE id = ?', args: [d!.id] })).rows[0]!;
+    await s.ctx.ledger.write((tx) =>
+      tx.execute({
+        sql: "UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = '5 failed attempts in a row' WHERE id = ?",
+        args: [new Date().toISOString(), sub.id],
+      }),
+    );
+    await s.ctx.ledger.write((tx) =>
+      recordAttempt(tx, d!, { ok: false, status: 500, error: 'HTTP 500', durationMs: 3, retryAt: Date.now() + 1000, disableAfter: 100 }),
+    );
+    const row = (await s.ctx.ledger.read.execute({ sql: 'SELECT state, last_error FROM webhook_deliveries WHERE id = ?', args: [d!.id] }))
+      .rows[0]!;
     expect(row.state).toBe('failed');
     expect(String(row.last_error)).toContain('subscription disabled');
   });
@@ -53,7 +82,10 @@ describe('request bodies', () => {
     const bad = await s.fetch('/api/v1/inference/chat/completions', { key: key.secret, json: { messages: 'hi' } });
     expect(bad.status).toBe(400);
     expect((await bad.json()).code).toBe('invalid_body');
-    const good = await s.fetch('/api/v1/inference/chat/completions', { key: key.secret, json: { model: 'm', messages: [{ role: 'user', content: 'hi' }] } });
+    const good = await s.fetch('/api/v1/inference/chat/completions', {
+      key: key.secret,
+      json: { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(good.status).toBe(503);
   });
 
@@ -68,20 +100,35 @@ describe('Idempotency-Key', () => {
   it('the 409 of a key held by an interrupted request shows the 60 s window and when it ends', async () => {
     const taken = new Date(Date.now() - 10_000).toISOString();
     await s.ctx.ledger.write((tx) =>
-      tx.execute({ sql: "INSERT INTO idempotency (key_id, idem_key, request_hash, state, created_at) VALUES (?, 'held-1', ?, 'running', ?)", args: [key.id, 'x', taken] }),
+      tx.execute({
+        sql: "INSERT INTO idempotency (key_id, idem_key, request_hash, state, created_at) VALUES (?, 'held-1', ?, 'running', ?)",
+        args: [key.id, 'x', taken],
+      }),
     );
     // The same request hash is needed for "in progress" (another request is 422): take the hash the server computes.
     const first = await s.fetch('/v1/classify', { key: key.secret, json: { text: 'pay 1 USD' }, headers: { 'idempotency-key': 'held-2' } });
     expect(first.status).toBe(200);
-    const hash = (await s.ctx.ledger.read.execute({ sql: "SELECT request_hash FROM idempotency WHERE key_id = ? AND idem_key = 'held-2'", args: [key.id] })).rows[0]!.request_hash as string;
-    await s.ctx.ledger.write((tx) => tx.execute({ sql: "UPDATE idempotency SET request_hash = ? WHERE key_id = ? AND idem_key = 'held-1'", args: [hash, key.id] }));
+    const hash = (
+      await s.ctx.ledger.read.execute({
+        sql: "SELECT request_hash FROM idempotency WHERE key_id = ? AND idem_key = 'held-2'",
+        args: [key.id],
+      })
+    ).rows[0]!.request_hash as string;
+    await s.ctx.ledger.write((tx) =>
+      tx.execute({ sql: "UPDATE idempotency SET request_hash = ? WHERE key_id = ? AND idem_key = 'held-1'", args: [hash, key.id] }),
+    );
     const before = Date.now();
     const r = await s.fetch('/v1/classify', { key: key.secret, json: { text: 'pay 1 USD' }, headers: { 'idempotency-key': 'held-1' } });
     const after = Date.now();
     expect(r.status).toBe(409);
     const b = await r.json();
     const expires = Date.parse(taken) + 60_000;
-    expect(b).toMatchObject({ code: 'idempotency_in_progress', lease_seconds: 60, in_progress_since: taken, lease_expires_at: new Date(expires).toISOString() });
+    expect(b).toMatchObject({
+      code: 'idempotency_in_progress',
+      lease_seconds: 60,
+      in_progress_since: taken,
+      lease_expires_at: new Date(expires).toISOString(),
+    });
     // What is left of the lease when the server answered, which was between `before` and `after`.
     expect(b.lease_seconds_left).toBeGreaterThanOrEqual(Math.ceil((expires - after) / 1000));
     expect(b.lease_seconds_left).toBeLessThanOrEqual(Math.ceil((expires - before) / 1000));

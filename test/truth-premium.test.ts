@@ -26,11 +26,21 @@ beforeAll(async () => {
     req.on('data', (c) => (text += c));
     req.on('end', () => {
       const body = JSON.parse(text);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'c1', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }] }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: 'c1',
+          object: 'chat.completion',
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        }),
+      );
     });
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  s = await startTestServer({ DEMO_RATE_LIMIT: '1000', INFERENCE_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1` });
+  s = await startTestServer({
+    DEMO_RATE_LIMIT: '1000',
+    INFERENCE_UPSTREAM_URL: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`,
+  });
   key = await s.newKey('premium');
 });
 afterAll(async () => {
@@ -73,7 +83,12 @@ describe('the tolls that had nothing to buy', () => {
     const r = await post(`/v1/fuses/${fuse}/panic`, { reason: 'looping wires to Acme' });
     expect(r.status).toBe(200);
     const b = await r.json();
-    expect(b).toMatchObject({ fuse_id: fuse, state: 'DEAD', previous_state: 'LIVE', charge: { sku: 'panic_receipt', amount_usd: '49.00' } });
+    expect(b).toMatchObject({
+      fuse_id: fuse,
+      state: 'DEAD',
+      previous_state: 'LIVE',
+      charge: { sku: 'panic_receipt', amount_usd: '49.00' },
+    });
     expect(b.receipt.split('.')).toHaveLength(3);
     const payload = JSON.parse(Buffer.from(b.receipt.split('.')[1], 'base64url').toString());
     expect(payload.data.reason).toMatch(/^c1:sha256:/);
@@ -86,7 +101,7 @@ describe('the tolls that had nothing to buy', () => {
     expect(await count()).toBe(n);
   });
 
-  it('matter_spoliation 500.00: one signed root over the matter\'s seals', async () => {
+  it("matter_spoliation 500.00: one signed root over the matter's seals", async () => {
     const ev = (c: string) => ({ name: `${c}.pdf`, sha256: c.repeat(64).slice(0, 64) });
     const s1 = await (await post('/api/v1/spoliation-seal', { matter_ref: 'matter-1', evidence: [ev('a'), ev('b')] })).json();
     const s2 = await (await post('/api/v1/spoliation-seal', { matter_ref: 'matter-1', evidence: [ev('c')] })).json();
@@ -97,8 +112,13 @@ describe('the tolls that had nothing to buy', () => {
     expect(b).toMatchObject({ seals: 2, evidence_count: 3, charge: { sku: 'matter_spoliation', amount_usd: '500.00' } });
     // The root, recomputed here from the two seal roots (RFC 9162, two leaves).
     const { createHash } = await import('node:crypto');
-    const leaf = (hex: string) => createHash('sha256').update(Buffer.concat([Buffer.from([0]), Buffer.from(hex, 'hex')])).digest();
-    const root = createHash('sha256').update(Buffer.concat([Buffer.from([1]), leaf(s1.root_hash), leaf(s2.root_hash)])).digest('hex');
+    const leaf = (hex: string) =>
+      createHash('sha256')
+        .update(Buffer.concat([Buffer.from([0]), Buffer.from(hex, 'hex')]))
+        .digest();
+    const root = createHash('sha256')
+      .update(Buffer.concat([Buffer.from([1]), leaf(s1.root_hash), leaf(s2.root_hash)]))
+      .digest('hex');
     expect(b.matter_root).toBe(root);
     expect(await lines(b.receipt_id)).toEqual([['matter_spoliation', 500_000_000]]);
     const n = await count();
@@ -107,25 +127,49 @@ describe('the tolls that had nothing to buy', () => {
   });
 
   it('parametric_run 2.00: only on a FIRED trigger whose obligation can call parametric_window', async () => {
-    const t = await (await post('/signal/trigger/publish', { template_id: 'incident_sealed', threshold: { metric: 'x', operator: 'gte', value: '1' }, enabled_exposure_usd: '1000.00' })).json();
+    const t = await (
+      await post('/signal/trigger/publish', {
+        template_id: 'incident_sealed',
+        threshold: { metric: 'x', operator: 'gte', value: '1' },
+        enabled_exposure_usd: '1000.00',
+      })
+    ).json();
     const n = await count();
     const early = await post('/api/v1/foundry/parametric/run', { trigger_id: t.trigger_id });
     expect(early.status).toBe(409);
     expect(await count()).toBe(n);
     const fired = await (await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, reading: '2' })).json();
     const b = await (await post('/api/v1/foundry/parametric/run', { trigger_id: t.trigger_id })).json();
-    expect(b).toMatchObject({ action: 'parametric_window', released_exposure_usd: '1000.00', fire_receipt_id: fired.receipt_id, reading: '2', charge: { sku: 'parametric_run', amount_usd: '2.00' } });
+    expect(b).toMatchObject({
+      action: 'parametric_window',
+      released_exposure_usd: '1000.00',
+      fire_receipt_id: fired.receipt_id,
+      reading: '2',
+      charge: { sku: 'parametric_run', amount_usd: '2.00' },
+    });
     expect(await lines(b.receipt_id)).toEqual([['parametric_run', 2_000_000]]);
-    const other = await (await post('/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'gte', value: '1' } })).json();
+    const other = await (
+      await post('/signal/trigger/publish', { template_id: 'ai_model_change', threshold: { metric: 'x', operator: 'gte', value: '1' } })
+    ).json();
     expect((await post('/api/v1/foundry/parametric/run', { trigger_id: other.trigger_id })).status).toBe(422);
   });
 
   it('clear_before 10 / 50 / 150: a signed pre-clearance charged its tier; a refusal is charged its NAP (hold 0.50) whatever the tier; clearing nothing', async () => {
     const fuse = await newFuse();
     const exposureBefore = (await (await s.fetch('/api/v1/clear/exposure', { key: key.secret })).json()).cleared_exposure_usd;
-    for (const [tier, micros] of [['act', 10_000_000], ['wire', 50_000_000], ['contract', 150_000_000]] as const) {
-      const b = await (await post('/api/v1/clear/before', { tier, fuse_id: fuse, action: { kind: 'pay' }, exposure_usd: '5000.00' })).json();
-      expect(b, tier).toMatchObject({ tier, decision: 'PERMIT', charge: { sku: `clear_before_${tier}`, amount_usd: (micros / 1e6).toFixed(2) } });
+    for (const [tier, micros] of [
+      ['act', 10_000_000],
+      ['wire', 50_000_000],
+      ['contract', 150_000_000],
+    ] as const) {
+      const b = await (
+        await post('/api/v1/clear/before', { tier, fuse_id: fuse, action: { kind: 'pay' }, exposure_usd: '5000.00' })
+      ).json();
+      expect(b, tier).toMatchObject({
+        tier,
+        decision: 'PERMIT',
+        charge: { sku: `clear_before_${tier}`, amount_usd: (micros / 1e6).toFixed(2) },
+      });
       expect(b.receipt.split('.')).toHaveLength(3);
       expect(await lines(b.receipt_id)).toEqual([[`clear_before_${tier}`, micros]]);
     }
@@ -138,7 +182,15 @@ describe('the tolls that had nothing to buy', () => {
       expect(denied.receipt.split('.')).toHaveLength(3);
       expect(await lines(denied.receipt_id)).toEqual([['hold', 500_000]]);
     }
-    const held = await (await post('/api/v1/clear/before', { tier: 'wire', fuse_id: fuse, action: { kind: 'pay' }, exposure_usd: '900.00', hold_above_usd: '500.00' })).json();
+    const held = await (
+      await post('/api/v1/clear/before', {
+        tier: 'wire',
+        fuse_id: fuse,
+        action: { kind: 'pay' },
+        exposure_usd: '900.00',
+        hold_above_usd: '500.00',
+      })
+    ).json();
     expect(held).toMatchObject({ decision: 'HOLD', charge: { sku: 'hold', amount_usd: '0.50', nap: true } });
     expect((await (await s.fetch('/api/v1/clear/exposure', { key: key.secret })).json()).cleared_exposure_usd).toBe(exposureBefore);
   });
@@ -146,7 +198,16 @@ describe('the tolls that had nothing to buy', () => {
   it('the price list names where each of them is charged', async () => {
     const p = await (await s.fetch('/api/v1/pricing')).json();
     const rows = p.sections.flatMap((x: { rows: Array<{ id: string; endpoint?: string }> }) => x.rows);
-    for (const sku of ['heartbeat', 'verify_pull', 'panic_receipt', 'matter_spoliation', 'parametric_run', 'clear_before_act', 'clear_before_wire', 'clear_before_contract']) {
+    for (const sku of [
+      'heartbeat',
+      'verify_pull',
+      'panic_receipt',
+      'matter_spoliation',
+      'parametric_run',
+      'clear_before_act',
+      'clear_before_wire',
+      'clear_before_contract',
+    ]) {
       expect(rows.find((r: { id: string }) => r.id === sku)?.endpoint, sku).toBeTruthy();
     }
   });
@@ -157,7 +218,11 @@ describe('issuer-pays listing and reasoning_seal', () => {
     const r = await post('/api/v1/issuer-pays/listings', { vendor: 'acme-audit', name: 'Acme Audit', url: 'https://acme-audit.example' });
     expect(r.status).toBe(201);
     const b = await r.json();
-    expect(b).toMatchObject({ vendor: 'acme-audit', grade: null, charge: { sku: 'vendor_listing_annual', amount_usd: '4999.00', nap: false } });
+    expect(b).toMatchObject({
+      vendor: 'acme-audit',
+      grade: null,
+      charge: { sku: 'vendor_listing_annual', amount_usd: '4999.00', nap: false },
+    });
     expect(Date.parse(b.listed_until) - Date.parse(b.listed_at)).toBe(365 * 86_400_000);
     expect(await lines(b.receipt_id)).toEqual([['vendor_listing_annual', 4_999_000_000]]);
     const index = await (await s.fetch('/api/v1/issuer-pays/listings')).json();
@@ -184,7 +249,12 @@ describe('issuer-pays listing and reasoning_seal', () => {
     }
     expect(await count()).toBe(n);
     const index = await (await s.fetch('/api/v1/issuer-pays/listings')).json();
-    expect(index.data.map((l: { vendor: string; name: string }) => `${l.vendor} ${l.name}`).join(' ').toLowerCase()).not.toContain('velaru');
+    expect(
+      index.data
+        .map((l: { vendor: string; name: string }) => `${l.vendor} ${l.name}`)
+        .join(' ')
+        .toLowerCase(),
+    ).not.toContain('velaru');
     // A name that merely contains the letters is another vendor's.
     expect((await post('/api/v1/issuer-pays/listings', { vendor: 'velarus-audit', name: 'Velarus Audit' })).status).toBe(201);
   });
@@ -200,32 +270,46 @@ describe('issuer-pays listing and reasoning_seal', () => {
     const b = await r.json();
     expect(b).toMatchObject({ session_root: root, session_size: 1, charge: { sku: 'inference_seal', amount_usd: '0.08' } });
     expect(await lines(b.receipt_id)).toEqual([['inference_seal', 80_000]]);
-    const stored = JSON.stringify(await (await s.fetch(`/v1/receipts/${b.receipt_id}`, { headers: { accept: 'application/json' } })).json());
+    const stored = JSON.stringify(
+      await (await s.fetch(`/v1/receipts/${b.receipt_id}`, { headers: { accept: 'application/json' } })).json(),
+    );
     expect(stored).not.toContain('Acme');
     expect(stored).toContain(root);
     const o = (await (await s.fetch(`/v1/receipts/${b.receipt_id}/openings`, { key: key.secret })).json()).openings[0];
     expect(o.value).toBe(reasoning);
-    expect('c1:sha256:' + createHash('sha256').update(Buffer.from(o.salt, 'base64url')).update(JSON.stringify(reasoning)).digest('base64url')).toBe(b.reasoning_commitment);
+    expect(
+      'c1:sha256:' + createHash('sha256').update(Buffer.from(o.salt, 'base64url')).update(JSON.stringify(reasoning)).digest('base64url'),
+    ).toBe(b.reasoning_commitment);
     expect((await post('/api/v1/inference/reasoning-seal', { session_id: 'inf_nope', reasoning_sha256: 'a'.repeat(64) })).status).toBe(404);
   });
 });
 
 describe('GAM credits', () => {
-  it('a clearing window bought grants its credits; the key\'s charges after it draw on them', async () => {
+  it("a clearing window bought grants its credits; the key's charges after it draw on them", async () => {
     const k = await s.newKey('gam-operator');
     const none = await (await s.fetch('/api/v1/gam/credits/balance', { key: k.secret })).json();
     expect(none.balance).toBeNull();
     const r = await s.fetch('/api/v1/gam/credits/purchase', { method: 'POST', json: { sku: 'clearing_quarterly' }, key: k.secret });
     expect(r.status).toBe(201);
     const g = await r.json();
-    expect(g).toMatchObject({ sku: 'clearing_quarterly', gam_credits_usd: '10000.00', charge: { sku: 'clearing_quarterly', amount_usd: '2499.00' } });
+    expect(g).toMatchObject({
+      sku: 'clearing_quarterly',
+      gam_credits_usd: '10000.00',
+      charge: { sku: 'clearing_quarterly', amount_usd: '2499.00' },
+    });
     expect(Date.parse(g.expires_at) - Date.parse(g.granted_at)).toBe(13 * 7 * 86_400_000);
     // Charges after the grant draw on it: a panic (49.00) and a hop (0.10).
     const fuse = (await (await s.fetch('/v1/fuses', { method: 'POST', json: { state: 'LIVE' }, key: k.secret })).json()).fuse_id;
     await s.fetch('/v1/fuse/hop', { method: 'POST', json: { fuse_id: fuse }, key: k.secret });
     await s.fetch(`/v1/fuses/${fuse}/panic`, { method: 'POST', json: {}, key: k.secret });
     const b = (await (await s.fetch('/api/v1/gam/credits/balance', { key: k.secret })).json()).balance;
-    expect(b).toMatchObject({ granted_usd: '10000.00', charged_since_usd: '49.10', drawn_usd: '49.10', remaining_usd: '9950.90', beyond_credits_usd: '0.00' });
+    expect(b).toMatchObject({
+      granted_usd: '10000.00',
+      charged_since_usd: '49.10',
+      drawn_usd: '49.10',
+      remaining_usd: '9950.90',
+      beyond_credits_usd: '0.00',
+    });
     const again = await s.fetch('/api/v1/gam/credits/purchase', { method: 'POST', json: { sku: 'clearing_annual' }, key: k.secret });
     expect(again.status).toBe(409);
   });
@@ -247,7 +331,11 @@ describe('Signal: the pattern feed with mandate overage', () => {
       expect(c.charge).toEqual({ sku: 'mandate_overage', amount_usd: '3.00', nap: false });
       const rows = await chargesOf(o.ctx.ledger.read, k.id);
       expect(rows.map((x) => [x.sku, Number(x.amount_micros), x.ref])).toEqual([['mandate_overage', 3_000_000, c.receipt_id]]);
-      await o.fetch('/signal/trigger/publish', { method: 'POST', json: { template_id: 'ai_model_change', threshold: { metric: 'drift', operator: 'gte', value: '1' } }, key: k.secret });
+      await o.fetch('/signal/trigger/publish', {
+        method: 'POST',
+        json: { template_id: 'ai_model_change', threshold: { metric: 'drift', operator: 'gte', value: '1' } },
+        key: k.secret,
+      });
       const feed = await (await o.fetch('/signal/patterns.json', { key: k.secret })).json();
       expect(feed).toMatchObject({ mandates: 3, included: 2 });
       expect(feed.patterns).toContainEqual({ metric: 'drift', published: 1, fired: 0 });

@@ -58,10 +58,13 @@ describe('2. the bps fee on cleared exposure, billed per month at the tiers', ()
   });
   afterAll(() => o.stop());
 
-  it('/v1/me shows the open month\'s accruing fee and the tier its cleared USD reaches', async () => {
+  it("/v1/me shows the open month's accruing fee and the tier its cleared USD reaches", async () => {
     // A GO clears its USD amount (a GO this large is held for review: the row stands for many).
     await o.ctx.ledger.write((tx) =>
-      tx.execute({ sql: "INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES (?, ?, 'GO', 1, 12000000, 0)", args: [thisMonth(), k.id] }),
+      tx.execute({
+        sql: "INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES (?, ?, 'GO', 1, 12000000, 0)",
+        args: [thisMonth(), k.id],
+      }),
     );
     const me = await (await o.fetch('/v1/me', { key: k.secret })).json();
     // 10,000,000 x 2 bps = 2,000.00, plus 2,000,000 x 1 bps = 200.00: the month reached growth.
@@ -79,16 +82,31 @@ describe('2. the bps fee on cleared exposure, billed per month at the tiers', ()
     const month = '2026-02';
     // A key carried over from an earlier ledger: its acts of that month are on record.
     await o.ctx.ledger.write(async (tx) => {
-      await tx.execute({ sql: "INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES (?, ?, 'PERMIT', 1, 150000000, 0)", args: [month, k.id] });
+      await tx.execute({
+        sql: "INSERT INTO clear_counters (month, key_id, decision, acts, usd, micros) VALUES (?, ?, 'PERMIT', 1, 150000000, 0)",
+        args: [month, k.id],
+      });
     });
     const before = (await meter(k.id, o)).length;
     const r = await o.fetch('/v1/operator/checkout', { key: k.secret, json: { month } });
     expect(r.status).toBe(201);
     const c = await r.json();
     // 150,000,000 cleared: 2,000.00 + 9,000.00 + 2,500.00 (50,000,000 x 0.5 bps) = 13,500.00, tier network.
-    expect(c.clear_bps).toEqual({ sku: 'clear_bps', cleared_exposure_usd: '150000000.00', tier: { id: 'network', bps: 0.5 }, fee_usd: '13500.00', graduated: true, billed: true });
+    expect(c.clear_bps).toEqual({
+      sku: 'clear_bps',
+      cleared_exposure_usd: '150000000.00',
+      tier: { id: 'network', bps: 0.5 },
+      fee_usd: '13500.00',
+      graduated: true,
+      billed: true,
+    });
     // The operator true-up is unchanged by it: 10 bps of 150,000,000 = 150,000.00, nothing charged -> 150,000.00.
-    expect(c).toMatchObject({ due_usd: '150000.00', checkout_usd: '150000.00', total_usd: '163500.00', charge: { sku: 'operator_checkout', amount_usd: '150000.00' } });
+    expect(c).toMatchObject({
+      due_usd: '150000.00',
+      checkout_usd: '150000.00',
+      total_usd: '163500.00',
+      charge: { sku: 'operator_checkout', amount_usd: '150000.00' },
+    });
     expect(c.charges).toEqual([
       { sku: 'clear_bps', amount_usd: '13500.00', nap: false },
       { sku: 'operator_checkout', amount_usd: '150000.00', nap: false },
@@ -125,11 +143,24 @@ describe('4. no silent maximum billable base; 2. the Clear-tier fallback of a fi
     const missing = await post('/signal/trigger/publish', { template_id: 'custom', threshold }, k2.secret);
     expect(missing.status).toBe(400);
     expect((await missing.json()).errors[0].field).toBe('obligation.callable_actions');
-    const fee = await post('/signal/trigger/publish', { template_id: 'custom', threshold, obligation: { callable_actions: ['bind_hold'], exposure_ceiling_usd: 20000000, fee_bps: 25 } }, k2.secret);
+    const fee = await post(
+      '/signal/trigger/publish',
+      { template_id: 'custom', threshold, obligation: { callable_actions: ['bind_hold'], exposure_ceiling_usd: 20000000, fee_bps: 25 } },
+      k2.secret,
+    );
     expect(fee.status).toBe(422);
     expect((await fee.json()).code).toBe('fee_bps_fixed');
     const t = await (
-      await post('/signal/trigger/publish', { template_id: 'custom', threshold, obligation: { callable_actions: ['bind_hold'], exposure_ceiling_usd: 20000000 }, enabled_exposure_usd: '12000000.00' }, k2.secret)
+      await post(
+        '/signal/trigger/publish',
+        {
+          template_id: 'custom',
+          threshold,
+          obligation: { callable_actions: ['bind_hold'], exposure_ceiling_usd: 20000000 },
+          enabled_exposure_usd: '12000000.00',
+        },
+        k2.secret,
+      )
     ).json();
     expect(t.obligation_surface).toMatchObject({ fee_bps: null, exposure_ceiling_usd: 20000000 });
     const f = await (await post('/api/v1/foundry/trigger/fire', { trigger_id: t.trigger_id, reading: '2' }, k2.secret)).json();
@@ -143,7 +174,8 @@ describe('4. no silent maximum billable base; 2. the Clear-tier fallback of a fi
 });
 
 describe('3. every answer that charges shows its charge; a charged refusal names its receipt', () => {
-  const lines = async (receiptId: string) => (await meter(key.id)).filter((m) => m.ref === receiptId).map((m) => ({ sku: m.sku, amount_usd: (m.micros / 1e6).toFixed(2) }));
+  const lines = async (receiptId: string) =>
+    (await meter(key.id)).filter((m) => m.ref === receiptId).map((m) => ({ sku: m.sku, amount_usd: (m.micros / 1e6).toFixed(2) }));
   let live: string;
   let dead: string;
   beforeAll(async () => {
@@ -160,7 +192,9 @@ describe('3. every answer that charges shows its charge; a charged refusal names
     expect(refused.charge).toMatchObject({ sku: 'hold', nap: true });
     expect(await lines(refused.receipt_id)).toEqual([{ sku: 'hold', amount_usd: refused.charge.amount_usd }]);
     const act = await (await post('/v1/act', { fuse_id: live, action: { kind: 'pay', amount: '1.00' } })).json();
-    expect(act.charges.map((c: { sku: string; amount_usd: string }) => ({ sku: c.sku, amount_usd: c.amount_usd }))).toEqual(await lines(act.receipt_id));
+    expect(act.charges.map((c: { sku: string; amount_usd: string }) => ({ sku: c.sku, amount_usd: c.amount_usd }))).toEqual(
+      await lines(act.receipt_id),
+    );
     expect(act.charges.map((c: { sku: string }) => c.sku)).toEqual(['execute_gate', 'seal']);
     const demo = await (await s.fetch('/demo/hop', { method: 'POST', json: {} })).json();
     expect(demo.charge).toBeNull();
@@ -198,7 +232,7 @@ describe('3. every answer that charges shows its charge; a charged refusal names
 });
 
 describe('6. discovery documents with content', () => {
-  it('capture.json is the spend map; with a key, the caller\'s own spend on it', async () => {
+  it("capture.json is the spend map; with a key, the caller's own spend on it", async () => {
     const anon = await (await s.fetch('/.well-known/capture.json')).json();
     expect(anon.your_spend).toBeNull();
     const ids = anon.spend_map.flatMap((x: { skus: Array<{ id: string }> }) => x.skus.map((k) => k.id));
@@ -221,12 +255,19 @@ describe('6. discovery documents with content', () => {
 
   it('listings.json lists every catalog and register.json every log and signing key', async () => {
     const l = await (await s.fetch('/.well-known/listings.json')).json();
-    expect(l.listings).toContainEqual({ id: 'clear', schema: 'svc-clear-catalog-v1', url: `${s.config.SITE_URL.replace(/\/+$/, '')}/api/v1/clear/catalog` });
+    expect(l.listings).toContainEqual({
+      id: 'clear',
+      schema: 'svc-clear-catalog-v1',
+      url: `${s.config.SITE_URL.replace(/\/+$/, '')}/api/v1/clear/catalog`,
+    });
     expect(l.listings.length).toBeGreaterThan(10);
     const r = await (await s.fetch('/.well-known/register.json')).json();
     const logs = await (await s.fetch('/api/v1/logs')).json();
     expect(r.logs.map((x: { name: string }) => x.name)).toEqual(logs.logs.map((x: { name: string }) => x.name));
-    expect(r.logs.find((x: { name: string }) => x.name === 'receipts')).toMatchObject({ verifier_key: expect.any(String), checkpoint_url: expect.stringContaining('/api/v1/logs/receipts/checkpoint') });
+    expect(r.logs.find((x: { name: string }) => x.name === 'receipts')).toMatchObject({
+      verifier_key: expect.any(String),
+      checkpoint_url: expect.stringContaining('/api/v1/logs/receipts/checkpoint'),
+    });
     const pk = await (await s.fetch('/crypto/public-key')).json();
     expect(r.signing_keys).toContainEqual(expect.objectContaining({ kid: pk.kid, current: true }));
   });
@@ -251,7 +292,8 @@ describe('7. the public log holds commitments, not caller free text', () => {
   };
   /** The third party's check, written from docs/public-log.md (not the code under test). */
   const opens = (commitment: string, value: unknown, salt: string) =>
-    'c1:sha256:' + createHash('sha256').update(Buffer.from(salt, 'base64url')).update(JSON.stringify(value), 'utf8').digest('base64url') === commitment;
+    'c1:sha256:' + createHash('sha256').update(Buffer.from(salt, 'base64url')).update(JSON.stringify(value), 'utf8').digest('base64url') ===
+    commitment;
 
   const SECRETS = { subject_ref: 'req-118/cand-Jane-Doe', reason: 'adverse-action review pending: Jane Doe, age 57' };
 
@@ -276,7 +318,9 @@ describe('7. the public log holds commitments, not caller free text', () => {
     expect(Object.keys(byField).sort()).toEqual(['data.reason', 'data.subject_ref', 'subject']);
     expect(byField['data.reason'].value).toBe(SECRETS.reason);
     for (const [field, x] of Object.entries(byField) as Array<[string, { value: unknown; salt: string; commitment: string }]>) {
-      const at = field.split('.').reduce((n: Record<string, unknown>, k) => n[k] as Record<string, unknown>, entry.payload) as unknown as string;
+      const at = field
+        .split('.')
+        .reduce((n: Record<string, unknown>, k) => n[k] as Record<string, unknown>, entry.payload) as unknown as string;
       expect(x.commitment).toBe(at);
       expect(opens(at, x.value, x.salt), field).toBe(true);
       expect(opens(at, 'something else', x.salt)).toBe(false);
@@ -287,8 +331,22 @@ describe('7. the public log holds commitments, not caller free text', () => {
   });
 
   it('ORN parties, evidence file names and partner names are committed too', async () => {
-    const ga = await (await post('/api/v1/orn/declare', { event_ref: 'incident-Acme-Corp', loss_usd: '900.00', parties: [{ party_id: 'Acme-Corp-planner', contributed_value_usd: '2000' }, { party_id: 'Beta-LLC', contributed_value_usd: '1000' }] })).json();
-    const seal = await (await post('/api/v1/spoliation-seal', { matter_ref: 'Smith-v-Jones', evidence: [{ name: 'jane-doe-medical.pdf', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }] })).json();
+    const ga = await (
+      await post('/api/v1/orn/declare', {
+        event_ref: 'incident-Acme-Corp',
+        loss_usd: '900.00',
+        parties: [
+          { party_id: 'Acme-Corp-planner', contributed_value_usd: '2000' },
+          { party_id: 'Beta-LLC', contributed_value_usd: '1000' },
+        ],
+      })
+    ).json();
+    const seal = await (
+      await post('/api/v1/spoliation-seal', {
+        matter_ref: 'Smith-v-Jones',
+        evidence: [{ name: 'jane-doe-medical.pdf', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }],
+      })
+    ).json();
     const relay = await (await post('/api/v1/relay/enroll', { partner_id: 'p-truth-1', name: 'Secret Brokers Ltd' })).json();
     for (const [id, texts] of [
       [ga.receipt_id, ['Acme', 'Beta-LLC']],

@@ -53,70 +53,102 @@ describe('typed client and verify CLI', () => {
     expect((err as FuseGateError).problem.code).toBe('unknown_fuse');
   });
 
-  it('verifies a receipt from its verify_url, and refuses a tampered one offline', async () => {
-    const fuse = await gate.createFuse();
-    const hop = await gate.hop({ fuse_id: fuse.fuse_id });
-    const online = await cli(['verify', 'receipt', `${s.url}/v1/receipts/${hop.receipt_id}`, '--log-key', logKey]);
-    expect(online.code, online.stderr).toBe(0);
-    expect(online.out).toMatchObject({ verified: true, checks: { checkpoint: { ok: true }, checkpoint_jws: { ok: true }, inclusion: { ok: true }, leaf: { ok: true } } });
+  it(
+    'verifies a receipt from its verify_url, and refuses a tampered one offline',
+    async () => {
+      const fuse = await gate.createFuse();
+      const hop = await gate.hop({ fuse_id: fuse.fuse_id });
+      const online = await cli(['verify', 'receipt', `${s.url}/v1/receipts/${hop.receipt_id}`, '--log-key', logKey]);
+      expect(online.code, online.stderr).toBe(0);
+      expect(online.out).toMatchObject({
+        verified: true,
+        checks: { checkpoint: { ok: true }, checkpoint_jws: { ok: true }, inclusion: { ok: true }, leaf: { ok: true } },
+      });
 
-    const evidence = (await gate.receipt(hop.receipt_id)) as Record<string, any>;
-    expect(evidence.receipt).toBeNull(); // a hop's receipt is batch-sealed
-    const jwks = join(s.dir, 'jwks.json');
-    writeFileSync(jwks, await (await s.fetch('/.well-known/prefinality-jwks.json')).text());
-    const good = join(s.dir, 'evidence.json');
-    writeFileSync(good, JSON.stringify(evidence));
-    expect((await cli(['verify', 'receipt', good, '--jwks', jwks, '--log-key', logKey])).code).toBe(0);
+      const evidence = (await gate.receipt(hop.receipt_id)) as Record<string, any>;
+      expect(evidence.receipt).toBeNull(); // a hop's receipt is batch-sealed
+      const jwks = join(s.dir, 'jwks.json');
+      writeFileSync(jwks, await (await s.fetch('/.well-known/prefinality-jwks.json')).text());
+      const good = join(s.dir, 'evidence.json');
+      writeFileSync(good, JSON.stringify(evidence));
+      expect((await cli(['verify', 'receipt', good, '--jwks', jwks, '--log-key', logKey])).code).toBe(0);
 
-    // Another receipt's leaf under this evidence's proof: the leaf matches its payload, the inclusion does not hold.
-    const other = await gate.hop({ fuse_id: fuse.fuse_id });
-    const o = (await gate.receipt(other.receipt_id)) as Record<string, any>;
-    const swapped = join(s.dir, 'swapped.json');
-    writeFileSync(swapped, JSON.stringify({ ...evidence, leaf: o.leaf, payload: o.payload }));
-    // A changed payload no longer is its leaf.
-    const changed = join(s.dir, 'changed.json');
-    writeFileSync(changed, JSON.stringify({ ...evidence, payload: { ...evidence.payload, decision: 'PERMIT!' } }));
-    // A self-contained receipt (the execute-gate JWS): a changed payload breaks its signature.
-    const gated = await (await s.fetch('/api/v1/execute-gate', { key: secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json();
-    const [h, p, sig] = String(gated.receipt).split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), decision: 'PERMIT!' })).toString('base64url');
-    const jwsFile = join(s.dir, 'forged.jws');
-    writeFileSync(jwsFile, `${h}.${forged}.${sig}`);
-    // The CLI runs are separate processes: run them side by side.
-    const [r, c, f] = await Promise.all([
-      cli(['verify', 'receipt', swapped, '--jwks', jwks, '--log-key', logKey]),
-      cli(['verify', 'receipt', changed, '--jwks', jwks, '--log-key', logKey]),
-      cli(['verify', 'receipt', jwsFile, '--jwks', jwks]),
-    ]);
-    expect(r.code).toBe(1);
-    expect(r.out).toMatchObject({ verified: false, checks: { leaf: { ok: true }, inclusion: { ok: false } } });
-    expect(c.out).toMatchObject({ verified: false, checks: { leaf: { ok: false } } });
-    expect(f.out).toMatchObject({ verified: false, checks: { signature: { ok: false } } });
-  }, PROCESS_TEST_TIMEOUT_MS);
+      // Another receipt's leaf under this evidence's proof: the leaf matches its payload, the inclusion does not hold.
+      const other = await gate.hop({ fuse_id: fuse.fuse_id });
+      const o = (await gate.receipt(other.receipt_id)) as Record<string, any>;
+      const swapped = join(s.dir, 'swapped.json');
+      writeFileSync(swapped, JSON.stringify({ ...evidence, leaf: o.leaf, payload: o.payload }));
+      // A changed payload no longer is its leaf.
+      const changed = join(s.dir, 'changed.json');
+      writeFileSync(changed, JSON.stringify({ ...evidence, payload: { ...evidence.payload, decision: 'PERMIT!' } }));
+      // A self-contained receipt (the execute-gate JWS): a changed payload breaks its signature.
+      const gated = await (
+        await s.fetch('/api/v1/execute-gate', { key: secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })
+      ).json();
+      const [h, p, sig] = String(gated.receipt).split('.');
+      const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), decision: 'PERMIT!' })).toString(
+        'base64url',
+      );
+      const jwsFile = join(s.dir, 'forged.jws');
+      writeFileSync(jwsFile, `${h}.${forged}.${sig}`);
+      // The CLI runs are separate processes: run them side by side.
+      const [r, c, f] = await Promise.all([
+        cli(['verify', 'receipt', swapped, '--jwks', jwks, '--log-key', logKey]),
+        cli(['verify', 'receipt', changed, '--jwks', jwks, '--log-key', logKey]),
+        cli(['verify', 'receipt', jwsFile, '--jwks', jwks]),
+      ]);
+      expect(r.code).toBe(1);
+      expect(r.out).toMatchObject({ verified: false, checks: { leaf: { ok: true }, inclusion: { ok: false } } });
+      expect(c.out).toMatchObject({ verified: false, checks: { leaf: { ok: false } } });
+      expect(f.out).toMatchObject({ verified: false, checks: { signature: { ok: false } } });
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it('verifies checkpoints, inclusion and consistency proofs from URLs and files', async () => {
-    const base = `${s.url}/api/v1/logs/receipts`;
-    const oldFile = join(s.dir, 'old.checkpoint');
-    writeFileSync(oldFile, await (await s.fetch('/api/v1/logs/receipts/checkpoint')).text());
-    expect((await cli(['verify', 'checkpoint', `${base}/checkpoint`, '--log-key', logKey])).code).toBe(0);
-    const wrongKey = logKey.replace(/\+[0-9a-f]{8}\+/, '+00000000+');
-    expect((await cli(['verify', 'checkpoint', oldFile, '--log-key', wrongKey])).code).toBe(1);
+  it(
+    'verifies checkpoints, inclusion and consistency proofs from URLs and files',
+    async () => {
+      const base = `${s.url}/api/v1/logs/receipts`;
+      const oldFile = join(s.dir, 'old.checkpoint');
+      writeFileSync(oldFile, await (await s.fetch('/api/v1/logs/receipts/checkpoint')).text());
+      expect((await cli(['verify', 'checkpoint', `${base}/checkpoint`, '--log-key', logKey])).code).toBe(0);
+      const wrongKey = logKey.replace(/\+[0-9a-f]{8}\+/, '+00000000+');
+      expect((await cli(['verify', 'checkpoint', oldFile, '--log-key', wrongKey])).code).toBe(1);
 
-    const fuse = await gate.createFuse();
-    await gate.hop({ fuse_id: fuse.fuse_id });
-    const head = (await (await s.fetch('/api/v1/logs/receipts')).json()) as { tree_size: number };
-    const oldSize = Number(readFileSync(oldFile, 'utf8').split('\n')[1]);
-    const newFile = join(s.dir, 'new.checkpoint');
-    writeFileSync(newFile, await (await s.fetch('/api/v1/logs/receipts/checkpoint')).text());
-    const consistency = await cli(['verify', 'consistency', '--old', oldFile, '--new', newFile, '--log-key', logKey, '--proof', `${base}/proof/consistency?from=${oldSize}&to=${head.tree_size}`]);
-    expect(consistency.code, JSON.stringify(consistency.out)).toBe(0);
+      const fuse = await gate.createFuse();
+      await gate.hop({ fuse_id: fuse.fuse_id });
+      const head = (await (await s.fetch('/api/v1/logs/receipts')).json()) as { tree_size: number };
+      const oldSize = Number(readFileSync(oldFile, 'utf8').split('\n')[1]);
+      const newFile = join(s.dir, 'new.checkpoint');
+      writeFileSync(newFile, await (await s.fetch('/api/v1/logs/receipts/checkpoint')).text());
+      const consistency = await cli([
+        'verify',
+        'consistency',
+        '--old',
+        oldFile,
+        '--new',
+        newFile,
+        '--log-key',
+        logKey,
+        '--proof',
+        `${base}/proof/consistency?from=${oldSize}&to=${head.tree_size}`,
+      ]);
+      expect(consistency.code, JSON.stringify(consistency.out)).toBe(0);
 
-    const entry = (await (await s.fetch(`/api/v1/logs/receipts/entries?start=0&limit=1`)).json()) as { entries: Array<{ leaf: string }> };
-    const leafFile = join(s.dir, 'leaf.bin');
-    writeFileSync(leafFile, Buffer.from(entry.entries[0]!.leaf, 'base64'));
-    const proofUrl = `${base}/proof/inclusion?index=0&tree_size=${head.tree_size}`;
-    expect((await cli(['verify', 'inclusion', '--checkpoint', newFile, '--log-key', logKey, '--proof', proofUrl, '--leaf-file', leafFile])).code).toBe(0);
-    writeFileSync(leafFile, 'not the leaf');
-    expect((await cli(['verify', 'inclusion', '--checkpoint', newFile, '--log-key', logKey, '--proof', proofUrl, '--leaf-file', leafFile])).code).toBe(1);
-  }, PROCESS_TEST_TIMEOUT_MS);
+      const entry = (await (await s.fetch(`/api/v1/logs/receipts/entries?start=0&limit=1`)).json()) as { entries: Array<{ leaf: string }> };
+      const leafFile = join(s.dir, 'leaf.bin');
+      writeFileSync(leafFile, Buffer.from(entry.entries[0]!.leaf, 'base64'));
+      const proofUrl = `${base}/proof/inclusion?index=0&tree_size=${head.tree_size}`;
+      expect(
+        (await cli(['verify', 'inclusion', '--checkpoint', newFile, '--log-key', logKey, '--proof', proofUrl, '--leaf-file', leafFile]))
+          .code,
+      ).toBe(0);
+      writeFileSync(leafFile, 'not the leaf');
+      expect(
+        (await cli(['verify', 'inclusion', '--checkpoint', newFile, '--log-key', logKey, '--proof', proofUrl, '--leaf-file', leafFile]))
+          .code,
+      ).toBe(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

@@ -25,14 +25,20 @@ let doc: ReceiptEvidenceDoc;
 beforeAll(async () => {
   [w1, w2] = (await Promise.all(['w1.browser.test', 'w2.browser.test'].map((n) => startTestWitness(n, {})))) as [TestWitness, TestWitness];
   const dir = tempDir();
-  writeFileSync(join(dir, 'policy'), `witness alpha ${w1.vkey} ${w1.url}\nwitness beta ${w2.vkey} ${w2.url}\ngroup both all alpha beta\nquorum both\n`);
+  writeFileSync(
+    join(dir, 'policy'),
+    `witness alpha ${w1.vkey} ${w1.url}\nwitness beta ${w2.vkey} ${w2.url}\ngroup both all alpha beta\nquorum both\n`,
+  );
   srv = await startTestServer({ WITNESS_POLICY: join(dir, 'policy'), WITNESS_INTERVAL_MS: '100' }, dir);
-  for (const l of (await (await srv.fetch('/api/v1/logs')).json()).logs as Array<{ origin: string; verifier_key: string }>) for (const w of [w1, w2]) w.trust(l.origin, l.verifier_key);
+  for (const l of (await (await srv.fetch('/api/v1/logs')).json()).logs as Array<{ origin: string; verifier_key: string }>)
+    for (const w of [w1, w2]) w.trust(l.origin, l.verifier_key);
   ({ browser } = await launchChromium());
   mkdirSync(OUT, { recursive: true });
   const owner = await srv.newKey('owner');
   const fuse = await (await srv.fetch('/v1/fuses', { key: owner.secret, json: { label: 'witnessed' } })).json();
-  const hop = await (await srv.fetch('/v1/fuse/hop', { key: owner.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })).json();
+  const hop = await (
+    await srv.fetch('/v1/fuse/hop', { key: owner.secret, json: { fuse_id: fuse.fuse_id, action: { kind: 'pay' } } })
+  ).json();
   // Witnessed once both cosignatures are stored: checked after each commit of the server.
   await untilCommitted(srv.ctx.ledger, async () => {
     doc = await (await srv.fetch(`/v1/receipts/${hop.receipt_id}`, { headers: { accept: 'application/json' } })).json();
@@ -51,7 +57,13 @@ describe('/verify with witnesses, in Chromium', () => {
       const page = await browser.newPage({ viewport: { width, height: 900 } });
       const r = await verifyIn(page, srv.url, encodeReceiptDocument(doc));
       expect(r.state).toBe('proven');
-      expect(r.rows.map((x) => x.split('\t')[0])).toEqual(['Signed checkpoint', 'Inclusion', 'Witnesses', 'Leaf and payload', 'Live or test']);
+      expect(r.rows.map((x) => x.split('\t')[0])).toEqual([
+        'Signed checkpoint',
+        'Inclusion',
+        'Witnesses',
+        'Leaf and payload',
+        'Live or test',
+      ]);
       expect(r.rows[2]).toMatch(/cosigned by alpha, beta \(C2SP cosignatures, checked here\); quorum both holds/);
       expect(r.summary).toMatch(/Its witnesses \(alpha, beta\) cosigned that checkpoint/);
       await screenshot(page, { path: join(OUT, `verify-witnessed-${width}.png`), fullPage: true });

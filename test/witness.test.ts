@@ -38,7 +38,11 @@ describe('C2SP tlog-cosignature against an independent vector', () => {
   const key = parseCosignerKey(V.witness_vkey);
 
   it('reproduces the vector cosignature byte for byte from its seed', () => {
-    const priv = createPrivateKey({ key: Buffer.concat([PKCS8, Buffer.from(V.witness_private_seed_hex, 'hex')]), format: 'der', type: 'pkcs8' });
+    const priv = createPrivateKey({
+      key: Buffer.concat([PKCS8, Buffer.from(V.witness_private_seed_hex, 'hex')]),
+      format: 'der',
+      type: 'pkcs8',
+    });
     const raw = createPublicKey(priv).export({ format: 'der', type: 'spki' }).subarray(12);
     expect(raw.equals(key.raw)).toBe(true);
     expect(cosign(body, V.timestamp, V.witness_name, signerOf(priv))).toBe(V.cosignature_line);
@@ -46,7 +50,9 @@ describe('C2SP tlog-cosignature against an independent vector', () => {
 
   it('verifies the vector cosignature and finds its signer in the cosigned checkpoint', async () => {
     expect(await verifyCosignature(body, V.cosignature_line, key)).toBe(V.timestamp);
-    expect(await cosignersOf(V.cosigned_checkpoint, [key])).toEqual([{ name: V.witness_name, vkey: V.witness_vkey, timestamp: V.timestamp }]);
+    expect(await cosignersOf(V.cosigned_checkpoint, [key])).toEqual([
+      { name: V.witness_name, vkey: V.witness_vkey, timestamp: V.timestamp },
+    ]);
     // The log's own signature line is not a cosignature by this key: ignored.
     expect(await cosignersOf(V.checkpoint, [key])).toEqual([]);
   });
@@ -84,7 +90,9 @@ describe('witness policy', () => {
   const c = wk('c');
 
   it('parses witnesses, groups (any, all, K) and the quorum, ignoring comments', () => {
-    const p = parseWitnessPolicy(`# three witnesses\n${a.line()}\n${b.line('http://127.0.0.1:9/b/')}  # trailing\n${c.line()}\n\ngroup two 2 a b c\ngroup all-of all a b\ngroup any-of any two all-of\nquorum two\n`);
+    const p = parseWitnessPolicy(
+      `# three witnesses\n${a.line()}\n${b.line('http://127.0.0.1:9/b/')}  # trailing\n${c.line()}\n\ngroup two 2 a b c\ngroup all-of all a b\ngroup any-of any two all-of\nquorum two\n`,
+    );
     expect(p.witnesses.map((w) => w.name)).toEqual(['a', 'b', 'c']);
     expect(p.witnesses[1]!.url).toBe('http://127.0.0.1:9/b');
     expect(p.groups).toEqual([
@@ -105,7 +113,11 @@ describe('witness policy', () => {
   const bad: Array<[string, string, RegExp]> = [
     ['unknown keyword', `${a.line()}\nwitnes x\nquorum a`, /^line 2: unknown keyword "witnes"/],
     ['missing URL', `witness a ${a.line().split(' ')[2]}\nquorum a`, /^line 1: expected "witness <name> <vkey> <submission URL prefix>"/],
-    ['note vkey (type 0x01)', `# log key by mistake\nwitness a ${V.log_vkey} https://w.witness.invalid\nquorum a`, /^line 2: witness a: bad vkey: key type 0x01/],
+    [
+      'note vkey (type 0x01)',
+      `# log key by mistake\nwitness a ${V.log_vkey} https://w.witness.invalid\nquorum a`,
+      /^line 2: witness a: bad vkey: key type 0x01/,
+    ],
     ['duplicate name', `${a.line()}\n${a.line().replace('witness a', 'witness a')}\nquorum a`, /^line 2: the name "a" is already defined/],
     ['undefined member', `${a.line()}\ngroup g any a b\nquorum g`, /^line 2: group g: member "b" is not a witness or group defined above/],
     ['threshold too high', `${a.line()}\n${b.line()}\ngroup g 3 a b\nquorum g`, /^line 3: group g: threshold 3 is more than its 2 members/],
@@ -157,18 +169,35 @@ describe('add-checkpoint client against the test witness', () => {
   });
 
   it('reports a bad proof (422), an unknown log (404), a tampered cosignature, a slow and a down witness as failures', async () => {
-    expect(await addCheckpoint(policyWitness, 5, [Buffer.alloc(32)], note(9, Buffer.alloc(32, 9)), 2000)).toMatchObject({ kind: 'failed', status: 422 });
-    const stranger = signNote(checkpointText({ origin: 'other.example/x', size: 1, root: Buffer.alloc(32) }), 'other.example/x', signerOf(privateKey));
+    expect(await addCheckpoint(policyWitness, 5, [Buffer.alloc(32)], note(9, Buffer.alloc(32, 9)), 2000)).toMatchObject({
+      kind: 'failed',
+      status: 422,
+    });
+    const stranger = signNote(
+      checkpointText({ origin: 'other.example/x', size: 1, root: Buffer.alloc(32) }),
+      'other.example/x',
+      signerOf(privateKey),
+    );
     expect(await addCheckpoint(policyWitness, 0, [], stranger, 2000)).toMatchObject({ kind: 'failed', status: 404 });
     w.mode = 'tamper';
     w.forget(origin);
-    expect(await addCheckpoint(policyWitness, 0, [], note(5, Buffer.alloc(32, 7)), 2000)).toMatchObject({ kind: 'failed', status: 200, error: expect.stringMatching(/does not verify/) });
+    expect(await addCheckpoint(policyWitness, 0, [], note(5, Buffer.alloc(32, 7)), 2000)).toMatchObject({
+      kind: 'failed',
+      status: 200,
+      error: expect.stringMatching(/does not verify/),
+    });
     w.mode = 'slow';
     w.slowMs = 600;
-    expect(await addCheckpoint(policyWitness, 5, [], note(5, Buffer.alloc(32, 7)), 150)).toMatchObject({ kind: 'failed', error: 'no answer within 150 ms' });
+    expect(await addCheckpoint(policyWitness, 5, [], note(5, Buffer.alloc(32, 7)), 150)).toMatchObject({
+      kind: 'failed',
+      error: 'no answer within 150 ms',
+    });
     w.mode = 'ok';
     await w.down();
-    expect(await addCheckpoint(policyWitness, 5, [], note(5, Buffer.alloc(32, 7)), 1000)).toMatchObject({ kind: 'failed', error: expect.stringMatching(/^unreachable/) });
+    expect(await addCheckpoint(policyWitness, 5, [], note(5, Buffer.alloc(32, 7)), 1000)).toMatchObject({
+      kind: 'failed',
+      error: expect.stringMatching(/^unreachable/),
+    });
     await w.up();
     expect((await addCheckpoint(policyWitness, 5, [], note(5, Buffer.alloc(32, 7)), 1000)).kind).toBe('cosigned');
   });
@@ -177,7 +206,9 @@ describe('add-checkpoint client against the test witness', () => {
 describe('thinning old cosignatures', () => {
   it('keeps one cosigned checkpoint per log and minute (the one most witnesses cosigned), and only past the hour', async () => {
     const dir = tempDir();
-    const ledger = await openLedger(loadConfig({ DATABASE_URL: `file:${join(dir, 'db')}`, SIGNING_KEY_FILE: join(dir, 'k.json'), LOG_LEVEL: 'silent' }));
+    const ledger = await openLedger(
+      loadConfig({ DATABASE_URL: `file:${join(dir, 'db')}`, SIGNING_KEY_FILE: join(dir, 'k.json'), LOG_LEVEL: 'silent' }),
+    );
     try {
       const rows: Array<[number, string, string]> = [
         [10, 'a', '2026-01-01T10:00:01.000Z'],
@@ -193,12 +224,20 @@ describe('thinning old cosignatures', () => {
       ];
       await ledger.write(async (tx) => {
         for (const [size, vkey, at] of rows) {
-          await tx.execute({ sql: 'INSERT INTO witness_cosignatures (log, tree_size, vkey, line, cosigned_at) VALUES (?, ?, ?, ?, ?)', args: [size === 7 ? 'astl' : 'receipts', size, vkey, 'x', at] });
+          await tx.execute({
+            sql: 'INSERT INTO witness_cosignatures (log, tree_size, vkey, line, cosigned_at) VALUES (?, ?, ?, ?, ?)',
+            args: [size === 7 ? 'astl' : 'receipts', size, vkey, 'x', at],
+          });
         }
       });
       const after = await ledger.write((tx) => thinCosignatures(tx, 'receipts', '2026-01-01T11:00:00.000Z', 0));
-      const left = await ledger.read.execute("SELECT DISTINCT log, tree_size FROM witness_cosignatures ORDER BY log, tree_size");
-      expect(left.rows.map((r) => `${String(r.log)}/${Number(r.tree_size)}`)).toEqual(['astl/7', 'receipts/11', 'receipts/20', 'receipts/30']);
+      const left = await ledger.read.execute('SELECT DISTINCT log, tree_size FROM witness_cosignatures ORDER BY log, tree_size');
+      expect(left.rows.map((r) => `${String(r.log)}/${Number(r.tree_size)}`)).toEqual([
+        'astl/7',
+        'receipts/11',
+        'receipts/20',
+        'receipts/30',
+      ]);
       // The last old minute is looked at again next time; the settled one is not.
       expect(after).toBe(12);
       expect(await ledger.write((tx) => thinCosignatures(tx, 'receipts', '2026-01-01T11:00:00.000Z', after))).toBe(12);

@@ -25,7 +25,14 @@ interface LogInfo {
     quorum_holds: boolean;
     cosigned_by: string[];
     latest_witnessed: { tree_size: number; cosigned_by: string[]; quorum_holds: boolean } | null;
-    witnesses: Array<{ name: string; vkey: string; cosigned_size: number | null; cosigned_at: string | null; last_error?: string; failures?: number }>;
+    witnesses: Array<{
+      name: string;
+      vkey: string;
+      cosigned_size: number | null;
+      cosigned_at: string | null;
+      last_error?: string;
+      failures?: number;
+    }>;
   };
 }
 
@@ -54,14 +61,21 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
   };
 
   beforeAll(async () => {
-    [w1, w2, w3] = (await Promise.all(['w1.test', 'w2.test', 'w3.test'].map((n) => startTestWitness(n, {})))) as [TestWitness, TestWitness, TestWitness];
+    [w1, w2, w3] = (await Promise.all(['w1.test', 'w2.test', 'w3.test'].map((n) => startTestWitness(n, {})))) as [
+      TestWitness,
+      TestWitness,
+      TestWitness,
+    ];
     const dir = tempDir();
     const policy = join(dir, 'witnesses.policy');
     writeFileSync(
       policy,
       `# the test witnesses\nwitness one ${w1.vkey} ${w1.url}\nwitness two ${w2.vkey} ${w2.url}\nwitness three ${w3.vkey} ${w3.url}\ngroup two-of-three 2 one two three\nquorum two-of-three\n`,
     );
-    s = await startTestServer({ WITNESS_POLICY: policy, WITNESS_INTERVAL_MS: '100', WITNESS_TIMEOUT_MS: '500', WITNESS_MAX_BACKOFF_MS: '300' }, dir);
+    s = await startTestServer(
+      { WITNESS_POLICY: policy, WITNESS_INTERVAL_MS: '100', WITNESS_TIMEOUT_MS: '500', WITNESS_MAX_BACKOFF_MS: '300' },
+      dir,
+    );
     const all = (await (await s.fetch('/api/v1/logs')).json()).logs as LogInfo[];
     for (const l of all) for (const w of [w1, w2, w3]) w.trust(l.origin, l.verifier_key);
     const owner = await s.newKey('owner');
@@ -91,7 +105,10 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
     for (const w of info.witnessing.witnesses) expect(Date.parse(w.cosigned_at!)).toBeGreaterThan(t0 - 2000);
     const note = await (await s.fetch('/api/v1/logs/receipts/checkpoint')).text();
     expect(note.split('\n').filter((l) => l.startsWith('\u2014 '))).toHaveLength(4);
-    const found = await cosignersOf(note, [w1, w2, w3].map((w) => parseCosignerKey(w.vkey)));
+    const found = await cosignersOf(
+      note,
+      [w1, w2, w3].map((w) => parseCosignerKey(w.vkey)),
+    );
     expect(found.map((c) => c.name).sort()).toEqual(['w1.test', 'w2.test', 'w3.test']);
     // The witness checked our log signature and consistency itself: its state is our size and root.
     expect(w1.state.get(info.origin)?.size).toBe(size);
@@ -106,7 +123,9 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
     expect(ev.witnesses.cosigned_by.length).toBeGreaterThanOrEqual(2);
     expect(ev.verification).toMatchObject({ signature: true, inclusion: true, witnesses: true });
     const page = await (await s.fetch(`/v1/receipts/${h.receipt_id}`, { headers: { accept: 'text/html' } })).text();
-    expect(page).toMatch(/<th scope="row">Witnesses<\/th><td><strong class="ok">cosigned by [a-z, ]+<\/strong>; quorum <code>two-of-three<\/code> holds/);
+    expect(page).toMatch(
+      /<th scope="row">Witnesses<\/th><td><strong class="ok">cosigned by [a-z, ]+<\/strong>; quorum <code>two-of-three<\/code> holds/,
+    );
     const ok = await (await s.fetch('/v1/receipts/verify', { json: { receipt: ev } })).json();
     expect(ok).toMatchObject({ valid: true, witnesses: { quorum: 'two-of-three', quorum_holds: true } });
     expect(ok.checks.witnesses.detail).toMatch(/cosigned by .*quorum two-of-three holds/);
@@ -191,7 +210,14 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
 
   it('serves the newest witnessed checkpoint on request, and the same lines on every log', async () => {
     const note = await (await s.fetch('/api/v1/logs/receipts/checkpoint?witnessed=true')).text();
-    expect((await cosignersOf(note, [w1, w2, w3].map((w) => parseCosignerKey(w.vkey)))).length).toBeGreaterThanOrEqual(2);
+    expect(
+      (
+        await cosignersOf(
+          note,
+          [w1, w2, w3].map((w) => parseCosignerKey(w.vkey)),
+        )
+      ).length,
+    ).toBeGreaterThanOrEqual(2);
     const logs = (await (await s.fetch('/api/v1/logs')).json()).logs as Array<{ name: string; tree_size: number; witnessing?: unknown }>;
     expect(logs.every((l) => l.witnessing !== undefined)).toBe(true);
   });
@@ -199,16 +225,29 @@ describe('witnesses per C2SP tlog-witness, through real HTTP', () => {
 
 describe('a malformed witness policy stops the start, naming its line', () => {
   it.each([
-    ['a note vkey where a cosignature vkey belongs', 'witness w example.com/log+ef773e30+AWw4hwb0k/GgV9uY/5lpbHIEARI3vHRcHSnVBOw/EeJm https://w.fusegate.invalid\nquorum w\n', /witnesses\.policy: line 1: witness w: bad vkey: key type 0x01 is not cosignature\/v1/],
+    [
+      'a note vkey where a cosignature vkey belongs',
+      'witness w example.com/log+ef773e30+AWw4hwb0k/GgV9uY/5lpbHIEARI3vHRcHSnVBOw/EeJm https://w.fusegate.invalid\nquorum w\n',
+      /witnesses\.policy: line 1: witness w: bad vkey: key type 0x01 is not cosignature\/v1/,
+    ],
     ['an unknown keyword on line 3', '# ok\n\nwitnes w x y\n', /witnesses\.policy: line 3: unknown keyword "witnes"/],
     ['a missing file', undefined, /cannot load the witness policy .*witnesses\.policy: .*no such file/i],
-  ])('%s', async (_what, text, message) => {
-    const dir = tempDir();
-    const path = join(dir, 'witnesses.policy');
-    if (text !== undefined) writeFileSync(path, text);
-    const r = await run(process.execPath, ['src/server.ts'], { ...cleanEnv(), ...testEnv(dir), LOG_LEVEL: 'error', WITNESS_POLICY: path });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(message);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-  }, PROCESS_TEST_TIMEOUT_MS);
+  ])(
+    '%s',
+    async (_what, text, message) => {
+      const dir = tempDir();
+      const path = join(dir, 'witnesses.policy');
+      if (text !== undefined) writeFileSync(path, text);
+      const r = await run(process.execPath, ['src/server.ts'], {
+        ...cleanEnv(),
+        ...testEnv(dir),
+        LOG_LEVEL: 'error',
+        WITNESS_POLICY: path,
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

@@ -29,7 +29,8 @@ async function arrive(l: Ledger, turns: number, perTurn: number): Promise<{ tran
   const writes: Array<Promise<unknown>> = [];
   for (let turn = 0; turn < turns; turn++) {
     if (turn > 0) await nextTurn();
-    for (let i = 0; i < perTurn; i++) writes.push(l.write((tx) => tx.execute({ sql: 'INSERT INTO arrivals (turn) VALUES (?)', args: [turn] })));
+    for (let i = 0; i < perTurn; i++)
+      writes.push(l.write((tx) => tx.execute({ sql: 'INSERT INTO arrivals (turn) VALUES (?)', args: [turn] })));
   }
   await Promise.all(writes);
   const rows = Number((await l.read.execute('SELECT COUNT(*) AS n FROM arrivals')).rows[0]!.n);
@@ -69,7 +70,10 @@ describe('a write batch gathers the writes still arriving', () => {
     const before = l.commits();
     await l.write((tx) => tx.execute('INSERT INTO arrivals (turn) VALUES (1)'), { unseen: true });
     expect(l.commits()).toBe(before);
-    await Promise.all([l.write((tx) => tx.execute('INSERT INTO arrivals (turn) VALUES (2)'), { unseen: true }), l.write((tx) => tx.execute('INSERT INTO arrivals (turn) VALUES (3)'))]);
+    await Promise.all([
+      l.write((tx) => tx.execute('INSERT INTO arrivals (turn) VALUES (2)'), { unseen: true }),
+      l.write((tx) => tx.execute('INSERT INTO arrivals (turn) VALUES (3)')),
+    ]);
     expect(l.commits()).toBe(before + 1);
     expect(Number((await l.read.execute('SELECT COUNT(*) AS n FROM arrivals')).rows[0]!.n)).toBe(3);
   });

@@ -54,7 +54,8 @@ describe('every operation whose price depends on its request is priced per reque
       const paid = paidRouteOf(r.method, r.path, r.doc);
       if (!paid) continue;
       const prices = new Set(paid.lines.map((l) => l.micros));
-      const oneAnswerPaid = r.doc!.x402 !== false && r.doc!.x402?.sku !== undefined && (r.doc!.x402.settlesOn !== undefined || !r.doc!.charges?.length);
+      const oneAnswerPaid =
+        r.doc!.x402 !== false && r.doc!.x402?.sku !== undefined && (r.doc!.x402.settlesOn !== undefined || !r.doc!.charges?.length);
       if (paid.fixed) expect(prices.size === 1 && !prices.has(null) ? true : oneAnswerPaid, `${r.method} ${r.path}`).toBe(true);
       else expect(prices.size > 1 || prices.has(null), `${r.method} ${r.path}`).toBe(true);
     }

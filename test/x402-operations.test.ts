@@ -63,7 +63,8 @@ describe('x402 on every metered operation', { timeout: 60_000 }, () => {
     expect(routes.length).toBeGreaterThanOrEqual(25);
     expect(routes.filter((r) => !r.fixed).length).toBeGreaterThanOrEqual(10);
     for (const r of routes) {
-      const init: RequestInit = r.method === 'GET' ? {} : { method: r.method, headers: { 'content-type': 'application/json' }, body: '{ not json' };
+      const init: RequestInit =
+        r.method === 'GET' ? {} : { method: r.method, headers: { 'content-type': 'application/json' }, body: '{ not json' };
       const res = await fetch(s.url + concrete(r.path), init);
       if (!r.fixed) {
         // Priced per request: nothing is asked for a body that cannot be priced.
@@ -102,10 +103,21 @@ describe('x402 on every metered operation', { timeout: 60_000 }, () => {
     expect(act.r.status, JSON.stringify(act.body)).toBe(200);
     // An act that acted pays the hop and the seal, as a key is charged: 0.15, shown as its two lines.
     expect(act.body.payment).toMatchObject({ settled: true, amount: '150000' });
-    expect(act.body.charges).toEqual([{ sku: 'execute_gate', amount_usd: '0.10', nap: false }, { sku: 'seal', amount_usd: '0.05', nap: false }]);
+    expect(act.body.charges).toEqual([
+      { sku: 'execute_gate', amount_usd: '0.10', nap: false },
+      { sku: 'seal', amount_usd: '0.05', nap: false },
+    ]);
     expect(act.body).not.toHaveProperty('charge');
 
-    const orn = await paid('/api/v1/orn/declare', { event_ref: 'incident-42', graph_id: 'swarm-7', loss_usd: '9000.00', parties: [{ party_id: 'planner', contributed_value_usd: '20000' }, { party_id: 'executor', contributed_value_usd: '10000' }] });
+    const orn = await paid('/api/v1/orn/declare', {
+      event_ref: 'incident-42',
+      graph_id: 'swarm-7',
+      loss_usd: '9000.00',
+      parties: [
+        { party_id: 'planner', contributed_value_usd: '20000' },
+        { party_id: 'executor', contributed_value_usd: '10000' },
+      ],
+    });
     expect(orn.r.status, JSON.stringify(orn.body)).toBe(200);
     expect(orn.body.payment).toMatchObject({ settled: true });
 
@@ -127,9 +139,17 @@ describe('x402 on every metered operation', { timeout: 60_000 }, () => {
 
   it('refused before the act (bad input, an unknown fuse): nothing verified or settled, nothing recorded', async () => {
     const before = { ...fac.calls, payments: await count('SELECT COUNT(*) AS n FROM x402_payments') };
-    const bad = await paid('/v1/classify', { text: '' }, { header: await signPayment({ payer, price: 50_000n, resource: s.config.BASE_URL + '/v1/classify' }) });
+    const bad = await paid(
+      '/v1/classify',
+      { text: '' },
+      { header: await signPayment({ payer, price: 50_000n, resource: s.config.BASE_URL + '/v1/classify' }) },
+    );
     expect(bad.r.status).toBe(400);
-    const unknown = await paid('/v1/act', { fuse_id: 'fuse_nobody_knows', action: { kind: 'pay' } }, { header: await signPayment({ payer, price: 150_000n, resource: s.config.BASE_URL + '/v1/act' }) });
+    const unknown = await paid(
+      '/v1/act',
+      { fuse_id: 'fuse_nobody_knows', action: { kind: 'pay' } },
+      { header: await signPayment({ payer, price: 150_000n, resource: s.config.BASE_URL + '/v1/act' }) },
+    );
     expect(unknown.r.status).toBe(404);
     // Without a payment the unknown fuse is a 404 too: no price is asked for what cannot be sold.
     expect((await s.fetch('/v1/act', { json: { fuse_id: 'fuse_nobody_knows', action: { kind: 'pay' } } })).status).toBe(404);
@@ -174,26 +194,44 @@ describe('a paid act refused after its payment settled', { timeout: 60_000 }, ()
     let decided = 0;
     const { h3 } = createApp(ctx, [
       (router, c) =>
-        keyedAct(router, c, '/test/flaky', { summary: 'flaky', tag: 'test', body: z.strictObject({ n: z.number() }), charges: ['classify'] }, async (body, key, event) => {
-          return commitAct(event, c, key, {
-            decide: (state) => {
-              if (++decided > 1) throw new Problem({ status: 409, code: 'changed_meanwhile', title: 'Conflict', detail: 'the state changed' });
-              const receipt = state.receipt(c, { kind: 'flaky', decision: 'DONE', key_id: key.id }, { charges: [{ keyId: key.id, sku: 'classify', amountMicros: 50_000 }] });
-              return { writes: { receipt }, reply: reply({ n: body.n }) };
-            },
-          });
-        }),
+        keyedAct(
+          router,
+          c,
+          '/test/flaky',
+          { summary: 'flaky', tag: 'test', body: z.strictObject({ n: z.number() }), charges: ['classify'] },
+          async (body, key, event) => {
+            return commitAct(event, c, key, {
+              decide: (state) => {
+                if (++decided > 1)
+                  throw new Problem({ status: 409, code: 'changed_meanwhile', title: 'Conflict', detail: 'the state changed' });
+                const receipt = state.receipt(
+                  c,
+                  { kind: 'flaky', decision: 'DONE', key_id: key.id },
+                  { charges: [{ keyId: key.id, sku: 'classify', amountMicros: 50_000 }] },
+                );
+                return { writes: { receipt }, reply: reply({ n: body.n }) };
+              },
+            });
+          },
+        ),
     ]);
     try {
       const settles = fac.calls.settle;
       const header = await signPayment({ payer, price: 50_000n, resource: 'http://gate.test/test/flaky' });
-      const r = await h3.request('/test/flaky', { method: 'POST', body: JSON.stringify({ n: 1 }), headers: { 'content-type': 'application/json', 'payment-signature': header } });
+      const r = await h3.request('/test/flaky', {
+        method: 'POST',
+        body: JSON.stringify({ n: 1 }),
+        headers: { 'content-type': 'application/json', 'payment-signature': header },
+      });
       const body = (await r.json()) as J;
       expect(r.status).toBe(409);
-      expect(body).toMatchObject({ code: 'changed_meanwhile', payment: { settled: true, payer: payer.address, receipt_id: expect.stringMatching(/^rcpt_/) } });
+      expect(body).toMatchObject({
+        code: 'changed_meanwhile',
+        payment: { settled: true, payer: payer.address, receipt_id: expect.stringMatching(/^rcpt_/) },
+      });
       expect(r.headers.get('payment-response')).toBeTruthy();
       expect(fac.calls.settle).toBe(settles + 1);
-      const rows = (await ledger.read.execute("SELECT state, receipt_id FROM x402_payments")).rows;
+      const rows = (await ledger.read.execute('SELECT state, receipt_id FROM x402_payments')).rows;
       expect(rows).toEqual([expect.objectContaining({ state: 'settled', receipt_id: body.payment.receipt_id })]);
       const receipts = await allReceipts(ledger.read);
       expect(receipts.map((r) => r.payload)).toEqual([expect.objectContaining({ kind: 'x402_payment', decision: 'REFUSED' })]);
@@ -213,25 +251,46 @@ describe('a paid act decided again at its commit', { timeout: 60_000 }, () => {
     let decided = 0;
     const { h3 } = createApp(ctx, [
       (router, c) =>
-        keyedAct(router, c, '/test/repriced', { summary: 'repriced', tag: 'test', body: z.strictObject({ n: z.number() }), charges: ['execute_gate', 'hold'] }, async (_body, key, event, _, bill) => {
-          return commitAct(event, c, key, {
-            decide: (state) => {
-              const line = { keyId: key.id, ...bill(++decided > 2 ? 'hold' : 'execute_gate') };
-              const receipt = state.receipt(c, { kind: 'repriced', decision: decided > 2 ? 'DENY' : 'PERMIT', key_id: key.id }, { charges: [line] });
-              return { writes: { receipt }, reply: reply({ decision: receipt.payload.decision, charge: chargeView(line) }) };
-            },
-          });
-        }),
+        keyedAct(
+          router,
+          c,
+          '/test/repriced',
+          { summary: 'repriced', tag: 'test', body: z.strictObject({ n: z.number() }), charges: ['execute_gate', 'hold'] },
+          async (_body, key, event, _, bill) => {
+            return commitAct(event, c, key, {
+              decide: (state) => {
+                const line = { keyId: key.id, ...bill(++decided > 2 ? 'hold' : 'execute_gate') };
+                const receipt = state.receipt(
+                  c,
+                  { kind: 'repriced', decision: decided > 2 ? 'DENY' : 'PERMIT', key_id: key.id },
+                  { charges: [line] },
+                );
+                return { writes: { receipt }, reply: reply({ decision: receipt.payload.decision, charge: chargeView(line) }) };
+              },
+            });
+          },
+        ),
     ]);
     try {
-      const post = (headers: Record<string, string> = {}) => h3.request('/test/repriced', { method: 'POST', body: JSON.stringify({ n: 1 }), headers: { 'content-type': 'application/json', ...headers } });
+      const post = (headers: Record<string, string> = {}) =>
+        h3.request('/test/repriced', {
+          method: 'POST',
+          body: JSON.stringify({ n: 1 }),
+          headers: { 'content-type': 'application/json', ...headers },
+        });
       const quote = await post();
       expect(quote.status).toBe(402);
       expect(JSON.parse(Buffer.from(quote.headers.get('payment-required')!, 'base64').toString()).accepts[0].amount).toBe('100000');
-      const r = await post({ 'payment-signature': await signPayment({ payer, price: 100_000n, resource: 'http://gate.test/test/repriced' }) });
+      const r = await post({
+        'payment-signature': await signPayment({ payer, price: 100_000n, resource: 'http://gate.test/test/repriced' }),
+      });
       const body = (await r.json()) as J;
       expect(r.status).toBe(200);
-      expect(body).toMatchObject({ decision: 'DENY', charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false }, payment: { amount: '100000', settled: true } });
+      expect(body).toMatchObject({
+        decision: 'DENY',
+        charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false },
+        payment: { amount: '100000', settled: true },
+      });
       expect(await chargesOf(ledger.read)).toHaveLength(0);
     } finally {
       await ledger.close();
@@ -249,12 +308,22 @@ describe('what a keyless payer may change: its own things, never the public dril
 
   it('no payer may panic a drill fuse: 403 before anything is settled, and every demo still finds it LIVE', async () => {
     const settles = fac.calls.settle;
-    const header = await signPayment({ payer, price: await priceOf('/v1/fuses/fuse_drill_live/panic', { reason: 'because I can' }), resource: s.config.BASE_URL + '/v1/fuses/:fuse_id/panic' });
-    const r = await s.fetch('/v1/fuses/fuse_drill_live/panic', { json: { reason: 'because I can' }, headers: { 'payment-signature': header } });
+    const header = await signPayment({
+      payer,
+      price: await priceOf('/v1/fuses/fuse_drill_live/panic', { reason: 'because I can' }),
+      resource: s.config.BASE_URL + '/v1/fuses/:fuse_id/panic',
+    });
+    const r = await s.fetch('/v1/fuses/fuse_drill_live/panic', {
+      json: { reason: 'because I can' },
+      headers: { 'payment-signature': header },
+    });
     expect(r.status).toBe(403);
     expect(await r.json()).toMatchObject({ code: 'drill_fuse_public', fuse_id: 'fuse_drill_live', state: 'LIVE' });
     expect(fac.calls.settle).toBe(settles);
-    expect(await (await s.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_live' } })).json()).toMatchObject({ state: 'LIVE', decision: 'PERMIT' });
+    expect(await (await s.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_live' } })).json()).toMatchObject({
+      state: 'LIVE',
+      decision: 'PERMIT',
+    });
     // A payer still hops on it, as the public does.
     const hop = await paid('/v1/fuse/hop', { fuse_id: 'fuse_drill_live', action: { kind: 'pay' } });
     expect(hop.body).toMatchObject({ state: 'LIVE', decision: 'PERMIT', payment: { settled: true } });
@@ -264,7 +333,11 @@ describe('what a keyless payer may change: its own things, never the public dril
     const first = await paidBy(payer, '/api/v1/astl/publish', { entity: 'agent:paid-for', preset: 'agentic' });
     expect(first.r.status, JSON.stringify(first.body)).toBe(201);
     // The paid answer is the whole answer (its inclusion proof is completed at the group's end), with the payment.
-    expect(first.body).toMatchObject({ manifest: { entity: 'agent:paid-for', version: 1 }, inclusion: { index: first.body.index }, payment: { settled: true } });
+    expect(first.body).toMatchObject({
+      manifest: { entity: 'agent:paid-for', version: 1 },
+      inclusion: { index: first.body.index },
+      payment: { settled: true },
+    });
     const settles = fac.calls.settle;
     const hijack = await paidBy(other, '/api/v1/astl/publish', { entity: 'agent:paid-for', act_kinds: ['wire'] });
     expect(hijack.r.status).toBe(403);
@@ -275,7 +348,9 @@ describe('what a keyless payer may change: its own things, never the public dril
     expect(next.body.manifest?.version, JSON.stringify(next.body)).toBe(2);
     // An account's key is no more its owner than another payer is.
     const key = await s.newKey('astl-stranger');
-    expect((await s.fetch('/api/v1/astl/publish', { key: key.secret, json: { entity: 'agent:paid-for', preset: 'agentic' } })).status).toBe(403);
+    expect((await s.fetch('/api/v1/astl/publish', { key: key.secret, json: { entity: 'agent:paid-for', preset: 'agentic' } })).status).toBe(
+      403,
+    );
   });
 
   it("what a payer makes is its own: another payer's twin is unknown to it", async () => {
@@ -301,9 +376,17 @@ describe('the drill fuses return to their documented state', { timeout: 60_000 }
     await first.close();
     const again = await startTestServer({}, dir);
     try {
-      expect(await (await again.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_live' } })).json()).toMatchObject({ state: 'LIVE', decision: 'PERMIT' });
-      expect(await (await again.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_dead' } })).json()).toMatchObject({ state: 'DEAD', decision: 'DENY' });
-      const restores = (await allReceipts(again.ctx.ledger.read)).filter((r) => r.payload.kind === 'drill_restore').map((r) => [r.payload.subject, r.payload.decision, (r.payload.data as J).from]);
+      expect(await (await again.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_live' } })).json()).toMatchObject({
+        state: 'LIVE',
+        decision: 'PERMIT',
+      });
+      expect(await (await again.fetch('/demo/hop', { json: { fuse_id: 'fuse_drill_dead' } })).json()).toMatchObject({
+        state: 'DEAD',
+        decision: 'DENY',
+      });
+      const restores = (await allReceipts(again.ctx.ledger.read))
+        .filter((r) => r.payload.kind === 'drill_restore')
+        .map((r) => [r.payload.subject, r.payload.decision, (r.payload.data as J).from]);
       expect(restores.sort()).toEqual([
         ['fuse_drill_dead', 'DEAD', 'LIVE'],
         ['fuse_drill_live', 'LIVE', 'DEAD'],

@@ -67,8 +67,23 @@ async function asked(path: string, body: unknown): Promise<string | number> {
 /** A v2 payment of `value` for `path` signed by the payer (viem EIP-712), stating `accepted` (default `value`) as the amount it accepted. */
 async function signedFor(path: string, value: bigint, accepted_ = value): Promise<string> {
   const now = BigInt(Math.floor(Date.now() / 1000));
-  const accepted: PaymentRequirements = { scheme: 'exact', network: NETWORK, amount: accepted_.toString(), asset: chain.token, payTo: chain.payTo, maxTimeoutSeconds: 60, extra: { name: 'USD Coin', version: '2' } };
-  const authorization = { from: chain.payer.address, to: getAddress(chain.payTo), value, validAfter: now - 600n, validBefore: now + 60n, nonce: toHex(crypto.getRandomValues(new Uint8Array(32))) };
+  const accepted: PaymentRequirements = {
+    scheme: 'exact',
+    network: NETWORK,
+    amount: accepted_.toString(),
+    asset: chain.token,
+    payTo: chain.payTo,
+    maxTimeoutSeconds: 60,
+    extra: { name: 'USD Coin', version: '2' },
+  };
+  const authorization = {
+    from: chain.payer.address,
+    to: getAddress(chain.payTo),
+    value,
+    validAfter: now - 600n,
+    validBefore: now + 60n,
+    nonce: toHex(crypto.getRandomValues(new Uint8Array(32))),
+  };
   const signature = await chain.payer.signTypedData({
     domain: { name: 'USD Coin', version: '2', chainId: CHAIN_ID, verifyingContract: getAddress(chain.token) },
     types: authorizationTypes,
@@ -79,7 +94,15 @@ async function signedFor(path: string, value: bigint, accepted_ = value): Promis
     x402Version: 2,
     resource: { url: s.config.BASE_URL + path, description: 'paid call', mimeType: 'application/json' },
     accepted,
-    payload: { signature, authorization: { ...authorization, value: value.toString(), validAfter: authorization.validAfter.toString(), validBefore: authorization.validBefore.toString() } },
+    payload: {
+      signature,
+      authorization: {
+        ...authorization,
+        value: value.toString(),
+        validAfter: authorization.validAfter.toString(),
+        validBefore: authorization.validBefore.toString(),
+      },
+    },
   };
   return encodePaymentSignatureHeader(payload);
 }
@@ -100,7 +123,10 @@ describe('x402: each request is asked its own price, and pays exactly that', { t
   it('a contract pre-clearance cannot be bought at the price of an act: refused, nothing moved, nothing recorded', async () => {
     const before = await balance();
     const settles = fac.calls.settle;
-    const r = await s.fetch(CLEAR_BEFORE, { json: pre('contract'), headers: { 'payment-signature': await signedFor(CLEAR_BEFORE, 10_000_000n) } });
+    const r = await s.fetch(CLEAR_BEFORE, {
+      json: pre('contract'),
+      headers: { 'payment-signature': await signedFor(CLEAR_BEFORE, 10_000_000n) },
+    });
     const body = (await r.json()) as J;
     expect(r.status).toBe(402);
     expect(body).toMatchObject({ code: 'x402_payment_mismatch', fields: ['amount'] });
@@ -114,7 +140,12 @@ describe('x402: each request is asked its own price, and pays exactly that', { t
     const before = await balance();
     const { r, body } = await officialClient(150_000_000n)(CLEAR_BEFORE, pre('contract'));
     expect(r.status, JSON.stringify(body)).toBe(200);
-    expect(body).toMatchObject({ tier: 'contract', decision: 'PERMIT', charge: { sku: 'clear_before_contract', amount_usd: '150.00', nap: false }, payment: { amount: '150000000', settled: true } });
+    expect(body).toMatchObject({
+      tier: 'contract',
+      decision: 'PERMIT',
+      charge: { sku: 'clear_before_contract', amount_usd: '150.00', nap: false },
+      payment: { amount: '150000000', settled: true },
+    });
     expect(await balance()).toBe(before - 150_000_000n);
   });
 
@@ -122,7 +153,11 @@ describe('x402: each request is asked its own price, and pays exactly that', { t
     const before = await balance();
     const { r, body } = await officialClient(500_000n)(CLEAR_BEFORE, pre('contract', 'fuse_drill_dead'));
     expect(r.status, JSON.stringify(body)).toBe(200);
-    expect(body).toMatchObject({ decision: 'DENY', charge: { sku: 'hold', amount_usd: '0.50', nap: true }, payment: { amount: '500000', settled: true } });
+    expect(body).toMatchObject({
+      decision: 'DENY',
+      charge: { sku: 'hold', amount_usd: '0.50', nap: true },
+      payment: { amount: '500000', settled: true },
+    });
     expect(await balance()).toBe(before - 500_000n);
   });
 
@@ -131,7 +166,10 @@ describe('x402: each request is asked its own price, and pays exactly that', { t
     const before = await balance();
     const { r, body } = await officialClient(150_000n)('/v1/act', { fuse_id: 'fuse_drill_live', action: { kind: 'pay' } });
     expect(r.status, JSON.stringify(body)).toBe(200);
-    expect(body.charges).toEqual([{ sku: 'execute_gate', amount_usd: '0.10', nap: false }, { sku: 'seal', amount_usd: '0.05', nap: false }]);
+    expect(body.charges).toEqual([
+      { sku: 'execute_gate', amount_usd: '0.10', nap: false },
+      { sku: 'seal', amount_usd: '0.05', nap: false },
+    ]);
     expect(body.payment).toMatchObject({ amount: '150000', settled: true });
     expect(await balance()).toBe(before - 150_000n);
   });
@@ -147,7 +185,13 @@ describe('x402: each request is asked its own price, and pays exactly that', { t
   });
 
   it('the RTP gate takes x402: a payer gates the GO receipt it paid for (0.03); presented again, the refusal is not settled (like evaluate, only a pass is paid)', async () => {
-    const transfer = { amount: '125.00', currency: 'USD', account_number: '000123456789', routing_number: '021000021', counterparty: 'ACME Supplies LLC' };
+    const transfer = {
+      amount: '125.00',
+      currency: 'USD',
+      account_number: '000123456789',
+      routing_number: '021000021',
+      counterparty: 'ACME Supplies LLC',
+    };
     const go = await officialClient(100_000n)('/v1/prefinality/evaluate', { rail: 'rtp', transfer });
     expect(go.body).toMatchObject({ decision: 'GO' });
     const gate = { receipt: go.body.receipt_jwt, payment_order: transfer };
@@ -155,7 +199,11 @@ describe('x402: each request is asked its own price, and pays exactly that', { t
     const before = await balance();
     const pass = await officialClient(30_000n)('/v1/prefinality/rtp/gate', gate);
     expect(pass.r.status, JSON.stringify(pass.body)).toBe(200);
-    expect(pass.body).toMatchObject({ pass: true, charge: { sku: 'verify_attestation', amount_usd: '0.03' }, payment: { amount: '30000', settled: true } });
+    expect(pass.body).toMatchObject({
+      pass: true,
+      charge: { sku: 'verify_attestation', amount_usd: '0.03' },
+      payment: { amount: '30000', settled: true },
+    });
     const again = await officialClient(30_000n)('/v1/prefinality/rtp/gate', gate);
     expect(again.r.status).toBe(403);
     expect(again.body).toMatchObject({ pass: false, reasons: [{ code: 'receipt_used' }], charge: null, payment: { settled: false } });
@@ -168,7 +216,10 @@ describe('x402: each request is asked its own price, and pays exactly that', { t
     const over = await signedFor(path, 60_000n, 50_000n);
     // The official exact scheme verifies an authorization of exactly the amount required, no more.
     const payload = JSON.parse(Buffer.from(over, 'base64').toString()) as PaymentPayload;
-    expect(await fac.facilitator.verify(payload, payload.accepted)).toMatchObject({ isValid: false, invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch' });
+    expect(await fac.facilitator.verify(payload, payload.accepted)).toMatchObject({
+      isValid: false,
+      invalidReason: 'invalid_exact_evm_payload_authorization_value_mismatch',
+    });
     const before = await balance();
     const verifies = fac.calls.verify;
     const r = await s.fetch(path, { json: { text: 'wire 5,000 USD' }, headers: { 'payment-signature': over } });

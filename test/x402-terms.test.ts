@@ -17,7 +17,10 @@ type J = Record<string, any>;
 
 const PRICE = 100_000n;
 const EVALUATE = '/v1/prefinality/evaluate';
-const GO_BODY = { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC', counterparty: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' } };
+const GO_BODY = {
+  rail: 'x402',
+  transfer: { amount: '0.25', currency: 'USDC', counterparty: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' },
+};
 
 const payer = newPayer();
 const stranger = newPayer();
@@ -59,16 +62,36 @@ describe('x402 terms: the gate refuses what an approve-everything facilitator wo
     ['a value of 1 (the header says the full amount)', () => payment({ value: 1n }), 'x402_payment_mismatch', ['value']],
     ['a value one unit short', () => payment({ value: PRICE - 1n }), 'x402_payment_mismatch', ['value']],
     // Scheme exact: the official facilitators refuse any other value too; settling more than the act costs would take more than its price.
-    ['a value one unit above the price (the header says the price)', () => payment({ value: PRICE + 1n }), 'x402_payment_mismatch', ['value']],
-    ['a value above the price, stated as the amount accepted too', () => payment({ price: PRICE + 5n }), 'x402_payment_mismatch', ['amount']],
+    [
+      'a value one unit above the price (the header says the price)',
+      () => payment({ value: PRICE + 1n }),
+      'x402_payment_mismatch',
+      ['value'],
+    ],
+    [
+      'a value above the price, stated as the amount accepted too',
+      () => payment({ price: PRICE + 5n }),
+      'x402_payment_mismatch',
+      ['amount'],
+    ],
     ['another recipient', () => payment({ to: other }), 'x402_payment_mismatch', ['to']],
-    ['another resource', () => payment({ resource: 'https://elsewhere.example/v1/prefinality/evaluate' }), 'x402_payment_mismatch', ['resource']],
+    [
+      'another resource',
+      () => payment({ resource: 'https://elsewhere.example/v1/prefinality/evaluate' }),
+      'x402_payment_mismatch',
+      ['resource'],
+    ],
     ['no resource named', () => payment({ resource: null }), 'x402_payment_mismatch', ['resource']],
     ['not valid yet', () => payment({ validAfter: now() + 120n }), 'x402_payment_mismatch', ['valid_after']],
     ['expired', () => payment({ validBefore: now() - 1n }), 'x402_payment_mismatch', ['valid_before']],
     ['expiring before a settlement can land', () => payment({ validBefore: now() + 2n }), 'x402_payment_mismatch', ['valid_before']],
     ['a nonce written as 31 bytes', () => payment({ writtenNonce: `0x${'ab'.repeat(31)}` }), 'x402_payment_mismatch', ['nonce']],
-    ['a nonce written as 33 bytes (a leading zero byte added)', () => payment({ nonce: `0x${'ab'.repeat(32)}`, writtenNonce: `0x00${'ab'.repeat(32)}` }), 'x402_payment_mismatch', ['nonce']],
+    [
+      'a nonce written as 33 bytes (a leading zero byte added)',
+      () => payment({ nonce: `0x${'ab'.repeat(32)}`, writtenNonce: `0x00${'ab'.repeat(32)}` }),
+      'x402_payment_mismatch',
+      ['nonce'],
+    ],
     ['another asset in what it accepted', () => payment({ accepted: { asset: other } }), 'x402_payment_mismatch', ['asset']],
     ['another network in what it accepted', () => payment({ accepted: { network: 'eip155:8453' } }), 'x402_payment_mismatch', ['network']],
     ['signed for another token', () => payment({ domain: { verifyingContract: other } }), 'x402_signature_invalid', ['signature']],
@@ -101,7 +124,11 @@ describe('x402 terms: the gate refuses what an approve-everything facilitator wo
     const asked = { ...calls };
     const { r, body } = await pay(await payment());
     expect(r.status).toBe(200);
-    expect(body).toMatchObject({ decision: 'GO', charge: { sku: 'execute_gate', amount_usd: '0.10' }, payment: { payer: payer.address, amount: PRICE.toString(), settled: true } });
+    expect(body).toMatchObject({
+      decision: 'GO',
+      charge: { sku: 'execute_gate', amount_usd: '0.10' },
+      payment: { payer: payer.address, amount: PRICE.toString(), settled: true },
+    });
     expect(decodePaymentResponseHeader(r.headers.get('payment-response')!).success).toBe(true);
     expect(calls).toEqual({ verify: asked.verify + 1, settle: asked.settle + 1 });
     const rc = (await (await s.fetch(`/v1/receipts/${body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;

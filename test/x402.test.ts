@@ -31,7 +31,10 @@ import { chargesOf, receiptCount } from './support/ledger-reads.ts';
 const run = promisify(execFile);
 const PRICE = 100_000n; // the GO toll, 0.10 USD, in 6-decimal units
 const HOLD_PRICE = 500_000n; // the NAP hold of a refusal, 0.50 USD
-const GO_BODY = { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC', counterparty: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' } };
+const GO_BODY = {
+  rail: 'x402',
+  transfer: { amount: '0.25', currency: 'USDC', counterparty: '0x209693Bc6afc0C5328bA36FaF03C514EF312287C' },
+};
 const NO_GO_BODY = { rail: 'x402', transfer: { amount: '0.25', currency: 'USDC' } };
 const EVALUATE = '/v1/prefinality/evaluate';
 /** The local facilitator demands this credential, as a hosted one would. */
@@ -129,7 +132,12 @@ async function signedPayment(
     accepted,
     payload: {
       signature,
-      authorization: { ...authorization, value: authorization.value.toString(), validAfter: authorization.validAfter.toString(), validBefore: authorization.validBefore.toString() },
+      authorization: {
+        ...authorization,
+        value: authorization.value.toString(),
+        validAfter: authorization.validAfter.toString(),
+        validBefore: authorization.validBefore.toString(),
+      },
     },
   };
   return encodePaymentSignatureHeader(payload);
@@ -151,7 +159,11 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
   it('pays with the official client: GO, PAYMENT-RESPONSE, a receipt naming the payment, the balance moved, no key charged', async () => {
     const before = { payer: await chain.balanceOf(chain.payer.address), payTo: await chain.balanceOf(chain.payTo) };
     const { pay, sent } = payingFetch();
-    const r = await pay(s.url + EVALUATE, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(GO_BODY) });
+    const r = await pay(s.url + EVALUATE, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(GO_BODY),
+    });
     const body = (await r.json()) as J;
     expect(r.status).toBe(200);
     expect(body).toMatchObject({ decision: 'GO', demo: false, charge: { sku: 'execute_gate', amount_usd: '0.10', nap: false } });
@@ -161,7 +173,13 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
     const settlement = decodePaymentResponseHeader(r.headers.get('payment-response')!);
     expect(settlement).toMatchObject({ success: true, network: NETWORK });
     expect(settlement.transaction).toMatch(/^0x[0-9a-f]{64}$/);
-    expect(body.payment).toMatchObject({ payer: chain.payer.address, amount: PRICE.toString(), network: NETWORK, transaction: settlement.transaction, settled: true });
+    expect(body.payment).toMatchObject({
+      payer: chain.payer.address,
+      amount: PRICE.toString(),
+      network: NETWORK,
+      transaction: settlement.transaction,
+      settled: true,
+    });
 
     // The transaction is real: mined, successful, and the balances moved by exactly the price.
     const tx = await chain.publicClient.getTransactionReceipt({ hash: settlement.transaction as `0x${string}` });
@@ -233,7 +251,10 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
     expect(v1).toMatchObject({ network: 'base-sepolia', maxAmountRequired: PRICE.toString(), asset: chain.token });
     const payload = await new ExactEvmSchemeV1(toClientEvmSigner(chain.payer)).createPaymentPayload(1, v1 as PaymentRequirements);
     const bal = await chain.balanceOf(chain.payer.address);
-    const r = await s.fetch(EVALUATE, { json: GO_BODY, headers: { 'x-payment': encodePaymentSignatureHeader(payload as unknown as PaymentPayload) } });
+    const r = await s.fetch(EVALUATE, {
+      json: GO_BODY,
+      headers: { 'x-payment': encodePaymentSignatureHeader(payload as unknown as PaymentPayload) },
+    });
     const body = (await r.json()) as J;
     expect(r.status).toBe(200);
     expect(body.decision).toBe('GO');
@@ -277,7 +298,12 @@ describe('x402 on evaluate: 402 → pay → GO with receipt → the token moved 
     expect(await count(s, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'failed'")).toBe(1);
     expect((await paidPost(s, header)).body).toMatchObject({ code: 'x402_payment_used', payment_state: 'failed' });
     // Refill the payer for the tests that follow.
-    const mint = await chain.facilitatorClient.writeContract({ address: chain.token, abi: chain.tokenAbi, functionName: 'mint', args: [chain.payer.address, 10_000_000n] });
+    const mint = await chain.facilitatorClient.writeContract({
+      address: chain.token,
+      abi: chain.tokenAbi,
+      functionName: 'mint',
+      args: [chain.payer.address, 10_000_000n],
+    });
     await chain.publicClient.waitForTransactionReceipt({ hash: mint });
   });
 
@@ -336,19 +362,31 @@ describe('x402 on hop and lookup (our extension): past the hop limit, or without
     expect(await chain.balanceOf(chain.payer.address)).toBe(bal - 2n * PRICE);
   });
 
-  it('without a key: 402 with the price of this hop, a payment hops a public drill fuse (a refusal pays its NAP); another key\'s fuse stays invisible (404, not charged)', async () => {
+  it("without a key: 402 with the price of this hop, a payment hops a public drill fuse (a refusal pays its NAP); another key's fuse stays invisible (404, not charged)", async () => {
     const unpaid = await s.fetch('/v1/fuse/hop', { json: { fuse_id: 'fuse_drill_live' } });
     expect(unpaid.status).toBe(402);
     expect(JSON.parse(Buffer.from(unpaid.headers.get('payment-required')!, 'base64').toString()).accepts[0].amount).toBe(PRICE.toString());
     const refused = await s.fetch('/v1/fuse/hop', { json: { fuse_id: 'fuse_drill_dead' } });
-    expect(JSON.parse(Buffer.from(refused.headers.get('payment-required')!, 'base64').toString()).accepts[0].amount).toBe(HOLD_PRICE.toString());
+    expect(JSON.parse(Buffer.from(refused.headers.get('payment-required')!, 'base64').toString()).accepts[0].amount).toBe(
+      HOLD_PRICE.toString(),
+    );
     const bal = await chain.balanceOf(chain.payer.address);
     const { pay } = payingFetch(HOLD_PRICE);
-    const r = await pay(s.url + '/v1/fuse/hop', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fuse_id: 'fuse_drill_dead', action: { kind: 'pay' } }) });
+    const r = await pay(s.url + '/v1/fuse/hop', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ fuse_id: 'fuse_drill_dead', action: { kind: 'pay' } }),
+    });
     const body = (await r.json()) as J;
     expect(r.status).toBe(200);
     // What the answer shows is what moved on chain: the NAP hold of a DENY, 0.50.
-    expect(body).toMatchObject({ state: 'DEAD', ok: false, verdict: false, charge: { sku: 'hold', amount_usd: '0.50', nap: true }, payment: { settled: true, amount: HOLD_PRICE.toString() } });
+    expect(body).toMatchObject({
+      state: 'DEAD',
+      ok: false,
+      verdict: false,
+      charge: { sku: 'hold', amount_usd: '0.50', nap: true },
+      payment: { settled: true, amount: HOLD_PRICE.toString() },
+    });
     expect(await chain.balanceOf(chain.payer.address)).toBe(bal - HOLD_PRICE);
 
     const k = await s.newKey('owner');
@@ -375,11 +413,23 @@ describe('x402 discovery: every document agrees, from the running configuration'
       expect(b.x402_configured, p).toBe(true);
       const list = b.resources ?? b.listings;
       if (list) {
-        expect(list.map((x: J) => x.resource), p).toEqual(expect.arrayContaining([EVALUATE, '/v1/fuse/hop', '/v1/fuse/lookup'].map((x) => s.config.BASE_URL + x)));
+        expect(
+          list.map((x: J) => x.resource),
+          p,
+        ).toEqual(expect.arrayContaining([EVALUATE, '/v1/fuse/hop', '/v1/fuse/lookup'].map((x) => s.config.BASE_URL + x)));
         const evaluate = list.find((x: J) => x.resource === s.config.BASE_URL + EVALUATE);
-        expect(list.filter((x: J) => x !== evaluate).every((x: J) => x.extension === true), p).toBe(true);
+        expect(
+          list.filter((x: J) => x !== evaluate).every((x: J) => x.extension === true),
+          p,
+        ).toBe(true);
         expect(evaluate.extension, p).toBeUndefined();
-        expect(evaluate.price, p).toMatchObject({ usd: '0.10', amount: PRICE.toString(), asset: chain.token, network: NETWORK, pay_to: chain.payTo });
+        expect(evaluate.price, p).toMatchObject({
+          usd: '0.10',
+          amount: PRICE.toString(),
+          asset: chain.token,
+          network: NETWORK,
+          pay_to: chain.payTo,
+        });
       }
     }
   });
@@ -468,18 +518,26 @@ describe('x402 failure is safe', { timeout: 120_000 }, () => {
       await slow.close();
       restarted = await startTestServer(x402Env(fac.url, { X402_RECONCILE_AFTER_SECONDS: '0' }), slow.dir);
       const settledBy = restarted;
-      await untilCommitted(settledBy.ctx.ledger, async () => (await count(settledBy, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled'")) > 0);
+      await untilCommitted(
+        settledBy.ctx.ledger,
+        async () => (await count(settledBy, "SELECT COUNT(*) AS n FROM x402_payments WHERE state = 'settled'")) > 0,
+      );
       expect(await chain.balanceOf(chain.payer.address)).toBe(bal - PRICE);
       expect(await receipts(restarted)).toBe(1);
       const again = await paidPost(restarted, header);
       expect(again.body).toMatchObject({ code: 'x402_payment_used', payment_state: 'settled' });
-      const rc = (await (await restarted.fetch(`/v1/receipts/${again.body.receipt_id}`, { headers: { accept: 'application/json' } })).json()) as J;
+      const rc = (await (
+        await restarted.fetch(`/v1/receipts/${again.body.receipt_id}`, { headers: { accept: 'application/json' } })
+      ).json()) as J;
       expect(JSON.stringify(rc)).toMatch(/"reconciled":true/);
       expect(JSON.stringify(rc)).toMatch(/"decision":"GO"/);
 
       // Nothing is left to do on a second run.
-      expect(await reconcileX402Payments(restarted.ctx, facilitatorOf(restarted.ctx)!, 0)).toEqual({ settled: [], failed: [], unknown: [] });
-
+      expect(await reconcileX402Payments(restarted.ctx, facilitatorOf(restarted.ctx)!, 0)).toEqual({
+        settled: [],
+        failed: [],
+        unknown: [],
+      });
     } finally {
       fac.mode = 'ok';
       await (restarted ?? slow).stop();
@@ -501,7 +559,11 @@ describe('x402 failure is safe', { timeout: 120_000 }, () => {
         await chain.provider.request({ method: 'evm_mine' });
         // Reconciled with a patient facilitator client: the request's 4 s would make this outcome depend on load.
         const patient = httpFacilitator({ ...x402SetupOf(later.config)!, timeoutMs: 30_000 });
-        expect(await reconcileX402Payments(later.ctx, patient, 0)).toMatchObject({ failed: [expect.any(String)], settled: [], unknown: [] });
+        expect(await reconcileX402Payments(later.ctx, patient, 0)).toMatchObject({
+          failed: [expect.any(String)],
+          settled: [],
+          unknown: [],
+        });
       } finally {
         // The chain's clock is put back for the tests that follow.
         await chain.provider.request({ method: 'evm_revert', params: [snapshot] });

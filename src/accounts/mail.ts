@@ -68,7 +68,7 @@ function replies(socket: Socket | TLSSocket) {
   let failed: ((e: Error) => void) | undefined;
   const lines: string[] = [];
   const pump = () => {
-    for (let i; (i = buffer.indexOf('\r\n')) >= 0; ) {
+    for (let i; (i = buffer.indexOf('\r\n')) >= 0;) {
       const line = buffer.slice(0, i);
       buffer = buffer.slice(i + 2);
       lines.push(line);

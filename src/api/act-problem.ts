@@ -12,6 +12,13 @@ export function actProblem(e: unknown, key: ApiKey | undefined): unknown {
   if (key && e instanceof HopLimitReached) return hopLimitProblem({ ...key, hop_limit: e.hopLimit, hops_used: e.hopLimit });
   if (key && e instanceof KeyRevoked) return revokedKeyProblem();
   if (e instanceof SpendCapReached) return spendCapProblem(e);
-  if (e instanceof ReceiptTooLarge) return new Problem({ status: 413, code: 'receipt_too_large', title: 'Content Too Large', detail: `${e.message}: send less data with this act`, extra: { receipt_bytes: e.bytes } });
+  if (e instanceof ReceiptTooLarge)
+    return new Problem({
+      status: 413,
+      code: 'receipt_too_large',
+      title: 'Content Too Large',
+      detail: `${e.message}: send less data with this act`,
+      extra: { receipt_bytes: e.bytes },
+    });
   return e;
 }

@@ -18,6 +18,5 @@ export interface Decision {
  * (`run`, see ledger/acts.ts). Either throws a Problem to refuse: nothing is written.
  */
 export type ActSpec = { needs?: ActNeeds } & (
-  | { decide(state: ActState): Decision; run?: undefined }
-  | { run(tx: Transaction, state: ActState): Promise<Decision>; decide?: undefined }
+  { decide(state: ActState): Decision; run?: undefined } | { run(tx: Transaction, state: ActState): Promise<Decision>; decide?: undefined }
 );

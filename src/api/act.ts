@@ -50,16 +50,23 @@ export { actProblem } from './act-problem.ts';
 /** Commits the act and answers its reply; `key` is the caller's, if any, for the problems of its quota and revocation. */
 export async function commitAct(event: ActEvent, ctx: AppContext, key: ApiKey | undefined, specOnly: ActSpec): Promise<Reply> {
   // What the act charges the key counts against its spend caps (ledger/spend-caps.ts); a test key's goes to the test log, unbilled.
-  const spec: ActSpec = key ? { ...specOnly, needs: isTestKey(key) ? { ...specOnly.needs, test: true } : { ...specOnly.needs, spendOf: key.id } } : specOnly;
+  const spec: ActSpec = key
+    ? { ...specOnly, needs: isTestKey(key) ? { ...specOnly.needs, test: true } : { ...specOnly.needs, spendOf: key.id } }
+    : specOnly;
   const call = paidCallOf(event);
   if (call) return commitPaidAct(ctx, key, call, spec);
   const reservation = openReservation(event);
-  const decided = ({ writes, reply }: Decision) => ({ result: reply, writes: reservation ? { ...writes, answer: answerOf(reservation, reply) } : writes });
+  const decided = ({ writes, reply }: Decision) => ({
+    result: reply,
+    writes: reservation ? { ...writes, answer: answerOf(reservation, reply) } : writes,
+  });
   const needs = spec.needs ?? {};
   let answer: Reply;
   try {
     answer = await ctx.ledger.act(
-      spec.run ? { needs, run: async (tx, state) => decided(await spec.run(tx, state)) } : { needs, decide: (state) => decided(spec.decide(state)) },
+      spec.run
+        ? { needs, run: async (tx, state) => decided(await spec.run(tx, state)) }
+        : { needs, decide: (state) => decided(spec.decide(state)) },
     );
   } catch (e) {
     throw actProblem(e, key);
@@ -68,14 +75,12 @@ export async function commitAct(event: ActEvent, ctx: AppContext, key: ApiKey | 
   return answer;
 }
 
-
 declare module 'h3' {
   interface H3EventContext {
     /** The body a keyed act read, once per request (keyedAct). */
     keyedActBody?: Promise<unknown>;
   }
 }
-
 
 /** What a keyed act route declares: its doc (the body schema is the one parsed), and what to do with its answer afterwards, if anything. */
 export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'auth' | 'body' | 'query'> & {
@@ -144,7 +149,7 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
     return readBody(event, schema, limit);
   };
   // Read once per request: a key past its hop limit is priced on the body its keyed attempt read.
-  const read = (event: H3Event): Promise<z.output<S>> => ((event.context.keyedActBody ??= readOnce(event)) as Promise<z.output<S>>);
+  const read = (event: H3Event): Promise<z.output<S>> => (event.context.keyedActBody ??= readOnce(event)) as Promise<z.output<S>>;
   // x402 in place of a key, where the declaration takes it and the service has x402 configured.
   const door = paidDoorOf(ctx, method, path, declared);
   if (door && precheck) throw new Error(`${method} ${path}: a precheck needs the key, and this act takes x402 without one`);
@@ -167,10 +172,12 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
       }
     : precheck || bodyFirst
       ? checkedFirst
-      : (event: H3Event, key: ApiKey): Promise<HTTPResponse> => idempotent(event, ctx, key, async () => unchecked(await read(event), key, event), after);
+      : (event: H3Event, key: ApiKey): Promise<HTTPResponse> =>
+          idempotent(event, ctx, key, async () => unchecked(await read(event), key, event), after);
   if (lane) {
     // bodyFirst is moot there: the lane reads the body first, and takes no Idempotency-Key.
-    if (!doc.body || doc.query || precheck || optionalBody || doc.role === 'operator') throw new Error(`${method} ${path}: a lane takes a plain keyed POST with a body`);
+    if (!doc.body || doc.query || precheck || optionalBody || doc.role === 'operator')
+      throw new Error(`${method} ${path}: a lane takes a plain keyed POST with a body`);
     // A key past its hop limit may pay here: that 402 carries the x402 requirements, which only the h3 route gives.
     if (!pastHopLimit) router.lane(path, actLane(ctx, { path, schema: doc.body, limit, precondition, handle: unchecked }));
   }
@@ -204,5 +211,3 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
       };
   router.on(method, path, act, declared, { paidInPlaceOfKey: door !== undefined });
 }
-
-

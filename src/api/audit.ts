@@ -29,7 +29,12 @@ export interface Actor {
 }
 
 /** An entry of the actor's account's log, for a change written in the same transaction (insertAuditEntry). */
-export const auditEntry = (actor: Actor, action: string, target?: string | null, detail?: Record<string, unknown> | null): NewAuditEntry => ({
+export const auditEntry = (
+  actor: Actor,
+  action: string,
+  target?: string | null,
+  detail?: Record<string, unknown> | null,
+): NewAuditEntry => ({
   accountId: actor.accountId,
   actorId: actor.personId,
   actorEmail: actor.email,
@@ -39,11 +44,21 @@ export const auditEntry = (actor: Actor, action: string, target?: string | null,
 });
 
 /** The entry of a change to a person's own sign-in (email, password): in their own account's log, whichever account they act in. */
-export const personalEntry = (p: { personId: string; email: string }, action: string, target: string, detail?: Record<string, unknown>): NewAuditEntry =>
-  auditEntry({ accountId: p.personId, personId: p.personId, email: p.email }, action, target, detail);
+export const personalEntry = (
+  p: { personId: string; email: string },
+  action: string,
+  target: string,
+  detail?: Record<string, unknown>,
+): NewAuditEntry => auditEntry({ accountId: p.personId, personId: p.personId, email: p.email }, action, target, detail);
 
 /** Writes one entry of the account's audit log, as `actor`, in a write of its own. */
-export async function recordAudit(ctx: AppContext, actor: Actor, action: string, target?: string | null, detail?: Record<string, unknown> | null): Promise<AuditEntry> {
+export async function recordAudit(
+  ctx: AppContext,
+  actor: Actor,
+  action: string,
+  target?: string | null,
+  detail?: Record<string, unknown> | null,
+): Promise<AuditEntry> {
   return ctx.ledger.write((tx) => insertAuditEntry(tx, auditEntry(actor, action, target, detail)));
 }
 
@@ -62,7 +77,11 @@ const AUDITED: Array<{ path: RegExp; action: string; detail?: (req: Body, res: B
   { path: /^\/v1\/keys\/([^/]+)\/revoke$/, action: 'key.revoked' },
   { path: /^\/v1\/keys\/([^/]+)\/limit$/, action: 'key.hop_limit_changed', detail: (q) => pick(q, ['hop_limit', 'hop_period']) },
   { path: /^\/v1\/keys\/([^/]+)\/surface$/, action: 'key.surface_changed', detail: (q) => pick(q, ['kinds', 'default']) },
-  { path: /^\/v1\/keys\/([^/]+)\/spend-cap$/, action: 'key.spend_cap_changed', detail: (q) => ({ spend_cap_usd: q.spend_cap_usd ?? null }) },
+  {
+    path: /^\/v1\/keys\/([^/]+)\/spend-cap$/,
+    action: 'key.spend_cap_changed',
+    detail: (q) => ({ spend_cap_usd: q.spend_cap_usd ?? null }),
+  },
   { path: /^\/v1\/keys\/([^/]+)\/expiry$/, action: 'key.expiry_changed', detail: (_q, r) => ({ expires_at: r.expires_at ?? null }) },
   { path: /^\/v1\/account\/spend-cap$/, action: 'account.spend_cap_changed', detail: (q) => ({ spend_cap_usd: q.spend_cap_usd ?? null }) },
   { path: /^\/v1\/fuses$/, action: 'fuse.created', detail: (_q, r) => pick(r, ['label', 'state']) },
@@ -95,7 +114,8 @@ export const AUDIT_ACTIONS = [
   'dashboard.call',
 ] as const;
 
-const idIn = (res: Body) => [res.id, res.fuse_id, res.grant_id, res.subscription_id].find((v) => typeof v === 'string') as string | undefined;
+const idIn = (res: Body) =>
+  [res.id, res.fuse_id, res.grant_id, res.subscription_id].find((v) => typeof v === 'string') as string | undefined;
 
 /** After a change the dashboard made through the API succeeded: its entry (a change the table does not name is `dashboard.call`, with its path). */
 export async function auditCall(ctx: AppContext, actor: Actor, path: string, req: Body, res: Body): Promise<void> {
@@ -122,7 +142,10 @@ const listQuery = z.strictObject({
   from: z.iso.datetime().optional().describe('from this instant (inclusive)'),
   to: z.iso.datetime().optional().describe('before this instant'),
   limit: z.coerce.number().int().min(1).max(LIST_LIMIT_MAX).default(50),
-  before: z.string().regex(/^aud_[A-Za-z0-9_-]{1,80}$/, 'the `next` cursor of an earlier page').optional(),
+  before: z
+    .string()
+    .regex(/^aud_[A-Za-z0-9_-]{1,80}$/, 'the `next` cursor of an earlier page')
+    .optional(),
 });
 export type AuditQuery = z.output<typeof listQuery>;
 
@@ -131,15 +154,31 @@ export function auditQuery(params: URLSearchParams): AuditQuery {
   const q = listQuery.safeParse(Object.fromEntries(params));
   if (q.success) return q.data;
   const issue = q.error.issues[0]!;
-  throw badRequest('invalid_query', `${issue.path.join('.') || 'query'}: ${issue.message}`, { errors: q.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })) });
+  throw badRequest('invalid_query', `${issue.path.join('.') || 'query'}: ${issue.message}`, {
+    errors: q.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })),
+  });
 }
 
 /** One page of the account's audit log, as the API and the dashboard show it. */
 export async function auditPage(ctx: AppContext, accountId: string, q: AuditQuery) {
-  const page = await listAudit(ctx.ledger.read, accountId, { action: q.action, actor: q.actor?.toLowerCase(), target: q.target, from: q.from, to: q.to }, q.limit, q.before);
+  const page = await listAudit(
+    ctx.ledger.read,
+    accountId,
+    { action: q.action, actor: q.actor?.toLowerCase(), target: q.target, from: q.from, to: q.to },
+    q.limit,
+    q.before,
+  );
   return {
     object: 'list' as const,
-    data: page.entries.map((e) => ({ object: 'audit_entry' as const, id: e.id, at: e.at, actor: { id: e.actor_id, email: e.actor_email }, action: e.action, target: e.target, detail: e.detail })),
+    data: page.entries.map((e) => ({
+      object: 'audit_entry' as const,
+      id: e.id,
+      at: e.at,
+      actor: { id: e.actor_id, email: e.actor_email },
+      action: e.action,
+      target: e.target,
+      detail: e.detail,
+    })),
     next: page.next ?? null,
   };
 }
@@ -159,10 +198,13 @@ export function registerAuditRoutes(router: Router, ctx: AppContext): void {
     AUDIT_PATH,
     async (event) => {
       const key = callerKey(event);
-      return toResponse(reply(await auditPage(ctx, ownerId(key), auditQuery(event.url.searchParams))), { 'cache-control': 'private, no-store' });
+      return toResponse(reply(await auditPage(ctx, ownerId(key), auditQuery(event.url.searchParams))), {
+        'cache-control': 'private, no-store',
+      });
     },
     {
-      summary: "The account's audit log, newest first: what people did in the dashboard (keys made and revoked, caps changed, fuses blown and charged, members invited, removed and given another role, passwords changed), who and when; never a secret",
+      summary:
+        "The account's audit log, newest first: what people did in the dashboard (keys made and revoked, caps changed, fuses blown and charged, members invited, removed and given another role, passwords changed), who and when; never a secret",
       auth: 'key',
       role: 'operator',
       tag: 'system',

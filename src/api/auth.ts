@@ -12,7 +12,8 @@ import { nodeRequestOf, noteRequest } from './request-notes.ts';
 import type { RouteDoc, RouteRecord } from './route-doc.ts';
 
 /** Whether the request carries an x402 payment header (v2 PAYMENT-SIGNATURE or v1 X-PAYMENT). */
-const presentsPayment = (event: H3Event): boolean => event.req.headers.get('payment-signature') !== null || event.req.headers.get('x-payment') !== null;
+const presentsPayment = (event: H3Event): boolean =>
+  event.req.headers.get('payment-signature') !== null || event.req.headers.get('x-payment') !== null;
 
 declare module 'h3' {
   interface H3EventContext {

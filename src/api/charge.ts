@@ -18,4 +18,3 @@ export const chargeSchema = z
     nap: z.boolean().describe('true for a negative-act premium (a refusal)'),
   })
   .describe('what this answer charged the calling key');
-

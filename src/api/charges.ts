@@ -17,14 +17,14 @@ import { AMOUNT_RULES, CATALOG_PRICES, isNapSku, type AmountInput, type BilledLi
 
 export { isNapSku, type BilledLine, type ChargeRule } from '../domain/charge-rules.ts';
 
-
 /** Bills a declared SKU: at its toll, or through its named rule with `input`. */
 export type Bill = (sku: string, input?: AmountInput) => Readonly<BilledLine>;
 
 /** A 2^53 bound on what one line may state (the ledger's counters are integers). */
 const toLine = (sku: string, micros: bigint | number, nap: boolean): BilledLine => {
   const n = Number(micros);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`charge ${sku}: ${String(micros)} micro-USD is not a whole amount a line can state`);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new Error(`charge ${sku}: ${String(micros)} micro-USD is not a whole amount a line can state`);
   return { sku, amountMicros: n, nap };
 };
 
@@ -47,7 +47,8 @@ export function billOf(route: string, charges: readonly string[] = [], rules: Re
   for (const sku of charges) {
     const rule = rules[sku] ?? {};
     const nap = isNapSku(sku, rules);
-    if (rule.amount !== undefined && rule.price !== undefined) throw new Error(`${route}: charge ${sku} names both an amount rule and a catalog price`);
+    if (rule.amount !== undefined && rule.price !== undefined)
+      throw new Error(`${route}: charge ${sku} names both an amount rule and a catalog price`);
     if (rule.price !== undefined) {
       const price = CATALOG_PRICES[rule.price] as ((sku: string) => bigint) | undefined;
       if (!price) throw new Error(`${route}: charge ${sku} names no known catalog price (${rule.price})`);

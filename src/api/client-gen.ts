@@ -38,7 +38,9 @@ export function tsType(s: Schema | boolean | undefined, indent = ''): string {
     case 'null':
       return 'null';
     case 'array':
-      return Array.isArray(s.prefixItems) ? `[${(s.prefixItems as Schema[]).map((x) => tsType(x, indent)).join(', ')}]` : `Array<${tsType(s.items as Schema | undefined, indent)}>`;
+      return Array.isArray(s.prefixItems)
+        ? `[${(s.prefixItems as Schema[]).map((x) => tsType(x, indent)).join(', ')}]`
+        : `Array<${tsType(s.items as Schema | undefined, indent)}>`;
     case 'object': {
       const props = (s.properties ?? {}) as Record<string, Schema>;
       const required = new Set((s.required ?? []) as string[]);
@@ -80,16 +82,18 @@ export function clientOperations(routes: readonly RouteRecord[]): ClientOperatio
     if (!schema) type = params.length ? `{\n${paramType}\n}` : 'Record<string, never>';
     else if (!params.length) type = tsType(schema);
     else type = `{\n${paramType}\n} & ${wrap(tsType(schema))}`;
-    return [{
-      name: operationName(r),
-      method: r.method,
-      path: r.path,
-      auth: doc.auth === 'key' ? (doc.role === 'operator' ? 'operator' : 'key') : doc.auth,
-      x402: paidRouteOf(r.method, r.path, doc) !== undefined,
-      input: own ? (r.method === 'GET' ? 'query' : 'body') : 'none',
-      params,
-      type,
-    }];
+    return [
+      {
+        name: operationName(r),
+        method: r.method,
+        path: r.path,
+        auth: doc.auth === 'key' ? (doc.role === 'operator' ? 'operator' : 'key') : doc.auth,
+        x402: paidRouteOf(r.method, r.path, doc) !== undefined,
+        input: own ? (r.method === 'GET' ? 'query' : 'body') : 'none',
+        params,
+        type,
+      },
+    ];
   });
 }
 
@@ -97,7 +101,10 @@ export function clientOperations(routes: readonly RouteRecord[]): ClientOperatio
 export function clientOperationsSource(routes: readonly RouteRecord[]): string {
   const ops = clientOperations(routes);
   const table = ops
-    .map((o) => `  ${key(o.name)}: { method: '${o.method}', path: '${o.path}', auth: '${o.auth}', x402: ${o.x402}, input: '${o.input}', params: [${o.params.map((p) => `'${p}'`).join(', ')}] },`)
+    .map(
+      (o) =>
+        `  ${key(o.name)}: { method: '${o.method}', path: '${o.path}', auth: '${o.auth}', x402: ${o.x402}, input: '${o.input}', params: [${o.params.map((p) => `'${p}'`).join(', ')}] },`,
+    )
     .join('\n');
   const inputs = ops.map((o) => `  ${key(o.name)}: ${o.type.replace(/\n/g, '\n  ')};`).join('\n');
   return `/**

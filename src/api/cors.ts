@@ -26,7 +26,12 @@ export function applyCors(event: H3Event): void {
  * Registers the preflight for every path: the methods come from the router and,
  * for files of the built site, GET and HEAD. Unknown paths are 404.
  */
-export function registerPreflight(h3: H3, router: { allowed(path: string): readonly string[] }, isStatic: (path: string) => boolean, mcpOrigins: () => Set<string>): void {
+export function registerPreflight(
+  h3: H3,
+  router: { allowed(path: string): readonly string[] },
+  isStatic: (path: string) => boolean,
+  mcpOrigins: () => Set<string>,
+): void {
   h3.on('OPTIONS', '/**', (event: H3Event) => {
     const path = event.url.pathname;
     const methods = new Set<string>(router.allowed(path));

@@ -16,12 +16,15 @@ import { Router } from './router.ts';
 export function describeRoutes(config: Config, extraModules: RouteModule[] = []): Router {
   const touched: string[] = [];
   const unavailable = (what: string) =>
-    new Proxy({}, {
-      get: (_t, prop) => {
-        touched.push(`${what}.${String(prop)}`);
-        throw new Error(`route registration touched ${what}.${String(prop)}`);
+    new Proxy(
+      {},
+      {
+        get: (_t, prop) => {
+          touched.push(`${what}.${String(prop)}`);
+          throw new Error(`route registration touched ${what}.${String(prop)}`);
+        },
       },
-    });
+    );
   const ctx: AppContext = {
     config,
     ledger: unavailable('ledger') as AppContext['ledger'],
@@ -31,6 +34,9 @@ export function describeRoutes(config: Config, extraModules: RouteModule[] = [])
   };
   const router = new Router(new H3());
   registerRoutes(router, ctx, extraModules);
-  if (touched.length > 0) throw new Error(`route registration touched ${[...new Set(touched)].join(', ')}: registering a route must not use the database or the keys`);
+  if (touched.length > 0)
+    throw new Error(
+      `route registration touched ${[...new Set(touched)].join(', ')}: registering a route must not use the database or the keys`,
+    );
   return router;
 }

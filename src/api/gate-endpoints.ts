@@ -39,7 +39,9 @@ export function gateEndpoints(routes: readonly RouteRecord[]): GateEndpoint[] {
   const ours = [...served].flatMap(([id, route]) => {
     const path = openApiPath(route.path).path;
     if (specified.has(id) || !isGateOperation(path, false)) return [];
-    return [{ method: route.method, path, auth: authOf(route), purpose: route.doc!.summary, operation: operationName(route), extension: true }];
+    return [
+      { method: route.method, path, auth: authOf(route), purpose: route.doc!.summary, operation: operationName(route), extension: true },
+    ];
   });
   return gateEndpointsSchema.parse([...spec, ...ours]);
 }

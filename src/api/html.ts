@@ -47,8 +47,14 @@ export function useSiteShell(staticDir: string): void {
  */
 export function htmlPage(title: string, body: string, extraCss = '', account?: string, description?: string): string {
   return shell
-    .replace(/<title>[\s\S]*?<\/title>/, () => `<title>${escapeHtml(title)} | Fuse Gate</title>${description ? `<meta name="description" content="${escapeHtml(description)}">` : ''}`)
-    .replace(/<div class="account" id="account">[\s\S]*?<\/div>/, (m) => (account === undefined ? m : `<div class="account" id="account" data-session="1">${account}</div>`))
+    .replace(
+      /<title>[\s\S]*?<\/title>/,
+      () =>
+        `<title>${escapeHtml(title)} | Fuse Gate</title>${description ? `<meta name="description" content="${escapeHtml(description)}">` : ''}`,
+    )
+    .replace(/<div class="account" id="account">[\s\S]*?<\/div>/, (m) =>
+      account === undefined ? m : `<div class="account" id="account" data-session="1">${account}</div>`,
+    )
     .replace('</head>', () => `<style>${CSS}${extraCss}</style></head>`)
     .replace(/(<main\b[^>]*>)<\/main>/, (_m, open: string) => `${open}<div class="server">${scrollableTables(body)}</div></main>`);
 }
@@ -62,7 +68,10 @@ function scrollableTables(body: string): string {
 }
 
 export function htmlResponse(html: string, status = 200): HTTPResponse {
-  return new HTTPResponse(html, { status, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', vary: 'accept' } });
+  return new HTTPResponse(html, {
+    status,
+    headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', vary: 'accept' },
+  });
 }
 
 /** The site's 404 page for a browser, or undefined (then the caller answers problem+json). */

@@ -39,8 +39,7 @@ interface Reservation {
 
 /** Hash of what makes two requests "the same": method, path and query, and the exact body text. */
 async function requestHash(event: H3Event, ctx: AppContext): Promise<string> {
-  const hasBody =
-    event.req.headers.get('content-type') !== null || Number(event.req.headers.get('content-length') ?? 0) > 0;
+  const hasBody = event.req.headers.get('content-type') !== null || Number(event.req.headers.get('content-length') ?? 0) > 0;
   const text = hasBody ? (await readJsonValue(event, ctx.config.MAX_BODY_BYTES)).text : '';
   return createHash('sha256').update(`${event.req.method} ${event.url.pathname}${event.url.search}\n${text}`).digest('hex');
 }
@@ -86,7 +85,12 @@ export async function idempotent(
         title: 'Request in progress',
         detail: `a request with this Idempotency-Key is still being processed; retry later. A request interrupted before it committed holds the key for ${RESERVATION_LEASE_MS / 1000} s (until ${expires.toISOString()}); then a retry runs it anew`,
         headers: { 'retry-after': '1' },
-        extra: { in_progress_since: new Date(takenAt).toISOString(), lease_seconds: RESERVATION_LEASE_MS / 1000, lease_expires_at: expires.toISOString(), lease_seconds_left: left },
+        extra: {
+          in_progress_since: new Date(takenAt).toISOString(),
+          lease_seconds: RESERVATION_LEASE_MS / 1000,
+          lease_expires_at: expires.toISOString(),
+          lease_seconds_left: left,
+        },
       });
     }
     const stored: Reply = {

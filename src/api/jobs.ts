@@ -20,7 +20,13 @@ export interface BackgroundJob {
  * Runs `tick` every `everyMs` (never two at once); a failing tick is logged and the next one runs.
  * `atStart`, if given, runs once as the job starts (as a tick: awaited by stop).
  */
-export function intervalJob(ctx: AppContext, name: string, everyMs: number, tick: () => Promise<void>, atStart?: () => Promise<void>): BackgroundJob {
+export function intervalJob(
+  ctx: AppContext,
+  name: string,
+  everyMs: number,
+  tick: () => Promise<void>,
+  atStart?: () => Promise<void>,
+): BackgroundJob {
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;
   const run = (work: () => Promise<void>) => {
@@ -104,7 +110,10 @@ export function leasedJob(ctx: AppContext, job: BackgroundJob, holder: string): 
     turn,
     async start() {
       await turn();
-      timer = setInterval(() => void turn().catch((e) => ctx.log('error', `${job.name} lease turn failed`, { error: String(e) })), Math.floor(leaseMs / 3));
+      timer = setInterval(
+        () => void turn().catch((e) => ctx.log('error', `${job.name} lease turn failed`, { error: String(e) })),
+        Math.floor(leaseMs / 3),
+      );
       timer.unref();
     },
     async stop() {

@@ -58,7 +58,8 @@ export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>)
     } catch (error) {
       const p = toProblem(error);
       noteRequest(req, { code: p.code });
-      if (p.status >= 500) ctx.log('error', 'request failed', { request_id: requestId, path, error: String((error as Error).cause ?? error) });
+      if (p.status >= 500)
+        ctx.log('error', 'request failed', { request_id: requestId, path, error: String((error as Error).cause ?? error) });
       if (res.headersSent) return void res.destroy();
       send(res, p.status, requestId, problemHeaders(p), JSON.stringify(p.body(path)));
     }

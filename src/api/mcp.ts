@@ -22,7 +22,14 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ErrorCode, LATEST_PROTOCOL_VERSION, McpError, isJSONRPCRequest, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  LATEST_PROTOCOL_VERSION,
+  McpError,
+  isJSONRPCRequest,
+  type JSONRPCRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { H3, H3Event } from 'h3';
 import { z } from 'zod';
 import { discoveryDocument } from '../catalog/discovery.ts';
@@ -62,7 +69,16 @@ function toolInput(route: RouteRecord): z.ZodType {
   const own = (route.method === 'GET' ? doc.query : doc.body) ?? z.object({});
   const params = pathParams(route.path);
   if (params.length === 0) return own;
-  const shape = Object.fromEntries(params.map((p) => [p, z.string().min(1).max(200).describe(`the ${p.replace(/_/g, ' ')} (path parameter)`)]));
+  const shape = Object.fromEntries(
+    params.map((p) => [
+      p,
+      z
+        .string()
+        .min(1)
+        .max(200)
+        .describe(`the ${p.replace(/_/g, ' ')} (path parameter)`),
+    ]),
+  );
   if (own instanceof z.ZodObject) return own.extend(shape);
   throw new Error(`${route.method} ${route.path}: a tool with path parameters needs an object body`);
 }
@@ -73,9 +89,25 @@ export function mcpTools(router: Router): McpTool[] {
     const doc = route.doc;
     const name = toolName(route);
     if (!doc || !name) return [];
-    const who = doc.auth === 'key' ? (doc.role === 'operator' ? ', needs an operator key' : ', needs an API key (agent or operator)') : doc.auth === 'demo' ? ', public demo, rate limited' : ', public';
+    const who =
+      doc.auth === 'key'
+        ? doc.role === 'operator'
+          ? ', needs an operator key'
+          : ', needs an API key (agent or operator)'
+        : doc.auth === 'demo'
+          ? ', public demo, rate limited'
+          : ', public';
     const description = `${doc.summary} (${route.method} ${route.path}${who}${doc.charges?.length ? `; charges ${doc.charges.join(', ')}` : ''})${doc.description ? ` ${doc.description}` : ''}`;
-    return [{ name, route, description, keyed: doc.auth === 'key', operator: doc.auth === 'key' && doc.role === 'operator', input: toolInput(route) }];
+    return [
+      {
+        name,
+        route,
+        description,
+        keyed: doc.auth === 'key',
+        operator: doc.auth === 'key' && doc.role === 'operator',
+        input: toolInput(route),
+      },
+    ];
   });
 }
 
@@ -161,13 +193,21 @@ function notOffered(name: string, tools: readonly McpTool[], role: KeyRole | und
   const tool = tools.find((t) => t.name === name);
   if (!tool) return new McpError(ErrorCode.InvalidParams, `unknown tool ${name}: tools/list names the tools offered to this request`);
   if (!role) {
-    return new McpError(ErrorCode.InvalidParams, `tool ${name} needs an API key: send "Authorization: Bearer <key>" on the POST /mcp request`, { code: 'missing_key' });
+    return new McpError(
+      ErrorCode.InvalidParams,
+      `tool ${name} needs an API key: send "Authorization: Bearer <key>" on the POST /mcp request`,
+      { code: 'missing_key' },
+    );
   }
-  return new McpError(ErrorCode.InvalidParams, `tool ${name} needs an operator key, and this request's key is an agent key (agent keys act and may blow a fuse, never manage)`, {
-    code: 'operator_key_required',
-    key_role: role,
-    required_role: 'operator',
-  });
+  return new McpError(
+    ErrorCode.InvalidParams,
+    `tool ${name} needs an operator key, and this request's key is an agent key (agent keys act and may blow a fuse, never manage)`,
+    {
+      code: 'operator_key_required',
+      key_role: role,
+      required_role: 'operator',
+    },
+  );
 }
 
 function buildServer(ctx: AppContext, router: Router, tools: readonly McpTool[], event: H3Event, role: KeyRole | undefined): McpServer {
@@ -191,21 +231,28 @@ function buildServer(ctx: AppContext, router: Router, tools: readonly McpTool[],
     const parsed = tool.input.safeParse(args);
     if (!parsed.success) {
       const errors = parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(arguments)', message: i.message }));
-      throw new McpError(ErrorCode.InvalidParams, `invalid arguments for ${tool.name}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, { errors });
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `invalid arguments for ${tool.name}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`,
+        { errors },
+      );
     }
     return dispatch(router.app, event, tool.route, args, ctx.config.TRUST_PROXY_HOPS);
   });
   return server;
 }
 
-const kindOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`);
+const kindOf = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 
 /** What is wrong with a tools/call's params before any tool is looked up, or undefined when its shape is right. */
 function toolCallParamsProblem(params: unknown): string | undefined {
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) return `params must be an object with the tool's "name" and its "arguments", not ${kindOf(params)}`;
+  if (params === null || typeof params !== 'object' || Array.isArray(params))
+    return `params must be an object with the tool's "name" and its "arguments", not ${kindOf(params)}`;
   const { name, arguments: args } = params as Record<string, unknown>;
   if (typeof name !== 'string') return `params.name must be the tool's name (a string), not ${kindOf(name)}`;
-  if (args !== undefined && kindOf(args) !== 'an object') return `params.arguments must be an object of the tool's arguments (or left out), not ${kindOf(args)}`;
+  if (args !== undefined && kindOf(args) !== 'an object')
+    return `params.arguments must be an object of the tool's arguments (or left out), not ${kindOf(args)}`;
   return undefined;
 }
 
@@ -219,7 +266,12 @@ function refuseMalformedToolCalls(transport: Transport): void {
   transport.onmessage = (message, extra) => {
     const problem = isJSONRPCRequest(message) && message.method === 'tools/call' ? toolCallParamsProblem(message.params) : undefined;
     if (problem === undefined) deliver?.(message, extra);
-    else void transport.send({ jsonrpc: '2.0', id: (message as JSONRPCRequest).id, error: { code: ErrorCode.InvalidParams, message: problem } });
+    else
+      void transport.send({
+        jsonrpc: '2.0',
+        id: (message as JSONRPCRequest).id,
+        error: { code: ErrorCode.InvalidParams, message: problem },
+      });
   };
 }
 
@@ -259,7 +311,14 @@ export function registerMcpRoutes(router: Router, ctx: AppContext): void {
             protocol_version: LATEST_PROTOCOL_VERSION,
             sessions: false,
             keyed_tools_need: 'Authorization: Bearer <API_KEY> on the POST /mcp request',
-            tools: tools().map((t) => ({ name: t.name, description: t.description, auth: t.route.doc!.auth, ...(t.route.doc!.auth === 'key' ? { role: t.route.doc!.role ?? 'agent' } : {}), method: t.route.method, path: t.route.path })),
+            tools: tools().map((t) => ({
+              name: t.name,
+              description: t.description,
+              auth: t.route.doc!.auth,
+              ...(t.route.doc!.auth === 'key' ? { role: t.route.doc!.role ?? 'agent' } : {}),
+              method: t.route.method,
+              path: t.route.path,
+            })),
           },
           200,
           { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' },

@@ -95,7 +95,8 @@ function responsesOf(doc: RouteDoc | undefined, problems: Set<number>): Json {
     }
     out[String(st)] = r;
   }
-  for (const st of [...problems].sort((a, b) => a - b)) if (!(String(st) in out)) out[String(st)] = { $ref: `#/components/responses/P${st}` };
+  for (const st of [...problems].sort((a, b) => a - b))
+    if (!(String(st) in out)) out[String(st)] = { $ref: `#/components/responses/P${st}` };
   return out;
 }
 
@@ -112,7 +113,10 @@ function operation(r: RouteRecord): Json {
   if (doc?.auth === 'demo') statuses.add(429);
   // A SKU without a fixed toll (a bps fee, a catalog-specific toll) is named without a price.
   // Written as the pricing page writes amounts: two decimals, then USD.
-  const price = (sku: string) => { const t = TOLLS.find((x) => x.sku === sku); return t && formatUsd(usdToMicros(t.usd)); };
+  const price = (sku: string) => {
+    const t = TOLLS.find((x) => x.sku === sku);
+    return t && formatUsd(usdToMicros(t.usd));
+  };
   const paid = paidRouteOf(r.method, r.path, doc);
   const tool = toolName(r);
   if (paid) statuses.add(402);
@@ -120,7 +124,11 @@ function operation(r: RouteRecord): Json {
   const description = [
     doc?.description,
     doc?.auth === 'demo' ? 'Public demo: no key, rate limited per client address.' : undefined,
-    doc?.auth === 'key' ? (doc.role === 'operator' ? 'Needs an operator key (an agent key gets 403 `operator_key_required`).' : 'Any key: agent or operator.') : undefined,
+    doc?.auth === 'key'
+      ? doc.role === 'operator'
+        ? 'Needs an operator key (an agent key gets 403 `operator_key_required`).'
+        : 'Any key: agent or operator.'
+      : undefined,
     charges ? `Charges: ${charges}. Accepts \`Idempotency-Key\`.` : undefined,
   ]
     .filter(Boolean)
@@ -211,7 +219,9 @@ export function buildOpenApi(routes: readonly RouteRecord[], urls: Urls): Json {
       { url: urls.gate, description: 'gate service (BASE_URL)' },
       ...(urls.site !== urls.gate ? [{ url: urls.site, description: 'companion site (SITE_URL)' }] : []),
     ],
-    tags: [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((o) => o.tags as string[])))].map((name) => ({ name })),
+    tags: [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((o) => o.tags as string[])))].map((name) => ({
+      name,
+    })),
     paths,
     components: {
       securitySchemes: {
@@ -229,7 +239,8 @@ export function buildOpenApi(routes: readonly RouteRecord[], urls: Urls): Json {
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'Retry safely: the same key and request answer once and charge once; another request with the key is 422; a retry while the first runs is 409.',
+          description:
+            'Retry safely: the same key and request answer once and charge once; another request with the key is 422; a retry while the first runs is 409.',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
       },

@@ -55,7 +55,8 @@ export interface PaidDoor {
 /** The route's x402 door, where its declaration takes x402 and the service has x402 configured; else undefined. */
 export function paidDoorOf(ctx: AppContext, method: string, path: string, declared: RouteDoc): PaidDoor | undefined {
   const route = paidRouteOf(method, path, declared);
-  const paid = route && declared.role !== 'operator' ? paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), pricesToConvert(route)) : undefined;
+  const paid =
+    route && declared.role !== 'operator' ? paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), pricesToConvert(route)) : undefined;
   if (!route || !paid) return undefined;
   const x402 = declared.x402 || undefined;
   return { paid, route, terms: { operation: `${method} ${path}`, settlesOn: x402?.settlesOn }, pastHopLimit: x402?.pastHopLimit === true };
@@ -109,7 +110,13 @@ export async function commitPaidAct(ctx: AppContext, key: ApiKey | undefined, ca
 }
 
 /** A paid call whose answer its payment does not pay for: committed unpaid; decided again (StateChanged) if the answer changed to one it does. */
-async function commitUnpaid(ctx: AppContext, key: ApiKey | undefined, call: PaidCall, needs: ActNeeds, decide: (tx: Transaction, state: ActState) => Decision | Promise<Decision>): Promise<Reply> {
+async function commitUnpaid(
+  ctx: AppContext,
+  key: ApiKey | undefined,
+  call: PaidCall,
+  needs: ActNeeds,
+  decide: (tx: Transaction, state: ActState) => Decision | Promise<Decision>,
+): Promise<Reply> {
   try {
     return await ctx.ledger.act({
       needs,
@@ -155,7 +162,12 @@ const PAYMENT_REQUIRED: QuoteAnswer = { error: 'PAYMENT-SIGNATURE header is requ
  * price of this request. With one: the body read, and `handle` run; its act
  * verifies and settles the payment at its price (commitPaidAct).
  */
-export async function paidAct<B>(event: H3Event, op: PaidOperation<B>, key?: ApiKey, quote: QuoteAnswer = PAYMENT_REQUIRED): Promise<HTTPResponse | Response> {
+export async function paidAct<B>(
+  event: H3Event,
+  op: PaidOperation<B>,
+  key?: ApiKey,
+  quote: QuoteAnswer = PAYMENT_REQUIRED,
+): Promise<HTTPResponse | Response> {
   const { ctx, door } = op;
   const { paid, route } = door;
   const presented = presentsPayment(event);

@@ -12,8 +12,7 @@ export { PROBLEM_TYPE_BASE, Problem, type ProblemInit } from '../domain/problem.
 export const badRequest = (code: string, detail: string, extra?: Record<string, unknown>) =>
   new Problem({ status: 400, code, title: 'Bad request', detail, ...(extra ? { extra } : {}) });
 
-export const notFound = (detail: string, code = 'not_found') =>
-  new Problem({ status: 404, code, title: 'Not found', detail });
+export const notFound = (detail: string, code = 'not_found') => new Problem({ status: 404, code, title: 'Not found', detail });
 
 export const conflict = (code: string, detail: string) => new Problem({ status: 409, code, title: 'Conflict', detail });
 

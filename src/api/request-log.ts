@@ -17,7 +17,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { ownerId, ownerParts } from '../ledger/accounts.ts';
 import { accountKeysPage, cachedSecret, type ApiKey } from '../ledger/api-keys.ts';
-import { deleteRequestsBefore, insertRequests, listRequests, nextLoggedAccount, requestTime, type AnsweredRequest, type RequestFilter, type RequestRow } from '../ledger/request-log.ts';
+import {
+  deleteRequestsBefore,
+  insertRequests,
+  listRequests,
+  nextLoggedAccount,
+  requestTime,
+  type AnsweredRequest,
+  type RequestFilter,
+  type RequestRow,
+} from '../ledger/request-log.ts';
 import { verifyUrl } from '../ledger/receipts.ts';
 import { callerKey } from './auth.ts';
 import { cacheNow, type AppContext } from './context.ts';
@@ -107,7 +116,18 @@ export class RequestLog {
     const q = url.indexOf('?');
     const latencyUs = Math.round((performance.now() - (arrived.get(res) ?? performance.now())) * 1000);
     const requestId = res.getHeader('x-request-id') ?? requestIdFor(req);
-    this.#buffer.push(ownerId(key), key.id, req.method ?? 'GET', (q === -1 ? url : url.slice(0, q)).slice(0, 512), res.statusCode, n?.code ?? null, latencyUs, n?.receiptId ?? null, String(requestId).slice(0, 128), (this.#lastMs = Math.max(this.#lastMs, Date.now())));
+    this.#buffer.push(
+      ownerId(key),
+      key.id,
+      req.method ?? 'GET',
+      (q === -1 ? url : url.slice(0, q)).slice(0, 512),
+      res.statusCode,
+      n?.code ?? null,
+      latencyUs,
+      n?.receiptId ?? null,
+      String(requestId).slice(0, 128),
+      (this.#lastMs = Math.max(this.#lastMs, Date.now())),
+    );
     this.#timer ??= setTimeout(() => void this.flush(), this.#ctx.config.REQUEST_LOG_FLUSH_MS).unref();
   }
 
@@ -155,12 +175,18 @@ const listQuery = z.strictObject({
   key: z.string().min(1).max(200).optional().describe('a key of the account, by id or by name'),
   status: statusFilter.describe('an HTTP status (404), a class (4xx) or "failed" (every status from 400)'),
   method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']).optional(),
-  code: z.string().regex(/^[a-z0-9_]{1,64}$/, 'a problem code such as hop_limit_reached').optional(),
+  code: z
+    .string()
+    .regex(/^[a-z0-9_]{1,64}$/, 'a problem code such as hop_limit_reached')
+    .optional(),
   path: z.string().startsWith('/', 'a path starting with /').max(512).optional().describe('requests whose path starts with this'),
   from: z.iso.datetime().optional().describe('from this instant (inclusive)'),
   to: z.iso.datetime().optional().describe('before this instant'),
   limit: z.coerce.number().int().min(1).max(LIST_LIMIT_MAX).default(50),
-  before: z.string().regex(/^req_[A-Za-z0-9_-]{1,80}$/, 'the `next` cursor of an earlier page').optional(),
+  before: z
+    .string()
+    .regex(/^req_[A-Za-z0-9_-]{1,80}$/, 'the `next` cursor of an earlier page')
+    .optional(),
 });
 
 /** The rows as the API answers them, with each key's name. */
@@ -198,12 +224,21 @@ function filterOf(q: z.output<typeof listQuery>, keys: ApiKey[]): RequestFilter 
   let keyIds: string[] | undefined;
   if (q.key !== undefined) {
     keyIds = keys.filter((k) => k.id === q.key || k.name === q.key).map((k) => k.id);
-    if (keyIds.length === 0) throw badRequest('unknown_key_filter', `no key ${q.key} in this account (by id or by name)`, { errors: [{ field: 'key', message: 'not a key of this account' }] });
+    if (keyIds.length === 0)
+      throw badRequest('unknown_key_filter', `no key ${q.key} in this account (by id or by name)`, {
+        errors: [{ field: 'key', message: 'not a key of this account' }],
+      });
   }
   const s = q.status;
   return {
     keyIds,
-    ...(s === 'failed' ? { failed: true } : s?.endsWith('xx') ? { statusClass: Number(s[0]) as 2 | 3 | 4 | 5 } : s ? { status: Number(s) } : {}),
+    ...(s === 'failed'
+      ? { failed: true }
+      : s?.endsWith('xx')
+        ? { statusClass: Number(s[0]) as 2 | 3 | 4 | 5 }
+        : s
+          ? { status: Number(s) }
+          : {}),
     method: q.method,
     code: q.code,
     pathPrefix: q.path,
@@ -230,7 +265,18 @@ export async function requestPage(ctx: AppContext, log: RequestLog, accountId: s
 
 export { listQuery as requestListQuery };
 
-const requestObject = z.looseObject({ object: z.literal('request'), id: z.string(), at: z.string(), method: z.string(), path: z.string(), status: z.number(), code: z.string().nullable(), latency_ms: z.number(), key_name: z.string().nullable(), receipt_id: z.string().nullable() });
+const requestObject = z.looseObject({
+  object: z.literal('request'),
+  id: z.string(),
+  at: z.string(),
+  method: z.string(),
+  path: z.string(),
+  status: z.number(),
+  code: z.string().nullable(),
+  latency_ms: z.number(),
+  key_name: z.string().nullable(),
+  receipt_id: z.string().nullable(),
+});
 
 /** How many rows one retention sweep deletes per statement. */
 const SWEEP_CHUNK = 5_000;
@@ -244,16 +290,25 @@ export function registerRequestLogRoutes(router: Router, ctx: AppContext): void 
       const q = listQuery.safeParse(Object.fromEntries(event.url.searchParams));
       if (!q.success) {
         const issue = q.error.issues[0]!;
-        throw badRequest('invalid_query', `${issue.path.join('.') || 'query'}: ${issue.message}`, { errors: q.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })) });
+        throw badRequest('invalid_query', `${issue.path.join('.') || 'query'}: ${issue.message}`, {
+          errors: q.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })),
+        });
       }
       return toResponse(reply(await requestPage(ctx, log, ownerId(key), q.data)), { 'cache-control': 'private, no-store' });
     },
     {
-      summary: "The account's request log, newest first: every request made with one of its keys, failures included (method, path, status, problem code, key, time, latency, receipt); no body or secret is kept",
+      summary:
+        "The account's request log, newest first: every request made with one of its keys, failures included (method, path, status, problem code, key, time, latency, receipt); no body or secret is kept",
       auth: 'key',
       tag: 'system',
       query: listQuery,
-      response: z.looseObject({ object: z.literal('list'), enabled: z.boolean(), retention_days: z.number(), data: z.array(requestObject), next: z.string().nullable() }),
+      response: z.looseObject({
+        object: z.literal('list'),
+        enabled: z.boolean(),
+        retention_days: z.number(),
+        data: z.array(requestObject),
+        next: z.string().nullable(),
+      }),
       problems: [400],
     },
   );
@@ -265,7 +320,11 @@ export function registerRequestLogRoutes(router: Router, ctx: AppContext): void 
 export async function sweepRequestLog(ctx: AppContext, now = new Date()): Promise<number> {
   const before = new Date(now.getTime() - ctx.config.REQUEST_LOG_RETENTION_DAYS * 86_400_000).toISOString();
   let deleted = 0;
-  for (let account = await nextLoggedAccount(ctx.ledger.read, ''); account !== undefined; account = await nextLoggedAccount(ctx.ledger.read, account)) {
+  for (
+    let account = await nextLoggedAccount(ctx.ledger.read, '');
+    account !== undefined;
+    account = await nextLoggedAccount(ctx.ledger.read, account)
+  ) {
     for (;;) {
       const n = await ctx.ledger.write((tx) => deleteRequestsBefore(tx, account!, before, SWEEP_CHUNK), { unseen: true });
       deleted += n;

@@ -15,7 +15,9 @@ export type { Handler, Method, ResponseDoc, RouteDoc, RouteRecord } from './rout
 function toPattern(path: string): RegExp {
   const source = path
     .split('/')
-    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '**' ? '.*' : seg.startsWith('**:') ? '.+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .map((seg) =>
+      seg.startsWith(':') ? '[^/]+' : seg === '**' ? '.*' : seg.startsWith('**:') ? '.+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
     .join('/');
   return new RegExp(`^${source}/?$`);
 }
@@ -88,7 +90,9 @@ export class Router {
     const twin = this.#names.get(name);
     if (twin) {
       const what = toolName(route) !== undefined && toolName(twin) !== undefined ? 'MCP tool' : 'operation';
-      throw new Error(`${twin.method} ${twin.path} and ${route.method} ${route.path} are both the ${what} ${name}: declare another RouteDoc.${what === 'MCP tool' ? 'tool' : 'name'} on one of them`);
+      throw new Error(
+        `${twin.method} ${twin.path} and ${route.method} ${route.path} are both the ${what} ${name}: declare another RouteDoc.${what === 'MCP tool' ? 'tool' : 'name'} on one of them`,
+      );
     }
     this.#names.set(name, route);
   }

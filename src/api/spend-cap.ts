@@ -45,8 +45,14 @@ export function spendCapProblem(e: SpendCapReached, now = new Date()): Problem {
   const spent = formatUsd(e.spentMicros);
   const raise =
     e.scope === 'key'
-      ? { how_to_raise: `an operator of the account raises or removes the key's cap on the dashboard (${DASHBOARD_KEYS_PATH}/${e.keyId}) or with an operator key: POST /v1/keys/${e.keyId}/spend-cap {"spend_cap_usd": "…" | null}`, dashboard_url: `${DASHBOARD_KEYS_PATH}/${e.keyId}` }
-      : { how_to_raise: `an operator of the account raises or removes the account's cap on the dashboard (${DASHBOARD_ACCOUNT_PATH}) or with an operator key: POST /v1/account/spend-cap {"spend_cap_usd": "…" | null}`, dashboard_url: DASHBOARD_ACCOUNT_PATH };
+      ? {
+          how_to_raise: `an operator of the account raises or removes the key's cap on the dashboard (${DASHBOARD_KEYS_PATH}/${e.keyId}) or with an operator key: POST /v1/keys/${e.keyId}/spend-cap {"spend_cap_usd": "…" | null}`,
+          dashboard_url: `${DASHBOARD_KEYS_PATH}/${e.keyId}`,
+        }
+      : {
+          how_to_raise: `an operator of the account raises or removes the account's cap on the dashboard (${DASHBOARD_ACCOUNT_PATH}) or with an operator key: POST /v1/account/spend-cap {"spend_cap_usd": "…" | null}`,
+          dashboard_url: DASHBOARD_ACCOUNT_PATH,
+        };
   return new Problem({
     status: 402,
     code: 'spend_cap_reached',

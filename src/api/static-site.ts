@@ -70,19 +70,21 @@ export function indexStaticSite(root: string, urls: Urls): Map<string, Asset> {
     const st = statSync(file);
     const body = servedBody(file, urls);
     const etag = strongEtag(body);
-    assets.set(id, { path: file, size: body.length, mtime: st.mtime, etag, type: TYPES[extname(file)] ?? 'application/octet-stream', body });
+    assets.set(id, {
+      path: file,
+      size: body.length,
+      mtime: st.mtime,
+      etag,
+      type: TYPES[extname(file)] ?? 'application/octet-stream',
+      body,
+    });
   }
   return assets;
 }
 
 /** Documents for machines: readable from any origin, cached briefly. */
 export function isMachineDocument(id: string): boolean {
-  return (
-    id.endsWith('.json') ||
-    id.startsWith('/.well-known/') ||
-    id.startsWith('/schemas/') ||
-    (extname(id) === '' && !id.endsWith('/'))
-  );
+  return id.endsWith('.json') || id.startsWith('/.well-known/') || id.startsWith('/schemas/') || (extname(id) === '' && !id.endsWith('/'));
 }
 
 /**
@@ -95,7 +97,10 @@ const ACCOUNT_SIGNED_IN = '<div class="account" id="account"><a href="/dashboard
 const hasSignedInHint = (cookie: string | null | undefined) => /(?:^|;\s*)fg_signed_in=1(?:;|$)/.test(cookie ?? '');
 
 /** The page as a signed-in person sees it, or undefined when it has no account region (not a page). */
-function signedInVariant(a: Asset, cache: WeakMap<Asset, { body: Buffer; etag: string } | null>): { body: Buffer; etag: string } | undefined {
+function signedInVariant(
+  a: Asset,
+  cache: WeakMap<Asset, { body: Buffer; etag: string } | null>,
+): { body: Buffer; etag: string } | undefined {
   let v = cache.get(a);
   if (v === undefined) {
     const text = a.type.startsWith('text/html') ? a.body.toString('utf8') : '';
@@ -125,7 +130,9 @@ export function staticSiteHandler(root: string, urls: Urls) {
         // Personal: never kept by a shared cache; the browser revalidates by ETag.
         const headers = { 'content-type': a.type, etag: v.etag, 'cache-control': 'private, no-cache', vary: 'cookie' };
         if (event.req.headers.get('if-none-match') === v.etag) return new Response(null, { status: 304, headers });
-        return new Response(method === 'HEAD' ? null : new Uint8Array(v.body), { headers: { ...headers, 'content-length': String(v.body.length) } });
+        return new Response(method === 'HEAD' ? null : new Uint8Array(v.body), {
+          headers: { ...headers, 'content-length': String(v.body.length) },
+        });
       }
     }
     let matched: string | undefined;
@@ -170,10 +177,7 @@ export type NodeFastPath = (req: IncomingMessage, res: ServerResponse) => boolea
  * paths with a query, an escape or not exactly as built, and any path an API
  * route matches (`routed`), so a route always wins over a file as before.
  */
-export function staticFastPath(
-  assets: Map<string, Asset>,
-  routed: (path: string) => boolean,
-): NodeFastPath {
+export function staticFastPath(assets: Map<string, Asset>, routed: (path: string) => boolean): NodeFastPath {
   const answers = new Map<string, { headers: string[]; body: Buffer }>();
   const add = (path: string, id: string) => {
     const a = assets.get(id)!;
@@ -182,11 +186,16 @@ export function staticFastPath(
     mtime.setMilliseconds(0);
     answers.set(path, {
       headers: [
-        'last-modified', mtime.toUTCString(),
-        'etag', a.etag,
-        'content-type', a.type,
-        'content-length', String(a.size),
-        'cache-control', cacheControl(id),
+        'last-modified',
+        mtime.toUTCString(),
+        'etag',
+        a.etag,
+        'content-type',
+        a.type,
+        'content-length',
+        String(a.size),
+        'cache-control',
+        cacheControl(id),
         // A page differs for a signed-in browser (its header): caches keep the two apart.
         ...(a.type.startsWith('text/html') ? ['vary', 'cookie'] : []),
       ],

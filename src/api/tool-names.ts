@@ -20,7 +20,12 @@ export function derivedToolName(route: Operation): string {
   const segments = route.path.split('/').filter(Boolean);
   const words = segments
     .filter((seg) => seg !== 'api' && !/^v\d+$/.test(seg) && !seg.startsWith(':'))
-    .flatMap((seg) => seg.replace(/\.json$/, '').toLowerCase().split(/[^a-z0-9]+/))
+    .flatMap((seg) =>
+      seg
+        .replace(/\.json$/, '')
+        .toLowerCase()
+        .split(/[^a-z0-9]+/),
+    )
     .filter(Boolean);
   const endsInParameter = segments.at(-1)?.startsWith(':') ?? false;
   const creates = route.method === 'POST' && route.doc?.responses?.[201] !== undefined;

@@ -13,7 +13,14 @@ import { addCheckpoint } from '../net/witness-client.ts';
 import type { PolicyWitness } from '../crypto/witness-policy.ts';
 import { signCheckpoint } from '../ledger/checkpoint.ts';
 import { consistencyProof, listLogs, treeHead } from '../ledger/log.ts';
-import { COSIGNATURES_KEPT_WHOLE_MS, recordCosignature, recordWitnessError, recordWitnessSize, thinCosignatures, witnessStates } from '../ledger/witnesses.ts';
+import {
+  COSIGNATURES_KEPT_WHOLE_MS,
+  recordCosignature,
+  recordWitnessError,
+  recordWitnessSize,
+  thinCosignatures,
+  witnessStates,
+} from '../ledger/witnesses.ts';
 import type { AppContext } from './context.ts';
 import type { BackgroundJob } from './jobs.ts';
 

@@ -30,7 +30,15 @@ export function paidResourceList(ctx: AppContext, router: Router) {
       method: r.method,
       rails: r.rails,
       description: r.description,
-      price: { sku, usd, amount: r.micros === null ? null : priceInAtomicUnits(r.micros, s.decimals), asset: s.asset, network: s.network, pay_to: s.payTo, scheme: 'exact' },
+      price: {
+        sku,
+        usd,
+        amount: r.micros === null ? null : priceInAtomicUnits(r.micros, s.decimals),
+        asset: s.asset,
+        network: s.network,
+        pay_to: s.payTo,
+        scheme: 'exact',
+      },
       ...priced,
       when,
       ...(r.extension ? { extension: true } : {}),
@@ -48,36 +56,52 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
     : undefined;
   const cors = { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=60' };
 
-  router.get('/.well-known/x402.json', () => {
-    const doc = discoveryDocument('x402', urls);
-    return toResponse(
-      reply({
-        ...doc,
-        x402_configured: configured,
-        ...(configured
-          ? {
-              rules: [
-                'x402_configured is true: a call without an API key pays per call with an x402 payment (PAYMENT-SIGNATURE, or X-PAYMENT for v1).',
-                'The 402 answer carries the payment requirements; the paid answer carries PAYMENT-RESPONSE with the settlement.',
-                'Without a key or a payment, every listed resource answers 402 with its own requirements: a resource priced per_operation before its body is read, at its listed price; one priced per_request once its body is read and its act decided (a bad body is a 400), at that request\'s price, which is what its lines charge as decided (a refusal its NAP).',
-                'Pay exactly the amount of the 402 (scheme exact): an authorization for more or less is refused, and the price of a paid answer is what its charge (or charges) shows.',
-              ],
-            }
-          : {}),
-        resources: paidResourceList(ctx, router),
-      }),
-      cors,
-    );
-  }, { summary: 'x402 resource catalog: whether payments are taken, and what each paid resource costs', auth: 'public', tag: 'discovery' });
+  router.get(
+    '/.well-known/x402.json',
+    () => {
+      const doc = discoveryDocument('x402', urls);
+      return toResponse(
+        reply({
+          ...doc,
+          x402_configured: configured,
+          ...(configured
+            ? {
+                rules: [
+                  'x402_configured is true: a call without an API key pays per call with an x402 payment (PAYMENT-SIGNATURE, or X-PAYMENT for v1).',
+                  'The 402 answer carries the payment requirements; the paid answer carries PAYMENT-RESPONSE with the settlement.',
+                  "Without a key or a payment, every listed resource answers 402 with its own requirements: a resource priced per_operation before its body is read, at its listed price; one priced per_request once its body is read and its act decided (a bad body is a 400), at that request's price, which is what its lines charge as decided (a refusal its NAP).",
+                  'Pay exactly the amount of the 402 (scheme exact): an authorization for more or less is refused, and the price of a paid answer is what its charge (or charges) shows.',
+                ],
+              }
+            : {}),
+          resources: paidResourceList(ctx, router),
+        }),
+        cors,
+      );
+    },
+    { summary: 'x402 resource catalog: whether payments are taken, and what each paid resource costs', auth: 'public', tag: 'discovery' },
+  );
 
   for (const key of ['x402', 'x402_bazaar'] as const) {
     const entry = catalogByKey(key);
-    router.get(entry.path, () => {
-      const built = entry.build(urls) as Record<string, unknown>;
-      const list = key === 'x402' ? 'resources' : 'listings';
-      return toResponse(reply({ ...built, x402_configured: configured, note: note ?? built.note, [list]: paidResourceList(ctx, router) }), cors);
-      // Named by its catalog: the rule would name /.well-known/x402 as /.well-known/x402.json above.
-    }, { name: `${key}_catalog`, summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)', auth: 'public', tag: 'discovery' });
+    router.get(
+      entry.path,
+      () => {
+        const built = entry.build(urls) as Record<string, unknown>;
+        const list = key === 'x402' ? 'resources' : 'listings';
+        return toResponse(
+          reply({ ...built, x402_configured: configured, note: note ?? built.note, [list]: paidResourceList(ctx, router) }),
+          cors,
+        );
+        // Named by its catalog: the rule would name /.well-known/x402 as /.well-known/x402.json above.
+      },
+      {
+        name: `${key}_catalog`,
+        summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)',
+        auth: 'public',
+        tag: 'discovery',
+      },
+    );
   }
 
   // Payments a crash or a settle timeout left settling are finished in the background (also after a restart).

@@ -220,7 +220,12 @@ export const CATALOGS: readonly CatalogEntry[] = [
   entry('foundry', '/api/v1/foundry/catalog.json', 'svc-actuation-foundry-v1', s.foundryCatalogSchema, foundry),
   entry('gam_credits', '/api/v1/gam/credits/catalog', 'fusegate-gam-credits-v1', s.gamCreditsCatalogSchema, (u) =>
     assemble(s.gamCreditsCatalogSchema, DATA.gam_credits, u, layerPath('clearing'), {
-      credits: DATA.clearing.skus.map((k) => ({ sku: k.id, interval: k.interval, price_usd: k.price_usd, gam_credits_usd: k.gam_credits_usd })),
+      credits: DATA.clearing.skus.map((k) => ({
+        sku: k.id,
+        interval: k.interval,
+        price_usd: k.price_usd,
+        gam_credits_usd: k.gam_credits_usd,
+      })),
       clearing_catalog: u.site + '/api/v1/clearing/catalog',
     }),
   ),

@@ -38,7 +38,11 @@ export function discoveryDocument(name: string, u: Urls, endpoints?: readonly Ga
       ? {
           auth: { scheme: 'bearer', header: 'Authorization: Bearer <API_KEY>' },
           endpoints: endpoints!.map((e) => ({ ...e, url: u.gate + e.path })),
-          discovery: [...DISCOVERY_NAMES.map((n) => `${u.site}/.well-known/${n}.json`), `${u.site}/.well-known/prefinality.json`, `${u.site}/.well-known/prefinality-jwks.json`],
+          discovery: [
+            ...DISCOVERY_NAMES.map((n) => `${u.site}/.well-known/${n}.json`),
+            `${u.site}/.well-known/prefinality.json`,
+            `${u.site}/.well-known/prefinality-jwks.json`,
+          ],
         }
       : {}),
     links: Object.fromEntries(Object.entries(d.links).map(([k, p]) => [k, (p.startsWith('/.well-known/') ? u.site : u.gate) + p])),

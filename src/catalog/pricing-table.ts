@@ -130,12 +130,16 @@ export function idWords(id: string): string {
 const SOLD_BY_CONTACT_WHY = {
   diligence: 'A diligence engagement: reviewed with you by people, scoped and invoiced to a named buyer, not an API call.',
   bind_room_deposit: 'A deposit held against a bind-room pack engagement and set against its invoice: money held, not a toll spent.',
-  relay_wholesale: 'Sold to relay partners under a partner agreement (the partner keeps retail minus wholesale) and invoiced to them; deposits are held against their orders.',
+  relay_wholesale:
+    'Sold to relay partners under a partner agreement (the partner keeps retail minus wholesale) and invoiced to them; deposits are held against their orders.',
   signal_platform: 'An annual platform contract; the mandates past those it includes are charged through the API (POST /signal/mandates).',
-  issuer_pays_service: 'Work our people do for a named carrier or vendor (a data seat licence, an audit, a rushed re-scoring), agreed and invoiced, not an API charge.',
+  issuer_pays_service:
+    'Work our people do for a named carrier or vendor (a data seat licence, an audit, a rushed re-scoring), agreed and invoiced, not an API charge.',
 } as const;
 
-const byContact = (contact: string, why: keyof typeof SOLD_BY_CONTACT_WHY) => ({ sold_by: { by: 'contact' as const, contact, why: SOLD_BY_CONTACT_WHY[why] } });
+const byContact = (contact: string, why: keyof typeof SOLD_BY_CONTACT_WHY) => ({
+  sold_by: { by: 'contact' as const, contact, why: SOLD_BY_CONTACT_WHY[why] },
+});
 
 /** The issuer-pays fees: the annual vendor listing is an operation of ours; the others are services sold by contact. */
 const ISSUER_PAYS_ENDPOINTS: Record<string, string> = { vendor_listing_annual_usd: 'POST /api/v1/issuer-pays/listings' };
@@ -144,7 +148,8 @@ const ISSUER_PAYS_ENDPOINTS: Record<string, string> = { vendor_listing_annual_us
 export const GATE_PAGE_PRICE_ROWS: Record<string, string> = { diligence: 'diligence', 'bind-room': 'bind_room_deposit' };
 
 const TOLL_NOTES: Record<string, string> = {
-  pdtr_bind: 'What a PDTR bind charges (SPEC 8). The PDTR catalog lists toll_usd 0.10 as the layer\'s catalog toll; a bind is metered at pdtr_bind 0.15.',
+  pdtr_bind:
+    "What a PDTR bind charges (SPEC 8). The PDTR catalog lists toll_usd 0.10 as the layer's catalog toll; a bind is metered at pdtr_bind 0.15.",
 };
 
 /**
@@ -161,7 +166,7 @@ export function pricingTable(opts: { operatorFloorUsd?: string; salesContact?: s
       {
         id: 'bps',
         title: 'Basis-point tiers on cleared exposure',
-        note: 'Graduated: each tier\'s bps applies to the part of the month\'s cleared exposure (execute-gate PERMITs and pre-finality GOs in USD or USDC) inside that tier, so more exposure never costs less. Fees are rounded half up to the cent.',
+        note: "Graduated: each tier's bps applies to the part of the month's cleared exposure (execute-gate PERMITs and pre-finality GOs in USD or USDC) inside that tier, so more exposure never costs less. Fees are rounded half up to the cent.",
         rows: tiers.map((t, i) => ({
           id: t.id,
           label: t.label,
@@ -188,7 +193,7 @@ export function pricingTable(opts: { operatorFloorUsd?: string; salesContact?: s
       {
         id: 'settlement',
         title: 'Settlement fees (trigger templates)',
-        note: 'A fire charges bps_fire plus the template\'s fee_bps on the enabled exposure (at most the exposure ceiling). A caller cannot set its own fee_bps; a template without one would fall back to the Clear tiers.',
+        note: "A fire charges bps_fire plus the template's fee_bps on the enabled exposure (at most the exposure ceiling). A caller cannot set its own fee_bps; a template without one would fall back to the Clear tiers.",
         rows: DATA.foundry.trigger_templates.map((t) => ({
           id: t.template_id,
           label: t.label,
@@ -201,21 +206,81 @@ export function pricingTable(opts: { operatorFloorUsd?: string; salesContact?: s
         id: 'nap',
         title: 'Negative-act premium (NAP) SKUs',
         note: DATA.nap.nap_rule,
-        rows: DATA.nap.skus.map((k) => ({ id: k.sku, label: k.label, amount_usd: usd(tollUsd(k.sku)), unit: 'per refusal', endpoint: k.endpoint })),
+        rows: DATA.nap.skus.map((k) => ({
+          id: k.sku,
+          label: k.label,
+          amount_usd: usd(tollUsd(k.sku)),
+          unit: 'per refusal',
+          endpoint: k.endpoint,
+        })),
       },
       {
         id: 'layers',
         title: 'Layer fees',
         rows: [
-          { id: 'orn_sharp', label: 'ORN SHARP slice', amount_usd: usd(DATA.orn.sharp_toll_usd), unit: 'per agent in the graph per orchestration event', endpoint: 'POST /api/v1/orn/sharp' },
-          { id: 'orn_ga_declare', label: 'ORN General Average declare', amount_usd: usd(DATA.orn.ga_declare_toll_usd), unit: 'per declaration (flat, with the pro rata allocation export)', endpoint: 'POST /api/v1/orn/declare' },
-          { id: 'absence_witness', label: 'Absence non-membership witness', amount_usd: usd(DATA.absence.witness_toll_usd), unit: 'per witness', endpoint: 'POST /api/v1/absence/witness' },
-          { id: 'rr1_challenge', label: 'RR-1 challenge (HTTP 428)', amount_usd: usd(DATA.require_receipt.challenge_toll_usd), unit: 'per challenge to a keyed caller', endpoint: 'POST /api/v1/require-receipt/demo/pay' },
-          { id: 'astl_publish', label: 'ASTL manifest publish', amount_usd: usd(tollUsd('astl_publish')), unit: 'per publish', endpoint: 'POST /api/v1/astl/publish' },
-          { id: 'pdtr_catalog_toll', label: 'PDTR listed layer toll', amount_usd: usd(DATA.pdtr.toll_usd), unit: 'as the PDTR catalog states it', note: 'Not what a bind is charged: a bind is metered at pdtr_bind 0.15 (per-act tolls).' },
-          { id: 'pdtr_bind', label: 'PDTR bind (payment_hash to action_ref)', amount_usd: usd(tollUsd('pdtr_bind')), unit: 'per bind', endpoint: 'POST /api/v1/bind-payment' },
-          { id: 'signal_platform', label: 'Signal platform', amount_usd: usd(DATA.signal.pricing_usd.platform_annual_usd), unit: 'per year', ...byContact(contact, 'signal_platform') },
-          { id: 'signal_mandate_overage', label: 'Signal mandate overage', amount_usd: usd(DATA.signal.pricing_usd.mandate_overage_usd), unit: 'per mandate beyond the platform', endpoint: 'POST /signal/mandates' },
+          {
+            id: 'orn_sharp',
+            label: 'ORN SHARP slice',
+            amount_usd: usd(DATA.orn.sharp_toll_usd),
+            unit: 'per agent in the graph per orchestration event',
+            endpoint: 'POST /api/v1/orn/sharp',
+          },
+          {
+            id: 'orn_ga_declare',
+            label: 'ORN General Average declare',
+            amount_usd: usd(DATA.orn.ga_declare_toll_usd),
+            unit: 'per declaration (flat, with the pro rata allocation export)',
+            endpoint: 'POST /api/v1/orn/declare',
+          },
+          {
+            id: 'absence_witness',
+            label: 'Absence non-membership witness',
+            amount_usd: usd(DATA.absence.witness_toll_usd),
+            unit: 'per witness',
+            endpoint: 'POST /api/v1/absence/witness',
+          },
+          {
+            id: 'rr1_challenge',
+            label: 'RR-1 challenge (HTTP 428)',
+            amount_usd: usd(DATA.require_receipt.challenge_toll_usd),
+            unit: 'per challenge to a keyed caller',
+            endpoint: 'POST /api/v1/require-receipt/demo/pay',
+          },
+          {
+            id: 'astl_publish',
+            label: 'ASTL manifest publish',
+            amount_usd: usd(tollUsd('astl_publish')),
+            unit: 'per publish',
+            endpoint: 'POST /api/v1/astl/publish',
+          },
+          {
+            id: 'pdtr_catalog_toll',
+            label: 'PDTR listed layer toll',
+            amount_usd: usd(DATA.pdtr.toll_usd),
+            unit: 'as the PDTR catalog states it',
+            note: 'Not what a bind is charged: a bind is metered at pdtr_bind 0.15 (per-act tolls).',
+          },
+          {
+            id: 'pdtr_bind',
+            label: 'PDTR bind (payment_hash to action_ref)',
+            amount_usd: usd(tollUsd('pdtr_bind')),
+            unit: 'per bind',
+            endpoint: 'POST /api/v1/bind-payment',
+          },
+          {
+            id: 'signal_platform',
+            label: 'Signal platform',
+            amount_usd: usd(DATA.signal.pricing_usd.platform_annual_usd),
+            unit: 'per year',
+            ...byContact(contact, 'signal_platform'),
+          },
+          {
+            id: 'signal_mandate_overage',
+            label: 'Signal mandate overage',
+            amount_usd: usd(DATA.signal.pricing_usd.mandate_overage_usd),
+            unit: 'per mandate beyond the platform',
+            endpoint: 'POST /signal/mandates',
+          },
           ...Object.entries(DATA.issuer_pays.fees_usd).map(([id, v]) => ({
             id: `issuer_pays_${id.replace(/_usd$/, '')}`,
             label: `Issuer-pays: ${idWords(id.replace(/_usd$/, '')).toLowerCase()}`,
@@ -228,14 +293,29 @@ export function pricingTable(opts: { operatorFloorUsd?: string; salesContact?: s
       {
         id: 'clearing',
         title: 'Clearing SKUs (proof clearing window)',
-        rows: DATA.clearing.skus.map((k) => ({ id: k.id, label: k.label, amount_usd: usd(k.price_usd), unit: `per ${k.interval} window (${k.weeks} weeks), with ${usd(k.gam_credits_usd)} USD of governed-act credits`, endpoint: 'POST /api/v1/gam/credits/purchase (operator key)' })),
+        rows: DATA.clearing.skus.map((k) => ({
+          id: k.id,
+          label: k.label,
+          amount_usd: usd(k.price_usd),
+          unit: `per ${k.interval} window (${k.weeks} weeks), with ${usd(k.gam_credits_usd)} USD of governed-act credits`,
+          endpoint: 'POST /api/v1/gam/credits/purchase (operator key)',
+        })),
       },
       {
         id: 'relay',
         title: 'Relay',
         note: `${DATA.relay.rev_share.rule} Optional ${DATA.relay.rev_share.referred_tenant_toll_bps.bps} bps on referred-tenant toll: future.`,
         rows: [
-          ...Object.entries(DATA.relay.retail_band_usd).map(([id, b]) => ({ id: `retail_${id}`, label: `Retail band: ${idWords(id)}`, amount_usd: usd(b.min), unit: `from, up to ${usd(b.max)}`, sold_by: { by: 'partner' as const, why: 'What a relay partner charges its own customers: sold by the partner, not by this service.' } })),
+          ...Object.entries(DATA.relay.retail_band_usd).map(([id, b]) => ({
+            id: `retail_${id}`,
+            label: `Retail band: ${idWords(id)}`,
+            amount_usd: usd(b.min),
+            unit: `from, up to ${usd(b.max)}`,
+            sold_by: {
+              by: 'partner' as const,
+              why: 'What a relay partner charges its own customers: sold by the partner, not by this service.',
+            },
+          })),
           ...Object.entries(DATA.relay.wholesale_usd).map(([id, w]) => ({
             id: `wholesale_${id}`,
             label: `Wholesale: ${idWords(id)}`,
@@ -248,10 +328,22 @@ export function pricingTable(opts: { operatorFloorUsd?: string; salesContact?: s
       {
         id: 'engagements',
         title: 'Diligence and the bind room',
-        note: 'The amounts the gate\'s diligence and bind-room pages state (SPEC 4.1), sold by contact.',
+        note: "The amounts the gate's diligence and bind-room pages state (SPEC 4.1), sold by contact.",
         rows: [
-          { id: 'diligence', label: GATE_PAGES.diligence!.amount_label!, amount_usd: usd(GATE_PAGES.diligence!.amount_usd!), unit: 'per engagement', ...byContact(contact, 'diligence') },
-          { id: 'bind_room_deposit', label: GATE_PAGES['bind-room']!.amount_label!, amount_usd: usd(GATE_PAGES['bind-room']!.amount_usd!), unit: 'deposit per pack', ...byContact(contact, 'bind_room_deposit') },
+          {
+            id: 'diligence',
+            label: GATE_PAGES.diligence!.amount_label!,
+            amount_usd: usd(GATE_PAGES.diligence!.amount_usd!),
+            unit: 'per engagement',
+            ...byContact(contact, 'diligence'),
+          },
+          {
+            id: 'bind_room_deposit',
+            label: GATE_PAGES['bind-room']!.amount_label!,
+            amount_usd: usd(GATE_PAGES['bind-room']!.amount_usd!),
+            unit: 'deposit per pack',
+            ...byContact(contact, 'bind_room_deposit'),
+          },
         ],
       },
       {
@@ -260,10 +352,29 @@ export function pricingTable(opts: { operatorFloorUsd?: string; salesContact?: s
         note: 'One production write per key and closed UTC month (POST /v1/operator/checkout, an operator key): the month owes the greater of the floor, 10 bps of its cleared exposure and 0.10 USD per hop; its per-act charges count toward that and the checkout charges the rest. GET /v1/me shows the open month.',
         rows: [
           opts.operatorFloorUsd === undefined
-            ? { id: 'floor', label: 'Floor', unit: 'per month', endpoint: 'POST /v1/operator/checkout', note: 'OPERATOR_FLOOR_USD, set by the operator of this service (default 0.10); GET /api/v1/pricing shows this service\'s value' }
-            : { id: 'floor', label: 'Floor', amount_usd: usd(opts.operatorFloorUsd), unit: 'per month', endpoint: 'POST /v1/operator/checkout', note: 'OPERATOR_FLOOR_USD of this service' },
+            ? {
+                id: 'floor',
+                label: 'Floor',
+                unit: 'per month',
+                endpoint: 'POST /v1/operator/checkout',
+                note: "OPERATOR_FLOOR_USD, set by the operator of this service (default 0.10); GET /api/v1/pricing shows this service's value",
+              }
+            : {
+                id: 'floor',
+                label: 'Floor',
+                amount_usd: usd(opts.operatorFloorUsd),
+                unit: 'per month',
+                endpoint: 'POST /v1/operator/checkout',
+                note: 'OPERATOR_FLOOR_USD of this service',
+              },
           { id: 'bps', label: 'Cleared exposure', bps: OPERATOR_BPS, unit: 'per month, on cleared exposure' },
-          { id: 'per_hop', label: 'Per hop', amount_usd: usd(tollUsd(OPERATOR_PER_HOP_SKU)), unit: 'per hop (every call counted against the hop limit)', endpoint: 'POST /v1/operator/checkout' },
+          {
+            id: 'per_hop',
+            label: 'Per hop',
+            amount_usd: usd(tollUsd(OPERATOR_PER_HOP_SKU)),
+            unit: 'per hop (every call counted against the hop limit)',
+            endpoint: 'POST /v1/operator/checkout',
+          },
         ],
       },
     ],
@@ -275,13 +386,27 @@ export const PRICING_TABLE: PricingTable = pricingTable();
 
 /** The price rows of each stack layer (section id, row id), shown on the layer's page beside its catalog. */
 const LAYER_ROWS: Record<string, Array<[string, string]>> = {
-  clear: [['tolls', 'execute_gate'], ['bps', 'starter'], ['bps', 'growth'], ['bps', 'network']],
+  clear: [
+    ['tolls', 'execute_gate'],
+    ['bps', 'starter'],
+    ['bps', 'growth'],
+    ['bps', 'network'],
+  ],
   nap: DATA.nap.skus.map((k) => ['nap', k.sku] as [string, string]),
   clearing: DATA.clearing.skus.map((k) => ['clearing', k.id] as [string, string]),
-  signal: [['layers', 'signal_platform'], ['layers', 'signal_mandate_overage']],
-  orn: [['layers', 'orn_sharp'], ['layers', 'orn_ga_declare']],
+  signal: [
+    ['layers', 'signal_platform'],
+    ['layers', 'signal_mandate_overage'],
+  ],
+  orn: [
+    ['layers', 'orn_sharp'],
+    ['layers', 'orn_ga_declare'],
+  ],
   absence: [['layers', 'absence_witness']],
-  pdtr: [['layers', 'pdtr_catalog_toll'], ['layers', 'pdtr_bind']],
+  pdtr: [
+    ['layers', 'pdtr_catalog_toll'],
+    ['layers', 'pdtr_bind'],
+  ],
   require_receipt: [['layers', 'rr1_challenge']],
   issuer_pays: Object.keys(DATA.issuer_pays.fees_usd).map((id) => ['layers', `issuer_pays_${id.replace(/_usd$/, '')}`] as [string, string]),
   relay: [
@@ -299,5 +424,7 @@ export function priceForGatePage(pageId: string, table: PricingTable = PRICING_T
 
 /** The price rows of a stack layer, from the one price list. */
 export function pricesForLayer(layerId: string, table: PricingTable = PRICING_TABLE): PriceRow[] {
-  return (LAYER_ROWS[layerId] ?? []).flatMap(([section, id]) => table.sections.find((s) => s.id === section)?.rows.filter((r) => r.id === id) ?? []);
+  return (LAYER_ROWS[layerId] ?? []).flatMap(
+    ([section, id]) => table.sections.find((s) => s.id === section)?.rows.filter((r) => r.id === id) ?? [],
+  );
 }

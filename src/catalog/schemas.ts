@@ -285,13 +285,26 @@ export const agentActionsSchema = catalog('fusegate-agent-actions-v1', {
     )
     .min(1),
 });
-const agentActionData = z.strictObject({ act: slug, method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']), path: sitePath, obtain_path: sitePath });
+const agentActionData = z.strictObject({
+  act: slug,
+  method: z.enum(['POST', 'PUT', 'PATCH', 'DELETE']),
+  path: sitePath,
+  obtain_path: sitePath,
+});
 export const agentActionsDataSchema = agentActionsSchema
   .pick({ schema: true, issuer: true, product: true, tagline: true })
   .extend({ actions: z.array(agentActionData).min(1) });
 
 /** The listed price (null: computed from each request by a rule); `amount` in atomic units of the asset. */
-const x402Price = z.strictObject({ sku: slug, usd: z.string().nullable(), amount: z.string().nullable(), asset: z.string(), network: z.string(), pay_to: z.string(), scheme: z.literal('exact') });
+const x402Price = z.strictObject({
+  sku: slug,
+  usd: z.string().nullable(),
+  amount: z.string().nullable(),
+  asset: z.string(),
+  network: z.string(),
+  pay_to: z.string(),
+  scheme: z.literal('exact'),
+});
 const x402Resource = z.strictObject({
   resource: url,
   method: z.enum(['POST', 'GET']),
@@ -361,7 +374,12 @@ export const foundryLayerSchema = z.strictObject({
   components: z.array(text).min(1),
   analog: text,
 });
-export const oracleSourceSchema = z.strictObject({ source_id: slug, label: text, weight: z.number().positive(), latency_ms: z.number().int().positive() });
+export const oracleSourceSchema = z.strictObject({
+  source_id: slug,
+  label: text,
+  weight: z.number().positive(),
+  latency_ms: z.number().int().positive(),
+});
 export const triggerTemplateSchema = z.strictObject({
   template_id: slug,
   label: text,
@@ -374,7 +392,12 @@ export const triggerTemplateSchema = z.strictObject({
     regulatory_hooks: z.array(text),
   }),
 });
-export const conformityCategorySchema = z.strictObject({ category_id: slug, label: text, article_12: text, risk_controls: z.array(text).min(1) });
+export const conformityCategorySchema = z.strictObject({
+  category_id: slug,
+  label: text,
+  article_12: text,
+  risk_controls: z.array(text).min(1),
+});
 export const depositoryEventSchema = z.strictObject({ event_type: slug, meaning: text });
 export const foundryCatalogSchema = catalog('svc-actuation-foundry-v1', {
   apis: z.strictObject({
@@ -388,7 +411,11 @@ export const foundryCatalogSchema = catalog('svc-actuation-foundry-v1', {
   layers: z.array(foundryLayerSchema).length(10),
   attach_flow: z.array(attachStep).length(9),
   tolls_usd: tollTable,
-  oracle: z.strictObject({ aggregation: z.literal('trimmed_mean'), guard: z.literal('DISPUTED'), sources: z.array(oracleSourceSchema).min(1) }),
+  oracle: z.strictObject({
+    aggregation: z.literal('trimmed_mean'),
+    guard: z.literal('DISPUTED'),
+    sources: z.array(oracleSourceSchema).min(1),
+  }),
   trigger_templates: z.array(triggerTemplateSchema).min(1),
   trigger_states: z.tuple([z.literal('ARMED'), z.literal('FIRED')]),
   depository_event_types: z.array(depositoryEventSchema).min(1),
@@ -409,7 +436,10 @@ export const gateEndpointSchema = z.strictObject({
   auth: z.enum(['key', 'none', 'key or x402']),
   purpose: text,
   /** The operation's one name (its OpenAPI operationId, client name and MCP tool); absent in SPEC's own rows (src/content/spec-gate-endpoints.json). */
-  operation: z.string().regex(/^[a-z0-9_]+$/).optional(),
+  operation: z
+    .string()
+    .regex(/^[a-z0-9_]+$/)
+    .optional(),
   /** Ours, not a row of SPEC 4.1 (SPEC shows no way to do this). */
   extension: z.boolean().optional(),
 });

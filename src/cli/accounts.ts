@@ -19,9 +19,19 @@ export const accountCommands: Record<string, Command> = {
       const token = randomBytes(32).toString('base64url');
       const expiresAt = nowIso(new Date(Date.now() + ctx.config.PASSWORD_RESET_TTL_SECONDS * 1000));
       // Stored as SHA-256 (base64url), as the web side looks it up.
-      await ledger.write((tx) => insertPasswordReset(tx, { tokenHash: createHash('sha256').update(token, 'utf8').digest('base64url'), accountId: login.account_id, expiresAt }));
+      await ledger.write((tx) =>
+        insertPasswordReset(tx, {
+          tokenHash: createHash('sha256').update(token, 'utf8').digest('base64url'),
+          accountId: login.account_id,
+          expiresAt,
+        }),
+      );
       const url = `${ctx.config.BASE_URL}/reset/${token}`;
-      ctx.out(`${url}\nUsable once, until ${expiresAt}. Hand it to the account holder yourself; it signs every session out.`, { url, expires_at: expiresAt, account_id: login.account_id });
+      ctx.out(`${url}\nUsable once, until ${expiresAt}. Hand it to the account holder yourself; it signs every session out.`, {
+        url,
+        expires_at: expiresAt,
+        account_id: login.account_id,
+      });
     },
   },
 };

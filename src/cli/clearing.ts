@@ -9,7 +9,10 @@ export const clearingCommands: Record<string, Command> = {
     async run(ctx) {
       const { attestation, index } = await sealNow(await ctx.ledger());
       const r = attestation.receipts;
-      ctx.out(`sealed ${attestation.checkpoint_id} at clearing index ${index}: receipts [${r.from}, ${r.to}), total ${attestation.total_usd} USD`, { index, attestation });
+      ctx.out(
+        `sealed ${attestation.checkpoint_id} at clearing index ${index}: receipts [${r.from}, ${r.to}), total ${attestation.total_usd} USD`,
+        { index, attestation },
+      );
     },
   },
 };

@@ -25,13 +25,21 @@ export const databaseCommands: Record<string, Command> = {
       if (!isPostgresUrl(to)) throw new UsageError('--to must be a postgres:// or postgresql:// URL');
       if (isPostgresUrl(ctx.config.DATABASE_URL)) throw new UsageError('DATABASE_URL must name the embedded file to copy from');
       const source = await ctx.ledger();
-      const target = await startupStep(`cannot open the database ${describeDatabase(to)}`, () => openLedger({ ...ctx.config, DATABASE_URL: to }));
+      const target = await startupStep(`cannot open the database ${describeDatabase(to)}`, () =>
+        openLedger({ ...ctx.config, DATABASE_URL: to }),
+      );
       try {
-        const report = await copyEmbeddedToPostgres(source, target, progressLines((line) => process.stderr.write(line)));
+        const report = await copyEmbeddedToPostgres(
+          source,
+          target,
+          progressLines((line) => process.stderr.write(line)),
+        );
         const rows = report.tables.reduce((n, t) => n + t.rows, 0);
         const lines = [
           `copied ${rows} rows of ${report.tables.length} tables into ${describeDatabase(to)}`,
-          ...report.logs.map((l) => `log ${l.name}: size ${l.size}, root ${l.root} on both sides; ${l.consistentSizes.length} earlier tree heads consistent`),
+          ...report.logs.map(
+            (l) => `log ${l.name}: size ${l.size}, root ${l.root} on both sides; ${l.consistentSizes.length} earlier tree heads consistent`,
+          ),
         ];
         ctx.out(lines.join('\n'), { target: describeDatabase(to), ...report });
       } finally {

@@ -54,8 +54,20 @@ export const fuseCommands: Record<string, Command> = {
       ctx.out(fuses.map((f) => `${f.id}  ${f.state}  ${f.label ?? ''}`).join('\n') || 'no fuses', { fuses });
     },
   },
-  'fuses dead': { usage: 'fuses dead FUSE_ID', summary: 'blow a fuse (-> DEAD)', run: transition('DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'blow') },
-  'fuses charge': { usage: 'fuses charge FUSE_ID', summary: 'charge a fuse: UNSIGNED or DEAD -> LIVE', run: transition('LIVE', CHARGEABLE_STATES, 'charge') },
+  'fuses dead': {
+    usage: 'fuses dead FUSE_ID',
+    summary: 'blow a fuse (-> DEAD)',
+    run: transition(
+      'DEAD',
+      FUSE_STATES.filter((s) => s !== 'DEAD'),
+      'blow',
+    ),
+  },
+  'fuses charge': {
+    usage: 'fuses charge FUSE_ID',
+    summary: 'charge a fuse: UNSIGNED or DEAD -> LIVE',
+    run: transition('LIVE', CHARGEABLE_STATES, 'charge'),
+  },
   'keys surface': {
     usage: 'keys surface KEY_ID (--preset agentic|hiring|insurance | --acts a,b,c | --default)',
     summary: "declare the act kinds a key's welded acts may use (closed world)",
@@ -70,7 +82,8 @@ export const fuseCommands: Record<string, Command> = {
         surface = [...preset];
       } else if (typeof ctx.flags.acts === 'string') {
         const kinds = ctx.flags.acts.split(',').map((a) => actKindSchema.safeParse(a.trim()));
-        if (kinds.length === 0 || kinds.some((k) => !k.success)) throw new UsageError(`--acts must list act kinds such as pay,wire (${ACT_KIND_RULE})`);
+        if (kinds.length === 0 || kinds.some((k) => !k.success))
+          throw new UsageError(`--acts must list act kinds such as pay,wire (${ACT_KIND_RULE})`);
         surface = [...new Set(kinds.map((k) => k.data!))];
       } else throw new UsageError('give --preset, --acts or --default');
       if (!(await setKeySurface(await ctx.ledger(), id, surface))) {

@@ -8,14 +8,22 @@ import { type Command, UsageError, enumFlag, intFlag, requireFlag } from './shar
 export const keyCommands: Record<string, Command> = {
   'keys create': {
     usage: 'keys create --name NAME [--role agent|operator] [--hop-limit N] [--test]',
-    summary: 'create an API key (operator unless --role agent; live unless --test: a fg_test_ key, logged in the test log and billed nothing); the secret is printed once and stored only as a hash',
+    summary:
+      'create an API key (operator unless --role agent; live unless --test: a fg_test_ key, logged in the test log and billed nothing); the secret is printed once and stored only as a hash',
     async run(ctx) {
       if (ctx.args.length) throw new UsageError(`unexpected argument ${ctx.args[0]}`);
       const name = requireFlag(ctx, 'name');
       const role = enumFlag(ctx, 'role', KEY_ROLES) ?? 'operator';
       const hopLimit = intFlag(ctx, 'hop-limit') ?? ctx.config.HOP_LIMIT_DEFAULT;
       const mode = ctx.flags.test === true ? 'test' : 'live';
-      const { key, secret } = await createApiKey(await ctx.ledger(), { name, hopLimit, role, mode, hopPeriod: ctx.config.HOP_LIMIT_PERIOD, accountSpendCapMicros: capMicros(ctx.config.SPEND_CAP_ACCOUNT_DEFAULT_USD ?? null) });
+      const { key, secret } = await createApiKey(await ctx.ledger(), {
+        name,
+        hopLimit,
+        role,
+        mode,
+        hopPeriod: ctx.config.HOP_LIMIT_PERIOD,
+        accountSpendCapMicros: capMicros(ctx.config.SPEND_CAP_ACCOUNT_DEFAULT_USD ?? null),
+      });
       ctx.out(
         `created ${mode === 'test' ? 'test ' : ''}${key.role} key ${key.id} (${key.name}, hop limit ${key.hop_limit})\nkey: ${secret}\nStore it now: it is not shown again.`,
         { id: key.id, key: secret, name: key.name, role: key.role, mode, hop_limit: key.hop_limit, created_at: key.created_at },
@@ -28,7 +36,8 @@ export const keyCommands: Record<string, Command> = {
     async run(ctx) {
       const keys = await listApiKeys((await ctx.ledger()).read);
       const lines = keys.map(
-        (k) => `${k.id}  ${k.role.padEnd(8)}  ${(k.mode ?? 'live').padEnd(4)}  ${k.prefix}…  ${k.name}  hops ${k.hops_used}/${k.hop_limit}  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}`,
+        (k) =>
+          `${k.id}  ${k.role.padEnd(8)}  ${(k.mode ?? 'live').padEnd(4)}  ${k.prefix}…  ${k.name}  hops ${k.hops_used}/${k.hop_limit}  ${k.revoked_at ? 'revoked ' + k.revoked_at : 'active'}`,
       );
       ctx.out(lines.length ? lines.join('\n') : 'no keys', { keys });
     },
@@ -54,7 +63,8 @@ export const keyCommands: Record<string, Command> = {
       if (!id) throw new UsageError('the key ID is required');
       const raw = ctx.flags['grace-seconds'];
       const grace = raw === undefined ? ctx.config.KEY_ROTATION_GRACE_SECONDS : Number(raw);
-      if (typeof raw === 'boolean' || !Number.isInteger(grace) || grace < 0) throw new UsageError('--grace-seconds must be a whole number of seconds');
+      if (typeof raw === 'boolean' || !Number.isInteger(grace) || grace < 0)
+        throw new UsageError('--grace-seconds must be a whole number of seconds');
       const rotated = await rotateApiKey(await ctx.ledger(), id, grace);
       if (!rotated) {
         ctx.out(`no active key ${id}`, { error: 'not_found', id });

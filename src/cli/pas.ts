@@ -7,7 +7,10 @@ import { insertGrant, listGrants, revokeGrant, type StoredGrant } from '../ledge
 import { type Command, UsageError, requireFlag } from './shared.ts';
 
 function listFlag(value: string, name: string, pattern: RegExp, example: string): string[] {
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (items.length === 0 || items.some((s) => !pattern.test(s))) throw new UsageError(`--${name} must list values such as ${example}`);
   return [...new Set(items)];
 }
@@ -64,7 +67,12 @@ export const pasCommands: Record<string, Command> = {
       if (!key) throw new UsageError(`no key ${String(ctx.flags.key)}`);
       const grants = await listGrants(ledger.read, ownerId(key));
       ctx.out(
-        grants.map((g) => `${g.id}  ${formatUsd(g.max_premium_micros)}  ${g.lines.join(',')}  ${g.states.join(',')}${g.revoked_at ? '  revoked' : ''}`).join('\n') || 'no grants',
+        grants
+          .map(
+            (g) =>
+              `${g.id}  ${formatUsd(g.max_premium_micros)}  ${g.lines.join(',')}  ${g.states.join(',')}${g.revoked_at ? '  revoked' : ''}`,
+          )
+          .join('\n') || 'no grants',
         { grants: grants.map(grantJson) },
       );
     },

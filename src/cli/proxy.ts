@@ -13,7 +13,8 @@ function portFlag(ctx: CliContext): number | undefined {
   const v = ctx.flags.listen;
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (typeof v !== 'string' || !Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError('--listen must be a port number (0 takes a free one)');
+  if (typeof v !== 'string' || !Number.isInteger(n) || n < 0 || n > 65535)
+    throw new UsageError('--listen must be a port number (0 takes a free one)');
   return n;
 }
 
@@ -31,7 +32,8 @@ function upstreamOf(ctx: CliContext): { url: URL } | { command: string[] } {
 
 export const proxyCommands: Record<string, Command> = {
   proxy: {
-    usage: 'proxy --fuse FUSE_ID [--kinds FILE] [--listen PORT] [--gate-timeout SECONDS] [--hold-wait SECONDS] (--upstream URL | -- COMMAND ARGS...)',
+    usage:
+      'proxy --fuse FUSE_ID [--kinds FILE] [--listen PORT] [--gate-timeout SECONDS] [--hold-wait SECONDS] (--upstream URL | -- COMMAND ARGS...)',
     summary: 'an MCP server fronting another, whose every tools/call asks the gate first (FUSEGATE_URL, FUSEGATE_KEY)',
     takesCommand: true,
     async run(ctx) {
@@ -46,7 +48,16 @@ export const proxyCommands: Record<string, Command> = {
       const { runProxy, KindsFileError } = await import('../proxy/main.ts');
       const kindsFile = typeof ctx.flags.kinds === 'string' ? ctx.flags.kinds : undefined;
       try {
-        await runProxy({ fuse, upstream, kindsFile, port, gateTimeoutMs, holdWaitSeconds, env: process.env, log: (line) => void process.stderr.write(line + '\n') });
+        await runProxy({
+          fuse,
+          upstream,
+          kindsFile,
+          port,
+          gateTimeoutMs,
+          holdWaitSeconds,
+          env: process.env,
+          log: (line) => void process.stderr.write(line + '\n'),
+        });
       } catch (e) {
         if (e instanceof KindsFileError) throw new UsageError(e.message);
         throw e;

@@ -50,6 +50,14 @@ export const reviewCommands: Record<string, Command> = {
       ctx.out(data.map(line).join('\n') || 'no reviews', list);
     },
   },
-  'reviews approve': { usage: 'reviews approve REVIEW_ID [--note TEXT]', summary: 'approve a held request, as the operator key in FUSEGATE_KEY', run: answer('approve') },
-  'reviews deny': { usage: 'reviews deny REVIEW_ID [--note TEXT]', summary: 'deny a held request, as the operator key in FUSEGATE_KEY', run: answer('deny') },
+  'reviews approve': {
+    usage: 'reviews approve REVIEW_ID [--note TEXT]',
+    summary: 'approve a held request, as the operator key in FUSEGATE_KEY',
+    run: answer('approve'),
+  },
+  'reviews deny': {
+    usage: 'reviews deny REVIEW_ID [--note TEXT]',
+    summary: 'deny a held request, as the operator key in FUSEGATE_KEY',
+    run: answer('deny'),
+  },
 };

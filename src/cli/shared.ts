@@ -45,6 +45,7 @@ export function intFlag(ctx: CliContext, name: string): number | undefined {
 export function enumFlag<T extends string>(ctx: CliContext, name: string, choices: readonly T[]): T | undefined {
   const v = ctx.flags[name];
   if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !(choices as readonly string[]).includes(v)) throw new UsageError(`--${name} must be ${choices.join(' or ')}`);
+  if (typeof v !== 'string' || !(choices as readonly string[]).includes(v))
+    throw new UsageError(`--${name} must be ${choices.join(' or ')}`);
   return v as T;
 }

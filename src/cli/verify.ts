@@ -56,19 +56,32 @@ async function attempt(f: () => string | Promise<string>): Promise<{ ok: boolean
 export const verifyCommands: Record<string, Command> = {
   'verify receipt': {
     usage: 'verify receipt SOURCE [--jwks SOURCE] [--log-key VKEY] [--witness-policy FILE] [--require-quorum]',
-    summary: "check a receipt: its signature, and (for a verify_url or receipt document) its inclusion in the signed receipts log and its witnesses' cosignatures",
+    summary:
+      "check a receipt: its signature, and (for a verify_url or receipt document) its inclusion in the signed receipts log and its witnesses' cosignatures",
     async run(ctx) {
       const source = ctx.args[0];
-      if (!source) throw new UsageError('give a receipt: a verify_url, a receipt document (JSON or base64url, as sent in Gate-Receipt), or a file holding the JWS');
+      if (!source)
+        throw new UsageError(
+          'give a receipt: a verify_url, a receipt document (JSON or base64url, as sent in Gate-Receipt), or a file holding the JWS',
+        );
       const text = (await read(source)).trim();
       const evidence = parseReceiptDocument(text);
       const jws = evidence ? evidence.receipt : text;
-      const jwksSource = typeof ctx.flags.jwks === 'string' ? ctx.flags.jwks : isUrl(source) ? new URL('/.well-known/prefinality-jwks.json', source).href : undefined;
+      const jwksSource =
+        typeof ctx.flags.jwks === 'string'
+          ? ctx.flags.jwks
+          : isUrl(source)
+            ? new URL('/.well-known/prefinality-jwks.json', source).href
+            : undefined;
       if (!jwksSource) throw new UsageError('--jwks is required offline (a JWKS file, e.g. saved from /.well-known/prefinality-jwks.json)');
       const keys = await jwksLookup(jwksSource);
       if (!evidence) {
         const sig = await verifyReceiptJws(keys, text);
-        const checks = { signature: sig.valid ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` } : { ok: false, detail: `${sig.reason}: ${sig.detail}` } };
+        const checks = {
+          signature: sig.valid
+            ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` }
+            : { ok: false, detail: `${sig.reason}: ${sig.detail}` },
+        };
         return report(ctx, checks, sig.valid ? { payload: sig.payload } : {});
       }
       // The log key: given (trusted), else the one the evidence names (trust on first use, said so).
@@ -80,9 +93,15 @@ export const verifyCommands: Record<string, Command> = {
       else if (evidence.witnesses?.policy) policy = parseWitnessPolicy(evidence.witnesses.policy);
       const requireQuorum = ctx.flags['require-quorum'] === true;
       if (requireQuorum && !policy) throw new UsageError('--require-quorum needs a witness policy (--witness-policy FILE)');
-      const checks = await verifyReceiptEvidence(evidence, { keys, logKey: pinned ?? evidence.log.verifier_key, ...(policy ? { witnesses: policy } : {}), requireQuorum });
+      const checks = await verifyReceiptEvidence(evidence, {
+        keys,
+        logKey: pinned ?? evidence.log.verifier_key,
+        ...(policy ? { witnesses: policy } : {}),
+        requireQuorum,
+      });
       if (!pinned && checks.checkpoint?.ok) checks.checkpoint.detail += ' (key taken from the evidence: pass --log-key to pin it)';
-      if (policy && !policyFile && checks.witnesses) checks.witnesses.detail += ' (policy taken from the evidence: pass --witness-policy to pin it)';
+      if (policy && !policyFile && checks.witnesses)
+        checks.witnesses.detail += ' (policy taken from the evidence: pass --witness-policy to pin it)';
       let witnesses: Witnessed | undefined;
       try {
         witnesses = policy ? await witnessesOf(evidence.checkpoint, policy) : undefined;
@@ -91,7 +110,10 @@ export const verifyCommands: Record<string, Command> = {
       }
       const payload = jws ? undefined : evidence.payload;
       const sig = jws ? await verifyReceiptJws(keys, jws) : undefined;
-      return report(ctx, checks, { ...(sig?.valid ? { payload: sig.payload } : payload ? { payload } : {}), ...(witnesses ? { witnesses } : {}) });
+      return report(ctx, checks, {
+        ...(sig?.valid ? { payload: sig.payload } : payload ? { payload } : {}),
+        ...(witnesses ? { witnesses } : {}),
+      });
     },
   },
   'verify checkpoint': {
@@ -102,7 +124,9 @@ export const verifyCommands: Record<string, Command> = {
       if (!source) throw new UsageError('give a checkpoint file or URL');
       const note = await read(source, 'text/plain');
       let cp: Checkpoint | undefined;
-      const checks = { signature: await attempt(async () => ((cp = await checkpointOf(note, requireFlag(ctx, 'log-key'))), 'note signature verifies')) };
+      const checks = {
+        signature: await attempt(async () => ((cp = await checkpointOf(note, requireFlag(ctx, 'log-key'))), 'note signature verifies')),
+      };
       return report(ctx, checks, cp ? { origin: cp.origin, tree_size: cp.size, root_hash: Buffer.from(cp.root).toString('base64') } : {});
     },
   },
@@ -112,7 +136,12 @@ export const verifyCommands: Record<string, Command> = {
     async run(ctx) {
       const vkey = requireFlag(ctx, 'log-key');
       const cp = await checkpointOf(await read(requireFlag(ctx, 'checkpoint'), 'text/plain'), vkey);
-      const proof = JSON.parse(await read(requireFlag(ctx, 'proof'))) as { index: number; tree_size: number; leaf_hash: string; hashes: string[] };
+      const proof = JSON.parse(await read(requireFlag(ctx, 'proof'))) as {
+        index: number;
+        tree_size: number;
+        leaf_hash: string;
+        hashes: string[];
+      };
       const file = ctx.flags['leaf-file'];
       const hash = ctx.flags['leaf-hash'];
       if (typeof file !== 'string' && typeof hash !== 'string') throw new UsageError('--leaf-file or --leaf-hash is required');
@@ -148,15 +177,25 @@ export const verifyCommands: Record<string, Command> = {
   },
   'verify exclusion': {
     usage: 'verify exclusion SOURCE --job JOB_ID (--public-key SOURCE | --note-key VKEY) [--origin ORIGIN]',
-    summary: 'check a PAS exclusion proof (a saved /v1/pas/exclusion answer, or its URL with FUSEGATE_API_KEY set) against the signed head: absent or present',
+    summary:
+      'check a PAS exclusion proof (a saved /v1/pas/exclusion answer, or its URL with FUSEGATE_API_KEY set) against the signed head: absent or present',
     async run(ctx) {
       const source = ctx.args[0];
-      if (!source) throw new UsageError('give an exclusion answer: a file, or the /v1/pas/exclusion?job_id= URL (the key from FUSEGATE_API_KEY)');
+      if (!source)
+        throw new UsageError('give an exclusion answer: a file, or the /v1/pas/exclusion?job_id= URL (the key from FUSEGATE_API_KEY)');
       const job = requireFlag(ctx, 'job');
-      const answer = JSON.parse(await read(source, 'application/json', isUrl(source) ? process.env.FUSEGATE_API_KEY : undefined)) as ExclusionProofJson;
+      const answer = JSON.parse(
+        await read(source, 'application/json', isUrl(source) ? process.env.FUSEGATE_API_KEY : undefined),
+      ) as ExclusionProofJson;
       const noteKey = ctx.flags['note-key'];
-      const pkSource = typeof ctx.flags['public-key'] === 'string' ? ctx.flags['public-key'] : isUrl(source) ? new URL('/crypto/public-key', source).href : undefined;
-      if (typeof noteKey !== 'string' && !pkSource) throw new UsageError('--public-key (a file or URL of /crypto/public-key) or --note-key is required offline');
+      const pkSource =
+        typeof ctx.flags['public-key'] === 'string'
+          ? ctx.flags['public-key']
+          : isUrl(source)
+            ? new URL('/crypto/public-key', source).href
+            : undefined;
+      if (typeof noteKey !== 'string' && !pkSource)
+        throw new UsageError('--public-key (a file or URL of /crypto/public-key) or --note-key is required offline');
       let trust: Uint8Array | string;
       if (typeof noteKey === 'string') trust = noteKey;
       else trust = new Uint8Array(Buffer.from((JSON.parse(await read(pkSource!)) as { jwk: { x: string } }).jwk.x, 'base64url'));

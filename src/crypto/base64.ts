@@ -33,7 +33,8 @@ export function encodeBase64(bytes: Uint8Array, alphabet: string, pad: boolean):
     s += pairs[(a << 4) | (b >> 4)]! + pairs[((b & 15) << 8) | bytes[i + 2]!]!;
   }
   if (bytes.length - i === 1) s += pairs[bytes[i]! << 4]! + (pad ? '==' : '');
-  else if (bytes.length - i === 2) s += pairs[(bytes[i]! << 4) | (bytes[i + 1]! >> 4)]! + alphabet[(bytes[i + 1]! & 15) << 2]! + (pad ? '=' : '');
+  else if (bytes.length - i === 2)
+    s += pairs[(bytes[i]! << 4) | (bytes[i + 1]! >> 4)]! + alphabet[(bytes[i + 1]! & 15) << 2]! + (pad ? '=' : '');
   return s;
 }
 
@@ -49,7 +50,8 @@ export function unpaddedProblem(data: string, alphabet: string): string | undefi
   if (rest === 0) return undefined;
   // 2 characters carry 1 byte (4 unused bits), 3 carry 2 bytes (2 unused bits).
   const unused = rest === 2 ? 0b1111 : 0b11;
-  if ((alphabet.indexOf(data[data.length - 1]!) & unused) !== 0) return 'its last character has bits set that encode nothing (not the canonical encoding)';
+  if ((alphabet.indexOf(data[data.length - 1]!) & unused) !== 0)
+    return 'its last character has bits set that encode nothing (not the canonical encoding)';
   return undefined;
 }
 

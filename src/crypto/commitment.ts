@@ -37,6 +37,7 @@ export const commitmentOf = (o: Pick<Opening, 'value' | 'salt'>): string => dige
 
 /** True when `o` opens `commitment`: the value and salt hash to it. */
 export function verifyOpening(commitment: string, o: Pick<Opening, 'value' | 'salt'>): boolean {
-  if (!commitment.startsWith(COMMITMENT_PREFIX) || typeof o.salt !== 'string' || o.salt.length !== 43 || !isCanonicalBase64url(o.salt)) return false;
+  if (!commitment.startsWith(COMMITMENT_PREFIX) || typeof o.salt !== 'string' || o.salt.length !== 43 || !isCanonicalBase64url(o.salt))
+    return false;
   return digest(decodeBase64url(o.salt), o.value) === commitment;
 }

@@ -35,7 +35,13 @@ export function sigStructure(protectedBytes: Uint8Array, payload: Uint8Array): U
   return cbor(['Signature1', bytes(protectedBytes), new Uint8Array(0), bytes(payload)]);
 }
 
-function sign1(protectedHeader: Map<number, unknown>, unprotected: Map<number, unknown>, payload: Uint8Array | null, signed: Uint8Array, signer: Signer): Uint8Array {
+function sign1(
+  protectedHeader: Map<number, unknown>,
+  unprotected: Map<number, unknown>,
+  payload: Uint8Array | null,
+  signed: Uint8Array,
+  signer: Signer,
+): Uint8Array {
   const p = cbor(protectedHeader);
   const signature = signer.sign(sigStructure(p, signed));
   return cbor(new Tag(COSE_SIGN1_TAG, [p, unprotected, payload && bytes(payload), bytes(signature)]));
@@ -77,20 +83,33 @@ export function transparentStatement(s: StatementInput, receipts: Uint8Array[], 
     [HEADER.alg, ALG_EDDSA],
     [HEADER.contentType, s.contentType],
     [HEADER.kid, utf8(s.kid)],
-    [HEADER.cwtClaims, new Map<number, unknown>([[1, s.issuer], [2, s.subject]])],
+    [
+      HEADER.cwtClaims,
+      new Map<number, unknown>([
+        [1, s.issuer],
+        [2, s.subject],
+      ]),
+    ],
   ]);
   return sign1(prot, new Map<number, unknown>([[HEADER.receipts, receipts.map(bytes)]]), s.entry, s.entry, signer);
 }
 
 type Sign1 = [Uint8Array, Map<number, unknown>, Uint8Array | null, Uint8Array];
 
-function openSign1(bytes: Uint8Array): { protectedBytes: Uint8Array; protectedHeader: Map<number, unknown>; unprotected: Map<number, unknown>; payload: Uint8Array | null; signature: Uint8Array } {
+function openSign1(bytes: Uint8Array): {
+  protectedBytes: Uint8Array;
+  protectedHeader: Map<number, unknown>;
+  unprotected: Map<number, unknown>;
+  payload: Uint8Array | null;
+  signature: Uint8Array;
+} {
   const t = decode(bytes, { preferMap: true }) as Tag | Sign1;
   const arr = (t instanceof Tag ? (t.tag === COSE_SIGN1_TAG ? t.contents : undefined) : t) as Sign1 | undefined;
   if (!Array.isArray(arr) || arr.length !== 4) throw new ProofError('not a COSE_Sign1');
   const [protectedBytes, unprotected, payload, signature] = arr;
   const protectedHeader = decode(protectedBytes, { preferMap: true }) as Map<number, unknown>;
-  if (!(protectedHeader instanceof Map) || protectedHeader.get(HEADER.alg) !== ALG_EDDSA) throw new ProofError('the COSE algorithm is not EdDSA (-8)');
+  if (!(protectedHeader instanceof Map) || protectedHeader.get(HEADER.alg) !== ALG_EDDSA)
+    throw new ProofError('the COSE algorithm is not EdDSA (-8)');
   return { protectedBytes, protectedHeader, unprotected, payload, signature };
 }
 
@@ -100,10 +119,14 @@ function openSign1(bytes: Uint8Array): { protectedBytes: Uint8Array; protectedHe
  * SHA-256(0x00 || payload) and signature over the root. Resolves to the entry,
  * its index and the tree size; rejects with a ProofError naming what fails.
  */
-export async function verifyTransparentStatement(bytes: Uint8Array, publicKey: Uint8Array): Promise<{ entry: Uint8Array; leafIndex: number; treeSize: number; root: Hash }> {
+export async function verifyTransparentStatement(
+  bytes: Uint8Array,
+  publicKey: Uint8Array,
+): Promise<{ entry: Uint8Array; leafIndex: number; treeSize: number; root: Hash }> {
   const st = openSign1(bytes);
   if (!st.payload) throw new ProofError('the signed statement has no payload');
-  if (!(await verifier.verify(publicKey, sigStructure(st.protectedBytes, st.payload), st.signature))) throw new ProofError('the signed statement signature does not verify');
+  if (!(await verifier.verify(publicKey, sigStructure(st.protectedBytes, st.payload), st.signature)))
+    throw new ProofError('the signed statement signature does not verify');
   const receipts = st.unprotected.get(HEADER.receipts) as Uint8Array[] | undefined;
   if (!receipts?.[0]) throw new ProofError('no receipt in header 394');
   const r = openSign1(receipts[0]);
@@ -113,6 +136,7 @@ export async function verifyTransparentStatement(bytes: Uint8Array, publicKey: U
   const [treeSize, leafIndex, hashes] = decode(proofs[0]) as [number, number, Uint8Array[]];
   // The root the proof leads to from the entry is the receipt's detached payload.
   const root = inclusionRoot(leafIndex, treeSize, leafHash(st.payload), hashes);
-  if (!(await verifier.verify(publicKey, sigStructure(r.protectedBytes, root), r.signature))) throw new ProofError('the receipt signature does not verify over the root its proof leads to');
+  if (!(await verifier.verify(publicKey, sigStructure(r.protectedBytes, root), r.signature)))
+    throw new ProofError('the receipt signature does not verify over the root its proof leads to');
   return { entry: st.payload, leafIndex, treeSize, root };
 }

@@ -87,7 +87,8 @@ export async function verifyCosignature(body: string, line: string, key: Cosigne
   const ts = new DataView(sl.blob.buffer, sl.blob.byteOffset + 4, 8).getBigUint64(0);
   if (ts > BigInt(Number.MAX_SAFE_INTEGER)) throw new ProofError(`the cosignature by ${who} has an impossible time`);
   const timestamp = Number(ts);
-  if (!(await verifier.verify(key.raw, cosignedMessage(body, timestamp), sl.blob.subarray(12)))) throw new ProofError(`the cosignature by ${who} does not verify`);
+  if (!(await verifier.verify(key.raw, cosignedMessage(body, timestamp), sl.blob.subarray(12))))
+    throw new ProofError(`the cosignature by ${who} does not verify`);
   return timestamp;
 }
 
@@ -103,7 +104,11 @@ export interface CosignatureFound {
  * naming the witness by `nameOf` (default: its key's name); lines by unknown
  * keys are ignored.
  */
-export async function cosignersOf(note: string, keys: readonly CosignerKey[], nameOf = (k: CosignerKey) => k.name): Promise<CosignatureFound[]> {
+export async function cosignersOf(
+  note: string,
+  keys: readonly CosignerKey[],
+  nameOf = (k: CosignerKey) => k.name,
+): Promise<CosignatureFound[]> {
   const { text, lines } = noteParts(note);
   const found = new Map<string, CosignatureFound>();
   for (const line of lines) {

@@ -63,13 +63,19 @@ export interface VerifiedExclusion {
  * ProofError when anything does not hold; never trusts the answer's own
  * `present`, `key`, `tree_size` or `root_hash` fields.
  */
-export async function verifyExclusionProof(jobId: string, answer: ExclusionProofJson, trust: Uint8Array | string, expectedOrigin?: string): Promise<VerifiedExclusion> {
+export async function verifyExclusionProof(
+  jobId: string,
+  answer: ExclusionProofJson,
+  trust: Uint8Array | string,
+  expectedOrigin?: string,
+): Promise<VerifiedExclusion> {
   const note = answer.checkpoint?.note;
   if (typeof note !== 'string') throw new ProofError('no signed checkpoint');
   const origin = noteOrigin(note);
   // The service signs other notes with the same key (log checkpoints): only an exclusion tree's head will do.
   if (!origin.includes(ORIGIN_PATH)) throw new ProofError(`checkpoint origin ${origin} is not an exclusion tree`);
-  if (expectedOrigin !== undefined && origin !== expectedOrigin) throw new ProofError(`checkpoint origin is ${origin}, expected ${expectedOrigin}`);
+  if (expectedOrigin !== undefined && origin !== expectedOrigin)
+    throw new ProofError(`checkpoint origin is ${origin}, expected ${expectedOrigin}`);
   const vkey = typeof trust === 'string' ? trust : verifierKey(origin, trust);
   const head = parseCheckpointText(await openNote(note, vkey));
   if (head.origin !== origin) throw new ProofError('checkpoint origin mismatch');

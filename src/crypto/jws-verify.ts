@@ -103,14 +103,21 @@ export async function verifyCompactJws(compact: string, keys: KeyLookup, typ: st
   }
   const { alg, kid, crit } = jws.header;
   const signatureProblem = base64urlProblem(jws.signatureText);
-  if (signatureProblem) return { valid: false, reason: 'bad_signature', detail: `the signature is not canonical base64url: ${signatureProblem}` };
-  if (crit !== undefined) return { valid: false, reason: 'malformed', detail: 'the JWS names critical extensions (crit) this verifier does not know' };
-  if (!JWS_ALGS.includes(String(alg))) return { valid: false, reason: 'bad_alg', detail: `the algorithm ${String(alg)} is not accepted (only ${JWS_ALGS.join(' or ')})` };
+  if (signatureProblem)
+    return { valid: false, reason: 'bad_signature', detail: `the signature is not canonical base64url: ${signatureProblem}` };
+  if (crit !== undefined)
+    return { valid: false, reason: 'malformed', detail: 'the JWS names critical extensions (crit) this verifier does not know' };
+  if (!JWS_ALGS.includes(String(alg)))
+    return { valid: false, reason: 'bad_alg', detail: `the algorithm ${String(alg)} is not accepted (only ${JWS_ALGS.join(' or ')})` };
   if (jws.header.typ !== typ) return { valid: false, reason: 'bad_typ', detail: `the token type is ${String(jws.header.typ)}, not ${typ}` };
   const key = typeof kid === 'string' ? await keys.byKid(kid) : undefined;
   if (!key) return { valid: false, reason: 'unknown_kid', detail: `the key ${String(kid)} is not among the trusted keys` };
   if (!(await verifier.verify(key.raw, utf8(jws.signingInput), decodeBase64url(jws.signatureText)))) {
-    return { valid: false, reason: 'bad_signature', detail: 'the signature does not verify: the token was changed or not signed by this key' };
+    return {
+      valid: false,
+      reason: 'bad_signature',
+      detail: 'the signature does not verify: the token was changed or not signed by this key',
+    };
   }
   return { valid: true, kid: key.kid, jws };
 }

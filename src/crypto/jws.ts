@@ -32,4 +32,5 @@ function encodedHeader(header: Record<string, unknown>): string {
 }
 
 /** A compact JWS (EdDSA) over `payload`, header `{ alg, kid, typ }`. */
-export const compactJwsSync = (payload: string, key: SigningKey, typ: string): string => signCompactJws(payload, key, { alg: 'EdDSA', kid: key.kid, typ });
+export const compactJwsSync = (payload: string, key: SigningKey, typ: string): string =>
+  signCompactJws(payload, key, { alg: 'EdDSA', kid: key.kid, typ });

@@ -125,7 +125,8 @@ export function parseCheckpointText(text: string): Checkpoint {
   if (!text.endsWith('\n')) throw new ProofError('malformed checkpoint: it must end with a newline');
   const lines = text.slice(0, -1).split('\n');
   const [origin, size, root, ...extensions] = lines;
-  if (!origin || size === undefined || root === undefined) throw new ProofError('malformed checkpoint: origin, size and root lines are required');
+  if (!origin || size === undefined || root === undefined)
+    throw new ProofError('malformed checkpoint: origin, size and root lines are required');
   if (!/^(0|[1-9][0-9]*)$/.test(size)) throw new ProofError('malformed checkpoint size: decimal digits, no sign, no leading zeros');
   const n = Number(size);
   if (!Number.isSafeInteger(n)) throw new ProofError('checkpoint size beyond 2^53 - 1');

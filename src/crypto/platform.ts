@@ -89,4 +89,9 @@ export function usePlatform(p: Platform): void {
 export const currentPlatform = (): Platform => ({ sha256, sha256Hex, verifier, randomBytes });
 
 /** The portable primitives every platform has. */
-export const PORTABLE: Platform = { sha256: portableSha256, sha256Hex: portableSha256Hex, verifier: webCryptoVerifier, randomBytes: webCryptoRandomBytes };
+export const PORTABLE: Platform = {
+  sha256: portableSha256,
+  sha256Hex: portableSha256Hex,
+  verifier: webCryptoVerifier,
+  randomBytes: webCryptoRandomBytes,
+};

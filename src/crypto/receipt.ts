@@ -24,8 +24,7 @@ export const CHECKPOINT_TYP = 'fusegate-checkpoint+jws';
 export const PREFINALITY_TYP = 'prefinality-receipt+jwt';
 
 export type ReceiptCheck =
-  | { valid: true; kid: string; payload: Record<string, unknown> }
-  | { valid: false; reason: string; detail: string };
+  { valid: true; kid: string; payload: Record<string, unknown> } | { valid: false; reason: string; detail: string };
 
 /** A receipt JWS alone: EdDSA by a kid of `keys`, typ fusegate-receipt+jws, a JSON object payload. */
 export async function verifyReceiptJws(keys: KeyLookup, jws: string): Promise<ReceiptCheck> {
@@ -94,7 +93,8 @@ export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: Eviden
   checks.checkpoint = await attempt(async () => {
     body = await openNote(e.checkpoint, trust.logKey);
     cp = parseCheckpointText(body);
-    if (e.log.origin !== undefined && cp.origin !== e.log.origin) throw new Error(`checkpoint origin ${cp.origin} is not the log's ${e.log.origin}`);
+    if (e.log.origin !== undefined && cp.origin !== e.log.origin)
+      throw new Error(`checkpoint origin ${cp.origin} is not the log's ${e.log.origin}`);
     return `${cp.origin} size ${cp.size}, note signature verifies`;
   });
   if (e.checkpoint_jws) {
@@ -119,14 +119,17 @@ export async function verifyReceiptEvidence(e: ReceiptEvidenceDoc, trust: Eviden
     checks.witnesses = await attempt(async () => {
       const w = await witnessesOf(e.checkpoint, policy);
       const who = w.cosigned_by.length ? `cosigned by ${w.cosigned_by.join(', ')}` : 'cosigned by no witness of the policy';
-      const quorum = w.quorum === null ? 'the policy requires no quorum' : `quorum ${w.quorum} ${w.quorum_holds ? 'holds' : 'does NOT hold'}`;
+      const quorum =
+        w.quorum === null ? 'the policy requires no quorum' : `quorum ${w.quorum} ${w.quorum_holds ? 'holds' : 'does NOT hold'}`;
       if (trust.requireQuorum && !w.quorum_holds) throw new Error(`${who}: ${quorum}`);
       return `${who}; ${quorum}`;
     });
   }
   if (e.receipt) {
     const sig = await verifyReceiptJws(trust.keys, e.receipt);
-    checks.signature = sig.valid ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` } : { ok: false, detail: `${sig.reason}: ${sig.detail}` };
+    checks.signature = sig.valid
+      ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` }
+      : { ok: false, detail: `${sig.reason}: ${sig.detail}` };
     checks.leaf = await attempt(() => {
       if (e.leaf !== e.receipt) throw new Error('the leaf is not this receipt');
       if (sig.valid && canonicalJson(sig.payload) !== canonicalJson(e.payload)) throw new Error('the payload is not the signed one');
@@ -156,7 +159,15 @@ export function parseReceiptDocument(text: string): ReceiptEvidenceDoc | undefin
   }
   try {
     const doc = JSON.parse(json) as ReceiptEvidenceDoc;
-    const ok = doc && typeof doc === 'object' && typeof doc.leaf === 'string' && typeof doc.checkpoint === 'string' && doc.payload && typeof doc.payload === 'object' && doc.log && doc.inclusion;
+    const ok =
+      doc &&
+      typeof doc === 'object' &&
+      typeof doc.leaf === 'string' &&
+      typeof doc.checkpoint === 'string' &&
+      doc.payload &&
+      typeof doc.payload === 'object' &&
+      doc.log &&
+      doc.inclusion;
     return ok ? doc : undefined;
   } catch {
     return undefined;
@@ -187,13 +198,24 @@ export async function verifyReceiptToken(token: string, trust: ReceiptTrust): Pr
   const t = token.trim();
   if (t.split('.').length === 3 && !t.startsWith('{')) return verifyReceiptJws(trust.keys, t);
   const doc = parseReceiptDocument(t);
-  if (!doc) return { valid: false, reason: 'malformed', detail: 'neither a compact JWS nor a receipt document (its JSON, or base64url of it)' };
+  if (!doc)
+    return { valid: false, reason: 'malformed', detail: 'neither a compact JWS nor a receipt document (its JSON, or base64url of it)' };
   let checks: Record<string, Check> = {};
   for (const logKey of trust.logKeys) {
-    checks = await verifyReceiptEvidence(doc, { keys: trust.keys, logKey, ...(trust.witnesses ? { witnesses: trust.witnesses } : {}), ...(trust.requireQuorum ? { requireQuorum: true } : {}) });
+    checks = await verifyReceiptEvidence(doc, {
+      keys: trust.keys,
+      logKey,
+      ...(trust.witnesses ? { witnesses: trust.witnesses } : {}),
+      ...(trust.requireQuorum ? { requireQuorum: true } : {}),
+    });
     if (checks.checkpoint?.ok) break;
   }
   const failed = Object.entries(checks).find(([, c]) => !c.ok);
-  if (failed || trust.logKeys.length === 0) return { valid: false, reason: `bad_${failed?.[0] ?? 'checkpoint'}`, detail: failed?.[1].detail ?? 'no receipts log key to check the checkpoint with' };
+  if (failed || trust.logKeys.length === 0)
+    return {
+      valid: false,
+      reason: `bad_${failed?.[0] ?? 'checkpoint'}`,
+      detail: failed?.[1].detail ?? 'no receipts log key to check the checkpoint with',
+    };
   return { valid: true, kid: 'checkpoint', payload: doc.payload };
 }

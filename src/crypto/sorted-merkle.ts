@@ -14,7 +14,6 @@ import { ProofError } from './proof-error.ts';
 import { base64 as b64, fromBase64 } from './base64.ts';
 import { compareBytes } from './bytes.ts';
 
-
 export interface LeafWitness {
   /** The neighbour's key (the leaf data). */
   key: Uint8Array;
@@ -37,7 +36,7 @@ export class SortedMerkleTree {
     const sorted = [...keys].sort(compareBytes);
     this.keys = sorted.filter((k, i) => i === 0 || compareBytes(sorted[i - 1]!, k) !== 0);
     const levels: Hash[][] = [this.keys.map((k) => leafHash(k))];
-    for (let below = levels[0]!; below.length > 1; ) {
+    for (let below = levels[0]!; below.length > 1;) {
       const up: Hash[] = [];
       for (let i = 0; i + 1 < below.length; i += 2) up.push(nodeHash(below[i]!, below[i + 1]!));
       levels.push(up);
@@ -129,7 +128,6 @@ export function verifySortedProof(key: Uint8Array, proof: SortedProof, head: { s
   if (left && right && right.index !== left.index + 1) throw new ProofError('neighbours are not adjacent');
   return false;
 }
-
 
 /** JSON form of a witness: key as UTF-8 text when `text`, else base64; hashes base64. */
 export interface LeafWitnessJson {

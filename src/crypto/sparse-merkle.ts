@@ -139,12 +139,14 @@ export function rootFromProof(key: Uint8Array, proof: SparseProof): Hash {
 export function verifySparseProof(key: Uint8Array, proof: SparseProof, root: Hash): boolean {
   if (key.length !== KEY_BYTES) throw new ProofError('a key is 32 bytes');
   if (!Number.isInteger(proof.depth) || proof.depth < 0 || proof.depth > KEY_BITS) throw new ProofError('depth out of range');
-  if (proof.siblings.length !== proof.depth || proof.siblings.some((s) => s.length !== 32)) throw new ProofError('one 32-byte sibling per level');
+  if (proof.siblings.length !== proof.depth || proof.siblings.some((s) => s.length !== 32))
+    throw new ProofError('one 32-byte sibling per level');
   const present = proof.leaf !== null && equalBytes(proof.leaf, key);
   if (proof.leaf !== null && !present) {
     if (proof.leaf.length !== KEY_BYTES) throw new ProofError('the terminal leaf is not a 32-byte key');
     // Another key may end the path only where it shares the path so far.
-    if (!equalBytes(prefixOf(proof.leaf, proof.depth), prefixOf(key, proof.depth))) throw new ProofError('the terminal leaf is not on the key\'s path');
+    if (!equalBytes(prefixOf(proof.leaf, proof.depth), prefixOf(key, proof.depth)))
+      throw new ProofError("the terminal leaf is not on the key's path");
   }
   if (!equalBytes(rootFromProof(key, proof), root)) throw new ProofError('the proof does not recompute the signed root');
   return present;
@@ -159,7 +161,8 @@ export interface InsertPlan {
 /** Plans the insert of `key` (absent from the tree) given its path; O(depth) hashes. */
 export function planInsert(key: Uint8Array, path: Path): InsertPlan {
   const nodes: SmtNode[] = [];
-  const put = (depth: number, hash: Hash, leaf: Uint8Array | null, k = key) => nodes.push({ depth, prefix: prefixOf(k, depth), hash, leaf });
+  const put = (depth: number, hash: Hash, leaf: Uint8Array | null, k = key) =>
+    nodes.push({ depth, prefix: prefixOf(k, depth), hash, leaf });
   const { depth: top, terminal } = path;
   let h: Hash;
   if (terminal === null) {
@@ -261,7 +264,8 @@ export function sparseProofFromJson(j: SparseProofJson): SparseProof {
   if (j === null || typeof j !== 'object') throw new ProofError('malformed proof');
   const { depth, bitmap, siblings, leaf } = j;
   if (!Number.isInteger(depth) || depth < 0 || depth > KEY_BITS) throw new ProofError('depth out of range');
-  if (typeof bitmap !== 'string' || !Array.isArray(siblings) || siblings.some((s) => typeof s !== 'string')) throw new ProofError('malformed proof');
+  if (typeof bitmap !== 'string' || !Array.isArray(siblings) || siblings.some((s) => typeof s !== 'string'))
+    throw new ProofError('malformed proof');
   if (leaf !== undefined && typeof leaf !== 'string') throw new ProofError('malformed proof');
   const bits = unb64(bitmap);
   if (bits.length !== (depth + 7) >> 3) throw new ProofError('bitmap length does not match depth');

@@ -81,7 +81,8 @@ export function encodeBundle(entries: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(total);
   let at = 0;
   for (const e of entries) {
-    if (e.length > MAX_ENTRY_BYTES) throw new RangeError(`an entry of ${e.length} bytes does not fit a bundle (at most ${MAX_ENTRY_BYTES})`);
+    if (e.length > MAX_ENTRY_BYTES)
+      throw new RangeError(`an entry of ${e.length} bytes does not fit a bundle (at most ${MAX_ENTRY_BYTES})`);
     out[at] = e.length >> 8;
     out[at + 1] = e.length & 0xff;
     out.set(e, at + 2);
@@ -181,7 +182,8 @@ export function leafHashReader(leaves: readonly Hash[], first = 0): HashReader {
   return {
     readHashes: (ranges) =>
       ranges.map(({ lo, hi }) => {
-        if (lo < first || hi > first + leaves.length || lo >= hi) throw new RangeError(`no leaves [${lo}, ${hi}) in the run [${first}, ${first + leaves.length})`);
+        if (lo < first || hi > first + leaves.length || lo >= hi)
+          throw new RangeError(`no leaves [${lo}, ${hi}) in the run [${first}, ${first + leaves.length})`);
         return mth(lo - first, hi - first);
       }),
   };

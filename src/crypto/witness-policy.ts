@@ -59,7 +59,11 @@ export function parseWitnessPolicy(text: string): WitnessPolicy {
     const fail = (m: string): never => {
       throw new PolicyError(n, m);
     };
-    const words = raw.replace(/#.*$/, '').trim().split(/[ \t]+/).filter(Boolean);
+    const words = raw
+      .replace(/#.*$/, '')
+      .trim()
+      .split(/[ \t]+/)
+      .filter(Boolean);
     if (words.length === 0) return;
     const [keyword, ...args] = words;
     const newName = (name: string) => {
@@ -87,7 +91,8 @@ export function parseWitnessPolicy(text: string): WitnessPolicy {
         }
         if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(`witness ${name}: the submission prefix must be an http(s) URL`);
         if (url.search || url.hash) fail(`witness ${name}: the submission prefix must have no query or fragment`);
-        if (witnesses.some((w) => equalBytes(w.key.keyId, key.keyId) && equalBytes(w.key.raw, key.raw))) fail(`witness ${name}: the same key is listed twice`);
+        if (witnesses.some((w) => equalBytes(w.key.keyId, key.keyId) && equalBytes(w.key.raw, key.raw)))
+          fail(`witness ${name}: the same key is listed twice`);
         witnesses.push({ name, key, url: url.href.replace(/\/+$/, '') });
         return;
       }
@@ -139,12 +144,15 @@ export function quorumHolds(policy: WitnessPolicy, cosigned: ReadonlySet<string>
 
 /** The policy as text again (what a receipt's evidence carries, so that a verifier can pin it). */
 export function formatWitnessPolicy(policy: WitnessPolicy): string {
-  const threshold = (g: PolicyGroup) => (g.threshold === 1 && g.members.length > 1 ? 'any' : g.threshold === g.members.length ? 'all' : String(g.threshold));
-  return [
-    ...policy.witnesses.map((w) => `witness ${w.name} ${w.key.vkey} ${w.url}`),
-    ...policy.groups.map((g) => `group ${g.name} ${threshold(g)} ${g.members.join(' ')}`),
-    `quorum ${policy.quorum ?? 'none'}`,
-  ].join('\n') + '\n';
+  const threshold = (g: PolicyGroup) =>
+    g.threshold === 1 && g.members.length > 1 ? 'any' : g.threshold === g.members.length ? 'all' : String(g.threshold);
+  return (
+    [
+      ...policy.witnesses.map((w) => `witness ${w.name} ${w.key.vkey} ${w.url}`),
+      ...policy.groups.map((g) => `group ${g.name} ${threshold(g)} ${g.members.join(' ')}`),
+      `quorum ${policy.quorum ?? 'none'}`,
+    ].join('\n') + '\n'
+  );
 }
 
 export interface Witnessed {
@@ -161,7 +169,15 @@ export interface Witnessed {
  */
 export async function witnessesOf(note: string, policy: WitnessPolicy): Promise<Witnessed> {
   const byVkey = new Map(policy.witnesses.map((w) => [w.key.vkey, w.name]));
-  const found = new Set((await cosignersOf(note, policy.witnesses.map((w) => w.key), (k) => byVkey.get(k.vkey)!)).map((c) => c.vkey));
+  const found = new Set(
+    (
+      await cosignersOf(
+        note,
+        policy.witnesses.map((w) => w.key),
+        (k) => byVkey.get(k.vkey)!,
+      )
+    ).map((c) => c.vkey),
+  );
   const names = policy.witnesses.filter((w) => found.has(w.key.vkey)).map((w) => w.name);
   return { cosigned_by: names, quorum: policy.quorum, quorum_holds: policy.witnesses.length > 0 && quorumHolds(policy, new Set(names)) };
 }

@@ -16,7 +16,8 @@ export interface BpsTier {
   label?: string;
 }
 
-const ceilingMicros = (t: BpsTier): bigint | null => (t.cleared_usd_monthly_up_to === null ? null : BigInt(t.cleared_usd_monthly_up_to) * MICROS_PER_USD);
+const ceilingMicros = (t: BpsTier): bigint | null =>
+  t.cleared_usd_monthly_up_to === null ? null : BigInt(t.cleared_usd_monthly_up_to) * MICROS_PER_USD;
 
 /** The part of `exposureMicros` inside each tier, in tier order (ceilings inclusive). */
 export function bands<T extends BpsTier>(tiers: readonly T[], exposureMicros: bigint): Array<{ tier: T; micros: bigint }> {

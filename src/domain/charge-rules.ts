@@ -25,7 +25,8 @@ export const AMOUNT_RULES = {
   /** The month's bps fee on the exposure the key cleared (graduated over the Clear tiers). */
   clear_bps_fee: (i: { clearedMicros: bigint }): bigint => exposureFeeMicros(i.clearedMicros),
   /** The operator checkout: the greater of the floor, 10 bps of cleared exposure and the per-hop toll, less the month's per-act charges. */
-  operator_checkout: (i: { floorMicros: bigint; exposureMicros: bigint; hops: number; chargedMicros: bigint }): bigint => operatorCheckout(i).checkoutMicros,
+  operator_checkout: (i: { floorMicros: bigint; exposureMicros: bigint; hops: number; chargedMicros: bigint }): bigint =>
+    operatorCheckout(i).checkoutMicros,
 } as const;
 
 export type AmountRule = keyof typeof AMOUNT_RULES;

@@ -43,7 +43,8 @@ export const CLEAR_RULES_VERSION = 'clear-rules-v1';
 
 export function decideClear(f: ClearFacts): ClearOutcome {
   if (f.state === 'DEAD') return { decision: 'DENY', rule: 'fuse_dead', reason: 'the fuse is DEAD: it fails closed' };
-  if (f.state === 'UNSIGNED') return { decision: 'SILENCE', rule: 'fuse_unsigned', reason: 'the fuse is UNSIGNED: it has never been charged' };
+  if (f.state === 'UNSIGNED')
+    return { decision: 'SILENCE', rule: 'fuse_unsigned', reason: 'the fuse is UNSIGNED: it has never been charged' };
   if (!f.in_surface) return { decision: 'DENY', rule: 'outside_surface', reason: 'the act kind is outside the declared surface' };
   if (f.review_requested) return { decision: 'HOLD', rule: 'review_requested', reason: 'human review was requested' };
   if (f.hold_above_micros !== null && f.exposure_micros > f.hold_above_micros) {

@@ -55,16 +55,26 @@ export function buildPack(input: PackInput) {
   const evidence = input.evidence ?? {};
   const unknown = Object.keys(evidence).filter((c) => !cat.risk_controls.includes(c));
   if (unknown.length > 0) {
-    throw new ConformityRefusal(`not a risk control of ${cat.category_id}: ${unknown.join(', ')}; its controls are ${cat.risk_controls.join(', ')}`);
+    throw new ConformityRefusal(
+      `not a risk control of ${cat.category_id}: ${unknown.join(', ')}; its controls are ${cat.risk_controls.join(', ')}`,
+    );
   }
   const risk_controls = cat.risk_controls.map((control) =>
-    evidence[control] !== undefined ? { control, status: 'evidenced' as const, evidence: evidence[control] } : { control, status: 'open' as const, evidence: null },
+    evidence[control] !== undefined
+      ? { control, status: 'evidenced' as const, evidence: evidence[control] }
+      : { control, status: 'open' as const, evidence: null },
   );
   return {
     format: RULES.format,
     regulation: RULES.regulation,
     generated_at: input.generated_at,
-    category: { category_id: cat.category_id, label: cat.label, annex_iii: rule.annex_iii, high_risk: rule.high_risk, ...(rule.note ? { note: rule.note } : {}) },
+    category: {
+      category_id: cat.category_id,
+      label: cat.label,
+      annex_iii: rule.annex_iii,
+      high_risk: rule.high_risk,
+      ...(rule.note ? { note: rule.note } : {}),
+    },
     system: input.system,
     deployer: input.deployer ?? null,
     article_12_envelope: {

@@ -68,7 +68,9 @@ export const CHAIN_RULE = {
 /** chain_n = SHA-256(chain_{n-1} || SHA-256(canonical JSON of `record`)), hex: `record` is event n with its seq. */
 export function chainHash(prev: string, record: unknown): string {
   const inner = createHash('sha256').update(canonicalJson(record)).digest();
-  return createHash('sha256').update(Buffer.concat([Buffer.from(prev, 'hex'), inner])).digest('hex');
+  return createHash('sha256')
+    .update(Buffer.concat([Buffer.from(prev, 'hex'), inner]))
+    .digest('hex');
 }
 
 function safe(n: number, what: string): number {
@@ -78,14 +80,20 @@ function safe(n: number, what: string): number {
 
 /** The twin after `ev`; throws DepositoryRefusal when the event is not allowed. */
 export function applyEvent(before: Twin | undefined, ev: DepositoryEvent): Omit<Twin, 'seq' | 'chain_hash'> {
-  if (!before && ev.event_type !== 'tokenize') throw new DepositoryRefusal('unknown_asset', 'the asset has no tokenized twin yet: tokenize it first');
+  if (!before && ev.event_type !== 'tokenize')
+    throw new DepositoryRefusal('unknown_asset', 'the asset has no tokenized twin yet: tokenize it first');
   const b = before ?? { custody_units: 0, token_supply: 0, custodian: null };
   let after: Omit<Twin, 'seq' | 'chain_hash'>;
   const n = ev.units ?? 0;
   switch (ev.event_type) {
     case 'tokenize':
     case 'mint':
-      after = { ...b, custody_units: safe(b.custody_units + n, 'custody'), token_supply: safe(b.token_supply + n, 'supply'), custodian: ev.to_custodian ?? b.custodian };
+      after = {
+        ...b,
+        custody_units: safe(b.custody_units + n, 'custody'),
+        token_supply: safe(b.token_supply + n, 'supply'),
+        custodian: ev.to_custodian ?? b.custodian,
+      };
       break;
     case 'burn':
       if (n > b.token_supply) throw new DepositoryRefusal('insufficient_supply', `cannot burn ${n} units: the supply is ${b.token_supply}`);
@@ -103,7 +111,8 @@ export function applyEvent(before: Twin | undefined, ev: DepositoryEvent): Omit<
       after = { ...b, custodian: ev.to_custodian ?? null };
       break;
   }
-  if (after.custody_units !== after.token_supply) throw new DepositoryRefusal('parity_violation', 'custody units and token supply would differ');
+  if (after.custody_units !== after.token_supply)
+    throw new DepositoryRefusal('parity_violation', 'custody units and token supply would differ');
   if (ev.attested_custody_units !== undefined && ev.attested_custody_units !== after.custody_units) {
     throw new DepositoryRefusal(
       'parity_violation',

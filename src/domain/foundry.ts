@@ -82,11 +82,16 @@ export function runPipeline(input: PipelineInput, pc: PipelineContext): { status
   const skipped = (reason: string) => ({ status: 'skipped' as const, detail: { reason } });
   const held = (reason: string, detail: Record<string, unknown> = {}) => ({ status: 'held' as const, detail: { reason, ...detail } });
 
-  results.set('physics', done({ act: input.act, sealed_by: 'this run\'s receipt (receipt_id, verify_url)' }));
+  results.set('physics', done({ act: input.act, sealed_by: "this run's receipt (receipt_id, verify_url)" }));
 
   if (input.inference === undefined) results.set('print', skipped('optional layer: no inference_session_id given'));
-  else if (input.inference === null) results.set('print', held('unknown_session', { detail: 'no inference session of that id for this key' }));
-  else results.set('print', done({ session_id: input.inference.session_id, sealed_exchanges: input.inference.size, session_root: input.inference.root }));
+  else if (input.inference === null)
+    results.set('print', held('unknown_session', { detail: 'no inference session of that id for this key' }));
+  else
+    results.set(
+      'print',
+      done({ session_id: input.inference.session_id, sealed_exchanges: input.inference.size, session_root: input.inference.root }),
+    );
 
   let value: string | null = null;
   if (!input.readings) results.set('oracle', skipped('no readings given'));
@@ -100,18 +105,32 @@ export function runPipeline(input: PipelineInput, pc: PipelineContext): { status
 
   const template = DATA.foundry.trigger_templates.find((t) => t.template_id === input.template_id);
   if (!template) results.set('obligation', skipped('no template_id given'));
-  else results.set('obligation', done({ template_id: template.template_id, state: 'ARMED', obligation_surface: template.obligation_surface }));
+  else
+    results.set('obligation', done({ template_id: template.template_id, state: 'ARMED', obligation_surface: template.obligation_surface }));
 
-  if (!template || !input.threshold || input.exposure_usd === undefined) results.set('settlement', skipped('needs template_id, threshold and exposure_usd'));
+  if (!template || !input.threshold || input.exposure_usd === undefined)
+    results.set('settlement', skipped('needs template_id, threshold and exposure_usd'));
   else if (value === null) results.set('settlement', skipped('needs an oracle CONSENSUS value'));
   else {
     const exposure = BigInt(usdToMicros(input.exposure_usd));
     const ceiling = BigInt(template.obligation_surface.exposure_ceiling_usd) * 1_000_000n;
-    if (exposure > ceiling) results.set('settlement', held('exposure_above_ceiling', { exposure_ceiling_usd: template.obligation_surface.exposure_ceiling_usd }));
-    else if (!thresholdReached(input.threshold, value)) results.set('settlement', held('threshold_not_reached', { state: 'ARMED', reading: value, threshold: input.threshold }));
+    if (exposure > ceiling)
+      results.set('settlement', held('exposure_above_ceiling', { exposure_ceiling_usd: template.obligation_surface.exposure_ceiling_usd }));
+    else if (!thresholdReached(input.threshold, value))
+      results.set('settlement', held('threshold_not_reached', { state: 'ARMED', reading: value, threshold: input.threshold }));
     else {
       const fee = fireFee(exposure, template.obligation_surface.fee_bps, DATA.clear.bps_tiers, 0n);
-      results.set('settlement', done({ state: 'FIRED', reading: value, fee_bps: fee.bps, fee_source: fee.source, fee_usd: formatUsd(fee.feeMicros), exposure_usd: formatUsd(exposure) }));
+      results.set(
+        'settlement',
+        done({
+          state: 'FIRED',
+          reading: value,
+          fee_bps: fee.bps,
+          fee_source: fee.source,
+          fee_usd: formatUsd(fee.feeMicros),
+          exposure_usd: formatUsd(exposure),
+        }),
+      );
     }
   }
 
@@ -119,7 +138,15 @@ export function runPipeline(input: PipelineInput, pc: PipelineContext): { status
   else {
     try {
       const pack = buildPack({ ...input.conformity, generated_at: pc.generatedAt, log: pc.log });
-      results.set('conformity', done({ category_id: pack.category.category_id, annex_iii: pack.category.annex_iii, open_controls: pack.open_controls, pack_hash: packHash(pack) }));
+      results.set(
+        'conformity',
+        done({
+          category_id: pack.category.category_id,
+          annex_iii: pack.category.annex_iii,
+          open_controls: pack.open_controls,
+          pack_hash: packHash(pack),
+        }),
+      );
     } catch (e) {
       if (!(e instanceof ConformityRefusal)) throw e;
       results.set('conformity', held(e.code, { detail: e.message }));
@@ -130,14 +157,28 @@ export function runPipeline(input: PipelineInput, pc: PipelineContext): { status
   else {
     try {
       const twin = applyEvent(undefined, { event_type: 'tokenize', units: input.asset.units, to_custodian: input.asset.custodian });
-      results.set('depository', done({ event_type: 'tokenize', asset_id: input.asset.asset_id, parity: { holds: twin.custody_units === twin.token_supply, custody_units: twin.custody_units, token_supply: twin.token_supply } }));
+      results.set(
+        'depository',
+        done({
+          event_type: 'tokenize',
+          asset_id: input.asset.asset_id,
+          parity: { holds: twin.custody_units === twin.token_supply, custody_units: twin.custody_units, token_supply: twin.token_supply },
+        }),
+      );
     } catch (e) {
       if (!(e instanceof DepositoryRefusal)) throw e;
       results.set('depository', held(e.code, { detail: e.message }));
     }
   }
 
-  results.set('clearing', done({ log: 'receipts', detail: 'this run\'s receipt is a leaf of the receipts log, covered by the next clearing checkpoint', checkpoint_path: '/api/v1/logs/receipts/checkpoint' }));
+  results.set(
+    'clearing',
+    done({
+      log: 'receipts',
+      detail: "this run's receipt is a leaf of the receipts log, covered by the next clearing checkpoint",
+      checkpoint_path: '/api/v1/logs/receipts/checkpoint',
+    }),
+  );
   results.set('stack', done({ layers: DATA.stack.layers.map((l) => l.id), meter: 'relay + clear + nap on the commitment boundary' }));
 
   const steps = DATA.foundry.attach_flow.map((f) => {
@@ -155,14 +196,24 @@ export function runPipeline(input: PipelineInput, pc: PipelineContext): { status
  * for a settlement, the bps fee the rehearsed fire charged (fee_bps on the
  * enabled exposure), which is most of what a settlement costs.
  */
-export function tenantProjection(tenantId: string, steps: ReadonlyArray<Pick<Step, 'layer' | 'status' | 'detail'>>, runsPerMonth: number): Projection {
+export function tenantProjection(
+  tenantId: string,
+  steps: ReadonlyArray<Pick<Step, 'layer' | 'status' | 'detail'>>,
+  runsPerMonth: number,
+): Projection {
   const units = BigInt(runsPerMonth);
   const parts = [line('pipeline runs x foundry_pipeline', units, BigInt(tollMicros('foundry_pipeline')))];
   for (const s of steps.filter((x) => x.status === 'done')) {
     const sku = STEP_SKU[s.layer];
     if (sku) parts.push(line(`${s.layer} x ${sku}`, units, BigInt(tollMicros(sku))));
     if (s.layer === 'settlement' && typeof s.detail.fee_usd === 'string') {
-      parts.push(line(`settlement x bps_fee (${String(s.detail.fee_bps)} bps on ${String(s.detail.exposure_usd)})`, units, BigInt(usdToMicros(s.detail.fee_usd))));
+      parts.push(
+        line(
+          `settlement x bps_fee (${String(s.detail.fee_bps)} bps on ${String(s.detail.exposure_usd)})`,
+          units,
+          BigInt(usdToMicros(s.detail.fee_usd)),
+        ),
+      );
     }
   }
   return projection(`foundry:${tenantId}`, DATA.foundry.scale_example.note, { runs_per_month: runsPerMonth }, parts);

@@ -32,13 +32,24 @@ export const CHARGEABLE_STATES: readonly FuseState[] = ['UNSIGNED', 'DEAD'];
  * hop that names no act kind is refused rather than let through unchecked: a
  * surface an agent could skip by leaving the kind out would govern nothing.
  */
-export function decideHop(state: FuseState, actKind: string | undefined, surface: readonly string[], o: { kindRequired?: boolean } = {}): HopOutcome {
+export function decideHop(
+  state: FuseState,
+  actKind: string | undefined,
+  surface: readonly string[],
+  o: { kindRequired?: boolean } = {},
+): HopOutcome {
   if (state === 'DEAD') return { ok: false, verdict: false, decision: 'DENY', reason: 'the fuse is DEAD: it fails closed' };
   if (state === 'UNSIGNED') {
     return { ok: false, verdict: false, decision: 'SILENCE', reason: 'the fuse is UNSIGNED: it has never been charged' };
   }
   if (actKind === undefined && o.kindRequired) {
-    return { ok: true, verdict: false, decision: 'BLOCK', reason: 'no act kind: this key declares its surface, so a hop names the act (action.kind)', surface };
+    return {
+      ok: true,
+      verdict: false,
+      decision: 'BLOCK',
+      reason: 'no act kind: this key declares its surface, so a hop names the act (action.kind)',
+      surface,
+    };
   }
   if (actKind !== undefined && !surface.includes(actKind)) {
     return { ok: true, verdict: false, decision: 'BLOCK', reason: `act kind "${actKind}" is outside the declared surface`, surface };

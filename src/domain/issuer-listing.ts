@@ -10,7 +10,11 @@
  */
 
 /** The words of an id or a name: lowercase letters and digits, split on everything else. */
-const words = (text: string): string[] => text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+const words = (text: string): string[] =>
+  text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
 
 /** Whether `haystack` holds the words of `needle` in a row. */
 function holds(haystack: readonly string[], needle: readonly string[]): boolean {
@@ -18,7 +22,10 @@ function holds(haystack: readonly string[], needle: readonly string[]): boolean 
 }
 
 /** The ranked vendor a listing of `vendor` named `name` would claim, and the field that claims it; undefined when none. */
-export function claimedRankedVendor(listing: { vendor: string; name: string }, ranked: readonly string[]): { vendor: string; field: 'vendor' | 'name' } | undefined {
+export function claimedRankedVendor(
+  listing: { vendor: string; name: string },
+  ranked: readonly string[],
+): { vendor: string; field: 'vendor' | 'name' } | undefined {
   for (const id of ranked) {
     for (const field of ['vendor', 'name'] as const) if (holds(words(listing[field]), words(id))) return { vendor: id, field };
   }

@@ -41,7 +41,13 @@ export function replaySource(kind: string, decision: string, data: Record<string
   if ((kind === 'hop' || kind === 'act') && typeof data?.state === 'string' && (FUSE_STATES as readonly string[]).includes(data.state)) {
     return {
       rules_version: FUSE_RULES_VERSION,
-      facts: { state: data.state as FuseState, in_surface: decision !== 'BLOCK', exposure_micros: 0, hold_above_micros: null, review_requested: false },
+      facts: {
+        state: data.state as FuseState,
+        in_surface: decision !== 'BLOCK',
+        exposure_micros: 0,
+        hold_above_micros: null,
+        review_requested: false,
+      },
       act_kind: data.act_kind as string | undefined,
     };
   }
@@ -54,7 +60,10 @@ export function replay(src: ReplaySource, assume: Partial<ClearFacts>): { facts:
   if (src.rules_version === CLEAR_RULES_VERSION) return { facts, outcome: decideClear(facts) };
   const kind = src.act_kind;
   const o = decideHop(facts.state, kind, facts.in_surface && kind ? [kind] : []);
-  return { facts, outcome: { decision: o.decision, rule: o.decision === 'PERMIT' ? 'cleared' : o.decision.toLowerCase(), reason: o.reason } };
+  return {
+    facts,
+    outcome: { decision: o.decision, rule: o.decision === 'PERMIT' ? 'cleared' : o.decision.toLowerCase(), reason: o.reason },
+  };
 }
 
 /**

@@ -112,7 +112,10 @@ export function aggregate(readings: Reading[], sources: readonly OracleSource[],
   };
   if (n < policy.minSources || n === 0) return { ...base, status: 'DISPUTED', value: null, reason: 'too_few_sources', spread: null };
   const sumW = keptRows.reduce((a, r) => a + r.w, 0n);
-  const mean = divRound(keptRows.reduce((a, r) => a + r.v * r.w, 0n), sumW);
+  const mean = divRound(
+    keptRows.reduce((a, r) => a + r.v * r.w, 0n),
+    sumW,
+  );
   const spread = keptRows[keptRows.length - 1]!.v - keptRows[0]!.v;
   const abs = mean < 0n ? -mean : mean;
   if (spread * 10_000n > BigInt(policy.toleranceBps) * abs) {

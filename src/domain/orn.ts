@@ -55,7 +55,12 @@ export function allocateGeneralAverage(lossMicros: bigint, parties: readonly Par
 /** The pro rata allocation export: CSV (RFC 4180), one line per party. */
 export function allocationCsv(rows: readonly Allocation[]): string {
   const q = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
-  return ['party_id,contributed_value_usd,share_pct,allocation_usd', ...rows.map((r) => [q(r.party_id), r.contributed_value_usd, r.share_pct, r.allocation_usd].join(','))].join('\r\n') + '\r\n';
+  return (
+    [
+      'party_id,contributed_value_usd,share_pct,allocation_usd',
+      ...rows.map((r) => [q(r.party_id), r.contributed_value_usd, r.share_pct, r.allocation_usd].join(',')),
+    ].join('\r\n') + '\r\n'
+  );
 }
 
 /** SHARP: agents_in_graph x SHARP toll x orchestration events, micro-USD. */

@@ -67,12 +67,20 @@ export function decideRedeem(i: RedeemInput): RedeemDecision {
   if (i.ticket.redeemed) return { redeem: false, reason: 'replay', detail: 'the ticket was already redeemed: it is single use' };
   if (i.jobBound) return { redeem: false, reason: 'replay', detail: "the ticket's job was already bound by another ticket" };
   if (i.parent !== 'LIVE') {
-    return { redeem: false, reason: 'dead_parent', detail: `the licence parent is ${i.parent ?? 'UNSIGNED'}: a child cannot outlive its parent; charge it first` };
+    return {
+      redeem: false,
+      reason: 'dead_parent',
+      detail: `the licence parent is ${i.parent ?? 'UNSIGNED'}: a child cannot outlive its parent; charge it first`,
+    };
   }
   const skewMs = i.skewSeconds * 1000;
   const drift = i.callerNow.getTime() - i.serverNow.getTime();
   if (Math.abs(drift) > skewMs) {
-    return { redeem: false, reason: 'stale', detail: `the presented now is ${Math.round(drift / 1000)} s from the service clock (tolerance ${i.skewSeconds} s)` };
+    return {
+      redeem: false,
+      reason: 'stale',
+      detail: `the presented now is ${Math.round(drift / 1000)} s from the service clock (tolerance ${i.skewSeconds} s)`,
+    };
   }
   const expires = Date.parse(i.ticket.expires_at);
   if (i.serverNow.getTime() >= expires || i.callerNow.getTime() >= expires) {
@@ -98,17 +106,34 @@ export type PreBindAOutcome =
 /** The HTTP status of each PAS-A outcome: ALLOW 200, BLOCK 403, HOLD 409 (as pre-finality's NO_GO and HOLD). */
 export const PRE_BIND_A_STATUS: Record<PreBindAOutcome['decision'], number> = { ALLOW: 200, BLOCK: 403, HOLD: 409 };
 
-export function decidePreBindA(hop: HopOutcome, parent: LicenseState, requestedScope: 'bind_only' | 'bind_and_issue', jobBound = false): PreBindAOutcome {
+export function decidePreBindA(
+  hop: HopOutcome,
+  parent: LicenseState,
+  requestedScope: 'bind_only' | 'bind_and_issue',
+  jobBound = false,
+): PreBindAOutcome {
   const manual = (code: string, reason: string): PreBindAOutcome => ({ next_step: 'manual_underwriting', decision: 'HOLD', code, reason });
   if (!hop.verdict) return manual(`hop_${hop.decision.toLowerCase()}`, hop.reason);
-  if (jobBound) return { next_step: 'none', decision: 'BLOCK', code: 'already_bound', reason: 'the job is already bound: no ticket is issued for it (a second bind is refused)' };
+  if (jobBound)
+    return {
+      next_step: 'none',
+      decision: 'BLOCK',
+      code: 'already_bound',
+      reason: 'the job is already bound: no ticket is issued for it (a second bind is refused)',
+    };
   if (parent !== 'LIVE' && parent !== 'ARMED') return manual('license_not_live', `the licence parent is ${parent}: no child can be issued`);
-  if (requestedScope === 'bind_and_issue') return manual('bind_and_issue_not_granted', 'bind-and-issue is not granted: only a bind-only ticket can be issued');
-  return { next_step: 'bind_only_ticket', decision: 'ALLOW', reason: 'hop permitted and the licence parent is LIVE: bind-only ticket issued' };
+  if (requestedScope === 'bind_and_issue')
+    return manual('bind_and_issue_not_granted', 'bind-and-issue is not granted: only a bind-only ticket can be issued');
+  return {
+    next_step: 'bind_only_ticket',
+    decision: 'ALLOW',
+    reason: 'hop permitted and the licence parent is LIVE: bind-only ticket issued',
+  };
 }
 
 /** PAS-B: the issue wrap. Halt means: do not call issue. */
-export type PreBindBOutcome = { result: 'proceed'; decision: 'ALLOW'; reason: string } | { result: 'halt'; decision: 'HALT'; code: string; reason: string };
+export type PreBindBOutcome =
+  { result: 'proceed'; decision: 'ALLOW'; reason: string } | { result: 'halt'; decision: 'HALT'; code: string; reason: string };
 
 export function decidePreBindB(hop: HopOutcome, parent: LicenseState, jobBound: boolean): PreBindBOutcome {
   const halt = (code: string, reason: string): PreBindBOutcome => ({ result: 'halt', decision: 'HALT', code, reason });
@@ -123,7 +148,8 @@ export type BindCheckOutcome = { decision: 'ALLOW' | 'BLOCK'; code: string; reas
 
 export function decideBindCheck(hop: HopOutcome, jobBound: boolean): BindCheckOutcome {
   if (!hop.ok) return { decision: 'BLOCK', code: `fuse_${hop.decision === 'DENY' ? 'dead' : 'unsigned'}`, reason: hop.reason };
-  if (jobBound) return { decision: 'BLOCK', code: 'already_bound', reason: 'the job already has a redeemed spend leaf: a second bind is refused' };
+  if (jobBound)
+    return { decision: 'BLOCK', code: 'already_bound', reason: 'the job already has a redeemed spend leaf: a second bind is refused' };
   return { decision: 'ALLOW', code: 'clear', reason: `the fuse may act and the job is not bound yet` };
 }
 
@@ -143,7 +169,11 @@ export interface AuthorityOutcome {
 }
 
 /** Delegated authority: a permitted hop plus the grant's premium, line and state limits. */
-export function decideAuthority(hop: HopOutcome, grant: AuthorityGrant, req: { premium_micros: number; line: string; state: string }): AuthorityOutcome {
+export function decideAuthority(
+  hop: HopOutcome,
+  grant: AuthorityGrant,
+  req: { premium_micros: number; line: string; state: string },
+): AuthorityOutcome {
   const failed: AuthorityLimit[] = [];
   const why: string[] = [];
   if (!hop.verdict) {

@@ -56,17 +56,10 @@ export function signPrefinalityJwt(key: SigningKey, claims: PrefinalityClaims): 
 }
 
 export type VerifyFailure =
-  | 'malformed'
-  | 'alg_not_allowed'
-  | 'typ_mismatch'
-  | 'unknown_kid'
-  | 'bad_signature'
-  | 'expired'
-  | 'claim_invalid';
+  'malformed' | 'alg_not_allowed' | 'typ_mismatch' | 'unknown_kid' | 'bad_signature' | 'expired' | 'claim_invalid';
 
 export type VerifyResult =
-  | { valid: true; header: Record<string, unknown>; claims: PrefinalityClaims }
-  | { valid: false; reason: VerifyFailure; detail: string };
+  { valid: true; header: Record<string, unknown>; claims: PrefinalityClaims } | { valid: false; reason: VerifyFailure; detail: string };
 
 const fail = (reason: VerifyFailure, detail: string): VerifyResult => ({ valid: false, reason, detail });
 
@@ -112,7 +105,8 @@ export async function verifyPrefinalityJwt(token: string, keyring: Keyring, opts
     }));
   } catch (e) {
     if (e instanceof errors.JWTExpired) return fail('expired', 'the receipt has expired');
-    if (e instanceof errors.JWSSignatureVerificationFailed) return fail('bad_signature', 'the signature does not verify (altered or foreign)');
+    if (e instanceof errors.JWSSignatureVerificationFailed)
+      return fail('bad_signature', 'the signature does not verify (altered or foreign)');
     if (e instanceof errors.JWTClaimValidationFailed) return fail('claim_invalid', `claim ${e.claim}: ${e.message}`);
     if (e instanceof errors.JWTInvalid || e instanceof errors.JWSInvalid) return fail('malformed', (e as Error).message);
     return fail('malformed', (e as Error).message);

@@ -46,9 +46,7 @@ const rulesFileSchema = z.object({
   required_fields: z.record(z.enum(RAILS), z.array(z.enum(TRANSFER_FIELDS))),
   review_thresholds: z.record(z.string(), z.string().regex(DECIMAL)),
   metering: z.record(z.string(), z.object({ sku: z.string(), nap: z.boolean() })),
-  rules: z
-    .array(z.object({ id: z.string(), decision: z.enum(DECISIONS), check: z.enum(CHECKS), description: z.string() }))
-    .min(1),
+  rules: z.array(z.object({ id: z.string(), decision: z.enum(DECISIONS), check: z.enum(CHECKS), description: z.string() })).min(1),
 });
 export type RuleSet = z.infer<typeof rulesFileSchema>;
 
@@ -124,7 +122,10 @@ export const evaluateRequestSchema = z.strictObject({
   mandate: mandateSchema.optional(),
   context: contextSchema.optional(),
   /** The approved review of this very request (docs/reviews.md): a HOLD it answered is then a GO, once. */
-  review_id: z.string().regex(/^rev_[A-Za-z0-9_-]{1,64}$/, 'a review id such as rev_…').optional(),
+  review_id: z
+    .string()
+    .regex(/^rev_[A-Za-z0-9_-]{1,64}$/, 'a review id such as rev_…')
+    .optional(),
 });
 export type EvaluateRequest = z.infer<typeof evaluateRequestSchema>;
 
@@ -163,7 +164,9 @@ const CHECK_FNS: Record<Check, CheckFn> = {
   fuse_dead: (_r, f) => fuseRefusal(f, 'DENY'),
   fuse_unsigned: (_r, f) => fuseRefusal(f, 'SILENCE'),
   fuse_unknown: (_r, f) =>
-    f.fuse && f.fuse.state === undefined ? { detail: `no fuse ${f.fuse.id} exists for this caller`, fields: ['context.fuse_id'] } : undefined,
+    f.fuse && f.fuse.state === undefined
+      ? { detail: `no fuse ${f.fuse.id} exists for this caller`, fields: ['context.fuse_id'] }
+      : undefined,
   transfer_incomplete: (r, _f, rules) => {
     const missing = (rules.required_fields[r.rail] ?? []).filter((k) => r.transfer[k] === undefined);
     return missing.length
@@ -286,13 +289,22 @@ export function rtpGateReasons(f: RtpGateFacts, rules: RuleSet = RULES): RtpGate
   const reasons: RtpGateReason[] = [];
   if (c.decision !== 'GO') reasons.push({ code: 'not_go', detail: `the receipt's decision is ${c.decision}, not GO` });
   if (c.demo) reasons.push({ code: 'demo_receipt', detail: 'a demo receipt clears no payment' });
-  else if (c.sub !== f.keyId) reasons.push({ code: 'wrong_key', detail: 'the receipt was issued to another API key: only the key it was issued to can present it' });
+  else if (c.sub !== f.keyId)
+    reasons.push({ code: 'wrong_key', detail: 'the receipt was issued to another API key: only the key it was issued to can present it' });
   if (c.rail !== 'rtp') reasons.push({ code: 'wrong_rail', detail: `the receipt clears rail ${c.rail}, not rtp`, fields: ['rail'] });
   const differ = orderMismatches(c.transfer, f.order, rules);
   if (differ.length) {
-    reasons.push({ code: 'order_mismatch', detail: `the payment order differs from the cleared transfer in ${differ.join(', ')}`, fields: differ.map((k) => `payment_order.${k}`) });
+    reasons.push({
+      code: 'order_mismatch',
+      detail: `the payment order differs from the cleared transfer in ${differ.join(', ')}`,
+      fields: differ.map((k) => `payment_order.${k}`),
+    });
   }
-  if (f.used) reasons.push({ code: 'receipt_used', detail: 'this receipt has already cleared a payment order: a receipt clears one payment order, once' });
+  if (f.used)
+    reasons.push({
+      code: 'receipt_used',
+      detail: 'this receipt has already cleared a payment order: a receipt clears one payment order, once',
+    });
   return reasons;
 }
 

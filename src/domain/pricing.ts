@@ -49,7 +49,12 @@ export interface OperatorCheckout {
  * month) charges the rest. So nothing is charged twice and a period never
  * owes less than the formula.
  */
-export function operatorCheckout(input: { floorMicros: bigint; exposureMicros: bigint; hops: number; chargedMicros: bigint }): OperatorCheckout {
+export function operatorCheckout(input: {
+  floorMicros: bigint;
+  exposureMicros: bigint;
+  hops: number;
+  chargedMicros: bigint;
+}): OperatorCheckout {
   const terms: Array<[OperatorBasis, bigint]> = [
     ['floor', roundToCent(input.floorMicros)],
     ['bps', bpsFeeMicros(input.exposureMicros, OPERATOR_BPS)],

@@ -30,4 +30,3 @@ export function periodReset(period: HopPeriod, now: Date = new Date()): string |
   if (period === 'month') return new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)).toISOString();
   return new Date(start.getTime() + (period === 'week' ? 7 : 1) * 86_400_000).toISOString();
 }
-

@@ -10,7 +10,17 @@ import { REFUSALS } from './pricing.ts';
 export const RECEIPT_REFUSALS: readonly string[] = [...REFUSALS, 'NO_GO'];
 
 /** Decision words a keyed act's receipt carries (a fuse change's decision is the state it moved to). */
-export const RECEIPT_DECISIONS: readonly string[] = ['PERMIT', 'ALLOW', 'GO', ...RECEIPT_REFUSALS, 'HALT', 'LIVE', 'DEAD', 'CLASSIFIED', 'UNCLASSIFIED'];
+export const RECEIPT_DECISIONS: readonly string[] = [
+  'PERMIT',
+  'ALLOW',
+  'GO',
+  ...RECEIPT_REFUSALS,
+  'HALT',
+  'LIVE',
+  'DEAD',
+  'CLASSIFIED',
+  'UNCLASSIFIED',
+];
 
 /** The kinds an account's keys make most; the filter still takes any other kind from a link. */
 export const RECEIPT_KINDS: readonly string[] = [

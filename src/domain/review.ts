@@ -42,7 +42,11 @@ export type UseRefusal = 'review_pending' | 'review_denied' | 'review_expired' |
  * request must be the one held (same key, operation and fingerprint), and the
  * review approved, unused and decided.
  */
-export function approvalRefusal(r: ReviewFacts, request: { keyId: string; operation: string; fingerprint: string }, now: Date): UseRefusal | undefined {
+export function approvalRefusal(
+  r: ReviewFacts,
+  request: { keyId: string; operation: string; fingerprint: string },
+  now: Date,
+): UseRefusal | undefined {
   if (r.key_id !== request.keyId || r.operation !== request.operation || r.fingerprint !== request.fingerprint) return 'review_mismatch';
   const state = reviewStateAt(r, now);
   if (state === 'pending') return 'review_pending';
@@ -75,7 +79,8 @@ export function answerRefusal(
   if (state === 'expired') return 'review_expired';
   if (state !== 'pending') return 'review_decided';
   const first = r.first_approval?.reviewer;
-  if (answer.to === 'approved' && first && first.kind === answer.reviewer.kind && first.id === answer.reviewer.id) return 'second_approver_required';
+  if (answer.to === 'approved' && first && first.kind === answer.reviewer.kind && first.id === answer.reviewer.id)
+    return 'second_approver_required';
   return undefined;
 }
 

@@ -31,9 +31,22 @@ export function line(name: string, units: bigint, tollMicrosEach: bigint): { l: 
   return { l: { line: name, units: Number(units), toll_usd: formatUsd(tollMicrosEach), monthly_usd: formatUsd(micros) }, micros };
 }
 
-export function projection(layer: string, note: string, inputs: Record<string, number>, parts: Array<{ l: ProjectionLine; micros: bigint }>): Projection {
+export function projection(
+  layer: string,
+  note: string,
+  inputs: Record<string, number>,
+  parts: Array<{ l: ProjectionLine; micros: bigint }>,
+): Projection {
   const monthly = parts.reduce((a, p) => a + p.micros, 0n);
-  return { layer, illustrative: true, note, inputs, lines: parts.map((p) => p.l), monthly_usd: formatUsd(monthly), annual_usd: formatUsd(monthly * 12n) };
+  return {
+    layer,
+    illustrative: true,
+    note,
+    inputs,
+    lines: parts.map((p) => p.l),
+    monthly_usd: formatUsd(monthly),
+    annual_usd: formatUsd(monthly * 12n),
+  };
 }
 
 const big = (n: number) => BigInt(n);
@@ -52,7 +65,9 @@ export function napScale(i: { acts_per_month: number; refusal_rate_pct: number }
 
 /** PDTR: payment bindings x pdtr_bind. */
 export function pdtrScale(i: { bindings_per_month: number }): Projection {
-  return projection('pdtr', DATA.pdtr.scale_example.note, i, [line('bindings x pdtr_bind', big(i.bindings_per_month), big(tollMicros('pdtr_bind')))]);
+  return projection('pdtr', DATA.pdtr.scale_example.note, i, [
+    line('bindings x pdtr_bind', big(i.bindings_per_month), big(tollMicros('pdtr_bind'))),
+  ]);
 }
 
 /** SHARP toll of one agent in one orchestration event, and the flat General Average declare toll (ORN catalog). */

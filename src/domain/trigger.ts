@@ -56,9 +56,15 @@ export interface FireFee {
  * restate it but never change it: undefined or the same value is accepted,
  * anything else (0, null, a higher value) is refused by the caller of this rule.
  */
-export function obligationFeeBps(templateFeeBps: number | null, requested: number | null | undefined): { ok: true; feeBps: number | null } | { ok: false; message: string } {
+export function obligationFeeBps(
+  templateFeeBps: number | null,
+  requested: number | null | undefined,
+): { ok: true; feeBps: number | null } | { ok: false; message: string } {
   if (requested === undefined || requested === templateFeeBps) return { ok: true, feeBps: templateFeeBps };
-  return { ok: false, message: `is the template's (${templateFeeBps === null ? 'null: the Clear bps tier' : templateFeeBps}); it cannot be set by the caller` };
+  return {
+    ok: false,
+    message: `is the template's (${templateFeeBps === null ? 'null: the Clear bps tier' : templateFeeBps}); it cannot be set by the caller`,
+  };
 }
 
 /**

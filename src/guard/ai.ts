@@ -30,7 +30,10 @@ const isAsyncGeneratorFunction = (f: unknown) => Object.prototype.toString.call(
 /** `tool` with its execute behind the fuse. A tool that streams (an async generator) streams once cleared. */
 export function guardTool<T extends Tool>(tool: T, opts: ToolGuardOptions<T>): T {
   const execute = tool.execute as AnyExecute | undefined;
-  if (!execute) throw new TypeError('guardTool: this tool has no execute function (a provider-executed tool runs elsewhere and cannot be guarded here)');
+  if (!execute)
+    throw new TypeError(
+      'guardTool: this tool has no execute function (a provider-executed tool runs elsewhere and cannot be guarded here)',
+    );
   const check = gateCheck(opts as GuardOptions<[unknown, ToolExecutionOptions]>);
   const cleared = async (input: unknown, options: ToolExecutionOptions) => {
     const verdict = await check(input, options);
@@ -64,7 +67,9 @@ export interface ToolSetGuardOptions<T extends ToolSet> {
 export function guardTools<T extends ToolSet>(tools: T, opts: ToolSetGuardOptions<T>): T {
   const out: Record<string, Tool> = {};
   for (const [name, t] of Object.entries(tools) as Array<[string, Tool]>) {
-    out[name] = t.execute ? guardTool(t, { fuse: opts.fuse, name, kind: opts.kinds?.[name], gate: opts.gate, onVerdict: opts.onVerdict }) : t;
+    out[name] = t.execute
+      ? guardTool(t, { fuse: opts.fuse, name, kind: opts.kinds?.[name], gate: opts.gate, onVerdict: opts.onVerdict })
+      : t;
   }
   return out as T;
 }

@@ -57,7 +57,11 @@ export async function askGate(gate: FuseGateClient, q: GateQuestion, o: AskOptio
   try {
     if (q.rail !== undefined) {
       const context = { fuse_id: q.fuse, ...(tool ? { tool } : {}) };
-      return await evaluateWithReview(gate, { rail: q.rail, transfer: q.transfer, ...(q.mandate ? { mandate: q.mandate } : {}), context }, o.holdWaitSeconds ?? 0);
+      return await evaluateWithReview(
+        gate,
+        { rail: q.rail, transfer: q.transfer, ...(q.mandate ? { mandate: q.mandate } : {}), context },
+        o.holdWaitSeconds ?? 0,
+      );
     }
     return hopVerdict(await gate.hop({ fuse_id: q.fuse, ...(q.kind ? { action: { kind: q.kind } } : {}), ...(tool ? { tool } : {}) }));
   } catch (e) {
@@ -87,7 +91,14 @@ async function evaluateWithReview(gate: FuseGateClient, request: Json, holdWaitS
     } catch (e) {
       const code = e instanceof FuseGateError ? e.problem.code : undefined;
       const named = { review_id: review.id, ...(review.url ? { review_url: review.url } : {}) };
-      if (code === 'review_pending') return { action: 'hold', decision: 'HOLD', reason: `still waiting for a person to answer review ${review.id}`, hold: named, ...named };
+      if (code === 'review_pending')
+        return {
+          action: 'hold',
+          decision: 'HOLD',
+          reason: `still waiting for a person to answer review ${review.id}`,
+          hold: named,
+          ...named,
+        };
       if (code === 'review_denied') {
         held.delete(key);
         return { action: 'refuse', decision: 'DENY', reason: `a person of the account denied this call in review ${review.id}`, ...named };
@@ -98,10 +109,13 @@ async function evaluateWithReview(gate: FuseGateClient, request: Json, holdWaitS
   }
   const v = evaluateVerdict(await gate.evaluate(request));
   if (v.action === 'hold' && v.review_id && holdWaitSeconds > 0) {
-    const answered = await gate.waitForReview(v.review_id, { timeoutSeconds: holdWaitSeconds, pollSeconds: REVIEW_POLL_SECONDS }).catch(() => undefined);
+    const answered = await gate
+      .waitForReview(v.review_id, { timeoutSeconds: holdWaitSeconds, pollSeconds: REVIEW_POLL_SECONDS })
+      .catch(() => undefined);
     const named = { review_id: v.review_id, ...(v.review_url ? { review_url: v.review_url } : {}) };
     if (answered?.state === 'approved') return evaluateVerdict(await gate.evaluate({ ...request, review_id: v.review_id }));
-    if (answered?.state === 'denied') return { action: 'refuse', decision: 'DENY', reason: `a person of the account denied this call in review ${v.review_id}`, ...named };
+    if (answered?.state === 'denied')
+      return { action: 'refuse', decision: 'DENY', reason: `a person of the account denied this call in review ${v.review_id}`, ...named };
   }
   if (v.action === 'hold' && v.review_id) {
     // Bounded: past it, the oldest held call is forgotten (made again, the gate answers it with the same review while pending).
@@ -146,7 +160,8 @@ function heldOf(answer: Json): Pick<GateVerdict, 'hold' | 'review_id' | 'review_
 
 function unanswered(e: unknown): GateVerdict {
   if (e instanceof FuseGateError) {
-    const why = e.status >= 500 ? `the gate failed (${e.status} ${e.problem.code})` : `the gate refused the request (${e.status} ${e.problem.code})`;
+    const why =
+      e.status >= 500 ? `the gate failed (${e.status} ${e.problem.code})` : `the gate refused the request (${e.status} ${e.problem.code})`;
     return { action: 'refuse', decision: null, reason: `${why}: ${e.problem.detail ?? e.problem.title}` };
   }
   const err = e as Error & { cause?: { message?: string } };
@@ -158,7 +173,9 @@ function unanswered(e: unknown): GateVerdict {
 export function refusalText(v: GateVerdict): string {
   const receipt = v.receipt_id ? ` Receipt ${v.receipt_id}${v.verify_url ? `: ${v.verify_url}` : ''}.` : '';
   if (v.action === 'hold') {
-    const review = v.review_id ? ` A person of the account is asked to review it: review ${v.review_id}${v.review_url ? ` (${v.review_url}; GET it with ?wait=30 to wait for the answer)` : ''}. Once a person approves it, the same call made again goes through, once.` : '';
+    const review = v.review_id
+      ? ` A person of the account is asked to review it: review ${v.review_id}${v.review_url ? ` (${v.review_url}; GET it with ?wait=30 to wait for the answer)` : ''}. Once a person approves it, the same call made again goes through, once.`
+      : '';
     return `Fuse Gate put this call on HOLD for review; it was not run: ${v.reason}.${receipt}${review}`;
   }
   const decision = v.decision ?? 'fail closed';

@@ -78,10 +78,18 @@ export class FuseGateRefusal extends Error {
  * with `transport` (the global fetch unless the caller has a faster one: the
  * proxy's, src/proxy/gate-fetch.ts).
  */
-export function gateFromEnv(env: Record<string, string | undefined> = globalThis.process?.env ?? {}, timeoutMs = DEFAULT_GATE_TIMEOUT_MS, transport: typeof fetch = fetch): FuseGateClient {
+export function gateFromEnv(
+  env: Record<string, string | undefined> = globalThis.process?.env ?? {},
+  timeoutMs = DEFAULT_GATE_TIMEOUT_MS,
+  transport: typeof fetch = fetch,
+): FuseGateClient {
   const baseUrl = env.FUSEGATE_URL;
   if (!baseUrl) throw new TypeError('no gate: pass { gate } or set FUSEGATE_URL (and FUSEGATE_KEY)');
-  return new FuseGateClient({ baseUrl, apiKey: env.FUSEGATE_KEY, fetch: (url, init) => transport(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }) });
+  return new FuseGateClient({
+    baseUrl,
+    apiKey: env.FUSEGATE_KEY,
+    fetch: (url, init) => transport(url, { ...init, signal: AbortSignal.timeout(timeoutMs) }),
+  });
 }
 
 /**
@@ -114,7 +122,10 @@ export function gateCheck<A extends unknown[]>(opts: GuardOptions<A>): (...args:
 }
 
 /** `execute`, run only once the gate cleared the call; otherwise it throws FuseGateRefusal and `execute` never runs. */
-export function guard<A extends unknown[], R>(execute: (...args: A) => R | PromiseLike<R>, opts: GuardOptions<A>): (...args: A) => Promise<R> {
+export function guard<A extends unknown[], R>(
+  execute: (...args: A) => R | PromiseLike<R>,
+  opts: GuardOptions<A>,
+): (...args: A) => Promise<R> {
   const check = gateCheck(opts);
   return async (...args: A) => {
     const verdict = await check(...args);

@@ -40,10 +40,17 @@ export function guardTool<T extends StructuredToolInterface>(tool: T, opts: Tool
   const call = async (arg: unknown, config?: { toolCall?: { id?: string } }, tags?: string[]) => {
     const args = (isToolCall(arg) ? arg.args : arg) as Record<string, unknown>;
     const verdict = await check(typeof args === 'object' && args !== null ? args : {});
-    if (verdict.action === 'run') return (tool.call as (a: unknown, c?: unknown, t?: string[]) => Promise<unknown>).call(guarded, arg, config, tags);
+    if (verdict.action === 'run')
+      return (tool.call as (a: unknown, c?: unknown, t?: string[]) => Promise<unknown>).call(guarded, arg, config, tags);
     const toolCallId = isToolCall(arg) ? arg.id : config?.toolCall?.id;
     if (toolCallId === undefined) throw new FuseGateRefusal(verdict);
-    return new ToolMessage({ content: refusalText(verdict), tool_call_id: toolCallId, name: tool.name, status: 'error', artifact: { fusegate: verdictMeta(verdict) } });
+    return new ToolMessage({
+      content: refusalText(verdict),
+      tool_call_id: toolCallId,
+      name: tool.name,
+      status: 'error',
+      artifact: { fusegate: verdictMeta(verdict) },
+    });
   };
   Object.defineProperty(guarded, 'call', { value: call, writable: true, configurable: true });
   return guarded;

@@ -12,7 +12,12 @@
  *   const sendEmail = guardTool(tool({ name: 'send_email', description, parameters, execute }), { fuse: 'fuse_…', kind: 'send_email' });
  *   await run(new Agent({ name: 'ops', tools: [sendEmail] }), 'email the report');
  */
-import { defineToolInputGuardrail, ToolGuardrailFunctionOutputFactory, type FunctionTool, type ToolInputGuardrailDefinition } from '@openai/agents';
+import {
+  defineToolInputGuardrail,
+  ToolGuardrailFunctionOutputFactory,
+  type FunctionTool,
+  type ToolInputGuardrailDefinition,
+} from '@openai/agents';
 import { gateCheck, gateFromEnv, refusalText, verdictMeta, type GateVerdict, type GuardOptions } from './guard.ts';
 
 export type { GateVerdict } from './guard.ts';
@@ -44,7 +49,9 @@ export function fuseGuardrail<Context = unknown>(opts: ToolGuardOptions): ToolIn
     async run({ toolCall }) {
       const verdict = await checkOf(toolCall.name)(argumentsOf(toolCall.arguments));
       const info = { fusegate: verdictMeta(verdict) };
-      return verdict.action === 'run' ? ToolGuardrailFunctionOutputFactory.allow(info) : ToolGuardrailFunctionOutputFactory.rejectContent(refusalText(verdict), info);
+      return verdict.action === 'run'
+        ? ToolGuardrailFunctionOutputFactory.allow(info)
+        : ToolGuardrailFunctionOutputFactory.rejectContent(refusalText(verdict), info);
     },
   });
 }

@@ -27,7 +27,12 @@ export async function listLicenses(db: Db, owner: string, now: string): Promise<
   });
   return rs.rows.map((r) => {
     const outstanding = Number(r.outstanding);
-    return { license_id: String(r.license_id), state: reportedLicenseState(String(r.state) as StoredLicenseState, outstanding > 0), updated_at: String(r.updated_at), outstanding };
+    return {
+      license_id: String(r.license_id),
+      state: reportedLicenseState(String(r.state) as StoredLicenseState, outstanding > 0),
+      updated_at: String(r.updated_at),
+      outstanding,
+    };
   });
 }
 
@@ -57,7 +62,10 @@ export async function listTickets(db: Db, owner: string, licenseId: string | und
 
 /** Revokes the owner's active grant; false when it is not the owner's or already revoked. */
 export async function revokeOwnedGrant(tx: Transaction, owner: string, id: string, now: string): Promise<boolean> {
-  const rs = await tx.execute({ sql: 'UPDATE pas_authority_grants SET revoked_at = ? WHERE id = ? AND key_id = ? AND revoked_at IS NULL', args: [now, id, owner] });
+  const rs = await tx.execute({
+    sql: 'UPDATE pas_authority_grants SET revoked_at = ? WHERE id = ? AND key_id = ? AND revoked_at IS NULL',
+    args: [now, id, owner],
+  });
   return rs.rowsAffected === 1;
 }
 
@@ -76,7 +84,10 @@ export async function retryDelivery(tx: Transaction, owner: string, deliveryId: 
   if (!r) return undefined;
   const state = String(r.state);
   if (state !== 'delivered') {
-    await tx.execute({ sql: "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ? WHERE id = ?", args: [nowMs, deliveryId] });
+    await tx.execute({
+      sql: "UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ? WHERE id = ?",
+      args: [nowMs, deliveryId],
+    });
   }
   return state;
 }

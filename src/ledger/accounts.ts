@@ -35,7 +35,9 @@ export const accountOwner = (accountId: string, test: boolean): string => (test 
 
 /** The account and mode an owner id (ownerId) names. */
 export function ownerParts(owner: string): { accountId: string; mode: 'live' | 'test' } {
-  return owner.startsWith(TEST_OWNER_PREFIX) ? { accountId: owner.slice(TEST_OWNER_PREFIX.length), mode: 'test' } : { accountId: owner, mode: 'live' };
+  return owner.startsWith(TEST_OWNER_PREFIX)
+    ? { accountId: owner.slice(TEST_OWNER_PREFIX.length), mode: 'test' }
+    : { accountId: owner, mode: 'live' };
 }
 
 const PAYER_PREFIX = 'x402:';
@@ -54,7 +56,10 @@ export function payerAccountId(network: string, address: string): string {
 export const isPayerAccount = (id: string): boolean => id.startsWith(PAYER_PREFIX);
 
 /** A new account; `spendCapMicros` is its monthly spend cap (SPEND_CAP_ACCOUNT_DEFAULT_USD where a person signs up; null: none). */
-export async function insertAccount(tx: Transaction, input: { id?: string; name: string; now?: string; spendCapMicros?: bigint | null }): Promise<Account> {
+export async function insertAccount(
+  tx: Transaction,
+  input: { id?: string; name: string; now?: string; spendCapMicros?: bigint | null },
+): Promise<Account> {
   const account = { id: input.id ?? newId('acct'), name: input.name, created_at: input.now ?? nowIso() };
   await tx.execute({
     sql: 'INSERT INTO accounts (id, name, created_at, spend_cap_micros) VALUES (?, ?, ?, ?)',
@@ -83,7 +88,11 @@ export async function accountOfKey(db: Client | Transaction, keyId: string): Pro
 }
 
 /** Whether a receipt made by key `receiptKeyId` belongs to the caller's account. */
-export async function receiptVisibleTo(db: Client | Transaction, receiptKeyId: string | undefined, caller: { account_id: string; mode?: 'live' | 'test' | undefined }): Promise<boolean> {
+export async function receiptVisibleTo(
+  db: Client | Transaction,
+  receiptKeyId: string | undefined,
+  caller: { account_id: string; mode?: 'live' | 'test' | undefined },
+): Promise<boolean> {
   return receiptKeyId !== undefined && (await accountOfKey(db, receiptKeyId)) === ownerId(caller);
 }
 
@@ -128,7 +137,10 @@ export async function setPassword(tx: Transaction, accountId: string, passwordHa
   await voidPasswordResets(tx, accountId);
 }
 
-export async function insertSession(tx: Transaction, s: { secretHash: string; accountId: string; now: string; expiresAt: string; userAgent?: string | undefined }): Promise<void> {
+export async function insertSession(
+  tx: Transaction,
+  s: { secretHash: string; accountId: string; now: string; expiresAt: string; userAgent?: string | undefined },
+): Promise<void> {
   await tx.execute({
     sql: 'INSERT INTO sessions (secret_hash, account_id, created_at, expires_at, user_agent) VALUES (?, ?, ?, ?, ?)',
     args: [s.secretHash, s.accountId, s.now, s.expiresAt, s.userAgent?.slice(0, 300) ?? null],
@@ -145,18 +157,30 @@ export interface SessionRow {
 
 /** The account's live sessions, newest first. */
 export async function sessionsOf(db: Client | Transaction, accountId: string, now: string): Promise<SessionRow[]> {
-  const rs = await db.execute({ sql: 'SELECT secret_hash, created_at, expires_at, user_agent FROM sessions WHERE account_id = ? AND expires_at > ? ORDER BY created_at DESC', args: [accountId, now] });
-  return rs.rows.map((r) => ({ secret_hash: String(r.secret_hash), created_at: String(r.created_at), expires_at: String(r.expires_at), user_agent: r.user_agent == null ? null : String(r.user_agent) }));
+  const rs = await db.execute({
+    sql: 'SELECT secret_hash, created_at, expires_at, user_agent FROM sessions WHERE account_id = ? AND expires_at > ? ORDER BY created_at DESC',
+    args: [accountId, now],
+  });
+  return rs.rows.map((r) => ({
+    secret_hash: String(r.secret_hash),
+    created_at: String(r.created_at),
+    expires_at: String(r.expires_at),
+    user_agent: r.user_agent == null ? null : String(r.user_agent),
+  }));
 }
 
 /** Ends one session of the account, named by its hash; false when it is not the account's. */
 export async function deleteSessionOf(tx: Transaction, accountId: string, secretHash: string): Promise<boolean> {
-  return (await tx.execute({ sql: 'DELETE FROM sessions WHERE account_id = ? AND secret_hash = ?', args: [accountId, secretHash] })).rowsAffected === 1;
+  return (
+    (await tx.execute({ sql: 'DELETE FROM sessions WHERE account_id = ? AND secret_hash = ?', args: [accountId, secretHash] }))
+      .rowsAffected === 1
+  );
 }
 
 /** Ends every session of the account but one (after a password change, the person stays signed in here). */
 export async function deleteOtherSessions(tx: Transaction, accountId: string, keepHash: string): Promise<number> {
-  return (await tx.execute({ sql: 'DELETE FROM sessions WHERE account_id = ? AND secret_hash <> ?', args: [accountId, keepHash] })).rowsAffected;
+  return (await tx.execute({ sql: 'DELETE FROM sessions WHERE account_id = ? AND secret_hash <> ?', args: [accountId, keepHash] }))
+    .rowsAffected;
 }
 
 /**
@@ -164,7 +188,8 @@ export async function deleteOtherSessions(tx: Transaction, accountId: string, ke
  * account still outstanding is void from then on: it went to the old address.
  */
 export async function setEmail(tx: Transaction, accountId: string, email: string): Promise<boolean> {
-  if ((await tx.execute({ sql: 'SELECT 1 FROM account_logins WHERE email = ? AND account_id <> ?', args: [email, accountId] })).rows.length) return false;
+  if ((await tx.execute({ sql: 'SELECT 1 FROM account_logins WHERE email = ? AND account_id <> ?', args: [email, accountId] })).rows.length)
+    return false;
   await tx.execute({ sql: 'UPDATE account_logins SET email = ? WHERE account_id = ?', args: [email, accountId] });
   await voidPasswordResets(tx, accountId);
   return true;
@@ -193,7 +218,10 @@ export async function deleteSessionsOf(tx: Transaction, accountId: string): Prom
 }
 
 export async function insertPasswordReset(tx: Transaction, r: { tokenHash: string; accountId: string; expiresAt: string }): Promise<void> {
-  await tx.execute({ sql: 'INSERT INTO password_resets (token_hash, account_id, expires_at) VALUES (?, ?, ?)', args: [r.tokenHash, r.accountId, r.expiresAt] });
+  await tx.execute({
+    sql: 'INSERT INTO password_resets (token_hash, account_id, expires_at) VALUES (?, ?, ?)',
+    args: [r.tokenHash, r.accountId, r.expiresAt],
+  });
 }
 
 /**
@@ -210,13 +238,21 @@ async function voidPasswordResets(tx: Transaction, accountId: string): Promise<v
  */
 export async function consumePasswordReset(tx: Transaction, tokenHash: string, now: string): Promise<string | undefined> {
   const r = (
-    await tx.execute({ sql: 'UPDATE password_resets SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id', args: [now, tokenHash, now] })
+    await tx.execute({
+      sql: 'UPDATE password_resets SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING account_id',
+      args: [now, tokenHash, now],
+    })
   ).rows[0];
   return r ? String(r.account_id) : undefined;
 }
 
 export async function passwordResetValid(db: Client | Transaction, tokenHash: string, now: string): Promise<boolean> {
-  const r = (await db.execute({ sql: 'SELECT 1 FROM password_resets WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?', args: [tokenHash, now] })).rows[0];
+  const r = (
+    await db.execute({
+      sql: 'SELECT 1 FROM password_resets WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?',
+      args: [tokenHash, now],
+    })
+  ).rows[0];
   return r !== undefined;
 }
 
@@ -232,7 +268,10 @@ export interface SkuTotal {
 /** The account's keys, revoked ones included, id to name, oldest first. */
 export async function accountKeyNames(db: Client, owner: string): Promise<Map<string, string>> {
   const { accountId, mode } = ownerParts(owner);
-  const rs = await db.execute({ sql: 'SELECT id, name FROM api_keys WHERE account_id = ? AND mode = ? ORDER BY created_at, id', args: [accountId, mode] });
+  const rs = await db.execute({
+    sql: 'SELECT id, name FROM api_keys WHERE account_id = ? AND mode = ? ORDER BY created_at, id',
+    args: [accountId, mode],
+  });
   return new Map(rs.rows.map((r) => [String(r.id), String(r.name)]));
 }
 
@@ -247,7 +286,11 @@ export async function accountChargesBySku(db: Client, accountId: string, since: 
 }
 
 /** Charges of the account per UTC day and SKU since `since` (days without charges are absent), by day then SKU. */
-export async function accountChargesByDay(db: Client, accountId: string, since: string): Promise<Array<{ day: string; sku: string; count: number; micros: number }>> {
+export async function accountChargesByDay(
+  db: Client,
+  accountId: string,
+  since: string,
+): Promise<Array<{ day: string; sku: string; count: number; micros: number }>> {
   const rs = await db.execute({
     sql: `SELECT c.day AS day, c.sku AS sku, SUM(c.count) AS n, SUM(c.usd) * 1000000 + SUM(c.micros) AS micros FROM usage_counters c JOIN api_keys k ON k.id = c.key_id
           WHERE k.account_id = ? AND c.day >= ? GROUP BY c.day, c.sku ORDER BY c.day, c.sku`,
@@ -312,7 +355,10 @@ export async function accountReceipts(db: Client, owner: string, filter: Receipt
   const scan = await scanAccountReceipts(db, owner, filter, filter.limit);
   if (!scan) return [];
   const { receipts, names } = scan;
-  const fuses = await getFuses(db, receipts.flatMap((r) => (r.payload.subject?.startsWith('fuse_') ? [r.payload.subject] : [])));
+  const fuses = await getFuses(
+    db,
+    receipts.flatMap((r) => (r.payload.subject?.startsWith('fuse_') ? [r.payload.subject] : [])),
+  );
   return receipts.map((r) => ({
     id: r.receipt_id,
     kind: r.payload.kind,
@@ -347,7 +393,14 @@ export async function countAccountReceipts(db: Client, owner: string, filter: Re
  */
 async function scanAccountReceipts(db: Client, owner: string, filter: ReceiptFilter, limit: number) {
   const lower = (v: string | undefined) => v?.toLowerCase();
-  const [kind, decision, subject, keyPrefix, id, tool] = [filter.kind, filter.decision, filter.subject, filter.key, filter.id, filter.tool].map(lower);
+  const [kind, decision, subject, keyPrefix, id, tool] = [
+    filter.kind,
+    filter.decision,
+    filter.subject,
+    filter.key,
+    filter.id,
+    filter.tool,
+  ].map(lower);
   const names = await accountKeyNames(db, owner);
   const log = receiptsLogOf(ownerParts(owner).mode === 'test');
   const keys = [...names.keys()].filter((k) => !keyPrefix || k.toLowerCase().startsWith(keyPrefix));
@@ -413,12 +466,22 @@ export async function insertPasskey(tx: Transaction, p: Omit<Passkey, 'last_used
 
 /** Renames one of the account's passkeys; false when it is not the account's. */
 export async function renamePasskey(tx: Transaction, accountId: string, credentialId: string, name: string): Promise<boolean> {
-  return (await tx.execute({ sql: 'UPDATE passkeys SET name = ? WHERE account_id = ? AND credential_id = ?', args: [name, accountId, credentialId] })).rowsAffected === 1;
+  return (
+    (
+      await tx.execute({
+        sql: 'UPDATE passkeys SET name = ? WHERE account_id = ? AND credential_id = ?',
+        args: [name, accountId, credentialId],
+      })
+    ).rowsAffected === 1
+  );
 }
 
 /** Removes one of the account's passkeys: it can no longer sign in. False when it is not the account's. */
 export async function deletePasskey(tx: Transaction, accountId: string, credentialId: string): Promise<boolean> {
-  return (await tx.execute({ sql: 'DELETE FROM passkeys WHERE account_id = ? AND credential_id = ?', args: [accountId, credentialId] })).rowsAffected === 1;
+  return (
+    (await tx.execute({ sql: 'DELETE FROM passkeys WHERE account_id = ? AND credential_id = ?', args: [accountId, credentialId] }))
+      .rowsAffected === 1
+  );
 }
 
 export async function getPasskey(db: Client | Transaction, credentialId: string): Promise<Passkey | undefined> {
@@ -427,20 +490,37 @@ export async function getPasskey(db: Client | Transaction, credentialId: string)
 }
 
 export async function passkeysOf(db: Client | Transaction, accountId: string): Promise<Passkey[]> {
-  return (await db.execute({ sql: 'SELECT * FROM passkeys WHERE account_id = ? ORDER BY created_at', args: [accountId] })).rows.map(rowToPasskey);
+  return (await db.execute({ sql: 'SELECT * FROM passkeys WHERE account_id = ? ORDER BY created_at', args: [accountId] })).rows.map(
+    rowToPasskey,
+  );
 }
 
 export async function passkeyUsed(tx: Transaction, credentialId: string, counter: number, now: string): Promise<void> {
-  await tx.execute({ sql: 'UPDATE passkeys SET counter = ?, last_used_at = ? WHERE credential_id = ?', args: [counter, now, credentialId] });
+  await tx.execute({
+    sql: 'UPDATE passkeys SET counter = ?, last_used_at = ? WHERE credential_id = ?',
+    args: [counter, now, credentialId],
+  });
 }
 
-export async function insertChallenge(tx: Transaction, c: { challenge: string; kind: 'register' | 'signin'; accountId: string | null; expiresAt: string }): Promise<void> {
+export async function insertChallenge(
+  tx: Transaction,
+  c: { challenge: string; kind: 'register' | 'signin'; accountId: string | null; expiresAt: string },
+): Promise<void> {
   await tx.execute({ sql: 'DELETE FROM webauthn_challenges WHERE expires_at < ?', args: [new Date().toISOString()] });
-  await tx.execute({ sql: 'INSERT INTO webauthn_challenges (challenge, kind, account_id, expires_at) VALUES (?, ?, ?, ?)', args: [c.challenge, c.kind, c.accountId, c.expiresAt] });
+  await tx.execute({
+    sql: 'INSERT INTO webauthn_challenges (challenge, kind, account_id, expires_at) VALUES (?, ?, ?, ?)',
+    args: [c.challenge, c.kind, c.accountId, c.expiresAt],
+  });
 }
 
 /** Uses a challenge once: true when it was issued for this ceremony (and account), unexpired. */
-export async function consumeChallenge(tx: Transaction, challenge: string, kind: 'register' | 'signin', accountId: string | null, now: string): Promise<boolean> {
+export async function consumeChallenge(
+  tx: Transaction,
+  challenge: string,
+  kind: 'register' | 'signin',
+  accountId: string | null,
+  now: string,
+): Promise<boolean> {
   const rs = await tx.execute({
     sql: 'DELETE FROM webauthn_challenges WHERE challenge = ? AND kind = ? AND account_id IS ? AND expires_at > ?',
     args: [challenge, kind, accountId, now],

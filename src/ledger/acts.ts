@@ -39,7 +39,16 @@ import { edgeRoot, inclusionFrom, leafHashReader, MAX_ENTRY_BYTES, type Edge } f
 import type { Hash, HashReader } from '../crypto/merkle.ts';
 import { addToCounters, checkCharge } from './meter.ts';
 import { writeRecords, type ActRecord } from './records.ts';
-import { mintReceipt, receiptLeaf, RECEIPTS_LOG, TEST_RECEIPTS_LOG, type Receipt, type ReceiptInput, type ReceiptIssuer, type ReceiptOpening } from './receipts.ts';
+import {
+  mintReceipt,
+  receiptLeaf,
+  RECEIPTS_LOG,
+  TEST_RECEIPTS_LOG,
+  type Receipt,
+  type ReceiptInput,
+  type ReceiptIssuer,
+  type ReceiptOpening,
+} from './receipts.ts';
 import { allSent, type Transaction } from './sql.ts';
 import { storeAnswer, type StoredAnswer } from './idempotency.ts';
 
@@ -88,7 +97,11 @@ export interface ActState {
    * states: the key charged is the receipt's `key_id`. Put it in the act's
    * writes; a receipt minted and not written is an error.
    */
-  receipt(issuer: ReceiptIssuer, input: ReceiptInput, opts?: { signed?: boolean; charges?: readonly ActCharge[]; openings?: readonly ReceiptOpening[] }): Receipt;
+  receipt(
+    issuer: ReceiptIssuer,
+    input: ReceiptInput,
+    opts?: { signed?: boolean; charges?: readonly ActCharge[]; openings?: readonly ReceiptOpening[] },
+  ): Receipt;
   /**
    * Appends `leaf` to `log` (not the receipts log) as this act's entry: its
    * index and leaf hash at once, the entry written with the group's, its
@@ -271,7 +284,12 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
         const test = act.needs.test === true;
         const charged = withCharges(test ? { ...input, test: true } : input, opts.charges);
         const caps = input.key_id && !test ? quotas.get(input.key_id)?.spend : undefined;
-        if (caps && charged.charges) spend = checkSpend(caps, input.key_id!, charged.charges.reduce((sum, c) => sum + BigInt(c.amount_micros), 0n));
+        if (caps && charged.charges)
+          spend = checkSpend(
+            caps,
+            input.key_id!,
+            charged.charges.reduce((sum, c) => sum + BigInt(c.amount_micros), 0n),
+          );
         const index = test ? testBefore!.size + testReceipts.length : before.size + receipts.length;
         const receipt = mintReceipt(issuer, index, charged, opts.signed, now);
         if (opts.openings?.length) receipt.openings = opts.openings;
@@ -309,7 +327,8 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
       }
       // The receipt written is the one minted, or an amended copy of it (an x402-paid act names its payment in it).
       const written = d.writes.receipt;
-      if (written?.receipt_id !== minted?.receipt_id || written?.log_index !== minted?.log_index) throw new Error('an act writes the receipt it minted, and only that one');
+      if (written?.receipt_id !== minted?.receipt_id || written?.log_index !== minted?.log_index)
+        throw new Error('an act writes the receipt it minted, and only that one');
       if (d.writes.fuse) fuses.set(d.writes.fuse.id, d.writes.fuse);
       if (written) (written.log === TEST_RECEIPTS_LOG ? testReceipts : receipts).push(written);
       spend?.();
@@ -338,7 +357,10 @@ export async function commitActGroup(tx: Transaction, acts: ReadonlyArray<ActPla
 }
 
 /** Each reader's declared rows for the group, read with one call per reader. */
-async function readGroupRows(tx: Transaction, acts: ReadonlyArray<ActPlan<unknown>>): Promise<Map<GroupReader<unknown>, { keys: Set<string>; rows: Map<string, unknown> }>> {
+async function readGroupRows(
+  tx: Transaction,
+  acts: ReadonlyArray<ActPlan<unknown>>,
+): Promise<Map<GroupReader<unknown>, { keys: Set<string>; rows: Map<string, unknown> }>> {
   const keysOf = new Map<GroupReader<unknown>, Set<string>>();
   for (const a of acts) {
     for (const { reader, key } of a.needs.rows ?? []) {
@@ -370,9 +392,13 @@ function withCharges(input: ReceiptInput, charges: readonly ActCharge[] | undefi
   if (!charges?.length) return input;
   for (const c of charges) {
     checkCharge(c);
-    if (c.keyId !== input.key_id) throw new Error(`a receipt states the charges of its own key (${input.key_id ?? 'none'}), not of ${c.keyId}`);
+    if (c.keyId !== input.key_id)
+      throw new Error(`a receipt states the charges of its own key (${input.key_id ?? 'none'}), not of ${c.keyId}`);
   }
-  return { ...input, charges: charges.map((c) => ({ sku: c.sku, amount_micros: Number(c.amountMicros), ...(c.nap ? { nap: true } : {}) })) };
+  return {
+    ...input,
+    charges: charges.map((c) => ({ sku: c.sku, amount_micros: Number(c.amountMicros), ...(c.nap ? { nap: true } : {}) })),
+  };
 }
 
 /**
@@ -380,15 +406,18 @@ function withCharges(input: ReceiptInput, charges: readonly ActCharge[] | undefi
  * with the summary a clearing period sums), added to the usage counters, and
  * listed per key. Returns the log's head after them.
  */
-async function writeReceipts(tx: Transaction, before: Edge, receipts: readonly Receipt[], leafOf: (r: Receipt) => Buffer): Promise<Edge | undefined> {
+async function writeReceipts(
+  tx: Transaction,
+  before: Edge,
+  receipts: readonly Receipt[],
+  leafOf: (r: Receipt) => Buffer,
+): Promise<Edge | undefined> {
   if (receipts.length === 0) return undefined;
   const [appended] = await allSent([
-    appendLeaves(
-      tx,
-      RECEIPTS_LOG,
-      receipts.map(leafOf),
-      { before, summarize: (_entries, start) => summarizeReceipts(receipts.slice(start - before.size, start - before.size + _entries.length)) },
-    ),
+    appendLeaves(tx, RECEIPTS_LOG, receipts.map(leafOf), {
+      before,
+      summarize: (_entries, start) => summarizeReceipts(receipts.slice(start - before.size, start - before.size + _entries.length)),
+    }),
     addToCounters(tx, receipts),
     addKeyReceipts(tx, receipts),
   ]);
@@ -400,7 +429,12 @@ async function writeReceipts(tx: Transaction, before: Edge, receipts: readonly R
  * listed per key, never added to the usage counters, and with no summary a
  * clearing period would sum: nothing of them is billed.
  */
-async function writeTestReceipts(tx: Transaction, before: Edge | undefined, receipts: readonly Receipt[], leafOf: (r: Receipt) => Buffer): Promise<void> {
+async function writeTestReceipts(
+  tx: Transaction,
+  before: Edge | undefined,
+  receipts: readonly Receipt[],
+  leafOf: (r: Receipt) => Buffer,
+): Promise<void> {
   if (receipts.length === 0) return;
   await allSent([appendLeaves(tx, TEST_RECEIPTS_LOG, receipts.map(leafOf), { before }), addKeyReceipts(tx, receipts)]);
 }

@@ -88,7 +88,10 @@ function rowToKey(r: Record<string, unknown>): ApiKey {
 /** The columns of a key row (hops_used counted now), and the arguments they take: put first in a statement's arguments. */
 function keyColumns(now = new Date()): Fragment {
   const hops = hopsThisPeriod(now);
-  return { sql: `id, account_id, name, role, mode, prefix, hop_limit, ${hops.sql} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at, review_ttl_seconds, spend_cap_micros`, args: hops.args };
+  return {
+    sql: `id, account_id, name, role, mode, prefix, hop_limit, ${hops.sql} AS hops_used, hop_period, created_at, revoked_at, surface, expires_at, last_used_at, rotated_at, previous_expires_at, review_ttl_seconds, spend_cap_micros`,
+    args: hops.args,
+  };
 }
 
 export async function createApiKey(
@@ -133,10 +136,27 @@ export async function createApiKey(
   await ledger.write(async (tx) => {
     // A key made on its own gets an account of its own under the key's id, as the
     // 0141 migration did for every older key: objects stored under the key id stay its.
-    if (!input.accountId) key.account_id = (await insertAccount(tx, { id: key.id, name: key.name, now: key.created_at, spendCapMicros: input.accountSpendCapMicros ?? null })).id;
+    if (!input.accountId)
+      key.account_id = (
+        await insertAccount(tx, { id: key.id, name: key.name, now: key.created_at, spendCapMicros: input.accountSpendCapMicros ?? null })
+      ).id;
     await tx.execute({
       sql: 'INSERT INTO api_keys (id, account_id, name, role, mode, secret_hash, prefix, hop_limit, hop_period, created_at, expires_at, review_ttl_seconds, spend_cap_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      args: [key.id, key.account_id, key.name, key.role, mode, hashSecret(secret), key.prefix, key.hop_limit, key.hop_period, key.created_at, key.expires_at, key.review_ttl_seconds ?? null, key.spend_cap_micros ?? null],
+      args: [
+        key.id,
+        key.account_id,
+        key.name,
+        key.role,
+        mode,
+        hashSecret(secret),
+        key.prefix,
+        key.hop_limit,
+        key.hop_period,
+        key.created_at,
+        key.expires_at,
+        key.review_ttl_seconds ?? null,
+        key.spend_cap_micros ?? null,
+      ],
     });
   });
   invalidateKeyCache(ledger.read);
@@ -228,7 +248,12 @@ export function touchKey(ledger: Ledger, key: Pick<ApiKey, 'id' | 'last_used_at'
   if (fresh) return;
   const at = nowIso(new Date(nowMs));
   ledger
-    .write((tx) => tx.execute({ sql: 'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)', args: [at, key.id, at] }))
+    .write((tx) =>
+      tx.execute({
+        sql: 'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+        args: [at, key.id, at],
+      }),
+    )
     .catch(() => touched.delete(key.id));
 }
 
@@ -255,7 +280,10 @@ export async function accountKeysPage(db: Client, accountId: string, limit: numb
           sql: `SELECT ${columns.sql} FROM api_keys WHERE account_id = ?${ofMode.sql} AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
           args: [...columns.args, accountId, ...ofMode.args, after.created_at, after.id, limit],
         }
-      : { sql: `SELECT ${columns.sql} FROM api_keys WHERE account_id = ?${ofMode.sql} ORDER BY created_at, id LIMIT ?`, args: [...columns.args, accountId, ...ofMode.args, limit] },
+      : {
+          sql: `SELECT ${columns.sql} FROM api_keys WHERE account_id = ?${ofMode.sql} ORDER BY created_at, id LIMIT ?`,
+          args: [...columns.args, accountId, ...ofMode.args, limit],
+        },
   );
   return rs.rows.map(rowToKey);
 }
@@ -286,7 +314,9 @@ export async function setHopLimit(ledger: Ledger, id: string, hopLimit: number, 
 
 /** Revokes every key of an account inside the caller's transaction (an account being deleted); call `keysChanged` after it commits. */
 export async function revokeAccountKeys(tx: Transaction, accountId: string, now: string): Promise<number> {
-  return (await tx.execute({ sql: 'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE account_id = ?', args: [now, accountId] })).rowsAffected;
+  return (
+    await tx.execute({ sql: 'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE account_id = ?', args: [now, accountId] })
+  ).rowsAffected;
 }
 
 /** Drops this process's cached keys after keys changed in a transaction of the caller's. */
@@ -301,14 +331,18 @@ export async function setKeyExpiry(ledger: Ledger, id: string, expiresAt: string
 
 /** Sets how long a review a HOLD of this key opens waits (null: REVIEW_TTL_SECONDS); false when no such key exists. */
 export async function setKeyReviewTtl(ledger: Ledger, id: string, seconds: number | null): Promise<boolean> {
-  const rs = await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET review_ttl_seconds = ? WHERE id = ?', args: [seconds, id] }));
+  const rs = await ledger.write((tx) =>
+    tx.execute({ sql: 'UPDATE api_keys SET review_ttl_seconds = ? WHERE id = ?', args: [seconds, id] }),
+  );
   invalidateKeyCache(ledger.read);
   return rs.rowsAffected > 0;
 }
 
 /** Sets a key's monthly spend cap (null: none); the next batch reads it under the write lock. */
 export async function setKeySpendCap(ledger: Ledger, id: string, capMicros: bigint | null): Promise<boolean> {
-  const rs = await ledger.write((tx) => tx.execute({ sql: 'UPDATE api_keys SET spend_cap_micros = ? WHERE id = ?', args: [capMicros, id] }));
+  const rs = await ledger.write((tx) =>
+    tx.execute({ sql: 'UPDATE api_keys SET spend_cap_micros = ? WHERE id = ?', args: [capMicros, id] }),
+  );
   invalidateKeyCache(ledger.read);
   return rs.rowsAffected > 0;
 }

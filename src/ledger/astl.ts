@@ -58,8 +58,13 @@ export interface EntityHead {
 export const ENTITY_HEADS = {
   async read(db: Db, entities: readonly string[]): Promise<Map<string, EntityHead>> {
     const where = db.dialect.oneOf('entity', entities);
-    const rs = await db.execute({ sql: `SELECT entity, key_id, version, manifest_id FROM astl_entities WHERE ${where.sql}`, args: where.args });
-    return new Map(rs.rows.map((r) => [String(r.entity), { key_id: String(r.key_id), version: Number(r.version), manifest_id: String(r.manifest_id) }]));
+    const rs = await db.execute({
+      sql: `SELECT entity, key_id, version, manifest_id FROM astl_entities WHERE ${where.sql}`,
+      args: where.args,
+    });
+    return new Map(
+      rs.rows.map((r) => [String(r.entity), { key_id: String(r.key_id), version: Number(r.version), manifest_id: String(r.manifest_id) }]),
+    );
   },
 };
 
@@ -96,7 +101,11 @@ export const ASTL_MANIFESTS: RecordWriter<ManifestRow> = recordWriter('astl_mani
 
 /** Rows of astl_manifests with their leaves, read from the log. */
 async function withLeaves(db: Db, rows: ReadonlyArray<Record<string, unknown>>): Promise<StoredManifest[]> {
-  const entries = await readEntriesAt(db, ASTL_LOG, rows.map((r) => Number(r.log_index)));
+  const entries = await readEntriesAt(
+    db,
+    ASTL_LOG,
+    rows.map((r) => Number(r.log_index)),
+  );
   return rows.map((r, i) => {
     const bytes = entries[i]!.leaf;
     const leaf = JSON.parse(new TextDecoder().decode(bytes)) as ManifestLeaf;

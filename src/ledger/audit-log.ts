@@ -48,7 +48,16 @@ export async function insertAuditEntry(tx: Transaction, e: NewAuditEntry): Promi
   };
   await tx.execute({
     sql: 'INSERT INTO audit_log (account_id, id, at, actor_id, actor_email, action, target, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    args: [e.accountId, entry.id, entry.at, entry.actor_id, entry.actor_email, entry.action, entry.target, entry.detail ? JSON.stringify(entry.detail) : null],
+    args: [
+      e.accountId,
+      entry.id,
+      entry.at,
+      entry.actor_id,
+      entry.actor_email,
+      entry.action,
+      entry.target,
+      entry.detail ? JSON.stringify(entry.detail) : null,
+    ],
   });
   return entry;
 }
@@ -73,27 +82,34 @@ const idAt = (iso: string) => `${ID_PREFIX}_${sortableTimePrefix(Date.parse(iso)
  * than the cursor `before` (an entry id), and `next`, the cursor of the page
  * after it, when there is one.
  */
-export async function listAudit(db: Client, accountId: string, filter: AuditFilter, limit: number, before?: string): Promise<{ entries: AuditEntry[]; next?: string }> {
+export async function listAudit(
+  db: Client,
+  accountId: string,
+  filter: AuditFilter,
+  limit: number,
+  before?: string,
+): Promise<{ entries: AuditEntry[]; next?: string }> {
   const where = ['account_id = ?'];
   const args: Array<string | number> = [accountId];
-  if (filter.action?.endsWith('.')) where.push('action >= ? AND action < ?'), args.push(filter.action, filter.action.slice(0, -1) + '/');
-  else if (filter.action) where.push('action = ?'), args.push(filter.action);
-  if (filter.actor) where.push('actor_email = ?'), args.push(filter.actor);
-  if (filter.target) where.push('target = ?'), args.push(filter.target);
-  if (filter.from) where.push('id >= ?'), args.push(idAt(filter.from));
-  if (filter.to) where.push('id < ?'), args.push(idAt(filter.to));
-  if (before) where.push('id < ?'), args.push(before);
-  const rs = await db.execute({ sql: `SELECT id, at, actor_id, actor_email, action, target, detail FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, args: [...args, limit + 1] });
-  const entries = rs.rows.slice(0, limit).map(
-    (r): AuditEntry => ({
-      id: String(r.id),
-      at: String(r.at),
-      actor_id: String(r.actor_id),
-      actor_email: String(r.actor_email),
-      action: String(r.action),
-      target: r.target == null ? null : String(r.target),
-      detail: r.detail == null ? null : (JSON.parse(String(r.detail)) as Record<string, unknown>),
-    }),
-  );
+  if (filter.action?.endsWith('.')) (where.push('action >= ? AND action < ?'), args.push(filter.action, filter.action.slice(0, -1) + '/'));
+  else if (filter.action) (where.push('action = ?'), args.push(filter.action));
+  if (filter.actor) (where.push('actor_email = ?'), args.push(filter.actor));
+  if (filter.target) (where.push('target = ?'), args.push(filter.target));
+  if (filter.from) (where.push('id >= ?'), args.push(idAt(filter.from)));
+  if (filter.to) (where.push('id < ?'), args.push(idAt(filter.to)));
+  if (before) (where.push('id < ?'), args.push(before));
+  const rs = await db.execute({
+    sql: `SELECT id, at, actor_id, actor_email, action, target, detail FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`,
+    args: [...args, limit + 1],
+  });
+  const entries = rs.rows.slice(0, limit).map((r): AuditEntry => ({
+    id: String(r.id),
+    at: String(r.at),
+    actor_id: String(r.actor_id),
+    actor_email: String(r.actor_email),
+    action: String(r.action),
+    target: r.target == null ? null : String(r.target),
+    detail: r.detail == null ? null : (JSON.parse(String(r.detail)) as Record<string, unknown>),
+  }));
   return rs.rows.length > limit ? { entries, next: entries.at(-1)!.id } : { entries };
 }

@@ -48,10 +48,14 @@ export interface ClearingAttestation {
   net_root: string;
 }
 
-export async function latestClearing(db: Db): Promise<{ id: string; log_index: number; receipts_to: number; period_end: string } | undefined> {
+export async function latestClearing(
+  db: Db,
+): Promise<{ id: string; log_index: number; receipts_to: number; period_end: string } | undefined> {
   const rs = await db.execute('SELECT id, log_index, receipts_to, period_end FROM clearing_checkpoints ORDER BY log_index DESC LIMIT 1');
   const r = rs.rows[0];
-  return r ? { id: String(r.id), log_index: Number(r.log_index), receipts_to: Number(r.receipts_to), period_end: String(r.period_end) } : undefined;
+  return r
+    ? { id: String(r.id), log_index: Number(r.log_index), receipts_to: Number(r.receipts_to), period_end: String(r.period_end) }
+    : undefined;
 }
 
 /** When the first receipt was issued, or undefined before any: where the first clearing period starts. */
@@ -64,7 +68,11 @@ export function firstReceiptAt(db: Db): Promise<string | undefined> {
  * with each segment of the log (ledger/acts.ts). Both ends are batch
  * boundaries: a clearing seals in a transaction of its own, at the log's size.
  */
-async function rangeTotals(db: Db, from: number, to: number): Promise<{ acts: Map<string, number>; skus: Map<string, { count: number; micros: bigint; nap: boolean }> }> {
+async function rangeTotals(
+  db: Db,
+  from: number,
+  to: number,
+): Promise<{ acts: Map<string, number>; skus: Map<string, { count: number; micros: bigint; nap: boolean }> }> {
   const acts = new Map<string, number>();
   const skus = new Map<string, { count: number; micros: bigint; nap: boolean }>();
   for (const text of await segmentSummaries(db, RECEIPTS_LOG, from, to)) {

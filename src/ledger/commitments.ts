@@ -16,6 +16,9 @@ export async function openingsOf(db: Client, r: StoredReceipt): Promise<ReceiptO
   const keyId = r.payload.key_id;
   const listed = keyId ? await keyReceiptOpenings(db, keyId, r.payload.issued_at.slice(0, 10), r.log_index) : [];
   if (listed.length) return [...listed].sort((a, b) => (a.field < b.field ? -1 : a.field > b.field ? 1 : 0));
-  const rs = await db.execute({ sql: 'SELECT field, salt, value FROM commitment_openings WHERE receipt_id = ? ORDER BY field', args: [r.receipt_id] });
+  const rs = await db.execute({
+    sql: 'SELECT field, salt, value FROM commitment_openings WHERE receipt_id = ? ORDER BY field',
+    args: [r.receipt_id],
+  });
   return rs.rows.map((row) => ({ field: String(row.field), salt: String(row.salt), value: JSON.parse(String(row.value)) as unknown }));
 }

@@ -37,6 +37,18 @@ export async function findConformityPack(
   id: string,
   owner: string,
 ): Promise<{ pack: unknown; pack_hash: string; receipt_id: string; created_at: string } | undefined> {
-  const r = (await db.execute({ sql: 'SELECT pack, pack_hash, receipt_id, created_at FROM conformity_packs WHERE id = ? AND key_id = ?', args: [id, owner] })).rows[0];
-  return r && { pack: JSON.parse(String(r.pack)), pack_hash: String(r.pack_hash), receipt_id: String(r.receipt_id), created_at: String(r.created_at) };
+  const r = (
+    await db.execute({
+      sql: 'SELECT pack, pack_hash, receipt_id, created_at FROM conformity_packs WHERE id = ? AND key_id = ?',
+      args: [id, owner],
+    })
+  ).rows[0];
+  return (
+    r && {
+      pack: JSON.parse(String(r.pack)),
+      pack_hash: String(r.pack_hash),
+      receipt_id: String(r.receipt_id),
+      created_at: String(r.created_at),
+    }
+  );
 }

@@ -10,7 +10,8 @@ import type { Ledger } from './ledger.ts';
 
 /** The account's dashboard test key, if the switch was ever turned on (and the key not revoked since). */
 export async function dashboardTestKey(db: Client, accountId: string): Promise<ApiKey | undefined> {
-  const r = (await db.execute({ sql: 'SELECT dashboard_test_key_id AS id FROM account_logins WHERE account_id = ?', args: [accountId] })).rows[0];
+  const r = (await db.execute({ sql: 'SELECT dashboard_test_key_id AS id FROM account_logins WHERE account_id = ?', args: [accountId] }))
+    .rows[0];
   const key = r?.id == null ? undefined : await getApiKey(db, String(r.id));
   return key && !key.revoked_at ? key : undefined;
 }
@@ -20,11 +21,23 @@ export async function dashboardTestKey(db: Client, accountId: string): Promise<A
  * test operator key whose secret is dropped, as the live dashboard key's is.
  * Two first switches at once make one key each; the one stored last is kept.
  */
-export async function ensureDashboardTestKey(ledger: Ledger, accountId: string, limits: { hopLimit: number; hopPeriod: ApiKey['hop_period'] }): Promise<ApiKey> {
+export async function ensureDashboardTestKey(
+  ledger: Ledger,
+  accountId: string,
+  limits: { hopLimit: number; hopPeriod: ApiKey['hop_period'] },
+): Promise<ApiKey> {
   const existing = await dashboardTestKey(ledger.read, accountId);
   if (existing) return existing;
-  const { key } = await createApiKey(ledger, { name: 'dashboard (signed-in session, test mode)', role: 'operator', mode: 'test', accountId, ...limits });
-  await ledger.write((tx) => tx.execute({ sql: 'UPDATE account_logins SET dashboard_test_key_id = ? WHERE account_id = ?', args: [key.id, accountId] }));
+  const { key } = await createApiKey(ledger, {
+    name: 'dashboard (signed-in session, test mode)',
+    role: 'operator',
+    mode: 'test',
+    accountId,
+    ...limits,
+  });
+  await ledger.write((tx) =>
+    tx.execute({ sql: 'UPDATE account_logins SET dashboard_test_key_id = ? WHERE account_id = ?', args: [key.id, accountId] }),
+  );
   return key;
 }
 

@@ -40,7 +40,10 @@ export async function connectDatabase(url: string): Promise<Connected> {
   if (isPostgresUrl(url)) {
     const pool = connectPool(url, 2);
     const types = await readColumnTypes(pool);
-    const sql = new PostgresSql(pool, postgresDialect(() => types));
+    const sql = new PostgresSql(
+      pool,
+      postgresDialect(() => types),
+    );
     return { dialect: sql.dialect, execute: (s) => sql.execute(s), close() {}, end: () => pool.end({ timeout: 5 }) };
   }
   const path = localDatabasePath(url);

@@ -8,9 +8,20 @@ import type { Client, Transaction } from './sql.ts';
 
 /** The twin of `assetId` owned by `owner` (an account: ownerId), or undefined before its first event. */
 export async function findDepositoryAsset(db: Client | Transaction, owner: string, assetId: string): Promise<Twin | undefined> {
-  const r = (await db.execute({ sql: 'SELECT custody_units, token_supply, custodian, seq, chain_hash FROM depository_assets WHERE key_id = ? AND asset_id = ?', args: [owner, assetId] })).rows[0];
+  const r = (
+    await db.execute({
+      sql: 'SELECT custody_units, token_supply, custodian, seq, chain_hash FROM depository_assets WHERE key_id = ? AND asset_id = ?',
+      args: [owner, assetId],
+    })
+  ).rows[0];
   return r
-    ? { custody_units: Number(r.custody_units), token_supply: Number(r.token_supply), custodian: r.custodian == null ? null : String(r.custodian), seq: Number(r.seq), chain_hash: String(r.chain_hash) }
+    ? {
+        custody_units: Number(r.custody_units),
+        token_supply: Number(r.token_supply),
+        custodian: r.custodian == null ? null : String(r.custodian),
+        seq: Number(r.seq),
+        chain_hash: String(r.chain_hash),
+      }
     : undefined;
 }
 

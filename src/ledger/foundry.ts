@@ -37,10 +37,12 @@ export async function tenantRunCounts(
   tenantId: string,
   since: string,
 ): Promise<{ runs: number; first_at: string; recent: number } | undefined> {
-  const r = (await db.execute({
-    sql: 'SELECT COUNT(*) AS runs, MIN(created_at) AS first_at, COALESCE(SUM(CASE WHEN created_at >= ? THEN 1 ELSE 0 END), 0) AS recent FROM foundry_runs WHERE key_id = ? AND tenant_id = ?',
-    args: [since, owner, tenantId],
-  })).rows[0]!;
+  const r = (
+    await db.execute({
+      sql: 'SELECT COUNT(*) AS runs, MIN(created_at) AS first_at, COALESCE(SUM(CASE WHEN created_at >= ? THEN 1 ELSE 0 END), 0) AS recent FROM foundry_runs WHERE key_id = ? AND tenant_id = ?',
+      args: [since, owner, tenantId],
+    })
+  ).rows[0]!;
   if (Number(r.runs) === 0) return undefined;
   return { runs: Number(r.runs), first_at: String(r.first_at), recent: Number(r.recent) };
 }
@@ -51,9 +53,13 @@ export async function latestTenantRun(
   owner: string,
   tenantId: string,
 ): Promise<{ id: string; receipt_id: string; created_at: string; report: unknown } | undefined> {
-  const r = (await db.execute({
-    sql: 'SELECT id, receipt_id, created_at, report FROM foundry_runs WHERE key_id = ? AND tenant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1',
-    args: [owner, tenantId],
-  })).rows[0];
-  return r && { id: String(r.id), receipt_id: String(r.receipt_id), created_at: String(r.created_at), report: JSON.parse(String(r.report)) };
+  const r = (
+    await db.execute({
+      sql: 'SELECT id, receipt_id, created_at, report FROM foundry_runs WHERE key_id = ? AND tenant_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1',
+      args: [owner, tenantId],
+    })
+  ).rows[0];
+  return (
+    r && { id: String(r.id), receipt_id: String(r.receipt_id), created_at: String(r.created_at), report: JSON.parse(String(r.report)) }
+  );
 }

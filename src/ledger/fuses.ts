@@ -39,7 +39,10 @@ export async function getFuses(db: Client | Transaction, ids: Iterable<string>):
   const list = [...new Set(ids)];
   if (list.length === 0) return new Map();
   const where = db.dialect.oneOf('id', list);
-  const rs = await db.execute({ sql: `SELECT id, key_id, state, label, created_at, updated_at FROM fuses WHERE ${where.sql}`, args: where.args });
+  const rs = await db.execute({
+    sql: `SELECT id, key_id, state, label, created_at, updated_at FROM fuses WHERE ${where.sql}`,
+    args: where.args,
+  });
   return new Map(rs.rows.map((r) => [String(r.id), rowToFuse(r)]));
 }
 
@@ -62,7 +65,13 @@ export async function createFuse(
  * Moves a fuse to `to` only if it is in one of `from` (a conditional update, so
  * concurrent changes cannot both win). Returns whether it moved.
  */
-export async function transitionFuse(tx: Transaction, id: string, from: readonly FuseState[], to: FuseState, now: string): Promise<boolean> {
+export async function transitionFuse(
+  tx: Transaction,
+  id: string,
+  from: readonly FuseState[],
+  to: FuseState,
+  now: string,
+): Promise<boolean> {
   const rs = await tx.execute({
     sql: `UPDATE fuses SET state = ?, updated_at = ? WHERE id = ? AND state IN (${from.map(() => '?').join(', ')})`,
     args: [to, now, id, ...from],

@@ -31,7 +31,10 @@ const toGrant = (r: Record<string, unknown>): GamGrant => ({
 
 /** The key's grant in force at `now`, if any. */
 export async function activeGrant(db: Client | Transaction, keyId: string, now: string): Promise<GamGrant | undefined> {
-  const rs = await db.execute({ sql: 'SELECT * FROM gam_grants WHERE key_id = ? AND granted_at <= ? AND expires_at > ? ORDER BY granted_at DESC LIMIT 1', args: [keyId, now, now] });
+  const rs = await db.execute({
+    sql: 'SELECT * FROM gam_grants WHERE key_id = ? AND granted_at <= ? AND expires_at > ? ORDER BY granted_at DESC LIMIT 1',
+    args: [keyId, now, now],
+  });
   return rs.rows[0] ? toGrant(rs.rows[0] as unknown as Record<string, unknown>) : undefined;
 }
 

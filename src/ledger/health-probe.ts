@@ -62,7 +62,11 @@ const reads = new WeakMap<Ledger, { ok: boolean; at: number }>();
  * (canWrite). A /health answer is at most a second old; a failing write is
  * still reported, on the first probe after it starts failing.
  */
-export async function databaseState(ledger: Ledger, timeoutMs: number, clock: () => number = Date.now): Promise<{ readable: boolean; writable: boolean }> {
+export async function databaseState(
+  ledger: Ledger,
+  timeoutMs: number,
+  clock: () => number = Date.now,
+): Promise<{ readable: boolean; writable: boolean }> {
   const now = clock();
   let read = reads.get(ledger);
   if (!read || now - read.at >= HEALTH_REUSE_MS) reads.set(ledger, (read = { ok: await ledger.ping(), at: now }));

@@ -49,7 +49,12 @@ export async function reserveIdempotencyKey(
 }
 
 /** The record of `idemKey` unless there is none or it is a 'running' one taken before `abandonedBefore`. */
-async function liveRecord(tx: Transaction, keyId: string, idemKey: string, abandonedBefore: string): Promise<IdempotencyRecord | undefined> {
+async function liveRecord(
+  tx: Transaction,
+  keyId: string,
+  idemKey: string,
+  abandonedBefore: string,
+): Promise<IdempotencyRecord | undefined> {
   const rs = await tx.execute({
     sql: 'SELECT request_hash, state, status, headers, body, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?',
     args: [keyId, idemKey],

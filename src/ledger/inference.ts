@@ -31,7 +31,12 @@ export async function sessionLeaves(db: Db, owner: string, sessionId: string): P
     args: [owner, sessionId],
   });
   if (rs.rows.length === 0) return undefined;
-  return rs.rows.map((r) => ({ idx: Number(r.idx), leaf_hash: String(r.leaf_hash), receipt_id: String(r.receipt_id), created_at: String(r.created_at) }));
+  return rs.rows.map((r) => ({
+    idx: Number(r.idx),
+    leaf_hash: String(r.leaf_hash),
+    receipt_id: String(r.receipt_id),
+    created_at: String(r.created_at),
+  }));
 }
 
 /** How many exchanges a session of the account `owner` holds (one index lookup); undefined when it has none of that id. */
@@ -44,7 +49,11 @@ export async function sessionSize(db: Db, owner: string, sessionId: string): Pro
 }
 
 /** A session of the account `owner` with its size and root (hex); undefined when it has none of that id. */
-export async function readSession(db: Db, owner: string, sessionId: string): Promise<{ size: number; root: string; leaves: SessionLeaf[] } | undefined> {
+export async function readSession(
+  db: Db,
+  owner: string,
+  sessionId: string,
+): Promise<{ size: number; root: string; leaves: SessionLeaf[] } | undefined> {
   const leaves = await sessionLeaves(db, owner, sessionId);
   if (!leaves) return undefined;
   // The root at the size read, even if an exchange committed since.

@@ -23,7 +23,10 @@ const toRow = (r: Record<string, unknown>): ListingRow => ({
 
 /** The vendor's listing in force at `now`, if any. */
 export async function activeListing(db: Client | Transaction, vendor: string, now: string): Promise<ListingRow | undefined> {
-  const rs = await db.execute({ sql: 'SELECT * FROM issuer_listings WHERE vendor = ? AND listed_until > ? ORDER BY listed_until DESC LIMIT 1', args: [vendor, now] });
+  const rs = await db.execute({
+    sql: 'SELECT * FROM issuer_listings WHERE vendor = ? AND listed_until > ? ORDER BY listed_until DESC LIMIT 1',
+    args: [vendor, now],
+  });
   return rs.rows[0] ? toRow(rs.rows[0] as unknown as Record<string, unknown>) : undefined;
 }
 
@@ -36,7 +39,12 @@ export async function insertListing(tx: Transaction, l: ListingRow): Promise<voi
 
 /** Every listing in force at `now`, by vendor. */
 export async function activeListings(db: Client, now: string): Promise<ListingRow[]> {
-  const rs = await db.execute({ sql: 'SELECT * FROM issuer_listings WHERE listed_until > ? ORDER BY vendor, listed_until DESC', args: [now] });
+  const rs = await db.execute({
+    sql: 'SELECT * FROM issuer_listings WHERE listed_until > ? ORDER BY vendor, listed_until DESC',
+    args: [now],
+  });
   const seen = new Set<string>();
-  return rs.rows.map((r) => toRow(r as unknown as Record<string, unknown>)).filter((l) => !seen.has(l.vendor) && (seen.add(l.vendor), true));
+  return rs.rows
+    .map((r) => toRow(r as unknown as Record<string, unknown>))
+    .filter((l) => !seen.has(l.vendor) && (seen.add(l.vendor), true));
 }

@@ -69,7 +69,10 @@ export async function keyReceiptOpenings(db: Db, keyId: string, day: string, ind
 export async function keyReceiptIndexesOn(db: Db, keyId: string | undefined, day: string): Promise<number[]> {
   const live = "key_id IN (SELECT id FROM api_keys WHERE mode = 'live')";
   const rs = keyId
-    ? await db.execute({ sql: `SELECT first, offsets FROM key_receipts WHERE key_id = ? AND day = ? AND ${live} ORDER BY first`, args: [keyId, day] })
+    ? await db.execute({
+        sql: `SELECT first, offsets FROM key_receipts WHERE key_id = ? AND day = ? AND ${live} ORDER BY first`,
+        args: [keyId, day],
+      })
     : await db.execute({ sql: `SELECT first, offsets FROM key_receipts WHERE day = ? AND ${live} ORDER BY first`, args: [day] });
   return rs.rows.flatMap((r) => unpackIndexes(Number(r.first), bytes(r.offsets))).sort((a, b) => a - b);
 }
@@ -96,7 +99,11 @@ export interface ScanOptions {
  * The receipts of `keyIds` (all live, or all test keys: see `opts.log`), newest first, filtered by `keep`. `next` is the
  * cursor to pass as `before` for the next page, or undefined at the end.
  */
-export async function scanKeyReceipts(db: Client, keyIds: readonly string[], opts: ScanOptions): Promise<{ receipts: StoredReceipt[]; next: number | undefined }> {
+export async function scanKeyReceipts(
+  db: Client,
+  keyIds: readonly string[],
+  opts: ScanOptions,
+): Promise<{ receipts: StoredReceipt[]; next: number | undefined }> {
   const budget = opts.budget ?? 10_000;
   // Per key, a descending stream of indexes read ROWS_PER_READ rows at a time; merged newest first.
   const streams = keyIds.map((keyId) => ({ keyId, pending: [] as number[], below: opts.before ?? Number.MAX_SAFE_INTEGER, done: false }));

@@ -27,7 +27,17 @@ export interface Ledger {
   close(): Promise<void>;
 }
 
-export type LedgerOptions = Pick<Config, 'DATABASE_URL' | 'DATABASE_AUTH_TOKEN' | 'DATABASE_SYNCHRONOUS' | 'DATABASE_POOL_MAX' | 'DATABASE_CONNECT_WAIT_MS' | 'WRITE_BATCH_MAX' | 'WRITE_BATCH_GATHER_TURNS' | 'WAL_CHECKPOINT_MS'>;
+export type LedgerOptions = Pick<
+  Config,
+  | 'DATABASE_URL'
+  | 'DATABASE_AUTH_TOKEN'
+  | 'DATABASE_SYNCHRONOUS'
+  | 'DATABASE_POOL_MAX'
+  | 'DATABASE_CONNECT_WAIT_MS'
+  | 'WRITE_BATCH_MAX'
+  | 'WRITE_BATCH_GATHER_TURNS'
+  | 'WAL_CHECKPOINT_MS'
+>;
 
 /** Where the ledger reports a failure it survives (a checkpoint that failed is retried on the next tick). */
 export type LedgerWarn = (message: string) => void;

@@ -23,8 +23,31 @@
  */
 import { allSent, insertRows, type Client, type Transaction } from './sql.ts';
 import type { InValue } from '@libsql/client';
-import { emptyRoot, leafHash, nodeHash, proveConsistency, proveInclusion, rangeNodes, foldRange, type Hash, type LeafRange, type NodeId } from '../crypto/merkle.ts';
-import { TILE_HEIGHT, TILE_WIDTH, decodeBundle, edgeRoot, encodeBundle, extendEdge, lastLeafProof, packEdge, tileWidth, unpackEdge, type Edge } from '../crypto/tiles.ts';
+import {
+  emptyRoot,
+  leafHash,
+  nodeHash,
+  proveConsistency,
+  proveInclusion,
+  rangeNodes,
+  foldRange,
+  type Hash,
+  type LeafRange,
+  type NodeId,
+} from '../crypto/merkle.ts';
+import {
+  TILE_HEIGHT,
+  TILE_WIDTH,
+  decodeBundle,
+  edgeRoot,
+  encodeBundle,
+  extendEdge,
+  lastLeafProof,
+  packEdge,
+  tileWidth,
+  unpackEdge,
+  type Edge,
+} from '../crypto/tiles.ts';
 import { nowIso } from '../ids.ts';
 
 export type Db = Client | Transaction;
@@ -76,7 +99,10 @@ export async function listLogs(db: Db): Promise<Array<{ name: string; size: numb
 
 /** Creates a log if it does not exist (inside a write transaction). */
 export async function ensureLog(tx: Transaction, log: string): Promise<void> {
-  await tx.execute({ sql: 'INSERT INTO logs (name, size, created_at) VALUES (?, 0, ?) ON CONFLICT (name) DO NOTHING', args: [log, nowIso()] });
+  await tx.execute({
+    sql: 'INSERT INTO logs (name, size, created_at) VALUES (?, 0, ?) ON CONFLICT (name) DO NOTHING',
+    args: [log, nowIso()],
+  });
 }
 
 /** An entry's RFC 9162 inclusion proof in the tree of `size` leaves, whose root is `root`. */
@@ -164,7 +190,8 @@ export class PendingAppend {
     const lh = leafHash(leaf);
     const at = this.#edge;
     const next = extendEdge(at, lh);
-    for (const c of next.completed) if (c.level % TILE_HEIGHT === 0) this.#tileNodes.push([c.level / TILE_HEIGHT, c.index, c.hash, this.#leaves.length + 1]);
+    for (const c of next.completed)
+      if (c.level % TILE_HEIGHT === 0) this.#tileNodes.push([c.level / TILE_HEIGHT, c.index, c.hash, this.#leaves.length + 1]);
     this.#edge = next.edge;
     this.#leaves.push(leaf);
     this.#leafHashes.push(lh);
@@ -205,13 +232,18 @@ export async function appendLeaves(
  * guarded by the size it was read at), one row per level-0 tile touched, one
  * row per completed node of a tile level above 0 (one per 256 leaves).
  */
-export async function writeAppend(tx: Transaction, log: string, pending: PendingAppend, summarize?: AppendOptions['summarize']): Promise<void> {
+export async function writeAppend(
+  tx: Transaction,
+  log: string,
+  pending: PendingAppend,
+  summarize?: AppendOptions['summarize'],
+): Promise<void> {
   const { leaves, edge } = pending;
   if (leaves.length === 0) return;
   const first = pending.before.size;
   const now = nowIso();
   const segments: InValue[][] = [];
-  for (let at = 0; at < leaves.length; ) {
+  for (let at = 0; at < leaves.length;) {
     const start = first + at;
     const count = Math.min(leaves.length - at, TILE_WIDTH - (start % TILE_WIDTH));
     const chunk = leaves.slice(at, at + count);
@@ -222,10 +254,16 @@ export async function writeAppend(tx: Transaction, log: string, pending: Pending
   const [moved] = await allSent([
     tx.execute({ sql: 'UPDATE logs SET size = ?, edge = ? WHERE name = ? AND size = ?', args: [edge.size, packEdge(edge), log, first] }),
     insertRows(tx, 'log_segments', ['log', 'start', 'count', 'entries', 'summary', 'created_at'], segments),
-    insertRows(tx, 'log_tile_hashes', ['log', 'level', 'idx', 'hash'], pending.tileNodes.map(([level, idx, hash]) => [log, level, idx, hash])),
+    insertRows(
+      tx,
+      'log_tile_hashes',
+      ['log', 'level', 'idx', 'hash'],
+      pending.tileNodes.map(([level, idx, hash]) => [log, level, idx, hash]),
+    ),
   ]);
   // The size is read and written under one lock (lockEdge), so this only fails when `before` was stale: a bug, never a race.
-  if (moved.rowsAffected !== 1) throw new Error(`log ${log} is no longer at size ${first}: appends must read its edge under the same write lock`);
+  if (moved.rowsAffected !== 1)
+    throw new Error(`log ${log} is no longer at size ${first}: appends must read its edge under the same write lock`);
 }
 
 // ---------------------------------------------------------------- entries
@@ -274,7 +312,10 @@ export async function readEntry(db: Db, log: string, index: number): Promise<Log
 
 /** The stored summaries of the segments of [from, to), which must both be batch boundaries (a clearing period). */
 export async function segmentSummaries(db: Db, log: string, from: number, to: number): Promise<string[]> {
-  const rs = await db.execute({ sql: 'SELECT summary FROM log_segments WHERE log = ? AND start >= ? AND start < ? ORDER BY start', args: [log, from, to] });
+  const rs = await db.execute({
+    sql: 'SELECT summary FROM log_segments WHERE log = ? AND start >= ? AND start < ? ORDER BY start',
+    args: [log, from, to],
+  });
   return rs.rows.flatMap((r) => (r.summary == null ? [] : [String(r.summary)]));
 }
 
@@ -311,7 +352,10 @@ export async function readNodeHashes(db: Db, log: string, nodes: readonly NodeId
   const stored = new Map<string, Hash>();
   for (const [level, set] of storedWanted) {
     const idx = db.dialect.oneOf('idx', [...set]);
-    const rs = await db.execute({ sql: `SELECT idx, hash FROM log_tile_hashes WHERE log = ? AND level = ? AND ${idx.sql}`, args: [log, level, ...idx.args] });
+    const rs = await db.execute({
+      sql: `SELECT idx, hash FROM log_tile_hashes WHERE log = ? AND level = ? AND ${idx.sql}`,
+      args: [log, level, ...idx.args],
+    });
     for (const r of rs.rows) stored.set(`${level}/${Number(r.idx)}`, bytes(r.hash));
   }
   return nodes.map((n) => {

@@ -22,7 +22,10 @@ const roleOf = (v: unknown): TeamRole => {
   return v;
 };
 
-export async function insertMember(tx: Transaction, m: { accountId: string; personId: string; role: TeamRole; now: string }): Promise<void> {
+export async function insertMember(
+  tx: Transaction,
+  m: { accountId: string; personId: string; role: TeamRole; now: string },
+): Promise<void> {
   await tx.execute({
     sql: 'INSERT INTO account_members (account_id, person_id, role, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, person_id) DO NOTHING',
     args: [m.accountId, m.personId, m.role, m.now],
@@ -31,7 +34,9 @@ export async function insertMember(tx: Transaction, m: { accountId: string; pers
 
 /** The person's role in the account, or undefined when they are not one of its people. */
 export async function memberRole(db: Client | Transaction, accountId: string, personId: string): Promise<TeamRole | undefined> {
-  const r = (await db.execute({ sql: 'SELECT role FROM account_members WHERE account_id = ? AND person_id = ?', args: [accountId, personId] })).rows[0];
+  const r = (
+    await db.execute({ sql: 'SELECT role FROM account_members WHERE account_id = ? AND person_id = ?', args: [accountId, personId] })
+  ).rows[0];
   return r ? roleOf(r.role) : undefined;
 }
 
@@ -42,7 +47,13 @@ export async function membersOf(db: Client | Transaction, accountId: string): Pr
           WHERE m.account_id = ? ORDER BY CASE m.role WHEN 'owner' THEN 0 WHEN 'operator' THEN 1 ELSE 2 END, m.created_at, m.person_id`,
     args: [accountId],
   });
-  return rs.rows.map((r) => ({ person_id: String(r.person_id), email: String(r.email), role: roleOf(r.role), created_at: String(r.created_at), own: String(r.person_id) === accountId }));
+  return rs.rows.map((r) => ({
+    person_id: String(r.person_id),
+    email: String(r.email),
+    role: roleOf(r.role),
+    created_at: String(r.created_at),
+    own: String(r.person_id) === accountId,
+  }));
 }
 
 export interface Membership {
@@ -66,16 +77,26 @@ export type MemberRefusal = 'not_a_member' | 'last_owner' | 'own_account';
 
 /** How many owners the account has (read in the writing transaction, so that two changes cannot both take the last one away). */
 async function ownerCount(tx: Transaction, accountId: string): Promise<number> {
-  const r = (await tx.execute({ sql: "SELECT COUNT(*) AS n FROM account_members WHERE account_id = ? AND role = 'owner'", args: [accountId] })).rows[0];
+  const r = (
+    await tx.execute({ sql: "SELECT COUNT(*) AS n FROM account_members WHERE account_id = ? AND role = 'owner'", args: [accountId] })
+  ).rows[0];
   return Number(r?.n ?? 0);
 }
 
 /** Gives a person of the account another role; refused when they are not one of its people, or when it would leave it with no owner. */
-export async function setMemberRole(tx: Transaction, accountId: string, personId: string, role: TeamRole): Promise<{ from: TeamRole } | { refused: MemberRefusal }> {
+export async function setMemberRole(
+  tx: Transaction,
+  accountId: string,
+  personId: string,
+  role: TeamRole,
+): Promise<{ from: TeamRole } | { refused: MemberRefusal }> {
   const from = await memberRole(tx, accountId, personId);
   if (!from) return { refused: 'not_a_member' };
   if (from === 'owner' && role !== 'owner' && (await ownerCount(tx, accountId)) <= 1) return { refused: 'last_owner' };
-  await tx.execute({ sql: 'UPDATE account_members SET role = ? WHERE account_id = ? AND person_id = ?', args: [role, accountId, personId] });
+  await tx.execute({
+    sql: 'UPDATE account_members SET role = ? WHERE account_id = ? AND person_id = ?',
+    args: [role, accountId, personId],
+  });
   return { from };
 }
 
@@ -84,7 +105,11 @@ export async function setMemberRole(tx: Transaction, accountId: string, personId
  * it is (their sign-in is this account's: they may be made a viewer, not
  * removed), and when it would leave the account with no owner.
  */
-export async function removeMember(tx: Transaction, accountId: string, personId: string): Promise<{ role: TeamRole } | { refused: MemberRefusal }> {
+export async function removeMember(
+  tx: Transaction,
+  accountId: string,
+  personId: string,
+): Promise<{ role: TeamRole } | { refused: MemberRefusal }> {
   const role = await memberRole(tx, accountId, personId);
   if (!role) return { refused: 'not_a_member' };
   if (personId === accountId) return { refused: 'own_account' };
@@ -112,9 +137,20 @@ export async function deleteMemberships(tx: Transaction, accountId: string): Pro
 // ---------------------------------------------------------------- which account a session acts in
 
 /** The person of a live session (by the hash of its secret) and the account it acts in (null: the person's own). */
-export async function sessionPerson(db: Client | Transaction, secretHash: string, now: string): Promise<{ personId: string; actingAccountId: string | null } | undefined> {
-  const r = (await db.execute({ sql: 'SELECT account_id, acting_account_id FROM sessions WHERE secret_hash = ? AND expires_at > ?', args: [secretHash, now] })).rows[0];
-  return r ? { personId: String(r.account_id), actingAccountId: r.acting_account_id == null ? null : String(r.acting_account_id) } : undefined;
+export async function sessionPerson(
+  db: Client | Transaction,
+  secretHash: string,
+  now: string,
+): Promise<{ personId: string; actingAccountId: string | null } | undefined> {
+  const r = (
+    await db.execute({
+      sql: 'SELECT account_id, acting_account_id FROM sessions WHERE secret_hash = ? AND expires_at > ?',
+      args: [secretHash, now],
+    })
+  ).rows[0];
+  return r
+    ? { personId: String(r.account_id), actingAccountId: r.acting_account_id == null ? null : String(r.acting_account_id) }
+    : undefined;
 }
 
 /** Makes the session act in `accountId` (the caller has checked the person is one of its people). */
@@ -151,7 +187,10 @@ const INVITATION_COLUMNS = `i.id AS id, i.account_id AS account_id, a.name AS ac
   FROM account_invitations i JOIN accounts a ON a.id = i.account_id LEFT JOIN account_logins l ON l.account_id = i.invited_by`;
 
 /** A new invitation; only the hash of its token is stored. */
-export async function insertInvitation(tx: Transaction, inv: { tokenHash: string; accountId: string; email: string; role: TeamRole; invitedBy: string; now: string; expiresAt: string }): Promise<string> {
+export async function insertInvitation(
+  tx: Transaction,
+  inv: { tokenHash: string; accountId: string; email: string; role: TeamRole; invitedBy: string; now: string; expiresAt: string },
+): Promise<string> {
   const id = newId('inv');
   await tx.execute({
     sql: 'INSERT INTO account_invitations (id, token_hash, account_id, email, role, invited_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -162,13 +201,21 @@ export async function insertInvitation(tx: Transaction, inv: { tokenHash: string
 
 /** The invitation a token opens, while it is unused, unrevoked and unexpired. */
 export async function openInvitation(db: Client | Transaction, tokenHash: string, now: string): Promise<Invitation | undefined> {
-  const r = (await db.execute({ sql: `SELECT ${INVITATION_COLUMNS} WHERE i.token_hash = ? AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > ?`, args: [tokenHash, now] })).rows[0];
+  const r = (
+    await db.execute({
+      sql: `SELECT ${INVITATION_COLUMNS} WHERE i.token_hash = ? AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > ?`,
+      args: [tokenHash, now],
+    })
+  ).rows[0];
   return r ? rowToInvitation(r) : undefined;
 }
 
 /** The account's invitations still open, newest first. */
 export async function openInvitationsOf(db: Client | Transaction, accountId: string, now: string): Promise<Invitation[]> {
-  const rs = await db.execute({ sql: `SELECT ${INVITATION_COLUMNS} WHERE i.account_id = ? AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > ? ORDER BY i.created_at DESC, i.id`, args: [accountId, now] });
+  const rs = await db.execute({
+    sql: `SELECT ${INVITATION_COLUMNS} WHERE i.account_id = ? AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > ? ORDER BY i.created_at DESC, i.id`,
+    args: [accountId, now],
+  });
   return rs.rows.map(rowToInvitation);
 }
 
@@ -184,7 +231,10 @@ export async function acceptInvitation(tx: Transaction, tokenHash: string, perso
 /** Revokes one of the account's open invitations: its link stops working. Its email when it was open, else undefined. */
 export async function revokeInvitation(tx: Transaction, accountId: string, id: string, now: string): Promise<string | undefined> {
   const r = (
-    await tx.execute({ sql: 'UPDATE account_invitations SET revoked_at = ? WHERE account_id = ? AND id = ? AND accepted_at IS NULL AND revoked_at IS NULL RETURNING email', args: [now, accountId, id] })
+    await tx.execute({
+      sql: 'UPDATE account_invitations SET revoked_at = ? WHERE account_id = ? AND id = ? AND accepted_at IS NULL AND revoked_at IS NULL RETURNING email',
+      args: [now, accountId, id],
+    })
   ).rows[0];
   return r ? String(r.email) : undefined;
 }

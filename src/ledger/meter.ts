@@ -16,7 +16,8 @@ import { RECEIPTS_LOG, receiptsFromEntries, type Receipt } from './receipts.ts';
 /** A route that let an input push a charge past the bound has a bug: refuse the write rather than store it. */
 export function checkCharge(c: { sku: string; amountMicros: number | bigint }): void {
   const amount = BigInt(c.amountMicros);
-  if (amount < 0n || amount > MAX_CHARGE_MICROS) throw new RangeError(`charge ${amount} micro-USD for ${c.sku} is outside 0..${MAX_CHARGE_MICROS}`);
+  if (amount < 0n || amount > MAX_CHARGE_MICROS)
+    throw new RangeError(`charge ${amount} micro-USD for ${c.sku} is outside 0..${MAX_CHARGE_MICROS}`);
 }
 
 /** The UTC day of an RFC 3339 instant. */

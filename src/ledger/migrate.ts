@@ -79,7 +79,9 @@ export async function migrate(db: RemoteClient | InTransaction, set: MigrationSe
     const rs = await tx.execute('SELECT version FROM schema_migrations ORDER BY version');
     const unknown = rs.rows.map((r) => String(r.version)).filter((v) => !known.has(v));
     if (unknown.length > 0) {
-      throw new SchemaTooNewError(`the database schema is newer than this code: it has migration ${unknown.join(', ')}, which this code does not know; run the newer code, or restore a backup made before it`);
+      throw new SchemaTooNewError(
+        `the database schema is newer than this code: it has migration ${unknown.join(', ')}, which this code does not know; run the newer code, or restore a backup made before it`,
+      );
     }
   });
   const applied: string[] = [];

@@ -31,11 +31,21 @@ export async function insertSpoliationSeals(tx: Transaction, rows: readonly Spol
 export const SPOLIATION_SEALS: RecordWriter<SpoliationSealRow> = recordWriter('spoliation_seals', insertSpoliationSeals);
 
 /** The spoliation seals of one matter of an account (every key of it), oldest first. */
-export async function matterSeals(db: Client | Transaction, accountId: string, matterRef: string): Promise<Array<{ id: string; rootHash: string; evidenceCount: number; receiptId: string; createdAt: string }>> {
+export async function matterSeals(
+  db: Client | Transaction,
+  accountId: string,
+  matterRef: string,
+): Promise<Array<{ id: string; rootHash: string; evidenceCount: number; receiptId: string; createdAt: string }>> {
   const rs = await db.execute({
     sql: `SELECT id, root_hash, evidence_count, receipt_id, created_at FROM spoliation_seals
           WHERE matter_ref = ? AND key_id IN (SELECT id FROM api_keys WHERE account_id = ?) ORDER BY created_at, id`,
     args: [matterRef, accountId],
   });
-  return rs.rows.map((r) => ({ id: String(r.id), rootHash: String(r.root_hash), evidenceCount: Number(r.evidence_count), receiptId: String(r.receipt_id), createdAt: String(r.created_at) }));
+  return rs.rows.map((r) => ({
+    id: String(r.id),
+    rootHash: String(r.root_hash),
+    evidenceCount: Number(r.evidence_count),
+    receiptId: String(r.receipt_id),
+    createdAt: String(r.created_at),
+  }));
 }

@@ -15,13 +15,22 @@ export const CLEAR_BPS_SKU = 'clear_bps';
 
 /** The key's hops of a UTC month (`YYYY-MM`), from the hop counters its quota counts with (api-keys.ts). */
 export async function monthHops(db: Db, keyId: string, month: string): Promise<number> {
-  const rs = await db.execute({ sql: 'SELECT COALESCE(SUM(hops), 0) AS n FROM hop_counters WHERE key_id = ? AND day >= ? AND day < ?', args: [keyId, `${month}-01`, `${month}-32`] });
+  const rs = await db.execute({
+    sql: 'SELECT COALESCE(SUM(hops), 0) AS n FROM hop_counters WHERE key_id = ? AND day >= ? AND day < ?',
+    args: [keyId, `${month}-01`, `${month}-32`],
+  });
   return Number(rs.rows[0]!.n);
 }
 
 /** The key's per-act charges of a UTC month (the lines of a checkout, written in a later month, excluded), micro-USD. */
 export async function monthCharged(db: Db, keyId: string, month: string): Promise<bigint> {
-  const rows = await counterTotals(db, 'key_id = ? AND day >= ? AND day < ? AND sku NOT IN (?, ?)', [keyId, `${month}-01`, `${month}-32`, CHECKOUT_SKU, CLEAR_BPS_SKU]);
+  const rows = await counterTotals(db, 'key_id = ? AND day >= ? AND day < ? AND sku NOT IN (?, ?)', [
+    keyId,
+    `${month}-01`,
+    `${month}-32`,
+    CHECKOUT_SKU,
+    CLEAR_BPS_SKU,
+  ]);
   return rows.reduce((s, r) => s + r.micros, 0n);
 }
 
@@ -42,7 +51,23 @@ export async function insertCheckout(tx: Transaction, c: CheckoutRow): Promise<b
   const rs = await tx.execute({
     sql: `INSERT INTO operator_checkouts (key_id, month, floor_micros, bps_micros, per_hop_micros, basis, due_micros, charged_micros, amount_micros, hops, exposure_micros, clear_bps_micros, clear_tier, receipt_id, created_at)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_id, month) DO NOTHING`,
-    args: [c.keyId, c.month, c.floorMicros, c.bpsMicros, c.perHopMicros, c.basis, c.dueMicros, c.chargedMicros, c.checkoutMicros, c.hops, c.exposureMicros, c.clearBpsMicros, c.clearTier, c.receiptId, c.createdAt],
+    args: [
+      c.keyId,
+      c.month,
+      c.floorMicros,
+      c.bpsMicros,
+      c.perHopMicros,
+      c.basis,
+      c.dueMicros,
+      c.chargedMicros,
+      c.checkoutMicros,
+      c.hops,
+      c.exposureMicros,
+      c.clearBpsMicros,
+      c.clearTier,
+      c.receiptId,
+      c.createdAt,
+    ],
   });
   return rs.rowsAffected === 1;
 }

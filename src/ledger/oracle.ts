@@ -28,7 +28,10 @@ export async function insertAggregates(tx: Transaction, rows: readonly StoredAgg
 export const ORACLE_AGGREGATES: RecordWriter<StoredAggregate> = recordWriter('oracle_aggregates', insertAggregates);
 
 export async function getAggregate(db: Db, id: string): Promise<StoredAggregate | undefined> {
-  const rs = await db.execute({ sql: 'SELECT id, key_id, metric, status, value, receipt_id, created_at FROM oracle_aggregates WHERE id = ?', args: [id] });
+  const rs = await db.execute({
+    sql: 'SELECT id, key_id, metric, status, value, receipt_id, created_at FROM oracle_aggregates WHERE id = ?',
+    args: [id],
+  });
   const r = rs.rows[0];
   if (!r) return undefined;
   return {

@@ -55,7 +55,12 @@ function reader(db: Db, tree: number): NodeReader {
             ${db.dialect.orderedJoin} pas_exclusion_nodes n ON n.tree = ? AND n.depth = v.column1 AND n.prefix = v.column2`,
       args,
     });
-    return rs.rows.map((r) => ({ depth: Number(r.depth), prefix: blob(r.prefix), hash: blob(r.hash), leaf: r.leaf == null ? null : blob(r.leaf) }));
+    return rs.rows.map((r) => ({
+      depth: Number(r.depth),
+      prefix: blob(r.prefix),
+      hash: blob(r.hash),
+      leaf: r.leaf == null ? null : blob(r.leaf),
+    }));
   };
 }
 
@@ -74,7 +79,10 @@ async function writeNodes(tx: Transaction, tree: number, nodes: readonly SmtNode
 }
 
 async function createTree(tx: Transaction, keyId: string): Promise<number> {
-  const rs = await tx.execute({ sql: 'INSERT INTO pas_exclusion_trees (key_id, size, root) VALUES (?, 0, ?) RETURNING id', args: [keyId, ZERO] });
+  const rs = await tx.execute({
+    sql: 'INSERT INTO pas_exclusion_trees (key_id, size, root) VALUES (?, 0, ?) RETURNING id',
+    args: [keyId, ZERO],
+  });
   return Number(rs.rows[0]!.id);
 }
 
@@ -108,7 +116,10 @@ export async function buildExclusionTree(tx: Transaction, keyId: string, jobIds:
   let args: InValue[] = [];
   const flush = async () => {
     if (args.length === 0) return;
-    await tx.execute({ sql: `INSERT INTO pas_exclusion_nodes (tree, depth, prefix, hash, leaf) VALUES ${'(?, ?, ?, ?, ?), '.repeat(args.length / 5 - 1)}(?, ?, ?, ?, ?)`, args });
+    await tx.execute({
+      sql: `INSERT INTO pas_exclusion_nodes (tree, depth, prefix, hash, leaf) VALUES ${'(?, ?, ?, ?, ?), '.repeat(args.length / 5 - 1)}(?, ?, ?, ?, ?)`,
+      args,
+    });
     args = [];
   };
   const root = await buildTree(keys, (n) => {

@@ -52,14 +52,20 @@ export interface LicenseView {
  */
 export const LICENSE_VIEWS: GroupReader<LicenseView> = {
   async read(db, keys) {
-    const j = db.dialect.tuples('j', ['k', 'key_id', 'license_id'], keys.map((k) => [k, ...(JSON.parse(k) as [string, string])]));
+    const j = db.dialect.tuples(
+      'j',
+      ['k', 'key_id', 'license_id'],
+      keys.map((k) => [k, ...(JSON.parse(k) as [string, string])]),
+    );
     const rs = await db.execute({
       sql: `SELECT j.k, l.state,
                    EXISTS (SELECT 1 FROM pas_tickets WHERE key_id = l.key_id AND license_id = l.license_id AND ${OUTSTANDING_CHILD}) AS outstanding
             FROM ${j.sql} JOIN pas_licenses l ON l.key_id = j.key_id AND l.license_id = j.license_id`,
       args: [nowIso(), ...j.args],
     });
-    return new Map(rs.rows.map((r) => [String(r.k), { stored: String(r.state) as StoredLicenseState, outstanding: Number(r.outstanding) === 1 }]));
+    return new Map(
+      rs.rows.map((r) => [String(r.k), { stored: String(r.state) as StoredLicenseState, outstanding: Number(r.outstanding) === 1 }]),
+    );
   },
 };
 
@@ -125,8 +131,19 @@ export async function licenseSnapshot(db: Db, keyId: string, licenseId: string, 
     license_id: licenseId,
     state: reportedLicenseState(stored, outstanding > 0),
     charged: stored !== undefined,
-    children: { issued: Number(c.issued), outstanding, redeemed: Number(c.redeemed), expired_unredeemed: Number(c.expired), superseded: Number(c.superseded) },
-    history: history.rows.map((r) => ({ from: String(r.from_state), to: String(r.to_state), at: String(r.at), receipt_id: String(r.receipt_id) })),
+    children: {
+      issued: Number(c.issued),
+      outstanding,
+      redeemed: Number(c.redeemed),
+      expired_unredeemed: Number(c.expired),
+      superseded: Number(c.superseded),
+    },
+    history: history.rows.map((r) => ({
+      from: String(r.from_state),
+      to: String(r.to_state),
+      at: String(r.at),
+      receipt_id: String(r.receipt_id),
+    })),
     as_of: now,
   };
 }
@@ -267,7 +284,11 @@ export const boundJobKey = (keyId: string, jobId: string): string => JSON.string
  */
 export const BOUND_JOBS = {
   async read(db: Db, keys: readonly string[]): Promise<Map<string, true>> {
-    const j = db.dialect.tuples('j', ['k', 'key_id', 'job_id'], keys.map((k) => [k, ...(JSON.parse(k) as [string, string])]));
+    const j = db.dialect.tuples(
+      'j',
+      ['k', 'key_id', 'job_id'],
+      keys.map((k) => [k, ...(JSON.parse(k) as [string, string])]),
+    );
     const rs = await db.execute({
       sql: `SELECT DISTINCT j.k FROM ${j.sql} JOIN pas_spend_leaves s ON s.key_id = j.key_id AND s.job_id = j.job_id`,
       args: j.args,
@@ -330,8 +351,15 @@ export async function insertJobReceipts(tx: Transaction, rows: readonly JobRecei
 export const PAS_JOB_RECEIPTS: RecordWriter<JobReceiptRow> = recordWriter('pas_job_receipt_lists', insertJobReceipts);
 
 /** The receipts of a job, in log order, each as its log entry states it. */
-export async function jobReceipts(db: Db, keyId: string, jobId: string): Promise<Array<{ receipt_id: string; kind: string; decision: string; created_at: string }>> {
-  const rs = await db.execute({ sql: 'SELECT first, offsets FROM pas_job_receipt_lists WHERE key_id = ? AND job_id = ?', args: [keyId, jobId] });
+export async function jobReceipts(
+  db: Db,
+  keyId: string,
+  jobId: string,
+): Promise<Array<{ receipt_id: string; kind: string; decision: string; created_at: string }>> {
+  const rs = await db.execute({
+    sql: 'SELECT first, offsets FROM pas_job_receipt_lists WHERE key_id = ? AND job_id = ?',
+    args: [keyId, jobId],
+  });
   const indexes = rs.rows.flatMap((r) => unpackIndexes(Number(r.first), Buffer.from(r.offsets as ArrayBuffer))).sort((a, b) => a - b);
   // A test owner's jobs list test receipts, entries of the test log (docs/test-mode.md).
   const log = receiptsLogOf(ownerParts(keyId).mode === 'test');
@@ -392,6 +420,9 @@ export async function insertGrant(tx: Transaction, g: Omit<StoredGrant, 'revoked
 }
 
 export async function revokeGrant(tx: Transaction, id: string, now: string): Promise<boolean> {
-  const rs = await tx.execute({ sql: 'UPDATE pas_authority_grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', args: [now, id] });
+  const rs = await tx.execute({
+    sql: 'UPDATE pas_authority_grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+    args: [now, id],
+  });
   return rs.rowsAffected === 1;
 }

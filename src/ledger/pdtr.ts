@@ -28,6 +28,13 @@ export async function findPaymentBinding(
   db: Client | Transaction,
   paymentHash: string,
 ): Promise<{ action_ref: string; owner: string; receipt_id: string; created_at: string } | undefined> {
-  const r = (await db.execute({ sql: 'SELECT action_ref, key_id, receipt_id, created_at FROM pdtr_bindings WHERE payment_hash = ?', args: [paymentHash] })).rows[0];
-  return r && { action_ref: String(r.action_ref), owner: String(r.key_id), receipt_id: String(r.receipt_id), created_at: String(r.created_at) };
+  const r = (
+    await db.execute({
+      sql: 'SELECT action_ref, key_id, receipt_id, created_at FROM pdtr_bindings WHERE payment_hash = ?',
+      args: [paymentHash],
+    })
+  ).rows[0];
+  return (
+    r && { action_ref: String(r.action_ref), owner: String(r.key_id), receipt_id: String(r.receipt_id), created_at: String(r.created_at) }
+  );
 }

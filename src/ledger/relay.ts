@@ -11,8 +11,21 @@ export interface Partner {
 }
 
 export async function getPartner(db: Client | Transaction, id: string): Promise<Partner | undefined> {
-  const r = (await db.execute({ sql: 'SELECT partner_id, key_id, name, receipt_id, created_at FROM relay_partners WHERE partner_id = ?', args: [id] })).rows[0];
-  return r ? { partner_id: String(r.partner_id), key_id: String(r.key_id), name: String(r.name), receipt_id: String(r.receipt_id), created_at: String(r.created_at) } : undefined;
+  const r = (
+    await db.execute({
+      sql: 'SELECT partner_id, key_id, name, receipt_id, created_at FROM relay_partners WHERE partner_id = ?',
+      args: [id],
+    })
+  ).rows[0];
+  return r
+    ? {
+        partner_id: String(r.partner_id),
+        key_id: String(r.key_id),
+        name: String(r.name),
+        receipt_id: String(r.receipt_id),
+        created_at: String(r.created_at),
+      }
+    : undefined;
 }
 
 /** Inserts a partner; false when the id is taken. */
@@ -48,7 +61,10 @@ export interface NetworkTotals {
 export async function relayNetwork(db: Client, top = 20): Promise<NetworkTotals> {
   const partners = Number((await db.execute('SELECT COUNT(*) AS n FROM relay_partners')).rows[0]!.n);
   const byTarget = await db.execute('SELECT target, SUM(clicks) AS n FROM relay_clicks GROUP BY target ORDER BY target');
-  const best = await db.execute({ sql: 'SELECT partner_id, SUM(clicks) AS n FROM relay_clicks GROUP BY partner_id ORDER BY n DESC, partner_id LIMIT ?', args: [top] });
+  const best = await db.execute({
+    sql: 'SELECT partner_id, SUM(clicks) AS n FROM relay_clicks GROUP BY partner_id ORDER BY n DESC, partner_id LIMIT ?',
+    args: [top],
+  });
   const clicks_by_target = Object.fromEntries(byTarget.rows.map((r) => [String(r.target), Number(r.n)]));
   return {
     partners,

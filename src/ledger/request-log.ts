@@ -37,15 +37,23 @@ export type AnsweredRequest = Omit<RequestRow, 'id'> & { ms: number };
  * or 0, request id]. A request's id is made from the row (`idOf`): about a
  * third of the bytes of each request written out in full.
  */
-type PackedRow = [nonce: string, t0: number, keys: string[], routes: string[], requests: Array<[number, number, number, number, string | 0, number, string | 0, string]>];
+type PackedRow = [
+  nonce: string,
+  t0: number,
+  keys: string[],
+  routes: string[],
+  requests: Array<[number, number, number, number, string | 0, number, string | 0, string]>,
+];
 
 const ID_PREFIX = 'req_';
 /** The id of the `i`th request of a row: `req_`, its time as ids.ts's sortable ids, the row's random part, `i`. */
-const idOf = (nonce: string, ms: number, i: number): string => `${ID_PREFIX}${sortableTimePrefix(ms)}${nonce}${i.toString(36).padStart(5, '0')}`;
+const idOf = (nonce: string, ms: number, i: number): string =>
+  `${ID_PREFIX}${sortableTimePrefix(ms)}${nonce}${i.toString(36).padStart(5, '0')}`;
 /** The smallest id of a request answered at or after `ms`. */
 const idAt = (ms: number): string => ID_PREFIX + sortableTimePrefix(ms);
 /** When a request was answered: its id's time. */
-export const requestTime = (id: string): string => new Date(Number.parseInt(id.slice(ID_PREFIX.length, ID_PREFIX.length + 12), 16)).toISOString();
+export const requestTime = (id: string): string =>
+  new Date(Number.parseInt(id.slice(ID_PREFIX.length, ID_PREFIX.length + 12), 16)).toISOString();
 
 function packRow(rs: readonly AnsweredRequest[]): { first: string; last: string; entries: string } {
   const nonce = newId('w', 6).slice(2);
@@ -57,7 +65,19 @@ function packRow(rs: readonly AnsweredRequest[]): { first: string; last: string;
     return i;
   };
   const t0 = rs[0]!.ms;
-  const requests = rs.map((r) => [r.ms - t0, indexIn(keys, r.key_id), indexIn(routes, `${r.method} ${r.path}`), r.status, r.code ?? 0, r.latency_us, r.receipt_id ?? 0, r.request_id] as PackedRow[4][number]);
+  const requests = rs.map(
+    (r) =>
+      [
+        r.ms - t0,
+        indexIn(keys, r.key_id),
+        indexIn(routes, `${r.method} ${r.path}`),
+        r.status,
+        r.code ?? 0,
+        r.latency_us,
+        r.receipt_id ?? 0,
+        r.request_id,
+      ] as PackedRow[4][number],
+  );
   const row: PackedRow = [nonce, t0, [...keys.keys()], [...routes.keys()], requests];
   return { first: idOf(nonce, t0, 0), last: idOf(nonce, rs.at(-1)!.ms, rs.length - 1), entries: JSON.stringify(row) };
 }
@@ -67,7 +87,17 @@ function unpackRow(text: string): RequestRow[] {
   return requests.map(([dMs, key, route, status, code, latency_us, receipt, request_id], i) => {
     const r = routes[route]!;
     const space = r.indexOf(' ');
-    return { id: idOf(nonce, t0 + dMs, i), key_id: keys[key]!, method: r.slice(0, space), path: r.slice(space + 1), status, code: code === 0 ? null : code, latency_us, receipt_id: receipt === 0 ? null : receipt, request_id };
+    return {
+      id: idOf(nonce, t0 + dMs, i),
+      key_id: keys[key]!,
+      method: r.slice(0, space),
+      path: r.slice(space + 1),
+      status,
+      code: code === 0 ? null : code,
+      latency_us,
+      receipt_id: receipt === 0 ? null : receipt,
+      request_id,
+    };
   });
 }
 
@@ -133,7 +163,14 @@ export interface RequestPage {
  * `filter`, those before the request `before`. Examines at most `budget`
  * requests: a rare filter then answers fewer, with the cursor to go on.
  */
-export async function listRequests(db: Client, accountId: string, filter: RequestFilter, limit: number, before?: string, budget = 100_000): Promise<RequestPage> {
+export async function listRequests(
+  db: Client,
+  accountId: string,
+  filter: RequestFilter,
+  limit: number,
+  before?: string,
+  budget = 100_000,
+): Promise<RequestPage> {
   const keep = matcher(filter);
   // A row holding a request before `before` ends at most ROW_SPAN_MAX_MS after it; toward the
   // other end, a `to` filter skips every row that starts after it.
@@ -149,9 +186,12 @@ export async function listRequests(db: Client, accountId: string, filter: Reques
   for (;;) {
     const where = ['account_id = ?'];
     const args: Array<string | number> = [accountId];
-    if (below) where.push('last < ?'), args.push(below);
-    if (floor) where.push('last >= ?'), args.push(floor);
-    const rs = await db.execute({ sql: `SELECT last, entries FROM request_log WHERE ${where.join(' AND ')} ORDER BY last DESC LIMIT ?`, args: [...args, ROWS_PER_READ] });
+    if (below) (where.push('last < ?'), args.push(below));
+    if (floor) (where.push('last >= ?'), args.push(floor));
+    const rs = await db.execute({
+      sql: `SELECT last, entries FROM request_log WHERE ${where.join(' AND ')} ORDER BY last DESC LIMIT ?`,
+      args: [...args, ROWS_PER_READ],
+    });
     for (const row of rs.rows) {
       for (const r of unpackRow(String(row.entries))) {
         examined++;
@@ -173,7 +213,10 @@ export async function listRequests(db: Client, accountId: string, filter: Reques
 
 /** The first account after `after` (in key order) with rows in the log: one index seek each, for the sweep. */
 export async function nextLoggedAccount(db: Client, after: string): Promise<string | undefined> {
-  const rs = await db.execute({ sql: 'SELECT account_id FROM request_log WHERE account_id > ? ORDER BY account_id LIMIT 1', args: [after] });
+  const rs = await db.execute({
+    sql: 'SELECT account_id FROM request_log WHERE account_id > ? ORDER BY account_id LIMIT 1',
+    args: [after],
+  });
   return rs.rows[0] ? String(rs.rows[0].account_id) : undefined;
 }
 

@@ -77,7 +77,8 @@ function rowToReview(r: Record<string, unknown>): Review {
     used_at: text(r.used_at),
     used_receipt_id: text(r.used_receipt_id),
     approvals_required: Number(r.approvals_required ?? 1),
-    first_approval: r.first_approval === null || r.first_approval === undefined ? null : (JSON.parse(String(r.first_approval)) as FirstApproval),
+    first_approval:
+      r.first_approval === null || r.first_approval === undefined ? null : (JSON.parse(String(r.first_approval)) as FirstApproval),
   };
 }
 
@@ -119,7 +120,10 @@ export async function listReviews(db: Client, accountId: string, state: ReviewSt
 }
 
 export async function countPendingReviews(db: Client, accountId: string, now: string): Promise<number> {
-  const rs = await db.execute({ sql: "SELECT COUNT(*) AS n FROM reviews WHERE account_id = ? AND state = 'pending' AND expires_at > ?", args: [accountId, now] });
+  const rs = await db.execute({
+    sql: "SELECT COUNT(*) AS n FROM reviews WHERE account_id = ? AND state = 'pending' AND expires_at > ?",
+    args: [accountId, now],
+  });
   return Number(rs.rows[0]!.n);
 }
 
@@ -135,24 +139,51 @@ export async function monthReviews(db: Client, keyId: string, month: string): Pr
   const from = `${month}-01`;
   const to = `${month}-32`;
   const [opened, decided] = await Promise.all([
-    db.execute({ sql: 'SELECT COUNT(*) AS n FROM reviews WHERE key_id = ? AND created_at >= ? AND created_at < ?', args: [keyId, from, to] }),
-    db.execute({ sql: "SELECT state, COUNT(*) AS n FROM reviews WHERE key_id = ? AND state <> 'pending' AND decided_at >= ? AND decided_at < ? GROUP BY state", args: [keyId, from, to] }),
+    db.execute({
+      sql: 'SELECT COUNT(*) AS n FROM reviews WHERE key_id = ? AND created_at >= ? AND created_at < ?',
+      args: [keyId, from, to],
+    }),
+    db.execute({
+      sql: "SELECT state, COUNT(*) AS n FROM reviews WHERE key_id = ? AND state <> 'pending' AND decided_at >= ? AND decided_at < ? GROUP BY state",
+      args: [keyId, from, to],
+    }),
   ]);
   const by = new Map(decided.rows.map((r) => [String(r.state), Number(r.n)]));
-  return { opened: Number(opened.rows[0]!.n), approved: by.get('approved') ?? 0, denied: by.get('denied') ?? 0, expired: by.get('expired') ?? 0 };
+  return {
+    opened: Number(opened.rows[0]!.n),
+    approved: by.get('approved') ?? 0,
+    denied: by.get('denied') ?? 0,
+    expired: by.get('expired') ?? 0,
+  };
 }
 
 export async function insertReview(tx: Transaction, r: Review): Promise<void> {
   await tx.execute({
     sql: `INSERT INTO reviews (id, account_id, key_id, operation, fingerprint, request_key, hold_receipt_id, summary, state, created_at, expires_at, approvals_required)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    args: [r.id, r.account_id, r.key_id, r.operation, r.fingerprint, r.request_key, r.hold_receipt_id, JSON.stringify(r.summary), r.state, r.created_at, r.expires_at, r.approvals_required],
+    args: [
+      r.id,
+      r.account_id,
+      r.key_id,
+      r.operation,
+      r.fingerprint,
+      r.request_key,
+      r.hold_receipt_id,
+      JSON.stringify(r.summary),
+      r.state,
+      r.created_at,
+      r.expires_at,
+      r.approvals_required,
+    ],
   });
 }
 
 /** Records the review's `review_opened` receipt, once. True for the call that recorded it. */
 export async function setOpenedReceipt(tx: Transaction, id: string, receiptId: string): Promise<boolean> {
-  const rs = await tx.execute({ sql: 'UPDATE reviews SET opened_receipt_id = ? WHERE id = ? AND opened_receipt_id IS NULL', args: [receiptId, id] });
+  const rs = await tx.execute({
+    sql: 'UPDATE reviews SET opened_receipt_id = ? WHERE id = ? AND opened_receipt_id IS NULL',
+    args: [receiptId, id],
+  });
   return rs.rowsAffected === 1;
 }
 
@@ -202,12 +233,18 @@ export async function useReview(tx: Transaction, id: string, now: string, receip
 
 /** Pending reviews past their expiry at `now`, oldest first (the expiry job records them). */
 export async function dueReviews(db: Client, now: string, limit: number): Promise<Review[]> {
-  const rs = await db.execute({ sql: "SELECT * FROM reviews WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?", args: [now, limit] });
+  const rs = await db.execute({
+    sql: "SELECT * FROM reviews WHERE state = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+    args: [now, limit],
+  });
   return rs.rows.map(rowToReview);
 }
 
 /** Reviews whose `review_opened` receipt is not written yet (a process stopped between the HOLD and it). */
 export async function unopenedReviews(db: Client, before: string, limit: number): Promise<Review[]> {
-  const rs = await db.execute({ sql: 'SELECT * FROM reviews WHERE opened_receipt_id IS NULL AND created_at <= ? ORDER BY created_at LIMIT ?', args: [before, limit] });
+  const rs = await db.execute({
+    sql: 'SELECT * FROM reviews WHERE opened_receipt_id IS NULL AND created_at <= ? ORDER BY created_at LIMIT ?',
+    args: [before, limit],
+  });
   return rs.rows.map(rowToReview);
 }

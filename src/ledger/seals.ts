@@ -37,7 +37,10 @@ export async function sealReceipts(tx: Sql, origin: string, key: SigningKey, hea
   if (!edge) {
     // The log's row holds its size and right edge: the head at that size is folded from it, no second read.
     // Locked, so that the seals of batches of several processes follow one another.
-    const [locked, sealed] = await allSent([lockEdge(tx, RECEIPTS_LOG), tx.execute('SELECT COALESCE(MAX(tree_size), 0) AS s FROM receipt_seals')]);
+    const [locked, sealed] = await allSent([
+      lockEdge(tx, RECEIPTS_LOG),
+      tx.execute('SELECT COALESCE(MAX(tree_size), 0) AS s FROM receipt_seals'),
+    ]);
     edge = locked;
     if (edge.size <= Number(sealed.rows[0]!.s)) return undefined;
   }

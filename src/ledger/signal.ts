@@ -24,7 +24,14 @@ export async function insertMandate(tx: Transaction, m: MandateRow): Promise<voi
 
 export async function mandatesOf(db: Client, accountId: string): Promise<MandateRow[]> {
   const rs = await db.execute({ sql: 'SELECT * FROM signal_mandates WHERE account_id = ? ORDER BY created_at, id', args: [accountId] });
-  return rs.rows.map((r) => ({ id: String(r.id), accountId, metric: String(r.metric), overage: Number(r.overage) === 1, receiptId: String(r.receipt_id), createdAt: String(r.created_at) }));
+  return rs.rows.map((r) => ({
+    id: String(r.id),
+    accountId,
+    metric: String(r.metric),
+    overage: Number(r.overage) === 1,
+    receiptId: String(r.receipt_id),
+    createdAt: String(r.created_at),
+  }));
 }
 
 /** The pattern of one metric over every account's triggers since `since`: armed and fired, no account named. */

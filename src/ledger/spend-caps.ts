@@ -69,12 +69,19 @@ export function spendColumns(now: Date): Fragment {
 }
 
 /** What a key, or every key of an account, was charged since the first of `now`'s UTC month (for pages; acts read it under the lock). */
-export async function spentThisMonth(db: Client | Transaction, owner: { keyId: string } | { accountId: string }, now = new Date()): Promise<bigint> {
+export async function spentThisMonth(
+  db: Client | Transaction,
+  owner: { keyId: string } | { accountId: string },
+  now = new Date(),
+): Promise<bigint> {
   const { firstDay } = monthOf(now);
   const rs = await db.execute(
     'keyId' in owner
       ? { sql: `SELECT ${SPENT} AS spent FROM usage_counters u WHERE u.key_id = ? AND u.day >= ?`, args: [owner.keyId, firstDay] }
-      : { sql: `SELECT ${SPENT} AS spent FROM usage_counters u JOIN api_keys k ON k.id = u.key_id WHERE k.account_id = ? AND u.day >= ?`, args: [owner.accountId, firstDay] },
+      : {
+          sql: `SELECT ${SPENT} AS spent FROM usage_counters u JOIN api_keys k ON k.id = u.key_id WHERE k.account_id = ? AND u.day >= ?`,
+          args: [owner.accountId, firstDay],
+        },
   );
   return spentOf(rs.rows[0]?.spent);
 }
@@ -106,7 +113,8 @@ export function keySpendOf(keyId: string, r: Record<string, unknown>, accounts: 
   let account: CapState | undefined;
   if (r.account_cap != null) {
     account = accounts.get(accountId);
-    if (!account) accounts.set(accountId, (account = capState('account', accountId, accountId, r.account_cap, r.account_spent, r.account_alerted)));
+    if (!account)
+      accounts.set(accountId, (account = capState('account', accountId, accountId, r.account_cap, r.account_spent, r.account_alerted)));
   }
   return { key, account };
 }
@@ -133,7 +141,9 @@ export class SpendCapReached extends Error {
   /** What this act would have charged. */
   readonly chargeMicros: bigint;
   constructor(cap: CapState, keyId: string, chargeMicros: bigint) {
-    super(`${cap.scope} ${cap.id} has spent ${formatUsd(cap.spent + cap.added)} USD of its ${formatUsd(cap.capMicros)} USD monthly spend cap; this act would charge ${formatUsd(chargeMicros)} USD`);
+    super(
+      `${cap.scope} ${cap.id} has spent ${formatUsd(cap.spent + cap.added)} USD of its ${formatUsd(cap.capMicros)} USD monthly spend cap; this act would charge ${formatUsd(chargeMicros)} USD`,
+    );
     this.scope = cap.scope;
     this.ownerId = cap.id;
     this.keyId = keyId;
@@ -176,7 +186,15 @@ export function spendAlerts(caps: Iterable<CapState>, now: Date): ActRecord[] {
       remaining_usd: formatUsd(total > c.capMicros ? 0n : c.capMicros - total),
       threshold_percent: 80,
     };
-    out.push(record(ALERT_DELIVERIES, { owner: c.accountId, event_id, type: 'spend.threshold', fuse_id: null, body: { event_id, type: 'spend.threshold', at, fuse_id: null, data } }));
+    out.push(
+      record(ALERT_DELIVERIES, {
+        owner: c.accountId,
+        event_id,
+        type: 'spend.threshold',
+        fuse_id: null,
+        body: { event_id, type: 'spend.threshold', at, fuse_id: null, data },
+      }),
+    );
     out.push(record(SPEND_ALERTS, { owner_id: c.id, month: label, at }));
   }
   return out;
@@ -184,5 +202,11 @@ export function spendAlerts(caps: Iterable<CapState>, now: Date): ActRecord[] {
 
 /** That an owner's 80 % alert went out in a month (kept so that it goes out once). */
 const SPEND_ALERTS = recordWriter<{ owner_id: string; month: string; at: string }>('spend_alerts', (tx, rows) =>
-  insertRows(tx, 'spend_alerts', ['owner_id', 'month', 'at'], rows.map((r) => [r.owner_id, r.month, r.at]), ' ON CONFLICT (owner_id, month) DO NOTHING'),
+  insertRows(
+    tx,
+    'spend_alerts',
+    ['owner_id', 'month', 'at'],
+    rows.map((r) => [r.owner_id, r.month, r.at]),
+    ' ON CONFLICT (owner_id, month) DO NOTHING',
+  ),
 );

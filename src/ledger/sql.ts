@@ -83,7 +83,13 @@ export interface Dialect {
  * Inserts `rows` into `table` with the driver's multi-row statements.
  * @example await insertRows(tx, 'hop_counters', ['key_id', 'day', 'hops'], rows, ' ON CONFLICT (key_id, day) DO UPDATE SET hops = hop_counters.hops + excluded.hops')
  */
-export async function insertRows(tx: Transaction, table: string, columns: readonly string[], rows: ReadonlyArray<readonly InValue[]>, tail = ''): Promise<void> {
+export async function insertRows(
+  tx: Transaction,
+  table: string,
+  columns: readonly string[],
+  rows: ReadonlyArray<readonly InValue[]>,
+  tail = '',
+): Promise<void> {
   if (rows.length === 0) return;
   for (const stmt of tx.dialect.insertRows(table, columns, rows, tail)) await tx.execute(stmt);
 }

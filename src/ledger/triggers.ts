@@ -99,16 +99,34 @@ export async function insertPublishedTriggers(tx: Transaction, rows: readonly Pu
     tx,
     'triggers',
     ['id', 'key_id', 'template_id', 'state', 'obligation', 'threshold', 'enabled_exposure_micros', 'published_at'],
-    rows.map(({ trigger: t }) => [t.id, t.key_id, t.template_id, 'ARMED', JSON.stringify(t.obligation), JSON.stringify(t.threshold), t.enabled_exposure_micros, t.published_at]),
+    rows.map(({ trigger: t }) => [
+      t.id,
+      t.key_id,
+      t.template_id,
+      'ARMED',
+      JSON.stringify(t.obligation),
+      JSON.stringify(t.threshold),
+      t.enabled_exposure_micros,
+      t.published_at,
+    ]),
   );
-  await enqueueDeliveries(tx, rows.map((r) => deliveryOf(r.trigger.key_id, r.event, r.logIndex)));
+  await enqueueDeliveries(
+    tx,
+    rows.map((r) => deliveryOf(r.trigger.key_id, r.event, r.logIndex)),
+  );
 }
 
 /** A published trigger and its event's webhook deliveries (a fire reads it only by the id the answer gave). Written with its group's records (records.ts). */
 export const PUBLISHED_TRIGGERS: RecordWriter<PublishedTriggerRow> = recordWriter('triggers', insertPublishedTriggers);
 
 /** ARMED -> FIRED, once: false when the trigger is not ARMED any more (a second fire). */
-export async function markFired(tx: Transaction, id: string, at: string, fire: Record<string, unknown>, feeMicros: number): Promise<boolean> {
+export async function markFired(
+  tx: Transaction,
+  id: string,
+  at: string,
+  fire: Record<string, unknown>,
+  feeMicros: number,
+): Promise<boolean> {
   const rs = await tx.execute({
     sql: "UPDATE triggers SET state = 'FIRED', fired_at = ?, fire = ?, fee_micros = ? WHERE id = ? AND state = 'ARMED'",
     args: [at, JSON.stringify(fire), feeMicros, id],

@@ -24,7 +24,14 @@ export interface Subscription {
  * state (blown, charged), or a hop was refused (DENY, BLOCK, SILENCE), a
  * review step, or a key or an account reached 80 % of its monthly spend cap.
  */
-export const ALERT_EVENTS = ['fuse.state_changed', 'hop.denied', 'review.opened', 'review.decided', 'review.expired', 'spend.threshold'] as const;
+export const ALERT_EVENTS = [
+  'fuse.state_changed',
+  'hop.denied',
+  'review.opened',
+  'review.decided',
+  'review.expired',
+  'spend.threshold',
+] as const;
 export type AlertEventType = (typeof ALERT_EVENTS)[number];
 
 /** Which events a subscription receives: the trigger rail's, or alerts. */
@@ -39,7 +46,8 @@ export interface AlertSubscription {
 }
 
 /** The `events` column of a kind's subscriptions: 'trigger', or a list of alert events. */
-const kindFilter = (kind: SubscriptionKind, alias = '') => (kind === 'trigger' ? `${alias}events = 'trigger'` : `${alias}events <> 'trigger'`);
+const kindFilter = (kind: SubscriptionKind, alias = '') =>
+  kind === 'trigger' ? `${alias}events = 'trigger'` : `${alias}events <> 'trigger'`;
 
 export async function createSubscription(tx: Transaction, s: Subscription): Promise<void> {
   await tx.execute({
@@ -115,7 +123,10 @@ export async function disableAccountSubscriptions(tx: Transaction, owner: string
           WHERE state = 'pending' AND subscription_id IN (SELECT id FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NULL)`,
     args: [`subscription disabled: ${reason}`, owner],
   });
-  const rs = await tx.execute({ sql: 'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE key_id = ? AND disabled_at IS NULL', args: [at, reason, owner] });
+  const rs = await tx.execute({
+    sql: 'UPDATE webhook_subscriptions SET disabled_at = ?, disabled_reason = ? WHERE key_id = ? AND disabled_at IS NULL',
+    args: [at, reason, owner],
+  });
   return rs.rowsAffected;
 }
 
@@ -146,7 +157,13 @@ interface QueuedEvent {
  * index seek each and no row. Delivery ids put the time first, as sortable ids
  * do (ids.ts), so that a group's deliveries land together.
  */
-async function insertDeliveries(tx: Transaction, kind: SubscriptionKind, columns: readonly string[], events: readonly QueuedEvent[], match: string): Promise<void> {
+async function insertDeliveries(
+  tx: Transaction,
+  kind: SubscriptionKind,
+  columns: readonly string[],
+  events: readonly QueuedEvent[],
+  match: string,
+): Promise<void> {
   if (events.length === 0) return;
   const owned = tx.dialect.oneOf('key_id', [...new Set(events.map((e) => e.owner))]);
   const subscribed = await tx.execute({
@@ -187,7 +204,12 @@ export async function enqueueAlerts(tx: Transaction, events: readonly AlertEvent
  * when the owner has no such active subscription.
  * The event's type is `alert.test` and its body says `test: true`.
  */
-export async function enqueueTestAlert(tx: Transaction, owner: string, subscriptionId: string, event: { event_id: string; body: unknown }): Promise<string | undefined> {
+export async function enqueueTestAlert(
+  tx: Transaction,
+  owner: string,
+  subscriptionId: string,
+  event: { event_id: string; body: unknown },
+): Promise<string | undefined> {
   const now = Date.now();
   const id = `whd_${sortableTimePrefix(now)}${event.event_id.slice(-8)}`;
   const rs = await tx.execute({
@@ -206,12 +228,21 @@ export const ALERT_TEST_EVENT = 'alert.test';
 export const ALERT_DELIVERIES: RecordWriter<AlertEvent> = recordWriter('webhook_deliveries', enqueueAlerts);
 
 /** The key's disabled subscriptions, newest first, with when and why (docs/hardening.md). */
-export async function listDisabledSubscriptions(db: Db, keyId: string, kind: SubscriptionKind = 'trigger'): Promise<Array<{ id: string; url: string; disabled_at: string; disabled_reason: string | null }>> {
+export async function listDisabledSubscriptions(
+  db: Db,
+  keyId: string,
+  kind: SubscriptionKind = 'trigger',
+): Promise<Array<{ id: string; url: string; disabled_at: string; disabled_reason: string | null }>> {
   const rs = await db.execute({
     sql: `SELECT id, url, disabled_at, disabled_reason FROM webhook_subscriptions WHERE key_id = ? AND disabled_at IS NOT NULL AND ${kindFilter(kind)} ORDER BY disabled_at DESC`,
     args: [keyId],
   });
-  return rs.rows.map((r) => ({ id: String(r.id), url: String(r.url), disabled_at: String(r.disabled_at), disabled_reason: r.disabled_reason === null ? null : String(r.disabled_reason) }));
+  return rs.rows.map((r) => ({
+    id: String(r.id),
+    url: String(r.url),
+    disabled_at: String(r.disabled_at),
+    disabled_reason: r.disabled_reason === null ? null : String(r.disabled_reason),
+  }));
 }
 
 /** A trigger rail event to deliver to the subscribers of its key that match its trigger, its template, or everything. */
@@ -227,7 +258,10 @@ export async function enqueueDeliveries(tx: Transaction, deliveries: readonly Tr
     tx,
     'trigger',
     ['trigger_id', 'template_id'],
-    deliveries.map((d) => ({ owner: d.keyId, row: () => [d.event.id, d.event.type, JSON.stringify(d.event.body), d.match.trigger_id, d.match.template_id] })),
+    deliveries.map((d) => ({
+      owner: d.keyId,
+      row: () => [d.event.id, d.event.type, JSON.stringify(d.event.body), d.match.trigger_id, d.match.template_id],
+    })),
     '(s.trigger_id = ev.trigger_id OR s.template_id = ev.template_id OR (s.trigger_id IS NULL AND s.template_id IS NULL))',
   );
 }
@@ -342,7 +376,10 @@ export async function deliveriesOf(db: Db, keyId: string, limit = 100, kind: Sub
   });
   const out: DeliveryView[] = [];
   for (const r of rs.rows) {
-    const a = await db.execute({ sql: 'SELECT n, at, status, error FROM webhook_attempts WHERE delivery_id = ? ORDER BY n', args: [String(r.id)] });
+    const a = await db.execute({
+      sql: 'SELECT n, at, status, error FROM webhook_attempts WHERE delivery_id = ? ORDER BY n',
+      args: [String(r.id)],
+    });
     out.push({
       id: String(r.id),
       subscription_id: String(r.subscription_id),
@@ -352,7 +389,12 @@ export async function deliveriesOf(db: Db, keyId: string, limit = 100, kind: Sub
       event_type: String(r.event_type),
       state: String(r.state),
       delivered_at: r.delivered_at === null ? null : String(r.delivered_at),
-      attempts: a.rows.map((x) => ({ n: Number(x.n), at: String(x.at), status: x.status === null ? null : Number(x.status), error: x.error === null ? null : String(x.error) })),
+      attempts: a.rows.map((x) => ({
+        n: Number(x.n),
+        at: String(x.at),
+        status: x.status === null ? null : Number(x.status),
+        error: x.error === null ? null : String(x.error),
+      })),
     });
   }
   return out;

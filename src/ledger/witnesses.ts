@@ -108,7 +108,11 @@ function judge(policy: WitnessPolicy | null | undefined, lines: StoredLine[]): {
   const byVkey = new Map(policy.witnesses.map((w) => [w.key.vkey, w]));
   const kept = lines.filter((l) => byVkey.has(l.vkey));
   const cosigners = kept.map((l) => ({ name: byVkey.get(l.vkey)!.name, vkey: l.vkey, cosigned_at: l.at }));
-  return { cosigners, lines: kept.map((l) => l.line), quorum: policy.witnesses.length > 0 && quorumHolds(policy, new Set(cosigners.map((c) => c.name))) };
+  return {
+    cosigners,
+    lines: kept.map((l) => l.line),
+    quorum: policy.witnesses.length > 0 && quorumHolds(policy, new Set(cosigners.map((c) => c.name))),
+  };
 }
 
 async function linesAt(db: Sql, log: string, sizes: number[]): Promise<StoredLine[]> {
@@ -159,7 +163,10 @@ export async function witnessedSizeCovering(ctx: WitnessedSigner, log: string, i
   const stored = await linesAt(ctx.ledger.read, log, sizes);
   let best: { size: number; count: number } | undefined;
   for (const size of sizes) {
-    const j = judge(ctx.witnessPolicy, stored.filter((l) => l.size === size));
+    const j = judge(
+      ctx.witnessPolicy,
+      stored.filter((l) => l.size === size),
+    );
     if (j.quorum) return cosignHead(ctx, log, await treeHead(ctx.ledger.read, log, size));
     if (j.cosigners.length > (best?.count ?? 0)) best = { size, count: j.cosigners.length };
   }
@@ -199,7 +206,10 @@ export async function thinCosignatures(tx: Sql, log: string, before: string, aft
   const drop = rows.filter((r) => best.get(r.minute)!.size !== r.size).map((r) => r.size);
   for (let i = 0; i < drop.length; i += 200) {
     const chunk = drop.slice(i, i + 200);
-    await tx.execute({ sql: `DELETE FROM witness_cosignatures WHERE log = ? AND tree_size IN (${chunk.map(() => '?').join(', ')})`, args: [log, ...chunk] });
+    await tx.execute({
+      sql: `DELETE FROM witness_cosignatures WHERE log = ? AND tree_size IN (${chunk.map(() => '?').join(', ')})`,
+      args: [log, ...chunk],
+    });
   }
   // The newest minute may still get rows: look at it again next time.
   const lastMinute = rows.at(-1)?.minute;

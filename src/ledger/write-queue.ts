@@ -146,7 +146,11 @@ export class WriteQueue {
     try {
       // Let jobs queued in the same tick join the first batch, and those of the next turns while more keep coming.
       await nextTurn();
-      for (let turn = 0, seen = 0; turn < this.#gatherTurns && this.#waiting.length > seen && this.#waiting.length < this.#batchMax; turn++) {
+      for (
+        let turn = 0, seen = 0;
+        turn < this.#gatherTurns && this.#waiting.length > seen && this.#waiting.length < this.#batchMax;
+        turn++
+      ) {
         seen = this.#waiting.length;
         await nextTurn();
       }
@@ -216,10 +220,14 @@ export class WriteQueue {
   async #run(tx: Sql, batch: Pending[], guarded: boolean): Promise<Ran | undefined> {
     // One job alone needs no savepoint: its failure rolls the transaction back.
     const isBusy = this.#backend.isBusy;
-    if (batch.length === 1 && batch[0]!.job) return { outcomes: [await attempt(isBusy, () => batch[0]!.job!(tx))], receiptsHead: undefined };
+    if (batch.length === 1 && batch[0]!.job)
+      return { outcomes: [await attempt(isBusy, () => batch[0]!.job!(tx))], receiptsHead: undefined };
     if (!guarded && batch.every((p) => p.act)) {
       try {
-        return await commitActGroup(tx, batch.map((p) => p.act!));
+        return await commitActGroup(
+          tx,
+          batch.map((p) => p.act!),
+        );
       } catch (error) {
         if (isBusy(error)) throw error;
         return undefined;
@@ -227,7 +235,7 @@ export class WriteQueue {
     }
     const outcomes: ActOutcome[] = [];
     let receiptsHead: Edge | undefined;
-    for (let i = 0; i < batch.length; ) {
+    for (let i = 0; i < batch.length;) {
       const p = batch[i]!;
       if (p.job) {
         outcomes.push(await inSavepoint(tx, isBusy, () => p.job!(tx)));
@@ -238,7 +246,11 @@ export class WriteQueue {
       }
       let end = i;
       while (end < batch.length && batch[end]!.act) end++;
-      const group = await actGroup(tx, isBusy, batch.slice(i, end).map((q) => q.act!));
+      const group = await actGroup(
+        tx,
+        isBusy,
+        batch.slice(i, end).map((q) => q.act!),
+      );
       outcomes.push(...group.outcomes);
       receiptsHead = group.receiptsHead ?? receiptsHead;
       i = end;

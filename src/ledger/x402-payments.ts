@@ -66,8 +66,22 @@ export async function claimPayment(tx: Transaction, p: NewPayment): Promise<bool
     sql: `INSERT INTO x402_payments (payment_id, state, resource, request_hash, network, asset, amount, payer, pay_to, x402_version,
             payment_payload, requirements, pending_receipt, created_at, updated_at)
           VALUES (?, 'settling', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`,
-    args: [p.payment_id, p.resource, p.request_hash, p.network, p.asset, p.amount, p.payer, p.pay_to, p.x402_version,
-      p.payment_payload, p.requirements, p.pending_receipt, now, now],
+    args: [
+      p.payment_id,
+      p.resource,
+      p.request_hash,
+      p.network,
+      p.asset,
+      p.amount,
+      p.payer,
+      p.pay_to,
+      p.x402_version,
+      p.payment_payload,
+      p.requirements,
+      p.pending_receipt,
+      now,
+      now,
+    ],
   });
   return rs.rowsAffected === 1;
 }
@@ -76,7 +90,12 @@ export async function claimPayment(tx: Transaction, p: NewPayment): Promise<bool
 export async function finishPayment(
   tx: Transaction | Client,
   paymentId: string,
-  outcome: { state: Exclude<PaymentState, 'settling'>; transaction?: string | undefined; receiptId?: string | undefined; error?: string | undefined },
+  outcome: {
+    state: Exclude<PaymentState, 'settling'>;
+    transaction?: string | undefined;
+    receiptId?: string | undefined;
+    error?: string | undefined;
+  },
 ): Promise<boolean> {
   const rs = await tx.execute({
     sql: "UPDATE x402_payments SET state = ?, transaction_hash = ?, receipt_id = ?, error = ?, updated_at = ? WHERE payment_id = ? AND state = 'settling'",

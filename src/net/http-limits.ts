@@ -12,7 +12,12 @@ import type { Config } from '../config.ts';
 
 export type HttpLimits = Pick<
   Config,
-  'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_CONNECTIONS' | 'HTTP_MAX_CONNECTIONS_PER_ADDRESS'
+  | 'HTTP_HEADERS_TIMEOUT_MS'
+  | 'HTTP_REQUEST_TIMEOUT_MS'
+  | 'HTTP_IDLE_TIMEOUT_MS'
+  | 'HTTP_KEEP_ALIVE_TIMEOUT_MS'
+  | 'HTTP_MAX_CONNECTIONS'
+  | 'HTTP_MAX_CONNECTIONS_PER_ADDRESS'
 >;
 
 /** Options for http.createServer. */
@@ -72,7 +77,11 @@ function admit(byAddress: Map<string, Set<CountedSocket>>, cap: number, socket: 
   if (!open) byAddress.set(address, (open = new Set()));
   if (open.size >= cap) {
     let idle: CountedSocket | undefined;
-    for (const s of open) if (!s[IN_FLIGHT]) { idle = s; break; }
+    for (const s of open)
+      if (!s[IN_FLIGHT]) {
+        idle = s;
+        break;
+      }
     if (!idle) {
       socket.destroy();
       return;

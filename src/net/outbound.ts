@@ -48,7 +48,9 @@ export async function assertPublicTarget(url: string): Promise<void> {
     if (!isPublicAddress(host)) throw refuse(host, host);
     return;
   }
-  const addresses = await new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(host, { all: true }, (e, a) => (e ? reject(e) : resolve(a))));
+  const addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
+    dnsLookup(host, { all: true }, (e, a) => (e ? reject(e) : resolve(a))),
+  );
   const bad = addresses.find((a) => !isPublicAddress(a.address));
   if (bad) throw refuse(host, bad.address);
 }

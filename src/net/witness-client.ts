@@ -26,7 +26,13 @@ export function addCheckpointBody(oldSize: number, proof: readonly Hash[], note:
  * network error or timeout is a `failed` result. A 200 is `cosigned` only when
  * one of its lines verifies against the witness's vkey over this checkpoint.
  */
-export async function addCheckpoint(witness: PolicyWitness, oldSize: number, proof: readonly Hash[], note: string, timeoutMs: number): Promise<AddCheckpointResult> {
+export async function addCheckpoint(
+  witness: PolicyWitness,
+  oldSize: number,
+  proof: readonly Hash[],
+  note: string,
+  timeoutMs: number,
+): Promise<AddCheckpointResult> {
   let res: Response;
   let text: string;
   try {
@@ -50,7 +56,8 @@ export async function addCheckpoint(witness: PolicyWitness, oldSize: number, pro
     if (type === 'text/x.tlog.size' && Number.isSafeInteger(size) && size !== oldSize) return { kind: 'conflict', size };
     return { kind: 'failed', status: 409, error: 'conflict without a size: the witness holds another root at this size' };
   }
-  if (res.status !== 200) return { kind: 'failed', status: res.status, error: `HTTP ${res.status}${text ? `: ${text.slice(0, 200).trim()}` : ''}` };
+  if (res.status !== 200)
+    return { kind: 'failed', status: res.status, error: `HTTP ${res.status}${text ? `: ${text.slice(0, 200).trim()}` : ''}` };
   const body = noteParts(note).text;
   for (const line of text.split('\n')) {
     if (!line) continue;

@@ -39,14 +39,25 @@ export function keptAliveFetch(): typeof fetch {
       const failed = (e: Error) => reject(signal?.aborted ? signal.reason : new TypeError('fetch failed', { cause: e }));
       const req = (https ? httpsRequest : httpRequest)(
         url,
-        { method: init.method ?? 'GET', headers: init.headers as Record<string, string> | undefined, agent: https ? agents.https : agents.http, signal },
+        {
+          method: init.method ?? 'GET',
+          headers: init.headers as Record<string, string> | undefined,
+          agent: https ? agents.https : agents.http,
+          signal,
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('error', failed);
           res.on('end', () => {
             const status = res.statusCode ?? 0;
-            resolve(new Response(NULL_BODY.has(status) ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? '', headers: headersOf(res) }));
+            resolve(
+              new Response(NULL_BODY.has(status) ? null : Buffer.concat(chunks), {
+                status,
+                statusText: res.statusMessage ?? '',
+                headers: headersOf(res),
+              }),
+            );
           });
         },
       );

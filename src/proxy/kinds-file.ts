@@ -19,7 +19,10 @@ import { z } from 'zod';
 import { actionSchema } from '../api/gate/governed.ts';
 import { mandateSchema, RAILS, TRANSFER_FIELDS, type Mandate, type Rail, type Transfer } from '../domain/prefinality.ts';
 
-const source = z.union([z.string().min(1).describe('the name of an argument, or a dotted path into them'), z.strictObject({ value: z.string() })]);
+const source = z.union([
+  z.string().min(1).describe('the name of an argument, or a dotted path into them'),
+  z.strictObject({ value: z.string() }),
+]);
 
 const ruleSchema = z.union([
   actionSchema.shape.kind,
@@ -57,14 +60,22 @@ export function readKindsFile(path: string): Map<string, ToolRule> {
   return new Map(
     Object.entries(parsed.data).map(([tool, r]): [string, ToolRule] => [
       tool,
-      r === null ? { kind: undefined } : typeof r === 'string' ? { kind: r } : 'rail' in r ? { rail: r.rail, transfer: r.transfer, mandate: r.mandate } : { kind: r.kind },
+      r === null
+        ? { kind: undefined }
+        : typeof r === 'string'
+          ? { kind: r }
+          : 'rail' in r
+            ? { rail: r.rail, transfer: r.transfer, mandate: r.mandate }
+            : { kind: r.kind },
     ]),
   );
 }
 
 /** The value at a dotted path of the call's arguments. */
 function at(args: Record<string, unknown>, path: string): unknown {
-  return path.split('.').reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), args);
+  return path
+    .split('.')
+    .reduce<unknown>((node, key) => (node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined), args);
 }
 
 /**

@@ -57,7 +57,10 @@ export async function listen(port: number, opts: SessionOptions): Promise<Listen
         return rpcError(res, 400, -32700, `the body is not JSON: ${(e as Error).message}`);
       }
       if (!isInitializeRequest(body)) return rpcError(res, 400, -32000, 'no session: POST an initialize request first');
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, transport) });
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => void sessions.set(sid, transport),
+      });
       void serveSession(transport, opts)
         .catch((e: Error) => opts.log(`fusegate proxy: a session failed: ${e.message}`))
         .finally(() => transport.sessionId && sessions.delete(transport.sessionId));

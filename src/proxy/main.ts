@@ -42,7 +42,9 @@ function upstreamTransport(plan: ProxyPlan): () => Transport {
   }
   const [command, ...args] = up.command as [string, ...string[]];
   // The upstream runs with the proxy's environment, as it would if launched directly, less the gate's secrets.
-  const env = Object.fromEntries(Object.entries(plan.env).filter((e): e is [string, string] => e[1] !== undefined && !WITHHELD_FROM_UPSTREAM.includes(e[0])));
+  const env = Object.fromEntries(
+    Object.entries(plan.env).filter((e): e is [string, string] => e[1] !== undefined && !WITHHELD_FROM_UPSTREAM.includes(e[0])),
+  );
   return () => new StdioClientTransport({ command, args, env, stderr: 'inherit' });
 }
 
@@ -58,8 +60,14 @@ const stopSignal = () =>
 
 export async function runProxy(plan: ProxyPlan): Promise<void> {
   const rules = plan.kindsFile !== undefined ? readKindsFile(plan.kindsFile) : undefined;
-  const gate = new ToolGate(gateFromEnv(plan.env, plan.gateTimeoutMs, keptAliveFetch()), plan.fuse, rules, { holdWaitSeconds: plan.holdWaitSeconds });
-  const opts: SessionOptions = { upstream: upstreamTransport(plan), check: (tool, args, description) => gate.check(tool, args, description), log: plan.log };
+  const gate = new ToolGate(gateFromEnv(plan.env, plan.gateTimeoutMs, keptAliveFetch()), plan.fuse, rules, {
+    holdWaitSeconds: plan.holdWaitSeconds,
+  });
+  const opts: SessionOptions = {
+    upstream: upstreamTransport(plan),
+    check: (tool, args, description) => gate.check(tool, args, description),
+    log: plan.log,
+  };
   const label = 'url' in plan.upstream ? plan.upstream.url.origin + plan.upstream.url.pathname : plan.upstream.command.join(' ');
   const gating = `gating ${label} on fuse ${plan.fuse} (gate ${plan.env.FUSEGATE_URL})`;
 

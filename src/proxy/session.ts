@@ -70,7 +70,10 @@ interface HandlerExtra {
 function passThrough(e: unknown): Error {
   if (e instanceof McpError) {
     const prefix = `MCP error ${e.code}: `;
-    return Object.assign(new Error(e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message), { code: e.code, data: e.data });
+    return Object.assign(new Error(e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message), {
+      code: e.code,
+      data: e.data,
+    });
   }
   return new McpError(ErrorCode.InternalError, `the proxy could not forward the request: ${(e as Error).message}`);
 }
@@ -82,7 +85,10 @@ function passThrough(e: unknown): Error {
  */
 async function relay(to: Peer, request: Message, extra: HandlerExtra): Promise<Result> {
   try {
-    return await to.request({ method: request.method, ...(request.params !== undefined ? { params: request.params } : {}) }, ResultSchema, { signal: extra.signal, timeout: NO_TIMEOUT });
+    return await to.request({ method: request.method, ...(request.params !== undefined ? { params: request.params } : {}) }, ResultSchema, {
+      signal: extra.signal,
+      timeout: NO_TIMEOUT,
+    });
   } catch (e) {
     throw passThrough(e);
   }
@@ -105,14 +111,20 @@ export async function serveSession(downstream: Transport, opts: SessionOptions):
   } catch (e) {
     const why = `fusegate proxy: the upstream MCP server could not be reached: ${(e as Error).message}`;
     opts.log(why);
-    if ('id' in first) await held.send({ jsonrpc: '2.0', id: first.id, error: { code: ErrorCode.InternalError, message: why } } as JSONRPCMessage).catch(() => undefined);
+    if ('id' in first)
+      await held
+        .send({ jsonrpc: '2.0', id: first.id, error: { code: ErrorCode.InternalError, message: why } } as JSONRPCMessage)
+        .catch(() => undefined);
     await held.close().catch(() => undefined);
     return;
   }
 
   const capabilities = upstream.getServerCapabilities() ?? {};
   const instructions = upstream.getInstructions();
-  const server = new Server(upstream.getServerVersion() ?? { name: 'upstream', version: '0' }, { capabilities, ...(instructions ? { instructions } : {}) });
+  const server = new Server(upstream.getServerVersion() ?? { name: 'upstream', version: '0' }, {
+    capabilities,
+    ...(instructions ? { instructions } : {}),
+  });
   const descriptions = new Map<string, string | undefined>();
 
   // The SDK types each side's messages by its own schemas; the proxy passes any message of either as it is.
@@ -126,9 +138,12 @@ export async function serveSession(downstream: Transport, opts: SessionOptions):
     const verdict = await opts.check(name, args, descriptions.get(name));
     const meta = { [GATE_META_KEY]: verdictMeta(verdict) };
     if (verdict.action !== 'run') {
-      opts.log(`fusegate proxy: ${verdict.action === 'hold' ? 'held' : 'refused'} ${name}: ${verdict.decision ?? 'fail closed'}: ${verdict.reason}${verdict.receipt_id ? ` (receipt ${verdict.receipt_id})` : ''}`);
+      opts.log(
+        `fusegate proxy: ${verdict.action === 'hold' ? 'held' : 'refused'} ${name}: ${verdict.decision ?? 'fail closed'}: ${verdict.reason}${verdict.receipt_id ? ` (receipt ${verdict.receipt_id})` : ''}`,
+      );
       // A call that asked for a task expects a task, not a tool result: its refusal is an error.
-      if (request.params?.task !== undefined) throw Object.assign(new Error(refusalText(verdict)), { code: ErrorCode.InvalidRequest, data: meta });
+      if (request.params?.task !== undefined)
+        throw Object.assign(new Error(refusalText(verdict)), { code: ErrorCode.InvalidRequest, data: meta });
       return { content: [{ type: 'text', text: refusalText(verdict) }], isError: true, _meta: meta };
     }
     const result = await relay(toUpstream, request, extra);
@@ -148,7 +163,11 @@ export async function serveSession(downstream: Transport, opts: SessionOptions):
     }
   };
   const notify = (to: Peer, n: Message, options?: { relatedRequestId?: RequestId }) =>
-    to.notification(n, options).catch((e: Error) => opts.log(`fusegate proxy: a notification to the ${to === toUpstream ? 'upstream' : 'client'} failed: ${e.message}`));
+    to
+      .notification(n, options)
+      .catch((e: Error) =>
+        opts.log(`fusegate proxy: a notification to the ${to === toUpstream ? 'upstream' : 'client'} failed: ${e.message}`),
+      );
 
   server.fallbackRequestHandler = async (request, extra) => {
     const result = await fromClient(request, extraOf(extra));
@@ -161,7 +180,11 @@ export async function serveSession(downstream: Transport, opts: SessionOptions):
     return result;
   };
   // The SDK's server answers logging/setLevel itself when the server logs: the upstream must hear it instead.
-  if (capabilities.logging) server.setRequestHandler(SetLevelRequestSchema, async (request, extra) => (await relay(toUpstream, request, extraOf(extra))) as Record<string, never>);
+  if (capabilities.logging)
+    server.setRequestHandler(
+      SetLevelRequestSchema,
+      async (request, extra) => (await relay(toUpstream, request, extraOf(extra))) as Record<string, never>,
+    );
   server.fallbackNotificationHandler = (n) => notify(toUpstream, n);
   // The SDK maps progress to its own requests' tokens; the proxy's requests keep their sender's, so progress is passed on instead.
   server.setNotificationHandler(ProgressNotificationSchema, (n) => notify(toUpstream, n));

@@ -33,7 +33,11 @@ export class ToolGate {
   async check(tool: string, args: Record<string, unknown>, description: string | undefined): Promise<GateVerdict> {
     const rule = this.#rules.get(tool);
     if (rule && 'rail' in rule) {
-      return askGate(this.#gate, { fuse: this.#fuse, tool, rail: rule.rail, transfer: transferOf(rule, args), mandate: rule.mandate }, this.#ask);
+      return askGate(
+        this.#gate,
+        { fuse: this.#fuse, tool, rail: rule.rail, transfer: transferOf(rule, args), mandate: rule.mandate },
+        this.#ask,
+      );
     }
     let kind: string | undefined;
     try {

@@ -55,7 +55,10 @@ async function attempt(a: ManifestAction, receipt?: string): Promise<Response> {
   });
 }
 
-export async function checkConformance(baseUrl: string, opts: { receipt?: string; fetchTimeoutMs?: number } = {}): Promise<ConformanceResult> {
+export async function checkConformance(
+  baseUrl: string,
+  opts: { receipt?: string; fetchTimeoutMs?: number } = {},
+): Promise<ConformanceResult> {
   const url = baseUrl.replace(/\/+$/, '');
   const steps: Step[] = [];
   const done = (): ConformanceResult => {
@@ -72,7 +75,13 @@ export async function checkConformance(baseUrl: string, opts: { receipt?: string
     action = actions.find((a) => typeof a?.url === 'string' && typeof a?.act === 'string');
     gate = String(m.gate ?? m.base_url ?? '');
     const ok = r.ok && m.standard === 'RR-1' && m.header === REQUIRED_HEADER && m.status_code === REQUIRED_STATUS && action !== undefined;
-    steps.push({ step: 'manifest', ok, detail: ok ? `${actions.length} irreversible action(s), first: ${action!.method} ${action!.url}` : 'the manifest must state RR-1, Receipt-Required, 428 and list actions [{act, method, url}]' });
+    steps.push({
+      step: 'manifest',
+      ok,
+      detail: ok
+        ? `${actions.length} irreversible action(s), first: ${action!.method} ${action!.url}`
+        : 'the manifest must state RR-1, Receipt-Required, 428 and list actions [{act, method, url}]',
+    });
   } catch (e) {
     steps.push({ step: 'manifest', ok: false, detail: `no manifest: ${(e as Error).message}` });
   }
@@ -80,10 +89,19 @@ export async function checkConformance(baseUrl: string, opts: { receipt?: string
 
   const c = await attempt(action);
   const challenged = c.status === REQUIRED_STATUS && c.headers.has(REQUIRED_HEADER);
-  steps.push({ step: 'challenge', ok: challenged, detail: challenged ? `428 with ${REQUIRED_HEADER}: ${c.headers.get(REQUIRED_HEADER)}` : `expected 428 with ${REQUIRED_HEADER}, got ${c.status}` });
+  steps.push({
+    step: 'challenge',
+    ok: challenged,
+    detail: challenged
+      ? `428 with ${REQUIRED_HEADER}: ${c.headers.get(REQUIRED_HEADER)}`
+      : `expected 428 with ${REQUIRED_HEADER}, got ${c.status}`,
+  });
 
   const problems: string[] = [];
-  for (const [name, jws] of [['unsigned HOLD', unsignedHold(action.act)], ['forged PERMIT', forgedPermit(action.act, gate)]] as const) {
+  for (const [name, jws] of [
+    ['unsigned HOLD', unsignedHold(action.act)],
+    ['forged PERMIT', forgedPermit(action.act, gate)],
+  ] as const) {
     const r = await attempt(action, jws);
     if (r.status !== REQUIRED_STATUS) problems.push(`${name} got ${r.status}`);
   }
@@ -96,7 +114,9 @@ export async function checkConformance(baseUrl: string, opts: { receipt?: string
   steps.push({
     step: 'replay',
     ok: problems.length === 0,
-    detail: problems.length ? problems.join('; ') : `unsigned and forged receipts refused${opts.receipt ? '; a real receipt passed once and its replay was refused' : ''}`,
+    detail: problems.length
+      ? problems.join('; ')
+      : `unsigned and forged receipts refused${opts.receipt ? '; a real receipt passed once and its replay was refused' : ''}`,
   });
   return done();
 }

@@ -101,7 +101,12 @@ export function remoteReceiptVerifier(jwksUrl: string, o: RemoteVerifierOptions 
         return { valid: false, reason: 'unavailable', detail: `cannot read the receipts log's keys: ${(e as Error).message}` };
       }
     }
-    const check = await verifyReceiptToken(token, { keys, logKeys: trusted, ...(o.witnesses ? { witnesses: o.witnesses } : {}), ...(o.requireQuorum ? { requireQuorum: true } : {}) });
+    const check = await verifyReceiptToken(token, {
+      keys,
+      logKeys: trusted,
+      ...(o.witnesses ? { witnesses: o.witnesses } : {}),
+      ...(o.requireQuorum ? { requireQuorum: true } : {}),
+    });
     return check.valid ? { valid: true, payload: check.payload } : { valid: false, reason: check.reason, detail: check.detail };
   };
 }
@@ -138,7 +143,12 @@ export function memoryClaims(max = 100_000): (id: string) => Promise<boolean> {
 const quote = (s: string) => `"${s.replace(/["\\]/g, '\\$&')}"`;
 
 /** The 428 answer: problem+json, with the Receipt-Required header (an RFC 9651 dictionary). */
-export function challenge(o: Pick<RequireReceiptOptions, 'act' | 'gate' | 'obtainUrl'>, reason: RefusalReason, detail: string, extra: Record<string, unknown> = {}): HTTPResponse {
+export function challenge(
+  o: Pick<RequireReceiptOptions, 'act' | 'gate' | 'obtainUrl'>,
+  reason: RefusalReason,
+  detail: string,
+  extra: Record<string, unknown> = {},
+): HTTPResponse {
   const header = `act=${quote(o.act)}, gate=${quote(o.gate)}, header=${quote(RECEIPT_HEADER)}, reason=${quote(reason)}`;
   return new HTTPResponse(
     JSON.stringify({
@@ -154,7 +164,10 @@ export function challenge(o: Pick<RequireReceiptOptions, 'act' | 'gate' | 'obtai
       ...(o.obtainUrl ? { obtain_receipt: o.obtainUrl } : {}),
       ...extra,
     }),
-    { status: REQUIRED_STATUS, headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', [REQUIRED_HEADER.toLowerCase()]: header } },
+    {
+      status: REQUIRED_STATUS,
+      headers: { 'content-type': 'application/problem+json', 'cache-control': 'no-store', [REQUIRED_HEADER.toLowerCase()]: header },
+    },
   );
 }
 
@@ -168,18 +181,26 @@ export function requireReceipt(o: RequireReceiptOptions): Middleware {
       return challenge(o, reason, detail, extra ?? {});
     };
     const jws = event.req.headers.get(RECEIPT_HEADER)?.trim();
-    if (!jws) return refuse('receipt_missing', `this act (${o.act}) is irreversible: send a receipt from ${o.gate} in the ${RECEIPT_HEADER} header`);
+    if (!jws)
+      return refuse(
+        'receipt_missing',
+        `this act (${o.act}) is irreversible: send a receipt from ${o.gate} in the ${RECEIPT_HEADER} header`,
+      );
     const v = await o.verify(jws);
-    if (!v.valid) return refuse('receipt_unsigned', `the receipt is not signed by the gate, nor proven in its signed log (${v.reason}: ${v.detail})`);
+    if (!v.valid)
+      return refuse('receipt_unsigned', `the receipt is not signed by the gate, nor proven in its signed log (${v.reason}: ${v.detail})`);
     const p = v.payload;
     if (p.iss !== o.gate) return refuse('receipt_wrong_gate', `the receipt was issued by ${String(p.iss)}, not ${o.gate}`);
-    if (p.decision !== 'PERMIT') return refuse('receipt_not_permit', `the receipt's decision is ${String(p.decision)}; only a PERMIT lets the act go ahead`);
+    if (p.decision !== 'PERMIT')
+      return refuse('receipt_not_permit', `the receipt's decision is ${String(p.decision)}; only a PERMIT lets the act go ahead`);
     const data = (p.data ?? {}) as Record<string, unknown>;
     if (data.act_kind !== o.act) return refuse('receipt_wrong_act', `the receipt is for act ${String(data.act_kind)}, not ${o.act}`);
     // iat is a NumericDate (seconds); receipts issued before it was are RFC 3339 text.
     const iat = typeof p.iat === 'number' ? p.iat * 1000 : Date.parse(String(p.iat));
-    if (!Number.isFinite(iat) || Date.now() - iat > maxAge || iat - Date.now() > 30_000) return refuse('receipt_stale', 'the receipt is too old (or from the future)');
-    if (!(await claim(String(p.receipt_id), event))) return refuse('receipt_replayed', `receipt ${String(p.receipt_id)} was already used: a receipt authorises one act`);
+    if (!Number.isFinite(iat) || Date.now() - iat > maxAge || iat - Date.now() > 30_000)
+      return refuse('receipt_stale', 'the receipt is too old (or from the future)');
+    if (!(await claim(String(p.receipt_id), event)))
+      return refuse('receipt_replayed', `receipt ${String(p.receipt_id)} was already used: a receipt authorises one act`);
     event.context.rr1 = { receipt_id: p.receipt_id, payload: p };
     return next();
   };

@@ -92,7 +92,11 @@ function chart(points: Array<{ size: number; at: string }>, log: string): SVGSVG
   add('text', { x: L - 6, y: 16, 'text-anchor': 'end', 'font-size': 12, fill: '#374151' }, String(max));
   add('text', { x: L - 6, y: H - B, 'text-anchor': 'end', 'font-size': 12, fill: '#374151' }, '0');
   add('text', { x: L, y: H - 8, 'font-size': 12, fill: '#374151' }, first.at.slice(0, 16).replace('T', ' '));
-  add('text', { x: W - 8, y: H - 8, 'text-anchor': 'end', 'font-size': 12, fill: '#374151' }, last.at.slice(0, 16).replace('T', ' ') + ' UTC');
+  add(
+    'text',
+    { x: W - 8, y: H - 8, 'text-anchor': 'end', 'font-size': 12, fill: '#374151' },
+    last.at.slice(0, 16).replace('T', ' ') + ' UTC',
+  );
   const d = points.map((p, i) => `${i ? 'L' : 'M'}${x(Date.parse(p.at)).toFixed(1)},${y(p.size).toFixed(1)}`).join(' ');
   add('path', { d: `${d} L${x(times[times.length - 1]!).toFixed(1)},${H - B} L${L},${H - B} Z`, fill: '#dbeafe' });
   add('path', { d, fill: 'none', stroke: '#1d4ed8', 'stroke-width': 2 });
@@ -139,7 +143,15 @@ interface SearchAnswer {
   complete: boolean;
 }
 
-const READING: Record<string, string> = { index: 'entry index', receipt_id: 'receipt id', leaf_hash: 'leaf hash', fuse_id: 'fuse id', key_id: 'key id', decision: 'decision', time: 'time' };
+const READING: Record<string, string> = {
+  index: 'entry index',
+  receipt_id: 'receipt id',
+  leaf_hash: 'leaf hash',
+  fuse_id: 'fuse id',
+  key_id: 'key id',
+  decision: 'decision',
+  time: 'time',
+};
 
 /** The latest search asked: an answer to an older one is dropped, never shown over it. */
 let searchAsked = 0;
@@ -162,7 +174,9 @@ async function search(log: string, api: string, current: Checkpoint | undefined,
     status.dataset.state = 'failed';
     return;
   }
-  const range = body.complete ? `all ${body.searched.to.toLocaleString('en-US')} entries` : `entries ${body.searched.from} to ${body.searched.to - 1} (the newest)`;
+  const range = body.complete
+    ? `all ${body.searched.to.toLocaleString('en-US')} entries`
+    : `entries ${body.searched.from} to ${body.searched.to - 1} (the newest)`;
   if (body.entries.length === 0) {
     const beyond = body.by === 'index' && Number(q) >= body.searched.to;
     status.textContent = beyond
@@ -172,7 +186,8 @@ async function search(log: string, api: string, current: Checkpoint | undefined,
     return;
   }
   for (const e of body.entries) rows.append(entryRow(e, log, api, current, e.leaf_hash));
-  $('search-caption').textContent = `${body.entries.length} ${body.entries.length === 1 ? 'entry' : 'entries'} matching ${READING[body.by]} ${q}`;
+  $('search-caption').textContent =
+    `${body.entries.length} ${body.entries.length === 1 ? 'entry' : 'entries'} matching ${READING[body.by]} ${q}`;
   status.textContent = `Found by ${READING[body.by]} in ${range}.`;
   status.dataset.state = 'found';
   wrap.hidden = false;
@@ -291,7 +306,8 @@ async function proveInclusion(api: string, index: number, cp: Checkpoint | undef
   };
   try {
     if (!cp) throw new ProofError('there is no verified checkpoint to prove against');
-    if (!Number.isSafeInteger(index) || index < 0 || index >= cp.size) throw new ProofError(`index ${index} is not in the tree of size ${cp.size}`);
+    if (!Number.isSafeInteger(index) || index < 0 || index >= cp.size)
+      throw new ProofError(`index ${index} is not in the tree of size ${cp.size}`);
     const [page, proof] = await Promise.all([
       json<{ entries: Entry[] }>(`${api}/entries?start=${index}&limit=1`),
       json<{ hashes: string[] }>(`${api}/proof/inclusion?index=${index}&tree_size=${cp.size}`),
@@ -300,7 +316,10 @@ async function proveInclusion(api: string, index: number, cp: Checkpoint | undef
     if (!entry || entry.index !== index) throw new ProofError(`the server returned no entry ${index}`);
     const lh = leafHash(fromBase64(entry.leaf));
     verifyInclusion(index, cp.size, lh, proof.hashes.map(fromBase64), cp.root);
-    shown(true, `✓ Entry ${index} (leaf hash ${base64(lh)}) is in the signed tree of size ${cp.size}: the ${proof.hashes.length}-hash proof leads to its root.`);
+    shown(
+      true,
+      `✓ Entry ${index} (leaf hash ${base64(lh)}) is in the signed tree of size ${cp.size}: the ${proof.hashes.length}-hash proof leads to its root.`,
+    );
   } catch (e) {
     shown(false, `✗ Inclusion of entry ${index} not proven: ${reason(e)}.`);
   }
@@ -317,9 +336,16 @@ async function checkConsistency(api: string, origin: string, keys: PublishedKey[
     });
     const [older, newer] = a.size <= b.size ? [a, b] : [b, a];
     if (older.size === 0) throw new ProofError('the older checkpoint is of the empty tree: every tree extends it');
-    const proof = older.size === newer.size ? { hashes: [] as string[] } : await json<{ hashes: string[] }>(`${api}/proof/consistency?from=${older.size}&to=${newer.size}`);
+    const proof =
+      older.size === newer.size
+        ? { hashes: [] as string[] }
+        : await json<{ hashes: string[] }>(`${api}/proof/consistency?from=${older.size}&to=${newer.size}`);
     verifyConsistency(older.size, newer.size, proof.hashes.map(fromBase64), older.root, newer.root);
-    show(out, true, `✓ Consistent: both checkpoints are signed by the published key, and the tree of ${newer.size} entries contains the tree of ${older.size} unchanged (${proof.hashes.length}-hash proof checked in this browser).`);
+    show(
+      out,
+      true,
+      `✓ Consistent: both checkpoints are signed by the published key, and the tree of ${newer.size} entries contains the tree of ${older.size} unchanged (${proof.hashes.length}-hash proof checked in this browser).`,
+    );
   } catch (e) {
     show(out, false, `✗ Not consistent: ${reason(e)}.`);
   }

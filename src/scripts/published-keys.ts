@@ -18,7 +18,11 @@ export interface PublishedKey {
 export async function publishedKeys(base: string): Promise<PublishedKey[]> {
   const res = await fetch(base + '/crypto/public-key', { headers: { accept: 'application/json' } });
   const body = (await res.json()) as PublishedKey & { retired?: PublishedKey[] };
-  return [body, ...(body.retired ?? [])].map((k) => ({ kid: k.kid, jwk: { ...k.jwk, kid: k.kid }, public_key_base64: k.public_key_base64 }));
+  return [body, ...(body.retired ?? [])].map((k) => ({
+    kid: k.kid,
+    jwk: { ...k.jwk, kid: k.kid },
+    public_key_base64: k.public_key_base64,
+  }));
 }
 
 /**
@@ -26,7 +30,11 @@ export async function publishedKeys(base: string): Promise<PublishedKey[]> {
  * pasted one may have CRLF line ends). Throws ProofError when no published
  * key signed it or a signature is bad.
  */
-export async function openCheckpoint(note: string, origin: string, keys: PublishedKey[]): Promise<Checkpoint & { body: string; verifierKey: string }> {
+export async function openCheckpoint(
+  note: string,
+  origin: string,
+  keys: PublishedKey[],
+): Promise<Checkpoint & { body: string; verifierKey: string }> {
   const text = note.replace(/\r\n/g, '\n');
   const named = noteOrigin(text);
   if (named !== origin) throw new ProofError(`the checkpoint is for ${named || 'no log'}, not ${origin}`);

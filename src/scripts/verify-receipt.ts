@@ -28,7 +28,14 @@ import { checkCompactJws, decodeJws, jwkKeyLookup, looksLikeJws, type PublicJwk 
 import { leafHash, verifyInclusion } from '../crypto/merkle.ts';
 import { noteOrigin } from '../crypto/note.ts';
 import { ProofError } from '../crypto/proof-error.ts';
-import { CHECKPOINT_TYP, parseReceiptDocument, PREFINALITY_TYP, RECEIPT_TYP, TEST_RECEIPTS_LOG, type ReceiptEvidenceDoc } from '../crypto/receipt.ts';
+import {
+  CHECKPOINT_TYP,
+  parseReceiptDocument,
+  PREFINALITY_TYP,
+  RECEIPT_TYP,
+  TEST_RECEIPTS_LOG,
+  type ReceiptEvidenceDoc,
+} from '../crypto/receipt.ts';
 import { parseWitnessPolicy, witnessesOf, type Witnessed } from '../crypto/witness-policy.ts';
 import { openCheckpoint, publishedKeys } from './published-keys.ts';
 
@@ -95,9 +102,14 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
       });
       if (!ok) return finish(findings);
       const exp = Number(pasted!.payload.exp);
-      say(findings, 'Validity', exp * 1000 > Date.now(), exp * 1000 > Date.now()
-        ? `the clearance is valid until ${new Date(exp * 1000).toISOString()}`
-        : `the clearance expired at ${new Date(exp * 1000).toISOString()}: it proves a past decision, it clears nothing now`);
+      say(
+        findings,
+        'Validity',
+        exp * 1000 > Date.now(),
+        exp * 1000 > Date.now()
+          ? `the clearance is valid until ${new Date(exp * 1000).toISOString()}`
+          : `the clearance expired at ${new Date(exp * 1000).toISOString()}: it proves a past decision, it clears nothing now`,
+      );
     } else {
       const ok = await attempt(findings, 'Receipt signature', async () => {
         const v = await checkCompactJws(text, jwks, RECEIPT_TYP);
@@ -133,7 +145,8 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
   let root: Uint8Array | undefined;
   await attempt(findings, 'Signed checkpoint', async () => {
     const cp = await openCheckpoint(ev.checkpoint, origin, keys);
-    if (cp.size !== ev.inclusion.tree_size) throw new ProofError(`the checkpoint is of size ${cp.size}, the proof of size ${ev.inclusion.tree_size}`);
+    if (cp.size !== ev.inclusion.tree_size)
+      throw new ProofError(`the checkpoint is of size ${cp.size}, the proof of size ${ev.inclusion.tree_size}`);
     let jwsSaid = '';
     if (ev.checkpoint_jws) {
       const v = await checkCompactJws(ev.checkpoint_jws, jwks, CHECKPOINT_TYP);
@@ -161,7 +174,10 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
     await attempt(findings, 'Witnesses', async () => {
       witnessed = await witnessesOf(ev.checkpoint.replace(/\r\n/g, '\n'), parseWitnessPolicy(policyText));
       const who = witnessed.cosigned_by.length ? `cosigned by ${witnessed.cosigned_by.join(', ')}` : 'cosigned by no witness yet';
-      const quorum = witnessed.quorum === null ? 'the policy requires no quorum' : `quorum ${witnessed.quorum} ${witnessed.quorum_holds ? 'holds' : 'does NOT hold yet: only the log vouches for this checkpoint'}`;
+      const quorum =
+        witnessed.quorum === null
+          ? 'the policy requires no quorum'
+          : `quorum ${witnessed.quorum} ${witnessed.quorum_holds ? 'holds' : 'does NOT hold yet: only the log vouches for this checkpoint'}`;
       return `${who} (C2SP cosignatures, checked here); ${quorum}`;
     });
   }
@@ -176,7 +192,10 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
 
   // 5. The proven leaf is this receipt: the JWS itself for a token, the canonical payload for a sealed one.
   await attempt(findings, 'Leaf and payload', async () => {
-    if (token !== null && leaf !== token) throw new ProofError(pasted?.kind === 'receipt' ? 'the logged leaf is not the receipt you pasted' : 'the logged leaf is not the receipt JWS');
+    if (token !== null && leaf !== token)
+      throw new ProofError(
+        pasted?.kind === 'receipt' ? 'the logged leaf is not the receipt you pasted' : 'the logged leaf is not the receipt JWS',
+      );
     let inLeaf: Record<string, unknown>;
     try {
       inLeaf = token !== null ? decodeJws(leaf).payload : (JSON.parse(leaf) as Record<string, unknown>);
@@ -196,8 +215,13 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
   const test = ev.payload.test === true;
   await attempt(findings, 'Live or test', async () => {
     const inTestLog = origin.endsWith(`/${TEST_RECEIPTS_LOG}`);
-    if (test !== inTestLog) throw new ProofError(test ? `a test receipt is proven in the test log only, not in ${origin}` : `a live receipt is never in the test log ${origin}`);
-    return test ? "a TEST receipt: a test key's act, logged in the test log and billed nothing; not a live receipt" : 'a live receipt, in the receipts log';
+    if (test !== inTestLog)
+      throw new ProofError(
+        test ? `a test receipt is proven in the test log only, not in ${origin}` : `a live receipt is never in the test log ${origin}`,
+      );
+    return test
+      ? "a TEST receipt: a test key's act, logged in the test log and billed nothing; not a live receipt"
+      : 'a live receipt, in the receipts log';
   });
   return finish(findings, ev.payload, ev, token !== null, witnessed);
 }
@@ -213,19 +237,41 @@ function issuedAt(payload: Record<string, unknown>): string {
   return typeof payload.iat === 'number' ? new Date(payload.iat * 1000).toISOString() : String(payload.iat ?? '');
 }
 
-function finish(findings: Finding[], payload?: Record<string, unknown>, ev?: Evidence, signed = false, witnessed?: { cosigned_by: string[]; quorum_holds: boolean }): Report {
+function finish(
+  findings: Finding[],
+  payload?: Record<string, unknown>,
+  ev?: Evidence,
+  signed = false,
+  witnessed?: { cosigned_by: string[]; quorum_holds: boolean },
+): Report {
   const failed = findings.filter((f) => !f.ok);
   const proven = failed.length === 0 && ev !== undefined && payload !== undefined;
   if (!proven) {
-    return { proven, summary: `Not proven: ${failed[0]?.check.toLowerCase() ?? 'the checks'}: ${failed[0]?.detail ?? 'incomplete'}.`, findings, ...(payload ? { payload } : {}) };
+    return {
+      proven,
+      summary: `Not proven: ${failed[0]?.check.toLowerCase() ?? 'the checks'}: ${failed[0]?.detail ?? 'incomplete'}.`,
+      findings,
+      ...(payload ? { payload } : {}),
+    };
   }
   const what = `${String(payload.kind ?? 'act')} ${String(payload.decision ?? '')}`.trim();
   const about = `${what}${payload.subject ? ` for ${String(payload.subject)}` : ''}, issued ${issuedAt(payload)}`;
   const test = payload.test === true;
   const entry = `entry ${ev.log.index} of the public ${test ? 'test log' : 'receipts log'}, committed to by a checkpoint of ${ev.inclusion.tree_size} entries signed with the published key`;
   const summary = `${test ? 'Test receipt (billed nothing, not a live receipt). ' : ''}${
-    signed ? `Proven: Fuse Gate signed this receipt (${about}), and it is ${entry}. ` : `Proven: Fuse Gate logged this receipt (${about}) in a signed batch: its payload is ${entry}. `
+    signed
+      ? `Proven: Fuse Gate signed this receipt (${about}), and it is ${entry}. `
+      : `Proven: Fuse Gate logged this receipt (${about}) in a signed batch: its payload is ${entry}. `
   }`;
-  const witnesses = witnessed ? (witnessed.quorum_holds ? `Its witnesses (${witnessed.cosigned_by.join(', ')}) cosigned that checkpoint: the log cannot show anyone a different history without them noticing. ` : 'The witness quorum has not cosigned that checkpoint yet. ') : '';
-  return { proven, summary: summary + witnesses + 'Keep the checkpoint: the log can only grow from it (check it on the logs page).', findings, payload };
+  const witnesses = witnessed
+    ? witnessed.quorum_holds
+      ? `Its witnesses (${witnessed.cosigned_by.join(', ')}) cosigned that checkpoint: the log cannot show anyone a different history without them noticing. `
+      : 'The witness quorum has not cosigned that checkpoint yet. '
+    : '';
+  return {
+    proven,
+    summary: summary + witnesses + 'Keep the checkpoint: the log can only grow from it (check it on the logs page).',
+    findings,
+    payload,
+  };
 }

@@ -30,7 +30,10 @@ export const docsHtml = {
   name: 'docs-html',
   element: {
     filter: ['a', 'table', 'pre'],
-    visit(node: { tagName: string; properties?: Record<string, unknown> }, ctx: { setProperty(node: unknown, name: string, value: string): void }) {
+    visit(
+      node: { tagName: string; properties?: Record<string, unknown> },
+      ctx: { setProperty(node: unknown, name: string, value: string): void },
+    ) {
       if (node.tagName !== 'a') {
         ctx.setProperty(node, 'tabIndex', '0');
         return;

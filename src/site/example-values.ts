@@ -103,7 +103,8 @@ const NAMED: Record<string, unknown> = {
   vertical: 'agents',
   leaf: Buffer.from('{"kind":"hop","decision":"PERMIT"}').toString('base64'),
   witness: 'eyJhbGciOiJFZERTQSIsImtpZCI6Ik1rVGd3In0.eyJ3aXRuZXNzIjoiYWJzZW50In0.qX8u3lN0c9Yk2FhR7pWm1sZ4vB6tA0dJ5eKx9LgQjPo',
-  receipt: 'eyJhbGciOiJFZERTQSIsInR5cCI6ImZ1c2VnYXRlLXJlY2VpcHQranNvbiIsImtpZCI6Ik1rVGd3In0.eyJyZWNlaXB0X2lkIjoicmNwdF81SHEyTG1YOHZSM3RLcDlXek40Y0JkIn0.3vQ9sLk2WmX7pR4tN8yB1cD6fH0jK5gZ2aE9uV3iOqA',
+  receipt:
+    'eyJhbGciOiJFZERTQSIsInR5cCI6ImZ1c2VnYXRlLXJlY2VpcHQranNvbiIsImtpZCI6Ik1rVGd3In0.eyJyZWNlaXB0X2lkIjoicmNwdF81SHEyTG1YOHZSM3RLcDlXek40Y0JkIn0.3vQ9sLk2WmX7pR4tN8yB1cD6fH0jK5gZ2aE9uV3iOqA',
 };
 
 /** Plausible whole numbers by field name (a schema's bounds win when they exclude these). */
@@ -163,7 +164,12 @@ export function exampleString(schema: Record<string, any>, key: string): string 
 
 /** A realistic number for field `key` within the schema's bounds. */
 export function exampleNumber(schema: Record<string, any>, key: string): number {
-  const min = typeof schema.minimum === 'number' ? schema.minimum : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum + 1 : undefined;
+  const min =
+    typeof schema.minimum === 'number'
+      ? schema.minimum
+      : typeof schema.exclusiveMinimum === 'number'
+        ? schema.exclusiveMinimum + 1
+        : undefined;
   const max = typeof schema.maximum === 'number' ? schema.maximum : undefined;
   let n = NUMBERS[key.toLowerCase()] ?? (/usd|amount|price/.test(key) ? 120 : 3);
   if (min !== undefined && n < min) n = min;

@@ -29,7 +29,8 @@ export const GET_STARTED: readonly Step[] = [
   {
     id: 'key',
     title: 'Get an API key',
-    intro: 'Sign up (or sign in) and, on the dashboard\'s overview, choose "Create an operator key and a fuse"; store the secret, shown once. Until you make a live key, the dashboard is in test mode and makes test keys (fg_test_…): decided and receipted as live ones, logged in the test log, billed nothing (see /docs/test-mode). Running the service yourself? The CLI command below makes a test key too (without --test, a live one). These steps need an operator key: step 2 creates a fuse, which an agent key may not do (it answers 403 operator_key_required).',
+    intro:
+      'Sign up (or sign in) and, on the dashboard\'s overview, choose "Create an operator key and a fuse"; store the secret, shown once. Until you make a live key, the dashboard is in test mode and makes test keys (fg_test_…): decided and receipted as live ones, logged in the test log, billed nothing (see /docs/test-mode). Running the service yourself? The CLI command below makes a test key too (without --test, a live one). These steps need an operator key: step 2 creates a fuse, which an agent key may not do (it answers 403 operator_key_required).',
     command: 'npm run cli -- keys create --name my-agent --test --json',
     lang: 'bash',
     sets: { KEY: 'key' },
@@ -49,7 +50,8 @@ export const GET_STARTED: readonly Step[] = [
   {
     id: 'hop',
     title: 'Hop before the agent acts',
-    intro: 'Before each action, ask the gate. verdict true means go ahead; anything else means do not act. Every answer carries a signed receipt.',
+    intro:
+      'Before each action, ask the gate. verdict true means go ahead; anything else means do not act. Every answer carries a signed receipt.',
     command: `curl -s -X POST "$BASE/v1/fuse/hop" \\
   -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \\
   -d '{"fuse_id":"'"$FUSE"'","action":{"kind":"pay"}}'`,
@@ -60,7 +62,8 @@ export const GET_STARTED: readonly Step[] = [
   {
     id: 'client',
     title: 'The same hop from TypeScript',
-    intro: 'The typed client in src/client.ts sends the same request; problems (4xx/5xx) throw, decisions are returned. Save this as first-hop.ts at the root of the repository and run it with Node 24.',
+    intro:
+      'The typed client in src/client.ts sends the same request; problems (4xx/5xx) throw, decisions are returned. Save this as first-hop.ts at the root of the repository and run it with Node 24.',
     command: `import { FuseGateClient } from './src/client.ts';
 
 const gate = new FuseGateClient({ baseUrl: process.env.BASE!, apiKey: process.env.KEY });
@@ -85,7 +88,8 @@ curl -s -X POST "$BASE/v1/fuse/hop" \\
   {
     id: 'verify',
     title: 'Verify the receipt',
-    intro: 'Anyone can check a receipt without a key: its evidence (signature, inclusion proof, signed checkpoint) is public. Paste the receipt id on the Verify page of the site, or check the evidence with the CLI, which trusts only the published keys.',
+    intro:
+      'Anyone can check a receipt without a key: its evidence (signature, inclusion proof, signed checkpoint) is public. Paste the receipt id on the Verify page of the site, or check the evidence with the CLI, which trusts only the published keys.',
     command: 'npm run -s cli -- verify receipt "$BASE/v1/receipts/$RECEIPT"',
     lang: 'bash',
     expect: 'verified',
@@ -93,7 +97,8 @@ curl -s -X POST "$BASE/v1/fuse/hop" \\
   {
     id: 'mcp',
     title: 'Connect an agent over MCP',
-    intro: 'Agents that speak the Model Context Protocol use the streaming HTTP endpoint at /mcp. Without a key it lists the public and demo tools; with your key as a bearer token it adds the keyed ones, such as fuse_hop.',
+    intro:
+      'Agents that speak the Model Context Protocol use the streaming HTTP endpoint at /mcp. Without a key it lists the public and demo tools; with your key as a bearer token it adds the keyed ones, such as fuse_hop.',
     command: `curl -s -X POST "$BASE/mcp" -H "Authorization: Bearer $KEY" \\
   -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \\
   -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'`,

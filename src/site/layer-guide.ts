@@ -43,7 +43,10 @@ export interface EndpointGuide {
 
 function deref(s: Json | undefined): Json | undefined {
   if (s && typeof s.$ref === 'string') {
-    const target = (s.$ref as string).replace(/^#\//, '').split('/').reduce((o: Json | undefined, k) => o?.[k], doc);
+    const target = (s.$ref as string)
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce((o: Json | undefined, k) => o?.[k], doc);
     return deref(target);
   }
   return s;
@@ -98,17 +101,48 @@ export function endpointsUnder(prefixes: string[]): EndpointGuide[] {
       const op = byMethod[m] as Json;
       const body = op.requestBody?.content?.['application/json'];
       const query = ((op.parameters ?? []) as Json[]).filter((p) => p.in === 'query' && p.required);
-      const [status, res] = Object.entries((op.responses ?? {}) as Record<string, Json>).find(([st]) => st.startsWith('2')) ?? ['200', undefined];
+      const [status, res] = Object.entries((op.responses ?? {}) as Record<string, Json>).find(([st]) => st.startsWith('2')) ?? [
+        '200',
+        undefined,
+      ];
       const content = deref(res)?.content ?? {};
       const media = content['application/json'] ?? Object.values(content)[0];
-      const request = body ? pretty(body.example !== undefined ? filledIn(body.example) : exampleOf(body.schema)) : query.length ? query.map((p) => `${p.name}=${encodeURIComponent(String(exampleOf(p.schema, 0, String(p.name))))}`).join('&') : undefined;
+      const request = body
+        ? pretty(body.example !== undefined ? filledIn(body.example) : exampleOf(body.schema))
+        : query.length
+          ? query.map((p) => `${p.name}=${encodeURIComponent(String(exampleOf(p.schema, 0, String(p.name))))}`).join('&')
+          : undefined;
       // A response whose route declares no shape (or a text document) gets no invented example.
       const shape = deref(media?.schema);
-      const declared = shape && (shape.type === 'array' || (shape.properties && Object.keys(shape.properties).length > 0) || shape.anyOf || shape.oneOf || shape.allOf) && content['application/json'];
+      const declared =
+        shape &&
+        (shape.type === 'array' ||
+          (shape.properties && Object.keys(shape.properties).length > 0) ||
+          shape.anyOf ||
+          shape.oneOf ||
+          shape.allOf) &&
+        content['application/json'];
       // Else a real answer recorded from a running service (scripts/record-examples.ts).
       const real = (recorded as Record<string, { status: number; body: unknown }>)[`${m.toUpperCase()} ${path}`];
-      const response = media?.example !== undefined ? pretty(filledIn(media.example)) : declared ? pretty(exampleOf(media.schema)) : real ? (typeof real.body === 'string' ? real.body : pretty(real.body)) : undefined;
-      out.push({ method: m.toUpperCase(), path, summary: String(op.summary ?? ''), keyed: (op.security ?? []).length > 0, status, ...(request ? { request } : {}), ...(response ? { response } : {}) });
+      const response =
+        media?.example !== undefined
+          ? pretty(filledIn(media.example))
+          : declared
+            ? pretty(exampleOf(media.schema))
+            : real
+              ? typeof real.body === 'string'
+                ? real.body
+                : pretty(real.body)
+              : undefined;
+      out.push({
+        method: m.toUpperCase(),
+        path,
+        summary: String(op.summary ?? ''),
+        keyed: (op.security ?? []).length > 0,
+        status,
+        ...(request ? { request } : {}),
+        ...(response ? { response } : {}),
+      });
     }
   }
   return out;
@@ -121,7 +155,11 @@ export interface PriceRow {
 }
 
 const money = (n: number) => n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-const humanKey = (k: string) => k.replace(/_usd$|_bps$/, '').replace(/^usd$/, 'price').replace(/_/g, ' ');
+const humanKey = (k: string) =>
+  k
+    .replace(/_usd$|_bps$/, '')
+    .replace(/^usd$/, 'price')
+    .replace(/_/g, ' ');
 /** A generic price field (`usd`, `price_usd`, `toll_usd`...): the item's own name says it all. */
 const GENERIC = /^(usd|price|price_usd|toll_usd|amount_usd|fee_usd|bps)$/;
 /** An item's name in words: a catalog id (`exhibit_d`) becomes "Exhibit D"; a label stays as written. */
@@ -133,7 +171,8 @@ const words = (name: string) =>
         .replace(/\b(\d+)([a-z])/g, '$1-$2')
         .replace(/\b([a-z])\b/g, (c) => c.toUpperCase())
         .replace(/^./, (c) => c.toUpperCase());
-const itemName = (here: string, k: string) => (!here ? idWords(humanKey(k).replace(/ /g, '_')) : GENERIC.test(k) ? words(here) : `${words(here)}, ${humanKey(k)}`);
+const itemName = (here: string, k: string) =>
+  !here ? idWords(humanKey(k).replace(/ /g, '_')) : GENERIC.test(k) ? words(here) : `${words(here)}, ${humanKey(k)}`;
 const TOLL = new Map(TOLLS.map((t) => [t.sku, t.usd]));
 
 /**
@@ -156,11 +195,19 @@ export function pricesOf(catalog: unknown): PriceRow[] {
       if (typeof x === 'number' && usdMap) {
         rows.push({ item: itemName(name, k), amount: `${money(x)} USD`, illustrative: ill });
       } else if (typeof x === 'number' && /(^|_)(usd|bps)$|^bps$|fee_bps|price/.test(k)) {
-        rows.push({ item: itemName(here, k), amount: /bps/.test(k) ? `${x} bps` : `${money(x)} USD`, illustrative: ill || /scale|example/.test(k) });
+        rows.push({
+          item: itemName(here, k),
+          amount: /bps/.test(k) ? `${x} bps` : `${money(x)} USD`,
+          illustrative: ill || /scale|example/.test(k),
+        });
       } else if (x && typeof x === 'object') {
         const mapOfPrices = !Array.isArray(x) && /_usd$/.test(k) && Object.values(x).every((y) => typeof y === 'number');
         // The entries of a price map (`wholesale_usd: {sprint: {...}}`) are named with it: "Wholesale: sprint".
-        const child = /^(skus|items|tiers|layers)$/.test(k) ? here : /_usd$/.test(name) || (Array.isArray(o) === false && /_usd$/.test(parentKey)) ? `${name}: ${humanKey(k)}` : humanKey(k);
+        const child = /^(skus|items|tiers|layers)$/.test(k)
+          ? here
+          : /_usd$/.test(name) || (Array.isArray(o) === false && /_usd$/.test(parentKey))
+            ? `${name}: ${humanKey(k)}`
+            : humanKey(k);
         walk(x, child, ill || /scale_example|illustrative/.test(k), mapOfPrices, k);
       } else if (typeof x === 'string' && TOLL.has(x)) {
         skus.add(x);
@@ -168,6 +215,8 @@ export function pricesOf(catalog: unknown): PriceRow[] {
     }
   };
   walk(catalog, '', false);
-  const tolls = [...skus].sort().map((sku) => ({ item: `${TOLL_LABELS[sku] ?? idWords(sku)} (per act)`, amount: `${money(TOLL.get(sku)!)} USD`, illustrative: false }));
+  const tolls = [...skus]
+    .sort()
+    .map((sku) => ({ item: `${TOLL_LABELS[sku] ?? idWords(sku)} (per act)`, amount: `${money(TOLL.get(sku)!)} USD`, illustrative: false }));
   return [...tolls, ...rows];
 }

@@ -31,15 +31,20 @@ export const areas: Array<{ tag: string; ops: Operation[] }> = (doc.tags as Arra
 
 export const areaPath = (tag: string) => `/reference/${tag}`;
 export const anchor = (method: string, path: string) =>
-  `${method}-${path}`.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  `${method}-${path}`
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 /** Where one operation is read in full. */
 export const operationHref = (o: Operation) => `${areaPath(o.op.tags?.[0] ?? 'other')}#${anchor(o.method, o.path)}`;
 /** What the search box matches an operation on: method, path, summary and its one name. */
-export const searchText = (o: Operation) => `${o.method} ${o.path} ${o.op.summary ?? ''} ${o.op.operationId ?? ''}`.replace(/`/g, '').toLowerCase();
+export const searchText = (o: Operation) =>
+  `${o.method} ${o.path} ${o.op.summary ?? ''} ${o.op.operationId ?? ''}`.replace(/`/g, '').toLowerCase();
 
 export const keyed = (op: Json) => (op.security ?? []).length > 0;
 /** Besides a key: an x402 payment (when the service has x402 configured), at this price. */
-export const x402 = (op: Json): string | undefined => (op['x-x402'] ? `or an x402 payment of ${op['x-x402'].usd} USD (${op['x-x402'].sku})` : undefined);
+export const x402 = (op: Json): string | undefined =>
+  op['x-x402'] ? `or an x402 payment of ${op['x-x402'].usd} USD (${op['x-x402'].sku})` : undefined;
 export const queryParams = (op: Json) => (op.parameters ?? []).filter((p: Json) => p.in === 'query');
 export const bodyOf = (op: Json) => op.requestBody?.content?.['application/json'];
 export const statuses = (op: Json) => Object.keys(op.responses ?? {}).join(', ');
@@ -69,7 +74,10 @@ export const typeOf = (p: Json): string =>
         : (p.type ?? (p.anyOf ? 'one of several' : 'any'));
 
 /** The body's fields, and one level of an object field's own (`action.kind`). */
-export function fields(schema: Json | undefined, prefix = ''): Array<{ name: string; type: string; required: boolean; description: string }> {
+export function fields(
+  schema: Json | undefined,
+  prefix = '',
+): Array<{ name: string; type: string; required: boolean; description: string }> {
   if (!schema?.properties) return [];
   const required: string[] = schema.required ?? [];
   return Object.entries(schema.properties as Record<string, Json>).flatMap(([name, p]) => [

@@ -11,7 +11,13 @@ export async function axeSerious(page: Page): Promise<string[]> {
   await page.addScriptTag({ content: AXE });
   const violations = await page.evaluate(async () => {
     const r = await (globalThis as any).axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, help: v.help, targets: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')) }));
+    return r.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.length,
+      help: v.help,
+      targets: v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')),
+    }));
   });
   return (violations as { id: string; impact: string; nodes: number; help: string; targets: string[] }[])
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')

@@ -11,7 +11,8 @@ const NO_NODE_MODULES: Plugin = {
   name: 'no-node-modules',
   enforce: 'pre',
   resolveId(id, importer) {
-    if (id.startsWith('node:') || builtinModules.includes(id)) this.error(`${importer ?? 'the entry'} imports ${id}: a browser has no Node modules`);
+    if (id.startsWith('node:') || builtinModules.includes(id))
+      this.error(`${importer ?? 'the entry'} imports ${id}: a browser has no Node modules`);
     return null;
   },
 };

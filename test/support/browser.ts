@@ -11,7 +11,17 @@
  * that has another one). No browser found is a failure that says what to do, never a skip.
  */
 import { spawn } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { arch, platform } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -36,7 +46,10 @@ const HOW_TO =
   `or install Debian's chromium (${SYSTEM_CHROMIUM}), or set CHROMIUM_PATH to a Chromium or chrome-headless-shell binary.`;
 
 /** Which browser the tests will use, given the environment (unpacks the packaged one if it is chosen). */
-export async function findChromium(env: NodeJS.ProcessEnv = process.env, exists: (p: string) => boolean = existsSync): Promise<FoundChromium> {
+export async function findChromium(
+  env: NodeJS.ProcessEnv = process.env,
+  exists: (p: string) => boolean = existsSync,
+): Promise<FoundChromium> {
   const packagedOnly = env.FUSEGATE_CHROMIUM === 'packaged';
   if (env.FUSEGATE_CHROMIUM !== undefined && !packagedOnly) {
     throw new NoBrowser(`FUSEGATE_CHROMIUM=${env.FUSEGATE_CHROMIUM} is not understood: the one value is "packaged" (or leave it unset)`);
@@ -54,7 +67,9 @@ function packageDir(): string {
   try {
     resolved = fileURLToPath(import.meta.resolve(PACKAGE));
   } catch {
-    throw new NoBrowser(`No browser: ${PACKAGE} is not installed${existsSync(SYSTEM_CHROMIUM) ? '' : ` and there is no ${SYSTEM_CHROMIUM}`}. ${HOW_TO}`);
+    throw new NoBrowser(
+      `No browser: ${PACKAGE} is not installed${existsSync(SYSTEM_CHROMIUM) ? '' : ` and there is no ${SYSTEM_CHROMIUM}`}. ${HOW_TO}`,
+    );
   }
   for (let dir = dirname(resolved); dir !== dirname(dir); dir = dirname(dir)) {
     if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'bin'))) return dir;
@@ -82,7 +97,9 @@ async function untarBrotli(archive: string, into: string): Promise<void> {
  */
 async function unpackPackagedChromium(): Promise<Omit<FoundChromium, 'source'>> {
   if (platform() !== 'linux' || arch() !== 'x64') {
-    throw new NoBrowser(`No browser: the packaged Chromium runs on x64 Linux only (this is ${platform()} ${arch()}). Install Chromium and set CHROMIUM_PATH.`);
+    throw new NoBrowser(
+      `No browser: the packaged Chromium runs on x64 Linux only (this is ${platform()} ${arch()}). Install Chromium and set CHROMIUM_PATH.`,
+    );
   }
   const pkg = packageDir();
   const version = (JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')) as { version: string }).version;
@@ -93,7 +110,11 @@ async function unpackPackagedChromium(): Promise<Omit<FoundChromium, 'source'>> 
     mkdirSync(cacheRoot, { recursive: true });
     const tmp = mkdtempSync(join(cacheRoot, `.${version}-`));
     try {
-      await pipeline(createReadStream(join(pkg, 'bin', 'chromium.br')), createBrotliDecompress(), createWriteStream(join(tmp, 'chromium'), { mode: 0o755 }));
+      await pipeline(
+        createReadStream(join(pkg, 'bin', 'chromium.br')),
+        createBrotliDecompress(),
+        createWriteStream(join(tmp, 'chromium'), { mode: 0o755 }),
+      );
       // NSS and expat built for the binary (Debian's may be absent or older), and the fonts it ships.
       await untarBrotli(join(pkg, 'bin', 'al2023.tar.br'), tmp);
       await untarBrotli(join(pkg, 'bin', 'fonts.tar.br'), tmp);
@@ -119,13 +140,26 @@ async function unpackPackagedChromium(): Promise<Omit<FoundChromium, 'source'>> 
   return { executablePath: binary, env: { LD_LIBRARY_PATH: libs, FONTCONFIG_FILE: join(home, 'fonts.conf') } };
 }
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Launches the browser findChromium chose; a failure names which one and what to do. */
 export async function launchChromium(env: NodeJS.ProcessEnv = process.env): Promise<{ browser: Browser; found: FoundChromium }> {
   const found = await findChromium(env);
   try {
-    const browser = await chromium.launch({ executablePath: found.executablePath, args: ARGS, env: { ...process.env, ...found.env } as Record<string, string> });
+    const browser = await chromium.launch({
+      executablePath: found.executablePath,
+      args: ARGS,
+      env: { ...process.env, ...found.env } as Record<string, string>,
+    });
     return { browser, found };
   } catch (e) {
     throw new NoBrowser(`Chromium (${found.source}: ${found.executablePath}) did not start: ${(e as Error).message}\n${HOW_TO}`);

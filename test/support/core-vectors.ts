@@ -24,7 +24,17 @@ import {
 } from '../../src/crypto/merkle.ts';
 import { openNote, parseCheckpointText, parseVerifierKey, verifierKey } from '../../src/crypto/note.ts';
 import { sha256 } from '../../src/crypto/platform.ts';
-import { bundlePath, EMPTY_EDGE, edgeRoot, encodeBundle, extendEdge, TILE_HEIGHT, tilePath, tileWidth, type Edge } from '../../src/crypto/tiles.ts';
+import {
+  bundlePath,
+  EMPTY_EDGE,
+  edgeRoot,
+  encodeBundle,
+  extendEdge,
+  TILE_HEIGHT,
+  tilePath,
+  tileWidth,
+  type Edge,
+} from '../../src/crypto/tiles.ts';
 
 type Probe = Record<string, unknown> & { wantErr?: boolean };
 
@@ -45,9 +55,27 @@ export interface CoreVectorData {
     add_checkpoint_old_size: number;
     consistency_proof_base64: string[];
   };
-  tiles: { origin: string; log_vkey: string; entries_base64: string[]; sizes: Record<string, { root: string; checkpoint: string; tiles_sha256: Record<string, string>; bundles_sha256: Record<string, string> }>; tiles_1000_base64: Record<string, string> };
+  tiles: {
+    origin: string;
+    log_vkey: string;
+    entries_base64: string[];
+    sizes: Record<
+      string,
+      { root: string; checkpoint: string; tiles_sha256: Record<string, string>; bundles_sha256: Record<string, string> }
+    >;
+    tiles_1000_base64: Record<string, string>;
+  };
   /** Signed in Node with node:crypto (OpenSSL), by a key made for the run. */
-  signed: { raw: string; origin: string; note: string; jwk: PublicJwk; jws: string; typ: string; cosignerVkey: string; cosignedNote: string };
+  signed: {
+    raw: string;
+    origin: string;
+    note: string;
+    jwk: PublicJwk;
+    jws: string;
+    typ: string;
+    cosignerVkey: string;
+    cosignedNote: string;
+  };
 }
 
 export interface VectorResult {
@@ -88,10 +116,13 @@ export async function runCoreVectors(d: CoreVectorData): Promise<VectorResult[]>
   const leaves = d.reference.leafInputsHex.map((h) => leafHash(fromHex(h)));
   await check('rfc6962 reference: leaf hashes and the roots of sizes 0..8', () => {
     leaves.forEach((l, i) => expectEqual(toHex(l), d.reference.leafHashesHex[i], `leaf hash ${i}`));
-    for (let n = 0; n <= 8; n++) expectEqual(toHex(rootOf(leaves.slice(0, n))), d.reference.rootHashesHexByTreeSize[String(n)], `root ${n}`);
+    for (let n = 0; n <= 8; n++)
+      expectEqual(toHex(rootOf(leaves.slice(0, n))), d.reference.rootHashesHexByTreeSize[String(n)], `root ${n}`);
   });
   const mth = (all: Hash[]) => (ranges: LeafRange[]) =>
-    ranges.map((r) => foldRange(rangeNodes(r.lo, r.hi).map((node) => rootOf(all.slice(node.index * 2 ** node.level, (node.index + 1) * 2 ** node.level)))));
+    ranges.map((r) =>
+      foldRange(rangeNodes(r.lo, r.hi).map((node) => rootOf(all.slice(node.index * 2 ** node.level, (node.index + 1) * 2 ** node.level)))),
+    );
   await check('rfc6962 reference: inclusion and consistency proofs of every pair verify', () => {
     for (let n = 1; n <= 8; n++) {
       const root = rootOf(leaves.slice(0, n));
@@ -119,7 +150,10 @@ export async function runCoreVectors(d: CoreVectorData): Promise<VectorResult[]>
   });
 
   // transparency-dev/merkle probes: each must verify, or fail where it says wantErr.
-  for (const [kind, probes] of [['inclusion', d.inclusion], ['consistency', d.consistency]] as const) {
+  for (const [kind, probes] of [
+    ['inclusion', d.inclusion],
+    ['consistency', d.consistency],
+  ] as const) {
     await check(`transparency-dev ${kind} probes (${probes.length})`, () => {
       for (const { file, probe: v } of probes) {
         const proof = ((v.proof as string[] | null) ?? []).map(b64);
@@ -160,7 +194,8 @@ export async function runCoreVectors(d: CoreVectorData): Promise<VectorResult[]>
     edges.push(edge);
     for (const c of completed) (nodes[c.level] ??= [])[c.index] = c.hash;
   }
-  const tileBytes = (level: number, n: number, width: number) => concatBytes(...nodes[level * TILE_HEIGHT]!.slice(n * 256, n * 256 + width));
+  const tileBytes = (level: number, n: number, width: number) =>
+    concatBytes(...nodes[level * TILE_HEIGHT]!.slice(n * 256, n * 256 + width));
   for (const [size, want] of Object.entries(d.tiles.sizes)) {
     const s = Number(size);
     await check(`tlog-tiles at size ${s}: root, signed checkpoint, every hash tile and bundle`, async () => {
@@ -169,7 +204,8 @@ export async function runCoreVectors(d: CoreVectorData): Promise<VectorResult[]>
       expectEqual(`${cp.origin} ${cp.size} ${base64(cp.root)}`, `${d.tiles.origin} ${s} ${want.root}`, 'checkpoint');
       const tiles: Record<string, string> = {};
       for (let level = 0; tileWidth(level, 0, s) > 0; level++) {
-        for (let n = 0; tileWidth(level, n, s) > 0; n++) tiles[tilePath(level, n, tileWidth(level, n, s))] = toHex(sha256(tileBytes(level, n, tileWidth(level, n, s))));
+        for (let n = 0; tileWidth(level, n, s) > 0; n++)
+          tiles[tilePath(level, n, tileWidth(level, n, s))] = toHex(sha256(tileBytes(level, n, tileWidth(level, n, s))));
       }
       expectEqual(JSON.stringify(tiles), JSON.stringify(want.tiles_sha256), 'hash tiles');
       const bundles: Record<string, string> = {};
@@ -193,16 +229,29 @@ export async function runCoreVectors(d: CoreVectorData): Promise<VectorResult[]>
     const key = parseCosignerKey(w.witness_vkey);
     const body = w.checkpoint.slice(0, w.checkpoint.lastIndexOf('\n\n') + 1);
     expectEqual(await verifyCosignature(body, w.cosignature_line, key), w.timestamp, 'timestamp');
-    expectEqual(JSON.stringify(await cosignersOf(w.cosigned_checkpoint, [key])), JSON.stringify([{ name: w.witness_name, vkey: w.witness_vkey, timestamp: w.timestamp }]), 'cosigners');
+    expectEqual(
+      JSON.stringify(await cosignersOf(w.cosigned_checkpoint, [key])),
+      JSON.stringify([{ name: w.witness_name, vkey: w.witness_vkey, timestamp: w.timestamp }]),
+      'cosigners',
+    );
     expectEqual((await cosignersOf(w.checkpoint, [key])).length, 0, "the log's own line");
     const blob = fromBase64(w.cosignature_line.split(' ')[2]!.trim());
     blob[40]! ^= 1;
     await rejects(() => verifyCosignature(body, `\u2014 ${w.witness_name} ${base64(blob)}\n`, key), 'a tampered cosignature');
-    await rejects(() => verifyCosignature(body.replace('\n1000\n', '\n1001\n'), w.cosignature_line, key), 'a cosignature of another checkpoint');
+    await rejects(
+      () => verifyCosignature(body.replace('\n1000\n', '\n1001\n'), w.cosignature_line, key),
+      'a cosignature of another checkpoint',
+    );
     await rejects(() => parseCosignerKey(w.log_vkey), 'a note key as a cosigner key');
   });
   await check('tlog-witness: the add-checkpoint consistency proof leads from size 257 to 1000', () => {
-    verifyConsistency(w.add_checkpoint_old_size, 1000, w.consistency_proof_base64.map(b64), b64(d.tiles.sizes['257']!.root), b64(d.tiles.sizes['1000']!.root));
+    verifyConsistency(
+      w.add_checkpoint_old_size,
+      1000,
+      w.consistency_proof_base64.map(b64),
+      b64(d.tiles.sizes['257']!.root),
+      b64(d.tiles.sizes['1000']!.root),
+    );
   });
 
   // Signed in Node by node:crypto: a note, a JWS and a cosignature, each checked, and refused once changed.

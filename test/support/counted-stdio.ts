@@ -18,7 +18,8 @@ server.once('exit', (code) => process.exit(code ?? 0));
 for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
   try {
     const m = JSON.parse(line) as { id?: unknown; method?: unknown; params?: { name?: unknown } };
-    if (m.id !== undefined && typeof m.method === 'string') appendFileSync(log, `${m.method}${m.method === 'tools/call' ? ` ${String(m.params?.name)}` : ''}\n`);
+    if (m.id !== undefined && typeof m.method === 'string')
+      appendFileSync(log, `${m.method}${m.method === 'tools/call' ? ` ${String(m.params?.name)}` : ''}\n`);
   } catch {
     // not JSON: relayed as it is
   }

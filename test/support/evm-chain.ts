@@ -6,16 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createHardhatRuntimeEnvironment } from 'hardhat/hre';
 import solc from 'solc';
-import {
-  createPublicClient,
-  createWalletClient,
-  custom,
-  defineChain,
-  publicActions,
-  type Abi,
-  type Address,
-  type Hex,
-} from 'viem';
+import { createPublicClient, createWalletClient, custom, defineChain, publicActions, type Abi, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 
 /** Base Sepolia's chain id, simulated in process, so that x402 v1 (which names networks: "base-sepolia") works too. */
@@ -44,7 +35,11 @@ function compile(): Record<string, Compiled> {
   const input = {
     language: 'Solidity',
     sources: { 'Eip3009Token.sol': { content: source } },
-    settings: { evmVersion: 'cancun', optimizer: { enabled: false }, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } } },
+    settings: {
+      evmVersion: 'cancun',
+      optimizer: { enabled: false },
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object', 'evm.deployedBytecode.object'] } },
+    },
   };
   const out = JSON.parse(solc.compile(JSON.stringify(input))) as {
     errors?: Array<{ severity: string; formattedMessage: string }>;
@@ -54,7 +49,10 @@ function compile(): Record<string, Compiled> {
   if (errors.length) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
   const file = out.contracts['Eip3009Token.sol']!;
   return Object.fromEntries(
-    Object.entries(file).map(([n, c]) => [n, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as Hex, deployedBytecode: `0x${c.evm.deployedBytecode.object}` as Hex }]),
+    Object.entries(file).map(([n, c]) => [
+      n,
+      { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as Hex, deployedBytecode: `0x${c.evm.deployedBytecode.object}` as Hex },
+    ]),
   );
 }
 
@@ -110,7 +108,8 @@ export async function startTestChain(opts: { tokenName: string; tokenVersion: st
     payer,
     payerKey,
     payTo,
-    balanceOf: async (a) => (await publicClient.readContract({ address: token, abi: tokenC.abi, functionName: 'balanceOf', args: [a] })) as bigint,
+    balanceOf: async (a) =>
+      (await publicClient.readContract({ address: token, abi: tokenC.abi, functionName: 'balanceOf', args: [a] })) as bigint,
     close: () => conn.close(),
   };
 }

@@ -12,14 +12,20 @@ export function formClient(s: TestServer) {
     }
     return r;
   };
-  const cookie = () => [...jar].filter(([, v]) => v).map(([k, v]) => `${k}=${v}`).join('; ');
+  const cookie = () =>
+    [...jar]
+      .filter(([, v]) => v)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('; ');
   return {
     jar,
     async get(path: string) {
       return store(await fetch(s.url + path, { headers: { cookie: cookie() }, redirect: 'manual' }));
     },
     async post(path: string, fields: Record<string, string>, from = s.url) {
-      const page = await (await this.get(path.startsWith('/reset/') ? path : path === '/signup' || path === '/signin' ? path : '/dashboard')).text();
+      const page = await (
+        await this.get(path.startsWith('/reset/') ? path : path === '/signup' || path === '/signin' ? path : '/dashboard')
+      ).text();
       const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? '';
       return store(
         await fetch(s.url + path, {

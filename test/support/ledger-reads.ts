@@ -26,8 +26,12 @@ export const receiptCount = (db: Client): Promise<number> => logSize(db, RECEIPT
 
 /** The charges of `keyId` (every key when undefined) in the order they were made. */
 export async function chargesOf(db: Client, keyId?: string): Promise<ChargeRow[]> {
-  const receipts = keyId ? (await scanKeyReceipts(db, [keyId], { limit: 1_000_000, budget: 1_000_000 })).receipts.reverse() : await allReceipts(db);
-  return receipts.flatMap((r) => (r.payload.charges ?? []).map((c) => ({ sku: c.sku, amount_micros: c.amount_micros, nap: c.nap ? 1 : 0, ref: r.receipt_id })));
+  const receipts = keyId
+    ? (await scanKeyReceipts(db, [keyId], { limit: 1_000_000, budget: 1_000_000 })).receipts.reverse()
+    : await allReceipts(db);
+  return receipts.flatMap((r) =>
+    (r.payload.charges ?? []).map((c) => ({ sku: c.sku, amount_micros: c.amount_micros, nap: c.nap ? 1 : 0, ref: r.receipt_id })),
+  );
 }
 
 /** A receipt by id, from the log (undefined when no receipt has it). */

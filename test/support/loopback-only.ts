@@ -36,7 +36,9 @@ export function takeOutboundAttempts(): string[] {
 export function failOnOutboundAttempts(): void {
   const seen = takeOutboundAttempts();
   if (seen.length === 0) return;
-  throw new Error(`the test reached outside loopback (tests talk to loopback only; use a local receiver, or an .invalid host for a URL that must never be called): ${seen.join('; ')}`);
+  throw new Error(
+    `the test reached outside loopback (tests talk to loopback only; use a local receiver, or an .invalid host for a URL that must never be called): ${seen.join('; ')}`,
+  );
 }
 
 function refusal(what: string): OutboundRefused {
@@ -44,7 +46,8 @@ function refusal(what: string): OutboundRefused {
   return new OutboundRefused(`outbound ${what} refused: tests talk to loopback only`);
 }
 
-const notFound = (host: string) => Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND', errno: -3008, syscall: 'getaddrinfo', hostname: host });
+const notFound = (host: string) =>
+  Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND', errno: -3008, syscall: 'getaddrinfo', hostname: host });
 
 /** 127.0.0.0/8, ::1 and IPv4-mapped 127.x: the addresses a test may connect to. */
 export function isLoopbackAddress(address: string): boolean {
@@ -122,7 +125,8 @@ function guardConnect(): void {
       }
       // A name: whatever lookup resolves it (its own, as an SSRF guard passes one, or dns.lookup) must answer loopback.
       this.on('lookup', (err: Error | null, address: string) => {
-        if (!err && address && !isLoopbackAddress(address)) this.destroy(refusal(`connection to ${host} (${address}) port ${String(target.port)}`));
+        if (!err && address && !isLoopbackAddress(address))
+          this.destroy(refusal(`connection to ${host} (${address}) port ${String(target.port)}`));
       });
     }
     return (connect as (...a: unknown[]) => net.Socket).apply(this, args);

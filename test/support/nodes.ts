@@ -62,7 +62,10 @@ export interface NodeProcess {
 
 /** A server in a process of its own, as `npm start` runs it, with `env` (testEnv's defaults beneath): resolves once it listens. */
 export function spawnNode(dir: string, env: Record<string, string>): Promise<NodeProcess> {
-  const child = spawn(process.execPath, ['src/server.ts'], { env: { ...cleanEnv(), ...testEnv(dir), ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['src/server.ts'], {
+    env: { ...cleanEnv(), ...testEnv(dir), ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);

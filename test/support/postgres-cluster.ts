@@ -23,7 +23,16 @@ export interface Cluster {
 
 /** The folder of PostgreSQL's server programs, or undefined when none is installed. */
 export function postgresBin(): string | undefined {
-  const candidates = [process.env.PG_BIN, '/usr/lib/postgresql/15/bin', ...(existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort().reverse().map((v) => `/usr/lib/postgresql/${v}/bin`) : [])];
+  const candidates = [
+    process.env.PG_BIN,
+    '/usr/lib/postgresql/15/bin',
+    ...(existsSync('/usr/lib/postgresql')
+      ? readdirSync('/usr/lib/postgresql')
+          .sort()
+          .reverse()
+          .map((v) => `/usr/lib/postgresql/${v}/bin`)
+      : []),
+  ];
   return candidates.find((d): d is string => !!d && existsSync(join(d, 'initdb')));
 }
 
@@ -37,7 +46,13 @@ function postgresUser(): { uid: number; gid: number } {
 /** Runs a PostgreSQL program, as the `postgres` user when we are root. */
 export function runPg(bin: string, args: string[], opts: { cwd?: string; timeout?: number } = {}): string {
   const user = asRoot ? postgresUser() : undefined;
-  const r = spawnSync(bin, args, { encoding: 'utf8', cwd: opts.cwd ?? tmpdir(), timeout: opts.timeout ?? 120_000, ...(user ? { uid: user.uid, gid: user.gid } : {}), env: { ...process.env, LC_ALL: 'C', PGCONNECT_TIMEOUT: '10' } });
+  const r = spawnSync(bin, args, {
+    encoding: 'utf8',
+    cwd: opts.cwd ?? tmpdir(),
+    timeout: opts.timeout ?? 120_000,
+    ...(user ? { uid: user.uid, gid: user.gid } : {}),
+    env: { ...process.env, LC_ALL: 'C', PGCONNECT_TIMEOUT: '10' },
+  });
   if (r.status !== 0) throw new Error(`${bin} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr || r.stdout}`);
   return r.stdout;
 }
@@ -76,7 +91,8 @@ export interface ClusterOptions {
 /** initdb + pg_ctl start in a new temporary folder; resolves once it accepts connections. */
 export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   const bin = postgresBin();
-  if (!bin) throw new Error('PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin; set PG_BIN, or apt-get install postgresql)');
+  if (!bin)
+    throw new Error('PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin; set PG_BIN, or apt-get install postgresql)');
   const dir = opts.dataDir ? join(opts.dataDir, '..') : postgresDir('fusegate-pg-');
   const data = opts.dataDir ?? join(dir, 'data');
   const port = opts.port ?? (await freePort());
@@ -90,20 +106,31 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     logging_collector: 'off',
     ...opts.settings,
   };
-  const conf = Object.entries(settings).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n';
+  const conf =
+    Object.entries(settings)
+      .map(([k, v]) => `${k} = ${v}`)
+      .join('\n') + '\n';
   // A second file included last, so that a standby's own settings (written by pg_basebackup) stay.
   writeFileSync(join(data, 'fusegate-test.conf'), conf);
   if (asRoot) {
     const { uid, gid } = postgresUser();
     chownSync(join(data, 'fusegate-test.conf'), uid, gid);
   }
-  runPg('/bin/sh', ['-c', `grep -q fusegate-test.conf ${data}/postgresql.conf || echo "include 'fusegate-test.conf'" >> ${data}/postgresql.conf`]);
+  runPg('/bin/sh', [
+    '-c',
+    `grep -q fusegate-test.conf ${data}/postgresql.conf || echo "include 'fusegate-test.conf'" >> ${data}/postgresql.conf`,
+  ]);
   runPg(join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, `server-${port}.log`), '-w', '-t', '60', 'start']);
   const cluster: Cluster = {
     dir,
     port,
     url: (db = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${db}`,
-    psql: (sql, db = 'postgres') => execFileSync('psql', ['-X', '-q', '-t', '-A', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', db, '-c', sql], { encoding: 'utf8', env: { ...process.env, PGCONNECT_TIMEOUT: '10' } }),
+    psql: (sql, db = 'postgres') =>
+      execFileSync(
+        'psql',
+        ['-X', '-q', '-t', '-A', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', db, '-c', sql],
+        { encoding: 'utf8', env: { ...process.env, PGCONNECT_TIMEOUT: '10' } },
+      ),
     stop(mode = 'fast') {
       try {
         runPg(join(bin, 'pg_ctl'), ['-D', data, '-m', mode, '-w', 'stop']);

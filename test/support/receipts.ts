@@ -38,10 +38,15 @@ function openNote(note: string, vkey: string): string {
   const [name, hashHex] = vkey.split('+');
   const raw = Buffer.from(vkey.slice(name!.length + hashHex!.length + 2), 'base64').subarray(1);
   const text = note.slice(0, note.indexOf('\n\n') + 1);
-  const line = note.slice(text.length + 1).trim().split('\n').find((l) => l.startsWith(`\u2014 ${name} `))!;
+  const line = note
+    .slice(text.length + 1)
+    .trim()
+    .split('\n')
+    .find((l) => l.startsWith(`\u2014 ${name} `))!;
   const blob = Buffer.from(line.split(' ')[2]!, 'base64');
   const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), raw]);
-  if (!verify(null, Buffer.from(text), createPublicKey({ key: spki, format: 'der', type: 'spki' }), blob.subarray(4))) throw new Error('note signature');
+  if (!verify(null, Buffer.from(text), createPublicKey({ key: spki, format: 'der', type: 'spki' }), blob.subarray(4)))
+    throw new Error('note signature');
   return text;
 }
 
@@ -57,7 +62,12 @@ export async function verifiedReceiptPayload(s: TestServer, receiptIdOrUrl: stri
   if (sealed !== body) throw new Error('checkpoint JWS payload');
   const lh = sha(Buffer.from([0]), Buffer.from(e.leaf, 'utf8'));
   if (lh.toString('base64') !== e.inclusion.leaf_hash) throw new Error('leaf hash');
-  const got = rootFromInclusion(e.log.index, Number(size), lh, e.inclusion.hashes.map((h: string) => Buffer.from(h, 'base64')));
+  const got = rootFromInclusion(
+    e.log.index,
+    Number(size),
+    lh,
+    e.inclusion.hashes.map((h: string) => Buffer.from(h, 'base64')),
+  );
   if (got.toString('base64') !== root) throw new Error('inclusion');
   if (e.receipt) {
     if (e.leaf !== e.receipt) throw new Error('leaf is not the receipt');
@@ -70,7 +80,12 @@ export async function verifiedReceiptPayload(s: TestServer, receiptIdOrUrl: stri
 
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
   return v;
 }
 

@@ -47,7 +47,24 @@ export const TEST_ENGINE: 'embedded' | 'postgres' = process.env.TEST_ENGINE === 
 export function freshPostgresDatabase(): string {
   const port = inject('postgresPort');
   const name = `fg_${randomBytes(6).toString('hex')}`;
-  execFileSync('psql', ['-X', '-q', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-c', `CREATE DATABASE ${name} TEMPLATE fusegate_template`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync(
+    'psql',
+    [
+      '-X',
+      '-q',
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-U',
+      'postgres',
+      '-d',
+      'postgres',
+      '-c',
+      `CREATE DATABASE ${name} TEMPLATE fusegate_template`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   return `postgres://postgres@127.0.0.1:${port}/${name}`;
 }
 
@@ -87,7 +104,13 @@ export async function startTestServer(env: Record<string, string> = {}, dir = te
     config: running.ctx.config,
     async newKey(name = 'test', hopLimit = running.ctx.config.HOP_LIMIT_DEFAULT, role: KeyRole = 'operator', accountId?: string) {
       const c = running.ctx.config;
-      const { key, secret } = await createApiKey(running.ctx.ledger, { name, hopLimit, role, hopPeriod: c.HOP_LIMIT_PERIOD, ...(accountId ? { accountId } : {}) });
+      const { key, secret } = await createApiKey(running.ctx.ledger, {
+        name,
+        hopLimit,
+        role,
+        hopPeriod: c.HOP_LIMIT_PERIOD,
+        ...(accountId ? { accountId } : {}),
+      });
       return { id: key.id, secret, accountId: key.account_id };
     },
     fetch(path, init = {}) {
@@ -125,4 +148,5 @@ export function holdCacheClock(s: TestServer): { passBound(ms?: number): void; r
 }
 
 /** Returns once every write queued on `ledger` so far has committed: its queue is first in, first out (this is one more commit). */
-export const writesSettled = (ledger: { write(fn: () => Promise<void>): Promise<void> }): Promise<void> => ledger.write(async () => undefined);
+export const writesSettled = (ledger: { write(fn: () => Promise<void>): Promise<void> }): Promise<void> =>
+  ledger.write(async () => undefined);

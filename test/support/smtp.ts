@@ -43,15 +43,17 @@ export function smtpServer(): Promise<{ server: Server; port: number; mail: Rece
         const line = buffer.slice(0, i);
         buffer = buffer.slice(i + 2);
         if (/^EHLO /i.test(line)) socket.write('250-test.example\r\n250 AUTH PLAIN\r\n');
-        else if (/^AUTH PLAIN /i.test(line)) (m.auth = Buffer.from(line.slice(11), 'base64').toString('utf8')), socket.write('235 ok\r\n');
-        else if (/^MAIL FROM:/i.test(line)) (m.from = line.slice(10)), socket.write('250 ok\r\n');
-        else if (/^RCPT TO:/i.test(line)) (m.to = line.slice(8)), socket.write('250 ok\r\n');
-        else if (/^DATA$/i.test(line)) (inData = true), socket.write('354 go ahead\r\n');
+        else if (/^AUTH PLAIN /i.test(line))
+          ((m.auth = Buffer.from(line.slice(11), 'base64').toString('utf8')), socket.write('235 ok\r\n'));
+        else if (/^MAIL FROM:/i.test(line)) ((m.from = line.slice(10)), socket.write('250 ok\r\n'));
+        else if (/^RCPT TO:/i.test(line)) ((m.to = line.slice(8)), socket.write('250 ok\r\n'));
+        else if (/^DATA$/i.test(line)) ((inData = true), socket.write('354 go ahead\r\n'));
         else if (/^QUIT$/i.test(line)) socket.end('221 bye\r\n');
         else socket.write('502 not here\r\n');
       }
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, mail, arrived })));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as AddressInfo).port, mail, arrived })),
+  );
 }
-

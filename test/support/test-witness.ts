@@ -91,7 +91,11 @@ function logVerifier(vkey: string): { name: string; id: Buffer; key: KeyObject }
   const [name, idHex, b64] = vkey.split('+', 2).concat(vkey.split('+').slice(2).join('+'));
   const raw = Buffer.from(b64!, 'base64');
   if (raw[0] !== 0x01 || raw.length !== 33) throw new Error('test witness: not an Ed25519 note vkey');
-  return { name: name!, id: Buffer.from(idHex!, 'hex'), key: createPublicKey({ key: Buffer.concat([SPKI, raw.subarray(1)]), format: 'der', type: 'spki' }) };
+  return {
+    name: name!,
+    id: Buffer.from(idHex!, 'hex'),
+    key: createPublicKey({ key: Buffer.concat([SPKI, raw.subarray(1)]), format: 'der', type: 'spki' }),
+  };
 }
 
 function answer(res: ServerResponse, status: number, body = '', type = 'text/plain; charset=utf-8'): void {

@@ -40,10 +40,17 @@ export function openSignedNote(note: string, vkey: string): string[] {
   const key64 = vkey.slice(name.length + id.length + 2);
   const key = Buffer.from(key64, 'base64');
   expect(key[0]).toBe(0x01);
-  expect(sha256(Buffer.from(`${name}\n`), key).subarray(0, 4).toString('hex')).toBe(id);
+  expect(
+    sha256(Buffer.from(`${name}\n`), key)
+      .subarray(0, 4)
+      .toString('hex'),
+  ).toBe(id);
   const split = note.indexOf('\n\n');
   const body = note.slice(0, split + 1);
-  const sigs = note.slice(split + 2).split('\n').filter(Boolean);
+  const sigs = note
+    .slice(split + 2)
+    .split('\n')
+    .filter(Boolean);
   const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), key.subarray(1)]);
   const publicKey = createPublicKey({ key: spki, format: 'der', type: 'spki' });
   const mine = sigs.map((l) => /^— (\S+) (\S+)$/.exec(l)).find((m) => m && m[1] === name);
@@ -60,7 +67,11 @@ export function openSignedNote(note: string, vkey: string): string[] {
  * higher tile (each hash must be the MTH of the 256 below it), and the root.
  * Returns the entries.
  */
-export async function readTiledLog(get: (path: string) => Promise<Uint8Array>, vkey: string, origin: string): Promise<{ size: number; entries: Buffer[] }> {
+export async function readTiledLog(
+  get: (path: string) => Promise<Uint8Array>,
+  vkey: string,
+  origin: string,
+): Promise<{ size: number; entries: Buffer[] }> {
   const [o, sizeLine, root64] = openSignedNote(Buffer.from(await get('checkpoint')).toString('utf8'), vkey);
   expect(o).toBe(origin);
   const size = Number(sizeLine);
@@ -78,7 +89,7 @@ export async function readTiledLog(get: (path: string) => Promise<Uint8Array>, v
       if (level === 0) {
         const bundle = Buffer.from(await get(`tile/entries/${indexPath(n)}${suffix}`));
         const inBundle: Buffer[] = [];
-        for (let at = 0; at < bundle.length; ) {
+        for (let at = 0; at < bundle.length;) {
           const len = bundle.readUInt16BE(at);
           inBundle.push(bundle.subarray(at + 2, at + 2 + len));
           at += 2 + len;
@@ -97,4 +108,3 @@ export async function readTiledLog(get: (path: string) => Promise<Uint8Array>, v
   expect(mth(entries.map(hashLeaf)).toString('base64')).toBe(root64);
   return { size, entries };
 }
-

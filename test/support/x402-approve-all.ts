@@ -39,7 +39,9 @@ export async function startApproveAll(): Promise<ApproveAll> {
       }
       if (req.url === '/settle') {
         calls.settle++;
-        return res.end(JSON.stringify({ success: true, payer: from, network: NETWORK, transaction: toHex(crypto.getRandomValues(new Uint8Array(32))) }));
+        return res.end(
+          JSON.stringify({ success: true, payer: from, network: NETWORK, transaction: toHex(crypto.getRandomValues(new Uint8Array(32))) }),
+        );
       }
       res.end(JSON.stringify({ kinds: [] }));
     });
@@ -98,7 +100,12 @@ export async function signPayment(o: PaymentTerms): Promise<string> {
     nonce: o.nonce ?? toHex(crypto.getRandomValues(new Uint8Array(32))),
   };
   const signature = await (o.signer ?? o.payer).signTypedData({
-    domain: { name: o.domain?.name ?? 'USDC', version: '2', chainId: o.domain?.chainId ?? CHAIN_ID, verifyingContract: o.domain?.verifyingContract ?? TOKEN },
+    domain: {
+      name: o.domain?.name ?? 'USDC',
+      version: '2',
+      chainId: o.domain?.chainId ?? CHAIN_ID,
+      verifyingContract: o.domain?.verifyingContract ?? TOKEN,
+    },
     types: authorizationTypes,
     primaryType: 'TransferWithAuthorization',
     message,

@@ -24,7 +24,9 @@ export interface TestFacilitator {
 export async function startTestFacilitator(c: TestChain, authorization?: string): Promise<TestFacilitator> {
   const w = c.facilitatorClient;
   // viem's wallet client with public actions is what the official signer wraps; `address` names its account.
-  const signer = toFacilitatorEvmSigner(Object.assign(w, { address: w.account.address }) as unknown as Parameters<typeof toFacilitatorEvmSigner>[0]);
+  const signer = toFacilitatorEvmSigner(
+    Object.assign(w, { address: w.account.address }) as unknown as Parameters<typeof toFacilitatorEvmSigner>[0],
+  );
   const facilitator = registerExactEvmScheme(new x402Facilitator(), { signer, networks: NETWORK });
   // x402 v1 clients name the network; this chain has Base Sepolia's id.
   facilitator.registerV1('base-sepolia' as typeof NETWORK, new ExactEvmSchemeV1(signer));

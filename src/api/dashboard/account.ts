@@ -66,8 +66,28 @@ import {
 /** A browser's user agent, shortened to what a person recognises. */
 function browserOf(ua: string | null): string {
   if (!ua) return 'unknown browser';
-  const name = /Edg\//.test(ua) ? 'Edge' : /Firefox\//.test(ua) ? 'Firefox' : /Chrome\/|Chromium\//.test(ua) ? 'Chrome' : /Safari\//.test(ua) ? 'Safari' : /curl\//.test(ua) ? 'curl' : 'a browser';
-  const os = /Windows/.test(ua) ? 'Windows' : /Android/.test(ua) ? 'Android' : /iPhone|iPad/.test(ua) ? 'iOS' : /Mac OS X/.test(ua) ? 'macOS' : /Linux/.test(ua) ? 'Linux' : '';
+  const name = /Edg\//.test(ua)
+    ? 'Edge'
+    : /Firefox\//.test(ua)
+      ? 'Firefox'
+      : /Chrome\/|Chromium\//.test(ua)
+        ? 'Chrome'
+        : /Safari\//.test(ua)
+          ? 'Safari'
+          : /curl\//.test(ua)
+            ? 'curl'
+            : 'a browser';
+  const os = /Windows/.test(ua)
+    ? 'Windows'
+    : /Android/.test(ua)
+      ? 'Android'
+      : /iPhone|iPad/.test(ua)
+        ? 'iOS'
+        : /Mac OS X/.test(ua)
+          ? 'macOS'
+          : /Linux/.test(ua)
+            ? 'Linux'
+            : '';
   return os ? `${name} on ${os}` : name;
 }
 
@@ -86,7 +106,8 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
   /** Checks the account's password, counted against the sign-in limit; a message when it fails. */
   const passwordProblem = async (s: Session, password: string): Promise<string | undefined> => {
     const attempt = await countAttempt(ctx.ledger, `signin:email:${sha256(s.email)}`, ctx.config.SIGNIN_WINDOW_SECONDS);
-    if (attempt.count > ctx.config.SIGNIN_MAX_ATTEMPTS) return `Too many password attempts. Try again in ${Math.ceil(attempt.retryAfter / 60)} minute(s).`;
+    if (attempt.count > ctx.config.SIGNIN_MAX_ATTEMPTS)
+      return `Too many password attempts. Try again in ${Math.ceil(attempt.retryAfter / 60)} minute(s).`;
     const login = await loginOfAccount(ctx.ledger.read, s.personId);
     return login && (await verifyPassword(password, login.password_hash)) ? undefined : 'That is not the current password.';
   };
@@ -94,7 +115,10 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
   const accountPage = async (event: H3Event, s: Session, note = '', status = 200) => {
     const done = DONE[event.url.searchParams.get('done') ?? ''];
     const here = sha256(sessionSecretOf(event, ctx) ?? '');
-    const [sessions, cap] = await Promise.all([sessionsOf(ctx.ledger.read, s.personId, nowIso()), callApi(app, ctx, { ...s, key: s.liveKey }, 'GET', '/v1/account/spend-cap')]);
+    const [sessions, cap] = await Promise.all([
+      sessionsOf(ctx.ledger.read, s.personId, nowIso()),
+      callApi(app, ctx, { ...s, key: s.liveKey }, 'GET', '/v1/account/spend-cap'),
+    ]);
     const rows = sessions
       .map((x) => {
         const end =
@@ -110,7 +134,7 @@ export function registerAccountPages(router: Router, ctx: AppContext): void {
         '/dashboard/account',
         'Account',
         `${note}${done ? `<p class="notice" role="status">${e(done)}</p>` : ''}
-${spendCapSection(cap.body, '/dashboard/account/spend-cap', s.csrf, 'all the account\'s keys together', 'account-cap', allows(s.role, 'owner') ? undefined : 'Only an owner of the account changes it (Members).')}
+${spendCapSection(cap.body, '/dashboard/account/spend-cap', s.csrf, "all the account's keys together", 'account-cap', allows(s.role, 'owner') ? undefined : 'Only an owner of the account changes it (Members).')}
 <p class="muted">A key may also have a cap of its own, on its page under <a href="/dashboard/keys">API keys</a>; an act must fit under both.</p>
 <h2 id="email-h">Email</h2><p>You sign in as <strong>${e(s.email)}</strong>.</p>
 <form method="post" action="/dashboard/account/email" aria-labelledby="email-h">${csrfField(s.csrf)}
@@ -141,7 +165,14 @@ ${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboar
   app.post('/dashboard/account/spend-cap', async (event) => {
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
-    const r = await callApi(app, ctx, { ...p.session, key: p.session.liveKey }, 'POST', '/v1/account/spend-cap', spendCapBody(p.form.get('spend_cap_usd')));
+    const r = await callApi(
+      app,
+      ctx,
+      { ...p.session, key: p.session.liveKey },
+      'POST',
+      '/v1/account/spend-cap',
+      spendCapBody(p.form.get('spend_cap_usd')),
+    );
     return r.status === 200 ? redirect('/dashboard/account?done=spend-cap') : accountPage(event, p.session, problemNote(r), r.status);
   });
 
@@ -157,14 +188,17 @@ ${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboar
       await insertAuditEntry(tx, personalEntry(p.session, 'person.email_changed', email, { from: p.session.email }));
       return true;
     });
-    return ok ? redirect('/dashboard/account?done=email') : accountPage(event, p.session, error('That email cannot be used: another account signs in with it.'), 409);
+    return ok
+      ? redirect('/dashboard/account?done=email')
+      : accountPage(event, p.session, error('That email cannot be used: another account signs in with it.'), 409);
   });
 
   app.post('/dashboard/account/password', async (event) => {
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
     const next = p.form.get('password') ?? '';
-    if (next.length < MIN_PASSWORD || next.length > 1024) return accountPage(event, p.session, error(`The new password needs at least ${MIN_PASSWORD} characters.`), 400);
+    if (next.length < MIN_PASSWORD || next.length > 1024)
+      return accountPage(event, p.session, error(`The new password needs at least ${MIN_PASSWORD} characters.`), 400);
     const wrong = await passwordProblem(p.session, p.form.get('current') ?? '');
     if (wrong) return accountPage(event, p.session, error(wrong), wrong.startsWith('Too many') ? 429 : 403);
     const hash = await hashPassword(next);
@@ -181,7 +215,9 @@ ${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboar
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
     const ok = await ctx.ledger.write((tx) => deleteSessionOf(tx, p.session.personId, p.form.get('session') ?? ''));
-    return ok ? redirect('/dashboard/account?done=session') : accountPage(event, p.session, error('No such session of this account (it may have ended already).'), 404);
+    return ok
+      ? redirect('/dashboard/account?done=session')
+      : accountPage(event, p.session, error('No such session of this account (it may have ended already).'), 404);
   });
 
   const deletePage = (s: Session, note = '', status = 200) =>
@@ -204,23 +240,45 @@ ${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboar
    * only, as its owner, and not while they are the only owner of another (it would be left with none).
    */
   const deletionRefusal = async (s: Session): Promise<string | undefined> => {
-    if (s.accountId !== s.personId) return 'You can delete only your own account, and you are acting in another one: switch to your own account first (Members).';
+    if (s.accountId !== s.personId)
+      return 'You can delete only your own account, and you are acting in another one: switch to your own account first (Members).';
     requireRole(s, 'owner', 'Deleting the account');
     const alone = await accountsOnlyOwnedBy(ctx.ledger.read, s.personId);
     const names = s.accounts.filter((m) => alone.includes(m.account_id)).map((m) => m.account_name);
-    return alone.length ? `You are the only owner of ${names.join(', ') || 'another account'}: make someone else an owner there first, so it is not left without one.` : undefined;
+    return alone.length
+      ? `You are the only owner of ${names.join(', ') || 'another account'}: make someone else an owner there first, so it is not left without one.`
+      : undefined;
   };
   app.get('/dashboard/account/delete', async (event) => {
     const s = await readSession(event, ctx);
     if (!s) return toSignin(event);
     const refused = await deletionRefusal(s);
-    return refused ? page(dashboardPage(s, '/dashboard/account', 'Delete this account?', `${error(refused)}<p><a href="/dashboard/account">Back to the account</a></p>`), 403) : deletePage(s);
+    return refused
+      ? page(
+          dashboardPage(
+            s,
+            '/dashboard/account',
+            'Delete this account?',
+            `${error(refused)}<p><a href="/dashboard/account">Back to the account</a></p>`,
+          ),
+          403,
+        )
+      : deletePage(s);
   });
   app.post('/dashboard/account/delete', async (event) => {
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
     const refused = await deletionRefusal(p.session);
-    if (refused) return page(dashboardPage(p.session, '/dashboard/account', 'Delete this account?', `${error(refused)}<p><a href="/dashboard/account">Back to the account</a></p>`), 403);
+    if (refused)
+      return page(
+        dashboardPage(
+          p.session,
+          '/dashboard/account',
+          'Delete this account?',
+          `${error(refused)}<p><a href="/dashboard/account">Back to the account</a></p>`,
+        ),
+        403,
+      );
     if (p.form.get('confirm') !== 'yes') return redirect('/dashboard/account/delete');
     const wrong = await passwordProblem(p.session, p.form.get('password') ?? '');
     if (wrong) return deletePage(p.session, error(wrong), wrong.startsWith('Too many') ? 429 : 403);
@@ -235,7 +293,11 @@ ${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboar
     keysChanged(ctx.ledger);
     ctx.log('info', 'account deleted', { account_id: p.session.accountId, keys_revoked: revoked });
     return page(
-      htmlPage('Account deleted', `<h1>Account deleted</h1><p>Its ${revoked} key(s) are revoked and nobody can sign in to it. Its receipts stay in the <a href="/logs">public log</a>.</p><p><a href="/">Home</a></p>`, DASHBOARD_CSS),
+      htmlPage(
+        'Account deleted',
+        `<h1>Account deleted</h1><p>Its ${revoked} key(s) are revoked and nobody can sign in to it. Its receipts stay in the <a href="/logs">public log</a>.</p><p><a href="/">Home</a></p>`,
+        DASHBOARD_CSS,
+      ),
       200,
       signedOutCookies(event, ctx),
     );
@@ -270,7 +332,16 @@ ${s.accountId === s.personId && allows(s.role, 'owner') ? '<p><a href="/dashboar
     const perEmail = await countAttempt(ctx.ledger, `forgot:email:${sha256(email)}`, window);
     if (perAddress.count > ctx.config.SIGNUP_MAX_ATTEMPTS_PER_ADDRESS || perEmail.count > 3) {
       const retry = Math.max(perAddress.retryAfter, perEmail.retryAfter);
-      return page(htmlPage('Forgot password', `<h1>Forgot your password?</h1>${error(`Too many requests. Try again in ${Math.ceil(retry / 60)} minute(s).`)}`, DASHBOARD_CSS), 429, [], { 'retry-after': String(retry) });
+      return page(
+        htmlPage(
+          'Forgot password',
+          `<h1>Forgot your password?</h1>${error(`Too many requests. Try again in ${Math.ceil(retry / 60)} minute(s).`)}`,
+          DASHBOARD_CSS,
+        ),
+        429,
+        [],
+        { 'retry-after': String(retry) },
+      );
     }
     const login = await loginByEmail(ctx.ledger.read, email);
     if (login) {

@@ -68,13 +68,22 @@ export function registerAlertsPage(router: Router, ctx: AppContext): void {
       })
       .join('');
     const removed = ((r.body.removed ?? []) as Row[])
-      .map((w) => `<tr><td><code class="id">${s_(w.id)}</code></td><td class="url">${s_(w.url)}</td><td>${s_(w.disabled_at)}</td><td>${s_(w.disabled_reason)}</td></tr>`)
+      .map(
+        (w) =>
+          `<tr><td><code class="id">${s_(w.id)}</code></td><td class="url">${s_(w.url)}</td><td>${s_(w.disabled_at)}</td><td>${s_(w.disabled_reason)}</td></tr>`,
+      )
       .join('');
     const fuseOptions = ((fuses.body.data ?? []) as Row[])
-      .map((f) => `<option value="${s_(f.fuse_id)}"${f.fuse_id === form.fuse_id ? ' selected' : ''}>${s_(f.label ?? f.fuse_id)} (${s_(f.fuse_id)})</option>`)
+      .map(
+        (f) =>
+          `<option value="${s_(f.fuse_id)}"${f.fuse_id === form.fuse_id ? ' selected' : ''}>${s_(f.label ?? f.fuse_id)} (${s_(f.fuse_id)})</option>`,
+      )
       .join('');
     const checks = Object.entries(EVENT_LABELS)
-      .map(([v, label], i) => `<label class="check"><input type="checkbox" name="events" value="${v}" id="a-ev-${i}"${form.events.includes(v) ? ' checked' : ''}> ${e(label)} <code>${v}</code></label>`)
+      .map(
+        ([v, label], i) =>
+          `<label class="check"><input type="checkbox" name="events" value="${v}" id="a-ev-${i}"${form.events.includes(v) ? ' checked' : ''}> ${e(label)} <code>${v}</code></label>`,
+      )
       .join('');
     return page(
       dashboardPage(
@@ -126,7 +135,9 @@ ul.subs dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .8rem;ma
     const fuse = (p.form.get('fuse_id') ?? '').trim();
     const body = { url: (p.form.get('url') ?? '').trim(), events: p.form.getAll('events'), ...(fuse ? { fuse_id: fuse } : {}) };
     const r = await callApi(app, ctx, p.session, 'POST', '/v1/alerts', body);
-    return r.status === 201 ? redirect(`/dashboard/alerts?added=${encodeURIComponent(String(r.body.id))}`) : alertsPage(p.session, problemNote(r), r.status, { url: body.url, events: body.events.map(String), fuse_id: fuse });
+    return r.status === 201
+      ? redirect(`/dashboard/alerts?added=${encodeURIComponent(String(r.body.id))}`)
+      : alertsPage(p.session, problemNote(r), r.status, { url: body.url, events: body.events.map(String), fuse_id: fuse });
   });
 
   app.post('/dashboard/alerts/:alert_id/test', async (event) => {
@@ -165,7 +176,13 @@ ul.subs dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem .8rem;ma
   app.post('/dashboard/alerts/deliveries/:delivery_id/retry', async (event) => {
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
-    const r = await callApi(app, ctx, p.session, 'POST', `/signal/trigger/webhooks/deliveries/${encodeURIComponent(String(event.context.params?.delivery_id ?? ''))}/retry`);
+    const r = await callApi(
+      app,
+      ctx,
+      p.session,
+      'POST',
+      `/signal/trigger/webhooks/deliveries/${encodeURIComponent(String(event.context.params?.delivery_id ?? ''))}/retry`,
+    );
     return r.status === 200 ? redirect('/dashboard/alerts') : alertsPage(p.session, problemNote(r), r.status);
   });
 }

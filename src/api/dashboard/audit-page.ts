@@ -36,7 +36,9 @@ export function registerAuditPage(router: Router, ctx: AppContext): void {
       if (v) asked[f] = v;
     }
     // The page's day fields are whole UTC days; the API takes instants.
-    const bad = (['from', 'to'] as const).filter((f) => asked[f] !== undefined && (!DAY.test(asked[f]) || Number.isNaN(Date.parse(asked[f]))));
+    const bad = (['from', 'to'] as const).filter(
+      (f) => asked[f] !== undefined && (!DAY.test(asked[f]) || Number.isNaN(Date.parse(asked[f]))),
+    );
     const apiQuery = new URLSearchParams({ ...asked, limit: String(PAGE) });
     if (asked.from && !bad.includes('from')) apiQuery.set('from', `${asked.from}T00:00:00Z`);
     if (asked.to && !bad.includes('to')) apiQuery.set('to', new Date(Date.parse(`${asked.to}T00:00:00Z`) + 86_400_000).toISOString());
@@ -51,7 +53,8 @@ export function registerAuditPage(router: Router, ctx: AppContext): void {
       }
     }
     const members = await membersOf(ctx.ledger.read, s.accountId);
-    const option = (value: string, label: string, chosen: string | undefined) => `<option value="${e(value)}"${value === (chosen ?? '') ? ' selected' : ''}>${e(label)}</option>`;
+    const option = (value: string, label: string, chosen: string | undefined) =>
+      `<option value="${e(value)}"${value === (chosen ?? '') ? ' selected' : ''}>${e(label)}</option>`;
     const rows = list.data
       .map(
         (x) =>
@@ -60,7 +63,9 @@ export function registerAuditPage(router: Router, ctx: AppContext): void {
       .join('');
     const filters = new URLSearchParams(asked);
     filters.delete('before');
-    const older = list.next ? `<a href="/dashboard/audit?${new URLSearchParams({ ...Object.fromEntries(filters), before: list.next })}">Older entries</a>` : '';
+    const older = list.next
+      ? `<a href="/dashboard/audit?${new URLSearchParams({ ...Object.fromEntries(filters), before: list.next })}">Older entries</a>`
+      : '';
     const newest = asked.before ? `<a href="/dashboard/audit?${filters}">Newest entries</a>` : '';
     return page(
       dashboardPage(

@@ -24,7 +24,20 @@ import { PUBLIC_LOG_NOTE } from './signin.ts';
 import { spendCapBody, spendCapSection } from './spend-cap-form.ts';
 import { timeTag } from './when.ts';
 import { allows } from '../../domain/team-roles.ts';
-import { csrfField, dashboardPage, doneNotice, flashCookie, listedKey, page, readSession, readSignedInForm, redirect, takeFlash, toSignin, type Session } from './web.ts';
+import {
+  csrfField,
+  dashboardPage,
+  doneNotice,
+  flashCookie,
+  listedKey,
+  page,
+  readSession,
+  readSignedInForm,
+  redirect,
+  takeFlash,
+  toSignin,
+  type Session,
+} from './web.ts';
 
 type KeyRow = Record<string, string | number | null>;
 
@@ -95,7 +108,8 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
     const manages = allows(s.role, 'operator');
     const created = event.url.searchParams.get('created');
     if (flash.data && flash.data.id === created) note += secretPanel(flash.data);
-    else if (created) note += `<p class="muted" role="status">The secret of <code>${e(created)}</code> was shown once. Lost it? Rotate the key for a new one.</p>`;
+    else if (created)
+      note += `<p class="muted" role="status">The secret of <code>${e(created)}</code> was shown once. Lost it? Rotate the key for a new one.</p>`;
     note += doneNotice(event, DONE);
     // The dashboard's own key acts for the signed-in session and has no secret anyone holds: it is not a key to manage here.
     const rows = keys
@@ -131,7 +145,9 @@ export function registerKeyPages(router: Router, ctx: AppContext): void {
         '/dashboard/keys',
         'API keys',
         `${note}${rows ? `<table class="keys cards-sm"><thead><tr><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Role</th><th scope="col">Hops this period</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>` : '<p class="muted">No keys yet: create one below.</p>'}${
-          list.body.has_more ? `<p class="muted">The ${keys.length} oldest keys are shown; list the rest with <code>GET /v1/keys?starting_after=${e(String(keys.at(-1)?.id))}</code>.</p>` : ''
+          list.body.has_more
+            ? `<p class="muted">The ${keys.length} oldest keys are shown; list the rest with <code>GET /v1/keys?starting_after=${e(String(keys.at(-1)?.id))}</code>.</p>`
+            : ''
         }
 ${create}
 <p class="muted">The same as <code>POST /v1/keys</code> with an operator key. To follow <a href="/start">Get started</a> as printed, make an operator key: an agent key cannot create fuses.</p>
@@ -159,8 +175,10 @@ ${PUBLIC_LOG_NOTE}${COPY_SCRIPT}`,
     if (!p) return redirect('/signin');
     const hopLimit = whole(p.form.get('hop_limit'), 1e12);
     const days = whole(p.form.get('expires_in_days'), 3650);
-    if (hopLimit === null) return keysPage(event, p.session, problemNote(invalid('Hop limit: enter a whole number of hops, such as 10000.')), 400);
-    if (days === null) return keysPage(event, p.session, problemNote(invalid('Expiry: enter a number of days from 1 to 3650, or leave it empty.')), 400);
+    if (hopLimit === null)
+      return keysPage(event, p.session, problemNote(invalid('Hop limit: enter a whole number of hops, such as 10000.')), 400);
+    if (days === null)
+      return keysPage(event, p.session, problemNote(invalid('Expiry: enter a number of days from 1 to 3650, or leave it empty.')), 400);
     const created = await callApi(app, ctx, p.session, 'POST', '/v1/keys', {
       name: p.form.get('name') ?? '',
       role: p.form.get('role') ?? 'agent',
@@ -176,7 +194,11 @@ ${PUBLIC_LOG_NOTE}${COPY_SCRIPT}`,
   // ------------------------------------------------------------ one key: limit and expiry
   const keyPage = async (event: H3Event, s: Session, keyId: string, note = '', status = 200) => {
     const r = await getKey(s, keyId);
-    if (r.status !== 200) return page(dashboardPage(s, '/dashboard/keys', 'No such key', `${problemNote(r)}<p><a href="/dashboard/keys">All keys</a></p>`), r.status);
+    if (r.status !== 200)
+      return page(
+        dashboardPage(s, '/dashboard/keys', 'No such key', `${problemNote(r)}<p><a href="/dashboard/keys">All keys</a></p>`),
+        r.status,
+      );
     const k = r.body as KeyRow;
     const kid = e(String(k.id));
     const flash = takeFlash<NewSecret>(event, ctx);
@@ -197,8 +219,8 @@ ${
   !allows(s.role, 'operator')
     ? '<p class="muted">An operator or owner of the account changes keys.</p>'
     : k.status === 'revoked'
-    ? '<p class="muted">A revoked key cannot be changed.</p>'
-    : `<h2>Hop limit</h2><form method="post" action="/dashboard/keys/${kid}/limit">${csrfField(s.csrf)}<div class="row">
+      ? '<p class="muted">A revoked key cannot be changed.</p>'
+      : `<h2>Hop limit</h2><form method="post" action="/dashboard/keys/${kid}/limit">${csrfField(s.csrf)}<div class="row">
 <p><label for="lim">Hops per period</label><input id="lim" name="hop_limit" required inputmode="numeric" pattern="[0-9]{1,12}" value="${k.hop_limit}"></p>
 <p><label for="per">Period</label><select id="per" name="hop_period">${HOP_PERIODS.map((x) => `<option value="${x}"${x === period ? ' selected' : ''}>${x}</option>`).join('')}</select></p>
 <p><button type="submit">Save the limit</button></p></div></form>
@@ -228,10 +250,16 @@ ${
     const p = await posted(event);
     if (!p) return redirect('/signin');
     const n = whole(p.form.get('hop_limit'), 1e12);
-    if (n === undefined || n === null) return keyPage(event, p.session, id(event), problemNote(invalid('Hop limit: enter a whole number of hops, such as 10000.')), 400);
+    if (n === undefined || n === null)
+      return keyPage(event, p.session, id(event), problemNote(invalid('Hop limit: enter a whole number of hops, such as 10000.')), 400);
     const periodField = p.form.get('hop_period');
-    const r = await callApi(app, ctx, p.session, 'POST', `/v1/keys/${encodeURIComponent(id(event))}/limit`, { hop_limit: n, ...(periodField ? { hop_period: periodField } : {}) });
-    return r.status === 200 ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=limit`) : keyPage(event, p.session, id(event), problemNote(r), r.status);
+    const r = await callApi(app, ctx, p.session, 'POST', `/v1/keys/${encodeURIComponent(id(event))}/limit`, {
+      hop_limit: n,
+      ...(periodField ? { hop_period: periodField } : {}),
+    });
+    return r.status === 200
+      ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=limit`)
+      : keyPage(event, p.session, id(event), problemNote(r), r.status);
   });
   app.post('/dashboard/keys/:key_id/surface', async (event) => {
     const p = await posted(event);
@@ -240,29 +268,67 @@ ${
       .split(/[\s,]+/)
       .filter(Boolean);
     const body = p.form.get('default') === '1' ? { default: true } : { kinds };
-    if (!('default' in body) && kinds.length === 0) return keyPage(event, p.session, id(event), problemNote(invalid('Act kinds: list at least one, such as pay, refund; or use the default.')), 400);
+    if (!('default' in body) && kinds.length === 0)
+      return keyPage(
+        event,
+        p.session,
+        id(event),
+        problemNote(invalid('Act kinds: list at least one, such as pay, refund; or use the default.')),
+        400,
+      );
     const r = await callApi(app, ctx, p.session, 'POST', `/v1/keys/${encodeURIComponent(id(event))}/surface`, body);
-    return r.status === 200 ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=surface`) : keyPage(event, p.session, id(event), problemNote(r), r.status);
+    return r.status === 200
+      ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=surface`)
+      : keyPage(event, p.session, id(event), problemNote(r), r.status);
   });
   app.post('/dashboard/keys/:key_id/spend-cap', async (event) => {
     const p = await posted(event);
     if (!p) return redirect('/signin');
-    const r = await callApi(app, ctx, p.session, 'POST', `/v1/keys/${encodeURIComponent(id(event))}/spend-cap`, spendCapBody(p.form.get('spend_cap_usd')));
-    return r.status === 200 ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=spend-cap`) : keyPage(event, p.session, id(event), problemNote(r), r.status);
+    const r = await callApi(
+      app,
+      ctx,
+      p.session,
+      'POST',
+      `/v1/keys/${encodeURIComponent(id(event))}/spend-cap`,
+      spendCapBody(p.form.get('spend_cap_usd')),
+    );
+    return r.status === 200
+      ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=spend-cap`)
+      : keyPage(event, p.session, id(event), problemNote(r), r.status);
   });
   app.post('/dashboard/keys/:key_id/expiry', async (event) => {
     const p = await posted(event);
     if (!p) return redirect('/signin');
     const days = whole(p.form.get('expires_in_days'), 3650);
-    if (days === null) return keyPage(event, p.session, id(event), problemNote(invalid('Expiry: enter a number of days from 1 to 3650, or leave it empty for never.')), 400);
-    const r = await callApi(app, ctx, p.session, 'POST', `/v1/keys/${encodeURIComponent(id(event))}/expiry`, days === undefined ? { expires_at: null } : { expires_in_seconds: days * 86_400 });
-    return r.status === 200 ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=expiry`) : keyPage(event, p.session, id(event), problemNote(r), r.status);
+    if (days === null)
+      return keyPage(
+        event,
+        p.session,
+        id(event),
+        problemNote(invalid('Expiry: enter a number of days from 1 to 3650, or leave it empty for never.')),
+        400,
+      );
+    const r = await callApi(
+      app,
+      ctx,
+      p.session,
+      'POST',
+      `/v1/keys/${encodeURIComponent(id(event))}/expiry`,
+      days === undefined ? { expires_at: null } : { expires_in_seconds: days * 86_400 },
+    );
+    return r.status === 200
+      ? redirect(`/dashboard/keys/${encodeURIComponent(id(event))}?done=expiry`)
+      : keyPage(event, p.session, id(event), problemNote(r), r.status);
   });
 
   // ------------------------------------------------------------ rotate and revoke, each after a confirmation
   const confirmPage = async (s: Session, keyId: string, verb: 'rotate' | 'revoke') => {
     const r = await getKey(s, keyId);
-    if (r.status !== 200) return page(dashboardPage(s, '/dashboard/keys', 'No such key', `${problemNote(r)}<p><a href="/dashboard/keys">All keys</a></p>`), r.status);
+    if (r.status !== 200)
+      return page(
+        dashboardPage(s, '/dashboard/keys', 'No such key', `${problemNote(r)}<p><a href="/dashboard/keys">All keys</a></p>`),
+        r.status,
+      );
     const k = r.body as KeyRow;
     const kid = e(String(k.id));
     const what =

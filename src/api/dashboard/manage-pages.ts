@@ -24,16 +24,25 @@ export function registerManagePages(router: Router, ctx: AppContext): void {
 
   // ------------------------------------------------------------ licences and tickets
   const licencesPage = async (s: Session, note = '', status = 200) => {
-    const [lic, tickets] = await Promise.all([callApi(app, ctx, s, 'GET', '/v1/pas/licenses'), callApi(app, ctx, s, 'GET', '/v1/pas/tickets?limit=50')]);
+    const [lic, tickets] = await Promise.all([
+      callApi(app, ctx, s, 'GET', '/v1/pas/licenses'),
+      callApi(app, ctx, s, 'GET', '/v1/pas/tickets?limit=50'),
+    ]);
     const licRows = ((lic.body.data ?? []) as Row[])
       .map((l) => {
         const id = s_(l.license_id);
-        const act = l.state === 'DEAD' ? `<a href="/dashboard/licences/${id}/charge" aria-label="Charge ${id}">Charge…</a>` : form(s, `/dashboard/licences/${id}/dead`, 'Blow', `Blow ${id}`);
+        const act =
+          l.state === 'DEAD'
+            ? `<a href="/dashboard/licences/${id}/charge" aria-label="Charge ${id}">Charge…</a>`
+            : form(s, `/dashboard/licences/${id}/dead`, 'Blow', `Blow ${id}`);
         return `<tr><td><code>${id}</code></td><td><strong>${s_(l.state)}</strong></td><td>${s_(l.outstanding)}</td><td>${s_(l.updated_at)}</td><td>${act}</td></tr>`;
       })
       .join('');
     const ticketRows = ((tickets.body.data ?? []) as Row[])
-      .map((t) => `<tr><td><code>${s_(t.ticket_id)}</code></td><td><code>${s_(t.license_id)}</code></td><td>${s_(t.job_id)}</td><td>${s_(t.issued_at)}</td><td>${s_(t.expires_at)}</td><td>${s_(t.redeemed_at ?? 'no')}</td></tr>`)
+      .map(
+        (t) =>
+          `<tr><td><code>${s_(t.ticket_id)}</code></td><td><code>${s_(t.license_id)}</code></td><td>${s_(t.job_id)}</td><td>${s_(t.issued_at)}</td><td>${s_(t.expires_at)}</td><td>${s_(t.redeemed_at ?? 'no')}</td></tr>`,
+      )
       .join('');
     return page(
       dashboardPage(
@@ -65,7 +74,9 @@ export function registerManagePages(router: Router, ctx: AppContext): void {
     const s = await readSession(event, ctx);
     if (!s) return toSignin(event);
     const id = event.url.searchParams.get('license_id') ?? '';
-    return /^[A-Za-z0-9_-]{1,64}$/.test(id) ? confirmCharge(s, id) : licencesPage(s, '<p class="error" role="alert">Enter a licence id such as lic_acme_2026.</p>', 400);
+    return /^[A-Za-z0-9_-]{1,64}$/.test(id)
+      ? confirmCharge(s, id)
+      : licencesPage(s, '<p class="error" role="alert">Enter a licence id such as lic_acme_2026.</p>', 400);
   });
   app.get('/dashboard/licences/:license_id/charge', async (event) => {
     const s = await readSession(event, ctx);
@@ -113,9 +124,18 @@ export function registerManagePages(router: Router, ctx: AppContext): void {
   app.post('/dashboard/grants', async (event) => {
     const p = await posted(event);
     if (!p) return redirect('/signin');
-    const list = (name: string) => (p.form.get(name) ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+    const list = (name: string) =>
+      (p.form.get(name) ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
     const name = (p.form.get('name') ?? '').trim();
-    const r = await callApi(app, ctx, p.session, 'POST', '/v1/pas/grants', { lines: list('lines'), states: list('states').map((x) => x.toUpperCase()), max_premium: (p.form.get('max_premium') ?? '').trim(), ...(name ? { name } : {}) });
+    const r = await callApi(app, ctx, p.session, 'POST', '/v1/pas/grants', {
+      lines: list('lines'),
+      states: list('states').map((x) => x.toUpperCase()),
+      max_premium: (p.form.get('max_premium') ?? '').trim(),
+      ...(name ? { name } : {}),
+    });
     return r.status === 201 ? redirect('/dashboard/grants') : grantsPage(p.session, problemNote(r), r.status);
   });
   app.post('/dashboard/grants/:grant_id/revoke', async (event) => {
@@ -129,12 +149,18 @@ export function registerManagePages(router: Router, ctx: AppContext): void {
   const webhooksPage = async (s: Session, note = '', status = 200) => {
     const r = await callApi(app, ctx, s, 'GET', '/signal/trigger/webhooks');
     const subs = ((r.body.subscriptions ?? []) as Row[])
-      .map((w) => `<tr><td><code>${s_(w.id)}</code></td><td>${s_(w.url)}</td><td>${s_(w.trigger_id ?? w.template_id ?? 'every trigger')}</td><td>${s_(w.created_at)}</td></tr>`)
+      .map(
+        (w) =>
+          `<tr><td><code>${s_(w.id)}</code></td><td>${s_(w.url)}</td><td>${s_(w.trigger_id ?? w.template_id ?? 'every trigger')}</td><td>${s_(w.created_at)}</td></tr>`,
+      )
       .join('');
     const deliveries = ((r.body.deliveries ?? []) as Row[])
       .map((d) => {
         const attempts = (d.attempts as Row[]).map((a) => `#${s_(a.n)} ${s_(a.at)}: ${s_(a.status ?? a.error)}`).join('<br>');
-        const retry = d.state === 'delivered' ? '' : form(s, `/dashboard/webhooks/deliveries/${s_(d.id)}/retry`, 'Retry now', `Retry delivery ${s_(d.id)}`);
+        const retry =
+          d.state === 'delivered'
+            ? ''
+            : form(s, `/dashboard/webhooks/deliveries/${s_(d.id)}/retry`, 'Retry now', `Retry delivery ${s_(d.id)}`);
         return `<tr><td><code>${s_(d.id)}</code></td><td>${s_(d.event_type)}</td><td><strong>${s_(d.state)}</strong></td><td>${attempts || 'none yet'}</td><td>${retry}</td></tr>`;
       })
       .join('');
@@ -161,7 +187,10 @@ export function registerManagePages(router: Router, ctx: AppContext): void {
     const p = await posted(event);
     if (!p) return redirect('/signin');
     const template = (p.form.get('template_id') ?? '').trim();
-    const r = await callApi(app, ctx, p.session, 'POST', '/signal/trigger/webhooks', { url: (p.form.get('url') ?? '').trim(), ...(template ? { template_id: template } : {}) });
+    const r = await callApi(app, ctx, p.session, 'POST', '/signal/trigger/webhooks', {
+      url: (p.form.get('url') ?? '').trim(),
+      ...(template ? { template_id: template } : {}),
+    });
     return r.status === 201 ? redirect('/dashboard/webhooks') : webhooksPage(p.session, problemNote(r), r.status);
   });
   app.post('/dashboard/webhooks/deliveries/:delivery_id/retry', async (event) => {

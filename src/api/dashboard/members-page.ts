@@ -96,14 +96,18 @@ export function registerMembersPage(router: Router, ctx: AppContext): void {
 
   const membersPage = async (event: H3Event, s: Session, note = '', status = 200) => {
     const owner = s.role === 'owner';
-    const [members, invitations] = await Promise.all([membersOf(ctx.ledger.read, s.accountId), owner ? openInvitationsOf(ctx.ledger.read, s.accountId, nowIso()) : []]);
+    const [members, invitations] = await Promise.all([
+      membersOf(ctx.ledger.read, s.accountId),
+      owner ? openInvitationsOf(ctx.ledger.read, s.accountId, nowIso()) : [],
+    ]);
     const flash = takeFlash<NewInvitation>(event, ctx);
     const shown = event.url.searchParams.get('invited');
     if (flash.data && flash.data.id === shown) {
       note += `<section class="notice" role="status" aria-labelledby="link-h"><h2 id="link-h">Pass this link on to ${e(flash.data.email)}</h2>
 <p>No mail is sent from this service, so send it yourself. It is shown once, works once, for ${e(flash.data.email)} signed in, until ${Math.round(ctx.config.INVITATION_TTL_SECONDS / 86_400)} day(s) from now.</p>
 <p class="secret"><code id="invite-link" tabindex="-1">${e(flash.data.link)}</code></p></section><script>document.getElementById('invite-link')?.focus()</script>`;
-    } else if (shown) note += '<p class="muted" role="status">The invitation link was shown once. Lost it? Revoke the invitation and invite again.</p>';
+    } else if (shown)
+      note += '<p class="muted" role="status">The invitation link was shown once. Lost it? Revoke the invitation and invite again.</p>';
     note += doneNotice(event, DONE);
     const rows = members
       .map((m) => {
@@ -111,7 +115,12 @@ export function registerMembersPage(router: Router, ctx: AppContext): void {
         const role = owner
           ? `<form method="post" action="/dashboard/members/role" class="row">${csrfField(s.csrf)}<input type="hidden" name="person" value="${e(m.person_id)}"><select name="role" aria-label="Role of ${e(m.email)}">${TEAM_ROLES.map((r) => `<option value="${r}"${r === m.role ? ' selected' : ''}>${r}</option>`).join('')}</select><button type="submit" aria-label="Save the role of ${e(m.email)}">Save</button></form>`
           : e(m.role);
-        const remove = owner && !m.own ? `<a href="/dashboard/members/remove?person=${encodeURIComponent(m.person_id)}" aria-label="Remove ${e(m.email)}">Remove…</a>` : m.own ? '<span class="muted">their own account</span>' : '';
+        const remove =
+          owner && !m.own
+            ? `<a href="/dashboard/members/remove?person=${encodeURIComponent(m.person_id)}" aria-label="Remove ${e(m.email)}">Remove…</a>`
+            : m.own
+              ? '<span class="muted">their own account</span>'
+              : '';
         return `<tr><td data-label="Person">${who}</td><td data-label="Role">${role}</td><td data-label="Since">${timeTag(m.created_at)}</td><td data-label="Actions">${remove}</td></tr>`;
       })
       .join('');
@@ -163,14 +172,29 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
     const role = p.form.get('role');
     if (!EMAIL.test(email)) return membersPage(event, s, error('Enter an email address such as you@example.com.'), 400);
     if (!isTeamRole(role)) return membersPage(event, s, error('Choose a role: owner, operator or viewer.'), 400);
-    if ((await membersOf(ctx.ledger.read, s.accountId)).some((m) => m.email === email)) return membersPage(event, s, error(`${email} is already one of this account’s people: change their role in the list instead.`), 409);
+    if ((await membersOf(ctx.ledger.read, s.accountId)).some((m) => m.email === email))
+      return membersPage(event, s, error(`${email} is already one of this account’s people: change their role in the list instead.`), 409);
     // Each invitation may be a mail to a stranger's address: an account sends a bounded number per window.
     const sent = await countAttempt(ctx.ledger, `invite:${s.accountId}`, ctx.config.SIGNIN_WINDOW_SECONDS);
-    if (sent.count > INVITATIONS_PER_WINDOW) return membersPage(event, s, error(`Too many invitations from this account. Try again in ${Math.ceil(sent.retryAfter / 60)} minute(s).`), 429);
+    if (sent.count > INVITATIONS_PER_WINDOW)
+      return membersPage(
+        event,
+        s,
+        error(`Too many invitations from this account. Try again in ${Math.ceil(sent.retryAfter / 60)} minute(s).`),
+        429,
+      );
     const token = newSecret();
     const now = new Date();
     const id = await ctx.ledger.write(async (tx) => {
-      const invited = await insertInvitation(tx, { tokenHash: sha256(token), accountId: s.accountId, email, role, invitedBy: s.personId, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.INVITATION_TTL_SECONDS * 1000)) });
+      const invited = await insertInvitation(tx, {
+        tokenHash: sha256(token),
+        accountId: s.accountId,
+        email,
+        role,
+        invitedBy: s.personId,
+        now: nowIso(now),
+        expiresAt: nowIso(new Date(now.getTime() + ctx.config.INVITATION_TTL_SECONDS * 1000)),
+      });
       await insertAuditEntry(tx, auditEntry(s, 'member.invited', email, { role, invitation_id: invited }));
       return invited;
     });
@@ -198,7 +222,9 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
       if (email) await insertAuditEntry(tx, auditEntry(s, 'member.invitation_revoked', email, { invitation_id: id }));
       return email;
     });
-    return revoked ? redirect('/dashboard/members?done=revoked') : membersPage(event, s, error('No open invitation of this account has that id (it may have been accepted or revoked already).'), 404);
+    return revoked
+      ? redirect('/dashboard/members?done=revoked')
+      : membersPage(event, s, error('No open invitation of this account has that id (it may have been accepted or revoked already).'), 404);
   });
 
   app.post('/dashboard/members/role', async (event) => {
@@ -212,7 +238,8 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
     const email = (await membersOf(ctx.ledger.read, s.accountId)).find((m) => m.person_id === person)?.email ?? person;
     const changed = await ctx.ledger.write(async (tx) => {
       const r = await setMemberRole(tx, s.accountId, person, role);
-      if ('from' in r && r.from !== role) await insertAuditEntry(tx, auditEntry(s, 'member.role_changed', email, { from: r.from, to: role }));
+      if ('from' in r && r.from !== role)
+        await insertAuditEntry(tx, auditEntry(s, 'member.role_changed', email, { from: r.from, to: role }));
       return r;
     });
     if ('refused' in changed) return membersPage(event, s, error(REFUSED[changed.refused]), changed.refused === 'not_a_member' ? 404 : 409);
@@ -257,7 +284,8 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
     const account = p.form.get('account') ?? '';
-    if (!p.session.accounts.some((m) => m.account_id === account)) return membersPage(event, p.session, error('You are not one of that account’s people.'), 403);
+    if (!p.session.accounts.some((m) => m.account_id === account))
+      return membersPage(event, p.session, error('You are not one of that account’s people.'), 403);
     await ctx.ledger.write((tx) => setSessionAccount(tx, sha256(sessionSecretOf(event, ctx)!), account));
     return redirect('/dashboard/members?done=switched');
   });
@@ -267,7 +295,16 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
   const NO_REFERRER = { 'referrer-policy': 'same-origin' };
   const tokenOf = (event: H3Event) => String(event.context.params?.token ?? '');
   const gone = () =>
-    page(htmlPage('Invitation', '<h1>This invitation cannot be used</h1><p>It is unknown, used, revoked or expired. Ask the person who invited you for a new one.</p><p><a href="/">Home</a></p>', DASHBOARD_CSS), 410, [], NO_REFERRER);
+    page(
+      htmlPage(
+        'Invitation',
+        '<h1>This invitation cannot be used</h1><p>It is unknown, used, revoked or expired. Ask the person who invited you for a new one.</p><p><a href="/">Home</a></p>',
+        DASHBOARD_CSS,
+      ),
+      410,
+      [],
+      NO_REFERRER,
+    );
 
   app.get('/invite/:token', async (event) => {
     const token = tokenOf(event);
@@ -285,7 +322,12 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
     } else {
       body = `${what}<form method="post" action="${e(here)}">${csrfField(s.csrf)}<p><button type="submit">Join ${e(inv.account_name)} as ${e(inv.role)}</button></p></form>`;
     }
-    return page(htmlPage('Invitation', `<h1>Join an account</h1>${body}`, DASHBOARD_CSS, s ? accountHeader(s) : undefined), 200, [], NO_REFERRER);
+    return page(
+      htmlPage('Invitation', `<h1>Join an account</h1>${body}`, DASHBOARD_CSS, s ? accountHeader(s) : undefined),
+      200,
+      [],
+      NO_REFERRER,
+    );
   });
 
   app.post('/invite/:token', async (event) => {
@@ -305,11 +347,25 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
       const already = await memberRole(tx, inv.account_id, s.personId);
       if (!already) await insertMember(tx, { accountId: inv.account_id, personId: s.personId, role: inv.role, now });
       await setSessionAccount(tx, secretHash, inv.account_id);
-      await insertAuditEntry(tx, auditEntry({ ...s, accountId: inv.account_id }, 'member.joined', s.email, { role: already ?? inv.role, invitation_id: inv.id }));
+      await insertAuditEntry(
+        tx,
+        auditEntry({ ...s, accountId: inv.account_id }, 'member.joined', s.email, { role: already ?? inv.role, invitation_id: inv.id }),
+      );
       return 'joined' as const;
     });
     if (joined === 'gone') return gone();
-    if (joined === 'other_person') return page(htmlPage('Invitation', `<h1>Join an account</h1><p class="error" role="alert">This invitation is for another email than ${e(s.email)}.</p>`, DASHBOARD_CSS, accountHeader(s)), 403, [], NO_REFERRER);
+    if (joined === 'other_person')
+      return page(
+        htmlPage(
+          'Invitation',
+          `<h1>Join an account</h1><p class="error" role="alert">This invitation is for another email than ${e(s.email)}.</p>`,
+          DASHBOARD_CSS,
+          accountHeader(s),
+        ),
+        403,
+        [],
+        NO_REFERRER,
+      );
     return redirect('/dashboard/members?done=joined');
   });
 }

@@ -25,14 +25,31 @@ import type { Router } from '../router.ts';
 import { COPY_SCRIPT, secretPanel, type NewSecret } from './keys-pages.ts';
 import { callApi, problemNote } from './pages.ts';
 import { PASSKEY_SCRIPT } from './passkeys.ts';
-import { csrfField, dashboardPage, flashCookie, listedKey, page, readSession, readSignedInForm, redirect, sessionOwner, takeFlash, toSignin, type Session } from './web.ts';
+import {
+  csrfField,
+  dashboardPage,
+  flashCookie,
+  listedKey,
+  page,
+  readSession,
+  readSignedInForm,
+  redirect,
+  sessionOwner,
+  takeFlash,
+  toSignin,
+  type Session,
+} from './web.ts';
 
 type Row = Record<string, unknown>;
 
 /** The act kinds a hop may name, from the presets (the same list /start prints). */
-const actKindsNote = `<p class="muted" id="act-kinds"><code>action.kind</code> names what the agent is about to do: ${e(ACT_KIND_RULE)}. A new key may name any kind of the presets (${Object.entries(SURFACE_PRESETS)
+const actKindsNote = `<p class="muted" id="act-kinds"><code>action.kind</code> names what the agent is about to do: ${e(ACT_KIND_RULE)}. A new key may name any kind of the presets (${Object.entries(
+  SURFACE_PRESETS,
+)
   .map(([preset, kinds]) => `${e(preset)}: ${kinds.map((k) => `<code>${e(k)}</code>`).join(', ')}`)
-  .join('; ')}), or none. Declare a key's own kinds on its page under <a href="/dashboard/keys">Keys</a>, and every other kind is refused: <code>BLOCK</code>, with the kinds it may name in <code>surface</code>.</p>`;
+  .join(
+    '; ',
+  )}), or none. Declare a key's own kinds on its page under <a href="/dashboard/keys">Keys</a>, and every other kind is refused: <code>BLOCK</code>, with the kinds it may name in <code>surface</code>.</p>`;
 const usd = (micros: number | bigint) => `${formatUsd(micros)} USD`;
 
 /** Colours of the chart's series: distinct, and readable on light and dark backgrounds. */
@@ -51,7 +68,8 @@ const skuLabel = (sku: string) => `<code>${e(sku)}</code>${isNapSku(sku) ? ` (re
 /** Every UTC day from `since` to `until` (inclusive), as YYYY-MM-DD. */
 function daysBetween(since: string, until: Date): string[] {
   const out: string[] = [];
-  for (let t = Date.parse(since.slice(0, 10) + 'T00:00:00Z'); t <= until.getTime() && out.length < 400; t += 86_400_000) out.push(new Date(t).toISOString().slice(0, 10));
+  for (let t = Date.parse(since.slice(0, 10) + 'T00:00:00Z'); t <= until.getTime() && out.length < 400; t += 86_400_000)
+    out.push(new Date(t).toISOString().slice(0, 10));
   return out;
 }
 
@@ -93,13 +111,26 @@ export function usageChart(rows: readonly DaySku[], days: readonly string[]): st
           return `<rect x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${bar.toFixed(1)}" height="${h.toFixed(1)}" fill="${color(r.sku)}"><title>${e(d)} ${e(r.sku)}: ${r.count} acts, ${e(usd(r.micros))}</title></rect>`;
         })
         .join('');
-      const label = days.length <= 16 || i % 5 === 0 || i === days.length - 1 ? `<text class="day" x="${(x + bar / 2).toFixed(1)}" y="${H - 6}" font-size="11" text-anchor="middle" fill="currentColor">${Number(d.slice(8))}</text>` : '';
+      const label =
+        days.length <= 16 || i % 5 === 0 || i === days.length - 1
+          ? `<text class="day" x="${(x + bar / 2).toFixed(1)}" y="${H - 6}" font-size="11" text-anchor="middle" fill="currentColor">${Number(d.slice(8))}</text>`
+          : '';
       return rects + label;
     })
     .join('');
   const axis = `<line x1="${left}" y1="${H - bottom}" x2="${W}" y2="${H - bottom}" stroke="currentColor" stroke-width="1"/>`;
-  const legend = skus.map((sku) => `<li><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${color(sku)}"/></svg> ${skuLabel(sku)}</li>`).join('');
-  const table = rows.map((r) => `<tr><td>${e(r.day)}</td><td>${skuLabel(r.sku)}</td><td class="num">${r.count}</td><td class="num">${e(usd(r.micros))}</td></tr>`).join('');
+  const legend = skus
+    .map(
+      (sku) =>
+        `<li><svg width="12" height="12" aria-hidden="true"><rect width="12" height="12" fill="${color(sku)}"/></svg> ${skuLabel(sku)}</li>`,
+    )
+    .join('');
+  const table = rows
+    .map(
+      (r) =>
+        `<tr><td>${e(r.day)}</td><td>${skuLabel(r.sku)}</td><td class="num">${r.count}</td><td class="num">${e(usd(r.micros))}</td></tr>`,
+    )
+    .join('');
   return `<figure class="usage"><svg class="chart" role="img" aria-labelledby="chart-title" viewBox="0 0 ${W} ${H}" preserveAspectRatio="none"><title id="chart-title">Charges per UTC day this period, stacked by SKU; the same figures are in the table below</title>${axis}${bars}</svg>
 <figcaption>Charges per UTC day (day of the month below each bar; the highest day ${e(usd(max))}), stacked by SKU:<ul class="inline legend">${legend}</ul></figcaption></figure>
 <details><summary>The same figures as a table</summary><table><caption>Acts and charges per day and SKU</caption><thead><tr><th scope="col">Day</th><th scope="col">SKU</th><th scope="col" class="num">Acts</th><th scope="col" class="num">Amount</th></tr></thead><tbody>${table}</tbody></table></details>`;
@@ -125,7 +156,13 @@ export function registerOverview(router: Router, ctx: AppContext): void {
       accountReceipts(ctx.ledger.read, sessionOwner(s), { kind: 'hop', decision: 'DENY', limit: 1 }),
       accountReceipts(ctx.ledger.read, sessionOwner(s), { kind: 'hop', decision: 'PERMIT', limit: 1 }),
     ]);
-    return { key: keys.some((k) => listedKey(s, k)), hop: hop.length > 0, deny: deny.length > 0, receipt: deny[0]?.id ?? null, permit: permit[0]?.id ?? null };
+    return {
+      key: keys.some((k) => listedKey(s, k)),
+      hop: hop.length > 0,
+      deny: deny.length > 0,
+      receipt: deny[0]?.id ?? null,
+      permit: permit[0]?.id ?? null,
+    };
   };
 
   /** `operatorFirst`: the visitor came from /start (OPERATOR_GUIDE), whose steps need an operator key. */
@@ -143,13 +180,21 @@ export function registerOverview(router: Router, ctx: AppContext): void {
     return `<section aria-labelledby="guide-h"><h2 id="guide-h">Get started</h2>
 <ol class="steps" id="guide">
 ${step('key', 'Create a key and a fuse for it', `${fresh ? secretPanel(fresh) : ''}${p.key ? `<p>You have a key. ${fresh ? '' : 'Secret lost? It is shown only once: rotate the key on its page under <a href="/dashboard/keys">Keys</a> for a new one. '}Make another on <a href="/dashboard/keys">Keys</a>, or here:</p>` : ''}${startForm}`)}
-${step('hop', 'Make the first hop', `<p>In a terminal, set these (${fresh ? 'your new secret is filled in' : 'put the secret you stored in KEY'}), then ask the gate before acting. This page notices the hop within seconds.</p>
+${step(
+  'hop',
+  'Make the first hop',
+  `<p>In a terminal, set these (${fresh ? 'your new secret is filled in' : 'put the secret you stored in KEY'}), then ask the gate before acting. This page notices the hop within seconds.</p>
 ${actKindsNote}
 <pre data-step="setup"><code id="cmd-setup">${e(setup)}</code></pre><pre data-step="hop"><code id="cmd-hop">${e(command('hop'))}</code></pre>
 <p><button type="button" data-copy="cmd-setup" hidden>Copy the variables</button> <button type="button" data-copy="cmd-hop" hidden>Copy the hop</button></p>
-<p><a id="permit-link" href="${p.permit ? `/verify?id=${e(p.permit)}` : '/verify'}"${p.permit ? '' : ' hidden'}>Verify the PERMIT receipt in your browser</a></p>`)}
-${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may), then hop again: a DEAD fuse fails closed. You can also blow it on <a href="/dashboard/fuses">Fuses</a>.</p>
-<pre data-step="blow"><code id="cmd-blow">${e(command('blow'))}</code></pre><p><button type="button" data-copy="cmd-blow" hidden>Copy</button></p>`)}
+<p><a id="permit-link" href="${p.permit ? `/verify?id=${e(p.permit)}` : '/verify'}"${p.permit ? '' : ' hidden'}>Verify the PERMIT receipt in your browser</a></p>`,
+)}
+${step(
+  'deny',
+  'Blow the fuse and see DENY',
+  `<p>Blow the fuse (an agent key may), then hop again: a DEAD fuse fails closed. You can also blow it on <a href="/dashboard/fuses">Fuses</a>.</p>
+<pre data-step="blow"><code id="cmd-blow">${e(command('blow'))}</code></pre><p><button type="button" data-copy="cmd-blow" hidden>Copy</button></p>`,
+)}
 <li data-step="verify"><h3>Open the receipt and verify it</h3><p>Every answer, refusals included, has a signed receipt in the public log. <a id="verify-link" href="${p.receipt ? `/verify?id=${e(p.receipt)}` : '/verify'}"${p.receipt ? '' : ' hidden'}>Verify the DENY receipt in your browser</a><span id="verify-wait"${p.receipt ? ' hidden' : ''}>Its link appears here after the DENY.</span></p></li>
 </ol><p id="guide-status" role="status" class="muted"><noscript>This list updates when the page is reloaded: <a href="/dashboard">check again</a>.</noscript></p></section>
 <script>
@@ -183,10 +228,15 @@ ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may
 
   const usageSection = async (s: Session, keys: Row[]) => {
     const since = periodStart('month');
-    const [bySku, byDay] = await Promise.all([accountChargesBySku(ctx.ledger.read, s.accountId, since), accountChargesByDay(ctx.ledger.read, s.accountId, since)]);
+    const [bySku, byDay] = await Promise.all([
+      accountChargesBySku(ctx.ledger.read, s.accountId, since),
+      accountChargesByDay(ctx.ledger.read, s.accountId, since),
+    ]);
     const total = bySku.reduce((a, r) => a + r.micros, 0);
     const acts = bySku.reduce((a, r) => a + r.count, 0);
-    const skuRows = bySku.map((r) => `<tr><td>${skuLabel(r.sku)}</td><td class="num">${r.count}</td><td class="num">${e(usd(r.micros))}</td></tr>`).join('');
+    const skuRows = bySku
+      .map((r) => `<tr><td>${skuLabel(r.sku)}</td><td class="num">${r.count}</td><td class="num">${e(usd(r.micros))}</td></tr>`)
+      .join('');
     const mine = keys.filter((k) => listedKey(s, k) && k.status === 'active');
     const keyRows = mine
       .map((k) => {
@@ -195,7 +245,9 @@ ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may
         return `<tr><td>${e(String(k.name))} <code>${e(String(k.prefix))}…</code></td><td><meter min="0" max="${limit}" value="${Math.min(used, limit)}" aria-label="${e(String(k.name))}: ${used} of ${limit} hops"></meter> ${used} / ${limit} per ${e(String(k.hop_period))}</td></tr>`;
       })
       .join('');
-    const hopsTable = keyRows ? `<table><thead><tr><th scope="col">Key</th><th scope="col">Hops this period</th></tr></thead><tbody>${keyRows}</tbody></table>` : '<p class="muted">No active key yet.</p>';
+    const hopsTable = keyRows
+      ? `<table><thead><tr><th scope="col">Key</th><th scope="col">Hops this period</th></tr></thead><tbody>${keyRows}</tbody></table>`
+      : '<p class="muted">No active key yet.</p>';
     // Test keys are billed nothing (docs/test-mode.md): their hops count against their limits, no charge counts.
     if (s.mode === 'test') {
       return `<section id="usage" aria-labelledby="usage-h"><h2 id="usage-h">This period</h2><p>Test mode: the acts of test keys are decided and receipted as live ones and <strong>billed nothing</strong>, so no charge, statement or spend counts here. Switch test mode off for the live account's usage.</p>
@@ -203,7 +255,10 @@ ${step('deny', 'Blow the fuse and see DENY', `<p>Blow the fuse (an agent key may
     }
     const statements = await Promise.all(mine.slice(0, 20).map(async (k) => ({ k, c: await openCheckoutView(ctx, String(k.id)) })));
     const stmtRows = statements
-      .map(({ k, c }) => `<tr><td>${e(String(k.name))}</td><td class="num">${c.hops}</td><td class="num">${e(c.cleared_exposure_usd)}</td><td class="num">${e(c.terms.floor_usd)}</td><td class="num">${e(c.terms.bps_usd)}</td><td class="num">${e(c.terms.per_hop_usd)}</td><td class="num"><strong>${e(c.due_usd)}</strong></td><td class="num">${e(c.charged_usd)}</td><td>${reviewCounts(c.reviews)}</td></tr>`)
+      .map(
+        ({ k, c }) =>
+          `<tr><td>${e(String(k.name))}</td><td class="num">${c.hops}</td><td class="num">${e(c.cleared_exposure_usd)}</td><td class="num">${e(c.terms.floor_usd)}</td><td class="num">${e(c.terms.bps_usd)}</td><td class="num">${e(c.terms.per_hop_usd)}</td><td class="num"><strong>${e(c.due_usd)}</strong></td><td class="num">${e(c.charged_usd)}</td><td>${reviewCounts(c.reviews)}</td></tr>`,
+      )
       .join('');
     const month = statements[0]?.c.month;
     return `<section id="usage" aria-labelledby="usage-h"><h2 id="usage-h">This period</h2><p>From ${e(since.slice(0, 10))} until ${e((periodReset('month') ?? '').slice(0, 10))} (UTC): <strong>${acts}</strong> charged acts, <strong>${e(usd(total))}</strong> in total.</p>
@@ -222,7 +277,10 @@ Reviews are the key's held requests put to a person: opened this month, and appr
   app.get('/dashboard', async (event) => {
     const s = await readSession(event, ctx);
     if (!s) return toSignin(event);
-    const [keysAnswer, fusesAnswer] = await Promise.all([callApi(app, ctx, s, 'GET', '/v1/keys'), callApi(app, ctx, s, 'GET', '/v1/fuses?limit=1')]);
+    const [keysAnswer, fusesAnswer] = await Promise.all([
+      callApi(app, ctx, s, 'GET', '/v1/keys'),
+      callApi(app, ctx, s, 'GET', '/v1/fuses?limit=1'),
+    ]);
     const keys = (keysAnswer.body.data ?? []) as Row[];
     const fuseId = ((fusesAnswer.body.data ?? []) as Row[])[0]?.fuse_id as string | undefined;
     const p = await progress(s, keys);
@@ -233,7 +291,9 @@ Reviews are the key's held requests put to a person: opened this month, and appr
     const operatorFirst = event.url.searchParams.get('key') === 'operator';
     const finished = p.key && p.hop && p.deny;
     const body = `${welcome ? passkeyOffer : ''}${
-      finished && !fresh ? `<details><summary>Get started: every step done</summary>${guide(s, p, fuseId, fresh, operatorFirst)}</details>` : guide(s, p, fuseId, fresh, operatorFirst)
+      finished && !fresh
+        ? `<details><summary>Get started: every step done</summary>${guide(s, p, fuseId, fresh, operatorFirst)}</details>`
+        : guide(s, p, fuseId, fresh, operatorFirst)
     }${await usageSection(s, keys)}${COPY_SCRIPT}`;
     return page(dashboardPage(s, '/dashboard', 'Overview', body), 200, flash.clear);
   });
@@ -244,7 +304,9 @@ Reviews are the key's held requests put to a person: opened this month, and appr
     if (!s) return new Response(JSON.stringify({ signed_in: false }), { status: 401, headers });
     const keys = (await callApi(app, ctx, s, 'GET', '/v1/keys')).body.data as Row[];
     const p = await progress(s, keys ?? []);
-    return new Response(JSON.stringify({ steps: { key: p.key, hop: p.hop, deny: p.deny }, receipt: p.receipt, permit: p.permit }), { headers });
+    return new Response(JSON.stringify({ steps: { key: p.key, hop: p.hop, deny: p.deny }, receipt: p.receipt, permit: p.permit }), {
+      headers,
+    });
   });
 
   app.post('/dashboard/start', async (event: H3Event) => {
@@ -253,11 +315,19 @@ Reviews are the key's held requests put to a person: opened this month, and appr
     const { session: s, form } = posted;
     const role = form.get('role') === 'operator' ? 'operator' : 'agent';
     const fuse = await callApi(app, ctx, s, 'POST', '/v1/fuses', { label: `first fuse (${role} key)` });
-    const fail = (a: { status: number; body: Row }) => page(dashboardPage(s, '/dashboard', 'Overview', `${problemNote(a)}<p><a href="/dashboard">Back</a></p>`), a.status);
+    const fail = (a: { status: number; body: Row }) =>
+      page(dashboardPage(s, '/dashboard', 'Overview', `${problemNote(a)}<p><a href="/dashboard">Back</a></p>`), a.status);
     if (fuse.status !== 201) return fail(fuse);
     const key = await callApi(app, ctx, s, 'POST', '/v1/keys', { name: `first ${role} key`, role });
     if (key.status !== 201) return fail(key);
-    const flash: NewSecret = { kind: 'created', id: String(key.body.id), name: String(key.body.name), role, secret: String(key.body.secret), fuse_id: String(fuse.body.fuse_id) };
+    const flash: NewSecret = {
+      kind: 'created',
+      id: String(key.body.id),
+      name: String(key.body.name),
+      role,
+      secret: String(key.body.secret),
+      fuse_id: String(fuse.body.fuse_id),
+    };
     return redirect(`/dashboard?created=${encodeURIComponent(flash.id)}`, [flashCookie(event, ctx, flash)]);
   });
 }

@@ -6,7 +6,14 @@
  * validated, receipted and role-checked exactly as over HTTP.
  */
 import type { H3, H3Event } from 'h3';
-import { accountKeyNames, accountReceipts, countAccountReceipts, RECEIPT_SCAN_BUDGET, type ReceiptFilter, type ReceiptRow } from '../../ledger/accounts.ts';
+import {
+  accountKeyNames,
+  accountReceipts,
+  countAccountReceipts,
+  RECEIPT_SCAN_BUDGET,
+  type ReceiptFilter,
+  type ReceiptRow,
+} from '../../ledger/accounts.ts';
 import { RECEIPT_DECISIONS, RECEIPT_KINDS, RECEIPT_REFUSALS } from '../../domain/receipt-words.ts';
 import { getFuse } from '../../ledger/fuses.ts';
 import type { AppContext } from '../context.ts';
@@ -16,7 +23,21 @@ import { Problem } from '../problem.ts';
 import type { Router } from '../router.ts';
 import { PUBLIC_LOG_NOTE } from './signin.ts';
 import { timeTag } from './when.ts';
-import { csrfField, dashboardPage, doneNotice, modeCookie, page, readSession, readSignedInForm, redirect, requireRole, safeNext, sessionOwner, toSignin as signinFirst, type Session } from './web.ts';
+import {
+  csrfField,
+  dashboardPage,
+  doneNotice,
+  modeCookie,
+  page,
+  readSession,
+  readSignedInForm,
+  redirect,
+  requireRole,
+  safeNext,
+  sessionOwner,
+  toSignin as signinFirst,
+  type Session,
+} from './web.ts';
 import { auditCall } from '../audit.ts';
 import { allows, roleForCall } from '../../domain/team-roles.ts';
 
@@ -31,9 +52,19 @@ export interface ApiAnswer {
  * a viewer's POST is a 403 before anything runs), and a change that succeeds
  * is written to the audit log as theirs (api/audit.ts).
  */
-export async function callApi(app: H3, ctx: AppContext, session: Session, method: 'GET' | 'POST', path: string, body?: unknown): Promise<ApiAnswer> {
+export async function callApi(
+  app: H3,
+  ctx: AppContext,
+  session: Session,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<ApiAnswer> {
   requireRole(session, roleForCall(method, path), `${method} ${path.split('?')[0]}`);
-  const init: RequestInit = { method, headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) } };
+  const init: RequestInit = {
+    method,
+    headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+  };
   if (body !== undefined) init.body = JSON.stringify(body);
   const res = await app.request(new URL(path, ctx.config.BASE_URL).toString(), init, { apiKey: session.key });
   const text = await res.text();
@@ -72,7 +103,10 @@ export function registerDashboardRoutes(router: Router, ctx: AppContext): void {
     const label = e(String(f.label ?? f.fuse_id));
     // Blowing is open to every key; charging (reviving) only to operators, which the dashboard is.
     const blow = f.state !== 'DEAD' ? `<a href="/dashboard/fuses/${id}/dead" aria-label="Blow ${label}">Blow…</a>` : '';
-    const charge = f.state === 'DEAD' || f.state === 'UNSIGNED' ? `<a href="/dashboard/fuses/${id}/charge" aria-label="Charge ${label}">Charge…</a>` : '';
+    const charge =
+      f.state === 'DEAD' || f.state === 'UNSIGNED'
+        ? `<a href="/dashboard/fuses/${id}/charge" aria-label="Charge ${label}">Charge…</a>`
+        : '';
     return `<span class="actions">${blow} ${charge}</span>`;
   };
   const fusesPage = async (s: Session, note = '', status = 200) => {
@@ -113,7 +147,10 @@ ${PUBLIC_LOG_NOTE}`,
     const p = await posted(event);
     if (!p) return toSignin();
     const label = (p.form.get('label') ?? '').trim();
-    const r = await callApi(app, ctx, p.session, 'POST', '/v1/fuses', { state: p.form.get('state') ?? 'LIVE', ...(label ? { label } : {}) });
+    const r = await callApi(app, ctx, p.session, 'POST', '/v1/fuses', {
+      state: p.form.get('state') ?? 'LIVE',
+      ...(label ? { label } : {}),
+    });
     return r.status === 201 ? redirect('/dashboard/fuses?done=created') : fusesPage(p.session, problemNote(r), r.status);
   });
 
@@ -125,8 +162,18 @@ ${PUBLIC_LOG_NOTE}`,
   };
   // Blow (-> DEAD) and charge (-> LIVE) each ask first, on a page of their own that works without script.
   const CONFIRM = {
-    dead: { title: 'Blow this fuse?', what: 'Blowing it makes it DEAD: every hop on it is refused (DENY) at once, until an operator charges it again.', button: 'Yes, blow it', danger: true },
-    charge: { title: 'Charge this fuse?', what: 'Charging it makes it LIVE: the agent holding it can act again at once.', button: 'Yes, charge it to LIVE', danger: false },
+    dead: {
+      title: 'Blow this fuse?',
+      what: 'Blowing it makes it DEAD: every hop on it is refused (DENY) at once, until an operator charges it again.',
+      button: 'Yes, blow it',
+      danger: true,
+    },
+    charge: {
+      title: 'Charge this fuse?',
+      what: 'Charging it makes it LIVE: the agent holding it can act again at once.',
+      button: 'Yes, charge it to LIVE',
+      danger: false,
+    },
   } as const;
   for (const verb of ['dead', 'charge'] as const) {
     app.get(`/dashboard/fuses/:fuse_id/${verb}`, async (event) => {
@@ -162,15 +209,32 @@ ${PUBLIC_LOG_NOTE}`,
     if (!s) return toSignin(event);
     const id = param(event, 'fuse_id');
     const fuse = await getFuse(ctx.ledger.read, id);
-    if (!fuse || fuse.key_id !== sessionOwner(s)) return page(dashboardPage(s, '/dashboard/fuses', 'No such fuse', '<p>This account has no fuse with that id. <a href="/dashboard/fuses">All fuses</a></p>'), 404);
+    if (!fuse || fuse.key_id !== sessionOwner(s))
+      return page(
+        dashboardPage(
+          s,
+          '/dashboard/fuses',
+          'No such fuse',
+          '<p>This account has no fuse with that id. <a href="/dashboard/fuses">All fuses</a></p>',
+        ),
+        404,
+      );
     const f: Record<string, string | null> = { fuse_id: fuse.id, state: fuse.state, label: fuse.label, updated_at: fuse.updated_at };
     const [history, keys] = await Promise.all([
       accountReceipts(ctx.ledger.read, sessionOwner(s), { subject: id, kindPrefix: 'fuse_', limit: 200 }),
       callApi(app, ctx, s, 'GET', '/v1/keys'),
     ]);
-    const names = new Map(((keys.body.data ?? []) as Array<Record<string, string>>).map((k) => [k.id, s.dashboardKeyIds.includes(k.id!) ? 'this dashboard' : `${k.name} (${k.prefix}…)`]));
+    const names = new Map(
+      ((keys.body.data ?? []) as Array<Record<string, string>>).map((k) => [
+        k.id,
+        s.dashboardKeyIds.includes(k.id!) ? 'this dashboard' : `${k.name} (${k.prefix}…)`,
+      ]),
+    );
     const rows = history
-      .map((r) => `<tr><td data-label="When">${timeTag(r.created_at)}</td><td data-label="Change">${e(r.kind.replace(/^fuse_/, ''))}</td><td data-label="To">${e(r.decision)}</td><td data-label="By">${e(names.get(r.key_id) ?? 'a deleted key')}<br><code>${e(r.key_id)}</code></td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`)
+      .map(
+        (r) =>
+          `<tr><td data-label="When">${timeTag(r.created_at)}</td><td data-label="Change">${e(r.kind.replace(/^fuse_/, ''))}</td><td data-label="To">${e(r.decision)}</td><td data-label="By">${e(names.get(r.key_id) ?? 'a deleted key')}<br><code>${e(r.key_id)}</code></td><td data-label="Receipt"><a href="/verify?id=${e(r.id)}">verify</a> <code>${e(r.id)}</code></td></tr>`,
+      )
       .join('');
     return page(
       dashboardPage(
@@ -193,9 +257,20 @@ ${PUBLIC_LOG_NOTE}`,
       const v = (q.get(name) ?? '').trim();
       if (!v) continue;
       const day = name === 'from' || name === 'to';
-      const ok = day ? /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v)) : name === 'tool' ? isToolName(v) : /^[A-Za-z0-9_.:-]{1,80}$/.test(v);
+      const ok = day
+        ? /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(v))
+        : name === 'tool'
+          ? isToolName(v)
+          : /^[A-Za-z0-9_.:-]{1,80}$/.test(v);
       if (ok) fields[name] = v;
-      else bad.push(day ? `${name}: a date such as 2026-11-01` : name === 'tool' ? `tool: ${TOOL_NAME_MESSAGE}` : `${name}: letters, digits and _ . : - only`);
+      else
+        bad.push(
+          day
+            ? `${name}: a date such as 2026-11-01`
+            : name === 'tool'
+              ? `tool: ${TOOL_NAME_MESSAGE}`
+              : `${name}: letters, digits and _ . : - only`,
+        );
     }
     // "to" is a whole day: receipts before the next day's start.
     const nextDay = (d: string) => new Date(Date.parse(d + 'T00:00:00Z') + 86_400_000).toISOString().slice(0, 10);
@@ -226,7 +301,12 @@ ${PUBLIC_LOG_NOTE}`,
   const choice = (name: string, label: string, any: string, options: ReadonlyArray<readonly [string, string]>, current = '') => {
     const known = options.some(([v]) => v.toLowerCase() === current.toLowerCase());
     const all: ReadonlyArray<readonly [string, string]> = current && !known ? [...options, [current, current]] : options;
-    const opts = all.map(([v, text]) => `<option value="${e(v)}"${v.toLowerCase() === current.toLowerCase() && current ? ' selected' : ''}>${e(text)}</option>`).join('');
+    const opts = all
+      .map(
+        ([v, text]) =>
+          `<option value="${e(v)}"${v.toLowerCase() === current.toLowerCase() && current ? ' selected' : ''}>${e(text)}</option>`,
+      )
+      .join('');
     return `<p><label for="f-${name}">${label}</label><select id="f-${name}" name="${name}"><option value="">${any}</option>${opts}</select></p>`;
   };
 
@@ -235,9 +315,18 @@ ${PUBLIC_LOG_NOTE}`,
     if (!s) return toSignin(event);
     const { filter, fields, bad } = receiptFilter(event.url.searchParams, PAGE + 1);
     // Newer: every match above the cursor, of which the page is the oldest PAGE (and one more says there are newer still).
-    const found = bad.length ? [] : fields.after ? (await accountReceipts(ctx.ledger.read, sessionOwner(s), { ...filter, limit: RECEIPT_SCAN_BUDGET })).slice(-(PAGE + 1)) : await accountReceipts(ctx.ledger.read, sessionOwner(s), filter);
+    const found = bad.length
+      ? []
+      : fields.after
+        ? (await accountReceipts(ctx.ledger.read, sessionOwner(s), { ...filter, limit: RECEIPT_SCAN_BUDGET })).slice(-(PAGE + 1))
+        : await accountReceipts(ctx.ledger.read, sessionOwner(s), filter);
     const shown = fields.after ? found.slice(-PAGE) : found.slice(0, PAGE);
-    const [total, keys] = bad.length ? [{ count: 0, more: false }, new Map<string, string>()] : await Promise.all([countAccountReceipts(ctx.ledger.read, sessionOwner(s), filter), accountKeyNames(ctx.ledger.read, sessionOwner(s))]);
+    const [total, keys] = bad.length
+      ? [{ count: 0, more: false }, new Map<string, string>()]
+      : await Promise.all([
+          countAccountReceipts(ctx.ledger.read, sessionOwner(s), filter),
+          accountKeyNames(ctx.ledger.read, sessionOwner(s)),
+        ]);
     const named = (name: string | null, id: string) => (name ? `${e(name)} <code>${e(id)}</code>` : `<code>${e(id)}</code>`);
     const rows = shown
       .map(
@@ -253,16 +342,40 @@ ${PUBLIC_LOG_NOTE}`,
     };
     const newerExist = fields.after ? found.length > PAGE : Boolean(fields.before);
     const olderExist = fields.after ? true : found.length > PAGE;
-    const newer = newerExist && shown.length ? `<a href="/dashboard/receipts?${e(query({ after: shown[0]!.id }))}" rel="prev">Newer receipts</a>` : '';
-    const older = olderExist && shown.length ? `<a href="/dashboard/receipts?${e(query({ before: shown.at(-1)!.id }))}" rel="next">Older receipts</a>` : '';
+    const newer =
+      newerExist && shown.length ? `<a href="/dashboard/receipts?${e(query({ after: shown[0]!.id }))}" rel="prev">Newer receipts</a>` : '';
+    const older =
+      olderExist && shown.length
+        ? `<a href="/dashboard/receipts?${e(query({ before: shown.at(-1)!.id }))}" rel="next">Older receipts</a>`
+        : '';
     const newest = fields.before || fields.after ? `<a href="/dashboard/receipts?${e(query({}))}">Newest</a>` : '';
     const count = `${total.count.toLocaleString('en')}${total.more ? '+' : ''}`;
-    const summary = bad.length ? '' : `<p class="muted" id="receipts-total">${total.count === 1 && !total.more ? '1 receipt matches' : `${count} receipts match`}${total.more ? ` (counted over the newest ${RECEIPT_SCAN_BUDGET.toLocaleString('en')} examined)` : ''}.</p>`;
+    const summary = bad.length
+      ? ''
+      : `<p class="muted" id="receipts-total">${total.count === 1 && !total.more ? '1 receipt matches' : `${count} receipts match`}${total.more ? ` (counted over the newest ${RECEIPT_SCAN_BUDGET.toLocaleString('en')} examined)` : ''}.</p>`;
     const input = (name: string, label: string, type = 'text') =>
       `<p><label for="f-${name}">${label}</label><input id="f-${name}" name="${name}" type="${type}" value="${e(fields[name] ?? '')}"></p>`;
-    const kindChoice = choice('kind', 'Kind', 'Any kind', RECEIPT_KINDS.map((k) => [k, k] as const), fields.kind);
-    const decisionChoice = choice('decision', 'Decision', 'Any decision', [[REFUSALS_CHOICE, 'Refusals'], ...RECEIPT_DECISIONS.map((d) => [d, d] as const)], fields.decision);
-    const keyChoice = choice('key', 'Key', 'Any key', [...keys].map(([id, name]) => [id, `${name} (${id})`] as const), fields.key);
+    const kindChoice = choice(
+      'kind',
+      'Kind',
+      'Any kind',
+      RECEIPT_KINDS.map((k) => [k, k] as const),
+      fields.kind,
+    );
+    const decisionChoice = choice(
+      'decision',
+      'Decision',
+      'Any decision',
+      [[REFUSALS_CHOICE, 'Refusals'], ...RECEIPT_DECISIONS.map((d) => [d, d] as const)],
+      fields.decision,
+    );
+    const keyChoice = choice(
+      'key',
+      'Key',
+      'Any key',
+      [...keys].map(([id, name]) => [id, `${name} (${id})`] as const),
+      fields.key,
+    );
     return page(
       dashboardPage(
         s,
@@ -287,8 +400,12 @@ ${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope=
       const { filter, bad } = receiptFilter(event.url.searchParams, 1000);
       if (bad.length) throw new Problem({ status: 400, code: 'invalid_query', title: 'Bad request', detail: bad.join('; ') });
       const all: ReceiptRow[] = [];
-      for (let before = filter.before; all.length < EXPORT_MAX; ) {
-        const batch = await accountReceipts(ctx.ledger.read, sessionOwner(s), { ...filter, before, limit: Math.min(1000, EXPORT_MAX - all.length) });
+      for (let before = filter.before; all.length < EXPORT_MAX;) {
+        const batch = await accountReceipts(ctx.ledger.read, sessionOwner(s), {
+          ...filter,
+          before,
+          limit: Math.min(1000, EXPORT_MAX - all.length),
+        });
         all.push(...batch);
         if (batch.length < 1000) break;
         before = batch.at(-1)!.id;
@@ -296,8 +413,24 @@ ${rows ? `<table class="cards-sm"><thead><tr><th scope="col">When</th><th scope=
       const rows = all.map((r) => ({ ...r, verify_url: verifyLink(r.id) }));
       const stamp = new Date().toISOString().slice(0, 10);
       const headers = { 'cache-control': 'no-store', 'content-disposition': `attachment; filename="receipts-${stamp}.${format}"` };
-      if (format === 'json') return new Response(JSON.stringify({ object: 'list', data: rows }, null, 1), { headers: { ...headers, 'content-type': 'application/json; charset=utf-8' } });
-      const cols = ['id', 'created_at', 'kind', 'decision', 'reason', 'amount_usd', 'subject', 'fuse_label', 'tool', 'key_id', 'key_name', 'verify_url'] as const;
+      if (format === 'json')
+        return new Response(JSON.stringify({ object: 'list', data: rows }, null, 1), {
+          headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
+        });
+      const cols = [
+        'id',
+        'created_at',
+        'kind',
+        'decision',
+        'reason',
+        'amount_usd',
+        'subject',
+        'fuse_label',
+        'tool',
+        'key_id',
+        'key_name',
+        'verify_url',
+      ] as const;
       // RFC 4180 quoting; a cell starting with = + - @ is prefixed so a spreadsheet does not run it as a formula.
       const cell = (v: string | null) => {
         const t = v ?? '';

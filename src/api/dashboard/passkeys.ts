@@ -22,7 +22,17 @@ import { HTTPResponse, type H3Event } from 'h3';
 import { z } from 'zod';
 import { countAttempt } from '../../accounts/throttle.ts';
 import { nowIso } from '../../ids.ts';
-import { consumeChallenge, deletePasskey, getPasskey, insertChallenge, insertPasskey, insertSession, passkeyUsed, passkeysOf, renamePasskey } from '../../ledger/accounts.ts';
+import {
+  consumeChallenge,
+  deletePasskey,
+  getPasskey,
+  insertChallenge,
+  insertPasskey,
+  insertSession,
+  passkeyUsed,
+  passkeysOf,
+  renamePasskey,
+} from '../../ledger/accounts.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml } from '../html.ts';
@@ -30,15 +40,34 @@ import { Problem } from '../problem.ts';
 import { clientAddress } from '../rate-limit.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { checkOrigin, cookie, csrfField, dashboardPage, newSecret, page, readSession, readSignedInForm, redirect, safeNext, sha256, signedInCookies, toSignin, type Session } from './web.ts';
+import {
+  checkOrigin,
+  cookie,
+  csrfField,
+  dashboardPage,
+  newSecret,
+  page,
+  readSession,
+  readSignedInForm,
+  redirect,
+  safeNext,
+  sha256,
+  signedInCookies,
+  toSignin,
+  type Session,
+} from './web.ts';
 
 const CHALLENGE_TTL_MS = 5 * 60_000;
-const credentialJson = z.looseObject({ id: z.string().min(1).max(1024), response: z.looseObject({ clientDataJSON: z.string().max(8192) }) });
+const credentialJson = z.looseObject({
+  id: z.string().min(1).max(1024),
+  response: z.looseObject({ clientDataJSON: z.string().max(8192) }),
+});
 
 /** A passkey's name from the ceremony's query: trimmed, at most 60 characters, or null. */
 const passkeyName = (v: string | null) => (v ?? '').trim().slice(0, 60) || null;
 
-const refused = (detail: string, status = 400, code = 'passkey_refused') => new Problem({ status, code, title: status === 401 ? 'Unauthorized' : 'Bad request', detail });
+const refused = (detail: string, status = 400, code = 'passkey_refused') =>
+  new Problem({ status, code, title: status === 401 ? 'Unauthorized' : 'Bad request', detail });
 
 /** The challenge the browser signed, read from clientDataJSON (the library checks it again). */
 function challengeOf(clientDataJSON: string): string {
@@ -87,25 +116,44 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
   const app = router.app;
   const rpID = ctx.config.WEBAUTHN_RP_ID ?? new URL(ctx.config.BASE_URL).hostname;
   /** Origins a ceremony may come from: BASE_URL's, or this request's own when it is on the RP id's host. */
-  const origins = (event: H3Event) => [...new Set([new URL(ctx.config.BASE_URL).origin, ...(event.url.hostname === rpID ? [event.url.origin] : [])])];
+  const origins = (event: H3Event) => [
+    ...new Set([new URL(ctx.config.BASE_URL).origin, ...(event.url.hostname === rpID ? [event.url.origin] : [])]),
+  ];
   const csrfHeader = (event: H3Event) => event.req.headers.get('x-csrf-token') ?? '';
   const guardSigned = async (event: H3Event): Promise<Session> => {
     checkOrigin(event, ctx);
     const s = await readSession(event, ctx);
     if (!s) throw refused('sign in first', 401, 'not_signed_in');
-    if (csrfHeader(event) !== s.csrf) throw new Problem({ status: 403, code: 'csrf_refused', title: 'Forbidden', detail: 'the X-CSRF-Token header does not match this session' });
+    if (csrfHeader(event) !== s.csrf)
+      throw new Problem({
+        status: 403,
+        code: 'csrf_refused',
+        title: 'Forbidden',
+        detail: 'the X-CSRF-Token header does not match this session',
+      });
     return s;
   };
   const guardPublic = (event: H3Event) => {
     checkOrigin(event, ctx);
-    const expected = cookie(event, event.url.protocol === 'https:' || ctx.config.BASE_URL.startsWith('https:') ? '__Host-fg_csrf' : 'fg_csrf');
-    if (!expected || csrfHeader(event) !== expected) throw new Problem({ status: 403, code: 'csrf_refused', title: 'Forbidden', detail: 'the X-CSRF-Token header does not match the sign-in page' });
+    const expected = cookie(
+      event,
+      event.url.protocol === 'https:' || ctx.config.BASE_URL.startsWith('https:') ? '__Host-fg_csrf' : 'fg_csrf',
+    );
+    if (!expected || csrfHeader(event) !== expected)
+      throw new Problem({
+        status: 403,
+        code: 'csrf_refused',
+        title: 'Forbidden',
+        detail: 'the X-CSRF-Token header does not match the sign-in page',
+      });
   };
   const expires = () => nowIso(new Date(Date.now() + CHALLENGE_TTL_MS));
 
   const passkeysPage = async (event: H3Event, s: Session, note = '', status = 200) => {
     const keys = await passkeysOf(ctx.ledger.read, s.personId);
-    const done = { removed: 'Removed the passkey: it can no longer sign in.', renamed: 'Renamed the passkey.' }[event.url.searchParams.get('done') ?? ''];
+    const done = { removed: 'Removed the passkey: it can no longer sign in.', renamed: 'Renamed the passkey.' }[
+      event.url.searchParams.get('done') ?? ''
+    ];
     const rows = keys
       .map((k, i) => {
         const id = escapeHtml(k.credential_id);
@@ -137,9 +185,12 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     const p = await readSignedInForm(event, ctx);
     if (!p) return redirect('/signin');
     const name = (p.form.get('name') ?? '').trim();
-    if (!name || name.length > 60) return passkeysPage(event, p.session, '<p class="error" role="alert">Name: 1 to 60 characters.</p>', 400);
+    if (!name || name.length > 60)
+      return passkeysPage(event, p.session, '<p class="error" role="alert">Name: 1 to 60 characters.</p>', 400);
     const ok = await ctx.ledger.write((tx) => renamePasskey(tx, p.session.personId, p.form.get('credential_id') ?? '', name));
-    return ok ? redirect('/dashboard/passkeys?done=renamed') : passkeysPage(event, p.session, '<p class="error" role="alert">No such passkey in this account.</p>', 404);
+    return ok
+      ? redirect('/dashboard/passkeys?done=renamed')
+      : passkeysPage(event, p.session, '<p class="error" role="alert">No such passkey in this account.</p>', 404);
   });
   app.get('/dashboard/passkeys/remove', async (event) => {
     const s = await readSession(event, ctx);
@@ -164,7 +215,9 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     const id = p.form.get('credential_id') ?? '';
     if (p.form.get('confirm') !== 'yes') return redirect(`/dashboard/passkeys/remove?credential_id=${encodeURIComponent(id)}`);
     const ok = await ctx.ledger.write((tx) => deletePasskey(tx, p.session.personId, id));
-    return ok ? redirect('/dashboard/passkeys?done=removed') : passkeysPage(event, p.session, '<p class="error" role="alert">No such passkey in this account.</p>', 404);
+    return ok
+      ? redirect('/dashboard/passkeys?done=removed')
+      : passkeysPage(event, p.session, '<p class="error" role="alert">No such passkey in this account.</p>', 404);
   });
 
   app.post('/passkeys/register/options', async (event) => {
@@ -179,7 +232,9 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
       excludeCredentials: existing.map((k) => ({ id: k.credential_id })),
       authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
     });
-    await ctx.ledger.write((tx) => insertChallenge(tx, { challenge: options.challenge, kind: 'register', accountId: s.personId, expiresAt: expires() }));
+    await ctx.ledger.write((tx) =>
+      insertChallenge(tx, { challenge: options.challenge, kind: 'register', accountId: s.personId, expiresAt: expires() }),
+    );
     return toResponse(reply(options));
   });
 
@@ -187,17 +242,32 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     const s = await guardSigned(event);
     const body = (await readBody(event, credentialJson, ctx.config.MAX_BODY_BYTES)) as unknown as RegistrationResponseJSON;
     const challenge = challengeOf(body.response.clientDataJSON);
-    if (!(await ctx.ledger.write((tx) => consumeChallenge(tx, challenge, 'register', s.personId, nowIso())))) throw refused('the challenge is unknown, used or expired: start again');
+    if (!(await ctx.ledger.write((tx) => consumeChallenge(tx, challenge, 'register', s.personId, nowIso()))))
+      throw refused('the challenge is unknown, used or expired: start again');
     let v;
     try {
-      v = await verifyRegistrationResponse({ response: body, expectedChallenge: challenge, expectedOrigin: origins(event), expectedRPID: rpID, requireUserVerification: false });
+      v = await verifyRegistrationResponse({
+        response: body,
+        expectedChallenge: challenge,
+        expectedOrigin: origins(event),
+        expectedRPID: rpID,
+        requireUserVerification: false,
+      });
     } catch (e) {
       throw refused(`the passkey could not be verified: ${(e as Error).message}`);
     }
     if (!v.verified) throw refused('the passkey could not be verified');
     const c = v.registrationInfo.credential;
     await ctx.ledger.write((tx) =>
-      insertPasskey(tx, { credential_id: c.id, account_id: s.personId, public_key: Buffer.from(c.publicKey).toString('base64url'), counter: c.counter, transports: c.transports ?? [], name: passkeyName(event.url.searchParams.get('name')), created_at: nowIso() }),
+      insertPasskey(tx, {
+        credential_id: c.id,
+        account_id: s.personId,
+        public_key: Buffer.from(c.publicKey).toString('base64url'),
+        counter: c.counter,
+        transports: c.transports ?? [],
+        name: passkeyName(event.url.searchParams.get('name')),
+        created_at: nowIso(),
+      }),
     );
     return toResponse(reply({ ok: true, redirect: '/dashboard/passkeys' }));
   });
@@ -206,10 +276,18 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     guardPublic(event);
     const perAddress = await countAttempt(ctx.ledger, `signin:addr:${clientAddress(event)}`, ctx.config.SIGNIN_WINDOW_SECONDS);
     if (perAddress.count > ctx.config.SIGNIN_MAX_ATTEMPTS_PER_ADDRESS) {
-      throw new Problem({ status: 429, code: 'rate_limited', title: 'Too many requests', detail: 'too many sign-in attempts from this address', headers: { 'retry-after': String(perAddress.retryAfter) } });
+      throw new Problem({
+        status: 429,
+        code: 'rate_limited',
+        title: 'Too many requests',
+        detail: 'too many sign-in attempts from this address',
+        headers: { 'retry-after': String(perAddress.retryAfter) },
+      });
     }
     const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred' });
-    await ctx.ledger.write((tx) => insertChallenge(tx, { challenge: options.challenge, kind: 'signin', accountId: null, expiresAt: expires() }));
+    await ctx.ledger.write((tx) =>
+      insertChallenge(tx, { challenge: options.challenge, kind: 'signin', accountId: null, expiresAt: expires() }),
+    );
     return toResponse(reply(options));
   });
 
@@ -217,7 +295,8 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     guardPublic(event);
     const body = (await readBody(event, credentialJson, ctx.config.MAX_BODY_BYTES)) as unknown as AuthenticationResponseJSON;
     const challenge = challengeOf(body.response.clientDataJSON);
-    if (!(await ctx.ledger.write((tx) => consumeChallenge(tx, challenge, 'signin', null, nowIso())))) throw refused('the challenge is unknown, used or expired: start again');
+    if (!(await ctx.ledger.write((tx) => consumeChallenge(tx, challenge, 'signin', null, nowIso()))))
+      throw refused('the challenge is unknown, used or expired: start again');
     const passkey = await getPasskey(ctx.ledger.read, body.id);
     if (!passkey) throw refused('this passkey is not registered here', 401);
     let v;
@@ -227,7 +306,12 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
         expectedChallenge: challenge,
         expectedOrigin: origins(event),
         expectedRPID: rpID,
-        credential: { id: passkey.credential_id, publicKey: Buffer.from(passkey.public_key, 'base64url'), counter: passkey.counter, transports: passkey.transports as never },
+        credential: {
+          id: passkey.credential_id,
+          publicKey: Buffer.from(passkey.public_key, 'base64url'),
+          counter: passkey.counter,
+          transports: passkey.transports as never,
+        },
         requireUserVerification: false,
       });
     } catch (e) {
@@ -238,7 +322,13 @@ export function registerPasskeyRoutes(router: Router, ctx: AppContext): void {
     const now = new Date();
     await ctx.ledger.write(async (tx) => {
       await passkeyUsed(tx, passkey.credential_id, v.authenticationInfo.newCounter, nowIso(now));
-      await insertSession(tx, { secretHash: sha256(secret), accountId: passkey.account_id, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)), userAgent: event.req.headers.get('user-agent') ?? undefined });
+      await insertSession(tx, {
+        secretHash: sha256(secret),
+        accountId: passkey.account_id,
+        now: nowIso(now),
+        expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)),
+        userAgent: event.req.headers.get('user-agent') ?? undefined,
+      });
     });
     const headers = new Headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
     for (const c of signedInCookies(event, ctx, secret)) headers.append('set-cookie', c);

@@ -44,15 +44,24 @@ export function registerRequestsPage(router: Router, ctx: AppContext): void {
       const v = q.get(f)?.trim();
       if (v) asked.set(f, v);
     }
-    const [list, keys] = await Promise.all([callApi(app, ctx, s, 'GET', `/v1/requests?${asked}&limit=50`), callApi(app, ctx, s, 'GET', '/v1/keys?limit=100')]);
-    const off = list.body.enabled === false ? '<p class="notice" role="status">The request log is off on this deployment: its operator turns it on with <code>REQUEST_LOG_ENABLED=true</code> (<a href="/docs/request-log">why it is off by default</a>).</p>' : '';
+    const [list, keys] = await Promise.all([
+      callApi(app, ctx, s, 'GET', `/v1/requests?${asked}&limit=50`),
+      callApi(app, ctx, s, 'GET', '/v1/keys?limit=100'),
+    ]);
+    const off =
+      list.body.enabled === false
+        ? '<p class="notice" role="status">The request log is off on this deployment: its operator turns it on with <code>REQUEST_LOG_ENABLED=true</code> (<a href="/docs/request-log">why it is off by default</a>).</p>'
+        : '';
     const refused = list.status !== 200 ? `<p class="error" role="alert">${s_(list.body.detail ?? 'That filter is not valid.')}</p>` : '';
     const rows = ((list.body.data ?? []) as Row[]).map(requestRow).join('');
     const keyNames = ((keys.body.data ?? []) as Row[]).filter((k) => listedKey(s, k)).map((k) => String(k.name));
-    const option = (value: string, label: string, chosen: string | null) => `<option value="${e(value)}"${value === (chosen ?? '') ? ' selected' : ''}>${e(label)}</option>`;
+    const option = (value: string, label: string, chosen: string | null) =>
+      `<option value="${e(value)}"${value === (chosen ?? '') ? ' selected' : ''}>${e(label)}</option>`;
     const filters = new URLSearchParams(asked);
     filters.delete('before');
-    const older = list.body.next ? `<a href="/dashboard/requests?${new URLSearchParams({ ...Object.fromEntries(filters), before: String(list.body.next) })}">Older requests</a>` : '';
+    const older = list.body.next
+      ? `<a href="/dashboard/requests?${new URLSearchParams({ ...Object.fromEntries(filters), before: String(list.body.next) })}">Older requests</a>`
+      : '';
     const newest = asked.has('before') ? `<a href="/dashboard/requests?${filters}">Newest requests</a>` : '';
     return page(
       dashboardPage(

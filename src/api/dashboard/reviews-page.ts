@@ -58,8 +58,8 @@ ${
   own
     ? '<p class="muted">This request was made with the dashboard\'s own key: another operator must answer it (four eyes).</p>'
     : !allows(s.role, 'operator')
-    ? '<p class="muted">An operator or owner of the account answers it.</p>'
-    : `<form method="post" action="/dashboard/reviews/${id}">${csrfField(s.csrf)}
+      ? '<p class="muted">An operator or owner of the account answers it.</p>'
+      : `<form method="post" action="/dashboard/reviews/${id}">${csrfField(s.csrf)}
 <label for="note-${id}">Note (optional, kept private to this account; the public receipt holds only its commitment)</label>
 <textarea id="note-${id}" name="note" maxlength="${REVIEW_NOTE_MAX}" rows="2"></textarea>
 <p class="actions"><button type="submit" name="verdict" value="approve" aria-label="Approve ${id}">Approve</button>
@@ -78,9 +78,15 @@ export function registerReviewsPage(router: Router, ctx: AppContext): void {
   const app = router.app;
 
   const reviewsPage = async (s: Session, note = '', status = 200) => {
-    const [pending, all] = await Promise.all([callApi(app, ctx, s, 'GET', '/v1/reviews?state=pending&limit=200'), callApi(app, ctx, s, 'GET', '/v1/reviews?limit=50')]);
+    const [pending, all] = await Promise.all([
+      callApi(app, ctx, s, 'GET', '/v1/reviews?state=pending&limit=200'),
+      callApi(app, ctx, s, 'GET', '/v1/reviews?limit=50'),
+    ]);
     const queue = ((pending.body.data ?? []) as Row[]).map((r) => pendingItem(r, s)).join('');
-    const answered = ((all.body.data ?? []) as Row[]).filter((r) => r.state !== 'pending').map(answeredRow).join('');
+    const answered = ((all.body.data ?? []) as Row[])
+      .filter((r) => r.state !== 'pending')
+      .map(answeredRow)
+      .join('');
     const count = Number(pending.body.pending_count ?? 0);
     return page(
       dashboardPage(
@@ -107,7 +113,10 @@ code.id{overflow-wrap:anywhere}@media (max-width:40rem){ol.reviews dl{grid-templ
     if (!s) return redirect('/signin');
     const q = event.url.searchParams;
     const [verdict, id] = [q.get('answered') ?? '', q.get('review') ?? ''];
-    const note = ID.test(id) && (verdict === 'approved' || verdict === 'denied') ? notice(`Review ${id} ${verdict}: the agent waiting on it is told at once.`) : '';
+    const note =
+      ID.test(id) && (verdict === 'approved' || verdict === 'denied')
+        ? notice(`Review ${id} ${verdict}: the agent waiting on it is told at once.`)
+        : '';
     return reviewsPage(s, note);
   });
 
@@ -118,8 +127,10 @@ code.id{overflow-wrap:anywhere}@media (max-width:40rem){ol.reviews dl{grid-templ
     const id = String(event.context.params?.review_id ?? '');
     const verdict = p.form.get('verdict');
     const text = (p.form.get('note') ?? '').trim();
-    if (verdict !== 'approve' && verdict !== 'deny') return reviewsPage(p.session, '<p class="error" role="alert">Choose Approve or Deny.</p>', 400);
-    if (text.length > REVIEW_NOTE_MAX) return reviewsPage(p.session, `<p class="error" role="alert">A note is at most ${REVIEW_NOTE_MAX} characters.</p>`, 400);
+    if (verdict !== 'approve' && verdict !== 'deny')
+      return reviewsPage(p.session, '<p class="error" role="alert">Choose Approve or Deny.</p>', 400);
+    if (text.length > REVIEW_NOTE_MAX)
+      return reviewsPage(p.session, `<p class="error" role="alert">A note is at most ${REVIEW_NOTE_MAX} characters.</p>`, 400);
     const to = verdict === 'approve' ? 'approved' : 'denied';
     try {
       await answerReview(event, ctx, p.session.key, id, to, { kind: 'person', id: p.session.email }, text || undefined);

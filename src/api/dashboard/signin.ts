@@ -34,7 +34,24 @@ import { escapeHtml, htmlPage } from '../html.ts';
 import { clientAddress } from '../rate-limit.ts';
 import type { Router } from '../router.ts';
 import { PASSKEY_SCRIPT } from './passkeys.ts';
-import { DASHBOARD_CSS, accountHeader, checkCsrf, csrfField, doneNotice, newSecret, page, preSessionCsrf, readForm, readSession, redirect, safeNext, sessionSecretOf, sha256, signedInCookies, signedOutCookies } from './web.ts';
+import {
+  DASHBOARD_CSS,
+  accountHeader,
+  checkCsrf,
+  csrfField,
+  doneNotice,
+  newSecret,
+  page,
+  preSessionCsrf,
+  readForm,
+  readSession,
+  redirect,
+  safeNext,
+  sessionSecretOf,
+  sha256,
+  signedInCookies,
+  signedOutCookies,
+} from './web.ts';
 
 export const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 export const MIN_PASSWORD = 12;
@@ -84,11 +101,26 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     const secret = newSecret();
     const now = new Date();
     await ctx.ledger.write((tx) =>
-      insertSession(tx, { secretHash: sha256(secret), accountId, now: nowIso(now), expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)), userAgent: event.req.headers.get('user-agent') ?? undefined }),
+      insertSession(tx, {
+        secretHash: sha256(secret),
+        accountId,
+        now: nowIso(now),
+        expiresAt: nowIso(new Date(now.getTime() + ctx.config.SESSION_TTL_SECONDS * 1000)),
+        userAgent: event.req.headers.get('user-agent') ?? undefined,
+      }),
     );
     return signedInCookies(event, ctx, secret);
   };
-  const formPage = (event: H3Event, kind: 'signup' | 'signin', status = 200, error?: string, email?: string, headers: Record<string, string> = {}, next = '', notice = '') => {
+  const formPage = (
+    event: H3Event,
+    kind: 'signup' | 'signin',
+    status = 200,
+    error?: string,
+    email?: string,
+    headers: Record<string, string> = {},
+    next = '',
+    notice = '',
+  ) => {
     const csrf = preSessionCsrf(event, ctx);
     return page(authForm(kind, csrf.token, error, email, next, notice), status, csrf.setCookie ? [csrf.setCookie] : [], headers);
   };
@@ -98,7 +130,9 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
   for (const kind of ['signup', 'signin'] as const) {
     app.get(`/${kind}`, async (event) => {
       const next = nextOf(event.url.searchParams.get('next'));
-      return (await readSession(event, ctx)) ? redirect(safeNext(next)) : formPage(event, kind, 200, undefined, undefined, {}, next, kind === 'signin' ? doneNotice(event, SIGNIN_DONE) : '');
+      return (await readSession(event, ctx))
+        ? redirect(safeNext(next))
+        : formPage(event, kind, 200, undefined, undefined, {}, next, kind === 'signin' ? doneNotice(event, SIGNIN_DONE) : '');
     });
   }
 
@@ -112,17 +146,37 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     const perAddress = await countAttempt(ctx.ledger, `signup:addr:${clientAddress(event)}`, ctx.config.SIGNIN_WINDOW_SECONDS);
     if (perAddress.count > ctx.config.SIGNUP_MAX_ATTEMPTS_PER_ADDRESS) {
       const retry = perAddress.retryAfter;
-      return formPage(event, 'signup', 429, `Too many sign-up attempts from this address. Try again in ${Math.ceil(retry / 60)} minute(s).`, email, { 'retry-after': String(retry) }, next);
+      return formPage(
+        event,
+        'signup',
+        429,
+        `Too many sign-up attempts from this address. Try again in ${Math.ceil(retry / 60)} minute(s).`,
+        email,
+        { 'retry-after': String(retry) },
+        next,
+      );
     }
     if (!EMAIL.test(email)) return formPage(event, 'signup', 400, 'Enter an email address such as you@example.com.', email, {}, next);
-    if (password.length < MIN_PASSWORD || password.length > 1024) return formPage(event, 'signup', 400, `The password needs at least ${MIN_PASSWORD} characters.`, email, {}, next);
-    if (await loginByEmail(ctx.ledger.read, email)) return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email, {}, next);
+    if (password.length < MIN_PASSWORD || password.length > 1024)
+      return formPage(event, 'signup', 400, `The password needs at least ${MIN_PASSWORD} characters.`, email, {}, next);
+    if (await loginByEmail(ctx.ledger.read, email))
+      return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email, {}, next);
     const passwordHash = await hashPassword(password);
-    const account = await ctx.ledger.write((tx) => insertAccount(tx, { name: email, spendCapMicros: capMicros(ctx.config.SPEND_CAP_ACCOUNT_DEFAULT_USD ?? null) }));
+    const account = await ctx.ledger.write((tx) =>
+      insertAccount(tx, { name: email, spendCapMicros: capMicros(ctx.config.SPEND_CAP_ACCOUNT_DEFAULT_USD ?? null) }),
+    );
     // The dashboard's own operator key: its secret is dropped here, so only a signed-in session acts with it.
-    const { key } = await createApiKey(ctx.ledger, { name: 'dashboard (signed-in session)', role: 'operator', hopLimit: ctx.config.HOP_LIMIT_DEFAULT, accountId: account.id, hopPeriod: ctx.config.HOP_LIMIT_PERIOD });
+    const { key } = await createApiKey(ctx.ledger, {
+      name: 'dashboard (signed-in session)',
+      role: 'operator',
+      hopLimit: ctx.config.HOP_LIMIT_DEFAULT,
+      accountId: account.id,
+      hopPeriod: ctx.config.HOP_LIMIT_PERIOD,
+    });
     try {
-      await ctx.ledger.write((tx) => insertLogin(tx, { account_id: account.id, email, password_hash: passwordHash, dashboard_key_id: key.id, now: nowIso() }));
+      await ctx.ledger.write((tx) =>
+        insertLogin(tx, { account_id: account.id, email, password_hash: passwordHash, dashboard_key_id: key.id, now: nowIso() }),
+      );
     } catch {
       return formPage(event, 'signup', 409, 'That email cannot be used to create an account. Sign in instead?', email, {}, next);
     }
@@ -141,7 +195,15 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     const perAddress = await countAttempt(ctx.ledger, `signin:addr:${clientAddress(event)}`, window);
     if (perAccount.count > ctx.config.SIGNIN_MAX_ATTEMPTS || perAddress.count > ctx.config.SIGNIN_MAX_ATTEMPTS_PER_ADDRESS) {
       const retry = Math.max(perAccount.retryAfter, perAddress.retryAfter);
-      return formPage(event, 'signin', 429, `Too many sign-in attempts. Try again in ${Math.ceil(retry / 60)} minute(s).`, email, { 'retry-after': String(retry) }, next);
+      return formPage(
+        event,
+        'signin',
+        429,
+        `Too many sign-in attempts. Try again in ${Math.ceil(retry / 60)} minute(s).`,
+        email,
+        { 'retry-after': String(retry) },
+        next,
+      );
     }
     const login = EMAIL.test(email) ? await loginByEmail(ctx.ledger.read, email) : undefined;
     const ok = await verifyPassword(password, login?.password_hash ?? (await dummyHash()));
@@ -205,7 +267,16 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
       NO_REFERRER,
     );
   };
-  const gone = () => page(htmlPage('Link expired', '<h1>This link cannot be used</h1><p>It is unknown, used or expired. <a href="/forgot">Ask for a new one</a>.</p>'), 410, [], NO_REFERRER);
+  const gone = () =>
+    page(
+      htmlPage(
+        'Link expired',
+        '<h1>This link cannot be used</h1><p>It is unknown, used or expired. <a href="/forgot">Ask for a new one</a>.</p>',
+      ),
+      410,
+      [],
+      NO_REFERRER,
+    );
 
   app.get('/reset/:token', async (event) => {
     const token = String(event.context.params?.token ?? '');
@@ -216,7 +287,8 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
     const form = await readForm(event, ctx);
     checkCsrf(event, ctx, form, undefined);
     const password = form.get('password') ?? '';
-    if (password.length < MIN_PASSWORD || password.length > 1024) return resetForm(event, token, 400, `The password needs at least ${MIN_PASSWORD} characters.`);
+    if (password.length < MIN_PASSWORD || password.length > 1024)
+      return resetForm(event, token, 400, `The password needs at least ${MIN_PASSWORD} characters.`);
     const hash = await hashPassword(password);
     const done = await ctx.ledger.write(async (tx) => {
       const accountId = await consumePasswordReset(tx, sha256(token), nowIso());
@@ -224,7 +296,8 @@ export function registerSigninRoutes(router: Router, ctx: AppContext): void {
       await setPassword(tx, accountId, hash);
       await deleteSessionsOf(tx, accountId);
       const login = await loginOfAccount(tx, accountId);
-      if (login) await insertAuditEntry(tx, personalEntry({ personId: accountId, email: login.email }, 'person.password_reset', login.email));
+      if (login)
+        await insertAuditEntry(tx, personalEntry({ personId: accountId, email: login.email }, 'person.password_reset', login.email));
       return true;
     });
     return done ? redirect('/signin?done=reset', signedOutCookies(event, ctx)) : gone();

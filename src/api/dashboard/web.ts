@@ -42,7 +42,9 @@ export function cookie(event: H3Event, name: string): string | undefined {
 }
 
 function setCookieHeader(event: H3Event, ctx: AppContext, name: string, value: string, maxAge: number): string {
-  return [`${name}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAge}`, ...(secure(event, ctx) ? ['Secure'] : [])].join('; ');
+  return [`${name}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAge}`, ...(secure(event, ctx) ? ['Secure'] : [])].join(
+    '; ',
+  );
 }
 
 export const sessionCookieHeader = (event: H3Event, ctx: AppContext, secret: string) =>
@@ -56,15 +58,29 @@ export const clearSessionCookieHeader = (event: H3Event, ctx: AppContext) => set
  */
 const HINT = 'fg_signed_in';
 function hintCookie(event: H3Event, ctx: AppContext, on: boolean): string {
-  return [`${HINT}=${on ? '1' : ''}`, 'Path=/', 'SameSite=Lax', `Max-Age=${on ? ctx.config.SESSION_TTL_SECONDS : 0}`, ...(secure(event, ctx) ? ['Secure'] : [])].join('; ');
+  return [
+    `${HINT}=${on ? '1' : ''}`,
+    'Path=/',
+    'SameSite=Lax',
+    `Max-Age=${on ? ctx.config.SESSION_TTL_SECONDS : 0}`,
+    ...(secure(event, ctx) ? ['Secure'] : []),
+  ].join('; ');
 }
 /** The dashboard's mode cookie (not a credential: it only says which side the pages show); a new session starts without it. */
 const MODE = 'fg_mode';
 const clearModeCookie = (event: H3Event, ctx: AppContext) => setCookieHeader(event, ctx, MODE, '', 0);
 /** The cookies that start a session: the session itself and the signed-in hint (and the account's own default mode). */
-export const signedInCookies = (event: H3Event, ctx: AppContext, secret: string) => [sessionCookieHeader(event, ctx, secret), hintCookie(event, ctx, true), clearModeCookie(event, ctx)];
+export const signedInCookies = (event: H3Event, ctx: AppContext, secret: string) => [
+  sessionCookieHeader(event, ctx, secret),
+  hintCookie(event, ctx, true),
+  clearModeCookie(event, ctx),
+];
 /** The cookies that end a session in this browser. */
-export const signedOutCookies = (event: H3Event, ctx: AppContext) => [clearSessionCookieHeader(event, ctx), hintCookie(event, ctx, false), clearModeCookie(event, ctx)];
+export const signedOutCookies = (event: H3Event, ctx: AppContext) => [
+  clearSessionCookieHeader(event, ctx),
+  hintCookie(event, ctx, false),
+  clearModeCookie(event, ctx),
+];
 
 /**
  * Where to go after signing in: a path of this site from `next` (a deep link
@@ -116,7 +132,8 @@ export function modeCookie(event: H3Event, ctx: AppContext, mode: 'live' | 'test
 }
 
 /** Whether a key (as the API shows it) is one the session's pages list: of the switch's mode, and not the dashboard's own. */
-export const listedKey = (s: Pick<Session, 'mode' | 'dashboardKeyIds'>, k: Record<string, unknown>): boolean => !s.dashboardKeyIds.includes(String(k.id)) && (k.mode ?? 'live') === s.mode;
+export const listedKey = (s: Pick<Session, 'mode' | 'dashboardKeyIds'>, k: Record<string, unknown>): boolean =>
+  !s.dashboardKeyIds.includes(String(k.id)) && (k.mode ?? 'live') === s.mode;
 
 /** The owner (ownerId) whose objects the session's pages show: the account, or its test side in test mode. */
 export const sessionOwner = (s: Pick<Session, 'accountId' | 'mode'>): string => accountOwner(s.accountId, s.mode === 'test');
@@ -131,7 +148,8 @@ export async function readSession(event: H3Event, ctx: AppContext): Promise<Sess
   const { personId } = found;
   const [login, accounts] = await Promise.all([loginOfAccount(db, personId), membershipsOf(db, personId)]);
   // An account the person was removed from since falls back to their own.
-  const acting = accounts.find((m) => m.account_id === (found.actingAccountId ?? personId)) ?? accounts.find((m) => m.account_id === personId);
+  const acting =
+    accounts.find((m) => m.account_id === (found.actingAccountId ?? personId)) ?? accounts.find((m) => m.account_id === personId);
   if (!login || !acting) return undefined;
   const accountId = acting.account_id;
   const keyId = accountId === personId ? login.dashboard_key_id : (await loginOfAccount(db, accountId))?.dashboard_key_id;
@@ -250,14 +268,20 @@ export function checkCsrf(event: H3Event, ctx: AppContext, form: URLSearchParams
   checkOrigin(event, ctx);
   const token = form.get('csrf') ?? '';
   const expected = session ? session.csrf : cookie(event, csrfCookie(event, ctx));
-  if (!expected || token !== expected) throw forbidden('the form token is missing or does not match this session: reload the page and try again');
+  if (!expected || token !== expected)
+    throw forbidden('the form token is missing or does not match this session: reload the page and try again');
 }
 
 /** Reads an application/x-www-form-urlencoded body. */
 export async function readForm(event: H3Event, ctx: AppContext): Promise<URLSearchParams> {
   const type = (event.req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') {
-    throw new Problem({ status: 415, code: 'unsupported_media_type', title: 'Unsupported media type', detail: 'send the form as application/x-www-form-urlencoded' });
+    throw new Problem({
+      status: 415,
+      code: 'unsupported_media_type',
+      title: 'Unsupported media type',
+      detail: 'send the form as application/x-www-form-urlencoded',
+    });
   }
   return new URLSearchParams(Buffer.from(await readRawBody(event, ctx.config.MAX_BODY_BYTES)).toString('utf8'));
 }
@@ -298,7 +322,11 @@ const NAV: Array<[string, string]> = [
 ];
 
 /** Tabs of areas few accounts use: shown once the account uses the area (or while on it), else under "More". */
-const OCCASIONAL: Record<string, keyof AreasInUse> = { '/dashboard/licences': 'licences', '/dashboard/grants': 'grants', '/dashboard/webhooks': 'webhooks' };
+const OCCASIONAL: Record<string, keyof AreasInUse> = {
+  '/dashboard/licences': 'licences',
+  '/dashboard/grants': 'grants',
+  '/dashboard/webhooks': 'webhooks',
+};
 
 export const DASHBOARD_CSS = `nav.dash ul{list-style:none;display:flex;flex-wrap:wrap;gap:.25rem 1rem;padding:0;margin:0 0 1rem}
 nav.dash a{display:inline-block;padding:.2rem 0}nav.dash summary{cursor:pointer;padding:.2rem 0}nav.dash details ul{list-style:none;padding:.25rem 0 0 .75rem;margin:0}nav.dash a[aria-current]{font-weight:700}form.inline{display:inline}label{display:block;margin:.5rem 0 .2rem}
@@ -339,11 +367,27 @@ function modeSwitch(session: Session, current: string): string {
 
 /** A signed-in dashboard page: the account in the header, the dashboard nav and the test-mode switch, then `body` (trusted HTML). */
 export function dashboardPage(session: Session, current: string, title: string, body: string): string {
-  const item = ([href, label]: [string, string]) => `<li><a href="${href}"${href === current ? ' aria-current="page"' : ''}>${label}</a></li>`;
+  const item = ([href, label]: [string, string]) =>
+    `<li><a href="${href}"${href === current ? ' aria-current="page"' : ''}>${label}</a></li>`;
   const shown = (href: string) => !(href in OCCASIONAL) || href === current || session.areas[OCCASIONAL[href]!];
   const more = NAV.filter(([href]) => !shown(href));
-  const nav = NAV.filter(([href]) => shown(href)).map(item).join('') + (more.length ? `<li class="more"><details><summary>More</summary><ul>${more.map(item).join('')}</ul></details></li>` : '');
-  const acting = session.accounts.length > 1 ? `<p class="acting muted">Acting in <strong>${escapeHtml(session.accounts.find((m) => m.account_id === session.accountId)?.account_name ?? '')}</strong> as ${escapeHtml(session.role)}. <a href="/dashboard/members#accounts-h">Switch account</a></p>` : '';
-  const viewer = session.role === 'viewer' ? '<p class="notice" role="note">You are a viewer of this account: you can read every page, and change nothing. An owner can give you another role.</p>' : '';
-  return htmlPage(title, `<nav class="dash" aria-label="Dashboard"><ul>${nav}</ul></nav>${acting}${modeSwitch(session, current)}\n<h1>${escapeHtml(title)}</h1>${viewer}${body}`, DASHBOARD_CSS, accountHeader(session));
+  const nav =
+    NAV.filter(([href]) => shown(href))
+      .map(item)
+      .join('') +
+    (more.length ? `<li class="more"><details><summary>More</summary><ul>${more.map(item).join('')}</ul></details></li>` : '');
+  const acting =
+    session.accounts.length > 1
+      ? `<p class="acting muted">Acting in <strong>${escapeHtml(session.accounts.find((m) => m.account_id === session.accountId)?.account_name ?? '')}</strong> as ${escapeHtml(session.role)}. <a href="/dashboard/members#accounts-h">Switch account</a></p>`
+      : '';
+  const viewer =
+    session.role === 'viewer'
+      ? '<p class="notice" role="note">You are a viewer of this account: you can read every page, and change nothing. An owner can give you another role.</p>'
+      : '';
+  return htmlPage(
+    title,
+    `<nav class="dash" aria-label="Dashboard"><ul>${nav}</ul></nav>${acting}${modeSwitch(session, current)}\n<h1>${escapeHtml(title)}</h1>${viewer}${body}`,
+    DASHBOARD_CSS,
+    accountHeader(session),
+  );
 }

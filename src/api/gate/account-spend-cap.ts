@@ -29,23 +29,61 @@ const accountCapResponse = z.object({
 
 /** The account's cap as the API shows it: cap, spent and remaining this month. */
 export async function accountCapView(ctx: AppContext, accountId: string, now = new Date()) {
-  const [cap, spent] = await Promise.all([accountSpendCap(ctx.ledger.read, accountId), spentThisMonth(ctx.ledger.read, { accountId }, now)]);
-  return { object: 'spend_cap' as const, account_id: accountId, ...capView(cap, spent), month: monthOf(now).label, resets_at: monthReset(now) };
+  const [cap, spent] = await Promise.all([
+    accountSpendCap(ctx.ledger.read, accountId),
+    spentThisMonth(ctx.ledger.read, { accountId }, now),
+  ]);
+  return {
+    object: 'spend_cap' as const,
+    account_id: accountId,
+    ...capView(cap, spent),
+    month: monthOf(now).label,
+    resets_at: monthReset(now),
+  };
 }
 
 export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): void {
   const doc = { auth: 'key', role: 'operator', tag: 'keys' } as const;
-  router.get('/v1/account/spend-cap', async (event) => {
-    const caller = callerKey(event);
-    return toResponse(reply(await accountCapView(ctx, caller.account_id)));
-  }, { ...doc, tool: 'account_spend_cap', summary: "The account's monthly spend cap, what its keys were charged this month and what is left", response: accountCapResponse, problems: [403] });
+  router.get(
+    '/v1/account/spend-cap',
+    async (event) => {
+      const caller = callerKey(event);
+      return toResponse(reply(await accountCapView(ctx, caller.account_id)));
+    },
+    {
+      ...doc,
+      tool: 'account_spend_cap',
+      summary: "The account's monthly spend cap, what its keys were charged this month and what is left",
+      response: accountCapResponse,
+      problems: [403],
+    },
+  );
 
-  router.post('/v1/account/spend-cap', async (event) => {
-    const caller = callerKey(event);
-    const b = await readBody(event, accountCapRequest, ctx.config.MAX_BODY_BYTES);
-    if (isTestKey(caller)) throw new Problem({ status: 403, code: 'test_key_live_setting', title: 'Forbidden', detail: "a test key cannot change the account's spend cap: use a live operator key or the dashboard" });
-    const set = await ctx.ledger.write((tx) => setAccountSpendCap(tx, caller.account_id, capMicros(b.spend_cap_usd)));
-    if (!set) throw notFound(`account ${caller.account_id} has no settings to change`, 'unknown_account');
-    return toResponse(reply(await accountCapView(ctx, caller.account_id)));
-  }, { ...doc, tool: 'account_spend_cap_set', summary: "Set the most all the account's keys together may be charged per UTC calendar month (null: no cap); past it an act answers 402 spend_cap_reached", body: accountCapRequest, response: accountCapResponse, problems: [400, 403, 404], example: { spend_cap_usd: '1000.00' } });
+  router.post(
+    '/v1/account/spend-cap',
+    async (event) => {
+      const caller = callerKey(event);
+      const b = await readBody(event, accountCapRequest, ctx.config.MAX_BODY_BYTES);
+      if (isTestKey(caller))
+        throw new Problem({
+          status: 403,
+          code: 'test_key_live_setting',
+          title: 'Forbidden',
+          detail: "a test key cannot change the account's spend cap: use a live operator key or the dashboard",
+        });
+      const set = await ctx.ledger.write((tx) => setAccountSpendCap(tx, caller.account_id, capMicros(b.spend_cap_usd)));
+      if (!set) throw notFound(`account ${caller.account_id} has no settings to change`, 'unknown_account');
+      return toResponse(reply(await accountCapView(ctx, caller.account_id)));
+    },
+    {
+      ...doc,
+      tool: 'account_spend_cap_set',
+      summary:
+        "Set the most all the account's keys together may be charged per UTC calendar month (null: no cap); past it an act answers 402 spend_cap_reached",
+      body: accountCapRequest,
+      response: accountCapResponse,
+      problems: [400, 403, 404],
+      example: { spend_cap_usd: '1000.00' },
+    },
+  );
 }

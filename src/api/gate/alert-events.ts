@@ -11,11 +11,25 @@ import { type AlertEventType, ALERT_DELIVERIES } from '../../ledger/webhooks.ts'
 
 /** The webhook deliveries of a fuse's state change (blown, charged), declared among the act's writes. */
 export function fuseChangedAlert(owner: string, after: Fuse, from: FuseState, receipt: Receipt, keyId: string): ActRecord {
-  return alertRecord(owner, 'fuse.state_changed', after.id, after.updated_at, { from, to: after.state, key_id: keyId, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
+  return alertRecord(owner, 'fuse.state_changed', after.id, after.updated_at, {
+    from,
+    to: after.state,
+    key_id: keyId,
+    receipt_id: receipt.receipt_id,
+    verify_url: receipt.verify_url,
+  });
 }
 
 /** The webhook deliveries of a refused hop (DENY, BLOCK or SILENCE), declared among the act's writes. */
-export function hopDeniedAlert(owner: string, keyId: string, fuse: Fuse, outcome: HopOutcome, receipt: Receipt, actKind: string | undefined, tool: string | undefined): ActRecord {
+export function hopDeniedAlert(
+  owner: string,
+  keyId: string,
+  fuse: Fuse,
+  outcome: HopOutcome,
+  receipt: Receipt,
+  actKind: string | undefined,
+  tool: string | undefined,
+): ActRecord {
   return alertRecord(owner, 'hop.denied', fuse.id, nowIso(), {
     decision: outcome.decision,
     reason: outcome.reason,
@@ -29,7 +43,12 @@ export function hopDeniedAlert(owner: string, keyId: string, fuse: Fuse, outcome
 }
 
 /** The webhook deliveries of a review's step (opened, decided, expired), declared among its act's writes; `fuseId` when the held request named one. */
-export function reviewAlert(owner: string, type: 'review.opened' | 'review.decided' | 'review.expired', fuseId: string | null, data: Record<string, unknown>): ActRecord {
+export function reviewAlert(
+  owner: string,
+  type: 'review.opened' | 'review.decided' | 'review.expired',
+  fuseId: string | null,
+  data: Record<string, unknown>,
+): ActRecord {
   return alertRecord(owner, type, fuseId, nowIso(), data);
 }
 

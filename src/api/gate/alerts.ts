@@ -16,7 +16,16 @@
 import { z } from 'zod';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { ALERT_EVENTS, ALERT_TEST_EVENT, createAlertSubscription, deliveriesOf, enqueueTestAlert, listAlertSubscriptions, listDisabledSubscriptions, removeAlertSubscription } from '../../ledger/webhooks.ts';
+import {
+  ALERT_EVENTS,
+  ALERT_TEST_EVENT,
+  createAlertSubscription,
+  deliveriesOf,
+  enqueueTestAlert,
+  listAlertSubscriptions,
+  listDisabledSubscriptions,
+  removeAlertSubscription,
+} from '../../ledger/webhooks.ts';
 import { callerKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -27,7 +36,10 @@ import { nudgeDeliverer, requirePublicTarget } from '../site/webhooks.ts';
 import { callerOf, fuseIdSchema, visibleFuse } from './governed.ts';
 
 export const createAlertRequest = z.strictObject({
-  url: z.url({ protocol: /^https?$/ }).max(2048).describe('where events are POSTed'),
+  url: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .describe('where events are POSTed'),
   events: z
     .array(z.enum(ALERT_EVENTS, { message: `an alert event: ${ALERT_EVENTS.join(' or ')}` }))
     .min(1, 'choose at least one event')
@@ -74,12 +86,28 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
       const body = await readBody(event, createAlertRequest, ctx.config.MAX_BODY_BYTES);
       if (body.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), body.fuse_id);
       if (!ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) await requirePublicTarget(body.url);
-      const sub = { id: newId('whs'), url: body.url, events: ALERT_EVENTS.filter((e) => body.events.includes(e)), fuse_id: body.fuse_id ?? null, created_at: nowIso() };
+      const sub = {
+        id: newId('whs'),
+        url: body.url,
+        events: ALERT_EVENTS.filter((e) => body.events.includes(e)),
+        fuse_id: body.fuse_id ?? null,
+        created_at: nowIso(),
+      };
       await ctx.ledger.write((tx) => createAlertSubscription(tx, ownerId(key), sub));
-      return toResponse(reply({ object: 'alert_subscription', ...sub, signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` } }, 201));
+      return toResponse(
+        reply(
+          {
+            object: 'alert_subscription',
+            ...sub,
+            signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` },
+          },
+          201,
+        ),
+      );
     },
     {
-      summary: "Subscribe a URL to alerts: a fuse's state changes and refused hops, for every fuse of the account or one; signed and retried as trigger webhooks",
+      summary:
+        "Subscribe a URL to alerts: a fuse's state changes and refused hops, for every fuse of the account or one; signed and retried as trigger webhooks",
       auth: 'key',
       role: 'operator',
       tag: 'alerts',
@@ -103,7 +131,12 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
       ]);
       return toResponse(reply({ object: 'list', data: subs.map((s) => ({ object: 'alert_subscription', ...s })), removed, deliveries }));
     },
-    { summary: "The account's alert subscriptions, the removed or disabled ones with why, and the 50 latest deliveries with every attempt", auth: 'key', tag: 'alerts', response: listResponse },
+    {
+      summary: "The account's alert subscriptions, the removed or disabled ones with why, and the 50 latest deliveries with every attempt",
+      auth: 'key',
+      tag: 'alerts',
+      response: listResponse,
+    },
   );
 
   router.post(
@@ -116,10 +149,24 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
       if (!removed) throw notFound(`no alert subscription ${raw}`, 'unknown_alert');
       return toResponse(reply({ object: 'alert_subscription', id: raw, removed: true }));
     },
-    { summary: 'Remove an alert subscription: no more events are queued for it, its pending deliveries fail', auth: 'key', role: 'operator', tag: 'alerts', response: z.object({ object: z.literal('alert_subscription'), id: z.string(), removed: z.literal(true) }), problems: [403, 404] },
+    {
+      summary: 'Remove an alert subscription: no more events are queued for it, its pending deliveries fail',
+      auth: 'key',
+      role: 'operator',
+      tag: 'alerts',
+      response: z.object({ object: z.literal('alert_subscription'), id: z.string(), removed: z.literal(true) }),
+      problems: [403, 404],
+    },
   );
 
-  const testedResponse = z.object({ object: z.literal('alert_delivery'), id: z.string(), subscription_id: z.string(), event_id: z.string(), event_type: z.literal(ALERT_TEST_EVENT), state: z.literal('pending') });
+  const testedResponse = z.object({
+    object: z.literal('alert_delivery'),
+    id: z.string(),
+    subscription_id: z.string(),
+    event_id: z.string(),
+    event_type: z.literal(ALERT_TEST_EVENT),
+    state: z.literal('pending'),
+  });
   router.post(
     '/v1/alerts/:alert_id/test',
     async (event) => {
@@ -127,14 +174,29 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
       const raw = String(event.context.params?.alert_id ?? '');
       const id = idParam.safeParse(raw);
       const event_id = newId('evt');
-      const body = { event_id, type: ALERT_TEST_EVENT, at: nowIso(), fuse_id: null, test: true, data: { subscription_id: raw, note: 'a test event, sent on request: nothing happened to a fuse' } };
-      const delivery = id.success ? await ctx.ledger.write((tx) => enqueueTestAlert(tx, ownerId(key), id.data, { event_id, body })) : undefined;
+      const body = {
+        event_id,
+        type: ALERT_TEST_EVENT,
+        at: nowIso(),
+        fuse_id: null,
+        test: true,
+        data: { subscription_id: raw, note: 'a test event, sent on request: nothing happened to a fuse' },
+      };
+      const delivery = id.success
+        ? await ctx.ledger.write((tx) => enqueueTestAlert(tx, ownerId(key), id.data, { event_id, body }))
+        : undefined;
       if (!delivery) throw notFound(`no active alert subscription ${raw}`, 'unknown_alert');
       nudgeDeliverer();
-      return toResponse(reply({ object: 'alert_delivery', id: delivery, subscription_id: raw, event_id, event_type: ALERT_TEST_EVENT, state: 'pending' }, 202));
+      return toResponse(
+        reply(
+          { object: 'alert_delivery', id: delivery, subscription_id: raw, event_id, event_type: ALERT_TEST_EVENT, state: 'pending' },
+          202,
+        ),
+      );
     },
     {
-      summary: 'Send a test event to an alert subscription: delivered, signed and retried as any event, marked `test: true` (type alert.test)',
+      summary:
+        'Send a test event to an alert subscription: delivered, signed and retried as any event, marked `test: true` (type alert.test)',
       auth: 'key',
       role: 'operator',
       tag: 'alerts',

@@ -46,61 +46,113 @@ export function fuseObject(f: Fuse) {
 
 export function registerFuseRoutes(router: Router, ctx: AppContext): void {
   router.job(drillFuseRestore(ctx));
-  keyedAct(router, ctx, '/v1/fuses', { tool: 'fuse_create', summary: 'Create a fuse owned by the calling key (our extension)', role: 'operator', tag: 'fuses', body: createFuseRequest, optionalBody: true, response: fuseResponse.extend({ receipt_id: z.string() }), responses: { 201: { description: 'The fuse, created, with the receipt of its creation', schema: fuseResponse.extend({ receipt_id: z.string() }) } }, example: { state: 'LIVE', label: 'payments agent' } }, async (body, key, event) => {
-    const id = newId('fuse');
-    return commitAct(event, ctx, key, {
-      run: async (tx, state) => {
-        const receipt = state.receipt(ctx, { kind: 'fuse_create', decision: body.state, subject: id, key_id: key.id });
-        const fuse = await createFuse(tx, { id, keyId: ownerId(key), state: body.state, label: body.label ?? null, now: nowIso() });
-        return { writes: { receipt }, reply: reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201) };
+  keyedAct(
+    router,
+    ctx,
+    '/v1/fuses',
+    {
+      tool: 'fuse_create',
+      summary: 'Create a fuse owned by the calling key (our extension)',
+      role: 'operator',
+      tag: 'fuses',
+      body: createFuseRequest,
+      optionalBody: true,
+      response: fuseResponse.extend({ receipt_id: z.string() }),
+      responses: {
+        201: {
+          description: 'The fuse, created, with the receipt of its creation',
+          schema: fuseResponse.extend({ receipt_id: z.string() }),
+        },
       },
-    });
-  });
-
-  router.get('/v1/fuses', async (event) => {
-    const key = callerKey(event);
-    const q = readQuery(event, listQuery);
-    const fuses = await listFuses(ctx.ledger.read, ownerId(key), q.limit + 1, q.starting_after);
-    return toResponse(reply({ object: 'list', data: fuses.slice(0, q.limit).map(fuseObject), has_more: fuses.length > q.limit }));
-  }, { tool: 'fuses_list', summary: "List the calling key's fuses", auth: 'key', tag: 'fuses', query: listQuery });
-
-  const transition = (path: string, to: FuseState, from: readonly FuseState[], verb: string, summary: string, role: 'agent' | 'operator') =>
-    keyedAct(router, ctx, path, {
-      tool: verb === 'dead' ? 'fuse_blow' : 'fuse_charge', summary, role, tag: 'fuses', response: fuseResponse.extend({ previous_state: z.string(), receipt_id: z.string() }), problems: role === 'operator' ? [403, 404, 409] : [404, 409],
-      // A fuse that does not exist, or is not the caller's, is 404 before anything else.
-      precheck: async (event, key) => {
-        const id = fuseIdSchema.safeParse(event.context.params?.fuse_id);
-        const fuseId = id.success ? id.data : '';
-        await changeableFuse(ctx.ledger.read, callerOf(key), fuseId);
-        return fuseId;
-      },
-    }, async (_body, key, event, fuseId) => {
-      const caller = callerOf(key);
-      const answer = await commitAct(event, ctx, key, {
-        needs: { fuseId },
-        // Read, checked and moved under the write lock: of two concurrent transitions, one wins.
+      example: { state: 'LIVE', label: 'payments agent' },
+    },
+    async (body, key, event) => {
+      const id = newId('fuse');
+      return commitAct(event, ctx, key, {
         run: async (tx, state) => {
-          const fuse = changeableIn(caller, fuseId, state.fuse);
-          const now = nowIso();
-          if (!from.includes(fuse.state) || !(await transitionFuse(tx, fuse.id, from, to, now))) {
-            throw new Problem({
-              status: 409,
-              code: 'invalid_transition',
-              title: 'Conflict',
-              detail: `cannot ${verb} a fuse that is ${fuse.state}: only ${from.join(' or ')} can be ${verb === 'dead' ? 'blown' : 'charged'}`,
-              extra: { state: fuse.state },
-            });
-          }
-          const receipt = state.receipt(ctx, { kind: `fuse_${verb}`, decision: to, subject: fuse.id, key_id: key.id, data: { from: fuse.state } });
-          const after: Fuse = { ...fuse, state: to, updated_at: now };
-          const records = [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id)];
-          return { writes: { receipt, fuse: after, records }, reply: reply({ ...fuseObject(after), previous_state: fuse.state, receipt_id: receipt.receipt_id }) };
+          const receipt = state.receipt(ctx, { kind: 'fuse_create', decision: body.state, subject: id, key_id: key.id });
+          const fuse = await createFuse(tx, { id, keyId: ownerId(key), state: body.state, label: body.label ?? null, now: nowIso() });
+          return { writes: { receipt }, reply: reply({ ...fuseObject(fuse), receipt_id: receipt.receipt_id }, 201) };
         },
       });
-      nudgeDeliverer();
-      return answer;
-    });
+    },
+  );
 
-  transition('/v1/fuses/:fuse_id/dead', 'DEAD', FUSE_STATES.filter((s) => s !== 'DEAD'), 'dead', 'Blow a fuse: it becomes DEAD and fails closed', 'agent');
+  router.get(
+    '/v1/fuses',
+    async (event) => {
+      const key = callerKey(event);
+      const q = readQuery(event, listQuery);
+      const fuses = await listFuses(ctx.ledger.read, ownerId(key), q.limit + 1, q.starting_after);
+      return toResponse(reply({ object: 'list', data: fuses.slice(0, q.limit).map(fuseObject), has_more: fuses.length > q.limit }));
+    },
+    { tool: 'fuses_list', summary: "List the calling key's fuses", auth: 'key', tag: 'fuses', query: listQuery },
+  );
+
+  const transition = (path: string, to: FuseState, from: readonly FuseState[], verb: string, summary: string, role: 'agent' | 'operator') =>
+    keyedAct(
+      router,
+      ctx,
+      path,
+      {
+        tool: verb === 'dead' ? 'fuse_blow' : 'fuse_charge',
+        summary,
+        role,
+        tag: 'fuses',
+        response: fuseResponse.extend({ previous_state: z.string(), receipt_id: z.string() }),
+        problems: role === 'operator' ? [403, 404, 409] : [404, 409],
+        // A fuse that does not exist, or is not the caller's, is 404 before anything else.
+        precheck: async (event, key) => {
+          const id = fuseIdSchema.safeParse(event.context.params?.fuse_id);
+          const fuseId = id.success ? id.data : '';
+          await changeableFuse(ctx.ledger.read, callerOf(key), fuseId);
+          return fuseId;
+        },
+      },
+      async (_body, key, event, fuseId) => {
+        const caller = callerOf(key);
+        const answer = await commitAct(event, ctx, key, {
+          needs: { fuseId },
+          // Read, checked and moved under the write lock: of two concurrent transitions, one wins.
+          run: async (tx, state) => {
+            const fuse = changeableIn(caller, fuseId, state.fuse);
+            const now = nowIso();
+            if (!from.includes(fuse.state) || !(await transitionFuse(tx, fuse.id, from, to, now))) {
+              throw new Problem({
+                status: 409,
+                code: 'invalid_transition',
+                title: 'Conflict',
+                detail: `cannot ${verb} a fuse that is ${fuse.state}: only ${from.join(' or ')} can be ${verb === 'dead' ? 'blown' : 'charged'}`,
+                extra: { state: fuse.state },
+              });
+            }
+            const receipt = state.receipt(ctx, {
+              kind: `fuse_${verb}`,
+              decision: to,
+              subject: fuse.id,
+              key_id: key.id,
+              data: { from: fuse.state },
+            });
+            const after: Fuse = { ...fuse, state: to, updated_at: now };
+            const records = [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id)];
+            return {
+              writes: { receipt, fuse: after, records },
+              reply: reply({ ...fuseObject(after), previous_state: fuse.state, receipt_id: receipt.receipt_id }),
+            };
+          },
+        });
+        nudgeDeliverer();
+        return answer;
+      },
+    );
+
+  transition(
+    '/v1/fuses/:fuse_id/dead',
+    'DEAD',
+    FUSE_STATES.filter((s) => s !== 'DEAD'),
+    'dead',
+    'Blow a fuse: it becomes DEAD and fails closed',
+    'agent',
+  );
   transition('/v1/fuses/:fuse_id/charge', 'LIVE', CHARGEABLE_STATES, 'charge', 'Charge an UNSIGNED or DEAD fuse back to LIVE', 'operator');
 }

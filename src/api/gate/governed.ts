@@ -34,11 +34,12 @@ import { nudgeDeliverer } from '../site/webhooks.ts';
 export const fuseIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a fuse id such as fuse_…');
 export const actionSchema = z
   .looseObject({ kind: actKindSchema.describe(ACT_KINDS_TEXT) })
-  .describe("the action about to happen: `kind`, its act kind, is checked against the key's declared surface; its other members (an amount, a payee) are hashed into the receipt's `fingerprint`");
+  .describe(
+    "the action about to happen: `kind`, its act kind, is checked against the key's declared surface; its other members (an amount, a payee) are hashed into the receipt's `fingerprint`",
+  );
 export type Action = z.infer<typeof actionSchema>;
 /** The agent's tool this hop gates (the MCP proxy and the guards send it): public in the receipt, as the act kind is. */
 export const toolSchema = z.string().regex(TOOL_NAME, TOOL_NAME_MESSAGE);
-
 
 /** Who is hopping: a key, or the public (drill fuses only, never charged). */
 export interface Caller {
@@ -59,7 +60,8 @@ export function callerOf(key: ApiKey | undefined): Caller {
 const owner = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
 
 /** Whether the caller sees `fuse`: its account's own; a drill fuse when it is the public (no key, or a keyless payer). */
-export const seesFuse = (caller: Caller, fuse: Fuse): boolean => fuse.key_id === owner(caller) || (caller.public && fuse.key_id === DRILL_OWNER);
+export const seesFuse = (caller: Caller, fuse: Fuse): boolean =>
+  fuse.key_id === owner(caller) || (caller.public && fuse.key_id === DRILL_OWNER);
 
 /** The fuse if the caller may see it: its own fuses, or the drill fuses for the public. Else 404. */
 export async function visibleFuse(db: Parameters<typeof getFuse>[0], caller: Caller, id: string): Promise<Fuse> {
@@ -106,7 +108,14 @@ function hopAct(caller: Caller, req: GovernedHop, fuse: Fuse, outcome: HopOutcom
     subject: fuse.id,
     ...(caller.key ? { key_id: caller.key.id } : { demo: true }),
     ...(fp ? { fingerprint: fp } : {}),
-    data: { state: fuse.state, ok: outcome.ok, verdict: outcome.verdict, reason: outcome.reason, ...(req.action ? { act_kind: req.action.kind } : {}), ...(req.tool ? { tool: req.tool } : {}) },
+    data: {
+      state: fuse.state,
+      ok: outcome.ok,
+      verdict: outcome.verdict,
+      reason: outcome.reason,
+      ...(req.action ? { act_kind: req.action.kind } : {}),
+      ...(req.tool ? { tool: req.tool } : {}),
+    },
   };
 }
 
@@ -146,7 +155,14 @@ export const changeableIn = (caller: Caller, id: string, fuse: Fuse | undefined)
  * key's quota and charges it nothing: its lines are the payment's price, and
  * the pipeline settles it and names it in the receipt and the answer.
  */
-export async function governedHop(event: ActEvent, ctx: AppContext, caller: Caller, req: GovernedHop, answer: (r: HopResult) => Reply, bill: Bill): Promise<Reply> {
+export async function governedHop(
+  event: ActEvent,
+  ctx: AppContext,
+  caller: Caller,
+  req: GovernedHop,
+  answer: (r: HopResult) => Reply,
+  bill: Bill,
+): Promise<Reply> {
   const key = caller.key;
   const paid = paidCallOf(event) !== undefined;
   if (key && !paid && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
@@ -162,7 +178,10 @@ export async function governedHop(event: ActEvent, ctx: AppContext, caller: Call
       const charges = key ? chargesOf(req.kind, outcome, key.id, bill) : [];
       const receipt = state.receipt(ctx, hopAct(caller, req, fuse, outcome, fp), { charges });
       // A refused hop of an account's key alerts its subscribers (docs/alerts.md); the public (drills, a keyless payer) alerts nobody.
-      const records = key && !caller.public && !outcome.verdict ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind, req.tool)] : [];
+      const records =
+        key && !caller.public && !outcome.verdict
+          ? [hopDeniedAlert(ownerId(key), key.id, fuse, outcome, receipt, req.action?.kind, req.tool)]
+          : [];
       queued = records.length > 0;
       return { writes: { receipt, records }, reply: answer({ fuse, outcome, receipt, fingerprint: fp, charges }) };
     },
@@ -180,7 +199,11 @@ export const hopResponse = z.object({
   verify_url: z.url(),
   decision: z.enum(['PERMIT', 'BLOCK', 'DENY', 'SILENCE']),
   reason: z.string(),
-  charge: chargeSchema.nullable().describe('what this hop charged: execute_gate, or the NAP hold for a refusal (for an x402-paid hop, the line its payment paid); null for a public demo'),
+  charge: chargeSchema
+    .nullable()
+    .describe(
+      'what this hop charged: execute_gate, or the NAP hold for a refusal (for an x402-paid hop, the line its payment paid); null for a public demo',
+    ),
   surface: z.array(z.string()).optional().describe("on a BLOCK only: the act kinds the key's declared surface holds"),
 });
 

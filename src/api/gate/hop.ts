@@ -24,7 +24,21 @@ import type { ApiKey } from '../../ledger/api-keys.ts';
 import type { Fuse } from '../../ledger/fuses.ts';
 import type { X402Doc } from '../../payments/x402/resources.ts';
 import type { Router } from '../router.ts';
-import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, hopResponse, toolSchema, UNCHARGED, visibleFuse, visibleIn, type Caller, type HopResult } from './governed.ts';
+import {
+  actionSchema,
+  callerOf,
+  fuseIdSchema,
+  governedHop,
+  hopBody,
+  hopReply,
+  hopResponse,
+  toolSchema,
+  UNCHARGED,
+  visibleFuse,
+  visibleIn,
+  type Caller,
+  type HopResult,
+} from './governed.ts';
 
 /**
  * The fuse id in keyed examples: one of the caller's own (POST /v1/fuses makes
@@ -33,7 +47,9 @@ import { actionSchema, callerOf, fuseIdSchema, governedHop, hopBody, hopReply, h
 const KEYED_FUSE_EXAMPLE = 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd';
 
 /** The fuse a keyed hop or act checks, as the reference describes it. */
-const heldFuseId = fuseIdSchema.describe("the fuse this agent's acts are checked against: one of the account's (`POST /v1/fuses` makes one)");
+const heldFuseId = fuseIdSchema.describe(
+  "the fuse this agent's acts are checked against: one of the account's (`POST /v1/fuses` makes one)",
+);
 export const hopRequest = z.strictObject({
   fuse_id: heldFuseId,
   action: actionSchema.optional(),
@@ -50,7 +66,12 @@ export const lookupResponse = z.object({
   state: z.enum(['LIVE', 'ARMED', 'DEAD', 'UNSIGNED']),
   ok: z.boolean(),
   checked_at: z.string(),
-  receipt_id: z.string().optional().describe('an x402-paid lookup only (with `charge`, the line its payment paid: the hop toll): the receipt of the lookup, naming its payment; a keyed lookup charges no toll'),
+  receipt_id: z
+    .string()
+    .optional()
+    .describe(
+      'an x402-paid lookup only (with `charge`, the line its payment paid: the hop toll): the receipt of the lookup, naming its payment; a keyed lookup charges no toll',
+    ),
   verify_url: z.url().optional(),
   charge: chargeSchema.optional(),
 });
@@ -59,7 +80,11 @@ export const actResponse = hopResponse.omit({ charge: true }).extend({
   acted: z.boolean(),
   act_kind: z.string(),
   fingerprint: z.string().describe('SHA-256 hex of the canonical JSON of the action'),
-  charges: z.array(chargeSchema).describe('every line this act charged: execute_gate and seal when it acted, the NAP hold for a refusal (for an x402-paid act, the lines its payment paid); empty for a public demo'),
+  charges: z
+    .array(chargeSchema)
+    .describe(
+      'every line this act charged: execute_gate and seal when it acted, the NAP hold for a refusal (for an x402-paid act, the lines its payment paid); empty for a public demo',
+    ),
 });
 const demoHopRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema.optional() });
 const demoActRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), action: actionSchema });
@@ -76,7 +101,13 @@ function actReply(r: HopResult) {
   });
 }
 
-const lookupBody = (fuse: Fuse) => ({ fuse_id: fuse.id, exists: true, state: fuse.state, ok: decideHop(fuse.state, undefined, []).ok, checked_at: new Date().toISOString() });
+const lookupBody = (fuse: Fuse) => ({
+  fuse_id: fuse.id,
+  exists: true,
+  state: fuse.state,
+  ok: decideHop(fuse.state, undefined, []).ok,
+  checked_at: new Date().toISOString(),
+});
 
 /** A lookup counts against the key's hop limit (SPEC 8.1) but charges no toll (the OCSP alias, the public demo: no payment). */
 async function lookup(ctx: AppContext, caller: Caller, fuseId: string): Promise<Reply> {
@@ -109,7 +140,13 @@ async function lookupAct(event: ActEvent, ctx: AppContext, key: ApiKey, fuseId: 
       if (!paid) return { writes: {}, reply: reply(body) };
       const receipt = state.receipt(
         ctx,
-        { kind: 'lookup', decision: fuse.state, subject: fuse.id, ...(paid.keyless ? {} : { key_id: key.id }), data: { state: fuse.state, ok: body.ok } },
+        {
+          kind: 'lookup',
+          decision: fuse.state,
+          subject: fuse.id,
+          ...(paid.keyless ? {} : { key_id: key.id }),
+          data: { state: fuse.state, ok: body.ok },
+        },
         { signed: true },
       );
       return { writes: { receipt }, reply: reply({ ...body, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
@@ -130,82 +167,223 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   // lookup counts as a hop, so it costs the hop toll. Not the OCSP alias: it must answer "halt" within
   // OCSP_HALT_AFTER_MS, which a settlement cannot promise.
   const PAID_HOP: X402Doc = { when: "past the key's hop limit, or without a key (public drill fuses only)", pastHopLimit: true };
-  keyedAct(router, ctx, '/v1/fuse/hop', { tool: 'fuse_hop', summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt', description: ACT_KINDS_TEXT, tag: 'gate', body: hopRequest, response: hopResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'hold'], x402: PAID_HOP, lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } } }, (body, key, event, _, bill) =>
-    governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action, tool: body.tool }, hopReply, bill),
+  keyedAct(
+    router,
+    ctx,
+    '/v1/fuse/hop',
+    {
+      tool: 'fuse_hop',
+      summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt',
+      description: ACT_KINDS_TEXT,
+      tag: 'gate',
+      body: hopRequest,
+      response: hopResponse,
+      problems: [402, 404, 409, 422],
+      charges: ['execute_gate', 'hold'],
+      x402: PAID_HOP,
+      lane: true,
+      example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } },
+    },
+    (body, key, event, _, bill) =>
+      governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action, tool: body.tool }, hopReply, bill),
   );
 
-  keyedAct(router, ctx, '/v1/fuse/lookup', { tool: 'fuse_lookup', summary: "A fuse's state; counts against the hop limit, no toll", tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404], x402: { ...PAID_HOP, sku: 'execute_gate' } }, (query, key, event) =>
-    lookupAct(event, ctx, key, query.fuse_id),
+  keyedAct(
+    router,
+    ctx,
+    '/v1/fuse/lookup',
+    {
+      tool: 'fuse_lookup',
+      summary: "A fuse's state; counts against the hop limit, no toll",
+      tag: 'gate',
+      query: lookupQuery,
+      response: lookupResponse,
+      problems: [402, 404],
+      x402: { ...PAID_HOP, sku: 'execute_gate' },
+    },
+    (query, key, event) => lookupAct(event, ctx, key, query.fuse_id),
   );
 
   // OCSP-style alias: same answer while the ledger answers; 503 "halt" when it cannot be reached.
-  router.get('/v1/ocsp', (event) =>
-    haltUnlessAnsweredWithin(event, ctx.config.OCSP_HALT_AFTER_MS, async () => {
-      const caller = await keyed(event);
-      const { fuse_id } = readQuery(event, lookupQuery);
-      return toResponse(await lookup(ctx, caller, fuse_id));
-    }),
-  { tool: 'ocsp', summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached', auth: 'key', tag: 'gate', query: lookupQuery, response: lookupResponse, problems: [402, 404, 503], x402: false });
-
-  keyedAct(router, ctx, '/v1/act', { tool: 'act', summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint', description: ACT_KINDS_TEXT, tag: 'gate', body: actRequest, response: actResponse, problems: [402, 404, 409, 422], charges: ['execute_gate', 'seal', 'hold'], lane: true, example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } } }, (body, key, event, _, bill) =>
-    governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, bill),
+  router.get(
+    '/v1/ocsp',
+    (event) =>
+      haltUnlessAnsweredWithin(event, ctx.config.OCSP_HALT_AFTER_MS, async () => {
+        const caller = await keyed(event);
+        const { fuse_id } = readQuery(event, lookupQuery);
+        return toResponse(await lookup(ctx, caller, fuse_id));
+      }),
+    {
+      tool: 'ocsp',
+      summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached',
+      auth: 'key',
+      tag: 'gate',
+      query: lookupQuery,
+      response: lookupResponse,
+      problems: [402, 404, 503],
+      x402: false,
+    },
   );
 
-  keyedAct(router, ctx, '/v1/classify', { tool: 'classify', summary: 'Deterministic act classifier (rules in data) with a signed receipt', tag: 'gate', body: classifyRequest, problems: [409, 422], charges: ['classify'], example: { text: 'wire 5,000 USD to the supplier' } }, async (body, key, event, _, bill) => {
-    const c = classify(body);
-    const fp = fingerprint(body);
-    const charge = { keyId: key.id, ...bill('classify') };
-    return commitAct(event, ctx, key, {
-      decide(state) {
-        const receipt = state.receipt(ctx, { kind: 'classify', decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED', key_id: key.id, fingerprint: fp, data: { ...c } }, { charges: [charge] });
-        return { writes: { receipt }, reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView(charge) }) };
-      },
-    });
-  });
+  keyedAct(
+    router,
+    ctx,
+    '/v1/act',
+    {
+      tool: 'act',
+      summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint',
+      description: ACT_KINDS_TEXT,
+      tag: 'gate',
+      body: actRequest,
+      response: actResponse,
+      problems: [402, 404, 409, 422],
+      charges: ['execute_gate', 'seal', 'hold'],
+      lane: true,
+      example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } },
+    },
+    (body, key, event, _, bill) =>
+      governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, bill),
+  );
+
+  keyedAct(
+    router,
+    ctx,
+    '/v1/classify',
+    {
+      tool: 'classify',
+      summary: 'Deterministic act classifier (rules in data) with a signed receipt',
+      tag: 'gate',
+      body: classifyRequest,
+      problems: [409, 422],
+      charges: ['classify'],
+      example: { text: 'wire 5,000 USD to the supplier' },
+    },
+    async (body, key, event, _, bill) => {
+      const c = classify(body);
+      const fp = fingerprint(body);
+      const charge = { keyId: key.id, ...bill('classify') };
+      return commitAct(event, ctx, key, {
+        decide(state) {
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'classify', decision: c.act_kind ? 'CLASSIFIED' : 'UNCLASSIFIED', key_id: key.id, fingerprint: fp, data: { ...c } },
+            { charges: [charge] },
+          );
+          return {
+            writes: { receipt },
+            reply: reply({ ...c, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, charge: chargeView(charge) }),
+          };
+        },
+      });
+    },
+  );
 
   // PERMIT / DENY for a fuse and an action, with the reason. A demo: no hop is counted, nothing is charged.
-  router.post('/v1/execute-gate/demo', async (event) => {
-    const caller = await keyed(event);
-    const body = await readBody(event, actRequest, limit);
-    const fp = fingerprint(body.action);
-    const answer = await commitAct(event, ctx, caller.key, {
-      needs: { fuseId: body.fuse_id },
-      decide(state) {
-        const fuse = visibleIn(caller, body.fuse_id, state.fuse);
-        const o = decideHop(fuse.state, body.action.kind, caller.surface);
-        const decision = o.verdict ? 'PERMIT' : 'DENY';
-        const receipt = state.receipt(ctx, {
-          kind: 'execute_gate_demo',
-          decision,
-          subject: fuse.id,
-          key_id: caller.key!.id,
-          demo: true,
-          fingerprint: fp,
-          data: { state: fuse.state, reason: o.reason },
-        });
-        return { writes: { receipt }, reply: reply({ fuse_id: fuse.id, state: fuse.state, decision, reason: o.reason, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
-      },
-    });
-    return toResponse(answer);
-  }, { tool: 'execute_gate_demo', summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged', auth: 'key', tag: 'gate', body: actRequest, problems: [404], example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } } });
+  router.post(
+    '/v1/execute-gate/demo',
+    async (event) => {
+      const caller = await keyed(event);
+      const body = await readBody(event, actRequest, limit);
+      const fp = fingerprint(body.action);
+      const answer = await commitAct(event, ctx, caller.key, {
+        needs: { fuseId: body.fuse_id },
+        decide(state) {
+          const fuse = visibleIn(caller, body.fuse_id, state.fuse);
+          const o = decideHop(fuse.state, body.action.kind, caller.surface);
+          const decision = o.verdict ? 'PERMIT' : 'DENY';
+          const receipt = state.receipt(ctx, {
+            kind: 'execute_gate_demo',
+            decision,
+            subject: fuse.id,
+            key_id: caller.key!.id,
+            demo: true,
+            fingerprint: fp,
+            data: { state: fuse.state, reason: o.reason },
+          });
+          return {
+            writes: { receipt },
+            reply: reply({
+              fuse_id: fuse.id,
+              state: fuse.state,
+              decision,
+              reason: o.reason,
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+            }),
+          };
+        },
+      });
+      return toResponse(answer);
+    },
+    {
+      tool: 'execute_gate_demo',
+      summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged',
+      auth: 'key',
+      tag: 'gate',
+      body: actRequest,
+      problems: [404],
+      example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } },
+    },
+  );
 
   // Public demos on the drill fuses: never charged, rate limited per client address.
-  router.post('/demo/hop', async (event) => {
-    const caller = await publicCaller(event);
-    const body = await readBody(event, demoHopRequest, limit);
-    return toResponse(await governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply, UNCHARGED));
-  }, { tool: 'demo_hop', summary: 'Public hop on a drill fuse (fuse_drill_live or fuse_drill_dead); never charged', auth: 'demo', tag: 'demo', body: demoHopRequest, response: hopResponse, problems: [404, 429], example: { fuse_id: 'fuse_drill_dead' } });
+  router.post(
+    '/demo/hop',
+    async (event) => {
+      const caller = await publicCaller(event);
+      const body = await readBody(event, demoHopRequest, limit);
+      return toResponse(
+        await governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply, UNCHARGED),
+      );
+    },
+    {
+      tool: 'demo_hop',
+      summary: 'Public hop on a drill fuse (fuse_drill_live or fuse_drill_dead); never charged',
+      auth: 'demo',
+      tag: 'demo',
+      body: demoHopRequest,
+      response: hopResponse,
+      problems: [404, 429],
+      example: { fuse_id: 'fuse_drill_dead' },
+    },
+  );
 
-  router.post('/demo/act', async (event) => {
-    const caller = await publicCaller(event);
-    const body = await readBody(event, demoActRequest, limit);
-    return toResponse(await governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, UNCHARGED));
-  }, { tool: 'demo_act', summary: 'Public welded act on a drill fuse; never charged', auth: 'demo', tag: 'demo', body: demoActRequest, response: actResponse, problems: [404, 429], example: { action: { kind: 'pay' } } });
+  router.post(
+    '/demo/act',
+    async (event) => {
+      const caller = await publicCaller(event);
+      const body = await readBody(event, demoActRequest, limit);
+      return toResponse(
+        await governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, UNCHARGED),
+      );
+    },
+    {
+      tool: 'demo_act',
+      summary: 'Public welded act on a drill fuse; never charged',
+      auth: 'demo',
+      tag: 'demo',
+      body: demoActRequest,
+      response: actResponse,
+      problems: [404, 429],
+      example: { action: { kind: 'pay' } },
+    },
+  );
 
-  router.get('/demo/lookup', async (event) => {
-    const caller = await publicCaller(event);
-    const { fuse_id } = readQuery(event, demoLookupQuery);
-    return toResponse(await lookup(ctx, caller, fuse_id));
-  }, { tool: 'demo_lookup', summary: 'Public lookup of a drill fuse', auth: 'demo', tag: 'demo', query: demoLookupQuery, response: lookupResponse, problems: [404, 429] });
-
+  router.get(
+    '/demo/lookup',
+    async (event) => {
+      const caller = await publicCaller(event);
+      const { fuse_id } = readQuery(event, demoLookupQuery);
+      return toResponse(await lookup(ctx, caller, fuse_id));
+    },
+    {
+      tool: 'demo_lookup',
+      summary: 'Public lookup of a drill fuse',
+      auth: 'demo',
+      tag: 'demo',
+      query: demoLookupQuery,
+      response: lookupResponse,
+      problems: [404, 429],
+    },
+  );
 }

@@ -24,8 +24,14 @@ import type { Router } from '../router.ts';
 
 const idSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 export const createGrantRequest = z.strictObject({
-  lines: z.array(z.string().regex(/^[a-z0-9_]{1,64}$/, 'a line such as cyber')).min(1).max(50),
-  states: z.array(z.string().regex(/^[A-Z]{2}$/, 'a two-letter state such as CA')).min(1).max(60),
+  lines: z
+    .array(z.string().regex(/^[a-z0-9_]{1,64}$/, 'a line such as cyber'))
+    .min(1)
+    .max(50),
+  states: z
+    .array(z.string().regex(/^[A-Z]{2}$/, 'a two-letter state such as CA'))
+    .min(1)
+    .max(60),
   max_premium: z.string().regex(/^\d{1,12}(\.\d{1,2})?$/, 'a USD amount such as "250000.00"'),
   name: z.string().trim().min(1).max(200).optional(),
 });
@@ -59,52 +65,116 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
     return id.success ? id.data : '';
   };
 
-  router.get('/v1/pas/licenses', async (event) => {
-    const key = callerKey(event);
-    return toResponse(reply({ object: 'list', data: await listLicenses(ctx.ledger.read, ownerId(key), nowIso()) }));
-  }, { tool: 'pas_licenses', summary: "The account's licence parents: stored state, last change and outstanding tickets", auth: 'key', tag: 'pas' });
+  router.get(
+    '/v1/pas/licenses',
+    async (event) => {
+      const key = callerKey(event);
+      return toResponse(reply({ object: 'list', data: await listLicenses(ctx.ledger.read, ownerId(key), nowIso()) }));
+    },
+    {
+      tool: 'pas_licenses',
+      summary: "The account's licence parents: stored state, last change and outstanding tickets",
+      auth: 'key',
+      tag: 'pas',
+    },
+  );
 
-  router.get('/v1/pas/tickets', async (event) => {
-    const key = callerKey(event);
-    const q = readQuery(event, ticketsQuery);
-    return toResponse(reply({ object: 'list', data: await listTickets(ctx.ledger.read, ownerId(key), q.license_id, q.limit) }));
-  }, { tool: 'pas_tickets', summary: "The account's bind tickets, newest first (optionally of one licence)", auth: 'key', tag: 'pas', query: ticketsQuery });
+  router.get(
+    '/v1/pas/tickets',
+    async (event) => {
+      const key = callerKey(event);
+      const q = readQuery(event, ticketsQuery);
+      return toResponse(reply({ object: 'list', data: await listTickets(ctx.ledger.read, ownerId(key), q.license_id, q.limit) }));
+    },
+    {
+      tool: 'pas_tickets',
+      summary: "The account's bind tickets, newest first (optionally of one licence)",
+      auth: 'key',
+      tag: 'pas',
+      query: ticketsQuery,
+    },
+  );
 
-  router.get('/v1/pas/grants', async (event) => {
-    const key = callerKey(event);
-    return toResponse(reply({ object: 'list', data: (await listGrants(ctx.ledger.read, ownerId(key))).map(grantObject) }));
-  }, { summary: "The account's delegated (MGA) authority grants", auth: 'key', role: 'operator', tag: 'pas', problems: [403] });
+  router.get(
+    '/v1/pas/grants',
+    async (event) => {
+      const key = callerKey(event);
+      return toResponse(reply({ object: 'list', data: (await listGrants(ctx.ledger.read, ownerId(key))).map(grantObject) }));
+    },
+    { summary: "The account's delegated (MGA) authority grants", auth: 'key', role: 'operator', tag: 'pas', problems: [403] },
+  );
 
-  router.post('/v1/pas/grants', async (event) => {
-    const key = callerKey(event);
-    const b = await readBody(event, createGrantRequest, limit);
-    const g: StoredGrant = {
-      id: newId('auth'),
-      key_id: ownerId(key),
-      name: b.name ?? null,
-      lines: [...new Set(b.lines)],
-      states: [...new Set(b.states)],
-      max_premium_micros: usdToMicros(b.max_premium),
-      created_at: nowIso(),
-      revoked_at: null,
-    };
-    await ctx.ledger.write((tx) => insertGrant(tx, g));
-    return toResponse(reply(grantObject(g), 201));
-  }, { summary: 'Grant delegated (MGA) authority: premium, line and state limits that /v1/pas/mga-authority checks', auth: 'key', role: 'operator', tag: 'pas', body: createGrantRequest, response: grantResponse, responses: { 201: { description: 'The grant', schema: grantResponse } }, problems: [403], example: { lines: ['cyber'], states: ['CA', 'NY'], max_premium: '250000.00', name: 'Acme MGA' } });
+  router.post(
+    '/v1/pas/grants',
+    async (event) => {
+      const key = callerKey(event);
+      const b = await readBody(event, createGrantRequest, limit);
+      const g: StoredGrant = {
+        id: newId('auth'),
+        key_id: ownerId(key),
+        name: b.name ?? null,
+        lines: [...new Set(b.lines)],
+        states: [...new Set(b.states)],
+        max_premium_micros: usdToMicros(b.max_premium),
+        created_at: nowIso(),
+        revoked_at: null,
+      };
+      await ctx.ledger.write((tx) => insertGrant(tx, g));
+      return toResponse(reply(grantObject(g), 201));
+    },
+    {
+      summary: 'Grant delegated (MGA) authority: premium, line and state limits that /v1/pas/mga-authority checks',
+      auth: 'key',
+      role: 'operator',
+      tag: 'pas',
+      body: createGrantRequest,
+      response: grantResponse,
+      responses: { 201: { description: 'The grant', schema: grantResponse } },
+      problems: [403],
+      example: { lines: ['cyber'], states: ['CA', 'NY'], max_premium: '250000.00', name: 'Acme MGA' },
+    },
+  );
 
-  router.post('/v1/pas/grants/:grant_id/revoke', async (event) => {
-    const key = callerKey(event);
-    const id = param(event, 'grant_id');
-    if (!(await ctx.ledger.write((tx) => revokeOwnedGrant(tx, ownerId(key), id, nowIso())))) throw notFound(`no active grant ${id} in this account`, 'unknown_grant');
-    return toResponse(reply({ object: 'authority_grant', grant_id: id, revoked: true }));
-  }, { summary: 'Revoke an authority grant: checks against it answer 404 from then on', auth: 'key', role: 'operator', tag: 'pas', problems: [403, 404] });
+  router.post(
+    '/v1/pas/grants/:grant_id/revoke',
+    async (event) => {
+      const key = callerKey(event);
+      const id = param(event, 'grant_id');
+      if (!(await ctx.ledger.write((tx) => revokeOwnedGrant(tx, ownerId(key), id, nowIso()))))
+        throw notFound(`no active grant ${id} in this account`, 'unknown_grant');
+      return toResponse(reply({ object: 'authority_grant', grant_id: id, revoked: true }));
+    },
+    {
+      summary: 'Revoke an authority grant: checks against it answer 404 from then on',
+      auth: 'key',
+      role: 'operator',
+      tag: 'pas',
+      problems: [403, 404],
+    },
+  );
 
-  router.post('/signal/trigger/webhooks/deliveries/:delivery_id/retry', async (event) => {
-    const key = callerKey(event);
-    const id = param(event, 'delivery_id');
-    const was = await ctx.ledger.write((tx) => retryDelivery(tx, ownerId(key), id, Date.now()));
-    if (was === undefined) throw notFound(`no delivery ${id} in this account`, 'unknown_delivery');
-    if (was === 'delivered') throw new Problem({ status: 409, code: 'already_delivered', title: 'Conflict', detail: `delivery ${id} was delivered: there is nothing to retry` });
-    return toResponse(reply({ object: 'webhook_delivery', id, state: 'pending', retried: true }));
-  }, { summary: 'Retry a failed (or pending) webhook delivery now', auth: 'key', role: 'operator', tag: 'triggers', problems: [403, 404, 409] });
+  router.post(
+    '/signal/trigger/webhooks/deliveries/:delivery_id/retry',
+    async (event) => {
+      const key = callerKey(event);
+      const id = param(event, 'delivery_id');
+      const was = await ctx.ledger.write((tx) => retryDelivery(tx, ownerId(key), id, Date.now()));
+      if (was === undefined) throw notFound(`no delivery ${id} in this account`, 'unknown_delivery');
+      if (was === 'delivered')
+        throw new Problem({
+          status: 409,
+          code: 'already_delivered',
+          title: 'Conflict',
+          detail: `delivery ${id} was delivered: there is nothing to retry`,
+        });
+      return toResponse(reply({ object: 'webhook_delivery', id, state: 'pending', retried: true }));
+    },
+    {
+      summary: 'Retry a failed (or pending) webhook delivery now',
+      auth: 'key',
+      role: 'operator',
+      tag: 'triggers',
+      problems: [403, 404, 409],
+    },
+  );
 }

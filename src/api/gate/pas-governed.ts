@@ -9,7 +9,8 @@ import { hopLimitProblem } from '../hop-limit.ts';
 import { z } from 'zod';
 import { decideHop, type HopOutcome } from '../../domain/fuse.ts';
 import { MoneyError, formatUsd, usdToMicros } from '../../catalog/money.ts';
-import { PRE_BIND_A_STATUS,
+import {
+  PRE_BIND_A_STATUS,
   decideAuthority,
   decideBindCheck,
   decidePreBindA,
@@ -17,13 +18,29 @@ import { PRE_BIND_A_STATUS,
   decideRedeem,
   spendFingerprint,
   type LicenseState,
-  type RedeemDecision } from '../../domain/pas.ts';
+  type RedeemDecision,
+} from '../../domain/pas.ts';
 import { newId, newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { DRILL_OWNER, type Fuse } from '../../ledger/fuses.ts';
 import { addExclusionLeaf } from '../../ledger/pas-exclusion.ts';
-import { consumeTicket, GRANTS, BOUND_JOBS, boundJobKey, GROUP_ISSUED_JOBS, LICENSE_VIEWS, licenseKey, licenseStateOf, REDEEM_VIEWS, type JobReceiptRow, type RedeemView, PAS_ISSUES, PAS_JOB_RECEIPTS, PAS_TICKETS } from '../../ledger/pas.ts';
+import {
+  consumeTicket,
+  GRANTS,
+  BOUND_JOBS,
+  boundJobKey,
+  GROUP_ISSUED_JOBS,
+  LICENSE_VIEWS,
+  licenseKey,
+  licenseStateOf,
+  REDEEM_VIEWS,
+  type JobReceiptRow,
+  type RedeemView,
+  PAS_ISSUES,
+  PAS_JOB_RECEIPTS,
+  PAS_TICKETS,
+} from '../../ledger/pas.ts';
 import { type ActRecord, record } from '../../ledger/records.ts';
 import { type Receipt } from '../../ledger/receipts.ts';
 import type { AppContext } from '../context.ts';
@@ -37,7 +54,18 @@ import type { ActState, RowNeed } from '../../ledger/acts.ts';
 import { stateChangedProblem } from '../stale-retry.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import type { Review } from '../../ledger/reviews.ts';
-import { approvalFields, approvalLink, commitHeldAct, heldRequest, holdFields, HoldNeedsReview, reviewUrl, type HeldRequest, type ReviewableDecision, type ReviewStep } from './reviews.ts';
+import {
+  approvalFields,
+  approvalLink,
+  commitHeldAct,
+  heldRequest,
+  holdFields,
+  HoldNeedsReview,
+  reviewUrl,
+  type HeldRequest,
+  type ReviewableDecision,
+  type ReviewStep,
+} from './reviews.ts';
 import { authorityRequest, redeemRequest } from './pas-schemas.ts';
 
 /** What a PAS decision is charged: ALLOW is one governed act; every refusal (BLOCK, HOLD, HALT) is the NAP `hold`. */
@@ -50,7 +78,6 @@ function withCharge(r: Reply, charge: Parameters<typeof chargeView>[0] | undefin
 
 const ownerOf = (c: Caller) => (c.key ? ownerId(c.key) : DRILL_OWNER);
 export const receiptBody = (r: Receipt) => ({ receipt_id: r.receipt_id, verify_url: r.verify_url });
-
 
 interface PasAct<S, D extends { decision: string }> {
   kind: string;
@@ -94,7 +121,13 @@ interface PasReview {
  * receipt and the area's writes recorded. No state is read before the lock, so
  * nothing is decided twice.
  */
-async function pasGoverned<S, D extends { decision: string }>(event: ActEvent, ctx: AppContext, caller: Caller, bill: Bill, act: PasAct<S, D>): Promise<Reply> {
+async function pasGoverned<S, D extends { decision: string }>(
+  event: ActEvent,
+  ctx: AppContext,
+  caller: Caller,
+  bill: Bill,
+  act: PasAct<S, D>,
+): Promise<Reply> {
   const key = caller.key;
   if (key && key.hops_used >= key.hop_limit) throw hopLimitProblem(key);
   const run = async (state: ActState, step: ReviewStep | undefined): Promise<ReviewableDecision> => {
@@ -130,7 +163,10 @@ async function pasGoverned<S, D extends { decision: string }>(event: ActEvent, c
     const made = await act.write?.(d, s, receipt, now, state, review);
     const listed = key && act.jobId ? [jobReceipt({ keyId: ownerId(key), jobId: act.jobId, receiptId: receipt.receipt_id })] : [];
     const answer = act.answer(d, s, fuse, receipt, made?.shown);
-    const reviewed = { ...(review.holding ? holdFields(ctx, review.holding) : {}), ...(review.approval ? approvalFields(review.approval) : {}) };
+    const reviewed = {
+      ...(review.holding ? holdFields(ctx, review.holding) : {}),
+      ...(review.approval ? approvalFields(review.approval) : {}),
+    };
     return {
       writes: { receipt, records: [...listed, ...(made?.records ?? [])] },
       reply: withCharge({ ...answer, body: { ...(answer.body as object), ...reviewed } }, charge),
@@ -140,14 +176,18 @@ async function pasGoverned<S, D extends { decision: string }>(event: ActEvent, c
     };
   };
   const needs = { fuseId: act.fuseId, hopOf: key?.id, rows: act.rows };
-  if (act.review) return commitHeldAct(event, ctx, key, act.review.held, act.review.reviewId, needs, { run: (_tx, state, step) => run(state, step) });
+  if (act.review)
+    return commitHeldAct(event, ctx, key, act.review.held, act.review.reviewId, needs, { run: (_tx, state, step) => run(state, step) });
   return commitAct(event, ctx, key, { needs, run: (_tx, state) => run(state, undefined) });
 }
 
 /** A PAS act's receipt listed under its job: a record written with the group's (ledger/records.ts). */
 const jobReceipt = (row: JobReceiptRow): ActRecord => record(PAS_JOB_RECEIPTS, row);
 
-function presentedFingerprint(b: { write?: Record<string, unknown> | undefined; spend_fingerprint?: string | undefined }): string | undefined {
+function presentedFingerprint(b: {
+  write?: Record<string, unknown> | undefined;
+  spend_fingerprint?: string | undefined;
+}): string | undefined {
   return b.spend_fingerprint ?? (b.write !== undefined ? spendFingerprint(b.write) : undefined);
 }
 
@@ -164,12 +204,29 @@ export function bindCheck(event: ActEvent, ctx: AppContext, caller: Caller, bill
     decide: (hop, bound) => decideBindCheck(hop, bound),
     data: (d) => ({ job_id: body.job_id, code: d.code }),
     answer: (d, _s, fuse, r) =>
-      reply({ decision: d.decision, allow: d.decision === 'ALLOW', code: d.code, reason: d.reason, fuse_id: fuse.id, job_id: body.job_id, fuse_state: fuse.state, demo: !caller.key, ...receiptBody(r) }, d.decision === 'ALLOW' ? 200 : 403),
+      reply(
+        {
+          decision: d.decision,
+          allow: d.decision === 'ALLOW',
+          code: d.code,
+          reason: d.reason,
+          fuse_id: fuse.id,
+          job_id: body.job_id,
+          fuse_state: fuse.state,
+          demo: !caller.key,
+          ...receiptBody(r),
+        },
+        d.decision === 'ALLOW' ? 200 : 403,
+      ),
   });
 }
 
 /** What a pre-bind decides on: its licence parent's state and whether its job is bound, read with the group's. */
-function licenseAndJob(owner: string, licenseId: string, jobId: string): Pick<PasAct<{ parent: LicenseState; bound: boolean }, never>, 'rows' | 'read'> {
+function licenseAndJob(
+  owner: string,
+  licenseId: string,
+  jobId: string,
+): Pick<PasAct<{ parent: LicenseState; bound: boolean }, never>, 'rows' | 'read'> {
   const job = boundJobKey(owner, jobId);
   return {
     rows: [
@@ -199,7 +256,9 @@ export function preBindA(event: ActEvent, ctx: AppContext, caller: Caller, bill:
   const license = licenseKey(owner, body.license_id);
   // A HOLD of a key is a question for its account's underwriters; an approval is bound to the whole request.
   const request = { fuse_id: body.fuse_id, license_id: body.license_id, job_id: body.job_id, spend_fingerprint: fp, scope: body.scope };
-  const held: HeldRequest | undefined = caller.key ? heldRequest({ key: caller.key, operation: PRE_BIND_A_OPERATION }, () => fingerprint(request)) : undefined;
+  const held: HeldRequest | undefined = caller.key
+    ? heldRequest({ key: caller.key, operation: PRE_BIND_A_OPERATION }, () => fingerprint(request))
+    : undefined;
   return pasGoverned(event, ctx, caller, bill, {
     kind: PRE_BIND_A_OPERATION,
     fuseId: body.fuse_id,
@@ -208,22 +267,69 @@ export function preBindA(event: ActEvent, ctx: AppContext, caller: Caller, bill:
     ...(held ? { review: { held, reviewId: body.review_id } } : {}),
     // ARMED is a reading of LIVE; a new ticket turns LIVE into ARMED, so compare on "may issue".
     decide: (hop, s) => decidePreBindA(hop, s.parent === 'ARMED' ? 'LIVE' : s.parent, body.scope, s.bound),
-    data: (d, s) => ({ license_id: body.license_id, license_state: s.parent, next_step: d.next_step, spend_fingerprint: fp, ...(d.next_step !== 'bind_only_ticket' ? { code: d.code } : {}) }),
+    data: (d, s) => ({
+      license_id: body.license_id,
+      license_state: s.parent,
+      next_step: d.next_step,
+      spend_fingerprint: fp,
+      ...(d.next_step !== 'bind_only_ticket' ? { code: d.code } : {}),
+    }),
     async write(d, _parent, receipt, now, state, review) {
       if (d.next_step === 'none') return { shown: { code: d.code, bind: false, instruction: 'BLOCK: do not bind.' } };
       if (d.next_step === 'manual_underwriting') {
         // One issue per review: the HOLD that opens the review raises it; a retry of the same request answers with both.
-        const raised = review.holding && !review.opens ? (review.holding.summary.issue as { issue_id: string; raised_at: string } | undefined) : undefined;
-        const issue = { id: raised?.issue_id ?? newId('uwi'), keyId: owner, jobId: body.job_id, licenseId: body.license_id, fuseId: body.fuse_id, reason: d.code, receiptId: receipt.receipt_id, now, reviewId: review.holding?.id ?? null };
-        const shown = { object: 'manual_underwriting_issue', issue_id: issue.id, job_id: body.job_id, license_id: body.license_id, code: d.code, reason: d.reason, raised_at: raised?.raised_at ?? now };
+        const raised =
+          review.holding && !review.opens
+            ? (review.holding.summary.issue as { issue_id: string; raised_at: string } | undefined)
+            : undefined;
+        const issue = {
+          id: raised?.issue_id ?? newId('uwi'),
+          keyId: owner,
+          jobId: body.job_id,
+          licenseId: body.license_id,
+          fuseId: body.fuse_id,
+          reason: d.code,
+          receiptId: receipt.receipt_id,
+          now,
+          reviewId: review.holding?.id ?? null,
+        };
+        const shown = {
+          object: 'manual_underwriting_issue',
+          issue_id: issue.id,
+          job_id: body.job_id,
+          license_id: body.license_id,
+          code: d.code,
+          reason: d.reason,
+          raised_at: raised?.raised_at ?? now,
+        };
         return {
           records: caller.key && !raised ? [record(PAS_ISSUES, issue)] : [],
-          shown: { issue: review.holding ? { ...shown, review_id: review.holding.id, review_url: reviewUrl(ctx, review.holding.id) } : shown },
-          summary: { fuse_id: body.fuse_id, license_id: body.license_id, job_id: body.job_id, scope: body.scope, spend_fingerprint: fp, rule: d.code, reason: d.reason, issue: { issue_id: issue.id, raised_at: now } },
+          shown: {
+            issue: review.holding ? { ...shown, review_id: review.holding.id, review_url: reviewUrl(ctx, review.holding.id) } : shown,
+          },
+          summary: {
+            fuse_id: body.fuse_id,
+            license_id: body.license_id,
+            job_id: body.job_id,
+            scope: body.scope,
+            spend_fingerprint: fp,
+            rule: d.code,
+            reason: d.reason,
+            issue: { issue_id: issue.id, raised_at: now },
+          },
         };
       }
       const expires = new Date(Date.parse(now) + ctx.config.TICKET_TTL_SECONDS * 1000).toISOString();
-      const ticket = { id: caller.key ? newSortableId('bt') : newId('bt_demo'), key_id: owner, license_id: body.license_id, job_id: body.job_id, fuse_id: body.fuse_id, spend_fingerprint: fp, issued_at: now, expires_at: expires };
+      const ticket = {
+        id: caller.key ? newSortableId('bt') : newId('bt_demo'),
+        key_id: owner,
+        license_id: body.license_id,
+        job_id: body.job_id,
+        fuse_id: body.fuse_id,
+        spend_fingerprint: fp,
+        issued_at: now,
+        expires_at: expires,
+      };
       // Demo tickets are shown, never stored: nobody can redeem them.
       if (caller.key) state.setRow(GROUP_ISSUED_JOBS, license, [...((await state.row(GROUP_ISSUED_JOBS, license)) ?? []), body.job_id]);
       return {
@@ -248,13 +354,30 @@ export function preBindA(event: ActEvent, ctx: AppContext, caller: Caller, bill:
     },
     answer: (d, s, fuse, r, made) =>
       reply(
-        { decision: d.decision, next_step: d.next_step, reason: d.reason, bind_and_issue: false, fuse_id: fuse.id, fuse_state: fuse.state, license_state: s.parent, demo: !caller.key, ...made, ...receiptBody(r) },
+        {
+          decision: d.decision,
+          next_step: d.next_step,
+          reason: d.reason,
+          bind_and_issue: false,
+          fuse_id: fuse.id,
+          fuse_state: fuse.state,
+          license_state: s.parent,
+          demo: !caller.key,
+          ...made,
+          ...receiptBody(r),
+        },
         PRE_BIND_A_STATUS[d.decision],
       ),
   });
 }
 
-export function preBindB(event: ActEvent, ctx: AppContext, caller: Caller, bill: Bill, body: { fuse_id: string; license_id: string; job_id: string }) {
+export function preBindB(
+  event: ActEvent,
+  ctx: AppContext,
+  caller: Caller,
+  bill: Bill,
+  body: { fuse_id: string; license_id: string; job_id: string },
+) {
   const owner = ownerOf(caller);
   return pasGoverned(event, ctx, caller, bill, {
     kind: 'pas_pre_bind_b',
@@ -262,13 +385,20 @@ export function preBindB(event: ActEvent, ctx: AppContext, caller: Caller, bill:
     jobId: body.job_id,
     ...licenseAndJob(owner, body.license_id, body.job_id),
     decide: (hop, s) => decidePreBindB(hop, s.parent === 'ARMED' ? 'LIVE' : s.parent, s.bound),
-    data: (d, s) => ({ license_id: body.license_id, license_state: s.parent, result: d.result, ...(d.result === 'halt' ? { code: d.code } : {}) }),
+    data: (d, s) => ({
+      license_id: body.license_id,
+      license_state: s.parent,
+      result: d.result,
+      ...(d.result === 'halt' ? { code: d.code } : {}),
+    }),
     answer: (d, s, fuse, r) =>
       reply(
         {
           decision: d.decision,
           result: d.result,
-          ...(d.result === 'halt' ? { code: d.code, halt: true, call_issue: false, instruction: 'HALT: do not call issue.' } : { call_issue: true }),
+          ...(d.result === 'halt'
+            ? { code: d.code, halt: true, call_issue: false, instruction: 'HALT: do not call issue.' }
+            : { call_issue: true }),
           reason: d.reason,
           fuse_id: fuse.id,
           license_id: body.license_id,
@@ -288,7 +418,8 @@ export function authority(event: ActEvent, ctx: AppContext, caller: Caller, bill
   try {
     premium = usdToMicros(body.premium);
   } catch (e) {
-    if (e instanceof MoneyError) throw badRequest('invalid_body', `premium: ${e.message}`, { errors: [{ field: 'premium', message: e.message }] });
+    if (e instanceof MoneyError)
+      throw badRequest('invalid_body', `premium: ${e.message}`, { errors: [{ field: 'premium', message: e.message }] });
     throw e;
   }
   const req = { premium_micros: premium, line: body.line, state: body.state };
@@ -325,7 +456,13 @@ export function authority(event: ActEvent, ctx: AppContext, caller: Caller, bill
 }
 
 /** Consumes a bind ticket, exactly once; every refusal is a HALT with its reason. */
-export async function redeem(event: ActEvent, ctx: AppContext, key: ApiKey, bill: Bill, body: z.infer<typeof redeemRequest>): Promise<Reply> {
+export async function redeem(
+  event: ActEvent,
+  ctx: AppContext,
+  key: ApiKey,
+  bill: Bill,
+  body: z.infer<typeof redeemRequest>,
+): Promise<Reply> {
   const presented = presentedFingerprint(body)!;
   const callerNow = new Date(body.now);
   const decide = (s: RedeemView, serverNow: Date): RedeemDecision =>
@@ -358,7 +495,12 @@ export async function redeem(event: ActEvent, ctx: AppContext, key: ApiKey, bill
           subject: s.ticket.id,
           key_id: key.id,
           fingerprint: presented,
-          data: { license_id: s.ticket.license_id, job_id: s.ticket.job_id, caller_now: body.now, ...(d.redeem ? {} : { reason: d.reason }) },
+          data: {
+            license_id: s.ticket.license_id,
+            job_id: s.ticket.job_id,
+            caller_now: body.now,
+            ...(d.redeem ? {} : { reason: d.reason }),
+          },
         },
         { charges: [charge] },
       );
@@ -367,10 +509,47 @@ export async function redeem(event: ActEvent, ctx: AppContext, key: ApiKey, bill
         if (!(await consumeTicket(tx, s.ticket, receipt.receipt_id, at))) throw stateChangedProblem();
         await addExclusionLeaf(tx, ownerId(key), s.ticket.job_id);
       }
-      const common = { ticket_id: s.ticket.id, license_id: s.ticket.license_id, job_id: s.ticket.job_id, spend_fingerprint: presented, ...receiptBody(receipt) };
+      const common = {
+        ticket_id: s.ticket.id,
+        license_id: s.ticket.license_id,
+        job_id: s.ticket.job_id,
+        spend_fingerprint: presented,
+        ...receiptBody(receipt),
+      };
       const writes = { receipt, records: [jobReceipt({ keyId: ownerId(key), jobId: s.ticket.job_id, receiptId: receipt.receipt_id })] };
-      if (d.redeem) return { writes, reply: withCharge(reply({ decision, redeemed: true, ticket_state: 'consumed', reason: 'the ticket was consumed for this write', redeemed_at: at, ...common }), charge) };
-      return { writes, reply: withCharge(reply({ decision, halt: true, redeemed: false, reason: d.reason, detail: d.detail, instruction: 'HALT: do not forward the write.', ...common }, 409), charge) };
+      if (d.redeem)
+        return {
+          writes,
+          reply: withCharge(
+            reply({
+              decision,
+              redeemed: true,
+              ticket_state: 'consumed',
+              reason: 'the ticket was consumed for this write',
+              redeemed_at: at,
+              ...common,
+            }),
+            charge,
+          ),
+        };
+      return {
+        writes,
+        reply: withCharge(
+          reply(
+            {
+              decision,
+              halt: true,
+              redeemed: false,
+              reason: d.reason,
+              detail: d.detail,
+              instruction: 'HALT: do not forward the write.',
+              ...common,
+            },
+            409,
+          ),
+          charge,
+        ),
+      };
     },
   });
 }

@@ -8,8 +8,7 @@ import { chargeSchema } from '../charge.ts';
 import { fuseIdSchema } from './governed.ts';
 import { reviewIdField } from './reviews.ts';
 
-const identifier = (what: string) =>
-  z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, `${what}: 1 to 128 characters of A-Z a-z 0-9 . _ : -`);
+const identifier = (what: string) => z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, `${what}: 1 to 128 characters of A-Z a-z 0-9 . _ : -`);
 export const licenseIdSchema = identifier('a licence id').describe('licence parent id, chosen by the caller (create-free)');
 const jobIdSchema = identifier('a job id').describe('the job (submission, policy or bind job) identifier of the caller');
 const fingerprintSchema = z
@@ -19,7 +18,8 @@ const fingerprintSchema = z
 const writeSchema = z
   .record(z.string(), z.unknown())
   .describe('the write the caller will forward (a JSON object); its spend fingerprint is SHA-256 of its canonical JSON');
-const exactlyOneWrite = (b: { write?: unknown; spend_fingerprint?: unknown }) => (b.write === undefined) !== (b.spend_fingerprint === undefined);
+const exactlyOneWrite = (b: { write?: unknown; spend_fingerprint?: unknown }) =>
+  (b.write === undefined) !== (b.spend_fingerprint === undefined);
 const oneWriteMessage = { message: 'send exactly one of write or spend_fingerprint', path: ['spend_fingerprint'] };
 
 export const preBindARequest = z
@@ -52,13 +52,19 @@ export const usdAmount = z
   .describe('premium in USD, a decimal string');
 export const authorityRequest = z.strictObject({
   fuse_id: fuseIdSchema,
-  grant_id: z.string().regex(/^auth_[A-Za-z0-9_-]{1,64}$/, 'an authority grant id such as auth_…').describe('the grant, created with `pas grants create`'),
+  grant_id: z
+    .string()
+    .regex(/^auth_[A-Za-z0-9_-]{1,64}$/, 'an authority grant id such as auth_…')
+    .describe('the grant, created with `pas grants create`'),
   premium: usdAmount,
   line: z.string().regex(/^[a-z0-9_]{1,64}$/, 'a line of business such as "cyber"'),
   state: z.string().regex(/^[A-Z]{2}$/, 'a two-letter state code such as "CA"'),
   job_id: jobIdSchema.optional(),
 });
-export const demoBindCheckRequest = z.strictObject({ fuse_id: fuseIdSchema.default(DRILL_FUSES.live), job_id: jobIdSchema.default('job_demo') });
+export const demoBindCheckRequest = z.strictObject({
+  fuse_id: fuseIdSchema.default(DRILL_FUSES.live),
+  job_id: jobIdSchema.default('job_demo'),
+});
 export const demoPreBindARequest = z
   .strictObject({
     fuse_id: fuseIdSchema.default(DRILL_FUSES.live),
@@ -72,23 +78,44 @@ export const demoPreBindARequest = z
 /** Every field has a default (docs/policy-administration.md): `{}` checks a premium within the drill grant. */
 export const demoAuthorityRequest = authorityRequest.extend({
   fuse_id: fuseIdSchema.default(DRILL_FUSES.live),
-  grant_id: z.string().regex(/^auth_[A-Za-z0-9_-]{1,64}$/).default('auth_drill'),
+  grant_id: z
+    .string()
+    .regex(/^auth_[A-Za-z0-9_-]{1,64}$/)
+    .default('auth_drill'),
   premium: usdAmount.default('100000.00'),
   line: authorityRequest.shape.line.default('cyber'),
   state: authorityRequest.shape.state.default('CA'),
 });
 
 export const receiptFields = { receipt_id: z.string(), verify_url: z.url() };
-export const decisionResponse = z.looseObject({ decision: z.string(), reason: z.string(), ...receiptFields, charge: chargeSchema.nullable().describe('what this decision charged the key: execute_gate for ALLOW, the NAP hold for a refusal; null for a public demo') });
+export const decisionResponse = z.looseObject({
+  decision: z.string(),
+  reason: z.string(),
+  ...receiptFields,
+  charge: chargeSchema
+    .nullable()
+    .describe('what this decision charged the key: execute_gate for ALLOW, the NAP hold for a refusal; null for a public demo'),
+});
 export const snapshotResponse = z.looseObject({
   object: z.literal('license'),
   license_id: z.string(),
   state: z.enum(['UNSIGNED', 'LIVE', 'ARMED', 'DEAD']),
   charged: z.boolean(),
-  children: z.object({ issued: z.number(), outstanding: z.number(), redeemed: z.number(), expired_unredeemed: z.number(), superseded: z.number() }),
+  children: z.object({
+    issued: z.number(),
+    outstanding: z.number(),
+    redeemed: z.number(),
+    expired_unredeemed: z.number(),
+    superseded: z.number(),
+  }),
   history: z.array(z.object({ from: z.string(), to: z.string(), at: z.string(), receipt_id: z.string() })),
 });
-export const transitionResponse = z.looseObject({ license_id: z.string(), previous_state: z.string(), state: z.string(), ...receiptFields });
+export const transitionResponse = z.looseObject({
+  license_id: z.string(),
+  previous_state: z.string(),
+  state: z.string(),
+  ...receiptFields,
+});
 export const exclusionResponse = z.looseObject({
   job_id: z.string(),
   present: z.boolean(),
@@ -97,4 +124,10 @@ export const exclusionResponse = z.looseObject({
   checkpoint: z.object({ origin: z.string(), tree_size: z.number(), root_hash: z.string(), note: z.string() }),
   verifier_key: z.string(),
 });
-export const appendixResponse = z.looseObject({ object: z.literal('bind_appendix'), job_id: z.string(), verify_url: z.url(), receipts: z.array(z.unknown()), notice: z.string() });
+export const appendixResponse = z.looseObject({
+  object: z.literal('bind_appendix'),
+  job_id: z.string(),
+  verify_url: z.url(),
+  receipts: z.array(z.unknown()),
+  notice: z.string(),
+});

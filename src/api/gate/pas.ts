@@ -33,7 +33,23 @@ import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { callerOf, UNCHARGED } from './governed.ts';
 import { commitAct, keyedAct } from '../act.ts';
-import { appendixResponse, authorityRequest, bindCheckRequest, decisionResponse, demoAuthorityRequest, demoBindCheckRequest, demoPreBindARequest, exclusionResponse, jobQuery, licenseIdSchema, preBindARequest, preBindBRequest, redeemRequest, snapshotResponse, transitionResponse } from './pas-schemas.ts';
+import {
+  appendixResponse,
+  authorityRequest,
+  bindCheckRequest,
+  decisionResponse,
+  demoAuthorityRequest,
+  demoBindCheckRequest,
+  demoPreBindARequest,
+  exclusionResponse,
+  jobQuery,
+  licenseIdSchema,
+  preBindARequest,
+  preBindBRequest,
+  redeemRequest,
+  snapshotResponse,
+  transitionResponse,
+} from './pas-schemas.ts';
 import { authority, bindCheck, preBindA, preBindB, receiptBody, redeem } from './pas-governed.ts';
 
 export function registerPasRoutes(router: Router, ctx: AppContext): void {
@@ -44,7 +60,10 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
   };
   const licenseParam = (event: H3Event) => {
     const id = licenseIdSchema.safeParse(event.context.params?.license_id);
-    if (!id.success) throw badRequest('invalid_path', `license_id: ${id.error.issues[0]!.message}`, { errors: [{ field: 'license_id', message: id.error.issues[0]!.message }] });
+    if (!id.success)
+      throw badRequest('invalid_path', `license_id: ${id.error.issues[0]!.message}`, {
+        errors: [{ field: 'license_id', message: id.error.issues[0]!.message }],
+      });
     return id.data;
   };
 
@@ -54,7 +73,14 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const key = callerKey(event);
       return toResponse(reply(await licenseSnapshot(ctx.ledger.read, ownerId(key), licenseParam(event), nowIso())));
     },
-    { tool: 'pas_license', summary: 'Licence parent snapshot: UNSIGNED until charge, ARMED when LIVE with unredeemed children; children counts and state history', auth: 'key', tag: 'pas', response: snapshotResponse },
+    {
+      tool: 'pas_license',
+      summary:
+        'Licence parent snapshot: UNSIGNED until charge, ARMED when LIVE with unredeemed children; children counts and state history',
+      auth: 'key',
+      tag: 'pas',
+      response: snapshotResponse,
+    },
   );
 
   const transition = (verb: 'charge' | 'dead', to: 'LIVE' | 'DEAD', from: readonly LicenseState[]) =>
@@ -64,8 +90,21 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       `/v1/pas/licenses/:license_id/${verb}`,
       {
         ...(verb === 'charge'
-          ? { tool: 'pas_license_charge', summary: 'Charge-only resurrection: UNSIGNED or DEAD to LIVE (no bind-only write is made); 409 when already LIVE', role: 'operator' as const, tag: 'pas', response: transitionResponse, problems: [403, 409, 422] }
-          : { tool: 'pas_license_blow', summary: 'Blow the licence parent (stored and reported as DEAD); outstanding tickets cannot redeem until a charge', tag: 'pas', response: transitionResponse, problems: [422] }),
+          ? {
+              tool: 'pas_license_charge',
+              summary: 'Charge-only resurrection: UNSIGNED or DEAD to LIVE (no bind-only write is made); 409 when already LIVE',
+              role: 'operator' as const,
+              tag: 'pas',
+              response: transitionResponse,
+              problems: [403, 409, 422],
+            }
+          : {
+              tool: 'pas_license_blow',
+              summary: 'Blow the licence parent (stored and reported as DEAD); outstanding tickets cannot redeem until a charge',
+              tag: 'pas',
+              response: transitionResponse,
+              problems: [422],
+            }),
         // A malformed licence id is refused before the Idempotency-Key.
         precheck: (event) => licenseParam(event),
       },
@@ -85,7 +124,18 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
               });
             }
             const state = await licenseStateOf(act, ownerId(key), licenseId);
-            return { writes: { receipt }, reply: reply({ object: 'license_transition', license_id: licenseId, action: verb, previous_state: previous, state, at: now, ...receiptBody(receipt) }) };
+            return {
+              writes: { receipt },
+              reply: reply({
+                object: 'license_transition',
+                license_id: licenseId,
+                action: verb,
+                previous_state: previous,
+                state,
+                at: now,
+                ...receiptBody(receipt),
+              }),
+            };
           },
         }),
     );
@@ -97,14 +147,26 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/pas/pas-a/pre-bind',
     {
-      tool: 'pas_a_pre_bind', summary: 'PAS-A pre-bind: hop, then a bind-only ticket (200), a raised manual-underwriting issue (HOLD 409) or BLOCK (403) for a job already bound; bind-and-issue is never granted',
+      tool: 'pas_a_pre_bind',
+      summary:
+        'PAS-A pre-bind: hop, then a bind-only ticket (200), a raised manual-underwriting issue (HOLD 409) or BLOCK (403) for a job already bound; bind-and-issue is never granted',
       tag: 'pas',
       body: preBindARequest,
-      response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } },
+      response: decisionResponse,
+      responses: {
+        200: { description: 'A bind-only ticket', schema: decisionResponse },
+        409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse },
+        403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse },
+      },
       problems: [402, 404, 409, 422],
       charges: ['execute_gate', 'hold'],
       lane: true,
-      example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' } },
+      example: {
+        fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd',
+        license_id: 'lic_acme_2026',
+        job_id: 'job_1042',
+        write: { op: 'bind', policy: 'P-1042', premium: '12500.00' },
+      },
     },
     (b, key, event, _, bill) => preBindA(event, ctx, callerOf(key), bill, b),
   );
@@ -114,14 +176,20 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/pas/bind-ticket/redeem',
     {
-      tool: 'pas_ticket_redeem', summary: `Consume a single-use bind ticket for the write it is bound to; HALT (409) with reason ${HALT_REASONS.join(', ')}`,
+      tool: 'pas_ticket_redeem',
+      summary: `Consume a single-use bind ticket for the write it is bound to; HALT (409) with reason ${HALT_REASONS.join(', ')}`,
       tag: 'pas',
       body: redeemRequest,
-      response: decisionResponse, responses: { 409: { description: 'HALT: the ticket was not consumed; do not forward the write', schema: decisionResponse } },
+      response: decisionResponse,
+      responses: { 409: { description: 'HALT: the ticket was not consumed; do not forward the write', schema: decisionResponse } },
       problems: [404, 409, 422],
       charges: ['execute_gate', 'hold'],
       lane: true,
-      example: { ticket_id: 'bt_9Wm3Qx7LzT2vN8kR4sPc5D', write: { op: 'bind', policy: 'P-1042', premium: '12500.00' }, now: '2026-11-22T10:00:00Z' },
+      example: {
+        ticket_id: 'bt_9Wm3Qx7LzT2vN8kR4sPc5D',
+        write: { op: 'bind', policy: 'P-1042', premium: '12500.00' },
+        now: '2026-11-22T10:00:00Z',
+      },
     },
     (b, key, event, _, bill) => redeem(event, ctx, key, bill, b),
   );
@@ -141,14 +209,33 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         }),
       );
     },
-    { tool: 'pas_exclusion', summary: 'Exclusion proof (our extension): the job has no redeemed spend leaf, or has one, by a sparse Merkle path (bitmap and non-empty siblings) against a signed tree head', auth: 'key', tag: 'pas', query: jobQuery, response: exclusionResponse },
+    {
+      tool: 'pas_exclusion',
+      summary:
+        'Exclusion proof (our extension): the job has no redeemed spend leaf, or has one, by a sparse Merkle path (bitmap and non-empty siblings) against a signed tree head',
+      auth: 'key',
+      tag: 'pas',
+      query: jobQuery,
+      response: exclusionResponse,
+    },
   );
 
   keyedAct(
     router,
     ctx,
     '/v1/pas/bind-check',
-    { tool: 'pas_bind_check', summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only', tag: 'pas', body: bindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], lane: true, example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', job_id: 'job_1042' } },
+    {
+      tool: 'pas_bind_check',
+      summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only',
+      tag: 'pas',
+      body: bindCheckRequest,
+      response: decisionResponse,
+      responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } },
+      problems: [402, 404, 422],
+      charges: ['execute_gate', 'hold'],
+      lane: true,
+      example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', job_id: 'job_1042' },
+    },
     (b, key, event, _, bill) => bindCheck(event, ctx, callerOf(key), bill, b),
   );
 
@@ -172,14 +259,33 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         }),
       );
     },
-    { tool: 'pas_bind_appendix', summary: 'On-request examiner appendix: job_id, verify_url and the receipts of the job; not the regulatory filing', auth: 'key', tag: 'pas', query: jobQuery, response: appendixResponse, problems: [404] },
+    {
+      tool: 'pas_bind_appendix',
+      summary: 'On-request examiner appendix: job_id, verify_url and the receipts of the job; not the regulatory filing',
+      auth: 'key',
+      tag: 'pas',
+      query: jobQuery,
+      response: appendixResponse,
+      problems: [404],
+    },
   );
 
   keyedAct(
     router,
     ctx,
     '/v1/pas/pas-b/pre-bind',
-    { tool: 'pas_b_pre_bind', summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)', tag: 'pas', body: preBindBRequest, response: decisionResponse, responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } }, problems: [402, 404, 422], charges: ['execute_gate', 'hold'], lane: true, example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042' } },
+    {
+      tool: 'pas_b_pre_bind',
+      summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)',
+      tag: 'pas',
+      body: preBindBRequest,
+      response: decisionResponse,
+      responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } },
+      problems: [402, 404, 422],
+      charges: ['execute_gate', 'hold'],
+      lane: true,
+      example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042' },
+    },
     (b, key, event, _, bill) => preBindB(event, ctx, callerOf(key), bill, b),
   );
 
@@ -188,14 +294,23 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/pas/mga-authority',
     {
-      tool: 'pas_mga_authority', summary: 'Delegated-authority check: hop plus the premium, line and state limits of a grant; ALLOW (200) or BLOCK (403) naming the failed limits',
+      tool: 'pas_mga_authority',
+      summary:
+        'Delegated-authority check: hop plus the premium, line and state limits of a grant; ALLOW (200) or BLOCK (403) naming the failed limits',
       tag: 'pas',
       body: authorityRequest,
-      response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } },
+      response: decisionResponse,
+      responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } },
       problems: [402, 404, 422],
       charges: ['execute_gate', 'hold'],
       lane: true,
-      example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', grant_id: 'auth_4Lq9Xz2BvN7tKp3WmR8sYd', premium: '12500.00', line: 'cyber', state: 'CA' },
+      example: {
+        fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd',
+        grant_id: 'auth_4Lq9Xz2BvN7tKp3WmR8sYd',
+        premium: '12500.00',
+        line: 'cyber',
+        state: 'CA',
+      },
     },
     (b, key, event, _, bill) => authority(event, ctx, callerOf(key), bill, b),
   );
@@ -207,7 +322,17 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await bindCheck(event, ctx, caller, UNCHARGED, await readBody(event, demoBindCheckRequest, limit)));
     },
-    { tool: 'demo_pas_bind_check', summary: 'Public bind ALLOW/BLOCK demo on the drill fuses', auth: 'demo', tag: 'pas', body: demoBindCheckRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } }, problems: [404, 429], example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' } },
+    {
+      tool: 'demo_pas_bind_check',
+      summary: 'Public bind ALLOW/BLOCK demo on the drill fuses',
+      auth: 'demo',
+      tag: 'pas',
+      body: demoBindCheckRequest,
+      response: decisionResponse,
+      responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } },
+      problems: [404, 429],
+      example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' },
+    },
   );
   router.post(
     '/demo/pas/mga-authority',
@@ -215,7 +340,17 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await authority(event, ctx, caller, UNCHARGED, await readBody(event, demoAuthorityRequest, limit)));
     },
-    { tool: 'demo_pas_mga_authority', summary: 'Public delegated-authority check on the drill grant (auth_drill)', auth: 'demo', tag: 'pas', body: demoAuthorityRequest, response: decisionResponse, responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } }, problems: [404, 429], example: { premium: '300000.00', line: 'cyber', state: 'CA' } },
+    {
+      tool: 'demo_pas_mga_authority',
+      summary: 'Public delegated-authority check on the drill grant (auth_drill)',
+      auth: 'demo',
+      tag: 'pas',
+      body: demoAuthorityRequest,
+      response: decisionResponse,
+      responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } },
+      problems: [404, 429],
+      example: { premium: '300000.00', line: 'cyber', state: 'CA' },
+    },
   );
   router.post(
     '/demo/pas/pas-a/pre-bind',
@@ -223,6 +358,20 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       const caller = await publicCaller(event);
       return toResponse(await preBindA(event, ctx, caller, UNCHARGED, await readBody(event, demoPreBindARequest, limit)));
     },
-    { tool: 'demo_pas_a_pre_bind', summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue', auth: 'demo', tag: 'pas', body: demoPreBindARequest, response: decisionResponse, responses: { 200: { description: 'A bind-only ticket', schema: decisionResponse }, 409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse }, 403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse } }, problems: [404, 429], example: { license_id: 'lic_drill_dead', job_id: 'job_demo' } },
+    {
+      tool: 'demo_pas_a_pre_bind',
+      summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue',
+      auth: 'demo',
+      tag: 'pas',
+      body: demoPreBindARequest,
+      response: decisionResponse,
+      responses: {
+        200: { description: 'A bind-only ticket', schema: decisionResponse },
+        409: { description: 'HOLD: a manual-underwriting issue was raised; no ticket, do not bind', schema: decisionResponse },
+        403: { description: 'BLOCK: the job is already bound; no ticket, do not bind', schema: decisionResponse },
+      },
+      problems: [404, 429],
+      example: { license_id: 'lic_drill_dead', job_id: 'job_demo' },
+    },
   );
 }

@@ -16,12 +16,7 @@ import { commitAct, keyedAct, type KeyedActDoc } from '../act.ts';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { PREFINALITY_TYP } from '../../crypto/receipt.ts';
-import {
-  ACCEPTED_ALGS,
-  REQUIRED_CLAIMS,
-  signPrefinalityJwt,
-  verifyPrefinalityJwt,
-} from '../../domain/prefinality-jwt.ts';
+import { ACCEPTED_ALGS, REQUIRED_CLAIMS, signPrefinalityJwt, verifyPrefinalityJwt } from '../../domain/prefinality-jwt.ts';
 import {
   RAILS,
   RULES,
@@ -55,7 +50,17 @@ import type { X402Doc } from '../../payments/x402/resources.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 import { badRequest } from '../problem.ts';
 import type { HeldAmount } from '../../domain/review.ts';
-import { approvalFields, approvalLink, commitHeldAct, heldRequest, holdFields, HoldNeedsReview, type HeldRequest, type ReviewableDecision, type ReviewStep } from './reviews.ts';
+import {
+  approvalFields,
+  approvalLink,
+  commitHeldAct,
+  heldRequest,
+  holdFields,
+  HoldNeedsReview,
+  type HeldRequest,
+  type ReviewableDecision,
+  type ReviewStep,
+} from './reviews.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
 export const DEMO_EVALUATE_PATH = '/demo/prefinality/evaluate';
@@ -73,7 +78,7 @@ const decisionBody = z.looseObject({
   decision: z.enum(['GO', 'NO_GO', 'HOLD']),
   rail: z.string(),
   transfer_hash: z.string(),
-  transfer_commitment: z.string().describe("the salted commitment to the transfer that the public receipt holds at data.transfer"),
+  transfer_commitment: z.string().describe('the salted commitment to the transfer that the public receipt holds at data.transfer'),
   transfer_salt: z.string().describe('its salt (base64url): with the transfer, it opens that commitment to anyone you show it to'),
   receipt_id: z.string(),
   verify_url: z.string(),
@@ -106,7 +111,8 @@ const rtpGateBody = z.looseObject({
 });
 
 /** What an approval of an evaluate is bound to: the rail, the transfer (amount, counterparty...), the mandate and the fuse. */
-const heldFingerprint = (req: EvaluateRequest): string => fingerprint({ rail: req.rail, transfer: req.transfer, mandate: req.mandate ?? null, fuse_id: req.context?.fuse_id ?? null });
+const heldFingerprint = (req: EvaluateRequest): string =>
+  fingerprint({ rail: req.rail, transfer: req.transfer, mandate: req.mandate ?? null, fuse_id: req.context?.fuse_id ?? null });
 /** What a held transfer puts at stake, for REVIEW_TWO_APPROVERS_ABOVE_USD: USD, USDC or no currency named read as USD; another currency has no rate here. */
 function heldAmount(req: EvaluateRequest): HeldAmount | undefined {
   const { amount, currency } = req.transfer;
@@ -140,7 +146,13 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     problems: [401, 402, 422],
     charges: ['execute_gate', 'hold'],
     // SPEC 5.4: the price is the GO toll; only a GO (200) is settled, a HOLD or NO_GO costs the payer nothing.
-    x402: { sku: meteringOf('GO').sku, when: 'no API key; settled only when the decision is GO', rails: ['x402', 'rtp'], extension: false, settlesOn: [DECISION_STATUS.GO] },
+    x402: {
+      sku: meteringOf('GO').sku,
+      when: 'no API key; settled only when the decision is GO',
+      rails: ['x402', 'rtp'],
+      extension: false,
+      settlesOn: [DECISION_STATUS.GO],
+    },
   } satisfies KeyedActDoc<typeof evaluateRequestSchema>;
   // For the manifest: whether this service takes a payment for evaluate, and its requirements.
   const route = paidRouteOf('POST', EVALUATE_PATH, { ...evaluateDoc, auth: 'key' })!;
@@ -161,8 +173,23 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     const demo = caller.keyId === undefined;
     const transfer_hash = fingerprint(req.transfer);
     // A key's HOLD is a question for its account's people (docs/reviews.md); the demo and a keyless payer have none to ask.
-    const held: HeldRequest | undefined = caller.keyId && !caller.payment && caller.viewer.key ? heldRequest({ key: caller.viewer.key, operation: 'prefinality_evaluate', ttlSeconds: req.mandate?.review_expires_in_seconds, amount: heldAmount(req) }, () => heldFingerprint(req)) : undefined;
-    if (req.review_id && !held) throw badRequest('review_needs_key', 'review_id clears a request held for an API key of an account: the demo and x402 payers have no reviews');
+    const held: HeldRequest | undefined =
+      caller.keyId && !caller.payment && caller.viewer.key
+        ? heldRequest(
+            {
+              key: caller.viewer.key,
+              operation: 'prefinality_evaluate',
+              ttlSeconds: req.mandate?.review_expires_in_seconds,
+              amount: heldAmount(req),
+            },
+            () => heldFingerprint(req),
+          )
+        : undefined;
+    if (req.review_id && !held)
+      throw badRequest(
+        'review_needs_key',
+        'review_id clears a request held for an API key of an account: the demo and x402 payers have no reviews',
+      );
     const decideUnderLock = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
       const now = new Date();
       const fuse = fuseId === undefined ? undefined : { id: fuseId, state: visibleState(state.fuse, caller) };
@@ -229,7 +256,16 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
               rule: ev.rule.id,
               receipt_id: receipt.receipt_id,
               ...(demo ? { demo: true } : {}),
-              ...(approval ? { review: { id: approval.id, hold_receipt_id: approval.hold_receipt_id, approval_receipt_id: approval.decision_receipt_id!, approved_by: approval.decided_by! } } : {}),
+              ...(approval
+                ? {
+                    review: {
+                      id: approval.id,
+                      hold_receipt_id: approval.hold_receipt_id,
+                      approval_receipt_id: approval.decision_receipt_id!,
+                      approved_by: approval.decided_by!,
+                    },
+                  }
+                : {}),
             })
           : undefined;
       const body = {
@@ -244,7 +280,9 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         transfer_salt: transferOpening.salt,
         receipt_id: receipt.receipt_id,
         verify_url: receipt.verify_url,
-        ...(jwt ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH } : {}),
+        ...(jwt
+          ? { receipt_jwt: jwt, jti, expires_at: new Date(exp * 1000).toISOString(), verify: ctx.config.BASE_URL + VERIFY_PATH }
+          : {}),
         ...(review ? holdFields(ctx, review) : {}),
         ...(approval ? approvalFields(approval) : {}),
         demo,
@@ -256,8 +294,21 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       const clearAct: ClearActRow | undefined =
         cleared !== undefined ? { keyId: caller.keyId!, decision: 'GO', exposureMicros: Number(cleared), at: now } : undefined;
       // What a reviewer is shown of a HOLD: the transfer in clear (the account's own), the rule and why.
-      const summary = () => ({ rail: req.rail, transfer: req.transfer, rule: ev.rule.id, detail: ev.detail, ...(fuseId !== undefined ? { fuse_id: fuseId } : {}), ...(req.context?.tool ? { tool: req.context.tool } : {}) });
-      return { writes: { receipt, records: clearAct ? [record(CLEAR_COUNTERS, clearAct)] : [] }, reply: reply(body, DECISION_STATUS[decision]), summary, held: decision === 'HOLD', cleared: approval !== undefined };
+      const summary = () => ({
+        rail: req.rail,
+        transfer: req.transfer,
+        rule: ev.rule.id,
+        detail: ev.detail,
+        ...(fuseId !== undefined ? { fuse_id: fuseId } : {}),
+        ...(req.context?.tool ? { tool: req.context.tool } : {}),
+      });
+      return {
+        writes: { receipt, records: clearAct ? [record(CLEAR_COUNTERS, clearAct)] : [] },
+        reply: reply(body, DECISION_STATUS[decision]),
+        summary,
+        held: decision === 'HOLD',
+        cleared: approval !== undefined,
+      };
     };
     // Decided again when a paid call committed unpaid found its decision turned into one it pays for (api/act.ts).
     return commitHeldAct(event, ctx, undefined, held, req.review_id, { fuseId }, { decide: decideUnderLock });
@@ -269,82 +320,135 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     return decide(event, req, { keyId: key.id, viewer: callerOf(key), ...(payment ? { payment } : {}) }, bill);
   });
 
-  router.post(DEMO_EVALUATE_PATH, async (event) => {
-    await enforceDemoRateLimit(event, ctx);
-    const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
-    return toResponse(await decide(event, req, { keyId: undefined, viewer: callerOf(undefined) }, UNCHARGED));
-  }, { tool: 'demo_prefinality_evaluate', summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged', auth: 'demo', tag: 'demo', body: evaluateRequestSchema, responses: decisionResponses, problems: [429] });
+  router.post(
+    DEMO_EVALUATE_PATH,
+    async (event) => {
+      await enforceDemoRateLimit(event, ctx);
+      const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
+      return toResponse(await decide(event, req, { keyId: undefined, viewer: callerOf(undefined) }, UNCHARGED));
+    },
+    {
+      tool: 'demo_prefinality_evaluate',
+      summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged',
+      auth: 'demo',
+      tag: 'demo',
+      body: evaluateRequestSchema,
+      responses: decisionResponses,
+      problems: [429],
+    },
+  );
 
-  router.post(VERIFY_PATH, async (event) => {
-    const { receipt } = await readBody(event, verifyRequestSchema, ctx.config.MAX_BODY_BYTES);
-    const r = await verifyPrefinalityJwt(receipt, ctx.keyring, { issuer: ctx.config.BASE_URL });
-    return toResponse(
-      reply(
-        r.valid
-          ? { object: 'prefinality_verification', valid: true, header: r.header, claims: r.claims }
-          : { object: 'prefinality_verification', valid: false, reason: r.reason, detail: r.detail },
-      ),
-    );
-  }, { tool: 'prefinality_verify', summary: 'Is a pre-finality receipt JWT valid, and why not', auth: 'public', tag: 'prefinality', body: verifyRequestSchema });
+  router.post(
+    VERIFY_PATH,
+    async (event) => {
+      const { receipt } = await readBody(event, verifyRequestSchema, ctx.config.MAX_BODY_BYTES);
+      const r = await verifyPrefinalityJwt(receipt, ctx.keyring, { issuer: ctx.config.BASE_URL });
+      return toResponse(
+        reply(
+          r.valid
+            ? { object: 'prefinality_verification', valid: true, header: r.header, claims: r.claims }
+            : { object: 'prefinality_verification', valid: false, reason: r.reason, detail: r.detail },
+        ),
+      );
+    },
+    {
+      tool: 'prefinality_verify',
+      summary: 'Is a pre-finality receipt JWT valid, and why not',
+      auth: 'public',
+      tag: 'prefinality',
+      body: verifyRequestSchema,
+    },
+  );
 
   // x402 too: a keyless payer gates the GO receipts it paid for (their `sub` is its payer id, rtpGateReasons). Like evaluate,
   // only a pass is settled: whether a receipt clears depends on who presents it, which a price asked before the payment cannot know.
-  const rtpGateX402: X402Doc = { sku: meteringOf('rtp_gate_pass').sku, when: 'no API key; settled only when the receipt clears the order (GO, 200)', settlesOn: [200] };
-  keyedAct(router, ctx, RTP_GATE_PATH, { tool: 'rtp_gate', summary: 'Does a GO receipt clear this RTP payment order (single use)', tag: 'prefinality', body: rtpGateRequestSchema, bodyFirst: true, responses: { 200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody }, 403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody } }, problems: [409, 422], charges: ['verify_attestation', 'hold'], x402: rtpGateX402 }, async ({ receipt: token, payment_order: order }, key, event, _, bill) => {
-    const orderHash = fingerprint(order);
-    for (let attempt = 0; ; attempt++) {
-      const v = await verifyPrefinalityJwt(token, ctx.keyring, { issuer: ctx.config.BASE_URL });
-      const reasons: Array<{ code: string; detail: string; fields?: string[] }> = [];
-      let jti: string | undefined;
-      if (!v.valid) {
-        reasons.push({ code: v.reason, detail: v.detail });
-      } else {
-        const c = v.claims;
-        jti = c.jti;
-        const used = (await receiptUse(ctx.ledger.read, c.jti)) !== undefined;
-        reasons.push(...rtpGateReasons({ claims: c, order, keyId: key.id, used }));
-      }
-      const pass = reasons.length === 0;
-      const charge = bill(meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse').sku);
-      // The payment order is the PSP's customer data: the public entry holds a commitment to it, not its plain hash.
-      const c = committed(
-        { kind: 'prefinality_rtp_gate', decision: pass ? 'GO' : 'NO_GO', ...(jti ? { subject: jti } : {}), fingerprint: orderHash, data: { reasons: reasons.map((r) => r.code), order } },
-        ['data.order'],
-      );
-      const input: ReceiptInput = { ...c.input, key_id: key.id };
-      try {
-        return await commitAct(event, ctx, key, {
-          run: async (tx, state) => {
-            // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
-            if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
-            const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, ...charge }], openings: c.openings });
-            const body = {
-              object: 'rtp_gate_result',
-              pass,
-              decision: pass ? 'GO' : 'NO_GO',
-              ...(jti ? { jti } : {}),
-              order_hash: orderHash,
-              reasons,
-              mismatched_fields: reasons.flatMap((r) => (r.code === 'order_mismatch' ? (r.fields ?? []) : [])),
-              receipt_id: receipt.receipt_id,
-              verify_url: receipt.verify_url,
-              charge: chargeView(charge),
-            };
-            return { writes: { receipt }, reply: reply(body, pass ? 200 : 403) };
+  const rtpGateX402: X402Doc = {
+    sku: meteringOf('rtp_gate_pass').sku,
+    when: 'no API key; settled only when the receipt clears the order (GO, 200)',
+    settlesOn: [200],
+  };
+  keyedAct(
+    router,
+    ctx,
+    RTP_GATE_PATH,
+    {
+      tool: 'rtp_gate',
+      summary: 'Does a GO receipt clear this RTP payment order (single use)',
+      tag: 'prefinality',
+      body: rtpGateRequestSchema,
+      bodyFirst: true,
+      responses: {
+        200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody },
+        403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody },
+      },
+      problems: [409, 422],
+      charges: ['verify_attestation', 'hold'],
+      x402: rtpGateX402,
+    },
+    async ({ receipt: token, payment_order: order }, key, event, _, bill) => {
+      const orderHash = fingerprint(order);
+      for (let attempt = 0; ; attempt++) {
+        const v = await verifyPrefinalityJwt(token, ctx.keyring, { issuer: ctx.config.BASE_URL });
+        const reasons: Array<{ code: string; detail: string; fields?: string[] }> = [];
+        let jti: string | undefined;
+        if (!v.valid) {
+          reasons.push({ code: v.reason, detail: v.detail });
+        } else {
+          const c = v.claims;
+          jti = c.jti;
+          const used = (await receiptUse(ctx.ledger.read, c.jti)) !== undefined;
+          reasons.push(...rtpGateReasons({ claims: c, order, keyId: key.id, used }));
+        }
+        const pass = reasons.length === 0;
+        const charge = bill(meteringOf(pass ? 'rtp_gate_pass' : 'rtp_gate_refuse').sku);
+        // The payment order is the PSP's customer data: the public entry holds a commitment to it, not its plain hash.
+        const c = committed(
+          {
+            kind: 'prefinality_rtp_gate',
+            decision: pass ? 'GO' : 'NO_GO',
+            ...(jti ? { subject: jti } : {}),
+            fingerprint: orderHash,
+            data: { reasons: reasons.map((r) => r.code), order },
           },
-        });
-      } catch (e) {
-        if (retryIfStale(e, attempt)) continue;
-        throw e;
+          ['data.order'],
+        );
+        const input: ReceiptInput = { ...c.input, key_id: key.id };
+        try {
+          return await commitAct(event, ctx, key, {
+            run: async (tx, state) => {
+              // The claim is first-wins: a concurrent presentation that lost it is decided again (and refused as used).
+              if (pass && jti && !(await claimReceiptUse(tx, jti, orderHash, key.id))) throw new StateChanged();
+              const receipt = state.receipt(ctx, input, { charges: [{ keyId: key.id, ...charge }], openings: c.openings });
+              const body = {
+                object: 'rtp_gate_result',
+                pass,
+                decision: pass ? 'GO' : 'NO_GO',
+                ...(jti ? { jti } : {}),
+                order_hash: orderHash,
+                reasons,
+                mismatched_fields: reasons.flatMap((r) => (r.code === 'order_mismatch' ? (r.fields ?? []) : [])),
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+                charge: chargeView(charge),
+              };
+              return { writes: { receipt }, reply: reply(body, pass ? 200 : 403) };
+            },
+          });
+        } catch (e) {
+          if (retryIfStale(e, attempt)) continue;
+          throw e;
+        }
       }
-  }
-  });
+    },
+  );
 
-  router.get(JWKS_PATH, () =>
-    toResponse(reply({ keys: ctx.keyring.all.map((k) => ({ ...k.jwk })) }), {
-      'cache-control': 'public, max-age=300',
-      'access-control-allow-origin': '*',
-    }),
+  router.get(
+    JWKS_PATH,
+    () =>
+      toResponse(reply({ keys: ctx.keyring.all.map((k) => ({ ...k.jwk })) }), {
+        'cache-control': 'public, max-age=300',
+        'access-control-allow-origin': '*',
+      }),
     { summary: 'Ed25519 key set (current and retired) that verifies receipt JWTs', auth: 'public', tag: 'discovery' },
   );
 
@@ -353,40 +457,48 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
   const authOf = (r: RouteRecord) => (r.doc?.auth !== 'key' ? 'none' : r.paidInPlaceOfKey ? 'key or x402 payment' : 'key');
   const manifestEndpoints = () =>
     Object.fromEntries(
-      Object.entries({ evaluate: EVALUATE_PATH, demo: DEMO_EVALUATE_PATH, verify: VERIFY_PATH, rtp_gate: RTP_GATE_PATH }).map(([id, path]) => {
-        const r = declared(path);
-        return [id, { method: r.method, url: ctx.config.BASE_URL + path, auth: authOf(r) }];
-      }),
+      Object.entries({ evaluate: EVALUATE_PATH, demo: DEMO_EVALUATE_PATH, verify: VERIFY_PATH, rtp_gate: RTP_GATE_PATH }).map(
+        ([id, path]) => {
+          const r = declared(path);
+          return [id, { method: r.method, url: ctx.config.BASE_URL + path, auth: authOf(r) }];
+        },
+      ),
     );
   const manifestStatuses = () => {
     const doc = declared(EVALUATE_PATH).doc!;
-    const codes = [...Object.keys(doc.responses ?? {}).map(Number), ...(doc.problems ?? [])].filter((c) => EVALUATE_STATUSES[c] !== undefined);
+    const codes = [...Object.keys(doc.responses ?? {}).map(Number), ...(doc.problems ?? [])].filter(
+      (c) => EVALUATE_STATUSES[c] !== undefined,
+    );
     return Object.fromEntries(codes.sort((a, b) => a - b).map((c) => [String(c), EVALUATE_STATUSES[c]!]));
   };
 
-  router.get(MANIFEST_PATH, () => {
-    const base = ctx.config.BASE_URL;
-    return toResponse(
-      reply({
-        schema: 'fusegate-prefinality-v1',
-        base_url: base,
-        rails: RAILS.map((id) => ({ id, required_transfer_fields: RULES.required_fields[id] ?? [] })),
-        endpoints: manifestEndpoints(),
-        statuses: manifestStatuses(),
-        receipt: {
-          format: 'JWT',
-          typ: PREFINALITY_TYP,
-          alg: [...ACCEPTED_ALGS],
-          claims: [...REQUIRED_CLAIMS, 'receipt_id', 'transfer_commitment', 'transfer_salt', 'demo'],
-          ttl_seconds: ctx.config.PREFINALITY_RECEIPT_TTL_SECONDS,
-          jwks_uri: base + JWKS_PATH,
-          verify_url: base + VERIFY_PATH,
-        },
-        rules: RULES.rules.map((r) => ({ id: r.id, decision: r.decision, description: r.description })),
-        x402_configured: paid !== undefined,
-        ...(paid ? { x402: paid.requirementsDocument(priceInAtomicUnits(fixedMicros(route), paid.decimals)) } : {}),
-      }),
-      { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
-    );
-  }, { summary: 'Pre-finality manifest: rails, statuses, rules, receipt format', auth: 'public', tag: 'discovery' });
+  router.get(
+    MANIFEST_PATH,
+    () => {
+      const base = ctx.config.BASE_URL;
+      return toResponse(
+        reply({
+          schema: 'fusegate-prefinality-v1',
+          base_url: base,
+          rails: RAILS.map((id) => ({ id, required_transfer_fields: RULES.required_fields[id] ?? [] })),
+          endpoints: manifestEndpoints(),
+          statuses: manifestStatuses(),
+          receipt: {
+            format: 'JWT',
+            typ: PREFINALITY_TYP,
+            alg: [...ACCEPTED_ALGS],
+            claims: [...REQUIRED_CLAIMS, 'receipt_id', 'transfer_commitment', 'transfer_salt', 'demo'],
+            ttl_seconds: ctx.config.PREFINALITY_RECEIPT_TTL_SECONDS,
+            jwks_uri: base + JWKS_PATH,
+            verify_url: base + VERIFY_PATH,
+          },
+          rules: RULES.rules.map((r) => ({ id: r.id, decision: r.decision, description: r.description })),
+          x402_configured: paid !== undefined,
+          ...(paid ? { x402: paid.requirementsDocument(priceInAtomicUnits(fixedMicros(route), paid.decimals)) } : {}),
+        }),
+        { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
+      );
+    },
+    { summary: 'Pre-finality manifest: rails, statuses, rules, receipt format', auth: 'public', tag: 'discovery' },
+  );
 }

@@ -33,13 +33,20 @@ const evidenceSchema = z.looseObject({
   leaf: z.string().min(1).max(16384),
   receipt: z.string().min(1).max(16384).nullable(),
   payload: z.record(z.string(), z.unknown()),
-  log: z.looseObject({ name: z.string().max(64), index: z.number().int().nonnegative(), origin: z.string().max(300).optional(), verifier_key: z.string().max(400) }),
+  log: z.looseObject({
+    name: z.string().max(64),
+    index: z.number().int().nonnegative(),
+    origin: z.string().max(300).optional(),
+    verifier_key: z.string().max(400),
+  }),
   inclusion: z.looseObject({ tree_size: z.number().int().positive(), leaf_hash: b64Hash, hashes: z.array(b64Hash).max(64) }),
   checkpoint: z.string().min(1).max(4096),
   checkpoint_jws: z.string().max(4096).nullable().optional(),
 });
 const verifyBody = z.object({
-  receipt: z.union([z.string().min(1).max(16384), evidenceSchema]).describe("a receipt's compact JWS, or its whole evidence (the JSON at its verify_url)"),
+  receipt: z
+    .union([z.string().min(1).max(16384), evidenceSchema])
+    .describe("a receipt's compact JWS, or its whole evidence (the JSON at its verify_url)"),
 });
 
 export interface ReceiptEvidence extends ReceiptEvidenceDoc {
@@ -90,9 +97,15 @@ export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promis
     inclusion: { tree_size: size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) },
     checkpoint,
     checkpoint_jws,
-    ...(ctx.witnessPolicy ? { witnesses: { policy: formatWitnessPolicy(ctx.witnessPolicy), ...(await witnessesOf(checkpoint, ctx.witnessPolicy)) } } : {}),
+    ...(ctx.witnessPolicy
+      ? { witnesses: { policy: formatWitnessPolicy(ctx.witnessPolicy), ...(await witnessesOf(checkpoint, ctx.witnessPolicy)) } }
+      : {}),
   };
-  const checks = await verifyReceiptEvidence(doc, { keys: ctx.keyring, logKey: doc.log.verifier_key, ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}) });
+  const checks = await verifyReceiptEvidence(doc, {
+    keys: ctx.keyring,
+    logKey: doc.log.verifier_key,
+    ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}),
+  });
   const failed = Object.values(checks).find((c) => !c.ok);
   const signature = Object.entries(checks).every(([name, c]) => name === 'inclusion' || name === 'witnesses' || c.ok);
   return {
@@ -115,7 +128,16 @@ export async function receiptEvidence(ctx: AppContext, r: StoredReceipt): Promis
 function receiptCose(ctx: AppContext, e: ReceiptEvidence): Uint8Array {
   const key = ctx.keyring.current;
   const root = parseCheckpointText(noteParts(e.checkpoint).text).root;
-  const receipt = coseReceipt({ treeSize: e.inclusion.tree_size, leafIndex: e.log.index, hashes: e.inclusion.hashes.map((h) => new Uint8Array(Buffer.from(h, 'base64'))), root, kid: key.kid }, key);
+  const receipt = coseReceipt(
+    {
+      treeSize: e.inclusion.tree_size,
+      leafIndex: e.log.index,
+      hashes: e.inclusion.hashes.map((h) => new Uint8Array(Buffer.from(h, 'base64'))),
+      root,
+      kid: key.kid,
+    },
+    key,
+  );
   const statement = {
     entry: new TextEncoder().encode(e.leaf),
     contentType: e.receipt ? 'application/jose' : 'application/json',
@@ -162,50 +184,84 @@ ${row(e.receipt ? 'Receipt (JWS)' : 'Leaf', `<code>${escapeHtml(e.leaf)}</code>`
 async function reviewChain(ctx: AppContext, r: StoredReceipt): Promise<{ hold: ReceiptEvidence; approval: ReceiptEvidence } | undefined> {
   const link = (r.payload.data as { review?: { hold_receipt_id?: unknown; approval_receipt_id?: unknown } } | undefined)?.review;
   if (typeof link?.hold_receipt_id !== 'string' || typeof link.approval_receipt_id !== 'string') return undefined;
-  const [hold, approval] = await Promise.all([getReceipt(ctx.ledger.read, link.hold_receipt_id), getReceipt(ctx.ledger.read, link.approval_receipt_id)]);
+  const [hold, approval] = await Promise.all([
+    getReceipt(ctx.ledger.read, link.hold_receipt_id),
+    getReceipt(ctx.ledger.read, link.approval_receipt_id),
+  ]);
   if (!hold || !approval) return undefined;
   return { hold: await receiptEvidence(ctx, hold), approval: await receiptEvidence(ctx, approval) };
 }
 
 export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
-  router.get('/v1/receipts/:receipt_id', async (event) => {
-    const id = event.context.params?.receipt_id ?? '';
-    const r = /^[A-Za-z0-9_-]{1,64}$/.test(id) ? await getReceipt(ctx.ledger.read, id) : undefined;
-    if (!r) throw notFound(`no receipt ${id}`, 'unknown_receipt');
-    const evidence = await receiptEvidence(ctx, r);
-    if (wantsCose(event.req.headers.get('accept'))) {
+  router.get(
+    '/v1/receipts/:receipt_id',
+    async (event) => {
+      const id = event.context.params?.receipt_id ?? '';
+      const r = /^[A-Za-z0-9_-]{1,64}$/.test(id) ? await getReceipt(ctx.ledger.read, id) : undefined;
+      if (!r) throw notFound(`no receipt ${id}`, 'unknown_receipt');
+      const evidence = await receiptEvidence(ctx, r);
+      if (wantsCose(event.req.headers.get('accept'))) {
+        const settled = evidence.witnesses?.quorum_holds === true;
+        return new HTTPResponse(Buffer.from(receiptCose(ctx, evidence)), {
+          headers: {
+            'content-type': COSE_CONTENT_TYPE,
+            vary: 'accept',
+            'access-control-allow-origin': '*',
+            'cache-control': settled ? 'public, max-age=3600' : 'no-cache',
+          },
+        });
+      }
+      if (wantsHtml(event)) {
+        return htmlResponse(receiptPage(evidence));
+      }
+      // Once its quorum cosigned the checkpoint it is proven against, a receipt's evidence never changes.
       const settled = evidence.witnesses?.quorum_holds === true;
-      return new HTTPResponse(Buffer.from(receiptCose(ctx, evidence)), {
-        headers: { 'content-type': COSE_CONTENT_TYPE, vary: 'accept', 'access-control-allow-origin': '*', 'cache-control': settled ? 'public, max-age=3600' : 'no-cache' },
+      const chain = await reviewChain(ctx, r);
+      return toResponse(reply(chain ? { ...evidence, review_chain: chain } : evidence), {
+        vary: 'accept',
+        'access-control-allow-origin': '*',
+        'cache-control': settled ? 'public, max-age=3600' : 'no-cache',
       });
-    }
-    if (wantsHtml(event)) {
-      return htmlResponse(receiptPage(evidence));
-    }
-    // Once its quorum cosigned the checkpoint it is proven against, a receipt's evidence never changes.
-    const settled = evidence.witnesses?.quorum_holds === true;
-    const chain = await reviewChain(ctx, r);
-    return toResponse(reply(chain ? { ...evidence, review_chain: chain } : evidence), { vary: 'accept', 'access-control-allow-origin': '*', 'cache-control': settled ? 'public, max-age=3600' : 'no-cache' });
-  }, { tool: 'receipt_get', summary: "A receipt's evidence, self-contained: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint with its witnesses' cosignatures and its JWS (HTML for browsers; Accept: application/cose for the SCITT COSE transparent statement with its RFC9162_SHA256 receipt)", auth: 'public', tag: 'receipts', problems: [404] });
+    },
+    {
+      tool: 'receipt_get',
+      summary:
+        "A receipt's evidence, self-contained: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint with its witnesses' cosignatures and its JWS (HTML for browsers; Accept: application/cose for the SCITT COSE transparent statement with its RFC9162_SHA256 receipt)",
+      auth: 'public',
+      tag: 'receipts',
+      problems: [404],
+    },
+  );
 
-  router.post('/v1/receipts/verify', async (event) => {
-    const { receipt } = await readBody(event, verifyBody, ctx.config.MAX_BODY_BYTES);
-    if (typeof receipt !== 'string') return toResponse(reply(await verifyEvidence(ctx, receipt as ReceiptEvidenceDoc)));
-    const check = await verifyReceiptJws(ctx.keyring, receipt.trim());
-    if (!check.valid) return toResponse(reply({ valid: false, reason: check.reason, detail: check.detail }));
-    const id = String(check.payload.receipt_id ?? '');
-    const stored = id ? await getReceipt(ctx.ledger.read, id) : undefined;
-    const inLog = stored !== undefined && stored.jws !== null && stored.jws === receipt.trim();
-    return toResponse(
-      reply({
-        valid: true,
-        kid: check.kid,
-        payload: check.payload,
-        in_log: inLog,
-        ...(inLog ? { log_index: stored.log_index, verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}),
-      }),
-    );
-  }, { tool: 'receipt_verify', summary: "Verify a receipt: a JWS (signature, key, whether it is in the receipts log) or a whole evidence document (seal, inclusion, leaf)", auth: 'public', tag: 'receipts', body: verifyBody });
+  router.post(
+    '/v1/receipts/verify',
+    async (event) => {
+      const { receipt } = await readBody(event, verifyBody, ctx.config.MAX_BODY_BYTES);
+      if (typeof receipt !== 'string') return toResponse(reply(await verifyEvidence(ctx, receipt as ReceiptEvidenceDoc)));
+      const check = await verifyReceiptJws(ctx.keyring, receipt.trim());
+      if (!check.valid) return toResponse(reply({ valid: false, reason: check.reason, detail: check.detail }));
+      const id = String(check.payload.receipt_id ?? '');
+      const stored = id ? await getReceipt(ctx.ledger.read, id) : undefined;
+      const inLog = stored !== undefined && stored.jws !== null && stored.jws === receipt.trim();
+      return toResponse(
+        reply({
+          valid: true,
+          kid: check.kid,
+          payload: check.payload,
+          in_log: inLog,
+          ...(inLog ? { log_index: stored.log_index, verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}),
+        }),
+      );
+    },
+    {
+      tool: 'receipt_verify',
+      summary:
+        'Verify a receipt: a JWS (signature, key, whether it is in the receipts log) or a whole evidence document (seal, inclusion, leaf)',
+      auth: 'public',
+      tag: 'receipts',
+      body: verifyBody,
+    },
+  );
 }
 
 /**
@@ -218,7 +274,11 @@ async function verifyEvidence(ctx: AppContext, e: ReceiptEvidenceDoc): Promise<R
   const origin = logOrigin(ctx.config.SITE_URL, log);
   let checks: Record<string, Check> = {};
   for (const key of ctx.keyring.all) {
-    checks = await verifyReceiptEvidence(e, { keys: ctx.keyring, logKey: verifierKey(origin, key.raw), ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}) });
+    checks = await verifyReceiptEvidence(e, {
+      keys: ctx.keyring,
+      logKey: verifierKey(origin, key.raw),
+      ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}),
+    });
     if (checks.checkpoint?.ok) break;
   }
   const failed = Object.entries(checks).find(([, c]) => !c.ok);

@@ -15,7 +15,18 @@
 import type { ActEvent } from '../act-event.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { type AnswerRefusal, answerRefusal, askedOf, type HeldAmount, approvalRefusal, approvalsRequired, REVIEW_NOTE_MAX, reviewStateAt, reviewStillOpen, type UseRefusal } from '../../domain/review.ts';
+import {
+  type AnswerRefusal,
+  answerRefusal,
+  askedOf,
+  type HeldAmount,
+  approvalRefusal,
+  approvalsRequired,
+  REVIEW_NOTE_MAX,
+  reviewStateAt,
+  reviewStillOpen,
+  type UseRefusal,
+} from '../../domain/review.ts';
 import { newId, nowIso } from '../../ids.ts';
 import type { ActNeeds, ActState, RowNeed } from '../../ledger/acts.ts';
 import { ownerId, ownerParts } from '../../ledger/accounts.ts';
@@ -66,16 +77,24 @@ const SWEEP_MS = 30_000;
 
 const reviewIdSchema = z.string().regex(/^rev_[A-Za-z0-9_-]{1,64}$/, 'a review id such as rev_…');
 /** The `review_id` an agent sends with the request a review approved. */
-export const reviewIdField = reviewIdSchema.optional().describe('the approved review of this very request (from its HOLD answer): the request is then cleared, once');
+export const reviewIdField = reviewIdSchema
+  .optional()
+  .describe('the approved review of this very request (from its HOLD answer): the request is then cleared, once');
 
 export const answerRequest = z.strictObject({
-  note: z.string().max(REVIEW_NOTE_MAX, `a note of at most ${REVIEW_NOTE_MAX} characters`).optional().describe('why; committed in the public receipt, opened to the account'),
+  note: z
+    .string()
+    .max(REVIEW_NOTE_MAX, `a note of at most ${REVIEW_NOTE_MAX} characters`)
+    .optional()
+    .describe('why; committed in the public receipt, opened to the account'),
 });
 const listQuery = z.object({
   state: z.enum(['pending', 'approved', 'denied', 'expired']).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
-const waitQuery = z.object({ wait: z.coerce.number().int().min(0).max(MAX_WAIT_SECONDS, `at most ${MAX_WAIT_SECONDS} seconds`).optional() });
+const waitQuery = z.object({
+  wait: z.coerce.number().int().min(0).max(MAX_WAIT_SECONDS, `at most ${MAX_WAIT_SECONDS} seconds`).optional(),
+});
 
 export const reviewObject = z.looseObject({
   object: z.literal('review'),
@@ -95,7 +114,14 @@ export const reviewObject = z.looseObject({
   used_at: z.string().nullable(),
   used_receipt_id: z.string().nullable(),
   approvals_required: z.number().int().min(1).max(2),
-  approvals: z.array(z.object({ decided_by: z.object({ kind: z.enum(['key', 'person']), id: z.string() }), decided_at: z.string(), note: z.string().nullable(), receipt_id: z.string() })),
+  approvals: z.array(
+    z.object({
+      decided_by: z.object({ kind: z.enum(['key', 'person']), id: z.string() }),
+      decided_at: z.string(),
+      note: z.string().nullable(),
+      receipt_id: z.string(),
+    }),
+  ),
   review_url: z.string(),
 });
 const listResponse = z.object({ object: z.literal('list'), pending_count: z.number(), data: z.array(reviewObject) });
@@ -128,8 +154,18 @@ export function reviewView(ctx: AppContext, r: Review, now = new Date()) {
 
 /** The approvals given so far, oldest first: the first of two while it waits, then the deciding one. */
 function approvalsOf(r: Review) {
-  const list = r.first_approval ? [{ decided_by: r.first_approval.reviewer, decided_at: r.first_approval.at, note: r.first_approval.note, receipt_id: r.first_approval.receipt_id }] : [];
-  if (r.state === 'approved' && r.decided_by && r.decided_at && r.decision_receipt_id) list.push({ decided_by: r.decided_by, decided_at: r.decided_at, note: r.note, receipt_id: r.decision_receipt_id });
+  const list = r.first_approval
+    ? [
+        {
+          decided_by: r.first_approval.reviewer,
+          decided_at: r.first_approval.at,
+          note: r.first_approval.note,
+          receipt_id: r.first_approval.receipt_id,
+        },
+      ]
+    : [];
+  if (r.state === 'approved' && r.decided_by && r.decided_at && r.decision_receipt_id)
+    list.push({ decided_by: r.decided_by, decided_at: r.decided_at, note: r.note, receipt_id: r.decision_receipt_id });
   return list;
 }
 
@@ -167,7 +203,9 @@ export class HoldNeedsReview extends Error {
 
 /** The rows a reviewed decision reads under the lock: the review named, or the latest of the held request. */
 function reviewNeeds(held: HeldRequest, reviewId: string | undefined): RowNeed[] {
-  return reviewId ? [{ reader: REVIEWS, key: reviewId }] : [{ reader: LATEST_REVIEWS, key: requestKeyOf(held.key.id, held.operation, held.fingerprint) }];
+  return reviewId
+    ? [{ reader: REVIEWS, key: reviewId }]
+    : [{ reader: LATEST_REVIEWS, key: requestKeyOf(held.key.id, held.operation, held.fingerprint) }];
 }
 
 /**
@@ -177,7 +215,13 @@ function reviewNeeds(held: HeldRequest, reviewId: string | undefined): RowNeed[]
  */
 export type ReviewStep = { approval: Review; hold?: undefined } | { hold: { review: Review; opens: boolean }; approval?: undefined };
 
-async function readReviewStep(ctx: AppContext, state: ActState, held: HeldRequest, reviewId: string | undefined, now: Date): Promise<ReviewStep> {
+async function readReviewStep(
+  ctx: AppContext,
+  state: ActState,
+  held: HeldRequest,
+  reviewId: string | undefined,
+  now: Date,
+): Promise<ReviewStep> {
   if (reviewId) {
     const r = await state.row(REVIEWS, reviewId);
     if (!r || r.account_id !== ownerId(held.key)) throw notFound(`no review ${reviewId} in this account`, 'unknown_review');
@@ -200,7 +244,9 @@ async function readReviewStep(ctx: AppContext, state: ActState, held: HeldReques
     summary: {},
     state: 'pending',
     created_at: created,
-    expires_at: new Date(now.getTime() + (held.ttlSeconds ?? held.key.review_ttl_seconds ?? ctx.config.REVIEW_TTL_SECONDS) * 1000).toISOString(),
+    expires_at: new Date(
+      now.getTime() + (held.ttlSeconds ?? held.key.review_ttl_seconds ?? ctx.config.REVIEW_TTL_SECONDS) * 1000,
+    ).toISOString(),
     opened_receipt_id: null,
     decided_at: null,
     decided_by: null,
@@ -216,10 +262,18 @@ async function readReviewStep(ctx: AppContext, state: ActState, held: HeldReques
 }
 
 /** Under the lock, once the act has minted its receipt: the review opened by this HOLD written, or the approval used by this GO. */
-async function completeReviewStep(tx: Transaction, step: ReviewStep | undefined, decision: { held: boolean; cleared: boolean }, receipt: Receipt, summary: Record<string, unknown>): Promise<void> {
-  if (step?.hold && decision.held && step.hold.opens) await insertReview(tx, { ...step.hold.review, hold_receipt_id: receipt.receipt_id, summary });
+async function completeReviewStep(
+  tx: Transaction,
+  step: ReviewStep | undefined,
+  decision: { held: boolean; cleared: boolean },
+  receipt: Receipt,
+  summary: Record<string, unknown>,
+): Promise<void> {
+  if (step?.hold && decision.held && step.hold.opens)
+    await insertReview(tx, { ...step.hold.review, hold_receipt_id: receipt.receipt_id, summary });
   // Used by its first clearance only: of two presentations racing, the second is decided again and refused as used.
-  if (step?.approval && decision.cleared && !(await useReview(tx, step.approval.id, receipt.payload.issued_at, receipt.receipt_id))) throw new StateChanged();
+  if (step?.approval && decision.cleared && !(await useReview(tx, step.approval.id, receipt.payload.issued_at, receipt.receipt_id)))
+    throw new StateChanged();
 }
 
 /** A decision of an act that may hold: its writes and reply, what a reviewer is shown (made only for a review it opens), and whether it held or cleared. */
@@ -297,7 +351,12 @@ export function holdFields(ctx: AppContext, r: Review): Record<string, string> {
 
 /** What the public receipt of a cleared request says of its approval: the chain HOLD -> approval -> this act. */
 export function approvalLink(r: Review): Record<string, string | null> {
-  return { review_id: r.id, hold_receipt_id: r.hold_receipt_id, approval_receipt_id: r.decision_receipt_id, approver: r.reviewer_commitment };
+  return {
+    review_id: r.id,
+    hold_receipt_id: r.hold_receipt_id,
+    approval_receipt_id: r.decision_receipt_id,
+    approver: r.reviewer_commitment,
+  };
 }
 
 /** What the caller's answer says of the approval it used (its own account's: the approver in clear). */
@@ -315,7 +374,8 @@ export async function afterHoldOpened(ctx: AppContext, reviewId: string): Promis
   try {
     opened = await recordOpened(ctx, reviewId);
   } catch (e) {
-    if (!(e instanceof StateChanged)) ctx.log('error', 'review_opened receipt not written (the expiry job retries)', { review_id: reviewId, error: String(e) });
+    if (!(e instanceof StateChanged))
+      ctx.log('error', 'review_opened receipt not written (the expiry job retries)', { review_id: reviewId, error: String(e) });
   }
   if (opened && ctx.config.MAIL_URL) void mailOpened(ctx, opened);
 }
@@ -347,7 +407,10 @@ async function mailOpened(ctx: AppContext, r: Review): Promise<void> {
 async function recordOpened(ctx: AppContext, id: string): Promise<Review | undefined> {
   return ctx.ledger.act({
     // A test key's review is its account's test side's: its receipts go to the test log.
-    needs: { rows: [{ reader: REVIEWS, key: id }], test: ownerParts((await getReview(ctx.ledger.read, id))?.account_id ?? '').mode === 'test' },
+    needs: {
+      rows: [{ reader: REVIEWS, key: id }],
+      test: ownerParts((await getReview(ctx.ledger.read, id))?.account_id ?? '').mode === 'test',
+    },
     run: async (tx, state) => {
       const r = await state.row(REVIEWS, id);
       if (!r || r.opened_receipt_id) return { writes: {}, result: undefined as Review | undefined };
@@ -359,7 +422,11 @@ async function recordOpened(ctx: AppContext, id: string): Promise<Review | undef
         data: { review_id: r.id, hold_receipt_id: r.hold_receipt_id, operation: r.operation, expires_at: r.expires_at },
       });
       if (!(await setOpenedReceipt(tx, id, receipt.receipt_id))) throw new StateChanged();
-      const alert = reviewAlert(r.account_id, 'review.opened', fuseOf(r), { ...reviewEvent(ctx, r), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
+      const alert = reviewAlert(r.account_id, 'review.opened', fuseOf(r), {
+        ...reviewEvent(ctx, r),
+        receipt_id: receipt.receipt_id,
+        verify_url: receipt.verify_url,
+      });
       return { writes: { receipt, records: [alert] }, result: { ...r, opened_receipt_id: receipt.receipt_id } as Review | undefined };
     },
   });
@@ -368,7 +435,15 @@ async function recordOpened(ctx: AppContext, id: string): Promise<Review | undef
 const fuseOf = (r: Review): string | null => (typeof r.summary.fuse_id === 'string' ? r.summary.fuse_id : null);
 
 function reviewEvent(ctx: AppContext, r: Review): Record<string, unknown> {
-  return { review_id: r.id, review_url: reviewUrl(ctx, r.id), operation: r.operation, key_id: r.key_id, hold_receipt_id: r.hold_receipt_id, expires_at: r.expires_at, summary: r.summary };
+  return {
+    review_id: r.id,
+    review_url: reviewUrl(ctx, r.id),
+    operation: r.operation,
+    key_id: r.key_id,
+    hold_receipt_id: r.hold_receipt_id,
+    expires_at: r.expires_at,
+    summary: r.summary,
+  };
 }
 
 /**
@@ -385,7 +460,8 @@ export function reviewTerms(ctx: AppContext, pending: number) {
   };
 }
 
-const REVIEW_CHARGED = 'nothing of its own: the HOLD that opens a review is charged the NAP hold, the GO or PERMIT an approval clears its own toll';
+const REVIEW_CHARGED =
+  'nothing of its own: the HOLD that opens a review is charged the NAP hold, the GO or PERMIT an approval clears its own toll';
 
 /** A key's reviews of a month, as its operator statement shows them: counted, and costing nothing of their own. */
 export function reviewStatementView(m: MonthReviews) {
@@ -403,7 +479,15 @@ const DECISION_WORD = { approved: 'PERMIT', denied: 'DENY', expired: 'SILENCE' }
  * and the other is refused (409) as decided. Its receipt commits the reviewer
  * and the note; the account reads their openings.
  */
-export async function answerReview(event: ActEvent, ctx: AppContext, key: ApiKey, id: string, to: 'approved' | 'denied', reviewer: Reviewer, note: string | undefined): Promise<Reply> {
+export async function answerReview(
+  event: ActEvent,
+  ctx: AppContext,
+  key: ApiKey,
+  id: string,
+  to: 'approved' | 'denied',
+  reviewer: Reviewer,
+  note: string | undefined,
+): Promise<Reply> {
   for (let attempt = 0; ; attempt++) {
     try {
       const answer = await commitAct(event, ctx, key, {
@@ -440,13 +524,38 @@ export async function answerReview(event: ActEvent, ctx: AppContext, key: ApiKey
           if (firstOfTwo) {
             const first: FirstApproval = { reviewer, commitment, note: note ?? null, receipt_id: receipt.receipt_id, at };
             if (!(await recordFirstApproval(tx, r.id, first))) throw new StateChanged();
-            return { writes: { receipt, records }, reply: reply({ ...reviewView(ctx, { ...r, first_approval: first }, now), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
+            return {
+              writes: { receipt, records },
+              reply: reply({
+                ...reviewView(ctx, { ...r, first_approval: first }, now),
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+              }),
+            };
           }
-          if (!(await decideReview(tx, r.id, to, at, receipt.receipt_id, { reviewer, commitment, note: note ?? null }))) throw new StateChanged();
-          const after: Review = { ...r, state: to, decided_at: at, decided_by: reviewer, reviewer_commitment: commitment, note: note ?? null, decision_receipt_id: receipt.receipt_id };
-          const alert = reviewAlert(r.account_id, 'review.decided', fuseOf(r), { ...reviewEvent(ctx, after), state: to, decided_by: reviewer, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
+          if (!(await decideReview(tx, r.id, to, at, receipt.receipt_id, { reviewer, commitment, note: note ?? null })))
+            throw new StateChanged();
+          const after: Review = {
+            ...r,
+            state: to,
+            decided_at: at,
+            decided_by: reviewer,
+            reviewer_commitment: commitment,
+            note: note ?? null,
+            decision_receipt_id: receipt.receipt_id,
+          };
+          const alert = reviewAlert(r.account_id, 'review.decided', fuseOf(r), {
+            ...reviewEvent(ctx, after),
+            state: to,
+            decided_by: reviewer,
+            receipt_id: receipt.receipt_id,
+            verify_url: receipt.verify_url,
+          });
           records.push(alert);
-          return { writes: { receipt, records }, reply: reply({ ...reviewView(ctx, after, now), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
+          return {
+            writes: { receipt, records },
+            reply: reply({ ...reviewView(ctx, after, now), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
+          };
         },
       });
       reviewNotifier(ctx).notify(id);
@@ -461,22 +570,37 @@ export async function answerReview(event: ActEvent, ctx: AppContext, key: ApiKey
 /** What a decision receipt of a review that needs two approvals says of them: the count, and the first approval's receipt once given. */
 function twoApproversFacts(r: Review, firstOfTwo: boolean): Record<string, unknown> {
   if (r.approvals_required !== 2) return {};
-  return firstOfTwo ? { approvals_required: 2 } : { approvals_required: 2, ...(r.first_approval ? { first_approval_receipt_id: r.first_approval.receipt_id } : {}) };
+  return firstOfTwo
+    ? { approvals_required: 2 }
+    : { approvals_required: 2, ...(r.first_approval ? { first_approval_receipt_id: r.first_approval.receipt_id } : {}) };
 }
 
 function answerProblem(refusal: AnswerRefusal, r: Review, now: Date): Problem {
   if (refusal === 'four_eyes') {
-    return new Problem({ status: 403, code: 'four_eyes', title: 'Forbidden', detail: 'the key that made the request held for review may not answer its review: another operator must', extra: { review_id: r.id } });
+    return new Problem({
+      status: 403,
+      code: 'four_eyes',
+      title: 'Forbidden',
+      detail: 'the key that made the request held for review may not answer its review: another operator must',
+      extra: { review_id: r.id },
+    });
   }
   if (refusal === 'second_approver_required') {
-    return new Problem({ status: 403, code: 'second_approver_required', title: 'Forbidden', detail: 'this review needs two approvals from two different reviewers, and you gave the first: another operator must give the second', extra: { review_id: r.id } });
+    return new Problem({
+      status: 403,
+      code: 'second_approver_required',
+      title: 'Forbidden',
+      detail: 'this review needs two approvals from two different reviewers, and you gave the first: another operator must give the second',
+      extra: { review_id: r.id },
+    });
   }
   const state = reviewStateAt(r, now);
   return new Problem({
     status: 409,
     code: refusal,
     title: 'Conflict',
-    detail: refusal === 'review_expired' ? `review ${r.id} expired at ${r.expires_at} without an answer` : `review ${r.id} is already ${state}`,
+    detail:
+      refusal === 'review_expired' ? `review ${r.id} expired at ${r.expires_at} without an answer` : `review ${r.id} is already ${state}`,
     extra: { review_id: r.id, state },
   });
 }
@@ -486,11 +610,18 @@ const USE_DETAIL: Record<UseRefusal, string> = {
   review_denied: 'this review was denied: the request may not go on',
   review_expired: 'this review expired without an answer: send the request again (without review_id) to open a new one',
   review_used: 'this approval has cleared its request already: an approval is used once',
-  review_mismatch: 'this review approved another request: an approval clears only the very request that was held (same key, operation, amount, counterparty)',
+  review_mismatch:
+    'this review approved another request: an approval clears only the very request that was held (same key, operation, amount, counterparty)',
 };
 
 function useProblem(refusal: UseRefusal, r: Review, now: Date): Problem {
-  return new Problem({ status: 409, code: refusal, title: 'Conflict', detail: USE_DETAIL[refusal], extra: { review_id: r.id, state: reviewStateAt(r, now) } });
+  return new Problem({
+    status: 409,
+    code: refusal,
+    title: 'Conflict',
+    detail: USE_DETAIL[refusal],
+    extra: { review_id: r.id, state: reviewStateAt(r, now) },
+  });
 }
 
 // ---- the agent waits -------------------------------------------------------------------------------
@@ -553,7 +684,8 @@ async function awaitDecision(ctx: AppContext, r: Review, seconds: number): Promi
  */
 export async function sweepReviews(ctx: AppContext, now = new Date()): Promise<number> {
   let done = 0;
-  for (const r of await unopenedReviews(ctx.ledger.read, new Date(now.getTime() - 60_000).toISOString(), 100)) await afterHoldOpened(ctx, r.id);
+  for (const r of await unopenedReviews(ctx.ledger.read, new Date(now.getTime() - 60_000).toISOString(), 100))
+    await afterHoldOpened(ctx, r.id);
   for (const r of await dueReviews(ctx.ledger.read, nowIso(now), 100)) {
     try {
       await ctx.ledger.act({
@@ -564,10 +696,21 @@ export async function sweepReviews(ctx: AppContext, now = new Date()): Promise<n
             decision: DECISION_WORD.expired,
             subject: r.id,
             key_id: r.key_id,
-            data: { review_id: r.id, hold_receipt_id: r.hold_receipt_id, opened_receipt_id: r.opened_receipt_id, operation: r.operation, expires_at: r.expires_at },
+            data: {
+              review_id: r.id,
+              hold_receipt_id: r.hold_receipt_id,
+              opened_receipt_id: r.opened_receipt_id,
+              operation: r.operation,
+              expires_at: r.expires_at,
+            },
           });
           if (!(await decideReview(tx, r.id, 'expired', nowIso(now), receipt.receipt_id, null))) throw new StateChanged();
-          const alert = reviewAlert(r.account_id, 'review.expired', fuseOf(r), { ...reviewEvent(ctx, r), state: 'expired', receipt_id: receipt.receipt_id, verify_url: receipt.verify_url });
+          const alert = reviewAlert(r.account_id, 'review.expired', fuseOf(r), {
+            ...reviewEvent(ctx, r),
+            state: 'expired',
+            receipt_id: receipt.receipt_id,
+            verify_url: receipt.verify_url,
+          });
           return { writes: { receipt, records: [alert] }, result: undefined };
         },
       });
@@ -599,12 +742,28 @@ export function registerReviewRoutes(router: Router, ctx: AppContext): void {
       const now = new Date();
       const owner = ownerId(key);
       // A pending review past its expiry is listed as expired, under `expired`, before the job records it.
-      const stored = q.state === 'expired' ? [...(await listReviews(ctx.ledger.read, owner, 'expired', q.limit)), ...(await listReviews(ctx.ledger.read, owner, 'pending', q.limit))] : await listReviews(ctx.ledger.read, owner, q.state, q.limit);
+      const stored =
+        q.state === 'expired'
+          ? [
+              ...(await listReviews(ctx.ledger.read, owner, 'expired', q.limit)),
+              ...(await listReviews(ctx.ledger.read, owner, 'pending', q.limit)),
+            ]
+          : await listReviews(ctx.ledger.read, owner, q.state, q.limit);
       const data = stored.filter((r) => !q.state || reviewStateAt(r, now) === q.state).map((r) => reviewView(ctx, r, now));
-      const pending = q.state === 'pending' ? data.length : (await listReviews(ctx.ledger.read, owner, 'pending', 200)).filter((r) => reviewStateAt(r, now) === 'pending').length;
+      const pending =
+        q.state === 'pending'
+          ? data.length
+          : (await listReviews(ctx.ledger.read, owner, 'pending', 200)).filter((r) => reviewStateAt(r, now) === 'pending').length;
       return toResponse(reply({ object: 'list', pending_count: pending, data }));
     },
-    { tool: 'reviews_list', summary: "The account's reviews (questions a HOLD put to a person), newest first; ?state=pending for the queue", auth: 'key', tag: 'reviews', query: listQuery, response: listResponse },
+    {
+      tool: 'reviews_list',
+      summary: "The account's reviews (questions a HOLD put to a person), newest first; ?state=pending for the queue",
+      auth: 'key',
+      tag: 'reviews',
+      query: listQuery,
+      response: listResponse,
+    },
   );
 
   router.get(
@@ -627,14 +786,20 @@ export function registerReviewRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  for (const [verb, to] of [['approve', 'approved'], ['deny', 'denied']] as const) {
+  for (const [verb, to] of [
+    ['approve', 'approved'],
+    ['deny', 'denied'],
+  ] as const) {
     keyedAct(
       router,
       ctx,
       `${REVIEWS_PATH}/:review_id/${verb}`,
       {
         tool: `review_${verb}`,
-        summary: verb === 'approve' ? 'Approve a pending review: the held request may then be sent again with review_id, once' : 'Deny a pending review: the held request may not go on',
+        summary:
+          verb === 'approve'
+            ? 'Approve a pending review: the held request may then be sent again with review_id, once'
+            : 'Deny a pending review: the held request may not go on',
         tag: 'reviews',
         role: 'operator',
         body: answerRequest,
@@ -650,4 +815,3 @@ export function registerReviewRoutes(router: Router, ctx: AppContext): void {
 
   router.job(intervalJob(ctx, 'review expiry', SWEEP_MS, async () => void (await sweepReviews(ctx))));
 }
-

@@ -87,7 +87,11 @@ async function meFresh(ctx: AppContext, authenticated: ApiKey): Promise<string> 
       month: account.month,
       resets_at: account.resets_at,
       key: capView(key.spend_cap_micros, keySpent),
-      account: { spend_cap_usd: account.spend_cap_usd, spent_this_month_usd: account.spent_this_month_usd, remaining_usd: account.remaining_usd },
+      account: {
+        spend_cap_usd: account.spend_cap_usd,
+        spent_this_month_usd: account.spent_this_month_usd,
+        remaining_usd: account.remaining_usd,
+      },
     },
     operator_checkout: checkout,
     reviews: reviewTerms(ctx, pendingReviews),
@@ -124,7 +128,14 @@ async function meBody(ctx: AppContext, key: ApiKey): Promise<string> {
   const body = await meFresh(ctx, key);
   cache.delete(key.id);
   if (cache.size >= ME_CACHE_MAX) cache.delete(cache.keys().next().value!);
-  const headers = ['content-type', JSON_NO_STORE['content-type'], 'cache-control', JSON_NO_STORE['cache-control'], 'content-length', String(Buffer.byteLength(body))];
+  const headers = [
+    'content-type',
+    JSON_NO_STORE['content-type'],
+    'cache-control',
+    JSON_NO_STORE['cache-control'],
+    'content-length',
+    String(Buffer.byteLength(body)),
+  ];
   cache.set(key.id, { body, headers, commits, until: now + ttl });
   return body;
 }
@@ -143,7 +154,8 @@ interface HealthAnswer {
   headers: string[];
 }
 const healthAnswers = new WeakMap<AppContext, Map<DatabaseHealth, HealthAnswer>>();
-const databaseHealth = (s: { readable: boolean; writable: boolean }): DatabaseHealth => (!s.readable ? 'unreachable' : s.writable ? 'ok' : 'read_only');
+const databaseHealth = (s: { readable: boolean; writable: boolean }): DatabaseHealth =>
+  !s.readable ? 'unreachable' : s.writable ? 'ok' : 'read_only';
 
 /**
  * The /health answer for a database state. The rest of it (version, URLs and
@@ -172,17 +184,36 @@ function healthAnswer(ctx: AppContext, database: DatabaseHealth): HealthAnswer {
     ...(problems.length ? { problems } : {}),
   } satisfies z.infer<typeof healthResponse>;
   const json = JSON.stringify(body);
-  const headers = ['content-type', JSON_NO_STORE['content-type'], 'cache-control', JSON_NO_STORE['cache-control'], 'content-length', String(Buffer.byteLength(json))];
+  const headers = [
+    'content-type',
+    JSON_NO_STORE['content-type'],
+    'cache-control',
+    JSON_NO_STORE['cache-control'],
+    'content-length',
+    String(Buffer.byteLength(json)),
+  ];
   answers.set(database, (answer = { status: problems.length ? 503 : 200, body: json, headers }));
   return answer;
 }
 
 export function registerSystemRoutes(router: Router, ctx: AppContext): void {
-  router.get('/health', async () => {
-    const state = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS, () => cacheNow(ctx));
-    const { status, body } = healthAnswer(ctx, databaseHealth(state));
-    return new HTTPResponse(body, { status, headers: JSON_NO_STORE });
-  }, { summary: 'Liveness and readiness: version, database reachability and a write probe', auth: 'public', tag: 'system', responses: { 200: { description: 'Ready', schema: healthResponse }, 503: { description: 'Not ready: `problems` says why (the same body, not a problem document)', schema: healthResponse } } });
+  router.get(
+    '/health',
+    async () => {
+      const state = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS, () => cacheNow(ctx));
+      const { status, body } = healthAnswer(ctx, databaseHealth(state));
+      return new HTTPResponse(body, { status, headers: JSON_NO_STORE });
+    },
+    {
+      summary: 'Liveness and readiness: version, database reachability and a write probe',
+      auth: 'public',
+      tag: 'system',
+      responses: {
+        200: { description: 'Ready', schema: healthResponse },
+        503: { description: 'Not ready: `problems` says why (the same body, not a problem document)', schema: healthResponse },
+      },
+    },
+  );
   // With the key and its answer both fresh in the caches, the same answer is given at the Node level.
   router.readyAnswer('/v1/me', (req) => {
     const key = readyKey(req, ctx);
@@ -195,26 +226,40 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
     return state && healthAnswer(ctx, databaseHealth(state));
   });
 
-  router.get('/v1/me', async (event) => {
-    const key = callerKey(event);
-    return new HTTPResponse(await meBody(ctx, key), { headers: JSON_NO_STORE });
-  }, { tool: 'me', summary: "The calling key's account, role, hop limit, this period's hops and tolls per SKU (used, remaining, reset time), its lifetime tolls, and its and its account's monthly spend caps (cap, spent, remaining)", auth: 'key', tag: 'system' });
+  router.get(
+    '/v1/me',
+    async (event) => {
+      const key = callerKey(event);
+      return new HTTPResponse(await meBody(ctx, key), { headers: JSON_NO_STORE });
+    },
+    {
+      tool: 'me',
+      summary:
+        "The calling key's account, role, hop limit, this period's hops and tolls per SKU (used, remaining, reset time), its lifetime tolls, and its and its account's monthly spend caps (cap, spent, remaining)",
+      auth: 'key',
+      tag: 'system',
+    },
+  );
 
-  router.get('/crypto/public-key', () => {
-    const { current, all } = ctx.keyring;
-    return toResponse(
-      reply({
-        kid: current.kid,
-        alg: 'EdDSA',
-        crv: 'Ed25519',
-        jwk: current.jwk,
-        public_key_base64: Buffer.from(current.raw).toString('base64'),
-        created_at: current.created_at,
-        retired: all
-          .filter((k) => k.retired_at)
-          .map((k) => ({ kid: k.kid, jwk: k.jwk, public_key_base64: Buffer.from(k.raw).toString('base64'), retired_at: k.retired_at })),
-      }),
-      { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
-    );
-  }, { summary: 'The current Ed25519 signing key (JWK and raw base64) and retired keys', auth: 'public', tag: 'system' });
+  router.get(
+    '/crypto/public-key',
+    () => {
+      const { current, all } = ctx.keyring;
+      return toResponse(
+        reply({
+          kid: current.kid,
+          alg: 'EdDSA',
+          crv: 'Ed25519',
+          jwk: current.jwk,
+          public_key_base64: Buffer.from(current.raw).toString('base64'),
+          created_at: current.created_at,
+          retired: all
+            .filter((k) => k.retired_at)
+            .map((k) => ({ kid: k.kid, jwk: k.jwk, public_key_base64: Buffer.from(k.raw).toString('base64'), retired_at: k.retired_at })),
+        }),
+        { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
+      );
+    },
+    { summary: 'The current Ed25519 signing key (JWK and raw base64) and retired keys', auth: 'public', tag: 'system' },
+  );
 }

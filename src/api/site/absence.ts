@@ -49,7 +49,12 @@ export const witnessRequest = z
 const witnessJson = z.object({ key: z.string(), index: z.number().int().nonnegative(), hashes: z.array(z.string()) });
 export const sortedProofSchema = z.union([
   z.object({ present: z.literal(true), tree_size: z.number().int().nonnegative(), leaf: witnessJson }),
-  z.object({ present: z.literal(false), tree_size: z.number().int().nonnegative(), left: witnessJson.optional(), right: witnessJson.optional() }),
+  z.object({
+    present: z.literal(false),
+    tree_size: z.number().int().nonnegative(),
+    left: witnessJson.optional(),
+    right: witnessJson.optional(),
+  }),
 ]);
 export const witnessVerifyRequest = z.strictObject({
   witness: z.string().min(1).max(8192).describe('the witness JWS as issued'),
@@ -71,10 +76,22 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/absence/witness',
     {
-      tool: 'absence_witness', summary: 'Issue a signed non-membership witness: the act kind is not on the declared surface (sorted Merkle proof against a signed head)',
+      tool: 'absence_witness',
+      summary:
+        'Issue a signed non-membership witness: the act kind is not on the declared surface (sorted Merkle proof against a signed head)',
       tag: 'absence',
       body: witnessRequest,
-      response: z.object({ witness_id: z.string(), act_kind: z.string(), absent: z.boolean(), surface: z.looseObject({}), proof: sortedProofSchema, witness: z.string(), verify_url: z.string(), standard_verify_url: z.string(), charge: chargeSchema }),
+      response: z.object({
+        witness_id: z.string(),
+        act_kind: z.string(),
+        absent: z.boolean(),
+        surface: z.looseObject({}),
+        proof: sortedProofSchema,
+        witness: z.string(),
+        verify_url: z.string(),
+        standard_verify_url: z.string(),
+        charge: chargeSchema,
+      }),
       problems: [404, 409, 422],
       charges: [WITNESS_SKU],
       chargeRules: { [WITNESS_SKU]: { price: 'absence_witness' } },
@@ -106,22 +123,28 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
         decide: (state) => {
           const receipt = state.receipt(
             ctx,
-            { kind: 'absence_witness', decision: absent ? 'ABSENT' : 'PRESENT', ...(subject ? { subject } : {}), key_id: key.id, data: { act_kind: body.act_kind, surface: { ...surface, ...head } } },
+            {
+              kind: 'absence_witness',
+              decision: absent ? 'ABSENT' : 'PRESENT',
+              ...(subject ? { subject } : {}),
+              key_id: key.id,
+              data: { act_kind: body.act_kind, surface: { ...surface, ...head } },
+            },
             { signed: true, charges: [{ keyId: key.id, ...line }] },
           );
           return {
-          writes: { receipt },
-          reply: reply({
-          witness_id: receipt.receipt_id,
-          act_kind: body.act_kind,
-          absent,
-          surface: { ...surface, ...head },
-          proof: proofToJson(proof, dec),
-          witness: receipt.jws,
-          verify_url: receipt.verify_url,
-          standard_verify_url: `${ctx.config.SITE_URL}/standards/absence-ledger/verify`,
-          charge: chargeView(line),
-          }),
+            writes: { receipt },
+            reply: reply({
+              witness_id: receipt.receipt_id,
+              act_kind: body.act_kind,
+              absent,
+              surface: { ...surface, ...head },
+              proof: proofToJson(proof, dec),
+              witness: receipt.jws,
+              verify_url: receipt.verify_url,
+              standard_verify_url: `${ctx.config.SITE_URL}/standards/absence-ledger/verify`,
+              charge: chargeView(line),
+            }),
           };
         },
       });
@@ -132,14 +155,23 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
     '/standards/absence-ledger/verify',
     async (event) => {
       const body = await readBody(event, witnessVerifyRequest, limit);
-      return toResponse(reply(await verifyWitness(ctx, body.witness, body.proof as SortedProofJson)), { 'access-control-allow-origin': '*' });
+      return toResponse(reply(await verifyWitness(ctx, body.witness, body.proof as SortedProofJson)), {
+        'access-control-allow-origin': '*',
+      });
     },
     {
-      tool: 'absence_verify', summary: 'Verify an absence witness: its Ed25519 signature, then its sorted-Merkle proof against the head it signs',
+      tool: 'absence_verify',
+      summary: 'Verify an absence witness: its Ed25519 signature, then its sorted-Merkle proof against the head it signs',
       auth: 'public',
       tag: 'absence',
       body: witnessVerifyRequest,
-      response: z.object({ valid: z.boolean(), absent: z.boolean().optional(), act_kind: z.string().optional(), reason: z.string().optional(), detail: z.string().optional() }),
+      response: z.object({
+        valid: z.boolean(),
+        absent: z.boolean().optional(),
+        act_kind: z.string().optional(),
+        reason: z.string().optional(),
+        detail: z.string().optional(),
+      }),
     },
   );
 
@@ -164,7 +196,9 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
   );
 }
 
-type Verdict = { valid: true; absent: boolean; act_kind: string; surface: unknown; witness_id: string } | { valid: false; reason: string; detail: string };
+type Verdict =
+  | { valid: true; absent: boolean; act_kind: string; surface: unknown; witness_id: string }
+  | { valid: false; reason: string; detail: string };
 
 export async function verifyWitness(ctx: AppContext, jws: string, proofJson: SortedProofJson): Promise<Verdict> {
   let header;
@@ -173,10 +207,16 @@ export async function verifyWitness(ctx: AppContext, jws: string, proofJson: Sor
   } catch {
     return { valid: false, reason: 'malformed', detail: 'the witness is not a compact JWS' };
   }
-  if (header.alg !== 'EdDSA' || header.typ !== RECEIPT_TYP) return { valid: false, reason: 'malformed', detail: 'the witness must be an EdDSA receipt JWS' };
+  if (header.alg !== 'EdDSA' || header.typ !== RECEIPT_TYP)
+    return { valid: false, reason: 'malformed', detail: 'the witness must be an EdDSA receipt JWS' };
   const pub = typeof header.kid === 'string' ? ctx.keyring.byKid(header.kid) : undefined;
   if (!pub) return { valid: false, reason: 'unknown_kid', detail: 'the witness names no key of this service' };
-  let payload: { kind?: string; decision?: string; receipt_id?: string; data?: { act_kind?: string; surface?: { tree_size?: number; root?: string } } };
+  let payload: {
+    kind?: string;
+    decision?: string;
+    receipt_id?: string;
+    data?: { act_kind?: string; surface?: { tree_size?: number; root?: string } };
+  };
   try {
     payload = JSON.parse(dec((await compactVerify(jws, pub.publicKey)).payload));
   } catch {
@@ -187,8 +227,12 @@ export async function verifyWitness(ctx: AppContext, jws: string, proofJson: Sor
     return { valid: false, reason: 'not_a_witness', detail: 'the JWS is not an absence witness' };
   }
   try {
-    const present = verifySortedProof(enc(payload.data.act_kind), proofFromJson(proofJson, enc), { size: s.tree_size, root: new Uint8Array(Buffer.from(s.root, 'base64')) });
-    if (present !== (payload.decision === 'PRESENT')) return { valid: false, reason: 'decision_mismatch', detail: 'the proof contradicts the signed decision' };
+    const present = verifySortedProof(enc(payload.data.act_kind), proofFromJson(proofJson, enc), {
+      size: s.tree_size,
+      root: new Uint8Array(Buffer.from(s.root, 'base64')),
+    });
+    if (present !== (payload.decision === 'PRESENT'))
+      return { valid: false, reason: 'decision_mismatch', detail: 'the proof contradicts the signed decision' };
     return { valid: true, absent: !present, act_kind: payload.data.act_kind, surface: s, witness_id: payload.receipt_id ?? '' };
   } catch (e) {
     if (e instanceof ProofError) return { valid: false, reason: 'bad_proof', detail: e.message };

@@ -16,7 +16,16 @@ import { leafHash } from '../../crypto/merkle.ts';
 import { SortedMerkleTree } from '../../crypto/sorted-merkle.ts';
 import { formatUsd } from '../../catalog/money.ts';
 import { newSortableId, nowIso } from '../../ids.ts';
-import { ASTL_LOG, ENTITY_HEADS, findManifest, leafBytes, manifestsOf, type ManifestLeaf, type StoredManifest, ASTL_MANIFESTS } from '../../ledger/astl.ts';
+import {
+  ASTL_LOG,
+  ENTITY_HEADS,
+  findManifest,
+  leafBytes,
+  manifestsOf,
+  type ManifestLeaf,
+  type StoredManifest,
+  ASTL_MANIFESTS,
+} from '../../ledger/astl.ts';
 import { logSize } from '../../ledger/log.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { readBody, readQuery } from '../body.ts';
@@ -31,22 +40,38 @@ export const entitySchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/, 'an entity id: letters, digits and . _ : @ / - (1 to 128)')
   .describe('who declares the surface: an agent, a tenant, a product (first publisher owns it)');
-export const presetSchema = z.enum(Object.keys(SURFACE_PRESETS) as [string, ...string[]]).describe('a surface preset of the absence catalog');
+export const presetSchema = z
+  .enum(Object.keys(SURFACE_PRESETS) as [string, ...string[]])
+  .describe('a surface preset of the absence catalog');
 
 export const astlPublishRequest = z
   .strictObject({
     entity: entitySchema,
-    act_kinds: z.array(actKindSchema).min(1).max(512).optional().describe('the declared attempt surface: every act kind the entity may attempt'),
+    act_kinds: z
+      .array(actKindSchema)
+      .min(1)
+      .max(512)
+      .optional()
+      .describe('the declared attempt surface: every act kind the entity may attempt'),
     preset: presetSchema.optional(),
   })
-  .refine((b) => (b.act_kinds === undefined) !== (b.preset === undefined), { message: 'send exactly one of act_kinds or preset', path: ['act_kinds'] });
+  .refine((b) => (b.act_kinds === undefined) !== (b.preset === undefined), {
+    message: 'send exactly one of act_kinds or preset',
+    path: ['act_kinds'],
+  });
 export const astlLookupQuery = z.object({ entity: entitySchema, limit: z.coerce.number().int().min(1).max(100).default(20) });
 export const astlVerifyRequest = z
   .strictObject({
-    manifest_id: z.string().regex(/^mfst_[A-Za-z0-9_-]{1,64}$/, 'a manifest id such as mfst_…').optional(),
+    manifest_id: z
+      .string()
+      .regex(/^mfst_[A-Za-z0-9_-]{1,64}$/, 'a manifest id such as mfst_…')
+      .optional(),
     manifest: z.looseObject({}).optional().describe('the manifest leaf exactly as published (its canonical JSON is the leaf)'),
   })
-  .refine((b) => (b.manifest_id === undefined) !== (b.manifest === undefined), { message: 'send exactly one of manifest_id or manifest', path: ['manifest_id'] });
+  .refine((b) => (b.manifest_id === undefined) !== (b.manifest === undefined), {
+    message: 'send exactly one of manifest_id or manifest',
+    path: ['manifest_id'],
+  });
 export const astlScaleQuery = z.object({
   entities: z.coerce.number().int().min(1).max(1e9).default(1000),
   versions_per_year: z.coerce.number().int().min(1).max(1e6).default(4),
@@ -108,11 +133,15 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/astl/publish',
     {
-      tool: 'astl_publish', summary: 'Publish an attempt-surface manifest to the ASTL before bind; answers its index, leaf hash, inclusion proof and signed checkpoint',
+      tool: 'astl_publish',
+      summary:
+        'Publish an attempt-surface manifest to the ASTL before bind; answers its index, leaf hash, inclusion proof and signed checkpoint',
       tag: 'astl',
       body: astlPublishRequest,
       response: astlPublishResponse,
-      responses: { 201: { description: 'Published: its index, leaf hash, inclusion proof and signed checkpoint', schema: astlPublishResponse } },
+      responses: {
+        201: { description: 'Published: its index, leaf hash, inclusion proof and signed checkpoint', schema: astlPublishResponse },
+      },
       problems: [403, 409, 422],
       charges: ['astl_publish'],
       example: { entity: 'agent:acme-buyer', preset: 'agentic' },
@@ -144,13 +173,25 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
           };
           const receipt = state.receipt(
             ctx,
-            { kind: 'astl_publish', decision: 'PUBLISHED', subject: body.entity, key_id: key.id, data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot } },
+            {
+              kind: 'astl_publish',
+              decision: 'PUBLISHED',
+              subject: body.entity,
+              key_id: key.id,
+              data: { manifest_id: manifestId, act_kinds: kinds.length, surface_root: surfaceRoot },
+            },
             { charges: [{ keyId: key.id, ...line }] },
           );
           const { index, leafHash } = await state.append(ASTL_LOG, leafBytes(leaf));
           const leaf_hash = b64(leafHash);
           state.setRow(ENTITY_HEADS, body.entity, { key_id: owner, version: leaf.version, manifest_id: manifestId });
-          const manifest = record(ASTL_MANIFESTS, { leaf, keyId: owner, logIndex: index, receiptId: receipt.receipt_id, prevId: head?.manifest_id });
+          const manifest = record(ASTL_MANIFESTS, {
+            leaf,
+            keyId: owner,
+            logIndex: index,
+            receiptId: receipt.receipt_id,
+            prevId: head?.manifest_id,
+          });
           const answer = provedAtGroupEnd(ctx, state, ASTL_LOG, index, (proof) => ({
             manifest: leaf,
             index,
@@ -172,14 +213,21 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       const q = readQuery(event, astlLookupQuery);
       const found = await manifestsOf(ctx.ledger.read, q.entity, q.limit);
       if (found.length === 0) throw notFound(`no manifest is published for ${q.entity}`, 'unknown_entity');
-      return toResponse(reply({ entity: q.entity, latest_version: found[0]!.version, manifests: found.map(publicManifest) }), { 'access-control-allow-origin': '*' });
+      return toResponse(reply({ entity: q.entity, latest_version: found[0]!.version, manifests: found.map(publicManifest) }), {
+        'access-control-allow-origin': '*',
+      });
     },
     {
-      tool: 'astl_lookup', summary: "An entity's published manifests, newest version first",
+      tool: 'astl_lookup',
+      summary: "An entity's published manifests, newest version first",
       auth: 'public',
       tag: 'astl',
       query: astlLookupQuery,
-      response: z.object({ entity: z.string(), latest_version: z.number().int(), manifests: z.array(z.object({ manifest: manifestSchema, index: z.number().int(), leaf_hash: z.string(), receipt_id: z.string() })) }),
+      response: z.object({
+        entity: z.string(),
+        latest_version: z.number().int(),
+        manifests: z.array(z.object({ manifest: manifestSchema, index: z.number().int(), leaf_hash: z.string(), receipt_id: z.string() })),
+      }),
       problems: [404],
     },
   );
@@ -195,11 +243,18 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       return toResponse(withCheckpointNote(ctx, reply({ included: true, ...publicManifest(m), ...proof })));
     },
     {
-      tool: 'astl_verify', summary: "Check a manifest's inclusion in the ASTL: inclusion proof against the newest signed checkpoint",
+      tool: 'astl_verify',
+      summary: "Check a manifest's inclusion in the ASTL: inclusion proof against the newest signed checkpoint",
       auth: 'public',
       tag: 'astl',
       body: astlVerifyRequest,
-      response: z.object({ included: z.boolean(), reason: z.string().optional(), manifest: manifestSchema.optional(), inclusion: inclusionSchema.optional(), checkpoint: checkpointSchema.optional() }),
+      response: z.object({
+        included: z.boolean(),
+        reason: z.string().optional(),
+        manifest: manifestSchema.optional(),
+        inclusion: inclusionSchema.optional(),
+        checkpoint: checkpointSchema.optional(),
+      }),
       example: { manifest_id: 'mfst_8Kd2Wq7LxN3vT9pRm4sBzA' },
     },
   );
@@ -207,7 +262,12 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
   router.get(
     '/api/v1/astl/log.json',
     async (event) => toResponse(reply(await feedPage(ctx, ASTL_LOG, readQuery(event, feedQuery))), { 'access-control-allow-origin': '*' }),
-    { summary: 'The public append-only ASTL feed, paged (newest page by default), with the newest signed checkpoint', auth: 'public', tag: 'astl', query: feedQuery },
+    {
+      summary: 'The public append-only ASTL feed, paged (newest page by default), with the newest signed checkpoint',
+      auth: 'public',
+      tag: 'astl',
+      query: feedQuery,
+    },
   );
 
   router.get(
@@ -233,5 +293,10 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
 }
 
 function entityOwned(entity: string): Problem {
-  return new Problem({ status: 403, code: 'entity_owned', title: 'Forbidden', detail: `${entity} is published by another key; only its first publisher may add versions` });
+  return new Problem({
+    status: 403,
+    code: 'entity_owned',
+    title: 'Forbidden',
+    detail: `${entity} is published by another key; only its first publisher may add versions`,
+  });
 }

@@ -8,7 +8,17 @@ import { record } from '../../ledger/records.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
 import { keyedAct } from '../act.ts';
 import type { ActState } from '../../ledger/acts.ts';
-import { approvalFields, approvalLink, commitHeldAct, heldRequest, holdFields, HoldNeedsReview, reviewIdField, type ReviewableDecision, type ReviewStep } from '../gate/reviews.ts';
+import {
+  approvalFields,
+  approvalLink,
+  commitHeldAct,
+  heldRequest,
+  holdFields,
+  HoldNeedsReview,
+  reviewIdField,
+  type ReviewableDecision,
+  type ReviewStep,
+} from '../gate/reviews.ts';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { BPS_TIERS, CLEAR_RULES_VERSION, decideClear, exposureFeeMicros, monthOf, tierFor, type ClearFacts } from '../../domain/clear.ts';
@@ -55,7 +65,12 @@ export const restraintRequest = z.strictObject({
   sku: z.enum(['restraint', 'restraint_call']).default('restraint').describe('restraint_call is the legacy alias: metered as restraint'),
 });
 
-export const exposureQuery = z.object({ month: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'a UTC month, YYYY-MM').optional() });
+export const exposureQuery = z.object({
+  month: z
+    .string()
+    .regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'a UTC month, YYYY-MM')
+    .optional(),
+});
 export const usageQuery = z.object({ since: z.iso.datetime({ message: 'an RFC 3339 UTC time' }).optional() });
 
 export const executeGateResponse = z.object({
@@ -96,7 +111,13 @@ export const exposureResponse = z.object({
   tiers: z.array(tierSchema),
 });
 const skuUsage = z.object({ sku: z.string(), count: z.number(), nap: z.boolean(), amount_usd: usdString });
-export const usageResponse = z.object({ key_id: z.string(), since: z.string().nullable(), by_sku: z.array(skuUsage), total_usd: usdString, nap_usd: usdString });
+export const usageResponse = z.object({
+  key_id: z.string(),
+  since: z.string().nullable(),
+  by_sku: z.array(skuUsage),
+  total_usd: usdString,
+  nap_usd: usdString,
+});
 export const networkResponse = z.object({
   month: z.string(),
   keys: z.number(),
@@ -132,7 +153,9 @@ async function gateAct(event: ActEvent, ctx: AppContext, key: ApiKey, bill: Bill
   const created = new Date();
   const operation = a.vertical === 'agents' ? 'execute_gate' : 'execute_gate_bind';
   // A HOLD is a question for the account's people (docs/reviews.md); an approval is bound to the fuse, the act and its exposure.
-  const held = heldRequest({ key, operation, amount: { usd: a.exposure_usd ?? '0' } }, () => fingerprint({ fuse_id: a.fuseId, action: a.action, exposure_usd: a.exposure_usd ?? null }));
+  const held = heldRequest({ key, operation, amount: { usd: a.exposure_usd ?? '0' } }, () =>
+    fingerprint({ fuse_id: a.fuseId, action: a.action, exposure_usd: a.exposure_usd ?? null }),
+  );
   const decide = (state: ActState, step: ReviewStep | undefined): ReviewableDecision => {
     const fuse = visibleIn(caller, a.fuseId, state.fuse);
     const facts: ClearFacts = {
@@ -146,7 +169,9 @@ async function gateAct(event: ActEvent, ctx: AppContext, key: ApiKey, bill: Bill
     if (ruled.decision === 'HOLD' && !step) throw new HoldNeedsReview();
     // An approval of this very request clears its HOLD; a DENY or SILENCE stands (and leaves the approval unused).
     const approval = step?.approval && (ruled.decision === 'HOLD' || ruled.decision === 'PERMIT') ? step.approval : undefined;
-    const outcome = approval ? { decision: 'PERMIT' as const, rule: ruled.rule, reason: `${ruled.reason}; cleared by review ${approval.id}` } : ruled;
+    const outcome = approval
+      ? { decision: 'PERMIT' as const, rule: ruled.rule, reason: `${ruled.reason}; cleared by review ${approval.id}` }
+      : ruled;
     const review = outcome.decision === 'HOLD' ? step?.hold?.review : undefined;
     const charge = bill(isRefusal(outcome.decision) ? 'hold' : 'execute_gate');
     const receipt = state.receipt(
@@ -171,7 +196,15 @@ async function gateAct(event: ActEvent, ctx: AppContext, key: ApiKey, bill: Bill
     );
     const cleared = outcome.decision === 'PERMIT' ? exposureMicros : 0;
     const clearAct = { keyId: key.id, decision: outcome.decision, exposureMicros: cleared, at: created };
-    const summary = () => ({ vertical: a.vertical, fuse_id: fuse.id, action: a.action, exposure_usd: formatUsd(exposureMicros), ...(a.hold_above_usd ? { hold_above_usd: a.hold_above_usd } : {}), rule: ruled.rule, reason: ruled.reason });
+    const summary = () => ({
+      vertical: a.vertical,
+      fuse_id: fuse.id,
+      action: a.action,
+      exposure_usd: formatUsd(exposureMicros),
+      ...(a.hold_above_usd ? { hold_above_usd: a.hold_above_usd } : {}),
+      rule: ruled.rule,
+      reason: ruled.reason,
+    });
     return {
       summary,
       held: outcome.decision === 'HOLD',
@@ -200,7 +233,12 @@ async function gateAct(event: ActEvent, ctx: AppContext, key: ApiKey, bill: Bill
   return commitHeldAct(event, ctx, key, held, a.review_id, { fuseId: a.fuseId, hopOf: key.id }, { decide });
 }
 
-const gateOptions = (b: { exposure_usd?: string | undefined; hold_above_usd?: string | undefined; review_requested?: boolean | undefined; review_id?: string | undefined }) => ({
+const gateOptions = (b: {
+  exposure_usd?: string | undefined;
+  hold_above_usd?: string | undefined;
+  review_requested?: boolean | undefined;
+  review_id?: string | undefined;
+}) => ({
   exposure_usd: b.exposure_usd,
   hold_above_usd: b.hold_above_usd,
   review_requested: b.review_requested,
@@ -223,7 +261,8 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/execute-gate',
     {
-      tool: 'execute_gate', summary: 'PERMIT / DENY / HOLD / SILENCE for an agent act against one of your fuses; refusals are metered as NAP hold',
+      tool: 'execute_gate',
+      summary: 'PERMIT / DENY / HOLD / SILENCE for an agent act against one of your fuses; refusals are metered as NAP hold',
       tag: 'clear',
       body: executeGateRequest,
       response: executeGateResponse,
@@ -242,7 +281,8 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/execute-gate/bind',
     {
-      tool: 'execute_gate_bind', summary: 'The execute gate for a policy bind (bind_gate vertical): PERMIT / DENY / HOLD / SILENCE before the bind',
+      tool: 'execute_gate_bind',
+      summary: 'The execute gate for a policy bind (bind_gate vertical): PERMIT / DENY / HOLD / SILENCE before the bind',
       tag: 'clear',
       body: executeGateBindRequest,
       response: executeGateResponse,
@@ -262,7 +302,9 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/restraint',
     {
-      tool: 'restraint', summary: 'Records a restraint (an act not taken, e.g. a hiring decision held) as a sealed NAP receipt; restraint_call is its legacy alias',
+      tool: 'restraint',
+      summary:
+        'Records a restraint (an act not taken, e.g. a hiring decision held) as a sealed NAP receipt; restraint_call is its legacy alias',
       tag: 'clear',
       body: restraintRequest,
       response: restraintResponse,
@@ -324,7 +366,8 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       );
     },
     {
-      tool: 'clear_exposure', summary: "The calling key's cleared exposure in a UTC month (default: this one), its bps tier and the bps fee it implies",
+      tool: 'clear_exposure',
+      summary: "The calling key's cleared exposure in a UTC month (default: this one), its bps tier and the bps fee it implies",
       auth: 'key',
       tag: 'clear',
       query: exposureQuery,
@@ -340,7 +383,14 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       const { by_sku, total_usd, nap_usd } = await usage(ctx.ledger.read, key.id, since);
       return toResponse(reply({ key_id: key.id, since: since ?? null, by_sku, total_usd, nap_usd }));
     },
-    { tool: 'clear_usage', summary: 'Charges of the calling key per SKU (count, USD, NAP flag), optionally since a time', auth: 'key', tag: 'clear', query: usageQuery, response: usageResponse },
+    {
+      tool: 'clear_usage',
+      summary: 'Charges of the calling key per SKU (count, USD, NAP flag), optionally since a time',
+      auth: 'key',
+      tag: 'clear',
+      query: usageQuery,
+      response: usageResponse,
+    },
   );
 
   router.get(
@@ -361,6 +411,12 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
         }),
       );
     },
-    { summary: 'Network totals of the execute gate in a UTC month: acts by decision, cleared exposure, its tier', auth: 'public', tag: 'clear', query: exposureQuery, response: networkResponse },
+    {
+      summary: 'Network totals of the execute gate in a UTC month: acts by decision, cleared exposure, its tier',
+      auth: 'public',
+      tag: 'clear',
+      query: exposureQuery,
+      response: networkResponse,
+    },
   );
 }

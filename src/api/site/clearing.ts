@@ -85,30 +85,49 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply(ev), PUBLIC);
     },
     {
-      summary: 'The newest clearing checkpoint: a Merkle net attestation of per-SKU totals over a range of the receipts log, with its proofs',
+      summary:
+        'The newest clearing checkpoint: a Merkle net attestation of per-SKU totals over a range of the receipts log, with its proofs',
       auth: 'public',
       tag: 'clearing',
-      response: z.looseObject({ attestation: z.looseObject({}), leaf: z.string(), clearing: z.looseObject({}), receipts: z.looseObject({}) }),
+      response: z.looseObject({
+        attestation: z.looseObject({}),
+        leaf: z.string(),
+        clearing: z.looseObject({}),
+        receipts: z.looseObject({}),
+      }),
       problems: [404],
     },
   );
 
-  liveCatalog(router, ctx, { path: '/api/v1/clearing/catalog', catalog: 'clearing' }, async () => {
-    const ev = await latestEvidence(ctx);
-    return {
-      network_checkpoint: ev
-        ? {
-            checkpoint_id: ev.attestation.checkpoint_id,
-            period_start: ev.attestation.period_start,
-            period_end: ev.attestation.period_end,
-            receipts: { from: ev.attestation.receipts.from, to: ev.attestation.receipts.to, tree_root: ev.attestation.receipts.tree_root },
-            net_root: ev.attestation.net_root,
-            total_usd: ev.attestation.total_usd,
-            clearing_index: ev.clearing.index,
-            checkpoint: ev.clearing.checkpoint.note,
-          }
-        : null,
-    };
-  },
-  { summary: 'The clearing catalog (svc-clearing-window-v1) with network_checkpoint showing the newest checkpoint', auth: 'public', tag: 'clearing' });
+  liveCatalog(
+    router,
+    ctx,
+    { path: '/api/v1/clearing/catalog', catalog: 'clearing' },
+    async () => {
+      const ev = await latestEvidence(ctx);
+      return {
+        network_checkpoint: ev
+          ? {
+              checkpoint_id: ev.attestation.checkpoint_id,
+              period_start: ev.attestation.period_start,
+              period_end: ev.attestation.period_end,
+              receipts: {
+                from: ev.attestation.receipts.from,
+                to: ev.attestation.receipts.to,
+                tree_root: ev.attestation.receipts.tree_root,
+              },
+              net_root: ev.attestation.net_root,
+              total_usd: ev.attestation.total_usd,
+              clearing_index: ev.clearing.index,
+              checkpoint: ev.clearing.checkpoint.note,
+            }
+          : null,
+      };
+    },
+    {
+      summary: 'The clearing catalog (svc-clearing-window-v1) with network_checkpoint showing the newest checkpoint',
+      auth: 'public',
+      tag: 'clearing',
+    },
+  );
 }

@@ -26,7 +26,10 @@ export function registerCommitmentRoutes(router: Router, ctx: AppContext): void 
     async (event) => {
       const key = callerKey(event);
       const id = receiptId.safeParse(event.context.params?.receipt_id);
-      if (!id.success) throw badRequest('invalid_path', `receipt_id: ${id.error.issues[0]!.message}`, { errors: [{ field: 'receipt_id', message: id.error.issues[0]!.message }] });
+      if (!id.success)
+        throw badRequest('invalid_path', `receipt_id: ${id.error.issues[0]!.message}`, {
+          errors: [{ field: 'receipt_id', message: id.error.issues[0]!.message }],
+        });
       // Another account's receipt is answered like one without commitments: 404, not 403.
       const none = () => notFound(`no commitments of receipt ${id.data} in this account`, 'no_openings');
       const receipt = await getReceipt(ctx.ledger.read, id.data);
@@ -44,6 +47,11 @@ export function registerCommitmentRoutes(router: Router, ctx: AppContext): void 
         { 'cache-control': 'private, no-store' },
       );
     },
-    { summary: "The plaintext behind the commitments of one of the account's public receipts, with the salts that open them", auth: 'key', tag: 'system', problems: [404] },
+    {
+      summary: "The plaintext behind the commitments of one of the account's public receipts, with the salts that open them",
+      auth: 'key',
+      tag: 'system',
+      problems: [404],
+    },
   );
 }

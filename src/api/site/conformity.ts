@@ -34,7 +34,10 @@ export const generateRequest = z.strictObject({
   evidence: z.record(z.string(), ref).optional().describe('risk control -> a reference to its evidence; controls not named stay open'),
 });
 
-const packSchema = z.looseObject({ format: z.string(), category: z.looseObject({ category_id: z.string(), annex_iii: z.string().nullable() }) });
+const packSchema = z.looseObject({
+  format: z.string(),
+  category: z.looseObject({ category_id: z.string(), annex_iii: z.string().nullable() }),
+});
 export const generateResponse = z.object({
   pack_id: z.string(),
   pack: packSchema,
@@ -42,7 +45,13 @@ export const generateResponse = z.object({
   charge: chargeSchema,
   ...receiptRef,
 });
-const storedPackResponse = z.object({ pack_id: z.string(), pack: packSchema, pack_hash: z.string(), receipt_id: z.string(), created_at: z.string() });
+const storedPackResponse = z.object({
+  pack_id: z.string(),
+  pack: packSchema,
+  pack_hash: z.string(),
+  receipt_id: z.string(),
+  created_at: z.string(),
+});
 
 /** Where Art 12 records sealed by this gate can be read and checked: the receipts log. */
 export function receiptsLogUrls(ctx: AppContext): { entries_url: string; checkpoint_url: string } {
@@ -56,7 +65,9 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
     ctx,
     '/api/v1/conformity/generate',
     {
-      tool: 'conformity_generate', summary: 'Generates a sealed AI Act conformity pack for one category: Annex III category, Art 12 record-keeping envelope, risk controls (evidenced or open), technical-file scaffold',
+      tool: 'conformity_generate',
+      summary:
+        'Generates a sealed AI Act conformity pack for one category: Annex III category, Art 12 record-keeping envelope, risk controls (evidenced or open), technical-file scaffold',
       tag: 'foundry',
       body: generateRequest,
       response: generateResponse,
@@ -64,7 +75,12 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
       charges: ['conformity_pack'],
       example: {
         category_id: 'insurance',
-        system: { name: 'Underwriting assistant', version: '2.1.0', provider: 'Example Insurer SE', intended_purpose: 'Scores life-insurance applications for a human underwriter' },
+        system: {
+          name: 'Underwriting assistant',
+          version: '2.1.0',
+          provider: 'Example Insurer SE',
+          intended_purpose: 'Scores life-insurance applications for a human underwriter',
+        },
         evidence: { 'actuarial review': 'doc-2026-114' },
       },
     },
@@ -73,7 +89,8 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
       try {
         pack = buildPack({ ...b, generated_at: nowIso(), log: receiptsLogUrls(ctx) });
       } catch (e) {
-        if (e instanceof ConformityRefusal) throw new Problem({ status: 422, code: e.code, title: 'Unprocessable content', detail: e.message });
+        if (e instanceof ConformityRefusal)
+          throw new Problem({ status: 422, code: e.code, title: 'Unprocessable content', detail: e.message });
         throw e;
       }
       const hash = packHash(pack);
@@ -83,10 +100,24 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
         event,
         ctx,
         key,
-        { kind: 'conformity_pack', decision: 'SEALED', subject: packId, fingerprint: hash, data: { category_id: b.category_id, open_controls: pack.open_controls } },
+        {
+          kind: 'conformity_pack',
+          decision: 'SEALED',
+          subject: packId,
+          fingerprint: hash,
+          data: { category_id: b.category_id, open_controls: pack.open_controls },
+        },
         [charge],
         (receipt) => ({
-          record: record(CONFORMITY_PACKS, { id: packId, owner: ownerId(key), categoryId: b.category_id, packHash: hash, receiptId: receipt.receipt_id, createdAt: pack.generated_at, pack }),
+          record: record(CONFORMITY_PACKS, {
+            id: packId,
+            owner: ownerId(key),
+            categoryId: b.category_id,
+            packHash: hash,
+            receiptId: receipt.receipt_id,
+            createdAt: pack.generated_at,
+            pack,
+          }),
           reply: reply({ pack_id: packId, pack, pack_hash: hash, charge: chargeView(charge), ...receiptFields(receipt) }),
         }),
       );
@@ -102,6 +133,13 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
       if (!r) throw notFound(`no conformity pack ${id} in this account`);
       return toResponse(reply({ pack_id: id, ...r }));
     },
-    { tool: 'conformity_pack', summary: 'A conformity pack a key of this account generated, as sealed (re-hash `pack` to check `pack_hash`)', auth: 'key', tag: 'foundry', response: storedPackResponse, problems: [404] },
+    {
+      tool: 'conformity_pack',
+      summary: 'A conformity pack a key of this account generated, as sealed (re-hash `pack` to check `pack_hash`)',
+      auth: 'key',
+      tag: 'foundry',
+      response: storedPackResponse,
+      problems: [404],
+    },
   );
 }

@@ -18,18 +18,42 @@ import { chargeSchema, receiptRef, ref } from './schemas.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 
 /** The caller's text in a depository receipt (docs/public-log.md): the asset id, custodians and custody reference. */
-const COMMITTED_PATHS = ['subject', 'data.event.asset_id', 'data.event.custodian', 'data.event.custody_ref', 'data.event.to_custodian', 'data.event.from_custodian', 'data.after.custodian'];
+const COMMITTED_PATHS = [
+  'subject',
+  'data.event.asset_id',
+  'data.event.custodian',
+  'data.event.custody_ref',
+  'data.event.to_custodian',
+  'data.event.from_custodian',
+  'data.after.custodian',
+];
 
 const units = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe('whole units of the asset');
 const common = {
   asset_id: ref.describe('your identifier of the asset (ISIN, CUSIP, internal id)'),
-  attested_custody_units: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe("the custodian's statement of units in custody after the event; refused if it breaks parity"),
+  attested_custody_units: z
+    .number()
+    .int()
+    .min(0)
+    .max(Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe("the custodian's statement of units in custody after the event; refused if it breaks parity"),
 };
 
 export const attestRequest = z
   .discriminatedUnion('event_type', [
-    z.strictObject({ event_type: z.literal('tokenize'), ...common, units, custodian: ref.optional().describe('who holds the asset in custody') }),
-    z.strictObject({ event_type: z.literal('mint'), ...common, units, custody_ref: ref.describe('the custody record the new units are minted against') }),
+    z.strictObject({
+      event_type: z.literal('tokenize'),
+      ...common,
+      units,
+      custodian: ref.optional().describe('who holds the asset in custody'),
+    }),
+    z.strictObject({
+      event_type: z.literal('mint'),
+      ...common,
+      units,
+      custody_ref: ref.describe('the custody record the new units are minted against'),
+    }),
     z.strictObject({ event_type: z.literal('burn'), ...common, units }),
     z.strictObject({
       event_type: z.literal('corporate_action'),
@@ -37,7 +61,12 @@ export const attestRequest = z
       action: z.enum(['dividend', 'split', 'governance']),
       split_ratio: z.number().int().min(2).max(1000).optional().describe('for a split: new units per old unit'),
     }),
-    z.strictObject({ event_type: z.literal('custody_transfer'), ...common, to_custodian: ref, from_custodian: ref.optional().describe('must be the current custodian when given') }),
+    z.strictObject({
+      event_type: z.literal('custody_transfer'),
+      ...common,
+      to_custodian: ref,
+      from_custodian: ref.optional().describe('must be the current custodian when given'),
+    }),
   ])
   .superRefine((b, c) => {
     if (b?.event_type === 'corporate_action' && (b.action === 'split') !== (b.split_ratio !== undefined)) {
@@ -64,7 +93,9 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
     ctx,
     '/api/v1/depository/attest',
     {
-      tool: 'depository_attest', summary: 'Attests a depository event (tokenize, mint, burn, corporate_action, custody_transfer) on a tokenized twin; custody units and token supply stay equal (parity), each event extends the asset hash chain',
+      tool: 'depository_attest',
+      summary:
+        'Attests a depository event (tokenize, mint, burn, corporate_action, custody_transfer) on a tokenized twin; custody units and token supply stay equal (parity), each event extends the asset hash chain',
       tag: 'foundry',
       body: attestRequest,
       response: attestResponse,
@@ -89,15 +120,30 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
           after = applyEvent(before, ev);
         } catch (e) {
           if (!(e instanceof DepositoryRefusal)) throw e;
-          throw new Problem({ status: e.code === 'unknown_asset' ? 404 : 409, code: e.code, title: e.code === 'unknown_asset' ? 'Not found' : 'Conflict', detail: e.message });
+          throw new Problem({
+            status: e.code === 'unknown_asset' ? 404 : 409,
+            code: e.code,
+            title: e.code === 'unknown_asset' ? 'Not found' : 'Conflict',
+            detail: e.message,
+          });
         }
         const seq = (before?.seq ?? 0) + 1;
         const prev = before?.chain_hash ?? GENESIS;
         const charge = bill('dtcc_attest');
-        const view = (t: { custody_units: number; token_supply: number; custodian: string | null }) => ({ custody_units: t.custody_units, token_supply: t.token_supply, custodian: t.custodian });
+        const view = (t: { custody_units: number; token_supply: number; custodian: string | null }) => ({
+          custody_units: t.custody_units,
+          token_supply: t.token_supply,
+          custodian: t.custodian,
+        });
         // The caller's text is committed first; the chain link hashes the event as the public receipt then shows it.
         const c = committed(
-          { kind: 'depository_attest', decision: 'ATTESTED', subject: b.asset_id, fingerprint: '', data: { event: b, seq, chain_rule: CHAIN_RULE.id, prev_hash: prev, after: view(after) } },
+          {
+            kind: 'depository_attest',
+            decision: 'ATTESTED',
+            subject: b.asset_id,
+            fingerprint: '',
+            data: { event: b, seq, chain_rule: CHAIN_RULE.id, prev_hash: prev, after: view(after) },
+          },
           COMMITTED_PATHS,
         );
         const chain = chainHash(prev, { ...(c.input.data!.event as object), seq });
@@ -113,7 +159,14 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
             async (tx, receipt) => {
               const now = await findDepositoryAsset(tx, ownerId(key), b.asset_id);
               if ((now?.seq ?? 0) !== (before?.seq ?? 0)) throw new StateChanged();
-              await recordDepositoryAttestation(tx, { owner: ownerId(key), assetId: b.asset_id, eventType: b.event_type, twin: { ...after, seq, chain_hash: chain }, receiptId: receipt.receipt_id, at: nowIso() });
+              await recordDepositoryAttestation(tx, {
+                owner: ownerId(key),
+                assetId: b.asset_id,
+                eventType: b.event_type,
+                twin: { ...after, seq, chain_hash: chain },
+                receiptId: receipt.receipt_id,
+                at: nowIso(),
+              });
               return reply({
                 attestation_id: receipt.receipt_id,
                 asset_id: b.asset_id,

@@ -27,7 +27,8 @@ const PUBLIC = { 'content-type': 'application/json; charset=utf-8', 'access-cont
 /** How long the public counts are reused: they sum the whole meter. */
 const COUNTS_TTL_MS = 60_000;
 
-const json = (body: unknown, headers: Record<string, string>) => new HTTPResponse(JSON.stringify(body), { headers: { ...PUBLIC, ...headers } });
+const json = (body: unknown, headers: Record<string, string>) =>
+  new HTTPResponse(JSON.stringify(body), { headers: { ...PUBLIC, ...headers } });
 
 /** The NAP SKUs: every charged refusal is one of them (SPEC 2.4 nap_rule). */
 const REFUSAL_KINDS = DATA.nap.skus.map((s) => ({ sku: s.sku, label: s.label, what: s.ccb, endpoint: s.endpoint }));
@@ -44,7 +45,14 @@ export function registerLiveDiscoveryRoutes(router: Router, ctx: AppContext): vo
       const spendMap = table.sections.map((s) => ({
         id: s.id,
         title: s.title,
-        skus: s.rows.map((r) => ({ id: r.id, label: r.label, ...(r.amount_usd ? { amount_usd: r.amount_usd } : {}), ...(r.bps !== undefined ? { bps: r.bps } : {}), unit: r.unit, ...(r.endpoint ? { endpoint: r.endpoint } : {}) })),
+        skus: s.rows.map((r) => ({
+          id: r.id,
+          label: r.label,
+          ...(r.amount_usd ? { amount_usd: r.amount_usd } : {}),
+          ...(r.bps !== undefined ? { bps: r.bps } : {}),
+          unit: r.unit,
+          ...(r.endpoint ? { endpoint: r.endpoint } : {}),
+        })),
       }));
       let yours: unknown = null;
       if (key) {
@@ -52,7 +60,12 @@ export function registerLiveDiscoveryRoutes(router: Router, ctx: AppContext): vo
         yours = { key_id: key.id, by_sku: u.by_sku, total_usd: u.total_usd, nap_usd: u.nap_usd, open_month: month };
       }
       return json(
-        { ...doc('capture'), spend_map: spendMap, your_spend: yours, ...(key ? {} : { your_spend_note: 'send Authorization: Bearer <API_KEY> to see the calling key\'s own spend on this map' }) },
+        {
+          ...doc('capture'),
+          spend_map: spendMap,
+          your_spend: yours,
+          ...(key ? {} : { your_spend_note: "send Authorization: Bearer <API_KEY> to see the calling key's own spend on this map" }),
+        },
         { 'cache-control': key ? 'private, no-store' : 'public, max-age=300', vary: 'authorization' },
       );
     },
@@ -82,7 +95,12 @@ export function registerLiveDiscoveryRoutes(router: Router, ctx: AppContext): vo
       }
       return json(counts.body, { 'cache-control': `public, max-age=${COUNTS_TTL_MS / 1000}` });
     },
-    { summary: 'The inventory of production refusals: live counts per refusal kind (NAP SKU) and the execute gate\'s decisions this month; no personal data', auth: 'public', tag: 'system' },
+    {
+      summary:
+        "The inventory of production refusals: live counts per refusal kind (NAP SKU) and the execute gate's decisions this month; no personal data",
+      auth: 'public',
+      tag: 'system',
+    },
   );
 
   router.get(
@@ -108,7 +126,14 @@ export function registerLiveDiscoveryRoutes(router: Router, ctx: AppContext): vo
         {
           ...doc('register'),
           logs: await Promise.all(logs.map((l) => describeLog(ctx, l.name))),
-          signing_keys: all.map((k) => ({ kid: k.kid, alg: 'EdDSA', crv: 'Ed25519', current: k.kid === current.kid, created_at: k.created_at, retired_at: k.retired_at ?? null })),
+          signing_keys: all.map((k) => ({
+            kid: k.kid,
+            alg: 'EdDSA',
+            crv: 'Ed25519',
+            current: k.kid === current.kid,
+            created_at: k.created_at,
+            retired_at: k.retired_at ?? null,
+          })),
           endpoints: {
             health: `${urls.gate}/health`,
             public_key: `${urls.gate}/crypto/public-key`,
@@ -121,6 +146,11 @@ export function registerLiveDiscoveryRoutes(router: Router, ctx: AppContext): vo
         { 'cache-control': 'no-cache' },
       );
     },
-    { summary: 'The infrastructure register: every append-only log (origin, size, root, verifier key, checkpoint URL), every signing key, the service endpoints', auth: 'public', tag: 'system' },
+    {
+      summary:
+        'The infrastructure register: every append-only log (origin, size, root, verifier key, checkpoint URL), every signing key, the service endpoints',
+      auth: 'public',
+      tag: 'system',
+    },
   );
 }

@@ -33,9 +33,14 @@ import { TEMPLATES, thresholdSchema } from './triggers.ts';
 export const pipelineRequest = z.strictObject({
   tenant_id: ref.describe('your name for the tenant the flow is attached for'),
   act: z.strictObject({ kind: actKind }).default({ kind: 'pay' }).describe('step 1: the governed act the run seals'),
-  inference_session_id: ref.optional().describe('step 2 (optional): an inference session of this key, sealed by /api/v1/inference/chat/completions'),
+  inference_session_id: ref
+    .optional()
+    .describe('step 2 (optional): an inference session of this key, sealed by /api/v1/inference/chat/completions'),
   readings: aggregateRequest.shape.readings.optional().describe('step 3: oracle readings'),
-  template_id: z.enum(TEMPLATES.map((t) => t.template_id) as [string, ...string[]]).optional().describe('step 4: the trigger template to arm'),
+  template_id: z
+    .enum(TEMPLATES.map((t) => t.template_id) as [string, ...string[]])
+    .optional()
+    .describe('step 4: the trigger template to arm'),
   threshold: thresholdSchema.optional().describe('step 5: when the armed trigger fires'),
   exposure_usd: usdAmount.optional().describe('step 5: the exposure a fire enables, charged fee_bps'),
   conformity: generateRequest.optional().describe('step 6: the conformity pack to generate'),
@@ -63,7 +68,7 @@ export const pipelineResponse = z.object({
 });
 
 const projectionQuery = z.object({
-  runs_per_month: z.coerce.number().int().min(1).max(1_000_000_000).optional().describe('default: the tenant\'s runs in the last 30 days'),
+  runs_per_month: z.coerce.number().int().min(1).max(1_000_000_000).optional().describe("default: the tenant's runs in the last 30 days"),
 });
 export const tenantProjectionResponse = z.object({
   tenant_id: z.string(),
@@ -97,7 +102,11 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         };
       }),
     }),
-    { summary: `The foundry catalog (svc-actuation-foundry-v1) with recent_settlements: the ${RECENT_SETTLEMENTS} newest trigger fires, newest first`, auth: 'public', tag: 'foundry' },
+    {
+      summary: `The foundry catalog (svc-actuation-foundry-v1) with recent_settlements: the ${RECENT_SETTLEMENTS} newest trigger fires, newest first`,
+      auth: 'public',
+      tag: 'foundry',
+    },
   );
 
   const policy = oraclePolicy(ctx.config);
@@ -107,7 +116,9 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/foundry/pipeline/run',
     {
-      tool: 'foundry_pipeline_run', summary: 'Runs the foundry attach flow (steps 1 to 9) for a tenant as a sealed rehearsal: each step computed with its endpoint\'s rules and reported done, skipped or held, with the endpoint that performs it',
+      tool: 'foundry_pipeline_run',
+      summary:
+        "Runs the foundry attach flow (steps 1 to 9) for a tenant as a sealed rehearsal: each step computed with its endpoint's rules and reported done, skipped or held, with the endpoint that performs it",
       tag: 'foundry',
       body: pipelineRequest,
       response: pipelineResponse,
@@ -133,20 +144,30 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         inference = session ? { session_id: b.inference_session_id, size: session.size, root: session.root } : null;
       }
       const at = nowIso();
-      const run = runPipeline(
-        { ...b, inference },
-        { oraclePolicy: policy, generatedAt: at, log: receiptsLogUrls(ctx) },
-      );
+      const run = runPipeline({ ...b, inference }, { oraclePolicy: policy, generatedAt: at, log: receiptsLogUrls(ctx) });
       const runId = newSortableId('run');
       const charge = bill('foundry_pipeline');
       return meteredAct(
         event,
         ctx,
         key,
-        { kind: 'foundry_pipeline', decision: run.status.toUpperCase(), subject: b.tenant_id, fingerprint: fingerprint(run), data: { run_id: runId, steps: run.steps.map((s) => `${s.layer}:${s.status}`) } },
+        {
+          kind: 'foundry_pipeline',
+          decision: run.status.toUpperCase(),
+          subject: b.tenant_id,
+          fingerprint: fingerprint(run),
+          data: { run_id: runId, steps: run.steps.map((s) => `${s.layer}:${s.status}`) },
+        },
         [charge],
         (receipt) => ({
-          record: record(FOUNDRY_RUNS, { id: runId, owner: ownerId(key), tenantId: b.tenant_id, report: run, receiptId: receipt.receipt_id, createdAt: at }),
+          record: record(FOUNDRY_RUNS, {
+            id: runId,
+            owner: ownerId(key),
+            tenantId: b.tenant_id,
+            report: run,
+            receiptId: receipt.receipt_id,
+            createdAt: at,
+          }),
           reply: reply({ run_id: runId, tenant_id: b.tenant_id, ...run, charge: chargeView(charge), ...receiptFields(receipt) }),
         }),
         // The tenant is the caller's name for its customer: the public entry holds a commitment (docs/public-log.md).
@@ -163,7 +184,8 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
       const q = readQuery(event, projectionQuery);
       const since = nowIso(new Date(Date.now() - 30 * DAY_MS));
       const counts = await tenantRunCounts(ctx.ledger.read, ownerId(key), tenant, since);
-      if (!counts) throw notFound(`no pipeline run for tenant ${tenant} in this account: POST /api/v1/foundry/pipeline/run first`, 'unknown_tenant');
+      if (!counts)
+        throw notFound(`no pipeline run for tenant ${tenant} in this account: POST /api/v1/foundry/pipeline/run first`, 'unknown_tenant');
       const row = (await latestTenantRun(ctx.ledger.read, ownerId(key), tenant))!;
       const last = row.report as ReturnType<typeof runPipeline>;
       const done = last.steps.filter((s) => s.status === 'done').map((s) => s.layer);
@@ -180,7 +202,9 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
       );
     },
     {
-      tool: 'foundry_projection', summary: 'A tenant\'s pipeline runs and an illustrative monthly projection: each step its last run did, at the step\'s toll, times the runs per month',
+      tool: 'foundry_projection',
+      summary:
+        "A tenant's pipeline runs and an illustrative monthly projection: each step its last run did, at the step's toll, times the runs per month",
       auth: 'key',
       tag: 'foundry',
       query: projectionQuery,

@@ -20,7 +20,9 @@ const WINDOWS = DATA.clearing.skus;
 const WINDOW_SKUS = WINDOWS.map((w) => w.id);
 const WEEK_MS = 7 * 86_400_000;
 
-export const purchaseRequest = z.strictObject({ sku: z.enum(WINDOW_SKUS as [string, ...string[]]).describe('a clearing window of the clearing catalog') });
+export const purchaseRequest = z.strictObject({
+  sku: z.enum(WINDOW_SKUS as [string, ...string[]]).describe('a clearing window of the clearing catalog'),
+});
 
 /** The balance as shown (GET balance, /v1/me). */
 export function balanceView(b: GamBalance | undefined) {
@@ -39,7 +41,15 @@ export function balanceView(b: GamBalance | undefined) {
 
 export const keyGamBalance = (ctx: AppContext, keyId: string) => gamBalance(ctx.ledger.read, keyId, nowIso(), WINDOW_SKUS);
 
-const grantResponse = z.looseObject({ object: z.literal('gam_grant'), sku: z.string(), gam_credits_usd: z.string(), granted_at: z.string(), expires_at: z.string(), charge: chargeSchema, receipt_id: z.string() });
+const grantResponse = z.looseObject({
+  object: z.literal('gam_grant'),
+  sku: z.string(),
+  gam_credits_usd: z.string(),
+  granted_at: z.string(),
+  expires_at: z.string(),
+  charge: chargeSchema,
+  receipt_id: z.string(),
+});
 
 export function registerGamRoutes(router: Router, ctx: AppContext): void {
   keyedAct(
@@ -47,7 +57,8 @@ export function registerGamRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/gam/credits/purchase',
     {
-      summary: "Buy a clearing window: charges its price and grants its GAM credits for the window's weeks; the key's charges after it draw on them",
+      summary:
+        "Buy a clearing window: charges its price and grants its GAM credits for the window's weeks; the key's charges after it draw on them",
       // A purchase, though it answers 201 (the derived name would be gam_credits_purchase_create).
       tool: 'gam_credits_purchase',
       tag: 'clearing',
@@ -70,13 +81,50 @@ export function registerGamRoutes(router: Router, ctx: AppContext): void {
       const credits = BigInt(usdToMicros(w.gam_credits_usd));
       return commitAct(event, ctx, key, {
         run: async (tx, state) => {
-          const receipt = state.receipt(ctx, { kind: 'gam_grant', decision: 'GRANTED', subject: w.id, key_id: key.id, data: { gam_credits_usd: formatUsd(credits), expires_at: expiresAt } }, { charges: [line] });
+          const receipt = state.receipt(
+            ctx,
+            {
+              kind: 'gam_grant',
+              decision: 'GRANTED',
+              subject: w.id,
+              key_id: key.id,
+              data: { gam_credits_usd: formatUsd(credits), expires_at: expiresAt },
+            },
+            { charges: [line] },
+          );
           const held = await activeGrant(tx, key.id, grantedAt);
-          if (held) throw new Problem({ status: 409, code: 'window_active', title: 'Conflict', detail: `this key's ${held.sku} window runs until ${held.expiresAt}; nothing was charged`, extra: { expires_at: held.expiresAt } });
-          await insertGrant(tx, { id: newId('gam'), keyId: key.id, sku: w.id, creditsMicros: credits, grantedAt, expiresAt, receiptId: receipt.receipt_id });
+          if (held)
+            throw new Problem({
+              status: 409,
+              code: 'window_active',
+              title: 'Conflict',
+              detail: `this key's ${held.sku} window runs until ${held.expiresAt}; nothing was charged`,
+              extra: { expires_at: held.expiresAt },
+            });
+          await insertGrant(tx, {
+            id: newId('gam'),
+            keyId: key.id,
+            sku: w.id,
+            creditsMicros: credits,
+            grantedAt,
+            expiresAt,
+            receiptId: receipt.receipt_id,
+          });
           return {
             writes: { receipt },
-            reply: reply({ object: 'gam_grant', sku: w.id, gam_credits_usd: formatUsd(credits), granted_at: grantedAt, expires_at: expiresAt, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }, 201),
+            reply: reply(
+              {
+                object: 'gam_grant',
+                sku: w.id,
+                gam_credits_usd: formatUsd(credits),
+                granted_at: grantedAt,
+                expires_at: expiresAt,
+                charge: chargeView(line),
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+              },
+              201,
+            ),
           };
         },
       });
@@ -89,6 +137,11 @@ export function registerGamRoutes(router: Router, ctx: AppContext): void {
       const key = callerKey(event);
       return toResponse(reply({ object: 'gam_balance', key_id: key.id, balance: balanceView(await keyGamBalance(ctx, key.id)) }));
     },
-    { summary: "The key's GAM credits: granted by its clearing window, drawn by its charges since, remaining (null without a window in force)", auth: 'key', tag: 'clearing' },
+    {
+      summary:
+        "The key's GAM credits: granted by its clearing window, drawn by its charges since, remaining (null without a window in force)",
+      auth: 'key',
+      tag: 'clearing',
+    },
   );
 }

@@ -31,22 +31,25 @@ export const SESSION_HEADER = 'fusegate-session';
 
 export const chatRequest = z.looseObject({
   model: z.string().min(1).max(256),
-  messages: z.array(z.looseObject({ role: z.string().min(1).max(64) })).min(1).max(10_000),
+  messages: z
+    .array(z.looseObject({ role: z.string().min(1).max(64) }))
+    .min(1)
+    .max(10_000),
   stream: z.literal(false).optional().describe('streaming is not sealed: omit it or send false'),
 });
 
 const sealSchema = z.object({
   session_id: z.string(),
-  index: z.number().describe('this exchange\'s leaf index in the session tree'),
+  index: z.number().describe("this exchange's leaf index in the session tree"),
   session_size: z.number(),
-  session_root: z.string().describe('hex RFC 9162 root over the session\'s leaves'),
+  session_root: z.string().describe("hex RFC 9162 root over the session's leaves"),
   request_sha256: z.string(),
   response_sha256: z.string(),
   leaf_hash: z.string(),
   charge: chargeSchema,
   ...receiptRef,
 });
-export const chatResponse = z.looseObject({ fusegate: sealSchema }).describe('the upstream\'s chat completion, unchanged, plus `fusegate`');
+export const chatResponse = z.looseObject({ fusegate: sealSchema }).describe("the upstream's chat completion, unchanged, plus `fusegate`");
 
 const sessionResponse = z.object({
   session_id: z.string(),
@@ -56,7 +59,12 @@ const sessionResponse = z.object({
 });
 
 const sessionFull = (id: string, max: number) =>
-  new Problem({ status: 409, code: 'session_full', title: 'Conflict', detail: `session ${id} holds ${max} sealed exchanges, the most one session may; omit the ${SESSION_HEADER} header to open a new one` });
+  new Problem({
+    status: 409,
+    code: 'session_full',
+    title: 'Conflict',
+    detail: `session ${id} holds ${max} sealed exchanges, the most one session may; omit the ${SESSION_HEADER} header to open a new one`,
+  });
 
 async function forward(ctx: AppContext, body: unknown): Promise<unknown> {
   const c = ctx.config;
@@ -65,7 +73,11 @@ async function forward(ctx: AppContext, body: unknown): Promise<unknown> {
   try {
     res = await fetch(upstream, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...(c.INFERENCE_UPSTREAM_KEY ? { authorization: `Bearer ${c.INFERENCE_UPSTREAM_KEY}` } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        ...(c.INFERENCE_UPSTREAM_KEY ? { authorization: `Bearer ${c.INFERENCE_UPSTREAM_KEY}` } : {}),
+      },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(c.INFERENCE_TIMEOUT_MS),
       redirect: 'error',
@@ -76,19 +88,32 @@ async function forward(ctx: AppContext, body: unknown): Promise<unknown> {
       status: timeout ? 504 : 502,
       code: timeout ? 'upstream_timeout' : 'upstream_unreachable',
       title: timeout ? 'Gateway timeout' : 'Bad gateway',
-      detail: timeout ? `the inference upstream did not answer within ${c.INFERENCE_TIMEOUT_MS} ms; nothing was sealed or charged` : 'the inference upstream could not be reached; nothing was sealed or charged',
+      detail: timeout
+        ? `the inference upstream did not answer within ${c.INFERENCE_TIMEOUT_MS} ms; nothing was sealed or charged`
+        : 'the inference upstream could not be reached; nothing was sealed or charged',
     });
   }
   const text = await res.text();
   if (!res.ok) {
-    throw new Problem({ status: 502, code: 'upstream_error', title: 'Bad gateway', detail: `the inference upstream answered ${res.status}; nothing was sealed or charged`, extra: { upstream_status: res.status } });
+    throw new Problem({
+      status: 502,
+      code: 'upstream_error',
+      title: 'Bad gateway',
+      detail: `the inference upstream answered ${res.status}; nothing was sealed or charged`,
+      extra: { upstream_status: res.status },
+    });
   }
   try {
     const value: unknown = JSON.parse(text);
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
     return value;
   } catch {
-    throw new Problem({ status: 502, code: 'upstream_not_json', title: 'Bad gateway', detail: 'the inference upstream did not answer a JSON object; nothing was sealed or charged' });
+    throw new Problem({
+      status: 502,
+      code: 'upstream_not_json',
+      title: 'Bad gateway',
+      detail: 'the inference upstream did not answer a JSON object; nothing was sealed or charged',
+    });
   }
 }
 
@@ -98,7 +123,9 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/inference/chat/completions',
     {
-      tool: 'inference_chat', summary: 'OpenAI-compatible chat completion through the inference-root proxy: forwarded to the configured upstream, the exchange sealed as a leaf of the session Merkle tree (send Fusegate-Session to continue a session)',
+      tool: 'inference_chat',
+      summary:
+        'OpenAI-compatible chat completion through the inference-root proxy: forwarded to the configured upstream, the exchange sealed as a leaf of the session Merkle tree (send Fusegate-Session to continue a session)',
       tag: 'foundry',
       body: chatRequest,
       response: chatResponse,
@@ -108,20 +135,28 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
     },
     async (body, key, event, _, bill) => {
       const named = event.req.headers.get(SESSION_HEADER);
-      if (named !== null && !ref.safeParse(named).success) throw new Problem({ status: 400, code: 'invalid_session', title: 'Bad request', detail: `${SESSION_HEADER} must be 1 to 128 visible ASCII characters` });
+      if (named !== null && !ref.safeParse(named).success)
+        throw new Problem({
+          status: 400,
+          code: 'invalid_session',
+          title: 'Bad request',
+          detail: `${SESSION_HEADER} must be 1 to 128 visible ASCII characters`,
+        });
       // After the request is validated (a bad request is a 400 whatever the configuration).
       if (!ctx.config.INFERENCE_UPSTREAM_URL) {
         throw new Problem({
           status: 503,
           code: 'inference_upstream_not_configured',
           title: 'Service unavailable',
-          detail: 'this gate has no inference upstream: the operator sets INFERENCE_UPSTREAM_URL (an OpenAI-compatible base URL) to enable the proxy; nothing was charged',
+          detail:
+            'this gate has no inference upstream: the operator sets INFERENCE_UPSTREAM_URL (an OpenAI-compatible base URL) to enable the proxy; nothing was charged',
         });
       }
       const max = ctx.config.INFERENCE_SESSION_MAX_EXCHANGES;
       if (named !== null) {
         const held = await sessionSize(ctx.ledger.read, ownerId(key), named);
-        if (held === undefined) throw notFound(`no inference session ${named} in this account; omit ${SESSION_HEADER} to open one`, 'unknown_session');
+        if (held === undefined)
+          throw notFound(`no inference session ${named} in this account; omit ${SESSION_HEADER} to open one`, 'unknown_session');
         if (held >= max) throw sessionFull(named, max);
       }
       const sessionId = named ?? newId('inf');
@@ -133,11 +168,23 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
         event,
         ctx,
         key,
-        { kind: 'inference_seal', decision: 'SEALED', subject: sessionId, fingerprint: requestSha, data: { session_id: sessionId, request_sha256: requestSha, response_sha256: responseSha, model: body.model } },
+        {
+          kind: 'inference_seal',
+          decision: 'SEALED',
+          subject: sessionId,
+          fingerprint: requestSha,
+          data: { session_id: sessionId, request_sha256: requestSha, response_sha256: responseSha, model: body.model },
+        },
         [charge],
         async (tx, receipt) => {
-          const exchange = Buffer.from(canonicalJson({ receipt_id: receipt.receipt_id, request_sha256: requestSha, response_sha256: responseSha }));
-          const added = await appendSessionLeaf(tx, { owner: ownerId(key), sessionId, leaf: exchange, receiptId: receipt.receipt_id, createdAt: nowIso() }, max);
+          const exchange = Buffer.from(
+            canonicalJson({ receipt_id: receipt.receipt_id, request_sha256: requestSha, response_sha256: responseSha }),
+          );
+          const added = await appendSessionLeaf(
+            tx,
+            { owner: ownerId(key), sessionId, leaf: exchange, receiptId: receipt.receipt_id, createdAt: nowIso() },
+            max,
+          );
           if (!added) throw sessionFull(sessionId, max); // filled by a concurrent exchange
           const { idx, size, root, leafHash: leaf } = added;
           const seal = {
@@ -166,7 +213,14 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
       if (!session) throw notFound(`no inference session ${id} in this account`, 'unknown_session');
       return toResponse(reply({ session_id: id, ...session }));
     },
-    { tool: 'inference_session', summary: 'An inference session of this account: its leaves in order and their Merkle root', auth: 'key', tag: 'foundry', response: sessionResponse, problems: [404] },
+    {
+      tool: 'inference_session',
+      summary: 'An inference session of this account: its leaves in order and their Merkle root',
+      auth: 'key',
+      tag: 'foundry',
+      response: sessionResponse,
+      problems: [404],
+    },
   );
 
   keyedAct(
@@ -174,7 +228,8 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/inference/reasoning-seal',
     {
-      summary: "reasoning_seal (foundry layer 1): seals a commitment to a model's reasoning together with its inference session's root, in the receipts log; the reasoning itself is never public",
+      summary:
+        "reasoning_seal (foundry layer 1): seals a commitment to a model's reasoning together with its inference session's root, in the receipts log; the reasoning itself is never public",
       tag: 'foundry',
       body: reasoningSealRequest,
       problems: [404],
@@ -217,7 +272,19 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
 export const reasoningSealRequest = z
   .strictObject({
     session_id: ref.describe('an inference session of this account (the Fusegate-Session id)'),
-    reasoning: z.string().min(1).max(100_000).optional().describe('the reasoning text: the receipt holds a salted commitment to it, the account reads the opening'),
-    reasoning_sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex characters').optional().describe('or your own commitment (SHA-256 hex) to reasoning you keep'),
+    reasoning: z
+      .string()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe('the reasoning text: the receipt holds a salted commitment to it, the account reads the opening'),
+    reasoning_sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/, '64 lowercase hex characters')
+      .optional()
+      .describe('or your own commitment (SHA-256 hex) to reasoning you keep'),
   })
-  .refine((b) => (b.reasoning === undefined) !== (b.reasoning_sha256 === undefined), { message: 'send exactly one of reasoning or reasoning_sha256', path: ['reasoning'] });
+  .refine((b) => (b.reasoning === undefined) !== (b.reasoning_sha256 === undefined), {
+    message: 'send exactly one of reasoning or reasoning_sha256',
+    path: ['reasoning'],
+  });

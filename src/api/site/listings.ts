@@ -23,14 +23,25 @@ export const LISTING_SKU = 'vendor_listing_annual';
 const YEAR_MS = 365 * 86_400_000;
 
 export const listingRequest = z.strictObject({
-  vendor: z.string().regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'a vendor id: lowercase letters, digits and -').describe('the vendor id on the index'),
+  vendor: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{1,62}$/, 'a vendor id: lowercase letters, digits and -')
+    .describe('the vendor id on the index'),
   name: z.string().min(1).max(120).describe('the name shown on the index (public)'),
   url: z.url().max(500).optional(),
 });
 
 const RANKED = DATA.issuer_pays.rankings.map((r) => r.vendor);
 
-const listingResponse = z.looseObject({ object: z.literal('issuer_listing'), vendor: z.string(), name: z.string(), listed_at: z.string(), listed_until: z.string(), charge: chargeSchema, receipt_id: z.string() });
+const listingResponse = z.looseObject({
+  object: z.literal('issuer_listing'),
+  vendor: z.string(),
+  name: z.string(),
+  listed_at: z.string(),
+  listed_until: z.string(),
+  charge: chargeSchema,
+  receipt_id: z.string(),
+});
 
 export function registerListingRoutes(router: Router, ctx: AppContext): void {
   keyedAct(
@@ -38,7 +49,8 @@ export function registerListingRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/issuer-pays/listings',
     {
-      summary: 'List a vendor on the issuer-pays index for one year (vendor_listing_annual, an operator key); a vendor listed now is 409, a vendor the catalog ranks (its id, or its id as a word of the id or name) is 403; neither charges anything',
+      summary:
+        'List a vendor on the issuer-pays index for one year (vendor_listing_annual, an operator key); a vendor listed now is 409, a vendor the catalog ranks (its id, or its id as a word of the id or name) is 403; neither charges anything',
       tag: 'issuer_pays',
       // A year's commitment of the account: an operator's decision, as a clearing window is.
       role: 'operator',
@@ -69,13 +81,52 @@ export function registerListingRoutes(router: Router, ctx: AppContext): void {
       const line = { keyId: key.id, ...bill(LISTING_SKU) };
       return commitAct(event, ctx, key, {
         run: async (tx, state) => {
-          const receipt = state.receipt(ctx, { kind: 'issuer_listing', decision: 'LISTED', subject: b.vendor, key_id: key.id, data: { name: b.name, ...(b.url ? { url: b.url } : {}), listed_until: listedUntil } }, { charges: [line] });
+          const receipt = state.receipt(
+            ctx,
+            {
+              kind: 'issuer_listing',
+              decision: 'LISTED',
+              subject: b.vendor,
+              key_id: key.id,
+              data: { name: b.name, ...(b.url ? { url: b.url } : {}), listed_until: listedUntil },
+            },
+            { charges: [line] },
+          );
           const held = await activeListing(tx, b.vendor, listedAt);
-          if (held) throw new Problem({ status: 409, code: 'vendor_listed', title: 'Conflict', detail: `vendor ${b.vendor} is listed until ${held.listedUntil}; nothing was charged`, extra: { listed_until: held.listedUntil } });
-          await insertListing(tx, { vendor: b.vendor, accountId: ownerId(key), name: b.name, url: b.url ?? null, listedAt, listedUntil, receiptId: receipt.receipt_id });
+          if (held)
+            throw new Problem({
+              status: 409,
+              code: 'vendor_listed',
+              title: 'Conflict',
+              detail: `vendor ${b.vendor} is listed until ${held.listedUntil}; nothing was charged`,
+              extra: { listed_until: held.listedUntil },
+            });
+          await insertListing(tx, {
+            vendor: b.vendor,
+            accountId: ownerId(key),
+            name: b.name,
+            url: b.url ?? null,
+            listedAt,
+            listedUntil,
+            receiptId: receipt.receipt_id,
+          });
           return {
             writes: { receipt },
-            reply: reply({ object: 'issuer_listing', vendor: b.vendor, name: b.name, url: b.url ?? null, listed_at: listedAt, listed_until: listedUntil, grade: null, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }, 201),
+            reply: reply(
+              {
+                object: 'issuer_listing',
+                vendor: b.vendor,
+                name: b.name,
+                url: b.url ?? null,
+                listed_at: listedAt,
+                listed_until: listedUntil,
+                grade: null,
+                charge: chargeView(line),
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+              },
+              201,
+            ),
           };
         },
       });
@@ -87,7 +138,17 @@ export function registerListingRoutes(router: Router, ctx: AppContext): void {
     async () => {
       const rows = await activeListings(ctx.ledger.read, nowIso());
       return toResponse(
-        reply({ object: 'list', data: rows.map((l) => ({ vendor: l.vendor, name: l.name, url: l.url, listed_at: l.listedAt, listed_until: l.listedUntil, receipt_id: l.receiptId })) }),
+        reply({
+          object: 'list',
+          data: rows.map((l) => ({
+            vendor: l.vendor,
+            name: l.name,
+            url: l.url,
+            listed_at: l.listedAt,
+            listed_until: l.listedUntil,
+            receipt_id: l.receiptId,
+          })),
+        }),
         { 'access-control-allow-origin': '*', 'cache-control': 'no-cache' },
       );
     },

@@ -24,7 +24,10 @@ export function liveCatalog(
   const base = (): Record<string, unknown> => {
     if (!built) {
       try {
-        built = JSON.parse(servedBody(join(ctx.config.STATIC_DIR, route.path.replace(/^\//, '')), urls).toString('utf8')) as Record<string, unknown>;
+        built = JSON.parse(servedBody(join(ctx.config.STATIC_DIR, route.path.replace(/^\//, '')), urls).toString('utf8')) as Record<
+          string,
+          unknown
+        >;
       } catch {
         built = catalogByKey(route.catalog).build(urls) as Record<string, unknown>;
       }
@@ -36,7 +39,12 @@ export function liveCatalog(
     async (event) => {
       const text = JSON.stringify({ ...base(), ...(await overlay()) });
       const etag = strongEtag(text);
-      const headers = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=0, must-revalidate', etag, 'access-control-allow-origin': '*' };
+      const headers = {
+        'content-type': 'application/json; charset=utf-8',
+        'cache-control': 'public, max-age=0, must-revalidate',
+        etag,
+        'access-control-allow-origin': '*',
+      };
       if (event.req.headers.get('if-none-match') === etag) return new HTTPResponse(null, { status: 304, headers });
       return new HTTPResponse(text, { headers });
     },

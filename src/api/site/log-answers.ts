@@ -44,7 +44,9 @@ export async function proofAt(ctx: AppContext, db: Db, log: string, index: numbe
 export function proofAnswer(ctx: AppContext, log: string, p: Inclusion) {
   return {
     inclusion: { log, index: p.index, tree_size: p.size, leaf_hash: b64(p.leafHash), hashes: p.hashes.map(b64) },
-    checkpoint: { log, origin: logOrigin(ctx.config.SITE_URL, log), tree_size: p.size, root_hash: b64(p.root) } as z.infer<typeof checkpointSchema>,
+    checkpoint: { log, origin: logOrigin(ctx.config.SITE_URL, log), tree_size: p.size, root_hash: b64(p.root) } as z.infer<
+      typeof checkpointSchema
+    >,
   };
 }
 
@@ -54,7 +56,13 @@ export function proofAnswer(ctx: AppContext, log: string, p: Inclusion) {
  * group leaves the log at, so that the group's answers share one checkpoint
  * (one signature). Until then the object is empty; it is sent only after.
  */
-export function provedAtGroupEnd(ctx: AppContext, state: ActState, log: string, index: number, fields: (proof: ReturnType<typeof proofAnswer>) => object): object {
+export function provedAtGroupEnd(
+  ctx: AppContext,
+  state: ActState,
+  log: string,
+  index: number,
+  fields: (proof: ReturnType<typeof proofAnswer>) => object,
+): object {
   const answer = {};
   state.atGroupEnd((group) => Object.assign(answer, fields(proofAnswer(ctx, log, group.inclusion(log, index)))));
   return answer;
@@ -85,7 +93,12 @@ export async function feedPage(ctx: AppContext, log: string, q: z.infer<typeof f
     log,
     tree_size: cp.size,
     start,
-    entries: entries.map((e) => ({ index: e.index, leaf_hash: b64(leafHash(e.leaf)), created_at: e.created_at, ...decodeLeaf(log, e.leaf) })),
+    entries: entries.map((e) => ({
+      index: e.index,
+      leaf_hash: b64(leafHash(e.leaf)),
+      created_at: e.created_at,
+      ...decodeLeaf(log, e.leaf),
+    })),
     ...(start + entries.length < cp.size ? { next: start + entries.length } : {}),
     ...(start > 0 ? { previous: Math.max(0, start - q.limit) } : {}),
     checkpoint: { log, origin: cp.origin, tree_size: cp.size, root_hash: b64(cp.root), note: cp.note },

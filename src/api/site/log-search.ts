@@ -33,7 +33,11 @@ const BY = ['index', 'receipt_id', 'leaf_hash', 'fuse_id', 'key_id', 'decision',
 type By = (typeof BY)[number];
 
 export const searchQuery = z.object({
-  q: z.string().trim().min(1, 'q is empty: send a receipt id, an entry index, a leaf hash, a fuse id, a key id, a decision or a time').max(200),
+  q: z
+    .string()
+    .trim()
+    .min(1, 'q is empty: send a receipt id, an entry index, a leaf hash, a fuse id, a key id, a decision or a time')
+    .max(200),
   by: z.enum(BY).optional().describe('how to read q; by default from its form'),
 });
 
@@ -76,7 +80,12 @@ function named(log: string, e: LogEntry): { fuse?: unknown; receipt?: unknown; k
   const d = decodeLeaf(log, e.leaf) as { payload?: Record<string, unknown>; value?: Record<string, unknown> };
   const v = (d.payload ?? d.value ?? {}) as Record<string, unknown>;
   const data = (v.data ?? {}) as Record<string, unknown>;
-  return { fuse: v.fuse_id ?? data.fuse_id ?? (log === RECEIPTS_LOG ? v.subject : undefined), receipt: v.receipt_id ?? data.receipt_id, key: v.key_id ?? data.key_id, decision: v.decision };
+  return {
+    fuse: v.fuse_id ?? data.fuse_id ?? (log === RECEIPTS_LOG ? v.subject : undefined),
+    receipt: v.receipt_id ?? data.receipt_id,
+    key: v.key_id ?? data.key_id,
+    decision: v.decision,
+  };
 }
 
 /** Whether entry `e` is what `q` asks for, read as `by` (not an index or a leaf hash). */
@@ -90,7 +99,13 @@ function matchesNamed(log: string, e: LogEntry, q: string, by: By): boolean {
   return typeof n.receipt === 'string' && n.receipt.startsWith(q);
 }
 
-const view = (log: string, e: LogEntry) => ({ index: e.index, leaf: b64(e.leaf), leaf_hash: b64(leafHash(e.leaf)), created_at: e.created_at, ...decodeLeaf(log, e.leaf) });
+const view = (log: string, e: LogEntry) => ({
+  index: e.index,
+  leaf: b64(e.leaf),
+  leaf_hash: b64(leafHash(e.leaf)),
+  created_at: e.created_at,
+  ...decodeLeaf(log, e.leaf),
+});
 
 export async function searchLog(ctx: AppContext, log: string, q: string, by: By) {
   const db = ctx.ledger.read;
@@ -133,7 +148,11 @@ export function registerLogSearchRoutes(router: Router, ctx: AppContext): void {
       if (!/^[a-z0-9_-]{1,64}$/.test(log)) throw notFound(`no log named ${log}`, 'unknown_log');
       const { q, by: forced } = readQuery(event, searchQuery);
       const by = forced ?? readingOf(q);
-      if (!by) throw badRequest('invalid_query', 'q is not a receipt id (rcpt_…) or its start, an entry index, a leaf hash (hex or base64), a fuse id, a key id (key_…), a decision word or a time (2026-11-28 or 2026-11-28T08:15)');
+      if (!by)
+        throw badRequest(
+          'invalid_query',
+          'q is not a receipt id (rcpt_…) or its start, an entry index, a leaf hash (hex or base64), a fuse id, a key id (key_…), a decision word or a time (2026-11-28 or 2026-11-28T08:15)',
+        );
       try {
         const found = await searchLog(ctx, log, q, by);
         return toResponse(reply({ log, q, by, tree_size: found.searched.to, ...found }), { 'access-control-allow-origin': '*' });

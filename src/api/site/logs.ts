@@ -92,7 +92,9 @@ async function describeWitnessing(ctx: AppContext, name: string, size: number) {
     quorum: policy.quorum,
     quorum_holds: latest.quorum,
     cosigned_by: latest.cosigners.map((c) => c.name),
-    latest_witnessed: witnessed ? { tree_size: witnessed.size, cosigned_by: witnessed.cosigners.map((c) => c.name), quorum_holds: witnessed.quorum } : null,
+    latest_witnessed: witnessed
+      ? { tree_size: witnessed.size, cosigned_by: witnessed.cosigners.map((c) => c.name), quorum_holds: witnessed.quorum }
+      : null,
     witnesses: policy.witnesses.map((w) => {
       const s = states.get(w.key.vkey);
       return {
@@ -110,66 +112,119 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
   const db = () => ctx.ledger.read;
   router.job(new Witnessing(ctx));
 
-  router.get('/api/v1/logs', async () => {
-    const logs = await listLogs(db());
-    return toResponse(reply({ logs: await Promise.all(logs.map((l) => describeLog(ctx, l.name))) }), PUBLIC);
-  }, { summary: 'Every append-only log with its size', auth: 'public', tag: 'logs' });
+  router.get(
+    '/api/v1/logs',
+    async () => {
+      const logs = await listLogs(db());
+      return toResponse(reply({ logs: await Promise.all(logs.map((l) => describeLog(ctx, l.name))) }), PUBLIC);
+    },
+    { summary: 'Every append-only log with its size', auth: 'public', tag: 'logs' },
+  );
 
-  router.get('/api/v1/logs/:log', async (event) => {
-    const name = logName(event);
-    return toResponse(reply(await guarded(() => describeLog(ctx, name))), PUBLIC);
-  }, { summary: "A log's head: origin, tree size, root hash, note verifier key, and its witnesses with the size each last cosigned and whether the quorum holds", auth: 'public', tag: 'logs', problems: [404] });
+  router.get(
+    '/api/v1/logs/:log',
+    async (event) => {
+      const name = logName(event);
+      return toResponse(reply(await guarded(() => describeLog(ctx, name))), PUBLIC);
+    },
+    {
+      summary:
+        "A log's head: origin, tree size, root hash, note verifier key, and its witnesses with the size each last cosigned and whether the quorum holds",
+      auth: 'public',
+      tag: 'logs',
+      problems: [404],
+    },
+  );
 
-  router.get('/api/v1/logs/:log/checkpoint', async (event) => {
-    const name = logName(event);
-    const q = readQuery(event, checkpointQuery);
-    const witnessed = q.witnessed === 'true' ? await guarded(() => latestWitnessed(ctx, name)) : undefined;
-    if (q.witnessed === 'true' && !witnessed) throw notFound(`no witness has cosigned a checkpoint of ${name} yet`, 'not_witnessed');
-    const cp = witnessed ?? (await guarded(() => cosignedCheckpoint(ctx, name, q.size)));
-    return new HTTPResponse(cp.note, {
-      headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache', ...PUBLIC },
-    });
-  }, { summary: 'The latest C2SP signed checkpoint (text/plain note) with the cosignatures witnesses gave it, or the one at an earlier tree size, or the newest one a witness cosigned', auth: 'public', tag: 'logs', query: checkpointQuery, problems: [404], responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } } });
+  router.get(
+    '/api/v1/logs/:log/checkpoint',
+    async (event) => {
+      const name = logName(event);
+      const q = readQuery(event, checkpointQuery);
+      const witnessed = q.witnessed === 'true' ? await guarded(() => latestWitnessed(ctx, name)) : undefined;
+      if (q.witnessed === 'true' && !witnessed) throw notFound(`no witness has cosigned a checkpoint of ${name} yet`, 'not_witnessed');
+      const cp = witnessed ?? (await guarded(() => cosignedCheckpoint(ctx, name, q.size)));
+      return new HTTPResponse(cp.note, {
+        headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache', ...PUBLIC },
+      });
+    },
+    {
+      summary:
+        'The latest C2SP signed checkpoint (text/plain note) with the cosignatures witnesses gave it, or the one at an earlier tree size, or the newest one a witness cosigned',
+      auth: 'public',
+      tag: 'logs',
+      query: checkpointQuery,
+      problems: [404],
+      responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } },
+    },
+  );
 
-  router.get('/api/v1/logs/:log/growth', async (event) => {
-    const name = logName(event);
-    const q = readQuery(event, growthQuery);
-    return toResponse(reply({ log: name, ...(await guarded(() => logGrowth(db(), name, q.points))) }), PUBLIC);
-  }, { summary: 'How the log grew: the append time of evenly spaced entries (for a chart)', auth: 'public', tag: 'logs', query: growthQuery, problems: [404] });
+  router.get(
+    '/api/v1/logs/:log/growth',
+    async (event) => {
+      const name = logName(event);
+      const q = readQuery(event, growthQuery);
+      return toResponse(reply({ log: name, ...(await guarded(() => logGrowth(db(), name, q.points))) }), PUBLIC);
+    },
+    {
+      summary: 'How the log grew: the append time of evenly spaced entries (for a chart)',
+      auth: 'public',
+      tag: 'logs',
+      query: growthQuery,
+      problems: [404],
+    },
+  );
 
-  router.get('/api/v1/logs/:log/entries', async (event) => {
-    const name = logName(event);
-    const q = readQuery(event, entriesQuery);
-    const entries = await guarded(() => readEntries(db(), name, q.start, q.limit));
-    const size = await guarded(() => logSize(db(), name));
-    return toResponse(
-      reply({
-        log: name,
-        tree_size: size,
-        start: q.start,
-        entries: entries.map((e) => ({ index: e.index, leaf: b64(e.leaf), created_at: e.created_at, ...decodeLeaf(name, e.leaf) })),
-        ...(q.start + entries.length < size ? { next: q.start + entries.length } : {}),
-      }),
-      PUBLIC,
-    );
-  }, { summary: 'Log entries with their exact leaf bytes and decoded fields', auth: 'public', tag: 'logs', query: entriesQuery, problems: [404] });
+  router.get(
+    '/api/v1/logs/:log/entries',
+    async (event) => {
+      const name = logName(event);
+      const q = readQuery(event, entriesQuery);
+      const entries = await guarded(() => readEntries(db(), name, q.start, q.limit));
+      const size = await guarded(() => logSize(db(), name));
+      return toResponse(
+        reply({
+          log: name,
+          tree_size: size,
+          start: q.start,
+          entries: entries.map((e) => ({ index: e.index, leaf: b64(e.leaf), created_at: e.created_at, ...decodeLeaf(name, e.leaf) })),
+          ...(q.start + entries.length < size ? { next: q.start + entries.length } : {}),
+        }),
+        PUBLIC,
+      );
+    },
+    {
+      summary: 'Log entries with their exact leaf bytes and decoded fields',
+      auth: 'public',
+      tag: 'logs',
+      query: entriesQuery,
+      problems: [404],
+    },
+  );
 
-  router.get('/api/v1/logs/:log/proof/inclusion', async (event) => {
-    const name = logName(event);
-    const q = readQuery(event, inclusionQuery);
-    const proof = await guarded(() => inclusionProof(db(), name, q.index, q.tree_size));
-    return toResponse(
-      reply({ log: name, index: q.index, tree_size: q.tree_size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) }),
-      PUBLIC,
-    );
-  }, { summary: 'RFC 9162 inclusion proof of an entry', auth: 'public', tag: 'logs', query: inclusionQuery, problems: [404] });
+  router.get(
+    '/api/v1/logs/:log/proof/inclusion',
+    async (event) => {
+      const name = logName(event);
+      const q = readQuery(event, inclusionQuery);
+      const proof = await guarded(() => inclusionProof(db(), name, q.index, q.tree_size));
+      return toResponse(
+        reply({ log: name, index: q.index, tree_size: q.tree_size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) }),
+        PUBLIC,
+      );
+    },
+    { summary: 'RFC 9162 inclusion proof of an entry', auth: 'public', tag: 'logs', query: inclusionQuery, problems: [404] },
+  );
 
-  router.get('/api/v1/logs/:log/proof/consistency', async (event) => {
-    const name = logName(event);
-    const q = readQuery(event, consistencyQuery);
-    if (q.from > q.to) throw badRequest('out_of_range', 'from must not exceed to');
-    const hashes = await guarded(() => consistencyProof(db(), name, q.from, q.to));
-    return toResponse(reply({ log: name, from: q.from, to: q.to, hashes: hashes.map(b64) }), PUBLIC);
-  }, { summary: 'RFC 9162 consistency proof between two tree sizes', auth: 'public', tag: 'logs', query: consistencyQuery, problems: [404] });
+  router.get(
+    '/api/v1/logs/:log/proof/consistency',
+    async (event) => {
+      const name = logName(event);
+      const q = readQuery(event, consistencyQuery);
+      if (q.from > q.to) throw badRequest('out_of_range', 'from must not exceed to');
+      const hashes = await guarded(() => consistencyProof(db(), name, q.from, q.to));
+      return toResponse(reply({ log: name, from: q.from, to: q.to, hashes: hashes.map(b64) }), PUBLIC);
+    },
+    { summary: 'RFC 9162 consistency proof between two tree sizes', auth: 'public', tag: 'logs', query: consistencyQuery, problems: [404] },
+  );
 }
-

@@ -49,7 +49,11 @@ export async function meteredWrite(
   const c = opts.commit && 'openings' in opts.commit ? opts.commit : committed(input, opts.commit ?? []);
   return commitAct(event, ctx, key, {
     run: async (tx, state) => {
-      const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: opts.signed ?? false, charges: chargesOf(key, charges), openings: c.openings });
+      const receipt = state.receipt(
+        ctx,
+        { ...c.input, key_id: key.id },
+        { signed: opts.signed ?? false, charges: chargesOf(key, charges), openings: c.openings },
+      );
       return { reply: await write(tx, receipt), writes: { receipt } };
     },
   });
@@ -128,6 +132,7 @@ export function committed<I extends Omit<ReceiptInput, 'key_id'>>(input: I, path
 }
 
 /** The fingerprint of a receipt that commits caller text: the SHA-256 of the canonical JSON of its subject and data, as committed. */
-export const committedFingerprint = (input: Pick<ReceiptInput, 'subject' | 'data'>): string => fingerprint({ subject: input.subject, data: input.data });
+export const committedFingerprint = (input: Pick<ReceiptInput, 'subject' | 'data'>): string =>
+  fingerprint({ subject: input.subject, data: input.data });
 
 const chargesOf = (key: ApiKey, charges: readonly MeterLine[]) => charges.map((c) => ({ keyId: key.id, ...c }));

@@ -24,7 +24,10 @@ import { chargeView, meteredAct, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
 
 export const replayRequest = z.strictObject({
-  receipt_id: z.string().regex(/^rcpt_[A-Za-z0-9_-]{1,64}$/, 'a receipt id such as rcpt_…').describe('a refusal receipt of yours (execute-gate, hop or act)'),
+  receipt_id: z
+    .string()
+    .regex(/^rcpt_[A-Za-z0-9_-]{1,64}$/, 'a receipt id such as rcpt_…')
+    .describe('a refusal receipt of yours (execute-gate, hop or act)'),
   assume: z
     .strictObject({
       state: z.enum(FUSE_STATES).optional().describe('the fuse state to assume instead of the recorded one'),
@@ -56,10 +59,20 @@ export const spoliationSealRequest = z.strictObject({
     .min(1)
     .max(1000)
     .refine((e) => new Set(e.map((x) => x?.name)).size === e.length, { message: 'evidence names must be unique' }),
-  refers_to: z.string().regex(/^rcpt_[A-Za-z0-9_-]{1,64}$/).optional().describe('a receipt of yours this evidence is about (e.g. the refusal)'),
+  refers_to: z
+    .string()
+    .regex(/^rcpt_[A-Za-z0-9_-]{1,64}$/)
+    .optional()
+    .describe('a receipt of yours this evidence is about (e.g. the refusal)'),
 });
 
-const factsSchema = z.object({ state: z.string(), in_surface: z.boolean(), exposure_micros: z.number(), hold_above_micros: z.number().nullable(), review_requested: z.boolean() });
+const factsSchema = z.object({
+  state: z.string(),
+  in_surface: z.boolean(),
+  exposure_micros: z.number(),
+  hold_above_micros: z.number().nullable(),
+  review_requested: z.boolean(),
+});
 const outcomeSchema = z.object({ decision: z.string(), rule: z.string(), reason: z.string() });
 export const replayResponse = z.object({
   replay_id: z.string(),
@@ -100,7 +113,9 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/tcb/counterfactual-replay',
     {
-      tool: 'counterfactual_replay', summary: 'Replays a refused act of yours against the rules in force when it was refused (optionally assuming other facts) and seals what would have happened',
+      tool: 'counterfactual_replay',
+      summary:
+        'Replays a refused act of yours against the rules in force when it was refused (optionally assuming other facts) and seals what would have happened',
       tag: 'nap',
       body: replayRequest,
       response: replayResponse,
@@ -112,7 +127,8 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
     async (b, key, event, _, bill) => {
       const original = await getReceipt(ctx.ledger.read, b.receipt_id);
       // Another key's receipt is answered like a missing one.
-      if (!original || !(await receiptVisibleTo(ctx.ledger.read, original.payload.key_id, key))) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
+      if (!original || !(await receiptVisibleTo(ctx.ledger.read, original.payload.key_id, key)))
+        throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
       let src;
       try {
         src = replaySource(original.payload.kind, original.payload.decision, original.payload.data);
@@ -141,7 +157,13 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
         event,
         ctx,
         key,
-        { kind: 'counterfactual_replay', decision: outcome.decision, subject: original.receipt_id, fingerprint: fingerprint(b), data: body },
+        {
+          kind: 'counterfactual_replay',
+          decision: outcome.decision,
+          subject: original.receipt_id,
+          fingerprint: fingerprint(b),
+          data: body,
+        },
         [charge],
         (receipt) => ({ reply: reply({ replay_id: receipt.receipt_id, ...body, charge: chargeView(charge), ...receiptFields(receipt) }) }),
       );
@@ -153,7 +175,8 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/spoliation-seal',
     {
-      tool: 'spoliation_seal', summary: 'Seals a set of evidence hashes (their Merkle root) into a signed, logged receipt',
+      tool: 'spoliation_seal',
+      summary: 'Seals a set of evidence hashes (their Merkle root) into a signed, logged receipt',
       tag: 'nap',
       body: spoliationSealRequest,
       bodyLimit: Math.max(limit, SPOLIATION_MAX_BODY_BYTES),
@@ -161,12 +184,16 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 409, 422],
       charges: ['spoliation_seal'],
       chargeRules: { spoliation_seal: { nap: true } },
-      example: { matter_ref: 'claim-2026-118', evidence: [{ name: 'chat-export.jsonl', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }] },
+      example: {
+        matter_ref: 'claim-2026-118',
+        evidence: [{ name: 'chat-export.jsonl', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }],
+      },
     },
     async (b, key, event, _, bill) => {
       if (b.refers_to) {
         const r = await getReceipt(ctx.ledger.read, b.refers_to);
-        if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key))) throw notFound(`no receipt ${b.refers_to} of this key`, 'unknown_receipt');
+        if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key)))
+          throw notFound(`no receipt ${b.refers_to} of this key`, 'unknown_receipt');
       }
       const root = evidenceRoot(b.evidence.map((e) => e.sha256));
       const charge = bill('spoliation_seal');
@@ -183,11 +210,25 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
           fingerprint: fingerprint(b.evidence),
           // The list itself is one commitment (its owner opens it): file names are caller free text, and
           // a thousand items listed one by one would not fit one log entry; root_hash commits to the digests.
-          data: { seal_id: sealId, root_hash: root, evidence_count: b.evidence.length, evidence: b.evidence, ...(b.refers_to ? { refers_to: b.refers_to } : {}) },
+          data: {
+            seal_id: sealId,
+            root_hash: root,
+            evidence_count: b.evidence.length,
+            evidence: b.evidence,
+            ...(b.refers_to ? { refers_to: b.refers_to } : {}),
+          },
         },
         [charge],
         (receipt) => ({
-          record: record(SPOLIATION_SEALS, { id: sealId, keyId: key.id, matterRef: b.matter_ref, evidenceCount: b.evidence.length, rootHash: root, receiptId: receipt.receipt_id, createdAt: nowIso() }),
+          record: record(SPOLIATION_SEALS, {
+            id: sealId,
+            keyId: key.id,
+            matterRef: b.matter_ref,
+            evidenceCount: b.evidence.length,
+            rootHash: root,
+            receiptId: receipt.receipt_id,
+            createdAt: nowIso(),
+          }),
           reply: reply({
             seal_id: sealId,
             matter_ref: b.matter_ref,
@@ -198,7 +239,7 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
             ...receiptFields(receipt),
           }),
         }),
-        { commit: ['subject', 'data.evidence'] }
+        { commit: ['subject', 'data.evidence'] },
       );
     },
   );
@@ -212,9 +253,22 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
       // The share from exact totals (bigint), to six decimals, then a number.
       const share = u.total_micros === 0n ? 0 : Number((u.nap_micros * 1_000_000n) / u.total_micros) / 1_000_000;
       return toResponse(
-        reply({ key_id: key.id, nap_rule: DATA.nap.nap_rule, by_sku: nap, nap_usd: u.nap_usd, total_usd: u.total_usd, nap_share_of_spend: share }),
+        reply({
+          key_id: key.id,
+          nap_rule: DATA.nap.nap_rule,
+          by_sku: nap,
+          nap_usd: u.nap_usd,
+          total_usd: u.total_usd,
+          nap_share_of_spend: share,
+        }),
       );
     },
-    { tool: 'nap_usage', summary: "The calling key's negative-act premium charges per NAP SKU, and their share of its spend", auth: 'key', tag: 'nap', response: napUsageResponse },
+    {
+      tool: 'nap_usage',
+      summary: "The calling key's negative-act premium charges per NAP SKU, and their share of its spend",
+      auth: 'key',
+      tag: 'nap',
+      response: napUsageResponse,
+    },
   );
 }

@@ -29,7 +29,13 @@ export const metricSchema = z.string().regex(/^[a-z0-9_.:-]{1,64}$/, 'a metric n
 export const aggregateRequest = z.strictObject({
   metric: metricSchema.describe('what the readings measure; a trigger fired with this aggregate must watch the same metric'),
   readings: z
-    .array(z.strictObject({ source_id: z.enum(sourceIds).describe('one of the foundry catalog oracle sources'), value: decimalSchema, observed_at: z.iso.datetime().optional() }))
+    .array(
+      z.strictObject({
+        source_id: z.enum(sourceIds).describe('one of the foundry catalog oracle sources'),
+        value: decimalSchema,
+        observed_at: z.iso.datetime().optional(),
+      }),
+    )
     .min(1)
     .max(SOURCES.length)
     .refine((rs) => new Set(rs.map((r) => r.source_id)).size === rs.length, { message: 'each source may give one reading' }),
@@ -46,7 +52,9 @@ export const aggregateResponse = z.object({
   trimmed: z.array(z.object({ source_id: z.string(), value: z.string() })),
   sources: z.number().int().describe('readings received'),
   trim_per_side: z.number().int().describe('readings trimmed at each end'),
-  policy: z.object({ min_sources: z.number().int(), trim_percent: z.number().int(), tolerance_bps: z.number().int() }).describe('the operator policy applied (ORACLE_*)'),
+  policy: z
+    .object({ min_sources: z.number().int(), trim_percent: z.number().int(), tolerance_bps: z.number().int() })
+    .describe('the operator policy applied (ORACLE_*)'),
   receipt_id: z.string(),
   verify_url: z.string(),
   charge: chargeSchema,
@@ -64,7 +72,8 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/oracle/aggregate',
     {
-      tool: 'oracle_aggregate', summary: 'Aggregate oracle readings: weighted trimmed mean with a DISPUTED guard; the result is sealed as a receipt',
+      tool: 'oracle_aggregate',
+      summary: 'Aggregate oracle readings: weighted trimmed mean with a DISPUTED guard; the result is sealed as a receipt',
       tag: 'foundry',
       body: aggregateRequest,
       response: aggregateResponse,
@@ -90,10 +99,24 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
         decide(state) {
           const receipt = state.receipt(
             ctx,
-            { kind: 'oracle_aggregate', decision: result.status, subject: id, key_id: key.id, data: { metric: body.metric, readings: body.readings, ...result } },
+            {
+              kind: 'oracle_aggregate',
+              decision: result.status,
+              subject: id,
+              key_id: key.id,
+              data: { metric: body.metric, readings: body.readings, ...result },
+            },
             { charges: [{ keyId: key.id, ...line }] },
           );
-          const aggregate = { id, key_id: ownerId(key), metric: body.metric, status: result.status, value: result.value, receipt_id: receipt.receipt_id, created_at: nowIso() };
+          const aggregate = {
+            id,
+            key_id: ownerId(key),
+            metric: body.metric,
+            status: result.status,
+            value: result.value,
+            receipt_id: receipt.receipt_id,
+            created_at: nowIso(),
+          };
           return {
             writes: { receipt, records: [record(ORACLE_AGGREGATES, aggregate)] },
             reply: reply({

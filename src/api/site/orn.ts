@@ -22,12 +22,16 @@ export const gaDeclareRequest = z.strictObject({
   graph_id: ref.optional().describe('the agent graph the parties belong to'),
   loss_usd: usdAmount.describe('the general-average loss to allocate'),
   parties: z
-    .array(z.strictObject({ party_id: ref, contributed_value_usd: usdAmount.describe('value the party had at stake (its contributory value)') }))
+    .array(
+      z.strictObject({ party_id: ref, contributed_value_usd: usdAmount.describe('value the party had at stake (its contributory value)') }),
+    )
     .min(2)
     .max(500)
     .refine((p) => new Set(p.map((x) => x?.party_id)).size === p.length, { message: 'party_id must be unique' })
     // Refinements also run on items that failed: look at the text, never parse it here.
-    .refine((p) => p.some((x) => /[1-9]/.test(String(x?.contributed_value_usd))), { message: 'at least one contributed value must be above zero' }),
+    .refine((p) => p.some((x) => /[1-9]/.test(String(x?.contributed_value_usd))), {
+      message: 'at least one contributed value must be above zero',
+    }),
 });
 
 export const sharpRequest = z.strictObject({
@@ -43,7 +47,9 @@ export const gaDeclareResponse = z.object({
   graph_id: z.string().nullable(),
   loss_usd: usdString,
   contributed_total_usd: usdString,
-  allocations: z.array(z.object({ party_id: z.string(), contributed_value_usd: usdString, share_pct: z.string(), allocation_usd: usdString })),
+  allocations: z.array(
+    z.object({ party_id: z.string(), contributed_value_usd: usdString, share_pct: z.string(), allocation_usd: usdString }),
+  ),
   export: z.object({ format: z.literal('text/csv'), filename: z.string(), content: z.string() }),
   charge: chargeSchema,
   ...receiptRef,
@@ -59,20 +65,29 @@ export const sharpResponse = z.object({
 });
 
 export function registerOrnRoutes(router: Router, ctx: AppContext): void {
-
   keyedAct(
     router,
     ctx,
     '/api/v1/orn/declare',
     {
-      tool: 'orn_declare', summary: 'General Average declare: allocates a loss pro rata to the parties\' contributed values (exact to the micro-USD), with a CSV export; flat toll',
+      tool: 'orn_declare',
+      summary:
+        "General Average declare: allocates a loss pro rata to the parties' contributed values (exact to the micro-USD), with a CSV export; flat toll",
       tag: 'orn',
       body: gaDeclareRequest,
       response: gaDeclareResponse,
       problems: [409, 422],
       charges: ['ga_declare'],
       chargeRules: { ga_declare: { price: 'ga_declare' } },
-      example: { event_ref: 'incident-42', graph_id: 'swarm-7', loss_usd: '9000.00', parties: [{ party_id: 'planner', contributed_value_usd: '20000' }, { party_id: 'executor', contributed_value_usd: '10000' }] },
+      example: {
+        event_ref: 'incident-42',
+        graph_id: 'swarm-7',
+        loss_usd: '9000.00',
+        parties: [
+          { party_id: 'planner', contributed_value_usd: '20000' },
+          { party_id: 'executor', contributed_value_usd: '10000' },
+        ],
+      },
     },
     async (b, key, event, _, bill) => {
       const loss = BigInt(usdToMicros(b.loss_usd));
@@ -96,13 +111,27 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
         event,
         ctx,
         key,
-        { kind: 'orn_ga_declare', decision: 'DECLARED', subject: b.event_ref, fingerprint: fingerprint(b), data: { declaration_id: id, graph_id: b.graph_id, loss_usd: body.loss_usd, allocations } },
+        {
+          kind: 'orn_ga_declare',
+          decision: 'DECLARED',
+          subject: b.event_ref,
+          fingerprint: fingerprint(b),
+          data: { declaration_id: id, graph_id: b.graph_id, loss_usd: body.loss_usd, allocations },
+        },
         [charge],
         (receipt) => ({
-          record: record(ORN_EVENTS, { id, keyId: key.id, kind: 'ga_declare', graphId: b.graph_id ?? null, amountMicros: BigInt(charge.amountMicros), receiptId: receipt.receipt_id, createdAt: nowIso() }),
+          record: record(ORN_EVENTS, {
+            id,
+            keyId: key.id,
+            kind: 'ga_declare',
+            graphId: b.graph_id ?? null,
+            amountMicros: BigInt(charge.amountMicros),
+            receiptId: receipt.receipt_id,
+            createdAt: nowIso(),
+          }),
           reply: reply({ ...body, ...receiptFields(receipt) }),
         }),
-        { commit: ['subject', 'data.allocations.*.party_id'] }
+        { commit: ['subject', 'data.allocations.*.party_id'] },
       );
     },
   );
@@ -112,7 +141,8 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/orn/sharp',
     {
-      tool: 'orn_sharp', summary: 'SHARP slice: meters a multi-agent chain as agents_in_graph x SHARP toll x orchestration events',
+      tool: 'orn_sharp',
+      summary: 'SHARP slice: meters a multi-agent chain as agents_in_graph x SHARP toll x orchestration events',
       tag: 'orn',
       body: sharpRequest,
       response: sharpResponse,
@@ -130,10 +160,30 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
         event,
         ctx,
         key,
-        { kind: 'orn_sharp', decision: 'METERED', subject: b.graph_id, fingerprint: fingerprint(b), data: { slice_id: id, agents_in_graph: b.agents_in_graph, events: b.events, amount_usd: formatUsd(amount), ...(b.slice_ref ? { slice_ref: b.slice_ref } : {}) } },
+        {
+          kind: 'orn_sharp',
+          decision: 'METERED',
+          subject: b.graph_id,
+          fingerprint: fingerprint(b),
+          data: {
+            slice_id: id,
+            agents_in_graph: b.agents_in_graph,
+            events: b.events,
+            amount_usd: formatUsd(amount),
+            ...(b.slice_ref ? { slice_ref: b.slice_ref } : {}),
+          },
+        },
         [charge],
         (receipt) => ({
-          record: record(ORN_EVENTS, { id, keyId: key.id, kind: 'sharp', graphId: b.graph_id, amountMicros: amount, receiptId: receipt.receipt_id, createdAt: nowIso() }),
+          record: record(ORN_EVENTS, {
+            id,
+            keyId: key.id,
+            kind: 'sharp',
+            graphId: b.graph_id,
+            amountMicros: amount,
+            receiptId: receipt.receipt_id,
+            createdAt: nowIso(),
+          }),
           reply: reply({
             slice_id: id,
             graph_id: b.graph_id,

@@ -27,7 +27,11 @@ export const bindPaymentRequest = z.strictObject({
     .describe('the x402 payment (settlement transaction) hash; compared case-insensitively'),
   action_ref: ref.describe('your reference of the action the payment paid for (an order id, a receipt id)'),
   rail: z.enum(RAILS).default(RAILS[0]).describe('the payment rail, from the PDTR catalog'),
-  receipt_id: z.string().regex(/^rcpt_[A-Za-z0-9_-]{1,64}$/).optional().describe('a gate receipt of yours for the action (e.g. its execute-gate PERMIT)'),
+  receipt_id: z
+    .string()
+    .regex(/^rcpt_[A-Za-z0-9_-]{1,64}$/)
+    .optional()
+    .describe('a gate receipt of yours for the action (e.g. its execute-gate PERMIT)'),
 });
 
 export const bindPaymentResponse = z.object({
@@ -47,7 +51,8 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/bind-payment',
     {
-      tool: 'pdtr_bind_payment', summary: 'Binds an x402 payment_hash to the action_ref it paid for (one binding per payment hash), sealed as a twin receipt',
+      tool: 'pdtr_bind_payment',
+      summary: 'Binds an x402 payment_hash to the action_ref it paid for (one binding per payment hash), sealed as a twin receipt',
       tag: 'pdtr',
       body: bindPaymentRequest,
       response: bindPaymentResponse,
@@ -58,7 +63,8 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
     async (b, key, event, _, bill) => {
       if (b.receipt_id) {
         const r = await getReceipt(ctx.ledger.read, b.receipt_id);
-        if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key))) throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
+        if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key)))
+          throw notFound(`no receipt ${b.receipt_id} of this key`, 'unknown_receipt');
       }
       const charge = bill('pdtr_bind');
       const boundAt = nowIso();
@@ -71,11 +77,22 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
           decision: 'BOUND',
           subject: b.payment_hash,
           fingerprint: fingerprint({ payment_hash: b.payment_hash, action_ref: b.action_ref }),
-          data: { payment_hash: b.payment_hash, action_ref: b.action_ref, rail: b.rail, ...(b.receipt_id ? { action_receipt_id: b.receipt_id } : {}) },
+          data: {
+            payment_hash: b.payment_hash,
+            action_ref: b.action_ref,
+            rail: b.rail,
+            ...(b.receipt_id ? { action_receipt_id: b.receipt_id } : {}),
+          },
         },
         [charge],
         async (tx, receipt) => {
-          const bound = await bindPaymentHash(tx, { paymentHash: b.payment_hash, actionRef: b.action_ref, owner: ownerId(key), receiptId: receipt.receipt_id, createdAt: boundAt });
+          const bound = await bindPaymentHash(tx, {
+            paymentHash: b.payment_hash,
+            actionRef: b.action_ref,
+            owner: ownerId(key),
+            receiptId: receipt.receipt_id,
+            createdAt: boundAt,
+          });
           if (!bound) {
             const prior = (await findPaymentBinding(tx, b.payment_hash))!;
             const mine = prior.owner === ownerId(key);

@@ -44,12 +44,24 @@ export const CLEAR_BEFORE = { act: 'clear_before_act', wire: 'clear_before_wire'
 const charged = { charge: chargeSchema, receipt_id: z.string(), verify_url: z.string() };
 
 export const heartbeatRequest = z.strictObject({ fuse_id: fuseIdSchema });
-export const verifyPullRequest = z.strictObject({ receipt_id: z.string().regex(/^rcpt_[A-Za-z0-9_-]{1,80}$/, 'a receipt id such as rcpt_…') });
-export const panicRequest = z.strictObject({ reason: z.string().min(1).max(500).optional().describe('why (kept private: a commitment in the public receipt)') });
-export const matterRequest = z.strictObject({ matter_ref: z.string().min(1).max(128).describe('the matter_ref of the spoliation seals to seal together') });
-export const parametricRequest = z.strictObject({ trigger_id: z.string().regex(/^trg_[A-Za-z0-9_-]{1,64}$/, 'a trigger id such as trg_…') });
+export const verifyPullRequest = z.strictObject({
+  receipt_id: z.string().regex(/^rcpt_[A-Za-z0-9_-]{1,80}$/, 'a receipt id such as rcpt_…'),
+});
+export const panicRequest = z.strictObject({
+  reason: z.string().min(1).max(500).optional().describe('why (kept private: a commitment in the public receipt)'),
+});
+export const matterRequest = z.strictObject({
+  matter_ref: z.string().min(1).max(128).describe('the matter_ref of the spoliation seals to seal together'),
+});
+export const parametricRequest = z.strictObject({
+  trigger_id: z.string().regex(/^trg_[A-Za-z0-9_-]{1,64}$/, 'a trigger id such as trg_…'),
+});
 export const clearBeforeRequest = z.strictObject({
-  tier: z.enum(['act', 'wire', 'contract']).describe('what is pre-cleared: an act (10.00), a wire (50.00) or a contract (150.00); a refusal is charged the NAP hold (0.50) whatever the tier'),
+  tier: z
+    .enum(['act', 'wire', 'contract'])
+    .describe(
+      'what is pre-cleared: an act (10.00), a wire (50.00) or a contract (150.00); a refusal is charged the NAP hold (0.50) whatever the tier',
+    ),
   fuse_id: fuseIdSchema,
   action: actionSchema,
   exposure_usd: usdAmount.optional(),
@@ -63,7 +75,8 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/fuse/heartbeat',
     {
-      summary: "Heartbeat: seals the fuse's state at this instant (a check-in an agent or its watchdog can show later); charged whatever the state; not a hop",
+      summary:
+        "Heartbeat: seals the fuse's state at this instant (a check-in an agent or its watchdog can show later); charged whatever the state; not a hop",
       tag: 'gate',
       body: heartbeatRequest,
       response: z.looseObject({ fuse_id: z.string(), state: z.string(), alive: z.boolean(), at: z.string(), ...charged }),
@@ -81,10 +94,28 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
           const fuse = visibleIn(caller, b.fuse_id, state.fuse);
           const alive = fuse.state === 'LIVE' || fuse.state === 'ARMED';
           const at = nowIso();
-          const receipt = state.receipt(ctx, { kind: 'heartbeat', decision: alive ? 'ALIVE' : fuse.state, subject: fuse.id, key_id: key.id, data: { state: fuse.state, at } }, { charges: [line] });
+          const receipt = state.receipt(
+            ctx,
+            {
+              kind: 'heartbeat',
+              decision: alive ? 'ALIVE' : fuse.state,
+              subject: fuse.id,
+              key_id: key.id,
+              data: { state: fuse.state, at },
+            },
+            { charges: [line] },
+          );
           return {
             writes: { receipt },
-            reply: reply({ fuse_id: fuse.id, state: fuse.state, alive, at, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
+            reply: reply({
+              fuse_id: fuse.id,
+              state: fuse.state,
+              alive,
+              at,
+              charge: chargeView(line),
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+            }),
           };
         },
       });
@@ -96,7 +127,8 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/receipts/verify-pull',
     {
-      summary: "Verify-pull: a receipt's verification evidence (leaf, inclusion proof, signed checkpoint), pulled by a key with a receipt of the pull (the free GET /v1/receipts/{id} stays free)",
+      summary:
+        "Verify-pull: a receipt's verification evidence (leaf, inclusion proof, signed checkpoint), pulled by a key with a receipt of the pull (the free GET /v1/receipts/{id} stays free)",
       tag: 'receipts',
       body: verifyPullRequest,
       response: z.looseObject({ pulled: z.string(), evidence: z.looseObject({}), ...charged }),
@@ -111,8 +143,21 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       const line = { keyId: key.id, ...bill('verify_pull') };
       return commitAct(event, ctx, key, {
         decide: (state) => {
-          const receipt = state.receipt(ctx, { kind: 'verify_pull', decision: 'PULLED', subject: b.receipt_id, key_id: key.id, data: { log_index: r.log_index } }, { charges: [line] });
-          return { writes: { receipt }, reply: reply({ pulled: b.receipt_id, evidence, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }) };
+          const receipt = state.receipt(
+            ctx,
+            { kind: 'verify_pull', decision: 'PULLED', subject: b.receipt_id, key_id: key.id, data: { log_index: r.log_index } },
+            { charges: [line] },
+          );
+          return {
+            writes: { receipt },
+            reply: reply({
+              pulled: b.receipt_id,
+              evidence,
+              charge: chargeView(line),
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+            }),
+          };
         },
       });
     },
@@ -123,10 +168,17 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     ctx,
     '/v1/fuses/:fuse_id/panic',
     {
-      summary: 'Panic: blows a LIVE, ARMED or UNSIGNED fuse of the account to DEAD at once and answers an individually signed panic receipt (a JWS that verifies offline); a DEAD fuse is 409, a public drill fuse 403, and neither charges anything',
+      summary:
+        'Panic: blows a LIVE, ARMED or UNSIGNED fuse of the account to DEAD at once and answers an individually signed panic receipt (a JWS that verifies offline); a DEAD fuse is 409, a public drill fuse 403, and neither charges anything',
       tag: 'fuses',
       body: panicRequest,
-      response: z.looseObject({ fuse_id: z.string(), state: z.literal('DEAD'), previous_state: z.string(), receipt: z.string(), ...charged }),
+      response: z.looseObject({
+        fuse_id: z.string(),
+        state: z.literal('DEAD'),
+        previous_state: z.string(),
+        receipt: z.string(),
+        ...charged,
+      }),
       problems: [403, 404, 409],
       charges: ['panic_receipt'],
       role: 'agent',
@@ -138,7 +190,10 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       // A fuse of the caller's account only: a drill fuse is 403 before any payment is settled.
       const seen = await changeableFuse(ctx.ledger.read, caller, fuseId);
       const from = ['LIVE', 'ARMED', 'UNSIGNED'] as const;
-      const c = committed({ kind: 'panic', decision: 'DEAD', subject: fuseId, data: { from: seen.state, ...(b.reason ? { reason: b.reason } : {}) } }, ['data.reason']);
+      const c = committed(
+        { kind: 'panic', decision: 'DEAD', subject: fuseId, data: { from: seen.state, ...(b.reason ? { reason: b.reason } : {}) } },
+        ['data.reason'],
+      );
       const line = { keyId: key.id, ...bill('panic_receipt') };
       const answer = await commitAct(event, ctx, key, {
         needs: { fuseId },
@@ -146,13 +201,26 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
           const fuse = changeableIn(caller, fuseId, state.fuse);
           const now = nowIso();
           if (fuse.state !== seen.state || !(await transitionFuse(tx, fuse.id, from, 'DEAD', now))) {
-            throw new Problem({ status: 409, code: 'invalid_transition', title: 'Conflict', detail: `cannot panic a fuse that is ${fuse.state}: it is blown already or changed meanwhile; nothing was charged`, extra: { state: fuse.state } });
+            throw new Problem({
+              status: 409,
+              code: 'invalid_transition',
+              title: 'Conflict',
+              detail: `cannot panic a fuse that is ${fuse.state}: it is blown already or changed meanwhile; nothing was charged`,
+              extra: { state: fuse.state },
+            });
           }
           const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line], openings: c.openings });
           const after: Fuse = { ...fuse, state: 'DEAD', updated_at: now };
           return {
             writes: { receipt, fuse: after, records: [fuseChangedAlert(ownerId(key), after, fuse.state, receipt, key.id)] },
-            reply: reply({ ...fuseObject(after), previous_state: fuse.state, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, receipt: receipt.jws }),
+            reply: reply({
+              ...fuseObject(after),
+              previous_state: fuse.state,
+              charge: chargeView(line),
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+              receipt: receipt.jws,
+            }),
           };
         },
       });
@@ -166,7 +234,8 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/spoliation-seal/matter',
     {
-      summary: "Matter spoliation: seals every spoliation seal of a matter together, one RFC 9162 root over their roots in order, in an individually signed receipt (a litigation-hold record of the whole matter)",
+      summary:
+        'Matter spoliation: seals every spoliation seal of a matter together, one RFC 9162 root over their roots in order, in an individually signed receipt (a litigation-hold record of the whole matter)',
       tag: 'nap',
       body: matterRequest,
       response: z.looseObject({ matter_root: z.string(), seals: z.number(), evidence_count: z.number(), receipt: z.string(), ...charged }),
@@ -176,11 +245,24 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     },
     async (b, key, event, _, bill) => {
       const seals = await matterSeals(ctx.ledger.read, ownerId(key), b.matter_ref);
-      if (seals.length === 0) throw notFound(`no spoliation seal of matter ${b.matter_ref} in this account: seal its evidence first (POST /api/v1/spoliation-seal)`, 'unknown_matter');
+      if (seals.length === 0)
+        throw notFound(
+          `no spoliation seal of matter ${b.matter_ref} in this account: seal its evidence first (POST /api/v1/spoliation-seal)`,
+          'unknown_matter',
+        );
       const root = Buffer.from(rootOf(seals.map((s) => leafHash(Buffer.from(s.rootHash, 'hex'))))).toString('hex');
       const evidence = seals.reduce((a, s) => a + s.evidenceCount, 0);
       const c = committed(
-        { kind: 'matter_spoliation', decision: 'SEALED', subject: b.matter_ref, data: { matter_root: root, seals: seals.map((s) => ({ seal_id: s.id, root_hash: s.rootHash, receipt_id: s.receiptId })), evidence_count: evidence } },
+        {
+          kind: 'matter_spoliation',
+          decision: 'SEALED',
+          subject: b.matter_ref,
+          data: {
+            matter_root: root,
+            seals: seals.map((s) => ({ seal_id: s.id, root_hash: s.rootHash, receipt_id: s.receiptId })),
+            evidence_count: evidence,
+          },
+        },
         ['subject'],
       );
       const line = { keyId: key.id, ...bill('matter_spoliation') };
@@ -188,18 +270,18 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
         decide: (state) => {
           const receipt = state.receipt(ctx, { ...c.input, key_id: key.id }, { signed: true, charges: [line], openings: c.openings });
           return {
-          writes: { receipt },
-          reply: reply({
-            matter_ref: b.matter_ref,
-            matter_root: root,
-            leaf_rule: 'RFC 9162: leaf i = SHA-256(0x00 || raw 32 bytes of seal i root_hash), seals oldest first',
-            seals: seals.length,
-            evidence_count: evidence,
-            charge: chargeView(line),
-            receipt_id: receipt.receipt_id,
-            verify_url: receipt.verify_url,
-            receipt: receipt.jws,
-          }),
+            writes: { receipt },
+            reply: reply({
+              matter_ref: b.matter_ref,
+              matter_root: root,
+              leaf_rule: 'RFC 9162: leaf i = SHA-256(0x00 || raw 32 bytes of seal i root_hash), seals oldest first',
+              seals: seals.length,
+              evidence_count: evidence,
+              charge: chargeView(line),
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+              receipt: receipt.jws,
+            }),
           };
         },
       });
@@ -211,10 +293,16 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/foundry/parametric/run',
     {
-      summary: "Parametric run: runs a FIRED trigger's parametric_window action (incident_sealed), sealing the window it opens: the fire's reading and receipt and the enabled exposure it releases",
+      summary:
+        "Parametric run: runs a FIRED trigger's parametric_window action (incident_sealed), sealing the window it opens: the fire's reading and receipt and the enabled exposure it releases",
       tag: 'triggers',
       body: parametricRequest,
-      response: z.looseObject({ trigger_id: z.string(), action: z.literal('parametric_window'), released_exposure_usd: z.string(), ...charged }),
+      response: z.looseObject({
+        trigger_id: z.string(),
+        action: z.literal('parametric_window'),
+        released_exposure_usd: z.string(),
+        ...charged,
+      }),
       problems: [404, 409, 422],
       charges: ['parametric_run'],
       example: { trigger_id: 'trg_…' },
@@ -223,9 +311,22 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       const t = await getTrigger(ctx.ledger.read, b.trigger_id);
       if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${b.trigger_id}`, 'unknown_trigger');
       if (!t.obligation.callable_actions.includes('parametric_window')) {
-        throw new Problem({ status: 422, code: 'action_not_callable', title: 'Unprocessable', detail: `parametric_window is not a callable action of trigger ${t.id} (${t.obligation.callable_actions.join(', ')}); nothing was charged`, extra: { callable_actions: t.obligation.callable_actions } });
+        throw new Problem({
+          status: 422,
+          code: 'action_not_callable',
+          title: 'Unprocessable',
+          detail: `parametric_window is not a callable action of trigger ${t.id} (${t.obligation.callable_actions.join(', ')}); nothing was charged`,
+          extra: { callable_actions: t.obligation.callable_actions },
+        });
       }
-      if (t.state !== 'FIRED' || !t.fire) throw new Problem({ status: 409, code: 'trigger_not_fired', title: 'Conflict', detail: `trigger ${t.id} is ${t.state}: a parametric window opens on a fire; nothing was charged`, extra: { state: t.state } });
+      if (t.state !== 'FIRED' || !t.fire)
+        throw new Problem({
+          status: 409,
+          code: 'trigger_not_fired',
+          title: 'Conflict',
+          detail: `trigger ${t.id} is ${t.state}: a parametric window opens on a fire; nothing was charged`,
+          extra: { state: t.state },
+        });
       const fire = t.fire as { reading?: string; receipt_id?: string };
       const released = formatUsd(t.enabled_exposure_micros);
       const line = { keyId: key.id, ...bill('parametric_run') };
@@ -233,12 +334,34 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
         decide: (state) => {
           const receipt = state.receipt(
             ctx,
-            { kind: 'parametric_run', decision: 'WINDOW_OPEN', subject: t.id, key_id: key.id, data: { action: 'parametric_window', fired_at: t.fired_at, reading: fire.reading ?? null, fire_receipt_id: fire.receipt_id ?? null, released_exposure_usd: released } },
+            {
+              kind: 'parametric_run',
+              decision: 'WINDOW_OPEN',
+              subject: t.id,
+              key_id: key.id,
+              data: {
+                action: 'parametric_window',
+                fired_at: t.fired_at,
+                reading: fire.reading ?? null,
+                fire_receipt_id: fire.receipt_id ?? null,
+                released_exposure_usd: released,
+              },
+            },
             { charges: [line] },
           );
           return {
-          writes: { receipt },
-          reply: reply({ trigger_id: t.id, action: 'parametric_window', fired_at: t.fired_at, reading: fire.reading ?? null, fire_receipt_id: fire.receipt_id ?? null, released_exposure_usd: released, charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
+            writes: { receipt },
+            reply: reply({
+              trigger_id: t.id,
+              action: 'parametric_window',
+              fired_at: t.fired_at,
+              reading: fire.reading ?? null,
+              fire_receipt_id: fire.receipt_id ?? null,
+              released_exposure_usd: released,
+              charge: chargeView(line),
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+            }),
           };
         },
       });
@@ -250,7 +373,8 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/clear/before',
     {
-      summary: 'Clear before: a pre-clearance, the execute-gate decision (PERMIT, DENY, HOLD, SILENCE) given ahead of an act, a wire or a contract in an individually signed receipt a counterparty verifies offline; a PERMIT is charged its tier toll, a refusal the NAP hold; clears no exposure and counts no hop',
+      summary:
+        'Clear before: a pre-clearance, the execute-gate decision (PERMIT, DENY, HOLD, SILENCE) given ahead of an act, a wire or a contract in an individually signed receipt a counterparty verifies offline; a PERMIT is charged its tier toll, a refusal the NAP hold; clears no exposure and counts no hop',
       tag: 'clear',
       body: clearBeforeRequest,
       response: z.looseObject({ tier: z.string(), decision: z.string(), receipt: z.string(), ...charged }),
@@ -284,12 +408,24 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
         decide: (state) => {
           const receipt = state.receipt(ctx, input, { signed: true, charges: [line] });
           return {
-          writes: { receipt },
-          reply: reply({ tier: b.tier, decision: outcome.decision, rule: outcome.rule, reason: outcome.reason, fuse_id: fuse.id, state: fuse.state, act_kind: b.action.kind, exposure_usd: formatUsd(facts.exposure_micros), charge: chargeView(line), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, receipt: receipt.jws }),
+            writes: { receipt },
+            reply: reply({
+              tier: b.tier,
+              decision: outcome.decision,
+              rule: outcome.rule,
+              reason: outcome.reason,
+              fuse_id: fuse.id,
+              state: fuse.state,
+              act_kind: b.action.kind,
+              exposure_usd: formatUsd(facts.exposure_micros),
+              charge: chargeView(line),
+              receipt_id: receipt.receipt_id,
+              verify_url: receipt.verify_url,
+              receipt: receipt.jws,
+            }),
           };
         },
       });
     },
   );
 }
-

@@ -11,9 +11,14 @@ import type { Router } from '../router.ts';
 
 export function registerPricingRoutes(router: Router, ctx: AppContext): void {
   const body = pricingTable({ operatorFloorUsd: ctx.config.OPERATOR_FLOOR_USD, salesContact: salesContactOf(ctx.config) });
-  router.get('/api/v1/pricing', () => toResponse(reply(body), { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }), {
-    summary: 'The complete price list (tolls, bps tiers, settlement, NAP, layer fees, clearing, relay, diligence, operator formula with this service\'s floor); each price names the endpoint that charges it, or the contact that sells it',
-    auth: 'public',
-    tag: 'system',
-  });
+  router.get(
+    '/api/v1/pricing',
+    () => toResponse(reply(body), { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' }),
+    {
+      summary:
+        "The complete price list (tolls, bps tiers, settlement, NAP, layer fees, clearing, relay, diligence, operator formula with this service's floor); each price names the endpoint that charges it, or the contact that sells it",
+      auth: 'public',
+      tag: 'system',
+    },
+  );
 }

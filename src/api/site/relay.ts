@@ -67,7 +67,8 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/relay/enroll',
     {
-      tool: 'relay_enroll', summary: 'Enrolls a relay partner (an operator key): returns its nine track links and its status page',
+      tool: 'relay_enroll',
+      summary: 'Enrolls a relay partner (an operator key): returns its nine track links and its status page',
       tag: 'relay',
       // The account enters the partner programme (its wholesale terms) under a public partner id: an operator's decision.
       role: 'operator',
@@ -81,33 +82,58 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
     async (b, key, event) => {
       const at = nowIso();
       // The relay has no toll (its revenue is the partner's spread): the enrollment is sealed, not charged.
-      return meteredWrite(event, ctx, key, { kind: 'relay_enroll', decision: 'ENROLLED', subject: b.partner_id, fingerprint: fingerprint(b), data: { name: b.name } }, [], async (tx, receipt) => {
-        if (!(await insertPartner(tx, { partner_id: b.partner_id, key_id: key.id, name: b.name, receipt_id: receipt.receipt_id, created_at: at }))) {
-          throw new Problem({ status: 409, code: 'partner_taken', title: 'Conflict', detail: `partner id ${b.partner_id} is already enrolled` });
-        }
-        return reply(
-          {
-            partner_id: b.partner_id,
-            name: b.name,
-            enrolled_at: at,
-            track_links: links(b.partner_id),
-            status_url: `${site}/go/${b.partner_id}/status`,
-            wholesale_usd: DATA.relay.wholesale_usd,
-            rev_share: DATA.relay.rev_share,
-            ...receiptFields(receipt),
-          },
-          201,
-        );
-      }, { commit: ['data.name'] });
+      return meteredWrite(
+        event,
+        ctx,
+        key,
+        { kind: 'relay_enroll', decision: 'ENROLLED', subject: b.partner_id, fingerprint: fingerprint(b), data: { name: b.name } },
+        [],
+        async (tx, receipt) => {
+          if (
+            !(await insertPartner(tx, {
+              partner_id: b.partner_id,
+              key_id: key.id,
+              name: b.name,
+              receipt_id: receipt.receipt_id,
+              created_at: at,
+            }))
+          ) {
+            throw new Problem({
+              status: 409,
+              code: 'partner_taken',
+              title: 'Conflict',
+              detail: `partner id ${b.partner_id} is already enrolled`,
+            });
+          }
+          return reply(
+            {
+              partner_id: b.partner_id,
+              name: b.name,
+              enrolled_at: at,
+              track_links: links(b.partner_id),
+              status_url: `${site}/go/${b.partner_id}/status`,
+              wholesale_usd: DATA.relay.wholesale_usd,
+              rev_share: DATA.relay.rev_share,
+              ...receiptFields(receipt),
+            },
+            201,
+          );
+        },
+        { commit: ['data.name'] },
+      );
     },
   );
 
-  router.get('/api/v1/relay/network', async () => toResponse(reply({ ...(await relayNetwork(ctx.ledger.read)), targets: DATA.relay.track_targets })), {
-    summary: 'Relay network totals: partners, clicks per target, the partners with the most clicks',
-    auth: 'public',
-    tag: 'relay',
-    response: networkResponse,
-  });
+  router.get(
+    '/api/v1/relay/network',
+    async () => toResponse(reply({ ...(await relayNetwork(ctx.ledger.read)), targets: DATA.relay.track_targets })),
+    {
+      summary: 'Relay network totals: partners, clicks per target, the partners with the most clicks',
+      auth: 'public',
+      tag: 'relay',
+      response: networkResponse,
+    },
+  );
 
   router.get(
     '/go/:partner/:target',
@@ -140,14 +166,21 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
         });
       }
       await ctx.ledger.write((tx) => countClick(tx, partner.partner_id, target));
-      return new HTTPResponse(null, { status: 302, headers: { location: `${site}${path}?via=${encodeURIComponent(partner.partner_id)}`, 'cache-control': 'no-store' } });
+      return new HTTPResponse(null, {
+        status: 302,
+        headers: { location: `${site}${path}?via=${encodeURIComponent(partner.partner_id)}`, 'cache-control': 'no-store' },
+      });
     },
     {
-      summary: 'A partner track link: counts the click and redirects (302) to the target page; target "status" answers the partner\'s click counts as JSON',
+      summary:
+        'A partner track link: counts the click and redirects (302) to the target page; target "status" answers the partner\'s click counts as JSON',
       auth: 'public',
       tag: 'relay',
       response: statusResponse,
-      responses: { 200: { description: 'Target "status": the partner\'s click counts', schema: statusResponse }, 302: { description: 'The click is counted; Location is the target page' } },
+      responses: {
+        200: { description: 'Target "status": the partner\'s click counts', schema: statusResponse },
+        302: { description: 'The click is counted; Location is the target page' },
+      },
       problems: [404],
     },
   );

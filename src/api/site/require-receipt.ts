@@ -55,7 +55,11 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
     obtainUrl: ctx.config.SITE_URL + RR1_DEMO_ACT.obtain_path,
     // A JWS, or a receipt document proven in our receipts log (and checked against our witnesses): both offline.
     verify: async (token) => {
-      const v = await verifyReceiptToken(token, { keys: ctx.keyring, logKeys: logVerifierKeys(ctx, RECEIPTS_LOG), ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}) });
+      const v = await verifyReceiptToken(token, {
+        keys: ctx.keyring,
+        logKeys: logVerifierKeys(ctx, RECEIPTS_LOG),
+        ...(ctx.witnessPolicy ? { witnesses: ctx.witnessPolicy } : {}),
+      });
       return v.valid ? { valid: true, payload: v.payload } : v;
     },
     claim: (receiptId) => ctx.ledger.write((tx) => claimRr1ReceiptUse(tx, receiptId, RR1_DEMO_ACT.act, nowIso())),
@@ -69,7 +73,13 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
         decide: (state) => {
           const receipt = state.receipt(
             ctx,
-            { kind: 'rr1_challenge', decision: 'RECEIPT_REQUIRED', subject: RR1_DEMO_ACT.path, key_id: key.id, data: { act: RR1_DEMO_ACT.act, status: 428, reason } },
+            {
+              kind: 'rr1_challenge',
+              decision: 'RECEIPT_REQUIRED',
+              subject: RR1_DEMO_ACT.path,
+              key_id: key.id,
+              data: { act: RR1_DEMO_ACT.act, status: 428, reason },
+            },
             { signed: true, charges: [charge] },
           );
           return { writes: { receipt }, result: receipt };
@@ -86,8 +96,20 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
   const manifestBody = JSON.stringify(manifest.build(urls));
   router.get(
     manifest.path,
-    () => new HTTPResponse(manifestBody, { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' } }),
-    { summary: 'The RR-1 agent-actions manifest: the irreversible acts of this service and how to get a receipt for them', auth: 'public', tag: 'require_receipt', response: manifest.schema },
+    () =>
+      new HTTPResponse(manifestBody, {
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          'cache-control': 'public, max-age=300',
+          'access-control-allow-origin': '*',
+        },
+      }),
+    {
+      summary: 'The RR-1 agent-actions manifest: the irreversible acts of this service and how to get a receipt for them',
+      auth: 'public',
+      tag: 'require_receipt',
+      response: manifest.schema,
+    },
   );
 
   router.post(

@@ -16,7 +16,13 @@ const units = (dflt: number, what: string) => z.coerce.number().int().min(0).max
 
 export const napScaleQuery = z.object({
   acts_per_month: units(1_000_000, 'governed acts per month'),
-  refusal_rate_pct: z.coerce.number().min(0).max(100).multipleOf(0.01).default(5).describe('share of acts refused (BLOCK/HOLD/DENY/SILENCE), percent'),
+  refusal_rate_pct: z.coerce
+    .number()
+    .min(0)
+    .max(100)
+    .multipleOf(0.01)
+    .default(5)
+    .describe('share of acts refused (BLOCK/HOLD/DENY/SILENCE), percent'),
 });
 export const pdtrScaleQuery = z.object({ bindings_per_month: units(100_000, 'payment bindings per month') });
 export const ornScaleQuery = z.object({

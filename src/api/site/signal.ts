@@ -19,7 +19,15 @@ export const OVERAGE_SKU = 'mandate_overage';
 const WINDOW_DAYS = 30;
 
 export const mandateRequest = z.strictObject({ metric: metricSchema.describe('the pattern metric to watch (a trigger threshold metric)') });
-const mandateResponse = z.looseObject({ object: z.literal('signal_mandate'), mandate_id: z.string(), metric: z.string(), overage: z.boolean(), included: z.number(), charge: chargeSchema.nullable(), receipt_id: z.string() });
+const mandateResponse = z.looseObject({
+  object: z.literal('signal_mandate'),
+  mandate_id: z.string(),
+  metric: z.string(),
+  overage: z.boolean(),
+  included: z.number(),
+  charge: chargeSchema.nullable(),
+  receipt_id: z.string(),
+});
 
 export function registerSignalRoutes(router: Router, ctx: AppContext): void {
   const included = ctx.config.SIGNAL_INCLUDED_MANDATES;
@@ -48,11 +56,41 @@ export function registerSignalRoutes(router: Router, ctx: AppContext): void {
           const overage = held >= included;
           const line = overage ? { keyId: key.id, ...bill(OVERAGE_SKU) } : undefined;
           const id = newId('mdt');
-          const receipt = state.receipt(ctx, { kind: 'signal_mandate', decision: overage ? 'OVERAGE' : 'INCLUDED', subject: id, key_id: key.id, data: { metric: b.metric, ordinal: held + 1, included } }, line ? { charges: [line] } : {});
-          await insertMandate(tx, { id, accountId: ownerId(key), metric: b.metric, overage, receiptId: receipt.receipt_id, createdAt: nowIso() });
+          const receipt = state.receipt(
+            ctx,
+            {
+              kind: 'signal_mandate',
+              decision: overage ? 'OVERAGE' : 'INCLUDED',
+              subject: id,
+              key_id: key.id,
+              data: { metric: b.metric, ordinal: held + 1, included },
+            },
+            line ? { charges: [line] } : {},
+          );
+          await insertMandate(tx, {
+            id,
+            accountId: ownerId(key),
+            metric: b.metric,
+            overage,
+            receiptId: receipt.receipt_id,
+            createdAt: nowIso(),
+          });
           return {
             writes: { receipt },
-            reply: reply({ object: 'signal_mandate', mandate_id: id, metric: b.metric, ordinal: held + 1, included, overage, charge: line ? chargeView(line) : null, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }, 201),
+            reply: reply(
+              {
+                object: 'signal_mandate',
+                mandate_id: id,
+                metric: b.metric,
+                ordinal: held + 1,
+                included,
+                overage,
+                charge: line ? chargeView(line) : null,
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+              },
+              201,
+            ),
           };
         },
       }),
@@ -65,9 +103,18 @@ export function registerSignalRoutes(router: Router, ctx: AppContext): void {
       const since = new Date(Date.now() - WINDOW_DAYS * 86_400_000).toISOString();
       const mandates = await mandatesOf(ctx.ledger.read, ownerId(key));
       const metrics = [...new Set(mandates.map((m) => m.metric))];
-      const patterns = await Promise.all(metrics.map(async (metric) => ({ metric, ...(await metricPattern(ctx.ledger.read, metric, since)) })));
-      return toResponse(reply({ object: 'signal_patterns', window_days: WINDOW_DAYS, since, mandates: mandates.length, included, patterns }));
+      const patterns = await Promise.all(
+        metrics.map(async (metric) => ({ metric, ...(await metricPattern(ctx.ledger.read, metric, since)) })),
+      );
+      return toResponse(
+        reply({ object: 'signal_patterns', window_days: WINDOW_DAYS, since, mandates: mandates.length, included, patterns }),
+      );
     },
-    { summary: "The pattern feed of the account's mandates: for each watched metric, the triggers published and fired on it network-wide in the last 30 days (no account named)", auth: 'key', tag: 'triggers' },
+    {
+      summary:
+        "The pattern feed of the account's mandates: for each watched metric, the triggers published and fired on it network-wide in the last 30 days (no account named)",
+      auth: 'key',
+      tag: 'triggers',
+    },
   );
 }

@@ -47,7 +47,10 @@ function spelledPath(event: H3Event): string {
 }
 
 const notATile = (log: string, spelled: string) =>
-  notFound(`${spelled} is not a C2SP tile path of the ${log} log (/${log}/tile/<L>/<N>[.p/<W>] or /${log}/tile/entries/<N>[.p/<W>], spelled exactly so)`, 'unknown_tile');
+  notFound(
+    `${spelled} is not a C2SP tile path of the ${log} log (/${log}/tile/<L>/<N>[.p/<W>] or /${log}/tile/entries/<N>[.p/<W>], spelled exactly so)`,
+    'unknown_tile',
+  );
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 export function registerTileRoutes(router: Router, ctx: AppContext): void {
@@ -55,14 +58,24 @@ export function registerTileRoutes(router: Router, ctx: AppContext): void {
     router.get(
       `/${log}/checkpoint`,
       async (event: H3Event) => {
-        if (spelledPath(event) !== `/${log}/checkpoint`) throw notFound(`the ${log} log's checkpoint is at /${log}/checkpoint, spelled exactly so`, 'route_not_found');
+        if (spelledPath(event) !== `/${log}/checkpoint`)
+          throw notFound(`the ${log} log's checkpoint is at /${log}/checkpoint, spelled exactly so`, 'route_not_found');
         // With the cosignatures witnesses gave this size, when a witness policy is set.
         const cp = await cosignedCheckpoint(ctx, log);
         return new HTTPResponse(cp.note, {
-          headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': `public, max-age=${CHECKPOINT_MAX_AGE_SECONDS}`, ...PUBLIC },
+          headers: {
+            'content-type': 'text/plain; charset=utf-8',
+            'cache-control': `public, max-age=${CHECKPOINT_MAX_AGE_SECONDS}`,
+            ...PUBLIC,
+          },
         });
       },
-      { summary: `The ${log} log's C2SP checkpoint (its tiles prefix is /${log}/)`, auth: 'public', tag: 'logs', responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } } },
+      {
+        summary: `The ${log} log's C2SP checkpoint (its tiles prefix is /${log}/)`,
+        auth: 'public',
+        tag: 'logs',
+        responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } },
+      },
     );
     router.get(
       `/${log}/tile/**:tile`,
@@ -73,11 +86,20 @@ export function registerTileRoutes(router: Router, ctx: AppContext): void {
         const ref = spelled.startsWith(prefix) ? parseTilePath(rest) : undefined;
         if (!ref) throw notATile(log, spelled);
         const db = ctx.ledger.read;
-        const bytes = ref.level === 'entries' ? await readBundle(db, log, ref.n, ref.width) : await readHashTile(db, log, ref.level, ref.n, ref.width);
+        const bytes =
+          ref.level === 'entries' ? await readBundle(db, log, ref.n, ref.width) : await readHashTile(db, log, ref.level, ref.n, ref.width);
         if (!bytes) throw notFound(`the ${log} log has no tile/${rest} yet`, 'unknown_tile');
-        return new HTTPResponse(new Uint8Array(bytes), { headers: { 'content-type': 'application/octet-stream', 'cache-control': IMMUTABLE, ...PUBLIC } });
+        return new HTTPResponse(new Uint8Array(bytes), {
+          headers: { 'content-type': 'application/octet-stream', 'cache-control': IMMUTABLE, ...PUBLIC },
+        });
       },
-      { summary: `A C2SP hash tile or entry bundle of the ${log} log`, auth: 'public', tag: 'logs', problems: [404], responses: { 200: { description: 'Tile bytes (c2sp.org/tlog-tiles)', contentType: 'application/octet-stream' } } },
+      {
+        summary: `A C2SP hash tile or entry bundle of the ${log} log`,
+        auth: 'public',
+        tag: 'logs',
+        problems: [404],
+        responses: { 200: { description: 'Tile bytes (c2sp.org/tlog-tiles)', contentType: 'application/octet-stream' } },
+      },
     );
   }
 }

@@ -17,14 +17,32 @@ import { newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { getAggregate } from '../../ledger/oracle.ts';
 import { leafBytes } from '../../ledger/astl.ts';
-import { TRIGGERS_LOG, firedExposureSince, getTrigger, markFired, newEventId, recordEvent, type Trigger, type TriggerEvent, PUBLISHED_TRIGGERS } from '../../ledger/triggers.ts';
+import {
+  TRIGGERS_LOG,
+  firedExposureSince,
+  getTrigger,
+  markFired,
+  newEventId,
+  recordEvent,
+  type Trigger,
+  type TriggerEvent,
+  PUBLISHED_TRIGGERS,
+} from '../../ledger/triggers.ts';
 import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
-import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAnswer, provedAtGroupEnd, withCheckpointNote } from './log-answers.ts';
+import {
+  checkpointSchema,
+  feedPage,
+  feedQuery,
+  inclusionSchema,
+  proofAnswer,
+  provedAtGroupEnd,
+  withCheckpointNote,
+} from './log-answers.ts';
 import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -64,17 +82,24 @@ export const thresholdSchema = z
 const ceilingUsd = z
   .union([
     usdAmount
-      .refine((s) => /^\d+(\.0{1,2})?$/.test(s), 'an exposure ceiling is whole USD, as the templates state it (e.g. "5000000" or "5000000.00")')
+      .refine(
+        (s) => /^\d+(\.0{1,2})?$/.test(s),
+        'an exposure ceiling is whole USD, as the templates state it (e.g. "5000000" or "5000000.00")',
+      )
       .transform((s) => Number(s.split('.')[0])),
     z.number().int('a JSON number ceiling must be whole USD (or send a decimal string such as "5000000.00")'),
   ])
   .refine((n) => n > 0, 'must be more than 0')
-  .describe("at most the template's exposure_ceiling_usd; a decimal USD string in whole dollars (\"5000000.00\"), or a whole JSON number (accepted as before)");
+  .describe(
+    'at most the template\'s exposure_ceiling_usd; a decimal USD string in whole dollars ("5000000.00"), or a whole JSON number (accepted as before)',
+  );
 
 export const publishRequest = z.strictObject({
   template_id: z
     .enum([...templateIds, CUSTOM_TEMPLATE])
-    .describe(`a trigger template of the foundry catalog, or "${CUSTOM_TEMPLATE}": an obligation stated whole by the caller (callable_actions and exposure_ceiling_usd required), without a fee_bps of its own, whose fire settles at the Clear bps tier`),
+    .describe(
+      `a trigger template of the foundry catalog, or "${CUSTOM_TEMPLATE}": an obligation stated whole by the caller (callable_actions and exposure_ceiling_usd required), without a fee_bps of its own, whose fire settles at the Clear bps tier`,
+    ),
   threshold: thresholdSchema,
   obligation: z
     .strictObject({
@@ -86,12 +111,16 @@ export const publishRequest = z.strictObject({
         .max(10000)
         .nullable()
         .optional()
-        .describe("the template's fee_bps, restated (optional); any other value is refused with 422 fee_bps_fixed: a caller cannot set its own fee"),
+        .describe(
+          "the template's fee_bps, restated (optional); any other value is refused with 422 fee_bps_fixed: a caller cannot set its own fee",
+        ),
     })
     .optional(),
   enabled_exposure_usd: usdAmount
     .optional()
-    .describe('the exposure a fire enables and is charged bps on, at most the exposure ceiling; default 0.00: a fire then charges bps_fire and a 0.00 bps_fee, never a fee on the ceiling nobody stated'),
+    .describe(
+      'the exposure a fire enables and is charged bps on, at most the exposure ceiling; default 0.00: a fire then charges bps_fire and a 0.00 bps_fee, never a fee on the ceiling nobody stated',
+    ),
   label: z.string().min(1).max(200).optional(),
 });
 
@@ -99,9 +128,16 @@ export const fireRequest = z
   .strictObject({
     trigger_id: z.string().regex(/^trg_[A-Za-z0-9_-]{1,64}$/, 'a trigger id such as trg_…'),
     reading: decimalSchema.optional().describe("a reading of the threshold's metric"),
-    aggregate_id: z.string().regex(/^agg_[A-Za-z0-9_-]{1,64}$/, 'an oracle aggregate id such as agg_…').optional().describe('a CONSENSUS oracle aggregate of the same metric'),
+    aggregate_id: z
+      .string()
+      .regex(/^agg_[A-Za-z0-9_-]{1,64}$/, 'an oracle aggregate id such as agg_…')
+      .optional()
+      .describe('a CONSENSUS oracle aggregate of the same metric'),
   })
-  .refine((b) => (b.reading === undefined) !== (b.aggregate_id === undefined), { message: 'send exactly one of reading or aggregate_id', path: ['reading'] });
+  .refine((b) => (b.reading === undefined) !== (b.aggregate_id === undefined), {
+    message: 'send exactly one of reading or aggregate_id',
+    path: ['reading'],
+  });
 
 const triggerSchema = z.object({
   object: z.literal('trigger'),
@@ -114,7 +150,13 @@ const triggerSchema = z.object({
   published_at: z.string(),
   fired_at: z.string().nullable(),
 });
-const publishedTrigger = triggerSchema.extend({ inclusion: inclusionSchema, checkpoint: checkpointSchema, receipt_id: z.string(), verify_url: z.string(), charge: chargeSchema });
+const publishedTrigger = triggerSchema.extend({
+  inclusion: inclusionSchema,
+  checkpoint: checkpointSchema,
+  receipt_id: z.string(),
+  verify_url: z.string(),
+  charge: chargeSchema,
+});
 
 function triggerObject(t: Trigger) {
   return {
@@ -138,13 +180,13 @@ const refused = (status: number, code: string, detail: string, extra?: Record<st
   new Problem({ status, code, title: status === 409 ? 'Conflict' : 'Unprocessable', detail, ...(extra ? { extra } : {}) });
 
 export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
-
   keyedAct(
     router,
     ctx,
     '/signal/trigger/publish',
     {
-      tool: 'trigger_publish', summary: 'Publish a trigger from a template: arms its obligation surface (ARMED) with a threshold',
+      tool: 'trigger_publish',
+      summary: 'Publish a trigger from a template: arms its obligation surface (ARMED) with a threshold',
       tag: 'triggers',
       body: publishRequest,
       response: publishedTrigger,
@@ -157,7 +199,14 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
     },
     async (body, key, event, _, bill) => {
       const o = body.obligation ?? {};
-      const bad = (field: string, message: string) => new Problem({ status: 400, code: 'invalid_body', title: 'Bad request', detail: `${field}: ${message}`, extra: { errors: [{ field, message }] } });
+      const bad = (field: string, message: string) =>
+        new Problem({
+          status: 400,
+          code: 'invalid_body',
+          title: 'Bad request',
+          detail: `${field}: ${message}`,
+          extra: { errors: [{ field, message }] },
+        });
       const custom = body.template_id === CUSTOM_TEMPLATE;
       if (custom && !o.callable_actions) throw bad('obligation.callable_actions', `required for a ${CUSTOM_TEMPLATE} trigger`);
       if (custom && !o.exposure_ceiling_usd) throw bad('obligation.exposure_ceiling_usd', `required for a ${CUSTOM_TEMPLATE} trigger`);
@@ -168,7 +217,8 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       const stray = actions.filter((a) => !surface.callable_actions.includes(a));
       if (stray.length) throw bad('obligation.callable_actions', `not callable for ${body.template_id}: ${stray.join(', ')}`);
       const ceiling = o.exposure_ceiling_usd ?? surface.exposure_ceiling_usd;
-      if (ceiling > surface.exposure_ceiling_usd) throw bad('obligation.exposure_ceiling_usd', `at most ${surface.exposure_ceiling_usd} for ${body.template_id}`);
+      if (ceiling > surface.exposure_ceiling_usd)
+        throw bad('obligation.exposure_ceiling_usd', `at most ${surface.exposure_ceiling_usd} for ${body.template_id}`);
       const ceilingMicros = usdToMicros(ceiling);
       // No silent maximum: what a fire is charged bps on is what the publish stated, else nothing.
       let exposure = 0;
@@ -192,7 +242,12 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         key_id: ownerId(key),
         template_id: body.template_id,
         state: 'ARMED',
-        obligation: { callable_actions: actions, exposure_ceiling_usd: ceiling, fee_bps: fee.feeBps, regulatory_hooks: surface.regulatory_hooks },
+        obligation: {
+          callable_actions: actions,
+          exposure_ceiling_usd: ceiling,
+          fee_bps: fee.feeBps,
+          regulatory_hooks: surface.regulatory_hooks,
+        },
         threshold: body.threshold,
         enabled_exposure_micros: exposure,
         published_at: nowIso(),
@@ -205,7 +260,18 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         run: async (_tx, state) => {
           const receipt = state.receipt(
             ctx,
-            { kind: 'trigger_publish', decision: 'ARMED', subject: t.id, key_id: key.id, data: { template_id: t.template_id, obligation: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure) } },
+            {
+              kind: 'trigger_publish',
+              decision: 'ARMED',
+              subject: t.id,
+              key_id: key.id,
+              data: {
+                template_id: t.template_id,
+                obligation: t.obligation,
+                threshold: t.threshold,
+                enabled_exposure_usd: formatUsd(exposure),
+              },
+            },
             { charges: [{ keyId: key.id, ...charge }] },
           );
           const published: TriggerEvent = {
@@ -215,7 +281,12 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
             template_id: t.template_id,
             state: 'ARMED',
             at: t.published_at,
-            data: { obligation_surface: t.obligation, threshold: t.threshold, enabled_exposure_usd: formatUsd(exposure), receipt_id: receipt.receipt_id },
+            data: {
+              obligation_surface: t.obligation,
+              threshold: t.threshold,
+              enabled_exposure_usd: formatUsd(exposure),
+              receipt_id: receipt.receipt_id,
+            },
           };
           // The event is the act's entry in the triggers log; the trigger's row and the event's deliveries are recorded with the group.
           const { index } = await state.append(TRIGGERS_LOG, leafBytes(published));
@@ -240,10 +311,18 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
     ctx,
     '/api/v1/foundry/trigger/fire',
     {
-      tool: 'trigger_fire', summary: 'Fire a trigger with a reading or an oracle aggregate: ARMED -> FIRED once when the threshold is reached; charges bps on the enabled exposure',
+      tool: 'trigger_fire',
+      summary:
+        'Fire a trigger with a reading or an oracle aggregate: ARMED -> FIRED once when the threshold is reached; charges bps on the enabled exposure',
       tag: 'triggers',
       body: fireRequest,
-      response: z.looseObject({ fired: z.boolean(), state: z.enum(['ARMED', 'FIRED']), trigger_id: z.string(), receipt_id: z.string(), charges: z.array(chargeSchema).optional().describe('bps_fire and bps_fee, when it fired') }),
+      response: z.looseObject({
+        fired: z.boolean(),
+        state: z.enum(['ARMED', 'FIRED']),
+        trigger_id: z.string(),
+        receipt_id: z.string(),
+        charges: z.array(chargeSchema).optional().describe('bps_fire and bps_fee, when it fired'),
+      }),
       problems: [404, 409, 422],
       charges: ['bps_fire', FEE_SKU],
       chargeRules: { [FEE_SKU]: { amount: 'trigger_fire_fee' } },
@@ -262,8 +341,10 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       if (body.aggregate_id) {
         const a = await getAggregate(ctx.ledger.read, body.aggregate_id);
         if (!a || a.key_id !== ownerId(key)) throw notFound(`no oracle aggregate ${body.aggregate_id}`, 'unknown_aggregate');
-        if (a.metric !== t.threshold.metric) throw refused(422, 'metric_mismatch', `the aggregate measures ${a.metric}; the trigger watches ${t.threshold.metric}`);
-        if (a.status !== 'CONSENSUS' || a.value === null) throw refused(409, 'reading_disputed', `aggregate ${a.id} is DISPUTED: it cannot fire a trigger`);
+        if (a.metric !== t.threshold.metric)
+          throw refused(422, 'metric_mismatch', `the aggregate measures ${a.metric}; the trigger watches ${t.threshold.metric}`);
+        if (a.status !== 'CONSENSUS' || a.value === null)
+          throw refused(409, 'reading_disputed', `aggregate ${a.id} is DISPUTED: it cannot fire a trigger`);
         reading = a.value;
         source = { kind: 'oracle_aggregate', aggregate_id: a.id, receipt_id: a.receipt_id };
       }
@@ -272,10 +353,25 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
         // Not an error: the trigger stays ARMED. Receipted, not charged (nothing was enabled).
         return commitAct(event, ctx, key, {
           decide: (state) => {
-            const receipt = state.receipt(ctx, { kind: 'trigger_fire', decision: 'NOT_REACHED', subject: t.id, key_id: key.id, data: { reading, source, threshold: t.threshold } });
+            const receipt = state.receipt(ctx, {
+              kind: 'trigger_fire',
+              decision: 'NOT_REACHED',
+              subject: t.id,
+              key_id: key.id,
+              data: { reading, source, threshold: t.threshold },
+            });
             return {
               writes: { receipt },
-              reply: reply({ fired: false, state: 'ARMED', trigger_id: t.id, reading, source, threshold: t.threshold, receipt_id: receipt.receipt_id, verify_url: receipt.verify_url }),
+              reply: reply({
+                fired: false,
+                state: 'ARMED',
+                trigger_id: t.id,
+                reading,
+                source,
+                threshold: t.threshold,
+                receipt_id: receipt.receipt_id,
+                verify_url: receipt.verify_url,
+              }),
             };
           },
         });
@@ -311,7 +407,8 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
               ],
             },
           );
-          if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros)))) throw alreadyFired(t);
+          if (!(await markFired(tx, t.id, at.toISOString(), { ...fire, receipt_id: receipt.receipt_id }, Number(fee.feeMicros))))
+            throw alreadyFired(t);
           const appended = await recordEvent(tx, ownerId(key), {
             event_id: newEventId(),
             type: 'trigger.fired',
@@ -343,8 +440,14 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
 
   router.get(
     '/signal/trigger/feed.json',
-    async (event) => toResponse(reply(await feedPage(ctx, TRIGGERS_LOG, readQuery(event, feedQuery))), { 'access-control-allow-origin': '*' }),
-    { summary: 'The public trigger feed: publish and fire events of the triggers log, paged, with the newest signed checkpoint', auth: 'public', tag: 'triggers', query: feedQuery },
+    async (event) =>
+      toResponse(reply(await feedPage(ctx, TRIGGERS_LOG, readQuery(event, feedQuery))), { 'access-control-allow-origin': '*' }),
+    {
+      summary: 'The public trigger feed: publish and fire events of the triggers log, paged, with the newest signed checkpoint',
+      auth: 'public',
+      tag: 'triggers',
+      query: feedQuery,
+    },
   );
 
   router.get(
@@ -359,11 +462,23 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
 }
 
 function alreadyFired(t: Trigger): Problem {
-  return new Problem({ status: 409, code: 'trigger_already_fired', title: 'Conflict', detail: `trigger ${t.id} is FIRED: a trigger fires once`, extra: { state: 'FIRED' } });
+  return new Problem({
+    status: 409,
+    code: 'trigger_already_fired',
+    title: 'Conflict',
+    detail: `trigger ${t.id} is FIRED: a trigger fires once`,
+    extra: { state: 'FIRED' },
+  });
 }
 
 function feeView(f: FireFee, exposure: bigint) {
-  return { bps: f.bps, source: f.source, ...(f.tier ? { tier: f.tier } : {}), on_exposure_usd: formatUsd(exposure), amount_usd: formatUsd(f.feeMicros) };
+  return {
+    bps: f.bps,
+    source: f.source,
+    ...(f.tier ? { tier: f.tier } : {}),
+    on_exposure_usd: formatUsd(exposure),
+    amount_usd: formatUsd(f.feeMicros),
+  };
 }
 
 function triggerOracleDoc(ctx: AppContext) {
@@ -388,7 +503,11 @@ function triggerOracleDoc(ctx: AppContext) {
       sources: DATA.foundry.oracle.sources,
     },
     operators: OPERATORS,
-    templates: TEMPLATES.map((t) => ({ template_id: t.template_id, default_action: t.default_action, obligation_surface: t.obligation_surface })),
+    templates: TEMPLATES.map((t) => ({
+      template_id: t.template_id,
+      default_action: t.default_action,
+      obligation_surface: t.obligation_surface,
+    })),
     bps_tiers: DATA.clear.bps_tiers,
   };
 }
@@ -408,12 +527,27 @@ function triggerOraclePage(d: ReturnType<typeof triggerOracleDoc>): string {
 <h2>Aggregation</h2>
 <p>${e(a.method)}: ${a.trim_percent_each_side}% trimmed at each end, at least ${a.min_sources} sources, DISPUTED beyond a spread of ${a.tolerance_bps} bps of the value.</p>
 <ul>${a.disputed_when.map((w) => `<li>DISPUTED when ${e(w)}</li>`).join('')}</ul>
-${table(['source_id', 'label', 'weight', 'latency_ms'], a.sources.map((s) => [s.source_id, s.label, s.weight, s.latency_ms]))}
+${table(
+  ['source_id', 'label', 'weight', 'latency_ms'],
+  a.sources.map((s) => [s.source_id, s.label, s.weight, s.latency_ms]),
+)}
 <h2>Threshold operators</h2><p>${d.operators.map((o) => `<code>${e(o)}</code>`).join(', ')}</p>
 <h2>Templates</h2>
-${table(['template_id', 'default_action', 'callable_actions', 'exposure_ceiling_usd', 'fee_bps'], d.templates.map((t) => [t.template_id, t.default_action, t.obligation_surface.callable_actions.join(', '), t.obligation_surface.exposure_ceiling_usd, t.obligation_surface.fee_bps]))}
+${table(
+  ['template_id', 'default_action', 'callable_actions', 'exposure_ceiling_usd', 'fee_bps'],
+  d.templates.map((t) => [
+    t.template_id,
+    t.default_action,
+    t.obligation_surface.callable_actions.join(', '),
+    t.obligation_surface.exposure_ceiling_usd,
+    t.obligation_surface.fee_bps,
+  ]),
+)}
 <h2>Clear bps tiers (graduated; the fallback of a custom obligation, which has no fee_bps)</h2>
-${table(['tier', 'bps', 'cleared USD per month up to'], d.bps_tiers.map((t) => [t.id, t.bps, t.cleared_usd_monthly_up_to]))}
+${table(
+  ['tier', 'bps', 'cleared USD per month up to'],
+  d.bps_tiers.map((t) => [t.id, t.bps, t.cleared_usd_monthly_up_to]),
+)}
 <p>This page as JSON: send <code>Accept: application/json</code>. Schema <code>${e(d.schema)}</code>.</p>`,
   );
 }

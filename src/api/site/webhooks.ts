@@ -22,7 +22,15 @@ import { newId, nowIso } from '../../ids.ts';
 import { NonPublicTarget, assertPublicTarget, postGuarded } from '../../net/outbound.ts';
 import { getTrigger } from '../../ledger/triggers.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { claimDue, createSubscription, deliveriesOf, listDisabledSubscriptions, listSubscriptions, recordAttempt, type DueDelivery } from '../../ledger/webhooks.ts';
+import {
+  claimDue,
+  createSubscription,
+  deliveriesOf,
+  listDisabledSubscriptions,
+  listSubscriptions,
+  recordAttempt,
+  type DueDelivery,
+} from '../../ledger/webhooks.ts';
 import { callerKey } from '../auth.ts';
 import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
@@ -33,15 +41,35 @@ import type { Router } from '../router.ts';
 
 export const subscribeRequest = z
   .strictObject({
-    url: z.url({ protocol: /^https?$/ }).max(2048).describe('where events are POSTed'),
-    trigger_id: z.string().regex(/^trg_[A-Za-z0-9_-]{1,64}$/, 'a trigger id such as trg_…').optional(),
-    template_id: z.string().regex(/^[a-z0-9_]{1,64}$/, 'a template id such as ai_model_change').optional(),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .describe('where events are POSTed'),
+    trigger_id: z
+      .string()
+      .regex(/^trg_[A-Za-z0-9_-]{1,64}$/, 'a trigger id such as trg_…')
+      .optional(),
+    template_id: z
+      .string()
+      .regex(/^[a-z0-9_]{1,64}$/, 'a template id such as ai_model_change')
+      .optional(),
   })
-  .refine((b) => b.trigger_id === undefined || b.template_id === undefined, { message: 'send at most one of trigger_id or template_id', path: ['trigger_id'] });
+  .refine((b) => b.trigger_id === undefined || b.template_id === undefined, {
+    message: 'send at most one of trigger_id or template_id',
+    path: ['trigger_id'],
+  });
 
 const HOUR_MS = 3_600_000;
 
-const subscriptionResponse = z.object({ object: z.literal('webhook_subscription'), id: z.string(), url: z.string(), trigger_id: z.string().nullable(), template_id: z.string().nullable(), created_at: z.string(), signing: z.object({ scheme: z.string(), public_key_url: z.string() }) });
+const subscriptionResponse = z.object({
+  object: z.literal('webhook_subscription'),
+  id: z.string(),
+  url: z.string(),
+  trigger_id: z.string().nullable(),
+  template_id: z.string().nullable(),
+  created_at: z.string(),
+  signing: z.object({ scheme: z.string(), public_key_url: z.string() }),
+});
 
 /**
  * The wait after failed attempt n: the base doubling per attempt, capped at an
@@ -142,7 +170,15 @@ export class Deliverer implements BackgroundJob {
     const gone = status === 410;
     const retryAt = ok || gone || n >= c.WEBHOOK_MAX_ATTEMPTS ? null : Date.now() + retryDelayMs(n, c.WEBHOOK_BACKOFF_MS);
     await this.#ctx.ledger.write((tx) =>
-      recordAttempt(tx, d, { ok, status, error, durationMs: Date.now() - started, retryAt, gone, disableAfter: c.WEBHOOK_DISABLE_AFTER_FAILURES }),
+      recordAttempt(tx, d, {
+        ok,
+        status,
+        error,
+        durationMs: Date.now() - started,
+        retryAt,
+        gone,
+        disableAfter: c.WEBHOOK_DISABLE_AFTER_FAILURES,
+      }),
     );
   }
 }
@@ -184,13 +220,30 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
         if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
       }
       if (!ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) await requirePublicTarget(body.url);
-      const sub = { id: newId('whs'), key_id: ownerId(key), url: body.url, trigger_id: body.trigger_id ?? null, template_id: body.template_id ?? null, created_at: nowIso() };
+      const sub = {
+        id: newId('whs'),
+        key_id: ownerId(key),
+        url: body.url,
+        trigger_id: body.trigger_id ?? null,
+        template_id: body.template_id ?? null,
+        created_at: nowIso(),
+      };
       await ctx.ledger.write((tx) => createSubscription(tx, sub));
       const { key_id: _k, ...view } = sub;
-      return toResponse(reply({ object: 'webhook_subscription', ...view, signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` } }, 201));
+      return toResponse(
+        reply(
+          {
+            object: 'webhook_subscription',
+            ...view,
+            signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` },
+          },
+          201,
+        ),
+      );
     },
     {
-      summary: 'Subscribe a URL to trigger events (one trigger, one template, or every trigger of the key); deliveries are signed with Ed25519',
+      summary:
+        'Subscribe a URL to trigger events (one trigger, one template, or every trigger of the key); deliveries are signed with Ed25519',
       auth: 'key',
       role: 'operator',
       tag: 'triggers',
@@ -208,8 +261,18 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
       const key = callerKey(event);
       const subs = await listSubscriptions(ctx.ledger.read, ownerId(key));
       const disabled = await listDisabledSubscriptions(ctx.ledger.read, ownerId(key));
-      return toResponse(reply({ subscriptions: subs.map(({ key_id: _k, ...s }) => s), disabled_subscriptions: disabled, deliveries: await deliveriesOf(ctx.ledger.read, ownerId(key)) }));
+      return toResponse(
+        reply({
+          subscriptions: subs.map(({ key_id: _k, ...s }) => s),
+          disabled_subscriptions: disabled,
+          deliveries: await deliveriesOf(ctx.ledger.read, ownerId(key)),
+        }),
+      );
     },
-    { summary: "The key's webhook subscriptions (and the disabled ones, with why) and recent deliveries with every attempt", auth: 'key', tag: 'triggers' },
+    {
+      summary: "The key's webhook subscriptions (and the disabled ones, with why) and recent deliveries with every attempt",
+      auth: 'key',
+      tag: 'triggers',
+    },
   );
 }

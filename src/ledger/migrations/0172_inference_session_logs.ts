@@ -23,8 +23,11 @@ export async function up(tx: Transaction): Promise<void> {
     const session = String(row.session_id);
     const receipt = row.receipt_leaf == null ? undefined : receiptFromLeaf(Buffer.from(row.receipt_leaf as ArrayBuffer).toString('utf8'));
     const data = receipt?.payload.data as { request_sha256?: string; response_sha256?: string } | undefined;
-    if (!data?.request_sha256 || !data.response_sha256) throw new Error(`inference session ${session}: no receipt for exchange ${String(row.idx)}`);
-    const leaf = Buffer.from(canonicalJson({ receipt_id: String(row.receipt_id), request_sha256: data.request_sha256, response_sha256: data.response_sha256 }));
+    if (!data?.request_sha256 || !data.response_sha256)
+      throw new Error(`inference session ${session}: no receipt for exchange ${String(row.idx)}`);
+    const leaf = Buffer.from(
+      canonicalJson({ receipt_id: String(row.receipt_id), request_sha256: data.request_sha256, response_sha256: data.response_sha256 }),
+    );
     await ensureLog(tx, sessionLog(session));
     const { index, leafHash } = await appendLeaf(tx, sessionLog(session), leaf);
     if (index !== Number(row.idx) || Buffer.from(leafHash).toString('hex') !== String(row.leaf_hash)) {

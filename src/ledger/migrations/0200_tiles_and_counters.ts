@@ -83,7 +83,10 @@ async function convertLog(tx: Transaction, log: string, size: number, cut: numbe
     pending = [];
   };
   for (let from = 0; from < size; from += CHUNK) {
-    const rs = await tx.execute({ sql: 'SELECT idx, leaf, created_at FROM log_entries WHERE log = ? AND idx >= ? AND idx < ? ORDER BY idx', args: [log, from, from + CHUNK] });
+    const rs = await tx.execute({
+      sql: 'SELECT idx, leaf, created_at FROM log_entries WHERE log = ? AND idx >= ? AND idx < ? ORDER BY idx',
+      args: [log, from, from + CHUNK],
+    });
     for (const r of rs.rows) {
       const index = Number(r.idx);
       if (index !== edge.size) throw new Error(`log ${log} has no entry ${edge.size}: the upgrade stops before anything is dropped`);
@@ -92,7 +95,10 @@ async function convertLog(tx: Transaction, log: string, size: number, cut: numbe
       const next = extendEdge(edge, leafHash(leaf));
       for (const c of next.completed) {
         if (c.level % TILE_HEIGHT === 0) {
-          await tx.execute({ sql: 'INSERT INTO log_tile_hashes (log, level, idx, hash) VALUES (?, ?, ?, ?)', args: [log, c.level / TILE_HEIGHT, c.index, c.hash] });
+          await tx.execute({
+            sql: 'INSERT INTO log_tile_hashes (log, level, idx, hash) VALUES (?, ?, ?, ?)',
+            args: [log, c.level / TILE_HEIGHT, c.index, c.hash],
+          });
         }
       }
       edge = next.edge;
@@ -100,7 +106,8 @@ async function convertLog(tx: Transaction, log: string, size: number, cut: numbe
     }
   }
   await flush();
-  if (edge.size !== size) throw new Error(`log ${log} holds ${edge.size} entries, not its size ${size}: the upgrade stops before anything is dropped`);
+  if (edge.size !== size)
+    throw new Error(`log ${log} holds ${edge.size} entries, not its size ${size}: the upgrade stops before anything is dropped`);
   await checkEdge(tx, log, edge);
   await tx.execute({ sql: 'UPDATE logs SET edge = ? WHERE name = ?', args: [packEdge(edge), log] });
 }
@@ -112,10 +119,15 @@ async function checkEdge(tx: Transaction, log: string, edge: Edge): Promise<void
   for (let level = 60; level >= 0; level--) {
     if (Math.floor(edge.size / 2 ** level) % 2 === 0) continue;
     const spanEnd = lo + 2 ** level;
-    const rs = await tx.execute({ sql: 'SELECT hash FROM log_nodes WHERE log = ? AND span_end = ? AND level = ?', args: [log, spanEnd, level] });
+    const rs = await tx.execute({
+      sql: 'SELECT hash FROM log_nodes WHERE log = ? AND span_end = ? AND level = ?',
+      args: [log, spanEnd, level],
+    });
     const stored = rs.rows[0] ? Buffer.from(bytes(rs.rows[0].hash)) : undefined;
     if (!stored || !stored.equals(Buffer.from(edge.hashes[k]!))) {
-      throw new Error(`log ${log}: the stored hash of node ${level}/${lo / 2 ** level} does not match its entries; the upgrade stops before anything is dropped`);
+      throw new Error(
+        `log ${log}: the stored hash of node ${level}/${lo / 2 ** level} does not match its entries; the upgrade stops before anything is dropped`,
+      );
     }
     lo = spanEnd;
     k++;
@@ -140,11 +152,16 @@ async function receiptsSummary(tx: Transaction, leaves: readonly Uint8Array[]): 
 
 async function convertReceipts(tx: Transaction): Promise<void> {
   await tx.execute('INSERT INTO receipt_ids_legacy (id, log_index) SELECT id, log_index FROM receipts ORDER BY id');
-  const rs = await tx.execute("SELECT key_id, substr(created_at, 1, 10) AS day, log_index FROM receipts WHERE key_id IS NOT NULL ORDER BY key_id, log_index");
+  const rs = await tx.execute(
+    'SELECT key_id, substr(created_at, 1, 10) AS day, log_index FROM receipts WHERE key_id IS NOT NULL ORDER BY key_id, log_index',
+  );
   let group: { keyId: string; day: string; indexes: number[] } | undefined;
   const flush = async () => {
     if (!group) return;
-    await tx.execute({ sql: 'INSERT INTO key_receipts (key_id, day, first, offsets) VALUES (?, ?, ?, ?)', args: [group.keyId, group.day, group.indexes[0]!, packOffsets(group.indexes)] });
+    await tx.execute({
+      sql: 'INSERT INTO key_receipts (key_id, day, first, offsets) VALUES (?, ?, ?, ?)',
+      args: [group.keyId, group.day, group.indexes[0]!, packOffsets(group.indexes)],
+    });
     group = undefined;
   };
   for (const r of rs.rows) {
@@ -179,7 +196,10 @@ async function convertHops(tx: Transaction): Promise<void> {
     const period = String(k.hop_period) as HopPeriod;
     const start = periodStart(period, now);
     if (String(k.period_start ?? '') !== start) continue;
-    const counted = await tx.execute({ sql: 'SELECT COALESCE(SUM(hops), 0) AS n FROM hop_counters WHERE key_id = ? AND day >= ?', args: [id, start.slice(0, 10)] });
+    const counted = await tx.execute({
+      sql: 'SELECT COALESCE(SUM(hops), 0) AS n FROM hop_counters WHERE key_id = ? AND day >= ?',
+      args: [id, start.slice(0, 10)],
+    });
     const missing = Number(k.hops_used) - Number(counted.rows[0]!.n);
     if (missing > 0) {
       await tx.execute({

@@ -12,7 +12,7 @@ import type { Transaction } from '../sql.ts';
 
 /** The receipt of the entity's first version: the chain of manifests walked back from its head. */
 async function firstReceipt(tx: Transaction, headId: string): Promise<string> {
-  for (let id = headId; ; ) {
+  for (let id = headId; ;) {
     const m = (await tx.execute({ sql: 'SELECT receipt_id, prev_id FROM astl_manifests WHERE id = ?', args: [id] })).rows[0];
     if (!m) throw new Error(`ASTL manifest ${id} is missing from its entity's chain`);
     if (m.prev_id === null) return String(m.receipt_id);
@@ -26,6 +26,9 @@ export async function up(tx: Transaction): Promise<void> {
     const receipt = await getReceipt(tx, await firstReceipt(tx, String(h.manifest_id)));
     const payment = receipt?.payload.data?.payment as { payer?: unknown; network?: unknown } | undefined;
     if (typeof payment?.payer !== 'string' || typeof payment.network !== 'string') continue;
-    await tx.execute({ sql: 'UPDATE astl_entities SET key_id = ? WHERE entity = ?', args: [payerAccountId(payment.network, payment.payer), String(h.entity)] });
+    await tx.execute({
+      sql: 'UPDATE astl_entities SET key_id = ? WHERE entity = ?',
+      args: [payerAccountId(payment.network, payment.payer), String(h.entity)],
+    });
   }
 }

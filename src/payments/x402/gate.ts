@@ -129,7 +129,10 @@ export class PaidResource {
       'payment-required': encodePaymentRequiredHeader(paymentRequiredV2(s, this.resource, amount, error)),
       'access-control-expose-headers': 'PAYMENT-REQUIRED',
     });
-    const body = { ...paymentRequiredV1(s, this.resource, amount, error), ...(why ? { code: why.code, detail: why.detail, ...why.extra } : {}) };
+    const body = {
+      ...paymentRequiredV1(s, this.resource, amount, error),
+      ...(why ? { code: why.code, detail: why.detail, ...why.extra } : {}),
+    };
     return new Response(JSON.stringify(body), { status: 402, headers });
   }
 
@@ -150,8 +153,18 @@ export class PaidResource {
   async read(event: H3Event): Promise<PresentedPayment> {
     const s = this.setup.settings;
     const raw = event.req.headers.get('payment-signature') ?? event.req.headers.get('x-payment');
-    const base = { version: 2 as const, payload: {} as PaymentPayload, paymentId: '', payer: ZERO_ADDRESS, amount: '0', network: s.network, asset: s.asset, payTo: s.payTo };
-    if (raw === null) return { ...base, refusal: { code: 'x402_payment_required', detail: 'send a PAYMENT-SIGNATURE header (x402 v2) or X-PAYMENT (v1)' } };
+    const base = {
+      version: 2 as const,
+      payload: {} as PaymentPayload,
+      paymentId: '',
+      payer: ZERO_ADDRESS,
+      amount: '0',
+      network: s.network,
+      asset: s.asset,
+      payTo: s.payTo,
+    };
+    if (raw === null)
+      return { ...base, refusal: { code: 'x402_payment_required', detail: 'send a PAYMENT-SIGNATURE header (x402 v2) or X-PAYMENT (v1)' } };
     let decoded: unknown;
     try {
       decoded = decodePaymentSignatureHeader(raw.trim());
@@ -160,14 +173,22 @@ export class PaidResource {
     }
     const v2 = PaymentPayloadV2Schema.safeParse(decoded);
     const v1 = v2.success ? undefined : PaymentPayloadV1Schema.safeParse(decoded);
-    if (!v2.success && !v1?.success) return { ...base, refusal: { code: 'x402_payment_malformed', detail: 'the payment header is not an x402 v1 or v2 payment payload' } };
+    if (!v2.success && !v1?.success)
+      return { ...base, refusal: { code: 'x402_payment_malformed', detail: 'the payment header is not an x402 v1 or v2 payment payload' } };
     const payload = (v2.success ? v2.data : v1!.data) as unknown as PaymentPayload;
     const version = v2.success ? 2 : 1;
     const auth = (payload.payload as Record<string, unknown>).authorization as Record<string, unknown> | undefined;
     const from = typeof auth?.from === 'string' && isAddress(auth.from, { strict: false }) ? getAddress(auth.from) : ZERO_ADDRESS;
     const value = typeof auth?.value === 'string' ? auth.value : '0';
     const identity = authorizationIdentity(payload);
-    const presented: PresentedPayment = { ...base, version, payload, payer: from, amount: value, paymentId: identity ? paymentIdOf(s.network, s.asset, identity) : '' };
+    const presented: PresentedPayment = {
+      ...base,
+      version,
+      payload,
+      payer: from,
+      amount: value,
+      paymentId: identity ? paymentIdOf(s.network, s.asset, identity) : '',
+    };
     // A known payment is refused first, with what it paid for, and before the facilitator is asked: it may well still call it valid.
     const known = identity && (await getPayment(this.ctx.ledger.read, presented.paymentId));
     return known ? { ...presented, refusal: this.usedRefusal(known) } : presented;
@@ -193,11 +214,25 @@ export class PaidResource {
       const v1 = payload as unknown as { scheme: string; network: string };
       wrong = [...(v1.scheme === 'exact' ? [] : ['scheme']), ...(v1.network === v1NetworkName(s.network) ? [] : ['network'])];
     }
-    if (wrong.length) throw this.refuse(amount, 'x402_payment_mismatch', `the payment does not match what this request costs and where it is paid: ${wrong.join(', ')}`, { fields: wrong });
+    if (wrong.length)
+      throw this.refuse(
+        amount,
+        'x402_payment_mismatch',
+        `the payment does not match what this request costs and where it is paid: ${wrong.join(', ')}`,
+        { fields: wrong },
+      );
     // The terms are ours to check: a facilitator only says whether the signature can settle.
     const terms = await checkPaymentTerms(
       payload,
-      { price: amount, payTo: s.payTo, asset: s.asset, network: s.network, assetName: s.assetName, assetVersion: s.assetVersion, resource: this.resource.url },
+      {
+        price: amount,
+        payTo: s.payTo,
+        asset: s.asset,
+        network: s.network,
+        assetName: s.assetName,
+        assetVersion: s.assetVersion,
+        resource: this.resource.url,
+      },
       Math.floor(Date.now() / 1000),
     );
     if (!terms.ok) throw this.refuse(amount, terms.code, terms.detail, { fields: terms.fields });
@@ -206,13 +241,28 @@ export class PaidResource {
     const verdict = await this.facilitator.verify(payload, requirements);
     if (verdict.kind === 'unavailable') throw facilitatorUnavailable(verdict.detail, this.ctx);
     if (verdict.kind === 'invalid') {
-      throw this.refuse(amount, 'x402_payment_invalid', `the facilitator refused the payment: ${verdict.reason}${verdict.message ? ` (${verdict.message})` : ''}`, {
-        reason: verdict.reason,
-      });
+      throw this.refuse(
+        amount,
+        'x402_payment_invalid',
+        `the facilitator refused the payment: ${verdict.reason}${verdict.message ? ` (${verdict.message})` : ''}`,
+        {
+          reason: verdict.reason,
+        },
+      );
     }
     // The payer and the amount are what the verified signature says, whatever the facilitator answered.
     const { from: payer, value } = terms.authorization;
-    return { version: p.version, paymentId, payload, requirements, payer, amount: value, network: s.network, asset: s.asset, payTo: s.payTo };
+    return {
+      version: p.version,
+      paymentId,
+      payload,
+      requirements,
+      payer,
+      amount: value,
+      network: s.network,
+      asset: s.asset,
+      payTo: s.payTo,
+    };
   }
 
   private usedRefusal(row: PaymentRow): NonNullable<PresentedPayment['refusal']> {
@@ -225,7 +275,10 @@ export class PaidResource {
     return {
       code: 'x402_payment_used',
       detail,
-      extra: { payment_state: row.state, ...(row.receipt_id ? { receipt_id: row.receipt_id, verify_url: `${this.ctx.config.BASE_URL}/v1/receipts/${row.receipt_id}` } : {}) },
+      extra: {
+        payment_state: row.state,
+        ...(row.receipt_id ? { receipt_id: row.receipt_id, verify_url: `${this.ctx.config.BASE_URL}/v1/receipts/${row.receipt_id}` } : {}),
+      },
     };
   }
 
@@ -261,9 +314,14 @@ export class PaidResource {
     }
     if (outcome.kind === 'refused') {
       await this.ctx.ledger.write((tx) => finishPayment(tx, p.paymentId, { state: 'failed', error: outcome.reason }));
-      throw this.refuse(p.amount, 'x402_settlement_failed', `the payment could not be settled: ${outcome.reason}; nothing was done and nothing charged`, {
-        reason: outcome.reason,
-      });
+      throw this.refuse(
+        p.amount,
+        'x402_settlement_failed',
+        `the payment could not be settled: ${outcome.reason}; nothing was done and nothing charged`,
+        {
+          reason: outcome.reason,
+        },
+      );
     }
     // Unknown: the money may have moved. The row stays `settling`; start-up reconciliation finishes it.
     this.ctx.log('error', 'x402 settlement outcome unknown', { payment_id: p.paymentId, error: outcome.detail });

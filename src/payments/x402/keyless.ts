@@ -37,7 +37,14 @@ import { RECEIPT_TYP, type Receipt, type ReceiptInput } from '../../ledger/recei
 import type { Transaction } from '../../ledger/sql.ts';
 import { Problem } from '../../domain/problem.ts';
 import type { X402Context } from './context.ts';
-import { PaymentRefused, paymentFacts, type PaidResource, type PresentedPayment, type SettledPayment, type VerifiedPayment } from './gate.ts';
+import {
+  PaymentRefused,
+  paymentFacts,
+  type PaidResource,
+  type PresentedPayment,
+  type SettledPayment,
+  type VerifiedPayment,
+} from './gate.ts';
 import { fixedMicros, type PaidRoute } from './resources.ts';
 
 declare module 'h3' {
@@ -137,7 +144,17 @@ export function startPaidCall(
 ): PaidCall {
   const { operation, settlesOn } = terms;
   const payer = key ?? payerKey(payment ?? { network: paid.network, payer: QUOTE_PAYER });
-  const call: PaidCall = { paid, route, payment, quote, key: payer, keyless: key === undefined, operation, settlesOn, requestHash: fingerprint({ operation, body }) };
+  const call: PaidCall = {
+    paid,
+    route,
+    payment,
+    quote,
+    key: payer,
+    keyless: key === undefined,
+    operation,
+    settlesOn,
+    requestHash: fingerprint({ operation, body }),
+  };
   event.context.x402PaidCall = call;
   return call;
 }
@@ -155,7 +172,10 @@ export function priceOf(call: PaidCall, decided: ActWrites, settlesHere: boolean
 
 /** The lines' sum in atomic units of the asset. */
 const atomicAmount = (call: PaidCall, lines: readonly BilledLine[]): string =>
-  priceInAtomicUnits(lines.reduce((a, l) => a + l.amountMicros, 0), call.paid.decimals);
+  priceInAtomicUnits(
+    lines.reduce((a, l) => a + l.amountMicros, 0),
+    call.paid.decimals,
+  );
 
 /**
  * The call's payment verified at the price of `lines` (once per price: a
@@ -200,7 +220,11 @@ function paymentReceiptInput(call: PaidCall, decision: 'PAID' | 'REFUSED', refus
     decision,
     subject: call.operation,
     fingerprint: call.requestHash,
-    data: { operation: call.operation, ...(call.settled ? { payment: factsOf(call.settled) } : { payment_id: call.verified?.payment.paymentId ?? call.payment?.paymentId }), ...(refusal ? { refused: refusal } : {}) },
+    data: {
+      operation: call.operation,
+      ...(call.settled ? { payment: factsOf(call.settled) } : { payment_id: call.verified?.payment.paymentId ?? call.payment?.paymentId }),
+      ...(refusal ? { refused: refusal } : {}),
+    },
   };
 }
 
@@ -210,7 +234,11 @@ function paymentReceiptInput(call: PaidCall, decision: 'PAID' | 'REFUSED', refus
  * same id and index, and a self-contained receipt is signed again over the new
  * payload. The answer names the new signature where it named the old one.
  */
-function uncharged(ctx: X402Context, d: PaidDecision<{ body: unknown }>, facts?: Record<string, unknown>): { receipt: Receipt | undefined; body: unknown } {
+function uncharged(
+  ctx: X402Context,
+  d: PaidDecision<{ body: unknown }>,
+  facts?: Record<string, unknown>,
+): { receipt: Receipt | undefined; body: unknown } {
   const r = d.writes.receipt;
   if (!r) return { receipt: r, body: d.reply.body };
   const { charges: _paidInstead, ...rest } = r.payload;
@@ -238,7 +266,13 @@ interface PaidDecision<R extends { body: unknown; headers?: Record<string, strin
  * replaces it), the receipt and the answer naming the payment, and the
  * payment settled in the act's transaction.
  */
-export async function paidDecision<R extends { body: unknown; headers?: Record<string, string> }>(ctx: X402Context, tx: Transaction, state: ActState, call: PaidCall, d: PaidDecision<R>): Promise<PaidDecision<R>> {
+export async function paidDecision<R extends { body: unknown; headers?: Record<string, string> }>(
+  ctx: X402Context,
+  tx: Transaction,
+  state: ActState,
+  call: PaidCall,
+  d: PaidDecision<R>,
+): Promise<PaidDecision<R>> {
   const s = call.settled!;
   const facts = factsOf(s);
   const restated = uncharged(ctx, d, facts);
@@ -246,7 +280,8 @@ export async function paidDecision<R extends { body: unknown; headers?: Record<s
   const body = restated.body;
   // Set on the answer object itself, not a copy: an answer completed at the group's end (an ASTL
   // publish's inclusion proof, log-answers.ts provedAtGroupEnd) is filled in after this returns.
-  if (body && typeof body === 'object' && !Array.isArray(body)) Object.assign(body, takenFields(body, call.verified!.lines), { payment: facts });
+  if (body && typeof body === 'object' && !Array.isArray(body))
+    Object.assign(body, takenFields(body, call.verified!.lines), { payment: facts });
   await call.paid.commit(tx, s, receipt.receipt_id);
   call.committed = true;
   return {
@@ -260,13 +295,24 @@ export async function paidDecision<R extends { body: unknown; headers?: Record<s
  * A paid call's act committed without its payment (an answer its operation does
  * not settle for): its lines charge no key, and the answer shows nothing taken.
  */
-export function unpaidDecision<R extends { body: unknown; headers?: Record<string, string> }>(ctx: X402Context, call: PaidCall, d: PaidDecision<R>): PaidDecision<R> {
+export function unpaidDecision<R extends { body: unknown; headers?: Record<string, string> }>(
+  ctx: X402Context,
+  call: PaidCall,
+  d: PaidDecision<R>,
+): PaidDecision<R> {
   const restated = uncharged(ctx, d);
   const receipt = restated.receipt;
   let body = asTaken(restated.body, []);
   if (body && typeof body === 'object' && !('payment' in body)) {
     const facts = paymentFacts(call.verified?.payment ?? call.payment!);
-    body = { ...body, payment: { ...facts, settled: false, detail: `not settled: this operation is paid only for its answers ${call.settlesOn?.join(', ')}; this one cost nothing` } };
+    body = {
+      ...body,
+      payment: {
+        ...facts,
+        settled: false,
+        detail: `not settled: this operation is paid only for its answers ${call.settlesOn?.join(', ')}; this one cost nothing`,
+      },
+    };
   }
   return { writes: { ...d.writes, ...(receipt ? { receipt } : {}) }, reply: { ...d.reply, body } };
 }
@@ -310,9 +356,21 @@ export async function afterPaidFailure(ctx: X402Context, call: PaidCall, e: unkn
     },
   });
   call.committed = true;
-  const payment = { ...factsOf(s), receipt_id: receipt.receipt_id, verify_url: receipt.verify_url, detail: 'the payment settled before the act was refused: its receipt records both' };
+  const payment = {
+    ...factsOf(s),
+    receipt_id: receipt.receipt_id,
+    verify_url: receipt.verify_url,
+    detail: 'the payment settled before the act was refused: its receipt records both',
+  };
   if (e instanceof Problem) {
-    return new Problem({ status: e.status, code: e.code, title: e.title, ...(e.detail !== undefined ? { detail: e.detail } : {}), headers: { ...e.headers, ...call.paid.responseHeaders(s) }, extra: { ...e.extra, payment } });
+    return new Problem({
+      status: e.status,
+      code: e.code,
+      title: e.title,
+      ...(e.detail !== undefined ? { detail: e.detail } : {}),
+      headers: { ...e.headers, ...call.paid.responseHeaders(s) },
+      extra: { ...e.extra, payment },
+    });
   }
   return e;
 }

@@ -39,7 +39,11 @@ function factsOf(row: PaymentRow, transaction: string | undefined) {
   };
 }
 
-export async function reconcileX402Payments(ctx: X402Context, facilitator: Facilitator, olderThanSeconds: number): Promise<ReconcileSummary> {
+export async function reconcileX402Payments(
+  ctx: X402Context,
+  facilitator: Facilitator,
+  olderThanSeconds: number,
+): Promise<ReconcileSummary> {
   const before = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
   const out: ReconcileSummary = { settled: [], failed: [], unknown: [] };
   for (const row of await staleSettling(ctx.ledger.read, before)) {
@@ -54,7 +58,8 @@ export async function reconcileX402Payments(ctx: X402Context, facilitator: Facil
           run: async (tx, state) => {
             const receipt = state.receipt(ctx, { ...act, data: { ...act.data, payment: factsOf(row, transaction) } }, { signed: true });
             // Finished by another run meanwhile: this receipt is discarded with the act.
-            if (!(await finishPayment(tx, row.payment_id, { state: 'settled', transaction, receiptId: receipt.receipt_id }))) throw new AlreadyFinished();
+            if (!(await finishPayment(tx, row.payment_id, { state: 'settled', transaction, receiptId: receipt.receipt_id })))
+              throw new AlreadyFinished();
             return { writes: { receipt }, result: true };
           },
         })

@@ -79,7 +79,11 @@ export async function checkPaymentTerms(payload: PaymentPayload, terms: PaymentT
   if (typeof from !== 'string' || !isAddress(from, { strict: false }) || typeof to !== 'string' || !isAddress(to, { strict: false })) {
     return malformed('authorization.from and authorization.to must be addresses');
   }
-  for (const [name, v] of [['value', value], ['validAfter', validAfter], ['validBefore', validBefore]] as const) {
+  for (const [name, v] of [
+    ['value', value],
+    ['validAfter', validAfter],
+    ['validBefore', validBefore],
+  ] as const) {
     if (typeof v !== 'string' || !UINT256.test(v)) return malformed(`authorization.${name} must be a decimal uint256 string`);
   }
   if (typeof nonce !== 'string') return malformed('authorization.nonce must be a string');
@@ -88,7 +92,10 @@ export async function checkPaymentTerms(payload: PaymentPayload, terms: PaymentT
   const wrong: Array<[string, string]> = [];
   if (BigInt(value as string) !== BigInt(terms.price)) {
     const than = BigInt(value as string) < BigInt(terms.price) ? 'less' : 'more';
-    wrong.push(['value', `the authorization moves ${String(value)}, ${than} than the price ${terms.price} (scheme exact: exactly the price)`]);
+    wrong.push([
+      'value',
+      `the authorization moves ${String(value)}, ${than} than the price ${terms.price} (scheme exact: exactly the price)`,
+    ]);
   }
   if (!same(to, terms.payTo)) wrong.push(['to', `the authorization pays ${to}, not ${terms.payTo}`]);
   if (BigInt(validAfter as string) > BigInt(nowSeconds)) wrong.push(['valid_after', 'the authorization is not valid yet']);
@@ -98,11 +105,17 @@ export async function checkPaymentTerms(payload: PaymentPayload, terms: PaymentT
   if (!NONCE.test(nonce)) wrong.push(['nonce', 'the nonce must be 32 bytes written as 0x and exactly 64 hex digits']);
   if (payload.x402Version === 2) {
     const url = (payload as { resource?: { url?: unknown } | null }).resource?.url;
-    if (url !== terms.resource) wrong.push(['resource', `the payment is for ${typeof url === 'string' ? url : 'no resource'}, not ${terms.resource}`]);
+    if (url !== terms.resource)
+      wrong.push(['resource', `the payment is for ${typeof url === 'string' ? url : 'no resource'}, not ${terms.resource}`]);
   }
   if (chainId === undefined) wrong.push(['network', `${terms.network} is not an EVM network`]);
   if (wrong.length) {
-    return { ok: false, code: 'x402_payment_mismatch', fields: wrong.map((w) => w[0]), detail: `the signed authorization does not match our terms: ${wrong.map((w) => w[1]).join('; ')}` };
+    return {
+      ok: false,
+      code: 'x402_payment_mismatch',
+      fields: wrong.map((w) => w[0]),
+      detail: `the signed authorization does not match our terms: ${wrong.map((w) => w[1]).join('; ')}`,
+    };
   }
   let valid = false;
   try {

@@ -140,7 +140,12 @@ function result(columns: string[], rows: Row[], rowsAffected: number, lastInsert
     rows,
     rowsAffected,
     lastInsertRowid,
-    toJSON: () => ({ columns, rows: rows.map((r) => Array.from({ length: r.length }, (_, i) => r[i])), rowsAffected, lastInsertRowid: lastInsertRowid?.toString() ?? null }),
+    toJSON: () => ({
+      columns,
+      rows: rows.map((r) => Array.from({ length: r.length }, (_, i) => r[i])),
+      rowsAffected,
+      lastInsertRowid: lastInsertRowid?.toString() ?? null,
+    }),
   };
 }
 

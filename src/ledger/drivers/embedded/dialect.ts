@@ -12,7 +12,9 @@ const ROWS_PER_INSERT = 200;
 export const sqliteDialect: Dialect = {
   engine: 'embedded',
   oneOf(column, values) {
-    return values.length === 1 ? { sql: `${column} = ?`, args: [values[0]!] } : { sql: `${column} IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(values)] };
+    return values.length === 1
+      ? { sql: `${column} = ?`, args: [values[0]!] }
+      : { sql: `${column} IN (SELECT value FROM json_each(?))`, args: [JSON.stringify(values)] };
   },
   tuples(alias, names, tuples) {
     const columns = names.map((n, i) => `json_extract(value, '$[${i}]') AS ${n}`).join(', ');
@@ -27,7 +29,10 @@ export const sqliteDialect: Dialect = {
     const out = [];
     for (let off = 0; off < rows.length; off += ROWS_PER_INSERT) {
       const chunk = rows.slice(off, off + ROWS_PER_INSERT);
-      out.push({ sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')}${tail}`, args: chunk.flat() as InValue[] });
+      out.push({
+        sql: `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => tuple).join(', ')}${tail}`,
+        args: chunk.flat() as InValue[],
+      });
     }
     return out;
   },

@@ -117,7 +117,9 @@ async function openEmbedded(path: string, opts: LedgerOptions, warn: LedgerWarn)
   const read = new EmbeddedSql(path);
   // A WAL reader waits only while another connection recovers or resets the WAL: rare and short.
   read.exec('PRAGMA busy_timeout=200');
-  const checkpointer = startCheckpointer({ path, intervalMs: opts.WAL_CHECKPOINT_MS, truncateFrames: WAL_TRUNCATE_FRAMES }, (m) => warn(`WAL checkpoint failed: ${m}`));
+  const checkpointer = startCheckpointer({ path, intervalMs: opts.WAL_CHECKPOINT_MS, truncateFrames: WAL_TRUNCATE_FRAMES }, (m) =>
+    warn(`WAL checkpoint failed: ${m}`),
+  );
   return queuedLedger(
     queue,
     read,

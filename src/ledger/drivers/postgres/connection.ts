@@ -26,7 +26,12 @@ function integer(text: string): number {
 /** postgres.js types: int8 and numeric as numbers, bool as 1/0. */
 export const TYPES = {
   int8: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: integer },
-  numeric: { to: 1700, from: [1700], serialize: (x: unknown) => String(x), parse: (x: string) => (/^-?\d+$/.test(x) ? integer(x) : Number(x)) },
+  numeric: {
+    to: 1700,
+    from: [1700],
+    serialize: (x: unknown) => String(x),
+    parse: (x: string) => (/^-?\d+$/.test(x) ? integer(x) : Number(x)),
+  },
   bool: { to: 16, from: [16], serialize: (x: unknown) => (x === true || x === 1 ? 't' : 'f'), parse: (x: string) => (x === 't' ? 1 : 0) },
 };
 
@@ -71,7 +76,7 @@ export class PostgresSql implements Sql {
 
   async execute(stmt: InStatement): Promise<ResultSet> {
     const sql = typeof stmt === 'string' ? stmt : stmt.sql;
-    const raw = typeof stmt === 'string' ? [] : stmt.args ?? [];
+    const raw = typeof stmt === 'string' ? [] : (stmt.args ?? []);
     if (!Array.isArray(raw)) throw new TypeError('named arguments are not supported: use ? placeholders');
     const args = raw.map((v) => {
       if (!Array.isArray(v)) return toValue(v);

@@ -58,7 +58,8 @@ export interface CopyReport {
 /** Called after each page of a table longer than one page: rows copied so far, of `total`. */
 export type CopyProgress = (table: string, copied: number, total: number) => void;
 
-const count = async (db: Sql, table: string, where = 'TRUE'): Promise<number> => Number((await db.execute(`SELECT count(*) AS n FROM ${table} WHERE ${where}`)).rows[0]!.n);
+const count = async (db: Sql, table: string, where = 'TRUE'): Promise<number> =>
+  Number((await db.execute(`SELECT count(*) AS n FROM ${table} WHERE ${where}`)).rows[0]!.n);
 
 /**
  * Copies the embedded `source` into the empty PostgreSQL `target` and proves
@@ -80,14 +81,17 @@ export async function copyEmbeddedToPostgres(source: Ledger, target: Ledger, pro
         const copied = await count(dst, table);
         if (copied !== rows) throw new Error(`table ${table}: ${rows} rows in the source, ${copied} in the target`);
       }
-      for (const r of (await src.execute('SELECT name FROM logs ORDER BY name')).rows) report.logs.push(await proveLog(src, dst, String(r.name)));
+      for (const r of (await src.execute('SELECT name FROM logs ORDER BY name')).rows)
+        report.logs.push(await proveLog(src, dst, String(r.name)));
       return report;
     }),
   );
 }
 
 async function sourceTables(src: Sql): Promise<string[]> {
-  const rs = await src.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name");
+  const rs = await src.execute(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name",
+  );
   return rs.rows.map((r) => String(r.name));
 }
 
@@ -97,11 +101,18 @@ async function sourceTables(src: Sql): Promise<string[]> {
  * at each insert).
  */
 async function copyOrder(tables: readonly string[], dst: Sql): Promise<string[]> {
-  const rs = await dst.execute("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'");
+  const rs = await dst.execute(
+    "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'",
+  );
   const there = new Set(rs.rows.map((r) => String(r.name)));
   const missing = tables.filter((t) => !there.delete(t));
-  if (missing.length > 0 || there.size > 0) throw new Error(`the two schemas differ (only in the source: ${missing.join(', ') || 'none'}; only in the target: ${[...there].join(', ') || 'none'})`);
-  const fks = await dst.execute("SELECT conrelid::regclass::text AS child, confrelid::regclass::text AS parent FROM pg_constraint WHERE contype = 'f' AND connamespace = current_schema()::regnamespace");
+  if (missing.length > 0 || there.size > 0)
+    throw new Error(
+      `the two schemas differ (only in the source: ${missing.join(', ') || 'none'}; only in the target: ${[...there].join(', ') || 'none'})`,
+    );
+  const fks = await dst.execute(
+    "SELECT conrelid::regclass::text AS child, confrelid::regclass::text AS parent FROM pg_constraint WHERE contype = 'f' AND connamespace = current_schema()::regnamespace",
+  );
   const parents = new Map(tables.map((t) => [t, new Set<string>()]));
   for (const r of fks.rows) if (r.child !== r.parent) parents.get(String(r.child))?.add(String(r.parent));
   const ordered: string[] = [];
@@ -120,7 +131,8 @@ async function checkEmpty(tables: readonly string[], dst: Sql): Promise<void> {
     const n = await count(dst, table, SEEDED[table] ? `NOT (${SEEDED[table]})` : 'TRUE');
     if (n > 0) held.push(`${table} (${n})`);
   }
-  if (held.length > 0) throw new TargetNotEmptyError(`the target database is not empty: it holds rows in ${held.join(', ')}; copy into a new database`);
+  if (held.length > 0)
+    throw new TargetNotEmptyError(`the target database is not empty: it holds rows in ${held.join(', ')}; copy into a new database`);
 }
 
 /**
@@ -129,7 +141,8 @@ async function checkEmpty(tables: readonly string[], dst: Sql): Promise<void> {
  * of a table WITHOUT ROWID.
  */
 async function pageKey(src: Sql, table: string): Promise<string[]> {
-  const withoutRowid = Number((await src.execute({ sql: 'SELECT wr FROM pragma_table_list WHERE name = ?', args: [table] })).rows[0]?.wr ?? 0) === 1;
+  const withoutRowid =
+    Number((await src.execute({ sql: 'SELECT wr FROM pragma_table_list WHERE name = ?', args: [table] })).rows[0]?.wr ?? 0) === 1;
   if (!withoutRowid) return ['rowid'];
   const rs = await src.execute({ sql: 'SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk', args: [table] });
   return rs.rows.map((r) => String(r.name));
@@ -137,7 +150,9 @@ async function pageKey(src: Sql, table: string): Promise<string[]> {
 
 async function copyTable(src: Sql, dst: Sql, table: string, progress: CopyProgress): Promise<number> {
   const total = await count(src, table);
-  const columns = (await src.execute({ sql: 'SELECT name FROM pragma_table_info(?) ORDER BY cid', args: [table] })).rows.map((r) => String(r.name));
+  const columns = (await src.execute({ sql: 'SELECT name FROM pragma_table_info(?) ORDER BY cid', args: [table] })).rows.map((r) =>
+    String(r.name),
+  );
   const key = await pageKey(src, table);
   const keyAs = key.map((k, i) => `${k} AS copy_key_${i}`);
   const select = `SELECT ${[...columns, ...keyAs].join(', ')} FROM ${table}`;
@@ -148,7 +163,12 @@ async function copyTable(src: Sql, dst: Sql, table: string, progress: CopyProgre
   for (;;) {
     const rs = await src.execute(last ? { sql: select + after + order, args: last } : select + order);
     if (rs.rows.length === 0) break;
-    await insertRows(dst, table, columns, rs.rows.map((r) => columns.map((c) => r[c] as InValue)));
+    await insertRows(
+      dst,
+      table,
+      columns,
+      rs.rows.map((r) => columns.map((c) => r[c] as InValue)),
+    );
     copied += rs.rows.length;
     if (total > PAGE_ROWS) progress(table, copied, total);
     const end = rs.rows.at(-1)!;
@@ -161,10 +181,15 @@ async function copyTable(src: Sql, dst: Sql, table: string, progress: CopyProgre
 
 /** Identity columns given their values by the copy: their sequences move past the largest, so the next insert takes a new one. */
 async function resetIdentities(dst: Sql): Promise<void> {
-  const rs = await dst.execute("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND is_identity = 'YES'");
+  const rs = await dst.execute(
+    "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND is_identity = 'YES'",
+  );
   for (const r of rs.rows) {
     const [table, column] = [String(r.table_name), String(r.column_name)];
-    await dst.execute({ sql: `SELECT setval(pg_get_serial_sequence(?, ?), (SELECT COALESCE(max(${column}), 0) + 1 FROM ${table}), false)`, args: [table, column] });
+    await dst.execute({
+      sql: `SELECT setval(pg_get_serial_sequence(?, ?), (SELECT COALESCE(max(${column}), 0) + 1 FROM ${table}), false)`,
+      args: [table, column],
+    });
   }
 }
 
@@ -200,7 +225,10 @@ async function earlierSizes(src: Sql, log: string, size: number): Promise<number
   const sizes = new Set<number>();
   for (let m = 1; m < size; m *= 2) sizes.add(m);
   if (size > 1) sizes.add(size - 1);
-  const rs = await src.execute({ sql: 'SELECT tree_size FROM witness_cosignatures WHERE log = ? UNION SELECT cosigned_size FROM witness_state WHERE log = ? AND cosigned_size IS NOT NULL', args: [log, log] });
+  const rs = await src.execute({
+    sql: 'SELECT tree_size FROM witness_cosignatures WHERE log = ? UNION SELECT cosigned_size FROM witness_state WHERE log = ? AND cosigned_size IS NOT NULL',
+    args: [log, log],
+  });
   for (const r of rs.rows) {
     const m = Number(r.tree_size);
     if (m >= 1 && m < size) sizes.add(m);

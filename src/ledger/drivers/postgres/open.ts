@@ -84,11 +84,15 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
   let closes = 0;
   /** From a BEGIN answered to the connection's close. */
   let connected = false;
-  const writer = new RenewedPool((onclose) => connectPool(url, 1, onclose, { keepForever: true }), CONNECT_TIMEOUT_S, () => {
-    closes++;
-    connected = false;
-    writer.lost();
-  });
+  const writer = new RenewedPool(
+    (onclose) => connectPool(url, 1, onclose, { keepForever: true }),
+    CONNECT_TIMEOUT_S,
+    () => {
+      closes++;
+      connected = false;
+      writer.lost();
+    },
+  );
   /** The pool of the batch under way. */
   let conn = writer.pool;
   let started = 0;
@@ -200,7 +204,11 @@ export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
   const lostRead = (e: unknown) => void (isConnectionLoss(e) && readPool.lost());
   // A read waits for a connection within the same bound as a write (a timer per read: cheap beside its round trip).
   const readWait = new ConnectionWait(opts.DATABASE_CONNECT_WAIT_MS);
-  const read: Sql = { dialect, execute: (stmt) => readWait.bound(() => readsNow().execute(stmt), undefined, lostRead), close: () => void readPool.end(5) };
+  const read: Sql = {
+    dialect,
+    execute: (stmt) => readWait.bound(() => readsNow().execute(stmt), undefined, lostRead),
+    close: () => void readPool.end(5),
+  };
   return queuedLedger(
     queue,
     read,
