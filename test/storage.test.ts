@@ -126,12 +126,14 @@ describe('a receipt is read back from its leaf', () => {
         jws: null,
         payload: sealed!.payload,
         log_index: 0,
+        log: 'receipts',
       });
       expect(await getReceipt(ledger.read, signed!.receipt_id)).toEqual({
         receipt_id: signed!.receipt_id,
         jws: signed!.jws,
         payload: signed!.payload,
         log_index: 1,
+        log: 'receipts',
       });
       expect(await getReceipt(ledger.read, 'rcpt_none')).toBeUndefined();
       // The index in an id is public; its random part is what finds the receipt.
