@@ -202,6 +202,22 @@ const createdKeyResponse = keyResponse.extend({ secret: z.string(), notice: z.st
 
 const SECRET_NOTICE = 'Store the secret now: it is shown once and only its hash is kept.';
 
+/** When a key asked to expire (in seconds from now, or at a time) does; null: never. 400 for a time not in the future. */
+function expiryOf(b: { expires_in_seconds?: number | undefined; expires_at?: string | null | undefined }): string | null {
+  const now = Date.now();
+  const expiresAt =
+    b.expires_in_seconds !== undefined
+      ? nowIso(new Date(now + b.expires_in_seconds * 1000))
+      : b.expires_at
+        ? nowIso(new Date(b.expires_at))
+        : null;
+  if (expiresAt !== null && expiresAt <= nowIso(new Date(now)))
+    throw badRequest('invalid_body', 'expires_at: must be in the future', {
+      errors: [{ field: 'expires_at', message: 'must be in the future' }],
+    });
+  return expiresAt;
+}
+
 /** Whether `caller` may see and manage `key`: a key of its account, and for a test caller a test key only. */
 const manages = (caller: ApiKey, key: ApiKey): boolean => key.account_id === caller.account_id && (!isTestKey(caller) || isTestKey(key));
 
@@ -278,17 +294,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
           detail: 'a test key makes test keys only: create a live key with a live operator key or on the dashboard',
         });
       }
-      const now = Date.now();
-      const expiresAt =
-        b.expires_in_seconds !== undefined
-          ? nowIso(new Date(now + b.expires_in_seconds * 1000))
-          : b.expires_at
-            ? nowIso(new Date(b.expires_at))
-            : null;
-      if (expiresAt !== null && expiresAt <= nowIso(new Date(now)))
-        throw badRequest('invalid_body', 'expires_at: must be in the future', {
-          errors: [{ field: 'expires_at', message: 'must be in the future' }],
-        });
+      const expiresAt = expiryOf(b);
       const { key, secret } = await createApiKey(ctx.ledger, {
         name: b.name,
         role: b.role,
@@ -464,17 +470,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       const key = await accountKey(event, caller);
       const b = await readBody(event, expiryRequest, limit);
       await refuseDashboardKey(key, 'it lasts as long as the account');
-      const now = Date.now();
-      const expiresAt =
-        b.expires_in_seconds !== undefined
-          ? nowIso(new Date(now + b.expires_in_seconds * 1000))
-          : b.expires_at
-            ? nowIso(new Date(b.expires_at))
-            : null;
-      if (expiresAt !== null && expiresAt <= nowIso(new Date(now)))
-        throw badRequest('invalid_body', 'expires_at: must be in the future', {
-          errors: [{ field: 'expires_at', message: 'must be in the future' }],
-        });
+      const expiresAt = expiryOf(b);
       await setKeyExpiry(ctx.ledger, key.id, expiresAt);
       return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
     },
