@@ -26,7 +26,7 @@ beforeAll(async () => {
   mkdirSync(join(OUT, 'dashboard'), { recursive: true });
   smtp = await smtpServer();
   srv = await startTestServer({
-    MAIL_URL: `smtp://gate%40example.com:s3cret@127.0.0.1:${smtp.port}`,
+    MAIL_URL: `smtp://gate%40example.invalid:s3cret@127.0.0.1:${smtp.port}`,
     MAIL_FROM: 'Fuse Gate <no-reply@gate.example>',
   });
   ({ browser } = await launchChromium());
@@ -58,11 +58,11 @@ describe('account settings', { timeout: 180_000 }, () => {
   it('mail without MAIL_URL goes to the server log; a message is well formed SMTP', async () => {
     const lines: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
     const send = mailTransport({ BASE_URL: 'http://localhost:4321' }, (_level, msg, fields) => lines.push({ msg, fields }));
-    await send({ to: 'a@example.com', subject: 'Hi', text: 'the link: http://localhost:4321/reset/x' });
+    await send({ to: 'a@example.invalid', subject: 'Hi', text: 'the link: http://localhost:4321/reset/x' });
     expect(lines).toHaveLength(1);
     expect(lines[0]!.msg).toContain('no MAIL_URL');
-    expect(lines[0]!.fields).toMatchObject({ to: 'a@example.com', text: expect.stringContaining('/reset/x') });
-    const data = smtpMessage('Gate <g@x.example>', { to: 'a@example.com', subject: 'Grüße', text: 'one\n.two' });
+    expect(lines[0]!.fields).toMatchObject({ to: 'a@example.invalid', text: expect.stringContaining('/reset/x') });
+    const data = smtpMessage('Gate <g@x.example>', { to: 'a@example.invalid', subject: 'Grüße', text: 'one\n.two' });
     expect(data).toContain('Subject: =?UTF-8?B?');
     expect(data).toContain('\r\n..two');
   });
@@ -71,28 +71,32 @@ describe('account settings', { timeout: 180_000 }, () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
-      await signUp(page, 'forgetful@example.com');
+      await signUp(page, 'forgetful@example.invalid');
       const other = await (await browser.newContext()).newPage();
-      expect(await signIn(other, 'forgetful@example.com', PASSWORD)).toBe(303);
+      expect(await signIn(other, 'forgetful@example.invalid', PASSWORD)).toBe(303);
 
       const anon = await (await browser.newContext()).newPage();
       await anon.goto(srv.url + '/signin');
       await Promise.all([anon.waitForURL(srv.url + '/forgot'), anon.click('text=Forgot password?')]);
       expect(await axeSerious(anon)).toEqual([]);
-      await anon.fill('#email', 'forgetful@example.com');
+      await anon.fill('#email', 'forgetful@example.invalid');
       await anon.click('main button[type=submit]');
-      expect(await anon.locator('[role=status]').innerText()).toContain('If an account signs in with forgetful@example.com');
+      expect(await anon.locator('[role=status]').innerText()).toContain('If an account signs in with forgetful@example.invalid');
       // An unknown email gets the same answer, and no mail.
       await anon.goto(srv.url + '/forgot');
-      await anon.fill('#email', 'nobody@example.com');
+      await anon.fill('#email', 'nobody@example.invalid');
       await anon.click('main button[type=submit]');
-      expect(await anon.locator('[role=status]').innerText()).toContain('If an account signs in with nobody@example.com');
+      expect(await anon.locator('[role=status]').innerText()).toContain('If an account signs in with nobody@example.invalid');
 
       // The mail is sent after the answer (the answer takes the same time either way): awaited as it arrives.
       await smtp.arrived(1);
       expect(smtp.mail).toHaveLength(1);
       const m = smtp.mail[0]!;
-      expect(m).toMatchObject({ auth: '\0gate@example.com\0s3cret', from: '<no-reply@gate.example>', to: '<forgetful@example.com>' });
+      expect(m).toMatchObject({
+        auth: '\0gate@example.invalid\0s3cret',
+        from: '<no-reply@gate.example>',
+        to: '<forgetful@example.invalid>',
+      });
       const link = /http:\/\/\S+\/reset\/[A-Za-z0-9_-]+/.exec(m.data)![0];
 
       const opened = await anon.goto(link.replace(/^http:\/\/[^/]+/, srv.url));
@@ -103,8 +107,8 @@ describe('account settings', { timeout: 180_000 }, () => {
       // Used once: the link is gone; every session ended; the new password works, the old does not.
       expect((await anon.goto(link.replace(/^http:\/\/[^/]+/, srv.url)))?.status()).toBe(410);
       expect((await page.goto(srv.url + '/dashboard'))?.url()).toContain('/signin');
-      expect(await signIn(anon, 'forgetful@example.com', PASSWORD)).toBe(401);
-      expect(await signIn(anon, 'forgetful@example.com', 'a brand new password')).toBe(303);
+      expect(await signIn(anon, 'forgetful@example.invalid', PASSWORD)).toBe(401);
+      expect(await signIn(anon, 'forgetful@example.invalid', 'a brand new password')).toBe(303);
     } finally {
       await context.close();
     }
@@ -117,8 +121,8 @@ describe('account settings', { timeout: 180_000 }, () => {
       })
     ).newPage();
     const b = await (await browser.newContext()).newPage();
-    await signUp(a, 'changer@example.com');
-    expect(await signIn(b, 'changer@example.com', PASSWORD)).toBe(303);
+    await signUp(a, 'changer@example.invalid');
+    expect(await signIn(b, 'changer@example.invalid', PASSWORD)).toBe(303);
 
     await a.goto(srv.url + '/dashboard/account');
     expect(await a.locator('tbody tr').count()).toBe(2);
@@ -135,7 +139,7 @@ describe('account settings', { timeout: 180_000 }, () => {
     expect((await b.goto(srv.url + '/dashboard/keys'))?.url()).toContain('/signin?next=');
 
     // A wrong current password changes nothing.
-    await a.fill('#new-email', 'changed@example.com');
+    await a.fill('#new-email', 'changed@example.invalid');
     await a.fill('#email-password', 'not my password at all');
     const [wrong] = await Promise.all([
       a.waitForResponse((r) => r.url().endsWith('/dashboard/account/email')),
@@ -143,20 +147,20 @@ describe('account settings', { timeout: 180_000 }, () => {
     ]);
     expect(wrong.status()).toBe(403);
     expect(await a.locator('[role=alert]').innerText()).toContain('not the current password');
-    await a.fill('#new-email', 'changed@example.com');
+    await a.fill('#new-email', 'changed@example.invalid');
     await a.fill('#email-password', PASSWORD);
     await Promise.all([a.waitForURL(/done=email/), a.click('text=Change the email')]);
-    expect(await a.locator('#account').innerText()).toContain('changed@example.com');
+    expect(await a.locator('#account').innerText()).toContain('changed@example.invalid');
 
-    expect(await signIn(b, 'changer@example.com', PASSWORD)).toBe(401);
-    expect(await signIn(b, 'changed@example.com', PASSWORD)).toBe(303);
+    expect(await signIn(b, 'changer@example.invalid', PASSWORD)).toBe(401);
+    expect(await signIn(b, 'changed@example.invalid', PASSWORD)).toBe(303);
     await a.fill('#current-password', PASSWORD);
     await a.fill('#new-password', 'another long password');
     await Promise.all([a.waitForURL(/done=password/), a.click('text=Change the password')]);
     // This browser stays signed in; the other was signed out by the change.
     expect((await a.goto(srv.url + '/dashboard/account'))?.url()).toBe(srv.url + '/dashboard/account');
     expect((await b.goto(srv.url + '/dashboard'))?.url()).toContain('/signin');
-    expect(await signIn(b, 'changed@example.com', 'another long password')).toBe(303);
+    expect(await signIn(b, 'changed@example.invalid', 'another long password')).toBe(303);
   });
 
   it('names, renames and removes a passkey; a removed passkey no longer signs in', async () => {
@@ -170,7 +174,7 @@ describe('account settings', { timeout: 180_000 }, () => {
         options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
       });
       await p.goto(origin + '/signup');
-      await p.fill('#email', 'keyholder@example.com');
+      await p.fill('#email', 'keyholder@example.invalid');
       await p.fill('#password', PASSWORD);
       await Promise.all([p.waitForURL(origin + '/dashboard?welcome=1'), p.click('main button[type=submit]')]);
       // Offered at sign-up, named there.
@@ -200,7 +204,7 @@ describe('account settings', { timeout: 180_000 }, () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
-      await signUp(page, 'leaver@example.com');
+      await signUp(page, 'leaver@example.invalid');
       await Promise.all([page.waitForURL(/created=/), page.click('text=Create an agent key and a fuse')]);
       const setup = await page.locator('pre[data-step="setup"]').innerText();
       const key = setup.match(/KEY='([^']+)'/)![1]!;
@@ -220,7 +224,7 @@ describe('account settings', { timeout: 180_000 }, () => {
       expect(refused.status).toBe(401);
       expect((await refused.json()).code).toBe('revoked_key');
       expect((await page.goto(srv.url + '/dashboard'))?.url()).toContain('/signin');
-      expect(await signIn(page, 'leaver@example.com', PASSWORD)).toBe(401);
+      expect(await signIn(page, 'leaver@example.invalid', PASSWORD)).toBe(401);
       // The receipt is still served with its proof.
       const evidence = await srv.fetch(`/v1/receipts/${hop.receipt_id}`, { headers: { accept: 'application/json' } });
       expect(evidence.status).toBe(200);
@@ -228,7 +232,7 @@ describe('account settings', { timeout: 180_000 }, () => {
       await page.goto(`${srv.url}/verify?id=${hop.receipt_id}`);
       await page.waitForSelector('#verify-result[data-state="proven"]', { timeout: 30_000 });
       // The email is free again, as a new account.
-      await signUp(page, 'leaver@example.com');
+      await signUp(page, 'leaver@example.invalid');
     } finally {
       await context.close();
     }
@@ -238,7 +242,7 @@ describe('account settings', { timeout: 180_000 }, () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
-      await signUp(page, 'keyboard@example.com');
+      await signUp(page, 'keyboard@example.invalid');
       await page.goto(srv.url + '/dashboard/keys');
       await page.focus('#key-name');
       await page.keyboard.press('Tab');

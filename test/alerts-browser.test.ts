@@ -36,7 +36,7 @@ afterAll(async () => {
 describe('/dashboard/alerts in Chromium', { timeout: 120_000 }, () => {
   it('adds a subscription once, shows the delivery of a blown fuse, and removes it after asking', async () => {
     await page.goto(srv.url + '/signup');
-    await page.fill('#email', 'alerts@example.com');
+    await page.fill('#email', 'alerts@example.invalid');
     await page.fill('#password', 'correct horse battery staple');
     await Promise.all([page.waitForURL(srv.url + '/dashboard?welcome=1'), page.click('main button[type=submit]')]);
     await page.goto(srv.url + '/dashboard/fuses');

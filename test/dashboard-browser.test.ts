@@ -15,7 +15,7 @@ import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 const AXE = readFileSync(join(process.cwd(), 'node_modules/axe-core/axe.min.js'), 'utf8');
-const EMAIL = 'ops@example.com';
+const EMAIL = 'ops@example.invalid';
 const PASSWORD = 'correct horse battery staple';
 
 let srv: TestServer;
@@ -210,7 +210,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
         options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
       });
       await p.goto(origin + '/signup');
-      await p.fill('#email', 'passkey@example.com');
+      await p.fill('#email', 'passkey@example.invalid');
       await p.fill('#password', 'a password I will forget');
       await Promise.all([p.waitForURL(origin + '/dashboard?welcome=1'), p.click('button[type=submit]')]);
       await p.goto(origin + '/dashboard/passkeys');
@@ -223,7 +223,7 @@ describe('dashboard in Chromium', { timeout: 120_000 }, () => {
       expect(await p.locator('#passkey').isVisible()).toBe(true);
       await Promise.all([p.waitForURL(origin + '/dashboard'), p.click('#passkey')]);
       expect(await p.textContent('h1')).toBe('Overview');
-      expect(await p.textContent('body')).toContain('passkey@example.com');
+      expect(await p.textContent('body')).toContain('passkey@example.invalid');
     } finally {
       await context.close();
     }

@@ -65,10 +65,10 @@ const shot = async (page: Page, name: string) => {
 
 describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
   it('sign-up to the first verified receipt: the guide makes a key and a fuse, ticks itself from the ledger, and links the DENY receipt', async () => {
-    const { context, page } = await signUp('first@example.com');
+    const { context, page } = await signUp('first@example.invalid');
     try {
       // The first screen: the account in the header, a passkey offered, the guide with nothing done.
-      expect(await page.locator('#account').innerText()).toContain('first@example.com');
+      expect(await page.locator('#account').innerText()).toContain('first@example.invalid');
       expect(await page.locator('main button:has-text("Sign out")').count()).toBe(0);
       expect(await page.locator('#pk-h').count()).toBe(1);
       expect(await page.locator('#guide [data-step="key"] .tick').innerText()).toBe('To do');
@@ -121,7 +121,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
   });
 
   it("Get started works as printed with a key made in the dashboard; an agent key's 403 names the fix", async () => {
-    const { context, page } = await signUp('starter@example.com');
+    const { context, page } = await signUp('starter@example.invalid');
     try {
       // Step 1 as /start words it: the overview's operator button.
       await Promise.all([page.waitForURL(/\/dashboard\?created=key_/), page.click('text=Create an operator key and a fuse')]);
@@ -174,7 +174,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
   });
 
   it('keys: reload never makes a second key, revoke asks first and then the hop is refused; deep links survive sign-in', async () => {
-    const { context, page } = await signUp('keys@example.com');
+    const { context, page } = await signUp('keys@example.invalid');
     try {
       await Promise.all([page.waitForURL(/\/dashboard\?created=/), page.click('text=Create an agent key and a fuse')]);
       const fuseId = (await page.locator('pre[data-step="setup"]').innerText()).match(/FUSE='([^']+)'/)![1]!;
@@ -232,7 +232,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
       await Promise.all([page.waitForURL(srv.url + '/signin?done=signed-out'), page.click('text=Sign out of this browser')]);
       await page.goto(srv.url + '/dashboard/keys?role=operator');
       expect(page.url()).toBe(srv.url + '/signin?next=' + encodeURIComponent('/dashboard/keys?role=operator'));
-      await page.fill('#email', 'keys@example.com');
+      await page.fill('#email', 'keys@example.invalid');
       await page.fill('#password', PASSWORD);
       await Promise.all([page.waitForURL(srv.url + '/dashboard/keys?role=operator'), page.click('main button[type=submit]')]);
       expect(await page.inputValue('#key-role')).toBe('operator');
@@ -247,7 +247,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
   });
 
   it('receipts: filters in any case and by id prefix, pages with a cursor, exports CSV and JSON', async () => {
-    const { context, page } = await signUp('receipts@example.com');
+    const { context, page } = await signUp('receipts@example.invalid');
     try {
       await Promise.all([page.waitForURL(/\/dashboard\?created=/), page.click('text=Create an agent key and a fuse')]);
       const setup = await page.locator('pre[data-step="setup"]').innerText();
@@ -332,7 +332,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
     expect(await p.locator('#account').innerText()).toBe('Sign in\nSign up');
     await anon.close();
 
-    const { context, page } = await signUp('header@example.com');
+    const { context, page } = await signUp('header@example.invalid');
     try {
       await page.goto(srv.url + '/pricing');
       expect(await page.locator('#account a').allInnerTexts()).toEqual(['Dashboard', 'Sign out']);
@@ -370,7 +370,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
     try {
       await page.goto(srv.url + '/signup');
       await tabTo('#email');
-      await page.keyboard.type('keys-only@example.com');
+      await page.keyboard.type('keys-only@example.invalid');
       await tabTo('#password');
       await page.keyboard.type(PASSWORD);
       await Promise.all([page.waitForURL(/welcome=1/), page.keyboard.press('Enter')]);
@@ -421,7 +421,7 @@ describe('dashboard journeys in Chromium', { timeout: 180_000 }, () => {
     const page = await context.newPage();
     try {
       await page.goto(srv.url + '/signup');
-      await page.fill('#email', 'nojs@example.com');
+      await page.fill('#email', 'nojs@example.invalid');
       await page.fill('#password', PASSWORD);
       await Promise.all([page.waitForURL(/welcome=1/), page.click('main button[type=submit]')]);
       await Promise.all([page.waitForURL(/created=/), page.click('text=Create an agent key and a fuse')]);

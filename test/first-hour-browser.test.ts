@@ -35,7 +35,7 @@ describe('the first hour, in Chromium', { timeout: 120_000 }, () => {
     await page.goto(srv.url + '/start');
     expect(await page.getAttribute('header a.signup', 'href')).toBe('/signup');
     await Promise.all([page.waitForURL(/\/signup\?next=/), page.click('text=Sign up and create an operator key')]);
-    await page.fill('#email', 'first-hour@example.com');
+    await page.fill('#email', 'first-hour@example.invalid');
     await page.fill('#password', 'correct horse battery staple');
     await Promise.all([page.waitForURL(srv.url + '/dashboard?key=operator'), page.click('button[type=submit]')]);
     const buttons = page.locator('form[action="/dashboard/start"] button');

@@ -33,9 +33,9 @@ const connectTo = (host: string, port = 80) =>
   });
 
 describe('the test process talks to loopback only', () => {
-  // A private address and documentation ones (IPv4 and IPv6): the guard refuses every address but
-  // loopback alike, so no test needs to name a public one.
-  const addresses = ['10.0.0.1', '192.0.2.1', '198.51.100.7', '2001:db8::1'];
+  // Private and link-local addresses (IPv4 and IPv6): the guard refuses every address but loopback
+  // alike, so no test needs to name a public one.
+  const addresses = ['10.0.0.1', '192.168.0.7', '169.254.0.1', 'fd00::1'];
 
   it('refuses a TCP connection to any address but loopback, before a packet is sent', async () => {
     for (const host of addresses) {
@@ -43,15 +43,15 @@ describe('the test process talks to loopback only', () => {
       expect(takeOutboundAttempts()).toEqual([`connection to ${host} port 80`]);
     }
     // The (port, host) form too.
-    const socket = net.connect(443, '198.51.100.7');
+    const socket = net.connect(443, '10.0.0.1');
     expect(await failure(new Promise((_, reject) => socket.once('error', reject)))).toBeInstanceOf(OutboundRefused);
-    expect(takeOutboundAttempts()).toEqual(['connection to 198.51.100.7 port 443']);
+    expect(takeOutboundAttempts()).toEqual(['connection to 10.0.0.1 port 443']);
   });
 
   it('refuses fetch, node:http and DNS lookups of any name but loopback; answers .invalid ENOTFOUND without asking anyone', async () => {
     // Names under reserved test domains (RFC 6761, RFC 2606): refused before any resolver is asked, as a public name would be.
     expect(await failure(fetch('https://gate.fusegate.test/'))).toMatchObject({ code: 'ETESTOUTBOUND' });
-    expect(await failure(fetch('http://198.51.100.7/'))).toMatchObject({ code: 'ETESTOUTBOUND' });
+    expect(await failure(fetch('http://10.0.0.1/'))).toMatchObject({ code: 'ETESTOUTBOUND' });
     const viaHttp = new Promise((resolve, reject) =>
       request('http://hooks.fusegate.test/hook', { method: 'POST' }, resolve).on('error', reject).end(),
     );
@@ -63,7 +63,7 @@ describe('the test process talks to loopback only', () => {
     expect(await failure(dns.promises.resolve4('gate.fusegate.test'))).toMatchObject({ code: 'ETESTOUTBOUND' });
     expect(takeOutboundAttempts()).toEqual([
       'DNS lookup of gate.fusegate.test',
-      'connection to 198.51.100.7 port 80',
+      'connection to 10.0.0.1 port 80',
       'DNS lookup of hooks.fusegate.test',
       'DNS lookup of witness.fusegate.test',
       'DNS lookup of gate.example',
@@ -89,8 +89,8 @@ describe('the test process talks to loopback only', () => {
   });
 
   it('fails the test when an attempt was made, even one whose error was swallowed', async () => {
-    await connectTo('198.51.100.7').catch(() => undefined);
-    expect(failOnOutboundAttempts).toThrow(/reached outside loopback.*connection to 198\.51\.100\.7 port 80/);
+    await connectTo('10.0.0.1').catch(() => undefined);
+    expect(failOnOutboundAttempts).toThrow(/reached outside loopback.*connection to 10\.0\.0\.1 port 80/);
     expect(failOnOutboundAttempts).not.toThrow();
   });
 });
@@ -111,18 +111,18 @@ describe("the server's own outbound client is under the guard too", () => {
     }
     // An address its own check lets through (an operator's private network): the guard still refuses the connection.
     expect(
-      await failure(postGuarded('http://198.51.100.7/hook', { headers: {}, body: '{}', timeoutMs: 30_000, allowPrivate: true })),
+      await failure(postGuarded('http://10.0.0.1/hook', { headers: {}, body: '{}', timeoutMs: 30_000, allowPrivate: true })),
     ).toMatchObject({ code: 'ETESTOUTBOUND' });
     expect(takeOutboundAttempts()).toEqual([
       'DNS lookup of hooks.fusegate.test',
       'DNS lookup of hooks.fusegate.test',
-      'connection to 198.51.100.7 port 80',
+      'connection to 10.0.0.1 port 80',
     ]);
   });
 
   it('a webhook subscribed at an address beyond loopback is never delivered: the attempt fails with the refusal, and is recorded', async () => {
     const key = await s.newKey('hooks');
-    const sub = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url: 'http://198.51.100.7/hook' } })).json();
+    const sub = await (await s.fetch('/signal/trigger/webhooks', { key: key.secret, json: { url: 'http://10.0.0.1/hook' } })).json();
     expect(sub.object).toBe('webhook_subscription');
     expect(
       (
@@ -137,7 +137,7 @@ describe("the server's own outbound client is under the guard too", () => {
         .rows[0]?.last_error;
     await untilCommitted(s.ctx.ledger, async () => typeof (await lastError()) === 'string');
     expect(String(await lastError())).toMatch(/refused: tests talk to loopback only/);
-    expect(takeOutboundAttempts()).toContain('connection to 198.51.100.7 port 80');
+    expect(takeOutboundAttempts()).toContain('connection to 10.0.0.1 port 80');
     // The retries that follow are refused as well; they are this test's, not the next one's.
     await s.close();
     takeOutboundAttempts();

@@ -34,10 +34,10 @@ afterAll(async () => {
 describe('/dashboard/requests in Chromium', { timeout: 120_000 }, () => {
   it("lists the agent's requests, failures with their code, filters them, and links a PERMIT to its receipt", async () => {
     await page.goto(srv.url + '/signup');
-    await page.fill('#email', 'ops@example.com');
+    await page.fill('#email', 'ops@example.invalid');
     await page.fill('#password', 'correct horse battery staple');
     await Promise.all([page.waitForURL(/\/dashboard\?welcome=1$/), page.click('main button[type=submit]')]);
-    const accountId = (await loginByEmail(srv.ctx.ledger.read, 'ops@example.com'))!.account_id;
+    const accountId = (await loginByEmail(srv.ctx.ledger.read, 'ops@example.invalid'))!.account_id;
     const operator = await srv.newKey('ops', undefined, 'operator', accountId);
     const agent = await srv.newKey('billing-agent', undefined, 'agent', accountId);
     const fuse = (await (await srv.fetch('/v1/fuses', { key: operator.secret, json: { state: 'LIVE' } })).json()).fuse_id as string;

@@ -47,10 +47,10 @@ afterAll(async () => {
 describe('/dashboard/reviews in Chromium', { timeout: 120_000 }, () => {
   it('approves a held request with a note while the agent long-polls, and the agent goes on once', async () => {
     await page.goto(srv.url + '/signup');
-    await page.fill('#email', 'reviewer@example.com');
+    await page.fill('#email', 'reviewer@example.invalid');
     await page.fill('#password', 'correct horse battery staple');
     await Promise.all([page.waitForURL(/\/dashboard\?welcome=1$/), page.click('main button[type=submit]')]);
-    const accountId = (await loginByEmail(srv.ctx.ledger.read, 'reviewer@example.com'))!.account_id;
+    const accountId = (await loginByEmail(srv.ctx.ledger.read, 'reviewer@example.invalid'))!.account_id;
     const agent = await srv.newKey('payments-agent', undefined, 'agent', accountId);
 
     await page.goto(srv.url + '/dashboard/reviews');
@@ -104,14 +104,14 @@ describe('/dashboard/reviews in Chromium', { timeout: 120_000 }, () => {
     expect(decided).toMatchObject({
       id: held.review_id,
       state: 'approved',
-      decided_by: { kind: 'person', id: 'reviewer@example.com' },
+      decided_by: { kind: 'person', id: 'reviewer@example.invalid' },
       note: 'Invoice 4471 checked with the supplier by phone',
     });
 
     // The agent goes on, once.
     const go = await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, review_id: held.review_id } });
     expect(go.status).toBe(200);
-    expect((await go.json()).review.approved_by).toEqual({ kind: 'person', id: 'reviewer@example.com' });
+    expect((await go.json()).review.approved_by).toEqual({ kind: 'person', id: 'reviewer@example.invalid' });
     expect((await srv.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: { ...HELD, review_id: held.review_id } })).status).toBe(
       409,
     );

@@ -146,8 +146,8 @@ describe('reviews: two approvers above an amount', () => {
 
   it('shows the approvals so far in the dashboard, where a signed-in person gives the second', async () => {
     const person = formClient(s);
-    expect((await person.post('/signup', { email: 'second@example.com', password: 'correct horse battery staple' })).status).toBe(303);
-    const accountId = (await loginByEmail(s.ctx.ledger.read, 'second@example.com'))!.account_id;
+    expect((await person.post('/signup', { email: 'second@example.invalid', password: 'correct horse battery staple' })).status).toBe(303);
+    const accountId = (await loginByEmail(s.ctx.ledger.read, 'second@example.invalid'))!.account_id;
     const payer = await s.newKey('payer', undefined, 'agent', accountId);
     const first = await s.newKey('first', undefined, 'operator', accountId);
     const r = await evaluate({ ...HELD, transfer: { ...TRANSFER, amount: '7000.00' } }, payer.secret);
@@ -165,7 +165,7 @@ describe('reviews: two approvers above an amount', () => {
     expect(after.state).toBe('approved');
     expect(after.approvals.map((x) => x.decided_by)).toEqual([
       { kind: 'key', id: first.id },
-      { kind: 'person', id: 'second@example.com' },
+      { kind: 'person', id: 'second@example.invalid' },
     ]);
   });
 

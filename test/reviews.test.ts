@@ -467,16 +467,16 @@ describe('reviews: the account is told by mail when MAIL_URL is set', () => {
   });
 
   it('mails the signed-up person a link to the queue for each review opened, and none for a retry', async () => {
-    const signup = await formClient(s).post('/signup', { email: 'ops@example.com', password: 'correct horse battery staple' });
+    const signup = await formClient(s).post('/signup', { email: 'ops@example.invalid', password: 'correct horse battery staple' });
     expect(signup.status).toBe(303);
-    const accountId = (await loginByEmail(s.ctx.ledger.read, 'ops@example.com'))!.account_id;
+    const accountId = (await loginByEmail(s.ctx.ledger.read, 'ops@example.invalid'))!.account_id;
     const agent = await s.newKey('agent', undefined, 'agent', accountId);
     const held = await (await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: HELD })).json();
     expect(held.decision).toBe('HOLD');
     await smtp.arrived(1);
     expect((await (await s.fetch('/v1/prefinality/evaluate', { key: agent.secret, json: HELD })).json()).review_id).toBe(held.review_id);
     const m = smtp.mail[0]!;
-    expect(m.to).toContain('ops@example.com');
+    expect(m.to).toContain('ops@example.invalid');
     expect(m.data).toContain('Subject: Review needed: 125.00 USD to ACME Supplies LLC');
     expect(m.data).toContain(`${s.config.BASE_URL}/dashboard/reviews#${held.review_id}`);
     // The retry's HOLD opened nothing: one more review opened is the only thing that mails again.
@@ -492,12 +492,12 @@ describe('reviews: the account is told by mail when MAIL_URL is set', () => {
 
   it("asks the account's people who may answer: its owners and operators are mailed, its viewers are not", async () => {
     const lead = formClient(s);
-    expect((await lead.post('/signup', { email: 'lead@example.com', password: 'correct horse battery staple' })).status).toBe(303);
-    const accountId = (await loginByEmail(s.ctx.ledger.read, 'lead@example.com'))!.account_id;
+    expect((await lead.post('/signup', { email: 'lead@example.invalid', password: 'correct horse battery staple' })).status).toBe(303);
+    const accountId = (await loginByEmail(s.ctx.ledger.read, 'lead@example.invalid'))!.account_id;
     // Invitations go out by mail (MAIL_URL is set); each person signs up and follows their link.
     for (const [email, role] of [
-      ['second@example.com', 'operator'],
-      ['watcher@example.com', 'viewer'],
+      ['second@example.invalid', 'operator'],
+      ['watcher@example.invalid', 'viewer'],
     ] as const) {
       const before = smtp.mail.length;
       expect((await lead.post('/dashboard/members/invite', { email, role })).headers.get('location')).toBe(
@@ -519,6 +519,6 @@ describe('reviews: the account is told by mail when MAIL_URL is set', () => {
     expect(held.decision).toBe('HOLD');
     await smtp.arrived(before + 2);
     const told = smtp.mail.slice(before).filter((m) => m.data.includes(held.review_id));
-    expect(told.map((m) => m.to.replace(/[<>]/g, '')).sort()).toEqual(['lead@example.com', 'second@example.com']);
+    expect(told.map((m) => m.to.replace(/[<>]/g, '')).sort()).toEqual(['lead@example.invalid', 'second@example.invalid']);
   });
 });

@@ -12,14 +12,14 @@ describe('site accounts', { timeout: 120_000 }, () => {
 
   it('stores the password as scrypt and the session as a hash; the cookie is HttpOnly and SameSite=Lax', async () => {
     const c = formClient(s);
-    const r = await c.post('/signup', { email: 'A@Example.com', password: 'a long enough password' });
+    const r = await c.post('/signup', { email: 'A@Example.invalid', password: 'a long enough password' });
     expect(r.status).toBe(303);
     expect(r.headers.get('location')).toBe('/dashboard?welcome=1');
     const set = r.headers.getSetCookie().find((x) => x.startsWith('fg_session='))!;
     expect(set).toMatch(/HttpOnly/);
     expect(set).toMatch(/SameSite=Lax/);
     const secret = c.jar.get('fg_session')!;
-    const login = (await s.ctx.ledger.read.execute("SELECT * FROM account_logins WHERE email = 'a@example.com'")).rows[0]!;
+    const login = (await s.ctx.ledger.read.execute("SELECT * FROM account_logins WHERE email = 'a@example.invalid'")).rows[0]!;
     expect(String(login.password_hash)).toMatch(/^scrypt\$32768\$8\$3\$/);
     const sessions = (await s.ctx.ledger.read.execute('SELECT secret_hash FROM sessions')).rows.map((x) => String(x.secret_hash));
     expect(sessions).toHaveLength(1);
@@ -28,13 +28,13 @@ describe('site accounts', { timeout: 120_000 }, () => {
     // A post without our Origin is refused, even with the session and token.
     expect((await c.post('/dashboard/fuses', { label: 'x' }, 'https://evil.example')).status).toBe(403);
     // Signing up twice with one email does not make a second account.
-    expect((await formClient(s).post('/signup', { email: 'a@example.com', password: 'another long password' })).status).toBe(409);
+    expect((await formClient(s).post('/signup', { email: 'a@example.invalid', password: 'another long password' })).status).toBe(409);
   });
 
   it('the operator CLI prints a one-time reset link; using it sets the password and ends every session', async () => {
     const c = formClient(s);
-    expect((await c.post('/signup', { email: 'b@example.com', password: 'the first password' })).status).toBe(303);
-    const cli = await runCli(['accounts', 'reset-link', '--email', 'b@example.com', '--json'], testEnv(s.dir));
+    expect((await c.post('/signup', { email: 'b@example.invalid', password: 'the first password' })).status).toBe(303);
+    const cli = await runCli(['accounts', 'reset-link', '--email', 'b@example.invalid', '--json'], testEnv(s.dir));
     expect(cli.code, cli.stderr).toBe(0);
     const path = new URL(JSON.parse(cli.stdout).url).pathname;
     const fresh = formClient(s);
@@ -49,8 +49,8 @@ describe('site accounts', { timeout: 120_000 }, () => {
     expect(await (await fresh.get('/signin?done=%3Cb%3E')).text()).not.toContain('class="notice"');
     expect((await c.get('/dashboard')).headers.get('location')).toBe('/signin');
     expect((await fresh.get(path)).status).toBe(410);
-    expect((await formClient(s).post('/signin', { email: 'b@example.com', password: 'the first password' })).status).toBe(401);
-    expect((await formClient(s).post('/signin', { email: 'b@example.com', password: 'the second password' })).status).toBe(303);
+    expect((await formClient(s).post('/signin', { email: 'b@example.invalid', password: 'the first password' })).status).toBe(401);
+    expect((await formClient(s).post('/signin', { email: 'b@example.invalid', password: 'the second password' })).status).toBe(303);
   });
 });
 
@@ -70,34 +70,34 @@ describe('what a credential change or a deletion closes', { timeout: 120_000 }, 
 
   it('using one reset link, or changing the password or the email, voids every other link of the account', async () => {
     const c = formClient(s);
-    expect((await c.post('/signup', { email: 'links@example.com', password: 'the first password' })).status).toBe(303);
-    const [first, second] = [await resetLink('links@example.com'), await resetLink('links@example.com')];
+    expect((await c.post('/signup', { email: 'links@example.invalid', password: 'the first password' })).status).toBe(303);
+    const [first, second] = [await resetLink('links@example.invalid'), await resetLink('links@example.invalid')];
     expect((await formClient(s).post(first, { password: 'the second password' })).status).toBe(303);
     // The older link was mailed too: it must not reset the password the first one just set.
     expect((await formClient(s).get(second)).status).toBe(410);
 
     const signedIn = formClient(s);
-    expect((await signedIn.post('/signin', { email: 'links@example.com', password: 'the second password' })).status).toBe(303);
-    const beforePassword = await resetLink('links@example.com');
+    expect((await signedIn.post('/signin', { email: 'links@example.invalid', password: 'the second password' })).status).toBe(303);
+    const beforePassword = await resetLink('links@example.invalid');
     expect(
       (await signedIn.post('/dashboard/account/password', { current: 'the second password', password: 'the third password' })).status,
     ).toBe(303);
     expect((await formClient(s).get(beforePassword)).status).toBe(410);
 
-    const beforeEmail = await resetLink('links@example.com');
-    expect((await signedIn.post('/dashboard/account/email', { email: 'moved@example.com', password: 'the third password' })).status).toBe(
-      303,
-    );
+    const beforeEmail = await resetLink('links@example.invalid');
+    expect(
+      (await signedIn.post('/dashboard/account/email', { email: 'moved@example.invalid', password: 'the third password' })).status,
+    ).toBe(303);
     expect((await formClient(s).get(beforeEmail)).status).toBe(410);
-    expect((await formClient(s).post('/signin', { email: 'moved@example.com', password: 'the third password' })).status).toBe(303);
+    expect((await formClient(s).post('/signin', { email: 'moved@example.invalid', password: 'the third password' })).status).toBe(303);
   });
 
   it('deleting an account disables its alert subscriptions and fails their pending deliveries', async () => {
     const c = formClient(s);
-    expect((await c.post('/signup', { email: 'alerted@example.com', password: 'the first password' })).status).toBe(303);
+    expect((await c.post('/signup', { email: 'alerted@example.invalid', password: 'the first password' })).status).toBe(303);
     expect((await c.post('/dashboard/fuses', { label: 'watched' })).status).toBe(303);
     // A new account's dashboard opens in test mode (docs/test-mode.md): the fuse and the subscription are its test side's.
-    const accountId = `test:${String((await s.ctx.ledger.read.execute("SELECT account_id FROM account_logins WHERE email = 'alerted@example.com'")).rows[0]!.account_id)}`;
+    const accountId = `test:${String((await s.ctx.ledger.read.execute("SELECT account_id FROM account_logins WHERE email = 'alerted@example.invalid'")).rows[0]!.account_id)}`;
     const fuseId = String(
       (await s.ctx.ledger.read.execute({ sql: 'SELECT id FROM fuses WHERE key_id = ?', args: [accountId] })).rows[0]!.id,
     );
@@ -140,13 +140,15 @@ describe('sign-in throttle', { timeout: 120_000 }, () => {
         .post('/signin', { email, password: 'not the password' })
         .then((r) => r.status);
     // Per email: two wrong passwords, then refused; another email has its own count.
-    expect([await attempt('c@example.com'), await attempt('c@example.com'), await attempt('c@example.com')]).toEqual([401, 401, 429]);
-    expect(await attempt('d@example.com')).toBe(401);
+    expect([await attempt('c@example.invalid'), await attempt('c@example.invalid'), await attempt('c@example.invalid')]).toEqual([
+      401, 401, 429,
+    ]);
+    expect(await attempt('d@example.invalid')).toBe(401);
     const windows = await s.ctx.ledger.read.execute("SELECT bucket, count FROM rate_windows WHERE bucket LIKE 'signin:%' ORDER BY bucket");
     expect(windows.rows.map((r) => Number(r.count)).sort()).toEqual([1, 3, 4]);
     // Per address: the fifth attempt from 127.0.0.1 was the last one allowed.
-    expect(await attempt('e@example.com')).toBe(401);
-    expect(await attempt('f@example.com')).toBe(429);
+    expect(await attempt('e@example.invalid')).toBe(401);
+    expect(await attempt('f@example.invalid')).toBe(429);
   });
 });
 
@@ -160,18 +162,18 @@ describe('sign-up limit', { timeout: 120_000 }, () => {
   it('counts every sign-up attempt per address, taken or refused; past the limit it answers 429 and creates nothing', async () => {
     const statuses = [];
     for (const [email, password] of [
-      ['c@example.com', 'a long enough password'],
-      ['c@example.com', 'a long enough password'],
+      ['c@example.invalid', 'a long enough password'],
+      ['c@example.invalid', 'a long enough password'],
       ['not-an-email', 'a long enough password'],
     ]) {
       statuses.push((await formClient(s).post('/signup', { email: email!, password: password! })).status);
     }
     expect(statuses).toEqual([303, 409, 400]);
-    const limited = await formClient(s).post('/signup', { email: 'fresh@example.com', password: 'a long enough password' });
+    const limited = await formClient(s).post('/signup', { email: 'fresh@example.invalid', password: 'a long enough password' });
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await limited.text()).toContain('Too many sign-up attempts');
     const logins = (await s.ctx.ledger.read.execute('SELECT email FROM account_logins ORDER BY email')).rows.map((r) => String(r.email));
-    expect(logins).toEqual(['c@example.com']);
+    expect(logins).toEqual(['c@example.invalid']);
   });
 });

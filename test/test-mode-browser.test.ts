@@ -34,7 +34,7 @@ describe('test mode on the dashboard', { timeout: 120_000 }, () => {
 
   it('opens a new account in test mode, and makes test keys there', async () => {
     await page.goto(srv.url + '/signup');
-    await page.fill('#email', 'tester@example.com');
+    await page.fill('#email', 'tester@example.invalid');
     await page.fill('#password', 'correct horse battery staple');
     await Promise.all([page.waitForURL(/\/dashboard/), page.click('main button[type=submit]')]);
     expect(await switchState()).toBe('true');
