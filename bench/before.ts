@@ -26,6 +26,7 @@ import {
   type HttpLoad,
   type LoadResult,
   type Spawned,
+  EVALUATE_GO,
 } from './lib.ts';
 
 /** One keyed load per figure, built for a server from its own key and fuse. */
@@ -46,16 +47,7 @@ const LOADS: LoadOf[] = [
     method: 'POST',
     path: '/v1/prefinality/evaluate',
     headers: keyed(key),
-    body: JSON.stringify({
-      rail: 'rtp',
-      transfer: {
-        amount: '125.00',
-        currency: 'USD',
-        account_number: '000123456789',
-        routing_number: '021000021',
-        counterparty: 'ACME Supplies LLC',
-      },
-    }),
+    body: EVALUATE_GO,
   }),
   (key, fuse_id) => ({
     name: 'POST /api/v1/execute-gate',

@@ -276,3 +276,15 @@ export async function compareHttp(section: string, server: Spawned, baseline: Sp
     t?.p99Ms ? { text: `<= ${t.p99Ms} ms`, met: ours.p99 <= t.p99Ms } : undefined,
   );
 }
+
+/** The body of a pre-finality evaluate that answers GO: the one load every section measures that path with. */
+export const EVALUATE_GO = JSON.stringify({
+  rail: 'rtp',
+  transfer: {
+    amount: '125.00',
+    currency: 'USD',
+    account_number: '000123456789',
+    routing_number: '021000021',
+    counterparty: 'ACME Supplies LLC',
+  },
+});

@@ -41,6 +41,7 @@ import {
   type HttpLoad,
   type LoadResult,
   type Spawned,
+  EVALUATE_GO,
 } from './lib.ts';
 
 const SECTION = 'postgres';
@@ -62,16 +63,7 @@ async function actLoads(server: Spawned): Promise<HttpLoad[]> {
       method: 'POST',
       path: '/v1/prefinality/evaluate',
       headers: keyed(key),
-      body: JSON.stringify({
-        rail: 'rtp',
-        transfer: {
-          amount: '125.00',
-          currency: 'USD',
-          account_number: '000123456789',
-          routing_number: '021000021',
-          counterparty: 'ACME Supplies LLC',
-        },
-      }),
+      body: EVALUATE_GO,
     },
     {
       name: 'POST /api/v1/astl/publish',

@@ -3,18 +3,7 @@
  * signed per answer, the log receipt batch-sealed; one metered act) and
  * POST /v1/prefinality/verify, each against the bare node:http baseline.
  */
-import { cliJson, compareHttp, spawnBaseline, spawnServer } from './lib.ts';
-
-const GO = JSON.stringify({
-  rail: 'rtp',
-  transfer: {
-    amount: '125.00',
-    currency: 'USD',
-    account_number: '000123456789',
-    routing_number: '021000021',
-    counterparty: 'ACME Supplies LLC',
-  },
-});
+import { cliJson, compareHttp, EVALUATE_GO, spawnBaseline, spawnServer } from './lib.ts';
 
 export async function benchPrefinality(): Promise<void> {
   const server = await spawnServer();
@@ -25,7 +14,7 @@ export async function benchPrefinality(): Promise<void> {
     const first = await fetch(server.url + '/v1/prefinality/evaluate', {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
-      body: GO,
+      body: EVALUATE_GO,
     });
     if (first.status !== 200) throw new Error(`evaluate answered ${first.status}`);
     const { receipt_jwt } = (await first.json()) as { receipt_jwt: string };
@@ -34,7 +23,7 @@ export async function benchPrefinality(): Promise<void> {
       method: 'POST',
       path: '/v1/prefinality/evaluate',
       headers: auth,
-      body: GO,
+      body: EVALUATE_GO,
       target: { ratio: 0.25 },
     });
     await compareHttp('prefinality', server, baseline, {
