@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { H3 } from 'h3';
 import { z } from 'zod';
-import { keyedAct } from '../src/api/act.ts';
-import { callerKey, keyGuard } from '../src/api/auth.ts';
+import {} from '../src/api/act.ts';
+import { keyGuard } from '../src/api/auth.ts';
 import { Problem } from '../src/api/problem.ts';
 import { reply } from '../src/api/reply.ts';
 import { Router } from '../src/api/router.ts';
@@ -21,6 +21,7 @@ import { CompactSign, SignJWT } from 'jose';
 import { compactJwsSync, signCompactJws } from '../src/crypto/jws.ts';
 import { loadKeyring } from '../src/crypto/keys.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
+import { operation } from '../src/api/operation.ts';
 
 describe('embedded connection', () => {
   it('reads its own writes with @libsql/client result shapes (named columns, numbers, blobs, RETURNING)', async () => {
@@ -159,7 +160,7 @@ describe('compact JWS signing on node:crypto', () => {
   });
 });
 
-describe('keyed act routes (keyedAct)', () => {
+describe('keyed act routes (operation with act)', () => {
   let s: TestServer;
   let operator: string;
   let agent: string;
@@ -189,12 +190,20 @@ describe('keyed act routes (keyedAct)', () => {
   it("keeps the route's declared role: the router's guard answers an agent key 403 before the handler runs", async () => {
     const router = new Router(new H3(), (route) => keyGuard(s.ctx, route));
     let handled = 0;
-    keyedAct(
+    operation(
       router,
       s.ctx,
-      '/t/operator-act',
-      { summary: 'test', role: 'operator', tag: 'test', body: z.strictObject({ n: z.number() }) },
-      async (b) => (handled++, reply({ n: b.n })),
+      {
+        method: 'POST',
+        path: '/t/operator-act',
+        auth: 'key',
+        summary: 'test',
+        role: 'operator',
+        tag: 'test',
+        body: z.strictObject({ n: z.number() }),
+        act: {},
+      },
+      async ({ input: b }) => (handled++, reply({ n: b.n })),
     );
     expect(router.routes[0]!.doc).toMatchObject({ auth: 'key', role: 'operator' });
     const call = (key: string, json: unknown) =>
@@ -217,7 +226,12 @@ describe('keyed act routes (keyedAct)', () => {
   it("enforces a route's declared key before its handler, for GET and HEAD alike, and hands the handler that key", async () => {
     const router = new Router(new H3(), (route) => keyGuard(s.ctx, route));
     const seen: string[] = [];
-    router.get('/t/keyed-read', (event) => (seen.push(callerKey(event).id), { ok: true }), { summary: 'test', auth: 'key', tag: 'test' });
+    operation(
+      router,
+      s.ctx,
+      { method: 'GET', path: '/t/keyed-read', summary: 'test', auth: 'key', tag: 'test' },
+      ({ key }) => (seen.push(key.id), reply({ ok: true })),
+    );
     const call = (method: string, key?: string) =>
       router.app.fetch(new Request('http://gate.test/t/keyed-read', { method, headers: key ? { authorization: `Bearer ${key}` } : {} }));
     expect((await call('GET')).status).toBe(401);

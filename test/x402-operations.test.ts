@@ -11,7 +11,7 @@
 import { decodePaymentResponseHeader } from '@x402/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { commitAct, keyedAct } from '../src/api/act.ts';
+import { commitAct } from '../src/api/act.ts';
 import { createApp } from '../src/api/app.ts';
 import { Problem } from '../src/api/problem.ts';
 import { reply } from '../src/api/reply.ts';
@@ -23,6 +23,7 @@ import { paidRoutes } from '../src/payments/x402/resources.ts';
 import { startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
 import { approveAllEnv, newPayer, signPayment, startApproveAll, type ApproveAll } from './support/x402-approve-all.ts';
 import { allReceipts, chargesOf } from './support/ledger-reads.ts';
+import { operation } from '../src/api/operation.ts';
 
 type J = Record<string, any>;
 
@@ -194,12 +195,20 @@ describe('a paid act refused after its payment settled', { timeout: 60_000 }, ()
     let decided = 0;
     const { h3 } = createApp(ctx, [
       (router, c) =>
-        keyedAct(
+        operation(
           router,
           c,
-          '/test/flaky',
-          { summary: 'flaky', tag: 'test', body: z.strictObject({ n: z.number() }), charges: ['classify'] },
-          async (body, key, event) => {
+          {
+            method: 'POST',
+            path: '/test/flaky',
+            auth: 'key',
+            summary: 'flaky',
+            tag: 'test',
+            body: z.strictObject({ n: z.number() }),
+            charges: ['classify'],
+            act: {},
+          },
+          async ({ input: body, key, event }) => {
             return commitAct(event, c, key, {
               decide: (state) => {
                 if (++decided > 1)
@@ -251,12 +260,20 @@ describe('a paid act decided again at its commit', { timeout: 60_000 }, () => {
     let decided = 0;
     const { h3 } = createApp(ctx, [
       (router, c) =>
-        keyedAct(
+        operation(
           router,
           c,
-          '/test/repriced',
-          { summary: 'repriced', tag: 'test', body: z.strictObject({ n: z.number() }), charges: ['execute_gate', 'hold'] },
-          async (_body, key, event, _, bill) => {
+          {
+            method: 'POST',
+            path: '/test/repriced',
+            auth: 'key',
+            summary: 'repriced',
+            tag: 'test',
+            body: z.strictObject({ n: z.number() }),
+            charges: ['execute_gate', 'hold'],
+            act: {},
+          },
+          async ({ key, event, bill }) => {
             return commitAct(event, c, key, {
               decide: (state) => {
                 const line = { keyId: key.id, ...bill(++decided > 2 ? 'hold' : 'execute_gate') };

@@ -1,20 +1,21 @@
 /**
  * The act pipeline: how a route commits a governed or metered act.
  *
- * A keyed POST route declares itself with `keyedAct`: its doc (body schema,
- * role, charges) and its handler of the parsed body. The pipeline checks the
- * key, runs the request under its Idempotency-Key and reads the body with the
- * very schema the reference shows.
+ * An act is an operation declared with `act` (api/operation.ts): its doc
+ * (body schema, role, charges) and its handler of a typed call. The pipeline
+ * checks the key, runs the request under its Idempotency-Key and reads the
+ * body with the very schema the reference shows.
  *
- * A route validates its input (readBody), then hands over what the act needs
- * read under the write lock and its pure decision; the pipeline does the rest:
- * the Idempotency-Key answer recorded in the same transaction, the group
- * commit with the acts queued beside it (ledger/acts.ts, a constant number of
- * statements per batch), and the ledger's refusals turned into problems.
+ * The handler hands over what the act needs read under the write lock and
+ * its pure decision; the pipeline does the rest: the Idempotency-Key answer
+ * recorded in the same transaction, the group commit with the acts queued
+ * beside it (ledger/acts.ts, a constant number of statements per batch), and
+ * the ledger's refusals turned into problems.
  *
  * @example
- *   keyedAct(router, ctx, '/api/v1/orn/sharp', { summary, tag: 'orn', body: sharpRequest, charges: ['orn_sharp'] }, async (b, key, event) =>
- *     commitAct(event, ctx, key, { decide: (state) => ({ writes: { receipt: state.receipt(ctx, input, { charges }) }, reply: reply(view(b)) }) }),
+ *   operation(router, ctx, { method: 'POST', path: '/api/v1/orn/sharp', auth: 'key', summary, tag: 'orn', body: sharpRequest, charges: ['orn_sharp'], act: {} },
+ *     async ({ input, key, event }) =>
+ *       commitAct(event, ctx, key, { decide: (state) => ({ writes: { receipt: state.receipt(ctx, input, { charges }) }, reply: reply(view(input)) }) }),
  *   );
  *   return commitAct(event, ctx, key, {
  *     needs: { rows: [{ reader: TICKETS, key: b.ticket_id }] },                                   // read with the group's
@@ -33,9 +34,10 @@ import { getApiKey, isTestKey, type ApiKey } from '../ledger/api-keys.ts';
 import type { ActEvent } from './act-event.ts';
 import { actProblem } from './act-problem.ts';
 import type { ActSpec, Decision } from './act-spec.ts';
-import { readBody, readQuery } from './body.ts';
-import { billOf, type Bill } from './charges.ts';
+import { inputReader } from './body.ts';
+import { billOf } from './charges.ts';
 import type { AppContext } from './context.ts';
+import { NO_PARAMS, type ActOptions, type Call } from './declaration.ts';
 import { answerOf, answerRecorded, idempotent, openReservation } from './idempotency.ts';
 import { actLane } from './lane.ts';
 import { commitPaidAct, hopLimitQuote, paidAct, paidCallOf, paidDoorOf, presentsPayment } from './paid-act.ts';
@@ -77,98 +79,82 @@ export async function commitAct(event: ActEvent, ctx: AppContext, key: ApiKey | 
 
 declare module 'h3' {
   interface H3EventContext {
-    /** The body a keyed act read, once per request (keyedAct). */
+    /** The body a keyed act read, once per request (actRoute). */
     keyedActBody?: Promise<unknown>;
   }
 }
 
-/** What a keyed act route declares: its doc (the body schema is the one parsed), and what to do with its answer afterwards, if anything. */
-export type KeyedActDoc<S extends z.ZodType, P = undefined> = Omit<RouteDoc, 'auth' | 'body' | 'query'> & {
-  /** The body schema; absent, the act takes no body and none is read. */
-  body?: S;
-  /**
-   * A keyed read instead of a POST act (e.g. the lookup, which counts a hop): the operation is a GET
-   * whose query is parsed with this schema and handed to the handler in place of a body; a read takes
-   * no Idempotency-Key.
-   */
-  query?: S;
-  /** A request without a Content-Type is read as `{}` (the schema's defaults), as when no body was sent. */
-  optionalBody?: boolean;
-  /** The body is read (and refused) before the Idempotency-Key is looked at. */
-  bodyFirst?: boolean;
-  /** Applied to the answer on every door, the first one and a replay alike (e.g. a checkpoint's signed note). */
-  after?: (r: Reply) => Reply;
-  /** Most bytes the body may have, for a route whose input is larger by nature (default MAX_BODY_BYTES). */
-  bodyLimit?: number;
-  /** Refuses before anything else, right after the key check (e.g. a feature this gate has not configured). */
-  precondition?: () => void;
-  /**
-   * Checks what the path names before the Idempotency-Key (e.g. the caller's fuse: 404 first), after the
-   * precondition; its result is handed to the handler. Keyed routes only: a keyless payer never reaches it.
-   */
-  precheck?: (event: H3Event, key: ApiKey) => Promise<P> | P;
-  /**
-   * Answer the plain keyed call (JSON body, cached key, no Idempotency-Key, no payment) from the
-   * Node listener, before h3 (api/lane.ts). Only for a handler that reads nothing of its event but
-   * `context`, on a route with a body and neither precheck nor optionalBody.
-   */
-  lane?: boolean;
-};
+/** An act's declaration, as api/operation.ts hands it over: its doc, and how its input is read. */
+export interface ActRoute<S extends z.ZodType, P> {
+  method: 'GET' | 'POST';
+  path: string;
+  declared: RouteDoc;
+  optionalBody?: boolean | undefined;
+  bodyLimit?: number | undefined;
+  precheck?: ((event: H3Event, key: ApiKey) => P | Promise<P>) | undefined;
+  act: ActOptions;
+}
 
 /**
- * Registers a keyed POST act: the key checked (401 before anything else), the
- * route's precondition and precheck, the request run under its Idempotency-Key,
- * the body read with `doc.body` (at most `doc.bodyLimit`, else MAX_BODY_BYTES;
- * before the Idempotency-Key with `bodyFirst`; none without a schema), then
- * `handle`. With `doc.query` instead, a keyed GET: the query read with it
- * and handed to `handle`, no Idempotency-Key; key, x402 and bill as for a POST. The doc says `auth: 'key'` and names the body
- * schema it parses, so the reference cannot drift from the check; `doc.role`
- * is enforced by the router's guard before any of this.
+ * Registers a keyed act (api/operation.ts, a declaration with `act`): the key
+ * checked by the router's guard (401 before anything else), the act's
+ * precondition and the route's precheck, the request run under its
+ * Idempotency-Key, the body read with the declared schema (at most
+ * `bodyLimit`, else MAX_BODY_BYTES; before the Idempotency-Key with
+ * `bodyFirst`; none without a schema), then `handleCall`. A GET act (a keyed
+ * read that counts, e.g. the lookup) reads its query instead and takes no
+ * Idempotency-Key; key, x402 and bill as for a POST.
  */
-export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
+export function actRoute<S extends z.ZodType, P>(
   router: Router,
   ctx: AppContext,
-  path: string,
-  doc: KeyedActDoc<S, P>,
-  handleOnly: (body: z.output<S>, key: ApiKey, event: ActEvent, checked: P, bill: Bill) => Promise<Reply>,
+  route: ActRoute<S, P>,
+  handleCall: (call: Call<z.output<S>, ApiKey, P, ActEvent>) => Promise<Reply>,
 ): void {
-  const { after, bodyLimit, precondition, precheck, optionalBody, bodyFirst, lane, summary, ...rest } = doc;
-  const schema = doc.body ?? doc.query;
-  const method = doc.query ? 'GET' : 'POST';
-  if (doc.query && (doc.body || bodyFirst || optionalBody)) throw new Error(`${path}: a keyed read takes a query, not a body`);
+  const { method, path, declared, optionalBody, bodyLimit, precheck } = route;
+  const { after, precondition, bodyFirst, lane } = route.act;
+  const schema = (declared.body ?? declared.query) as S | undefined;
+  const isRead = method === 'GET';
+  if (isRead && (bodyFirst || optionalBody)) throw new Error(`${path}: a keyed read takes a query, not a body`);
   const limit = bodyLimit ?? ctx.config.MAX_BODY_BYTES;
+  // What the act charges, priced from its declaration once (api/charges.ts).
+  const bill = billOf(`${method} ${path}`, declared.charges, declared.chargeRules);
+  const handleOnly = (input: z.output<S>, key: ApiKey, event: ActEvent, checked: P): Promise<Reply> =>
+    handleCall({
+      input,
+      key,
+      params: event.context.params ?? NO_PARAMS,
+      checked,
+      bill,
+      payment: event.context.x402PaidCall?.payment,
+      requestId: event.context.requestId ?? '',
+      event,
+    });
   // The answer as every door sends it: the handler's, then the route's after step.
   const handle: typeof handleOnly = after ? async (...args) => after(await handleOnly(...args)) : handleOnly;
-  const declared: RouteDoc = { summary, auth: 'key', ...rest };
-  // What the act charges, priced from its declaration once (api/charges.ts).
-  const bill = billOf(`${method} ${path}`, doc.charges, doc.chargeRules);
-  const readOnce = async (event: H3Event): Promise<z.output<S>> => {
-    if (!schema) return undefined as z.output<S>;
-    if (doc.query) return readQuery(event, doc.query);
-    if (optionalBody && event.req.headers.get('content-type') === null) return schema.parse({}) as z.output<S>;
-    return readBody(event, schema, limit);
-  };
+  const readOnce = inputReader(method, schema, limit, optionalBody);
   // Read once per request: a key past its hop limit is priced on the body its keyed attempt read.
-  const read = (event: H3Event): Promise<z.output<S>> => (event.context.keyedActBody ??= readOnce(event)) as Promise<z.output<S>>;
+  const read = (event: H3Event): Promise<z.output<S>> =>
+    (event.context.keyedActBody ??= Promise.resolve(readOnce(event))) as Promise<z.output<S>>;
   // x402 in place of a key, where the declaration takes it and the service has x402 configured.
   const door = paidDoorOf(ctx, method, path, declared);
   if (door && precheck) throw new Error(`${method} ${path}: a precheck needs the key, and this act takes x402 without one`);
   const pastHopLimit = door?.pastHopLimit === true;
   // The handler where no precheck runs first: a paid call, and the act lane.
-  const unchecked = (b: z.output<S>, k: ApiKey, e: ActEvent) => handle(b, k, e, undefined as P, bill);
+  const unchecked = (b: z.output<S>, k: ApiKey, e: ActEvent) => handle(b, k, e, undefined as P);
   const checkedFirst = async (event: H3Event, key: ApiKey): Promise<HTTPResponse> => {
     const checked = precheck ? await precheck(event, key) : (undefined as P);
     if (bodyFirst) {
       const body = await read(event);
-      return idempotent(event, ctx, key, async () => handle(body, key, event, checked, bill), after);
+      return idempotent(event, ctx, key, async () => handle(body, key, event, checked), after);
     }
-    return idempotent(event, ctx, key, async () => handle(await read(event), key, event, checked, bill), after);
+    return idempotent(event, ctx, key, async () => handle(await read(event), key, event, checked), after);
   };
   // The key's act; a plain function, so that the common case (no precheck, body read under the key) costs no extra promise.
-  const keyed = doc.query
+  const keyed = isRead
     ? async (event: H3Event, key: ApiKey): Promise<HTTPResponse> => {
         const checked = precheck ? await precheck(event, key) : (undefined as P);
-        return actResponse(event, await handle(await read(event), key, event, checked, bill));
+        return actResponse(event, await handle(await read(event), key, event, checked));
       }
     : precheck || bodyFirst
       ? checkedFirst
@@ -176,10 +162,10 @@ export function keyedAct<S extends z.ZodType = z.ZodUndefined, P = undefined>(
           idempotent(event, ctx, key, async () => unchecked(await read(event), key, event), after);
   if (lane) {
     // bodyFirst is moot there: the lane reads the body first, and takes no Idempotency-Key.
-    if (!doc.body || doc.query || precheck || optionalBody || doc.role === 'operator')
+    if (!declared.body || isRead || precheck || optionalBody || declared.role === 'operator')
       throw new Error(`${method} ${path}: a lane takes a plain keyed POST with a body`);
     // A key past its hop limit may pay here: that 402 carries the x402 requirements, which only the h3 route gives.
-    if (!pastHopLimit) router.lane(path, actLane(ctx, { path, schema: doc.body, limit, precondition, handle: unchecked }));
+    if (!pastHopLimit) router.lane(path, actLane(ctx, { path, schema: schema!, limit, precondition, handle: unchecked }));
   }
   const act = pastHopLimit
     ? async (event: H3Event): Promise<HTTPResponse | Response> => {

@@ -8,7 +8,7 @@ import { H3, toNodeHandler, type H3Event } from 'h3';
 import type { AppContext } from './context.ts';
 import { Problem, notFound, problemResponse, toProblem } from './problem.ts';
 import { Router } from './router.ts';
-import { keyGuard } from './auth.ts';
+import { routeGuard } from './route-guard.ts';
 import { MCP_PATH, applyCors, registerPreflight } from './cors.ts';
 import { commonHeaders, requestIdFor, requestIdOf } from './common-headers.ts';
 import { staticFastPath, staticSiteHandler } from './static-site.ts';
@@ -184,7 +184,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
       return problemResponse(problem, event);
     },
   });
-  const router = new Router(h3, (route) => keyGuard(ctx, route));
+  const router = new Router(h3, (route) => routeGuard(ctx, route));
   registerRoutes(router, ctx, extraModules);
 
   const site = staticSiteHandler(ctx.config.STATIC_DIR, servedUrls(ctx.config));

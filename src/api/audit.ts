@@ -13,11 +13,11 @@
 import { z } from 'zod';
 import { ownerId } from '../ledger/accounts.ts';
 import { insertAuditEntry, listAudit, type AuditEntry, type NewAuditEntry } from '../ledger/audit-log.ts';
-import { callerKey } from './auth.ts';
 import type { AppContext } from './context.ts';
 import { badRequest } from './problem.ts';
-import { reply, toResponse } from './reply.ts';
+import { reply } from './reply.ts';
 import type { Router } from './router.ts';
+import { operation } from './operation.ts';
 
 export const AUDIT_PATH = '/v1/audit';
 
@@ -194,15 +194,12 @@ const entryObject = z.looseObject({
 });
 
 export function registerAuditRoutes(router: Router, ctx: AppContext): void {
-  router.get(
-    AUDIT_PATH,
-    async (event) => {
-      const key = callerKey(event);
-      return toResponse(reply(await auditPage(ctx, ownerId(key), auditQuery(event.url.searchParams))), {
-        'cache-control': 'private, no-store',
-      });
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: AUDIT_PATH,
       summary:
         "The account's audit log, newest first: what people did in the dashboard (keys made and revoked, caps changed, fuses blown and charged, members invited, removed and given another role, passwords changed), who and when; never a secret",
       auth: 'key',
@@ -211,6 +208,11 @@ export function registerAuditRoutes(router: Router, ctx: AppContext): void {
       query: listQuery,
       response: z.looseObject({ object: z.literal('list'), data: z.array(entryObject), next: z.string().nullable() }),
       problems: [400, 403],
+    },
+    async ({ key, event }) => {
+      return reply(await auditPage(ctx, ownerId(key), auditQuery(event.url.searchParams)), 200, {
+        'cache-control': 'private, no-store',
+      });
     },
   );
 }

@@ -175,3 +175,22 @@ export function readQuery<S extends z.ZodType>(event: H3Event, schema: S): z.out
   if (!result.success) throw invalid('query', result.error);
   return result.data;
 }
+
+/**
+ * How an operation reads the input it declares (api/operation.ts): a GET its
+ * query, anything else its body, at most `limit` bytes; nothing without a
+ * schema; with `optionalBody`, a request without a Content-Type as `{}` (the
+ * schema's defaults), as when no body was sent.
+ */
+export function inputReader<S extends z.ZodType>(
+  method: string,
+  schema: S | undefined,
+  limit: number,
+  optionalBody = false,
+): (event: H3Event) => z.output<S> | Promise<z.output<S>> {
+  if (!schema) return () => undefined as z.output<S>;
+  if (method === 'GET') return (event) => readQuery(event, schema);
+  if (optionalBody)
+    return (event) => (event.req.headers.get('content-type') === null ? (schema.parse({}) as z.output<S>) : readBody(event, schema, limit));
+  return (event) => readBody(event, schema, limit);
+}

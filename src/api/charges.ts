@@ -9,7 +9,7 @@
  * declaration does not state.
  *
  * @example
- *   keyedAct(router, ctx, '/v1/classify', { ..., charges: ['classify'] }, async (body, key, event, _, bill) => {
+ *   operation(router, ctx, { method: 'POST', path: '/v1/classify', ..., charges: ['classify'], act: {} }, async ({ input, key, event, bill }) => {
  *     const charge = { keyId: key.id, ...bill('classify') };   // the toll of classify
  */
 import { tollMicros } from '../catalog/tolls.ts';

@@ -4,7 +4,7 @@
  * the hop, h3, srvx and the wrappers around the act were about a fifth of it
  * (docs/pipeline.md, "What limits a hop now").
  *
- * It is generated from the act's declaration (api/act.ts, `keyedAct` with
+ * It is generated from the act's declaration (api/operation.ts, an act with
  * `lane: true`): the same schema, the same handler and bill, the same act. It
  * takes a request only when nothing about it needs more than that: a JSON
  * body within the limit, a key the auth cache holds fresh (readyKey), no

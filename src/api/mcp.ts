@@ -40,9 +40,10 @@ import type { AppContext } from './context.ts';
 import { jsonBoundsProblem } from './json-bounds.ts';
 import { Problem } from './problem.ts';
 import { clientAddress } from './rate-limit.ts';
-import { reply, toResponse } from './reply.ts';
+import { reply } from './reply.ts';
 import type { RouteRecord, Router } from './router.ts';
 import { toolName } from './tool-names.ts';
+import { operation } from './operation.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -281,9 +282,18 @@ export function registerMcpRoutes(router: Router, ctx: AppContext): void {
   let declared: McpTool[] | undefined;
   const tools = () => (declared ??= mcpTools(router));
 
-  router.post(
-    MCP_PATH,
-    async (event) => {
+  operation(
+    router,
+    ctx,
+    {
+      method: 'POST',
+      path: MCP_PATH,
+      summary: 'Streamable HTTP MCP endpoint (JSON-RPC 2.0 over POST)',
+      auth: 'public',
+      tag: 'mcp',
+      problems: [403, 406],
+    },
+    async ({ event }) => {
       checkOrigin(event, origins);
       const request = await boundedMcpRequest(event, ctx.config.MAX_BODY_BYTES);
       const key = await optionalKey(event, ctx);
@@ -297,34 +307,38 @@ export function registerMcpRoutes(router: Router, ctx: AppContext): void {
         void server.close();
       }
     },
-    { summary: 'Streamable HTTP MCP endpoint (JSON-RPC 2.0 over POST)', auth: 'public', tag: 'mcp', problems: [403, 406] },
   );
 
-  router.get(
-    '/.well-known/mcp.json',
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/.well-known/mcp.json',
+      summary: 'MCP tool discovery: the endpoint, protocol revision and every tool',
+      auth: 'public',
+      tag: 'discovery',
+    },
     () => {
-      return toResponse(
-        reply(
-          {
-            ...discoveryDocument('mcp', { gate: ctx.config.BASE_URL, site: ctx.config.SITE_URL }),
-            endpoint: ctx.config.BASE_URL + MCP_PATH,
-            protocol_version: LATEST_PROTOCOL_VERSION,
-            sessions: false,
-            keyed_tools_need: 'Authorization: Bearer <API_KEY> on the POST /mcp request',
-            tools: tools().map((t) => ({
-              name: t.name,
-              description: t.description,
-              auth: t.route.doc!.auth,
-              ...(t.route.doc!.auth === 'key' ? { role: t.route.doc!.role ?? 'agent' } : {}),
-              method: t.route.method,
-              path: t.route.path,
-            })),
-          },
-          200,
-          { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' },
-        ),
+      return reply(
+        {
+          ...discoveryDocument('mcp', { gate: ctx.config.BASE_URL, site: ctx.config.SITE_URL }),
+          endpoint: ctx.config.BASE_URL + MCP_PATH,
+          protocol_version: LATEST_PROTOCOL_VERSION,
+          sessions: false,
+          keyed_tools_need: 'Authorization: Bearer <API_KEY> on the POST /mcp request',
+          tools: tools().map((t) => ({
+            name: t.name,
+            description: t.description,
+            auth: t.route.doc!.auth,
+            ...(t.route.doc!.auth === 'key' ? { role: t.route.doc!.role ?? 'agent' } : {}),
+            method: t.route.method,
+            path: t.route.path,
+          })),
+        },
+        200,
+        { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' },
       );
     },
-    { summary: 'MCP tool discovery: the endpoint, protocol revision and every tool', auth: 'public', tag: 'discovery' },
   );
 }

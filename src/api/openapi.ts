@@ -13,9 +13,10 @@ import { formatUsd, usdToMicros } from '../catalog/money.ts';
 import { paidRouteOf, priceListing } from '../payments/x402/resources.ts';
 import type { AppContext } from './context.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';
-import { reply, toResponse } from './reply.ts';
+import { reply } from './reply.ts';
 import type { ResponseDoc, RouteDoc, RouteRecord, Router } from './router.ts';
 import { operationName, toolName } from './tool-names.ts';
+import { operation } from './operation.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_DESCRIPTION_VERSION = '1.0.0';
@@ -100,7 +101,7 @@ function responsesOf(doc: RouteDoc | undefined, problems: Set<number>): Json {
   return out;
 }
 
-function operation(r: RouteRecord): Json {
+function operationObject(r: RouteRecord): Json {
   const doc = r.doc;
   const { params } = openApiPath(r.path);
   const statuses = new Set<number>(doc?.problems ?? []);
@@ -171,7 +172,7 @@ export function buildOpenApi(routes: readonly RouteRecord[], urls: Urls): Json {
   const add = (path: string, method: string, op: Json) => {
     (paths[path] ??= {})[method.toLowerCase()] = op;
   };
-  for (const r of routes) add(openApiPath(r.path).path, r.method, operation(r));
+  for (const r of routes) add(openApiPath(r.path).path, r.method, operationObject(r));
   for (const c of CATALOGS) {
     if (paths[c.path]?.get) continue;
     add(c.path, 'GET', {
@@ -258,12 +259,13 @@ export function buildOpenApi(routes: readonly RouteRecord[], urls: Urls): Json {
 /** GET /openapi.json: the description of this very process's routes (built once, on first request). */
 export function registerOpenApiRoutes(router: Router, ctx: AppContext): void {
   let cached: Json | undefined;
-  router.get(
-    '/openapi.json',
+  operation(
+    router,
+    ctx,
+    { method: 'GET', path: '/openapi.json', summary: 'This OpenAPI 3.1.0 description', auth: 'public', tag: 'discovery' },
     () => {
       cached ??= buildOpenApi(router.routes, { gate: ctx.config.BASE_URL, site: ctx.config.SITE_URL });
-      return toResponse(reply(cached), { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' });
+      return reply(cached, 200, { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=300' });
     },
-    { summary: 'This OpenAPI 3.1.0 description', auth: 'public', tag: 'discovery' },
   );
 }

@@ -28,14 +28,14 @@ import {
   type RequestRow,
 } from '../ledger/request-log.ts';
 import { verifyUrl } from '../ledger/receipts.ts';
-import { callerKey } from './auth.ts';
 import { cacheNow, type AppContext } from './context.ts';
 import { intervalJob } from './jobs.ts';
 import { badRequest } from './problem.ts';
-import { reply, toResponse } from './reply.ts';
+import { reply } from './reply.ts';
 import type { Router } from './router.ts';
 import { requestIdFor } from './common-headers.ts';
 import { notesOf } from './request-notes.ts';
+import { operation } from './operation.ts';
 
 export const REQUESTS_PATH = '/v1/requests';
 
@@ -283,20 +283,12 @@ const SWEEP_CHUNK = 5_000;
 
 export function registerRequestLogRoutes(router: Router, ctx: AppContext): void {
   const log = requestLogOf(ctx);
-  router.get(
-    REQUESTS_PATH,
-    async (event) => {
-      const key = callerKey(event);
-      const q = listQuery.safeParse(Object.fromEntries(event.url.searchParams));
-      if (!q.success) {
-        const issue = q.error.issues[0]!;
-        throw badRequest('invalid_query', `${issue.path.join('.') || 'query'}: ${issue.message}`, {
-          errors: q.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })),
-        });
-      }
-      return toResponse(reply(await requestPage(ctx, log, ownerId(key), q.data)), { 'cache-control': 'private, no-store' });
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: REQUESTS_PATH,
       summary:
         "The account's request log, newest first: every request made with one of its keys, failures included (method, path, status, problem code, key, time, latency, receipt); no body or secret is kept",
       auth: 'key',
@@ -310,6 +302,16 @@ export function registerRequestLogRoutes(router: Router, ctx: AppContext): void 
         next: z.string().nullable(),
       }),
       problems: [400],
+    },
+    async ({ key, event }) => {
+      const q = listQuery.safeParse(Object.fromEntries(event.url.searchParams));
+      if (!q.success) {
+        const issue = q.error.issues[0]!;
+        throw badRequest('invalid_query', `${issue.path.join('.') || 'query'}: ${issue.message}`, {
+          errors: q.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })),
+        });
+      }
+      return reply(await requestPage(ctx, log, ownerId(key), q.data), 200, { 'cache-control': 'private, no-store' });
     },
   );
   // Past REQUEST_LOG_RETENTION_DAYS a row is deleted by the node holding the job's lease.

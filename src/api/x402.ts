@@ -17,6 +17,7 @@ import type { AppContext } from './context.ts';
 import { intervalJob } from './jobs.ts';
 import { reply, toResponse } from './reply.ts';
 import type { Router } from './router.ts';
+import { operation } from './operation.ts';
 
 /** The paid resources as the catalogs list them, from the operations' declarations: empty when x402 is off. */
 export function paidResourceList(ctx: AppContext, router: Router) {
@@ -56,8 +57,16 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
     : undefined;
   const cors = { 'access-control-allow-origin': '*', 'cache-control': 'public, max-age=60' };
 
-  router.get(
-    '/.well-known/x402.json',
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/.well-known/x402.json',
+      summary: 'x402 resource catalog: whether payments are taken, and what each paid resource costs',
+      auth: 'public',
+      tag: 'discovery',
+    },
     () => {
       const doc = discoveryDocument('x402', urls);
       return toResponse(
@@ -79,13 +88,21 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
         cors,
       );
     },
-    { summary: 'x402 resource catalog: whether payments are taken, and what each paid resource costs', auth: 'public', tag: 'discovery' },
   );
 
   for (const key of ['x402', 'x402_bazaar'] as const) {
     const entry = catalogByKey(key);
-    router.get(
-      entry.path,
+    operation(
+      router,
+      ctx,
+      {
+        method: 'GET',
+        path: entry.path,
+        name: `${key}_catalog`,
+        summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)',
+        auth: 'public',
+        tag: 'discovery',
+      },
       () => {
         const built = entry.build(urls) as Record<string, unknown>;
         const list = key === 'x402' ? 'resources' : 'listings';
@@ -94,12 +111,6 @@ export function registerX402Routes(router: Router, ctx: AppContext): void {
           cors,
         );
         // Named by its catalog: the rule would name /.well-known/x402 as /.well-known/x402.json above.
-      },
-      {
-        name: `${key}_catalog`,
-        summary: key === 'x402' ? 'Companion x402 resource catalog (live configuration)' : 'x402 bazaar listing (live configuration)',
-        auth: 'public',
-        tag: 'discovery',
       },
     );
   }

@@ -9,13 +9,12 @@ import { z } from 'zod';
 import { accountSpendCap, setAccountSpendCap } from '../../ledger/accounts.ts';
 import { isTestKey } from '../../ledger/api-keys.ts';
 import { monthOf, monthReset, spentThisMonth } from '../../ledger/spend-caps.ts';
-import { callerKey } from '../auth.ts';
-import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { notFound, Problem } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { capMicros, capView, capViewSchema, spendCapUsd } from '../spend-cap.ts';
+import { operation } from '../operation.ts';
 
 const accountCapRequest = z.strictObject({ spend_cap_usd: spendCapUsd });
 
@@ -44,26 +43,39 @@ export async function accountCapView(ctx: AppContext, accountId: string, now = n
 
 export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): void {
   const doc = { auth: 'key', role: 'operator', tag: 'keys' } as const;
-  router.get(
-    '/v1/account/spend-cap',
-    async (event) => {
-      const caller = callerKey(event);
-      return toResponse(reply(await accountCapView(ctx, caller.account_id)));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/v1/account/spend-cap',
       ...doc,
       tool: 'account_spend_cap',
       summary: "The account's monthly spend cap, what its keys were charged this month and what is left",
       response: accountCapResponse,
       problems: [403],
     },
+    async ({ key: caller }) => {
+      return reply(await accountCapView(ctx, caller.account_id));
+    },
   );
 
-  router.post(
-    '/v1/account/spend-cap',
-    async (event) => {
-      const caller = callerKey(event);
-      const b = await readBody(event, accountCapRequest, ctx.config.MAX_BODY_BYTES);
+  operation(
+    router,
+    ctx,
+    {
+      method: 'POST',
+      path: '/v1/account/spend-cap',
+      ...doc,
+      tool: 'account_spend_cap_set',
+      summary:
+        "Set the most all the account's keys together may be charged per UTC calendar month (null: no cap); past it an act answers 402 spend_cap_reached",
+      body: accountCapRequest,
+      response: accountCapResponse,
+      problems: [400, 403, 404],
+      example: { spend_cap_usd: '1000.00' },
+    },
+    async ({ key: caller, input: b }) => {
       if (isTestKey(caller))
         throw new Problem({
           status: 403,
@@ -73,17 +85,7 @@ export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): 
         });
       const set = await ctx.ledger.write((tx) => setAccountSpendCap(tx, caller.account_id, capMicros(b.spend_cap_usd)));
       if (!set) throw notFound(`account ${caller.account_id} has no settings to change`, 'unknown_account');
-      return toResponse(reply(await accountCapView(ctx, caller.account_id)));
-    },
-    {
-      ...doc,
-      tool: 'account_spend_cap_set',
-      summary:
-        "Set the most all the account's keys together may be charged per UTC calendar month (null: no cap); past it an act answers 402 spend_cap_reached",
-      body: accountCapRequest,
-      response: accountCapResponse,
-      problems: [400, 403, 404],
-      example: { spend_cap_usd: '1000.00' },
+      return reply(await accountCapView(ctx, caller.account_id));
     },
   );
 }

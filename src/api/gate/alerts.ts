@@ -26,14 +26,13 @@ import {
   listDisabledSubscriptions,
   removeAlertSubscription,
 } from '../../ledger/webhooks.ts';
-import { callerKey } from '../auth.ts';
-import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { nudgeDeliverer, requirePublicTarget } from '../site/webhooks.ts';
 import { callerOf, fuseIdSchema, visibleFuse } from './governed.ts';
+import { operation } from '../operation.ts';
 
 export const createAlertRequest = z.strictObject({
   url: z
@@ -79,33 +78,12 @@ const listResponse = z.object({
 const idParam = z.string().regex(/^whs_[A-Za-z0-9_-]{1,64}$/, 'an alert subscription id such as whs_…');
 
 export function registerAlertRoutes(router: Router, ctx: AppContext): void {
-  router.post(
-    '/v1/alerts',
-    async (event) => {
-      const key = callerKey(event);
-      const body = await readBody(event, createAlertRequest, ctx.config.MAX_BODY_BYTES);
-      if (body.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), body.fuse_id);
-      if (!ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) await requirePublicTarget(body.url);
-      const sub = {
-        id: newId('whs'),
-        url: body.url,
-        events: ALERT_EVENTS.filter((e) => body.events.includes(e)),
-        fuse_id: body.fuse_id ?? null,
-        created_at: nowIso(),
-      };
-      await ctx.ledger.write((tx) => createAlertSubscription(tx, ownerId(key), sub));
-      return toResponse(
-        reply(
-          {
-            object: 'alert_subscription',
-            ...sub,
-            signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` },
-          },
-          201,
-        ),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/v1/alerts',
       summary:
         "Subscribe a URL to alerts: a fuse's state changes and refused hops, for every fuse of the account or one; signed and retried as trigger webhooks",
       auth: 'key',
@@ -117,45 +95,69 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
       problems: [403, 404, 422],
       example: { url: 'https://ops.example.com/hooks/fusegate', events: ['fuse.state_changed', 'hop.denied'] },
     },
+    async ({ key, input: body }) => {
+      if (body.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), body.fuse_id);
+      if (!ctx.config.WEBHOOK_ALLOW_PRIVATE_TARGETS) await requirePublicTarget(body.url);
+      const sub = {
+        id: newId('whs'),
+        url: body.url,
+        events: ALERT_EVENTS.filter((e) => body.events.includes(e)),
+        fuse_id: body.fuse_id ?? null,
+        created_at: nowIso(),
+      };
+      await ctx.ledger.write((tx) => createAlertSubscription(tx, ownerId(key), sub));
+      return reply(
+        {
+          object: 'alert_subscription',
+          ...sub,
+          signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` },
+        },
+        201,
+      );
+    },
   );
 
-  router.get(
-    '/v1/alerts',
-    async (event) => {
-      const key = callerKey(event);
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/v1/alerts',
+      summary: "The account's alert subscriptions, the removed or disabled ones with why, and the 50 latest deliveries with every attempt",
+      auth: 'key',
+      tag: 'alerts',
+      response: listResponse,
+    },
+    async ({ key }) => {
       const owner = ownerId(key);
       const [subs, removed, deliveries] = await Promise.all([
         listAlertSubscriptions(ctx.ledger.read, owner),
         listDisabledSubscriptions(ctx.ledger.read, owner, 'alerts'),
         deliveriesOf(ctx.ledger.read, owner, 50, 'alerts'),
       ]);
-      return toResponse(reply({ object: 'list', data: subs.map((s) => ({ object: 'alert_subscription', ...s })), removed, deliveries }));
-    },
-    {
-      summary: "The account's alert subscriptions, the removed or disabled ones with why, and the 50 latest deliveries with every attempt",
-      auth: 'key',
-      tag: 'alerts',
-      response: listResponse,
+      return reply({ object: 'list', data: subs.map((s) => ({ object: 'alert_subscription', ...s })), removed, deliveries });
     },
   );
 
-  router.post(
-    '/v1/alerts/:alert_id/remove',
-    async (event) => {
-      const key = callerKey(event);
-      const raw = String(event.context.params?.alert_id ?? '');
-      const id = idParam.safeParse(raw);
-      const removed = id.success && (await ctx.ledger.write((tx) => removeAlertSubscription(tx, ownerId(key), id.data, nowIso())));
-      if (!removed) throw notFound(`no alert subscription ${raw}`, 'unknown_alert');
-      return toResponse(reply({ object: 'alert_subscription', id: raw, removed: true }));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/v1/alerts/:alert_id/remove',
       summary: 'Remove an alert subscription: no more events are queued for it, its pending deliveries fail',
       auth: 'key',
       role: 'operator',
       tag: 'alerts',
       response: z.object({ object: z.literal('alert_subscription'), id: z.string(), removed: z.literal(true) }),
       problems: [403, 404],
+    },
+    async ({ key, params }) => {
+      const raw = String(params.alert_id ?? '');
+      const id = idParam.safeParse(raw);
+      const removed = id.success && (await ctx.ledger.write((tx) => removeAlertSubscription(tx, ownerId(key), id.data, nowIso())));
+      if (!removed) throw notFound(`no alert subscription ${raw}`, 'unknown_alert');
+      return reply({ object: 'alert_subscription', id: raw, removed: true });
     },
   );
 
@@ -167,11 +169,23 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
     event_type: z.literal(ALERT_TEST_EVENT),
     state: z.literal('pending'),
   });
-  router.post(
-    '/v1/alerts/:alert_id/test',
-    async (event) => {
-      const key = callerKey(event);
-      const raw = String(event.context.params?.alert_id ?? '');
+  operation(
+    router,
+    ctx,
+    {
+      method: 'POST',
+      path: '/v1/alerts/:alert_id/test',
+      summary:
+        'Send a test event to an alert subscription: delivered, signed and retried as any event, marked `test: true` (type alert.test)',
+      auth: 'key',
+      role: 'operator',
+      tag: 'alerts',
+      response: testedResponse,
+      responses: { 202: { description: 'The test delivery, queued', schema: testedResponse } },
+      problems: [403, 404],
+    },
+    async ({ key, params, event }) => {
+      const raw = String(params.alert_id ?? '');
       const id = idParam.safeParse(raw);
       const event_id = newId('evt');
       const body = {
@@ -187,22 +201,10 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
         : undefined;
       if (!delivery) throw notFound(`no active alert subscription ${raw}`, 'unknown_alert');
       nudgeDeliverer();
-      return toResponse(
-        reply(
-          { object: 'alert_delivery', id: delivery, subscription_id: raw, event_id, event_type: ALERT_TEST_EVENT, state: 'pending' },
-          202,
-        ),
+      return reply(
+        { object: 'alert_delivery', id: delivery, subscription_id: raw, event_id, event_type: ALERT_TEST_EVENT, state: 'pending' },
+        202,
       );
-    },
-    {
-      summary:
-        'Send a test event to an alert subscription: delivered, signed and retried as any event, marked `test: true` (type alert.test)',
-      auth: 'key',
-      role: 'operator',
-      tag: 'alerts',
-      response: testedResponse,
-      responses: { 202: { description: 'The test delivery, queued', schema: testedResponse } },
-      problems: [403, 404],
     },
   );
 }

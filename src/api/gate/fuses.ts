@@ -8,22 +8,21 @@
  * Every state change is receipted. The public drill fuses change for nobody
  * (drill-fuses.ts).
  */
-import { commitAct, keyedAct } from '../act.ts';
+import { commitAct } from '../act.ts';
 import { z } from 'zod';
 import { CHARGEABLE_STATES } from '../../domain/fuse.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { FUSE_STATES, createFuse, listFuses, transitionFuse, type Fuse, type FuseState } from '../../ledger/fuses.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { callerKey } from '../auth.ts';
-import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { callerOf, changeableFuse, changeableIn, fuseIdSchema } from './governed.ts';
 import { fuseChangedAlert } from './alert-events.ts';
 import { drillFuseRestore } from './drill-fuses.ts';
 import { nudgeDeliverer } from '../site/webhooks.ts';
+import { operation } from '../operation.ts';
 
 export const createFuseRequest = z.strictObject({
   state: z.enum(['LIVE', 'UNSIGNED']).default('LIVE'),
@@ -46,11 +45,13 @@ export function fuseObject(f: Fuse) {
 
 export function registerFuseRoutes(router: Router, ctx: AppContext): void {
   router.job(drillFuseRestore(ctx));
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/fuses',
     {
+      method: 'POST',
+      path: '/v1/fuses',
+      auth: 'key',
       tool: 'fuse_create',
       summary: 'Create a fuse owned by the calling key (our extension)',
       role: 'operator',
@@ -65,8 +66,9 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
         },
       },
       example: { state: 'LIVE', label: 'payments agent' },
+      act: {},
     },
-    async (body, key, event) => {
+    async ({ input: body, key, event }) => {
       const id = newId('fuse');
       return commitAct(event, ctx, key, {
         run: async (tx, state) => {
@@ -78,38 +80,47 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.get(
-    '/v1/fuses',
-    async (event) => {
-      const key = callerKey(event);
-      const q = readQuery(event, listQuery);
-      const fuses = await listFuses(ctx.ledger.read, ownerId(key), q.limit + 1, q.starting_after);
-      return toResponse(reply({ object: 'list', data: fuses.slice(0, q.limit).map(fuseObject), has_more: fuses.length > q.limit }));
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/v1/fuses',
+      tool: 'fuses_list',
+      summary: "List the calling key's fuses",
+      auth: 'key',
+      tag: 'fuses',
+      query: listQuery,
     },
-    { tool: 'fuses_list', summary: "List the calling key's fuses", auth: 'key', tag: 'fuses', query: listQuery },
+    async ({ key, input: q }) => {
+      const fuses = await listFuses(ctx.ledger.read, ownerId(key), q.limit + 1, q.starting_after);
+      return reply({ object: 'list', data: fuses.slice(0, q.limit).map(fuseObject), has_more: fuses.length > q.limit });
+    },
   );
 
   const transition = (path: string, to: FuseState, from: readonly FuseState[], verb: string, summary: string, role: 'agent' | 'operator') =>
-    keyedAct(
+    operation(
       router,
       ctx,
-      path,
       {
+        method: 'POST',
+        path: path,
+        auth: 'key',
         tool: verb === 'dead' ? 'fuse_blow' : 'fuse_charge',
         summary,
         role,
         tag: 'fuses',
         response: fuseResponse.extend({ previous_state: z.string(), receipt_id: z.string() }),
         problems: role === 'operator' ? [403, 404, 409] : [404, 409],
-        // A fuse that does not exist, or is not the caller's, is 404 before anything else.
         precheck: async (event, key) => {
           const id = fuseIdSchema.safeParse(event.context.params?.fuse_id);
           const fuseId = id.success ? id.data : '';
           await changeableFuse(ctx.ledger.read, callerOf(key), fuseId);
           return fuseId;
         },
+        act: {},
       },
-      async (_body, key, event, fuseId) => {
+      async ({ key, event, checked: fuseId }) => {
         const caller = callerOf(key);
         const answer = await commitAct(event, ctx, key, {
           needs: { fuseId },

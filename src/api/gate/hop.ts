@@ -12,12 +12,10 @@ import { decideHop } from '../../domain/fuse.ts';
 import { DRILL_FUSES } from '../../ledger/fuses.ts';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { callerKey } from '../auth.ts';
-import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { actProblem, commitAct, keyedAct } from '../act.ts';
+import { actProblem, commitAct } from '../act.ts';
 import { haltUnlessAnsweredWithin } from './halt.ts';
-import { enforceDemoRateLimit } from '../rate-limit.ts';
-import { reply, toResponse, type Reply } from '../reply.ts';
+import { reply, type Reply } from '../reply.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { paidCallOf } from '../../payments/x402/keyless.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
@@ -39,6 +37,7 @@ import {
   type Caller,
   type HopResult,
 } from './governed.ts';
+import { operation } from '../operation.ts';
 
 /**
  * The fuse id in keyed examples: one of the caller's own (POST /v1/fuses makes
@@ -155,23 +154,22 @@ async function lookupAct(event: ActEvent, ctx: AppContext, key: ApiKey, fuseId: 
 }
 
 export function registerHopRoutes(router: Router, ctx: AppContext): void {
-  const limit = ctx.config.MAX_BODY_BYTES;
   const keyed = async (event: H3Event) => callerOf(callerKey(event));
-  const publicCaller = async (event: H3Event) => {
-    await enforceDemoRateLimit(event, ctx);
-    return callerOf(undefined);
-  };
+  // The demo's rate limit is the router's (route-guard.ts): a demo route declares auth: 'demo'.
+  const publicCaller = async (_event: H3Event) => callerOf(undefined);
 
   // Our x402 extension (SPEC 7 answers 402 at the hop limit): a hop or lookup paid per call by a key past
   // its limit, or by an agent without a key (which sees only the public drill fuses, like the demos). A
   // lookup counts as a hop, so it costs the hop toll. Not the OCSP alias: it must answer "halt" within
   // OCSP_HALT_AFTER_MS, which a settlement cannot promise.
   const PAID_HOP: X402Doc = { when: "past the key's hop limit, or without a key (public drill fuses only)", pastHopLimit: true };
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/fuse/hop',
     {
+      method: 'POST',
+      path: '/v1/fuse/hop',
+      auth: 'key',
       tool: 'fuse_hop',
       summary: 'May I act right now? Checks the fuse, charges the hop, answers with a signed receipt',
       description: ACT_KINDS_TEXT,
@@ -181,18 +179,20 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       problems: [402, 404, 409, 422],
       charges: ['execute_gate', 'hold'],
       x402: PAID_HOP,
-      lane: true,
       example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00' } },
+      act: { lane: true },
     },
-    (body, key, event, _, bill) =>
+    ({ input: body, key, event, bill }) =>
       governedHop(event, ctx, callerOf(key), { kind: 'hop', fuseId: body.fuse_id, action: body.action, tool: body.tool }, hopReply, bill),
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/fuse/lookup',
     {
+      method: 'GET',
+      path: '/v1/fuse/lookup',
+      auth: 'key',
       tool: 'fuse_lookup',
       summary: "A fuse's state; counts against the hop limit, no toll",
       tag: 'gate',
@@ -200,20 +200,18 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       response: lookupResponse,
       problems: [402, 404],
       x402: { ...PAID_HOP, sku: 'execute_gate' },
+      act: {},
     },
-    (query, key, event) => lookupAct(event, ctx, key, query.fuse_id),
+    ({ input: query, key, event }) => lookupAct(event, ctx, key, query.fuse_id),
   );
 
   // OCSP-style alias: same answer while the ledger answers; 503 "halt" when it cannot be reached.
-  router.get(
-    '/v1/ocsp',
-    (event) =>
-      haltUnlessAnsweredWithin(event, ctx.config.OCSP_HALT_AFTER_MS, async () => {
-        const caller = await keyed(event);
-        const { fuse_id } = readQuery(event, lookupQuery);
-        return toResponse(await lookup(ctx, caller, fuse_id));
-      }),
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/v1/ocsp',
       tool: 'ocsp',
       summary: 'OCSP-style alias of lookup; 503 halt when the ledger cannot be reached',
       auth: 'key',
@@ -223,13 +221,21 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       problems: [402, 404, 503],
       x402: false,
     },
+    ({ input, event }) =>
+      haltUnlessAnsweredWithin(event, ctx.config.OCSP_HALT_AFTER_MS, async () => {
+        const caller = await keyed(event);
+        const { fuse_id } = input;
+        return await lookup(ctx, caller, fuse_id);
+      }),
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/act',
     {
+      method: 'POST',
+      path: '/v1/act',
+      auth: 'key',
       tool: 'act',
       summary: 'Welded act: hop first, closed-world surface check, sealed act receipt with the fingerprint',
       description: ACT_KINDS_TEXT,
@@ -238,18 +244,20 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       response: actResponse,
       problems: [402, 404, 409, 422],
       charges: ['execute_gate', 'seal', 'hold'],
-      lane: true,
       example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay', amount: '120.00', payee: 'acme' } },
+      act: { lane: true },
     },
-    (body, key, event, _, bill) =>
+    ({ input: body, key, event, bill }) =>
       governedHop(event, ctx, callerOf(key), { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, bill),
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/classify',
     {
+      method: 'POST',
+      path: '/v1/classify',
+      auth: 'key',
       tool: 'classify',
       summary: 'Deterministic act classifier (rules in data) with a signed receipt',
       tag: 'gate',
@@ -257,8 +265,9 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       problems: [409, 422],
       charges: ['classify'],
       example: { text: 'wire 5,000 USD to the supplier' },
+      act: {},
     },
-    async (body, key, event, _, bill) => {
+    async ({ input: body, key, event, bill }) => {
       const c = classify(body);
       const fp = fingerprint(body);
       const charge = { keyId: key.id, ...bill('classify') };
@@ -279,11 +288,22 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
   );
 
   // PERMIT / DENY for a fuse and an action, with the reason. A demo: no hop is counted, nothing is charged.
-  router.post(
-    '/v1/execute-gate/demo',
-    async (event) => {
+  operation(
+    router,
+    ctx,
+    {
+      method: 'POST',
+      path: '/v1/execute-gate/demo',
+      tool: 'execute_gate_demo',
+      summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged',
+      auth: 'key',
+      tag: 'gate',
+      body: actRequest,
+      problems: [404],
+      example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } },
+    },
+    async ({ input: body, event }) => {
       const caller = await keyed(event);
-      const body = await readBody(event, actRequest, limit);
       const fp = fingerprint(body.action);
       const answer = await commitAct(event, ctx, caller.key, {
         needs: { fuseId: body.fuse_id },
@@ -313,30 +333,17 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
           };
         },
       });
-      return toResponse(answer);
-    },
-    {
-      tool: 'execute_gate_demo',
-      summary: 'PERMIT or DENY for a fuse and an action, with the reason; uncharged',
-      auth: 'key',
-      tag: 'gate',
-      body: actRequest,
-      problems: [404],
-      example: { fuse_id: KEYED_FUSE_EXAMPLE, action: { kind: 'pay' } },
+      return answer;
     },
   );
 
   // Public demos on the drill fuses: never charged, rate limited per client address.
-  router.post(
-    '/demo/hop',
-    async (event) => {
-      const caller = await publicCaller(event);
-      const body = await readBody(event, demoHopRequest, limit);
-      return toResponse(
-        await governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply, UNCHARGED),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/demo/hop',
       tool: 'demo_hop',
       summary: 'Public hop on a drill fuse (fuse_drill_live or fuse_drill_dead); never charged',
       auth: 'demo',
@@ -346,18 +353,18 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 429],
       example: { fuse_id: 'fuse_drill_dead' },
     },
+    async ({ input: body, event }) => {
+      const caller = await publicCaller(event);
+      return await governedHop(event, ctx, caller, { kind: 'hop', fuseId: body.fuse_id, action: body.action }, hopReply, UNCHARGED);
+    },
   );
 
-  router.post(
-    '/demo/act',
-    async (event) => {
-      const caller = await publicCaller(event);
-      const body = await readBody(event, demoActRequest, limit);
-      return toResponse(
-        await governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, UNCHARGED),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/demo/act',
       tool: 'demo_act',
       summary: 'Public welded act on a drill fuse; never charged',
       auth: 'demo',
@@ -367,16 +374,18 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 429],
       example: { action: { kind: 'pay' } },
     },
+    async ({ input: body, event }) => {
+      const caller = await publicCaller(event);
+      return await governedHop(event, ctx, caller, { kind: 'act', fuseId: body.fuse_id, action: body.action }, actReply, UNCHARGED);
+    },
   );
 
-  router.get(
-    '/demo/lookup',
-    async (event) => {
-      const caller = await publicCaller(event);
-      const { fuse_id } = readQuery(event, demoLookupQuery);
-      return toResponse(await lookup(ctx, caller, fuse_id));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/demo/lookup',
       tool: 'demo_lookup',
       summary: 'Public lookup of a drill fuse',
       auth: 'demo',
@@ -384,6 +393,11 @@ export function registerHopRoutes(router: Router, ctx: AppContext): void {
       query: demoLookupQuery,
       response: lookupResponse,
       problems: [404, 429],
+    },
+    async ({ input, event }) => {
+      const caller = await publicCaller(event);
+      const { fuse_id } = input;
+      return await lookup(ctx, caller, fuse_id);
     },
   );
 }

@@ -41,14 +41,13 @@ import {
 } from '../../ledger/api-keys.ts';
 import { REVIEW_TTL_MAX_SECONDS, REVIEW_TTL_MIN_SECONDS } from '../../domain/review.ts';
 import { actKindSchema, DEFAULT_ACT_KINDS, SURFACE_PRESETS } from '../../catalog/surfaces.ts';
-import { callerKey } from '../auth.ts';
-import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, badRequest, notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { spentThisMonth } from '../../ledger/spend-caps.ts';
 import { capMicros, capUsd, capView, capViewSchema, spendCapUsd } from '../spend-cap.ts';
+import { operation } from '../operation.ts';
 
 const keyIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a key id such as key_…');
 const keysListQuery = z.object({
@@ -222,7 +221,6 @@ function expiryOf(b: { expires_in_seconds?: number | undefined; expires_at?: str
 const manages = (caller: ApiKey, key: ApiKey): boolean => key.account_id === caller.account_id && (!isTestKey(caller) || isTestKey(key));
 
 export function registerKeyRoutes(router: Router, ctx: AppContext): void {
-  const limit = ctx.config.MAX_BODY_BYTES;
   /** The key named in the path if the caller may manage it (its account's; a test caller: a test key); else 404, as if it did not exist. */
   const accountKey = async (event: H3Event, caller: ApiKey) => {
     const id = keyIdSchema.safeParse(event.context.params?.key_id);
@@ -251,11 +249,19 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     }
   };
 
-  router.get(
-    '/v1/keys',
-    async (event) => {
-      const caller = callerKey(event);
-      const q = readQuery(event, keysListQuery);
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/v1/keys',
+      ...doc,
+      tool: 'keys_list',
+      summary: "List the account's API keys, oldest first (never their secrets)",
+      query: keysListQuery,
+      problems: [400],
+    },
+    async ({ key: caller, input: q }) => {
       let after: ApiKey | undefined;
       if (q.starting_after !== undefined) {
         after = await getApiKey(ctx.ledger.read, q.starting_after);
@@ -268,24 +274,27 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       }
       const now = nowIso();
       const keys = await accountKeysPage(ctx.ledger.read, caller.account_id, q.limit + 1, after, isTestKey(caller) ? 'test' : undefined);
-      return toResponse(
-        reply({ object: 'list', data: keys.slice(0, q.limit).map((k) => keyObject(k, now)), has_more: keys.length > q.limit }),
-      );
-    },
-    {
-      ...doc,
-      tool: 'keys_list',
-      summary: "List the account's API keys, oldest first (never their secrets)",
-      query: keysListQuery,
-      problems: [400],
+      return reply({ object: 'list', data: keys.slice(0, q.limit).map((k) => keyObject(k, now)), has_more: keys.length > q.limit });
     },
   );
 
-  router.post(
-    '/v1/keys',
-    async (event) => {
-      const caller = callerKey(event);
-      const b = await readBody(event, createKeyRequest, limit);
+  operation(
+    router,
+    ctx,
+    {
+      method: 'POST',
+      path: '/v1/keys',
+      ...doc,
+      tool: 'keys_create',
+      summary:
+        'Create a key in the calling account (agent by default; live by default, `"mode": "test"` for a test key); the secret is in this answer only',
+      body: createKeyRequest,
+      response: createdKeyResponse,
+      responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } },
+      problems: [403],
+      example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 },
+    },
+    async ({ key: caller, input: b }) => {
       if (isTestKey(caller) && b.mode === 'live') {
         throw new Problem({
           status: 403,
@@ -306,59 +315,59 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
         reviewTtlSeconds: b.review_expires_in_seconds ?? null,
         spendCapMicros: capMicros(b.spend_cap_usd ?? null),
       });
-      return toResponse(reply({ ...keyObject(key), secret, notice: SECRET_NOTICE }, 201));
-    },
-    {
-      ...doc,
-      tool: 'keys_create',
-      summary:
-        'Create a key in the calling account (agent by default; live by default, `"mode": "test"` for a test key); the secret is in this answer only',
-      body: createKeyRequest,
-      response: createdKeyResponse,
-      responses: { 201: { description: 'The key, with its secret (shown this once)', schema: createdKeyResponse } },
-      problems: [403],
-      example: { name: 'payments agent', role: 'agent', expires_in_seconds: 7_776_000 },
+      return reply({ ...keyObject(key), secret, notice: SECRET_NOTICE }, 201);
     },
   );
 
-  router.get(
-    '/v1/keys/:key_id',
-    async (event) => {
-      const caller = callerKey(event);
-      return toResponse(reply(await withSpend(await accountKey(event, caller))));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/v1/keys/:key_id',
       ...doc,
+      precheck: accountKey,
       summary: 'One key of the account, with what it was charged this month',
       response: keyWithSpendResponse,
       problems: [403, 404],
     },
+    async ({ checked: key }) => reply(await withSpend(key)),
   );
 
-  router.post(
-    '/v1/keys/:key_id/revoke',
-    async (event) => {
-      const caller = callerKey(event);
-      const key = await accountKey(event, caller);
-      await refuseDashboardKey(key, 'sign out everywhere instead');
-      await revokeApiKey(ctx.ledger, key.id);
-      return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/v1/keys/:key_id/revoke',
       ...doc,
+      precheck: accountKey,
       summary: 'Revoke a key: it answers 401 from then on (revoking twice keeps the first time)',
       response: keyResponse,
       problems: [403, 404, 409],
     },
+    async ({ checked: key }) => {
+      await refuseDashboardKey(key, 'sign out everywhere instead');
+      await revokeApiKey(ctx.ledger, key.id);
+      return reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!));
+    },
   );
 
-  router.post(
-    '/v1/keys/:key_id/rotate',
-    async (event) => {
-      const caller = callerKey(event);
-      const key = await accountKey(event, caller);
-      const hasBody = event.req.headers.get('content-type') !== null;
-      const b = hasBody ? await readBody(event, rotateRequest, limit) : {};
+  operation(
+    router,
+    ctx,
+    {
+      method: 'POST',
+      path: '/v1/keys/:key_id/rotate',
+      ...doc,
+      precheck: accountKey,
+      summary: 'Rotate a key: a new secret (shown once); the previous one keeps working for the grace period',
+      body: rotateRequest,
+      optionalBody: true,
+      response: keyResponse.extend({ secret: z.string(), notice: z.string() }),
+      problems: [403, 404],
+    },
+    async ({ input: b, checked: key }) => {
       const grace = b.grace_seconds ?? ctx.config.KEY_ROTATION_GRACE_SECONDS;
       if (grace > ctx.config.KEY_ROTATION_GRACE_MAX_SECONDS) {
         throw badRequest('invalid_body', `grace_seconds: at most ${ctx.config.KEY_ROTATION_GRACE_MAX_SECONDS}`, {
@@ -367,93 +376,84 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       }
       const rotated = await rotateApiKey(ctx.ledger, key.id, grace);
       if (!rotated) throw notFound(`key ${key.id} is revoked: a revoked key cannot be rotated`, 'revoked_key');
-      return toResponse(
-        reply({
-          ...keyObject(rotated.key),
-          previous_secret_expires_at: rotated.key.previous_expires_at,
-          secret: rotated.secret,
-          notice: SECRET_NOTICE,
-        }),
-      );
-    },
-    {
-      ...doc,
-      summary: 'Rotate a key: a new secret (shown once); the previous one keeps working for the grace period',
-      body: rotateRequest,
-      response: keyResponse.extend({ secret: z.string(), notice: z.string() }),
-      problems: [403, 404],
+      return reply({
+        ...keyObject(rotated.key),
+        previous_secret_expires_at: rotated.key.previous_expires_at,
+        secret: rotated.secret,
+        notice: SECRET_NOTICE,
+      });
     },
   );
 
-  router.post(
-    '/v1/keys/:key_id/limit',
-    async (event) => {
-      const caller = callerKey(event);
-      const key = await accountKey(event, caller);
-      const b = await readBody(event, limitRequest, limit);
-      await setHopLimit(ctx.ledger, key.id, b.hop_limit, b.hop_period);
-      return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/v1/keys/:key_id/limit',
       ...doc,
+      precheck: accountKey,
       summary: "Set a key's hop limit per period (and the period: changing it starts the count again)",
       body: limitRequest,
       response: keyResponse,
       problems: [403, 404],
       example: { hop_limit: 50_000, hop_period: 'month' },
     },
+    async ({ input: b, checked: key }) => {
+      await setHopLimit(ctx.ledger, key.id, b.hop_limit, b.hop_period);
+      return reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!));
+    },
   );
 
-  router.post(
-    '/v1/keys/:key_id/surface',
-    async (event) => {
-      const caller = callerKey(event);
-      const key = await accountKey(event, caller);
-      const b = await readBody(event, surfaceRequest, limit);
-      const kinds = b.kinds ? [...new Set(b.kinds)] : b.preset ? [...SURFACE_PRESETS[b.preset]!] : null;
-      await setKeySurface(ctx.ledger, key.id, kinds);
-      return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/v1/keys/:key_id/surface',
       ...doc,
+      precheck: accountKey,
       summary: "Set the act kinds a key may act on (its declared surface), a preset's, or the default",
       body: surfaceRequest,
       response: keyResponse,
       problems: [403, 404],
       example: { kinds: ['pay', 'refund'] },
     },
+    async ({ input: b, checked: key }) => {
+      const kinds = b.kinds ? [...new Set(b.kinds)] : b.preset ? [...SURFACE_PRESETS[b.preset]!] : null;
+      await setKeySurface(ctx.ledger, key.id, kinds);
+      return reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!));
+    },
   );
 
-  router.post(
-    '/v1/keys/:key_id/reviews',
-    async (event) => {
-      const caller = callerKey(event);
-      const key = await accountKey(event, caller);
-      const b = await readBody(event, reviewTtlRequest, limit);
-      await setKeyReviewTtl(ctx.ledger, key.id, b.review_expires_in_seconds);
-      return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/v1/keys/:key_id/reviews',
       ...doc,
+      precheck: accountKey,
       summary: "Set how long a review this key's HOLD opens waits for a person (null: REVIEW_TTL_SECONDS); a mandate's own wait still wins",
       body: reviewTtlRequest,
       response: keyResponse,
       problems: [403, 404],
       example: { review_expires_in_seconds: 3600 },
     },
+    async ({ input: b, checked: key }) => {
+      await setKeyReviewTtl(ctx.ledger, key.id, b.review_expires_in_seconds);
+      return reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!));
+    },
   );
 
-  router.post(
-    '/v1/keys/:key_id/spend-cap',
-    async (event) => {
-      const caller = callerKey(event);
-      const key = await accountKey(event, caller);
-      const b = await readBody(event, spendCapRequest, limit);
-      await setKeySpendCap(ctx.ledger, key.id, capMicros(b.spend_cap_usd));
-      return toResponse(reply(await withSpend((await getApiKey(ctx.ledger.read, key.id))!)));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/v1/keys/:key_id/spend-cap',
       ...doc,
+      precheck: accountKey,
       summary:
         'Set the most a key may be charged per UTC calendar month (null: no cap of its own); past it an act answers 402 spend_cap_reached',
       body: spendCapRequest,
@@ -461,26 +461,31 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       problems: [400, 403, 404],
       example: { spend_cap_usd: '250.00' },
     },
+    async ({ input: b, checked: key }) => {
+      await setKeySpendCap(ctx.ledger, key.id, capMicros(b.spend_cap_usd));
+      return reply(await withSpend((await getApiKey(ctx.ledger.read, key.id))!));
+    },
   );
 
-  router.post(
-    '/v1/keys/:key_id/expiry',
-    async (event) => {
-      const caller = callerKey(event);
-      const key = await accountKey(event, caller);
-      const b = await readBody(event, expiryRequest, limit);
-      await refuseDashboardKey(key, 'it lasts as long as the account');
-      const expiresAt = expiryOf(b);
-      await setKeyExpiry(ctx.ledger, key.id, expiresAt);
-      return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/v1/keys/:key_id/expiry',
       ...doc,
+      precheck: accountKey,
       summary: 'Set when a key stops working (null: never); an expired key can be given a later time again',
       body: expiryRequest,
       response: keyResponse,
       problems: [403, 404, 409],
       example: { expires_in_seconds: 2_592_000 },
+    },
+    async ({ input: b, checked: key }) => {
+      await refuseDashboardKey(key, 'it lasts as long as the account');
+      const expiresAt = expiryOf(b);
+      await setKeyExpiry(ctx.ledger, key.id, expiresAt);
+      return reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!));
     },
   );
 }

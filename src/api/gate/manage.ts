@@ -15,12 +15,11 @@ import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { listLicenses, listTickets, retryDelivery, revokeOwnedGrant } from '../../ledger/account-views.ts';
 import { insertGrant, listGrants, type StoredGrant } from '../../ledger/pas.ts';
-import { callerKey } from '../auth.ts';
-import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { operation } from '../operation.ts';
 
 const idSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 export const createGrantRequest = z.strictObject({
@@ -59,56 +58,78 @@ export const grantObject = (g: StoredGrant) => ({
 });
 
 export function registerManageRoutes(router: Router, ctx: AppContext): void {
-  const limit = ctx.config.MAX_BODY_BYTES;
   const param = (event: H3Event, name: string) => {
     const id = idSchema.safeParse(event.context.params?.[name]);
     return id.success ? id.data : '';
   };
 
-  router.get(
-    '/v1/pas/licenses',
-    async (event) => {
-      const key = callerKey(event);
-      return toResponse(reply({ object: 'list', data: await listLicenses(ctx.ledger.read, ownerId(key), nowIso()) }));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/v1/pas/licenses',
       tool: 'pas_licenses',
       summary: "The account's licence parents: stored state, last change and outstanding tickets",
       auth: 'key',
       tag: 'pas',
     },
+    async ({ key }) => {
+      return reply({ object: 'list', data: await listLicenses(ctx.ledger.read, ownerId(key), nowIso()) });
+    },
   );
 
-  router.get(
-    '/v1/pas/tickets',
-    async (event) => {
-      const key = callerKey(event);
-      const q = readQuery(event, ticketsQuery);
-      return toResponse(reply({ object: 'list', data: await listTickets(ctx.ledger.read, ownerId(key), q.license_id, q.limit) }));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/v1/pas/tickets',
       tool: 'pas_tickets',
       summary: "The account's bind tickets, newest first (optionally of one licence)",
       auth: 'key',
       tag: 'pas',
       query: ticketsQuery,
     },
-  );
-
-  router.get(
-    '/v1/pas/grants',
-    async (event) => {
-      const key = callerKey(event);
-      return toResponse(reply({ object: 'list', data: (await listGrants(ctx.ledger.read, ownerId(key))).map(grantObject) }));
+    async ({ key, input: q }) => {
+      return reply({ object: 'list', data: await listTickets(ctx.ledger.read, ownerId(key), q.license_id, q.limit) });
     },
-    { summary: "The account's delegated (MGA) authority grants", auth: 'key', role: 'operator', tag: 'pas', problems: [403] },
   );
 
-  router.post(
-    '/v1/pas/grants',
-    async (event) => {
-      const key = callerKey(event);
-      const b = await readBody(event, createGrantRequest, limit);
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/v1/pas/grants',
+      summary: "The account's delegated (MGA) authority grants",
+      auth: 'key',
+      role: 'operator',
+      tag: 'pas',
+      problems: [403],
+    },
+    async ({ key }) => {
+      return reply({ object: 'list', data: (await listGrants(ctx.ledger.read, ownerId(key))).map(grantObject) });
+    },
+  );
+
+  operation(
+    router,
+    ctx,
+    {
+      method: 'POST',
+      path: '/v1/pas/grants',
+      summary: 'Grant delegated (MGA) authority: premium, line and state limits that /v1/pas/mga-authority checks',
+      auth: 'key',
+      role: 'operator',
+      tag: 'pas',
+      body: createGrantRequest,
+      response: grantResponse,
+      responses: { 201: { description: 'The grant', schema: grantResponse } },
+      problems: [403],
+      example: { lines: ['cyber'], states: ['CA', 'NY'], max_premium: '250000.00', name: 'Acme MGA' },
+    },
+    async ({ key, input: b }) => {
       const g: StoredGrant = {
         id: newId('auth'),
         key_id: ownerId(key),
@@ -120,43 +141,43 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
         revoked_at: null,
       };
       await ctx.ledger.write((tx) => insertGrant(tx, g));
-      return toResponse(reply(grantObject(g), 201));
-    },
-    {
-      summary: 'Grant delegated (MGA) authority: premium, line and state limits that /v1/pas/mga-authority checks',
-      auth: 'key',
-      role: 'operator',
-      tag: 'pas',
-      body: createGrantRequest,
-      response: grantResponse,
-      responses: { 201: { description: 'The grant', schema: grantResponse } },
-      problems: [403],
-      example: { lines: ['cyber'], states: ['CA', 'NY'], max_premium: '250000.00', name: 'Acme MGA' },
+      return reply(grantObject(g), 201);
     },
   );
 
-  router.post(
-    '/v1/pas/grants/:grant_id/revoke',
-    async (event) => {
-      const key = callerKey(event);
-      const id = param(event, 'grant_id');
-      if (!(await ctx.ledger.write((tx) => revokeOwnedGrant(tx, ownerId(key), id, nowIso()))))
-        throw notFound(`no active grant ${id} in this account`, 'unknown_grant');
-      return toResponse(reply({ object: 'authority_grant', grant_id: id, revoked: true }));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/v1/pas/grants/:grant_id/revoke',
       summary: 'Revoke an authority grant: checks against it answer 404 from then on',
       auth: 'key',
       role: 'operator',
       tag: 'pas',
       problems: [403, 404],
     },
+    async ({ key, event }) => {
+      const id = param(event, 'grant_id');
+      if (!(await ctx.ledger.write((tx) => revokeOwnedGrant(tx, ownerId(key), id, nowIso()))))
+        throw notFound(`no active grant ${id} in this account`, 'unknown_grant');
+      return reply({ object: 'authority_grant', grant_id: id, revoked: true });
+    },
   );
 
-  router.post(
-    '/signal/trigger/webhooks/deliveries/:delivery_id/retry',
-    async (event) => {
-      const key = callerKey(event);
+  operation(
+    router,
+    ctx,
+    {
+      method: 'POST',
+      path: '/signal/trigger/webhooks/deliveries/:delivery_id/retry',
+      summary: 'Retry a failed (or pending) webhook delivery now',
+      auth: 'key',
+      role: 'operator',
+      tag: 'triggers',
+      problems: [403, 404, 409],
+    },
+    async ({ key, event }) => {
       const id = param(event, 'delivery_id');
       const was = await ctx.ledger.write((tx) => retryDelivery(tx, ownerId(key), id, Date.now()));
       if (was === undefined) throw notFound(`no delivery ${id} in this account`, 'unknown_delivery');
@@ -167,14 +188,7 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
           title: 'Conflict',
           detail: `delivery ${id} was delivered: there is nothing to retry`,
         });
-      return toResponse(reply({ object: 'webhook_delivery', id, state: 'pending', retried: true }));
-    },
-    {
-      summary: 'Retry a failed (or pending) webhook delivery now',
-      auth: 'key',
-      role: 'operator',
-      tag: 'triggers',
-      problems: [403, 404, 409],
+      return reply({ object: 'webhook_delivery', id, state: 'pending', retried: true });
     },
   );
 }

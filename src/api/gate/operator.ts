@@ -7,7 +7,7 @@
  * exposure (execute-gate PERMITs and pre-finality GOs) and 0.10 USD per hop;
  * its per-act charges count toward that, and the checkout charges the rest.
  */
-import { commitAct, keyedAct } from '../act.ts';
+import { commitAct } from '../act.ts';
 import { z } from 'zod';
 import { BPS_TIERS, monthOf, tierFor } from '../../domain/clear.ts';
 import { formatUsd, usdToMicros } from '../../catalog/money.ts';
@@ -34,6 +34,7 @@ import { monthReviews, type MonthReviews } from '../../ledger/reviews.ts';
 import { reviewStatementView } from './reviews.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { operation } from '../operation.ts';
 
 type Db = Parameters<typeof monthHops>[0];
 
@@ -164,16 +165,17 @@ const checkoutResponse = z.looseObject({
 });
 
 export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/operator/checkout',
     {
+      method: 'POST',
+      path: '/v1/operator/checkout',
+      auth: 'key',
       tool: 'operator_checkout',
       summary:
         "Operator checkout of a closed UTC month of a key of the account (our reading of SPEC 8.3; an operator key): one production write, once; charges what the formula owes beyond the month's per-act charges",
       tag: 'system',
-      // It bills the account's month: an operator's decision, never the governed agent's.
       role: 'operator',
       body: checkoutRequest,
       response: checkoutResponse,
@@ -182,14 +184,13 @@ export function registerOperatorRoutes(router: Router, ctx: AppContext): void {
         200: { description: 'The month was already checked out: the same checkout', schema: checkoutResponse },
       },
       problems: [404, 409, 422],
-      // What the formula owes beyond the month's per-act charges, and the month's bps fee on cleared exposure.
       charges: [CLEAR_BPS_SKU, CHECKOUT_SKU],
       chargeRules: { [CLEAR_BPS_SKU]: { amount: 'clear_bps_fee' }, [CHECKOUT_SKU]: { amount: 'operator_checkout' } },
-      // A key's own month, checked out once: nothing a keyless payment could buy.
       x402: false,
       example: { month: '2026-10' },
+      act: {},
     },
-    async ({ month, key_id }, caller, event, _, bill) => {
+    async ({ input: { month, key_id }, key: caller, event, bill }) => {
       const key = key_id === undefined || key_id === caller.id ? caller : await getApiKey(ctx.ledger.read, key_id);
       // Another account's key is answered exactly like a missing one.
       if (!key || ownerId(key) !== ownerId(caller)) throw notFound(`no key ${key_id} in this account`, 'unknown_key');

@@ -24,15 +24,12 @@ import { DRILL_FUSES } from '../../ledger/fuses.ts';
 import { signedExclusionProof } from '../../ledger/pas-exclusion.ts';
 import { jobReceipts, licenseSnapshot, licenseStateOf, transitionLicense } from '../../ledger/pas.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
-import { callerKey } from '../auth.ts';
-import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, badRequest, notFound } from '../problem.ts';
-import { enforceDemoRateLimit } from '../rate-limit.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { callerOf, UNCHARGED } from './governed.ts';
-import { commitAct, keyedAct } from '../act.ts';
+import { commitAct } from '../act.ts';
 import {
   appendixResponse,
   authorityRequest,
@@ -51,13 +48,11 @@ import {
   transitionResponse,
 } from './pas-schemas.ts';
 import { authority, bindCheck, preBindA, preBindB, receiptBody, redeem } from './pas-governed.ts';
+import { operation } from '../operation.ts';
 
 export function registerPasRoutes(router: Router, ctx: AppContext): void {
-  const limit = ctx.config.MAX_BODY_BYTES;
-  const publicCaller = async (event: H3Event) => {
-    await enforceDemoRateLimit(event, ctx);
-    return callerOf(undefined);
-  };
+  // The demo's rate limit is the router's (route-guard.ts): a demo route declares auth: 'demo'.
+  const publicCaller = async (_event: H3Event) => callerOf(undefined);
   const licenseParam = (event: H3Event) => {
     const id = licenseIdSchema.safeParse(event.context.params?.license_id);
     if (!id.success)
@@ -67,13 +62,12 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
     return id.data;
   };
 
-  router.get(
-    '/v1/pas/licenses/:license_id',
-    async (event) => {
-      const key = callerKey(event);
-      return toResponse(reply(await licenseSnapshot(ctx.ledger.read, ownerId(key), licenseParam(event), nowIso())));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/v1/pas/licenses/:license_id',
       tool: 'pas_license',
       summary:
         'Licence parent snapshot: UNSIGNED until charge, ARMED when LIVE with unredeemed children; children counts and state history',
@@ -81,14 +75,19 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       tag: 'pas',
       response: snapshotResponse,
     },
+    async ({ key, event }) => {
+      return reply(await licenseSnapshot(ctx.ledger.read, ownerId(key), licenseParam(event), nowIso()));
+    },
   );
 
   const transition = (verb: 'charge' | 'dead', to: 'LIVE' | 'DEAD', from: readonly LicenseState[]) =>
-    keyedAct(
+    operation(
       router,
       ctx,
-      `/v1/pas/licenses/:license_id/${verb}`,
       {
+        method: 'POST',
+        path: `/v1/pas/licenses/:license_id/${verb}`,
+        auth: 'key',
         ...(verb === 'charge'
           ? {
               tool: 'pas_license_charge',
@@ -105,10 +104,10 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
               response: transitionResponse,
               problems: [422],
             }),
-        // A malformed licence id is refused before the Idempotency-Key.
         precheck: (event) => licenseParam(event),
+        act: {},
       },
-      async (_body, key, event, licenseId) =>
+      async ({ key, event, checked: licenseId }) =>
         commitAct(event, ctx, key, {
           run: async (tx, act) => {
             const receipt = act.receipt(ctx, { kind: `pas_license_${verb}`, decision: to, subject: licenseId, key_id: key.id });
@@ -142,11 +141,13 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
   transition('charge', 'LIVE', CHARGEABLE_LICENSE_STATES);
   transition('dead', 'DEAD', ['UNSIGNED', 'LIVE', 'ARMED', 'DEAD']);
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/pas/pas-a/pre-bind',
     {
+      method: 'POST',
+      path: '/v1/pas/pas-a/pre-bind',
+      auth: 'key',
       tool: 'pas_a_pre_bind',
       summary:
         'PAS-A pre-bind: hop, then a bind-only ticket (200), a raised manual-underwriting issue (HOLD 409) or BLOCK (403) for a job already bound; bind-and-issue is never granted',
@@ -160,22 +161,24 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       },
       problems: [402, 404, 409, 422],
       charges: ['execute_gate', 'hold'],
-      lane: true,
       example: {
         fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd',
         license_id: 'lic_acme_2026',
         job_id: 'job_1042',
         write: { op: 'bind', policy: 'P-1042', premium: '12500.00' },
       },
+      act: { lane: true },
     },
-    (b, key, event, _, bill) => preBindA(event, ctx, callerOf(key), bill, b),
+    ({ input: b, key, event, bill }) => preBindA(event, ctx, callerOf(key), bill, b),
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/pas/bind-ticket/redeem',
     {
+      method: 'POST',
+      path: '/v1/pas/bind-ticket/redeem',
+      auth: 'key',
       tool: 'pas_ticket_redeem',
       summary: `Consume a single-use bind ticket for the write it is bound to; HALT (409) with reason ${HALT_REASONS.join(', ')}`,
       tag: 'pas',
@@ -184,32 +187,22 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       responses: { 409: { description: 'HALT: the ticket was not consumed; do not forward the write', schema: decisionResponse } },
       problems: [404, 409, 422],
       charges: ['execute_gate', 'hold'],
-      lane: true,
       example: {
         ticket_id: 'bt_9Wm3Qx7LzT2vN8kR4sPc5D',
         write: { op: 'bind', policy: 'P-1042', premium: '12500.00' },
         now: '2026-11-22T10:00:00Z',
       },
+      act: { lane: true },
     },
-    (b, key, event, _, bill) => redeem(event, ctx, key, bill, b),
+    ({ input: b, key, event, bill }) => redeem(event, ctx, key, bill, b),
   );
 
-  router.get(
-    '/v1/pas/exclusion',
-    async (event) => {
-      const key = callerKey(event);
-      const { job_id } = readQuery(event, jobQuery);
-      const p = await signedExclusionProof(ctx, ownerId(key), job_id);
-      const head = { origin: p.origin, tree_size: p.head.size, root_hash: Buffer.from(p.head.root).toString('base64'), note: p.note };
-      return toResponse(
-        reply({
-          ...exclusionProofJson(job_id, p.proof, head),
-          verifier_key: verifierKey(p.origin, ctx.keyring.current.raw),
-          public_key_url: `${ctx.config.BASE_URL}/crypto/public-key`,
-        }),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/v1/pas/exclusion',
       tool: 'pas_exclusion',
       summary:
         'Exclusion proof (our extension): the job has no redeemed spend leaf, or has one, by a sparse Merkle path (bitmap and non-empty siblings) against a signed tree head',
@@ -218,13 +211,25 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       query: jobQuery,
       response: exclusionResponse,
     },
+    async ({ key, input }) => {
+      const { job_id } = input;
+      const p = await signedExclusionProof(ctx, ownerId(key), job_id);
+      const head = { origin: p.origin, tree_size: p.head.size, root_hash: Buffer.from(p.head.root).toString('base64'), note: p.note };
+      return reply({
+        ...exclusionProofJson(job_id, p.proof, head),
+        verifier_key: verifierKey(p.origin, ctx.keyring.current.raw),
+        public_key_url: `${ctx.config.BASE_URL}/crypto/public-key`,
+      });
+    },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/pas/bind-check',
     {
+      method: 'POST',
+      path: '/v1/pas/bind-check',
+      auth: 'key',
       tool: 'pas_bind_check',
       summary: 'Bind check: ALLOW (200) or BLOCK (403) with a receipt; fuse_id and job identifiers only',
       tag: 'pas',
@@ -233,33 +238,18 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       responses: { 403: { description: 'BLOCK: do not bind', schema: decisionResponse } },
       problems: [402, 404, 422],
       charges: ['execute_gate', 'hold'],
-      lane: true,
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', job_id: 'job_1042' },
+      act: { lane: true },
     },
-    (b, key, event, _, bill) => bindCheck(event, ctx, callerOf(key), bill, b),
+    ({ input: b, key, event, bill }) => bindCheck(event, ctx, callerOf(key), bill, b),
   );
 
-  router.get(
-    '/v1/pas/bind-appendix',
-    async (event) => {
-      const key = callerKey(event);
-      const { job_id } = readQuery(event, jobQuery);
-      const rows = await jobReceipts(ctx.ledger.read, ownerId(key), job_id);
-      if (rows.length === 0) throw notFound(`no receipts for job ${job_id}`, 'unknown_job');
-      const receipts = rows.map((r) => ({ ...r, verify_url: verifyUrl(ctx, r.receipt_id) }));
-      return toResponse(
-        reply({
-          object: 'bind_appendix',
-          job_id,
-          verify_url: receipts.at(-1)!.verify_url,
-          receipts,
-          exclusion_url: `${ctx.config.BASE_URL}/v1/pas/exclusion?job_id=${encodeURIComponent(job_id)}`,
-          notice: 'On-request examiner appendix. It is not the regulatory filing.',
-          generated_at: nowIso(),
-        }),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/v1/pas/bind-appendix',
       tool: 'pas_bind_appendix',
       summary: 'On-request examiner appendix: job_id, verify_url and the receipts of the job; not the regulatory filing',
       auth: 'key',
@@ -268,13 +258,30 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       response: appendixResponse,
       problems: [404],
     },
+    async ({ key, input }) => {
+      const { job_id } = input;
+      const rows = await jobReceipts(ctx.ledger.read, ownerId(key), job_id);
+      if (rows.length === 0) throw notFound(`no receipts for job ${job_id}`, 'unknown_job');
+      const receipts = rows.map((r) => ({ ...r, verify_url: verifyUrl(ctx, r.receipt_id) }));
+      return reply({
+        object: 'bind_appendix',
+        job_id,
+        verify_url: receipts.at(-1)!.verify_url,
+        receipts,
+        exclusion_url: `${ctx.config.BASE_URL}/v1/pas/exclusion?job_id=${encodeURIComponent(job_id)}`,
+        notice: 'On-request examiner appendix. It is not the regulatory filing.',
+        generated_at: nowIso(),
+      });
+    },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/pas/pas-b/pre-bind',
     {
+      method: 'POST',
+      path: '/v1/pas/pas-b/pre-bind',
+      auth: 'key',
       tool: 'pas_b_pre_bind',
       summary: 'PAS-B pre-bind, the issue wrap: proceed (200) or halt (409; the caller must not call issue)',
       tag: 'pas',
@@ -283,17 +290,19 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       responses: { 409: { description: 'halt: do not call issue', schema: decisionResponse } },
       problems: [402, 404, 422],
       charges: ['execute_gate', 'hold'],
-      lane: true,
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', license_id: 'lic_acme_2026', job_id: 'job_1042' },
+      act: { lane: true },
     },
-    (b, key, event, _, bill) => preBindB(event, ctx, callerOf(key), bill, b),
+    ({ input: b, key, event, bill }) => preBindB(event, ctx, callerOf(key), bill, b),
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/pas/mga-authority',
     {
+      method: 'POST',
+      path: '/v1/pas/mga-authority',
+      auth: 'key',
       tool: 'pas_mga_authority',
       summary:
         'Delegated-authority check: hop plus the premium, line and state limits of a grant; ALLOW (200) or BLOCK (403) naming the failed limits',
@@ -303,7 +312,6 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       responses: { 403: { description: 'BLOCK naming the failed limits', schema: decisionResponse } },
       problems: [402, 404, 422],
       charges: ['execute_gate', 'hold'],
-      lane: true,
       example: {
         fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd',
         grant_id: 'auth_4Lq9Xz2BvN7tKp3WmR8sYd',
@@ -311,18 +319,18 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
         line: 'cyber',
         state: 'CA',
       },
+      act: { lane: true },
     },
-    (b, key, event, _, bill) => authority(event, ctx, callerOf(key), bill, b),
+    ({ input: b, key, event, bill }) => authority(event, ctx, callerOf(key), bill, b),
   );
 
   // Public demos on drill data (fuse_drill_live/dead, lic_drill_live/dead, auth_drill): never charged, rate limited.
-  router.post(
-    '/demo/pas/bind-check',
-    async (event) => {
-      const caller = await publicCaller(event);
-      return toResponse(await bindCheck(event, ctx, caller, UNCHARGED, await readBody(event, demoBindCheckRequest, limit)));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/demo/pas/bind-check',
       tool: 'demo_pas_bind_check',
       summary: 'Public bind ALLOW/BLOCK demo on the drill fuses',
       auth: 'demo',
@@ -333,14 +341,17 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 429],
       example: { fuse_id: DRILL_FUSES.dead, job_id: 'job_demo' },
     },
-  );
-  router.post(
-    '/demo/pas/mga-authority',
-    async (event) => {
+    async ({ input, event }) => {
       const caller = await publicCaller(event);
-      return toResponse(await authority(event, ctx, caller, UNCHARGED, await readBody(event, demoAuthorityRequest, limit)));
+      return await bindCheck(event, ctx, caller, UNCHARGED, input);
     },
+  );
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/demo/pas/mga-authority',
       tool: 'demo_pas_mga_authority',
       summary: 'Public delegated-authority check on the drill grant (auth_drill)',
       auth: 'demo',
@@ -351,14 +362,17 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 429],
       example: { premium: '300000.00', line: 'cyber', state: 'CA' },
     },
-  );
-  router.post(
-    '/demo/pas/pas-a/pre-bind',
-    async (event) => {
+    async ({ input, event }) => {
       const caller = await publicCaller(event);
-      return toResponse(await preBindA(event, ctx, caller, UNCHARGED, await readBody(event, demoPreBindARequest, limit)));
+      return await authority(event, ctx, caller, UNCHARGED, input);
     },
+  );
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/demo/pas/pas-a/pre-bind',
       tool: 'demo_pas_a_pre_bind',
       summary: 'Public pre-bind weld on drill data: a demo ticket (never redeemable) or a manual-underwriting issue',
       auth: 'demo',
@@ -372,6 +386,10 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       },
       problems: [404, 429],
       example: { license_id: 'lic_drill_dead', job_id: 'job_demo' },
+    },
+    async ({ input, event }) => {
+      const caller = await publicCaller(event);
+      return await preBindA(event, ctx, caller, UNCHARGED, input);
     },
   );
 }

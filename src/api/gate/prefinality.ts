@@ -12,7 +12,7 @@ import { record } from '../../ledger/records.ts';
 import { type Bill } from '../charges.ts';
 import { UNCHARGED, callerOf, seesFuse, type Caller as FuseViewer } from './governed.ts';
 import { committed } from '../site/metered.ts';
-import { commitAct, keyedAct, type KeyedActDoc } from '../act.ts';
+import { commitAct } from '../act.ts';
 import { z } from 'zod';
 import { fingerprint } from '../../crypto/canonical.ts';
 import { PREFINALITY_TYP } from '../../crypto/receipt.ts';
@@ -34,18 +34,15 @@ import type { Fuse, FuseState } from '../../ledger/fuses.ts';
 import { claimReceiptUse, receiptUse } from '../../ledger/prefinality.ts';
 import type { ReceiptInput } from '../../ledger/receipts.ts';
 import { paymentFacts, type PresentedPayment } from '../../payments/x402/gate.ts';
-import { paidCallOf } from '../../payments/x402/keyless.ts';
 import { fixedMicros, paidRouteOf, resourceOf, pricesToConvert } from '../../payments/x402/resources.ts';
 import { priceInAtomicUnits } from '../../domain/x402.ts';
 import { paidResource } from '../../payments/x402/service.ts';
-import { readBody } from '../body.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import type { ActCharge, ActState } from '../../ledger/acts.ts';
 import { type ClearActRow, CLEAR_COUNTERS } from '../../ledger/clear.ts';
-import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { reply, toResponse, type Reply } from '../reply.ts';
-import type { RouteRecord, Router } from '../router.ts';
+import type { RouteDoc, RouteRecord, Router } from '../router.ts';
 import type { X402Doc } from '../../payments/x402/resources.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 import { badRequest } from '../problem.ts';
@@ -61,6 +58,7 @@ import {
   type ReviewableDecision,
   type ReviewStep,
 } from './reviews.ts';
+import { operation } from '../operation.ts';
 
 export const EVALUATE_PATH = '/v1/prefinality/evaluate';
 export const DEMO_EVALUATE_PATH = '/demo/prefinality/evaluate';
@@ -139,9 +137,6 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     summary: 'Pre-finality clearance: GO (200, signed receipt JWT), NO_GO (403) or HOLD (409) before an irreversible commit',
     tag: 'prefinality',
     body: evaluateRequestSchema,
-    // SPEC 4.1: the body is refused (400) before the Idempotency-Key is looked at.
-    bodyFirst: true,
-    lane: true,
     responses: decisionResponses,
     problems: [401, 402, 422],
     charges: ['execute_gate', 'hold'],
@@ -153,9 +148,9 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       extension: false,
       settlesOn: [DECISION_STATUS.GO],
     },
-  } satisfies KeyedActDoc<typeof evaluateRequestSchema>;
+  } satisfies Omit<RouteDoc, 'auth'>;
   // For the manifest: whether this service takes a payment for evaluate, and its requirements.
-  const route = paidRouteOf('POST', EVALUATE_PATH, { ...evaluateDoc, auth: 'key' })!;
+  const route = paidRouteOf('POST', EVALUATE_PATH, { ...evaluateDoc, auth: 'key' as const })!;
   const paid = paidResource(ctx, resourceOf(ctx.config.BASE_URL, route), pricesToConvert(route));
 
   /** The fuse's state if the caller may see it (its own fuses; drill fuses for the demo and a keyless payer). */
@@ -314,20 +309,29 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     return commitHeldAct(event, ctx, undefined, held, req.review_id, { fuseId }, { decide: decideUnderLock });
   }
 
-  keyedAct(router, ctx, EVALUATE_PATH, evaluateDoc, (req, key, event, _, bill) => {
-    // A payment instead of a key: the payer owns no fuse (it sees the public's) and pays instead of a toll.
-    const payment = paidCallOf(event)?.payment;
-    return decide(event, req, { keyId: key.id, viewer: callerOf(key), ...(payment ? { payment } : {}) }, bill);
-  });
-
-  router.post(
-    DEMO_EVALUATE_PATH,
-    async (event) => {
-      await enforceDemoRateLimit(event, ctx);
-      const req = await readBody(event, evaluateRequestSchema, ctx.config.MAX_BODY_BYTES);
-      return toResponse(await decide(event, req, { keyId: undefined, viewer: callerOf(undefined) }, UNCHARGED));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: EVALUATE_PATH,
+      auth: 'key',
+      ...evaluateDoc,
+      // SPEC 4.1: the body is refused (400) before the Idempotency-Key is looked at.
+      act: { bodyFirst: true, lane: true },
+    },
+    ({ input: req, key, event, bill, payment }) => {
+      // A payment instead of a key: the payer owns no fuse (it sees the public's) and pays instead of a toll.
+      return decide(event, req, { keyId: key.id, viewer: callerOf(key), ...(payment ? { payment } : {}) }, bill);
+    },
+  );
+
+  operation(
+    router,
+    ctx,
+    {
+      method: 'POST',
+      path: DEMO_EVALUATE_PATH,
       tool: 'demo_prefinality_evaluate',
       summary: 'Public pre-finality evaluate: rate limited, receipts marked demo, never charged',
       auth: 'demo',
@@ -336,27 +340,31 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       responses: decisionResponses,
       problems: [429],
     },
+    async ({ input: req, event }) => {
+      return await decide(event, req, { keyId: undefined, viewer: callerOf(undefined) }, UNCHARGED);
+    },
   );
 
-  router.post(
-    VERIFY_PATH,
-    async (event) => {
-      const { receipt } = await readBody(event, verifyRequestSchema, ctx.config.MAX_BODY_BYTES);
-      const r = await verifyPrefinalityJwt(receipt, ctx.keyring, { issuer: ctx.config.BASE_URL });
-      return toResponse(
-        reply(
-          r.valid
-            ? { object: 'prefinality_verification', valid: true, header: r.header, claims: r.claims }
-            : { object: 'prefinality_verification', valid: false, reason: r.reason, detail: r.detail },
-        ),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: VERIFY_PATH,
       tool: 'prefinality_verify',
       summary: 'Is a pre-finality receipt JWT valid, and why not',
       auth: 'public',
       tag: 'prefinality',
       body: verifyRequestSchema,
+    },
+    async ({ input }) => {
+      const { receipt } = input;
+      const r = await verifyPrefinalityJwt(receipt, ctx.keyring, { issuer: ctx.config.BASE_URL });
+      return reply(
+        r.valid
+          ? { object: 'prefinality_verification', valid: true, header: r.header, claims: r.claims }
+          : { object: 'prefinality_verification', valid: false, reason: r.reason, detail: r.detail },
+      );
     },
   );
 
@@ -367,16 +375,17 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     when: 'no API key; settled only when the receipt clears the order (GO, 200)',
     settlesOn: [200],
   };
-  keyedAct(
+  operation(
     router,
     ctx,
-    RTP_GATE_PATH,
     {
+      method: 'POST',
+      path: RTP_GATE_PATH,
+      auth: 'key',
       tool: 'rtp_gate',
       summary: 'Does a GO receipt clear this RTP payment order (single use)',
       tag: 'prefinality',
       body: rtpGateRequestSchema,
-      bodyFirst: true,
       responses: {
         200: { description: 'GO: the receipt clears this payment order, once', schema: rtpGateBody },
         403: { description: 'NO_GO: the receipt does not clear it (reasons say why)', schema: rtpGateBody },
@@ -384,8 +393,9 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
       problems: [409, 422],
       charges: ['verify_attestation', 'hold'],
       x402: rtpGateX402,
+      act: { bodyFirst: true },
     },
-    async ({ receipt: token, payment_order: order }, key, event, _, bill) => {
+    async ({ input: { receipt: token, payment_order: order }, key, event, bill }) => {
       const orderHash = fingerprint(order);
       for (let attempt = 0; ; attempt++) {
         const v = await verifyPrefinalityJwt(token, ctx.keyring, { issuer: ctx.config.BASE_URL });
@@ -442,14 +452,21 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     },
   );
 
-  router.get(
-    JWKS_PATH,
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: JWKS_PATH,
+      summary: 'Ed25519 key set (current and retired) that verifies receipt JWTs',
+      auth: 'public',
+      tag: 'discovery',
+    },
     () =>
-      toResponse(reply({ keys: ctx.keyring.all.map((k) => ({ ...k.jwk })) }), {
+      reply({ keys: ctx.keyring.all.map((k) => ({ ...k.jwk })) }, 200, {
         'cache-control': 'public, max-age=300',
         'access-control-allow-origin': '*',
       }),
-    { summary: 'Ed25519 key set (current and retired) that verifies receipt JWTs', auth: 'public', tag: 'discovery' },
   );
 
   // The manifest's endpoints and statuses, as the routes declare them (registered above).
@@ -472,8 +489,16 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
     return Object.fromEntries(codes.sort((a, b) => a - b).map((c) => [String(c), EVALUATE_STATUSES[c]!]));
   };
 
-  router.get(
-    MANIFEST_PATH,
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: MANIFEST_PATH,
+      summary: 'Pre-finality manifest: rails, statuses, rules, receipt format',
+      auth: 'public',
+      tag: 'discovery',
+    },
     () => {
       const base = ctx.config.BASE_URL;
       return toResponse(
@@ -499,6 +524,5 @@ export function registerPrefinalityRoutes(router: Router, ctx: AppContext): void
         { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
       );
     },
-    { summary: 'Pre-finality manifest: rails, statuses, rules, receipt format', auth: 'public', tag: 'discovery' },
   );
 }

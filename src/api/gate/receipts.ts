@@ -19,13 +19,13 @@ import { RECEIPTS_LOG, TEST_RECEIPTS_LOG, getReceipt, type StoredReceipt } from 
 import { sealCovering } from '../../ledger/seals.ts';
 import { witnessedSizeCovering } from '../../ledger/witnesses.ts';
 import { formatWitnessPolicy, witnessesOf } from '../../crypto/witness-policy.ts';
-import { readBody } from '../body.ts';
 import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { base64 as b64 } from '../../crypto/base64.ts';
+import { operation } from '../operation.ts';
 
 const b64Hash = z.string().max(64);
 /** A receipt's published evidence (the JSON of GET /v1/receipts/{id}). */
@@ -193,10 +193,21 @@ async function reviewChain(ctx: AppContext, r: StoredReceipt): Promise<{ hold: R
 }
 
 export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
-  router.get(
-    '/v1/receipts/:receipt_id',
-    async (event) => {
-      const id = event.context.params?.receipt_id ?? '';
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/v1/receipts/:receipt_id',
+      tool: 'receipt_get',
+      summary:
+        "A receipt's evidence, self-contained: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint with its witnesses' cosignatures and its JWS (HTML for browsers; Accept: application/cose for the SCITT COSE transparent statement with its RFC9162_SHA256 receipt)",
+      auth: 'public',
+      tag: 'receipts',
+      problems: [404],
+    },
+    async ({ params, event }) => {
+      const id = params.receipt_id ?? '';
       const r = /^[A-Za-z0-9_-]{1,64}$/.test(id) ? await getReceipt(ctx.ledger.read, id) : undefined;
       if (!r) throw notFound(`no receipt ${id}`, 'unknown_receipt');
       const evidence = await receiptEvidence(ctx, r);
@@ -217,49 +228,42 @@ export function registerReceiptRoutes(router: Router, ctx: AppContext): void {
       // Once its quorum cosigned the checkpoint it is proven against, a receipt's evidence never changes.
       const settled = evidence.witnesses?.quorum_holds === true;
       const chain = await reviewChain(ctx, r);
-      return toResponse(reply(chain ? { ...evidence, review_chain: chain } : evidence), {
+      return reply(chain ? { ...evidence, review_chain: chain } : evidence, 200, {
         vary: 'accept',
         'access-control-allow-origin': '*',
         'cache-control': settled ? 'public, max-age=3600' : 'no-cache',
       });
     },
-    {
-      tool: 'receipt_get',
-      summary:
-        "A receipt's evidence, self-contained: leaf, JWS (or null when batch-sealed), payload, log index, inclusion proof, signed checkpoint with its witnesses' cosignatures and its JWS (HTML for browsers; Accept: application/cose for the SCITT COSE transparent statement with its RFC9162_SHA256 receipt)",
-      auth: 'public',
-      tag: 'receipts',
-      problems: [404],
-    },
   );
 
-  router.post(
-    '/v1/receipts/verify',
-    async (event) => {
-      const { receipt } = await readBody(event, verifyBody, ctx.config.MAX_BODY_BYTES);
-      if (typeof receipt !== 'string') return toResponse(reply(await verifyEvidence(ctx, receipt as ReceiptEvidenceDoc)));
-      const check = await verifyReceiptJws(ctx.keyring, receipt.trim());
-      if (!check.valid) return toResponse(reply({ valid: false, reason: check.reason, detail: check.detail }));
-      const id = String(check.payload.receipt_id ?? '');
-      const stored = id ? await getReceipt(ctx.ledger.read, id) : undefined;
-      const inLog = stored !== undefined && stored.jws !== null && stored.jws === receipt.trim();
-      return toResponse(
-        reply({
-          valid: true,
-          kid: check.kid,
-          payload: check.payload,
-          in_log: inLog,
-          ...(inLog ? { log_index: stored.log_index, verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}),
-        }),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/v1/receipts/verify',
       tool: 'receipt_verify',
       summary:
         'Verify a receipt: a JWS (signature, key, whether it is in the receipts log) or a whole evidence document (seal, inclusion, leaf)',
       auth: 'public',
       tag: 'receipts',
       body: verifyBody,
+    },
+    async ({ input }) => {
+      const { receipt } = input;
+      if (typeof receipt !== 'string') return reply(await verifyEvidence(ctx, receipt as ReceiptEvidenceDoc));
+      const check = await verifyReceiptJws(ctx.keyring, receipt.trim());
+      if (!check.valid) return reply({ valid: false, reason: check.reason, detail: check.detail });
+      const id = String(check.payload.receipt_id ?? '');
+      const stored = id ? await getReceipt(ctx.ledger.read, id) : undefined;
+      const inLog = stored !== undefined && stored.jws !== null && stored.jws === receipt.trim();
+      return reply({
+        valid: true,
+        kid: check.kid,
+        payload: check.payload,
+        in_log: inLog,
+        ...(inLog ? { log_index: stored.log_index, verify_url: `${ctx.config.BASE_URL}/v1/receipts/${id}` } : {}),
+      });
     },
   );
 }

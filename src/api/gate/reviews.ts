@@ -54,18 +54,17 @@ import {
   type Reviewer,
 } from '../../ledger/reviews.ts';
 import type { Transaction } from '../../ledger/sql.ts';
-import { commitAct, keyedAct, type Decision } from '../act.ts';
-import { callerKey } from '../auth.ts';
-import { readQuery } from '../body.ts';
+import { commitAct, type Decision } from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { intervalJob } from '../jobs.ts';
 import { mailTransport } from '../../accounts/mail.ts';
 import { notFound, Problem } from '../problem.ts';
-import { reply, toResponse, type Reply } from '../reply.ts';
+import { reply, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
 import { committed } from '../site/metered.ts';
 import { reviewAlert } from './alert-events.ts';
+import { operation } from '../operation.ts';
 
 export const REVIEWS_PATH = '/v1/reviews';
 /** Longest long poll (seconds). */
@@ -734,11 +733,20 @@ export function registerReviewRoutes(router: Router, ctx: AppContext): void {
     return r;
   };
 
-  router.get(
-    REVIEWS_PATH,
-    async (event) => {
-      const key = callerKey(event);
-      const q = readQuery(event, listQuery);
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: REVIEWS_PATH,
+      tool: 'reviews_list',
+      summary: "The account's reviews (questions a HOLD put to a person), newest first; ?state=pending for the queue",
+      auth: 'key',
+      tag: 'reviews',
+      query: listQuery,
+      response: listResponse,
+    },
+    async ({ key, input: q }) => {
       const now = new Date();
       const owner = ownerId(key);
       // A pending review past its expiry is listed as expired, under `expired`, before the job records it.
@@ -754,28 +762,16 @@ export function registerReviewRoutes(router: Router, ctx: AppContext): void {
         q.state === 'pending'
           ? data.length
           : (await listReviews(ctx.ledger.read, owner, 'pending', 200)).filter((r) => reviewStateAt(r, now) === 'pending').length;
-      return toResponse(reply({ object: 'list', pending_count: pending, data }));
-    },
-    {
-      tool: 'reviews_list',
-      summary: "The account's reviews (questions a HOLD put to a person), newest first; ?state=pending for the queue",
-      auth: 'key',
-      tag: 'reviews',
-      query: listQuery,
-      response: listResponse,
+      return reply({ object: 'list', pending_count: pending, data });
     },
   );
 
-  router.get(
-    `${REVIEWS_PATH}/:review_id`,
-    async (event) => {
-      const key = callerKey(event);
-      const { wait } = readQuery(event, waitQuery);
-      const r = await ownedReview(event, key);
-      const current = wait ? await awaitDecision(ctx, r, wait) : r;
-      return toResponse(reply(reviewView(ctx, current)));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: `${REVIEWS_PATH}/:review_id`,
       tool: 'review_get',
       summary: 'One review; with ?wait=N (at most 30 s) the answer waits until it is decided or expires, and comes at once when it is',
       auth: 'key',
@@ -784,17 +780,25 @@ export function registerReviewRoutes(router: Router, ctx: AppContext): void {
       response: reviewObject,
       problems: [404],
     },
+    async ({ key, input, event }) => {
+      const { wait } = input;
+      const r = await ownedReview(event, key);
+      const current = wait ? await awaitDecision(ctx, r, wait) : r;
+      return reply(reviewView(ctx, current));
+    },
   );
 
   for (const [verb, to] of [
     ['approve', 'approved'],
     ['deny', 'denied'],
   ] as const) {
-    keyedAct(
+    operation(
       router,
       ctx,
-      `${REVIEWS_PATH}/:review_id/${verb}`,
       {
+        method: 'POST',
+        path: `${REVIEWS_PATH}/:review_id/${verb}`,
+        auth: 'key',
         tool: `review_${verb}`,
         summary:
           verb === 'approve'
@@ -808,8 +812,9 @@ export function registerReviewRoutes(router: Router, ctx: AppContext): void {
         problems: [403, 404, 409],
         precheck: ownedReview,
         example: { note: verb === 'approve' ? 'checked the invoice with the supplier' : 'not on the approved supplier list' },
+        act: {},
       },
-      (b, key, event, r) => answerReview(event, ctx, key, r.id, to, { kind: 'key', id: key.id }, b.note),
+      ({ input: b, key, event, checked: r }) => answerReview(event, ctx, key, r.id, to, { kind: 'key', id: key.id }, b.note),
     );
   }
 

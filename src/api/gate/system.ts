@@ -13,7 +13,7 @@ import { advertisedUrlProblem } from '../../config.ts';
 import { getApiKey, type ApiKey } from '../../ledger/api-keys.ts';
 import { databaseState, freshDatabaseState } from '../../ledger/health-probe.ts';
 import { usage } from '../../ledger/meter.ts';
-import { callerKey, readyKey } from '../auth.ts';
+import { readyKey } from '../auth.ts';
 import { openCheckoutView } from './operator.ts';
 import { cacheNow, type AppContext } from '../context.ts';
 import type { Router } from '../router.ts';
@@ -22,6 +22,7 @@ import { reply, toResponse } from '../reply.ts';
 import { spentThisMonth } from '../../ledger/spend-caps.ts';
 import { capView } from '../spend-cap.ts';
 import { accountCapView } from './account-spend-cap.ts';
+import { operation } from '../operation.ts';
 
 /** The /health body, on 200 and 503 alike. */
 const healthResponse = z.object({
@@ -197,14 +198,12 @@ function healthAnswer(ctx: AppContext, database: DatabaseHealth): HealthAnswer {
 }
 
 export function registerSystemRoutes(router: Router, ctx: AppContext): void {
-  router.get(
-    '/health',
-    async () => {
-      const state = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS, () => cacheNow(ctx));
-      const { status, body } = healthAnswer(ctx, databaseHealth(state));
-      return new HTTPResponse(body, { status, headers: JSON_NO_STORE });
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/health',
       summary: 'Liveness and readiness: version, database reachability and a write probe',
       auth: 'public',
       tag: 'system',
@@ -212,6 +211,11 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
         200: { description: 'Ready', schema: healthResponse },
         503: { description: 'Not ready: `problems` says why (the same body, not a problem document)', schema: healthResponse },
       },
+    },
+    async () => {
+      const state = await databaseState(ctx.ledger, ctx.config.HEALTH_WRITE_PROBE_TIMEOUT_MS, () => cacheNow(ctx));
+      const { status, body } = healthAnswer(ctx, databaseHealth(state));
+      return new HTTPResponse(body, { status, headers: JSON_NO_STORE });
     },
   );
   // With the key and its answer both fresh in the caches, the same answer is given at the Node level.
@@ -226,23 +230,33 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
     return state && healthAnswer(ctx, databaseHealth(state));
   });
 
-  router.get(
-    '/v1/me',
-    async (event) => {
-      const key = callerKey(event);
-      return new HTTPResponse(await meBody(ctx, key), { headers: JSON_NO_STORE });
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/v1/me',
       tool: 'me',
       summary:
         "The calling key's account, role, hop limit, this period's hops and tolls per SKU (used, remaining, reset time), its lifetime tolls, and its and its account's monthly spend caps (cap, spent, remaining)",
       auth: 'key',
       tag: 'system',
     },
+    async ({ key }) => {
+      return new HTTPResponse(await meBody(ctx, key), { headers: JSON_NO_STORE });
+    },
   );
 
-  router.get(
-    '/crypto/public-key',
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/crypto/public-key',
+      summary: 'The current Ed25519 signing key (JWK and raw base64) and retired keys',
+      auth: 'public',
+      tag: 'system',
+    },
     () => {
       const { current, all } = ctx.keyring;
       return toResponse(
@@ -260,6 +274,5 @@ export function registerSystemRoutes(router: Router, ctx: AppContext): void {
         { 'cache-control': 'public, max-age=60', 'access-control-allow-origin': '*' },
       );
     },
-    { summary: 'The current Ed25519 signing key (JWK and raw base64) and retired keys', auth: 'public', tag: 'system' },
   );
 }

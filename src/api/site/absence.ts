@@ -11,7 +11,7 @@
  * signed head the proof is checked against.
  */
 import { CATALOG_PRICES } from '../../domain/charge-rules.ts';
-import { commitAct, keyedAct } from '../act.ts';
+import { commitAct } from '../act.ts';
 import { compactVerify, decodeProtectedHeader } from 'jose';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
@@ -22,12 +22,12 @@ import { ProofError } from '../../crypto/proof-error.ts';
 import { proofFromJson, proofToJson, verifySortedProof, type SortedProofJson } from '../../crypto/sorted-merkle.ts';
 import { formatUsd } from '../../catalog/money.ts';
 import { manifestsOf } from '../../ledger/astl.ts';
-import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { entitySchema, presetSchema, surfaceTree } from './astl.ts';
+import { operation } from '../operation.ts';
 
 /** SKU of a witness; its toll is the absence catalog's witness_toll_usd (not in the Clear tolls list). */
 export const WITNESS_SKU = 'absence_witness';
@@ -69,13 +69,13 @@ const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 
 export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
-  const limit = ctx.config.MAX_BODY_BYTES;
-
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/absence/witness',
     {
+      method: 'POST',
+      path: '/api/v1/absence/witness',
+      auth: 'key',
       tool: 'absence_witness',
       summary:
         'Issue a signed non-membership witness: the act kind is not on the declared surface (sorted Merkle proof against a signed head)',
@@ -95,10 +95,10 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 409, 422],
       charges: [WITNESS_SKU],
       chargeRules: { [WITNESS_SKU]: { price: 'absence_witness' } },
-      lane: true,
       example: { act_kind: 'wire', preset: 'hiring' },
+      act: { lane: true },
     },
-    async (body, key, event, _, bill) => {
+    async ({ input: body, key, event, bill }) => {
       let surface: Record<string, unknown>;
       let kinds: readonly string[];
       if (body.entity) {
@@ -151,15 +151,12 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.post(
-    '/standards/absence-ledger/verify',
-    async (event) => {
-      const body = await readBody(event, witnessVerifyRequest, limit);
-      return toResponse(reply(await verifyWitness(ctx, body.witness, body.proof as SortedProofJson)), {
-        'access-control-allow-origin': '*',
-      });
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/standards/absence-ledger/verify',
       tool: 'absence_verify',
       summary: 'Verify an absence witness: its Ed25519 signature, then its sorted-Merkle proof against the head it signs',
       auth: 'public',
@@ -173,26 +170,36 @@ export function registerAbsenceRoutes(router: Router, ctx: AppContext): void {
         detail: z.string().optional(),
       }),
     },
+    async ({ input: body }) => {
+      return reply(await verifyWitness(ctx, body.witness, body.proof as SortedProofJson), 200, {
+        'access-control-allow-origin': '*',
+      });
+    },
   );
 
-  router.get(
-    '/api/v1/absence/scale',
-    async (event) => {
-      const q = readQuery(event, absenceScaleQuery);
-      const witnesses = q.declared_surface * q.witnesses_per_act;
-      return toResponse(
-        reply({
-          illustrative: true,
-          note: 'Scale examples are illustrative projections and carry no contract.',
-          unit: DATA.absence.units.witness,
-          declared_surface: q.declared_surface,
-          witnesses_per_month: witnesses,
-          witness_toll_usd: DATA.absence.witness_toll_usd,
-          monthly_usd: formatUsd(BigInt(witnessMicros()) * BigInt(witnesses)),
-        }),
-      );
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/api/v1/absence/scale',
+      summary: 'Illustrative projection of absence witness tolls',
+      auth: 'public',
+      tag: 'absence',
+      query: absenceScaleQuery,
     },
-    { summary: 'Illustrative projection of absence witness tolls', auth: 'public', tag: 'absence', query: absenceScaleQuery },
+    async ({ input: q }) => {
+      const witnesses = q.declared_surface * q.witnesses_per_act;
+      return reply({
+        illustrative: true,
+        note: 'Scale examples are illustrative projections and carry no contract.',
+        unit: DATA.absence.units.witness,
+        declared_surface: q.declared_surface,
+        witnesses_per_month: witnesses,
+        witness_toll_usd: DATA.absence.witness_toll_usd,
+        monthly_usd: formatUsd(BigInt(witnessMicros()) * BigInt(witnesses)),
+      });
+    },
   );
 }
 

@@ -7,7 +7,7 @@
  *   GET  /api/v1/astl/scale     public              illustrative projection
  */
 import { record } from '../../ledger/records.ts';
-import { commitAct, keyedAct } from '../act.ts';
+import { commitAct } from '../act.ts';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { actKindSchema, SURFACE_PRESETS } from '../../catalog/surfaces.ts';
@@ -28,13 +28,13 @@ import {
 } from '../../ledger/astl.ts';
 import { logSize } from '../../ledger/log.ts';
 import { ownerId } from '../../ledger/accounts.ts';
-import { readBody, readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { checkpointSchema, feedPage, feedQuery, inclusionSchema, proofAt, provedAtGroupEnd, withCheckpointNote } from './log-answers.ts';
 import { base64 as b64 } from '../../crypto/base64.ts';
+import { operation } from '../operation.ts';
 
 export const entitySchema = z
   .string()
@@ -126,13 +126,13 @@ function publicManifest(m: StoredManifest) {
 }
 
 export function registerAstlRoutes(router: Router, ctx: AppContext): void {
-  const limit = ctx.config.MAX_BODY_BYTES;
-
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/astl/publish',
     {
+      method: 'POST',
+      path: '/api/v1/astl/publish',
+      auth: 'key',
       tool: 'astl_publish',
       summary:
         'Publish an attempt-surface manifest to the ASTL before bind; answers its index, leaf hash, inclusion proof and signed checkpoint',
@@ -145,10 +145,9 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       problems: [403, 409, 422],
       charges: ['astl_publish'],
       example: { entity: 'agent:acme-buyer', preset: 'agentic' },
-      after: (r) => withCheckpointNote(ctx, r),
-      lane: true,
+      act: { after: (r) => withCheckpointNote(ctx, r), lane: true },
     },
-    async (body, key, event, _, bill) => {
+    async ({ input: body, key, event, bill }) => {
       const kinds = [...new Set(body.act_kinds ?? SURFACE_PRESETS[body.preset!]!)].sort();
       const manifestId = newSortableId('mfst');
       const surfaceRoot = b64(surfaceTree(kinds).root());
@@ -207,17 +206,12 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.get(
-    '/api/v1/astl/lookup',
-    async (event) => {
-      const q = readQuery(event, astlLookupQuery);
-      const found = await manifestsOf(ctx.ledger.read, q.entity, q.limit);
-      if (found.length === 0) throw notFound(`no manifest is published for ${q.entity}`, 'unknown_entity');
-      return toResponse(reply({ entity: q.entity, latest_version: found[0]!.version, manifests: found.map(publicManifest) }), {
-        'access-control-allow-origin': '*',
-      });
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/astl/lookup',
       tool: 'astl_lookup',
       summary: "An entity's published manifests, newest version first",
       auth: 'public',
@@ -230,19 +224,21 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       }),
       problems: [404],
     },
+    async ({ input: q }) => {
+      const found = await manifestsOf(ctx.ledger.read, q.entity, q.limit);
+      if (found.length === 0) throw notFound(`no manifest is published for ${q.entity}`, 'unknown_entity');
+      return reply({ entity: q.entity, latest_version: found[0]!.version, manifests: found.map(publicManifest) }, 200, {
+        'access-control-allow-origin': '*',
+      });
+    },
   );
 
-  router.post(
-    '/api/v1/astl/verify',
-    async (event) => {
-      const body = await readBody(event, astlVerifyRequest, limit);
-      const m = body.manifest_id ? await findManifest(ctx.ledger.read, body.manifest_id) : await findLeaf(ctx, body.manifest!);
-      if (!m) return toResponse(reply({ included: false, reason: body.manifest_id ? 'unknown_manifest' : 'leaf_not_in_log' }));
-      const size = await logSize(ctx.ledger.read, ASTL_LOG);
-      const proof = await proofAt(ctx, ctx.ledger.read, ASTL_LOG, m.log_index, size);
-      return toResponse(withCheckpointNote(ctx, reply({ included: true, ...publicManifest(m), ...proof })));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'POST',
+      path: '/api/v1/astl/verify',
       tool: 'astl_verify',
       summary: "Check a manifest's inclusion in the ASTL: inclusion proof against the newest signed checkpoint",
       auth: 'public',
@@ -257,38 +253,53 @@ export function registerAstlRoutes(router: Router, ctx: AppContext): void {
       }),
       example: { manifest_id: 'mfst_8Kd2Wq7LxN3vT9pRm4sBzA' },
     },
+    async ({ input: body }) => {
+      const m = body.manifest_id ? await findManifest(ctx.ledger.read, body.manifest_id) : await findLeaf(ctx, body.manifest!);
+      if (!m) return reply({ included: false, reason: body.manifest_id ? 'unknown_manifest' : 'leaf_not_in_log' });
+      const size = await logSize(ctx.ledger.read, ASTL_LOG);
+      const proof = await proofAt(ctx, ctx.ledger.read, ASTL_LOG, m.log_index, size);
+      return withCheckpointNote(ctx, reply({ included: true, ...publicManifest(m), ...proof }));
+    },
   );
 
-  router.get(
-    '/api/v1/astl/log.json',
-    async (event) => toResponse(reply(await feedPage(ctx, ASTL_LOG, readQuery(event, feedQuery))), { 'access-control-allow-origin': '*' }),
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/astl/log.json',
       summary: 'The public append-only ASTL feed, paged (newest page by default), with the newest signed checkpoint',
       auth: 'public',
       tag: 'astl',
       query: feedQuery,
     },
+    async ({ input }) => reply(await feedPage(ctx, ASTL_LOG, input), 200, { 'access-control-allow-origin': '*' }),
   );
 
-  router.get(
-    '/api/v1/astl/scale',
-    async (event) => {
-      const q = readQuery(event, astlScaleQuery);
-      const publishes = q.entities * q.versions_per_year;
-      return toResponse(
-        reply({
-          illustrative: true,
-          note: 'Scale examples are illustrative projections and carry no contract.',
-          unit: 'publishes = entities x versions_per_year',
-          entities: q.entities,
-          versions_per_year: q.versions_per_year,
-          publishes_per_year: publishes,
-          publish_toll_usd: tollUsd('astl_publish'),
-          annual_usd: formatUsd(BigInt(tollMicros('astl_publish')) * BigInt(publishes)),
-        }),
-      );
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/api/v1/astl/scale',
+      summary: 'Illustrative projection of ASTL publish tolls',
+      auth: 'public',
+      tag: 'astl',
+      query: astlScaleQuery,
     },
-    { summary: 'Illustrative projection of ASTL publish tolls', auth: 'public', tag: 'astl', query: astlScaleQuery },
+    async ({ input: q }) => {
+      const publishes = q.entities * q.versions_per_year;
+      return reply({
+        illustrative: true,
+        note: 'Scale examples are illustrative projections and carry no contract.',
+        unit: 'publishes = entities x versions_per_year',
+        entities: q.entities,
+        versions_per_year: q.versions_per_year,
+        publishes_per_year: publishes,
+        publish_toll_usd: tollUsd('astl_publish'),
+        annual_usd: formatUsd(BigInt(tollMicros('astl_publish')) * BigInt(publishes)),
+      });
+    },
   );
 }
 

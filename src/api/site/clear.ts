@@ -6,7 +6,7 @@
 import type { ActEvent } from '../act-event.ts';
 import { record } from '../../ledger/records.ts';
 import { hopLimitProblem } from '../hop-limit.ts';
-import { keyedAct } from '../act.ts';
+import {} from '../act.ts';
 import type { ActState } from '../../ledger/acts.ts';
 import {
   approvalFields,
@@ -27,15 +27,14 @@ import { isRefusal } from '../../domain/pricing.ts';
 import type { ApiKey } from '../../ledger/api-keys.ts';
 import { monthTotals, CLEAR_COUNTERS } from '../../ledger/clear.ts';
 import { usage } from '../../ledger/meter.ts';
-import { callerKey } from '../auth.ts';
-import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { reply, toResponse, type Reply } from '../reply.ts';
+import { reply, type Reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { actionSchema, callerOf, fuseIdSchema, visibleFuse, visibleIn, type Action } from '../gate/governed.ts';
 import { chargeView, meteredAct, receiptFields } from './metered.ts';
 import type { Bill } from '../charges.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
+import { operation } from '../operation.ts';
 
 const gateFields = {
   exposure_usd: usdAmount.optional().describe('money this act commits; counted as cleared exposure when the decision is PERMIT'),
@@ -256,11 +255,13 @@ function nextTier(exposure: bigint) {
 export function registerClearRoutes(router: Router, ctx: AppContext): void {
   const gateProblems = [402, 404, 409, 422];
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/execute-gate',
     {
+      method: 'POST',
+      path: '/api/v1/execute-gate',
+      auth: 'key',
       tool: 'execute_gate',
       summary: 'PERMIT / DENY / HOLD / SILENCE for an agent act against one of your fuses; refusals are metered as NAP hold',
       tag: 'clear',
@@ -268,19 +269,21 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       response: executeGateResponse,
       problems: gateProblems,
       charges: ['execute_gate', 'hold'],
-      lane: true,
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', action: { kind: 'pay' }, exposure_usd: '1250.00', hold_above_usd: '10000.00' },
+      act: { lane: true },
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       return gateAct(event, ctx, key, bill, { vertical: 'agents', fuseId: b.fuse_id, action: b.action, ...gateOptions(b) });
     },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/execute-gate/bind',
     {
+      method: 'POST',
+      path: '/api/v1/execute-gate/bind',
+      auth: 'key',
       tool: 'execute_gate_bind',
       summary: 'The execute gate for a policy bind (bind_gate vertical): PERMIT / DENY / HOLD / SILENCE before the bind',
       tag: 'clear',
@@ -288,20 +291,22 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       response: executeGateResponse,
       problems: gateProblems,
       charges: ['execute_gate', 'hold'],
-      lane: true,
       example: { fuse_id: 'fuse_7Jm2kQv9XrT4pLw8Ns3bYd', bind: { policy_ref: 'POL-2026-0042' }, exposure_usd: '2500000.00' },
+      act: { lane: true },
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const action = { kind: b.bind.kind, policy_ref: b.bind.policy_ref, ...(b.bind.line ? { line: b.bind.line } : {}) };
       return gateAct(event, ctx, key, bill, { vertical: 'bind_gate', fuseId: b.fuse_id, action, ...gateOptions(b) });
     },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/restraint',
     {
+      method: 'POST',
+      path: '/api/v1/restraint',
+      auth: 'key',
       tool: 'restraint',
       summary:
         'Records a restraint (an act not taken, e.g. a hiring decision held) as a sealed NAP receipt; restraint_call is its legacy alias',
@@ -312,8 +317,9 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       charges: ['restraint'],
       chargeRules: { restraint: { nap: true } },
       example: { subject_ref: 'req-118/cand-7', act_kind: 'reject_candidate', decision: 'HOLD', reason: 'adverse-action review pending' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       if (b.fuse_id) await visibleFuse(ctx.ledger.read, callerOf(key), b.fuse_id);
       const charge = bill('restraint');
       return meteredAct(
@@ -345,27 +351,12 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.get(
-    '/api/v1/clear/exposure',
-    async (event) => {
-      const key = callerKey(event);
-      const month = readQuery(event, exposureQuery).month ?? monthOf();
-      const t = await monthTotals(ctx.ledger.read, month, key.id);
-      return toResponse(
-        reply({
-          key_id: key.id,
-          month,
-          cleared_exposure_usd: formatUsd(t.cleared_micros),
-          acts: t.acts,
-          by_decision: t.by_decision,
-          tier: tierFor(t.cleared_micros),
-          bps_fee_usd: formatUsd(exposureFeeMicros(t.cleared_micros)),
-          next_tier: nextTier(t.cleared_micros),
-          tiers: BPS_TIERS,
-        }),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/clear/exposure',
       tool: 'clear_exposure',
       summary: "The calling key's cleared exposure in a UTC month (default: this one), its bps tier and the bps fee it implies",
       auth: 'key',
@@ -373,17 +364,29 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       query: exposureQuery,
       response: exposureResponse,
     },
+    async ({ key, input }) => {
+      const month = input.month ?? monthOf();
+      const t = await monthTotals(ctx.ledger.read, month, key.id);
+      return reply({
+        key_id: key.id,
+        month,
+        cleared_exposure_usd: formatUsd(t.cleared_micros),
+        acts: t.acts,
+        by_decision: t.by_decision,
+        tier: tierFor(t.cleared_micros),
+        bps_fee_usd: formatUsd(exposureFeeMicros(t.cleared_micros)),
+        next_tier: nextTier(t.cleared_micros),
+        tiers: BPS_TIERS,
+      });
+    },
   );
 
-  router.get(
-    '/api/v1/clear/usage',
-    async (event) => {
-      const key = callerKey(event);
-      const { since } = readQuery(event, usageQuery);
-      const { by_sku, total_usd, nap_usd } = await usage(ctx.ledger.read, key.id, since);
-      return toResponse(reply({ key_id: key.id, since: since ?? null, by_sku, total_usd, nap_usd }));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/clear/usage',
       tool: 'clear_usage',
       summary: 'Charges of the calling key per SKU (count, USD, NAP flag), optionally since a time',
       auth: 'key',
@@ -391,32 +394,38 @@ export function registerClearRoutes(router: Router, ctx: AppContext): void {
       query: usageQuery,
       response: usageResponse,
     },
+    async ({ key, input }) => {
+      const { since } = input;
+      const { by_sku, total_usd, nap_usd } = await usage(ctx.ledger.read, key.id, since);
+      return reply({ key_id: key.id, since: since ?? null, by_sku, total_usd, nap_usd });
+    },
   );
 
-  router.get(
-    '/api/v1/clear/network',
-    async (event) => {
-      const month = readQuery(event, exposureQuery).month ?? monthOf();
-      const t = await monthTotals(ctx.ledger.read, month);
-      const refused = t.acts - (t.by_decision.PERMIT ?? 0) - (t.by_decision.GO ?? 0);
-      return toResponse(
-        reply({
-          month,
-          keys: t.keys,
-          acts: t.acts,
-          by_decision: t.by_decision,
-          cleared_exposure_usd: formatUsd(t.cleared_micros),
-          tier: tierFor(t.cleared_micros),
-          nap_share: t.acts === 0 ? 0 : refused / t.acts,
-        }),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/clear/network',
       summary: 'Network totals of the execute gate in a UTC month: acts by decision, cleared exposure, its tier',
       auth: 'public',
       tag: 'clear',
       query: exposureQuery,
       response: networkResponse,
+    },
+    async ({ input }) => {
+      const month = input.month ?? monthOf();
+      const t = await monthTotals(ctx.ledger.read, month);
+      const refused = t.acts - (t.by_decision.PERMIT ?? 0) - (t.by_decision.GO ?? 0);
+      return reply({
+        month,
+        keys: t.keys,
+        acts: t.acts,
+        by_decision: t.by_decision,
+        cleared_exposure_usd: formatUsd(t.cleared_micros),
+        tier: tierFor(t.cleared_micros),
+        nap_share: t.acts === 0 ? 0 : refused / t.acts,
+      });
     },
   );
 }

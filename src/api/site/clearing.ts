@@ -15,11 +15,12 @@ import type { Ledger } from '../../ledger/db.ts';
 import type { AppContext } from '../context.ts';
 import { intervalJob } from '../jobs.ts';
 import { notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { base64 as b64 } from '../../crypto/base64.ts';
 import { proofAt } from './log-answers.ts';
 import { liveCatalog } from './live-catalog.ts';
+import { operation } from '../operation.ts';
 
 const PUBLIC = { 'access-control-allow-origin': '*' };
 
@@ -77,14 +78,12 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
     router.job(intervalJob(ctx, 'clearing seal', Math.min(periodMs, 60_000), tick, first));
   }
 
-  router.get(
-    '/api/v1/clearing/network/latest.json',
-    async () => {
-      const ev = await latestEvidence(ctx);
-      if (!ev) throw notFound('no clearing checkpoint has been sealed yet', 'no_clearing_checkpoint');
-      return toResponse(reply(ev), PUBLIC);
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/clearing/network/latest.json',
       summary:
         'The newest clearing checkpoint: a Merkle net attestation of per-SKU totals over a range of the receipts log, with its proofs',
       auth: 'public',
@@ -96,6 +95,11 @@ export function registerClearingRoutes(router: Router, ctx: AppContext): void {
         receipts: z.looseObject({}),
       }),
       problems: [404],
+    },
+    async () => {
+      const ev = await latestEvidence(ctx);
+      if (!ev) throw notFound('no clearing checkpoint has been sealed yet', 'no_clearing_checkpoint');
+      return reply(ev, 200, PUBLIC);
     },
   );
 

@@ -10,22 +10,30 @@ import { getApiKey } from '../../ledger/api-keys.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { openingsOf } from '../../ledger/commitments.ts';
-import { callerKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { operation } from '../operation.ts';
 
 const receiptId = z.string().regex(/^rcpt_[A-Za-z0-9_-]{1,80}$/, 'a receipt id such as rcpt_…');
 
 export const HOW_TO_CHECK = `SHA-256(base64url-decoded salt || UTF-8 of the canonical JSON of value), base64url without padding, prefixed "${COMMITMENT_PREFIX}", equals the commitment at field in the receipt's public payload (GET /api/v1/logs/receipts/entries or the receipt's verify_url).`;
 
 export function registerCommitmentRoutes(router: Router, ctx: AppContext): void {
-  router.get(
-    '/v1/receipts/:receipt_id/openings',
-    async (event) => {
-      const key = callerKey(event);
-      const id = receiptId.safeParse(event.context.params?.receipt_id);
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/v1/receipts/:receipt_id/openings',
+      summary: "The plaintext behind the commitments of one of the account's public receipts, with the salts that open them",
+      auth: 'key',
+      tag: 'system',
+      problems: [404],
+    },
+    async ({ key, params }) => {
+      const id = receiptId.safeParse(params.receipt_id);
       if (!id.success)
         throw badRequest('invalid_path', `receipt_id: ${id.error.issues[0]!.message}`, {
           errors: [{ field: 'receipt_id', message: id.error.issues[0]!.message }],
@@ -46,12 +54,6 @@ export function registerCommitmentRoutes(router: Router, ctx: AppContext): void 
         }),
         { 'cache-control': 'private, no-store' },
       );
-    },
-    {
-      summary: "The plaintext behind the commitments of one of the account's public receipts, with the salts that open them",
-      auth: 'key',
-      tag: 'system',
-      problems: [404],
     },
   );
 }

@@ -11,14 +11,14 @@ import { newSortableId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { findConformityPack, CONFORMITY_PACKS } from '../../ledger/conformity.ts';
 import { RECEIPTS_LOG } from '../../ledger/receipts.ts';
-import { keyedAct } from '../act.ts';
-import { callerKey } from '../auth.ts';
+import {} from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { chargeView, meteredAct, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
+import { operation } from '../operation.ts';
 
 const line = (max: number, what: string) => z.string().trim().min(1).max(max).describe(what);
 
@@ -60,11 +60,13 @@ export function receiptsLogUrls(ctx: AppContext): { entries_url: string; checkpo
 }
 
 export function registerConformityRoutes(router: Router, ctx: AppContext): void {
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/conformity/generate',
     {
+      method: 'POST',
+      path: '/api/v1/conformity/generate',
+      auth: 'key',
       tool: 'conformity_generate',
       summary:
         'Generates a sealed AI Act conformity pack for one category: Annex III category, Art 12 record-keeping envelope, risk controls (evidenced or open), technical-file scaffold',
@@ -83,8 +85,9 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
         },
         evidence: { 'actuarial review': 'doc-2026-114' },
       },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       let pack;
       try {
         pack = buildPack({ ...b, generated_at: nowIso(), log: receiptsLogUrls(ctx) });
@@ -124,22 +127,24 @@ export function registerConformityRoutes(router: Router, ctx: AppContext): void 
     },
   );
 
-  router.get(
-    '/api/v1/conformity/packs/:pack_id',
-    async (event) => {
-      const key = callerKey(event);
-      const id = event.context.params?.pack_id ?? '';
-      const r = await findConformityPack(ctx.ledger.read, id, ownerId(key));
-      if (!r) throw notFound(`no conformity pack ${id} in this account`);
-      return toResponse(reply({ pack_id: id, ...r }));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/conformity/packs/:pack_id',
       tool: 'conformity_pack',
       summary: 'A conformity pack a key of this account generated, as sealed (re-hash `pack` to check `pack_hash`)',
       auth: 'key',
       tag: 'foundry',
       response: storedPackResponse,
       problems: [404],
+    },
+    async ({ key, params }) => {
+      const id = params.pack_id ?? '';
+      const r = await findConformityPack(ctx.ledger.read, id, ownerId(key));
+      if (!r) throw notFound(`no conformity pack ${id} in this account`);
+      return reply({ pack_id: id, ...r });
     },
   );
 }

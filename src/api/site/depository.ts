@@ -8,7 +8,7 @@ import { CHAIN_RULE, DepositoryRefusal, GENESIS, applyEvent, chainHash, type Dep
 import { nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { findDepositoryAsset, recordDepositoryAttestation } from '../../ledger/depository.ts';
-import { keyedAct } from '../act.ts';
+import {} from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
@@ -16,6 +16,7 @@ import type { Router } from '../router.ts';
 import { chargeView, committed, committedFingerprint, meteredWrite, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
 import { retryIfStale, StateChanged } from '../stale-retry.ts';
+import { operation } from '../operation.ts';
 
 /** The caller's text in a depository receipt (docs/public-log.md): the asset id, custodians and custody reference. */
 const COMMITTED_PATHS = [
@@ -88,11 +89,13 @@ export const attestResponse = z.object({
 });
 
 export function registerDepositoryRoutes(router: Router, ctx: AppContext): void {
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/depository/attest',
     {
+      method: 'POST',
+      path: '/api/v1/depository/attest',
+      auth: 'key',
       tool: 'depository_attest',
       summary:
         'Attests a depository event (tokenize, mint, burn, corporate_action, custody_transfer) on a tokenized twin; custody units and token supply stay equal (parity), each event extends the asset hash chain',
@@ -102,8 +105,9 @@ export function registerDepositoryRoutes(router: Router, ctx: AppContext): void 
       problems: [404, 409, 422],
       charges: ['dtcc_attest'],
       example: { event_type: 'tokenize', asset_id: 'US0378331005', units: 1000, custodian: 'custodian-a' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const ev: DepositoryEvent = {
         event_type: b.event_type,
         attested_custody_units: b.attested_custody_units,

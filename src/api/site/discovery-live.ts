@@ -22,6 +22,7 @@ import { openCheckoutView } from '../gate/operator.ts';
 import { JWKS_PATH } from '../gate/prefinality.ts';
 import type { Router } from '../router.ts';
 import { describeLog } from './logs.ts';
+import { operation } from '../operation.ts';
 
 const PUBLIC = { 'content-type': 'application/json; charset=utf-8', 'access-control-allow-origin': '*' };
 /** How long the public counts are reused: they sum the whole meter. */
@@ -37,9 +38,17 @@ export function registerLiveDiscoveryRoutes(router: Router, ctx: AppContext): vo
   const urls = { site: ctx.config.SITE_URL.replace(/\/+$/, ''), gate: ctx.config.BASE_URL.replace(/\/+$/, '') };
   const doc = (name: string) => discoveryDocument(name, urls);
 
-  router.get(
-    '/.well-known/capture.json',
-    async (event) => {
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/.well-known/capture.json',
+      summary: "The spend map (every SKU, fee and tier by area); with a key, the caller's own spend on it",
+      auth: 'public',
+      tag: 'system',
+    },
+    async ({ event }) => {
       const key = await optionalKey(event, ctx);
       const table = pricingTable({ operatorFloorUsd: ctx.config.OPERATOR_FLOOR_USD });
       const spendMap = table.sections.map((s) => ({
@@ -69,12 +78,20 @@ export function registerLiveDiscoveryRoutes(router: Router, ctx: AppContext): vo
         { 'cache-control': key ? 'private, no-store' : 'public, max-age=300', vary: 'authorization' },
       );
     },
-    { summary: "The spend map (every SKU, fee and tier by area); with a key, the caller's own spend on it", auth: 'public', tag: 'system' },
   );
 
   let counts: { at: number; body: unknown } | undefined;
-  router.get(
-    '/.well-known/restraint.json',
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/.well-known/restraint.json',
+      summary:
+        "The inventory of production refusals: live counts per refusal kind (NAP SKU) and the execute gate's decisions this month; no personal data",
+      auth: 'public',
+      tag: 'system',
+    },
     async () => {
       if (!counts || Date.now() - counts.at > COUNTS_TTL_MS) {
         const month = monthOf();
@@ -95,16 +112,18 @@ export function registerLiveDiscoveryRoutes(router: Router, ctx: AppContext): vo
       }
       return json(counts.body, { 'cache-control': `public, max-age=${COUNTS_TTL_MS / 1000}` });
     },
+  );
+
+  operation(
+    router,
+    ctx,
     {
-      summary:
-        "The inventory of production refusals: live counts per refusal kind (NAP SKU) and the execute gate's decisions this month; no personal data",
+      method: 'GET',
+      path: '/.well-known/listings.json',
+      summary: 'Every catalog this service lists, with its schema id and URL',
       auth: 'public',
       tag: 'system',
     },
-  );
-
-  router.get(
-    '/.well-known/listings.json',
     () =>
       json(
         {
@@ -114,11 +133,19 @@ export function registerLiveDiscoveryRoutes(router: Router, ctx: AppContext): vo
         },
         { 'cache-control': 'public, max-age=300' },
       ),
-    { summary: 'Every catalog this service lists, with its schema id and URL', auth: 'public', tag: 'system' },
   );
 
-  router.get(
-    '/.well-known/register.json',
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/.well-known/register.json',
+      summary:
+        'The infrastructure register: every append-only log (origin, size, root, verifier key, checkpoint URL), every signing key, the service endpoints',
+      auth: 'public',
+      tag: 'system',
+    },
     async () => {
       const logs = await listLogs(ctx.ledger.read);
       const { current, all } = ctx.keyring;
@@ -145,12 +172,6 @@ export function registerLiveDiscoveryRoutes(router: Router, ctx: AppContext): vo
         },
         { 'cache-control': 'no-cache' },
       );
-    },
-    {
-      summary:
-        'The infrastructure register: every append-only log (origin, size, root, verifier key, checkpoint URL), every signing key, the service endpoints',
-      auth: 'public',
-      tag: 'system',
     },
   );
 }

@@ -15,12 +15,10 @@ import { latestTenantRun, tenantRunCounts, FOUNDRY_RUNS } from '../../ledger/fou
 import { readSession } from '../../ledger/inference.ts';
 import { verifyUrl } from '../../ledger/receipts.ts';
 import { recentFires } from '../../ledger/triggers.ts';
-import { keyedAct } from '../act.ts';
-import { callerKey } from '../auth.ts';
-import { readQuery } from '../body.ts';
+import {} from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { generateRequest, receiptsLogUrls } from './conformity.ts';
 import { liveCatalog } from './live-catalog.ts';
@@ -29,6 +27,7 @@ import { aggregateRequest, oraclePolicy } from './oracle.ts';
 import { projectionResponse } from './scale.ts';
 import { actKind, chargeSchema, receiptRef, ref, usdAmount } from './schemas.ts';
 import { TEMPLATES, thresholdSchema } from './triggers.ts';
+import { operation } from '../operation.ts';
 
 export const pipelineRequest = z.strictObject({
   tenant_id: ref.describe('your name for the tenant the flow is attached for'),
@@ -111,11 +110,13 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
 
   const policy = oraclePolicy(ctx.config);
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/foundry/pipeline/run',
     {
+      method: 'POST',
+      path: '/api/v1/foundry/pipeline/run',
+      auth: 'key',
       tool: 'foundry_pipeline_run',
       summary:
         "Runs the foundry attach flow (steps 1 to 9) for a tenant as a sealed rehearsal: each step computed with its endpoint's rules and reported done, skipped or held, with the endpoint that performs it",
@@ -136,8 +137,9 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
         exposure_usd: '250000.00',
         asset: { asset_id: 'US0378331005', units: 1000, custodian: 'custodian-a' },
       },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       let inference;
       if (b.inference_session_id !== undefined) {
         const session = await readSession(ctx.ledger.read, ownerId(key), b.inference_session_id);
@@ -176,32 +178,12 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.get(
-    '/api/v1/foundry/projection/:tenant_id',
-    async (event) => {
-      const key = callerKey(event);
-      const tenant = event.context.params?.tenant_id ?? '';
-      const q = readQuery(event, projectionQuery);
-      const since = nowIso(new Date(Date.now() - 30 * DAY_MS));
-      const counts = await tenantRunCounts(ctx.ledger.read, ownerId(key), tenant, since);
-      if (!counts)
-        throw notFound(`no pipeline run for tenant ${tenant} in this account: POST /api/v1/foundry/pipeline/run first`, 'unknown_tenant');
-      const row = (await latestTenantRun(ctx.ledger.read, ownerId(key), tenant))!;
-      const last = row.report as ReturnType<typeof runPipeline>;
-      const done = last.steps.filter((s) => s.status === 'done').map((s) => s.layer);
-      const recent = counts.recent;
-      return toResponse(
-        reply({
-          tenant_id: tenant,
-          runs: counts.runs,
-          runs_last_30_days: recent,
-          first_run_at: counts.first_at,
-          last_run: { run_id: row.id, status: last.status, created_at: row.created_at, done, receipt_id: row.receipt_id },
-          projection: tenantProjection(tenant, last.steps, q.runs_per_month ?? Math.max(1, recent)),
-        }),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/foundry/projection/:tenant_id',
       tool: 'foundry_projection',
       summary:
         "A tenant's pipeline runs and an illustrative monthly projection: each step its last run did, at the step's toll, times the runs per month",
@@ -210,6 +192,25 @@ export function registerFoundryRoutes(router: Router, ctx: AppContext): void {
       query: projectionQuery,
       response: tenantProjectionResponse,
       problems: [404],
+    },
+    async ({ key, input: q, params }) => {
+      const tenant = params.tenant_id ?? '';
+      const since = nowIso(new Date(Date.now() - 30 * DAY_MS));
+      const counts = await tenantRunCounts(ctx.ledger.read, ownerId(key), tenant, since);
+      if (!counts)
+        throw notFound(`no pipeline run for tenant ${tenant} in this account: POST /api/v1/foundry/pipeline/run first`, 'unknown_tenant');
+      const row = (await latestTenantRun(ctx.ledger.read, ownerId(key), tenant))!;
+      const last = row.report as ReturnType<typeof runPipeline>;
+      const done = last.steps.filter((s) => s.status === 'done').map((s) => s.layer);
+      const recent = counts.recent;
+      return reply({
+        tenant_id: tenant,
+        runs: counts.runs,
+        runs_last_30_days: recent,
+        first_run_at: counts.first_at,
+        last_run: { run_id: row.id, status: last.status, created_at: row.created_at, done, receipt_id: row.receipt_id },
+        projection: tenantProjection(tenant, last.steps, q.runs_per_month ?? Math.max(1, recent)),
+      });
     },
   );
 }

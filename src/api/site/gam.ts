@@ -8,13 +8,13 @@ import { DATA } from '../../catalog/catalogs.ts';
 import { formatUsd, usdToMicros } from '../../catalog/money.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { activeGrant, gamBalance, insertGrant, type GamBalance } from '../../ledger/gam.ts';
-import { commitAct, keyedAct } from '../act.ts';
-import { callerKey } from '../auth.ts';
+import { commitAct } from '../act.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { operation } from '../operation.ts';
 
 const WINDOWS = DATA.clearing.skus;
 const WINDOW_SKUS = WINDOWS.map((w) => w.id);
@@ -52,14 +52,15 @@ const grantResponse = z.looseObject({
 });
 
 export function registerGamRoutes(router: Router, ctx: AppContext): void {
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/gam/credits/purchase',
     {
+      method: 'POST',
+      path: '/api/v1/gam/credits/purchase',
+      auth: 'key',
       summary:
         "Buy a clearing window: charges its price and grants its GAM credits for the window's weeks; the key's charges after it draw on them",
-      // A purchase, though it answers 201 (the derived name would be gam_credits_purchase_create).
       tool: 'gam_credits_purchase',
       tag: 'clearing',
       role: 'operator',
@@ -71,8 +72,9 @@ export function registerGamRoutes(router: Router, ctx: AppContext): void {
       chargeRules: Object.fromEntries(WINDOW_SKUS.map((sku) => [sku, { price: 'clearing_window' as const }])),
       x402: false,
       example: { sku: 'clearing_quarterly' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const w = WINDOWS.find((x) => x.id === b.sku)!;
       const at = new Date();
       const grantedAt = nowIso(at);
@@ -131,17 +133,19 @@ export function registerGamRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.get(
-    '/api/v1/gam/credits/balance',
-    async (event) => {
-      const key = callerKey(event);
-      return toResponse(reply({ object: 'gam_balance', key_id: key.id, balance: balanceView(await keyGamBalance(ctx, key.id)) }));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/gam/credits/balance',
       summary:
         "The key's GAM credits: granted by its clearing window, drawn by its charges since, remaining (null without a window in force)",
       auth: 'key',
       tag: 'clearing',
+    },
+    async ({ key }) => {
+      return reply({ object: 'gam_balance', key_id: key.id, balance: balanceView(await keyGamBalance(ctx, key.id)) });
     },
   );
 }

@@ -18,14 +18,14 @@ import { canonicalJson, fingerprint } from '../../crypto/canonical.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { appendSessionLeaf, readSession, sessionSize } from '../../ledger/inference.ts';
-import { keyedAct } from '../act.ts';
-import { callerKey } from '../auth.ts';
+import {} from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { chargeView, meteredAct, meteredWrite, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
+import { operation } from '../operation.ts';
 
 export const SESSION_HEADER = 'fusegate-session';
 
@@ -118,11 +118,13 @@ async function forward(ctx: AppContext, body: unknown): Promise<unknown> {
 }
 
 export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/inference/chat/completions',
     {
+      method: 'POST',
+      path: '/api/v1/inference/chat/completions',
+      auth: 'key',
       tool: 'inference_chat',
       summary:
         'OpenAI-compatible chat completion through the inference-root proxy: forwarded to the configured upstream, the exchange sealed as a leaf of the session Merkle tree (send Fusegate-Session to continue a session)',
@@ -132,8 +134,9 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 409, 502, 503, 504],
       charges: ['inference_seal'],
       example: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Summarise the claim file in three lines.' }] },
+      act: {},
     },
-    async (body, key, event, _, bill) => {
+    async ({ input: body, key, event, bill }) => {
       const named = event.req.headers.get(SESSION_HEADER);
       if (named !== null && !ref.safeParse(named).success)
         throw new Problem({
@@ -204,16 +207,12 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.get(
-    '/api/v1/inference/sessions/:session_id',
-    async (event) => {
-      const key = callerKey(event);
-      const id = event.context.params?.session_id ?? '';
-      const session = await readSession(ctx.ledger.read, ownerId(key), id);
-      if (!session) throw notFound(`no inference session ${id} in this account`, 'unknown_session');
-      return toResponse(reply({ session_id: id, ...session }));
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/inference/sessions/:session_id',
       tool: 'inference_session',
       summary: 'An inference session of this account: its leaves in order and their Merkle root',
       auth: 'key',
@@ -221,13 +220,21 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
       response: sessionResponse,
       problems: [404],
     },
+    async ({ key, params }) => {
+      const id = params.session_id ?? '';
+      const session = await readSession(ctx.ledger.read, ownerId(key), id);
+      if (!session) throw notFound(`no inference session ${id} in this account`, 'unknown_session');
+      return reply({ session_id: id, ...session });
+    },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/inference/reasoning-seal',
     {
+      method: 'POST',
+      path: '/api/v1/inference/reasoning-seal',
+      auth: 'key',
       summary:
         "reasoning_seal (foundry layer 1): seals a commitment to a model's reasoning together with its inference session's root, in the receipts log; the reasoning itself is never public",
       tag: 'foundry',
@@ -235,8 +242,9 @@ export function registerInferenceRoutes(router: Router, ctx: AppContext): void {
       problems: [404],
       charges: ['inference_seal'],
       example: { session_id: 'inf_…', reasoning: 'The claim file shows three prior incidents, so…' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const session = await readSession(ctx.ledger.read, ownerId(key), b.session_id);
       if (!session) throw notFound(`no inference session ${b.session_id} in this account`, 'unknown_session');
       const charge = bill('inference_seal');

@@ -12,12 +12,13 @@ import { claimedRankedVendor } from '../../domain/issuer-listing.ts';
 import { nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { activeListing, activeListings, insertListing } from '../../ledger/issuer-pays.ts';
-import { commitAct, keyedAct } from '../act.ts';
+import { commitAct } from '../act.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { Problem } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { operation } from '../operation.ts';
 
 export const LISTING_SKU = 'vendor_listing_annual';
 const YEAR_MS = 365 * 86_400_000;
@@ -44,15 +45,16 @@ const listingResponse = z.looseObject({
 });
 
 export function registerListingRoutes(router: Router, ctx: AppContext): void {
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/issuer-pays/listings',
     {
+      method: 'POST',
+      path: '/api/v1/issuer-pays/listings',
+      auth: 'key',
       summary:
         'List a vendor on the issuer-pays index for one year (vendor_listing_annual, an operator key); a vendor listed now is 409, a vendor the catalog ranks (its id, or its id as a word of the id or name) is 403; neither charges anything',
       tag: 'issuer_pays',
-      // A year's commitment of the account: an operator's decision, as a clearing window is.
       role: 'operator',
       body: listingRequest,
       response: listingResponse,
@@ -60,11 +62,11 @@ export function registerListingRoutes(router: Router, ctx: AppContext): void {
       problems: [403, 409],
       charges: [LISTING_SKU],
       chargeRules: { [LISTING_SKU]: { price: 'vendor_listing_annual' } },
-      // A listing belongs to an account (it is renewed and answered for by one): no keyless payment.
       x402: false,
       example: { vendor: 'acme-audit', name: 'Acme Audit', url: 'https://acme-audit.example' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const claim = claimedRankedVendor(b, RANKED);
       if (claim) {
         throw new Problem({
@@ -133,8 +135,16 @@ export function registerListingRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.get(
-    '/api/v1/issuer-pays/listings',
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/api/v1/issuer-pays/listings',
+      summary: 'The vendors listed on the issuer-pays index now',
+      auth: 'public',
+      tag: 'issuer_pays',
+    },
     async () => {
       const rows = await activeListings(ctx.ledger.read, nowIso());
       return toResponse(
@@ -152,6 +162,5 @@ export function registerListingRoutes(router: Router, ctx: AppContext): void {
         { 'access-control-allow-origin': '*', 'cache-control': 'no-cache' },
       );
     },
-    { summary: 'The vendors listed on the issuer-pays index now', auth: 'public', tag: 'issuer_pays' },
   );
 }

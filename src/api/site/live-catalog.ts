@@ -11,6 +11,7 @@ import { servedUrls } from '../../config.ts';
 import type { AppContext } from '../context.ts';
 import { servedBody, strongEtag } from '../static-site.ts';
 import type { RouteDoc, Router } from '../router.ts';
+import { operation } from '../operation.ts';
 
 export function liveCatalog(
   router: Router,
@@ -34,20 +35,16 @@ export function liveCatalog(
     }
     return built;
   };
-  router.get(
-    route.path,
-    async (event) => {
-      const text = JSON.stringify({ ...base(), ...(await overlay()) });
-      const etag = strongEtag(text);
-      const headers = {
-        'content-type': 'application/json; charset=utf-8',
-        'cache-control': 'public, max-age=0, must-revalidate',
-        etag,
-        'access-control-allow-origin': '*',
-      };
-      if (event.req.headers.get('if-none-match') === etag) return new HTTPResponse(null, { status: 304, headers });
-      return new HTTPResponse(text, { headers });
-    },
-    doc,
-  );
+  operation(router, ctx, { method: 'GET', path: route.path, ...doc }, async ({ event }) => {
+    const text = JSON.stringify({ ...base(), ...(await overlay()) });
+    const etag = strongEtag(text);
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'public, max-age=0, must-revalidate',
+      etag,
+      'access-control-allow-origin': '*',
+    };
+    if (event.req.headers.get('if-none-match') === etag) return new HTTPResponse(null, { status: 304, headers });
+    return new HTTPResponse(text, { headers });
+  });
 }

@@ -15,14 +15,14 @@ import { z } from 'zod';
 import { leafHash } from '../../crypto/merkle.ts';
 import { LogRangeError, UnknownLogError, logSize, readEntries, type LogEntry } from '../../ledger/log.ts';
 import { RECEIPTS_LOG, getReceipt } from '../../ledger/receipts.ts';
-import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { decodeLeaf } from './leaf-decoders.ts';
 import { base64 as b64 } from '../../crypto/base64.ts';
 import { RECEIPT_DECISIONS } from '../../domain/receipt-words.ts';
+import { operation } from '../operation.ts';
 
 /** How many of the newest entries a search reads that is not an index or a whole receipt id. */
 export const LOG_SEARCH_SCAN = 20_000;
@@ -141,12 +141,23 @@ export async function searchLog(ctx: AppContext, log: string, q: string, by: By)
 }
 
 export function registerLogSearchRoutes(router: Router, ctx: AppContext): void {
-  router.get(
-    '/api/v1/logs/:log/search',
-    async (event) => {
-      const log = String(event.context.params?.log ?? '');
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/api/v1/logs/:log/search',
+      summary: `Find entries of a log by receipt id (or its start), entry index, leaf hash, fuse id, key id, decision or time (all but an index and a whole receipt id are matched in the newest ${LOG_SEARCH_SCAN.toLocaleString('en-US')} entries)`,
+      auth: 'public',
+      tag: 'logs',
+      query: searchQuery,
+      response: searchResponse,
+      problems: [404],
+    },
+    async ({ input, params }) => {
+      const log = String(params.log ?? '');
       if (!/^[a-z0-9_-]{1,64}$/.test(log)) throw notFound(`no log named ${log}`, 'unknown_log');
-      const { q, by: forced } = readQuery(event, searchQuery);
+      const { q, by: forced } = input;
       const by = forced ?? readingOf(q);
       if (!by)
         throw badRequest(
@@ -155,20 +166,12 @@ export function registerLogSearchRoutes(router: Router, ctx: AppContext): void {
         );
       try {
         const found = await searchLog(ctx, log, q, by);
-        return toResponse(reply({ log, q, by, tree_size: found.searched.to, ...found }), { 'access-control-allow-origin': '*' });
+        return reply({ log, q, by, tree_size: found.searched.to, ...found }, 200, { 'access-control-allow-origin': '*' });
       } catch (e) {
         if (e instanceof UnknownLogError) throw notFound(e.message, 'unknown_log');
         if (e instanceof LogRangeError) throw badRequest('out_of_range', e.message);
         throw e;
       }
-    },
-    {
-      summary: `Find entries of a log by receipt id (or its start), entry index, leaf hash, fuse id, key id, decision or time (all but an index and a whole receipt id are matched in the newest ${LOG_SEARCH_SCAN.toLocaleString('en-US')} entries)`,
-      auth: 'public',
-      tag: 'logs',
-      query: searchQuery,
-      response: searchResponse,
-      problems: [404],
     },
   );
 }

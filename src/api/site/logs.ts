@@ -19,7 +19,6 @@ import {
   readEntries,
   treeHead,
 } from '../../ledger/log.ts';
-import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
@@ -28,6 +27,7 @@ import { decodeLeaf } from './leaf-decoders.ts';
 import { logGrowth } from '../../ledger/log-growth.ts';
 import { TILED_LOGS, tilesUrl } from './tiles.ts';
 import { base64 as b64 } from '../../crypto/base64.ts';
+import { operation } from '../operation.ts';
 
 const index = z.coerce.number().int().nonnegative();
 const entriesQuery = z.object({ start: index.default(0), limit: z.coerce.number().int().min(1).max(1000).default(100) });
@@ -112,43 +112,40 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
   const db = () => ctx.ledger.read;
   router.job(new Witnessing(ctx));
 
-  router.get(
-    '/api/v1/logs',
+  operation(
+    router,
+    ctx,
+    { method: 'GET', path: '/api/v1/logs', summary: 'Every append-only log with its size', auth: 'public', tag: 'logs' },
     async () => {
       const logs = await listLogs(db());
-      return toResponse(reply({ logs: await Promise.all(logs.map((l) => describeLog(ctx, l.name))) }), PUBLIC);
+      return reply({ logs: await Promise.all(logs.map((l) => describeLog(ctx, l.name))) }, 200, PUBLIC);
     },
-    { summary: 'Every append-only log with its size', auth: 'public', tag: 'logs' },
   );
 
-  router.get(
-    '/api/v1/logs/:log',
-    async (event) => {
-      const name = logName(event);
-      return toResponse(reply(await guarded(() => describeLog(ctx, name))), PUBLIC);
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/logs/:log',
       summary:
         "A log's head: origin, tree size, root hash, note verifier key, and its witnesses with the size each last cosigned and whether the quorum holds",
       auth: 'public',
       tag: 'logs',
       problems: [404],
     },
+    async ({ event }) => {
+      const name = logName(event);
+      return reply(await guarded(() => describeLog(ctx, name)), 200, PUBLIC);
+    },
   );
 
-  router.get(
-    '/api/v1/logs/:log/checkpoint',
-    async (event) => {
-      const name = logName(event);
-      const q = readQuery(event, checkpointQuery);
-      const witnessed = q.witnessed === 'true' ? await guarded(() => latestWitnessed(ctx, name)) : undefined;
-      if (q.witnessed === 'true' && !witnessed) throw notFound(`no witness has cosigned a checkpoint of ${name} yet`, 'not_witnessed');
-      const cp = witnessed ?? (await guarded(() => cosignedCheckpoint(ctx, name, q.size)));
-      return new HTTPResponse(cp.note, {
-        headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache', ...PUBLIC },
-      });
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/logs/:log/checkpoint',
       summary:
         'The latest C2SP signed checkpoint (text/plain note) with the cosignatures witnesses gave it, or the one at an earlier tree size, or the newest one a witness cosigned',
       auth: 'public',
@@ -157,29 +154,49 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
       problems: [404],
       responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } },
     },
+    async ({ input: q, event }) => {
+      const name = logName(event);
+      const witnessed = q.witnessed === 'true' ? await guarded(() => latestWitnessed(ctx, name)) : undefined;
+      if (q.witnessed === 'true' && !witnessed) throw notFound(`no witness has cosigned a checkpoint of ${name} yet`, 'not_witnessed');
+      const cp = witnessed ?? (await guarded(() => cosignedCheckpoint(ctx, name, q.size)));
+      return new HTTPResponse(cp.note, {
+        headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-cache', ...PUBLIC },
+      });
+    },
   );
 
-  router.get(
-    '/api/v1/logs/:log/growth',
-    async (event) => {
-      const name = logName(event);
-      const q = readQuery(event, growthQuery);
-      return toResponse(reply({ log: name, ...(await guarded(() => logGrowth(db(), name, q.points))) }), PUBLIC);
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/logs/:log/growth',
       summary: 'How the log grew: the append time of evenly spaced entries (for a chart)',
       auth: 'public',
       tag: 'logs',
       query: growthQuery,
       problems: [404],
     },
+    async ({ input: q, event }) => {
+      const name = logName(event);
+      return reply({ log: name, ...(await guarded(() => logGrowth(db(), name, q.points))) }, 200, PUBLIC);
+    },
   );
 
-  router.get(
-    '/api/v1/logs/:log/entries',
-    async (event) => {
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/api/v1/logs/:log/entries',
+      summary: 'Log entries with their exact leaf bytes and decoded fields',
+      auth: 'public',
+      tag: 'logs',
+      query: entriesQuery,
+      problems: [404],
+    },
+    async ({ input: q, event }) => {
       const name = logName(event);
-      const q = readQuery(event, entriesQuery);
       const entries = await guarded(() => readEntries(db(), name, q.start, q.limit));
       const size = await guarded(() => logSize(db(), name));
       return toResponse(
@@ -193,38 +210,47 @@ export function registerLogRoutes(router: Router, ctx: AppContext): void {
         PUBLIC,
       );
     },
-    {
-      summary: 'Log entries with their exact leaf bytes and decoded fields',
-      auth: 'public',
-      tag: 'logs',
-      query: entriesQuery,
-      problems: [404],
-    },
   );
 
-  router.get(
-    '/api/v1/logs/:log/proof/inclusion',
-    async (event) => {
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/api/v1/logs/:log/proof/inclusion',
+      summary: 'RFC 9162 inclusion proof of an entry',
+      auth: 'public',
+      tag: 'logs',
+      query: inclusionQuery,
+      problems: [404],
+    },
+    async ({ input: q, event }) => {
       const name = logName(event);
-      const q = readQuery(event, inclusionQuery);
       const proof = await guarded(() => inclusionProof(db(), name, q.index, q.tree_size));
       return toResponse(
         reply({ log: name, index: q.index, tree_size: q.tree_size, leaf_hash: b64(proof.leafHash), hashes: proof.hashes.map(b64) }),
         PUBLIC,
       );
     },
-    { summary: 'RFC 9162 inclusion proof of an entry', auth: 'public', tag: 'logs', query: inclusionQuery, problems: [404] },
   );
 
-  router.get(
-    '/api/v1/logs/:log/proof/consistency',
-    async (event) => {
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/api/v1/logs/:log/proof/consistency',
+      summary: 'RFC 9162 consistency proof between two tree sizes',
+      auth: 'public',
+      tag: 'logs',
+      query: consistencyQuery,
+      problems: [404],
+    },
+    async ({ input: q, event }) => {
       const name = logName(event);
-      const q = readQuery(event, consistencyQuery);
       if (q.from > q.to) throw badRequest('out_of_range', 'from must not exceed to');
       const hashes = await guarded(() => consistencyProof(db(), name, q.from, q.to));
-      return toResponse(reply({ log: name, from: q.from, to: q.to, hashes: hashes.map(b64) }), PUBLIC);
+      return reply({ log: name, from: q.from, to: q.to, hashes: hashes.map(b64) }, 200, PUBLIC);
     },
-    { summary: 'RFC 9162 consistency proof between two tree sizes', auth: 'public', tag: 'logs', query: consistencyQuery, problems: [404] },
   );
 }

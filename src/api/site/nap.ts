@@ -14,14 +14,14 @@ import { getReceipt } from '../../ledger/receipts.ts';
 import { receiptVisibleTo } from '../../ledger/accounts.ts';
 import { newSortableId, nowIso } from '../../ids.ts';
 import { DATA } from '../../catalog/catalogs.ts';
-import { keyedAct } from '../act.ts';
-import { callerKey } from '../auth.ts';
+import {} from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { chargeView, meteredAct, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
+import { operation } from '../operation.ts';
 
 export const replayRequest = z.strictObject({
   receipt_id: z
@@ -108,11 +108,13 @@ const unprocessable = (code: string, detail: string) => new Problem({ status: 42
 export function registerNapRoutes(router: Router, ctx: AppContext): void {
   const limit = ctx.config.MAX_BODY_BYTES;
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/tcb/counterfactual-replay',
     {
+      method: 'POST',
+      path: '/tcb/counterfactual-replay',
+      auth: 'key',
       tool: 'counterfactual_replay',
       summary:
         'Replays a refused act of yours against the rules in force when it was refused (optionally assuming other facts) and seals what would have happened',
@@ -123,8 +125,9 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
       charges: ['ccr'],
       chargeRules: { ccr: { nap: true } },
       example: { receipt_id: 'rcpt_5Hq2LmX8vR3tKp9WzN4cBd', assume: { state: 'LIVE' } },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const original = await getReceipt(ctx.ledger.read, b.receipt_id);
       // Another key's receipt is answered like a missing one.
       if (!original || !(await receiptVisibleTo(ctx.ledger.read, original.payload.key_id, key)))
@@ -170,11 +173,13 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/spoliation-seal',
     {
+      method: 'POST',
+      path: '/api/v1/spoliation-seal',
+      auth: 'key',
       tool: 'spoliation_seal',
       summary: 'Seals a set of evidence hashes (their Merkle root) into a signed, logged receipt',
       tag: 'nap',
@@ -188,8 +193,9 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
         matter_ref: 'claim-2026-118',
         evidence: [{ name: 'chat-export.jsonl', sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }],
       },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       if (b.refers_to) {
         const r = await getReceipt(ctx.ledger.read, b.refers_to);
         if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key)))
@@ -244,31 +250,31 @@ export function registerNapRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.get(
-    '/api/v1/nap/usage',
-    async (event) => {
-      const key = callerKey(event);
-      const u = await usage(ctx.ledger.read, key.id);
-      const nap = u.by_sku.filter((x) => x.nap).map(({ sku, count, amount_usd }) => ({ sku, count, amount_usd }));
-      // The share from exact totals (bigint), to six decimals, then a number.
-      const share = u.total_micros === 0n ? 0 : Number((u.nap_micros * 1_000_000n) / u.total_micros) / 1_000_000;
-      return toResponse(
-        reply({
-          key_id: key.id,
-          nap_rule: DATA.nap.nap_rule,
-          by_sku: nap,
-          nap_usd: u.nap_usd,
-          total_usd: u.total_usd,
-          nap_share_of_spend: share,
-        }),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/nap/usage',
       tool: 'nap_usage',
       summary: "The calling key's negative-act premium charges per NAP SKU, and their share of its spend",
       auth: 'key',
       tag: 'nap',
       response: napUsageResponse,
+    },
+    async ({ key }) => {
+      const u = await usage(ctx.ledger.read, key.id);
+      const nap = u.by_sku.filter((x) => x.nap).map(({ sku, count, amount_usd }) => ({ sku, count, amount_usd }));
+      // The share from exact totals (bigint), to six decimals, then a number.
+      const share = u.total_micros === 0n ? 0 : Number((u.nap_micros * 1_000_000n) / u.total_micros) / 1_000_000;
+      return reply({
+        key_id: key.id,
+        nap_rule: DATA.nap.nap_rule,
+        by_sku: nap,
+        nap_usd: u.nap_usd,
+        total_usd: u.total_usd,
+        nap_share_of_spend: share,
+      });
     },
   );
 }

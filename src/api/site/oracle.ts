@@ -8,7 +8,7 @@
  */
 import { record } from '../../ledger/records.ts';
 import { ORACLE_AGGREGATES } from '../../ledger/oracle.ts';
-import { commitAct, keyedAct } from '../act.ts';
+import { commitAct } from '../act.ts';
 import { z } from 'zod';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { DATA } from '../../catalog/catalogs.ts';
@@ -19,6 +19,7 @@ import { ownerId } from '../../ledger/accounts.ts';
 import type { AppContext } from '../context.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { operation } from '../operation.ts';
 
 export const SOURCES = DATA.foundry.oracle.sources;
 const sourceIds = SOURCES.map((s) => s.source_id) as [string, ...string[]];
@@ -67,11 +68,13 @@ export function oraclePolicy(c: Config): OraclePolicy {
 
 export function registerOracleRoutes(router: Router, ctx: AppContext): void {
   const policy = oraclePolicy(ctx.config);
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/oracle/aggregate',
     {
+      method: 'POST',
+      path: '/api/v1/oracle/aggregate',
+      auth: 'key',
       tool: 'oracle_aggregate',
       summary: 'Aggregate oracle readings: weighted trimmed mean with a DISPUTED guard; the result is sealed as a receipt',
       tag: 'foundry',
@@ -79,7 +82,6 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
       response: aggregateResponse,
       problems: [409, 422],
       charges: ['oracle_aggregate'],
-      lane: true,
       example: {
         metric: 'model_drift_score',
         readings: [
@@ -90,8 +92,9 @@ export function registerOracleRoutes(router: Router, ctx: AppContext): void {
           { source_id: 'sealed_reading', value: '150' },
         ],
       },
+      act: { lane: true },
     },
-    async (body, key, event, _, bill) => {
+    async ({ input: body, key, event, bill }) => {
       const result = aggregate(body.readings, SOURCES, policy);
       const id = newSortableId('agg');
       const line = bill('oracle_aggregate');

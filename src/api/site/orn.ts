@@ -10,12 +10,13 @@ import { fingerprint } from '../../crypto/canonical.ts';
 import { formatUsd, usdToMicros } from '../../catalog/money.ts';
 import { SHARP_TOLL_MICROS, allocateGeneralAverage, allocationCsv } from '../../domain/orn.ts';
 import { newSortableId, nowIso } from '../../ids.ts';
-import { keyedAct } from '../act.ts';
+import {} from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { chargeView, meteredAct, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref, usdAmount, usdString } from './schemas.ts';
+import { operation } from '../operation.ts';
 
 export const gaDeclareRequest = z.strictObject({
   event_ref: ref.describe('your reference of the loss event'),
@@ -65,11 +66,13 @@ export const sharpResponse = z.object({
 });
 
 export function registerOrnRoutes(router: Router, ctx: AppContext): void {
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/orn/declare',
     {
+      method: 'POST',
+      path: '/api/v1/orn/declare',
+      auth: 'key',
       tool: 'orn_declare',
       summary:
         "General Average declare: allocates a loss pro rata to the parties' contributed values (exact to the micro-USD), with a CSV export; flat toll",
@@ -88,8 +91,9 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
           { party_id: 'executor', contributed_value_usd: '10000' },
         ],
       },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const loss = BigInt(usdToMicros(b.loss_usd));
       const parties = b.parties.map((p) => ({ party_id: p.party_id, value_micros: BigInt(usdToMicros(p.contributed_value_usd)) }));
       const alloc = allocateGeneralAverage(loss, parties);
@@ -136,11 +140,13 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/orn/sharp',
     {
+      method: 'POST',
+      path: '/api/v1/orn/sharp',
+      auth: 'key',
       tool: 'orn_sharp',
       summary: 'SHARP slice: meters a multi-agent chain as agents_in_graph x SHARP toll x orchestration events',
       tag: 'orn',
@@ -149,10 +155,10 @@ export function registerOrnRoutes(router: Router, ctx: AppContext): void {
       problems: [409, 422],
       charges: ['sharp'],
       chargeRules: { sharp: { amount: 'orn_sharp' } },
-      lane: true,
       example: { graph_id: 'swarm-7', agents_in_graph: 5, events: 3 },
+      act: { lane: true },
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const id = newSortableId('sharp');
       const charge = bill('sharp', { agents: b.agents_in_graph, events: b.events });
       const amount = BigInt(charge.amountMicros);

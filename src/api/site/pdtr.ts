@@ -9,13 +9,14 @@ import { getReceipt } from '../../ledger/receipts.ts';
 import { ownerId, receiptVisibleTo } from '../../ledger/accounts.ts';
 import { bindPaymentHash, findPaymentBinding } from '../../ledger/pdtr.ts';
 import { nowIso } from '../../ids.ts';
-import { keyedAct } from '../act.ts';
+import {} from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { chargeView, meteredWrite, receiptFields } from './metered.ts';
 import { chargeSchema, receiptRef, ref } from './schemas.ts';
+import { operation } from '../operation.ts';
 
 const RAILS = DATA.pdtr.rails.map((r) => r.id) as [string, ...string[]];
 
@@ -46,11 +47,13 @@ export const bindPaymentResponse = z.object({
 });
 
 export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/bind-payment',
     {
+      method: 'POST',
+      path: '/api/v1/bind-payment',
+      auth: 'key',
       tool: 'pdtr_bind_payment',
       summary: 'Binds an x402 payment_hash to the action_ref it paid for (one binding per payment hash), sealed as a twin receipt',
       tag: 'pdtr',
@@ -59,8 +62,9 @@ export function registerPdtrRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 409, 422],
       charges: ['pdtr_bind'],
       example: { payment_hash: '0x' + 'ab'.repeat(32), action_ref: 'order-7731' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       if (b.receipt_id) {
         const r = await getReceipt(ctx.ledger.read, b.receipt_id);
         if (!r || !(await receiptVisibleTo(ctx.ledger.read, r.payload.key_id, key)))

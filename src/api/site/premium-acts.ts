@@ -24,7 +24,7 @@ import { transitionFuse } from '../../ledger/fuses.ts';
 import { matterSeals } from '../../ledger/nap.ts';
 import { getReceipt } from '../../ledger/receipts.ts';
 import { getTrigger } from '../../ledger/triggers.ts';
-import { commitAct, keyedAct } from '../act.ts';
+import { commitAct } from '../act.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
 import { fuseChangedAlert } from '../gate/alert-events.ts';
@@ -37,6 +37,7 @@ import type { Router } from '../router.ts';
 import { nudgeDeliverer } from './webhooks.ts';
 import { committed } from './metered.ts';
 import { usdAmount } from './schemas.ts';
+import { operation } from '../operation.ts';
 
 /** The pre-clearance tiers and their tolls (a pre-clearance that goes ahead; a refusal is the NAP `hold`). */
 export const CLEAR_BEFORE = { act: 'clear_before_act', wire: 'clear_before_wire', contract: 'clear_before_contract' } as const;
@@ -70,11 +71,13 @@ export const clearBeforeRequest = z.strictObject({
 });
 
 export function registerPremiumActs(router: Router, ctx: AppContext): void {
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/fuse/heartbeat',
     {
+      method: 'POST',
+      path: '/v1/fuse/heartbeat',
+      auth: 'key',
       summary:
         "Heartbeat: seals the fuse's state at this instant (a check-in an agent or its watchdog can show later); charged whatever the state; not a hop",
       tag: 'gate',
@@ -83,8 +86,9 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       problems: [404],
       charges: ['heartbeat'],
       example: { fuse_id: 'fuse_…' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const caller = callerOf(key);
       const line = { keyId: key.id, ...bill('heartbeat') };
       return commitAct(event, ctx, key, {
@@ -122,11 +126,13 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/receipts/verify-pull',
     {
+      method: 'POST',
+      path: '/v1/receipts/verify-pull',
+      auth: 'key',
       summary:
         "Verify-pull: a receipt's verification evidence (leaf, inclusion proof, signed checkpoint), pulled by a key with a receipt of the pull (the free GET /v1/receipts/{id} stays free)",
       tag: 'receipts',
@@ -135,8 +141,9 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       problems: [404],
       charges: ['verify_pull'],
       example: { receipt_id: 'rcpt_…' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const r = await getReceipt(ctx.ledger.read, b.receipt_id);
       if (!r) throw notFound(`no receipt ${b.receipt_id}`, 'unknown_receipt');
       const evidence = await receiptEvidence(ctx, r);
@@ -163,11 +170,13 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/v1/fuses/:fuse_id/panic',
     {
+      method: 'POST',
+      path: '/v1/fuses/:fuse_id/panic',
+      auth: 'key',
       summary:
         'Panic: blows a LIVE, ARMED or UNSIGNED fuse of the account to DEAD at once and answers an individually signed panic receipt (a JWS that verifies offline); a DEAD fuse is 409, a public drill fuse 403, and neither charges anything',
       tag: 'fuses',
@@ -183,8 +192,9 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       charges: ['panic_receipt'],
       role: 'agent',
       example: { reason: 'the agent is wiring funds in a loop' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const caller = callerOf(key);
       const fuseId = fuseIdSchema.safeParse(event.context.params?.fuse_id).data ?? '';
       // A fuse of the caller's account only: a drill fuse is 403 before any payment is settled.
@@ -229,11 +239,13 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/spoliation-seal/matter',
     {
+      method: 'POST',
+      path: '/api/v1/spoliation-seal/matter',
+      auth: 'key',
       summary:
         'Matter spoliation: seals every spoliation seal of a matter together, one RFC 9162 root over their roots in order, in an individually signed receipt (a litigation-hold record of the whole matter)',
       tag: 'nap',
@@ -242,8 +254,9 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       problems: [404],
       charges: ['matter_spoliation'],
       example: { matter_ref: 'claim-2026-118' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const seals = await matterSeals(ctx.ledger.read, ownerId(key), b.matter_ref);
       if (seals.length === 0)
         throw notFound(
@@ -288,11 +301,13 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/foundry/parametric/run',
     {
+      method: 'POST',
+      path: '/api/v1/foundry/parametric/run',
+      auth: 'key',
       summary:
         "Parametric run: runs a FIRED trigger's parametric_window action (incident_sealed), sealing the window it opens: the fire's reading and receipt and the enabled exposure it releases",
       tag: 'triggers',
@@ -306,8 +321,9 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       problems: [404, 409, 422],
       charges: ['parametric_run'],
       example: { trigger_id: 'trg_…' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const t = await getTrigger(ctx.ledger.read, b.trigger_id);
       if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${b.trigger_id}`, 'unknown_trigger');
       if (!t.obligation.callable_actions.includes('parametric_window')) {
@@ -368,11 +384,13 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
     },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/clear/before',
     {
+      method: 'POST',
+      path: '/api/v1/clear/before',
+      auth: 'key',
       summary:
         'Clear before: a pre-clearance, the execute-gate decision (PERMIT, DENY, HOLD, SILENCE) given ahead of an act, a wire or a contract in an individually signed receipt a counterparty verifies offline; a PERMIT is charged its tier toll, a refusal the NAP hold; clears no exposure and counts no hop',
       tag: 'clear',
@@ -381,8 +399,9 @@ export function registerPremiumActs(router: Router, ctx: AppContext): void {
       problems: [404],
       charges: [...Object.values(CLEAR_BEFORE), 'hold'],
       example: { tier: 'wire', fuse_id: 'fuse_…', action: { kind: 'wire', amount: '250000.00' }, exposure_usd: '250000.00' },
+      act: {},
     },
-    async (b, key, event, _, bill) => {
+    async ({ input: b, key, event, bill }) => {
       const caller = callerOf(key);
       const fuse = await visibleFuse(ctx.ledger.read, caller, b.fuse_id);
       const facts: ClearFacts = {

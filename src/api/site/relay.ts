@@ -10,13 +10,14 @@ import { fingerprint } from '../../crypto/canonical.ts';
 import { countClick, getPartner, insertPartner, partnerClicks, relayNetwork } from '../../ledger/relay.ts';
 import { nowIso } from '../../ids.ts';
 import targetsJson from '../../content/relay-targets.json' with { type: 'json' };
-import { keyedAct } from '../act.ts';
+import {} from '../act.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { meteredWrite, receiptFields } from './metered.ts';
 import { receiptRef } from './schemas.ts';
+import { operation } from '../operation.ts';
 
 /** Where each track target of the relay catalog lands (our choice; data in src/content/relay-targets.json). */
 export const RELAY_TARGETS: Readonly<Record<string, string>> = z
@@ -62,15 +63,16 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
   const site = ctx.config.SITE_URL.replace(/\/+$/, '');
   const links = (p: string) => Object.fromEntries(DATA.relay.track_targets.map((t) => [t, `${site}/go/${p}/${t}`]));
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/relay/enroll',
     {
+      method: 'POST',
+      path: '/api/v1/relay/enroll',
+      auth: 'key',
       tool: 'relay_enroll',
       summary: 'Enrolls a relay partner (an operator key): returns its nine track links and its status page',
       tag: 'relay',
-      // The account enters the partner programme (its wholesale terms) under a public partner id: an operator's decision.
       role: 'operator',
       body: enrollRequest,
       response: enrollResponse,
@@ -78,8 +80,9 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
       problems: [409, 422],
       charges: [],
       example: { partner_id: 'acme-brokers', name: 'Acme Brokers' },
+      act: {},
     },
-    async (b, key, event) => {
+    async ({ input: b, key, event }) => {
       const at = nowIso();
       // The relay has no toll (its revenue is the partner's spread): the enrollment is sealed, not charged.
       return meteredWrite(
@@ -124,37 +127,53 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.get(
-    '/api/v1/relay/network',
-    async () => toResponse(reply({ ...(await relayNetwork(ctx.ledger.read)), targets: DATA.relay.track_targets })),
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/api/v1/relay/network',
       summary: 'Relay network totals: partners, clicks per target, the partners with the most clicks',
       auth: 'public',
       tag: 'relay',
       response: networkResponse,
     },
+    async () => reply({ ...(await relayNetwork(ctx.ledger.read)), targets: DATA.relay.track_targets }),
   );
 
-  router.get(
-    '/go/:partner/:target',
-    async (event) => {
-      const p = event.context.params?.partner ?? '';
-      const target = event.context.params?.target ?? '';
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/go/:partner/:target',
+      summary:
+        'A partner track link: counts the click and redirects (302) to the target page; target "status" answers the partner\'s click counts as JSON',
+      auth: 'public',
+      tag: 'relay',
+      response: statusResponse,
+      responses: {
+        200: { description: 'Target "status": the partner\'s click counts', schema: statusResponse },
+        302: { description: 'The click is counted; Location is the target page' },
+      },
+      problems: [404],
+    },
+    async ({ params }) => {
+      const p = params.partner ?? '';
+      const target = params.target ?? '';
       const partner = partnerId.safeParse(p).success ? await getPartner(ctx.ledger.read, p) : undefined;
       if (!partner) throw notFound(`no relay partner ${p}`, 'unknown_partner');
       if (target === 'status') {
         const clicks = await partnerClicks(ctx.ledger.read, partner.partner_id);
-        return toResponse(
-          reply({
-            partner_id: partner.partner_id,
-            name: partner.name,
-            enrolled_at: partner.created_at,
-            status: 'active',
-            clicks,
-            clicks_total: Object.values(clicks).reduce((a, b) => a + b, 0),
-            track_links: links(partner.partner_id),
-          }),
-        );
+        return reply({
+          partner_id: partner.partner_id,
+          name: partner.name,
+          enrolled_at: partner.created_at,
+          status: 'active',
+          clicks,
+          clicks_total: Object.values(clicks).reduce((a, b) => a + b, 0),
+          track_links: links(partner.partner_id),
+        });
       }
       const path = RELAY_TARGETS[target];
       if (!path) {
@@ -170,18 +189,6 @@ export function registerRelayRoutes(router: Router, ctx: AppContext): void {
         status: 302,
         headers: { location: `${site}${path}?via=${encodeURIComponent(partner.partner_id)}`, 'cache-control': 'no-store' },
       });
-    },
-    {
-      summary:
-        'A partner track link: counts the click and redirects (302) to the target page; target "status" answers the partner\'s click counts as JSON',
-      auth: 'public',
-      tag: 'relay',
-      response: statusResponse,
-      responses: {
-        200: { description: 'Target "status": the partner\'s click counts', schema: statusResponse },
-        302: { description: 'The click is counted; Location is the target page' },
-      },
-      problems: [404],
     },
   );
 }

@@ -17,11 +17,11 @@ import { claimRr1ReceiptUse } from '../../ledger/rr1.ts';
 import { requireReceipt } from '../../rr1/middleware.ts';
 import { optionalKey } from '../auth.ts';
 import type { AppContext } from '../context.ts';
-import { enforceDemoRateLimit } from '../rate-limit.ts';
 import { chargeView } from '../charge.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { RouteDoc, Router } from '../router.ts';
 import { billOf } from '../charges.ts';
+import { operation, type Answer } from '../operation.ts';
 
 export const RR1_DEMO_ACT = DATA.agent_actions.actions[0]!;
 /** Meter SKU of a challenge (ours; the toll is the RR-1 catalog's challenge_toll_usd). */
@@ -94,8 +94,17 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
   const manifest = catalogByKey('agent_actions');
   const urls = { site: ctx.config.SITE_URL.replace(/\/+$/, ''), gate: ctx.config.BASE_URL.replace(/\/+$/, '') };
   const manifestBody = JSON.stringify(manifest.build(urls));
-  router.get(
-    manifest.path,
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: manifest.path,
+      summary: 'The RR-1 agent-actions manifest: the irreversible acts of this service and how to get a receipt for them',
+      auth: 'public',
+      tag: 'require_receipt',
+      response: manifest.schema,
+    },
     () =>
       new HTTPResponse(manifestBody, {
         headers: {
@@ -104,23 +113,18 @@ export function registerRequireReceiptRoutes(router: Router, ctx: AppContext): v
           'access-control-allow-origin': '*',
         },
       }),
-    {
-      summary: 'The RR-1 agent-actions manifest: the irreversible acts of this service and how to get a receipt for them',
-      auth: 'public',
-      tag: 'require_receipt',
-      response: manifest.schema,
-    },
   );
 
-  router.post(
-    RR1_DEMO_ACT.path,
-    async (event) => {
-      await enforceDemoRateLimit(event, ctx);
-      return guard(event, () => {
+  // Any JSON body, or none: the demo act only records that it ran.
+  operation(
+    router,
+    ctx,
+    { method: 'POST', path: RR1_DEMO_ACT.path, ...demoDoc, optionalBody: true },
+    ({ event }) =>
+      // The middleware answers its challenge, or what the act answers.
+      guard(event, () => {
         const rr1 = event.context.rr1 as { receipt_id: string };
-        return toResponse(reply({ acted: true, act: RR1_DEMO_ACT.act, receipt_id: rr1.receipt_id, acted_at: nowIso() }));
-      });
-    },
-    demoDoc,
+        return reply({ acted: true, act: RR1_DEMO_ACT.act, receipt_id: rr1.receipt_id, acted_at: nowIso() });
+      }) as Promise<Answer>,
   );
 }

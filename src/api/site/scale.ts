@@ -5,11 +5,11 @@
  */
 import { z } from 'zod';
 import { napScale, ornScale, pdtrScale, requireReceiptScale, type Projection } from '../../domain/scale.ts';
-import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { illustrative, usdString } from './schemas.ts';
+import { operation } from '../operation.ts';
 
 /** A unit count: a non-negative integer up to 10^9 (so every projection stays exact). */
 const units = (dflt: number, what: string) => z.coerce.number().int().min(0).max(1_000_000_000).default(dflt).describe(what);
@@ -41,15 +41,22 @@ export const projectionResponse = z.object({
   annual_usd: usdString,
 });
 
-export function registerScaleRoutes(router: Router, _ctx: AppContext): void {
+export function registerScaleRoutes(router: Router, ctx: AppContext): void {
   const scale = <S extends z.ZodType>(path: string, layer: string, query: S, project: (q: z.output<S>) => Projection) =>
-    router.get(path, (event) => toResponse(reply(project(readQuery(event, query)))), {
-      summary: `Illustrative ${layer} projection (units x tolls); carries no contract`,
-      auth: 'public',
-      tag: layer,
-      query,
-      response: projectionResponse,
-    });
+    operation(
+      router,
+      ctx,
+      {
+        method: 'GET',
+        path: path,
+        summary: `Illustrative ${layer} projection (units x tolls); carries no contract`,
+        auth: 'public',
+        tag: layer,
+        query,
+        response: projectionResponse,
+      },
+      ({ input }) => reply(project(input)),
+    );
   scale('/api/v1/nap/scale', 'nap', napScaleQuery, napScale);
   scale('/api/v1/pdtr/scale', 'pdtr', pdtrScaleQuery, pdtrScale);
   scale('/api/v1/orn/scale', 'orn', ornScaleQuery, ornScale);

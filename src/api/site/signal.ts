@@ -8,12 +8,12 @@ import { metricSchema } from './oracle.ts';
 import { newId, nowIso } from '../../ids.ts';
 import { ownerId } from '../../ledger/accounts.ts';
 import { countMandates, insertMandate, mandatesOf, metricPattern } from '../../ledger/signal.ts';
-import { commitAct, keyedAct } from '../act.ts';
-import { callerKey } from '../auth.ts';
+import { commitAct } from '../act.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import type { AppContext } from '../context.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { operation } from '../operation.ts';
 
 export const OVERAGE_SKU = 'mandate_overage';
 const WINDOW_DAYS = 30;
@@ -31,14 +31,15 @@ const mandateResponse = z.looseObject({
 
 export function registerSignalRoutes(router: Router, ctx: AppContext): void {
   const included = ctx.config.SIGNAL_INCLUDED_MANDATES;
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/signal/mandates',
     {
+      method: 'POST',
+      path: '/signal/mandates',
+      auth: 'key',
       summary: `A Signal mandate (an operator key): a standing watch of a pattern metric on the pattern feed; the platform includes SIGNAL_INCLUDED_MANDATES per account, each one past them is charged mandate_overage once`,
       tag: 'triggers',
-      // A standing commitment of the account (past the included ones, billed): an operator's decision.
       role: 'operator',
       body: mandateRequest,
       response: mandateResponse,
@@ -47,8 +48,9 @@ export function registerSignalRoutes(router: Router, ctx: AppContext): void {
       chargeRules: { [OVERAGE_SKU]: { price: 'mandate_overage' } },
       x402: false,
       example: { metric: 'model_drift_score' },
+      act: {},
     },
-    async (b, key, event, _, bill) =>
+    async ({ input: b, key, event, bill }) =>
       commitAct(event, ctx, key, {
         run: async (tx, state) => {
           // Counted under the write lock: of two concurrent mandates, one is the (n+1)th.
@@ -96,25 +98,25 @@ export function registerSignalRoutes(router: Router, ctx: AppContext): void {
       }),
   );
 
-  router.get(
-    '/signal/patterns.json',
-    async (event) => {
-      const key = callerKey(event);
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/signal/patterns.json',
+      summary:
+        "The pattern feed of the account's mandates: for each watched metric, the triggers published and fired on it network-wide in the last 30 days (no account named)",
+      auth: 'key',
+      tag: 'triggers',
+    },
+    async ({ key }) => {
       const since = new Date(Date.now() - WINDOW_DAYS * 86_400_000).toISOString();
       const mandates = await mandatesOf(ctx.ledger.read, ownerId(key));
       const metrics = [...new Set(mandates.map((m) => m.metric))];
       const patterns = await Promise.all(
         metrics.map(async (metric) => ({ metric, ...(await metricPattern(ctx.ledger.read, metric, since)) })),
       );
-      return toResponse(
-        reply({ object: 'signal_patterns', window_days: WINDOW_DAYS, since, mandates: mandates.length, included, patterns }),
-      );
-    },
-    {
-      summary:
-        "The pattern feed of the account's mandates: for each watched metric, the triggers published and fired on it network-wide in the last 30 days (no account named)",
-      auth: 'key',
-      tag: 'triggers',
+      return reply({ object: 'signal_patterns', window_days: WINDOW_DAYS, since, mandates: mandates.length, included, patterns });
     },
   );
 }

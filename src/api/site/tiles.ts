@@ -23,6 +23,7 @@ import { cosignedCheckpoint } from '../../ledger/witnesses.ts';
 import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
 import type { Router } from '../router.ts';
+import { operation } from '../operation.ts';
 
 /** The public logs (migration 0011): a private log (an inference session's) is never served as tiles. */
 export const TILED_LOGS = ['receipts', 'receipts-test', 'astl', 'triggers', 'clearing'] as const;
@@ -55,9 +56,18 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 export function registerTileRoutes(router: Router, ctx: AppContext): void {
   for (const log of TILED_LOGS) {
-    router.get(
-      `/${log}/checkpoint`,
-      async (event: H3Event) => {
+    operation(
+      router,
+      ctx,
+      {
+        method: 'GET',
+        path: `/${log}/checkpoint`,
+        summary: `The ${log} log's C2SP checkpoint (its tiles prefix is /${log}/)`,
+        auth: 'public',
+        tag: 'logs',
+        responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } },
+      },
+      async ({ event }) => {
         if (spelledPath(event) !== `/${log}/checkpoint`)
           throw notFound(`the ${log} log's checkpoint is at /${log}/checkpoint, spelled exactly so`, 'route_not_found');
         // With the cosignatures witnesses gave this size, when a witness policy is set.
@@ -70,16 +80,20 @@ export function registerTileRoutes(router: Router, ctx: AppContext): void {
           },
         });
       },
+    );
+    operation(
+      router,
+      ctx,
       {
-        summary: `The ${log} log's C2SP checkpoint (its tiles prefix is /${log}/)`,
+        method: 'GET',
+        path: `/${log}/tile/**:tile`,
+        summary: `A C2SP hash tile or entry bundle of the ${log} log`,
         auth: 'public',
         tag: 'logs',
-        responses: { 200: { description: 'The signed note (c2sp.org/tlog-checkpoint)', contentType: 'text/plain' } },
+        problems: [404],
+        responses: { 200: { description: 'Tile bytes (c2sp.org/tlog-tiles)', contentType: 'application/octet-stream' } },
       },
-    );
-    router.get(
-      `/${log}/tile/**:tile`,
-      async (event: H3Event) => {
+      async ({ event }) => {
         const spelled = spelledPath(event);
         const prefix = `/${log}/tile/`;
         const rest = spelled.slice(prefix.length);
@@ -92,13 +106,6 @@ export function registerTileRoutes(router: Router, ctx: AppContext): void {
         return new HTTPResponse(new Uint8Array(bytes), {
           headers: { 'content-type': 'application/octet-stream', 'cache-control': IMMUTABLE, ...PUBLIC },
         });
-      },
-      {
-        summary: `A C2SP hash tile or entry bundle of the ${log} log`,
-        auth: 'public',
-        tag: 'logs',
-        problems: [404],
-        responses: { 200: { description: 'Tile bytes (c2sp.org/tlog-tiles)', contentType: 'application/octet-stream' } },
       },
     );
   }

@@ -8,7 +8,7 @@
  * delivery to each matching subscriber, in the transaction of the act.
  */
 import { record } from '../../ledger/records.ts';
-import { commitAct, keyedAct } from '../act.ts';
+import { commitAct } from '../act.ts';
 import { z } from 'zod';
 import { DATA } from '../../catalog/catalogs.ts';
 import { formatUsd, usdToMicros } from '../../catalog/money.ts';
@@ -28,10 +28,9 @@ import {
   type TriggerEvent,
   PUBLISHED_TRIGGERS,
 } from '../../ledger/triggers.ts';
-import { readQuery } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { escapeHtml, htmlPage, htmlResponse, wantsHtml } from '../html.ts';
 import {
@@ -47,6 +46,7 @@ import { decimalSchema, metricSchema } from './oracle.ts';
 import { nudgeDeliverer } from './webhooks.ts';
 import { chargeSchema, chargeView } from '../charge.ts';
 import { usdAmount } from './schemas.ts';
+import { operation } from '../operation.ts';
 
 export const TEMPLATES = DATA.foundry.trigger_templates;
 const templateIds = TEMPLATES.map((t) => t.template_id) as [string, ...string[]];
@@ -180,11 +180,13 @@ const refused = (status: number, code: string, detail: string, extra?: Record<st
   new Problem({ status, code, title: status === 409 ? 'Conflict' : 'Unprocessable', detail, ...(extra ? { extra } : {}) });
 
 export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/signal/trigger/publish',
     {
+      method: 'POST',
+      path: '/signal/trigger/publish',
+      auth: 'key',
       tool: 'trigger_publish',
       summary: 'Publish a trigger from a template: arms its obligation surface (ARMED) with a threshold',
       tag: 'triggers',
@@ -193,11 +195,10 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       responses: { 201: { description: 'The trigger, ARMED', schema: publishedTrigger } },
       problems: [409, 422],
       charges: ['trigger_publish'],
-      lane: true,
       example: { template_id: 'ai_model_change', threshold: { metric: 'model_drift_score', operator: 'gte', value: '0.8' } },
-      after: (r) => withCheckpointNote(ctx, r),
+      act: { lane: true, after: (r) => withCheckpointNote(ctx, r) },
     },
-    async (body, key, event, _, bill) => {
+    async ({ input: body, key, event, bill }) => {
       const o = body.obligation ?? {};
       const bad = (field: string, message: string) =>
         new Problem({
@@ -306,11 +307,13 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  keyedAct(
+  operation(
     router,
     ctx,
-    '/api/v1/foundry/trigger/fire',
     {
+      method: 'POST',
+      path: '/api/v1/foundry/trigger/fire',
+      auth: 'key',
       tool: 'trigger_fire',
       summary:
         'Fire a trigger with a reading or an oracle aggregate: ARMED -> FIRED once when the threshold is reached; charges bps on the enabled exposure',
@@ -326,13 +329,11 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
       problems: [404, 409, 422],
       charges: ['bps_fire', FEE_SKU],
       chargeRules: { [FEE_SKU]: { amount: 'trigger_fire_fee' } },
-      // No x402: a trigger is fired by the account that published it (its key); a keyless payer has no account, and
-      // every payer's triggers would be one public pool anyone could fire (docs/x402.md).
       x402: false,
       example: { trigger_id: 'trg_F4XWbax5r2lYmXbruurTFZ', reading: '0.91' },
-      after: (r) => withCheckpointNote(ctx, r),
+      act: { after: (r) => withCheckpointNote(ctx, r) },
     },
-    async (body, key, event, _, bill) => {
+    async ({ input: body, key, event, bill }) => {
       const t = await getTrigger(ctx.ledger.read, body.trigger_id);
       if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
       if (t.state === 'FIRED') throw alreadyFired(t);
@@ -438,26 +439,35 @@ export function registerTriggerRoutes(router: Router, ctx: AppContext): void {
     },
   );
 
-  router.get(
-    '/signal/trigger/feed.json',
-    async (event) =>
-      toResponse(reply(await feedPage(ctx, TRIGGERS_LOG, readQuery(event, feedQuery))), { 'access-control-allow-origin': '*' }),
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/signal/trigger/feed.json',
       summary: 'The public trigger feed: publish and fire events of the triggers log, paged, with the newest signed checkpoint',
       auth: 'public',
       tag: 'triggers',
       query: feedQuery,
     },
+    async ({ input }) => reply(await feedPage(ctx, TRIGGERS_LOG, input), 200, { 'access-control-allow-origin': '*' }),
   );
 
-  router.get(
-    '/signal/trigger-oracle',
-    async (event) => {
+  operation(
+    router,
+    ctx,
+    {
+      method: 'GET',
+      path: '/signal/trigger-oracle',
+      summary: 'How oracle readings drive trigger fires (JSON; an HTML page for browsers)',
+      auth: 'public',
+      tag: 'triggers',
+    },
+    async ({ event }) => {
       const doc = triggerOracleDoc(ctx);
       if (wantsHtml(event)) return htmlResponse(triggerOraclePage(doc));
-      return toResponse(reply(doc), { 'access-control-allow-origin': '*', vary: 'accept' });
+      return reply(doc, 200, { 'access-control-allow-origin': '*', vary: 'accept' });
     },
-    { summary: 'How oracle readings drive trigger fires (JSON; an HTML page for browsers)', auth: 'public', tag: 'triggers' },
   );
 }
 

@@ -31,13 +31,12 @@ import {
   recordAttempt,
   type DueDelivery,
 } from '../../ledger/webhooks.ts';
-import { callerKey } from '../auth.ts';
-import { readBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import type { BackgroundJob } from '../jobs.ts';
 import { Problem, notFound } from '../problem.ts';
-import { reply, toResponse } from '../reply.ts';
+import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { operation } from '../operation.ts';
 
 export const subscribeRequest = z
   .strictObject({
@@ -210,11 +209,24 @@ export async function requirePublicTarget(url: string): Promise<void> {
 export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
   router.job(new Deliverer(ctx));
 
-  router.post(
-    '/signal/trigger/webhooks',
-    async (event) => {
-      const key = callerKey(event);
-      const body = await readBody(event, subscribeRequest, ctx.config.MAX_BODY_BYTES);
+  operation(
+    router,
+    ctx,
+    {
+      method: 'POST',
+      path: '/signal/trigger/webhooks',
+      summary:
+        'Subscribe a URL to trigger events (one trigger, one template, or every trigger of the key); deliveries are signed with Ed25519',
+      auth: 'key',
+      role: 'operator',
+      tag: 'triggers',
+      body: subscribeRequest,
+      response: subscriptionResponse,
+      responses: { 201: { description: 'The subscription', schema: subscriptionResponse } },
+      problems: [403, 404, 422],
+      example: { url: 'https://agent.example/hooks/fusegate', template_id: 'bind_gate_hold' },
+    },
+    async ({ key, input: body }) => {
       if (body.trigger_id) {
         const t = await getTrigger(ctx.ledger.read, body.trigger_id);
         if (!t || t.key_id !== ownerId(key)) throw notFound(`no trigger ${body.trigger_id}`, 'unknown_trigger');
@@ -230,49 +242,35 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
       };
       await ctx.ledger.write((tx) => createSubscription(tx, sub));
       const { key_id: _k, ...view } = sub;
-      return toResponse(
-        reply(
-          {
-            object: 'webhook_subscription',
-            ...view,
-            signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` },
-          },
-          201,
-        ),
+      return reply(
+        {
+          object: 'webhook_subscription',
+          ...view,
+          signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` },
+        },
+        201,
       );
-    },
-    {
-      summary:
-        'Subscribe a URL to trigger events (one trigger, one template, or every trigger of the key); deliveries are signed with Ed25519',
-      auth: 'key',
-      role: 'operator',
-      tag: 'triggers',
-      body: subscribeRequest,
-      response: subscriptionResponse,
-      responses: { 201: { description: 'The subscription', schema: subscriptionResponse } },
-      problems: [403, 404, 422],
-      example: { url: 'https://agent.example/hooks/fusegate', template_id: 'bind_gate_hold' },
     },
   );
 
-  router.get(
-    '/signal/trigger/webhooks',
-    async (event) => {
-      const key = callerKey(event);
-      const subs = await listSubscriptions(ctx.ledger.read, ownerId(key));
-      const disabled = await listDisabledSubscriptions(ctx.ledger.read, ownerId(key));
-      return toResponse(
-        reply({
-          subscriptions: subs.map(({ key_id: _k, ...s }) => s),
-          disabled_subscriptions: disabled,
-          deliveries: await deliveriesOf(ctx.ledger.read, ownerId(key)),
-        }),
-      );
-    },
+  operation(
+    router,
+    ctx,
     {
+      method: 'GET',
+      path: '/signal/trigger/webhooks',
       summary: "The key's webhook subscriptions (and the disabled ones, with why) and recent deliveries with every attempt",
       auth: 'key',
       tag: 'triggers',
+    },
+    async ({ key }) => {
+      const subs = await listSubscriptions(ctx.ledger.read, ownerId(key));
+      const disabled = await listDisabledSubscriptions(ctx.ledger.read, ownerId(key));
+      return reply({
+        subscriptions: subs.map(({ key_id: _k, ...s }) => s),
+        disabled_subscriptions: disabled,
+        deliveries: await deliveriesOf(ctx.ledger.read, ownerId(key)),
+      });
     },
   );
 }
