@@ -260,6 +260,20 @@ describe('architecture: the source tree', () => {
     expect(paths).toEqual([]);
   });
 
+  it('every API operation is declared in one form: operation(), never a route registered on the router by hand', () => {
+    // The router and the two modules that register what a declaration says; the dashboard's HTML pages are not operations.
+    const registrars = new Set(['src/api/router.ts', 'src/api/operation.ts', 'src/api/act.ts']);
+    const offenders = filesUnder(join(SRC, 'api'))
+      .filter((f) => !registrars.has(repoPath(f)) && !repoPath(f).startsWith('src/api/dashboard/'))
+      .flatMap((f) => {
+        const text = readFileSync(f, 'utf8');
+        return [...withoutComments(text).matchAll(/\b(?:router|r)\.(?:get|post|on)\(|\brouter\.app\.(?:get|post|on|all)\(/g)].map(
+          (m) => `${repoPath(f)}:${lineOf(text, m.index)}`,
+        );
+      });
+    expect(offenders, 'declare the operation with operation() (src/api/operation.ts)').toEqual([]);
+  });
+
   it('the checks read real files (the tree is where the test looks)', () => {
     expect(filesUnder(join(SRC, 'api')).length).toBeGreaterThan(20);
     expect(filesUnder(join(SRC, 'ledger')).length).toBeGreaterThan(20);
