@@ -30,7 +30,7 @@ import type { AppContext } from '../context.ts';
 import { notFound } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
-import { nudgeDeliverer, requirePublicTarget } from '../site/webhooks.ts';
+import { deliverySigning, nudgeDeliverer, requirePublicTarget } from '../site/webhooks.ts';
 import { callerOf, fuseIdSchema, visibleFuse } from './governed.ts';
 import { operation } from '../operation.ts';
 
@@ -110,7 +110,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
         {
           object: 'alert_subscription',
           ...sub,
-          signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` },
+          signing: deliverySigning(ctx),
         },
         201,
       );

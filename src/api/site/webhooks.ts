@@ -95,6 +95,12 @@ export function signDelivery(ctx: AppContext, d: Pick<DueDelivery, 'event_id' | 
 }
 
 /** Delivers due webhooks of one process; several processes may run one each on one database (claims are leased). */
+/** How a subscription's deliveries are signed, as its create answer says (signDelivery). */
+export const deliverySigning = (ctx: AppContext) => ({
+  scheme: 'v1a (Ed25519)',
+  public_key_url: `${ctx.config.BASE_URL}/crypto/public-key`,
+});
+
 export class Deliverer implements BackgroundJob {
   readonly name = 'webhook delivery';
   readonly #ctx: AppContext;
@@ -246,7 +252,7 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
         {
           object: 'webhook_subscription',
           ...view,
-          signing: { scheme: 'v1a (Ed25519)', public_key_url: `${ctx.config.BASE_URL}/crypto/public-key` },
+          signing: deliverySigning(ctx),
         },
         201,
       );
