@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FetchAnswer } from '../src/client.ts';
 import { keptAliveFetch } from '../src/proxy/gate-fetch.ts';
 import { freePort } from './support/ports.ts';
 
@@ -21,6 +22,10 @@ function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
   seen.push({ method: req.method!, url: req.url!, type: req.headers['content-type'], body });
   if (req.url === '/silent') return; // takes the request and never answers
   if (req.url === '/empty') return void res.writeHead(204).end();
+  if (req.url === '/bom') {
+    res.writeHead(200, 'Fine', { 'content-type': 'application/json; charset=utf-8' });
+    return void res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"é":"ü"}')]));
+  }
   if (req.url === '/problem') {
     res.writeHead(404, { 'content-type': 'application/problem+json' });
     return void res.end(JSON.stringify({ code: 'unknown_fuse', status: 404 }));
@@ -50,13 +55,27 @@ afterAll(async () => {
 });
 
 /** What a caller reads of an answer, whichever fetch made it. */
-async function read(res: Response) {
+async function read(res: FetchAnswer) {
   return {
     status: res.status,
     ok: res.ok,
     type: res.headers.get('content-type'),
-    several: res.headers.get('x-several'),
+    several: res.headers.get('X-Several'),
     text: await res.text(),
+  };
+}
+
+/** Each way the typed client reads an answer, each on an answer of its own. */
+async function readEveryWay(get: () => Promise<FetchAnswer>) {
+  const [a, b, c] = [await get(), await get(), await get()];
+  return {
+    status: a.status,
+    statusText: a.statusText,
+    ok: a.ok,
+    missing: a.headers.get('x-none'),
+    text: await a.text(),
+    json: await b.json().catch((e: Error) => e.name),
+    bytes: [...new Uint8Array(await c.arrayBuffer())],
   };
 }
 
@@ -79,10 +98,22 @@ describe('keptAliveFetch', () => {
       { method: 'POST', url: '/v1/fuse/hop', type: 'application/json', body: '{"fuse_id":"f"}' },
       { method: 'POST', url: '/v1/fuse/hop', type: 'application/json', body: '{"fuse_id":"f"}' },
     ]);
-    expect(await read(await kept(`${base}/problem`))).toEqual(await read(await fetch(`${base}/problem`)));
+    expect(await read(await kept(`${base}/problem`, {}))).toEqual(await read(await fetch(`${base}/problem`)));
     const empty = await kept(`${base}/empty`, { method: 'DELETE' });
-    expect(empty.status).toBe(204);
-    expect(empty.body).toBeNull();
+    expect(await read(empty)).toEqual(await read(await fetch(`${base}/empty`, { method: 'DELETE' })));
+    expect(await read(empty)).toMatchObject({ status: 204, ok: true, text: '' });
+  });
+
+  it('reads an answer as text, JSON and bytes as a Response does', async () => {
+    for (const path of ['/v1/fuse/hop', '/problem', '/empty', '/bom']) {
+      const mine = await readEveryWay(() => kept(`${base}${path}`, { method: 'POST', body: '{}' }));
+      expect(mine).toEqual(await readEveryWay(() => fetch(`${base}${path}`, { method: 'POST', body: '{}' })));
+    }
+    // A byte order mark is dropped from the text and the JSON, kept in the bytes.
+    const bom = await readEveryWay(() => kept(`${base}/bom`, {}));
+    expect(bom).toMatchObject({ statusText: 'Fine', text: '{"é":"ü"}', json: { é: 'ü' } });
+    expect(bom.bytes.slice(0, 3)).toEqual([0xef, 0xbb, 0xbf]);
+    expect((await readEveryWay(() => kept(`${base}/empty`, {}))).json).toBe('SyntaxError');
   });
 
   it('keeps one connection for calls made one after another', async () => {
@@ -91,7 +122,7 @@ describe('keptAliveFetch', () => {
     for (let i = 0; i < 5; i++) expect((await fresh(`${base}/x`, { method: 'POST', body: String(i) })).status).toBe(200);
     expect(connections - before).toBe(1);
     // Calls in flight together each take a connection of their own.
-    await Promise.all([fresh(`${base}/a`), fresh(`${base}/b`), fresh(`${base}/c`)].map(async (p) => (await p).text()));
+    await Promise.all([fresh(`${base}/a`, {}), fresh(`${base}/b`, {}), fresh(`${base}/c`, {})].map(async (p) => (await p).text()));
     expect(connections - before).toBe(3);
   });
 
