@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FetchAnswer } from '../src/client.ts';
@@ -183,5 +183,107 @@ describe('keptAliveFetch', () => {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const code = await new Promise<number | null>((r) => child.once('exit', r));
     expect({ code, out: out.trim() }).toEqual({ code: 0, out: '200' });
+  });
+
+  describe('answers framed as HTTP/1.1 frames them', () => {
+    /** A server that writes each answer as given, byte for byte, in pieces; `requests` are the raw requests it read. */
+    async function rawServer(answer: (request: string) => string[]) {
+      const requests: string[] = [];
+      const sockets = new Set<Socket>();
+      const tcp = createTcpServer((socket) => {
+        sockets.add(socket);
+        let buf = '';
+        socket.on('data', (d) => {
+          buf += d.toString('latin1');
+          const end = buf.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          const length = Number(/content-length: (\d+)/i.exec(buf)?.[1] ?? 0);
+          if (buf.length < end + 4 + length) return;
+          const request = buf.slice(0, end + 4 + length);
+          buf = buf.slice(request.length);
+          requests.push(request);
+          const pieces = answer(request);
+          // Each piece in its own write, a turn apart: the reader must put them together.
+          const next = () => {
+            const piece = pieces.shift();
+            if (piece === undefined) return;
+            if (piece === 'END') return void socket.end();
+            socket.write(Buffer.from(piece, 'latin1'), () => setImmediate(next));
+          };
+          next();
+        });
+      });
+      await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', () => r()));
+      const url = `http://127.0.0.1:${(tcp.address() as AddressInfo).port}`;
+      const close = async () => {
+        for (const s of sockets) s.destroy();
+        await new Promise<void>((r) => tcp.close(() => r()));
+      };
+      return { url, requests, close };
+    }
+
+    it('reads a Content-Length body, a chunked one (with extensions and trailers) and one that ends with the connection, as fetch does', async () => {
+      const answers: Record<string, string[]> = {
+        '/length': ['HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Le', 'ngth: 10\r\n\r\n{"a":', '"bc"}'],
+        '/chunked': [
+          'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n',
+          '5;ext=1\r\n{"a":\r\n',
+          '6\r\n"bc"}\n\r',
+          '\n0\r\nx-trailer: t\r\n\r\n',
+        ],
+        '/to-the-end': ['HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nall of ', 'it', 'END'],
+        '/no-content': ['HTTP/1.1 204 No Content\r\nx-a: 1\r\nx-a: 2\r\n\r\n'],
+      };
+      const raw = await rawServer((request) => [...answers[new URL(request.split(' ')[1]!, 'http://x').pathname]!]);
+      try {
+        const fresh = keptAliveFetch();
+        for (const path of Object.keys(answers)) {
+          const mine = await fresh(`${raw.url}${path}`, { method: 'POST', body: '{}' });
+          const theirs = await fetch(`${raw.url}${path}`, { method: 'POST', body: '{}' });
+          expect({ ...(await read(mine)), statusText: mine.statusText, a: mine.headers.get('x-a') }).toEqual({
+            ...(await read(theirs)),
+            statusText: theirs.statusText,
+            a: theirs.headers.get('x-a'),
+          });
+        }
+        // An interim answer is read past, as RFC 9110 (15.2) asks of a client (undici refuses one it did not ask for).
+        const interim = ['HTTP/1.1 100 Continue\r\n\r\n', 'HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\nok'];
+        answers['/interim'] = interim;
+        expect(await read(await fresh(`${raw.url}/interim`, {}))).toMatchObject({ status: 201, text: 'ok' });
+        // Every request went out whole, its length stated, its Host named.
+        expect(raw.requests[0]).toBe(`POST /length HTTP/1.1\r\nhost: ${new URL(raw.url).host}\r\ncontent-length: 2\r\n\r\n{}`);
+        // A GET states no length; the answer to a HEAD has no body, whatever its length says.
+        answers['/head'] = ['HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n'];
+        expect(await read(await fresh(`${raw.url}/head`, { method: 'HEAD' }))).toMatchObject({ status: 200, text: '' });
+        expect(await read(await fresh(`${raw.url}/length?q=1`, {}))).toMatchObject({ status: 200, text: '{"a":"bc"}' });
+        expect(raw.requests.at(-1)).toBe(`GET /length?q=1 HTTP/1.1\r\nhost: ${new URL(raw.url).host}\r\n\r\n`);
+      } finally {
+        await raw.close();
+      }
+    });
+
+    it('fails closed on an answer it cannot read, a connection closed before the answer, and a header that would end its line', async () => {
+      const raw = await rawServer((request) => {
+        const path = request.split(' ')[1]!;
+        if (path === '/garbage') return ['SMTP ready\r\n\r\n'];
+        if (path === '/cut') return ['HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhalf', 'END'];
+        return ['HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n'];
+      });
+      try {
+        const fresh = keptAliveFetch();
+        for (const path of ['/garbage', '/cut']) {
+          const e = (await fresh(`${raw.url}${path}`, { method: 'POST', body: '{}' }).catch((x: unknown) => x)) as TypeError;
+          expect(e).toBeInstanceOf(TypeError);
+          expect(e.message).toBe('fetch failed');
+          expect(e.cause).toBeInstanceOf(Error);
+        }
+        const sent = raw.requests.length;
+        await expect(fresh(`${raw.url}/ok`, { headers: { authorization: 'Bearer k\r\nx-injected: 1' } })).rejects.toThrow(TypeError);
+        expect(raw.requests).toHaveLength(sent);
+        expect((await fresh(`${raw.url}/ok`, {})).status).toBe(200);
+      } finally {
+        await raw.close();
+      }
+    });
   });
 });
