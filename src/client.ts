@@ -43,10 +43,27 @@ export class FuseGateError extends Error {
   }
 }
 
+/**
+ * What the client reads of an answer. The global `fetch`'s Response has it all;
+ * a transport of one's own may give just this (the proxy's, src/proxy/gate-fetch.ts).
+ */
+export interface FetchAnswer {
+  readonly status: number;
+  readonly statusText: string;
+  readonly ok: boolean;
+  readonly headers: { get(name: string): string | null };
+  json(): Promise<unknown>;
+  text(): Promise<string>;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
+/** How the client sends a request: the global `fetch`, or any function that answers as it does. */
+export type Fetch = (url: string, init: RequestInit) => Promise<FetchAnswer>;
+
 export interface ClientOptions {
   baseUrl: string;
   apiKey?: string | undefined;
-  fetch?: typeof fetch;
+  fetch?: Fetch | undefined;
   /**
    * Pays with x402 when the service asks (402 with PAYMENT-REQUIRED): a viem
    * account, or any signer of EIP-712 typed data. The call is sent again once
@@ -107,7 +124,7 @@ function paymentProblem(data: Json, required: string | null): Problem {
 export class FuseGateClient {
   readonly #base: string;
   readonly #key: string | undefined;
-  readonly #fetch: typeof fetch;
+  readonly #fetch: Fetch;
   readonly #payer: X402Signer | undefined;
 
   constructor(opts: ClientOptions) {

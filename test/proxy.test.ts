@@ -181,6 +181,7 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     const p = shared;
     const fuse = sharedFuse;
     const classified = (await accountReceipts(s.ctx.ledger.read, accountId, { kind: 'classify', limit: 100 })).length;
+    const hops = (await accountReceipts(s.ctx.ledger.read, accountId, { kind: 'hop', limit: 100 })).length;
     const ok = (await p.client.callTool({ name: 'echo', arguments: { message: 'hello' } })) as CallToolResult;
     const expected = (await direct.callTool({ name: 'echo', arguments: { message: 'hello' } })) as CallToolResult;
     expect(ok.content).toEqual(expected.content);
@@ -233,6 +234,8 @@ describe('fusegate proxy', { timeout: 180_000 }, () => {
     expect(p.upstreamCalls().filter((l) => l.startsWith('tools/call'))).toEqual(['tools/call echo', 'tools/call echo']);
     // A tool the kinds file does not name is classified once, on its name and description, for the life of the proxy.
     expect(await accountReceipts(s.ctx.ledger.read, accountId, { kind: 'classify', limit: 100 })).toHaveLength(classified + 1);
+    // Each call asked the gate once, whether asked as it was read or by its handler (the one asking for a task).
+    expect(await accountReceipts(s.ctx.ledger.read, accountId, { kind: 'hop', limit: 100 })).toHaveLength(hops + 4);
   });
 
   it("passes the upstream's errors, progress and requests to the client through", async () => {

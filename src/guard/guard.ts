@@ -12,7 +12,7 @@
  *   const sendEmail = guard(async (to: string, body: string) => mailer.send(to, body), { fuse: 'fuse_…', kind: 'send_email' });
  *   await sendEmail('ops@example.com', 'hi');   // throws FuseGateRefusal once the fuse is blown
  */
-import { FuseGateClient } from '../client.ts';
+import { FuseGateClient, type Fetch } from '../client.ts';
 import { askGate, refusalText, type GateQuestion, type GateVerdict, type Mandate, type Rail, type Transfer } from './gate-check.ts';
 
 export { refusalText, verdictMeta, type GateVerdict, type Mandate, type Rail, type Transfer } from './gate-check.ts';
@@ -81,7 +81,7 @@ export class FuseGateRefusal extends Error {
 export function gateFromEnv(
   env: Record<string, string | undefined> = globalThis.process?.env ?? {},
   timeoutMs = DEFAULT_GATE_TIMEOUT_MS,
-  transport: typeof fetch = fetch,
+  transport: Fetch = fetch,
 ): FuseGateClient {
   const baseUrl = env.FUSEGATE_URL;
   if (!baseUrl) throw new TypeError('no gate: pass { gate } or set FUSEGATE_URL (and FUSEGATE_KEY)');

@@ -4,6 +4,8 @@
  * (its capabilities) and connect the upstream with them before it can build
  * the server it answers with: that server then receives the held messages in
  * order, the `initialize` first, as if it had been connected all along.
+ *
+ * `tap`, when set, sees each message just before the protocol does.
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
@@ -13,6 +15,7 @@ export class HeldTransport implements Transport {
   readonly #held: Array<[JSONRPCMessage, MessageExtraInfo | undefined]> = [];
   #connected = false;
   #first: PromiseWithResolvers<JSONRPCMessage> = Promise.withResolvers();
+  tap?: ((message: JSONRPCMessage) => void) | undefined;
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
@@ -20,7 +23,7 @@ export class HeldTransport implements Transport {
   constructor(inner: Transport) {
     this.#inner = inner;
     inner.onmessage = (message, extra) => {
-      if (this.#connected && this.onmessage) return this.onmessage(message, extra);
+      if (this.#connected && this.onmessage) return this.#deliver(message, extra);
       this.#held.push([message, extra]);
       this.#first.resolve(message);
     };
@@ -45,7 +48,12 @@ export class HeldTransport implements Transport {
   /** Called by the protocol as it connects: the inner transport runs already; the held messages go to it now. */
   async start(): Promise<void> {
     this.#connected = true;
-    for (const [message, extra] of this.#held.splice(0)) this.onmessage?.(message, extra);
+    for (const [message, extra] of this.#held.splice(0)) this.#deliver(message, extra);
+  }
+
+  #deliver(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
+    this.tap?.(message);
+    this.onmessage?.(message, extra);
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {

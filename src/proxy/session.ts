@@ -22,6 +22,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
   InitializeRequestSchema,
+  isJSONRPCRequest,
   McpError,
   ProgressNotificationSchema,
   ResultSchema,
@@ -30,11 +31,20 @@ import {
   type RequestId,
   type Result,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { refusalText, verdictMeta, type GateVerdict } from '../guard/gate-check.ts';
 import { HeldTransport } from './held-transport.ts';
 
 /** The `_meta` key of a gated call's verdict, on its result or its refusal. */
 export const GATE_META_KEY = 'fusegate/gate';
+
+/**
+ * The schema a relayed request's result is read with: as the transport parsed it. Every transport of
+ * the SDK has already checked each message it reads as JSON-RPC (a result: an object, its `_meta` an
+ * object), and the proxy passes the result on unchanged; checking it again against a tool's own
+ * result schema (as the SDK's callTool does) would refuse what the client is to judge.
+ */
+const AS_PARSED = z.custom<Result>() as unknown as typeof ResultSchema;
 
 /** Requests are never timed out here: the client has its own timeout, and cancels (which passes through). setTimeout's largest delay. */
 const NO_TIMEOUT = 2_147_483_647;
@@ -85,7 +95,7 @@ function passThrough(e: unknown): Error {
  */
 async function relay(to: Peer, request: Message, extra: HandlerExtra): Promise<Result> {
   try {
-    return await to.request({ method: request.method, ...(request.params !== undefined ? { params: request.params } : {}) }, ResultSchema, {
+    return await to.request({ method: request.method, ...(request.params !== undefined ? { params: request.params } : {}) }, AS_PARSED, {
       signal: extra.signal,
       timeout: NO_TIMEOUT,
     });
@@ -132,10 +142,22 @@ export async function serveSession(downstream: Transport, opts: SessionOptions):
   const toClient = server as unknown as Peer;
   const extraOf = (extra: unknown) => extra as HandlerExtra;
 
+  // A tools/call is put to the gate as soon as the transport has read it, before the SDK dispatches it,
+  // so that the hop's round trip overlaps the dispatch; its handler then takes that verdict, found by the
+  // message itself. A call that asks for a task is left to its handler: the SDK may refuse it first.
+  const asked = new WeakMap<object, Promise<GateVerdict>>();
+  const ask = (request: Message) => {
+    const name = String(request.params?.name ?? '');
+    return opts.check(name, (request.params?.arguments ?? {}) as Record<string, unknown>, descriptions.get(name));
+  };
+  held.tap = (message) => {
+    if (isJSONRPCRequest(message) && message.method === 'tools/call' && message.params?.task === undefined)
+      asked.set(message, ask(message));
+  };
+
   const callTool = async (request: Message, extra: HandlerExtra): Promise<Result> => {
     const name = String(request.params?.name ?? '');
-    const args = (request.params?.arguments ?? {}) as Record<string, unknown>;
-    const verdict = await opts.check(name, args, descriptions.get(name));
+    const verdict = await (asked.get(request) ?? ask(request));
     const meta = { [GATE_META_KEY]: verdictMeta(verdict) };
     if (verdict.action !== 'run') {
       opts.log(
