@@ -56,7 +56,7 @@ import { registerReviewsPage } from './dashboard/reviews-page.ts';
 import { registerRequestsPage } from './dashboard/requests-page.ts';
 import { registerMembersPage } from './dashboard/members-page.ts';
 import { registerAuditPage } from './dashboard/audit-page.ts';
-import { registerAuditRoutes } from './audit.ts';
+import { registerAuditRoutes, routeAuditor } from './audit.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
 import { registerPricingRoutes } from './site/pricing.ts';
 import { registerX402Routes } from './x402.ts';
@@ -184,7 +184,11 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
       return problemResponse(problem, event);
     },
   });
-  const router = new Router(h3, (route) => keyGuard(ctx, route));
+  const router = new Router(
+    h3,
+    (route) => keyGuard(ctx, route),
+    (route) => routeAuditor(ctx, route),
+  );
   registerRoutes(router, ctx, extraModules);
 
   const site = staticSiteHandler(ctx.config.STATIC_DIR, servedUrls(ctx.config));

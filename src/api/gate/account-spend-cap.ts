@@ -76,6 +76,7 @@ export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): 
       return toResponse(reply(await accountCapView(ctx, caller.account_id)));
     },
     {
+      audit: { action: 'account.spend_cap_changed', detail: (a) => ({ spend_cap_usd: a.spend_cap_usd ?? null }) },
       ...doc,
       tool: 'account_spend_cap_set',
       summary:

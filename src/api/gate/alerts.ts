@@ -34,6 +34,7 @@ import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { nudgeDeliverer, requirePublicTarget } from '../site/webhooks.ts';
 import { callerOf, fuseIdSchema, visibleFuse } from './governed.ts';
+import { hostOf } from '../audit.ts';
 
 export const createAlertRequest = z.strictObject({
   url: z
@@ -106,6 +107,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
       );
     },
     {
+      audit: { action: 'alert.created', detail: (a) => ({ host: hostOf(a.url), events: a.events ?? null }) },
       summary:
         "Subscribe a URL to alerts: a fuse's state changes and refused hops, for every fuse of the account or one; signed and retried as trigger webhooks",
       auth: 'key',
@@ -150,6 +152,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply({ object: 'alert_subscription', id: raw, removed: true }));
     },
     {
+      audit: { action: 'alert.removed', target: 'alert_id' },
       summary: 'Remove an alert subscription: no more events are queued for it, its pending deliveries fail',
       auth: 'key',
       role: 'operator',
@@ -195,6 +198,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
       );
     },
     {
+      audit: { action: 'alert.test_sent', target: 'alert_id' },
       summary:
         'Send a test event to an alert subscription: delivered, signed and retried as any event, marked `test: true` (type alert.test)',
       auth: 'key',

@@ -24,6 +24,7 @@ import { callerOf, changeableFuse, changeableIn, fuseIdSchema } from './governed
 import { fuseChangedAlert } from './alert-events.ts';
 import { drillFuseRestore } from './drill-fuses.ts';
 import { nudgeDeliverer } from '../site/webhooks.ts';
+import { pick } from '../audit.ts';
 
 export const createFuseRequest = z.strictObject({
   state: z.enum(['LIVE', 'UNSIGNED']).default('LIVE'),
@@ -52,6 +53,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
     '/v1/fuses',
     {
       tool: 'fuse_create',
+      audit: { action: 'fuse.created', detail: (a) => pick(a, ['label', 'state']) },
       summary: 'Create a fuse owned by the calling key (our extension)',
       role: 'operator',
       tag: 'fuses',
@@ -96,6 +98,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
       path,
       {
         tool: verb === 'dead' ? 'fuse_blow' : 'fuse_charge',
+        audit: { action: verb === 'dead' ? 'fuse.blown' : 'fuse.charged', target: 'fuse_id' },
         summary,
         role,
         tag: 'fuses',

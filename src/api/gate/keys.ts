@@ -49,6 +49,7 @@ import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { spentThisMonth } from '../../ledger/spend-caps.ts';
 import { capMicros, capUsd, capView, capViewSchema, spendCapUsd } from '../spend-cap.ts';
+import { pick } from '../audit.ts';
 
 const keyIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a key id such as key_…');
 const keysListQuery = z.object({
@@ -309,6 +310,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply({ ...keyObject(key), secret, notice: SECRET_NOTICE }, 201));
     },
     {
+      audit: { action: 'key.created', detail: (a) => pick(a, ['name', 'role']) },
       ...doc,
       tool: 'keys_create',
       summary:
@@ -345,6 +347,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
     },
     {
+      audit: { action: 'key.revoked', target: 'key_id' },
       ...doc,
       summary: 'Revoke a key: it answers 401 from then on (revoking twice keeps the first time)',
       response: keyResponse,
@@ -377,6 +380,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       );
     },
     {
+      audit: { action: 'key.rotated', target: 'key_id' },
       ...doc,
       summary: 'Rotate a key: a new secret (shown once); the previous one keeps working for the grace period',
       body: rotateRequest,
@@ -395,6 +399,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
     },
     {
+      audit: { action: 'key.hop_limit_changed', target: 'key_id', detail: (a) => pick(a, ['hop_limit', 'hop_period']) },
       ...doc,
       summary: "Set a key's hop limit per period (and the period: changing it starts the count again)",
       body: limitRequest,
@@ -415,6 +420,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
     },
     {
+      audit: { action: 'key.surface_changed', target: 'key_id', detail: (a) => ({ surface: a.surface ?? null }) },
       ...doc,
       summary: "Set the act kinds a key may act on (its declared surface), a preset's, or the default",
       body: surfaceRequest,
@@ -453,6 +459,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply(await withSpend((await getApiKey(ctx.ledger.read, key.id))!)));
     },
     {
+      audit: { action: 'key.spend_cap_changed', target: 'key_id', detail: (a) => ({ spend_cap_usd: a.spend_cap_usd ?? null }) },
       ...doc,
       summary:
         'Set the most a key may be charged per UTC calendar month (null: no cap of its own); past it an act answers 402 spend_cap_reached',
@@ -475,6 +482,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply(keyObject((await getApiKey(ctx.ledger.read, key.id))!)));
     },
     {
+      audit: { action: 'key.expiry_changed', target: 'key_id', detail: (a) => ({ expires_at: a.expires_at ?? null }) },
       ...doc,
       summary: 'Set when a key stops working (null: never); an expired key can be given a later time again',
       body: expiryRequest,

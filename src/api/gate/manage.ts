@@ -21,6 +21,7 @@ import type { AppContext } from '../context.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { pick } from '../audit.ts';
 
 const idSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 export const createGrantRequest = z.strictObject({
@@ -123,6 +124,7 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply(grantObject(g), 201));
     },
     {
+      audit: { action: 'grant.created', detail: (a) => pick(a, ['name', 'lines', 'states', 'max_premium']) },
       summary: 'Grant delegated (MGA) authority: premium, line and state limits that /v1/pas/mga-authority checks',
       auth: 'key',
       role: 'operator',
@@ -145,6 +147,7 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply({ object: 'authority_grant', grant_id: id, revoked: true }));
     },
     {
+      audit: { action: 'grant.revoked', target: 'grant_id' },
       summary: 'Revoke an authority grant: checks against it answer 404 from then on',
       auth: 'key',
       role: 'operator',
@@ -170,6 +173,7 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
       return toResponse(reply({ object: 'webhook_delivery', id, state: 'pending', retried: true }));
     },
     {
+      audit: { action: 'webhook.delivery_retried', target: 'delivery_id' },
       summary: 'Retry a failed (or pending) webhook delivery now',
       auth: 'key',
       role: 'operator',

@@ -89,6 +89,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       ctx,
       `/v1/pas/licenses/:license_id/${verb}`,
       {
+        audit: { action: verb === 'dead' ? 'licence.blown' : 'licence.charged', target: 'license_id' },
         ...(verb === 'charge'
           ? {
               tool: 'pas_license_charge',

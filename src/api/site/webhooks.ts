@@ -38,6 +38,7 @@ import type { BackgroundJob } from '../jobs.ts';
 import { Problem, notFound } from '../problem.ts';
 import { reply, toResponse } from '../reply.ts';
 import type { Router } from '../router.ts';
+import { hostOf } from '../audit.ts';
 
 export const subscribeRequest = z
   .strictObject({
@@ -242,6 +243,7 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
       );
     },
     {
+      audit: { action: 'webhook.created', detail: (a) => ({ host: hostOf(a.url) }) },
       summary:
         'Subscribe a URL to trigger events (one trigger, one template, or every trigger of the key); deliveries are signed with Ed25519',
       auth: 'key',
