@@ -43,6 +43,7 @@ import { registerClearingRoutes } from './site/clearing.ts';
 import { registerMeteredRoutes } from './site/metered-routes.ts';
 import { registerKeyRoutes } from './gate/keys.ts';
 import { registerAccountSpendCapRoutes } from './gate/account-spend-cap.ts';
+import { registerMemberRoutes } from './gate/members.ts';
 import { registerManageRoutes } from './gate/manage.ts';
 import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
@@ -95,6 +96,7 @@ const MODULES: RouteModule[] = [
   registerOpenApiRoutes,
   registerKeyRoutes,
   registerAccountSpendCapRoutes,
+  registerMemberRoutes,
   registerManageRoutes,
   registerSigninRoutes,
   registerOverview,

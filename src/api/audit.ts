@@ -70,45 +70,6 @@ export const hostOf = (url: unknown) => (typeof url === 'string' && URL.canParse
 /** The named fields of an answer that it has. */
 export const pick = (b: Body, names: string[]) => Object.fromEntries(names.filter((n) => b[n] !== undefined).map((n) => [n, b[n]]));
 
-/**
- * Every action an entry may name (the dashboard's filter; the API takes any).
- * A route's declaration names its own (RouteDoc `audit`); the dashboard's own
- * changes (people, passwords, reviews) name theirs when they record them.
- */
-export const AUDIT_ACTIONS = [
-  'key.created',
-  'key.rotated',
-  'key.revoked',
-  'key.hop_limit_changed',
-  'key.surface_changed',
-  'key.spend_cap_changed',
-  'key.expiry_changed',
-  'account.spend_cap_changed',
-  'fuse.created',
-  'fuse.blown',
-  'fuse.charged',
-  'licence.blown',
-  'licence.charged',
-  'grant.created',
-  'grant.revoked',
-  'webhook.created',
-  'webhook.delivery_retried',
-  'alert.created',
-  'alert.test_sent',
-  'alert.removed',
-  'review.approved',
-  'review.denied',
-  'member.invited',
-  'member.invitation_revoked',
-  'member.joined',
-  'member.role_changed',
-  'member.removed',
-  'person.email_changed',
-  'person.password_changed',
-  'person.password_reset',
-  'dashboard.call',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 declare module 'h3' {
   interface H3EventContext {
@@ -150,8 +111,8 @@ export function routeAuditor(ctx: AppContext, route: RouteRecord): ((event: H3Ev
     const person = event.context.auditActor;
     if (!person && !key) return;
     const body = await answerBody(answer);
-    const param = doc.target ? event.context.params?.[doc.target] : undefined;
-    const target = param !== undefined ? decodeURIComponent(param) : idIn(body);
+    const param = typeof doc.target === 'string' ? event.context.params?.[doc.target] : undefined;
+    const target = typeof doc.target === 'function' ? doc.target(body) : param !== undefined ? decodeURIComponent(param) : idIn(body);
     const detail = { ...doc.detail?.(body), ...(!person && key?.mode === 'test' ? { mode: 'test' } : {}) };
     const entry: NewAuditEntry = person
       ? auditEntry(person, doc.action, target ?? null, detail)

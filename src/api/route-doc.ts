@@ -5,7 +5,7 @@
  */
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
-import type { AuditAction } from './audit.ts';
+import type { AuditAction } from '../domain/audit-actions.ts';
 import type { ChargeRule } from './charges.ts';
 import type { X402Doc } from '../payments/x402/resources.ts';
 
@@ -82,10 +82,13 @@ export interface RouteDoc {
  * `routeAuditor`, run by the router after the handler).
  */
 export interface AuditDoc {
-  /** What the entry says was done: `key.revoked`, `fuse.blown`... (api/audit.ts AUDIT_ACTIONS). */
+  /** What the entry says was done: `key.revoked`, `fuse.blown`... (domain/audit-actions.ts). */
   action: AuditAction;
-  /** The path parameter naming what it was done to; without one, the answer's id (`id`, `fuse_id`, `grant_id`, `subscription_id`). */
-  target?: string;
+  /**
+   * What it was done to: the path parameter naming it, or what the answer says; without it, the
+   * answer's id (`id`, `fuse_id`, `grant_id`, `subscription_id`).
+   */
+  target?: string | ((answer: Record<string, unknown>) => string | undefined);
   /** Non-secret facts of the change, taken from its answer (never a secret, a link or a URL's path). */
   detail?: (answer: Record<string, unknown>) => Record<string, unknown>;
 }

@@ -4,7 +4,8 @@
  * person and day, paged older. The same page of entries GET /v1/audit answers
  * (api/audit.ts auditPage), read for every role: a viewer sees what changed.
  */
-import { AUDIT_ACTIONS, auditPage, auditQuery } from '../audit.ts';
+import { AUDIT_ACTIONS } from '../../domain/audit-actions.ts';
+import { auditPage, auditQuery } from '../audit.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml as e } from '../html.ts';
 import { Problem } from '../problem.ts';
