@@ -70,7 +70,6 @@ export const hostOf = (url: unknown) => (typeof url === 'string' && URL.canParse
 /** The named fields of an answer that it has. */
 export const pick = (b: Body, names: string[]) => Object.fromEntries(names.filter((n) => b[n] !== undefined).map((n) => [n, b[n]]));
 
-
 declare module 'h3' {
   interface H3EventContext {
     /** The person a dashboard call is made for (dashboard/pages.ts callApi): the actor of what it changes, in place of the key. */

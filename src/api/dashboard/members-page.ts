@@ -175,7 +175,12 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
     );
     if ('refused' in invited) {
       if (invited.refused === 'already_member')
-        return membersPage(event, s, error(`${email} is already one of this account’s people: change their role in the list instead.`), 409);
+        return membersPage(
+          event,
+          s,
+          error(`${email} is already one of this account’s people: change their role in the list instead.`),
+          409,
+        );
       return membersPage(
         event,
         s,
