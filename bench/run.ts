@@ -15,6 +15,7 @@ import { benchPrefinality } from './prefinality.ts';
 import { printTable } from './lib.ts';
 import { benchPostgres } from './postgres.ts';
 import { benchProxy } from './proxy.ts';
+import { benchRequestLog } from './request-log.ts';
 import { benchSite } from './site.ts';
 import { benchTrust } from './trust.ts';
 import { benchWitness } from './witness.ts';
@@ -28,6 +29,7 @@ const SECTIONS: Record<string, () => Promise<void>> = {
   before: benchBefore,
   foundation: benchFoundation,
   gate: benchGate,
+  'request-log': benchRequestLog,
   site: benchSite,
   prefinality: benchPrefinality,
   trust: benchTrust,

@@ -9,6 +9,7 @@ import { clearingCommands } from './cli/clearing.ts';
 import { databaseCommands } from './cli/database.ts';
 import { fuseCommands } from './cli/fuses.ts';
 import { keyCommands } from './cli/keys.ts';
+import { memberCommands } from './cli/members.ts';
 import { pasCommands } from './cli/pas.ts';
 import { verifyCommands } from './cli/verify.ts';
 import { rr1Commands } from './cli/rr1.ts';
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, Command> = {
   ...proxyCommands,
   ...databaseCommands,
   ...reviewCommands,
+  ...memberCommands,
 };
 
 function help(): string {

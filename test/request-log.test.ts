@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestLogOf, sweepRequestLog } from '../src/api/request-log.ts';
+import { loadConfig } from '../src/config.ts';
 import { insertRequests, listRequests, requestTime, type AnsweredRequest } from '../src/ledger/request-log.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
@@ -21,7 +22,7 @@ interface Row {
   key_name: string | null;
   receipt_id: string | null;
   verify_url: string | null;
-  request_id: string;
+  request_id: string | null;
 }
 
 describe('the request log', () => {
@@ -38,7 +39,8 @@ describe('the request log', () => {
   };
 
   beforeAll(async () => {
-    s = await startTestServer({ REQUEST_LOG_ENABLED: 'true' });
+    // On by default: this server is given no REQUEST_LOG_ENABLED.
+    s = await startTestServer();
     owner = await s.newKey('owner');
     agent = await s.newKey('ci-agent', 10_000, 'agent', owner.accountId);
     revoked = await s.newKey('old-agent', 10_000, 'agent', owner.accountId);
@@ -52,9 +54,14 @@ describe('the request log', () => {
 
   it('logs each keyed request with its status, problem code, key name, latency and receipt; failures too', async () => {
     // Hops, twice: the first goes through h3, later ones through the act lane once the key is cached.
-    const hops = [];
+    // The first hop names its own X-Request-Id; the others send none.
+    const hops: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await s.fetch('/v1/fuse/hop', { key: agent.secret, json: { fuse_id: fuse, action: { kind: 'pay' } } });
+      const r = await s.fetch('/v1/fuse/hop', {
+        key: agent.secret,
+        json: { fuse_id: fuse, action: { kind: 'pay' } },
+        headers: i === 0 ? { 'x-request-id': 'ci-run-7.hop-1' } : {},
+      });
       expect(r.status).toBe(200);
       hops.push((await r.json()).receipt_id as string);
     }
@@ -80,8 +87,10 @@ describe('the request log', () => {
       expect(r).toMatchObject({ method: 'POST', key_id: agent.id, key_name: 'ci-agent', code: null });
       expect(r.verify_url).toBe(`${s.ctx.config.BASE_URL}/v1/receipts/${r.receipt_id}`);
       expect(r.latency_ms).toBeGreaterThanOrEqual(0);
-      expect(r.request_id.length).toBeGreaterThan(0);
     }
+    // The caller's own request id is kept; one the service made for an answer is not (nobody holds it).
+    expect(hopRows.find((r) => r.receipt_id === hops[0])!.request_id).toBe('ci-run-7.hop-1');
+    expect(hopRows.filter((r) => r.receipt_id !== hops[0]).map((r) => r.request_id)).toEqual([null, null]);
     expect(mine).toContainEqual(expect.objectContaining({ path: '/v1/fuse/hop', status: 400, code: badCode, receipt_id: null }));
     expect(mine).toContainEqual(
       expect.objectContaining({ path: `/v1/keys/${owner.id}/revoke`, status: 403, code: forbiddenCode, key_name: 'ci-agent' }),
@@ -198,8 +207,65 @@ describe('the request log', () => {
     expect(failed).toEqual(everything.filter((r) => r.status >= 400 && r.key_id !== 'key_2').map((r) => r.id));
   });
 
-  it('logs nothing while REQUEST_LOG_ENABLED is off (the default), and says so', async () => {
-    const off = await startTestServer();
+  it('writes each request in a few bytes (receipt, code and request id only when it has them), and reads rows of the first layout', async () => {
+    const account = 'acct_bytes';
+    const t0 = Date.now() - 30_000;
+    const plain = Array.from({ length: 100 }, (_, i): AnsweredRequest => ({
+      ms: t0 + i,
+      key_id: 'key_a',
+      method: 'GET',
+      path: '/v1/me',
+      status: 200,
+      code: null,
+      latency_us: 812,
+      receipt_id: null,
+      request_id: null,
+    }));
+    await s.ctx.ledger.write((tx) => insertRequests(tx, new Map([[account, plain]])));
+    const stored = await s.ctx.ledger.read.execute({ sql: 'SELECT entries FROM request_log WHERE account_id = ?', args: [account] });
+    expect(String(stored.rows[0]!.entries).length / 100).toBeLessThan(20);
+    expect((await listRequests(s.ctx.ledger.read, account, {}, 200)).requests[0]).toMatchObject({
+      path: '/v1/me',
+      status: 200,
+      code: null,
+      latency_us: 812,
+      receipt_id: null,
+      request_id: null,
+    });
+    // A row as the first layout wrote it: every field, the request id always.
+    const old = 'acct_first_layout';
+    const entries = JSON.stringify([
+      'abcdefgh',
+      t0,
+      ['key_b'],
+      ['POST /v1/fuse/hop'],
+      [[0, 0, 0, 402, 'hop_limit_reached', 950, 0, 'r-1']],
+    ]);
+    const id = `req_${t0.toString(16).padStart(12, '0')}abcdefgh00000`;
+    await s.ctx.ledger.write((tx) =>
+      tx.execute({
+        sql: 'INSERT INTO request_log (account_id, last, first, request_count, entries) VALUES (?, ?, ?, 1, ?)',
+        args: [old, id, id, entries],
+      }),
+    );
+    expect((await listRequests(s.ctx.ledger.read, old, {}, 10)).requests).toEqual([
+      {
+        id,
+        key_id: 'key_b',
+        method: 'POST',
+        path: '/v1/fuse/hop',
+        status: 402,
+        code: 'hop_limit_reached',
+        latency_us: 950,
+        receipt_id: null,
+        request_id: 'r-1',
+      },
+    ]);
+  });
+
+  it('is on by default; logs nothing while REQUEST_LOG_ENABLED=false, and says so', async () => {
+    expect(loadConfig({}).REQUEST_LOG_ENABLED).toBe(true);
+    const off = await startTestServer({ REQUEST_LOG_ENABLED: 'false' });
     try {
       const k = await off.newKey('quiet');
       expect((await off.fetch('/v1/me', { key: k.secret })).status).toBe(200);

@@ -47,7 +47,13 @@ async function audit(key: string, query = '') {
   return {
     status: r.status,
     body: (await r.json()) as {
-      data: Array<{ action: string; target: string | null; actor: { email: string }; detail: Record<string, unknown> | null; id: string }>;
+      data: Array<{
+        action: string;
+        target: string | null;
+        actor: { kind: string; id: string; email?: string; name?: string };
+        detail: Record<string, unknown> | null;
+        id: string;
+      }>;
       next: string | null;
     },
   };
@@ -227,6 +233,64 @@ describe('team accounts', { timeout: 180_000 }, () => {
     expect(table).toContain('<code>fuse.blown</code>');
     expect(table).not.toContain('member.');
     expect((await owner.c.get('/dashboard/audit?from=yesterday')).status).toBe(400);
+  });
+
+  it('changes made through the API with a key are entries too, by the key (name and id); refusals and replays add none', async () => {
+    const owner = await signUp('keys@api.example');
+    const ops = await s.newKey('deploy pipeline', 1000, 'operator', owner.id);
+    const bot = await s.newKey('payments agent', 1000, 'agent', owner.id);
+    const post = async (path: string, key: string, json: unknown, headers: Record<string, string> = {}) => {
+      const r = await s.fetch(path, { key, json, headers });
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+    };
+    const made = await post('/v1/keys', ops.secret, { name: 'made by ci', role: 'agent' });
+    expect(made.status).toBe(201);
+    const id = String(made.body.id);
+    expect((await post(`/v1/keys/${id}/limit`, ops.secret, { hop_limit: 50, hop_period: 'day' })).status).toBe(200);
+    expect((await post(`/v1/keys/${id}/surface`, ops.secret, { kinds: ['pay'] })).status).toBe(200);
+    expect((await post(`/v1/keys/${id}/spend-cap`, ops.secret, { spend_cap_usd: '2.50' })).status).toBe(200);
+    expect((await post(`/v1/keys/${id}/expiry`, ops.secret, { expires_at: '2099-01-01T00:00:00Z' })).status).toBe(200);
+    expect((await post(`/v1/keys/${id}/rotate`, ops.secret, {})).status).toBe(200);
+    expect((await post('/v1/account/spend-cap', ops.secret, { spend_cap_usd: '100.00' })).status).toBe(200);
+    const fuse = await post('/v1/fuses', ops.secret, { label: 'prod writes' }, { 'idempotency-key': 'make-once' });
+    const fuseId = String(fuse.body.fuse_id);
+    // The same request again is a replay: no second entry.
+    expect((await post('/v1/fuses', ops.secret, { label: 'prod writes' }, { 'idempotency-key': 'make-once' })).body.fuse_id).toBe(fuseId);
+    // An agent key may blow a fuse: the entry is the agent's.
+    expect((await post(`/v1/fuses/${fuseId}/dead`, bot.secret, {})).status).toBe(200);
+    // Refused: an agent may not revoke, nor charge a fuse; no entry.
+    expect((await post(`/v1/keys/${id}/revoke`, bot.secret, {})).status).toBe(403);
+    expect((await post(`/v1/fuses/${fuseId}/charge`, bot.secret, {})).status).toBe(403);
+    expect((await post(`/v1/keys/${id}/revoke`, ops.secret, {})).status).toBe(200);
+
+    const log = await audit(ops.secret, '?limit=200');
+    const byOps = { kind: 'key', id: ops.id, name: 'deploy pipeline' };
+    expect(log.body.data.map((x) => [x.actor, x.action, x.target]).reverse()).toEqual([
+      [byOps, 'key.created', id],
+      [byOps, 'key.hop_limit_changed', id],
+      [byOps, 'key.surface_changed', id],
+      [byOps, 'key.spend_cap_changed', id],
+      [byOps, 'key.expiry_changed', id],
+      [byOps, 'key.rotated', id],
+      [byOps, 'account.spend_cap_changed', null],
+      [byOps, 'fuse.created', fuseId],
+      [{ kind: 'key', id: bot.id, name: 'payments agent' }, 'fuse.blown', fuseId],
+      [byOps, 'key.revoked', id],
+    ]);
+    const detail = Object.fromEntries(log.body.data.map((x) => [x.action, x.detail]));
+    expect(detail['key.created']).toEqual({ name: 'made by ci', role: 'agent' });
+    expect(detail['key.hop_limit_changed']).toEqual({ hop_limit: 50, hop_period: 'day' });
+    expect(detail['key.spend_cap_changed']).toEqual({ spend_cap_usd: '2.50' });
+    expect(detail['account.spend_cap_changed']).toEqual({ spend_cap_usd: '100.00' });
+    const raw = JSON.stringify(
+      (await s.ctx.ledger.read.execute({ sql: 'SELECT * FROM audit_log WHERE account_id = ?', args: [owner.id] })).rows,
+    );
+    expect(raw).not.toMatch(/fg_(live|test)?_?[A-Za-z0-9_-]{20,}/);
+
+    // The dashboard shows them beside the people's, naming the key.
+    const html = await (await owner.c.get('/dashboard/audit?action=fuse.')).text();
+    expect(html).toContain(`key payments agent <code>${bot.id}</code>`);
+    expect(html).toContain('fuse.blown');
   });
 
   it('an expired or revoked invitation opens nothing; a password reset is in the person’s log', async () => {

@@ -2,13 +2,16 @@
  * Team accounts in headless Chromium against a real server (issue 49), at
  * 1280 and 390 px: an owner invites a viewer, the link is passed on, the
  * viewer signs up from it and joins, sees the account read-only, and the
- * owner's audit log shows both acts. axe on the pages this adds; screenshots
- * in light and dark go to test-output/team/.
+ * owner's audit log shows both acts. A viewer is shown no form that would
+ * answer 403, an operator those of an operator and no owner's. axe on the
+ * pages this adds; screenshots in light and dark go to test-output/team/.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertMember } from '../src/ledger/members.ts';
+import { loginByEmail } from '../src/ledger/accounts.ts';
 import { OUT, axeSerious, screenshot } from './support/axe.ts';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -105,4 +108,65 @@ describe('team accounts in Chromium', { timeout: 240_000 }, () => {
       expect(mine).not.toContain('member.invited');
     });
   }
+
+  it('shows a viewer no form it may not post, an operator those of an operator, and neither an owner’s', async () => {
+    const signUp = async (email: string) => {
+      const p = await newPage(1280);
+      await p.goto(srv.url + '/signup');
+      await p.fill('#email', email);
+      await p.fill('#password', PASSWORD);
+      await Promise.all([p.waitForURL(/\/dashboard\?welcome=1$/), p.click('main button[type=submit]')]);
+      return { page: p, id: (await loginByEmail(srv.ctx.ledger.read, email))!.account_id };
+    };
+    const owner = await signUp('owner-roles@team.example');
+    const ops = await srv.newKey('ops key', 1000, 'operator', owner.id);
+    const fuse = (await (await srv.fetch('/v1/fuses', { key: ops.secret, json: { label: 'prod writes' } })).json()) as { fuse_id: string };
+
+    /** The action of every form the person's pages show in main, acting in the owner's account as `role`. */
+    const formsSeenAs = async (role: 'viewer' | 'operator') => {
+      const person = await signUp(`${role}-roles@team.example`);
+      await srv.ctx.ledger.write((tx) =>
+        insertMember(tx, { accountId: owner.id, personId: person.id, role, now: new Date().toISOString() }),
+      );
+      await person.page.goto(srv.url + '/dashboard/members');
+      await person.page.selectOption('#switch-to', owner.id);
+      await Promise.all([person.page.waitForURL(/done=switched/), person.page.click('main button:has-text("Switch")')]);
+      const seen = new Set<string>();
+      for (const path of [
+        '/dashboard',
+        '/dashboard/keys',
+        `/dashboard/keys/${ops.id}`,
+        '/dashboard/fuses',
+        `/dashboard/fuses/${fuse.fuse_id}`,
+        '/dashboard/alerts',
+        '/dashboard/webhooks',
+        '/dashboard/members',
+        '/dashboard/account',
+      ]) {
+        await person.page.goto(srv.url + path);
+        const actions = await person.page
+          .locator('main form[method=post]')
+          .evaluateAll((forms) => forms.map((f) => new URL((f as HTMLFormElement).action).pathname));
+        for (const a of actions) seen.add(a.replaceAll(ops.id, '{key}').replaceAll(fuse.fuse_id, '{fuse}'));
+      }
+      return { seen, page: person.page };
+    };
+
+    const operatorForms = ['/dashboard/start', '/dashboard/keys', '/dashboard/keys/{key}/limit', '/dashboard/fuses', '/dashboard/alerts'];
+    const ownerForms = ['/dashboard/account/spend-cap', '/dashboard/members/invite'];
+    const viewer = await formsSeenAs('viewer');
+    for (const action of [...operatorForms, ...ownerForms]) expect([...viewer.seen], action).not.toContain(action);
+    // What a viewer still sees is their own: their sign-in, sessions and the account they act in.
+    expect(
+      [...viewer.seen].every((a) => /^\/(dashboard\/(account\/(email|password|sessions\/end)|switch|mode)|signout-everywhere)$/.test(a)),
+    ).toBe(true);
+    await viewer.page.goto(srv.url + '/dashboard');
+    expect(await viewer.page.locator('main button:has-text("key")').count()).toBe(0);
+    expect(await axeSerious(viewer.page)).toEqual([]);
+    await shots(viewer.page, 'overview-viewer', 1280);
+
+    const operator = await formsSeenAs('operator');
+    for (const action of operatorForms) expect([...operator.seen], action).toContain(action);
+    for (const action of ownerForms) expect([...operator.seen], action).not.toContain(action);
+  });
 });

@@ -4,12 +4,15 @@
  * service published, online and offline, and refuses tampered evidence.
  */
 import { spawn } from 'node:child_process';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FuseGateClient, FuseGateError } from '../src/client.ts';
+import { canonicalJson } from '../src/crypto/canonical.ts';
+import { signNote, verifierKey } from '../src/crypto/note.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
-import { PROCESS_TEST_TIMEOUT_MS } from './support/cli.ts';
+import { PROCESS_TEST_TIMEOUT_MS, runCli } from './support/cli.ts';
 
 /** Runs the CLI as its own process; async, because the server under test lives in this process. */
 function cli(args: string[]): Promise<{ code: number | null; out?: Record<string, any>; stderr: string }> {
@@ -52,6 +55,75 @@ describe('typed client and verify CLI', () => {
     expect(err).toBeInstanceOf(FuseGateError);
     expect((err as FuseGateError).problem.code).toBe('unknown_fuse');
   });
+
+  it(
+    'proves a test receipt against the test log only and says so; a receipt claiming the other log fails',
+    async () => {
+      const made = await s.fetch('/v1/keys', { key: secret, json: { name: 'trial', role: 'operator', mode: 'test' } });
+      const testGate = new FuseGateClient({ baseUrl: s.url, apiKey: ((await made.json()) as { secret: string }).secret });
+      const fuse = await testGate.createFuse();
+      const hop = await testGate.hop({ fuse_id: fuse.fuse_id });
+      expect(hop.receipt_id).toMatch(/^rcpt_test_/);
+      const testLogKey = ((await (await s.fetch('/api/v1/logs/receipts-test')).json()) as { verifier_key: string }).verifier_key;
+      const url = `${s.url}/v1/receipts/${hop.receipt_id}`;
+      const jwks = join(s.dir, 'jwks-test.json');
+      writeFileSync(jwks, await (await s.fetch('/.well-known/prefinality-jwks.json')).text());
+
+      // A one-entry log of our own, named as the live receipts log, whose entry claims to be a test receipt:
+      // every proof holds, and the claim does not fit the log.
+      const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+      const raw = new Uint8Array(publicKey.export({ format: 'der', type: 'spki' }).subarray(-32));
+      const origin = 'log.invalid/receipts';
+      const payload = { ...((await testGate.receipt(hop.receipt_id)) as Record<string, any>).payload } as Record<string, unknown>;
+      const leaf = canonicalJson(payload);
+      const hash = createHash('sha256')
+        .update(Buffer.concat([Buffer.from([0]), Buffer.from(leaf)]))
+        .digest('base64');
+      const signer = { raw, sign: (m: Uint8Array) => new Uint8Array(sign(null, m, privateKey)) };
+      const wrong = join(s.dir, 'wrong-log.json');
+      writeFileSync(
+        wrong,
+        JSON.stringify({
+          leaf,
+          receipt: null,
+          payload,
+          log: { name: 'receipts', index: 0, origin, verifier_key: verifierKey(origin, raw) },
+          inclusion: { tree_size: 1, leaf_hash: hash, hashes: [] },
+          checkpoint: signNote(`${origin}\n1\n${hash}\n`, origin, signer),
+        }),
+      );
+
+      const [asTest, asLive, claimed, human] = await Promise.all([
+        cli(['verify', 'receipt', url, '--log-key', testLogKey]),
+        cli(['verify', 'receipt', url, '--log-key', logKey]),
+        cli(['verify', 'receipt', wrong, '--jwks', jwks, '--log-key', verifierKey(origin, raw)]),
+        runCli(['verify', 'receipt', url, '--log-key', testLogKey]),
+      ]);
+      expect(asTest.code, asTest.stderr).toBe(0);
+      expect(asTest.out).toMatchObject({ verified: true, test: true, checks: { live_or_test: { ok: true } } });
+      expect(asTest.out!.checks.live_or_test.detail).toContain('TEST receipt');
+      expect(human.stdout).toContain('ok   live_or_test: a TEST receipt');
+      // Against the live log's key it is not proven.
+      expect(asLive.code).toBe(1);
+      expect(asLive.out).toMatchObject({ verified: false, checks: { checkpoint: { ok: false }, live_or_test: { ok: false } } });
+      // Every proof holds, but a test receipt in a log named as the live one is refused.
+      expect(claimed.code).toBe(1);
+      expect(claimed.out).toMatchObject({
+        verified: false,
+        checks: { checkpoint: { ok: true }, inclusion: { ok: true }, leaf: { ok: true }, live_or_test: { ok: false } },
+      });
+      expect(claimed.out!.checks.live_or_test.detail).toContain('test log only');
+      // A live receipt, for its part, verifies as one.
+      const live = await gate.hop({ fuse_id: (await gate.createFuse()).fuse_id });
+      const liveCheck = await cli(['verify', 'receipt', `${s.url}/v1/receipts/${live.receipt_id}`, '--log-key', logKey]);
+      expect(liveCheck.out).toMatchObject({
+        verified: true,
+        checks: { live_or_test: { ok: true, detail: 'a live receipt, in the receipts log' } },
+      });
+      expect(liveCheck.out!.test).toBeUndefined();
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
   it(
     'verifies a receipt from its verify_url, and refuses a tampered one offline',

@@ -43,6 +43,7 @@ import { registerClearingRoutes } from './site/clearing.ts';
 import { registerMeteredRoutes } from './site/metered-routes.ts';
 import { registerKeyRoutes } from './gate/keys.ts';
 import { registerAccountSpendCapRoutes } from './gate/account-spend-cap.ts';
+import { registerMemberRoutes } from './gate/members.ts';
 import { registerManageRoutes } from './gate/manage.ts';
 import { registerSigninRoutes } from './dashboard/signin.ts';
 import { registerDashboardRoutes } from './dashboard/pages.ts';
@@ -56,7 +57,7 @@ import { registerReviewsPage } from './dashboard/reviews-page.ts';
 import { registerRequestsPage } from './dashboard/requests-page.ts';
 import { registerMembersPage } from './dashboard/members-page.ts';
 import { registerAuditPage } from './dashboard/audit-page.ts';
-import { registerAuditRoutes } from './audit.ts';
+import { registerAuditRoutes, routeAuditor } from './audit.ts';
 import { registerOperatorRoutes } from './gate/operator.ts';
 import { registerPricingRoutes } from './site/pricing.ts';
 import { registerX402Routes } from './x402.ts';
@@ -95,6 +96,7 @@ const MODULES: RouteModule[] = [
   registerOpenApiRoutes,
   registerKeyRoutes,
   registerAccountSpendCapRoutes,
+  registerMemberRoutes,
   registerManageRoutes,
   registerSigninRoutes,
   registerOverview,
@@ -184,7 +186,11 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
       return problemResponse(problem, event);
     },
   });
-  const router = new Router(h3, (route) => routeGuard(ctx, route));
+  const router = new Router(
+    h3,
+    (route) => routeGuard(ctx, route),
+    (route) => routeAuditor(ctx, route),
+  );
   registerRoutes(router, ctx, extraModules);
 
   const site = staticSiteHandler(ctx.config.STATIC_DIR, servedUrls(ctx.config));

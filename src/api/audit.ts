@@ -1,22 +1,24 @@
 /**
  * The audit log (docs/accounts.md#audit-log): what people did in the
- * dashboard, who did it and when.
+ * dashboard, and what keys changed through the API: who did it and when.
  *
  *   GET /v1/audit   operator key   the account's audit log, newest first, filtered
  *
- * Every change the dashboard makes through the API (dashboard/pages.ts
- * callApi) is written here by `auditCall`, named by the table below; the
- * dashboard's own changes (people, passwords, reviews) call `recordAudit`.
- * An entry names objects by id and states non-secret facts: never a key's
- * secret, an invitation's link or a webhook's full URL (only its host).
+ * A route that changes what the log records declares it (RouteDoc `audit`),
+ * and `routeAuditor` writes its entry after a 2xx answer, whoever called: the
+ * person a dashboard call is made for, else the key. The dashboard's own
+ * changes (people, passwords, reviews) call `recordAudit`. An entry names
+ * objects by id and states non-secret facts: never a key's secret, an
+ * invitation's link or a webhook's full URL (only its host).
  */
+import { HTTPResponse, type H3Event } from 'h3';
 import { z } from 'zod';
 import { ownerId } from '../ledger/accounts.ts';
 import { insertAuditEntry, listAudit, type AuditEntry, type NewAuditEntry } from '../ledger/audit-log.ts';
 import type { AppContext } from './context.ts';
 import { badRequest } from './problem.ts';
 import { reply } from './reply.ts';
-import type { Router } from './router.ts';
+import type { RouteRecord, Router } from './router.ts';
 import { operation } from './operation.ts';
 
 export const AUDIT_PATH = '/v1/audit';
@@ -64,70 +66,70 @@ export async function recordAudit(
 
 type Body = Record<string, unknown>;
 /** A webhook or alert URL may carry a token in its path or query: the log keeps its host only. */
-const hostOf = (url: unknown) => (typeof url === 'string' && URL.canParse(url) ? new URL(url).host : null);
-const pick = (b: Body, names: string[]) => Object.fromEntries(names.filter((n) => b[n] !== undefined).map((n) => [n, b[n]]));
+export const hostOf = (url: unknown) => (typeof url === 'string' && URL.canParse(url) ? new URL(url).host : null);
+/** The named fields of an answer that it has. */
+export const pick = (b: Body, names: string[]) => Object.fromEntries(names.filter((n) => b[n] !== undefined).map((n) => [n, b[n]]));
 
-/**
- * The API changes the dashboard makes, by method and path, and what their
- * entry says. `target` is the id in the path, else the id the answer gives.
- */
-const AUDITED: Array<{ path: RegExp; action: string; detail?: (req: Body, res: Body) => Body }> = [
-  { path: /^\/v1\/keys$/, action: 'key.created', detail: (_q, r) => pick(r, ['name', 'role']) },
-  { path: /^\/v1\/keys\/([^/]+)\/rotate$/, action: 'key.rotated' },
-  { path: /^\/v1\/keys\/([^/]+)\/revoke$/, action: 'key.revoked' },
-  { path: /^\/v1\/keys\/([^/]+)\/limit$/, action: 'key.hop_limit_changed', detail: (q) => pick(q, ['hop_limit', 'hop_period']) },
-  { path: /^\/v1\/keys\/([^/]+)\/surface$/, action: 'key.surface_changed', detail: (q) => pick(q, ['kinds', 'default']) },
-  {
-    path: /^\/v1\/keys\/([^/]+)\/spend-cap$/,
-    action: 'key.spend_cap_changed',
-    detail: (q) => ({ spend_cap_usd: q.spend_cap_usd ?? null }),
-  },
-  { path: /^\/v1\/keys\/([^/]+)\/expiry$/, action: 'key.expiry_changed', detail: (_q, r) => ({ expires_at: r.expires_at ?? null }) },
-  { path: /^\/v1\/account\/spend-cap$/, action: 'account.spend_cap_changed', detail: (q) => ({ spend_cap_usd: q.spend_cap_usd ?? null }) },
-  { path: /^\/v1\/fuses$/, action: 'fuse.created', detail: (_q, r) => pick(r, ['label', 'state']) },
-  { path: /^\/v1\/fuses\/([^/]+)\/dead$/, action: 'fuse.blown' },
-  { path: /^\/v1\/fuses\/([^/]+)\/charge$/, action: 'fuse.charged' },
-  { path: /^\/v1\/pas\/licenses\/([^/]+)\/dead$/, action: 'licence.blown' },
-  { path: /^\/v1\/pas\/licenses\/([^/]+)\/charge$/, action: 'licence.charged' },
-  { path: /^\/v1\/pas\/grants$/, action: 'grant.created', detail: (q) => pick(q, ['name', 'lines', 'states', 'max_premium']) },
-  { path: /^\/v1\/pas\/grants\/([^/]+)\/revoke$/, action: 'grant.revoked' },
-  { path: /^\/signal\/trigger\/webhooks$/, action: 'webhook.created', detail: (q) => ({ host: hostOf(q.url) }) },
-  { path: /^\/signal\/trigger\/webhooks\/deliveries\/([^/]+)\/retry$/, action: 'webhook.delivery_retried' },
-  { path: /^\/v1\/alerts$/, action: 'alert.created', detail: (q) => ({ host: hostOf(q.url), events: q.events ?? null }) },
-  { path: /^\/v1\/alerts\/([^/]+)\/test$/, action: 'alert.test_sent' },
-  { path: /^\/v1\/alerts\/([^/]+)\/remove$/, action: 'alert.removed' },
-];
-
-/** Every action an entry may name, for the dashboard's filter (the API takes any). */
-export const AUDIT_ACTIONS = [
-  ...AUDITED.map((a) => a.action),
-  'review.approved',
-  'review.denied',
-  'member.invited',
-  'member.invitation_revoked',
-  'member.joined',
-  'member.role_changed',
-  'member.removed',
-  'person.email_changed',
-  'person.password_changed',
-  'person.password_reset',
-  'dashboard.call',
-] as const;
+declare module 'h3' {
+  interface H3EventContext {
+    /** The person a dashboard call is made for (dashboard/pages.ts callApi): the actor of what it changes, in place of the key. */
+    auditActor?: Actor;
+    /** Set once the call's change is in the audit log (routeAuditor). */
+    audited?: boolean;
+  }
+}
 
 const idIn = (res: Body) =>
   [res.id, res.fuse_id, res.grant_id, res.subscription_id].find((v) => typeof v === 'string') as string | undefined;
 
-/** After a change the dashboard made through the API succeeded: its entry (a change the table does not name is `dashboard.call`, with its path). */
-export async function auditCall(ctx: AppContext, actor: Actor, path: string, req: Body, res: Body): Promise<void> {
-  const bare = path.split('?')[0]!;
-  for (const a of AUDITED) {
-    const m = a.path.exec(bare);
-    if (!m) continue;
-    const target = m[1] !== undefined ? decodeURIComponent(m[1]) : idIn(res);
-    await recordAudit(ctx, actor, a.action, target ?? null, a.detail?.(req, res) ?? null);
-    return;
-  }
-  await recordAudit(ctx, actor, 'dashboard.call', null, { method: 'POST', path: bare });
+/** The JSON body of a route's answer (an object when it is one). */
+async function answerBody(answer: unknown): Promise<Body> {
+  let body: unknown = answer;
+  if (answer instanceof Response) body = await answer.clone().json();
+  else if (answer instanceof HTTPResponse) body = typeof answer.body === 'string' ? JSON.parse(answer.body) : {};
+  return body !== null && typeof body === 'object' ? (body as Body) : {};
+}
+
+const statusOf = (answer: unknown): number => (answer instanceof Response || answer instanceof HTTPResponse ? (answer.status ?? 200) : 200);
+const replayed = (answer: unknown): boolean =>
+  (answer instanceof Response || answer instanceof HTTPResponse) && answer.headers.get('idempotent-replayed') === 'true';
+
+/**
+ * What the router runs after a route that declares an `audit` (RouteDoc):
+ * on a 2xx answer that is not an Idempotency-Key replay, the entry, as the
+ * person a dashboard call was made for, else as the calling key (its name
+ * and id). The one place an entry of a route's change is written.
+ */
+export function routeAuditor(ctx: AppContext, route: RouteRecord): ((event: H3Event, answer: unknown) => Promise<void>) | undefined {
+  const doc = route.doc?.audit;
+  if (!doc) return undefined;
+  return async (event, answer) => {
+    const status = statusOf(answer);
+    if (status < 200 || status > 299 || replayed(answer)) return;
+    const key = event.context.apiKey;
+    const person = event.context.auditActor;
+    if (!person && !key) return;
+    const body = await answerBody(answer);
+    const param = typeof doc.target === 'string' ? event.context.params?.[doc.target] : undefined;
+    const target = typeof doc.target === 'function' ? doc.target(body) : param !== undefined ? decodeURIComponent(param) : idIn(body);
+    const detail = { ...doc.detail?.(body), ...(!person && key?.mode === 'test' ? { mode: 'test' } : {}) };
+    const entry: NewAuditEntry = person
+      ? auditEntry(person, doc.action, target ?? null, detail)
+      : { accountId: key!.account_id, actorId: key!.id, actorEmail: key!.name, action: doc.action, target: target ?? null, detail };
+    if (Object.keys(detail).length === 0) entry.detail = null;
+    try {
+      await ctx.ledger.write((tx) => insertAuditEntry(tx, entry));
+      event.context.audited = true;
+    } catch (e) {
+      // The change is made and answered: a lost entry is logged, not turned into a failure of the change.
+      ctx.log('error', 'audit entry not written', { action: doc.action, target: target ?? null, error: String(e) });
+    }
+  };
+}
+
+/** After a change the dashboard made through the API succeeded that its route records nothing of: a `dashboard.call` entry, with its path. */
+export async function auditUndeclared(ctx: AppContext, actor: Actor, path: string): Promise<void> {
+  await recordAudit(ctx, actor, 'dashboard.call', null, { method: 'POST', path: path.split('?')[0]! });
 }
 
 const LIST_LIMIT_MAX = 200;
@@ -174,7 +176,7 @@ export async function auditPage(ctx: AppContext, accountId: string, q: AuditQuer
       object: 'audit_entry' as const,
       id: e.id,
       at: e.at,
-      actor: { id: e.actor_id, email: e.actor_email },
+      actor: actorView(e),
       action: e.action,
       target: e.target,
       detail: e.detail,
@@ -183,11 +185,20 @@ export async function auditPage(ctx: AppContext, accountId: string, q: AuditQuer
   };
 }
 
+/** Who made an entry: a person (their email) or a key (its name then). */
+const actorView = (e: AuditEntry) =>
+  e.actor_id.startsWith('key_')
+    ? { kind: 'key' as const, id: e.actor_id, name: e.actor_email }
+    : { kind: 'person' as const, id: e.actor_id, email: e.actor_email };
+
 const entryObject = z.looseObject({
   object: z.literal('audit_entry'),
   id: z.string(),
   at: z.string(),
-  actor: z.object({ id: z.string(), email: z.string() }),
+  actor: z.union([
+    z.object({ kind: z.literal('person'), id: z.string(), email: z.string() }),
+    z.object({ kind: z.literal('key'), id: z.string(), name: z.string() }),
+  ]),
   action: z.string(),
   target: z.string().nullable(),
   detail: z.record(z.string(), z.unknown()).nullable(),
@@ -201,7 +212,7 @@ export function registerAuditRoutes(router: Router, ctx: AppContext): void {
       method: 'GET',
       path: AUDIT_PATH,
       summary:
-        "The account's audit log, newest first: what people did in the dashboard (keys made and revoked, caps changed, fuses blown and charged, members invited, removed and given another role, passwords changed), who and when; never a secret",
+        "The account's audit log, newest first: what people did in the dashboard and keys did through the API (keys made, rotated and revoked, caps changed, fuses blown and charged, members invited, removed and given another role, passwords changed), who (a person or a key) and when; never a secret",
       auth: 'key',
       role: 'operator',
       tag: 'system',

@@ -14,10 +14,15 @@ export function requestIdOf(incoming: string | null | undefined): string {
   return incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
+/** The X-Request-Id a Node request came with, when it is sane (its answer carries it back). */
+export function callerRequestId(req: IncomingMessage): string | undefined {
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : undefined;
+}
+
 /** requestIdOf for a Node request's X-Request-Id header. */
 export function requestIdFor(req: IncomingMessage): string {
-  const incoming = req.headers['x-request-id'];
-  return requestIdOf(typeof incoming === 'string' ? incoming : undefined);
+  return callerRequestId(req) ?? randomUUID();
 }
 
 /** The headers every answer outside /mcp carries, as the flat [name, value, ...] list writeHead takes. */

@@ -19,7 +19,8 @@ import { ownerId, ownerParts } from '../ledger/accounts.ts';
 import { accountKeysPage, cachedSecret, type ApiKey } from '../ledger/api-keys.ts';
 import {
   deleteRequestsBefore,
-  insertRequests,
+  insertPackedRequests,
+  packRequests,
   listRequests,
   nextLoggedAccount,
   requestTime,
@@ -33,8 +34,8 @@ import { intervalJob } from './jobs.ts';
 import { badRequest } from './problem.ts';
 import { reply } from './reply.ts';
 import type { Router } from './router.ts';
-import { requestIdFor } from './common-headers.ts';
-import { notesOf } from './request-notes.ts';
+import { callerRequestId } from './common-headers.ts';
+import { notesOf, openNotes } from './request-notes.ts';
 import { operation } from './operation.ts';
 
 export const REQUESTS_PATH = '/v1/requests';
@@ -54,7 +55,7 @@ function byAccountOf(buffer: readonly unknown[]): Map<string, AnsweredRequest[]>
       code: buffer[i + 5] as string | null,
       latency_us: buffer[i + 6] as number,
       receipt_id: buffer[i + 7] as string | null,
-      request_id: buffer[i + 8] as string,
+      request_id: buffer[i + 8] as string | null,
       ms: buffer[i + 9] as number,
     });
   }
@@ -72,9 +73,6 @@ export function requestLogOf(ctx: AppContext): RequestLog {
 
 /** Values one request puts in the buffer, in this order (RequestLog.#record). */
 const FIELDS = 10;
-
-/** When each watched request arrived (performance.now()). */
-const arrived = new WeakMap<ServerResponse, number>();
 
 /** This process's requests not yet written. */
 export class RequestLog {
@@ -101,9 +99,12 @@ export class RequestLog {
     };
   }
 
-  /** Watches a request that carries an Authorization header: once its answer is sent, it is logged if a known key made it. */
-  watch(_req: IncomingMessage, res: ServerResponse): void {
-    arrived.set(res, performance.now());
+  /**
+   * Watches a request that carries an Authorization header: once its answer is sent, it is logged
+   * if a known key made it. Its arrival is the first of its notes, which the doors fill in.
+   */
+  watch(req: IncomingMessage, res: ServerResponse): void {
+    openNotes(req, performance.now());
     res.on('finish', this.#onFinish);
   }
 
@@ -114,8 +115,7 @@ export class RequestLog {
     if (!key || this.#closed) return;
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const latencyUs = Math.round((performance.now() - (arrived.get(res) ?? performance.now())) * 1000);
-    const requestId = res.getHeader('x-request-id') ?? requestIdFor(req);
+    const now = performance.now();
     this.#buffer.push(
       ownerId(key),
       key.id,
@@ -123,9 +123,10 @@ export class RequestLog {
       (q === -1 ? url : url.slice(0, q)).slice(0, 512),
       res.statusCode,
       n?.code ?? null,
-      latencyUs,
+      Math.round((now - (n?.arrived ?? now)) * 1000),
       n?.receiptId ?? null,
-      String(requestId).slice(0, 128),
+      // Only the caller's own id: one made for the answer would be a random string nobody holds.
+      callerRequestId(req) ?? null,
       (this.#lastMs = Math.max(this.#lastMs, Date.now())),
     );
     this.#timer ??= setTimeout(() => void this.flush(), this.#ctx.config.REQUEST_LOG_FLUSH_MS).unref();
@@ -150,7 +151,9 @@ export class RequestLog {
     const write = async () => {
       if (byAccount.size === 0) return;
       try {
-        await this.#ctx.ledger.write((tx) => insertRequests(tx, byAccount), { unseen: true });
+        // Packed here, so that the transaction (often the hops' own group commit) only inserts.
+        const rows = packRequests(byAccount);
+        await this.#ctx.ledger.write((tx) => insertPackedRequests(tx, rows), { unseen: true });
       } catch (e) {
         this.#ctx.log('error', 'request log rows not written', { accounts: byAccount.size, error: String(e) });
       }

@@ -10,6 +10,8 @@ import type { ApiKey } from '../ledger/api-keys.ts';
 import { toResponse, type Reply } from './reply.ts';
 
 export interface RequestNotes {
+  /** When the request arrived (performance.now()), noted first when the request log watches it. */
+  arrived?: number;
   key?: ApiKey;
   code?: string;
   receiptId?: string;
@@ -23,6 +25,11 @@ export function noteRequest(req: IncomingMessage | undefined, facts: RequestNote
   const n = notes.get(req);
   if (n) Object.assign(n, facts);
   else notes.set(req, { ...facts });
+}
+
+/** Starts the notes of a request that arrived at `arrived` (performance.now()): the first fact noted of it. */
+export function openNotes(req: IncomingMessage, arrived: number): void {
+  notes.set(req, { arrived });
 }
 
 export const notesOf = (req: IncomingMessage): RequestNotes | undefined => notes.get(req);

@@ -5,6 +5,7 @@
  */
 import type { H3Event } from 'h3';
 import type { z } from 'zod';
+import type { AuditAction } from '../domain/audit-actions.ts';
 import type { ChargeRule } from './charges.ts';
 import type { X402Doc } from '../payments/x402/resources.ts';
 
@@ -70,6 +71,26 @@ export interface RouteDoc {
    * `false` says it takes none (say why in a comment beside it).
    */
   x402?: X402Doc;
+  /** The audit log's entry for a 2xx answer of this change (AuditDoc). */
+  audit?: AuditDoc;
+}
+
+/**
+ * A change the audit log records (docs/accounts.md#audit-log) when the
+ * operation answers 2xx, whoever made it: a person in the dashboard, or a key
+ * through the API. Recorded in one place for every route (api/audit.ts
+ * `routeAuditor`, run by the router after the handler).
+ */
+export interface AuditDoc {
+  /** What the entry says was done: `key.revoked`, `fuse.blown`... (domain/audit-actions.ts). */
+  action: AuditAction;
+  /**
+   * What it was done to: the path parameter naming it, or what the answer says; without it, the
+   * answer's id (`id`, `fuse_id`, `grant_id`, `subscription_id`).
+   */
+  target?: string | ((answer: Record<string, unknown>) => string | undefined);
+  /** Non-secret facts of the change, taken from its answer (never a secret, a link or a URL's path). */
+  detail?: (answer: Record<string, unknown>) => Record<string, unknown>;
 }
 
 export interface ResponseDoc {

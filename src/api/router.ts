@@ -10,7 +10,7 @@ import type { BackgroundJob } from './jobs.ts';
 import { operationName, toolName } from './tool-names.ts';
 import type { Handler, Method, RouteDoc, RouteRecord } from './route-doc.ts';
 
-export type { Handler, Method, ResponseDoc, RouteDoc, RouteRecord } from './route-doc.ts';
+export type { AuditDoc, Handler, Method, ResponseDoc, RouteDoc, RouteRecord } from './route-doc.ts';
 
 function toPattern(path: string): RegExp {
   const source = path
@@ -38,6 +38,13 @@ export type ReadyAnswer = (req: IncomingMessage) => { status: number; headers: s
  */
 export type Guard = (route: RouteRecord) => ((event: H3Event) => Promise<void>) | undefined;
 
+/**
+ * What the router runs after a route's handler, with its answer, to record
+ * what the route declares happened (its `audit`: api/audit.ts routeAuditor),
+ * or undefined when it declares nothing to record. Made once per route.
+ */
+export type Recorder = (route: RouteRecord) => ((event: H3Event, answer: unknown) => Promise<void>) | undefined;
+
 /** How a route is registered, beyond its declaration. */
 export interface RouteOptions {
   /** An x402 payment may stand in for the key its declaration names: the key is read if sent, not required (api/act.ts keyedAct). */
@@ -54,10 +61,12 @@ export class Router {
   readonly lanes = new Map<string, Lane>();
   readonly app: H3;
   readonly guard: Guard | undefined;
+  readonly recorder: Recorder | undefined;
   readonly #names = new Map<string, RouteRecord>();
-  constructor(app: H3, guard?: Guard) {
+  constructor(app: H3, guard?: Guard, recorder?: Recorder) {
     this.app = app;
     this.guard = guard;
+    this.recorder = recorder;
   }
 
   on(method: Method, path: string, handler: Handler, doc?: RouteDoc, options: RouteOptions = {}): this {
@@ -77,10 +86,17 @@ export class Router {
     return this.on('POST', path, handler, doc, options);
   }
 
-  /** The handler behind what its route declares; a route that declares nothing to enforce costs nothing more. */
+  /** The handler behind what its route declares, then what it records; a route that declares neither costs nothing more. */
   #guarded(route: RouteRecord, handler: Handler): Handler {
     const check = this.guard?.(route);
-    return check ? async (event) => (await check(event), handler(event)) : handler;
+    const record = this.recorder?.(route);
+    const checked: Handler = check ? async (event) => (await check(event), handler(event)) : handler;
+    if (!record) return checked;
+    return async (event) => {
+      const answer = await checked(event);
+      await record(event, answer);
+      return answer;
+    };
   }
 
   /** One operation per name (api/tool-names.ts): a second one stops the registration (start-up, and the build's description). */

@@ -5,17 +5,12 @@
  * it is receipted, four-eyes checked and told to subscribers by the service,
  * never written to the database behind its back.
  */
-import { FuseGateClient, FuseGateError, type Review } from '../client.ts';
+import { FuseGateError, type Review } from '../client.ts';
+import { gateClient } from './gate-client.ts';
 import { askedOf } from '../domain/review.ts';
 import { type CliContext, type Command, UsageError, enumFlag } from './shared.ts';
 
 const STATES = ['pending', 'approved', 'denied', 'expired'] as const;
-
-function gate(): FuseGateClient {
-  if (!process.env.FUSEGATE_URL) throw new UsageError('set FUSEGATE_URL to the gate, e.g. http://localhost:4321');
-  if (!process.env.FUSEGATE_KEY) throw new UsageError('set FUSEGATE_KEY to an operator API key of the account');
-  return new FuseGateClient({ baseUrl: process.env.FUSEGATE_URL, apiKey: process.env.FUSEGATE_KEY });
-}
 
 /** One line of the queue: id, state, operation, what was asked, when it expires. */
 function line(r: Review): string {
@@ -29,7 +24,10 @@ function answer(verb: 'approve' | 'deny'): Command['run'] {
     if (!id) throw new UsageError('the review ID is required');
     const note = typeof ctx.flags.note === 'string' ? ctx.flags.note : undefined;
     try {
-      const r = (await gate().call(`review_${verb}`, { review_id: id, ...(note !== undefined ? { note } : {}) })) as unknown as Review;
+      const r = (await gateClient().call(`review_${verb}`, {
+        review_id: id,
+        ...(note !== undefined ? { note } : {}),
+      })) as unknown as Review;
       ctx.out(`${r.id}: ${r.state} (receipt ${String(r.receipt_id)})`, r);
     } catch (e) {
       if (!(e instanceof FuseGateError)) throw e;
@@ -45,7 +43,7 @@ export const reviewCommands: Record<string, Command> = {
     summary: "the account's reviews, newest first (FUSEGATE_URL, FUSEGATE_KEY)",
     async run(ctx) {
       const state = enumFlag(ctx, 'state', STATES);
-      const list = await gate().call('reviews_list', state ? { state } : {});
+      const list = await gateClient().call('reviews_list', state ? { state } : {});
       const data = list.data as Review[];
       ctx.out(data.map(line).join('\n') || 'no reviews', list);
     },

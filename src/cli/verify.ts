@@ -15,7 +15,7 @@ import { leafHash, verifyConsistency, verifyInclusion, type Hash } from '../cryp
 import { verifyExclusionProof, type ExclusionProofJson } from '../crypto/exclusion.ts';
 import { openNote, parseCheckpointText, type Checkpoint } from '../crypto/note.ts';
 import { jwkKeyLookup, type KeyLookup, type PublicJwk } from '../crypto/jws-verify.ts';
-import { parseReceiptDocument, verifyReceiptEvidence, verifyReceiptJws } from '../crypto/receipt.ts';
+import { liveOrTest, parseReceiptDocument, verifyReceiptEvidence, verifyReceiptJws } from '../crypto/receipt.ts';
 import { parseWitnessPolicy, witnessesOf, type WitnessPolicy, type Witnessed } from '../crypto/witness-policy.ts';
 import { type CliContext, type Command, UsageError, requireFlag } from './shared.ts';
 
@@ -77,12 +77,15 @@ export const verifyCommands: Record<string, Command> = {
       const keys = await jwksLookup(jwksSource);
       if (!evidence) {
         const sig = await verifyReceiptJws(keys, text);
-        const checks = {
+        const checks: Record<string, { ok: boolean; detail: string }> = {
           signature: sig.valid
             ? { ok: true, detail: `EdDSA signature by kid ${sig.kid}` }
             : { ok: false, detail: `${sig.reason}: ${sig.detail}` },
         };
-        return report(ctx, checks, sig.valid ? { payload: sig.payload } : {});
+        // Alone, a JWS names no log: what it claims is said, and the log is left to its verify_url.
+        if (sig.valid && sig.payload.test === true)
+          checks.live_or_test = { ok: true, detail: 'it claims to be a TEST receipt (not checked against a log: give its verify_url)' };
+        return report(ctx, checks, sig.valid ? { payload: sig.payload, ...(sig.payload.test === true ? { test: true } : {}) } : {});
       }
       // The log key: given (trusted), else the one the evidence names (trust on first use, said so).
       const pinned = typeof ctx.flags['log-key'] === 'string' ? ctx.flags['log-key'] : undefined;
@@ -110,8 +113,14 @@ export const verifyCommands: Record<string, Command> = {
       }
       const payload = jws ? undefined : evidence.payload;
       const sig = jws ? await verifyReceiptJws(keys, jws) : undefined;
+      const claimed = sig?.valid ? sig.payload : evidence.payload;
+      // Live or test, as /verify checks it: against the log of the checkpoint the proof verified with.
+      checks.live_or_test = await attempt(async () =>
+        liveOrTest(claimed, (await checkpointOf(evidence.checkpoint, pinned ?? evidence.log.verifier_key)).origin),
+      );
       return report(ctx, checks, {
         ...(sig?.valid ? { payload: sig.payload } : payload ? { payload } : {}),
+        ...(claimed.test === true ? { test: true } : {}),
         ...(witnesses ? { witnesses } : {}),
       });
     },

@@ -13,11 +13,31 @@ import { decodeJws, verifyCompactJws, type KeyLookup } from './jws-verify.ts';
 import { leafHash, verifyInclusion } from './merkle.ts';
 import { openNote, parseCheckpointText, type Checkpoint } from './note.ts';
 import { witnessesOf, type WitnessPolicy } from './witness-policy.ts';
+import { ProofError } from './proof-error.ts';
 
 export const RECEIPT_TYP = 'fusegate-receipt+jws';
 
 /** The log of test keys' receipts (docs/test-mode.md), whose receipts carry the claim `"test": true`; no live receipt is ever in it. */
 export const TEST_RECEIPTS_LOG = 'receipts-test';
+
+/**
+ * Live or test (docs/test-mode.md), the one rule every verifier applies: a
+ * receipt claiming `"test": true` is proven in the test log only, any other
+ * in the receipts log only. `origin` is the log's, from the checkpoint the
+ * proof verified against. What the receipt is; throws when it is in the
+ * wrong log.
+ */
+export function liveOrTest(payload: Record<string, unknown>, origin: string): string {
+  const test = payload.test === true;
+  const inTestLog = origin.endsWith(`/${TEST_RECEIPTS_LOG}`);
+  if (test !== inTestLog)
+    throw new ProofError(
+      test ? `a test receipt is proven in the test log only, not in ${origin}` : `a live receipt is never in the test log ${origin}`,
+    );
+  return test
+    ? "a TEST receipt: a test key's act, logged in the test log and billed nothing; not a live receipt"
+    : 'a live receipt, in the receipts log';
+}
 /** `typ` of the JWS whose payload is a checkpoint body (src/crypto/seal.ts signs it). */
 export const CHECKPOINT_TYP = 'fusegate-checkpoint+jws';
 /** `typ` of a pre-finality receipt JWT (src/domain/prefinality-jwt.ts signs it). */

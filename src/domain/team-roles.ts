@@ -3,9 +3,9 @@
  * may do in the dashboard. A viewer reads; an operator also manages keys,
  * fuses, licences, grants, webhooks, alerts and reviews; an owner also
  * manages the account's people and its billing settings (the account's spend
- * cap, deleting the account). The one place these rules live: the dashboard's
- * handlers ask `allows`, and every API call the dashboard makes for a person
- * asks `roleForCall`.
+ * cap, deleting the account). The one place these rules live: every API call
+ * the dashboard makes for a person asks `roleForCall`, every form it is posted
+ * asks `roleForForm` (and a page shows only the forms its reader may post).
  */
 export const TEAM_ROLES = ['owner', 'operator', 'viewer'] as const;
 export type TeamRole = (typeof TEAM_ROLES)[number];
@@ -32,4 +32,23 @@ export function roleForCall(method: string, path: string): TeamRole {
   if (method === 'GET' || method === 'HEAD') return 'viewer';
   const bare = path.split('?')[0]!;
   return OWNER_PATHS.some((p) => p.test(bare)) ? 'owner' : 'operator';
+}
+
+/**
+ * The dashboard's form actions beyond a viewer's, by path: the account's people
+ * and its billing settings are an owner's; keys, fuses, licences, grants,
+ * webhooks, alerts and reviews (and the overview's first key and fuse) an
+ * operator's. Every other form is the person's own (sign-in, passkeys,
+ * sessions, the test-mode switch, the account they act in): any role's.
+ */
+const FORM_ROLES: ReadonlyArray<readonly [RegExp, TeamRole]> = [
+  [/^\/dashboard\/members\/(invite|invitations\/revoke|role|remove)$/, 'owner'],
+  [/^\/dashboard\/account\/(spend-cap|delete)$/, 'owner'],
+  [/^\/dashboard\/(start|keys|fuses|licences|grants|webhooks|alerts|reviews)(\/|$)/, 'operator'],
+];
+
+/** The role posting a dashboard form to `action` (a path, its query ignored) needs. */
+export function roleForForm(action: string): TeamRole {
+  const bare = action.split('?')[0]!;
+  return FORM_ROLES.find(([p]) => p.test(bare))?.[1] ?? 'viewer';
 }

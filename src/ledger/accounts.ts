@@ -69,6 +69,12 @@ export async function insertAccount(
 }
 
 /** The account's monthly spend cap in micro-USD (null: none, or no such account). */
+/** The account's name (what invitations and the members page call it), or undefined for no such account. */
+export async function accountName(db: Client | Transaction, accountId: string): Promise<string | undefined> {
+  const r = (await db.execute({ sql: 'SELECT name FROM accounts WHERE id = ?', args: [accountId] })).rows[0];
+  return r ? String(r.name) : undefined;
+}
+
 export async function accountSpendCap(db: Client | Transaction, accountId: string): Promise<bigint | null> {
   const rs = await db.execute({ sql: 'SELECT spend_cap_micros FROM accounts WHERE id = ?', args: [accountId] });
   const v = rs.rows[0]?.spend_cap_micros;

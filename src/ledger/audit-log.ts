@@ -1,6 +1,6 @@
 /**
  * The audit log (docs/accounts.md#audit-log): what people did in an account's
- * dashboard, who and when. One row per action, written once and never
+ * dashboard and what its keys changed through the API, who and when. One row per action, written once and never
  * changed; read newest first by (account_id, id), since an id begins with its
  * time. No secret is written: a new key's entry names its id and name, never
  * its secret; an invitation's, the email and role, never its link.
@@ -11,9 +11,9 @@ import type { Client, Transaction } from './sql.ts';
 export interface AuditEntry {
   id: string;
   at: string;
-  /** The person who acted (their id: ledger/members.ts). */
+  /** Who acted: a person (their id: ledger/members.ts), or a key through the API (its id). */
   actor_id: string;
-  /** Their email when they acted. */
+  /** The person's email, or the key's name, when they acted. */
   actor_email: string;
   /** What they did: `key.created`, `fuse.blown`, `member.invited`... (docs/accounts.md#audit-log lists them). */
   action: string;

@@ -166,7 +166,7 @@ export interface Invitation {
   account_name: string;
   email: string;
   role: TeamRole;
-  /** The email of the person who invited, at reading time ('' when their sign-in is gone). */
+  /** The email of the person who invited, at reading time; else the id that invited (a key's, or a person's whose sign-in is gone). */
   invited_by_email: string;
   created_at: string;
   expires_at: string;
@@ -178,12 +178,13 @@ const rowToInvitation = (r: Record<string, unknown>): Invitation => ({
   account_name: String(r.account_name ?? ''),
   email: String(r.email),
   role: roleOf(r.role),
-  invited_by_email: String(r.invited_by_email ?? ''),
+  // A key's invitation (POST /v1/members/invitations) names the key's id.
+  invited_by_email: String(r.invited_by_email ?? r.invited_by ?? ''),
   created_at: String(r.created_at),
   expires_at: String(r.expires_at),
 });
 
-const INVITATION_COLUMNS = `i.id AS id, i.account_id AS account_id, a.name AS account_name, i.email AS email, i.role AS role, l.email AS invited_by_email, i.created_at AS created_at, i.expires_at AS expires_at
+const INVITATION_COLUMNS = `i.id AS id, i.account_id AS account_id, a.name AS account_name, i.email AS email, i.role AS role, l.email AS invited_by_email, i.invited_by AS invited_by, i.created_at AS created_at, i.expires_at AS expires_at
   FROM account_invitations i JOIN accounts a ON a.id = i.account_id LEFT JOIN account_logins l ON l.account_id = i.invited_by`;
 
 /** A new invitation; only the hash of its token is stored. */

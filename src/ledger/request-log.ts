@@ -24,26 +24,32 @@ export interface RequestRow {
   code: string | null;
   latency_us: number;
   receipt_id: string | null;
-  request_id: string;
+  /** The X-Request-Id the caller sent, when it sent one. */
+  request_id: string | null;
 }
 
 /** A request as the process that answered it hands it over: its time in ms, its id made when it is written. */
 export type AnsweredRequest = Omit<RequestRow, 'id'> & { ms: number };
 
 /**
+ * A request as a row's `entries` hold it: [ms after the row's first, key,
+ * route, status, latency µs, receipt, code, request id], the last three only
+ * when the request has them (trailing ones left out, one in the middle as 0):
+ * a hop with its receipt is about 50 bytes, an answer with none about 20.
+ */
+type PackedRequest = [number, number, number, number, number, (string | 0)?, (string | 0)?, string?];
+/** How the first rows wrote a request: every field, the request id always (a fresh one when the caller sent none). */
+type PackedRequestV1 = [number, number, number, number, string | 0, number, string | 0, string];
+
+/**
  * A row's `entries`: the write's random part, the first request's time, the
  * keys and the routes (method and path) its requests name, then each request
- * as [ms after the first, key, route, status, code or 0, latency µs, receipt
- * or 0, request id]. A request's id is made from the row (`idOf`): about a
- * third of the bytes of each request written out in full.
+ * (PackedRequest), then the layout's version (2; rows of the first layout have
+ * none). A request's id is made from the row (`idOf`), not written.
  */
-type PackedRow = [
-  nonce: string,
-  t0: number,
-  keys: string[],
-  routes: string[],
-  requests: Array<[number, number, number, number, string | 0, number, string | 0, string]>,
-];
+type PackedRow =
+  | [nonce: string, t0: number, keys: string[], routes: string[], requests: PackedRequest[], version: 2]
+  | [nonce: string, t0: number, keys: string[], routes: string[], requests: PackedRequestV1[]];
 
 const ID_PREFIX = 'req_';
 /** The id of the `i`th request of a row: `req_`, its time as ids.ts's sortable ids, the row's random part, `i`. */
@@ -55,6 +61,14 @@ const idAt = (ms: number): string => ID_PREFIX + sortableTimePrefix(ms);
 export const requestTime = (id: string): string =>
   new Date(Number.parseInt(id.slice(ID_PREFIX.length, ID_PREFIX.length + 12), 16)).toISOString();
 
+function packRequest(r: AnsweredRequest, dMs: number, key: number, route: number): PackedRequest {
+  const p: PackedRequest = [dMs, key, route, r.status, r.latency_us];
+  if (r.request_id !== null) p.push(r.receipt_id ?? 0, r.code ?? 0, r.request_id);
+  else if (r.code !== null) p.push(r.receipt_id ?? 0, r.code);
+  else if (r.receipt_id !== null) p.push(r.receipt_id);
+  return p;
+}
+
 function packRow(rs: readonly AnsweredRequest[]): { first: string; last: string; entries: string } {
   const nonce = newId('w', 6).slice(2);
   const keys = new Map<string, number>();
@@ -65,49 +79,57 @@ function packRow(rs: readonly AnsweredRequest[]): { first: string; last: string;
     return i;
   };
   const t0 = rs[0]!.ms;
-  const requests = rs.map(
-    (r) =>
-      [
-        r.ms - t0,
-        indexIn(keys, r.key_id),
-        indexIn(routes, `${r.method} ${r.path}`),
-        r.status,
-        r.code ?? 0,
-        r.latency_us,
-        r.receipt_id ?? 0,
-        r.request_id,
-      ] as PackedRow[4][number],
-  );
-  const row: PackedRow = [nonce, t0, [...keys.keys()], [...routes.keys()], requests];
+  const requests = rs.map((r) => packRequest(r, r.ms - t0, indexIn(keys, r.key_id), indexIn(routes, `${r.method} ${r.path}`)));
+  const row: PackedRow = [nonce, t0, [...keys.keys()], [...routes.keys()], requests, 2];
   return { first: idOf(nonce, t0, 0), last: idOf(nonce, rs.at(-1)!.ms, rs.length - 1), entries: JSON.stringify(row) };
 }
 
 function unpackRow(text: string): RequestRow[] {
-  const [nonce, t0, keys, routes, requests] = JSON.parse(text) as PackedRow;
-  return requests.map(([dMs, key, route, status, code, latency_us, receipt, request_id], i) => {
+  const row = JSON.parse(text) as PackedRow;
+  const [nonce, t0, keys, routes] = row;
+  const unpacked = (i: number, dMs: number, key: number, route: number): Pick<RequestRow, 'id' | 'key_id' | 'method' | 'path'> => {
     const r = routes[route]!;
     const space = r.indexOf(' ');
-    return {
-      id: idOf(nonce, t0 + dMs, i),
-      key_id: keys[key]!,
-      method: r.slice(0, space),
-      path: r.slice(space + 1),
+    return { id: idOf(nonce, t0 + dMs, i), key_id: keys[key]!, method: r.slice(0, space), path: r.slice(space + 1) };
+  };
+  if (row.length === 6)
+    return row[4].map(([dMs, key, route, status, latency_us, receipt, code, request_id], i) => ({
+      ...unpacked(i, dMs, key, route),
       status,
-      code: code === 0 ? null : code,
+      code: code || null,
       latency_us,
-      receipt_id: receipt === 0 ? null : receipt,
-      request_id,
-    };
-  });
+      receipt_id: receipt || null,
+      request_id: request_id ?? null,
+    }));
+  return row[4].map(([dMs, key, route, status, code, latency_us, receipt, request_id], i) => ({
+    ...unpacked(i, dMs, key, route),
+    status,
+    code: code || null,
+    latency_us,
+    receipt_id: receipt || null,
+    request_id,
+  }));
 }
 
-/** Writes one process's requests, one row per account (each account's in the order answered, their times never going back). */
-export async function insertRequests(tx: Transaction, byAccount: ReadonlyMap<string, readonly AnsweredRequest[]>): Promise<void> {
-  const rows = [...byAccount].map(([account, rs]) => {
+/** One process's requests as the rows `insertPackedRequests` writes: one row per account, packed before the write. */
+export type PackedRequests = Array<[account: string, last: string, first: string, count: number, entries: string]>;
+
+/** Packs one process's requests by account (each account's in the order answered, their times never going back). */
+export function packRequests(byAccount: ReadonlyMap<string, readonly AnsweredRequest[]>): PackedRequests {
+  return [...byAccount].map(([account, rs]) => {
     const { first, last, entries } = packRow(rs);
     return [account, last, first, rs.length, entries];
   });
+}
+
+/** Writes packed requests: one insert, nothing else done inside the transaction. */
+export async function insertPackedRequests(tx: Transaction, rows: PackedRequests): Promise<void> {
   await insertRows(tx, 'request_log', ['account_id', 'last', 'first', 'request_count', 'entries'], rows);
+}
+
+/** Writes one process's requests (packRequests, then insertPackedRequests). */
+export async function insertRequests(tx: Transaction, byAccount: ReadonlyMap<string, readonly AnsweredRequest[]>): Promise<void> {
+  await insertPackedRequests(tx, packRequests(byAccount));
 }
 
 /** What a reader narrows the log by; every field optional. */

@@ -33,7 +33,7 @@ import {
   parseReceiptDocument,
   PREFINALITY_TYP,
   RECEIPT_TYP,
-  TEST_RECEIPTS_LOG,
+  liveOrTest,
   type ReceiptEvidenceDoc,
 } from '../crypto/receipt.ts';
 import { parseWitnessPolicy, witnessesOf, type Witnessed } from '../crypto/witness-policy.ts';
@@ -212,17 +212,7 @@ export async function verifyReceipt(input: string, base: string): Promise<Report
   });
 
   // 7. Live or test (docs/test-mode.md): a receipt claiming "test" is proven in the test log only, any other in the receipts log only.
-  const test = ev.payload.test === true;
-  await attempt(findings, 'Live or test', async () => {
-    const inTestLog = origin.endsWith(`/${TEST_RECEIPTS_LOG}`);
-    if (test !== inTestLog)
-      throw new ProofError(
-        test ? `a test receipt is proven in the test log only, not in ${origin}` : `a live receipt is never in the test log ${origin}`,
-      );
-    return test
-      ? "a TEST receipt: a test key's act, logged in the test log and billed nothing; not a live receipt"
-      : 'a live receipt, in the receipts log';
-  });
+  await attempt(findings, 'Live or test', async () => liveOrTest(ev.payload, origin));
   return finish(findings, ev.payload, ev, token !== null, witnessed);
 }
 

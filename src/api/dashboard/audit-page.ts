@@ -4,7 +4,8 @@
  * person and day, paged older. The same page of entries GET /v1/audit answers
  * (api/audit.ts auditPage), read for every role: a viewer sees what changed.
  */
-import { AUDIT_ACTIONS, auditPage, auditQuery } from '../audit.ts';
+import { AUDIT_ACTIONS } from '../../domain/audit-actions.ts';
+import { auditPage, auditQuery } from '../audit.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml as e } from '../html.ts';
 import { Problem } from '../problem.ts';
@@ -58,7 +59,7 @@ export function registerAuditPage(router: Router, ctx: AppContext): void {
     const rows = list.data
       .map(
         (x) =>
-          `<tr><td data-label="When">${timeTag(x.at)}</td><td data-label="Who">${e(x.actor.email)}</td><td data-label="What"><code>${e(x.action)}</code></td><td data-label="On">${x.target ? `<code>${e(x.target)}</code>` : ''}</td><td data-label="Detail">${e(detailText(x.detail))}</td></tr>`,
+          `<tr><td data-label="When">${timeTag(x.at)}</td><td data-label="Who">${x.actor.kind === 'key' ? `key ${e(x.actor.name)} <code>${e(x.actor.id)}</code>` : e(x.actor.email)}</td><td data-label="What"><code>${e(x.action)}</code></td><td data-label="On">${x.target ? `<code>${e(x.target)}</code>` : ''}</td><td data-label="Detail">${e(detailText(x.detail))}</td></tr>`,
       )
       .join('');
     const filters = new URLSearchParams(asked);
@@ -72,7 +73,7 @@ export function registerAuditPage(router: Router, ctx: AppContext): void {
         s,
         '/dashboard/audit',
         'Audit log',
-        `<p>What the account’s people did in the dashboard: keys made and revoked, caps changed, fuses blown and charged, people invited, removed and given another role, passwords changed. Who, what, on what and when; never a secret (<a href="/docs/accounts#audit-log">the audit log</a>, also <code>GET /v1/audit</code> with an operator key).</p>
+        `<p>What the account’s people did in the dashboard, and its keys through the API: keys made and revoked, caps changed, fuses blown and charged, people invited, removed and given another role, passwords changed. Who, what, on what and when; never a secret (<a href="/docs/accounts#audit-log">the audit log</a>, also <code>GET /v1/audit</code> with an operator key).</p>
 <form method="get" action="/dashboard/audit" class="row">
 <div><label for="f-action">Action</label><select id="f-action" name="action">${option('', 'Every action', asked.action)}${AREAS.map((a) => option(a, `every ${a.slice(0, -1)} action`, asked.action)).join('')}${AUDIT_ACTIONS.map((a) => option(a, a, asked.action)).join('')}</select></div>
 <div><label for="f-actor">Person</label><select id="f-actor" name="actor">${option('', 'Everyone', asked.actor)}${members.map((m) => option(m.email, m.email, asked.actor)).join('')}</select></div>

@@ -15,13 +15,12 @@
  */
 import type { H3Event } from 'h3';
 import { mailTransport } from '../../accounts/mail.ts';
-import { countAttempt } from '../../accounts/throttle.ts';
+import { inviteToAccount } from '../../accounts/invitations.ts';
 import { isTeamRole, ROLE_MEANING, TEAM_ROLES, type TeamRole } from '../../domain/team-roles.ts';
 import { nowIso } from '../../ids.ts';
 import { insertAuditEntry } from '../../ledger/audit-log.ts';
 import {
   acceptInvitation,
-  insertInvitation,
   insertMember,
   memberRole,
   membersOf,
@@ -46,7 +45,6 @@ import {
   dashboardPage,
   doneNotice,
   flashCookie,
-  newSecret,
   page,
   readSession,
   readSignedInForm,
@@ -67,9 +65,6 @@ const DONE = {
   joined: 'You joined the account: you act in it now. Switch accounts at the bottom of this page.',
   switched: 'You act in this account now.',
 };
-
-/** Invitations an account may send per SIGNIN_WINDOW_SECONDS (docs/choices-of-ours.md). */
-const INVITATIONS_PER_WINDOW = 20;
 
 const REFUSED: Record<MemberRefusal, string> = {
   not_a_member: 'That person is not one of this account’s people (any more).',
@@ -92,7 +87,6 @@ export function registerMembersPage(router: Router, ctx: AppContext): void {
   const app = router.app;
   const sendMail = mailTransport(ctx.config, ctx.log);
   const error = (text: string) => `<p class="error" role="alert">${e(text)}</p>`;
-  const inviteLink = (token: string) => `${ctx.config.BASE_URL}/invite/${token}`;
 
   const membersPage = async (event: H3Event, s: Session, note = '', status = 200) => {
     const owner = s.role === 'owner';
@@ -172,43 +166,31 @@ ${roleSelect('invite-role', 'viewer', 'Role')}
     const role = p.form.get('role');
     if (!EMAIL.test(email)) return membersPage(event, s, error('Enter an email address such as you@example.com.'), 400);
     if (!isTeamRole(role)) return membersPage(event, s, error('Choose a role: owner, operator or viewer.'), 400);
-    if ((await membersOf(ctx.ledger.read, s.accountId)).some((m) => m.email === email))
-      return membersPage(event, s, error(`${email} is already one of this account’s people: change their role in the list instead.`), 409);
-    // Each invitation may be a mail to a stranger's address: an account sends a bounded number per window.
-    const sent = await countAttempt(ctx.ledger, `invite:${s.accountId}`, ctx.config.SIGNIN_WINDOW_SECONDS);
-    if (sent.count > INVITATIONS_PER_WINDOW)
+    const account = s.accounts.find((m) => m.account_id === s.accountId)?.account_name ?? 'an account';
+    const invited = await inviteToAccount(
+      ctx,
+      sendMail,
+      { accountId: s.accountId, accountName: account, email, role, invitedBy: s.personId, inviterLabel: s.email },
+      (tx, id) => insertAuditEntry(tx, auditEntry(s, 'member.invited', email, { role, invitation_id: id })),
+    );
+    if ('refused' in invited) {
+      if (invited.refused === 'already_member')
+        return membersPage(
+          event,
+          s,
+          error(`${email} is already one of this account’s people: change their role in the list instead.`),
+          409,
+        );
       return membersPage(
         event,
         s,
-        error(`Too many invitations from this account. Try again in ${Math.ceil(sent.retryAfter / 60)} minute(s).`),
+        error(`Too many invitations from this account. Try again in ${Math.ceil(invited.retryAfter / 60)} minute(s).`),
         429,
       );
-    const token = newSecret();
-    const now = new Date();
-    const id = await ctx.ledger.write(async (tx) => {
-      const invited = await insertInvitation(tx, {
-        tokenHash: sha256(token),
-        accountId: s.accountId,
-        email,
-        role,
-        invitedBy: s.personId,
-        now: nowIso(now),
-        expiresAt: nowIso(new Date(now.getTime() + ctx.config.INVITATION_TTL_SECONDS * 1000)),
-      });
-      await insertAuditEntry(tx, auditEntry(s, 'member.invited', email, { role, invitation_id: invited }));
-      return invited;
-    });
-    if (ctx.config.MAIL_URL) {
-      const account = s.accounts.find((m) => m.account_id === s.accountId)?.account_name ?? 'an account';
-      await sendMail({
-        to: email,
-        subject: `${s.email} invited you to ${account} on Fuse Gate`,
-        text: `${s.email} invited you to act in the Fuse Gate account ${account} as ${role} (${ROLE_MEANING[role]}).\n\nAccept, signed in (or signed up) as ${email}, within ${Math.round(ctx.config.INVITATION_TTL_SECONDS / 86_400)} day(s):\n${inviteLink(token)}\n\nThe link works once. If you did not expect this, ignore it.\n`,
-      });
-      return redirect('/dashboard/members?done=invited');
     }
-    const flash: NewInvitation = { id, email, role, link: inviteLink(token) };
-    return redirect(`/dashboard/members?invited=${encodeURIComponent(id)}`, [flashCookie(event, ctx, flash)]);
+    if (invited.mailed) return redirect('/dashboard/members?done=invited');
+    const flash: NewInvitation = { id: invited.id, email, role, link: invited.link };
+    return redirect(`/dashboard/members?invited=${encodeURIComponent(invited.id)}`, [flashCookie(event, ctx, flash)]);
   });
 
   app.post('/dashboard/members/invitations/revoke', async (event) => {

@@ -179,7 +179,7 @@ export function registerOverview(router: Router, ctx: AppContext): void {
 <p class="muted">An agent key acts and may blow a fuse; an operator key also manages (it is the one to use to follow <a href="/start">Get started</a> as printed, which creates fuses with it).</p>`;
     return `<section aria-labelledby="guide-h"><h2 id="guide-h">Get started</h2>
 <ol class="steps" id="guide">
-${step('key', 'Create a key and a fuse for it', `${fresh ? secretPanel(fresh) : ''}${p.key ? `<p>You have a key. ${fresh ? '' : 'Secret lost? It is shown only once: rotate the key on its page under <a href="/dashboard/keys">Keys</a> for a new one. '}Make another on <a href="/dashboard/keys">Keys</a>, or here:</p>` : ''}${startForm}`)}
+${step('key', 'Create a key and a fuse for it', `${fresh ? secretPanel(fresh) : ''}${p.key ? `<p>You have a key. ${fresh ? '' : 'Secret lost? It is shown only once: rotate the key on its page under <a href="/dashboard/keys">Keys</a> for a new one. '}Make another on <a href="/dashboard/keys">Keys</a>.</p>` : ''}${startForm}`)}
 ${step(
   'hop',
   'Make the first hop',

@@ -5,7 +5,7 @@
  * (`/v1/keys`, `/v1/fuses/...`) as the account's dashboard key, so it is
  * validated, receipted and role-checked exactly as over HTTP.
  */
-import type { H3, H3Event } from 'h3';
+import type { H3, H3Event, H3EventContext } from 'h3';
 import {
   accountKeyNames,
   accountReceipts,
@@ -38,7 +38,7 @@ import {
   toSignin as signinFirst,
   type Session,
 } from './web.ts';
-import { auditCall } from '../audit.ts';
+import { auditUndeclared } from '../audit.ts';
 import { allows, roleForCall } from '../../domain/team-roles.ts';
 
 export interface ApiAnswer {
@@ -50,7 +50,8 @@ export interface ApiAnswer {
  * Calls an API route in-process as the session's dashboard (operator) key.
  * The person's role in the account decides first (team-roles.ts roleForCall:
  * a viewer's POST is a 403 before anything runs), and a change that succeeds
- * is written to the audit log as theirs (api/audit.ts).
+ * is written to the audit log as theirs (api/audit.ts routeAuditor, or
+ * `dashboard.call` for a route that declares no entry).
  */
 export async function callApi(
   app: H3,
@@ -66,10 +67,11 @@ export async function callApi(
     headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
   };
   if (body !== undefined) init.body = JSON.stringify(body);
-  const res = await app.request(new URL(path, ctx.config.BASE_URL).toString(), init, { apiKey: session.key });
+  const context: H3EventContext = { apiKey: session.key, auditActor: session };
+  const res = await app.request(new URL(path, ctx.config.BASE_URL).toString(), init, context);
   const text = await res.text();
   const answer = { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  if (method === 'POST' && res.ok) await auditCall(ctx, session, path, (body ?? {}) as Record<string, unknown>, answer.body);
+  if (method === 'POST' && res.ok && !context.audited) await auditUndeclared(ctx, session, path);
   return answer;
 }
 

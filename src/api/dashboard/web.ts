@@ -18,7 +18,7 @@ import { accountOwner, loginOfAccount } from '../../ledger/accounts.ts';
 import { areasInUse, type AreasInUse } from '../../ledger/account-views.ts';
 import { dashboardTestKey, ensureDashboardTestKey, hasOwnLiveKey } from '../../ledger/dashboard-modes.ts';
 import { membershipsOf, sessionPerson, type Membership } from '../../ledger/members.ts';
-import { allows, type TeamRole } from '../../domain/team-roles.ts';
+import { allows, roleForForm, type TeamRole } from '../../domain/team-roles.ts';
 import { readRawBody } from '../body.ts';
 import type { AppContext } from '../context.ts';
 import { escapeHtml, htmlPage } from '../html.ts';
@@ -286,14 +286,34 @@ export async function readForm(event: H3Event, ctx: AppContext): Promise<URLSear
   return new URLSearchParams(Buffer.from(await readRawBody(event, ctx.config.MAX_BODY_BYTES)).toString('utf8'));
 }
 
-/** A signed-in form post: its Origin, session and CSRF token checked; null when nobody is signed in. */
+/**
+ * A signed-in form post: its Origin, session and CSRF token checked, and the
+ * role its path needs (team-roles.ts roleForForm; 403 `team_role_required`);
+ * null when nobody is signed in.
+ */
 export async function readSignedInForm(event: H3Event, ctx: AppContext): Promise<{ session: Session; form: URLSearchParams } | null> {
   checkOrigin(event, ctx);
   const form = await readForm(event, ctx);
   const session = await readSession(event, ctx);
   if (!session) return null;
   checkCsrf(event, ctx, form, session);
+  requireRole(session, roleForForm(event.url.pathname), `POST ${event.url.pathname}`);
   return { session, form };
+}
+
+const FORM = /<form\b([^>]*)>[\s\S]*?<\/form>/g;
+const ACTION = /\baction="([^"]*)"/;
+
+/**
+ * `html` without the forms `role` may not post (team-roles.ts roleForForm): a
+ * viewer sees no button that would answer 403. Every dashboard page passes
+ * through it (dashboardPage).
+ */
+export function formsFor(role: TeamRole, html: string): string {
+  return html.replace(FORM, (form, attributes: string) => {
+    const action = ACTION.exec(attributes)?.[1];
+    return action === undefined || allows(role, roleForForm(action.replaceAll('&amp;', '&'))) ? form : '';
+  });
 }
 
 /** The notice a page shows after an action redirected to it with `?done=<what>`: one of its own messages, never the query's text. */
@@ -386,7 +406,7 @@ export function dashboardPage(session: Session, current: string, title: string, 
       : '';
   return htmlPage(
     title,
-    `<nav class="dash" aria-label="Dashboard"><ul>${nav}</ul></nav>${acting}${modeSwitch(session, current)}\n<h1>${escapeHtml(title)}</h1>${viewer}${body}`,
+    `<nav class="dash" aria-label="Dashboard"><ul>${nav}</ul></nav>${acting}${modeSwitch(session, current)}\n<h1>${escapeHtml(title)}</h1>${viewer}${formsFor(session.role, body)}`,
     DASHBOARD_CSS,
     accountHeader(session),
   );

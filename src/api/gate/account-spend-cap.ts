@@ -66,6 +66,7 @@ export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): 
     {
       method: 'POST',
       path: '/v1/account/spend-cap',
+      audit: { action: 'account.spend_cap_changed', detail: (a) => ({ spend_cap_usd: a.spend_cap_usd ?? null }) },
       ...doc,
       tool: 'account_spend_cap_set',
       summary:

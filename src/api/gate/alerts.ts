@@ -33,6 +33,7 @@ import type { Router } from '../router.ts';
 import { deliverySigning, nudgeDeliverer, requirePublicTarget } from '../site/webhooks.ts';
 import { callerOf, fuseIdSchema, visibleFuse } from './governed.ts';
 import { operation } from '../operation.ts';
+import { hostOf } from '../audit.ts';
 
 export const createAlertRequest = z.strictObject({
   url: z
@@ -84,6 +85,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/alerts',
+      audit: { action: 'alert.created', detail: (a) => ({ host: hostOf(a.url), events: a.events ?? null }) },
       summary:
         "Subscribe a URL to alerts: a fuse's state changes and refused hops, for every fuse of the account or one; signed and retried as trigger webhooks",
       auth: 'key',
@@ -145,6 +147,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/alerts/:alert_id/remove',
+      audit: { action: 'alert.removed', target: 'alert_id' },
       summary: 'Remove an alert subscription: no more events are queued for it, its pending deliveries fail',
       auth: 'key',
       role: 'operator',
@@ -175,6 +178,7 @@ export function registerAlertRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/alerts/:alert_id/test',
+      audit: { action: 'alert.test_sent', target: 'alert_id' },
       summary:
         'Send a test event to an alert subscription: delivered, signed and retried as any event, marked `test: true` (type alert.test)',
       auth: 'key',

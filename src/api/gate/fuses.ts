@@ -23,6 +23,7 @@ import { fuseChangedAlert } from './alert-events.ts';
 import { drillFuseRestore } from './drill-fuses.ts';
 import { nudgeDeliverer } from '../site/webhooks.ts';
 import { operation } from '../operation.ts';
+import { pick } from '../audit.ts';
 
 export const createFuseRequest = z.strictObject({
   state: z.enum(['LIVE', 'UNSIGNED']).default('LIVE'),
@@ -51,6 +52,7 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/fuses',
+      audit: { action: 'fuse.created', detail: (a) => pick(a, ['label', 'state']) },
       auth: 'key',
       tool: 'fuse_create',
       summary: 'Create a fuse owned by the calling key (our extension)',
@@ -104,7 +106,8 @@ export function registerFuseRoutes(router: Router, ctx: AppContext): void {
       ctx,
       {
         method: 'POST',
-        path: path,
+        path,
+        audit: { action: verb === 'dead' ? 'fuse.blown' : 'fuse.charged', target: 'fuse_id' },
         auth: 'key',
         tool: verb === 'dead' ? 'fuse_blow' : 'fuse_charge',
         summary,

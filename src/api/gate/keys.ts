@@ -48,6 +48,7 @@ import type { Router } from '../router.ts';
 import { spentThisMonth } from '../../ledger/spend-caps.ts';
 import { capMicros, capUsd, capView, capViewSchema, spendCapUsd } from '../spend-cap.ts';
 import { operation } from '../operation.ts';
+import { pick } from '../audit.ts';
 
 const keyIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a key id such as key_…');
 const keysListQuery = z.object({
@@ -284,6 +285,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/keys',
+      audit: { action: 'key.created', detail: (a) => pick(a, ['name', 'role']) },
       ...doc,
       tool: 'keys_create',
       summary:
@@ -340,6 +342,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/keys/:key_id/revoke',
+      audit: { action: 'key.revoked', target: 'key_id' },
       ...doc,
       precheck: accountKey,
       summary: 'Revoke a key: it answers 401 from then on (revoking twice keeps the first time)',
@@ -359,6 +362,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/keys/:key_id/rotate',
+      audit: { action: 'key.rotated', target: 'key_id' },
       ...doc,
       precheck: accountKey,
       summary: 'Rotate a key: a new secret (shown once); the previous one keeps working for the grace period',
@@ -391,6 +395,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/keys/:key_id/limit',
+      audit: { action: 'key.hop_limit_changed', target: 'key_id', detail: (a) => pick(a, ['hop_limit', 'hop_period']) },
       ...doc,
       precheck: accountKey,
       summary: "Set a key's hop limit per period (and the period: changing it starts the count again)",
@@ -411,6 +416,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/keys/:key_id/surface',
+      audit: { action: 'key.surface_changed', target: 'key_id', detail: (a) => ({ surface: a.surface ?? null }) },
       ...doc,
       precheck: accountKey,
       summary: "Set the act kinds a key may act on (its declared surface), a preset's, or the default",
@@ -452,6 +458,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/keys/:key_id/spend-cap',
+      audit: { action: 'key.spend_cap_changed', target: 'key_id', detail: (a) => ({ spend_cap_usd: a.spend_cap_usd ?? null }) },
       ...doc,
       precheck: accountKey,
       summary:
@@ -473,6 +480,7 @@ export function registerKeyRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/keys/:key_id/expiry',
+      audit: { action: 'key.expiry_changed', target: 'key_id', detail: (a) => ({ expires_at: a.expires_at ?? null }) },
       ...doc,
       precheck: accountKey,
       summary: 'Set when a key stops working (null: never); an expired key can be given a later time again',

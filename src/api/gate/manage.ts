@@ -20,6 +20,7 @@ import { Problem, notFound } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { operation } from '../operation.ts';
+import { pick } from '../audit.ts';
 
 const idSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/);
 export const createGrantRequest = z.strictObject({
@@ -119,6 +120,7 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/pas/grants',
+      audit: { action: 'grant.created', detail: (a) => pick(a, ['name', 'lines', 'states', 'max_premium']) },
       summary: 'Grant delegated (MGA) authority: premium, line and state limits that /v1/pas/mga-authority checks',
       auth: 'key',
       role: 'operator',
@@ -151,6 +153,7 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/v1/pas/grants/:grant_id/revoke',
+      audit: { action: 'grant.revoked', target: 'grant_id' },
       summary: 'Revoke an authority grant: checks against it answer 404 from then on',
       auth: 'key',
       role: 'operator',
@@ -171,6 +174,7 @@ export function registerManageRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/signal/trigger/webhooks/deliveries/:delivery_id/retry',
+      audit: { action: 'webhook.delivery_retried', target: 'delivery_id' },
       summary: 'Retry a failed (or pending) webhook delivery now',
       auth: 'key',
       role: 'operator',

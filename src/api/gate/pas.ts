@@ -87,6 +87,7 @@ export function registerPasRoutes(router: Router, ctx: AppContext): void {
       {
         method: 'POST',
         path: `/v1/pas/licenses/:license_id/${verb}`,
+        audit: { action: verb === 'dead' ? 'licence.blown' : 'licence.charged', target: 'license_id' },
         auth: 'key',
         ...(verb === 'charge'
           ? {

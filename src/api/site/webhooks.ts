@@ -37,6 +37,7 @@ import { Problem, notFound } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { operation } from '../operation.ts';
+import { hostOf } from '../audit.ts';
 
 export const subscribeRequest = z
   .strictObject({
@@ -221,6 +222,7 @@ export function registerWebhookRoutes(router: Router, ctx: AppContext): void {
     {
       method: 'POST',
       path: '/signal/trigger/webhooks',
+      audit: { action: 'webhook.created', detail: (a) => ({ host: hostOf(a.url) }) },
       summary:
         'Subscribe a URL to trigger events (one trigger, one template, or every trigger of the key); deliveries are signed with Ed25519',
       auth: 'key',
