@@ -266,7 +266,7 @@ describe('request bodies', () => {
     const ctx = { config, ledger, keyring: await loadKeyring(config), version: 't', log: () => undefined };
     const schema = z.object({ fuse_id: z.string().min(1) });
     const { h3 } = createApp(ctx, [
-      (router) => router.post('/echo', async (event) => toResponse(reply(await readBody(event, schema, config.MAX_BODY_BYTES)))),
+      (router) => router.on('POST', '/echo', async (event) => toResponse(reply(await readBody(event, schema, config.MAX_BODY_BYTES)))),
     ]);
     const post = (body: string, type = 'application/json') =>
       h3.request('/echo', { method: 'POST', body, headers: { 'content-type': type } });

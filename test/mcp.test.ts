@@ -399,11 +399,11 @@ describe('MCP endpoint', () => {
   it('refuses, when the routes are registered, two operations that would be one tool', () => {
     const router = new Router(new H3());
     const doc = { summary: 'x', auth: 'key', tag: 't' } as const;
-    router.post('/v1/widgets/:widget_id/spin', () => null, doc);
-    expect(() => router.post('/api/v1/widgets/spin', () => null, doc)).toThrow(
+    router.on('POST', '/v1/widgets/:widget_id/spin', () => null, doc);
+    expect(() => router.on('POST', '/api/v1/widgets/spin', () => null, doc)).toThrow(
       'POST /v1/widgets/:widget_id/spin and POST /api/v1/widgets/spin are both the MCP tool widgets_spin',
     );
-    router.post('/api/v1/widgets/spin', () => null, { ...doc, tool: 'widgets_spin_all' });
+    router.on('POST', '/api/v1/widgets/spin', () => null, { ...doc, tool: 'widgets_spin_all' });
     expect(toolName(router.routes.at(-1)!)).toBe('widgets_spin_all');
   });
 

@@ -47,7 +47,7 @@ export type Recorder = (route: RouteRecord) => ((event: H3Event, answer: unknown
 
 /** How a route is registered, beyond its declaration. */
 export interface RouteOptions {
-  /** An x402 payment may stand in for the key its declaration names: the key is read if sent, not required (api/act.ts keyedAct). */
+  /** An x402 payment may stand in for the key its declaration names: the key is read if sent, not required (api/act.ts actRoute). */
   paidInPlaceOfKey?: boolean;
 }
 
@@ -78,12 +78,6 @@ export class Router {
     // GET is served for HEAD too, with the same checks (Node's HTTP server sends no body for HEAD).
     if (method === 'GET') this.app.on('HEAD', path, guarded);
     return this;
-  }
-  get(path: string, handler: Handler, doc?: RouteDoc, options?: RouteOptions): this {
-    return this.on('GET', path, handler, doc, options);
-  }
-  post(path: string, handler: Handler, doc?: RouteDoc, options?: RouteOptions): this {
-    return this.on('POST', path, handler, doc, options);
   }
 
   /** The handler behind what its route declares, then what it records; a route that declares neither costs nothing more. */
