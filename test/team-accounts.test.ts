@@ -277,6 +277,10 @@ describe('team accounts', { timeout: 180_000 }, () => {
       [{ kind: 'key', id: bot.id, name: 'payments agent' }, 'fuse.blown', fuseId],
       [byOps, 'key.revoked', id],
     ]);
+    // The actor filter picks a key's entries by its name, exactly as named.
+    const byAgent = await audit(ops.secret, `?actor=${encodeURIComponent('payments agent')}`);
+    expect(byAgent.body.data.map((x) => [x.actor.id, x.action])).toEqual([[bot.id, 'fuse.blown']]);
+    expect((await audit(ops.secret, `?actor=${encodeURIComponent('Payments Agent')}`)).body.data).toEqual([]);
     const detail = Object.fromEntries(log.body.data.map((x) => [x.action, x.detail]));
     expect(detail['key.created']).toEqual({ name: 'made by ci', role: 'agent' });
     expect(detail['key.hop_limit_changed']).toEqual({ hop_limit: 50, hop_period: 'day' });

@@ -39,7 +39,7 @@ export const auditEntry = (
 ): NewAuditEntry => ({
   accountId: actor.accountId,
   actorId: actor.personId,
-  actorEmail: actor.email,
+  actorName: actor.email,
   action,
   target,
   detail,
@@ -115,7 +115,7 @@ export function routeAuditor(ctx: AppContext, route: RouteRecord): ((event: H3Ev
     const detail = { ...doc.detail?.(body), ...(!person && key?.mode === 'test' ? { mode: 'test' } : {}) };
     const entry: NewAuditEntry = person
       ? auditEntry(person, doc.action, target ?? null, detail)
-      : { accountId: key!.account_id, actorId: key!.id, actorEmail: key!.name, action: doc.action, target: target ?? null, detail };
+      : { accountId: key!.account_id, actorId: key!.id, actorName: key!.name, action: doc.action, target: target ?? null, detail };
     if (Object.keys(detail).length === 0) entry.detail = null;
     try {
       await ctx.ledger.write((tx) => insertAuditEntry(tx, entry));
@@ -139,7 +139,7 @@ const listQuery = z.strictObject({
     .regex(/^[a-z_]{1,40}(\.([a-z_]{1,40})?)?$/, 'an action such as key.created, or an area such as key.')
     .optional()
     .describe('an action (key.created), or every action of an area (key.)'),
-  actor: z.string().min(3).max(320).optional().describe('the email of the person who acted'),
+  actor: z.string().min(1).max(320).optional().describe('who acted: the email of a person (any case), or the name of a key (exactly)'),
   target: z.string().min(1).max(200).optional().describe('the object acted on: a key or fuse id, an email'),
   from: z.iso.datetime().optional().describe('from this instant (inclusive)'),
   to: z.iso.datetime().optional().describe('before this instant'),
@@ -166,7 +166,7 @@ export async function auditPage(ctx: AppContext, accountId: string, q: AuditQuer
   const page = await listAudit(
     ctx.ledger.read,
     accountId,
-    { action: q.action, actor: q.actor?.toLowerCase(), target: q.target, from: q.from, to: q.to },
+    { action: q.action, actor: q.actor?.includes('@') ? q.actor.toLowerCase() : q.actor, target: q.target, from: q.from, to: q.to },
     q.limit,
     q.before,
   );
@@ -188,8 +188,8 @@ export async function auditPage(ctx: AppContext, accountId: string, q: AuditQuer
 /** Who made an entry: a person (their email) or a key (its name then). */
 const actorView = (e: AuditEntry) =>
   e.actor_id.startsWith('key_')
-    ? { kind: 'key' as const, id: e.actor_id, name: e.actor_email }
-    : { kind: 'person' as const, id: e.actor_id, email: e.actor_email };
+    ? { kind: 'key' as const, id: e.actor_id, name: e.actor_name }
+    : { kind: 'person' as const, id: e.actor_id, email: e.actor_name };
 
 const entryObject = z.looseObject({
   object: z.literal('audit_entry'),

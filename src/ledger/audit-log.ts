@@ -14,7 +14,7 @@ export interface AuditEntry {
   /** Who acted: a person (their id: ledger/members.ts), or a key through the API (its id). */
   actor_id: string;
   /** The person's email, or the key's name, when they acted. */
-  actor_email: string;
+  actor_name: string;
   /** What they did: `key.created`, `fuse.blown`, `member.invited`... (docs/accounts.md#audit-log lists them). */
   action: string;
   /** What it was done to: a key or fuse id, an email; null when the action names none. */
@@ -26,7 +26,8 @@ export interface AuditEntry {
 export interface NewAuditEntry {
   accountId: string;
   actorId: string;
-  actorEmail: string;
+  /** The person's email, or the key's name. */
+  actorName: string;
   action: string;
   target?: string | null | undefined;
   detail?: Record<string, unknown> | null | undefined;
@@ -41,19 +42,19 @@ export async function insertAuditEntry(tx: Transaction, e: NewAuditEntry): Promi
     id: newSortableId(ID_PREFIX, now.getTime()),
     at: now.toISOString(),
     actor_id: e.actorId,
-    actor_email: e.actorEmail,
+    actor_name: e.actorName,
     action: e.action,
     target: e.target ?? null,
     detail: e.detail ?? null,
   };
   await tx.execute({
-    sql: 'INSERT INTO audit_log (account_id, id, at, actor_id, actor_email, action, target, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    sql: 'INSERT INTO audit_log (account_id, id, at, actor_id, actor_name, action, target, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     args: [
       e.accountId,
       entry.id,
       entry.at,
       entry.actor_id,
-      entry.actor_email,
+      entry.actor_name,
       entry.action,
       entry.target,
       entry.detail ? JSON.stringify(entry.detail) : null,
@@ -65,7 +66,7 @@ export async function insertAuditEntry(tx: Transaction, e: NewAuditEntry): Promi
 export interface AuditFilter {
   /** Exactly this action, or every action of an area when it ends in `.` (`key.`). */
   action?: string | undefined;
-  /** The acting person's email, exactly. */
+  /** The acting person's email, or the acting key's name, exactly. */
   actor?: string | undefined;
   /** The target, exactly. */
   target?: string | undefined;
@@ -93,20 +94,20 @@ export async function listAudit(
   const args: Array<string | number> = [accountId];
   if (filter.action?.endsWith('.')) (where.push('action >= ? AND action < ?'), args.push(filter.action, filter.action.slice(0, -1) + '/'));
   else if (filter.action) (where.push('action = ?'), args.push(filter.action));
-  if (filter.actor) (where.push('actor_email = ?'), args.push(filter.actor));
+  if (filter.actor) (where.push('actor_name = ?'), args.push(filter.actor));
   if (filter.target) (where.push('target = ?'), args.push(filter.target));
   if (filter.from) (where.push('id >= ?'), args.push(idAt(filter.from)));
   if (filter.to) (where.push('id < ?'), args.push(idAt(filter.to)));
   if (before) (where.push('id < ?'), args.push(before));
   const rs = await db.execute({
-    sql: `SELECT id, at, actor_id, actor_email, action, target, detail FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`,
+    sql: `SELECT id, at, actor_id, actor_name, action, target, detail FROM audit_log WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`,
     args: [...args, limit + 1],
   });
   const entries = rs.rows.slice(0, limit).map((r): AuditEntry => ({
     id: String(r.id),
     at: String(r.at),
     actor_id: String(r.actor_id),
-    actor_email: String(r.actor_email),
+    actor_name: String(r.actor_name),
     action: String(r.action),
     target: r.target == null ? null : String(r.target),
     detail: r.detail == null ? null : (JSON.parse(String(r.detail)) as Record<string, unknown>),
