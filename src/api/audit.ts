@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { ownerId } from '../ledger/accounts.ts';
 import { insertAuditEntry, listAudit, type AuditEntry, type NewAuditEntry } from '../ledger/audit-log.ts';
 import type { AppContext } from './context.ts';
-import { badRequest } from './problem.ts';
+import { validQuery } from './body.ts';
 import { reply } from './reply.ts';
 import type { RouteRecord, Router } from './router.ts';
 import { operation } from './operation.ts';
@@ -152,14 +152,7 @@ const listQuery = z.strictObject({
 export type AuditQuery = z.output<typeof listQuery>;
 
 /** The query of a list request, or a 400 naming the field. */
-export function auditQuery(params: URLSearchParams): AuditQuery {
-  const q = listQuery.safeParse(Object.fromEntries(params));
-  if (q.success) return q.data;
-  const issue = q.error.issues[0]!;
-  throw badRequest('invalid_query', `${issue.path.join('.') || 'query'}: ${issue.message}`, {
-    errors: q.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })),
-  });
-}
+export const auditQuery = (params: URLSearchParams): AuditQuery => validQuery(listQuery, params);
 
 /** One page of the account's audit log, as the API and the dashboard show it. */
 export async function auditPage(ctx: AppContext, accountId: string, q: AuditQuery) {
@@ -220,10 +213,6 @@ export function registerAuditRoutes(router: Router, ctx: AppContext): void {
       response: z.looseObject({ object: z.literal('list'), data: z.array(entryObject), next: z.string().nullable() }),
       problems: [400, 403],
     },
-    async ({ key, event }) => {
-      return reply(await auditPage(ctx, ownerId(key), auditQuery(event.url.searchParams)), 200, {
-        'cache-control': 'private, no-store',
-      });
-    },
+    async ({ key, input }) => reply(await auditPage(ctx, ownerId(key), input), 200, { 'cache-control': 'private, no-store' }),
   );
 }

@@ -266,8 +266,6 @@ export async function requestPage(ctx: AppContext, log: RequestLog, accountId: s
   };
 }
 
-export { listQuery as requestListQuery };
-
 const requestObject = z.looseObject({
   object: z.literal('request'),
   id: z.string(),
@@ -306,16 +304,7 @@ export function registerRequestLogRoutes(router: Router, ctx: AppContext): void 
       }),
       problems: [400],
     },
-    async ({ key, event }) => {
-      const q = listQuery.safeParse(Object.fromEntries(event.url.searchParams));
-      if (!q.success) {
-        const issue = q.error.issues[0]!;
-        throw badRequest('invalid_query', `${issue.path.join('.') || 'query'}: ${issue.message}`, {
-          errors: q.error.issues.map((i) => ({ field: i.path.join('.'), message: i.message })),
-        });
-      }
-      return reply(await requestPage(ctx, log, ownerId(key), q.data), 200, { 'cache-control': 'private, no-store' });
-    },
+    async ({ key, input }) => reply(await requestPage(ctx, log, ownerId(key), input), 200, { 'cache-control': 'private, no-store' }),
   );
   // Past REQUEST_LOG_RETENTION_DAYS a row is deleted by the node holding the job's lease.
   router.job(intervalJob(ctx, 'request log retention', 60 * 60 * 1000, async () => void (await sweepRequestLog(ctx))));
