@@ -39,8 +39,7 @@ describe('the request log', () => {
   };
 
   beforeAll(async () => {
-    // On by default: this server is given no REQUEST_LOG_ENABLED.
-    s = await startTestServer();
+    s = await startTestServer({ REQUEST_LOG_ENABLED: 'true' });
     owner = await s.newKey('owner');
     agent = await s.newKey('ci-agent', 10_000, 'agent', owner.accountId);
     revoked = await s.newKey('old-agent', 10_000, 'agent', owner.accountId);
@@ -263,9 +262,9 @@ describe('the request log', () => {
     ]);
   });
 
-  it('is on by default; logs nothing while REQUEST_LOG_ENABLED=false, and says so', async () => {
-    expect(loadConfig({}).REQUEST_LOG_ENABLED).toBe(true);
-    const off = await startTestServer({ REQUEST_LOG_ENABLED: 'false' });
+  it('is off by default; logs nothing while off, and says so', async () => {
+    expect(loadConfig({}).REQUEST_LOG_ENABLED).toBe(false);
+    const off = await startTestServer();
     try {
       const k = await off.newKey('quiet');
       expect((await off.fetch('/v1/me', { key: k.secret })).status).toBe(200);

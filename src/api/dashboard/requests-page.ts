@@ -50,7 +50,7 @@ export function registerRequestsPage(router: Router, ctx: AppContext): void {
     ]);
     const off =
       list.body.enabled === false
-        ? '<p class="notice" role="status">The request log is off on this deployment: its operator turned it off with <code>REQUEST_LOG_ENABLED=false</code> (<a href="/docs/request-log">the request log</a>).</p>'
+        ? '<p class="notice" role="status">The request log is off on this deployment: its operator turns it on with <code>REQUEST_LOG_ENABLED=true</code> (<a href="/docs/request-log">the request log</a>).</p>'
         : '';
     const refused = list.status !== 200 ? `<p class="error" role="alert">${s_(list.body.detail ?? 'That filter is not valid.')}</p>` : '';
     const rows = ((list.body.data ?? []) as Row[]).map(requestRow).join('');
