@@ -126,7 +126,7 @@ export function actRoute<S extends z.ZodType, P>(
       params: event.context.params ?? NO_PARAMS,
       checked,
       bill,
-      payment: event.context.x402PaidCall?.payment,
+      payment: paidCallOf(event)?.payment,
       requestId: event.context.requestId ?? '',
       event,
     });
