@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { H3Event } from 'h3';
-import { authenticateSecret, cachedSecret, isExpired, touchKey, type ApiKey } from '../ledger/api-keys.ts';
+import { authenticateSecret, cachedSecret, isExpired, isTestKey, touchKey, type ApiKey } from '../ledger/api-keys.ts';
 import { cacheNow, type AppContext } from './context.ts';
 import { Problem } from './problem.ts';
 import { x402Configured } from '../payments/x402/settings.ts';
@@ -145,6 +145,17 @@ export function callerKey(event: H3Event): ApiKey {
   const key = event.context.apiKey;
   if (!key) throw new Error(`${event.req.method} ${event.url.pathname} reads the caller's key, but its route does not declare auth: 'key'`);
   return key;
+}
+
+/** A test key reads `what` but changes none of it: 403 for a change made with one (docs/test-mode.md). */
+export function liveKeyOnly(key: ApiKey, what: string): void {
+  if (isTestKey(key))
+    throw new Problem({
+      status: 403,
+      code: 'test_key_live_setting',
+      title: 'Forbidden',
+      detail: `a test key cannot change ${what}: use a live operator key or the dashboard`,
+    });
 }
 
 function operatorKeyRequired(doc: RouteDoc, key: ApiKey): Problem {

@@ -7,14 +7,14 @@
  */
 import { z } from 'zod';
 import { accountSpendCap, setAccountSpendCap } from '../../ledger/accounts.ts';
-import { isTestKey } from '../../ledger/api-keys.ts';
 import { monthOf, monthReset, spentThisMonth } from '../../ledger/spend-caps.ts';
 import type { AppContext } from '../context.ts';
-import { notFound, Problem } from '../problem.ts';
+import { notFound } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { capMicros, capView, capViewSchema, spendCapUsd } from '../spend-cap.ts';
 import { operation } from '../operation.ts';
+import { liveKeyOnly } from '../auth.ts';
 
 const accountCapRequest = z.strictObject({ spend_cap_usd: spendCapUsd });
 
@@ -77,13 +77,7 @@ export function registerAccountSpendCapRoutes(router: Router, ctx: AppContext): 
       example: { spend_cap_usd: '1000.00' },
     },
     async ({ key: caller, input: b }) => {
-      if (isTestKey(caller))
-        throw new Problem({
-          status: 403,
-          code: 'test_key_live_setting',
-          title: 'Forbidden',
-          detail: "a test key cannot change the account's spend cap: use a live operator key or the dashboard",
-        });
+      liveKeyOnly(caller, "the account's spend cap");
       const set = await ctx.ledger.write((tx) => setAccountSpendCap(tx, caller.account_id, capMicros(b.spend_cap_usd)));
       if (!set) throw notFound(`account ${caller.account_id} has no settings to change`, 'unknown_account');
       return reply(await accountCapView(ctx, caller.account_id));

@@ -16,13 +16,13 @@ import { inviteToAccount } from '../../accounts/invitations.ts';
 import { TEAM_ROLES } from '../../domain/team-roles.ts';
 import { nowIso } from '../../ids.ts';
 import { accountName } from '../../ledger/accounts.ts';
-import { isTestKey, type ApiKey } from '../../ledger/api-keys.ts';
 import { membersOf, openInvitationsOf, removeMember, setMemberRole, type Member, type MemberRefusal } from '../../ledger/members.ts';
 import type { AppContext } from '../context.ts';
 import { notFound, Problem } from '../problem.ts';
 import { reply } from '../reply.ts';
 import type { Router } from '../router.ts';
 import { operation } from '../operation.ts';
+import { liveKeyOnly } from '../auth.ts';
 
 const memberObject = z.object({
   object: z.literal('member'),
@@ -63,17 +63,6 @@ const REFUSALS: Record<MemberRefusal, { status: number; detail: string }> = {
 function refused(r: MemberRefusal): Problem {
   const { status, detail } = REFUSALS[r];
   return status === 404 ? notFound(detail, r) : new Problem({ status, code: r, title: 'Conflict', detail });
-}
-
-/** A test key reads the account's people but changes none of them. */
-function liveKeyOnly(key: ApiKey): void {
-  if (isTestKey(key))
-    throw new Problem({
-      status: 403,
-      code: 'test_key_live_setting',
-      title: 'Forbidden',
-      detail: "a test key cannot change the account's people: use a live operator key or the dashboard",
-    });
 }
 
 export function registerMemberRoutes(router: Router, ctx: AppContext): void {
@@ -133,7 +122,7 @@ export function registerMemberRoutes(router: Router, ctx: AppContext): void {
       example: { email: 'ops@example.invalid', role: 'operator' },
     },
     async ({ key, input: b }) => {
-      liveKeyOnly(key);
+      liveKeyOnly(key, "the account's people");
       const invited = await inviteToAccount(ctx, sendMail, {
         accountId: key.account_id,
         accountName: (await accountName(ctx.ledger.read, key.account_id)) ?? 'an account',
@@ -190,7 +179,7 @@ export function registerMemberRoutes(router: Router, ctx: AppContext): void {
       example: { role: 'viewer' },
     },
     async ({ key, input: b, params }) => {
-      liveKeyOnly(key);
+      liveKeyOnly(key, "the account's people");
       const m = await personOf(key.account_id, String(params.person_id));
       const r = await ctx.ledger.write((tx) => setMemberRole(tx, key.account_id, m.person_id, b.role));
       if ('refused' in r) throw refused(r.refused);
@@ -213,7 +202,7 @@ export function registerMemberRoutes(router: Router, ctx: AppContext): void {
       problems: [403, 404, 409],
     },
     async ({ key, params }) => {
-      liveKeyOnly(key);
+      liveKeyOnly(key, "the account's people");
       const m = await personOf(key.account_id, String(params.person_id));
       const r = await ctx.ledger.write((tx) => removeMember(tx, key.account_id, m.person_id));
       if ('refused' in r) throw refused(r.refused);
