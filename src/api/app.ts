@@ -233,7 +233,7 @@ export function createApp(ctx: AppContext, extraModules: RouteModule[] = []): Ap
   const requestLog = ctx.config.REQUEST_LOG_ENABLED ? requestLogOf(ctx) : undefined;
   const node: RequestListener = (req, res) => {
     // Only a request with a key can be in an account's request log.
-    if (requestLog && req.headers.authorization !== undefined) requestLog.watch(req, res);
+    if (requestLog && req.headers.authorization !== undefined) requestLog.watch(req);
     if (fastPath(req, res) || readyAnswer(req, res)) return;
     // A lane sends the common headers with its answer, in one writeHead.
     if (req.method === 'POST' && router.lanes.get(req.url ?? '')?.(req, res)) return;

@@ -8,7 +8,7 @@ import { authenticateSecret, cachedSecret, isExpired, isTestKey, touchKey, type 
 import { cacheNow, type AppContext } from './context.ts';
 import { Problem } from './problem.ts';
 import { x402Configured } from '../payments/x402/settings.ts';
-import { nodeRequestOf, noteRequest } from './request-notes.ts';
+import { nodeRequestOf, noteKey } from './request-notes.ts';
 import type { RouteDoc, RouteRecord } from './route-doc.ts';
 
 /** Whether the request carries an x402 payment header (v2 PAYMENT-SIGNATURE or v1 X-PAYMENT). */
@@ -73,7 +73,7 @@ export function readyKey(req: IncomingMessage, ctx: AppContext): ApiKey | undefi
   const key = cachedSecret(ctx.ledger.read, m[1]!, cacheNow(ctx))?.key;
   if (!key || key.revoked_at || isExpired(key)) return undefined;
   touchKey(ctx.ledger, key);
-  noteRequest(req, { key });
+  noteKey(req, key);
   return key;
 }
 
@@ -86,7 +86,7 @@ export async function optionalKey(event: H3Event, ctx: AppContext): Promise<ApiK
     key = await authenticateSecret(ctx.ledger.read, token, ctx.config.AUTH_CACHE_MS, cacheNow(ctx));
     if (!key) throw unauthorized('unknown_key', `the API key is not known: ${GET_A_KEY}`, 'invalid_token');
     // A revoked or expired key is still its account's: its refusals are in the account's request log.
-    noteRequest(nodeRequestOf(event), { key });
+    noteKey(nodeRequestOf(event), key);
     if (key.revoked_at) throw revokedKeyProblem();
     if (isExpired(key)) throw unauthorized('expired_key', `the API key expired at ${key.expires_at}`, 'invalid_token');
     touchKey(ctx.ledger, key);

@@ -28,7 +28,7 @@ import type { AppContext } from './context.ts';
 import { problemHeaders, toProblem } from './problem.ts';
 import { replyHeaders, type Reply } from './reply.ts';
 import { commonHeaders, requestIdFor } from './common-headers.ts';
-import { noteRequest, receiptOfBody } from './request-notes.ts';
+import { noteCode, noteReceiptId, receiptOfBody } from './request-notes.ts';
 
 /** Takes the request (true) and answers it, or leaves it to h3 (false) having read nothing. */
 export type Lane = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -53,11 +53,11 @@ export function actLane<S extends z.ZodType>(ctx: AppContext, spec: LaneSpec<S>)
       const event: ActEvent = { context: { apiKey: key, requestId }, req: { headers: headersOf(req.headers) } };
       const r = await handle(body, key, event);
       const receiptId = receiptOfBody(r.body);
-      if (receiptId) noteRequest(req, { receiptId });
+      if (receiptId) noteReceiptId(req, receiptId);
       send(res, r.status, requestId, replyHeaders(r), JSON.stringify(r.body));
     } catch (error) {
       const p = toProblem(error);
-      noteRequest(req, { code: p.code });
+      noteCode(req, p.code);
       if (p.status >= 500)
         ctx.log('error', 'request failed', { request_id: requestId, path, error: String((error as Error).cause ?? error) });
       if (res.headersSent) return void res.destroy();

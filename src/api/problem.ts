@@ -3,7 +3,7 @@
  * service answers (the Problem itself is src/domain/problem.ts), and the
  * mapping of anything thrown to one.
  */
-import { nodeRequestOf, noteRequest } from './request-notes.ts';
+import { nodeRequestOf, noteCode } from './request-notes.ts';
 import { HTTPError, HTTPResponse, type H3Event } from 'h3';
 import { Problem } from '../domain/problem.ts';
 
@@ -18,7 +18,7 @@ export const conflict = (code: string, detail: string) => new Problem({ status: 
 
 /** Builds the problem+json Response for a Problem. */
 export function problemResponse(p: Problem, event?: H3Event): HTTPResponse {
-  if (event) noteRequest(nodeRequestOf(event), { code: p.code });
+  if (event) noteCode(nodeRequestOf(event), p.code);
   const requestId = event?.context.requestId as string | undefined;
   return new HTTPResponse(JSON.stringify(p.body(event?.url.pathname)), {
     status: p.status,

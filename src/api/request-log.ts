@@ -8,7 +8,8 @@
  * The doors that learn a fact of a request note it (request-notes.ts: the
  * key when it is authenticated, the problem code when one is answered, the
  * receipt when an act wrote one); when the answer has been sent, a keyed
- * request becomes a row in this process's buffer, written every
+ * request is added to this process's batch (ledger RequestBatch: columns, no
+ * object per request), written every
  * REQUEST_LOG_FLUSH_MS in one multi-row insert that read caches do not count
  * as a change (never a write per request: the hop stays one group commit).
  * No body, query string, header or secret is kept.
@@ -20,11 +21,10 @@ import { accountKeysPage, cachedSecret, type ApiKey } from '../ledger/api-keys.t
 import {
   deleteRequestsBefore,
   insertPackedRequests,
-  packRequests,
   listRequests,
   nextLoggedAccount,
+  RequestBatch,
   requestTime,
-  type AnsweredRequest,
   type RequestFilter,
   type RequestRow,
 } from '../ledger/request-log.ts';
@@ -35,32 +35,10 @@ import { badRequest } from './problem.ts';
 import { reply } from './reply.ts';
 import type { Router } from './router.ts';
 import { callerRequestId } from './common-headers.ts';
-import { notesOf, openNotes } from './request-notes.ts';
+import { watchRequest, type NotesReader, type RequestNotes } from './request-notes.ts';
 import { operation } from './operation.ts';
 
 export const REQUESTS_PATH = '/v1/requests';
-
-/** The buffered requests by account, each account's in the order answered. */
-function byAccountOf(buffer: readonly unknown[]): Map<string, AnsweredRequest[]> {
-  const out = new Map<string, AnsweredRequest[]>();
-  for (let i = 0; i < buffer.length; i += FIELDS) {
-    const account = buffer[i] as string;
-    let rows = out.get(account);
-    if (!rows) out.set(account, (rows = []));
-    rows.push({
-      key_id: buffer[i + 1] as string,
-      method: buffer[i + 2] as string,
-      path: buffer[i + 3] as string,
-      status: buffer[i + 4] as number,
-      code: buffer[i + 5] as string | null,
-      latency_us: buffer[i + 6] as number,
-      receipt_id: buffer[i + 7] as string | null,
-      request_id: buffer[i + 8] as string | null,
-      ms: buffer[i + 9] as number,
-    });
-  }
-  return out;
-}
 
 const logs = new WeakMap<AppContext, RequestLog>();
 
@@ -71,62 +49,46 @@ export function requestLogOf(ctx: AppContext): RequestLog {
   return log;
 }
 
-/** Values one request puts in the buffer, in this order (RequestLog.#record). */
-const FIELDS = 10;
-
 /** This process's requests not yet written. */
-export class RequestLog {
+export class RequestLog implements NotesReader {
   readonly #ctx: AppContext;
-  /**
-   * The requests answered since the last write, FIELDS values each (account, key, method, path,
-   * status, code, latency µs, receipt, request id, ms): a flat array, so that a request costs no
-   * object of its own; ids and rows are made when it is written.
-   */
-  #buffer: unknown[] = [];
+  /** The requests answered since the last write. */
+  readonly #batch = new RequestBatch();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
   #closed = false;
   /** The time of the last request buffered: never going back, so that a write's ids ascend. */
   #lastMs = 0;
-  /** One listener for every response: no closure per request. */
-  readonly #onFinish: (this: ServerResponse) => void;
 
   constructor(ctx: AppContext) {
     this.#ctx = ctx;
-    const log = this;
-    this.#onFinish = function (this: ServerResponse) {
-      log.#record(this);
-    };
   }
 
   /**
    * Watches a request that carries an Authorization header: once its answer is sent, it is logged
    * if a known key made it. Its arrival is the first of its notes, which the doors fill in.
    */
-  watch(req: IncomingMessage, res: ServerResponse): void {
-    openNotes(req, performance.now());
-    res.on('finish', this.#onFinish);
+  watch(req: IncomingMessage): void {
+    watchRequest(req, this, performance.now());
   }
 
-  #record(res: ServerResponse): void {
+  answered(res: ServerResponse, n: RequestNotes): void {
     const req = res.req;
-    const n = notesOf(req);
-    const key = n?.key ?? this.#knownKey(req);
+    const key = n.key ?? this.#knownKey(req);
     if (!key || this.#closed) return;
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const now = performance.now();
-    this.#buffer.push(
+    this.#batch.add(
       ownerId(key),
       key.id,
       req.method ?? 'GET',
       (q === -1 ? url : url.slice(0, q)).slice(0, 512),
       res.statusCode,
-      n?.code ?? null,
-      Math.round((now - (n?.arrived ?? now)) * 1000),
-      n?.receiptId ?? null,
+      n.code,
+      Math.round((performance.now() - n.arrived) * 1000),
+      n.receiptId,
       // Only the caller's own id: one made for the answer would be a random string nobody holds.
-      callerRequestId(req) ?? null,
+      callerRequestId(req),
       (this.#lastMs = Math.max(this.#lastMs, Date.now())),
     );
     this.#timer ??= setTimeout(() => void this.flush(), this.#ctx.config.REQUEST_LOG_FLUSH_MS).unref();
@@ -146,16 +108,14 @@ export class RequestLog {
   flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const byAccount = byAccountOf(this.#buffer);
-    this.#buffer = [];
+    // Packed here, so that the transaction (often the hops' own group commit) only inserts.
+    const rows = this.#batch.pack();
     const write = async () => {
-      if (byAccount.size === 0) return;
+      if (rows.length === 0) return;
       try {
-        // Packed here, so that the transaction (often the hops' own group commit) only inserts.
-        const rows = packRequests(byAccount);
         await this.#ctx.ledger.write((tx) => insertPackedRequests(tx, rows), { unseen: true });
       } catch (e) {
-        this.#ctx.log('error', 'request log rows not written', { accounts: byAccount.size, error: String(e) });
+        this.#ctx.log('error', 'request log rows not written', { accounts: rows.length, error: String(e) });
       }
     };
     this.#flushing = this.#flushing.then(write);

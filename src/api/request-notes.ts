@@ -2,37 +2,73 @@
  * What the doors of a request learn of it, for the request log
  * (api/request-log.ts): the key once authenticated (revoked and expired keys
  * too), the problem code of a refusal, the receipt an act wrote. Noted on the
- * Node request, read when its answer has been sent.
+ * Node request the log watches, and handed to the log once its answer has been
+ * sent.
+ *
+ * The notes are a property of the request, and one subscriber to Node's
+ * `http.server.response.finish` channel hands them over: a watched request
+ * costs one small object, no listener of its own and no weak-map entry, and a
+ * request nobody watches costs its doors nothing.
  */
-import type { IncomingMessage } from 'node:http';
+import { subscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { H3Event, HTTPResponse } from 'h3';
 import type { ApiKey } from '../ledger/api-keys.ts';
 import { toResponse, type Reply } from './reply.ts';
 
+/** Where a watched request's notes go once its answer is sent. */
+export interface NotesReader {
+  answered(res: ServerResponse, notes: RequestNotes): void;
+}
+
 export interface RequestNotes {
-  /** When the request arrived (performance.now()), noted first when the request log watches it. */
-  arrived?: number;
-  key?: ApiKey;
-  code?: string;
-  receiptId?: string;
+  readonly reader: NotesReader;
+  /** When the request arrived (performance.now()). */
+  readonly arrived: number;
+  key: ApiKey | undefined;
+  code: string | undefined;
+  receiptId: string | undefined;
 }
 
-const notes = new WeakMap<IncomingMessage, RequestNotes>();
+const NOTES = Symbol('request notes');
+type Watched = IncomingMessage & { [NOTES]?: RequestNotes };
 
-/** Notes facts of request `req` (a no-op without one: an answer made off a Node request). */
-export function noteRequest(req: IncomingMessage | undefined, facts: RequestNotes): void {
-  if (!req) return;
-  const n = notes.get(req);
-  if (n) Object.assign(n, facts);
-  else notes.set(req, { ...facts });
+function onResponseFinish(message: unknown): void {
+  const { request, response } = message as { request: Watched; response: ServerResponse };
+  const notes = request[NOTES];
+  if (notes) notes.reader.answered(response, notes);
 }
 
-/** Starts the notes of a request that arrived at `arrived` (performance.now()): the first fact noted of it. */
-export function openNotes(req: IncomingMessage, arrived: number): void {
-  notes.set(req, { arrived });
+let subscribed = false;
+
+/** Starts the notes of a request that arrived at `arrived` (performance.now()); `reader` gets them once it is answered. */
+export function watchRequest(req: IncomingMessage, reader: NotesReader, arrived: number): void {
+  if (!subscribed) {
+    subscribe('http.server.response.finish', onResponseFinish);
+    subscribed = true;
+  }
+  (req as Watched)[NOTES] = { reader, arrived, key: undefined, code: undefined, receiptId: undefined };
 }
 
-export const notesOf = (req: IncomingMessage): RequestNotes | undefined => notes.get(req);
+const notesOf = (req: IncomingMessage | undefined): RequestNotes | undefined => (req as Watched | undefined)?.[NOTES];
+
+/** Notes the key that made a watched request (a no-op on any other, or without a Node request). */
+export function noteKey(req: IncomingMessage | undefined, key: ApiKey): void {
+  const n = notesOf(req);
+  if (n) n.key = key;
+}
+
+/** Notes the problem code a watched request was answered with. */
+export function noteCode(req: IncomingMessage | undefined, code: string): void {
+  const n = notesOf(req);
+  if (n) n.code = code;
+}
+
+/** Notes the receipt a watched request's act wrote. */
+export function noteReceiptId(req: IncomingMessage | undefined, receiptId: string): void {
+  const n = notesOf(req);
+  if (n) n.receiptId = receiptId;
+}
 
 /** The Node request behind an h3 event, when there is one. */
 export const nodeRequestOf = (event: H3Event): IncomingMessage | undefined => event.runtime?.node?.req as IncomingMessage | undefined;
@@ -46,7 +82,7 @@ export function receiptOfBody(body: unknown): string | undefined {
 /** Notes the receipt an act's answer names. */
 export function noteReceipt(event: H3Event, r: Reply): void {
   const receiptId = receiptOfBody(r.body);
-  if (receiptId) noteRequest(nodeRequestOf(event), { receiptId });
+  if (receiptId) noteReceiptId(nodeRequestOf(event), receiptId);
 }
 
 /** A keyed act's answer, its receipt noted. */

@@ -32,23 +32,56 @@ export interface RequestRow {
 export type AnsweredRequest = Omit<RequestRow, 'id'> & { ms: number };
 
 /**
- * A request as a row's `entries` hold it: [ms after the row's first, key,
- * route, status, latency µs, receipt, code, request id], the last three only
- * when the request has them (trailing ones left out, one in the middle as 0):
- * a hop with its receipt is about 50 bytes, an answer with none about 20.
+ * A column of a row's `entries`: one value per request, or a single value when
+ * every request of the row has the same (a key, a route, a status repeated
+ * thousands of times is written once).
  */
-type PackedRequest = [number, number, number, number, number, (string | 0)?, (string | 0)?, string?];
-/** How the first rows wrote a request: every field, the request id always (a fresh one when the caller sent none). */
-type PackedRequestV1 = [number, number, number, number, string | 0, number, string | 0, string];
+type Packed<T> = T | T[];
+const valueAt = <T>(column: Packed<T>, i: number): T => (Array.isArray(column) ? column[i]! : column);
+
+/** `column[i]` for each of `rows` (through `map` if given), or that one value when they are all the same. */
+function numbersAt(column: Uint16Array | Uint32Array, rows: readonly number[], map?: Int32Array): Packed<number> {
+  const first = column[rows[0]!]!;
+  let j = 1;
+  while (j < rows.length && column[rows[j]!] === first) j++;
+  if (j === rows.length) return map ? map[first]! : first;
+  const out: number[] = [];
+  for (const i of rows) out.push(map ? map[column[i]!]! : column[i]!);
+  return out;
+}
 
 /**
- * A row's `entries`: the write's random part, the first request's time, the
- * keys and the routes (method and path) its requests name, then each request
- * (PackedRequest), then the layout's version (2; rows of the first layout have
- * none). A request's id is made from the row (`idOf`), not written.
+ * A row's `entries` (layout 3): the write's random part, the first request's
+ * time, the keys and the routes (method and path) its requests name, the
+ * layout's version, the number of requests, then a column per field: ms after
+ * the request before, key, route, status, latency µs, receipt, problem code,
+ * request id (0 where a request has none). Constant columns are folded, so an
+ * answer with no receipt is a few bytes, and packing one is a few array writes.
+ * A request's id is made from the row (`idOf`), not written.
  */
+type PackedRowV3 = [
+  nonce: string,
+  t0: number,
+  keys: string[],
+  routes: string[],
+  version: 3,
+  count: number,
+  dMs: Packed<number>,
+  key: Packed<number>,
+  route: Packed<number>,
+  status: Packed<number>,
+  latencyUs: Packed<number>,
+  receipt: Packed<string | 0>,
+  code: Packed<string | 0>,
+  requestId: Packed<string | 0>,
+];
+/** Layout 2: each request as [ms after the row's first, key, route, status, latency µs, receipt?, code?, request id?]. */
+type PackedRequestV2 = [number, number, number, number, number, (string | 0)?, (string | 0)?, string?];
+/** Layout 1: every field, the request id always. */
+type PackedRequestV1 = [number, number, number, number, string | 0, number, string | 0, string];
 type PackedRow =
-  | [nonce: string, t0: number, keys: string[], routes: string[], requests: PackedRequest[], version: 2]
+  | PackedRowV3
+  | [nonce: string, t0: number, keys: string[], routes: string[], requests: PackedRequestV2[], version: 2]
   | [nonce: string, t0: number, keys: string[], routes: string[], requests: PackedRequestV1[]];
 
 const ID_PREFIX = 'req_';
@@ -61,48 +94,242 @@ const idAt = (ms: number): string => ID_PREFIX + sortableTimePrefix(ms);
 export const requestTime = (id: string): string =>
   new Date(Number.parseInt(id.slice(ID_PREFIX.length, ID_PREFIX.length + 12), 16)).toISOString();
 
-function packRequest(r: AnsweredRequest, dMs: number, key: number, route: number): PackedRequest {
-  const p: PackedRequest = [dMs, key, route, r.status, r.latency_us];
-  if (r.request_id !== null) p.push(r.receipt_id ?? 0, r.code ?? 0, r.request_id);
-  else if (r.code !== null) p.push(r.receipt_id ?? 0, r.code);
-  else if (r.receipt_id !== null) p.push(r.receipt_id);
-  return p;
+/** A column of numbers that grows as requests are added. */
+type Column = Float64Array | Uint32Array | Uint16Array;
+const grown = <C extends Column>(c: C, size: number): C => {
+  const next = new (c.constructor as new (n: number) => C)(size);
+  next.set(c);
+  return next;
+};
+
+/** The index of `v` in `m`, added at the end when new. */
+function indexIn(m: Map<string, number>, v: string): number {
+  let i = m.get(v);
+  if (i === undefined) m.set(v, (i = m.size));
+  return i;
 }
 
-function packRow(rs: readonly AnsweredRequest[]): { first: string; last: string; entries: string } {
-  const nonce = newId('w', 6).slice(2);
-  const keys = new Map<string, number>();
-  const routes = new Map<string, number>();
-  const indexIn = (m: Map<string, number>, v: string) => {
-    let i = m.get(v);
-    if (i === undefined) m.set(v, (i = m.size));
-    return i;
-  };
-  const t0 = rs[0]!.ms;
-  const requests = rs.map((r) => packRequest(r, r.ms - t0, indexIn(keys, r.key_id), indexIn(routes, `${r.method} ${r.path}`)));
-  const row: PackedRow = [nonce, t0, [...keys.keys()], [...routes.keys()], requests, 2];
-  return { first: idOf(nonce, t0, 0), last: idOf(nonce, rs.at(-1)!.ms, rs.length - 1), entries: JSON.stringify(row) };
+/**
+ * Requests answered and not yet written, column by column. Adding one keeps
+ * no object of its own: its numbers go in typed arrays, its key, route and
+ * code become indexes, and its receipt and request id are copied as bytes. A
+ * second of requests then holds nothing the collector must trace or promote,
+ * which is most of what the log would otherwise cost a busy process.
+ */
+export class RequestBatch {
+  #size = 0;
+  #ms = new Float64Array(256);
+  #status = new Uint16Array(256);
+  #latencyUs = new Uint32Array(256);
+  #key = new Uint32Array(256);
+  #route = new Uint32Array(256);
+  /** The code's index plus one; 0 for none. */
+  #code = new Uint32Array(256);
+  /** Where the receipt and the request id start in #text, and their lengths (0: none). */
+  #textAt = new Uint32Array(256);
+  #receiptLength = new Uint16Array(256);
+  #requestIdLength = new Uint16Array(256);
+  #text: Buffer = Buffer.allocUnsafe(16_384);
+  #textEnd = 0;
+  /** Each key's index, by id, and its account. */
+  readonly #keys = new Map<string, number>();
+  #keyAccounts: string[] = [];
+  /** Each route ("METHOD /path") by method, then path, so that a request's path is looked up as it came. */
+  readonly #routes = new Map<string, Map<string, number>>();
+  #routeNames: string[] = [];
+  readonly #codes = new Map<string, number>();
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * Adds a request answered at `ms` (never before the one added last). Ids are
+   * ASCII (receipt ids are this service's, request ids checked by the door).
+   */
+  add(
+    account: string,
+    keyId: string,
+    method: string,
+    path: string,
+    status: number,
+    code: string | null | undefined,
+    latencyUs: number,
+    receiptId: string | null | undefined,
+    requestId: string | null | undefined,
+    ms: number,
+  ): void {
+    const i = this.#size;
+    if (i === this.#ms.length) this.#grow();
+    this.#ms[i] = ms;
+    this.#status[i] = status;
+    this.#latencyUs[i] = Math.min(latencyUs, 0xffff_ffff);
+    let key = this.#keys.get(keyId);
+    if (key === undefined) {
+      this.#keys.set(keyId, (key = this.#keyAccounts.length));
+      this.#keyAccounts.push(account);
+    }
+    this.#key[i] = key;
+    let paths = this.#routes.get(method);
+    if (!paths) this.#routes.set(method, (paths = new Map()));
+    let route = paths.get(path);
+    if (route === undefined) {
+      paths.set(path, (route = this.#routeNames.length));
+      this.#routeNames.push(`${method} ${path}`);
+    }
+    this.#route[i] = route;
+    this.#code[i] = code ? indexIn(this.#codes, code) + 1 : 0;
+    const textLength = (receiptId?.length ?? 0) + (requestId?.length ?? 0);
+    if (this.#textEnd + textLength > this.#text.length) this.#text = this.#grownText(textLength);
+    this.#textAt[i] = this.#textEnd;
+    this.#receiptLength[i] = receiptId ? this.#text.write(receiptId, this.#textEnd, 'latin1') : 0;
+    this.#textEnd += this.#receiptLength[i]!;
+    this.#requestIdLength[i] = requestId ? this.#text.write(requestId, this.#textEnd, 'latin1') : 0;
+    this.#textEnd += this.#requestIdLength[i]!;
+    this.#size = i + 1;
+  }
+
+  #grow(): void {
+    const n = this.#ms.length * 2;
+    this.#ms = grown(this.#ms, n);
+    this.#status = grown(this.#status, n);
+    this.#latencyUs = grown(this.#latencyUs, n);
+    this.#key = grown(this.#key, n);
+    this.#route = grown(this.#route, n);
+    this.#code = grown(this.#code, n);
+    this.#textAt = grown(this.#textAt, n);
+    this.#receiptLength = grown(this.#receiptLength, n);
+    this.#requestIdLength = grown(this.#requestIdLength, n);
+  }
+
+  #grownText(more: number): Buffer {
+    const next = Buffer.allocUnsafe(Math.max(this.#text.length * 2, this.#textEnd + more));
+    this.#text.copy(next, 0, 0, this.#textEnd);
+    return next;
+  }
+
+  /**
+   * The batch as the rows `insertPackedRequests` writes: one row per account,
+   * its requests in the order added; the batch is then empty, its room kept.
+   */
+  pack(): PackedRequests {
+    const byAccount = new Map<string, number[]>();
+    for (let i = 0; i < this.#size; i++) {
+      const account = this.#keyAccounts[this.#key[i]!]!;
+      const rows = byAccount.get(account);
+      if (rows) rows.push(i);
+      else byAccount.set(account, [i]);
+    }
+    const codes = [...this.#codes.keys()];
+    const keyIds = [...this.#keys.keys()];
+    const codeOf = (c: number): string | 0 => (c === 0 ? 0 : codes[c - 1]!);
+    const packed: PackedRequests = [];
+    for (const [account, rows] of byAccount) {
+      const nonce = newId('w', 6).slice(2);
+      // The batch's key and route indexes as this row's own, in the order the row first names them.
+      const keys: string[] = [];
+      const keyOf = new Int32Array(keyIds.length).fill(-1);
+      const routes: string[] = [];
+      const routeOf = new Int32Array(this.#routeNames.length).fill(-1);
+      for (const i of rows) {
+        const k = this.#key[i]!;
+        if (keyOf[k] === -1) keyOf[k] = keys.push(keyIds[k]!) - 1;
+        const r = this.#route[i]!;
+        if (routeOf[r] === -1) routeOf[r] = routes.push(this.#routeNames[r]!) - 1;
+      }
+      const t0 = this.#ms[rows[0]!]!;
+      const code = numbersAt(this.#code, rows);
+      const row: PackedRowV3 = [
+        nonce,
+        t0,
+        keys,
+        routes,
+        3,
+        rows.length,
+        this.#gaps(rows),
+        numbersAt(this.#key, rows, keyOf),
+        numbersAt(this.#route, rows, routeOf),
+        numbersAt(this.#status, rows),
+        numbersAt(this.#latencyUs, rows),
+        this.#texts(rows, 0),
+        typeof code === 'number' ? codeOf(code) : code.map(codeOf),
+        this.#texts(rows, 1),
+      ];
+      packed.push([account, idOf(nonce, this.#ms[rows.at(-1)!]!, rows.length - 1), idOf(nonce, t0, 0), rows.length, JSON.stringify(row)]);
+    }
+    this.#clear();
+    return packed;
+  }
+
+  /** The ms between each of `rows` and the one before (0 for the first), folded when constant. */
+  #gaps(rows: readonly number[]): Packed<number> {
+    const ms = this.#ms;
+    const out = [0];
+    let constant = true;
+    for (let j = 1; j < rows.length; j++) {
+      const gap = ms[rows[j]!]! - ms[rows[j - 1]!]!;
+      constant &&= gap === out[0];
+      out.push(gap);
+    }
+    return constant ? 0 : out;
+  }
+
+  /** The receipts (`which` 0) or request ids (1) of `rows`, 0 where one has none; 0 alone when none has one. */
+  #texts(rows: readonly number[], which: 0 | 1): Packed<string | 0> {
+    const lengths = which === 0 ? this.#receiptLength : this.#requestIdLength;
+    if (numbersAt(lengths, rows) === 0) return 0;
+    return rows.map((i) => {
+      const at = this.#textAt[i]! + (which === 0 ? 0 : this.#receiptLength[i]!);
+      return lengths[i] ? this.#text.toString('latin1', at, at + lengths[i]!) : 0;
+    });
+  }
+
+  #clear(): void {
+    this.#size = 0;
+    this.#textEnd = 0;
+    this.#keys.clear();
+    this.#keyAccounts = [];
+    this.#routes.clear();
+    this.#routeNames = [];
+    this.#codes.clear();
+  }
 }
 
 function unpackRow(text: string): RequestRow[] {
   const row = JSON.parse(text) as PackedRow;
   const [nonce, t0, keys, routes] = row;
-  const unpacked = (i: number, dMs: number, key: number, route: number): Pick<RequestRow, 'id' | 'key_id' | 'method' | 'path'> => {
+  const unpacked = (i: number, ms: number, key: number, route: number): Pick<RequestRow, 'id' | 'key_id' | 'method' | 'path'> => {
     const r = routes[route]!;
     const space = r.indexOf(' ');
-    return { id: idOf(nonce, t0 + dMs, i), key_id: keys[key]!, method: r.slice(0, space), path: r.slice(space + 1) };
+    return { id: idOf(nonce, ms, i), key_id: keys[key]!, method: r.slice(0, space), path: r.slice(space + 1) };
   };
+  if (row[4] === 3) {
+    const [, , , , , count, dMs, key, route, status, latency, receipt, code, requestId] = row;
+    const out: RequestRow[] = [];
+    for (let i = 0, ms = t0; i < count; i++) {
+      ms += valueAt(dMs, i);
+      out.push({
+        ...unpacked(i, ms, valueAt(key, i), valueAt(route, i)),
+        status: valueAt(status, i),
+        code: valueAt(code, i) || null,
+        latency_us: valueAt(latency, i),
+        receipt_id: valueAt(receipt, i) || null,
+        request_id: valueAt(requestId, i) || null,
+      });
+    }
+    return out;
+  }
   if (row.length === 6)
     return row[4].map(([dMs, key, route, status, latency_us, receipt, code, request_id], i) => ({
-      ...unpacked(i, dMs, key, route),
+      ...unpacked(i, t0 + dMs, key, route),
       status,
       code: code || null,
       latency_us,
       receipt_id: receipt || null,
       request_id: request_id ?? null,
     }));
-  return row[4].map(([dMs, key, route, status, code, latency_us, receipt, request_id], i) => ({
-    ...unpacked(i, dMs, key, route),
+  return (row[4] as PackedRequestV1[]).map(([dMs, key, route, status, code, latency_us, receipt, request_id], i) => ({
+    ...unpacked(i, t0 + dMs, key, route),
     status,
     code: code || null,
     latency_us,
@@ -114,22 +341,17 @@ function unpackRow(text: string): RequestRow[] {
 /** One process's requests as the rows `insertPackedRequests` writes: one row per account, packed before the write. */
 export type PackedRequests = Array<[account: string, last: string, first: string, count: number, entries: string]>;
 
-/** Packs one process's requests by account (each account's in the order answered, their times never going back). */
-export function packRequests(byAccount: ReadonlyMap<string, readonly AnsweredRequest[]>): PackedRequests {
-  return [...byAccount].map(([account, rs]) => {
-    const { first, last, entries } = packRow(rs);
-    return [account, last, first, rs.length, entries];
-  });
-}
-
 /** Writes packed requests: one insert, nothing else done inside the transaction. */
 export async function insertPackedRequests(tx: Transaction, rows: PackedRequests): Promise<void> {
   await insertRows(tx, 'request_log', ['account_id', 'last', 'first', 'request_count', 'entries'], rows);
 }
 
-/** Writes one process's requests (packRequests, then insertPackedRequests). */
+/** Writes requests given as objects (each account's in the order answered, their times never going back). */
 export async function insertRequests(tx: Transaction, byAccount: ReadonlyMap<string, readonly AnsweredRequest[]>): Promise<void> {
-  await insertPackedRequests(tx, packRequests(byAccount));
+  const batch = new RequestBatch();
+  for (const [account, rs] of byAccount)
+    for (const r of rs) batch.add(account, r.key_id, r.method, r.path, r.status, r.code, r.latency_us, r.receipt_id, r.request_id, r.ms);
+  await insertPackedRequests(tx, batch.pack());
 }
 
 /** What a reader narrows the log by; every field optional. */
