@@ -356,9 +356,9 @@ describe('the request log', () => {
     expect(read.map((r) => Date.parse(requestTime(r.id)))).toEqual(made.map((r) => r.ms));
   });
 
-  it('is off by default; logs nothing while off, and says so', async () => {
-    expect(loadConfig({}).REQUEST_LOG_ENABLED).toBe(false);
-    const off = await startTestServer();
+  it('is on by default; turned off, logs nothing, and says so', async () => {
+    expect(loadConfig({}).REQUEST_LOG_ENABLED).toBe(true);
+    const off = await startTestServer({ REQUEST_LOG_ENABLED: 'false' });
     try {
       const k = await off.newKey('quiet');
       expect((await off.fetch('/v1/me', { key: k.secret })).status).toBe(200);
