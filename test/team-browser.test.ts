@@ -86,6 +86,9 @@ describe('team accounts in Chromium', { timeout: 240_000 }, () => {
       expect(await invitee.locator('[role=status]').first().innerText()).toContain('You joined the account');
       expect(await invitee.locator('.acting').innerText()).toContain('as viewer');
       await shots(invitee, 'members-viewer', width);
+      // A viewer has no action on anyone: no empty Actions column, and whose account it is beside the name.
+      expect(await invitee.locator('table.members th').allInnerTexts()).toEqual(['Person', 'Role', 'Since']);
+      expect(await invitee.locator('table.members').innerText()).toContain(`owner-${width}@team.example (their own account)`);
 
       // A viewer reads the owner's keys, and is offered no change.
       await invitee.goto(srv.url + '/dashboard/keys');

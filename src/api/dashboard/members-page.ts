@@ -105,17 +105,19 @@ export function registerMembersPage(router: Router, ctx: AppContext): void {
     note += doneNotice(event, DONE);
     const rows = members
       .map((m) => {
-        const who = `${e(m.email)}${m.person_id === s.personId ? ' <strong>(you)</strong>' : ''}`;
+        // Only an owner has actions here: anyone else sees whose account it is beside the name.
+        const who = `${e(m.email)}${m.person_id === s.personId ? ' <strong>(you)</strong>' : ''}${!owner && m.own ? ' <span class="muted">(their own account)</span>' : ''}`;
         const role = owner
           ? `<form method="post" action="/dashboard/members/role" class="row">${csrfField(s.csrf)}<input type="hidden" name="person" value="${e(m.person_id)}"><select name="role" aria-label="Role of ${e(m.email)}">${TEAM_ROLES.map((r) => `<option value="${r}"${r === m.role ? ' selected' : ''}>${r}</option>`).join('')}</select><button type="submit" aria-label="Save the role of ${e(m.email)}">Save</button></form>`
           : e(m.role);
-        const remove =
-          owner && !m.own
-            ? `<a href="/dashboard/members/remove?person=${encodeURIComponent(m.person_id)}" aria-label="Remove ${e(m.email)}">Remove…</a>`
-            : m.own
-              ? '<span class="muted">their own account</span>'
-              : '';
-        return `<tr><td data-label="Person">${who}</td><td data-label="Role">${role}</td><td data-label="Since">${timeTag(m.created_at)}</td><td data-label="Actions">${remove}</td></tr>`;
+        const actions = !owner
+          ? ''
+          : `<td data-label="Actions">${
+              m.own
+                ? '<span class="muted">their own account</span>'
+                : `<a href="/dashboard/members/remove?person=${encodeURIComponent(m.person_id)}" aria-label="Remove ${e(m.email)}">Remove…</a>`
+            }</td>`;
+        return `<tr><td data-label="Person">${who}</td><td data-label="Role">${role}</td><td data-label="Since">${timeTag(m.created_at)}</td>${actions}</tr>`;
       })
       .join('');
     const pending = invitations
@@ -134,7 +136,7 @@ export function registerMembersPage(router: Router, ctx: AppContext): void {
         '/dashboard/members',
         'Members',
         `${note}<p>The people who may act in this account, and what each may do: an <strong>owner</strong> ${e(ROLE_MEANING.owner)}; an <strong>operator</strong> ${e(ROLE_MEANING.operator)}; a <strong>viewer</strong> ${e(ROLE_MEANING.viewer)}. You are ${s.role === 'operator' ? 'an' : 'a'} <strong>${e(s.role)}</strong> here. Every change is in the <a href="/dashboard/audit">audit log</a>.</p>
-<table class="cards-sm members"><thead><tr><th scope="col">Person</th><th scope="col">Role</th><th scope="col">Since</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>
+<table class="cards-sm members"><thead><tr><th scope="col">Person</th><th scope="col">Role</th><th scope="col">Since</th>${owner ? '<th scope="col">Actions</th>' : ''}</tr></thead><tbody>${rows}</tbody></table>
 ${
   owner
     ? `<h2 id="invite-h">Invite someone</h2><form method="post" action="/dashboard/members/invite" aria-labelledby="invite-h">${csrfField(s.csrf)}
