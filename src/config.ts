@@ -60,7 +60,7 @@ export const configSchema = z
     REVIEW_TTL_SECONDS: positiveInt.default(86_400),
     /**
      * Whether keyed requests are written to the request log (docs/request-log.md). On by default: the
-     * bench's request-log section measures the hop with it on against off within its rounds' spread.
+     * bench's request-log section measures the hop with it on within its rounds' spread of it off.
      * `false` turns it off (nothing is recorded, GET /v1/requests answers `enabled: false`).
      */
     REQUEST_LOG_ENABLED: z.stringbool().default(true),
