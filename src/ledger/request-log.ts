@@ -144,8 +144,9 @@ export class RequestBatch {
   }
 
   /**
-   * Adds a request answered at `ms` (never before the one added last). Ids are
-   * ASCII (receipt ids are this service's, request ids checked by the door).
+   * Adds a request answered at `ms` (never before the last one added of its
+   * account: a row's ids ascend). Ids are ASCII (receipt ids are this
+   * service's, request ids checked by the door).
    */
   add(
     account: string,
