@@ -139,10 +139,6 @@ export class RequestBatch {
   #routeNames: string[] = [];
   readonly #codes = new Map<string, number>();
 
-  get size(): number {
-    return this.#size;
-  }
-
   /**
    * Adds a request answered at `ms` (never before the last one added of its
    * account: a row's ids ascend). Ids are ASCII (receipt ids are this
