@@ -65,7 +65,7 @@ export const BOTH_ENGINES = [
 ];
 
 /** Suites that compare the two engines, so need the cluster: the `postgres` project only. */
-const POSTGRES_ONLY = ['database-copy', 'schema-parity', 'postgres-nodes', 'postgres-faults', 'postgres-failover'];
+const POSTGRES_ONLY = ['database-copy', 'postgres-arrays', 'schema-parity', 'postgres-nodes', 'postgres-faults', 'postgres-failover'];
 
 export default defineConfig({
   test: {

@@ -23,16 +23,47 @@ function integer(text: string): number {
   return Number(b);
 }
 
-/** postgres.js types: int8 and numeric as numbers, bool as 1/0. */
+/** An array parameter in PostgreSQL's text form: each element quoted, null as NULL. */
+function arrayLiteral(xs: readonly unknown[], element: (x: unknown) => string): string {
+  let out = '{';
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i];
+    if (i > 0) out += ',';
+    out += x == null ? 'NULL' : `"${element(x).replace(/[\\"]/g, '\\$&')}"`;
+  }
+  return out + '}';
+}
+
+const integerText = (x: unknown) => String(x);
+const bytesHex = (x: unknown) => `\\x${Buffer.from(x as Uint8Array).toString('hex')}`;
+/** An array the ledger only sends: read back, it stays text. */
+const sentArray = (oid: number, element: (x: unknown) => string) => ({
+  to: oid,
+  from: [oid],
+  serialize: (xs: readonly unknown[]) => arrayLiteral(xs, element),
+  parse: (x: string) => x,
+});
+
+/**
+ * postgres.js types: int8 and numeric as numbers, bool as 1/0, and the three
+ * array types the ledger sends (bytea[], int8[], text[]) under their fixed
+ * oids. Left to itself, postgres.js learns array types with a query on every
+ * new connection (`fetch_types`), and when a pool is ended while that query
+ * runs (after a failover) its failure is an unhandled rejection, which ends
+ * the process: the driver is opened with `fetch_types: false` instead.
+ */
 export const TYPES = {
-  int8: { to: 20, from: [20], serialize: (x: unknown) => String(x), parse: integer },
+  int8: { to: 20, from: [20], serialize: integerText, parse: integer },
   numeric: {
     to: 1700,
     from: [1700],
-    serialize: (x: unknown) => String(x),
+    serialize: integerText,
     parse: (x: string) => (/^-?\d+$/.test(x) ? integer(x) : Number(x)),
   },
   bool: { to: 16, from: [16], serialize: (x: unknown) => (x === true || x === 1 ? 't' : 'f'), parse: (x: string) => (x === 't' ? 1 : 0) },
+  byteaArray: sentArray(1001, bytesHex),
+  int8Array: sentArray(1016, integerText),
+  textArray: sentArray(1009, String),
 };
 
 const texts = new Map<string, string>();
@@ -48,10 +79,14 @@ export function numbered(sql: string): string {
   return out;
 }
 
-/** The PostgreSQL type of an array argument's elements: bytea, int8 or text. */
-function elementType(values: readonly unknown[]): number {
+/** The PostgreSQL type of an array argument, by its elements: bytea[], int8[] or text[]. */
+function arrayType(values: readonly unknown[]): number {
   const first = values.find((x) => x != null);
-  return first instanceof Uint8Array ? 17 : typeof first === 'number' || typeof first === 'bigint' ? 20 : 25;
+  return first instanceof Uint8Array
+    ? TYPES.byteaArray.to
+    : typeof first === 'number' || typeof first === 'bigint'
+      ? TYPES.int8Array.to
+      : TYPES.textArray.to;
 }
 
 const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
@@ -81,7 +116,7 @@ export class PostgresSql implements Sql {
     const args = raw.map((v) => {
       if (!Array.isArray(v)) return toValue(v);
       const values = (v as InValue[]).map((x) => (x == null ? null : toValue(x)));
-      return this.#conn.array(values as never[], elementType(values));
+      return this.#conn.typed(values as never, arrayType(values));
     });
     const query = this.#conn.unsafe(numbered(sql), args as postgres.ParameterOrJSON<never>[], { prepare: true });
     const res = this.#began ? (await Promise.all([this.#began, query]))[1] : await query;

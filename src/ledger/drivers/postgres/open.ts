@@ -53,6 +53,7 @@ export function connectPool(url: string, max: number, onclose?: () => void, opts
     ...sessionAttrs(url),
     ...(onclose ? { onclose } : {}),
     types: TYPES,
+    fetch_types: false,
     connect_timeout: CONNECT_TIMEOUT_S,
     // Seconds before a connection lost with an error is made again: postgres.js grows it to 20 s,
     // which a request waiting for that connection would wait too; capped, a node answers 503 at
