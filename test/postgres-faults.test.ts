@@ -10,7 +10,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { toProblem } from '../src/api/problem.ts';
+import { loadConfig } from '../src/config.ts';
+import { openLedger } from '../src/ledger/db.ts';
+import { allSent } from '../src/ledger/sql.ts';
 import { PROCESS_TEST_TIMEOUT_MS, cleanEnv, run, runCli } from './support/cli.ts';
 import { freePort, postgresBin, postgresDir, removeCluster, runPg, startCluster, type Cluster } from './support/postgres-cluster.ts';
 import { freshPostgresDatabase, holdCacheClock, startTestServer, tempDir, testEnv, type TestServer } from './support/server.ts';
@@ -134,6 +139,62 @@ describe('the database lost under a running server', () => {
     expect(r.status).toBe(200);
     expect((await r.json()).decision).toBe('PERMIT');
     await until(health, (x) => x.status === 200);
+  }, 120_000);
+});
+
+describe("the write connection lost in the middle of a batch's statements", () => {
+  it('withdraws the statements still queued: the write fails 503 at once, and none runs later outside its transaction', async () => {
+    const db = new URL(freshPostgresDatabase()).pathname.slice(1);
+    psql(db, 'CREATE TABLE probe (n int); CREATE TABLE locked (n int)');
+    // A several-hosts URL whose second host never answers: postgres.js tries the hosts again and again while none lets it in.
+    const url = `postgres://postgres@127.0.0.1:${inject('postgresPort')},127.0.0.1:${await freePort()}/${db}?target_session_attrs=read-write`;
+    const ledger = await openLedger(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }));
+    const holder = postgres(url, { max: 1, onnotice: () => {} });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const locked = new Promise<void>(
+      (hold) =>
+        void holder.begin(async (t) => {
+          await t.unsafe('LOCK TABLE locked IN ACCESS EXCLUSIVE MODE');
+          hold();
+          await held;
+        }),
+    );
+    const connections = (allow: boolean) => psql('postgres', `ALTER DATABASE ${db} WITH ALLOW_CONNECTIONS ${allow}`);
+    try {
+      await locked;
+      // A statement the connection has not prepared goes out alone, to be described; postgres.js queues the ones behind
+      // it in the pool. This one waits for the lock while it is described, with the INSERT queued behind it.
+      const write = ledger.write((tx) =>
+        allSent([
+          tx.execute({ sql: 'SELECT n FROM locked WHERE n = ?', args: [1] }),
+          tx.execute({ sql: 'INSERT INTO probe VALUES (?)', args: [1] }),
+        ]),
+      );
+      const waiting = () => psql(db, "SELECT pid FROM pg_stat_activity WHERE application_name = 'fusegate' AND wait_event_type = 'Lock'");
+      let pid = '';
+      while (!(pid = waiting())) await new Promise((r) => setTimeout(r, 20));
+      // No new connection is let in: a statement left queued would wait for one, and the batch with it.
+      connections(false);
+      psql('postgres', `SELECT pg_terminate_backend(${pid})`);
+      expect(
+        toProblem(
+          await write.then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
+        ).status,
+      ).toBe(503);
+      connections(true);
+      release();
+      await ledger.write((tx) => tx.execute({ sql: 'INSERT INTO probe VALUES (?)', args: [2] }));
+      // Left queued, the first INSERT would have gone out on a later connection, on its own, and been committed.
+      expect(psql(db, "SELECT string_agg(n::text, ',' ORDER BY n) FROM probe")).toBe('2');
+    } finally {
+      connections(true);
+      release();
+      await Promise.all([ledger.close(), holder.end({ timeout: 5 })]);
+    }
   }, 120_000);
 });
 

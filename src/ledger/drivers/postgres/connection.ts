@@ -91,22 +91,28 @@ function arrayType(values: readonly unknown[]): number {
 
 const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
+/** A statement sent through postgres.js: a promise that can be withdrawn while it waits in the pool's queue. */
+export type Statement = PromiseLike<unknown> & { cancel(): void };
+
+export interface TransactionHooks {
+  /** The transaction's BEGIN, sent and not waited for: it goes with the first statements, each of which answers only once it has. */
+  began?: PromiseLike<unknown> | undefined;
+  /** Hears each statement as it is issued, in order. */
+  issued?: ((statement: Statement) => void) | undefined;
+}
+
 export class PostgresSql implements Sql {
   readonly #conn: Connection;
   readonly dialect: Dialect;
-
-  readonly #close: () => void;
   readonly #began: PromiseLike<unknown> | undefined;
+  readonly #issued: ((statement: Statement) => void) | undefined;
 
-  /**
-   * `close` ends what `conn` holds (the pool, for the read connection); nothing by default (a transaction's connection).
-   * `began` is the transaction's BEGIN, sent and not waited for: it goes with the first statements, each of which answers only once it has.
-   */
-  constructor(conn: Connection, dialect: Dialect, close: () => void = () => {}, began?: PromiseLike<unknown>) {
+  /** On a pool (reads, a connection of its own) or, with `hooks`, a transaction's connection. */
+  constructor(conn: Connection, dialect: Dialect, hooks: TransactionHooks = {}) {
     this.#conn = conn;
     this.dialect = dialect;
-    this.#close = close;
-    this.#began = began;
+    this.#began = hooks.began;
+    this.#issued = hooks.issued;
   }
 
   async execute(stmt: InStatement): Promise<ResultSet> {
@@ -119,6 +125,7 @@ export class PostgresSql implements Sql {
       return this.#conn.typed(values as never, arrayType(values));
     });
     const query = this.#conn.unsafe(numbered(sql), args as postgres.ParameterOrJSON<never>[], { prepare: true });
+    this.#issued?.(query);
     const res = this.#began ? (await Promise.all([this.#began, query]))[1] : await query;
     const rows = res as unknown as Row[];
     const columns = res.columns?.map((c) => c.name) ?? [];
@@ -133,9 +140,7 @@ export class PostgresSql implements Sql {
     };
   }
 
-  close(): void {
-    this.#close();
-  }
+  close(): void {}
 }
 
 /** SQLSTATEs after which the batch is tried again: serialization failure, deadlock, lock not available. */

@@ -15,7 +15,7 @@ import { migrate, type MigrationSet } from '../../migrate.ts';
 import { WriteQueue, type WriteBackend } from '../../write-queue.ts';
 import { ConnectionWait } from './connection-wait.ts';
 import { isConnectionLoss, RenewedPool } from './renewed-pool.ts';
-import { isBusy, PostgresSql, TYPES, type Pool } from './connection.ts';
+import { isBusy, PostgresSql, TYPES, type Pool, type Statement } from './connection.ts';
 import { postgresDialect, type ColumnTypes } from './dialect.ts';
 import type { Dialect, Sql } from '../../sql.ts';
 import { fileURLToPath } from 'node:url';
@@ -70,8 +70,13 @@ export function connectPool(url: string, max: number, onclose?: () => void, opts
  * the read pool (postgres.js 3.4 crashes the process on a write to a reserved
  * connection whose server went away: porsager/postgres#1208). A pool of one
  * connects again by itself after a loss; a transaction never spans two
- * connections, since a statement after a close of the connection its BEGIN ran
- * on is refused (CONNECTION_CLOSED), so the batch fails whole and the caller gets 503.
+ * connections, so the batch fails whole and the caller gets 503:
+ * - a statement issued after a close of the connection its BEGIN ran on is refused (CONNECTION_CLOSED);
+ * - one issued before it, and still waiting in the pool's queue (postgres.js
+ *   queues the statements behind one it must prepare first), is withdrawn at the
+ *   close. Left there, the pool would send it on its next connection, outside
+ *   the transaction and committed on its own, and the batch would wait for it
+ *   for as long as no host accepts writes: every write of the node with it.
  *
  * While the connection is open, BEGIN goes with the batch's first statements.
  * Once it was lost, the next BEGIN goes alone and waits for its answer within
@@ -85,12 +90,22 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
   let closes = 0;
   /** From a BEGIN answered to the connection's close. */
   let connected = false;
+  /** The statements of the batch under way not answered yet. */
+  const unanswered = new Set<Statement>();
+  const issued = (statement: Statement): void => {
+    unanswered.add(statement);
+    const answered = () => void unanswered.delete(statement);
+    statement.then(answered, answered);
+  };
   const writer = new RenewedPool(
     (onclose) => connectPool(url, 1, onclose, { keepForever: true }),
     CONNECT_TIMEOUT_S,
     () => {
       closes++;
       connected = false;
+      // Called before the pool sends its queue on a new connection; those the close failed already ignore it.
+      for (const statement of unanswered) statement.cancel();
+      unanswered.clear();
       writer.lost();
     },
   );
@@ -98,6 +113,14 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
   let conn = writer.pool;
   let started = 0;
   const lost = () => Object.assign(new Error('the write connection was lost during the transaction'), { code: 'CONNECTION_CLOSED' });
+  /** A statement's answer; any failure once the connection was lost is that loss (a withdrawn statement's own error names a cancel). */
+  const answer = async <T>(sent: PromiseLike<T>): Promise<T> => {
+    try {
+      return await sent;
+    } catch (e) {
+      throw closes !== started ? lost() : e;
+    }
+  };
   return {
     async begin() {
       started = closes;
@@ -107,7 +130,7 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
         // Sent now and answered with the batch's first statements (one round trip less); if it fails, they
         // fail with it, and the rollback that follows ends the batch.
         const sent = conn.unsafe('BEGIN');
-        sent.catch(() => {});
+        issued(sent);
         began = sent;
       } else {
         const pool = conn;
@@ -117,13 +140,13 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
         );
         connected = closes === started;
       }
-      const tx = new PostgresSql(conn, dialect, undefined, began);
+      const tx = new PostgresSql(conn, dialect, { began, issued });
       // A statement after the connection was replaced would run outside this transaction: refused, the batch fails whole.
       const guarded: Sql = {
         dialect,
         execute(stmt) {
           if (closes !== started) return Promise.reject(lost());
-          return tx.execute(stmt);
+          return answer(tx.execute(stmt));
         },
         close() {},
       };
@@ -131,7 +154,9 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
     },
     async commit() {
       if (closes !== started) throw lost();
-      await conn.unsafe('COMMIT');
+      const sent = conn.unsafe('COMMIT');
+      issued(sent);
+      await answer(sent);
     },
     async rollback() {
       // A lost connection took its transaction with it: nothing to end, and a ROLLBACK sent now would wait
