@@ -31,6 +31,12 @@ export const configSchema = z
      */
     DATABASE_CONNECT_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
     /**
+     * PostgreSQL only: how long a write batch may take from its BEGIN to its COMMIT before its host is taken
+     * as gone (a machine lost closes nothing) and the batch is answered 503 ledger_unavailable; the next batch
+     * opens a new connection. Not applied to the migrations a node runs at its start.
+     */
+    DATABASE_WRITE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(15_000),
+    /**
      * How long a node's lease on a background job lasts, in ms (src/api/jobs.ts `leasedJob`): renewed
      * every third of it, so another node takes a job over within 4/3 of it (at most 10 s) once its holder stops.
      */

@@ -9,6 +9,7 @@
  * time from a promotion to the first answer is printed, never asserted.
  */
 import { execFileSync } from 'node:child_process';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -194,6 +195,74 @@ describe("the write connection lost in the middle of a batch's statements", () =
       connections(true);
       release();
       await Promise.all([ledger.close(), holder.end({ timeout: 5 })]);
+    }
+  }, 120_000);
+});
+
+/**
+ * A TCP relay to the test cluster whose connections can be frozen: what was
+ * open stops carrying bytes either way and is never closed, as when the
+ * primary's machine is gone. Connections made after the freeze are relayed.
+ */
+async function freezableRelay(port: number): Promise<{ port: number; freeze(): void; close(): void }> {
+  const pairs: Array<[Socket, Socket]> = [];
+  const server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    client.pipe(upstream).pipe(client);
+    const drop = () => (client.destroy(), upstream.destroy());
+    client.on('error', drop);
+    upstream.on('error', drop);
+    pairs.push([client, upstream]);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    freeze() {
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+    },
+    close() {
+      server.close();
+      for (const [client, upstream] of pairs) (client.destroy(), upstream.destroy());
+    },
+  };
+}
+
+describe('the primary gone without a word (its machine lost: no close, no reset)', () => {
+  it('answers the batch under way 503 once DATABASE_WRITE_TIMEOUT_MS has passed, and serves the next on a new connection', async () => {
+    const db = new URL(freshPostgresDatabase()).pathname.slice(1);
+    psql(db, 'CREATE TABLE probe (n int)');
+    const relay = await freezableRelay(inject('postgresPort'));
+    const ledger = await openLedger(
+      loadConfig({
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${relay.port}/${db}`,
+        DATABASE_WRITE_TIMEOUT_MS: '2000',
+        LOG_LEVEL: 'silent',
+      }),
+    );
+    const insert = (n: number) => ledger.write((tx) => tx.execute({ sql: 'INSERT INTO probe VALUES (?)', args: [n] }));
+    try {
+      await insert(1);
+      relay.freeze();
+      // Unbounded, this write would wait for as long as the connection stays open: here for ever, after a machine is lost
+      // until TCP gives up on it (some fifteen minutes on Linux's defaults).
+      expect(
+        toProblem(
+          await insert(2).then(
+            () => undefined,
+            (e: unknown) => e,
+          ),
+        ).status,
+      ).toBe(503);
+      await insert(3);
+      expect(psql(db, "SELECT string_agg(n::text, ',' ORDER BY n) FROM probe")).toBe('1,3');
+    } finally {
+      relay.close();
+      await ledger.close();
     }
   }, 120_000);
 });

@@ -85,8 +85,17 @@ export function connectPool(url: string, max: number, onclose?: () => void, opts
  * sent but that BEGIN, and when a host answers it after all, its ROLLBACK is the
  * next statement on the connection. After a loss the connection is made in a new
  * pool (renewed-pool.ts: postgres.js may leave the lost one unable to write).
+ *
+ * Once `limitBatches` is called, a batch that has not ended within its bound
+ * from BEGIN is taken as lost too: a host whose machine is gone closes nothing,
+ * and its connection would hold the batch until TCP gives up on it. The
+ * connection is dropped, which fails the batch's statements (503).
  */
-function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): WriteBackend & { end(): Promise<void> } {
+function postgresBackend(
+  url: string,
+  dialect: Dialect,
+  wait: ConnectionWait,
+): WriteBackend & { limitBatches(ms: number): void; end(): Promise<void> } {
   let closes = 0;
   /** From a BEGIN answered to the connection's close. */
   let connected = false;
@@ -113,6 +122,18 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
   let conn = writer.pool;
   let started = 0;
   const lost = () => Object.assign(new Error('the write connection was lost during the transaction'), { code: 'CONNECTION_CLOSED' });
+  /** From `limitBatches`: how long a batch may take from its BEGIN to its end. */
+  let batchLimitMs: number | undefined;
+  let deadline: NodeJS.Timeout | undefined;
+  const ended = () => clearTimeout(deadline);
+  /** The batch under way outlived its bound: its connection is dropped, and its statements fail with it. */
+  const abandon = (pool: Pool) => {
+    if (closes !== started) return;
+    closes++;
+    connected = false;
+    writer.lost();
+    void pool.end({ timeout: 0 });
+  };
   /** A statement's answer; any failure once the connection was lost is that loss (a withdrawn statement's own error names a cancel). */
   const answer = async <T>(sent: PromiseLike<T>): Promise<T> => {
     try {
@@ -140,6 +161,10 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
         );
         connected = closes === started;
       }
+      if (batchLimitMs !== undefined) {
+        const pool = conn;
+        deadline = setTimeout(() => abandon(pool), batchLimitMs);
+      }
       const tx = new PostgresSql(conn, dialect, { began, issued });
       // A statement after the connection was replaced would run outside this transaction: refused, the batch fails whole.
       const guarded: Sql = {
@@ -153,12 +178,17 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
       return guarded;
     },
     async commit() {
-      if (closes !== started) throw lost();
-      const sent = conn.unsafe('COMMIT');
-      issued(sent);
-      await answer(sent);
+      try {
+        if (closes !== started) throw lost();
+        const sent = conn.unsafe('COMMIT');
+        issued(sent);
+        await answer(sent);
+      } finally {
+        ended();
+      }
     },
     async rollback() {
+      ended();
       // A lost connection took its transaction with it: nothing to end, and a ROLLBACK sent now would wait
       // for the next connection (without a bound of its own while no host accepts writes).
       if (closes !== started) return;
@@ -166,6 +196,9 @@ function postgresBackend(url: string, dialect: Dialect, wait: ConnectionWait): W
     },
     async recover() {},
     isBusy,
+    limitBatches(ms) {
+      batchLimitMs = ms;
+    },
     end: () => writer.end(5),
   };
 }
@@ -215,6 +248,8 @@ export async function openPostgres(opts: LedgerOptions): Promise<Ledger> {
     await firstContact(pool, opts.DATABASE_URL);
     await migrate((job) => queue.push(job), POSTGRES_MIGRATIONS);
     columnTypes = await readColumnTypes(pool);
+    // After the migrations, which may rewrite a large table.
+    backend.limitBatches(opts.DATABASE_WRITE_TIMEOUT_MS);
   } catch (e) {
     await Promise.all([backend.end(), pool.end({ timeout: 1 })]);
     throw e;
