@@ -23,19 +23,26 @@ function integer(text: string): number {
   return Number(b);
 }
 
-/** An array parameter in PostgreSQL's text form: each element quoted, null as NULL. */
+/** An array parameter in PostgreSQL's text form: each element as `element` writes it, null as NULL. */
 function arrayLiteral(xs: readonly unknown[], element: (x: unknown) => string): string {
   let out = '{';
   for (let i = 0; i < xs.length; i++) {
     const x = xs[i];
     if (i > 0) out += ',';
-    out += x == null ? 'NULL' : `"${element(x).replace(/[\\"]/g, '\\$&')}"`;
+    out += x == null ? 'NULL' : element(x);
   }
   return out + '}';
 }
 
 const integerText = (x: unknown) => String(x);
-const bytesHex = (x: unknown) => `\\x${Buffer.from(x as Uint8Array).toString('hex')}`;
+const needsEscape = /[\\"]/;
+/** Quoted, so that an empty string, NULL, braces, commas and spaces stay text; a backslash or quote escaped. */
+const quotedText = (x: unknown) => {
+  const s = String(x);
+  return needsEscape.test(s) ? `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"` : `"${s}"`;
+};
+/** bytea's hex form, whose backslash the array syntax escapes. */
+const quotedHex = (x: unknown) => `"\\\\x${Buffer.from(x as Uint8Array).toString('hex')}"`;
 /** An array the ledger only sends: read back, it stays text. */
 const sentArray = (oid: number, element: (x: unknown) => string) => ({
   to: oid,
@@ -61,9 +68,9 @@ export const TYPES = {
     parse: (x: string) => (/^-?\d+$/.test(x) ? integer(x) : Number(x)),
   },
   bool: { to: 16, from: [16], serialize: (x: unknown) => (x === true || x === 1 ? 't' : 'f'), parse: (x: string) => (x === 't' ? 1 : 0) },
-  byteaArray: sentArray(1001, bytesHex),
+  byteaArray: sentArray(1001, quotedHex),
   int8Array: sentArray(1016, integerText),
-  textArray: sentArray(1009, String),
+  textArray: sentArray(1009, quotedText),
 };
 
 const texts = new Map<string, string>();
