@@ -240,7 +240,7 @@ describe('the primary gone without a word (its machine lost: no close, no reset)
     const ledger = await openLedger(
       loadConfig({
         DATABASE_URL: `postgres://postgres@127.0.0.1:${relay.port}/${db}`,
-        DATABASE_WRITE_TIMEOUT_MS: '2000',
+        DATABASE_WRITE_TIMEOUT_MS: '5000',
         LOG_LEVEL: 'silent',
       }),
     );
