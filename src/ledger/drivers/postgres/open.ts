@@ -115,6 +115,7 @@ function postgresBackend(
       // Called before the pool sends its queue on a new connection; those the close failed already ignore it.
       for (const statement of unanswered) statement.cancel();
       unanswered.clear();
+      dropBatch(lost());
       writer.lost();
     },
   );
@@ -122,6 +123,13 @@ function postgresBackend(
   let conn = writer.pool;
   let started = 0;
   const lost = () => Object.assign(new Error('the write connection was lost during the transaction'), { code: 'CONNECTION_CLOSED' });
+  /**
+   * Rejected once the batch under way lost its connection. Its statements are answered by it as well:
+   * postgres.js does not fail every statement of a connection that closes (with several hosts, an error
+   * while the connection still counts as being made is passed over), and a batch must never wait on one.
+   */
+  let dropped: Promise<never> = new Promise(() => {});
+  let dropBatch: (e: Error) => void = () => {};
   /** From `limitBatches`: how long a batch may take from its BEGIN to its end. */
   let batchLimitMs: number | undefined;
   let deadline: NodeJS.Timeout | undefined;
@@ -131,13 +139,14 @@ function postgresBackend(
     if (closes !== started) return;
     closes++;
     connected = false;
+    dropBatch(lost());
     writer.lost();
     void pool.end({ timeout: 0 });
   };
   /** A statement's answer; any failure once the connection was lost is that loss (a withdrawn statement's own error names a cancel). */
   const answer = async <T>(sent: PromiseLike<T>): Promise<T> => {
     try {
-      return await sent;
+      return await Promise.race([sent, dropped]);
     } catch (e) {
       throw closes !== started ? lost() : e;
     }
@@ -145,6 +154,8 @@ function postgresBackend(
   return {
     async begin() {
       started = closes;
+      dropped = new Promise<never>((_, reject) => (dropBatch = reject));
+      dropped.catch(() => {});
       let began: PromiseLike<unknown> | undefined;
       conn = writer.pool;
       if (connected) {
