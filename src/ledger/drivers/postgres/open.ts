@@ -110,13 +110,10 @@ function postgresBackend(
     (onclose) => connectPool(url, 1, onclose, { keepForever: true }),
     CONNECT_TIMEOUT_S,
     () => {
-      closes++;
-      connected = false;
       // Called before the pool sends its queue on a new connection; those the close failed already ignore it.
       for (const statement of unanswered) statement.cancel();
       unanswered.clear();
-      dropBatch(lost());
-      writer.lost();
+      connectionLost();
     },
   );
   /** The pool of the batch under way. */
@@ -130,6 +127,13 @@ function postgresBackend(
    */
   let dropped: Promise<never> = new Promise(() => {});
   let dropBatch: (e: Error) => void = () => {};
+  /** The write connection is gone (closed, or dropped past the bound): the batch under way fails, and the next opens a new pool. */
+  const connectionLost = () => {
+    closes++;
+    connected = false;
+    dropBatch(lost());
+    writer.lost();
+  };
   /** From `limitBatches`: how long a batch may take from its BEGIN to its end. */
   let batchLimitMs: number | undefined;
   let deadline: NodeJS.Timeout | undefined;
@@ -137,10 +141,7 @@ function postgresBackend(
   /** The batch under way outlived its bound: its connection is dropped, and its statements fail with it. */
   const abandon = (pool: Pool) => {
     if (closes !== started) return;
-    closes++;
-    connected = false;
-    dropBatch(lost());
-    writer.lost();
+    connectionLost();
     void pool.end({ timeout: 0 });
   };
   /** A statement's answer; any failure once the connection was lost is that loss (a withdrawn statement's own error names a cancel). */
